@@ -1,0 +1,27 @@
+"""Exceptions and warnings raised by fastnet."""
+
+
+class DataFormatError(ValueError):
+    """A data file does not follow its format.
+
+    The message starts with ``path:line:`` so that editors and terminals can jump
+    to the offending line.
+
+    Attributes
+    ----------
+    path : str
+        The file that was being read.
+    line : int or None
+        1-based line number of the offending line, or ``None`` for whole-file
+        problems (for example, too few lines).
+    """
+
+    def __init__(self, path, line, message):
+        self.path = str(path)
+        self.line = line
+        where = self.path if line is None else f"{self.path}:{line}"
+        super().__init__(f"{where}: {message}")
+
+
+class NoConvergenceWarning(UserWarning):
+    """Training reached ``max_epochs`` before the requested stopping criterion held."""
