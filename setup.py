@@ -1,0 +1,79 @@
+"""Build the Cython kernels (metadata lives in pyproject.toml).
+
+Environment switches
+--------------------
+FASTNET_DEBUG_KERNELS=1
+    Compile with bounds and initialisation checks on (slow; for debugging).
+FASTNET_CFLAGS
+    Extra compiler flags appended to the portable defaults (for local experiments
+    only; distributable builds keep the defaults: no -march=native, no -ffast-math).
+"""
+import os
+import shlex
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+DEBUG = os.environ.get("FASTNET_DEBUG_KERNELS", "0") != "0"
+DIRECTIVES = {
+    "language_level": 3,
+    "boundscheck": DEBUG,
+    "initializedcheck": DEBUG,
+    "wraparound": False,
+    "nonecheck": False,
+    "cdivision": True,
+    "embedsignature": True,
+}
+# Portable: -O3 without -march=native or -ffast-math (fast-math breaks isfinite
+# and agreement with the NumPy reference).
+CFLAGS = ["-O3", "-fno-math-errno"] if not DEBUG else ["-O0", "-g"]
+CFLAGS += shlex.split(os.environ.get("FASTNET_CFLAGS", ""))
+
+KERNELS = ["_forward", "_backward", "_rprop", "_backprop"]
+
+extensions = [
+    Extension(
+        f"fastnet._kernels.{name}",
+        [f"src/fastnet/_kernels/{name}.pyx"],
+        extra_compile_args=CFLAGS,
+    )
+    for name in KERNELS
+]
+
+
+def write_build_info(path="src/fastnet/_build_info.py"):
+    """Record the flags of this build so that result files can report them."""
+    import platform
+    import sysconfig
+
+    info = {
+        "extra_compile_args": CFLAGS,
+        "directives": DIRECTIVES,
+        "debug_kernels": DEBUG,
+        "cc": sysconfig.get_config_var("CC"),
+        "python_cflags": sysconfig.get_config_var("CFLAGS"),
+        "machine": platform.machine(),
+    }
+    text = (
+        '"""Build flags recorded by setup.py at build time (generated; do not edit)."""\n'
+        f"BUILD_INFO = {info!r}\n"
+    )
+    try:
+        with open(path) as f:
+            if f.read() == text:
+                return
+    except OSError:
+        pass
+    with open(path, "w") as f:
+        f.write(text)
+
+
+write_build_info()
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        compiler_directives=DIRECTIVES,
+        include_path=["src"],
+    ),
+)

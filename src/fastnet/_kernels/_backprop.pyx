@@ -1,0 +1,84 @@
+"""Plain backpropagation with momentum: batch (per epoch) and online (per example)."""
+from libc.math cimport isfinite
+from libc.string cimport memset
+
+from fastnet._kernels._backward cimport epoch_gradient, output_deltas, backward_rows
+from fastnet._kernels._forward cimport forward_rows
+
+
+cdef inline void momentum_update(Py_ssize_t n, double* w, const double* g,
+                                 double* dw_prev, double rate,
+                                 double momentum) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef double dw
+    for i in range(n):
+        dw = -rate * g[i] + momentum * dw_prev[i]
+        w[i] += dw
+        dw_prev[i] = dw
+
+
+def train_epochs(double[:, ::1] A, const double[:, ::1] T,
+                 const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                 double[::1] w, double[::1] g, double[::1] dw_prev,
+                 double[:, ::1] D, double[:, ::1] Dl,
+                 const double[::1] rates, double momentum,
+                 const Py_ssize_t[:, ::1] order, double[::1] sse_out,
+                 Py_ssize_t blas_min):
+    """Run len(sse_out) backpropagation epochs in one call.
+
+    Parameters
+    ----------
+    A, T, layers, n_in : as in fastnet._kernels._rprop.train_epochs.
+    w, g, dw_prev : weights, gradient workspace and the previous change (momentum).
+    D, Dl : (block, n_units - n_in) workspaces.
+    rates : learning rate of each epoch (length n_epochs; decay is computed by
+        the caller).
+    momentum : momentum factor.
+    order : (n_epochs, n_patterns) presentation order for online training, or
+        shape (0, 0) for batch training (one update per epoch).
+    sse_out : output, per-epoch SSE. Batch: at the weights before the epoch's
+        update. Online: summed over the epoch, each example's error taken before
+        its own update.
+    blas_min : BLAS threshold on m*n*k.
+
+    Returns
+    -------
+    status : int, 0 or the 1-based epoch with a non-finite error.
+    """
+    cdef Py_ssize_t e, p, row, n_epochs = sse_out.shape[0]
+    cdef Py_ssize_t n = A.shape[0], lda = A.shape[1], ldt = T.shape[1]
+    cdef Py_ssize_t ldd = D.shape[1], n_w = w.shape[0]
+    cdef bint online = order.shape[0] > 0
+    cdef double sse
+    cdef int status = 0
+    with nogil:
+        for e in range(n_epochs):
+            if not online:
+                sse = epoch_gradient(&layers[0, 0], layers.shape[0], n_in,
+                                     &A[0, 0], n, lda, &T[0, 0], ldt, &w[0],
+                                     &g[0], n_w, &D[0, 0], &Dl[0, 0], ldd,
+                                     D.shape[0], blas_min)
+                if isfinite(sse):
+                    momentum_update(n_w, &w[0], &g[0], &dw_prev[0], rates[e],
+                                    momentum)
+            else:
+                sse = 0.0
+                for p in range(n):
+                    row = order[e, p]
+                    memset(&g[0], 0, n_w * sizeof(double))
+                    forward_rows(&layers[0, 0], layers.shape[0], &w[0],
+                                 &A[row, 0], lda, &D[0, 0], ldd, n_in, 1,
+                                 blas_min)
+                    memset(&Dl[0, 0], 0, ldd * sizeof(double))
+                    sse += output_deltas(&A[row, 0], lda, &T[row, 0], ldt,
+                                         &D[0, 0], &Dl[0, 0], ldd, ldt, 1)
+                    backward_rows(&layers[0, 0], layers.shape[0], &w[0],
+                                  &A[row, 0], lda, &D[0, 0], &Dl[0, 0], ldd,
+                                  n_in, 1, &g[0], blas_min)
+                    momentum_update(n_w, &w[0], &g[0], &dw_prev[0], rates[e],
+                                    momentum)
+            sse_out[e] = sse
+            if not isfinite(sse):
+                status = <int>(e + 1)
+                break
+    return status

@@ -1,0 +1,132 @@
+"""Backward pass: the gradient of the summed squared error E = sum (y - t)**2.
+
+The gradient has no factor 1/2 in E, so dE/dy = 2 (y - t) (SPEC §2, §3.1).
+"""
+from libc.string cimport memset
+
+from fastnet._kernels._types cimport (
+    L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_NCOLS,
+    gemm_gradient, gemm_backprop,
+)
+from fastnet._kernels._forward cimport forward_rows
+
+
+cdef double output_deltas(const double* A, Py_ssize_t lda, const double* T,
+                          Py_ssize_t ldt, const double* D, double* Dl,
+                          Py_ssize_t ldd, Py_ssize_t n_out, Py_ssize_t nb) noexcept nogil:
+    """Set the output deltas 2 (y - t) f'(net) of nb rows; return their SSE.
+
+    The output units are the last n_out columns of A, D and Dl.
+    """
+    cdef Py_ssize_t r, k
+    cdef double e, sse = 0.0
+    cdef const double* y
+    cdef const double* t
+    cdef const double* d
+    cdef double* dl
+    for r in range(nb):
+        y = A + r * lda + (lda - n_out)
+        t = T + r * ldt
+        d = D + r * ldd + (ldd - n_out)
+        dl = Dl + r * ldd + (ldd - n_out)
+        for k in range(n_out):
+            e = y[k] - t[k]
+            sse += e * e
+            dl[k] = 2.0 * e * d[k]
+    return sse
+
+
+cdef void backward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
+                        const double* w, const double* A, Py_ssize_t lda,
+                        const double* D, double* Dl, Py_ssize_t ldd,
+                        Py_ssize_t n_in, Py_ssize_t nb, double* g,
+                        Py_ssize_t blas_min) noexcept nogil:
+    """Accumulate dE/dw of nb rows into g.
+
+    On entry Dl holds the output deltas and zeros in every hidden column. The
+    layers are visited from the outputs back; when layer j is reached, every
+    later layer has added its dE/da to j's columns, so multiplying by f'(net)
+    turns them into deltas.
+    """
+    cdef Py_ssize_t j, r, u, c, start, size, lo, hi, src0
+    cdef const Py_ssize_t* lay
+    cdef double* delta
+    cdef double* gb
+    cdef const double* d
+    for j in range(n_layers - 1, -1, -1):
+        lay = layers + j * L_NCOLS
+        start = lay[L_START]; size = lay[L_SIZE]
+        lo = lay[L_SRC_LO]; hi = lay[L_SRC_HI]
+        c = start - n_in
+        delta = Dl + c
+        if j < n_layers - 1:
+            for r in range(nb):
+                d = D + r * ldd + c
+                for u in range(size):
+                    delta[r * ldd + u] *= d[u]
+        gemm_gradient(nb, size, hi - lo, delta, ldd, A + lo, lda,
+                      g + lay[L_W_OFF], blas_min)
+        gb = g + lay[L_B_OFF]
+        for r in range(nb):
+            for u in range(size):
+                gb[u] += delta[r * ldd + u]
+        # Send the error back to hidden sources only: inputs need no delta.
+        src0 = lo if lo > n_in else n_in
+        if hi > src0:
+            gemm_backprop(nb, size, hi - src0, delta, ldd,
+                          w + lay[L_W_OFF] + (src0 - lo), hi - lo,
+                          Dl + (src0 - n_in), ldd, blas_min)
+
+
+cdef double epoch_gradient(const Py_ssize_t* layers, Py_ssize_t n_layers,
+                           Py_ssize_t n_in, double* A, Py_ssize_t n_rows,
+                           Py_ssize_t lda, const double* T, Py_ssize_t ldt,
+                           const double* w, double* g, Py_ssize_t n_w,
+                           double* D, double* Dl, Py_ssize_t ldd,
+                           Py_ssize_t block, Py_ssize_t blas_min) noexcept nogil:
+    """g = dE/dw over all rows (processed in blocks); return the SSE."""
+    cdef Py_ssize_t r0 = 0, nb
+    cdef double sse = 0.0
+    memset(g, 0, n_w * sizeof(double))
+    while r0 < n_rows:
+        nb = block if block < n_rows - r0 else n_rows - r0
+        forward_rows(layers, n_layers, w, A + r0 * lda, lda, D, ldd, n_in, nb,
+                     blas_min)
+        memset(Dl, 0, nb * ldd * sizeof(double))
+        sse += output_deltas(A + r0 * lda, lda, T + r0 * ldt, ldt, D, Dl, ldd,
+                             ldt, nb)
+        backward_rows(layers, n_layers, w, A + r0 * lda, lda, D, Dl, ldd, n_in,
+                      nb, g, blas_min)
+        r0 += nb
+    return sse
+
+
+def gradient(double[:, ::1] A, const double[:, ::1] T,
+             const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+             const double[::1] w, double[::1] g, double[:, ::1] D,
+             double[:, ::1] Dl, Py_ssize_t blas_min):
+    """Gradient of the summed squared error over all rows of A.
+
+    Parameters
+    ----------
+    A : (n_patterns, n_units) float64, inputs filled in; activations overwritten.
+    T : (n_patterns, n_out) float64 targets.
+    layers, n_in : layer table and input count.
+    w : flat weights; g : output, same length (overwritten).
+    D, Dl : (block, n_units - n_in) workspaces; their row count is the block size.
+    blas_min : BLAS threshold on m*n*k.
+
+    Returns
+    -------
+    sse : float, the summed squared error at w.
+    """
+    cdef double sse
+    if A.shape[0] == 0:
+        g[:] = 0.0
+        return 0.0
+    with nogil:
+        sse = epoch_gradient(&layers[0, 0], layers.shape[0], n_in, &A[0, 0],
+                             A.shape[0], A.shape[1], &T[0, 0], T.shape[1], &w[0],
+                             &g[0], g.shape[0], &D[0, 0], &Dl[0, 0], D.shape[1],
+                             D.shape[0], blas_min)
+    return sse

@@ -1,0 +1,4 @@
+cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
+                       const double* w, double* A, Py_ssize_t lda,
+                       double* D, Py_ssize_t ldd, Py_ssize_t n_in,
+                       Py_ssize_t nb, Py_ssize_t blas_min) noexcept nogil

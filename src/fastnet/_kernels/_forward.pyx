@@ -1,0 +1,103 @@
+"""Forward pass over a batch of examples (see _types.pxd for the layout)."""
+from fastnet._kernels._types cimport (
+    L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS,
+    activate, activate_only, gemm_forward,
+)
+
+
+cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
+                       const double* w, double* A, Py_ssize_t lda,
+                       double* D, Py_ssize_t ldd, Py_ssize_t n_in,
+                       Py_ssize_t nb, Py_ssize_t blas_min) noexcept nogil:
+    """Propagate `nb` activation rows (inputs already in columns [0, n_in)).
+
+    Fills the non-input columns of A and, unless D is NULL, the derivatives
+    f'(net) into D (column = unit - n_in).
+    """
+    cdef Py_ssize_t j, r, u, start, size, lo, hi, code
+    cdef const Py_ssize_t* lay
+    cdef const double* b
+    cdef double* z
+    cdef double* d
+    for j in range(n_layers):
+        lay = layers + j * L_NCOLS
+        start = lay[L_START]; size = lay[L_SIZE]
+        lo = lay[L_SRC_LO]; hi = lay[L_SRC_HI]
+        code = lay[L_ACT]
+        b = w + lay[L_B_OFF]
+        gemm_forward(nb, size, hi - lo, A + lo, lda, w + lay[L_W_OFF],
+                     A + start, lda, blas_min)
+        for r in range(nb):
+            z = A + r * lda + start
+            if D != NULL:
+                d = D + r * ldd + (start - n_in)
+                for u in range(size):
+                    z[u] = activate(code, z[u] + b[u], d + u)
+            else:
+                for u in range(size):
+                    z[u] = activate_only(code, z[u] + b[u])
+
+
+def forward(double[:, ::1] A, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+            const double[::1] w, Py_ssize_t block, Py_ssize_t blas_min):
+    """Forward pass in place over every row of A.
+
+    Parameters
+    ----------
+    A : (n_patterns, n_units) float64, inputs in columns [0, n_in); the other
+        columns are overwritten with the activations.
+    layers : (n_layers, 7) intp layer table.
+    n_in : number of inputs.
+    w : flat weights.
+    block : rows per block (cache blocking).
+    blas_min : use BLAS for products with m*n*k >= blas_min.
+
+    Returns
+    -------
+    status : int, 0 on success.
+    """
+    cdef Py_ssize_t n = A.shape[0], lda = A.shape[1], r0, nb
+    if n == 0:
+        return 0
+    with nogil:
+        r0 = 0
+        while r0 < n:
+            nb = min(block, n - r0)
+            forward_rows(&layers[0, 0], layers.shape[0], &w[0], &A[r0, 0], lda,
+                         NULL, 0, n_in, nb, blas_min)
+            r0 += nb
+    return 0
+
+
+def sum_squared_error(double[:, ::1] A, const double[:, ::1] T,
+                      const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                      const double[::1] w, Py_ssize_t block, Py_ssize_t blas_min):
+    """Forward pass over A and the summed squared error against T.
+
+    Parameters
+    ----------
+    A : (n_patterns, n_units) float64 workspace with the inputs filled in.
+    T : (n_patterns, n_out) float64 targets.
+    layers, n_in, w, block, blas_min : as in :func:`forward`.
+
+    Returns
+    -------
+    sse : float, sum over patterns and outputs of (y - t)**2.
+    """
+    cdef Py_ssize_t n = A.shape[0], lda = A.shape[1], n_out = T.shape[1]
+    cdef Py_ssize_t r0, nb, r, k, out0 = lda - n_out
+    cdef double sse = 0.0, e
+    if n == 0:
+        return 0.0
+    with nogil:
+        r0 = 0
+        while r0 < n:
+            nb = min(block, n - r0)
+            forward_rows(&layers[0, 0], layers.shape[0], &w[0], &A[r0, 0], lda,
+                         NULL, 0, n_in, nb, blas_min)
+            for r in range(r0, r0 + nb):
+                for k in range(n_out):
+                    e = A[r, out0 + k] - T[r, k]
+                    sse += e * e
+            r0 += nb
+    return sse

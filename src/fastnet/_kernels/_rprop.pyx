@@ -1,0 +1,124 @@
+"""Epoch-batched RPROP (Riedmiller & Braun 1993; variants after Igel & Hüsken 2000)."""
+from libc.math cimport isfinite
+
+from fastnet._kernels._backward cimport epoch_gradient
+
+# Variant codes (fastnet.rprop.VARIANTS maps names to these).
+cdef enum:
+    RPROP_PLUS = 0
+    RPROP_MINUS = 1
+    IRPROP_MINUS = 2
+    IRPROP_PLUS = 3
+
+
+cdef inline double _sign(double x) noexcept nogil:
+    return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0)
+
+
+cdef void rprop_update(int variant, Py_ssize_t n, double* w, double* g,
+                       double* g_prev, double* dw_prev, double* step,
+                       double eta_plus, double eta_minus, double step_min,
+                       double step_max, bint error_rose) noexcept nogil:
+    """One RPROP step of every weight, given the epoch gradient g (SPEC §3.1)."""
+    cdef Py_ssize_t i
+    cdef double prod, dw
+    for i in range(n):
+        prod = g_prev[i] * g[i]
+        if prod > 0.0:
+            step[i] = min(step[i] * eta_plus, step_max)
+            dw = -_sign(g[i]) * step[i]
+            w[i] += dw
+            dw_prev[i] = dw
+            g_prev[i] = g[i]
+        elif prod < 0.0:
+            step[i] = max(step[i] * eta_minus, step_min)
+            if variant == RPROP_PLUS:
+                w[i] -= dw_prev[i]              # backtrack the last change
+                dw_prev[i] = -dw_prev[i]
+                g_prev[i] = 0.0
+            elif variant == RPROP_MINUS:
+                dw = -_sign(g[i]) * step[i]     # step with the shrunk Δ
+                w[i] += dw
+                dw_prev[i] = dw
+                g_prev[i] = g[i]
+            elif variant == IRPROP_MINUS:
+                dw_prev[i] = 0.0                # no step this epoch
+                g_prev[i] = 0.0
+            else:                               # IRPROP_PLUS
+                if error_rose:
+                    w[i] -= dw_prev[i]
+                dw_prev[i] = 0.0
+                g_prev[i] = 0.0
+        else:
+            dw = -_sign(g[i]) * step[i]
+            w[i] += dw
+            dw_prev[i] = dw
+            g_prev[i] = g[i]
+
+
+def rprop_step(int variant, double[::1] w, double[::1] g, double[::1] g_prev,
+               double[::1] dw_prev, double[::1] step, double eta_plus,
+               double eta_minus, double step_min, double step_max,
+               bint error_rose):
+    """Python twin of the RPROP update for tests (all vectors of equal length).
+
+    Returns
+    -------
+    status : int, 0.
+    """
+    with nogil:
+        rprop_update(variant, w.shape[0], &w[0], &g[0], &g_prev[0], &dw_prev[0],
+                     &step[0], eta_plus, eta_minus, step_min, step_max, error_rose)
+    return 0
+
+
+def train_epochs(double[:, ::1] A, const double[:, ::1] T,
+                 const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                 double[::1] w, double[::1] g, double[::1] g_prev,
+                 double[::1] dw_prev, double[::1] step,
+                 double[:, ::1] D, double[:, ::1] Dl,
+                 int variant, double eta_plus, double eta_minus,
+                 double step_min, double step_max,
+                 double[::1] last_error, double[::1] sse_out,
+                 Py_ssize_t blas_min):
+    """Run len(sse_out) RPROP epochs in one call.
+
+    Parameters
+    ----------
+    A : (n_patterns, n_units) float64 with the training inputs filled in.
+    T : (n_patterns, n_out) float64 targets.
+    layers, n_in : layer table and input count.
+    w, g, g_prev, dw_prev, step : flat vectors of length n_weights; the optimiser
+        state is read and updated in place.
+    D, Dl : (block, n_units - n_in) workspaces (their row count is the block size).
+    variant : 0 rprop+, 1 rprop-, 2 irprop-, 3 irprop+.
+    eta_plus, eta_minus, step_min, step_max : RPROP parameters.
+    last_error : length-1 array, the SSE of the previous epoch (inf at the
+        start); irprop+ compares against it. Updated in place.
+    sse_out : output, the SSE of each epoch measured in its forward pass
+        (before its update).
+    blas_min : BLAS threshold on m*n*k.
+
+    Returns
+    -------
+    status : int. 0 if all epochs ran; k > 0 if epoch k (1-based) gave a
+        non-finite error (its weights are left un-updated).
+    """
+    cdef Py_ssize_t e, n_epochs = sse_out.shape[0]
+    cdef double sse
+    cdef int status = 0
+    with nogil:
+        for e in range(n_epochs):
+            sse = epoch_gradient(&layers[0, 0], layers.shape[0], n_in, &A[0, 0],
+                                 A.shape[0], A.shape[1], &T[0, 0], T.shape[1],
+                                 &w[0], &g[0], g.shape[0], &D[0, 0], &Dl[0, 0],
+                                 D.shape[1], D.shape[0], blas_min)
+            sse_out[e] = sse
+            if not isfinite(sse):
+                status = <int>(e + 1)
+                break
+            rprop_update(variant, w.shape[0], &w[0], &g[0], &g_prev[0],
+                         &dw_prev[0], &step[0], eta_plus, eta_minus, step_min,
+                         step_max, sse > last_error[0])
+            last_error[0] = sse
+    return status

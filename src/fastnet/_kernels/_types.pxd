@@ -1,0 +1,158 @@
+# Shared declarations and inline helpers of the fastnet kernels.
+#
+# Memory layout (see fastnet/network.py for the Python side):
+#
+# * One activation row per example holds every unit of the network:
+#   [inputs | hidden layer 1 | ... | hidden layer k | outputs]. A layer reads a
+#   *contiguous* column range [src_lo, src_hi) of that row: with shortcut
+#   connections the range is [0, start) (every earlier unit), without it is the
+#   previous layer only. So shortcuts cost no copies.
+# * Weights are one flat float64 vector. Layer j owns W_j, row-major of shape
+#   (size_j, src_hi - src_lo), at offset w_off, followed by its biases at b_off.
+# * Derivatives f'(net) and back-propagated errors dE/da are kept for non-input
+#   units only, in (block, n_units - n_in) buffers.
+#
+# Helpers here are `noexcept nogil` (Cython 3 would otherwise add exception
+# checks to every call).
+
+from libc.math cimport fabs, exp, tanh
+from scipy.linalg.cython_blas cimport dgemm
+
+# Columns of the layer table (an intp array of shape (n_layers, L_NCOLS)).
+cdef enum:
+    L_START = 0    # column of the layer's first unit in an activation row
+    L_SIZE = 1     # number of units
+    L_SRC_LO = 2   # first source column
+    L_SRC_HI = 3   # one past the last source column
+    L_W_OFF = 4    # offset of W_j in the flat weight vector
+    L_B_OFF = 5    # offset of the biases
+    L_ACT = 6      # activation code
+    L_NCOLS = 7
+
+# Activation codes (fastnet.network.ACTIVATIONS maps names to these).
+cdef enum:
+    ACT_LINEAR = 0
+    ACT_PROBEN1 = 1
+    ACT_LOGISTIC = 2
+    ACT_TANH = 3
+
+
+cdef inline double activate(int code, double x, double* deriv) noexcept nogil:
+    """Return f(x) and store f'(x) in deriv[0]."""
+    cdef double y, d
+    if code == ACT_PROBEN1:
+        d = 1.0 / (1.0 + fabs(x))
+        deriv[0] = d * d
+        return x * d
+    elif code == ACT_LOGISTIC:
+        y = 1.0 / (1.0 + exp(-x))
+        deriv[0] = y * (1.0 - y)
+        return y
+    elif code == ACT_TANH:
+        y = tanh(x)
+        deriv[0] = 1.0 - y * y
+        return y
+    deriv[0] = 1.0
+    return x
+
+
+cdef inline double activate_only(int code, double x) noexcept nogil:
+    if code == ACT_PROBEN1:
+        return x / (1.0 + fabs(x))
+    elif code == ACT_LOGISTIC:
+        return 1.0 / (1.0 + exp(-x))
+    elif code == ACT_TANH:
+        return tanh(x)
+    return x
+
+
+# ---------------------------------------------------------------------------
+# The three matrix products of a layer, in row-major terms. Each goes to BLAS
+# (scipy.linalg.cython_blas.dgemm, column-major: a row-major M is M^T there)
+# when m*n*k >= blas_min, and to plain loops otherwise: BLAS call overhead
+# dominates tiny layers and single examples (online training).
+
+cdef inline void gemm_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
+                              const double* Ain, Py_ssize_t lda,
+                              const double* W, double* Z, Py_ssize_t ldz,
+                              Py_ssize_t blas_min) noexcept nogil:
+    """Z[r, u] = sum_s Ain[r, s] * W[u, s]  (Z = Ain @ W.T; W is (n_out, n_src))."""
+    cdef Py_ssize_t r, u, s
+    cdef double acc
+    cdef const double* a
+    cdef const double* wu
+    cdef int m, n, k, ia, iw, iz
+    cdef double one = 1.0, zero = 0.0
+    cdef char tr = b'T', nt = b'N'
+    if nb * n_out * n_src >= blas_min:
+        # column-major: Z^T (n_out x nb) = W_cm^T (n_out x n_src) . Ain^T (n_src x nb)
+        m = <int>n_out; n = <int>nb; k = <int>n_src
+        ia = <int>lda; iw = <int>n_src; iz = <int>ldz
+        dgemm(&tr, &nt, &m, &n, &k, &one, <double*>W, &iw, <double*>Ain, &ia,
+              &zero, Z, &iz)
+        return
+    for r in range(nb):
+        a = Ain + r * lda
+        for u in range(n_out):
+            wu = W + u * n_src
+            acc = 0.0
+            for s in range(n_src):
+                acc = acc + a[s] * wu[s]
+            Z[r * ldz + u] = acc
+
+
+cdef inline void gemm_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
+                               const double* Delta, Py_ssize_t ldd,
+                               const double* Ain, Py_ssize_t lda,
+                               double* G, Py_ssize_t blas_min) noexcept nogil:
+    """G[u, s] += sum_r Delta[r, u] * Ain[r, s]  (G += Delta.T @ Ain; G is (n_out, n_src))."""
+    cdef Py_ssize_t r, u, s
+    cdef double d
+    cdef const double* a
+    cdef double* gu
+    cdef int m, n, k, ia, idl, ig
+    cdef double one = 1.0
+    cdef char tr = b'T', nt = b'N'
+    if nb * n_out * n_src >= blas_min:
+        # column-major: G^T (n_src x n_out) += Ain^T (n_src x nb) . Delta (nb x n_out)
+        m = <int>n_src; n = <int>n_out; k = <int>nb
+        ia = <int>lda; idl = <int>ldd; ig = <int>n_src
+        dgemm(&nt, &tr, &m, &n, &k, &one, <double*>Ain, &ia, <double*>Delta, &idl,
+              &one, G, &ig)
+        return
+    for r in range(nb):
+        a = Ain + r * lda
+        for u in range(n_out):
+            d = Delta[r * ldd + u]
+            gu = G + u * n_src
+            for s in range(n_src):
+                gu[s] = gu[s] + d * a[s]
+
+
+cdef inline void gemm_backprop(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
+                               const double* Delta, Py_ssize_t ldd,
+                               const double* W, Py_ssize_t ldw,
+                               double* dA, Py_ssize_t ldda,
+                               Py_ssize_t blas_min) noexcept nogil:
+    """dA[r, s] += sum_u Delta[r, u] * W[u, s]  (dA += Delta @ W; W rows have stride ldw)."""
+    cdef Py_ssize_t r, u, s
+    cdef double d
+    cdef double* out
+    cdef const double* wu
+    cdef int m, n, k, iw, idl, ida
+    cdef double one = 1.0
+    cdef char nt = b'N'
+    if nb * n_out * n_src >= blas_min:
+        # column-major: dA^T (n_src x nb) += W_cm (n_src x n_out) . Delta^T (n_out x nb)
+        m = <int>n_src; n = <int>nb; k = <int>n_out
+        iw = <int>ldw; idl = <int>ldd; ida = <int>ldda
+        dgemm(&nt, &nt, &m, &n, &k, &one, <double*>W, &iw, <double*>Delta, &idl,
+              &one, dA, &ida)
+        return
+    for r in range(nb):
+        out = dA + r * ldda
+        for u in range(n_out):
+            d = Delta[r * ldd + u]
+            wu = W + u * ldw
+            for s in range(n_src):
+                out[s] = out[s] + d * wu[s]

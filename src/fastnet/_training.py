@@ -1,0 +1,398 @@
+"""The epoch loop shared by train_rprop and train_backprop.
+
+Python decides (strips, stopping, bookkeeping); the kernels compute whole
+strips of epochs per call.
+"""
+import copy
+import platform
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fastnet import __version__
+from fastnet._kernels import _forward
+from fastnet._validation import check_int, check_pair
+from fastnet.exceptions import NoConvergenceWarning
+from fastnet.measures import classification_error, is_one_hot, threshold_correct
+from fastnet.network import DEFAULT_BLAS_MIN, MLP
+from fastnet.stopping import StoppingCriterion, TrainingState, generalization_loss
+
+# Without strips (no validation, no criterion, no callback) the kernel still
+# returns to Python every this many epochs, so Ctrl-C stays responsive.
+MAX_EPOCHS_PER_CALL = 1000
+
+
+@dataclass(frozen=True)
+class Traversals:
+    """Connection traversals of a training run, counted as in Proben1 (SPEC §3.5).
+
+    With C connections (biases included) and N training patterns, an epoch costs
+    N·C forward and N·C backward traversals and C weight-update traversals (N·C
+    for online training, which updates after every pattern). Evaluating M
+    patterns costs M·C forward traversals, counted in ``evaluation``. All counts
+    are exact integers from the topology.
+
+    Attributes
+    ----------
+    forward, backward, update, evaluation : int
+    """
+
+    forward: int
+    backward: int
+    update: int
+    evaluation: int
+
+    @property
+    def training(self):
+        """forward + backward + update."""
+        return self.forward + self.backward + self.update
+
+    @property
+    def total(self):
+        """All traversals, evaluation included."""
+        return self.training + self.evaluation
+
+    def to_dict(self):
+        return {"forward": self.forward, "backward": self.backward, "update": self.update,
+                "evaluation": self.evaluation, "total": self.total}
+
+
+@dataclass(frozen=True)
+class SetErrors:
+    """Errors of one network on one data set.
+
+    Attributes
+    ----------
+    squared_error_percentage : float
+        Proben1's E (SPEC §2).
+    classification_error : float or None
+        Percent wrong by winner-takes-all, or None for approximation tasks.
+    n_patterns : int
+    """
+
+    squared_error_percentage: float
+    classification_error: float = None
+    n_patterns: int = 0
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """Outcome of one training run (fields as in Proben1's tables).
+
+    Attributes
+    ----------
+    net : MLP
+        The trained network (the object passed in, trained in place). With a
+        validation set it holds the weights of the relevant epoch.
+    epochs : int
+        Total epochs trained.
+    stop_reason : str
+        The criterion that fired (e.g. ``"GL5"``, ``"P<0.1"``), ``"max_epochs"``
+        or ``"callback"``.
+    train_error : ndarray of shape (epochs,)
+        E_tr(t): squared error percentage of the training set in epoch t,
+        measured in that epoch's forward pass, i.e. *before* its update.
+    val_error, val_epochs : ndarray or None
+        E_va at the strip ends ``val_epochs`` (after those epochs' updates).
+    test_error : ndarray or None
+        E_te at the strip ends, for plots only (never used by a criterion).
+    relevant_epoch : int
+        Epoch of the lowest validation error (Proben1's word); the last epoch when
+        there is no validation set.
+    min_train_error, min_val_error : float
+        Minimum E_tr over all epochs, minimum E_va (None without validation).
+    gl_end : float or None
+        GL at the last strip end.
+    final_train, final_val, final_test : SetErrors or None
+        Errors of the returned network (the relevant epoch's weights), computed
+        after the clock stopped and not counted in ``traversals``.
+    traversals : Traversals
+    cpu_time : float
+        Process CPU seconds of the training loop (validation included).
+    wall_time : float
+        Wall-clock seconds of the same loop.
+    setup : dict
+        The complete set-up (algorithm, parameters, stopping rule, network, data
+        sizes, version, machine) for result files.
+    """
+
+    net: MLP
+    epochs: int
+    stop_reason: str
+    train_error: np.ndarray
+    val_error: np.ndarray
+    val_epochs: np.ndarray
+    test_error: np.ndarray
+    relevant_epoch: int
+    min_train_error: float
+    min_val_error: float
+    gl_end: float
+    final_train: SetErrors
+    final_val: SetErrors
+    final_test: SetErrors
+    traversals: Traversals
+    cpu_time: float
+    wall_time: float
+    setup: dict = field(repr=False)
+
+    def traversals_per_cpu_second(self):
+        """Total traversals divided by CPU seconds (inf if the time is 0)."""
+        return self.traversals.total / self.cpu_time if self.cpu_time > 0 else float("inf")
+
+    def describe_setup(self):
+        """The set-up in Proben1 words (the checklist of SPEC §6), one item per line."""
+        s = self.setup
+        net = s["network"]
+        lines = [
+            f"network: {net['repr']}",
+            f"  nodes: {net['layer_sizes']}, connections: {net['n_connections']} (biases included), "
+            f"hidden activation {net['hidden_activation']}, output activation {net['output_activation']}",
+            f"initialisation: {s['initialisation']}",
+            f"algorithm: {s['algorithm']} " + ", ".join(f"{k}={v}" for k, v in s["parameters"].items()),
+            f"stopping: {s['stopping']}, strip length {s['strip']}, max_epochs {s['max_epochs']}; "
+            "the reported network is the one with the lowest validation error"
+            if s["n_val"] else f"stopping: {s['stopping']}, max_epochs {s['max_epochs']}",
+            f"error function: summed squared error (no 1/2); reported as squared error percentage "
+            f"with o_min={s['target_range'][0]}, o_max={s['target_range'][1]}",
+            f"data: {s['n_train']} training, {s['n_val']} validation, {s['n_test']} test patterns",
+            f"seed: {s['seed']}",
+            f"software: fastnet {s['version']}; machine: {s['machine']}",
+        ]
+        return "\n".join(lines)
+
+
+def machine_description():
+    """CPU model, core count and platform, for result files."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    import os
+    return f"{model}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.machine()}"
+
+
+def build_flags():
+    try:
+        from fastnet._build_info import BUILD_INFO
+    except ImportError:  # built without setup.py (e.g. the CMake mirror)
+        return {"extra_compile_args": "unknown"}
+    return dict(BUILD_INFO)
+
+
+class Workspace:
+    """Buffers of one training call, allocated once: activations, derivatives, deltas."""
+
+    def __init__(self, net, X, Y, block_size=None, blas_min=None):
+        self.net = net
+        self.T = Y
+        self.A = net._workspace(X)
+        n = X.shape[0]
+        block = net._block_size() if block_size is None else block_size
+        block = max(1, min(block, n))
+        n_nonin = net.n_units - net.n_in
+        self.D = np.zeros((block, n_nonin))
+        self.Dl = np.zeros((block, n_nonin))
+        self.blas_min = DEFAULT_BLAS_MIN if blas_min is None else blas_min
+
+
+class Evaluator:
+    """SSE of a fixed data set at the current weights (validation and test sets)."""
+
+    def __init__(self, net, X, Y, blas_min):
+        self.net = net
+        self.T = Y
+        self.A = net._workspace(X)
+        self.blas_min = blas_min
+        self.n = X.shape[0]
+
+    def sse(self):
+        return _forward.sum_squared_error(self.A, self.T, self.net._layers, self.net.n_in,
+                                          self.net._w, self.net._block_size(), self.blas_min)
+
+
+def check_common(net, X, Y, X_val, Y_val, X_test, Y_test, max_epochs, strip, stop,
+                 target_range, callback, block_size, blas_min):
+    """Validate the arguments every trainer shares; return them coerced."""
+    if not isinstance(net, MLP):
+        raise TypeError(f"`net` must be a fastnet.MLP, got {type(net).__name__}.")
+    X, Y = check_pair(X, Y, "X", "Y", net.n_in, net.n_out)
+    if (X_val is None) != (Y_val is None):
+        raise ValueError("give both `X_val` and `Y_val`, or neither.")
+    if (X_test is None) != (Y_test is None):
+        raise ValueError("give both `X_test` and `Y_test`, or neither.")
+    if X_val is not None:
+        X_val, Y_val = check_pair(X_val, Y_val, "X_val", "Y_val", net.n_in, net.n_out)
+    if X_test is not None:
+        X_test, Y_test = check_pair(X_test, Y_test, "X_test", "Y_test", net.n_in, net.n_out)
+    max_epochs = check_int(max_epochs, "max_epochs", minimum=1)
+    strip = check_int(strip, "strip", minimum=1)
+    if stop is not None and not isinstance(stop, StoppingCriterion):
+        raise TypeError(f"`stop` must be a fastnet.stopping criterion or None, got {stop!r}.")
+    if stop is not None and stop.needs_validation and X_val is None:
+        raise ValueError(f"stopping criterion {stop.name} needs a validation set; pass `X_val`, `Y_val`.")
+    try:
+        o_min, o_max = (float(v) for v in target_range)
+    except (TypeError, ValueError):
+        raise TypeError(f"`target_range` must be a pair (o_min, o_max), got {target_range!r}.") from None
+    if not (np.isfinite(o_min) and np.isfinite(o_max) and o_max > o_min):
+        raise ValueError(f"`target_range` must be finite with o_max > o_min, got {target_range!r}.")
+    if callback is not None and not callable(callback):
+        raise TypeError(f"`callback` must be callable or None, got {callback!r}.")
+    if block_size is not None:
+        block_size = check_int(block_size, "block_size", minimum=1)
+    blas_min = DEFAULT_BLAS_MIN if blas_min is None else check_int(blas_min, "blas_min", minimum=0)
+    return (X, Y, X_val, Y_val, X_test, Y_test, max_epochs, strip, (o_min, o_max), block_size,
+            blas_min)
+
+
+def run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs, strip, stop,
+                 target_range, callback, classification, setup):
+    """Train with ``stepper`` in strips; track validation, stop, restore the best weights.
+
+    ``stepper.run(sse_out)`` trains len(sse_out) epochs and returns a kernel status;
+    ``stepper.updates_per_epoch`` is the update traversal count of one epoch.
+    """
+    N, C = ws.A.shape[0], net.n_connections
+    scale = 100.0 * (target_range[1] - target_range[0]) / (N * net.n_out)
+    val = Evaluator(net, X_val, Y_val, ws.blas_min) if X_val is not None else None
+    test = Evaluator(net, X_test, Y_test, ws.blas_min) if X_test is not None else None
+    val_scale = 100.0 * (target_range[1] - target_range[0]) / (val.n * net.n_out) if val else 0.0
+    test_scale = 100.0 * (target_range[1] - target_range[0]) / (test.n * net.n_out) if test else 0.0
+    criterion = copy.deepcopy(stop) if stop is not None else None
+    if criterion is not None:
+        criterion.reset()
+    in_strips = val is not None or criterion is not None or callback is not None
+    step = strip if in_strips else MAX_EPOCHS_PER_CALL
+
+    train_err = np.empty(max_epochs)
+    val_err, val_epochs, test_err = [], [], []
+    best_w, best_val, best_epoch = None, np.inf, None
+    evaluation = 0
+    epoch = 0
+    stop_reason = "max_epochs"
+    fired_criterion = False
+
+    def is_correct(r_c, analog):
+        nonlocal evaluation
+        evaluation += N * C
+        outputs = net.predict(ws.A[:, :net.n_in])
+        return threshold_correct(outputs, ws.T, r_c=r_c, analog=analog).all()
+
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    while epoch < max_epochs:
+        n = min(step - epoch % step, max_epochs - epoch)
+        sse = train_err[epoch:epoch + n]
+        status = stepper.run(sse)
+        if status:
+            bad = epoch + status
+            raise FloatingPointError(
+                f"training error became non-finite in epoch {bad} (weights diverged); "
+                "lower the learning rate / delta_max, or check the data scaling.")
+        sse *= scale
+        epoch += n
+        if not in_strips:
+            continue
+        at_strip_end = epoch % strip == 0
+        if val is not None and at_strip_end:
+            e_va = val.sse() * val_scale
+            evaluation += val.n * C
+            val_err.append(e_va)
+            val_epochs.append(epoch)
+            if e_va < best_val:
+                best_val, best_epoch, best_w = e_va, epoch, net._w.copy()
+        if test is not None and at_strip_end:
+            test_err.append(test.sse() * test_scale)
+            evaluation += test.n * C
+        state = TrainingState(
+            epoch=epoch, strip=strip, train_errors=train_err[:epoch],
+            val_errors=np.asarray(val_err) if val is not None else None,
+            val_epochs=np.asarray(val_epochs) if val is not None else None,
+            test_errors=np.asarray(test_err) if test is not None else None,
+            best_epoch=best_epoch, is_correct=is_correct)
+        if criterion is not None and at_strip_end and criterion.update(state):
+            stop_reason = criterion.fired or criterion.name
+            fired_criterion = True
+            break
+        if callback is not None and callback(epoch, state):
+            stop_reason = "callback"
+            break
+    cpu_time = time.process_time() - cpu0
+    wall_time = time.perf_counter() - wall0
+
+    if criterion is not None and not fired_criterion and stop_reason == "max_epochs":
+        warnings.warn(f"training reached max_epochs={max_epochs} before the stopping criterion "
+                      f"{criterion.name} held.", NoConvergenceWarning, stacklevel=3)
+    train_err = train_err[:epoch]
+    if best_w is not None:
+        net._w[:] = best_w
+        relevant = best_epoch
+    else:
+        relevant = epoch
+
+    def final(X_or_A, T):
+        if X_or_A is None:
+            return None
+        outputs = net.predict(X_or_A[:, :net.n_in])
+        e = 100.0 * (target_range[1] - target_range[0]) / T.size * float(np.sum((outputs - T) ** 2))
+        cls = classification_error(outputs, T) if classification else None
+        return SetErrors(e, cls, T.shape[0])
+
+    gl_end = generalization_loss(val_err[-1], min(val_err)) if val_err else None
+    n_updates = stepper.updates_per_epoch
+    return TrainResult(
+        net=net, epochs=epoch, stop_reason=stop_reason, train_error=train_err,
+        val_error=np.asarray(val_err) if val is not None else None,
+        val_epochs=np.asarray(val_epochs, dtype=np.intp) if val is not None else None,
+        test_error=np.asarray(test_err) if test is not None else None,
+        relevant_epoch=int(relevant),
+        min_train_error=float(train_err.min()),
+        min_val_error=float(min(val_err)) if val_err else None,
+        gl_end=gl_end,
+        final_train=final(ws.A, ws.T),
+        final_val=final(val.A, val.T) if val else None,
+        final_test=final(test.A, test.T) if test else None,
+        traversals=Traversals(forward=epoch * N * C, backward=epoch * N * C,
+                              update=epoch * n_updates, evaluation=evaluation),
+        cpu_time=cpu_time, wall_time=wall_time, setup=setup)
+
+
+def resolve_classification(classification, Y):
+    if classification == "auto":
+        return is_one_hot(Y)
+    if not isinstance(classification, (bool, np.bool_)):
+        raise TypeError(f"`classification` must be True, False or 'auto', got {classification!r}.")
+    return bool(classification)
+
+
+def base_setup(net, *, algorithm, parameters, stop, strip, max_epochs, target_range, seed,
+               n_train, n_val, n_test, initialisation, block_size):
+    """The set-up record every trainer shares (Proben1 checklist, SPEC §6)."""
+    return {
+        "algorithm": algorithm,
+        "parameters": parameters,
+        "network": {"repr": repr(net), "layer_sizes": list(net.layer_sizes),
+                    "shortcut": net.shortcut, "n_connections": net.n_connections,
+                    "hidden_activation": net.hidden_activation,
+                    "output_activation": net.output_activation,
+                    "proben1": net.proben1_spec},
+        "initialisation": initialisation,
+        "stopping": stop.name if stop is not None else "none",
+        "stopping_rule": stop.to_dict() if stop is not None else None,
+        "strip": strip,
+        "max_epochs": max_epochs,
+        "error_function": "summed squared error, squared error percentage",
+        "target_range": list(target_range),
+        "seed": seed if isinstance(seed, (int, type(None))) else repr(seed),
+        "n_train": n_train, "n_val": n_val, "n_test": n_test,
+        "block_size": block_size,
+        "version": __version__,
+        "machine": machine_description(),
+        "build": build_flags(),
+    }

@@ -1,0 +1,97 @@
+"""Input checks shared by the public entry points (Python decides, Cython computes)."""
+import numbers
+
+import numpy as np
+
+
+def check_int(value, name, *, minimum=None):
+    """Return ``value`` as an int, or raise TypeError/ValueError naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"`{name}` must be an integer, got {type(value).__name__} {value!r}.")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ValueError(f"`{name}` must be >= {minimum}, got {value}.")
+    return value
+
+
+def check_float(value, name, *, low=None, high=None, low_open=False, high_open=False):
+    """Return ``value`` as a finite float in the given range, or raise."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{name}` must be a real number, got {type(value).__name__} {value!r}.")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"`{name}` must be finite, got {value}.")
+    bad_low = low is not None and (value <= low if low_open else value < low)
+    bad_high = high is not None and (value >= high if high_open else value > high)
+    if bad_low or bad_high:
+        lo = "-inf" if low is None else repr(low)
+        hi = "inf" if high is None else repr(high)
+        interval = ("(" if low_open or low is None else "[") + f"{lo}, {hi}" + (
+            ")" if high_open or high is None else "]")
+        raise ValueError(f"`{name}` must be in {interval}, got {value}.")
+    return value
+
+
+def check_choice(value, name, choices):
+    """Return ``value`` if it is one of ``choices`` (strings), else raise."""
+    if not isinstance(value, str):
+        raise TypeError(f"`{name}` must be a string, one of {sorted(choices)}, got {value!r}.")
+    if value not in choices:
+        raise ValueError(f"`{name}` must be one of {sorted(choices)}, got {value!r}.")
+    return value
+
+
+def check_matrix(X, name, *, n_cols=None, what="columns", allow_empty=False):
+    """Coerce ``X`` to a C-contiguous 2-D float64 array of finite numbers.
+
+    A 1-D array is not silently reshaped: the caller says what it meant.
+    """
+    if X is None:
+        raise TypeError(f"`{name}` must be a 2-D array of numbers, got None.")
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # ragged lists and the like
+        raise ValueError(f"`{name}` could not be converted to an array: {exc}") from None
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+        raise TypeError(f"`{name}` must hold numbers, got dtype {arr.dtype}.")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"`{name}` must be real, got dtype {arr.dtype}.")
+    if arr.ndim != 2:
+        raise ValueError(
+            f"`{name}` must be 2-D (n_patterns, n_{what}), got shape {arr.shape}"
+            + (" (use X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for one pattern)."
+               if arr.ndim == 1 else "."))
+    if arr.shape[0] == 0 and not allow_empty:
+        raise ValueError(f"`{name}` has no rows (shape {arr.shape}); at least one pattern is needed.")
+    if n_cols is not None and arr.shape[1] != n_cols:
+        raise ValueError(f"`{name}` has {arr.shape[1]} {what} but the network has {n_cols}.")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if not np.isfinite(arr).all():
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise ValueError(
+            f"`{name}` must be finite; found {arr[tuple(bad)]} at row {bad[0]}, column {bad[1]}.")
+    return arr
+
+
+def check_pair(X, Y, x_name, y_name, n_in, n_out, *, allow_empty=False):
+    """Check a (patterns, targets) pair against a network's sizes."""
+    X = check_matrix(X, x_name, n_cols=n_in, what="inputs", allow_empty=allow_empty)
+    Y = check_matrix(Y, y_name, n_cols=n_out, what="outputs", allow_empty=allow_empty)
+    if X.shape[0] != Y.shape[0]:
+        raise ValueError(
+            f"`{x_name}` has {X.shape[0]} patterns but `{y_name}` has {Y.shape[0]}.")
+    return X, Y
+
+
+def as_generator(seed, name="seed"):
+    """Turn None, an int, a SeedSequence or a Generator into a numpy Generator."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None or isinstance(seed, np.random.SeedSequence):
+        return np.random.default_rng(seed)
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+        raise TypeError(
+            f"`{name}` must be None, an int, a numpy SeedSequence or Generator, got {seed!r}.")
+    if seed < 0:
+        raise ValueError(f"`{name}` must be non-negative, got {seed}.")
+    return np.random.default_rng(int(seed))

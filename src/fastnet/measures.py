@@ -1,0 +1,214 @@
+"""Error measures of SPEC §2 (Proben1, Lawrence, Hamey/Fahlman), on numpy arrays.
+
+All functions take outputs ``Y`` and targets ``T`` of shape (n_patterns, n_outputs)
+(1-D arrays are read as one output per pattern).
+"""
+import time
+
+import numpy as np
+
+from fastnet._validation import check_float
+
+__all__ = [
+    "sum_squared_error",
+    "mean_squared_error",
+    "squared_error_percentage",
+    "classification_error",
+    "nmse",
+    "threshold_correct",
+    "is_one_hot",
+    "cpu_timer",
+]
+
+
+def _pair(Y, T):
+    Y = np.asarray(Y, dtype=np.float64)
+    T = np.asarray(T, dtype=np.float64)
+    if Y.ndim == 1:
+        Y = Y[:, None]
+    if T.ndim == 1:
+        T = T[:, None]
+    if Y.ndim != 2 or T.ndim != 2:
+        raise ValueError(f"`Y` and `T` must be 2-D (n_patterns, n_outputs), got shapes "
+                         f"{Y.shape} and {T.shape}.")
+    if Y.shape != T.shape:
+        raise ValueError(f"`Y` has shape {Y.shape} but `T` has shape {T.shape}.")
+    if Y.shape[0] == 0:
+        raise ValueError("`Y` and `T` have no patterns.")
+    if not (np.isfinite(Y).all() and np.isfinite(T).all()):
+        raise ValueError("`Y` and `T` must be finite.")
+    return Y, T
+
+
+def sum_squared_error(Y, T):
+    """Summed squared error sum_p sum_i (o_pi - t_pi)**2 (no factor 1/2).
+
+    Examples
+    --------
+    >>> sum_squared_error([[0.5, 0.0]], [[1.0, 0.0]])
+    0.25
+    """
+    Y, T = _pair(Y, T)
+    return float(np.sum((Y - T) ** 2))
+
+
+def mean_squared_error(Y, T):
+    """Mean over patterns and outputs of (o_pi - t_pi)**2.
+
+    Examples
+    --------
+    >>> mean_squared_error([[0.5, 0.0]], [[1.0, 0.0]])
+    0.125
+    """
+    Y, T = _pair(Y, T)
+    return float(np.mean((Y - T) ** 2))
+
+
+def squared_error_percentage(Y, T, o_min=0.0, o_max=1.0):
+    r"""Proben1's squared error percentage.
+
+    .. math:: E = 100 \frac{o_{max} - o_{min}}{N P} \sum_{p=1}^{P} \sum_{i=1}^{N} (o_{pi} - t_{pi})^2
+
+    with N outputs and P patterns; o_min and o_max are the range of the target
+    representation (0 and 1 for Proben1). It makes errors comparable across
+    output counts and set sizes.
+
+    Parameters
+    ----------
+    Y, T : array-like of shape (n_patterns, n_outputs)
+    o_min, o_max : float, default 0.0 and 1.0 (o_min < o_max)
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    Prechelt, L. (1994). Proben1 -- A set of neural network benchmark problems and
+    benchmarking rules. Technical Report 21/94, Universität Karlsruhe, section 3.4.
+
+    Examples
+    --------
+    >>> squared_error_percentage([[0.5, 0.0]], [[1.0, 0.0]])
+    12.5
+    """
+    Y, T = _pair(Y, T)
+    o_min = check_float(o_min, "o_min")
+    o_max = check_float(o_max, "o_max")
+    if not o_max > o_min:
+        raise ValueError(f"`o_max` must exceed `o_min`, got o_min={o_min}, o_max={o_max}.")
+    return float(100.0 * (o_max - o_min) / T.size * np.sum((Y - T) ** 2))
+
+
+def classification_error(Y, T):
+    """Percentage of patterns whose highest output is not the target class.
+
+    Winner-takes-all: the output with the highest value names the class; the
+    target class is the index of the highest target. Reported as an error (percent
+    wrong), not an accuracy. Ties go to the first maximum (numpy.argmax).
+
+    Examples
+    --------
+    >>> classification_error([[0.9, 0.2], [0.6, 0.7]], [[1, 0], [1, 0]])
+    50.0
+    """
+    Y, T = _pair(Y, T)
+    if Y.shape[1] < 2:
+        raise ValueError("classification error needs one output per class (at least 2 outputs), "
+                         f"got {Y.shape[1]}.")
+    return float(100.0 * np.mean(np.argmax(Y, axis=1) != np.argmax(T, axis=1)))
+
+
+def nmse(Y, T):
+    r"""Normalised mean squared error (Lawrence et al. 1997).
+
+    .. math:: \mathrm{NMSE} = \frac{\sum (d - y)^2}{\sum (d - \bar d)^2}
+
+    with d the targets, y the outputs, and means over all outputs and patterns.
+    1.0 is the error of predicting the mean target.
+
+    Raises
+    ------
+    ValueError
+        If the targets are constant (the denominator is zero).
+
+    Examples
+    --------
+    >>> nmse([[1.0], [3.0]], [[0.0], [2.0]])
+    2.0
+    """
+    Y, T = _pair(Y, T)
+    denominator = np.sum((T - T.mean()) ** 2)
+    if denominator == 0.0:
+        raise ValueError("NMSE is undefined for constant targets (zero variance).")
+    return float(np.sum((T - Y) ** 2) / denominator)
+
+
+def threshold_correct(Y, T, r_c=0.4, analog=None):
+    """Which outputs are right by the Hamey/Fahlman threshold ("40-20-40") rule.
+
+    A binary output (target 0 or 1) is right if it is < r_c for target 0 and
+    > 1 - r_c for target 1. If ``analog`` is a tolerance r, outputs whose target
+    is neither 0 nor 1 are right when within r of the target; with
+    ``analog=None`` such targets are an error.
+
+    Parameters
+    ----------
+    Y, T : array-like of shape (n_patterns, n_outputs)
+    r_c : float in (0, 0.5], default 0.4
+    analog : float > 0 or None
+
+    Returns
+    -------
+    correct : ndarray of bool, shape (n_patterns, n_outputs)
+        ``correct.all()`` says whether the network is correct (every output of
+        every pattern right).
+
+    Examples
+    --------
+    >>> threshold_correct([[0.7, 0.3]], [[1, 0]]).tolist()
+    [[True, True]]
+    >>> threshold_correct([[0.5, 0.3]], [[1, 0]]).all()
+    False
+    """
+    Y, T = _pair(Y, T)
+    r_c = check_float(r_c, "r_c", low=0.0, high=0.5, low_open=True)
+    binary = (T == 0.0) | (T == 1.0)
+    correct = np.where(T == 1.0, Y > 1.0 - r_c, Y < r_c)
+    if not binary.all():
+        if analog is None:
+            raise ValueError("`T` has targets other than 0 and 1; give an `analog` tolerance.")
+        analog = check_float(analog, "analog", low=0.0, low_open=True)
+        correct = np.where(binary, correct, np.abs(Y - T) <= analog)
+    return correct
+
+
+def is_one_hot(T):
+    """True if every row of T has exactly one 1 and zeros elsewhere (class coding)."""
+    T = np.asarray(T)
+    if T.ndim != 2 or T.shape[1] < 2 or T.shape[0] == 0:
+        return False
+    return bool(np.all((T == 0) | (T == 1)) and np.all(T.sum(axis=1) == 1))
+
+
+class cpu_timer:
+    """Context manager measuring process CPU time (``time.process_time``) and wall time.
+
+    Examples
+    --------
+    >>> with cpu_timer() as t:
+    ...     _ = sum(range(1000))
+    >>> t.cpu >= 0.0 and t.wall >= 0.0
+    True
+    """
+
+    def __enter__(self):
+        self._cpu0 = time.process_time()
+        self._wall0 = time.perf_counter()
+        self.cpu = self.wall = 0.0
+        return self
+
+    def __exit__(self, *exc):
+        self.cpu = time.process_time() - self._cpu0
+        self.wall = time.perf_counter() - self._wall0
+        return False

@@ -1,0 +1,436 @@
+"""Feed-forward networks: topology, one flat weight vector, Proben1 notation."""
+import json
+import os
+import re
+import tempfile
+
+import numpy as np
+
+from fastnet._kernels import _forward
+from fastnet._validation import (
+    as_generator,
+    check_choice,
+    check_float,
+    check_int,
+    check_matrix,
+)
+
+__all__ = ["MLP", "ACTIVATIONS", "FORMAT_VERSION"]
+
+#: Activation names and the kernel codes they map to (see _kernels/_types.pxd).
+#: ``"proben1"`` is Proben1's sigmoid f(x) = x / (1 + |x|), f'(x) = 1 / (1 + |x|)**2.
+ACTIVATIONS = {"linear": 0, "proben1": 1, "logistic": 2, "tanh": 3}
+
+#: Version of the ``.npz`` file format written by :meth:`MLP.save`.
+FORMAT_VERSION = 1
+
+# Products with m*n*k below this go to plain loops instead of BLAS: the call
+# overhead of dgemm outweighs its speed on tiny layers. Measured, see benchmarks/.
+DEFAULT_BLAS_MIN = 4096
+# Cache blocking: rows per block so that a block's activations, derivatives and
+# deltas take about this many bytes (kept within L2).
+BLOCK_BYTES = 256 * 1024
+MIN_BLOCK, MAX_BLOCK = 128, 2048
+
+_PROBEN1_SPEC = re.compile(r"^\s*(\d+)\s*\+\s*(\d+)\s*([ls])\s*$")
+
+
+class MLP:
+    """A feed-forward network of fully connected layers with bias units.
+
+    Parameters
+    ----------
+    n_in : int
+        Number of inputs.
+    hidden : sequence of int, default=()
+        Units per hidden layer; ``()`` is a linear network (inputs to outputs).
+    n_out : int, default=1
+        Number of outputs.
+    shortcut : bool, default=True
+        If True every layer feeds every later layer (Proben1's "all feed-forward
+        connections including shortcut connections"); if False adjacent layers only.
+    hidden_activation, output_activation : {"proben1", "logistic", "tanh", "linear"}
+        Activation of the hidden and the output units. ``"proben1"`` is
+        f(x) = x / (1 + |x|). Defaults: ``"proben1"`` and ``"linear"``.
+    dtype : numpy dtype, default=numpy.float64
+        Only float64 is supported (kernels compute in double precision).
+
+    Attributes
+    ----------
+    layer_sizes : tuple of int
+        ``(n_in, *hidden, n_out)``.
+    n_connections : int
+        Number of connections C, biases included.
+    weights : ndarray of shape (n_connections,)
+        The flat weight vector (read-only view; use :meth:`set_weights`).
+
+    Notes
+    -----
+    Layers are numbered 0 (inputs) to L (outputs). Layer j > 0 reads a contiguous
+    range of the units before it and owns a row-major block W_j of shape
+    (n_j, fan_in_j) in the flat vector, followed by its n_j biases; layers follow
+    each other in order. The sources of W_j's columns are the units of layers
+    0..j-1 in order (shortcut) or of layer j-1 alone. :meth:`get_params` gives the
+    same weights per connected layer pair, independent of this layout.
+
+    Examples
+    --------
+    >>> from fastnet import MLP
+    >>> net = MLP.from_proben1("4+2 l", 9, 2)     # Proben1's cancer pivot
+    >>> net.n_connections
+    100
+    >>> MLP(2, (3,), 4, shortcut=False).n_connections   # (2+1)*3 + (3+1)*4
+    25
+    """
+
+    def __init__(self, n_in, hidden=(), n_out=1, *, shortcut=True,
+                 hidden_activation="proben1", output_activation="linear",
+                 dtype=np.float64):
+        n_in = check_int(n_in, "n_in", minimum=1)
+        n_out = check_int(n_out, "n_out", minimum=1)
+        if isinstance(hidden, (int, np.integer)) and not isinstance(hidden, bool):
+            hidden = (hidden,)
+        try:
+            hidden = tuple(hidden)
+        except TypeError:
+            raise TypeError(f"`hidden` must be a sequence of ints, got {hidden!r}.") from None
+        hidden = tuple(check_int(h, "hidden", minimum=1) for h in hidden)
+        if not isinstance(shortcut, (bool, np.bool_)):
+            raise TypeError(f"`shortcut` must be True or False, got {shortcut!r}.")
+        check_choice(hidden_activation, "hidden_activation", ACTIVATIONS)
+        check_choice(output_activation, "output_activation", ACTIVATIONS)
+        if np.dtype(dtype) != np.float64:
+            raise ValueError(f"`dtype` must be float64 (the only precision offered), got {np.dtype(dtype)}.")
+        self.n_in = n_in
+        self.hidden = hidden
+        self.n_out = n_out
+        self.shortcut = bool(shortcut)
+        self.hidden_activation = hidden_activation
+        self.output_activation = output_activation
+        self.dtype = np.dtype(np.float64)
+        self._build_layout()
+        self._w = np.zeros(self.n_connections)
+
+    # ----------------------------------------------------------------- layout
+    def _build_layout(self):
+        sizes = self.layer_sizes
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+        rows = []
+        offset = 0
+        for j in range(1, len(sizes)):
+            lo = 0 if self.shortcut else starts[j - 1]
+            hi = starts[j]
+            size = sizes[j]
+            act = self.output_activation if j == len(sizes) - 1 else self.hidden_activation
+            w_off = offset
+            b_off = w_off + size * (hi - lo)
+            offset = b_off + size
+            rows.append((starts[j], size, lo, hi, w_off, b_off, ACTIVATIONS[act]))
+        self._layers = np.ascontiguousarray(rows, dtype=np.intp)
+        self._starts = starts
+        self.n_units = int(starts[-1])
+        self.n_connections = int(offset)
+
+    @property
+    def layer_sizes(self):
+        return (self.n_in, *self.hidden, self.n_out)
+
+    @property
+    def n_layers(self):
+        """Number of weight layers L (hidden layers + 1)."""
+        return len(self.hidden) + 1
+
+    def _block_size(self):
+        row_bytes = 8 * (self.n_units + 2 * (self.n_units - self.n_in))
+        return int(np.clip(BLOCK_BYTES // row_bytes, MIN_BLOCK, MAX_BLOCK))
+
+    # ------------------------------------------------------------ Proben1 words
+    @classmethod
+    def from_proben1(cls, spec, n_in, n_out, *, shortcut=True):
+        """Build a network from Proben1 notation such as ``"4+2 l"`` or ``"16+0 s"``.
+
+        Parameters
+        ----------
+        spec : str
+            ``"h1+h2 k"`` with hidden layer sizes h1, h2 (0 = absent) and output
+            kind k: ``l`` linear outputs, ``s`` sigmoid outputs (Proben1's
+            x/(1+|x|)). ``"0+0 l"`` or ``"linear"`` is a linear network.
+        n_in, n_out : int
+        shortcut : bool, default=True
+            Proben1's networks have all shortcut connections; False gives the
+            "no-shortcut" variant with the same hidden sizes.
+
+        Returns
+        -------
+        MLP
+
+        Raises
+        ------
+        ValueError
+            If ``spec`` is not in Proben1 notation, or names a second hidden layer
+            without a first.
+        """
+        if not isinstance(spec, str):
+            raise TypeError(f"`spec` must be a string like '4+2 l', got {spec!r}.")
+        if spec.strip().lower() == "linear":
+            return cls(n_in, (), n_out, shortcut=shortcut, output_activation="linear")
+        m = _PROBEN1_SPEC.match(spec)
+        if not m:
+            raise ValueError(
+                f"`spec` must be Proben1 notation 'h1+h2 k' (k = l or s), e.g. '4+2 l' or "
+                f"'16+0 s', got {spec!r}.")
+        h1, h2, kind = int(m.group(1)), int(m.group(2)), m.group(3)
+        if h1 == 0 and h2 > 0:
+            raise ValueError(f"`spec` {spec!r} has a second hidden layer but no first.")
+        hidden = tuple(h for h in (h1, h2) if h > 0)
+        out = "linear" if kind == "l" else "proben1"
+        return cls(n_in, hidden, n_out, shortcut=shortcut, hidden_activation="proben1",
+                   output_activation=out)
+
+    @property
+    def proben1_spec(self):
+        """This network in Proben1 notation (``"4+2 l"``), or None if it has none.
+
+        Proben1 notation covers at most two hidden layers of x/(1+|x|) units and
+        linear or x/(1+|x|) outputs.
+        """
+        if len(self.hidden) > 2:
+            return None
+        if self.hidden and self.hidden_activation != "proben1":
+            return None
+        kind = {"linear": "l", "proben1": "s"}.get(self.output_activation)
+        if kind is None:
+            return None
+        h = list(self.hidden) + [0] * (2 - len(self.hidden))
+        return f"{h[0]}+{h[1]} {kind}"
+
+    def __repr__(self):
+        hidden = "+".join(map(str, self.hidden)) if self.hidden else "no"
+        conn = "all shortcut connections" if self.shortcut else "adjacent layers only"
+        spec = self.proben1_spec
+        spec = f" '{spec}'" if spec else ""
+        return (f"MLP({self.n_in} inputs, {hidden} hidden ({self.hidden_activation}), "
+                f"{self.n_out} {self.output_activation} outputs, {conn}; "
+                f"{self.n_connections} connections{spec})")
+
+    # ---------------------------------------------------------------- weights
+    @property
+    def weights(self):
+        view = self._w.view()
+        view.flags.writeable = False
+        return view
+
+    def set_weights(self, w):
+        """Replace the flat weight vector (copied; must be finite, length C)."""
+        w = np.asarray(w, dtype=np.float64)
+        if w.shape != (self.n_connections,):
+            raise ValueError(f"`w` must have shape ({self.n_connections},), got {w.shape}.")
+        if not np.isfinite(w).all():
+            raise ValueError("`w` must be finite.")
+        self._w[:] = w
+        return self
+
+    def init_weights(self, seed=None, scale=0.5):
+        """Draw every weight (biases too) uniformly from [-scale, scale].
+
+        Parameters
+        ----------
+        seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
+            One integer reproduces the weights bit for bit.
+        scale : float, default=0.5
+            Half-width r of the interval; Proben1 uses 0.5 for multilayer and
+            0.01 for linear networks.
+
+        Returns
+        -------
+        self : MLP
+        """
+        scale = check_float(scale, "scale", low=0.0)
+        rng = as_generator(seed)
+        self._w[:] = rng.uniform(-scale, scale, size=self.n_connections)
+        return self
+
+    def _slices(self, j):
+        """Views (W_j, b_j) of layer j >= 1 into the flat vector."""
+        start, size, lo, hi, w_off, b_off, _ = self._layers[j - 1]
+        W = self._w[w_off:b_off].reshape(size, hi - lo)
+        b = self._w[b_off:b_off + size]
+        return W, b, lo
+
+    def connected_pairs(self):
+        """The connected layer pairs (i, j), i < j, in weight order."""
+        L = self.n_layers
+        if self.shortcut:
+            return [(i, j) for j in range(1, L + 1) for i in range(j)]
+        return [(j - 1, j) for j in range(1, L + 1)]
+
+    def get_params(self):
+        """Weights per connected layer pair.
+
+        Returns
+        -------
+        W : dict
+            ``W[(i, j)]`` of shape (n_i, n_j): weight from unit a of layer i to
+            unit c of layer j is ``W[(i, j)][a, c]``. Layers are numbered 0
+            (inputs) to L (outputs).
+        b : dict
+            ``b[j]`` of shape (n_j,), the biases of layer j = 1..L.
+        """
+        W, b = {}, {}
+        for (i, j) in self.connected_pairs():
+            Wj, _, lo = self._slices(j)
+            c0 = self._starts[i] - lo
+            W[(i, j)] = Wj[:, c0:c0 + self.layer_sizes[i]].T.copy()
+        for j in range(1, self.n_layers + 1):
+            b[j] = self._slices(j)[1].copy()
+        return W, b
+
+    def set_params(self, W, b):
+        """Set the weights from the dicts returned by :meth:`get_params`.
+
+        Every connected pair and every layer's biases must be present with the
+        right shape and finite values; extra or missing keys are errors.
+        """
+        if not isinstance(W, dict) or not isinstance(b, dict):
+            raise TypeError("`W` and `b` must be dicts as returned by get_params().")
+        pairs = self.connected_pairs()
+        if set(W) != set(pairs):
+            raise ValueError(f"`W` must have exactly the keys {pairs}, got {sorted(W)}.")
+        if set(b) != set(range(1, self.n_layers + 1)):
+            raise ValueError(f"`b` must have exactly the keys {list(range(1, self.n_layers + 1))}, "
+                             f"got {sorted(b)}.")
+        new = self._w.copy()
+        for (i, j) in pairs:
+            Wij = np.asarray(W[(i, j)], dtype=np.float64)
+            shape = (self.layer_sizes[i], self.layer_sizes[j])
+            if Wij.shape != shape:
+                raise ValueError(f"`W[{(i, j)}]` must have shape {shape}, got {Wij.shape}.")
+            start, size, lo, hi, w_off, b_off, _ = self._layers[j - 1]
+            Wj = new[w_off:b_off].reshape(size, hi - lo)
+            c0 = self._starts[i] - lo
+            Wj[:, c0:c0 + shape[0]] = Wij.T
+        for j in range(1, self.n_layers + 1):
+            bj = np.asarray(b[j], dtype=np.float64)
+            if bj.shape != (self.layer_sizes[j],):
+                raise ValueError(f"`b[{j}]` must have shape ({self.layer_sizes[j]},), got {bj.shape}.")
+            b_off = self._layers[j - 1, 5]
+            new[b_off:b_off + bj.size] = bj
+        if not np.isfinite(new).all():
+            raise ValueError("`W` and `b` must be finite.")
+        self._w[:] = new
+        return self
+
+    # -------------------------------------------------------------- evaluate
+    def _workspace(self, X):
+        """An activation buffer with the inputs X in its first columns."""
+        A = np.empty((X.shape[0], self.n_units))
+        A[:, :self.n_in] = X
+        return A
+
+    def predict(self, X):
+        """Outputs of the network for the patterns X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_patterns, n_in)
+
+        Returns
+        -------
+        Y : ndarray of shape (n_patterns, n_out)
+        """
+        X = check_matrix(X, "X", n_cols=self.n_in, what="inputs", allow_empty=True)
+        A = self._workspace(X)
+        _forward.forward(A, self._layers, self.n_in, self._w, self._block_size(),
+                         DEFAULT_BLAS_MIN)
+        return A[:, self.n_units - self.n_out:].copy()
+
+    def sum_squared_error(self, X, Y):
+        """Summed squared error sum_p sum_i (o_pi - t_pi)**2 (no factor 1/2)."""
+        from fastnet._validation import check_pair
+        X, Y = check_pair(X, Y, "X", "Y", self.n_in, self.n_out, allow_empty=True)
+        A = self._workspace(X)
+        return float(_forward.sum_squared_error(A, Y, self._layers, self.n_in, self._w,
+                                                self._block_size(), DEFAULT_BLAS_MIN))
+
+    # ------------------------------------------------------------- copy / io
+    def copy(self):
+        """An independent copy (same topology and weights)."""
+        new = MLP.__new__(MLP)
+        new.__dict__.update(self.__dict__)
+        new._w = self._w.copy()
+        return new
+
+    def __getstate__(self):
+        return {"format_version": FORMAT_VERSION, "config": self._config(), "weights": self._w.copy()}
+
+    def __setstate__(self, state):
+        if not isinstance(state, dict) or state.get("format_version") != FORMAT_VERSION:
+            found = state.get("format_version") if isinstance(state, dict) else None
+            raise ValueError(f"cannot restore MLP: format version {found!r}, this fastnet reads "
+                             f"version {FORMAT_VERSION}.")
+        other = MLP(**state["config"])
+        self.__dict__.update(other.__dict__)
+        self.set_weights(state["weights"])
+
+    def _config(self):
+        return {"n_in": self.n_in, "hidden": list(self.hidden), "n_out": self.n_out,
+                "shortcut": self.shortcut, "hidden_activation": self.hidden_activation,
+                "output_activation": self.output_activation}
+
+    def save(self, path):
+        """Save to an ``.npz`` file that :meth:`load` restores exactly.
+
+        The file holds ``format_version`` (int), ``config`` (JSON text of the
+        constructor arguments) and ``weights`` (the flat float64 vector). It is
+        written to a temporary file and renamed, so it is never half-written.
+        """
+        path = os.fspath(path)
+        directory = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(suffix=".npz", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                np.savez(f, format_version=np.array(FORMAT_VERSION),
+                         config=np.array(json.dumps(self._config())), weights=self._w)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    @classmethod
+    def load(cls, path):
+        """Load a network written by :meth:`save`.
+
+        Raises
+        ------
+        ValueError
+            If the file is not a fastnet network file, is truncated or corrupt, or
+            has another format version.
+        """
+        path = os.fspath(path)
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                keys = set(data.files)
+                version = int(data["format_version"]) if "format_version" in keys else None
+                config = json.loads(str(data["config"])) if "config" in keys else None
+                weights = np.array(data["weights"], dtype=np.float64) if "weights" in keys else None
+        except FileNotFoundError:
+            raise
+        except Exception as exc:  # truncated zip, not a zip, bad JSON, ...
+            raise ValueError(f"{path}: cannot read fastnet network file "
+                             f"({type(exc).__name__}: {exc}).") from None
+        if version is None or config is None or weights is None:
+            raise ValueError(f"{path}: not a fastnet network file (keys {sorted(keys)}).")
+        if version != FORMAT_VERSION:
+            raise ValueError(f"{path}: network file format version {version}, this "
+                             f"fastnet reads version {FORMAT_VERSION}.")
+        net = cls(**config)
+        net.set_weights(weights)
+        return net
+
+    def __eq__(self, other):
+        if not isinstance(other, MLP):
+            return NotImplemented
+        return self._config() == other._config() and np.array_equal(self._w, other._w)
+
+    __hash__ = None

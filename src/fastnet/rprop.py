@@ -1,0 +1,261 @@
+"""Epoch-batched RPROP training (SPEC §3.1, §3.3).
+
+Parameter names follow the paper's symbols. FANN names the same things
+``rprop_increase_factor`` (eta_plus), ``rprop_decrease_factor`` (eta_minus),
+``rprop_delta_min`` (delta_min), ``rprop_delta_max`` (delta_max) and
+``rprop_delta_zero`` (delta0); FANN's RPROP is iRPROP- with extra quirks (a
+1e-4 floor on the previous step, weights clipped to +-1500) that fastnet does
+not copy.
+"""
+import numpy as np
+
+from fastnet._kernels import _rprop
+from fastnet._training import (
+    Workspace,
+    base_setup,
+    check_common,
+    resolve_classification,
+    run_training,
+)
+from fastnet._validation import as_generator, check_choice, check_float
+from fastnet.stopping import AllOf, AnyOf, EverHeld, GL, MaxEpochs, PQ, ProgressBelow, UP
+
+__all__ = ["train_rprop", "VARIANTS", "PRESETS", "proben1_stopping"]
+
+#: RPROP variant names (Igel & Hüsken 2000) and their kernel codes.
+VARIANTS = {"rprop+": 0, "rprop-": 1, "irprop-": 2, "irprop+": 3}
+
+
+def proben1_stopping(kind):
+    """Proben1's stopping rule for ``kind`` "linear" or "multilayer" (SPEC §3.3).
+
+    linear: GL5 or P5(t) < 0.1 or 3000 epochs.
+    multilayer: P5(t) < 0.1, or 3000 epochs, or once GL5, UP8 and GL/P5 > 3 have
+    each held at least once (not necessarily together).
+    """
+    kind = check_choice(kind, "kind", {"linear", "multilayer"})
+    if kind == "linear":
+        return AnyOf(GL(5), ProgressBelow(0.1), MaxEpochs(3000))
+    return AnyOf(ProgressBelow(0.1), MaxEpochs(3000),
+                 AllOf(EverHeld(GL(5)), EverHeld(UP(8)), EverHeld(PQ(3))))
+
+
+#: Proben1's RPROP set-ups (SPEC §3.3). ``init_scale`` is the half-width of the
+#: uniform initial weights; ``delta0`` a range is drawn per weight.
+PRESETS = {
+    "proben1-linear": dict(variant="rprop+", eta_plus=1.2, eta_minus=0.5, delta0=(0.005, 0.02),
+                           delta_min=0.0, delta_max=50.0, init_scale=0.01, strip=5,
+                           max_epochs=3000, stop="linear"),
+    "proben1-multilayer": dict(variant="rprop+", eta_plus=1.1, eta_minus=0.5, delta0=(0.05, 0.2),
+                               delta_min=0.0, delta_max=50.0, init_scale=0.5, strip=5,
+                               max_epochs=3000, stop="multilayer"),
+}
+
+_UNSET = object()
+
+
+def _check_delta0(delta0, delta_min, delta_max):
+    if isinstance(delta0, (tuple, list, np.ndarray)):
+        if len(delta0) != 2:
+            raise ValueError(f"`delta0` must be a number or a range (lo, hi), got {delta0!r}.")
+        lo = check_float(delta0[0], "delta0[0]", low=0.0, low_open=True)
+        hi = check_float(delta0[1], "delta0[1]", low=0.0, low_open=True)
+        if lo > hi:
+            raise ValueError(f"`delta0` range must have lo <= hi, got {delta0!r}.")
+        if hi > delta_max:
+            raise ValueError(f"`delta0` must not exceed `delta_max`={delta_max}, got {delta0!r}.")
+        return (lo, hi)
+    d = check_float(delta0, "delta0", low=0.0, low_open=True)
+    if d > delta_max:
+        raise ValueError(f"`delta0` must not exceed `delta_max`={delta_max}, got {d}.")
+    return d
+
+
+class _RpropStepper:
+    def __init__(self, ws, variant, eta_plus, eta_minus, delta_min, delta_max, step0):
+        C = ws.net.n_connections
+        self.ws = ws
+        self.g = np.zeros(C)
+        self.g_prev = np.zeros(C)
+        self.dw_prev = np.zeros(C)
+        self.step = step0
+        self.last_error = np.array([np.inf])
+        self.args = (VARIANTS[variant], eta_plus, eta_minus, delta_min, delta_max)
+        self.updates_per_epoch = C
+
+    def run(self, sse_out):
+        ws = self.ws
+        return _rprop.train_epochs(ws.A, ws.T, ws.net._layers, ws.net.n_in, ws.net._w, self.g,
+                                   self.g_prev, self.dw_prev, self.step, ws.D, ws.Dl, *self.args,
+                                   self.last_error, sse_out, ws.blas_min)
+
+
+def train_rprop(net, X, Y, X_val=None, Y_val=None, *, X_test=None, Y_test=None,
+                preset=None, variant=_UNSET, eta_plus=_UNSET, eta_minus=_UNSET,
+                delta0=_UNSET, delta_min=_UNSET, delta_max=_UNSET, max_epochs=_UNSET,
+                stop=_UNSET, strip=_UNSET, init_scale=_UNSET, seed=None,
+                target_range=(0.0, 1.0), classification="auto", callback=None,
+                block_size=None, blas_min=None):
+    r"""Train ``net`` in place with epoch-batched RPROP.
+
+    One update per epoch from the gradient of the summed squared error
+    E = sum_p sum_i (o_pi - t_pi)^2 over the whole training set.
+
+    Parameters
+    ----------
+    net : MLP
+        Trained in place; with a validation set it ends at the weights of the
+        relevant epoch (lowest validation error).
+    X, Y : array-like of shape (n_patterns, n_in) and (n_patterns, n_out)
+        Training set.
+    X_val, Y_val : array-like, optional
+        Validation set, measured at every strip end (early stopping).
+    X_test, Y_test : array-like, optional
+        Test set, measured at strip ends for plots only (no criterion reads it),
+        and for the final errors.
+    preset : {"proben1-linear", "proben1-multilayer"}, optional
+        Proben1's set-ups (SPEC §3.3): sets every parameter below, the initial
+        weight range and the stopping rule. Explicit arguments override it.
+    variant : {"rprop+", "rprop-", "irprop-", "irprop+"}, default "rprop+"
+        rprop+ backtracks on a sign change (Proben1); rprop- does not; irprop-
+        skips the step and forgets the gradient; irprop+ backtracks only if the
+        epoch error rose.
+    eta_plus, eta_minus : float, defaults 1.2 and 0.5
+        Step growth and shrink factors, 0 < eta_minus < 1 < eta_plus.
+    delta0 : float or (lo, hi), default 0.1
+        Initial step; a range is drawn uniformly per weight from ``seed``.
+    delta_min, delta_max : float, defaults 0.0 and 50.0
+        Step bounds, 0 <= delta_min <= delta_max.
+    max_epochs : int, default 100
+        Hard limit on the epochs trained.
+    stop : StoppingCriterion or None, default None
+        Evaluated at every strip end (see :mod:`fastnet.stopping`). None trains
+        exactly ``max_epochs`` epochs.
+    strip : int, default 5
+        Strip length k.
+    init_scale : float or None, default None
+        If given, the weights are first drawn uniformly from
+        [-init_scale, init_scale] with ``seed``; if None the network's weights are
+        used as they are.
+    seed : None, int, SeedSequence or Generator
+        Source of the initial weights (with ``init_scale``) and of per-weight
+        ``delta0`` draws. One integer reproduces a run bit for bit.
+    target_range : (o_min, o_max), default (0.0, 1.0)
+        Range of the target representation for the squared error percentage.
+    classification : bool or "auto", default "auto"
+        Whether to report classification errors; "auto" means "targets are one-hot".
+    callback : callable, optional
+        ``callback(epoch, state)`` after every strip (``state`` is a
+        :class:`fastnet.stopping.TrainingState`); returning True stops training
+        with stop_reason "callback".
+    block_size : int, optional
+        Patterns per cache block (default: from the network size). Results
+        depend on it only through floating-point summation order.
+    blas_min : int, optional
+        Layer products with m*n*k below this use plain loops instead of BLAS.
+
+    Returns
+    -------
+    TrainResult
+
+    Raises
+    ------
+    ValueError, TypeError
+        For bad shapes, non-finite data, invalid hyper-parameters or a stopping
+        rule that needs a validation set when none is given.
+    FloatingPointError
+        If the training error becomes non-finite.
+
+    Warns
+    -----
+    NoConvergenceWarning
+        If ``stop`` is given and ``max_epochs`` is reached before it holds.
+
+    See Also
+    --------
+    train_backprop : plain backpropagation with momentum.
+    fastnet.stopping : GL, PQ, UP and the other criteria.
+
+    Notes
+    -----
+    For each weight with step Delta, previous gradient g' and previous change dw'
+    (rprop+): if g' g > 0, Delta <- min(Delta eta_plus, delta_max) and
+    w <- w - sign(g) Delta; if g' g < 0, Delta <- max(Delta eta_minus, delta_min),
+    w <- w - dw' (backtrack) and g' <- 0; if g' g = 0, w <- w - sign(g) Delta.
+
+    References
+    ----------
+    Riedmiller, M. & Braun, H. (1993). A direct adaptive method for faster
+    backpropagation learning: the RPROP algorithm. Proc. IEEE ICNN, 586-591.
+    Igel, C. & Hüsken, M. (2000). Improving the Rprop learning algorithm. Proc.
+    NC 2000, 115-121.
+    Prechelt, L. (1994). Proben1. Technical Report 21/94, Universität Karlsruhe.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastnet import MLP, train_rprop
+    >>> X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
+    >>> Y = np.array([[0.], [1.], [1.], [0.]])
+    >>> net = MLP(2, (2,), 1, shortcut=False, output_activation="logistic")
+    >>> result = train_rprop(net, X, Y, max_epochs=200, init_scale=0.5, seed=1)
+    >>> result.epochs, result.traversals.forward == 200 * 4 * net.n_connections
+    (200, True)
+    """
+    params = dict(variant="rprop+", eta_plus=1.2, eta_minus=0.5, delta0=0.1, delta_min=0.0,
+                  delta_max=50.0, max_epochs=100, stop=None, strip=5, init_scale=None)
+    if preset is not None:
+        check_choice(preset, "preset", PRESETS)
+        params.update(PRESETS[preset])
+    given = dict(variant=variant, eta_plus=eta_plus, eta_minus=eta_minus, delta0=delta0,
+                 delta_min=delta_min, delta_max=delta_max, max_epochs=max_epochs, stop=stop,
+                 strip=strip, init_scale=init_scale)
+    params.update({k: v for k, v in given.items() if v is not _UNSET})
+    if isinstance(params["stop"], str):
+        params["stop"] = proben1_stopping(params["stop"])
+
+    variant = check_choice(params["variant"], "variant", VARIANTS)
+    eta_plus = check_float(params["eta_plus"], "eta_plus", low=1.0, low_open=True)
+    eta_minus = check_float(params["eta_minus"], "eta_minus", low=0.0, high=1.0,
+                            low_open=True, high_open=True)
+    delta_min = check_float(params["delta_min"], "delta_min", low=0.0)
+    delta_max = check_float(params["delta_max"], "delta_max", low=0.0)
+    if delta_min > delta_max:
+        raise ValueError(f"`delta_min` must be <= `delta_max`, got {delta_min} > {delta_max}.")
+    delta0 = _check_delta0(params["delta0"], delta_min, delta_max)
+    init = params["init_scale"]
+    if init is not None:
+        init = check_float(init, "init_scale", low=0.0)
+    (X, Y, X_val, Y_val, X_test, Y_test, max_epochs, strip, target_range, block_size,
+     blas_min) = check_common(net, X, Y, X_val, Y_val, X_test, Y_test, params["max_epochs"],
+                              params["strip"], params["stop"], target_range, callback,
+                              block_size, blas_min)
+    classification = resolve_classification(classification, Y)
+    rng = as_generator(seed)
+
+    # Draw order is fixed (weights, then steps) so one seed reproduces a run.
+    if init is not None:
+        net.init_weights(rng, scale=init)
+    C = net.n_connections
+    if isinstance(delta0, tuple):
+        step0 = rng.uniform(delta0[0], delta0[1], size=C)
+    else:
+        step0 = np.full(C, delta0)
+
+    ws = Workspace(net, X, Y, block_size, blas_min)
+    stepper = _RpropStepper(ws, variant, eta_plus, eta_minus, delta_min, delta_max, step0)
+    setup = base_setup(
+        net, algorithm=f"RPROP ({variant}), epoch-batched",
+        parameters={"eta_plus": eta_plus, "eta_minus": eta_minus,
+                    "delta0": list(delta0) if isinstance(delta0, tuple) else delta0,
+                    "delta_min": delta_min, "delta_max": delta_max, "preset": preset},
+        stop=params["stop"], strip=strip, max_epochs=max_epochs, target_range=target_range,
+        seed=seed, n_train=X.shape[0], n_val=0 if X_val is None else X_val.shape[0],
+        n_test=0 if X_test is None else X_test.shape[0],
+        initialisation=(f"uniform in [-{init}, {init}] from the seed" if init is not None
+                        else "weights of the network as given"),
+        block_size=ws.D.shape[0])
+    return run_training(net, stepper, ws, X_val=X_val, Y_val=Y_val, X_test=X_test,
+                        Y_test=Y_test, max_epochs=max_epochs, strip=strip, stop=params["stop"],
+                        target_range=target_range, callback=callback,
+                        classification=classification, setup=setup)
