@@ -148,7 +148,16 @@ def read_proben1_train(path):
 
 def _fastnet_train_split(name, directory):
     """(X, T) of ``fastnet.datasets.load_proben1(name).train``; raises if unusable."""
-    from fastnet.datasets import load_proben1  # noqa: PLC0415
+    try:
+        from fastnet.datasets import load_proben1  # noqa: PLC0415
+    except ImportError:
+        import sys  # noqa: PLC0415
+
+        src = str(repo_root() / "src")
+        if src in sys.path:
+            raise
+        sys.path.insert(0, src)   # an in-place build of the work tree
+        from fastnet.datasets import load_proben1  # noqa: PLC0415
 
     try:
         ds = load_proben1(name, data_dir=directory)

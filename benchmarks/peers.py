@@ -1,0 +1,392 @@
+#!/usr/bin/env python
+"""fastnet against its peers (FANN, PyTorch, plain NumPy) on cases A-G of PEERS.md, in one run.
+
+Every peer trains the same networks from the same fixed initial weights with the same
+full-batch iRPROP- settings, single-threaded; only the epoch loop is timed (CPU time is the
+main figure, wall time is reported too). See benchmarks/README.md.
+
+    python benchmarks/peers.py                          # all cases, all available peers, float64
+    python benchmarks/peers.py --cases A,C --peers fastnet,numpy    # the "core bar" check
+    python benchmarks/peers.py --dtype float64,float32 --json peers.json
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# One thread for every BLAS/OpenMP pool: must happen before numpy (or torch) is imported.
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ[_var] = "1"
+# --native-blas: let OpenBLAS pick its kernel for this CPU (this process only; see README).
+if "--native-blas" in sys.argv[1:]:
+    for _var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        os.environ.pop(_var, None)
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from _peers import cases as cases_mod  # noqa: E402
+from _peers import machine  # noqa: E402
+from _peers.harness import PeerUnavailable, measure  # noqa: E402
+
+ALL_PEERS = ("fastnet", "numpy", "fann", "torch")
+DTYPES = ("float64", "float32")
+SHORT = {"float64": "f64", "float32": "f32"}
+INIT_RTOL = {"float64": 1e-10, "float32": 1e-5}   # SSE at init vs the float64 reference
+FINAL_ORDER = 5.0   # final SSE more than this factor from the NumPy f64 (or median) value is flagged
+
+# Bars: (issue, case, peer to beat: "numpy"/"fann"/"best", factor). All float64.
+BARS = [
+    ("issue 2", "A", "numpy", 2.0),
+    ("issue 2", "C", "numpy", 1.0),
+    ("issue 7", "A", "fann", 3.0),
+    ("issue 7", "B", "best", 1.5),
+    ("issue 7", "C", "best", 1.5),
+    ("issue 7", "F", "best", 1.5),
+    ("issue 7", "D", "best", 1.3),
+    ("issue 7", "E", "best", 1.3),
+    ("issue 7", "G", "best", 1.3),
+]
+
+
+def peer_class(name):
+    if name == "fastnet":
+        from _peers.fastnet_peer import FastnetPeer
+        return FastnetPeer
+    if name == "numpy":
+        from _peers.numpy_peer import NumpyPeer
+        return NumpyPeer
+    if name == "fann":
+        from _peers.fann import FannPeer
+        return FannPeer
+    if name == "torch":
+        from _peers.torch_peer import TorchPeer
+        return TorchPeer
+    raise ValueError(name)
+
+
+def availability(name):
+    """None if the peer can be tried, else the reason it cannot."""
+    try:
+        if name == "fastnet":
+            from _peers.fastnet_peer import import_fastnet
+            import_fastnet()
+        elif name == "torch":
+            from _peers.torch_peer import import_torch
+            import_torch()
+        elif name == "fann":
+            from _peers.fann import _load
+            _load("float64")
+    except PeerUnavailable as exc:
+        return str(exc)
+    return None
+
+
+def parse_list(text, valid, what):
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in items if t not in valid]
+    if bad:
+        raise SystemExit(f"`--{what}`: unknown {', '.join(bad)}; valid: {', '.join(valid)}")
+    return items
+
+
+def fmt_ms(s):
+    return "—" if s is None else f"{s * 1e3:.4g}"
+
+
+def col(r):
+    return f"{r['peer']} {SHORT[r['dtype']]}"
+
+
+# --------------------------------------------------------------------------- per case
+
+def run_case(key, peers, dtypes, args, peaks, unavailable, log):
+    case = cases_mod.load_case(key)
+    info = {
+        "label": case.spec.label, "dataset": case.spec.dataset, "hidden": list(case.spec.hidden),
+        "shortcut": case.shortcut, "sizes": list(case.sizes), "N": case.n_patterns,
+        "C": case.n_connections, "traversals_per_epoch": case.traversals_per_epoch,
+        "flop_per_epoch": case.flop_per_epoch, "sse_init_ref": case.sse_init_ref,
+        "data": case.data_note, "results": [], "skipped": {},
+    }
+    log(f"\n== {case.spec.label}: N={case.n_patterns} inputs={case.sizes[0]} outputs={case.sizes[-1]} "
+        f"C={case.n_connections}; {case.traversals_per_epoch:,} traversals/epoch; "
+        f"{case.flop_per_epoch / 1e6:.3g} MFLOP/epoch; SSE at init (f64 reference) {case.sse_init_ref:.6g}")
+    log(f"   data: {case.data_note}")
+    for dtype in dtypes:
+        for name in peers:
+            label = f"{name} {SHORT[dtype]}"
+            if name in unavailable:
+                info["skipped"][label] = unavailable[name]
+                continue
+            peer = None
+            try:
+                peer = peer_class(name)(case, dtype)
+                r = measure(peer, args.epochs, args.repeats)
+            except PeerUnavailable as exc:
+                info["skipped"][label] = str(exc)
+                log(f"   {label}: skipped: {exc}")
+                continue
+            except Exception as exc:  # a peer that breaks must not stop the others
+                info["skipped"][label] = f"ERROR {type(exc).__name__}: {exc}"
+                log(f"   {label}: ERROR {type(exc).__name__}: {exc}")
+                if args.verbose:
+                    traceback.print_exc()
+                continue
+            finally:
+                if peer is not None:
+                    peer.close()
+            t = r["cpu_s_per_epoch"]
+            r["traversals_per_s"] = case.traversals_per_epoch / t
+            r["gflops"] = case.flop_per_epoch / t / 1e9
+            r["frac_peak"] = case.flop_per_epoch / t / peaks[dtype]["flops_cpu"]
+            info["results"].append(r)
+            log(f"   {label:<12} {t * 1e3:9.4f} ms/epoch CPU, {r['wall_s_per_epoch'] * 1e3:9.4f} wall; "
+                f"SSE init {r['sse_init']:.6g}, after {r['sse_early_epochs']}: {r['sse_early']:.6g}, "
+                f"after {args.epochs}: {r['sse_final']:.6g}")
+    derive(info, args)
+    print_case_table(info, args, log)
+    return info
+
+
+def derive(info, args):
+    """Ratios to fastnet and the best peer, and the SSE checks."""
+    res = info["results"]
+    for dtype in DTYPES:
+        rows = [r for r in res if r["dtype"] == dtype]
+        fast = next((r for r in rows if r["peer"] == "fastnet"), None)
+        others = [r for r in rows if r["peer"] != "fastnet"]
+        best = min(others, key=lambda r: r["cpu_s_per_epoch"]) if others else None
+        for r in rows:
+            r["fastnet_speedup"] = (r["cpu_s_per_epoch"] / fast["cpu_s_per_epoch"]
+                                    if fast and r is not fast else None)
+        if best:
+            info.setdefault("best_peer", {})[dtype] = col(best)
+        if fast and best:
+            info.setdefault("fastnet_vs_best", {})[dtype] = best["cpu_s_per_epoch"] / fast["cpu_s_per_epoch"]
+    # SSE checks
+    ref_final = next((r for r in res if r["peer"] == "numpy" and r["dtype"] == "float64"), None)
+    finals = [r["sse_final"] for r in res]
+    ref_value = ref_final["sse_final"] if ref_final else (statistics.median(finals) if finals else None)
+    for r in res:
+        flags = []
+        rel = abs(r["sse_init"] / info["sse_init_ref"] - 1.0)
+        r["sse_init_relerr"] = rel
+        if not rel <= INIT_RTOL[r["dtype"]]:
+            flags.append(f"INIT SSE OFF by {rel:.1e}")
+        if not all(math.isfinite(v) for v in r["sse_final_repeats"]):
+            flags.append("NON-FINITE SSE")
+        elif ref_value and ref_value > 0:
+            ratio = r["sse_final"] / ref_value
+            if ratio > FINAL_ORDER or ratio < 1 / FINAL_ORDER:
+                flags.append(f"FINAL SSE x{ratio:.3g} of reference")
+        reps = r["sse_final_repeats"]
+        if max(reps) - min(reps) > 1e-9 * max(abs(max(reps)), 1.0):
+            flags.append("repeats differ")
+        r["flags"] = flags
+    # agreement of the exact-iRPROP- float64 peers (numpy, torch, fastnet)
+    exact = [r for r in res if r["dtype"] == "float64" and r["peer"] in ("numpy", "torch", "fastnet")]
+    if ref_final and len(exact) > 1:
+        agree = {}
+        for r in exact:
+            if r is ref_final:
+                continue
+            agree[r["peer"]] = {
+                "early": abs(r["sse_early"] / ref_final["sse_early"] - 1),
+                "final": abs(r["sse_final"] / ref_final["sse_final"] - 1)}
+        info["f64_agreement_vs_numpy"] = agree
+
+
+def print_case_table(info, args, log):
+    res = info["results"]
+    if not res:
+        return
+    head = (f"   {'peer':<12} {'CPU ms/ep':>10} {'wall ms/ep':>10} {'spread':>6} {'Mtrav/s':>9} "
+            f"{'GFLOP/s':>8} {'%peak':>6} {'fastnet x':>9}  {'SSE init':>11} {'SSE@' + str(res[0]['sse_early_epochs']):>11} "
+            f"{'SSE@' + str(args.epochs):>11}  check")
+    log(head)
+    for r in res:
+        sp = "" if r["fastnet_speedup"] is None else f"{r['fastnet_speedup']:.2f}"
+        spread = "" if r["spread_cpu"] is None else f"{100 * r['spread_cpu']:.0f}%"
+        log(f"   {col(r):<12} {r['cpu_s_per_epoch'] * 1e3:10.4f} {r['wall_s_per_epoch'] * 1e3:10.4f} {spread:>6} "
+            f"{r['traversals_per_s'] / 1e6:9.0f} {r['gflops']:8.3g} {100 * r['frac_peak']:6.2f} {sp:>9}  "
+            f"{r['sse_init']:11.6g} {r['sse_early']:11.6g} {r['sse_final']:11.6g}  "
+            f"{'; '.join(r['flags']) or 'ok'}")
+    for dtype, ratio in info.get("fastnet_vs_best", {}).items():
+        log(f"   fastnet {SHORT[dtype]} vs best peer {info['best_peer'][dtype]}: {ratio:.2f}x "
+            f"({'fastnet faster' if ratio > 1 else 'fastnet slower'})")
+    agree = info.get("f64_agreement_vs_numpy")
+    if agree:
+        log("   f64 SSE vs numpy f64 (relative): " + ", ".join(
+            f"{p} {v['early']:.1e} @{res[0]['sse_early_epochs']} / {v['final']:.1e} @{args.epochs}"
+            for p, v in agree.items()))
+
+
+# --------------------------------------------------------------------------- summary
+
+def summary(all_cases, args, log):
+    cols = []
+    for c in all_cases.values():
+        for r in c["results"]:
+            if col(r) not in cols:
+                cols.append(col(r))
+    if not cols:
+        return
+    log("\n== Summary: median CPU ms per epoch (fastnet x = best peer time / fastnet time, same precision)")
+    log(f"   {'case':<24} " + " ".join(f"{k:>11}" for k in cols) + "  " +
+        " ".join(f"{'fastnet x best ' + SHORT[d]:>17}" for d in args.dtypes))
+    for key, c in all_cases.items():
+        cells = {col(r): fmt_ms(r["cpu_s_per_epoch"]) for r in c["results"]}
+        best = [f"{c.get('fastnet_vs_best', {}).get(d, float('nan')):17.2f}" for d in args.dtypes]
+        log(f"   {c['label']:<24} " + " ".join(f"{cells.get(k, '—'):>11}" for k in cols) + "  " + " ".join(best))
+
+
+def check_bars(all_cases, args, log):
+    log("\n== Bars (float64, CPU time per epoch; traversals/s ratios equal time ratios)")
+    out = []
+    for issue, key, target, factor in BARS:
+        c = all_cases.get(key)
+        line = {"issue": issue, "case": key, "versus": target, "factor": factor}
+        rows = {r["peer"]: r for r in (c["results"] if c else []) if r["dtype"] == "float64"}
+        fast = rows.get("fastnet")
+        if target == "best":
+            others = [r for p, r in rows.items() if p != "fastnet"]
+            opp = min(others, key=lambda r: r["cpu_s_per_epoch"]) if others else None
+        else:
+            opp = rows.get(target)
+        what = f"{issue}: case {key}: fastnet f64 >= {factor:g}x " + (
+            "best peer f64" if target == "best" else f"{target} f64")
+        if c is None or fast is None or opp is None:
+            missing = "case not run" if c is None else ("fastnet f64 not measured" if fast is None
+                                                        else f"{target} f64 not measured")
+            line.update(status="SKIP", reason=missing)
+            log(f"SKIP {what} ({missing})")
+        else:
+            ratio = opp["cpu_s_per_epoch"] / fast["cpu_s_per_epoch"]
+            status = "PASS" if ratio >= factor else "FAIL"
+            measured = sorted(p for p in rows if p != "fastnet")
+            extra = (f"; best of measured: {', '.join(measured)} -> {opp['peer']}" if target == "best" else "")
+            line.update(status=status, ratio=ratio, peer=opp["peer"], peers_measured=measured)
+            log(f"{status} {what}: {ratio:.2f}x ({fast['cpu_s_per_epoch'] * 1e3:.4g} vs "
+                f"{opp['cpu_s_per_epoch'] * 1e3:.4g} ms/epoch{extra})")
+        out.append(line)
+    return out
+
+
+# --------------------------------------------------------------------------- main
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cases", default=",".join(cases_mod.CASES), help="comma list of A-G (default all)")
+    p.add_argument("--peers", default=None,
+                   help=f"comma list of {','.join(ALL_PEERS)} (default: all that are available)")
+    p.add_argument("--epochs", type=int, default=300)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--dtype", default="float64", help="float64, float32 or both: float64,float32")
+    p.add_argument("--json", default=None, metavar="PATH", help="write every figure to this JSON file")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 if a bar FAILs or a peer's initial SSE differs from the reference")
+    p.add_argument("--native-blas", action="store_true",
+                   help="unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for this run (numpy at its best)")
+    p.add_argument("-v", "--verbose", action="store_true", help="tracebacks for peers that raise")
+    args = p.parse_args(argv)
+    args.cases = parse_list(args.cases.upper(), tuple(cases_mod.CASES), "cases")
+    explicit = args.peers is not None
+    args.peers = parse_list(args.peers or ",".join(ALL_PEERS), ALL_PEERS, "peers")
+    args.dtypes = parse_list(args.dtype, DTYPES, "dtype")
+    if args.epochs < 1 or args.repeats < 1:
+        raise SystemExit("`--epochs` and `--repeats` must be >= 1")
+
+    log = print
+    t_start = time.perf_counter()
+    limiter = None
+    try:
+        from threadpoolctl import threadpool_limits
+        limiter = threadpool_limits(1)
+    except ImportError:
+        pass
+
+    unavailable = {}
+    for name in args.peers:
+        why = availability(name)
+        if why:
+            unavailable[name] = why
+            log(f"{name}: {why}" if name == "fastnet" else f"{name}: skipped: {why}")
+
+    versions = {}
+    if "torch" not in unavailable and "torch" in args.peers:
+        import torch
+        versions["torch"] = torch.__version__
+        versions["torch_threads"] = torch.get_num_threads()
+    if "fann" not in unavailable and "fann" in args.peers:
+        from _peers.fann import fann_version
+        versions["fann"] = fann_version()
+    if "fastnet" not in unavailable and "fastnet" in args.peers:
+        from _peers.fastnet_peer import fastnet_version
+        versions["fastnet"] = fastnet_version()
+    desc = machine.describe(versions)
+    log(f"machine: {desc['cpu_model']}, {desc['logical_cpus']} logical CPUs; python {desc['python']}, "
+        f"numpy {desc['numpy']}" + "".join(f", {k} {v}" for k, v in versions.items()))
+    for b in desc["blas"]:
+        log(f"   pool: {b['internal_api']} {b.get('version')} {b.get('architecture') or ''} "
+            f"threads={b['num_threads']}")
+    if desc["env"].get("OPENBLAS_CORETYPE"):
+        log(f"   note: OPENBLAS_CORETYPE={desc['env']['OPENBLAS_CORETYPE']} is set; numpy's BLAS runs that kernel "
+            "(`--native-blas` runs the kernel OpenBLAS picks for this CPU; see README)")
+    if not explicit:
+        log(f"peers: {', '.join(n for n in args.peers if n not in unavailable)}")
+
+    peaks = {}
+    for dtype in args.dtypes:
+        peaks[dtype] = machine.matmul_peak(dtype)
+        log(f"single-core matmul peak {SHORT[dtype]} (2048^2, best of {peaks[dtype]['repeats']}): "
+            f"{peaks[dtype]['flops_cpu'] / 1e9:.1f} GFLOP/s CPU time, {peaks[dtype]['flops_wall'] / 1e9:.1f} wall")
+
+    all_cases = {}
+    for key in args.cases:
+        all_cases[key] = run_case(key, args.peers, args.dtypes, args, peaks, unavailable, log)
+
+    summary(all_cases, args, log)
+    bars = check_bars(all_cases, args, log)
+    init_bad = [f"{k} {col(r)}" for k, c in all_cases.items() for r in c["results"]
+                if any(f.startswith("INIT") for f in r["flags"])]
+    if init_bad:
+        log("INITIAL SSE MISMATCH (not comparing equal work): " + ", ".join(init_bad))
+    elapsed = time.perf_counter() - t_start
+    log(f"\nrun took {elapsed:.0f} s")
+
+    if args.json:
+        out = {
+            "machine": desc,
+            "settings": {"epochs": args.epochs, "repeats": args.repeats, "warmup_epochs": 5,
+                         "dtypes": args.dtypes, "peers": args.peers, "cases": args.cases,
+                         "rprop": cases_mod.RPROP, "variant": "irprop-", "init_seed": cases_mod.INIT_SEED,
+                         "init_range": cases_mod.INIT_RANGE, "synthetic_seed": cases_mod.SYNTH_SEED,
+                         "timer": "process_time (main), perf_counter (wall)",
+                         "statistic": "median over repeats of loop time / epochs"},
+            "matmul_peak": peaks,
+            "unavailable": unavailable,
+            "cases": all_cases,
+            "bars": bars,
+            "elapsed_s": elapsed,
+        }
+        with open(args.json, "w") as fh:
+            json.dump(out, fh, indent=1, default=float)
+        log(f"wrote {args.json}")
+    if limiter is not None:
+        limiter.restore_original_limits()
+    if args.strict and (init_bad or any(b["status"] == "FAIL" for b in bars)):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
