@@ -268,7 +268,8 @@ def run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs, 
     criterion = copy.deepcopy(stop) if stop is not None else None
     if criterion is not None:
         criterion.reset()
-    in_strips = val is not None or criterion is not None or callback is not None
+    in_strips = (val is not None or test is not None or criterion is not None
+                 or callback is not None)
     step = strip if in_strips else MAX_EPOCHS_PER_CALL
 
     train_err = np.empty(max_epochs)
@@ -319,9 +320,11 @@ def run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs, 
         if criterion is not None and at_strip_end and criterion.update(state):
             stop_reason = criterion.fired or criterion.name
             fired_criterion = True
-            break
-        if callback is not None and callback(epoch, state):
+        # The callback sees every strip end, the last one included.
+        if callback is not None and callback(epoch, state) and not fired_criterion:
             stop_reason = "callback"
+            break
+        if fired_criterion:
             break
     cpu_time = time.process_time() - cpu0
     wall_time = time.perf_counter() - wall0

@@ -408,17 +408,17 @@ class MLP:
             has another format version.
         """
         path = os.fspath(path)
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                keys = set(data.files)
-                version = int(data["format_version"]) if "format_version" in keys else None
-                config = json.loads(str(data["config"])) if "config" in keys else None
-                weights = np.array(data["weights"], dtype=np.float64) if "weights" in keys else None
-        except FileNotFoundError:
-            raise
-        except Exception as exc:  # truncated zip, not a zip, bad JSON, ...
-            raise ValueError(f"{path}: cannot read fastnet network file "
-                             f"({type(exc).__name__}: {exc}).") from None
+        with open(path, "rb") as fh:  # our handle, closed even when np.load fails
+            try:
+                with np.load(fh, allow_pickle=False) as data:
+                    keys = set(data.files)
+                    version = int(data["format_version"]) if "format_version" in keys else None
+                    config = json.loads(str(data["config"])) if "config" in keys else None
+                    weights = (np.array(data["weights"], dtype=np.float64)
+                               if "weights" in keys else None)
+            except Exception as exc:  # truncated zip, not a zip, bad JSON, ...
+                raise ValueError(f"{path}: cannot read fastnet network file "
+                                 f"({type(exc).__name__}: {exc}).") from None
         if version is None or config is None or weights is None:
             raise ValueError(f"{path}: not a fastnet network file (keys {sorted(keys)}).")
         if version != FORMAT_VERSION:

@@ -42,7 +42,6 @@ from fastnet.datasets._registry import (
     PROBEN1_PROBLEMS,
     Architecture,
     Proben1Problem,
-    count_connections,
 )
 from fastnet.datasets._synthetic import (
     TEACHER_BIAS_RANGE,
@@ -67,7 +66,6 @@ __all__ = [
     "Proben1Problem",
     "Split",
     "TEACHER_BIAS_RANGE",
-    "count_connections",
     "default_cache_dir",
     "fetch_proben1",
     "find_proben1_file",

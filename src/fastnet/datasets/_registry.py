@@ -11,7 +11,6 @@ __all__ = [
     "Proben1Problem",
     "PROBEN1_PROBLEMS",
     "PARTITIONINGS",
-    "count_connections",
 ]
 
 #: Order of the sets in the file for each partitioning suffix (Proben1 section 2.3.2).
@@ -27,8 +26,11 @@ PARTITIONINGS: Mapping[str, tuple[str, str, str]] = MappingProxyType({
 })
 
 
-def count_connections(n_in: int, hidden: tuple[int, ...], n_out: int, shortcut: bool = True) -> int:
+def _count_connections(n_in: int, hidden: tuple[int, ...], n_out: int, shortcut: bool = True) -> int:
     """Count the connections of a fully connected feed-forward net, biases included.
+
+    A private twin of `fastnet.count_connections` (which takes layer sizes), kept
+    here so that the datasets package needs no compiled code.
 
     Parameters
     ----------
@@ -49,9 +51,9 @@ def count_connections(n_in: int, hidden: tuple[int, ...], n_out: int, shortcut: 
 
     Examples
     --------
-    >>> count_connections(9, (4, 2), 2)        # cancer1 pivot "4+2 l", Proben1 Table 7
+    >>> _count_connections(9, (4, 2), 2)        # cancer1 pivot "4+2 l", Proben1 Table 7
     100
-    >>> count_connections(2, (2,), 1, shortcut=False)   # 2-2-1 XOR net
+    >>> _count_connections(2, (2,), 1, shortcut=False)   # 2-2-1 XOR net
     9
     """
     sizes = [n_in, *hidden, n_out]
@@ -85,7 +87,7 @@ class Architecture:
 
     See Also
     --------
-    count_connections : computes C from the layer sizes.
+    fastnet.count_connections : computes C from the layer sizes.
     """
 
     n_in: int

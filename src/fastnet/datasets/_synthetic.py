@@ -9,7 +9,7 @@ from types import MappingProxyType
 import numpy as np
 
 from fastnet.datasets._dataset import Dataset, Split
-from fastnet.datasets._registry import Architecture, count_connections
+from fastnet.datasets._registry import Architecture, _count_connections
 
 __all__ = ["make_xor", "make_encoder", "make_teacher", "make_mackey_glass",
            "TEACHER_BIAS_RANGE"]
@@ -68,7 +68,7 @@ def make_xor() -> Dataset:
     return Dataset(
         name="xor", kind="classification", n_in=2, n_out=1, train=_split(X, T),
         valid=None, test=None,
-        architecture=Architecture(2, (2,), 1, "s", False, count_connections(2, (2,), 1, False)),
+        architecture=Architecture(2, (2,), 1, "s", False, _count_connections(2, (2,), 1, False)),
         params=MappingProxyType({}),
     )
 
@@ -108,7 +108,7 @@ def make_encoder(n: int = 10, m: int = 5) -> Dataset:
     return Dataset(
         name=f"encoder-{n}-{m}-{n}", kind="classification", n_in=n, n_out=n,
         train=_split(eye, eye.copy()), valid=None, test=None,
-        architecture=Architecture(n, (m,), n, "s", False, count_connections(n, (m,), n, False)),
+        architecture=Architecture(n, (m,), n, "s", False, _count_connections(n, (m,), n, False)),
         params=MappingProxyType({"n": n, "m": m}),
     )
 
@@ -199,7 +199,7 @@ def make_teacher(K: float = 1.0, n_train: int = 1000, n_valid: int = 0, n_test: 
         name=f"teacher-K{K:g}", kind="approximation", n_in=n_in, n_out=1,
         train=train, valid=valid, test=test,
         architecture=Architecture(n_in, (n_hidden,), 1, "l", False,
-                                  count_connections(n_in, (n_hidden,), 1, False)),
+                                  _count_connections(n_in, (n_hidden,), 1, False)),
         params=MappingProxyType(params),
     )
 
@@ -213,27 +213,32 @@ def _mackey_glass_series(n_samples, x0, tau, a, b, c, sample_step, dt, transient
     """Integrate the Mackey-Glass equation and return `n_samples` samples.
 
     Classical RK4 with step `dt` and a constant history ``x(t) = x0`` for t <= 0.
-    The delayed value at a half step is the 4-point cubic interpolation of the
-    stored grid values (exact for cubics), keeping the scheme fourth order.
-    Samples are taken at ``t = transient + k * sample_step``.
+    The delayed value at a half step comes from cubic Hermite interpolation of
+    the stored values and derivatives at the two ends of that step, which keeps
+    the scheme fourth order; it never interpolates across t = 0, where the
+    derivative jumps from 0 (history) to ``g(x0) - b x0``. Samples are taken at
+    ``t = transient + k * sample_step``.
     """
     m = round(tau / dt)                # delay in steps
     s = round(sample_step / dt)        # steps between samples
     n_transient = round(transient / dt)
     n_steps = n_transient + (n_samples - 1) * s
-    off = m + 1                        # x[off] is t = 0; x[0..off] is the history
+    off = m                            # x[off] is t = 0; x[0..off] is the history
     x = [x0] * (off + 1) + [0.0] * n_steps
-    h, h2 = dt, dt / 2.0
+    dx = [0.0] * (off + 1 + n_steps)   # dx[n] = x'(t_n) (right derivative at t = 0)
+    h, h2, h8 = dt, dt / 2.0, dt / 8.0
 
     for n in range(off, off + n_steps):
-        j = n - m
+        j = n - m                      # x[j] = x(t_n - tau)
         xd0, xd1 = x[j], x[j + 1]
-        xdh = (9.0 * (xd0 + xd1) - x[j - 1] - x[j + 2]) / 16.0
+        xn = x[n]
         g0 = a * xd0 / (1.0 + xd0 ** c)
+        k1 = g0 - b * xn
+        dx[n] = k1
+        d1 = 0.0 if j + 1 == off else dx[j + 1]   # left derivative at the step's end
+        xdh = 0.5 * (xd0 + xd1) + h8 * (dx[j] - d1)
         gh = a * xdh / (1.0 + xdh ** c)
         g1 = a * xd1 / (1.0 + xd1 ** c)
-        xn = x[n]
-        k1 = g0 - b * xn
         k2 = gh - b * (xn + h2 * k1)
         k3 = gh - b * (xn + h2 * k2)
         k4 = g1 - b * (xn + h * k3)
@@ -300,9 +305,11 @@ def make_mackey_glass(n_train: int = 1000, n_valid: int = 0, n_test: int = 1000,
     .. math:: \\frac{dx}{dt} = \\frac{a\\,x(t-\\tau)}{1 + x(t-\\tau)^c} - b\\,x(t).
 
     It is integrated by classical fourth-order Runge-Kutta with step `dt` on a
-    history buffer of ``tau / dt`` steps; the delayed value at half steps is the
-    cubic interpolation of the four nearest stored values, which keeps the scheme
-    fourth order. The pure-Python loop takes about 0.1 s for the defaults.
+    history buffer of ``tau / dt`` steps, starting from the constant history
+    ``x(t) = x0`` for t <= 0. The delayed value at half steps is the cubic Hermite
+    interpolation of the stored values and derivatives at the ends of the step,
+    which keeps the scheme fourth order (halving `dt` divides the error by about
+    16). The pure-Python loop takes well under 0.1 s for the defaults.
 
     References
     ----------
@@ -364,6 +371,6 @@ def make_mackey_glass(n_train: int = 1000, n_valid: int = 0, n_test: int = 1000,
         name="mackey-glass", kind="approximation", n_in=window, n_out=1,
         train=parts[0], valid=parts[1], test=parts[2],
         architecture=Architecture(window, (5,), 1, "l", False,
-                                  count_connections(window, (5,), 1, False)),
+                                  _count_connections(window, (5,), 1, False)),
         params=MappingProxyType(params),
     )

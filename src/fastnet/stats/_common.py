@@ -1,0 +1,143 @@
+"""Private helpers shared by the statistics modules: validation and result display."""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+
+import numpy as np
+from scipy import special
+
+__all__ = []  # private module
+
+
+def _check_sample(x, name, *, min_size=1, allow_empty=False):
+    """Return `x` as a finite 1-D float64 array, or raise ValueError/TypeError.
+
+    Parameters
+    ----------
+    x : array_like
+        The values to check.
+    name : str
+        Argument name used in messages (shown in backticks).
+    min_size : int, default=1
+        Minimum number of values.
+    allow_empty : bool, default=False
+        Accept an empty array even if ``min_size > 0``.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+    """
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"`{name}` must be a sequence of numbers, got {type(x).__name__}."
+        ) from exc
+    if arr.ndim != 1:
+        raise ValueError(f"`{name}` must be one-dimensional, got shape {arr.shape}.")
+    if arr.size == 0 and allow_empty:
+        return arr
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"`{name}` contains NaN or infinite values.")
+    if arr.size < min_size:
+        raise ValueError(f"`{name}` needs at least {min_size} values, got {arr.size}.")
+    return arr
+
+
+def _check_probability(value, name, *, open_interval=True):
+    """Check a scalar level such as ``alpha`` in (0, 1) and return it as float."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{name}` must be a real number, got {type(value).__name__}.")
+    value = float(value)
+    ok = 0.0 < value < 1.0 if open_interval else 0.0 <= value <= 1.0
+    if not ok:
+        interval = "(0, 1)" if open_interval else "[0, 1]"
+        raise ValueError(f"`{name}` must be in {interval}, got {value!r}.")
+    return value
+
+
+def _check_positive(value, name):
+    """Check a finite real scalar > 0 and return it as float."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{name}` must be a real number, got {type(value).__name__}.")
+    value = float(value)
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"`{name}` must be a finite number > 0, got {value!r}.")
+    return value
+
+
+def _check_int(value, name, *, minimum):
+    """Check an integer scalar >= `minimum` and return it as int."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"`{name}` must be an integer, got {type(value).__name__}.")
+    value = int(value)
+    if value < minimum:
+        raise ValueError(f"`{name}` must be >= {minimum}, got {value}.")
+    return value
+
+
+def _check_choice(value, name, choices):
+    """Check that `value` is one of `choices` (a tuple of strings)."""
+    if value not in choices:
+        valid = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"`{name}` must be one of {valid}; got {value!r}.")
+    return value
+
+
+def _q_ks(x):
+    r"""Kolmogorov's survival function :math:`Q_{KS}(x)`.
+
+    .. math:: Q_{KS}(x) = 2 \sum_{j=1}^{\infty} (-1)^{j-1} e^{-2 j^2 x^2},
+
+    evaluated with :func:`scipy.special.kolmogorov` (which is exactly this function).
+    """
+    return special.kolmogorov(x)
+
+
+def _stephens_pvalue(d, n):
+    r"""Approximate KS p-value :math:`Q_{KS}((\sqrt{N} + 0.12 + 0.11/\sqrt{N}) D)`."""
+    rn = np.sqrt(n)
+    return float(_q_ks((rn + 0.12 + 0.11 / rn) * d))
+
+
+def _fmt(value):
+    """Short display of one field value in a result repr."""
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.6g}"
+    if isinstance(value, np.ndarray):
+        if value.size <= 6:
+            body = ", ".join(_fmt(v) for v in value.ravel())
+            return f"array([{body}])" if value.ndim == 1 else f"array(shape={value.shape})"
+        return f"array(shape={value.shape})"
+    if isinstance(value, (np.integer,)):
+        return str(int(value))
+    if isinstance(value, (np.bool_,)):
+        return str(bool(value))
+    return repr(value)
+
+
+class _ReprMixin:
+    """SciPy-style readable repr for frozen result dataclasses.
+
+    Long arrays are shown by their shape only; fields listed in ``_repr_skip`` are omitted.
+    """
+
+    _repr_skip: tuple = ()
+
+    def __repr__(self):
+        parts = []
+        for f in dataclasses.fields(self):
+            if f.name in self._repr_skip or not f.repr:
+                continue
+            parts.append(f"{f.name}={_fmt(getattr(self, f.name))}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+
+def _format_percent(p):
+    """A p-value in percent as Proben1 prints it (two significant digits)."""
+    pct = 100.0 * p
+    if pct < 0.01:
+        return "<0.01"
+    return f"{pct:.2g}"

@@ -1,0 +1,143 @@
+"""Plain-NumPy oracle: forward pass, gradient and RPROP/backprop, written for clarity.
+
+It works on the per-layer-pair dicts of ``MLP.get_params()`` (W[(i, j)] of shape
+(n_i, n_j), b[j]) and so does not share the kernels' flat layout; gradients are
+mapped to the flat order only through ``MLP.set_params``.
+"""
+import numpy as np
+
+ACTIVATIONS = {
+    "linear": (lambda x: x, lambda x: np.ones_like(x)),
+    "proben1": (lambda x: x / (1.0 + np.abs(x)), lambda x: 1.0 / (1.0 + np.abs(x)) ** 2),
+    "logistic": (lambda x: 1.0 / (1.0 + np.exp(-x)),
+                 lambda x: np.exp(-x) / (1.0 + np.exp(-x)) ** 2),
+    "tanh": (np.tanh, lambda x: 1.0 - np.tanh(x) ** 2),
+}
+
+
+def _act(net, j):
+    name = net.output_activation if j == net.n_layers else net.hidden_activation
+    return ACTIVATIONS[name]
+
+
+def forward(net, W, b, X):
+    """Activations and net inputs of every layer (dicts keyed by layer number)."""
+    acts, nets = {0: np.asarray(X, dtype=float)}, {}
+    for j in range(1, net.n_layers + 1):
+        z = np.tile(b[j], (acts[0].shape[0], 1))
+        for i in range(j):
+            if (i, j) in W:
+                z = z + acts[i] @ W[(i, j)]
+        nets[j] = z
+        acts[j] = _act(net, j)[0](z)
+    return acts, nets
+
+
+def predict(net, X):
+    W, b = net.get_params()
+    return forward(net, W, b, X)[0][net.n_layers]
+
+
+def sse(net, X, T):
+    return float(np.sum((predict(net, X) - T) ** 2))
+
+
+def gradient(net, X, T):
+    """(flat gradient of sum (y - t)^2, SSE) at the network's weights."""
+    W, b = net.get_params()
+    acts, nets = forward(net, W, b, X)
+    L = net.n_layers
+    delta = {L: 2.0 * (acts[L] - T) * _act(net, L)[1](nets[L])}
+    for j in range(L - 1, 0, -1):
+        back = np.zeros_like(acts[j])
+        for k in range(j + 1, L + 1):
+            if (j, k) in W:
+                back += delta[k] @ W[(j, k)].T
+        delta[j] = back * _act(net, j)[1](nets[j])
+    gW = {(i, j): acts[i].T @ delta[j] for (i, j) in W}
+    gb = {j: delta[j].sum(axis=0) for j in b}
+    flat = net.copy().set_params(gW, gb).weights.copy()
+    return flat, float(np.sum((acts[L] - T) ** 2))
+
+
+class Rprop:
+    """RPROP state and update of SPEC §3.1, one weight vector, vectorised with masks."""
+
+    def __init__(self, variant, step0, eta_plus=1.2, eta_minus=0.5, step_min=0.0, step_max=50.0):
+        self.variant = variant
+        self.step = np.array(step0, dtype=float)
+        self.g_prev = np.zeros_like(self.step)
+        self.dw_prev = np.zeros_like(self.step)
+        self.eta_plus, self.eta_minus = eta_plus, eta_minus
+        self.step_min, self.step_max = step_min, step_max
+        self.last_error = np.inf
+
+    def update(self, w, g, error):
+        g = g.copy()
+        prod = self.g_prev * g
+        up, down, zero = prod > 0, prod < 0, prod == 0
+        self.step[up] = np.minimum(self.step[up] * self.eta_plus, self.step_max)
+        self.step[down] = np.maximum(self.step[down] * self.eta_minus, self.step_min)
+        move = up | zero
+        new_dw = self.dw_prev.copy()
+        new_g_prev = g.copy()
+        if self.variant == "rprop+":
+            w[down] -= self.dw_prev[down]
+            new_dw[down] = -self.dw_prev[down]
+            new_g_prev[down] = 0.0
+        elif self.variant == "rprop-":
+            move = move | down
+        elif self.variant == "irprop-":
+            new_dw[down] = 0.0
+            new_g_prev[down] = 0.0
+        elif self.variant == "irprop+":
+            if error > self.last_error:
+                w[down] -= self.dw_prev[down]
+            new_dw[down] = 0.0
+            new_g_prev[down] = 0.0
+        else:
+            raise ValueError(self.variant)
+        dw = -np.sign(g) * self.step
+        w[move] += dw[move]
+        new_dw[move] = dw[move]
+        self.dw_prev = new_dw
+        self.g_prev = new_g_prev
+        self.last_error = error
+        return w
+
+
+def train_rprop(net, X, T, variant, epochs, step0, **params):
+    """Train a copy of net; return (per-epoch SSE before each update, final weights)."""
+    net = net.copy()
+    opt = Rprop(variant, step0, **params)
+    errors = []
+    for _ in range(epochs):
+        g, e = gradient(net, X, T)
+        errors.append(e)
+        w = net.weights.copy()
+        net.set_weights(opt.update(w, g, e))
+    return np.array(errors), net.weights.copy()
+
+
+def train_backprop(net, X, T, epochs, lr, momentum, *, online=False, orders=None, decay=False):
+    net = net.copy()
+    dw_prev = np.zeros(net.n_connections)
+    errors = []
+    for t in range(epochs):
+        rate = lr * (1 - t / epochs) if decay else lr
+        if not online:
+            g, e = gradient(net, X, T)
+            dw = -rate * g + momentum * dw_prev
+            net.set_weights(net.weights + dw)
+            dw_prev = dw
+            errors.append(e)
+        else:
+            total = 0.0
+            for p in orders[t]:
+                g, e = gradient(net, X[p:p + 1], T[p:p + 1])
+                total += e
+                dw = -rate * g + momentum * dw_prev
+                net.set_weights(net.weights + dw)
+                dw_prev = dw
+            errors.append(total)
+    return np.array(errors), net.weights.copy()

@@ -1,0 +1,125 @@
+"""Kernels against the plain-NumPy oracle (tests/_reference.py) and finite differences."""
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+import _reference as ref
+from fastnet import MLP
+from fastnet._kernels import _backward, _forward, _rprop
+from fastnet.network import ACTIVATIONS
+
+NETS = [
+    (3, (), 2, True), (3, (), 2, False),
+    (4, (5,), 3, True), (4, (5,), 3, False),
+    (5, (4, 3), 2, True), (5, (4, 3), 2, False),
+    (6, (5, 4, 3), 3, True), (6, (5, 4, 3), 3, False),
+]
+# blas_min 0 sends every product to BLAS, a huge value none: both paths are tested.
+PATHS = {"blas": 0, "loops": 10**12}
+
+
+def make(n_in, hidden, n_out, shortcut, hidden_act="proben1", out_act="linear", seed=0):
+    net = MLP(n_in, hidden, n_out, shortcut=shortcut, hidden_activation=hidden_act,
+              output_activation=out_act)
+    net.init_weights(seed, scale=0.8)
+    rng = np.random.default_rng(seed + 100)
+    X = rng.uniform(-1, 1, (23, n_in))
+    T = rng.uniform(0, 1, (23, n_out))
+    return net, X, T
+
+
+def kernel_gradient(net, X, T, blas_min, block):
+    A = net._workspace(X)
+    n_nonin = net.n_units - net.n_in
+    D = np.zeros((block, n_nonin))
+    Dl = np.zeros((block, n_nonin))
+    g = np.empty(net.n_connections)
+    sse = _backward.gradient(A, T, net._layers, net.n_in, net.weights, g, D, Dl, blas_min)
+    return g, sse
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("spec", NETS)
+@pytest.mark.parametrize("act", ["proben1", "logistic", "tanh", "linear"])
+def test_forward_matches_reference(spec, act, path):
+    net, X, T = make(*spec, hidden_act=act, out_act=act)
+    A = net._workspace(X)
+    _forward.forward(A, net._layers, net.n_in, net.weights, 5, PATHS[path])
+    assert_allclose(A[:, -net.n_out:], ref.predict(net, X), rtol=1e-12, atol=1e-14)
+    assert_allclose(net.predict(X), ref.predict(net, X), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("block", [1, 7, 64])
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("spec", NETS)
+def test_gradient_matches_reference(spec, path, block):
+    net, X, T = make(*spec)
+    g, sse = kernel_gradient(net, X, T, PATHS[path], block)
+    g_ref, sse_ref = ref.gradient(net, X, T)
+    assert_allclose(sse, sse_ref, rtol=1e-12)
+    assert_allclose(g, g_ref, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("out_act", list(ACTIVATIONS))
+@pytest.mark.parametrize("hidden_act", list(ACTIVATIONS))
+@pytest.mark.parametrize("shortcut", [True, False])
+def test_gradient_finite_differences(hidden_act, out_act, shortcut):
+    net, X, T = make(3, (3, 2), 2, shortcut, hidden_act, out_act, seed=3)
+    g, _ = kernel_gradient(net, X, T, 64, 8)
+    w0 = net.weights.copy()
+    h = 1e-6
+    fd = np.empty_like(w0)
+    for i in range(w0.size):
+        wp, wm = w0.copy(), w0.copy()
+        wp[i] += h
+        wm[i] -= h
+        fd[i] = (net.copy().set_weights(wp).sum_squared_error(X, T)
+                 - net.copy().set_weights(wm).sum_squared_error(X, T)) / (2 * h)
+    assert_allclose(g, fd, rtol=1e-6, atol=1e-7)
+
+
+def test_worked_example_2_2_1():
+    # 2-2-1, no shortcuts, proben1 hidden, linear output, one pattern x=(1, 0), t=1.
+    net = MLP(2, (2,), 1, shortcut=False)
+    W = {(0, 1): np.array([[0.5, -1.0], [0.25, 0.0]]), (1, 2): np.array([[1.0], [2.0]])}
+    b = {1: np.array([0.0, 0.0]), 2: np.array([0.5])}
+    net.set_params(W, b)
+    # hidden nets: z1 = 0.5, z2 = -1 -> h1 = 0.5/1.5 = 1/3, h2 = -1/2
+    # output: y = 0.5 + 1/3 + 2 * (-1/2) = -1/6 ; error e = y - t = -7/6 ; SSE = 49/36
+    X, T = np.array([[1.0, 0.0]]), np.array([[1.0]])
+    assert_allclose(net.predict(X), [[-1.0 / 6.0]], rtol=1e-15)
+    g, sse = kernel_gradient(net, X, T, 10**12, 1)
+    assert_allclose(sse, 49.0 / 36.0, rtol=1e-15)
+    # delta_out = 2 e = -7/3 ; dE/dv = delta_out * h ; dE/dc = delta_out
+    # delta_h1 = -7/3 * 1 * f'(0.5) = -7/3 * 1/(1.5)^2 = -28/27
+    # delta_h2 = -7/3 * 2 * f'(-1)  = -14/3 * 1/4 = -7/6
+    gW, gb = net.copy().set_weights(g).get_params()
+    assert_allclose(gW[(1, 2)].ravel(), [-7 / 3 * 1 / 3, -7 / 3 * -1 / 2], rtol=1e-14)
+    assert_allclose(gb[2], [-7 / 3], rtol=1e-14)
+    assert_allclose(gW[(0, 1)], [[-28 / 27, -7 / 6], [0.0, 0.0]], rtol=1e-14)
+    assert_allclose(gb[1], [-28 / 27, -7 / 6], rtol=1e-14)
+
+
+@pytest.mark.parametrize("variant,code", [("rprop+", 0), ("rprop-", 1), ("irprop-", 2), ("irprop+", 3)])
+@pytest.mark.parametrize("error_rose", [False, True])
+def test_rprop_step_matches_reference(variant, code, error_rose):
+    rng = np.random.default_rng(7)
+    n = 200
+    w = rng.normal(size=n)
+    g = rng.normal(size=n)
+    g[::7] = 0.0
+    opt = ref.Rprop(variant, rng.uniform(0.01, 1, n), 1.2, 0.5, 1e-3, 0.9)
+    opt.g_prev = rng.normal(size=n)
+    opt.g_prev[::5] = 0.0
+    opt.dw_prev = rng.normal(size=n) * 0.1
+    opt.last_error = 1.0
+    state = [opt.g_prev.copy(), opt.dw_prev.copy(), opt.step.copy()]
+    prod = opt.g_prev * g
+    assert (prod > 0).any() and (prod < 0).any() and (prod == 0).any()  # all three branches
+    w_k = w.copy()
+    _rprop.rprop_step(code, w_k, g.copy(), *state, 1.2, 0.5, 1e-3, 0.9, error_rose)
+    w_r = opt.update(w.copy(), g, 2.0 if error_rose else 0.5)
+    assert_allclose(w_k, w_r, rtol=0, atol=0)
+    assert_allclose(state[0], opt.g_prev, rtol=0, atol=0)
+    assert_allclose(state[1], opt.dw_prev, rtol=0, atol=0)
+    assert_allclose(state[2], opt.step, rtol=0, atol=0)
