@@ -18,8 +18,11 @@ __all__ = ["AsymptoticModel", "HameyResult", "hamey_analysis"]
 
 #: Scale of Hamey's efficiency: successes per 1000 epochs.
 EFFICIENCY_SCALE = 1000.0
-#: Candidate selection rules for the model start T0.
-T0_SELECTIONS = ("first", "best")
+#: Bounds of the shape k in the maximum-likelihood fit (k -> inf is the exponential
+#: limit; k -> 0 a tail so heavy that almost nothing more succeeds).
+K_BOUNDS = (1e-3, 1e3)
+#: Bounds of a * (T - T0) in the fit.
+A_SPAN_BOUNDS = (1e-6, 1e6)
 #: Status values of :class:`HameyResult`.
 STATUSES = ("ok", "poor_fit", "too_few_successes", "fit_failed", "not_requested")
 
@@ -234,11 +237,17 @@ def _neg_loglik(theta, x, span):
 def _fit_candidate(t_succ, t0, limit):
     x = t_succ[t_succ > t0] - t0
     span = limit - t0
+    bounds = [
+        (math.log(A_SPAN_BOUNDS[0] / span), math.log(A_SPAN_BOUNDS[1] / span)),
+        (math.log(K_BOUNDS[0]), math.log(K_BOUNDS[1])),
+    ]
     start = np.array([math.log(1.0 / np.median(x)), 0.0])
+    start = np.clip(start, [b[0] for b in bounds], [b[1] for b in bounds])
     opts = {"xatol": 1e-7, "fatol": 1e-10, "maxiter": 4000, "maxfev": 8000}
-    res = optimize.minimize(_neg_loglik, start, args=(x, span), method="Nelder-Mead", options=opts)
+    kw = dict(args=(x, span), method="Nelder-Mead", bounds=bounds, options=opts)
+    res = optimize.minimize(_neg_loglik, start, **kw)
     # One restart from the optimum guards against a collapsed simplex.
-    res = optimize.minimize(_neg_loglik, res.x, args=(x, span), method="Nelder-Mead", options=opts)
+    res = optimize.minimize(_neg_loglik, res.x, **kw)
     if not (res.success and np.isfinite(res.fun)):
         return None
     a, k = float(np.exp(res.x[0])), float(np.exp(res.x[1]))
@@ -271,7 +280,6 @@ def hamey_analysis(
     grid=None,
     fit_model=True,
     t0_candidates=None,
-    t0_selection="first",
     ks_alpha=0.05,
     min_fit_successes=10,
     max_candidates=40,
@@ -294,10 +302,6 @@ def hamey_analysis(
         Values of :math:`T_0` to try; default 0 and the distinct successful times that
         leave at least `min_fit_successes` successes after them, thinned to at most
         `max_candidates` evenly spaced (by rank) values.
-    t0_selection : {"first", "best"}, default="first"
-        ``"first"``: the smallest candidate whose fit passes the KS test at `ks_alpha`
-        (the point where the model "commences to fit"); if none passes, the best one
-        with status ``"poor_fit"``. ``"best"``: the candidate with the largest KS p-value.
     ks_alpha : float, default=0.05
         Level of the KS test of the fit.
     min_fit_successes : int, default=10
@@ -347,9 +351,14 @@ def hamey_analysis(
               - (k + 1) \sum_{T_0 < t_i < T} \ln(a(t_i - T_0) + 1)
 
     with Nelder-Mead (:func:`scipy.optimize.minimize`) over :math:`(\ln a, \ln k)`.
-    :math:`T_0` is chosen among the candidates by the KS distance :math:`D` between the
-    successes and :math:`F(t)/F(T)`, with p-value
-    :math:`Q_{KS}((\sqrt M + 0.12 + 0.11/\sqrt M) D)` (Stephens 1974). Then
+    :math:`k` is bounded to [1e-3, 1e3] and :math:`a(T - T_0)` to [1e-6, 1e6].
+    :math:`T_0` is "the point where the model commences to fit": the smallest candidate
+    whose fit passes the KS test, i.e. whose KS distance :math:`D` between the
+    successes and :math:`F(t)/F(T)` has p-value
+    :math:`Q_{KS}((\sqrt M + 0.12 + 0.11/\sqrt M) D) \ge` `ks_alpha` (Stephens 1974).
+    If no candidate passes, the one with the largest p-value is used and ``status`` is
+    ``"poor_fit"``. (Taking the largest p-value in every case is not a good rule: it
+    favours late :math:`T_0` with few successes, where any fit looks good.) Then
 
     .. math:: \lambda = \gamma + \frac{\lambda_T (1 - \gamma)}{F(T)},
 
@@ -390,7 +399,6 @@ def hamey_analysis(
     """
     t, limit = _check_times(times, limit)
     g = _check_grid(grid, limit)
-    _check_choice(t0_selection, "t0_selection", T0_SELECTIONS)
     ks_alpha = _check_probability(ks_alpha, "ks_alpha")
     min_fit = _check_int(min_fit_successes, "min_fit_successes", minimum=2)
     max_candidates = _check_int(max_candidates, "max_candidates", minimum=1)
@@ -457,10 +465,10 @@ def hamey_analysis(
     if ok.size == 0:
         return HameyResult(status="fit_failed", **common, **no_model)
     passing = ok[pvals[ok] >= ks_alpha]
-    if t0_selection == "first" and passing.size:
-        best = int(passing[0])
+    if passing.size:
+        best = int(passing[0])  # the smallest T0 at which the model fits
     else:
-        best = int(ok[np.argmax(pvals[ok])])  # argmax returns the first (smallest T0) on ties
+        best = int(ok[np.argmax(pvals[ok])])  # the best of the poor fits (first on ties)
     status = "ok" if pvals[best] >= ks_alpha else "poor_fit"
     f, t0 = fits[best], float(cand[best])
 

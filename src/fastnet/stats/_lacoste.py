@@ -667,7 +667,7 @@ def pairwise_table(errors, *, names=None, method="poisson_binomial", datasets=No
     >>> rates = {"svm": [0.157, 0.140, 0.003], "ann": [0.157, 0.150, 0.012],
     ...          "parzen": [0.172, 0.140, 0.006]}
     >>> t = pairwise_table(rates, method="sign")
-    >>> t.names, t.pvalue[0, 1]          # svm vs ann: 2 wins, 0 losses, 1 tie
+    >>> t.names, float(t.pvalue[0, 1])   # svm vs ann: 2 wins, 0 losses, 1 tie
     (('svm', 'ann', 'parzen'), 0.5)
     """
     _check_choice(method, "method", PAIRWISE_METHODS)

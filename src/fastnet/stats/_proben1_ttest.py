@@ -342,7 +342,7 @@ def cochran_cox_ttest(a, b, *, alpha=0.05):
     >>> round(r.statistic, 4)          # (2.5 - 4.5) / sqrt(5/12 + 5/12)
     -2.1909
     >>> round(r.pvalue, 4)             # equal n: Student's t with 3 df
-    0.1161
+    0.1162
     """
     alpha = _check_probability(alpha, "alpha")
     a = _check_sample(a, "a", min_size=2)

@@ -1,0 +1,86 @@
+"""Statistics for describing and comparing training runs (SPEC section 7).
+
+Descriptive statistics (Lawrence et al. 1997)
+    describe, segment_points
+Two samples of test errors (Prechelt 1994, Proben1)
+    compare_errors, cochran_cox_ttest
+Classifiers and algorithms over datasets (Lacoste et al. 2012)
+    prob_better, prob_better_predictions, poisson_binomial_test, sign_test,
+    wilcoxon_test, pairwise_table
+Resampled hold-out cross-validation (Larsen & Hansen 1995)
+    resampled_holdout, compare_resampled, holdout_paired_ttest
+Training-time benchmarks (Hamey 1992)
+    hamey_analysis
+
+Every function returns a frozen dataclass (SciPy-style result object); none of them
+imports the compiled kernels. Pictures of these results are in :mod:`fastnet.plots`.
+"""
+
+from ._describe import Description, describe, segment_points
+from ._hamey import AsymptoticModel, HameyResult, hamey_analysis
+from ._lacoste import (
+    PairwiseTable,
+    PoissonBinomialResult,
+    SignTestResult,
+    WilcoxonResult,
+    pairwise_table,
+    poisson_binomial_test,
+    prob_better,
+    prob_better_predictions,
+    sign_test,
+    wilcoxon_test,
+)
+from ._proben1_ttest import (
+    CleanedSample,
+    CochranCoxResult,
+    ErrorComparison,
+    WelchResult,
+    cochran_cox_ttest,
+    compare_errors,
+)
+from ._resampling import (
+    GeneralizationSummary,
+    PairedTTestResult,
+    ResampledComparison,
+    ResampledHoldoutResult,
+    compare_resampled,
+    holdout_paired_ttest,
+    resampled_holdout,
+)
+
+__all__ = [
+    # Lawrence et al.
+    "describe",
+    "segment_points",
+    "Description",
+    # Proben1
+    "compare_errors",
+    "cochran_cox_ttest",
+    "ErrorComparison",
+    "CleanedSample",
+    "CochranCoxResult",
+    "WelchResult",
+    # Lacoste et al.
+    "prob_better",
+    "prob_better_predictions",
+    "poisson_binomial_test",
+    "sign_test",
+    "wilcoxon_test",
+    "pairwise_table",
+    "PoissonBinomialResult",
+    "SignTestResult",
+    "WilcoxonResult",
+    "PairwiseTable",
+    # Larsen & Hansen
+    "resampled_holdout",
+    "compare_resampled",
+    "holdout_paired_ttest",
+    "ResampledHoldoutResult",
+    "ResampledComparison",
+    "GeneralizationSummary",
+    "PairedTTestResult",
+    # Hamey
+    "hamey_analysis",
+    "HameyResult",
+    "AsymptoticModel",
+]
