@@ -123,3 +123,27 @@ def test_rprop_step_matches_reference(variant, code, error_rose):
     assert_allclose(state[0], opt.g_prev, rtol=0, atol=0)
     assert_allclose(state[1], opt.dw_prev, rtol=0, atol=0)
     assert_allclose(state[2], opt.step, rtol=0, atol=0)
+
+
+def test_kernels_refuse_mismatched_buffers_before_running():
+    # The kernels run with boundscheck off; their Python entry points check shapes.
+    net = MLP(3, (4,), 2).init_weights(0)
+    X, T = np.zeros((10, 3)), np.zeros((10, 2))
+    A = net._workspace(X)
+    g = np.zeros(net.n_connections)
+    good = np.zeros((10, 6))
+    with pytest.raises(ValueError, match="workspaces need 6 columns"):
+        _backward.gradient(A, T, net._layers, 3, net.weights, g, np.zeros((10, 5)), good, 0)
+    with pytest.raises(ValueError, match="targets"):
+        _backward.gradient(A, T[:5], net._layers, 3, net.weights, g, good, good, 0)
+    with pytest.raises(ValueError, match="weight vectors"):
+        _forward.forward(A, net._layers, 3, net.weights[:-1].copy(), 4, 0)
+    with pytest.raises(ValueError, match="activation rows"):
+        _forward.forward(A[:, :-1].copy(), net._layers, 3, net.weights, 4, 0)
+    bad_layers = net._layers.copy()
+    bad_layers[0, 3] = 99
+    with pytest.raises(ValueError, match="layer table"):
+        _forward.forward(A, bad_layers, 3, net.weights, 4, 0)
+    with pytest.raises(ValueError, match="differ in length"):
+        _rprop.rprop_step(0, np.zeros(3), np.zeros(2), np.zeros(3), np.zeros(3), np.zeros(3),
+                          1.2, 0.5, 0.0, 50.0, False)

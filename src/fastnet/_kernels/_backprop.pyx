@@ -3,7 +3,7 @@ from libc.math cimport isfinite
 from libc.string cimport memset
 
 from fastnet._kernels._backward cimport epoch_gradient, output_deltas, backward_rows
-from fastnet._kernels._forward cimport forward_rows
+from fastnet._kernels._forward cimport check_buffers, forward_rows
 
 
 cdef inline void momentum_update(Py_ssize_t n, double* w, const double* g,
@@ -51,6 +51,18 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
     cdef bint online = order.shape[0] > 0
     cdef double sse
     cdef int status = 0
+    cdef Py_ssize_t p_check
+    check_buffers(layers, n_in, n, lda, n_w, T.shape[0], T.shape[1], D.shape[0], D.shape[1])
+    if (g.shape[0] != n_w or dw_prev.shape[0] != n_w or Dl.shape[0] != D.shape[0]
+            or Dl.shape[1] != D.shape[1] or rates.shape[0] < n_epochs or n < 1):
+        raise ValueError("kernel: optimiser state or workspace does not match the network")
+    if online:
+        if order.shape[0] < n_epochs or order.shape[1] != n:
+            raise ValueError("kernel: presentation order has the wrong shape")
+        for e in range(n_epochs):
+            for p_check in range(n):
+                if order[e, p_check] < 0 or order[e, p_check] >= n:
+                    raise ValueError("kernel: presentation order out of range")
     with nogil:
         for e in range(n_epochs):
             if not online:

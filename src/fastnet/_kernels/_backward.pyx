@@ -8,7 +8,7 @@ from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_NCOLS,
     gemm_gradient, gemm_backprop,
 )
-from fastnet._kernels._forward cimport forward_rows
+from fastnet._kernels._forward cimport check_buffers, forward_rows
 
 
 cdef double output_deltas(const double* A, Py_ssize_t lda, const double* T,
@@ -121,6 +121,10 @@ def gradient(double[:, ::1] A, const double[:, ::1] T,
     sse : float, the summed squared error at w.
     """
     cdef double sse
+    check_buffers(layers, n_in, A.shape[0], A.shape[1], w.shape[0], T.shape[0], T.shape[1],
+                  D.shape[0], D.shape[1])
+    if g.shape[0] != w.shape[0] or Dl.shape[0] != D.shape[0] or Dl.shape[1] != D.shape[1]:
+        raise ValueError("kernel: gradient or delta workspace does not match")
     if A.shape[0] == 0:
         g[:] = 0.0
         return 0.0

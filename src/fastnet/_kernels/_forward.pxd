@@ -2,3 +2,8 @@ cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
                        const double* w, double* A, Py_ssize_t lda,
                        double* D, Py_ssize_t ldd, Py_ssize_t n_in,
                        Py_ssize_t nb, Py_ssize_t blas_min) noexcept nogil
+
+cdef int check_buffers(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                       Py_ssize_t n_rows, Py_ssize_t n_units, Py_ssize_t n_w,
+                       Py_ssize_t t_rows, Py_ssize_t t_cols,
+                       Py_ssize_t d_rows, Py_ssize_t d_cols) except -1

@@ -38,6 +38,39 @@ cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
                     z[u] = activate_only(code, z[u] + b[u])
 
 
+cdef int check_buffers(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                       Py_ssize_t n_rows, Py_ssize_t n_units, Py_ssize_t n_w,
+                       Py_ssize_t t_rows, Py_ssize_t t_cols,
+                       Py_ssize_t d_rows, Py_ssize_t d_cols) except -1:
+    """Check that every buffer fits the layer table before nogil code runs.
+
+    The kernels run with boundscheck off; this is their memory-safety gate.
+    Pass -1 for a buffer that the caller does not use.
+    """
+    cdef Py_ssize_t j, L = layers.shape[0], last_unit = n_in, last_w = 0
+    if layers.shape[1] != L_NCOLS or L < 1 or n_in < 1:
+        raise ValueError("kernel: malformed layer table")
+    for j in range(L):
+        if (layers[j, L_START] != last_unit or layers[j, L_SIZE] < 1
+                or layers[j, L_SRC_LO] < 0 or layers[j, L_SRC_HI] > layers[j, L_START]
+                or layers[j, L_SRC_LO] >= layers[j, L_SRC_HI]
+                or layers[j, L_W_OFF] != last_w
+                or layers[j, L_B_OFF] != last_w + layers[j, L_SIZE] * (layers[j, L_SRC_HI] - layers[j, L_SRC_LO])
+                or layers[j, L_ACT] < 0 or layers[j, L_ACT] > 3):
+            raise ValueError(f"kernel: inconsistent layer table row {j}")
+        last_unit = layers[j, L_START] + layers[j, L_SIZE]
+        last_w = layers[j, L_B_OFF] + layers[j, L_SIZE]
+    if n_units != last_unit:
+        raise ValueError(f"kernel: activation rows have {n_units} columns, the layers need {last_unit}")
+    if n_w != last_w:
+        raise ValueError(f"kernel: weight vectors have length {n_w}, the layers need {last_w}")
+    if t_rows != -1 and (t_rows != n_rows or t_cols != layers[L - 1, L_SIZE]):
+        raise ValueError("kernel: targets do not match the activations/outputs")
+    if d_rows != -1 and (d_rows < 1 or d_cols != n_units - n_in):
+        raise ValueError(f"kernel: workspaces need {n_units - n_in} columns and >= 1 row")
+    return 0
+
+
 def forward(double[:, ::1] A, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
             const double[::1] w, Py_ssize_t block, Py_ssize_t blas_min):
     """Forward pass in place over every row of A.
@@ -57,6 +90,9 @@ def forward(double[:, ::1] A, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
     status : int, 0 on success.
     """
     cdef Py_ssize_t n = A.shape[0], lda = A.shape[1], r0, nb
+    check_buffers(layers, n_in, n, lda, w.shape[0], -1, -1, -1, -1)
+    if block < 1:
+        raise ValueError("kernel: block must be >= 1")
     if n == 0:
         return 0
     with nogil:
@@ -87,6 +123,9 @@ def sum_squared_error(double[:, ::1] A, const double[:, ::1] T,
     cdef Py_ssize_t n = A.shape[0], lda = A.shape[1], n_out = T.shape[1]
     cdef Py_ssize_t r0, nb, r, k, out0 = lda - n_out
     cdef double sse = 0.0, e
+    check_buffers(layers, n_in, n, lda, w.shape[0], T.shape[0], T.shape[1], -1, -1)
+    if block < 1:
+        raise ValueError("kernel: block must be >= 1")
     if n == 0:
         return 0.0
     with nogil:

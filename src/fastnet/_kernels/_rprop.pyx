@@ -2,6 +2,7 @@
 from libc.math cimport isfinite
 
 from fastnet._kernels._backward cimport epoch_gradient
+from fastnet._kernels._forward cimport check_buffers
 
 # Variant codes (fastnet.rprop.VARIANTS maps names to these).
 cdef enum:
@@ -66,6 +67,13 @@ def rprop_step(int variant, double[::1] w, double[::1] g, double[::1] g_prev,
     -------
     status : int, 0.
     """
+    cdef Py_ssize_t n = w.shape[0]
+    if g.shape[0] != n or g_prev.shape[0] != n or dw_prev.shape[0] != n or step.shape[0] != n:
+        raise ValueError("kernel: RPROP vectors differ in length")
+    if variant < 0 or variant > 3:
+        raise ValueError("kernel: unknown RPROP variant")
+    if n == 0:
+        return 0
     with nogil:
         rprop_update(variant, w.shape[0], &w[0], &g[0], &g_prev[0], &dw_prev[0],
                      &step[0], eta_plus, eta_minus, step_min, step_max, error_rose)
@@ -107,6 +115,15 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
     cdef Py_ssize_t e, n_epochs = sse_out.shape[0]
     cdef double sse
     cdef int status = 0
+    cdef Py_ssize_t n_w = w.shape[0]
+    check_buffers(layers, n_in, A.shape[0], A.shape[1], n_w, T.shape[0], T.shape[1],
+                  D.shape[0], D.shape[1])
+    if (g.shape[0] != n_w or g_prev.shape[0] != n_w or dw_prev.shape[0] != n_w
+            or step.shape[0] != n_w or Dl.shape[0] != D.shape[0] or Dl.shape[1] != D.shape[1]
+            or last_error.shape[0] != 1 or A.shape[0] < 1):
+        raise ValueError("kernel: optimiser state or workspace does not match the network")
+    if variant < 0 or variant > 3:
+        raise ValueError("kernel: unknown RPROP variant")
     with nogil:
         for e in range(n_epochs):
             sse = epoch_gradient(&layers[0, 0], layers.shape[0], n_in, &A[0, 0],
