@@ -1,0 +1,253 @@
+"""Generated tasks: XOR, n-m-n encoder, Lawrence's teacher task, Mackey-Glass."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from fastnet.datasets import (
+    TEACHER_BIAS_RANGE,
+    Dataset,
+    make_encoder,
+    make_mackey_glass,
+    make_teacher,
+    make_xor,
+)
+from fastnet.datasets._synthetic import _mackey_glass_series
+
+
+def assert_split(split, n, n_in, n_out):
+    X, T = split
+    assert X.shape == (n, n_in) and T.shape == (n, n_out)
+    assert X.dtype == T.dtype == np.float64
+    assert X.flags.c_contiguous and T.flags.c_contiguous
+    assert np.isfinite(X).all() and np.isfinite(T).all()
+
+
+def assert_same(a, b):
+    for s, t in ((a.train, b.train), (a.valid, b.valid), (a.test, b.test)):
+        assert (s is None) == (t is None)
+        if s is not None:
+            np.testing.assert_array_equal(s.X, t.X)
+            np.testing.assert_array_equal(s.T, t.T)
+
+
+# --------------------------------------------------------------------------- XOR, encoder
+
+
+def test_xor():
+    ds = make_xor()
+    assert isinstance(ds, Dataset) and ds.name == "xor" and ds.kind == "classification"
+    assert_split(ds.train, 4, 2, 1)
+    np.testing.assert_array_equal(ds.train.X, [[0, 0], [0, 1], [1, 0], [1, 1]])
+    np.testing.assert_array_equal(ds.train.T[:, 0], np.logical_xor(*ds.train.X.T))
+    assert ds.valid is None and ds.test is None and ds.n_valid == ds.n_test == 0
+    assert ds.training_set(with_validation=True) is ds.train
+    a = ds.architecture
+    assert a.layer_sizes == (2, 2, 1) and not a.shortcut and a.connections == 9
+    assert ds.problem is None and ds.path is None and ds.partitioning is None
+
+
+@pytest.mark.parametrize("n, m", [(10, 5), (8, 3), (4, 2), (2, 1)])
+def test_encoder(n, m):
+    ds = make_encoder(n, m)
+    assert ds.name == f"encoder-{n}-{m}-{n}" and (ds.n_in, ds.n_out) == (n, n)
+    assert_split(ds.train, n, n, n)
+    np.testing.assert_array_equal(ds.train.X, np.eye(n))
+    np.testing.assert_array_equal(ds.train.T, np.eye(n))
+    assert ds.train.X is not ds.train.T
+    assert ds.architecture.layer_sizes == (n, m, n)
+    assert ds.architecture.connections == (n + 1) * m + (m + 1) * n
+    assert ds.valid is None and ds.test is None
+
+
+@pytest.mark.parametrize("kwargs, error, pattern", [
+    ({"n": 1}, ValueError, r"`n` must be >= 2, got 1"),
+    ({"m": 0}, ValueError, r"`m` must be >= 1, got 0"),
+    ({"n": 2.5}, TypeError, r"`n` must be an integer, got float"),
+    ({"m": True}, TypeError, r"`m` must be an integer, got bool"),
+])
+def test_encoder_errors(kwargs, error, pattern):
+    with pytest.raises(error, match=pattern):
+        make_encoder(**kwargs)
+
+
+def test_encoder_accepts_numpy_integers():
+    assert make_encoder(np.int64(6), np.int32(3)).name == "encoder-6-3-6"
+
+
+# ---------------------------------------------------------------------------- teacher
+
+
+@pytest.mark.parametrize("K", [1, 5, 10, 15])
+def test_teacher_follows_lawrence(K):
+    ds = make_teacher(K, seed=K)
+    assert ds.name == f"teacher-K{K}" and ds.kind == "approximation"
+    assert_split(ds.train, 1000, 5, 1)            # the paper's n_tr = 1000
+    assert_split(ds.test, 5000, 5, 1)             # and n_te = 5000
+    assert ds.valid is None
+    p = ds.params
+    assert p["K"] == K and p["seed"] == K
+    for w in (p["W_hidden"], p["W_out"]):
+        assert np.all(np.abs(w) <= K)
+    for b in (p["b_hidden"], p["b_out"]):
+        assert np.all(np.abs(b) <= TEACHER_BIAS_RANGE) and TEACHER_BIAS_RANGE == 0.01
+    assert p["W_hidden"].shape == (5, 5) and p["W_out"].shape == (5, 1)
+    assert not p["W_hidden"].flags.writeable
+    # targets are the teacher's outputs: tanh hidden layer, linear output
+    for X, T in (ds.train, ds.test):
+        h = np.tanh(X @ p["W_hidden"] + p["b_hidden"])
+        np.testing.assert_allclose(T, h @ p["W_out"] + p["b_out"], rtol=1e-12, atol=1e-12)
+    # inputs ~ N(0, 1): 25000 test values, mean within 5 s.e., variance within 5 %
+    X = ds.test.X
+    assert abs(X.mean()) < 5 / np.sqrt(X.size)
+    assert abs(X.var() - 1) < 0.05
+    assert ds.architecture.layer_sizes == (5, 5, 1) and ds.architecture.connections == 36
+
+
+def test_teacher_weight_distribution():
+    K = 4.0
+    p = make_teacher(K, n_train=1, n_test=0, n_in=60, n_hidden=50, seed=0).params
+    w = p["W_hidden"].ravel()                   # 3000 draws of U(-K, K)
+    assert w.min() >= -K and w.max() <= K
+    assert w.min() < -0.99 * K and w.max() > 0.99 * K
+    assert abs(w.mean()) < 5 * K / np.sqrt(3 * w.size)
+    assert abs(w.var() / (K * K / 3) - 1) < 0.1
+    b = p["b_hidden"]
+    assert b.min() >= -0.01 and b.max() <= 0.01 and b.max() - b.min() > 0.015
+
+
+def test_teacher_reproducible_and_seed_dependent():
+    a, b, c = make_teacher(5, 50, 20, 30, seed=7), make_teacher(5, 50, 20, 30, seed=7), \
+        make_teacher(5, 50, 20, 30, seed=8)
+    assert_same(a, b)
+    for key in ("W_hidden", "b_hidden", "W_out", "b_out"):
+        np.testing.assert_array_equal(a.params[key], b.params[key])
+        assert not np.array_equal(a.params[key], c.params[key])
+    assert not np.array_equal(a.train.X, c.train.X)
+    assert_split(a.valid, 20, 5, 1)
+    with_val = a.training_set(with_validation=True)
+    np.testing.assert_array_equal(with_val.X, np.vstack([a.train.X, a.valid.X]))
+    gen = make_teacher(5, 10, seed=np.random.default_rng(7))
+    np.testing.assert_array_equal(gen.params["W_hidden"], a.params["W_hidden"])
+
+
+def test_teacher_sizes_and_no_test_set():
+    ds = make_teacher(1, n_train=3, n_valid=0, n_test=0, n_in=2, n_hidden=4)
+    assert_split(ds.train, 3, 2, 1)
+    assert ds.valid is None and ds.test is None
+    assert ds.architecture.connections == 3 * 4 + 5
+
+
+@pytest.mark.parametrize("kwargs, error, pattern", [
+    ({"K": 0}, ValueError, r"`K` must be positive and finite, got 0.0"),
+    ({"K": -1}, ValueError, r"`K` must be positive"),
+    ({"K": float("nan")}, ValueError, r"`K` must be positive and finite, got nan"),
+    ({"K": float("inf")}, ValueError, r"`K` must be positive and finite"),
+    ({"K": "5"}, TypeError, r"`K` must be a real number, got str"),
+    ({"n_train": 0}, ValueError, r"`n_train` must be >= 1, got 0"),
+    ({"n_valid": -1}, ValueError, r"`n_valid` must be >= 0, got -1"),
+    ({"n_test": 1.0}, TypeError, r"`n_test` must be an integer, got float"),
+    ({"n_in": 0}, ValueError, r"`n_in` must be >= 1"),
+    ({"n_hidden": 0}, ValueError, r"`n_hidden` must be >= 1"),
+])
+def test_teacher_errors(kwargs, error, pattern):
+    with pytest.raises(error, match=pattern):
+        make_teacher(**kwargs)
+
+
+# ----------------------------------------------------------------------- Mackey-Glass
+
+SMALL = dict(n_train=150, n_valid=40, n_test=60, transient=300.0)
+
+
+def test_mackey_glass_shapes_windows_and_bounds():
+    ds = make_mackey_glass(**SMALL, seed=1)
+    assert ds.name == "mackey-glass" and ds.kind == "approximation" and ds.n_in == 6
+    assert_split(ds.train, 150, 6, 1)
+    assert_split(ds.valid, 40, 6, 1)
+    assert_split(ds.test, 60, 6, 1)
+    s = ds.params["series"]
+    assert s.shape == (256,) and not s.flags.writeable
+    X, T = np.vstack([ds.train.X, ds.valid.X, ds.test.X]), np.vstack([ds.train.T, ds.valid.T,
+                                                                        ds.test.T])
+    for i in range(len(X)):                      # window of 6 samples, next sample as target
+        np.testing.assert_array_equal(X[i], s[i:i + 6])
+        assert T[i, 0] == s[i + 6]
+    # bounded: the tau=30 attractor stays within roughly 0.2..1.4
+    assert 0.1 < s.min() and s.max() < 1.5 and s.std() > 0.1
+    assert ds.architecture.layer_sizes == (6, 5, 1) and ds.architecture.output == "l"
+
+
+def test_mackey_glass_reproducible_and_seed_dependent():
+    a, b = make_mackey_glass(**SMALL, seed=3), make_mackey_glass(**SMALL, seed=3)
+    c = make_mackey_glass(**SMALL, seed=4)
+    assert_same(a, b)
+    assert a.params["x0"] == b.params["x0"] != c.params["x0"]
+    assert 0.5 <= a.params["x0"] <= 1.5
+    assert not np.array_equal(a.train.X, c.train.X)
+
+
+def test_mackey_glass_given_x0_ignores_seed():
+    a = make_mackey_glass(n_train=20, n_test=0, transient=60.0, x0=1.2, seed=1)
+    b = make_mackey_glass(n_train=20, n_test=0, transient=60.0, x0=1.2, seed=2)
+    assert_same(a, b)
+    assert a.test is None and a.valid is None and a.params["x0"] == 1.2
+
+
+def test_mackey_glass_defaults_follow_lawrence():
+    ds = make_mackey_glass()
+    assert (ds.n_train, ds.n_valid, ds.n_test) == (1000, 0, 1000)
+    p = ds.params
+    assert (p["tau"], p["a"], p["b"], p["c"], p["sample_step"], p["window"]) == (
+        30.0, 0.2, 0.1, 10.0, 6.0, 6)
+
+
+def test_mackey_glass_integration_is_fourth_order():
+    # No transient: 40 samples (240 time units, 8 delays) from x0 = 1.2.
+    args = (41, 1.2, 30.0, 0.2, 0.1, 10.0, 6.0)
+    ref = _mackey_glass_series(*args, 0.0125, 0.0)
+    err = {dt: np.abs(_mackey_glass_series(*args, dt, 0.0) - ref).max() for dt in (0.2, 0.1)}
+    assert err[0.1] < 1e-8                      # the default step is accurate
+    assert err[0.2] / err[0.1] > 10             # ~16 for a fourth-order scheme
+
+
+def test_mackey_glass_short_time_matches_the_equation():
+    # For t in [0, tau] the delayed term is constant (history x0), so
+    # x(t) = g/b + (x0 - g/b) exp(-b t) exactly, g = a x0 / (1 + x0^c).
+    x0, a, b, c = 0.8, 0.2, 0.1, 10.0
+    s = _mackey_glass_series(6, x0, 30.0, a, b, c, 6.0, 0.1, 0.0)   # t = 0, 6, ..., 30
+    g = a * x0 / (1 + x0 ** c)
+    t = np.arange(6) * 6.0
+    np.testing.assert_allclose(s, g / b + (x0 - g / b) * np.exp(-b * t), rtol=1e-10)
+
+
+@pytest.mark.parametrize("kwargs, error, pattern", [
+    ({"dt": 0.7}, ValueError, r"`dt` must divide `tau` into at least 2 steps, got dt=0.7"),
+    ({"dt": 20.0}, ValueError, r"`dt` must divide `tau`"),
+    ({"sample_step": 6.05}, ValueError, r"`dt` must divide `sample_step`"),
+    ({"x0": 1.0}, ValueError, r"`x0` must not be 1.0, the equation's fixed point"),
+    ({"x0": -0.5}, ValueError, r"`x0` must be positive"),
+    ({"transient": -1.0}, ValueError, r"`transient` must be >= 0 and finite, got -1.0"),
+    ({"transient": "long"}, TypeError, r"`transient` must be a real number"),
+    ({"window": 0}, ValueError, r"`window` must be >= 1, got 0"),
+    ({"tau": 0.0}, ValueError, r"`tau` must be positive"),
+    ({"a": -0.2}, ValueError, r"`a` must be positive"),
+    ({"b": float("nan")}, ValueError, r"`b` must be positive"),
+    ({"c": None}, TypeError, r"`c` must be a real number, got NoneType"),
+    ({"dt": 0.0}, ValueError, r"`dt` must be positive"),
+    ({"n_train": 0}, ValueError, r"`n_train` must be >= 1"),
+    ({"n_valid": -2}, ValueError, r"`n_valid` must be >= 0"),
+    ({"n_test": 2.0}, TypeError, r"`n_test` must be an integer"),
+])
+def test_mackey_glass_errors(kwargs, error, pattern):
+    with pytest.raises(error, match=pattern):
+        make_mackey_glass(**kwargs)
+
+
+def test_generated_datasets_are_frozen():
+    ds = make_mackey_glass(n_train=5, n_test=0, transient=0.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ds.name = "other"
+    with pytest.raises(TypeError):
+        ds.params["seed"] = 5
