@@ -160,7 +160,7 @@ def _fastnet_train_split(name, directory):
         from fastnet.datasets import load_proben1  # noqa: PLC0415
 
     try:
-        ds = load_proben1(name, data_dir=directory)
+        ds = load_proben1(name, root=directory)
     except TypeError:
         ds = load_proben1(name)
     tr = ds.train
