@@ -1,0 +1,5 @@
+import sys
+
+from fastnet.cli import main
+
+sys.exit(main())
