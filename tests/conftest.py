@@ -17,8 +17,9 @@ def _holds_proben1(directory: Path) -> bool:
 def proben1_root() -> Path:
     """Directory with the 45 Proben1 ``.dt`` files (flat or in Proben1's tree).
 
-    ``../shared/proben1`` beside the repository, else ``$FASTNET_DATA``; the test
-    is skipped when neither holds the data.
+    ``../shared/proben1`` beside the repository, else ``$FASTNET_DATA``. When
+    neither holds the data the test is skipped, or fails if ``FASTNET_REQUIRE_DATA=1``
+    (as in CI).
     """
     candidates = [_SHARED_PROBEN1]
     if os.environ.get("FASTNET_DATA"):
@@ -26,8 +27,8 @@ def proben1_root() -> Path:
     for directory in candidates:
         if _holds_proben1(directory):
             return directory
-    pytest.skip(
-        "Proben1 data not found in "
-        + " or ".join(str(d) for d in candidates)
-        + "; put the 45 .dt files there or set FASTNET_DATA"
-    )
+    reason = ("Proben1 data not found in " + " or ".join(str(d) for d in candidates)
+              + "; put the 45 .dt files there or set FASTNET_DATA")
+    if os.environ.get("FASTNET_REQUIRE_DATA", "0") != "0":
+        pytest.fail(reason + " (FASTNET_REQUIRE_DATA is set)")
+    pytest.skip(reason)
