@@ -1,0 +1,494 @@
+"""Pictures of training results: distributions, box-whiskers, Hamey's graphs, learning curves.
+
+matplotlib is an optional dependency (``pip install fastnet[plot]``) and is imported only
+inside the functions. Every function draws into the given ``ax`` (or a new figure), can
+save the figure with ``path=`` (``.png``, ``.svg`` or ``.pdf``) and returns the Axes.
+
+Artists carry a ``gid`` naming their role (``"box"``, ``"median"``, ``"whisker"``,
+``"segment"``, ``"mean_sd"``, ``"histogram"``, ``"training_graph"``, ``"model"``,
+``"asymptote"``, ``"efficiency"``, ``"optimal_limit"``, ``"half_range"``,
+``"train_error"``, ``"val_error"``, ``"test_error"``, ``"stopping_point"``) so that
+they can be found again, e.g. for styling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from .stats import HameyResult, hamey_analysis, segment_points
+from .stats._common import _check_sample
+
+__all__ = [
+    "box_whiskers",
+    "efficiency_graph",
+    "extended_box_whiskers",
+    "histogram",
+    "learning_curves",
+    "training_graph",
+]
+
+#: File types accepted by ``path=``.
+SAVE_FORMATS = (".png", ".svg", ".pdf")
+#: Box width in data units (boxes sit at x = 1, 2, ...).
+BOX_WIDTH = 0.5
+#: Horizontal offset of the mean +- sd line from the box centre, in box widths.
+MEAN_SD_OFFSET = 0.75
+#: Width of the outer (octile) boxes of the extended plot relative to the quartile boxes.
+OCTILE_BOX_WIDTH = 0.6
+
+
+def _pyplot():
+    """Import matplotlib.pyplot or explain how to install it."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - exercised by monkeypatching
+        raise ImportError(
+            "fastnet.plots needs matplotlib, an optional dependency: "
+            "pip install fastnet[plot]"
+        ) from exc
+    return plt
+
+
+def _check_path(path):
+    if path is None:
+        return None
+    p = Path(path)
+    if p.suffix.lower() not in SAVE_FORMATS:
+        raise ValueError(
+            f"`path` must end in one of {', '.join(SAVE_FORMATS)}, got {str(path)!r}."
+        )
+    return p
+
+
+def _axes(ax):
+    plt = _pyplot()
+    if ax is None:
+        _, ax = plt.subplots()
+    return ax
+
+
+def _finish(ax, path):
+    if path is not None:
+        ax.figure.savefig(path)
+    return ax
+
+
+def _samples(samples, labels):
+    """Normalise one sample, a sequence of samples or a mapping label -> sample."""
+    if isinstance(samples, Mapping):
+        if labels is not None:
+            raise ValueError("Give `labels` or a mapping in `samples`, not both.")
+        labels = [str(k) for k in samples]
+        samples = list(samples.values())
+    else:
+        arr = None
+        try:
+            arr = np.asarray(samples, dtype=np.float64)
+        except (TypeError, ValueError):
+            pass
+        if arr is not None and arr.ndim == 1:
+            samples = [arr]
+        else:
+            samples = list(samples)
+    if len(samples) == 0:
+        raise ValueError("`samples` must hold at least one sample.")
+    checked = [
+        _check_sample(s, f"samples[{i}]", min_size=1) for i, s in enumerate(samples)
+    ]
+    if labels is None:
+        labels = [str(i + 1) for i in range(len(checked))]
+    labels = [str(lab) for lab in labels]
+    if len(labels) != len(checked):
+        raise ValueError(f"`labels` has {len(labels)} entries for {len(checked)} samples.")
+    return checked, labels
+
+
+def _mean_sd(ax, x, sample, color="k"):
+    """Lawrence's 'mean and plus/minus one standard deviation' line beside a box."""
+    m = sample.mean()
+    sd = sample.std(ddof=1) if sample.size > 1 else 0.0
+    (line,) = ax.plot([x, x], [m - sd, m + sd], color=color, lw=1.2, gid="mean_sd")
+    (dot,) = ax.plot([x], [m], marker="o", ms=4, color=color, ls="none", gid="mean_sd")
+    return line, dot
+
+
+def histogram(sample, *, bins="auto", percent=True, ax=None, path=None, label=None, **hist_kw):
+    """Histogram of one sample of trial results (Lawrence et al., Figs. 3, 5, 9).
+
+    Parameters
+    ----------
+    sample : array_like, shape (n,)
+        Finite results.
+    bins : int, sequence or str, default="auto"
+        Passed to :meth:`matplotlib.axes.Axes.hist`.
+    percent : bool, default=True
+        Ordinate in percent of the trials (as Lawrence et al.), else counts.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure if None.
+    path : str or path-like, optional
+        Save the figure there (``.png``, ``.svg`` or ``.pdf``).
+    label : str, optional
+        Legend label.
+    **hist_kw
+        Further keywords for :meth:`~matplotlib.axes.Axes.hist`.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Raises
+    ------
+    ValueError
+        If `sample` is empty, not 1-D or holds NaN/inf; if `path` has another suffix.
+    ImportError
+        If matplotlib is not installed.
+
+    References
+    ----------
+    .. [1] S. Lawrence, A. D. Back, A. C. Tsoi, C. L. Giles, "On the distribution of
+       performance from multiple neural network trials", IEEE Trans. Neural Networks
+       8(6), 1997.
+    """
+    x = _check_sample(sample, "sample", min_size=1)
+    path = _check_path(path)
+    ax = _axes(ax)
+    weights = np.full(x.size, 100.0 / x.size) if percent else None
+    _, _, patches = ax.hist(x, bins=bins, weights=weights, label=label, **hist_kw)
+    for p in patches:
+        p.set_gid("histogram")
+    ax.set_ylabel("% of trials" if percent else "trials")
+    return _finish(ax, path)
+
+
+def box_whiskers(samples, *, labels=None, outliers=False, mean_sd=True, ax=None, path=None):
+    """Box-whiskers plots with mean +- sd beside each box (Lawrence et al., Fig. 2).
+
+    Parameters
+    ----------
+    samples : array_like, sequence of array_like, or mapping
+        One sample, several samples, or ``{label: sample}``.
+    labels : sequence of str, optional
+        Tick labels (default 1, 2, ...).
+    outliers : bool, default=False
+        If False, whiskers reach the minimum and maximum. If True, they reach the most
+        extreme values within 1.5 IQR of the box and values beyond are drawn as points.
+    mean_sd : bool, default=True
+        Draw the mean (dot) and mean +- one (n-1) standard deviation (line) to the right
+        of each box.
+    ax : matplotlib.axes.Axes, optional
+    path : str or path-like, optional
+        Save the figure (``.png``, ``.svg``, ``.pdf``).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One box (a patch with gid ``"box"``) per sample.
+
+    Raises
+    ------
+    ValueError
+        If a sample is empty or holds NaN/inf, the labels do not match, or `path` has
+        another suffix.
+    ImportError
+        If matplotlib is not installed.
+
+    Notes
+    -----
+    The box spans Q1 to Q3, the medians of the lower and upper halves
+    (:func:`fastnet.stats.segment_points`), with a bar at the median; this differs
+    slightly from matplotlib's interpolated percentiles.
+
+    References
+    ----------
+    .. [1] S. Lawrence et al., IEEE Trans. Neural Networks 8(6), 1997, Section 2.2.
+    .. [2] J. W. Tukey, *Exploratory Data Analysis*, Addison-Wesley, 1977.
+    """
+    data, labels = _samples(samples, labels)
+    path = _check_path(path)
+    ax = _axes(ax)
+    stats_list = []
+    for x, lab in zip(data, labels):
+        if x.size >= 2:
+            lo, q1, med, q3, hi = segment_points(x, 4)
+        else:
+            lo = q1 = med = q3 = hi = float(x[0])
+        fliers = np.empty(0)
+        if outliers:
+            fence_lo, fence_hi = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
+            inside = x[(x >= fence_lo) & (x <= fence_hi)]
+            fliers = x[(x < fence_lo) | (x > fence_hi)]
+            lo, hi = inside.min(), inside.max()
+        stats_list.append(
+            {"med": med, "q1": q1, "q3": q3, "whislo": lo, "whishi": hi,
+             "fliers": fliers, "label": lab}
+        )
+    positions = np.arange(1, len(data) + 1)
+    art = ax.bxp(stats_list, positions=positions, widths=BOX_WIDTH, showfliers=outliers,
+                 patch_artist=True)
+    for key, gid in (("boxes", "box"), ("medians", "median"), ("whiskers", "whisker"),
+                     ("caps", "cap"), ("fliers", "flier")):
+        for a in art.get(key, []):
+            a.set_gid(gid)
+    for b in art["boxes"]:
+        b.set_facecolor("white")
+    if mean_sd:
+        for pos, x in zip(positions, data):
+            _mean_sd(ax, pos + MEAN_SD_OFFSET * BOX_WIDTH, x)
+        ax.set_xlim(0.5, len(data) + 0.5 + MEAN_SD_OFFSET * BOX_WIDTH)
+    return _finish(ax, path)
+
+
+def extended_box_whiskers(samples, *, labels=None, mean_sd=True, ax=None, path=None):
+    """Extended box-whiskers plots of eight segments (Lawrence et al., Fig. 11).
+
+    Each quarter of the standard plot is split again at its own median, so that each of
+    the eight segments holds (about) one eighth of the values.
+
+    Parameters
+    ----------
+    samples : array_like, sequence of array_like, or mapping
+        One sample, several samples, or ``{label: sample}``; at least 4 values each.
+    labels : sequence of str, optional
+    mean_sd : bool, default=True
+        Draw mean +- one standard deviation beside each plot.
+    ax : matplotlib.axes.Axes, optional
+    path : str or path-like, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Per sample: 6 rectangles (gid ``"segment"``: the two octile boxes outside Q1-Q3
+        are narrower) and 2 whisker lines (gid ``"segment"``, from the minimum and to the
+        maximum), i.e. 8 segments, plus a median bar (gid ``"median"``).
+
+    Raises
+    ------
+    ValueError
+        If a sample has fewer than 4 values or holds NaN/inf; as :func:`box_whiskers`.
+    ImportError
+        If matplotlib is not installed.
+
+    See Also
+    --------
+    fastnet.stats.segment_points : the nine division points drawn here.
+
+    References
+    ----------
+    .. [1] S. Lawrence et al., IEEE Trans. Neural Networks 8(6), 1997, Section 4.
+    """
+    data, labels = _samples(samples, labels)
+    for i, x in enumerate(data):
+        if x.size < 4:
+            raise ValueError(
+                f"`samples[{i}]` needs at least 4 values for 8 segments, got {x.size}."
+            )
+    path = _check_path(path)
+    ax = _axes(ax)
+    from matplotlib.patches import Rectangle
+
+    half = BOX_WIDTH / 2
+    for pos, x in zip(range(1, len(data) + 1), data):
+        p = segment_points(x, 8)
+        for j in range(1, 7):
+            w = half if 2 <= j <= 5 else half * OCTILE_BOX_WIDTH
+            ax.add_patch(Rectangle((pos - w, p[j]), 2 * w, p[j + 1] - p[j], facecolor="white",
+                                   edgecolor="k", lw=1.0, gid="segment"))
+        for y0, y1 in ((p[0], p[1]), (p[7], p[8])):
+            ax.plot([pos, pos], [y0, y1], color="k", lw=1.0, gid="segment")
+        cap = half * 0.5
+        for y in (p[0], p[8]):
+            ax.plot([pos - cap, pos + cap], [y, y], color="k", lw=1.0, gid="cap")
+        ax.plot([pos - half, pos + half], [p[4], p[4]], color="C1", lw=2.0, gid="median")
+        if mean_sd:
+            _mean_sd(ax, pos + MEAN_SD_OFFSET * BOX_WIDTH, x)
+    ax.set_xticks(range(1, len(data) + 1), labels)
+    ax.set_xlim(0.5, len(data) + 0.5 + MEAN_SD_OFFSET * BOX_WIDTH)
+    ax.autoscale_view(scalex=False)
+    return _finish(ax, path)
+
+
+def _hamey(result, limit):
+    if isinstance(result, HameyResult):
+        return result
+    if limit is None:
+        raise ValueError("Pass a HameyResult, or trial times together with `limit`.")
+    return hamey_analysis(result, limit, fit_model=False)
+
+
+def training_graph(result, limit=None, *, show_model=True, ax=None, path=None, label=None):
+    """Hamey's training graph: fraction of trials successful against the epoch.
+
+    Parameters
+    ----------
+    result : HameyResult or array_like
+        A result of :func:`fastnet.stats.hamey_analysis`, or the trial times ``t_i``
+        (failures recorded as `limit`).
+    limit : float, optional
+        Epoch limit ``T``; required when `result` holds times.
+    show_model : bool, default=True
+        If the result has a fitted asymptotic model, draw it from ``T0`` to ``T``
+        (dashed, gid ``"model"``) and its asymptotic success rate (dotted, gid
+        ``"asymptote"``).
+    ax : matplotlib.axes.Axes, optional
+    path : str or path-like, optional
+    label : str, optional
+        Legend label of the graph.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Raises
+    ------
+    ValueError
+        As :func:`fastnet.stats.hamey_analysis`, or if `limit` is missing.
+    ImportError
+        If matplotlib is not installed.
+
+    References
+    ----------
+    .. [1] L. G. C. Hamey, "Benchmarking feed-forward neural networks: models and
+       measures", NIPS 4, 1992, Section 3 and Fig. 4.
+    """
+    path = _check_path(path)
+    r = _hamey(result, limit)
+    ax = _axes(ax)
+    ax.step(r.grid, r.training_graph, where="post", label=label, gid="training_graph")
+    if show_model and r.model is not None:
+        m = r.model
+        t = np.linspace(m.t0, r.limit, 200)
+        ax.plot(t, m.success_fraction(t), ls="--", color="C3", gid="model")
+        ax.axhline(r.asymptotic_success_rate, ls=":", color="C3", gid="asymptote")
+    ax.set_xlabel("epoch limit")
+    ax.set_ylabel("fraction of trials successful")
+    ax.set_ylim(0, 1.05)
+    return _finish(ax, path)
+
+
+def efficiency_graph(result, limit=None, *, ax=None, path=None, label=None):
+    """Hamey's efficiency graph E(t) with T_E, e and the range where E >= e/2.
+
+    Parameters
+    ----------
+    result : HameyResult or array_like
+        A result of :func:`fastnet.stats.hamey_analysis`, or the trial times.
+    limit : float, optional
+        Epoch limit ``T``; required when `result` holds times.
+    ax : matplotlib.axes.Axes, optional
+    path : str or path-like, optional
+    label : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The curve (gid ``"efficiency"``), a vertical line at ``T_E`` (gid
+        ``"optimal_limit"``) and a horizontal segment at ``e/2`` over
+        ``(T_E1, T_E2)`` (gid ``"half_range"``); the last two only if some trial
+        succeeded.
+
+    Raises
+    ------
+    ValueError
+        As :func:`fastnet.stats.hamey_analysis`, or if `limit` is missing.
+    ImportError
+        If matplotlib is not installed.
+
+    References
+    ----------
+    .. [1] L. G. C. Hamey, NIPS 4, 1992, Section 4 and Fig. 3.
+    """
+    path = _check_path(path)
+    r = _hamey(result, limit)
+    ax = _axes(ax)
+    ax.plot(r.grid, r.efficiency, label=label, gid="efficiency")
+    if r.n_successes:
+        ax.axvline(r.optimal_limit, ls="--", color="C3", gid="optimal_limit")
+        lo, hi = r.efficiency_range
+        ax.plot([lo, hi], [r.peak_efficiency / 2] * 2, color="C2", lw=2, gid="half_range")
+    ax.set_xlabel("epoch limit")
+    ax.set_ylabel("efficiency (successes per 1000 epochs)")
+    return _finish(ax, path)
+
+
+def learning_curves(epochs, train_error, val_error=None, val_epochs=None, *, test_error=None,
+                    test_epochs=None, relevant_epoch=None, log_y=False, ax=None, path=None):
+    """Learning curves E_tr, E_va (and E_te) with the stopping point marked.
+
+    Parameters
+    ----------
+    epochs : array_like, shape (n,)
+        Epoch numbers of `train_error`.
+    train_error : array_like, shape (n,)
+        Training error per epoch.
+    val_error : array_like, shape (m,), optional
+        Validation error, typically per strip (Proben1 measures it at strip ends).
+    val_epochs : array_like, shape (m,), optional
+        Epochs of `val_error` (the strip-end epochs); required with `val_error`.
+    test_error, test_epochs : array_like, optional
+        Test error and its epochs, likewise.
+    relevant_epoch : int, optional
+        Epoch of the network kept (lowest validation error, Proben1's "relevant
+        epoch"); marked by a vertical dashed line.
+    log_y : bool, default=False
+        Logarithmic error axis.
+    ax : matplotlib.axes.Axes, optional
+    path : str or path-like, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Lines with gids ``"train_error"``, ``"val_error"``, ``"test_error"``,
+        ``"stopping_point"``.
+
+    Raises
+    ------
+    ValueError
+        If lengths do not match, an error array is missing its epochs, values are not
+        finite, or `relevant_epoch` lies outside the plotted epochs.
+    ImportError
+        If matplotlib is not installed.
+
+    References
+    ----------
+    .. [1] L. Prechelt, "Proben1 -- a set of neural network benchmark problems and
+       benchmarking rules", Technical Report 21/94, Universitaet Karlsruhe, 1994.
+    """
+    ep = _check_sample(epochs, "epochs", min_size=1)
+    tr = _check_sample(train_error, "train_error", min_size=1)
+    if tr.size != ep.size:
+        raise ValueError(f"`train_error` has {tr.size} values for {ep.size} `epochs`.")
+    curves = [("train_error", ep, tr, "E_tr")]
+    for name, err, eps, lab in (("val_error", val_error, val_epochs, "E_va"),
+                                ("test_error", test_error, test_epochs, "E_te")):
+        if err is None:
+            continue
+        ename = name.replace("error", "epochs")
+        if eps is None:
+            raise ValueError(f"`{ename}` is required with `{name}`.")
+        e = _check_sample(err, name, min_size=1)
+        x = _check_sample(eps, ename, min_size=1)
+        if e.size != x.size:
+            raise ValueError(f"`{name}` has {e.size} values for {x.size} `{ename}`.")
+        curves.append((name, x, e, lab))
+    lo = min(c[1].min() for c in curves)
+    hi = max(c[1].max() for c in curves)
+    if relevant_epoch is not None and not (lo <= relevant_epoch <= hi):
+        raise ValueError(
+            f"`relevant_epoch` = {relevant_epoch} is outside the plotted epochs [{lo:g}, {hi:g}]."
+        )
+    path = _check_path(path)
+    ax = _axes(ax)
+    for gid, x, e, lab in curves:
+        ax.plot(x, e, label=lab, gid=gid, marker="." if gid != "train_error" else None)
+    if relevant_epoch is not None:
+        ax.axvline(relevant_epoch, ls="--", color="k", lw=1.0, gid="stopping_point",
+                   label=f"relevant epoch {relevant_epoch}")
+    if log_y:
+        ax.set_yscale("log")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("error")
+    ax.legend()
+    return _finish(ax, path)
