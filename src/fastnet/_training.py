@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fastnet import __version__
+from fastnet._blas import single_threaded_blas
 from fastnet._kernels import _forward
 from fastnet._validation import check_int, check_pair
 from fastnet.exceptions import NoConvergenceWarning
@@ -252,13 +253,19 @@ def check_common(net, X, Y, X_val, Y_val, X_test, Y_test, max_epochs, strip, sto
             blas_min)
 
 
-def run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs, strip, stop,
-                 target_range, callback, classification, setup):
+def run_training(net, stepper, ws, **kwargs):
     """Train with ``stepper`` in strips; track validation, stop, restore the best weights.
 
     ``stepper.run(sse_out)`` trains len(sse_out) epochs and returns a kernel status;
     ``stepper.updates_per_epoch`` is the update traversal count of one epoch.
+    BLAS is held at one thread meanwhile (see fastnet._blas).
     """
+    with single_threaded_blas():
+        return _run_training(net, stepper, ws, **kwargs)
+
+
+def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs, strip, stop,
+                  target_range, callback, classification, setup):
     N, C = ws.A.shape[0], net.n_connections
     scale = 100.0 * (target_range[1] - target_range[0]) / (N * net.n_out)
     val = Evaluator(net, X_val, Y_val, ws.blas_min) if X_val is not None else None

@@ -6,6 +6,7 @@ import tempfile
 
 import numpy as np
 
+from fastnet._blas import single_threaded_blas
 from fastnet._kernels import _forward
 from fastnet._validation import (
     as_generator,
@@ -340,8 +341,9 @@ class MLP:
         """
         X = check_matrix(X, "X", n_cols=self.n_in, what="inputs", allow_empty=True)
         A = self._workspace(X)
-        _forward.forward(A, self._layers, self.n_in, self._w, self._block_size(),
-                         DEFAULT_BLAS_MIN)
+        with single_threaded_blas():
+            _forward.forward(A, self._layers, self.n_in, self._w, self._block_size(),
+                             DEFAULT_BLAS_MIN)
         return A[:, self.n_units - self.n_out:].copy()
 
     def sum_squared_error(self, X, Y):
@@ -349,8 +351,9 @@ class MLP:
         from fastnet._validation import check_pair
         X, Y = check_pair(X, Y, "X", "Y", self.n_in, self.n_out, allow_empty=True)
         A = self._workspace(X)
-        return float(_forward.sum_squared_error(A, Y, self._layers, self.n_in, self._w,
-                                                self._block_size(), DEFAULT_BLAS_MIN))
+        with single_threaded_blas():
+            return float(_forward.sum_squared_error(A, Y, self._layers, self.n_in, self._w,
+                                                    self._block_size(), DEFAULT_BLAS_MIN))
 
     # ------------------------------------------------------------- copy / io
     def copy(self):
