@@ -19,6 +19,7 @@ import sys
 for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ[_var] = "1"
 # --native-blas: let OpenBLAS pick its kernel for this CPU (this process only; see README).
+ORIGINAL_OPENBLAS_ENV = {v: os.environ.get(v) for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
 if "--native-blas" in sys.argv[1:]:
     for _var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
         os.environ.pop(_var, None)
@@ -331,19 +332,18 @@ def main(argv=None):
 
     log = print
     t_start = time.perf_counter()
-    limiter = None
-    try:
-        from threadpoolctl import threadpool_limits
-        limiter = threadpool_limits(1)
-    except ImportError:
-        pass
-
     unavailable = {}
-    for name in args.peers:
+    for name in args.peers:   # imports the peers (and the BLAS libraries they load)
         why = availability(name)
         if why:
             unavailable[name] = why
             log(f"{name}: {why}" if name == "fastnet" else f"{name}: skipped: {why}")
+    limiter = None
+    try:
+        from threadpoolctl import threadpool_limits
+        limiter = threadpool_limits(1)   # every pool loaded by now, on top of the *_NUM_THREADS=1
+    except ImportError:
+        pass
 
     versions = {}
     if "torch" not in unavailable and "torch" in args.peers:
@@ -354,11 +354,13 @@ def main(argv=None):
         from _peers.fann import fann_version
         versions["fann"] = fann_version()
     if "fastnet" not in unavailable and "fastnet" in args.peers:
-        from _peers.fastnet_peer import fastnet_version
+        from _peers.fastnet_peer import fastnet_version, import_fastnet
         versions["fastnet"] = fastnet_version()
+        versions["fastnet_file"] = getattr(import_fastnet(), "__file__", None)
+    versions["repo_commit"] = machine.git_commit(cases_mod.repo_root())
     desc = machine.describe(versions)
     log(f"machine: {desc['cpu_model']}, {desc['logical_cpus']} logical CPUs; python {desc['python']}, "
-        f"numpy {desc['numpy']}" + "".join(f", {k} {v}" for k, v in versions.items()))
+        f"numpy {desc['numpy']}" + "".join(f", {k} {v}" for k, v in versions.items() if k != "fastnet_file"))
     for b in desc["blas"]:
         log(f"   pool: {b['internal_api']} {b.get('version')} {b.get('architecture') or ''} "
             f"threads={b['num_threads']}")
@@ -391,6 +393,7 @@ def main(argv=None):
         out = {
             "machine": desc,
             "settings": {"epochs": args.epochs, "repeats": args.repeats, "warmup_epochs": 5,
+                         "native_blas": args.native_blas, "openblas_env_before": ORIGINAL_OPENBLAS_ENV,
                          "dtypes": args.dtypes, "peers": args.peers, "cases": args.cases,
                          "rprop": cases_mod.RPROP, "variant": "irprop-", "init_seed": cases_mod.INIT_SEED,
                          "init_range": cases_mod.INIT_RANGE, "synthetic_seed": cases_mod.SYNTH_SEED,
