@@ -228,8 +228,9 @@ def print_case_table(info, args, log):
     res = info["results"]
     if not res:
         return
+    early = f"SSE@{res[0]['sse_early_epochs']}"
     head = (f"   {'peer':<12} {'CPU ms/ep':>10} {'wall ms/ep':>10} {'spread':>6} {'Mtrav/s':>9} "
-            f"{'GFLOP/s':>8} {'%peak':>6} {'fastnet x':>9}  {'SSE init':>11} {'SSE@' + str(res[0]['sse_early_epochs']):>11} "
+            f"{'GFLOP/s':>8} {'%peak':>6} {'fastnet x':>9}  {'SSE init':>11} {early:>11} "
             f"{'SSE@' + str(args.epochs):>11}  check")
     log(head)
     for r in res:

@@ -117,7 +117,6 @@ class FannPeer(Peer):
         self.lib, self.ftype, self.Connection = _load(dtype)
         self.case, self.dtype = case, dtype
         self.nptype = np.dtype(dtype)
-        lib, sizes = self.lib, case.sizes
         self.X = np.ascontiguousarray(case.X, self.nptype)
         self.T = np.ascontiguousarray(case.T, self.nptype)
         self.train = self._make_train_data()

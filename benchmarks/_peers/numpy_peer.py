@@ -111,10 +111,8 @@ class NumpyPeer(Peer):
         np.multiply(E, 2.0, out=out["D"])     # d(sum (y-t)^2)/dy, linear output
         first = True
         for lay in reversed(self.layers):
-            if lay["out"] is None:
-                delta = lay["D"]
-            else:
-                delta = lay["D"]
+            delta = lay["D"]                    # output: 2(y - t), set above
+            if lay["out"] is not None:          # hidden: dE/da * f'(z)
                 delta *= lay["dout"]
             np.matmul(lay["A"].T, delta, out=lay["gW"])
             np.sum(delta, axis=0, out=lay["gb"])
