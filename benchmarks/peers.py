@@ -191,6 +191,12 @@ def derive(info, args):
             info.setdefault("best_peer", {})[dtype] = col(best)
         if fast and best:
             info.setdefault("fastnet_vs_best", {})[dtype] = best["cpu_s_per_epoch"] / fast["cpu_s_per_epoch"]
+    fast64 = next((r for r in res if r["peer"] == "fastnet" and r["dtype"] == "float64"), None)
+    anyp = [r for r in res if r["peer"] != "fastnet"]
+    if fast64 and anyp and len({r["dtype"] for r in anyp}) > 1:
+        best = min(anyp, key=lambda r: r["cpu_s_per_epoch"])
+        info["fastnet_f64_vs_best_any"] = {"peer": col(best),
+                                           "ratio": best["cpu_s_per_epoch"] / fast64["cpu_s_per_epoch"]}
     # SSE checks
     ref_final = next((r for r in res if r["peer"] == "numpy" and r["dtype"] == "float64"), None)
     finals = [r["sse_final"] for r in res]
@@ -243,6 +249,9 @@ def print_case_table(info, args, log):
     for dtype, ratio in info.get("fastnet_vs_best", {}).items():
         log(f"   fastnet {SHORT[dtype]} vs best peer {info['best_peer'][dtype]}: {ratio:.2f}x "
             f"({'fastnet faster' if ratio > 1 else 'fastnet slower'})")
+    anyb = info.get("fastnet_f64_vs_best_any")
+    if anyb:
+        log(f"   fastnet f64 vs best peer of any precision ({anyb['peer']}): {anyb['ratio']:.2f}x")
     agree = info.get("f64_agreement_vs_numpy")
     if agree:
         log("   f64 SSE vs numpy f64 (relative): " + ", ".join(
