@@ -24,7 +24,8 @@ K_BOUNDS = (1e-3, 1e3)
 #: Bounds of a * (T - T0) in the fit.
 A_SPAN_BOUNDS = (1e-6, 1e6)
 #: Status values of :class:`HameyResult`.
-STATUSES = ("ok", "poor_fit", "too_few_successes", "fit_failed", "not_requested")
+STATUSES = ("ok", "poor_fit", "too_few_successes", "degenerate_fit", "fit_failed",
+            "not_requested")
 
 
 @dataclass(frozen=True, repr=False)
@@ -61,6 +62,13 @@ class AsymptoticModel(_ReprMixin):
         The :math:`T_0` values tried.
     candidate_pvalues : ndarray
         KS p-value of the fit at each candidate (NaN where the fit failed).
+    at_bound : bool
+        True if the maximum-likelihood estimate lies on a bound of the search
+        (:math:`k` at 1e-3 or 1e3, :math:`a (T - T_0)` at 1e-6 or 1e6): the data are
+        at a limit of the family and :math:`a, k` themselves are not meaningful. At
+        the upper bound of :math:`k` the tail is (nearly) exponential and the
+        extrapolation still holds; at the lower bounds the result has status
+        ``"degenerate_fit"``.
     """
 
     t0: float
@@ -75,6 +83,7 @@ class AsymptoticModel(_ReprMixin):
     limit: float
     candidates: np.ndarray
     candidate_pvalues: np.ndarray
+    at_bound: bool
 
     def cdf(self, t):
         """:math:`F(t)`, 0 for :math:`t \\le T_0`."""
@@ -133,8 +142,12 @@ class HameyResult(_ReprMixin):
         State of the asymptotic model: ``"ok"``; ``"poor_fit"`` (fitted, but no candidate
         :math:`T_0` passed the KS test at ``ks_alpha``: read the model with care);
         ``"too_few_successes"`` (fewer than ``min_fit_successes`` successes after every
-        candidate :math:`T_0`; no model); ``"fit_failed"`` (the optimiser failed for every
-        candidate; no model); ``"not_requested"``.
+        candidate :math:`T_0`; no model); ``"degenerate_fit"`` (the estimate reached
+        :math:`a \to 0` or :math:`k \to 0`, where :math:`F(T) \to 0` and the tail
+        predicts nothing beyond :math:`T`, e.g. for uniformly spread successes; the
+        model is returned for inspection, the corrected measures are NaN);
+        ``"fit_failed"`` (the optimiser failed for every candidate; no model);
+        ``"not_requested"``.
     model : AsymptoticModel or None
         The fitted model, or None.
     asymptotic_success_rate : float
@@ -257,16 +270,20 @@ def _fit_candidate(t_succ, t0, limit):
         return -np.expm1(-k * np.log1p(a * (np.asarray(t) - t0))) / f_limit
 
     d = float(stats.kstest(x + t0, cdf).statistic)
+    near = [(v - lo < 1e-6, hi - v < 1e-6) for v, (lo, hi) in zip(res.x, bounds)]
+    at_bound = any(lo or hi for lo, hi in near)
+    # a -> 0 or k -> 0 make F(T) -> 0: the fitted tail says nothing about t > T.
+    degenerate = near[0][0] or near[1][0]
     return {"a": a, "k": k, "loglik": -float(res.fun), "ks_d": d,
-            "ks_p": _stephens_pvalue(d, x.size), "m": int(x.size)}
+            "ks_p": _stephens_pvalue(d, x.size), "m": int(x.size), "at_bound": at_bound,
+            "degenerate": degenerate}
 
 
 def _default_candidates(t_succ, min_fit, max_candidates):
-    vals = np.unique(t_succ)
+    cand = np.unique(np.concatenate(([0.0], t_succ)))
     # T0 must leave at least min_fit successes strictly after it.
-    counts_after = t_succ.size - np.searchsorted(np.sort(t_succ), vals, side="right")
-    vals = vals[counts_after >= min_fit]
-    cand = np.concatenate(([0.0], vals))
+    counts_after = t_succ.size - np.searchsorted(t_succ, cand, side="right")
+    cand = cand[counts_after >= min_fit]
     if cand.size > max_candidates:
         idx = np.unique(np.round(np.linspace(0, cand.size - 1, max_candidates)).astype(int))
         cand = cand[idx]
@@ -477,8 +494,12 @@ def hamey_analysis(
     model = AsymptoticModel(
         t0=t0, a=f["a"], k=f["k"], gamma=gamma, lambda_rest=lambda_rest, n_fit=f["m"],
         loglik=f["loglik"], ks_statistic=f["ks_d"], ks_pvalue=f["ks_p"], limit=limit,
-        candidates=cand, candidate_pvalues=pvals,
+        candidates=cand, candidate_pvalues=pvals, at_bound=f["at_bound"],
     )
+    if f["degenerate"]:
+        return HameyResult(status="degenerate_fit", **common, model=model,
+                           asymptotic_success_rate=np.nan, capped=False,
+                           corrected_mean=np.nan, corrected_median=np.nan)
     a, k = f["a"], f["k"]
     f_limit = model.cdf(limit)
     lam_raw = gamma + lambda_rest * (1.0 - gamma) / f_limit

@@ -548,7 +548,12 @@ def compare_errors(
     ]
     va, vb = cleaned[0].values, cleaned[1].values
     cc = _cochran_cox(va, vb, alpha)
-    welch_res = stats.ttest_ind(va, vb, equal_var=False)
+    with warnings.catch_warnings():
+        if np.ptp(va) == 0 or np.ptp(vb) == 0:
+            # An exactly constant sample has variance 0, which is exact; scipy would warn
+            # about "precision loss" for nearly identical data.
+            warnings.filterwarnings("ignore", message=r".*Precision loss occurred.*")
+        welch_res = stats.ttest_ind(va, vb, equal_var=False)
     welch = WelchResult(
         statistic=float(welch_res.statistic),
         pvalue=float(welch_res.pvalue),
