@@ -1,0 +1,594 @@
+"""scikit-learn estimators around :func:`fastnet.train_rprop`.
+
+``RpropClassifier`` and ``RpropRegressor`` are ordinary scikit-learn estimators:
+hyper-parameters in ``__init__``, ``fit(X, y, X_val=None, y_val=None)``
+returning ``self``, ``predict``/``predict_proba``/``score``, learned attributes
+with a trailing underscore. They work in :class:`~sklearn.pipeline.Pipeline`,
+:class:`~sklearn.model_selection.GridSearchCV` and
+:func:`~sklearn.model_selection.cross_validate`, and pickle (plain ``pickle``
+or ``joblib``) with a versioned, checksummed state.
+
+scikit-learn is an optional dependency: ``pip install fastnet[sklearn]``
+(scikit-learn >= 1.6).
+
+Examples
+--------
+>>> import numpy as np
+>>> from fastnet.sklearn import RpropClassifier
+>>> X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]] * 5)
+>>> y = np.array(["no", "yes", "yes", "no"] * 5)
+>>> clf = RpropClassifier(hidden=(4,), max_epochs=300, random_state=0).fit(X, y)
+>>> clf.classes_
+array(['no', 'yes'], dtype='<U3')
+>>> clf.predict([[0., 1.], [1., 1.]])
+array(['yes', 'no'], dtype='<U3')
+>>> float(clf.predict_proba([[0., 1.]]).sum())
+1.0
+"""
+import hashlib
+import json
+import numbers
+import warnings
+
+import numpy as np
+
+try:
+    import sklearn
+    from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import check_is_fitted, validate_data
+except ImportError as exc:  # scikit-learn missing, or older than 1.6 (no validate_data)
+    raise ImportError(
+        "fastnet.sklearn needs scikit-learn >= 1.6 (an optional dependency); install it "
+        "with `pip install fastnet[sklearn]`"
+        + (f" (found scikit-learn {sklearn.__version__})." if "sklearn" in dir() else ".")
+    ) from exc
+
+from fastnet import __version__
+from fastnet.exceptions import NoConvergenceWarning
+from fastnet.network import MLP
+from fastnet.rprop import proben1_stopping, train_rprop
+from fastnet.stopping import StoppingCriterion
+
+__all__ = ["RpropClassifier", "RpropRegressor", "RpropConvergenceWarning",
+           "PICKLE_FORMAT_VERSION"]
+
+#: Version of the pickled state of the estimators (see ``docs/embedding.md``).
+#: Bumped whenever the set or meaning of the stored attributes changes; loading
+#: a pickle of another version raises ValueError.
+PICKLE_FORMAT_VERSION = 1
+
+#: Values of ``stop`` that are names rather than criterion objects.
+STOP_NAMES = ("auto", "linear", "multilayer")
+
+# The parameters a preset may set; None in the estimator means "not given".
+_PRESET_PARAMS = ("variant", "eta_plus", "eta_minus", "delta0", "delta_min", "delta_max",
+                  "init_scale")
+# Initial weight half-width when neither ``init_scale`` nor a preset gives one
+# (Proben1's multilayer value; the library's train_rprop keeps the net's weights).
+DEFAULT_INIT_SCALE = 0.5
+
+
+class RpropConvergenceWarning(NoConvergenceWarning, ConvergenceWarning):
+    """``max_epochs`` was reached before the stopping criterion held.
+
+    A subclass of both :class:`fastnet.NoConvergenceWarning` and scikit-learn's
+    :class:`~sklearn.exceptions.ConvergenceWarning`, so a filter on either
+    catches it (e.g. inside ``GridSearchCV``).
+    """
+
+
+def _seed_from(random_state):
+    """An int seed for train_rprop from a scikit-learn style ``random_state``."""
+    if random_state is None:
+        return int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0])
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_)):
+        if random_state < 0:
+            raise ValueError(f"`random_state` must be non-negative, got {random_state}.")
+        return int(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(np.iinfo(np.int32).max))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(np.iinfo(np.int64).max))
+    raise TypeError("`random_state` must be None, an int, a numpy RandomState or Generator, "
+                    f"got {random_state!r}.")
+
+
+def outputs_to_proba(outputs):
+    """Map network outputs (trained towards one-hot 0/1 targets) to probabilities.
+
+    Each row is clipped at 0 and divided by its sum. A row whose outputs are all
+    <= 0 (possible with linear or x/(1+|x|) outputs) gets the softmax of its raw
+    outputs instead. Either way every row sums to 1 and its largest entry is
+    where the largest raw output is.
+
+    Parameters
+    ----------
+    outputs : ndarray of shape (n_samples, n_classes)
+
+    Returns
+    -------
+    proba : ndarray of shape (n_samples, n_classes)
+
+    Examples
+    --------
+    >>> outputs_to_proba(np.array([[0.9, 0.3, -0.2], [-1.0, -1.0, -1.0]]))
+    array([[0.75      , 0.25      , 0.        ],
+           [0.33333333, 0.33333333, 0.33333333]])
+    """
+    outputs = np.asarray(outputs, dtype=np.float64)
+    proba = np.clip(outputs, 0.0, None)
+    total = proba.sum(axis=1)
+    positive = total > 0.0
+    proba[positive] /= total[positive, None]
+    if not positive.all():
+        z = outputs[~positive]
+        e = np.exp(z - z.max(axis=1, keepdims=True))
+        proba[~positive] = e / e.sum(axis=1, keepdims=True)
+    return proba
+
+
+class _RpropBase(BaseEstimator):
+    """Shared hyper-parameters, fitting and pickling of the two estimators."""
+
+    # Set by the subclasses.
+    _default_output_activation = None
+    _is_classifier = False
+
+    def __init__(self, hidden=(8,), *, shortcut=True, hidden_activation="proben1",
+                 output_activation=None, preset=None, variant=None, eta_plus=None,
+                 eta_minus=None, delta0=None, delta_min=None, delta_max=None,
+                 init_scale=None, stop="auto", max_epochs=200, strip=5,
+                 validation_fraction=None, random_state=None):
+        self.hidden = hidden
+        self.shortcut = shortcut
+        self.hidden_activation = hidden_activation
+        self.output_activation = output_activation
+        self.preset = preset
+        self.variant = variant
+        self.eta_plus = eta_plus
+        self.eta_minus = eta_minus
+        self.delta0 = delta0
+        self.delta_min = delta_min
+        self.delta_max = delta_max
+        self.init_scale = init_scale
+        self.stop = stop
+        self.max_epochs = max_epochs
+        self.strip = strip
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+
+    # ----------------------------------------------------------------- checks
+    def _check_stop(self, has_validation, hidden):
+        stop = self.stop
+        if isinstance(stop, StoppingCriterion) or stop is None:
+            return stop
+        if not isinstance(stop, str) or stop not in STOP_NAMES:
+            raise ValueError(f"`stop` must be None, a fastnet.stopping criterion or one of "
+                             f"{list(STOP_NAMES)}, got {stop!r}.")
+        if stop == "auto":
+            if not has_validation:
+                return None
+            if self.preset is not None:
+                stop = "linear" if self.preset == "proben1-linear" else "multilayer"
+            else:
+                stop = "multilayer" if hidden else "linear"
+        if not has_validation:
+            raise ValueError(f"`stop`={self.stop!r} is Proben1's early-stopping rule and needs a "
+                             "validation set: pass `X_val`, `y_val` to fit or set "
+                             "`validation_fraction`.")
+        return proben1_stopping(stop)
+
+    def _split(self, X, Y, X_val, Y_val, seed):
+        """Training and validation sets: the given ones, or a seeded random split."""
+        fraction = self.validation_fraction
+        if fraction is None:
+            return X, Y, X_val, Y_val
+        if X_val is not None:
+            raise ValueError("give either `X_val`, `y_val` to fit or `validation_fraction`, "
+                             f"not both (got validation_fraction={fraction!r}).")
+        if (isinstance(fraction, (bool, np.bool_)) or not isinstance(fraction, numbers.Real)
+                or not 0.0 < fraction < 1.0):
+            raise ValueError(f"`validation_fraction` must be None or a number in (0, 1), "
+                             f"got {fraction!r}.")
+        n = X.shape[0]
+        n_val = int(np.ceil(fraction * n))
+        if n_val >= n:
+            raise ValueError(f"`validation_fraction`={fraction} leaves no training data "
+                             f"from {n} samples.")
+        # A stream of its own: the split does not change the training draws.
+        order = np.random.default_rng([seed, 1]).permutation(n)
+        val, train = np.sort(order[:n_val]), np.sort(order[n_val:])
+        return X[train], Y[train], X[val], Y[val]
+
+    def _fit(self, X, Y, X_val, Y_val):
+        seed = _seed_from(self.random_state)
+        X, Y, X_val, Y_val = self._split(X, Y, X_val, Y_val, seed)
+        hidden = self.hidden
+        if isinstance(hidden, (numbers.Integral,)) and not isinstance(hidden, (bool, np.bool_)):
+            hidden = (hidden,)
+        output_activation = (self._default_output_activation if self.output_activation is None
+                             else self.output_activation)
+        net = MLP(X.shape[1], hidden, Y.shape[1], shortcut=self.shortcut,
+                  hidden_activation=self.hidden_activation, output_activation=output_activation)
+        stop = self._check_stop(X_val is not None, net.hidden)
+        given = {name: getattr(self, name) for name in _PRESET_PARAMS
+                 if getattr(self, name) is not None}
+        if self.preset is None and "init_scale" not in given:
+            given["init_scale"] = DEFAULT_INIT_SCALE
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", NoConvergenceWarning)
+            result = train_rprop(net, X, Y, X_val, Y_val, preset=self.preset, stop=stop,
+                                 max_epochs=self.max_epochs, strip=self.strip, seed=seed,
+                                 classification=self._is_classifier and Y.shape[1] >= 2, **given)
+        for w in caught:  # re-emit, NoConvergenceWarning as a ConvergenceWarning too
+            if issubclass(w.category, NoConvergenceWarning):
+                warnings.warn(str(w.message), RpropConvergenceWarning, stacklevel=3)
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        self.net_ = result.net
+        self.train_result_ = result
+        self.n_epochs_ = result.epochs
+        self.loss_curve_ = result.train_error
+        self.validation_scores_ = result.val_error
+        self.relevant_epoch_ = result.relevant_epoch
+        self.stop_reason_ = result.stop_reason
+        self.traversals_ = result.traversals
+        self.cpu_time_ = result.cpu_time
+        return self
+
+    def _outputs(self, X):
+        check_is_fitted(self, "net_")
+        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        return self.net_.predict(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = False
+        return tags
+
+    # --------------------------------------------------------------- pickling
+    def _checksum(self):
+        """SHA-256 of what predictions depend on: network, weights, classes, features."""
+        net = self.net_
+        h = hashlib.sha256()
+        h.update(json.dumps([net.n_in, list(net.hidden), net.n_out, net.shortcut,
+                             net.hidden_activation, net.output_activation]).encode())
+        h.update(np.ascontiguousarray(net.weights, dtype="<f8").tobytes())
+        h.update(repr(getattr(self, "classes_", np.empty(0)).tolist()).encode())
+        h.update(repr(getattr(self, "n_features_in_", None)).encode())
+        return h.hexdigest()
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state["_fastnet_format"] = PICKLE_FORMAT_VERSION
+        state["_fastnet_version"] = __version__
+        if isinstance(state.get("net_"), MLP):
+            state["_fastnet_checksum"] = self._checksum()
+        return state
+
+    def __setstate__(self, state):
+        name = type(self).__name__
+        if not isinstance(state, dict) or "_fastnet_format" not in state:
+            raise ValueError(f"cannot restore {name}: the pickled state is not a fastnet "
+                             "estimator state (no format version).")
+        state = dict(state)
+        version = state.pop("_fastnet_format")
+        state.pop("_fastnet_version", None)
+        checksum = state.pop("_fastnet_checksum", None)
+        if version != PICKLE_FORMAT_VERSION:
+            raise ValueError(f"cannot restore {name}: pickle format version {version!r}, this "
+                             f"fastnet ({__version__}) reads version {PICKLE_FORMAT_VERSION}; "
+                             "refit the estimator with this version.")
+        super().__setstate__(state)
+        if "net_" in state:
+            if not isinstance(state["net_"], MLP) or checksum is None:
+                raise ValueError(f"cannot restore {name}: the pickled state is corrupted "
+                                 "(network or checksum missing).")
+            if self._checksum() != checksum:
+                raise ValueError(f"cannot restore {name}: the pickled state is corrupted "
+                                 "(SHA-256 checksum of the network and classes does not match).")
+
+
+_PARAMS_DOC = """
+    Parameters
+    ----------
+    hidden : sequence of int, default=(8,)
+        Units per hidden layer (scikit-learn's ``hidden_layer_sizes``); ``()``
+        is a network without hidden layers.
+    shortcut : bool, default=True
+        Every layer feeds every later layer (Proben1); False: adjacent layers only.
+    hidden_activation : {{"proben1", "logistic", "tanh", "linear"}}, default="proben1"
+        ``"proben1"`` is x / (1 + |x|).
+    output_activation : {{"proben1", "logistic", "tanh", "linear"}} or None
+        None means ``"{out}"``.
+    preset : {{"proben1-linear", "proben1-multilayer"}} or None, default=None
+        Proben1's RPROP set-up: supplies every RPROP parameter below that is
+        None, the initial weight range and (with ``stop="auto"`` and a
+        validation set) the stopping rule. Its 3000-epoch limit is *not* used:
+        ``max_epochs`` always applies.
+    variant : {{"rprop+", "rprop-", "irprop-", "irprop+"}} or None, default=None
+        None: the preset's, else ``"rprop+"``.
+    eta_plus, eta_minus, delta0, delta_min, delta_max : float or None
+        RPROP parameters (``delta0`` may be a range ``(lo, hi)`` drawn per
+        weight); None: the preset's value, else :func:`fastnet.train_rprop`'s
+        default (1.2, 0.5, 0.1, 0.0, 50.0).
+    init_scale : float or None, default=None
+        Initial weights are uniform in [-init_scale, init_scale]; None: the
+        preset's value, else 0.5.
+    stop : "auto", "linear", "multilayer", StoppingCriterion or None, default="auto"
+        When to stop before ``max_epochs``. ``"auto"``: with a validation set,
+        Proben1's rule (``"multilayer"`` for networks with hidden layers or the
+        multilayer preset, else ``"linear"``), without one, train
+        ``max_epochs`` epochs. ``"linear"`` (GL5 or P5 < 0.1) and
+        ``"multilayer"`` (P5 < 0.1, or ever GL5, UP8 and PQ3) need a validation
+        set. None trains exactly ``max_epochs`` epochs. With a validation set
+        the fitted network always holds the weights of the epoch with the
+        lowest validation error.
+    max_epochs : int, default=200
+        Hard limit on the epochs. If a criterion was asked for and did not hold
+        by then, fit warns :class:`RpropConvergenceWarning`.
+    strip : int, default=5
+        Strip length: validation and criteria are evaluated every ``strip`` epochs.
+    validation_fraction : float in (0, 1) or None, default=None
+        Hold out ``ceil(validation_fraction * n_samples)`` random training
+        samples as the validation set for early stopping (ignored if None). The
+        split is drawn from ``numpy.random.default_rng([seed, 1])``, a stream
+        separate from the training draws, so it is deterministic for an int
+        ``random_state``. Cannot be combined with ``X_val``/``y_val`` in fit.
+    random_state : int, RandomState, Generator or None, default=None
+        An int is passed to :func:`fastnet.train_rprop` as ``seed`` (initial
+        weights, per-weight ``delta0`` draws) and seeds the validation split; a
+        RandomState or Generator is asked for such an int; None draws a fresh one.
+"""
+
+_ATTRIBUTES_DOC = """
+    net_ : fastnet.MLP
+        The trained network (``net_.predict(X)`` gives the raw outputs).
+    train_result_ : fastnet.TrainResult
+        Everything :func:`fastnet.train_rprop` returned (errors, set-up, ...).
+    n_epochs_ : int
+        Epochs trained.
+    loss_curve_ : ndarray of shape (n_epochs_,)
+        Training squared error percentage of each epoch, measured before that
+        epoch's update: 100 / (n_samples * n_outputs) * sum of squared errors,
+        i.e. 100 times the mean squared error per output.
+    validation_scores_ : ndarray or None
+        Validation squared error percentage (lower is better, unlike
+        scikit-learn's MLP) at every strip end; None without a validation set.
+    relevant_epoch_ : int
+        Epoch whose weights ``net_`` holds: the lowest validation error, or the
+        last epoch without a validation set.
+    stop_reason_ : str
+        ``"max_epochs"`` or the criterion that stopped training (e.g. ``"GL5"``).
+    traversals_ : fastnet.Traversals
+        Exact connection-traversal counts of the training run.
+    cpu_time_ : float
+        Process CPU seconds of the training loop.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X had string column names (a DataFrame).
+"""
+
+
+class RpropClassifier(ClassifierMixin, _RpropBase):
+    __doc__ = ("""Feed-forward network classifier trained by epoch-batched RPROP.
+
+    Labels of any type are encoded one output per class with one-hot 0/1
+    targets, as in Proben1 (a binary problem also gets two outputs), and the
+    network is trained on the summed squared error with
+    :func:`fastnet.train_rprop`.
+""" + _PARAMS_DOC.format(out="logistic") + """
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The sorted class labels; output k of the network belongs to ``classes_[k]``.
+""" + _ATTRIBUTES_DOC + """
+    See Also
+    --------
+    RpropRegressor
+    fastnet.train_rprop : the training function underneath.
+
+    Notes
+    -----
+    ``predict_proba`` maps the outputs o of a sample to probabilities by
+    p_k = max(o_k, 0) / sum_j max(o_j, 0); if every o_k <= 0 it uses the softmax
+    p_k = exp(o_k) / sum_j exp(o_j) instead (see :func:`outputs_to_proba`).
+    Rows sum to 1, and ``predict`` returns the class of the largest p_k, which is
+    the class of the largest output (Proben1's winner-takes-all). Least squares
+    on one-hot targets estimates the class posteriors, so with logistic outputs
+    (in (0, 1), the default) the normalised outputs are a reasonable estimate;
+    they are not calibrated.
+
+    Inputs are used as given: scale them (e.g. ``StandardScaler`` in a
+    ``Pipeline``) as Proben1 scales its data to about [0, 1].
+
+    References
+    ----------
+    Riedmiller, M. & Braun, H. (1993). A direct adaptive method for faster
+    backpropagation learning: the RPROP algorithm. Proc. IEEE ICNN, 586-591.
+    Prechelt, L. (1994). Proben1. Technical Report 21/94, Universität Karlsruhe.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = make_pipeline(StandardScaler(), RpropClassifier(random_state=0))
+    >>> model.fit(X, y).score(X, y) > 0.95
+    True
+    """)
+
+    _default_output_activation = "logistic"
+    _is_classifier = True
+
+    def fit(self, X, y, X_val=None, y_val=None):
+        """Train a new network on (X, y); stop early on (X_val, y_val) if given.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels of any type.
+        X_val, y_val : array-like, optional
+            Validation set for early stopping; its labels must be among those of y.
+
+        Returns
+        -------
+        self : RpropClassifier
+
+        Raises
+        ------
+        ValueError
+            For invalid data or hyper-parameters (the message names the argument).
+
+        Warns
+        -----
+        RpropConvergenceWarning
+            If a stopping criterion was asked for and ``max_epochs`` came first.
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        Y = np.eye(len(self.classes_))[codes]
+        Y_val = None
+        if (X_val is None) != (y_val is None):
+            raise ValueError("give both `X_val` and `y_val`, or neither.")
+        if X_val is not None:
+            X_val, y_val = validate_data(self, X_val, y_val, dtype=np.float64, order="C",
+                                         reset=False)
+            unknown = np.setdiff1d(y_val, self.classes_)
+            if unknown.size:
+                raise ValueError(f"`y_val` has labels {unknown.tolist()} that are not in `y` "
+                                 f"(classes {self.classes_.tolist()}).")
+            Y_val = np.eye(len(self.classes_))[np.searchsorted(self.classes_, y_val)]
+        return self._fit(X, Y, X_val, Y_val)
+
+    def predict_proba(self, X):
+        """Class probabilities: the outputs clipped at 0 and normalised (see Notes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Column k belongs to ``classes_[k]``; every row sums to 1.
+        """
+        return outputs_to_proba(self._outputs(X))
+
+    def predict(self, X):
+        """The class of the largest output for each sample (winner-takes-all).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_label = False
+        return tags
+
+
+class RpropRegressor(RegressorMixin, _RpropBase):
+    __doc__ = ("""Feed-forward network regressor trained by epoch-batched RPROP.
+
+    One output per target column; the network is trained on the summed squared
+    error with :func:`fastnet.train_rprop`. Targets are used as given: scale
+    them (e.g. :class:`~sklearn.compose.TransformedTargetRegressor`) if they
+    are far from unit size, as RPROP's step bounds are absolute.
+""" + _PARAMS_DOC.format(out="linear") + """
+    Attributes
+    ----------
+    n_outputs_ : int
+        Number of target columns.
+""" + _ATTRIBUTES_DOC + """
+    See Also
+    --------
+    RpropClassifier
+    fastnet.train_rprop : the training function underneath.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.linspace(-1, 1, 50)[:, None]
+    >>> reg = RpropRegressor(hidden=(6,), max_epochs=500, random_state=0)
+    >>> reg.fit(X, X[:, 0] ** 2).score(X, X[:, 0] ** 2) > 0.95
+    True
+    """)
+
+    _default_output_activation = "linear"
+    _is_classifier = False
+
+    def fit(self, X, y, X_val=None, y_val=None):
+        """Train a new network on (X, y); stop early on (X_val, y_val) if given.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        X_val, y_val : array-like, optional
+            Validation set for early stopping, shaped like X and y.
+
+        Returns
+        -------
+        self : RpropRegressor
+
+        Raises
+        ------
+        ValueError
+            For invalid data or hyper-parameters (the message names the argument).
+
+        Warns
+        -----
+        RpropConvergenceWarning
+            If a stopping criterion was asked for and ``max_epochs`` came first.
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C", multi_output=True,
+                             y_numeric=True)
+        Y = y.reshape(len(y), -1)
+        self.n_outputs_ = Y.shape[1]
+        self._y_1d = y.ndim == 1
+        Y_val = None
+        if (X_val is None) != (y_val is None):
+            raise ValueError("give both `X_val` and `y_val`, or neither.")
+        if X_val is not None:
+            X_val, y_val = validate_data(self, X_val, y_val, dtype=np.float64, order="C",
+                                         multi_output=True, y_numeric=True, reset=False)
+            Y_val = y_val.reshape(len(y_val), -1)
+            if Y_val.shape[1] != self.n_outputs_:
+                raise ValueError(f"`y_val` has {Y_val.shape[1]} target columns but `y` has "
+                                 f"{self.n_outputs_}.")
+        return self._fit(X, Y, X_val, Y_val)
+
+    def predict(self, X):
+        """Network outputs.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            1-D if ``y`` was 1-D in fit.
+        """
+        outputs = self._outputs(X)
+        return outputs[:, 0] if self._y_1d else outputs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = True
+        return tags
