@@ -89,7 +89,7 @@ def _samples(samples, labels):
             arr = np.asarray(samples, dtype=np.float64)
         except (TypeError, ValueError):
             pass
-        if arr is not None and arr.ndim == 1:
+        if arr is not None and arr.ndim == 1 and arr.size:
             samples = [arr]
         else:
             samples = list(samples)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
-from ._common import _ReprMixin, _check_choice, _check_int, _check_probability, _stephens_pvalue
+from ._common import _ReprMixin, _check_int, _check_probability, _stephens_pvalue
 
 __all__ = ["AsymptoticModel", "HameyResult", "hamey_analysis"]
 
@@ -194,7 +194,9 @@ def _check_times(times, limit):
     try:
         t = np.array(times, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"`times` must be a sequence of numbers, got {type(times).__name__}.") from exc
+        raise TypeError(
+            f"`times` must be a sequence of numbers, got {type(times).__name__}."
+        ) from exc
     if t.ndim != 1:
         raise ValueError(f"`times` must be one-dimensional, got shape {t.shape}.")
     if t.size < 1:

@@ -284,7 +284,9 @@ def poisson_binomial_test(p, prior=1.0):
     prior = _check_positive(prior, "prior")
     p = _check_sample(p, "p", min_size=1)
     if np.any((p < 0) | (p > 1)):
-        raise ValueError(f"`p` must hold probabilities in [0, 1], got range [{p.min():g}, {p.max():g}].")
+        raise ValueError(
+            f"`p` must hold probabilities in [0, 1], got range [{p.min():g}, {p.max():g}]."
+        )
     pmf = _poisson_binomial_pmf(p)
     n = p.size
     kappa = np.arange(n + 1)
@@ -681,7 +683,9 @@ def pairwise_table(errors, *, names=None, method="poisson_binomial", datasets=No
         data = list(errors) if not isinstance(errors, np.ndarray) else errors
         names = tuple(names) if names is not None else tuple(f"A{i}" for i in range(len(data)))
         if len(names) != len(data):
-            raise ValueError(f"`names` has {len(names)} entries but `errors` has {len(data)} algorithms.")
+            raise ValueError(
+                f"`names` has {len(names)} entries but `errors` has {len(data)} algorithms."
+            )
     k = len(names)
     if k < 2:
         raise ValueError(f"`errors` must hold at least 2 algorithms, got {k}.")

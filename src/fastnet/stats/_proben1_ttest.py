@@ -230,7 +230,8 @@ class ErrorComparison(_ReprMixin):
             )
         cc, w = self.cochran_cox, self.welch
         lines.append(
-            f"  Cochran/Cox t' test: t={cc.statistic:.4g}, t'({cc.alpha:g})={cc.critical_value:.4g}, "
+            f"  Cochran/Cox t' test: t={cc.statistic:.4g}, "
+            f"t'({cc.alpha:g})={cc.critical_value:.4g}, "
             f"p={_format_percent(cc.pvalue)} %"
         )
         lines.append(
@@ -238,7 +239,10 @@ class ErrorComparison(_ReprMixin):
             f"p={_format_percent(w.pvalue)} %"
         )
         if self.significant:
-            verdict = f"{self.better} is better (p = {_format_percent(self.pvalue)} %, {self.decided_by})"
+            verdict = (
+                f"{self.better} is better (p = {_format_percent(self.pvalue)} %, "
+                f"{self.decided_by})"
+            )
         else:
             verdict = f"no significant difference at {100 * self.alpha:g} % ({self.decided_by})"
         if self.unreliable:

@@ -1,0 +1,212 @@
+"""fastnet.plots: every picture renders headless and has the right artists."""
+
+import sys
+
+import numpy as np
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.patches import PathPatch, Rectangle  # noqa: E402
+
+from fastnet import plots  # noqa: E402
+from fastnet.stats import hamey_analysis, segment_points  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def rendered_pixels(ax):
+    """Draw the figure and return its RGBA buffer."""
+    fig = ax.figure
+    fig.canvas.draw()
+    return np.asarray(fig.canvas.buffer_rgba())
+
+
+def assert_nonempty(ax):
+    img = rendered_pixels(ax)
+    assert img.shape[0] > 0 and img.shape[1] > 0
+    # something other than the white background was drawn
+    assert np.any(img[..., :3] < 250)
+
+
+def by_gid(ax, gid, kind=None):
+    artists = list(ax.lines) + list(ax.patches) + list(ax.collections)
+    out = [a for a in artists if a.get_gid() == gid]
+    if kind is not None:
+        out = [a for a in out if isinstance(a, kind)]
+    return out
+
+
+def samples():
+    rng = np.random.default_rng(0)
+    return {"normal": rng.normal(size=60), "lognormal": rng.lognormal(size=60),
+            "bimodal": np.concatenate([rng.normal(-2, 0.3, 30), rng.normal(2, 0.3, 30)])}
+
+
+def hamey_result():
+    rng = np.random.default_rng(1)
+    t = np.ceil(50 + ((1 - rng.random(700)) ** -0.5 - 1) / 0.005)
+    t = np.concatenate([t, np.full(300, 1000.0)])
+    t[t >= 1000] = 1000
+    return hamey_analysis(t, 1000)
+
+
+def test_histogram_percent():
+    x = np.random.default_rng(2).normal(size=200)
+    ax = plots.histogram(x, bins=12)
+    bars = by_gid(ax, "histogram")
+    assert len(bars) == 12
+    assert np.isclose(sum(b.get_height() for b in bars), 100.0)  # percent of trials
+    assert ax.get_ylabel() == "% of trials"
+    assert_nonempty(ax)
+    ax2 = plots.histogram(x, bins=5, percent=False)
+    assert sum(b.get_height() for b in by_gid(ax2, "histogram")) == 200
+
+
+def test_box_whiskers_boxes_and_mean_sd():
+    data = samples()
+    ax = plots.box_whiskers(data)
+    boxes = by_gid(ax, "box")
+    assert len(boxes) == 3 and all(isinstance(b, PathPatch) for b in boxes)
+    assert len(by_gid(ax, "median")) == 3
+    assert len(by_gid(ax, "whisker")) == 6  # two per box
+    # mean +- sd: one line and one dot per sample
+    assert len(by_gid(ax, "mean_sd")) == 6
+    # the box spans Q1..Q3 as medians of the halves, the whiskers min..max
+    x = data["lognormal"]
+    lo, q1, med, q3, hi = segment_points(x, 4)
+    ys = boxes[1].get_path().vertices[:, 1]
+    assert np.isclose(ys.min(), q1) and np.isclose(ys.max(), q3)
+    whisker_ends = np.concatenate([w.get_ydata() for w in by_gid(ax, "whisker")[2:4]])
+    assert np.isclose(whisker_ends.min(), lo) and np.isclose(whisker_ends.max(), hi)
+    line = by_gid(ax, "mean_sd")[2]
+    assert np.allclose(sorted(line.get_ydata()), [x.mean() - x.std(ddof=1), x.mean() + x.std(ddof=1)])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["normal", "lognormal", "bimodal"]
+    assert_nonempty(ax)
+
+
+def test_box_whiskers_outliers():
+    x = np.concatenate([np.random.default_rng(3).normal(size=50), [15.0, -12.0]])
+    ax = plots.box_whiskers([x], outliers=True, mean_sd=False)
+    fliers = by_gid(ax, "flier")
+    assert len(fliers) == 1 and set(fliers[0].get_ydata()) >= {15.0, -12.0}
+    assert by_gid(ax, "mean_sd") == []
+
+
+def test_extended_box_whiskers_has_eight_segments():
+    data = samples()
+    ax = plots.extended_box_whiskers(data)
+    rects = by_gid(ax, "segment", Rectangle)
+    lines = [a for a in by_gid(ax, "segment") if not isinstance(a, Rectangle)]
+    assert len(rects) == 6 * 3 and len(lines) == 2 * 3  # 8 segments per sample
+    # the segment ends are the 9 division points
+    p = segment_points(data["bimodal"], 8)
+    r = rects[12:18]
+    bottoms = [rr.get_y() for rr in r] + [r[-1].get_y() + r[-1].get_height()]
+    assert np.allclose(bottoms, p[1:8])
+    ends = sorted(np.concatenate([ln.get_ydata() for ln in lines[4:6]]))
+    assert np.allclose([ends[0], ends[-1]], [p[0], p[8]])
+    # the octile boxes outside Q1..Q3 are narrower than the quartile boxes
+    widths = [rr.get_width() for rr in r]
+    assert widths[0] < widths[1] and widths[5] < widths[4]
+    assert len(by_gid(ax, "median")) == 3
+    assert_nonempty(ax)
+
+
+def test_training_and_efficiency_graphs():
+    r = hamey_result()
+    ax = plots.training_graph(r)
+    (graph,) = by_gid(ax, "training_graph")
+    assert np.allclose(graph.get_ydata(), r.training_graph)
+    assert len(by_gid(ax, "model")) == 1 and len(by_gid(ax, "asymptote")) == 1
+    assert np.isclose(by_gid(ax, "asymptote")[0].get_ydata()[0], r.asymptotic_success_rate)
+    assert_nonempty(ax)
+    ax = plots.efficiency_graph(r)
+    (curve,) = by_gid(ax, "efficiency")
+    assert np.allclose(curve.get_ydata(), r.efficiency)
+    assert by_gid(ax, "optimal_limit")[0].get_xdata()[0] == r.optimal_limit
+    half = by_gid(ax, "half_range")[0]
+    assert np.allclose(half.get_xdata(), r.efficiency_range)
+    assert np.allclose(half.get_ydata(), r.peak_efficiency / 2)
+    assert_nonempty(ax)
+
+
+def test_graphs_from_raw_times():
+    ax = plots.training_graph([2, 3, 3, 5, 10, 10], limit=10)
+    assert len(by_gid(ax, "training_graph")) == 1 and by_gid(ax, "model") == []
+    ax = plots.efficiency_graph([2, 3, 3, 5, 10, 10], limit=10)
+    assert by_gid(ax, "optimal_limit")[0].get_xdata()[0] == 6.0
+    ax = plots.efficiency_graph([10, 10], limit=10)  # no success: no markers
+    assert by_gid(ax, "optimal_limit") == []
+
+
+def test_learning_curves():
+    epochs = np.arange(1, 101)
+    train = 1.0 / epochs
+    strip_ends = np.arange(5, 101, 5)
+    val = 1.0 / strip_ends + 0.001 * strip_ends
+    ax = plots.learning_curves(epochs, train, val, strip_ends, test_error=val * 1.1,
+                               test_epochs=strip_ends, relevant_epoch=30, log_y=True)
+    for gid, n in (("train_error", 100), ("val_error", 20), ("test_error", 20)):
+        (line,) = by_gid(ax, gid)
+        assert len(line.get_xdata()) == n
+    (stop,) = by_gid(ax, "stopping_point")
+    assert stop.get_xdata()[0] == 30
+    assert ax.get_yscale() == "log"
+    assert_nonempty(ax)
+
+
+def test_draws_into_given_axes_and_returns_it():
+    fig, axes = plt.subplots(1, 2)
+    out = plots.box_whiskers([1.0, 2.0, 3.0, 4.0], ax=axes[1])
+    assert out is axes[1] and by_gid(axes[0], "box") == []
+
+
+@pytest.mark.parametrize("suffix", [".png", ".svg", ".pdf"])
+def test_save_formats(tmp_path, suffix):
+    path = tmp_path / f"box{suffix}"
+    plots.extended_box_whiskers(samples(), path=path)
+    assert path.stat().st_size > 0
+    head = path.read_bytes()[:8]
+    assert {".png": b"\x89PNG", ".pdf": b"%PDF", ".svg": b"<?xml"}[suffix] in head
+
+
+def test_save_path_validation(tmp_path):
+    with pytest.raises(ValueError, match=r"`path` must end in one of .png, .svg, .pdf, got '.*box.jpg'"):
+        plots.histogram([1.0, 2.0], path=tmp_path / "box.jpg")
+
+
+def test_validation():
+    with pytest.raises(ValueError, match="`samples` must hold at least one sample"):
+        plots.box_whiskers([])
+    with pytest.raises(ValueError, match=r"`samples\[1\]` contains NaN"):
+        plots.box_whiskers([[1.0, 2.0], [1.0, np.nan]])
+    with pytest.raises(ValueError, match="`labels` has 1 entries for 2 samples"):
+        plots.box_whiskers([[1.0, 2.0], [3.0, 4.0]], labels=["a"])
+    with pytest.raises(ValueError, match="Give `labels` or a mapping in `samples`, not both"):
+        plots.box_whiskers({"a": [1.0, 2.0]}, labels=["b"])
+    with pytest.raises(ValueError, match=r"`samples\[0\]` needs at least 4 values for 8 segments, got 3"):
+        plots.extended_box_whiskers([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="Pass a HameyResult, or trial times together with `limit`"):
+        plots.training_graph([1, 2, 3])
+    with pytest.raises(ValueError, match="`train_error` has 2 values for 3 `epochs`"):
+        plots.learning_curves([1, 2, 3], [1.0, 0.5])
+    with pytest.raises(ValueError, match="`val_epochs` is required with `val_error`"):
+        plots.learning_curves([1, 2, 3], [1.0, 0.5, 0.2], [0.7])
+    with pytest.raises(ValueError, match="`test_error` has 1 values for 2 `test_epochs`"):
+        plots.learning_curves([1, 2, 3], [1.0, 0.5, 0.2], test_error=[0.7], test_epochs=[1, 3])
+    with pytest.raises(ValueError, match=r"`relevant_epoch` = 9 is outside the plotted epochs \[1, 3\]"):
+        plots.learning_curves([1, 2, 3], [1.0, 0.5, 0.2], relevant_epoch=9)
+    with pytest.raises(ValueError, match="`sample` contains NaN or infinite"):
+        plots.histogram([1.0, np.inf])
+
+
+def test_missing_matplotlib_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    with pytest.raises(ImportError, match=r"pip install fastnet\[plot\]"):
+        plots.histogram([1.0, 2.0, 3.0])
