@@ -4,6 +4,7 @@ Python decides (strips, stopping, bookkeeping); the kernels compute whole
 strips of epochs per call.
 """
 import copy
+import functools
 import platform
 import time
 import warnings
@@ -164,6 +165,7 @@ class TrainResult:
         return "\n".join(lines)
 
 
+@functools.lru_cache(maxsize=1)
 def machine_description():
     """CPU model, core count and platform, for result files."""
     model = platform.processor() or platform.machine()
@@ -179,12 +181,18 @@ def machine_description():
     return f"{model}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.machine()}"
 
 
-def build_flags():
+@functools.lru_cache(maxsize=1)
+def _build_flags():
     try:
         from fastnet._build_info import BUILD_INFO
     except ImportError:  # built without setup.py (e.g. the CMake mirror)
         return {"extra_compile_args": "unknown"}
     return dict(BUILD_INFO)
+
+
+def build_flags():
+    """Compiler flags and Cython directives of this build (a fresh dict)."""
+    return dict(_build_flags())
 
 
 class Workspace:

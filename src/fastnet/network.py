@@ -143,7 +143,7 @@ class MLP:
 
     def _block_size(self):
         row_bytes = 8 * (self.n_units + 2 * (self.n_units - self.n_in))
-        return int(np.clip(BLOCK_BYTES // row_bytes, MIN_BLOCK, MAX_BLOCK))
+        return max(MIN_BLOCK, min(MAX_BLOCK, BLOCK_BYTES // row_bytes))
 
     # ------------------------------------------------------------ Proben1 words
     @classmethod

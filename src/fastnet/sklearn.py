@@ -28,6 +28,9 @@ array(['yes', 'no'], dtype='<U3')
 import hashlib
 import json
 import numbers
+import os
+import pickle
+import tempfile
 import warnings
 
 import numpy as np
@@ -52,12 +55,15 @@ from fastnet.rprop import proben1_stopping, train_rprop
 from fastnet.stopping import StoppingCriterion
 
 __all__ = ["RpropClassifier", "RpropRegressor", "RpropConvergenceWarning",
-           "PICKLE_FORMAT_VERSION"]
+           "outputs_to_proba", "PICKLE_FORMAT_VERSION", "FILE_FORMAT_VERSION"]
 
 #: Version of the pickled state of the estimators (see ``docs/embedding.md``).
 #: Bumped whenever the set or meaning of the stored attributes changes; loading
 #: a pickle of another version raises ValueError.
 PICKLE_FORMAT_VERSION = 1
+
+#: Version of the ``.npz`` container written by the estimators' ``save``.
+FILE_FORMAT_VERSION = 1
 
 #: Values of ``stop`` that are names rather than criterion objects.
 STOP_NAMES = ("auto", "linear", "multilayer")
@@ -248,6 +254,87 @@ class _RpropBase(BaseEstimator):
         tags.input_tags.allow_nan = False
         tags.input_tags.sparse = False
         return tags
+
+    # ------------------------------------------------------------ save / load
+    def save(self, path):
+        """Save the estimator (fitted or not) to an ``.npz`` file for :meth:`load`.
+
+        The file holds ``format_version`` (int, :data:`FILE_FORMAT_VERSION`),
+        ``estimator`` (the class name), ``fastnet_version`` and ``pickle`` (the
+        estimator's pickle as uint8, whose state carries its own version and
+        checksum). Zip CRC-32 checks make corruption and truncation detectable.
+        It is written to a temporary file and renamed, so it is never half-written.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+        """
+        path = os.fspath(path)
+        payload = pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
+        fd, tmp = tempfile.mkstemp(suffix=".npz", dir=os.path.dirname(os.path.abspath(path)))
+        try:
+            with os.fdopen(fd, "wb") as f:
+                np.savez(f, format_version=np.array(FILE_FORMAT_VERSION),
+                         estimator=np.array(type(self).__name__),
+                         fastnet_version=np.array(__version__),
+                         pickle=np.frombuffer(payload, dtype=np.uint8))
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    @classmethod
+    def load(cls, path):
+        """Load an estimator written by :meth:`save`.
+
+        Like ``pickle.load`` and ``joblib.load``, this unpickles: load only
+        files you trust.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+
+        Returns
+        -------
+        estimator : cls
+
+        Raises
+        ------
+        ValueError
+            If the file is not a fastnet estimator file, is truncated or
+            corrupt, has another format version, or holds another estimator class.
+        """
+        path = os.fspath(path)
+        with open(path, "rb") as fh:
+            try:
+                with np.load(fh, allow_pickle=False) as data:
+                    keys = set(data.files)
+                    if not {"format_version", "estimator", "pickle"} <= keys:
+                        raise KeyError(f"keys {sorted(keys)}")
+                    version = int(data["format_version"])
+                    kind = str(data["estimator"])
+                    payload = np.asarray(data["pickle"], dtype=np.uint8).tobytes()
+            except KeyError as exc:
+                raise ValueError(f"{path}: not a fastnet estimator file ({exc.args[0]}).") from None
+            except Exception as exc:  # truncated or corrupt zip, not a zip, ...
+                raise ValueError(f"{path}: cannot read fastnet estimator file "
+                                 f"({type(exc).__name__}: {exc}).") from None
+        if version != FILE_FORMAT_VERSION:
+            raise ValueError(f"{path}: estimator file format version {version}, this fastnet "
+                             f"({__version__}) reads version {FILE_FORMAT_VERSION}.")
+        if kind != cls.__name__:
+            raise ValueError(f"{path}: holds a {kind}, not a {cls.__name__}.")
+        try:
+            estimator = pickle.loads(payload)
+        except ValueError as exc:  # our __setstate__: version or checksum
+            raise ValueError(f"{path}: {exc}") from None
+        except Exception as exc:
+            raise ValueError(f"{path}: cannot unpickle the estimator "
+                             f"({type(exc).__name__}: {exc}).") from None
+        if type(estimator) is not cls:
+            raise ValueError(f"{path}: holds a {type(estimator).__name__}, not a {cls.__name__}.")
+        return estimator
 
     # --------------------------------------------------------------- pickling
     def _checksum(self):

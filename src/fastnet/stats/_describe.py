@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from ._common import _ReprMixin, _check_int, _check_sample, _stephens_pvalue
 
@@ -15,6 +15,8 @@ __all__ = ["Description", "describe", "segment_points"]
 TRIM_FRACTION = 0.05
 #: Default number of Monte Carlo samples for the Lilliefors p-value.
 LILLIEFORS_MC_SAMPLES = 9999
+#: Simulated values held in memory at once by the Lilliefors Monte Carlo (~8 MB).
+_MC_BATCH_VALUES = 1 << 20
 
 
 def _median_sorted(xs):
@@ -144,7 +146,8 @@ class Description(_ReprMixin):
         :func:`scipy.stats.kstest` (which, like ``ks_p``, treats the mean and sd as known).
     lilliefors_p : float
         Lilliefors p-value: Monte Carlo p-value of ``D`` when the mean and sd are
-        estimated from the sample (:func:`scipy.stats.goodness_of_fit`). NaN if skipped.
+        estimated from the sample (the procedure of :func:`scipy.stats.goodness_of_fit`
+        with ``statistic="ks"``, run in batches). NaN if skipped.
     """
 
     n: int
@@ -166,6 +169,33 @@ class Description(_ReprMixin):
     def as_dict(self):
         """Return the fields as an ordered ``dict`` (for tables and result files)."""
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+def _ks_distance_rows(z):
+    """KS distance to N(0, 1) of each row of `z` (rows already standardised)."""
+    z = np.sort(z, axis=-1)
+    n = z.shape[-1]
+    cdf = special.ndtr(z)
+    i = np.arange(1, n + 1)
+    d_plus = np.max(i / n - cdf, axis=-1)
+    d_minus = np.max(cdf - (i - 1) / n, axis=-1)
+    return np.maximum(d_plus, d_minus)
+
+
+def _lilliefors_pvalue(d, n, n_mc, rng):
+    """Monte Carlo p-value of the KS distance `d` with estimated mean and sd."""
+    batch = max(1, _MC_BATCH_VALUES // n)
+    exceed = 0
+    done = 0
+    while done < n_mc:
+        m = min(batch, n_mc - done)
+        sim = rng.standard_normal((m, n))
+        sim -= sim.mean(axis=1, keepdims=True)
+        sim /= sim.std(axis=1, ddof=1, keepdims=True)
+        # same tolerance as scipy's Monte Carlo tests for ties of the statistic
+        exceed += int(np.count_nonzero(_ks_distance_rows(sim) >= d * (1 - 1e-14)))
+        done += m
+    return (exceed + 1) / (n_mc + 1)
 
 
 def _standardised_ks(x):
@@ -190,8 +220,8 @@ def describe(sample, *, lilliefors=True, n_mc_samples=LILLIEFORS_MC_SAMPLES, see
     sample : array_like, shape (n,)
         Finite results of independent trials (e.g. test errors), ``n >= 3``.
     lilliefors : bool, default=True
-        Compute the Monte Carlo Lilliefors p-value (about 0.2 s for 9999 samples).
-        If False, ``lilliefors_p`` is NaN.
+        Compute the Monte Carlo Lilliefors p-value (about 0.05 s for 9999 samples of
+        size 100). If False, ``lilliefors_p`` is NaN.
     n_mc_samples : int, default=9999
         Monte Carlo samples for the Lilliefors p-value.
     seed : int or numpy.random.Generator, default=0
@@ -235,9 +265,13 @@ def describe(sample, *, lilliefors=True, n_mc_samples=LILLIEFORS_MC_SAMPLES, see
     ``P`` (``ks_p``, Lawrence's eq. 4, after Stephens 1974) and the exact KS p-value
     (``ks_p_exact``) both treat the mean and sd as known; because they were estimated
     from the same data, both are conservative (too large). ``lilliefors_p`` accounts for
-    the estimation by simulating ``D`` for normal samples of the same size, each
-    standardised by its own mean and ``(n - 1)`` sd. For a constant sample the three
-    normality fields are NaN.
+    the estimation by simulating ``D`` for ``M = n_mc_samples`` standard normal samples
+    of the same size, each standardised by its own mean and ``(n - 1)`` sd:
+    :math:`p = (1 + \#\{D^{*}_m \ge D\}) / (M + 1)`. This is what
+    :func:`scipy.stats.goodness_of_fit` computes for ``stats.norm`` with
+    ``statistic="ks"``; it is done here in batches because scipy holds all
+    ``M x n`` simulated values at once (gigabytes for ``n`` in the thousands). For a
+    constant sample the three normality fields are NaN.
 
     References
     ----------
@@ -266,11 +300,7 @@ def describe(sample, *, lilliefors=True, n_mc_samples=LILLIEFORS_MC_SAMPLES, see
     d, p, p_exact = _standardised_ks(x)
     lill = np.nan
     if lilliefors and np.isfinite(d):
-        rng = np.random.default_rng(seed)
-        res = stats.goodness_of_fit(
-            stats.norm, x, statistic="ks", n_mc_samples=n_mc_samples, rng=rng
-        )
-        lill = float(res.pvalue)
+        lill = _lilliefors_pvalue(d, x.size, n_mc_samples, np.random.default_rng(seed))
     return Description(
         n=int(x.size),
         mean=float(x.mean()),
