@@ -92,7 +92,7 @@ def test_verdict_and_table_entry():
     a, b = lognormal(4, 0.0, 0.1, 30), lognormal(5, 0.2, 0.1, 30)
     r = compare_errors(a, b, names=("P", "S"))
     assert r.significant and r.better == "P" and not r.unreliable
-    assert r.pvalue == r.cochran_cox.pvalue
+    assert r.pvalue == r.cochran_cox.pvalue and r.statistic == r.cochran_cox.statistic
     assert r.pvalue_percent == 100 * r.pvalue
     assert r.table_entry().startswith("P ")
     assert r.table_entry(labels=("x", "y")).startswith("x ")

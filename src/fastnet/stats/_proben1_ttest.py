@@ -178,6 +178,12 @@ class ErrorComparison(_ReprMixin):
     _repr_skip = ("sample_a", "sample_b", "cochran_cox", "welch")
 
     @property
+    def statistic(self):
+        """t statistic of the test named by ``decided_by`` (the same t for both tests)."""
+        test = self.cochran_cox if self.decided_by == "cochran_cox" else self.welch
+        return test.statistic
+
+    @property
     def pvalue_percent(self):
         """``pvalue`` in percent, as Proben1 reports it."""
         return 100.0 * self.pvalue
