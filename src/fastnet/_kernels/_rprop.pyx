@@ -4,12 +4,8 @@ from libc.math cimport isfinite
 from fastnet._kernels._backward cimport epoch_gradient
 from fastnet._kernels._forward cimport check_buffers
 
-# Variant codes (fastnet.rprop.VARIANTS maps names to these).
-cdef enum:
-    RPROP_PLUS = 0
-    RPROP_MINUS = 1
-    IRPROP_MINUS = 2
-    IRPROP_PLUS = 3
+# Variant codes RPROP_PLUS .. IRPROP_PLUS are declared in _rprop.pxd
+# (fastnet.rprop.VARIANTS maps names to them).
 
 
 cdef inline double _sign(double x) noexcept nogil:
