@@ -1,10 +1,266 @@
-"""The ``fastnet`` command line (also ``python -m fastnet``). Only this module prints."""
+"""The ``fastnet`` command line (also ``python -m fastnet``). Only this module prints.
+
+Subcommands: ``datasets`` (``list``, ``fetch``), ``train`` (one run), ``bench`` (an
+experiment to a result file), ``report``, ``compare``, ``reproduce proben1 ...`` and
+``demo``. Every one has ``--help``. User errors (unknown problems, missing data,
+malformed result files) print one ``fastnet: error: ...`` line to stderr and return
+a non-zero status, without a traceback.
+"""
 import argparse
+import contextlib
+import math
+import os
 import sys
+import time
+import warnings
 
 import numpy as np
 
-__all__ = ["main"]
+__all__ = ["main", "build_parser"]
+
+#: Exit status for errors the user can fix (bad names, missing data, bad files).
+EXIT_USER_ERROR = 1
+#: Exit status for command-line usage errors (argparse's convention).
+EXIT_USAGE = 2
+#: Exit status after Ctrl-C (128 + SIGINT).
+EXIT_INTERRUPTED = 130
+#: Seconds between progress lines when stderr is not a terminal.
+PROGRESS_INTERVAL = 2.0
+#: Proben1's numbers of runs: 10 for linear networks, 60 for the others.
+PROBEN1_RUNS = {"linear": 10, "pivot": 60, "noshortcut": 60}
+
+
+class _UserError(Exception):
+    """An error whose message is all the user needs (no traceback)."""
+
+
+def _err(*parts):
+    print(*parts, file=sys.stderr)
+
+
+def _hms(seconds):
+    if not math.isfinite(seconds):
+        return "?"
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+# --------------------------------------------------------------------------- datasets
+
+def _datasets_list(args):
+    """List the 15 Proben1 problems and whether their files are present."""
+    from fastnet.datasets import list_proben1, proben1_search_dirs
+
+    rows = list_proben1(args.data)
+    print("Proben1 data searched in: " + ", ".join(str(d) for d in proben1_search_dirs(args.data)))
+    print(f"{'problem':10s} {'kind':15s} {'inputs':>6s} {'outputs':>7s} {'examples':>8s}  files")
+    for r in rows:
+        found = sum(p is not None for p in r.paths)
+        where = f"present in {r.paths[0].parent}" if r.available else (
+            f"{found} of 3 present" if found else "missing")
+        print(f"{r.problem:10s} {r.kind:15s} {r.n_in:6d} {r.n_out:7d} {r.n_examples:8d}  {where}")
+    n = sum(r.available for r in rows)
+    print(f"{n} of {len(rows)} problems present.")
+    if n < len(rows):
+        print("Fetch the data with `fastnet datasets fetch`, or set FASTNET_DATA to a directory "
+              "holding the .dt files.")
+    return 0
+
+
+def _datasets_fetch(args):
+    """Download the Proben1 archive and install its 45 files, SHA-256 verified."""
+    from fastnet.datasets import DEFAULT_URL, fetch_proben1
+
+    target = fetch_proben1(args.url or DEFAULT_URL, args.dest, force=args.force,
+                           timeout=args.timeout)
+    print(f"Proben1 data (45 files, SHA-256 verified) in {target}")
+    if args.dest is not None:
+        print(f"Use it with --data {target} or FASTNET_DATA={target}.")
+    return 0
+
+
+# --------------------------------------------------------------------------- train
+
+def _options(args):
+    opts = {}
+    if getattr(args, "max_epochs", None) is not None:
+        opts["max_epochs"] = args.max_epochs
+    if getattr(args, "variant", None) is not None:
+        opts["variant"] = args.variant
+    return opts
+
+
+def _train(args):
+    """Train one network on one Proben1 dataset and print the result and set-up."""
+    from fastnet import train_rprop
+    from fastnet.datasets import load_proben1
+    from fastnet.exceptions import NoConvergenceWarning
+    from fastnet.experiment import build_network, expand_problems
+
+    names = expand_problems(args.problem)
+    if len(names) != 1:
+        raise _UserError(f"`train` takes one dataset such as {names[0]!r}, got {args.problem!r} "
+                         f"({len(names)} datasets); use `fastnet bench` for several.")
+    ds = load_proben1(names[0], args.data)
+    net, preset = build_network(args.network, ds)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        r = train_rprop(net, *ds.train, *ds.valid, X_test=ds.test[0], Y_test=ds.test[1],
+                        preset=preset, seed=args.seed, **_options(args))
+    print(f"{ds.name}: network {args.network} = {net.proben1_spec} "
+          f"({'shortcuts' if net.shortcut else 'no shortcuts'}, {net.n_connections} connections), "
+          f"preset {preset}, seed {args.seed}")
+    gl = "-" if r.gl_end is None else f"{r.gl_end:.2f}"
+    print(f"stopped by {r.stop_reason} after {r.epochs} epochs; relevant epoch "
+          f"{r.relevant_epoch}; GL at end {gl}")
+    print(f"{'':12s} {'squared error %':>16s} {'classification error %':>23s}")
+    for name, e in (("training", r.final_train), ("validation", r.final_val),
+                    ("test", r.final_test)):
+        cls = "-" if e.classification_error is None else f"{e.classification_error:.3f}"
+        print(f"{name:12s} {e.squared_error_percentage:16.4f} {cls:>23s}")
+    t = r.traversals
+    print(f"traversals: forward {t.forward}, backward {t.backward}, update {t.update}, "
+          f"evaluation {t.evaluation}, total {t.total}")
+    print(f"CPU time {r.cpu_time:.4f} s (wall {r.wall_time:.4f} s); "
+          f"{r.traversals_per_cpu_second():.4g} traversals per CPU second")
+    print("set-up:")
+    for line in r.describe_setup().splitlines():
+        print("  " + line)
+    return 0
+
+
+# --------------------------------------------------------------------------- bench
+
+class _Progress:
+    """Prints runs done, ETA and the running median test error to stderr."""
+
+    def __init__(self, quiet=False):
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty()
+        self.last = -math.inf
+
+    def __call__(self, p):
+        if self.quiet:
+            return
+        now = time.monotonic()
+        final = p.done == p.todo
+        if not final and now - self.last < (0.2 if self.tty else PROGRESS_INTERVAL):
+            return
+        self.last = now
+        r = p.record
+        line = (f"[{p.done:{len(str(p.todo))}d}/{p.todo}] {100 * p.done / p.todo:5.1f}%  "
+                f"elapsed {_hms(p.elapsed)}  ETA {_hms(p.eta)}  median test E "
+                f"{p.median_test_error:.3f}  (last: {r['problem']} {r['network']} run {r['run']})")
+        if self.tty:
+            sys.stderr.write("\r" + line + ("\n" if final else ""))
+            sys.stderr.flush()
+        else:
+            _err(line)
+
+
+def _experiment(args, problems, networks, runs):
+    from fastnet.experiment import Experiment
+
+    return Experiment(problems=problems, networks=networks, runs=runs, seed=args.seed,
+                      options=_options(args), keep_predictions=args.keep_predictions,
+                      root=args.data)
+
+
+def _run(args, exp, out):
+    from fastnet.experiment import run_experiment
+
+    if not args.quiet:
+        n = len(exp.run_keys())
+        where = (f"Dask scheduler {args.scheduler}" if args.scheduler else
+                 f"{args.jobs} local process{'es' if args.jobs != 1 else ''}"
+                 if args.jobs != -1 else "all local cores")
+        _err(f"fastnet: {n} runs ({len(exp.problems)} datasets x {len(exp.networks)} networks x "
+             f"{exp.runs} runs, master seed {exp.seed}) on {where}; results in {out}")
+    try:
+        res = run_experiment(exp, out, jobs=args.jobs, scheduler=args.scheduler,
+                             progress=_Progress(args.quiet))
+    except KeyboardInterrupt:
+        _err(f"fastnet: interrupted; the finished runs are saved in {out}: rerun the same "
+             "command to resume.")
+        raise
+    return res
+
+
+def _bench(args):
+    """Run an experiment into a result file (resuming it), then print its timing."""
+    from fastnet.report import timing_summary
+
+    exp = _experiment(args, args.problems, args.networks, args.runs)
+    res = _run(args, exp, args.out)
+    print(f"{len(res.records)} runs in {res.path}: {res.n_new} new, {res.n_resumed} resumed; "
+          f"{res.wall_time:.2f} s wall ({res.backend})")
+    print(timing_summary(res.path).to_text())
+    return 0
+
+
+# --------------------------------------------------------------------------- report
+
+def _report(args):
+    """Summarise a result file in Proben1's table columns."""
+    from fastnet.report import summarize, timing_summary
+
+    rep = summarize(args.file, exclude="worst-half" if args.exclude_worst_half else None)
+    if args.format == "markdown":
+        print(rep.to_markdown())
+    elif args.format == "csv":
+        sys.stdout.write(rep.to_csv())
+    elif args.format == "latex":
+        sys.stdout.write(rep.to_latex())
+    else:
+        print(rep.to_text())
+    if args.timing:
+        print()
+        print(timing_summary(args.file).to_text())
+    return 0
+
+
+def _compare(args):
+    """Compare result files: Proben1 t-tests per problem, sign/Wilcoxon/Lacoste over problems."""
+    from fastnet.report import compare
+
+    cmp = compare(args.files, labels=args.labels, measure=args.measure, alpha=args.alpha)
+    print(cmp.to_text())
+    if args.plot:
+        paths = cmp.plot(args.plot)
+        print(f"\n{len(paths)} pictures written to {args.plot}")
+    return 0
+
+
+# --------------------------------------------------------------------------- reproduce
+
+def _reproduce(args):
+    """Run Proben1's protocol for linear, pivot or no-shortcut networks and print the tables."""
+    from fastnet.datasets import PROBEN1_PROBLEMS
+    from fastnet.report import summarize, timing_summary
+
+    which = args.networks
+    if args.problems:
+        problems = args.problems
+    elif which == "linear":
+        problems = ["all"]
+    else:  # mushroom has no pivot architecture in Proben1's Table 7
+        problems = [p for p, info in PROBEN1_PROBLEMS.items() if info.pivots is not None]
+    runs = args.runs if args.runs is not None else PROBEN1_RUNS[which]
+    out = args.out or f"proben1-{which}.jsonl"
+    exp = _experiment(args, problems, (which,), runs)
+    t0 = time.perf_counter()
+    res = _run(args, exp, out)
+    wall = time.perf_counter() - t0
+    print(f"Proben1 {which} networks: {len(res.records)} runs in {res.path} "
+          f"({res.n_new} new, {res.n_resumed} resumed); {wall:.1f} s wall on {res.backend}")
+    print()
+    print(summarize(res.path).to_text())
+    print()
+    print(timing_summary(res.path).to_text())
+    print()
+    print("fastnet does not ship Proben1's published results; hold these tables next to the "
+          "report's tables for the same networks.")
+    return 0
 
 
 def _demo(args):
@@ -64,28 +320,214 @@ def _demo(args):
     return 0
 
 
+
+
+# --------------------------------------------------------------------------- parser
+
+def _positive_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
+    return v
+
+
+def _jobs(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1 or -1, got {text!r}") from None
+    if v == 0 or v < -1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1 or -1 (all cores), got {v}")
+    return v
+
+
+def _seed(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {v}")
+    return v
+
+
+def _add_data(p):
+    p.add_argument("--data", metavar="DIR", default=None,
+                   help="directory with the Proben1 .dt files (default: $FASTNET_DATA, then "
+                        "the user cache filled by `fastnet datasets fetch`)")
+
+
+def _add_training(p):
+    from fastnet.rprop import VARIANTS
+
+    p.add_argument("--max-epochs", type=_positive_int, default=None, metavar="N",
+                   help="cap on epochs (default: the preset's 3000); part of the set-up")
+    p.add_argument("--variant", choices=sorted(VARIANTS), default=None,
+                   help="RPROP variant (default: rprop+, as Proben1); part of the set-up")
+
+
+def _add_running(p):
+    p.add_argument("--seed", type=_seed, default=0, help="master seed (default 0)")
+    p.add_argument("--jobs", "-j", type=_jobs, default=1, metavar="N",
+                   help="local worker processes (default 1; -1 = all cores)")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="run on a Dask cluster, e.g. tcp://host:8786 (needs dask.distributed; "
+                        "the workers need fastnet and the data)")
+    p.add_argument("--keep-predictions", action="store_true",
+                   help="store per-example test predictions (for Lacoste's tests in `compare`)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    _add_training(p)
+    _add_data(p)
+
+
 def build_parser():
+    """The argument parser of the ``fastnet`` command."""
+    from fastnet.experiment import NETWORK_KINDS
+
     parser = argparse.ArgumentParser(
-        prog="fastnet", description="Fast small feed-forward networks, measured honestly.")
+        prog="fastnet", description="Fast small feed-forward networks, measured honestly.",
+        epilog="Run `fastnet COMMAND --help` for the options of a command.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    demo = sub.add_parser("demo", help="run a small experiment on generated tasks (no data needed)",
-                          description=_demo.__doc__)
-    demo.add_argument("--runs", type=int, default=10, help="runs per task (default 10)")
-    demo.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
-    demo.set_defaults(func=_demo)
+    net_help = (f"network: {', '.join(NETWORK_KINDS)} or a Proben1 spec such as '8+4 s' "
+                "(shortcut connections)")
+
+    ds = sub.add_parser("datasets", help="list or fetch the Proben1 data",
+                        description="List or fetch the Proben1 benchmark data.")
+    ds_sub = ds.add_subparsers(dest="datasets_command", metavar="ACTION")
+    dl = ds_sub.add_parser("list", help="list the problems and whether their files are present",
+                           description=_datasets_list.__doc__)
+    _add_data(dl)
+    dl.set_defaults(func=_datasets_list)
+    df = ds_sub.add_parser("fetch", help="download and verify the Proben1 archive",
+                           description=_datasets_fetch.__doc__)
+    df.add_argument("--url", default=None, help="archive URL (default: the public Proben1 archive)")
+    df.add_argument("--dest", metavar="DIR", default=None,
+                    help="install directory (default: the user cache, which fastnet searches)")
+    df.add_argument("--force", action="store_true", help="download even if the files are intact")
+    df.add_argument("--timeout", type=float, default=60.0, help="network timeout in seconds")
+    df.set_defaults(func=_datasets_fetch)
+    ds.set_defaults(func=None, subparser=ds)
+
+    tr = sub.add_parser("train", help="train one network on one dataset and print the result",
+                        description=_train.__doc__)
+    tr.add_argument("problem", help="Proben1 dataset, e.g. cancer1 or glass1d")
+    tr.add_argument("--network", "-n", default="pivot", help=net_help + " (default pivot)")
+    tr.add_argument("--seed", type=_seed, default=0, help="seed of the run (default 0)")
+    _add_training(tr)
+    _add_data(tr)
+    tr.set_defaults(func=_train)
+
+    be = sub.add_parser("bench", help="run an experiment into a result file (resumable)",
+                        description=_bench.__doc__ + " Rerunning the same command resumes: "
+                        "finished runs are kept, missing ones are run.")
+    be.add_argument("--problems", "-p", nargs="+", required=True, metavar="NAME",
+                    help="datasets (cancer1, glass1d), problems (cancer = cancer1..3) or all")
+    be.add_argument("--networks", "-n", nargs="+", default=["pivot"], metavar="NET",
+                    help=net_help + " (default pivot)")
+    be.add_argument("--runs", "-r", type=_positive_int, default=10, help="runs per dataset and "
+                    "network (default 10)")
+    be.add_argument("--out", "-o", required=True, metavar="FILE", help="result file (JSON lines)")
+    _add_running(be)
+    be.set_defaults(func=_bench)
+
+    rp = sub.add_parser("report", help="Proben1 tables from a result file",
+                        description=_report.__doc__)
+    rp.add_argument("file", help="result file written by `fastnet bench` or `reproduce`")
+    rp.add_argument("--format", "-f", choices=("text", "markdown", "csv", "latex"),
+                    default="text", help="output format (default text, Proben1's layout)")
+    rp.add_argument("--exclude-worst-half", action="store_true",
+                    help="leave out exactly the worse half of the runs by validation error "
+                         "(the only exclusion Proben1 allows)")
+    rp.add_argument("--timing", action="store_true", help="also print traversals and CPU time")
+    rp.set_defaults(func=_report)
+
+    dm = sub.add_parser("demo", help="run a small experiment on generated tasks (no data needed)",
+                        description=_demo.__doc__)
+    dm.add_argument("--runs", type=_positive_int, default=10, help="runs per task (default 10)")
+    dm.add_argument("--seed", type=_seed, default=0, help="master seed (default 0)")
+    dm.set_defaults(func=_demo)
+
+    cp = sub.add_parser("compare", help="compare result files (t-tests, sign, Wilcoxon, Lacoste)",
+                        description=_compare.__doc__)
+    cp.add_argument("files", nargs="+", metavar="FILE", help="two or more result files (or one "
+                    "with several networks)")
+    cp.add_argument("--labels", nargs="+", default=None, help="one label per file")
+    cp.add_argument("--measure", choices=("squared", "classification"), default="squared",
+                    help="test squared error percentage (default) or classification error")
+    cp.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    cp.add_argument("--plot", metavar="DIR", default=None,
+                    help="write box-whiskers pictures per problem into DIR (needs matplotlib)")
+    cp.set_defaults(func=_compare)
+
+    rr = sub.add_parser("reproduce", help="run a Proben1 protocol and print its tables",
+                        description=_reproduce.__doc__ + " Default runs: 10 for linear "
+                        "networks, 60 for the others (Proben1).")
+    rr_sub = rr.add_subparsers(dest="benchmark", metavar="BENCHMARK")
+    pr = rr_sub.add_parser("proben1", help="Proben1's linear, pivot or no-shortcut experiments",
+                           description=_reproduce.__doc__)
+    pr.add_argument("networks", choices=NETWORK_KINDS, help="which networks")
+    pr.add_argument("--problems", "-p", nargs="+", default=None, metavar="NAME",
+                    help="datasets or problems (default: all that have the network)")
+    pr.add_argument("--runs", "-r", type=_positive_int, default=None,
+                    help="runs per dataset (default 10 for linear, 60 otherwise)")
+    pr.add_argument("--out", "-o", metavar="FILE", default=None,
+                    help="result file (default proben1-NETWORKS.jsonl; rerun to resume)")
+    _add_running(pr)
+    pr.set_defaults(func=_reproduce)
+    rr.set_defaults(func=None, subparser=rr)
     return parser
 
 
 def main(argv=None):
-    """Run the command line; return the exit status."""
+    """Run the command line; return the exit status.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments without the program name (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success, 1 for errors the user can fix (the message says how), 2 for
+        usage errors, 130 after Ctrl-C.
+    """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help and usage errors: argparse already printed
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     if getattr(args, "func", None) is None:
-        parser.print_help()
-        return 2
-    if getattr(args, "runs", 1) < 1:
-        parser.error("--runs must be >= 1")
-    return args.func(args)
+        (getattr(args, "subparser", None) or parser).print_help(sys.stderr)
+        return EXIT_USAGE
+    from fastnet.exceptions import DataFormatError
+    from fastnet.experiment import ResultFileError
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        try:
+            status = args.func(args)
+        except KeyboardInterrupt:
+            status = EXIT_INTERRUPTED
+        except (_UserError, ResultFileError, DataFormatError, FileNotFoundError,
+                ConnectionError, ImportError) as exc:
+            _err(f"fastnet: error: {exc}")
+            status = EXIT_USER_ERROR
+        except (ValueError, TypeError, OSError) as exc:
+            # The library's argument checks name the argument in backticks; set
+            # FASTNET_DEBUG=1 to see the traceback of anything else.
+            if os.environ.get("FASTNET_DEBUG", "0") != "0":
+                raise
+            _err(f"fastnet: error: {exc}")
+            status = EXIT_USER_ERROR
+        finally:
+            for w in caught:
+                _err(f"fastnet: warning: {w.message}")
+    return status
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -38,7 +38,6 @@ import contextlib
 import functools
 import hashlib
 import json
-import logging
 import math
 import os
 import platform
@@ -71,8 +70,6 @@ __all__ = [
     "run_seed",
     "strip_timing",
 ]
-
-logger = logging.getLogger(__name__)
 
 #: Value of the ``format`` field of every result file header.
 FORMAT = "fastnet-results"
@@ -712,7 +709,6 @@ def _prepare_file(path, experiment, datasets):
         warnings.warn(f"{path}: cut off an incomplete last line ({partial} bytes, a run that was "
                       "being written when the process died); that run is rerun.",
                       ResultFileWarning, stacklevel=3)
-        logger.warning("%s: cut off an incomplete last line of %d bytes", path, partial)
     if new_grid != grid:
         merged = dict(old)
         merged["grid"] = new_grid
@@ -727,8 +723,9 @@ def _prepare_file(path, experiment, datasets):
     elif partial:
         _atomic_write(path, [data[:good]])
     if old.get("machine") != header["machine"]:
-        logger.warning("%s: resumed on another machine (%s); timings mix machines",
-                       path, header["machine"])
+        warnings.warn(f"{path}: resumed on another machine ({header['machine']}) than the file's "
+                      f"({old.get('machine')}); its CPU times now mix machines.",
+                      ResultFileWarning, stacklevel=3)
     return records
 
 

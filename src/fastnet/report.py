@@ -57,6 +57,9 @@ def _results(results):
     if isinstance(results, ExperimentResult):
         return read_results(results.path)
     if isinstance(results, (str, os.PathLike)):
+        if not Path(os.fspath(results)).is_file():
+            raise FileNotFoundError(f"result file {os.fspath(results)} does not exist (write one "
+                                    "with `fastnet bench` or `fastnet.experiment.run_experiment`).")
         return read_results(results)
     raise TypeError(f"`results` must be a result file path, ResultFile or ExperimentResult, "
                     f"got {type(results).__name__}.")
