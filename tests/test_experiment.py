@@ -1,0 +1,342 @@
+"""Experiments: seeds, result files, resume after a kill, repair, and backends.
+
+Every experiment here is tiny (cancer1/glass1, a few runs, multilayer runs capped
+at a few hundred epochs) so that the whole file runs in a few seconds.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fastnet.experiment import (
+    Experiment,
+    ResultFileError,
+    ResultFileWarning,
+    TIMING_FIELDS,
+    build_network,
+    expand_problems,
+    read_results,
+    run_experiment,
+    run_seed,
+    strip_timing,
+)
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def _experiment(root, **kw):
+    args = dict(problems=("cancer1", "glass1"), networks=("linear", "pivot"), runs=3, seed=7,
+                options={"max_epochs": 200}, root=str(root))
+    args.update(kw)
+    return Experiment(**args)
+
+
+def _records(path):
+    """Run records minus timing, sorted by run identity."""
+    rf = read_results(path)
+    return sorted((strip_timing(r) for r in rf.records),
+                  key=lambda r: (r["problem"], r["network"], r["run"]))
+
+
+@pytest.fixture(scope="module")
+def reference(proben1_root, tmp_path_factory):
+    """The uninterrupted, sequential run of `_experiment` (computed once)."""
+    path = tmp_path_factory.mktemp("ref") / "ref.jsonl"
+    res = run_experiment(_experiment(proben1_root), path)
+    assert res.n_new == 12 and res.n_resumed == 0 and res.backend == "sequential"
+    return path
+
+
+def _env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+# --------------------------------------------------------------------------- names and seeds
+
+def test_expand_problems():
+    assert expand_problems("cancer") == ("cancer1", "cancer2", "cancer3")
+    assert expand_problems(["glass1a", "glass1d", "cancer1"]) == ("glass1", "glass1d", "cancer1")
+    assert len(expand_problems("all")) == 45
+    with pytest.raises(ValueError, match="valid problems are building, cancer"):
+        expand_problems(["nosuch1"])
+
+
+def test_network_names_and_presets(proben1_root):
+    from fastnet.datasets import load_proben1
+
+    ds = load_proben1("cancer1", proben1_root)
+    net, preset = build_network("linear", ds)
+    assert net.hidden == () and preset == "proben1-linear" and net.n_connections == 20
+    net, preset = build_network("pivot", ds)
+    assert net.proben1_spec == "4+2 l" and net.shortcut and net.n_connections == 100
+    assert preset == "proben1-multilayer"
+    net, _ = build_network("noshortcut", ds)
+    assert net.proben1_spec == "4+2 l" and not net.shortcut
+    net, _ = build_network("8+4 S", ds)
+    assert net.proben1_spec == "8+4 s" and net.shortcut
+    with pytest.raises(ValueError, match="no pivot architecture"):
+        build_network("pivot", load_proben1("mushroom1", proben1_root))
+    with pytest.raises(ValueError, match="neither one of linear, pivot, noshortcut"):
+        Experiment(problems="cancer1", networks=("huge",))
+    assert Experiment(problems="cancer1", networks=("0+0 l", "linear")).networks == ("linear",)
+
+
+def test_experiment_validation():
+    with pytest.raises(ValueError, match="`runs` must be >= 1"):
+        Experiment(problems="cancer1", runs=0)
+    with pytest.raises(ValueError, match="`options` has unknown keys"):
+        Experiment(problems="cancer1", options={"learning_rate": 0.1})
+    with pytest.raises(TypeError, match="`keep_predictions` must be a bool"):
+        Experiment(problems="cancer1", keep_predictions="yes")
+
+
+def test_run_seed_depends_on_identity_only():
+    a = run_seed(3, "cancer1", "pivot", 5).generate_state(4)
+    assert np.array_equal(a, run_seed(3, "cancer1", "pivot", 5).generate_state(4))
+    for other in (run_seed(4, "cancer1", "pivot", 5), run_seed(3, "cancer2", "pivot", 5),
+                  run_seed(3, "cancer1", "linear", 5), run_seed(3, "cancer1", "pivot", 6)):
+        assert not np.array_equal(a, other.generate_state(4))
+    # the identity, not the grid: the same run in a bigger experiment has the same seed
+    small = Experiment(problems="cancer1", runs=2).run_keys()
+    big = Experiment(problems=("glass1", "cancer1"), runs=9).run_keys()
+    assert set(small) <= set(big)
+
+
+# --------------------------------------------------------------------------- the file
+
+def test_file_layout(reference):
+    lines = reference.read_text().splitlines()
+    header = json.loads(lines[0])
+    assert header["type"] == "header" and header["format"] == "fastnet-results"
+    for key in ("checklist", "version", "machine", "build", "data", "identity", "grid"):
+        assert key in header
+    cell = header["checklist"]["cancer1/pivot"]
+    assert cell["network"]["n_connections"] == 100 and cell["preset"] == "proben1-multilayer"
+    assert cell["parameters"]["eta_plus"] == 1.1 and cell["max_epochs"] == 200
+    assert len(header["data"]["cancer1"]["sha256"]) == 64
+    recs = [json.loads(x) for x in lines[1:]]
+    assert len(recs) == 12
+    r = recs[0]
+    for key in ("setup_hash", "problem", "network", "run", "seed", "train", "val", "test",
+                "epochs", "relevant_epoch", "stop_reason", "gl_end", "traversals", "cpu_time"):
+        assert key in r
+    assert r["setup_hash"] == header["setup_hash"]
+    assert set(r["test"]) == {"squared_error_percentage", "classification_error"}
+    assert r["traversals"]["total"] > 0 and "test_predictions" not in r
+
+
+def test_rerun_is_a_no_op(reference, proben1_root, tmp_path):
+    path = tmp_path / "copy.jsonl"
+    path.write_bytes(reference.read_bytes())
+    res = run_experiment(_experiment(proben1_root), path)
+    assert res.n_new == 0 and res.n_resumed == 12
+    assert path.read_bytes() == reference.read_bytes()
+
+
+def test_resume_extends_grid(reference, proben1_root, tmp_path):
+    path = tmp_path / "grow.jsonl"
+    run_experiment(_experiment(proben1_root, problems=("cancer1",), networks=("linear",), runs=2),
+                   path)
+    res = run_experiment(_experiment(proben1_root), path)
+    assert (res.n_new, res.n_resumed) == (10, 2)
+    assert _records(path) == _records(reference)
+    assert read_results(path).header["grid"] == {"problems": ["cancer1", "glass1"],
+                                                 "networks": ["linear", "pivot"], "runs": 3}
+
+
+def test_header_mismatch_is_an_error(reference, proben1_root, tmp_path):
+    path = tmp_path / "copy.jsonl"
+    path.write_bytes(reference.read_bytes())
+    with pytest.raises(ResultFileError, match="different set-up.*seed: file has 7, this experiment 8"):
+        run_experiment(_experiment(proben1_root, seed=8), path)
+    with pytest.raises(ResultFileError, match="options"):
+        run_experiment(_experiment(proben1_root, options={"max_epochs": 100}), path)
+    assert path.read_bytes() == reference.read_bytes()
+
+
+def test_partial_last_line_is_repaired(reference, proben1_root, tmp_path):
+    data = reference.read_bytes()
+    lines = data.split(b"\n")
+    path = tmp_path / "crash.jsonl"
+    # header + 5 complete records + half of the 6th (a crash in the middle of a write)
+    path.write_bytes(b"\n".join(lines[:6]) + b"\n" + lines[6][: len(lines[6]) // 2])
+    with pytest.warns(ResultFileWarning, match="incomplete"):
+        rf = read_results(path)
+    assert len(rf.records) == 5 and rf.partial_bytes > 0
+    with pytest.warns(ResultFileWarning, match="cut off an incomplete last line"):
+        res = run_experiment(_experiment(proben1_root), path)
+    assert (res.n_new, res.n_resumed) == (7, 5)
+    assert _records(path) == _records(reference)
+    assert path.read_bytes().endswith(b"\n")
+
+
+def test_corrupt_complete_line_is_an_error_never_dropped(reference, proben1_root, tmp_path):
+    lines = reference.read_bytes().split(b"\n")
+    path = tmp_path / "corrupt.jsonl"
+    lines[3] = lines[3][:40]  # a complete (newline-terminated) but broken record
+    path.write_bytes(b"\n".join(lines))
+    before = path.read_bytes()
+    with pytest.raises(ResultFileError, match=r"corrupt.jsonl:4: a record is not valid JSON"):
+        read_results(path)
+    with pytest.raises(ResultFileError, match=r":4:"):
+        run_experiment(_experiment(proben1_root), path)
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("content, match", [
+    (b"", "empty"),
+    (b'{"type": "header", "format": "something-else"}\n', "not a fastnet result file"),
+    (b"not json\n", "header is not valid JSON"),
+    (b'{"type":"header"', "no complete header line"),
+])
+def test_malformed_files(tmp_path, content, match):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(ResultFileError, match=match):
+        read_results(path)
+
+
+def test_concurrent_writer_is_refused(reference, proben1_root, tmp_path):
+    import fcntl
+
+    path = tmp_path / "locked.jsonl"
+    path.write_bytes(reference.read_bytes())
+    fd = os.open(str(path) + ".lock", os.O_CREAT | os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with pytest.raises(ResultFileError, match="another process is writing"):
+            run_experiment(_experiment(proben1_root), path)
+    finally:
+        os.close(fd)
+
+
+def test_predictions_kept_on_request(proben1_root, tmp_path):
+    path = tmp_path / "pred.jsonl"
+    res = run_experiment(Experiment(problems=("cancer1",), networks=("linear",), runs=1,
+                                    keep_predictions=True, root=str(proben1_root)), path)
+    r = res.records[0]
+    assert len(r["test_predictions"]) == 174 and set(r["test_wrong"]) <= {"0", "1"}
+    wrong = 100 * r["test_wrong"].count("1") / 174
+    assert wrong == pytest.approx(r["test"]["classification_error"])
+
+
+def test_missing_data_says_how_to_fetch(tmp_path):
+    exp = Experiment(problems="cancer1", root=str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="fastnet datasets fetch"):
+        run_experiment(exp, tmp_path / "r.jsonl")
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+# --------------------------------------------------------------------------- backends
+
+def test_same_records_with_local_processes(reference, proben1_root, tmp_path):
+    path = tmp_path / "loky.jsonl"
+    seen = []
+    res = run_experiment(_experiment(proben1_root), path, jobs=2, progress=seen.append)
+    assert res.backend == "loky"
+    assert _records(path) == _records(reference)
+    assert [p.done for p in seen] == list(range(1, 13)) and seen[-1].eta == 0
+    assert np.isfinite(seen[-1].median_test_error)
+
+
+def test_same_records_on_dask_cluster(reference, proben1_root, tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        path = tmp_path / "dask-address.jsonl"
+        res = run_experiment(_experiment(proben1_root), path, scheduler=cluster.scheduler_address)
+        assert res.backend == "dask"
+        assert _records(path) == _records(reference)
+        # a client object works too, and resumes a half-done file
+        half = tmp_path / "dask-client.jsonl"
+        run_experiment(_experiment(proben1_root, problems=("glass1",)), half)
+        with distributed.Client(cluster) as client:
+            res = run_experiment(_experiment(proben1_root), half, scheduler=client)
+        assert (res.n_new, res.n_resumed) == (6, 6)
+        assert _records(half) == _records(reference)
+
+
+def test_unreachable_scheduler(proben1_root, tmp_path, monkeypatch):
+    pytest.importorskip("dask.distributed")
+    import fastnet.experiment as experiment
+
+    monkeypatch.setattr(experiment, "SCHEDULER_TIMEOUT", 1.0)
+    with pytest.raises(ConnectionError, match="could not reach a Dask scheduler"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # distributed's own connection chatter
+            run_experiment(_experiment(proben1_root), tmp_path / "r.jsonl",
+                           scheduler="tcp://127.0.0.1:9")
+
+
+# --------------------------------------------------------------------------- killed runs
+
+_SELF_KILL = textwrap.dedent("""
+    import os, signal, sys
+    import fastnet.experiment as fe
+    exp = fe.Experiment(problems=("cancer1", "glass1"), networks=("linear", "pivot"), runs=3,
+                        seed=7, options={"max_epochs": 200}, root=sys.argv[1])
+    real_write = fe._write_record
+    count = [0]
+    def write(fd, line):
+        count[0] += 1
+        if count[0] == 6:                 # die in the middle of writing the 6th record
+            os.write(fd, line[: len(line) // 2])
+            os.kill(os.getpid(), signal.SIGKILL)
+        real_write(fd, line)
+    fe._write_record = write
+    fe.run_experiment(exp, sys.argv[2])
+""")
+
+
+def test_killed_mid_write_then_rerun_equals_uninterrupted(reference, proben1_root, tmp_path):
+    path = tmp_path / "killed.jsonl"
+    proc = subprocess.run([sys.executable, "-c", _SELF_KILL, str(proben1_root), str(path)],
+                          env=_env(), capture_output=True, timeout=60)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    data = path.read_bytes()
+    assert data.count(b"\n") == 6 and not data.endswith(b"\n")  # header + 5, then half a line
+    with pytest.warns(ResultFileWarning):
+        res = run_experiment(_experiment(proben1_root), path)
+    assert (res.n_new, res.n_resumed) == (7, 5)
+    assert _records(path) == _records(reference)
+
+
+def test_cli_bench_killed_by_signal_then_resumed(proben1_root, tmp_path):
+    """`fastnet bench -j 2` killed with SIGKILL part-way, rerun: same records as a clean run."""
+    exp = dict(problems=("cancer1", "glass1"), networks=("pivot",), runs=12, seed=3,
+               options={"max_epochs": 600}, root=str(proben1_root))
+    path = tmp_path / "bench.jsonl"
+    cmd = [sys.executable, "-m", "fastnet", "bench", "-p", "cancer1", "glass1", "-n", "pivot",
+           "-r", "12", "--seed", "3", "--max-epochs", "600", "--data", str(proben1_root),
+           "-j", "2", "-o", str(path)]
+    proc = subprocess.Popen(cmd, env=_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            if path.exists() and path.read_bytes().count(b"\n") >= 4:  # header + 3 runs
+                break
+            time.sleep(0.005)
+        os.killpg(proc.pid, signal.SIGKILL)  # the command and its worker processes
+    finally:
+        proc.wait(timeout=30)
+    n_before = path.read_bytes().count(b"\n") - 1
+    assert 3 <= n_before < 24, n_before  # killed part-way
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResultFileWarning)  # a partial line may or may not exist
+        resumed = run_experiment(Experiment(**exp), path)
+    assert resumed.n_resumed == n_before and resumed.n_resumed + resumed.n_new == 24
+    clean = tmp_path / "clean.jsonl"
+    run_experiment(Experiment(**exp), clean)
+    assert _records(path) == _records(clean)
+    assert all(set(TIMING_FIELDS) <= set(r) for r in read_results(path).records)
