@@ -1,0 +1,144 @@
+"""Reports and comparisons from result files."""
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+
+from fastnet.experiment import Experiment, ResultFileError, read_results, run_experiment
+from fastnet.report import compare, summarize, timing_summary
+
+
+@pytest.fixture(scope="module")
+def results(proben1_root, tmp_path_factory):
+    """Two small result files with predictions: rprop+ and irprop-, linear and pivot nets."""
+    d = tmp_path_factory.mktemp("report")
+    paths = []
+    for name, options in (("plus", {"max_epochs": 150}),
+                          ("iminus", {"max_epochs": 150, "variant": "irprop-"})):
+        path = d / f"{name}.jsonl"
+        run_experiment(Experiment(problems=("cancer1", "building1"), networks=("linear", "pivot"),
+                                  runs=4, seed=1, options=options, keep_predictions=True,
+                                  root=str(proben1_root)), path)
+        paths.append(path)
+    return paths
+
+
+def _runs(path, problem, network):
+    return [r for r in read_results(path).records
+            if r["problem"] == problem and r["network"] == network]
+
+
+def test_summary_columns_match_the_records(results):
+    rep = summarize(results[0])
+    assert [(r.problem, r.network) for r in rep.rows] == [
+        ("cancer1", "linear"), ("cancer1", "pivot"), ("building1", "linear"),
+        ("building1", "pivot")]
+    runs = _runs(results[0], "cancer1", "pivot")
+    row = rep.rows[1]
+    test = np.array([r["test"]["squared_error_percentage"] for r in runs])
+    val = np.array([r["val"]["squared_error_percentage"] for r in runs])
+    assert row.n_runs == 4 and row.architecture == "4+2 l" and row.n_connections == 100
+    assert row.test_mean == pytest.approx(test.mean())
+    assert row.test_sd == pytest.approx(test.std(ddof=1))
+    assert row.corr_val_test == pytest.approx(np.corrcoef(val, test)[0, 1])
+    assert row.best_run == int(np.argmin(val)) and row.best_test == test[np.argmin(val)]
+    s = np.sort(test)  # n = 4: quartiles are medians of the halves
+    assert (row.test_min, row.test_q1, row.test_median, row.test_q3, row.test_max) == \
+        pytest.approx((s[0], (s[0] + s[1]) / 2, (s[1] + s[2]) / 2, (s[2] + s[3]) / 2, s[3]))
+    assert row.epochs_mean == pytest.approx(np.mean([r["epochs"] for r in runs]))
+    assert row.test_class_mean is not None
+    assert rep.rows[2].test_class_mean is None  # building is an approximation problem
+
+
+def test_exclude_exactly_the_worst_half(results):
+    rep = summarize(results[0], exclude="worst-half")
+    runs = _runs(results[0], "cancer1", "pivot")
+    kept = sorted(runs, key=lambda r: r["val"]["squared_error_percentage"])[:2]
+    row = rep.rows[1]
+    assert (row.n_runs, row.n_excluded) == (2, 2)
+    assert row.test_mean == pytest.approx(np.mean([r["test"]["squared_error_percentage"]
+                                                   for r in kept]))
+    with pytest.raises(ValueError, match="`exclude` must be None or one of"):
+        summarize(results[0], exclude="outliers")
+
+
+def test_exclusion_needs_an_even_count(results, tmp_path):
+    lines = results[0].read_text().splitlines()
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join(lines[:4]) + "\n")  # header + 3 runs of cancer1/linear
+    with pytest.raises(ValueError, match="odd number"):
+        summarize(path, exclude="worst-half")
+
+
+def test_formats(results):
+    rep = summarize(results[0])
+    text = rep.to_text()
+    assert "training" in text and "relevant epochs" in text and "best run (by validation)" in text
+    md = rep.to_markdown()
+    assert md.count("| cancer1 |") == 4 and "|:---|" in md
+    tex = rep.to_latex()
+    assert tex.count(r"\begin{tabular}") == 2 and r"\multicolumn{2}{c}{training}" in tex
+    rows = list(csv.DictReader(io.StringIO(rep.to_csv())))
+    assert len(rows) == 4 and float(rows[1]["test_mean"]) == rep.rows[1].test_mean
+    assert rows[2]["test_class_mean"] == ""
+
+
+def test_dataframe(results):
+    pd = pytest.importorskip("pandas")
+    df = summarize(results[0]).to_dataframe()
+    assert isinstance(df, pd.DataFrame) and df.shape[0] == 4
+    assert {"test_mean", "test_sd", "corr_val_test", "traversals_per_cpu_second"} <= set(df.columns)
+
+
+def test_timing_summary(results):
+    t = timing_summary(results[0])
+    recs = read_results(results[0]).records
+    assert t.total.n_runs == 16
+    assert t.total.traversals["total"] == sum(r["traversals"]["total"] for r in recs)
+    assert t.total.cpu_time == pytest.approx(sum(r["cpu_time"] for r in recs))
+    text = t.to_text()
+    assert "machine:" in text and "trav./CPU s" in text
+
+
+def test_compare_files(results, tmp_path):
+    cmp = compare(results)
+    assert cmp.labels == ("plus:linear", "plus:pivot", "iminus:linear", "iminus:pivot")
+    assert cmp.problems == ("cancer1", "building1")
+    assert len(cmp.ttests) == 2 * 6
+    assert cmp.sign is not None and cmp.wilcoxon is not None
+    assert cmp.lacoste is not None and cmp.lacoste_problems == ("cancer1",)
+    m = cmp.lacoste.matrix
+    assert np.allclose(m + m.T, 1.0)
+    text = cmp.to_text()
+    assert "A vs B" in text and "Poisson binomial" in text and "Wilcoxon" in text
+    pytest.importorskip("matplotlib")
+    paths = cmp.plot(tmp_path / "pics")
+    assert {p.name for p in paths} == {"cancer1-box.png", "cancer1-extended-box.png",
+                                       "building1-box.png", "building1-extended-box.png"}
+    assert all(p.stat().st_size > 0 for p in paths)
+
+
+def test_compare_classification_measure_leaves_out_approximation(results):
+    cmp = compare(results, labels=["P", "I"], measure="classification")
+    assert cmp.problems == ("cancer1",) and cmp.labels[0] == "P:linear"
+    assert any("building1" in n for n in cmp.notes)
+
+
+def test_compare_needs_two_sets(results, tmp_path):
+    lines = results[0].read_text().splitlines()
+    one = tmp_path / "one.jsonl"
+    one.write_text("\n".join([lines[0]] + [x for x in lines[1:]
+                                           if json.loads(x)["network"] == "linear"]) + "\n")
+    with pytest.raises(ValueError, match="at least two result sets"):
+        compare([one])
+
+
+def test_report_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        summarize(tmp_path / "none.jsonl")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("hello\n")
+    with pytest.raises(ResultFileError, match="bad.jsonl:1"):
+        summarize(bad)
