@@ -1,0 +1,202 @@
+"""Smoke tests of the ``fastnet`` command line: every subcommand, its --help and its errors."""
+import json
+
+import pytest
+
+from fastnet import cli
+
+SUBCOMMANDS = [["datasets"], ["datasets", "list"], ["datasets", "fetch"], ["train"], ["bench"],
+               ["report"], ["demo"], ["compare"], ["reproduce"], ["reproduce", "proben1"]]
+
+
+@pytest.fixture
+def no_data(tmp_path, monkeypatch):
+    """A data directory without Proben1 files, and no other place to find them."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("FASTNET_DATA", str(empty))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return empty
+
+
+@pytest.fixture
+def bench_file(proben1_root, tmp_path):
+    path = tmp_path / "bench.jsonl"
+    status = cli.main(["bench", "-p", "cancer1", "-n", "linear", "pivot", "-r", "2",
+                       "--max-epochs", "100", "--keep-predictions", "--data", str(proben1_root),
+                       "-o", str(path), "-q"])
+    assert status == 0
+    return path
+
+
+def test_no_command_prints_usage(capsys):
+    assert cli.main([]) == 2
+    assert "usage: fastnet" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cmd", SUBCOMMANDS, ids=" ".join)
+def test_help_of_every_subcommand(cmd, capsys):
+    assert cli.main(cmd + ["--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: fastnet " + " ".join(cmd))
+
+
+def test_usage_error(capsys):
+    assert cli.main(["bench", "-p", "cancer1", "-o", "x.jsonl", "--runs", "0"]) == 2
+    assert "positive integer" in capsys.readouterr().err
+
+
+def test_datasets_list(proben1_root, capsys):
+    assert cli.main(["datasets", "list", "--data", str(proben1_root)]) == 0
+    out = capsys.readouterr().out
+    assert "15 of 15 problems present" in out and "cancer" in out
+
+
+def test_datasets_list_without_data(no_data, capsys):
+    assert cli.main(["datasets", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "0 of 15 problems present" in out and "fastnet datasets fetch" in out
+
+
+def test_datasets_fetch_error(tmp_path, capsys):
+    status = cli.main(["datasets", "fetch", "--url", (tmp_path / "none.tar.gz").as_uri(),
+                       "--dest", str(tmp_path / "data")])
+    err = capsys.readouterr().err
+    assert status == 1 and err.startswith("fastnet: error:") and "Traceback" not in err
+
+
+def test_train(proben1_root, capsys):
+    assert cli.main(["train", "cancer1", "--data", str(proben1_root), "--network", "linear",
+                     "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "stopped by" in out and "traversals: forward" in out and "set-up:" in out
+    assert "RPROP (rprop+)" in out and "traversals per CPU second" in out
+
+
+def test_train_unknown_problem(proben1_root, capsys):
+    assert cli.main(["train", "cancer7", "--data", str(proben1_root)]) == 1
+    err = capsys.readouterr().err
+    assert "permutations 1, 2 and 3" in err
+    assert cli.main(["train", "nosuch1", "--data", str(proben1_root)]) == 1
+    err = capsys.readouterr().err
+    assert "valid problems are building, cancer, card" in err and "Traceback" not in err
+
+
+def test_train_unknown_network(proben1_root, capsys):
+    assert cli.main(["train", "cancer1", "--data", str(proben1_root), "-n", "big"]) == 1
+    assert "neither one of linear, pivot, noshortcut" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cmd", [["train", "cancer1"],
+                                 ["bench", "-p", "cancer1", "-o", "{out}"],
+                                 ["reproduce", "proben1", "linear", "-p", "cancer1", "-o", "{out}"]],
+                         ids=lambda c: c[0])
+def test_missing_data_says_how_to_fetch(cmd, no_data, tmp_path, capsys):
+    cmd = [c.format(out=tmp_path / "r.jsonl") for c in cmd]
+    assert cli.main(cmd) == 1
+    err = capsys.readouterr().err
+    assert "not found" in err and "fastnet datasets fetch" in err and "FASTNET_DATA" in err
+    assert "Traceback" not in err
+
+
+def test_bench_progress_timing_and_resume(proben1_root, tmp_path, capsys):
+    path = tmp_path / "b.jsonl"
+    args = ["bench", "-p", "cancer1", "-n", "linear", "-r", "3", "--data", str(proben1_root),
+            "-o", str(path)]
+    assert cli.main(args) == 0
+    cap = capsys.readouterr()
+    assert "[3/3]" in cap.err and "ETA" in cap.err and "median test E" in cap.err
+    assert "3 new, 0 resumed" in cap.out
+    assert "trav./CPU s" in cap.out and "CPU s/run" in cap.out and "machine:" in cap.out
+    assert cli.main(args[:6] + ["5"] + args[7:]) == 0
+    assert "2 new, 3 resumed" in capsys.readouterr().out
+    # another set-up on the same file is a clear error
+    assert cli.main(args + ["--seed", "9"]) == 1
+    assert "different set-up" in capsys.readouterr().err
+
+
+def test_report_formats(bench_file, capsys):
+    assert cli.main(["report", str(bench_file)]) == 0
+    out = capsys.readouterr().out
+    assert "validation" in out and "cancer1" in out and "4+2 l" in out
+    assert cli.main(["report", str(bench_file), "-f", "markdown", "--timing"]) == 0
+    out = capsys.readouterr().out
+    assert "| cancer1 |" in out and "trav./CPU s" in out
+    assert cli.main(["report", str(bench_file), "-f", "csv"]) == 0
+    assert capsys.readouterr().out.startswith("problem,network,")
+    assert cli.main(["report", str(bench_file), "-f", "latex", "--exclude-worst-half"]) == 0
+    out = capsys.readouterr().out
+    assert r"\begin{tabular}" in out and "worst half" in out
+
+
+@pytest.mark.parametrize("content, match", [
+    ("", "empty"), ("garbage\n", "header is not valid JSON"),
+    ('{"type": "header", "format": "csv"}\n', "not a fastnet result file")])
+def test_report_malformed_file(tmp_path, capsys, content, match):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(content)
+    assert cli.main(["report", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert match in err and "Traceback" not in err
+
+
+def test_report_corrupt_record_and_missing_file(bench_file, tmp_path, capsys):
+    lines = bench_file.read_text().splitlines()
+    lines[2] = lines[2][:30]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    assert cli.main(["report", str(bad)]) == 1
+    assert "bad.jsonl:3" in capsys.readouterr().err
+    assert cli.main(["report", str(tmp_path / "none.jsonl")]) == 1
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_report_partial_line_warns(bench_file, capsys):
+    with open(bench_file, "a") as f:
+        f.write('{"type": "run", "pro')
+    assert cli.main(["report", str(bench_file)]) == 0
+    assert "fastnet: warning:" in capsys.readouterr().err
+
+
+def test_compare(bench_file, proben1_root, tmp_path, capsys):
+    other = tmp_path / "other.jsonl"
+    assert cli.main(["bench", "-p", "cancer1", "-n", "linear", "pivot", "-r", "3",
+                     "--max-epochs", "100", "--variant", "irprop-", "--keep-predictions",
+                     "--data", str(proben1_root), "-o", str(other), "-q"]) == 0
+    capsys.readouterr()
+    pics = tmp_path / "pics"
+    assert cli.main(["compare", str(bench_file), str(other), "--plot", str(pics)]) == 0
+    out = capsys.readouterr().out
+    assert "Proben1 t-tests" in out and "A vs B" in out and "Poisson binomial" in out
+    assert "pictures written" in out and (pics / "cancer1-box.png").is_file()
+
+
+def test_compare_errors(bench_file, tmp_path, capsys):
+    assert cli.main(["compare", str(bench_file), str(tmp_path / "none.jsonl")]) == 1
+    assert "does not exist" in capsys.readouterr().err
+    assert cli.main(["compare", str(bench_file), "--labels", "a", "b"]) == 1
+    assert "`labels` has 2 entries for 1 files" in capsys.readouterr().err
+
+
+def test_reproduce_linear(proben1_root, tmp_path, capsys):
+    out = tmp_path / "linear.jsonl"
+    assert cli.main(["reproduce", "proben1", "linear", "-p", "cancer1", "glass1", "-r", "2",
+                     "--data", str(proben1_root), "-o", str(out), "-q"]) == 0
+    text = capsys.readouterr().out
+    assert "Proben1 linear networks: 4 runs" in text
+    assert "training" in text and "test set classif." in text and "0+0 l" in text
+    assert "does not ship Proben1's published results" in text
+    header = json.loads(out.read_text().splitlines()[0])
+    assert header["checklist"]["cancer1/linear"]["preset"] == "proben1-linear"
+
+
+def test_reproduce_pivot_unknown_problem(proben1_root, tmp_path, capsys):
+    assert cli.main(["reproduce", "proben1", "pivot", "-p", "mushroom1", "--data",
+                     str(proben1_root), "-o", str(tmp_path / "p.jsonl")]) == 1
+    assert "no pivot architecture" in capsys.readouterr().err
+    assert cli.main(["reproduce", "proben1", "huge"]) == 2
+
+
+def test_demo(capsys):
+    assert cli.main(["demo", "--runs", "1"]) == 0
+    assert "fastnet demo" in capsys.readouterr().out
