@@ -178,7 +178,8 @@ def test_estimator_other_format_version(tmp_path, monkeypatch):
     with monkeypatch.context() as m:
         m.setattr(sk, "FILE_FORMAT_VERSION", 99)
         clf.save(tmp_path / "file99.npz")
-    msg = r"cannot restore RpropClassifier: pickle format version 99, this fastnet .* reads version 1"
+    msg = (r"cannot restore RpropClassifier: pickle format version 99, "
+           r"this fastnet .* reads version 1")
     with pytest.raises(ValueError, match=msg):
         pickle.loads(pickled)
     with pytest.raises(ValueError, match=msg):
@@ -400,7 +401,7 @@ def test_concurrent_predict_on_one_estimator_is_safe():
 
 
 # ---------------------------------------------------------- Cython users
-PXD_FILES = ("_types.pxd", "_forward.pxd", "_backward.pxd")
+PXD_FILES = ("_types.pxd", "_forward.pxd", "_backward.pxd", "_rprop.pxd")
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "cython.md"
 
 
@@ -409,6 +410,7 @@ def test_kernel_declarations_are_installed():
     for name in PXD_FILES:
         assert (kernels / name).is_file(), f"{name} missing beside the installed kernels"
     assert "cdef void forward_rows(" in (kernels / "_forward.pxd").read_text()
+    assert "cdef void rprop_update(" in (kernels / "_rprop.pxd").read_text()
 
 
 def _doc_block(text, lang):
@@ -417,7 +419,7 @@ def _doc_block(text, lang):
     return blocks[0]
 
 
-def test_cimport_forward_rows_from_another_extension(tmp_path):
+def test_cimport_kernels_from_another_extension(tmp_path):
     """Compile the example of docs/cython.md against the installed .pxd files."""
     pytest.importorskip("Cython", reason="Cython is needed to compile an extension")
     cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
@@ -446,3 +448,13 @@ def test_cimport_forward_rows_from_another_extension(tmp_path):
     assert demo.predict(net, X[:0]).shape == (0, 2)
     with pytest.raises(ValueError, match="kernel: weight vectors have length"):
         demo.predict_with(net, net.weights[:-1], X)              # the buffer gate
+    # rprop_update through the cimported declaration equals the kernel's twin
+    from fastnet._kernels import _rprop
+    rng = np.random.default_rng(1)
+    state = [rng.normal(size=50) for _ in range(4)] + [rng.uniform(0.01, 0.1, size=50)]
+    state[2][:10] = -state[1][:10]                               # sign changes: backtrack
+    ours, theirs = [v.copy() for v in state], [v.copy() for v in state]
+    demo.rprop_plus_step(*ours, 1.2, 0.5, 0.0, 50.0)
+    _rprop.rprop_step(0, *theirs, 1.2, 0.5, 0.0, 50.0, False)
+    for a, b in zip(ours, theirs):
+        assert_array_equal(a, b)

@@ -11,7 +11,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 pytest.importorskip("sklearn")
 
 from sklearn.base import clone  # noqa: E402
-from sklearn.datasets import load_iris, make_blobs  # noqa: E402
+from sklearn.datasets import load_iris  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.model_selection import GridSearchCV, cross_validate  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
@@ -158,6 +158,18 @@ def test_cross_validate_classifier_and_regressor():
     assert res["test_score"].min() > 0.8
 
 
+def test_cross_validate_in_worker_processes_equals_sequential():
+    # n_jobs=2 sends the estimators to joblib's worker processes (pickled there
+    # and back); the fitted networks equal those of a sequential run bit for bit.
+    X, y = load_iris(return_X_y=True)
+    model = make_pipeline(StandardScaler(), RpropClassifier(random_state=0))
+    par = cross_validate(model, X, y, cv=4, n_jobs=2, return_estimator=True)
+    seq = cross_validate(model, X, y, cv=4, return_estimator=True)
+    for a, b in zip(par["estimator"], seq["estimator"]):
+        assert_array_equal(a[-1].net_.weights, b[-1].net_.weights)
+    assert_array_equal(par["test_score"], seq["test_score"])
+
+
 def test_clone_keeps_parameters():
     from fastnet.stopping import GL
     clf = RpropClassifier(hidden=(3, 2), stop=GL(2), delta0=(0.05, 0.2), random_state=7)
@@ -230,7 +242,8 @@ def test_regressor_shapes_and_validation():
     reg = RpropRegressor(max_epochs=300, random_state=0).fit(X, Y[:, 0])
     assert reg.n_outputs_ == 1 and reg.predict(X).shape == (80,)
     assert reg.score(X, Y[:, 0]) > 0.95
-    reg2 = RpropRegressor(stop=None, max_epochs=300, random_state=0).fit(X[:60], Y[:60], X[60:], Y[60:])
+    reg2 = RpropRegressor(stop=None, max_epochs=300, random_state=0)
+    reg2.fit(X[:60], Y[:60], X[60:], Y[60:])
     assert reg2.n_outputs_ == 2 and reg2.predict(X).shape == (80, 2)
     assert reg2.validation_scores_ is not None
     with pytest.raises(ValueError, match="`y_val` has 1 target columns but `y` has 2"):

@@ -89,7 +89,8 @@ def _seed_from(random_state):
     """An int seed for train_rprop from a scikit-learn style ``random_state``."""
     if random_state is None:
         return int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0])
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_)):
+    if (isinstance(random_state, numbers.Integral)
+            and not isinstance(random_state, (bool, np.bool_))):
         if random_state < 0:
             raise ValueError(f"`random_state` must be non-negative, got {random_state}.")
         return int(random_state)
@@ -212,7 +213,7 @@ class _RpropBase(BaseEstimator):
         seed = _seed_from(self.random_state)
         X, Y, X_val, Y_val = self._split(X, Y, X_val, Y_val, seed)
         hidden = self.hidden
-        if isinstance(hidden, (numbers.Integral,)) and not isinstance(hidden, (bool, np.bool_)):
+        if isinstance(hidden, numbers.Integral) and not isinstance(hidden, (bool, np.bool_)):
             hidden = (hidden,)
         output_activation = (self._default_output_activation if self.output_activation is None
                              else self.output_activation)
