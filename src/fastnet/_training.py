@@ -203,7 +203,13 @@ class Workspace:
         self.T = Y
         self.A = net._workspace(X)
         n = X.shape[0]
-        block = net._block_size() if block_size is None else block_size
+        if block_size is None:
+            # Equal blocks: no tiny remainder block that costs a full set of calls.
+            block = net._block_size()
+            n_blocks = -(-n // block)
+            block = -(-n // n_blocks)
+        else:
+            block = block_size
         block = max(1, min(block, n))
         n_nonin = net.n_units - net.n_in
         self.D = np.zeros((block, n_nonin))

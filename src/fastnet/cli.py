@@ -94,8 +94,7 @@ def _train(args):
     """Train one network on one Proben1 dataset and print the result and set-up."""
     from fastnet import train_rprop
     from fastnet.datasets import load_proben1
-    from fastnet.exceptions import NoConvergenceWarning
-    from fastnet.experiment import build_network, expand_problems
+    from fastnet.experiment import build_network, expand_problems, training_arguments
 
     names = expand_problems(args.problem)
     if len(names) != 1:
@@ -103,10 +102,8 @@ def _train(args):
                          f"({len(names)} datasets); use `fastnet bench` for several.")
     ds = load_proben1(names[0], args.data)
     net, preset = build_network(args.network, ds)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NoConvergenceWarning)
-        r = train_rprop(net, *ds.train, *ds.valid, X_test=ds.test[0], Y_test=ds.test[1],
-                        preset=preset, seed=args.seed, **_options(args))
+    r = train_rprop(net, *ds.train, *ds.valid, X_test=ds.test[0], Y_test=ds.test[1],
+                    seed=args.seed, **training_arguments(preset, _options(args)))
     print(f"{ds.name}: network {args.network} = {net.proben1_spec} "
           f"({'shortcuts' if net.shortcut else 'no shortcuts'}, {net.n_connections} connections), "
           f"preset {preset}, seed {args.seed}")
@@ -364,7 +361,8 @@ def _add_training(p):
     from fastnet.rprop import VARIANTS
 
     p.add_argument("--max-epochs", type=_positive_int, default=None, metavar="N",
-                   help="cap on epochs (default: the preset's 3000); part of the set-up")
+                   help="cap on epochs, a multiple of 5 up to 3000 (default: Proben1's 3000); it "
+                        "joins the stopping rule and is part of the set-up")
     p.add_argument("--variant", choices=sorted(VARIANTS), default=None,
                    help="RPROP variant (default: rprop+, as Proben1); part of the set-up")
 

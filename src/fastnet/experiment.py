@@ -64,6 +64,8 @@ __all__ = [
     "TIMING_FIELDS",
     "TRAIN_OPTIONS",
     "build_network",
+    "check_max_epochs",
+    "training_arguments",
     "expand_problems",
     "read_results",
     "run_experiment",
@@ -209,6 +211,52 @@ def build_network(network, dataset):
     return net, (_LINEAR_PRESET if not net.hidden else _MULTILAYER_PRESET)
 
 
+#: Proben1's epoch limit; a smaller cap may be set with ``options={"max_epochs": n}``.
+PROBEN1_MAX_EPOCHS = 3000
+#: Proben1's strip length: criteria, and so an epoch cap, act at strip ends only.
+PROBEN1_STRIP = 5
+
+
+def check_max_epochs(n):
+    """Check an epoch cap: a multiple of the strip length 5, at most Proben1's 3000."""
+    from fastnet._validation import check_int
+
+    n = check_int(n, "max_epochs", minimum=PROBEN1_STRIP)
+    if n % PROBEN1_STRIP or n > PROBEN1_MAX_EPOCHS:
+        raise ValueError(f"`max_epochs` must be a multiple of the strip length {PROBEN1_STRIP} "
+                         f"and at most Proben1's {PROBEN1_MAX_EPOCHS}, got {n}.")
+    return n
+
+
+def training_arguments(preset, options):
+    """``train_rprop`` keyword arguments of a run: the preset, the overrides, the stopping rule.
+
+    Parameters
+    ----------
+    preset : {"proben1-linear", "proben1-multilayer"}
+    options : mapping
+        Overrides (keys of `TRAIN_OPTIONS`).
+
+    Returns
+    -------
+    dict
+        ``preset``, the overrides, and with a ``max_epochs`` cap the stopping rule
+        ``proben1_stopping(kind) | MaxEpochs(cap)``: the cap is then a stopping
+        criterion that fires at a strip end (stop reason ``"max_epochs"``), as
+        Proben1's own 3000-epoch limit does, not a cut that leaves the rule unmet.
+    """
+    from fastnet.rprop import proben1_stopping
+    from fastnet.stopping import MaxEpochs
+
+    kw = dict(options)
+    kw["preset"] = preset
+    if "max_epochs" in kw:
+        kw["max_epochs"] = check_max_epochs(kw["max_epochs"])
+        kind = "linear" if preset == _LINEAR_PRESET else "multilayer"
+        kw["stop"] = proben1_stopping(kind) | MaxEpochs(kw["max_epochs"])
+    return kw
+
+
 def _name_key(text):
     """A stable 64-bit integer from a name (for seed derivation)."""
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "little")
@@ -303,6 +351,8 @@ class Experiment:
                              f"{', '.join(TRAIN_OPTIONS)}.")
         opts = {k: (list(v) if isinstance(v, tuple) else v) for k, v in sorted(self.options.items())
                 if v is not None}
+        if "max_epochs" in opts:
+            opts["max_epochs"] = check_max_epochs(opts["max_epochs"])
         try:
             json.dumps(opts)
         except TypeError:
@@ -378,7 +428,9 @@ def _checklist(experiment, datasets):
             params = dict(PRESETS[preset])
             params.update(experiment.options)
             init = params.pop("init_scale")
-            stop = proben1_stopping(params.pop("stop"))
+            stop = training_arguments(preset, experiment.options).get(
+                "stop", proben1_stopping(params.pop("stop")))
+            params.pop("stop", None)
             max_epochs = params.pop("max_epochs")
             strip = params.pop("strip")
             cells[f"{problem}/{network}"] = {
@@ -443,16 +495,14 @@ class _Task:
 def _run_task(task):
     """Train one run and return its record (runs in a worker)."""
     from fastnet import train_rprop
-    from fastnet.exceptions import NoConvergenceWarning
 
     ds = _load(task.problem, task.root)
     net, preset = build_network(task.network, ds)
     seed = run_seed(task.master, task.problem, task.network, task.run)
-    with warnings.catch_warnings():
-        # Reaching max_epochs is a recorded stop reason here, not a problem.
-        warnings.simplefilter("ignore", NoConvergenceWarning)
-        r = train_rprop(net, *ds.train, *ds.valid, X_test=ds.test[0], Y_test=ds.test[1],
-                        preset=preset, seed=seed, **task.options)
+    # No warnings.catch_warnings() here: it is not thread-safe (Dask runs tasks in
+    # threads). An epoch cap is part of the stopping rule instead (training_arguments).
+    r = train_rprop(net, *ds.train, *ds.valid, X_test=ds.test[0], Y_test=ds.test[1],
+                    seed=seed, **training_arguments(preset, task.options))
 
     def errors(s):
         return {"squared_error_percentage": s.squared_error_percentage,

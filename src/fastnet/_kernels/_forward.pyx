@@ -1,7 +1,9 @@
 """Forward pass over a batch of examples (see _types.pxd for the layout)."""
+from libc.math cimport fabs
+
 from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS,
-    activate, activate_only, gemm_forward,
+    ACT_LINEAR, ACT_PROBEN1, activate, activate_only, gemm_forward,
 )
 
 
@@ -15,6 +17,7 @@ cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
     f'(net) into D (column = unit - n_in).
     """
     cdef Py_ssize_t j, r, u, start, size, lo, hi, code
+    cdef double x, t
     cdef const Py_ssize_t* lay
     cdef const double* b
     cdef double* z
@@ -27,15 +30,41 @@ cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
         b = w + lay[L_B_OFF]
         gemm_forward(nb, size, hi - lo, A + lo, lda, w + lay[L_W_OFF],
                      A + start, lda, blas_min)
-        for r in range(nb):
-            z = A + r * lda + start
-            if D != NULL:
-                d = D + r * ldd + (start - n_in)
+        if code == ACT_PROBEN1:
+            # The common case gets its own loops: without a per-element switch
+            # the compiler vectorises them (the division dominates otherwise).
+            for r in range(nb):
+                z = A + r * lda + start
+                if D != NULL:
+                    d = D + r * ldd + (start - n_in)
+                    for u in range(size):
+                        x = z[u] + b[u]
+                        t = 1.0 / (1.0 + fabs(x))
+                        z[u] = x * t
+                        d[u] = t * t
+                else:
+                    for u in range(size):
+                        x = z[u] + b[u]
+                        z[u] = x / (1.0 + fabs(x))
+        elif code == ACT_LINEAR:
+            for r in range(nb):
+                z = A + r * lda + start
                 for u in range(size):
-                    z[u] = activate(code, z[u] + b[u], d + u)
-            else:
-                for u in range(size):
-                    z[u] = activate_only(code, z[u] + b[u])
+                    z[u] = z[u] + b[u]
+                if D != NULL:
+                    d = D + r * ldd + (start - n_in)
+                    for u in range(size):
+                        d[u] = 1.0
+        else:
+            for r in range(nb):
+                z = A + r * lda + start
+                if D != NULL:
+                    d = D + r * ldd + (start - n_in)
+                    for u in range(size):
+                        z[u] = activate(code, z[u] + b[u], d + u)
+                else:
+                    for u in range(size):
+                        z[u] = activate_only(code, z[u] + b[u])
 
 
 cdef int check_buffers(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
