@@ -96,6 +96,10 @@ def test_experiment_validation():
         Experiment(problems="cancer1", runs=0)
     with pytest.raises(ValueError, match="`options` has unknown keys"):
         Experiment(problems="cancer1", options={"learning_rate": 0.1})
+    with pytest.raises(ValueError, match="multiple of the strip length 5"):
+        Experiment(problems="cancer1", options={"max_epochs": 203})
+    with pytest.raises(ValueError, match="at most Proben1's 3000"):
+        Experiment(problems="cancer1", options={"max_epochs": 5000})
     with pytest.raises(TypeError, match="`keep_predictions` must be a bool"):
         Experiment(problems="cancer1", keep_predictions="yes")
 
@@ -133,6 +137,11 @@ def test_file_layout(reference):
     assert r["setup_hash"] == header["setup_hash"]
     assert set(r["test"]) == {"squared_error_percentage", "classification_error"}
     assert r["traversals"]["total"] > 0 and "test_predictions" not in r
+    # the epoch cap joins the stopping rule: capped runs stop by it, at a strip end
+    assert "max_epochs" in cell["stopping"]
+    capped = [x for x in recs if x["epochs"] == 200]
+    assert capped and all(x["stop_reason"] == "max_epochs" for x in capped)
+    assert all(x["epochs"] <= 200 and x["epochs"] % 5 == 0 for x in recs)
 
 
 def test_rerun_is_a_no_op(reference, proben1_root, tmp_path):
