@@ -422,6 +422,7 @@ def _doc_block(text, lang):
 def test_cimport_kernels_from_another_extension(tmp_path):
     """Compile the example of docs/cython.md against the installed .pxd files."""
     pytest.importorskip("Cython", reason="Cython is needed to compile an extension")
+    pytest.importorskip("setuptools", reason="setuptools is needed to build an extension")
     cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(cc) is None:
         pytest.skip(f"no C compiler ({cc}) to build a test extension")
