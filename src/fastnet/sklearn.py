@@ -212,12 +212,9 @@ class _RpropBase(BaseEstimator):
     def _fit(self, X, Y, X_val, Y_val):
         seed = _seed_from(self.random_state)
         X, Y, X_val, Y_val = self._split(X, Y, X_val, Y_val, seed)
-        hidden = self.hidden
-        if isinstance(hidden, numbers.Integral) and not isinstance(hidden, (bool, np.bool_)):
-            hidden = (hidden,)
         output_activation = (self._default_output_activation if self.output_activation is None
                              else self.output_activation)
-        net = MLP(X.shape[1], hidden, Y.shape[1], shortcut=self.shortcut,
+        net = MLP(X.shape[1], self.hidden, Y.shape[1], shortcut=self.shortcut,
                   hidden_activation=self.hidden_activation, output_activation=output_activation)
         stop = self._check_stop(X_val is not None, net.hidden)
         given = {name: getattr(self, name) for name in _PRESET_PARAMS
