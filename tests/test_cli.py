@@ -200,3 +200,16 @@ def test_reproduce_pivot_unknown_problem(proben1_root, tmp_path, capsys):
 def test_demo(capsys):
     assert cli.main(["demo", "--runs", "1"]) == 0
     assert "fastnet demo" in capsys.readouterr().out
+
+
+def test_bench_on_dask_scheduler(proben1_root, tmp_path, capsys):
+    distributed = pytest.importorskip("dask.distributed")
+    path = tmp_path / "dask.jsonl"
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        assert cli.main(["bench", "-p", "cancer1", "-n", "linear", "-r", "2", "--data",
+                         str(proben1_root), "--scheduler", cluster.scheduler_address,
+                         "-o", str(path)]) == 0
+    cap = capsys.readouterr()
+    assert "2 new, 0 resumed" in cap.out and "(dask)" in cap.out
+    assert "Dask scheduler" in cap.err

@@ -938,6 +938,11 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None):
         tasks = [_Task(p, n, r, experiment.seed, experiment.options, experiment.keep_predictions,
                        experiment.root, setup_hash)
                  for (p, n, r) in experiment.run_keys() if (p, n, r) not in done_keys]
+        # Longest runs first (cost ~ patterns x connections), so that a few long runs
+        # do not end up last on one worker. Results do not depend on the order.
+        cost = {(p, n): datasets[p].n_train * build_network(n, datasets[p])[0].n_connections
+                for p in experiment.problems for n in experiment.networks}
+        tasks.sort(key=lambda t: -cost[(t.problem, t.network)])
         kept = [r for r in existing if (r["problem"], r["network"], r["run"]) in wanted]
         test_errors = sorted(r["test"]["squared_error_percentage"] for r in existing)
         new = []
@@ -955,7 +960,9 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None):
             if tasks:
                 with open(path, "ab") as f, joblib.parallel_config(**config):
                     fd = f.fileno()
-                    results = joblib.Parallel(return_as="generator_unordered")(
+                    # batch_size=1: joblib's automatic batching would bundle the many
+                    # short runs' successors (e.g. all long mushroom runs) on one worker.
+                    results = joblib.Parallel(return_as="generator_unordered", batch_size=1)(
                         joblib.delayed(_run_task)(t) for t in tasks)
                     for record in results:
                         _write_record(fd, _line(record))
