@@ -29,7 +29,11 @@ from fastnet.experiment import (
     strip_timing,
 )
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+import fastnet
+
+# Subprocesses must import the same fastnet as this process (the in-place build
+# under src/ or the installed package).
+FASTNET_PARENT = str(Path(fastnet.__file__).resolve().parents[1])
 
 
 def _experiment(root, **kw):
@@ -57,7 +61,7 @@ def reference(proben1_root, tmp_path_factory):
 
 def _env():
     env = dict(os.environ)
-    env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = FASTNET_PARENT + os.pathsep + env.get("PYTHONPATH", "")
     return env
 
 
