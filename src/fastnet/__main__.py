@@ -1,5 +1,7 @@
+"""``python -m fastnet``: the ``fastnet`` command line (see :mod:`fastnet.cli`)."""
 import sys
 
 from fastnet.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())
