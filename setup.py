@@ -35,6 +35,8 @@ extensions = [
     Extension(
         f"fastnet._kernels.{name}",
         [f"src/fastnet/_kernels/{name}.pyx"],
+        include_dirs=["src/fastnet/_kernels"],
+        depends=["src/fastnet/_kernels/_loops.h", "src/fastnet/_kernels/_types.pxd"],
         extra_compile_args=CFLAGS,
     )
     for name in KERNELS

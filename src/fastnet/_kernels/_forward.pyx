@@ -1,9 +1,7 @@
 """Forward pass over a batch of examples (see _types.pxd for the layout)."""
-from libc.math cimport fabs
-
 from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS,
-    ACT_LINEAR, ACT_PROBEN1, activate, activate_only, gemm_forward,
+    ACT_LINEAR, ACT_PROBEN1, activate, activate_only, gemm_forward, fn_loops_proben1,
 )
 
 
@@ -17,7 +15,6 @@ cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
     f'(net) into D (column = unit - n_in).
     """
     cdef Py_ssize_t j, r, u, start, size, lo, hi, code
-    cdef double x, t
     cdef const Py_ssize_t* lay
     cdef const double* b
     cdef double* z
@@ -31,21 +28,9 @@ cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
         gemm_forward(nb, size, hi - lo, A + lo, lda, w + lay[L_W_OFF],
                      A + start, lda, blas_min)
         if code == ACT_PROBEN1:
-            # The common case gets its own loops: without a per-element switch
-            # the compiler vectorises them (the division dominates otherwise).
-            for r in range(nb):
-                z = A + r * lda + start
-                if D != NULL:
-                    d = D + r * ldd + (start - n_in)
-                    for u in range(size):
-                        x = z[u] + b[u]
-                        t = 1.0 / (1.0 + fabs(x))
-                        z[u] = x * t
-                        d[u] = t * t
-                else:
-                    for u in range(size):
-                        x = z[u] + b[u]
-                        z[u] = x / (1.0 + fabs(x))
+            # The common case runs switch-free, vectorised C loops.
+            fn_loops_proben1(nb, size, A + start, lda, b,
+                             D + (start - n_in) if D != NULL else NULL, ldd)
         elif code == ACT_LINEAR:
             for r in range(nb):
                 z = A + r * lda + start

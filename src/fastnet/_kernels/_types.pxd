@@ -18,6 +18,21 @@
 from libc.math cimport fabs, exp, tanh
 from scipy.linalg.cython_blas cimport dgemm
 
+cdef extern from "_loops.h" nogil:
+    # Narrow-layer loops in C, compiled per CPU level (see _loops.h).
+    void fn_loops_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
+                          const double* A, Py_ssize_t lda, const double* W,
+                          double* Z, Py_ssize_t ldz)
+    void fn_loops_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
+                           const double* Delta, Py_ssize_t ldd,
+                           const double* A, Py_ssize_t lda, double* G)
+    void fn_loops_backprop(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
+                           const double* Delta, Py_ssize_t ldd,
+                           const double* W, Py_ssize_t ldw, double* dA,
+                           Py_ssize_t ldda)
+    void fn_loops_proben1(Py_ssize_t nb, Py_ssize_t size, double* Z, Py_ssize_t ldz,
+                          const double* b, double* D, Py_ssize_t ldd)
+
 # Columns of the layer table (an intp array of shape (n_layers, L_NCOLS)).
 cdef enum:
     L_START = 0    # column of the layer's first unit in an activation row
@@ -82,10 +97,6 @@ cdef inline void gemm_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
                               const double* W, double* Z, Py_ssize_t ldz,
                               Py_ssize_t blas_min) noexcept nogil:
     """Z[r, u] = sum_s Ain[r, s] * W[u, s]  (Z = Ain @ W.T; W is (n_out, n_src))."""
-    cdef Py_ssize_t r, u, s
-    cdef double acc, acc1, acc2, acc3
-    cdef const double* a
-    cdef const double* wu
     cdef int m, n, k, ia, iw, iz
     cdef double one = 1.0, zero = 0.0
     cdef char tr = b'T', nt = b'N'
@@ -96,33 +107,7 @@ cdef inline void gemm_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
         dgemm(&tr, &nt, &m, &n, &k, &one, <double*>W, &iw, <double*>Ain, &ia,
               &zero, Z, &iz)
         return
-    # Four rows at a time: four independent dot-product chains share each
-    # weight load (the single-row loop is bound by the add latency).
-    r = 0
-    while r + 4 <= nb:
-        a = Ain + r * lda
-        for u in range(n_out):
-            wu = W + u * n_src
-            acc = 0.0; acc1 = 0.0; acc2 = 0.0; acc3 = 0.0
-            for s in range(n_src):
-                acc = acc + a[s] * wu[s]
-                acc1 = acc1 + a[lda + s] * wu[s]
-                acc2 = acc2 + a[2 * lda + s] * wu[s]
-                acc3 = acc3 + a[3 * lda + s] * wu[s]
-            Z[r * ldz + u] = acc
-            Z[(r + 1) * ldz + u] = acc1
-            Z[(r + 2) * ldz + u] = acc2
-            Z[(r + 3) * ldz + u] = acc3
-        r += 4
-    while r < nb:
-        a = Ain + r * lda
-        for u in range(n_out):
-            wu = W + u * n_src
-            acc = 0.0
-            for s in range(n_src):
-                acc = acc + a[s] * wu[s]
-            Z[r * ldz + u] = acc
-        r += 1
+    fn_loops_forward(nb, n_out, n_src, Ain, lda, W, Z, ldz)
 
 
 cdef inline void gemm_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
@@ -130,10 +115,6 @@ cdef inline void gemm_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src
                                const double* Ain, Py_ssize_t lda,
                                double* G, Py_ssize_t blas_min) noexcept nogil:
     """G[u, s] += sum_r Delta[r, u] * Ain[r, s]  (G += Delta.T @ Ain; G is (n_out, n_src))."""
-    cdef Py_ssize_t r, u, s
-    cdef double d, d1, d2, d3
-    cdef const double* a
-    cdef double* gu
     cdef int m, n, k, ia, idl, ig
     cdef double one = 1.0
     cdef char tr = b'T', nt = b'N'
@@ -144,28 +125,7 @@ cdef inline void gemm_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src
         dgemm(&nt, &tr, &m, &n, &k, &one, <double*>Ain, &ia, <double*>Delta, &idl,
               &one, G, &ig)
         return
-    # Four rows at a time: one read-modify-write of G per four examples.
-    r = 0
-    while r + 4 <= nb:
-        a = Ain + r * lda
-        for u in range(n_out):
-            d = Delta[r * ldd + u]
-            d1 = Delta[(r + 1) * ldd + u]
-            d2 = Delta[(r + 2) * ldd + u]
-            d3 = Delta[(r + 3) * ldd + u]
-            gu = G + u * n_src
-            for s in range(n_src):
-                gu[s] = gu[s] + ((d * a[s] + d1 * a[lda + s])
-                                 + (d2 * a[2 * lda + s] + d3 * a[3 * lda + s]))
-        r += 4
-    while r < nb:
-        a = Ain + r * lda
-        for u in range(n_out):
-            d = Delta[r * ldd + u]
-            gu = G + u * n_src
-            for s in range(n_src):
-                gu[s] = gu[s] + d * a[s]
-        r += 1
+    fn_loops_gradient(nb, n_out, n_src, Delta, ldd, Ain, lda, G)
 
 
 cdef inline void gemm_backprop(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
@@ -174,10 +134,6 @@ cdef inline void gemm_backprop(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src
                                double* dA, Py_ssize_t ldda,
                                Py_ssize_t blas_min) noexcept nogil:
     """dA[r, s] += sum_u Delta[r, u] * W[u, s]  (dA += Delta @ W; W rows have stride ldw)."""
-    cdef Py_ssize_t r, u, s
-    cdef double d
-    cdef double* out
-    cdef const double* wu
     cdef int m, n, k, iw, idl, ida
     cdef double one = 1.0
     cdef char nt = b'N'
@@ -188,10 +144,4 @@ cdef inline void gemm_backprop(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src
         dgemm(&nt, &nt, &m, &n, &k, &one, <double*>W, &iw, <double*>Delta, &idl,
               &one, dA, &ida)
         return
-    for r in range(nb):
-        out = dA + r * ldda
-        for u in range(n_out):
-            d = Delta[r * ldd + u]
-            wu = W + u * ldw
-            for s in range(n_src):
-                out[s] = out[s] + d * wu[s]
+    fn_loops_backprop(nb, n_out, n_src, Delta, ldd, W, ldw, dA, ldda)
