@@ -7,7 +7,6 @@ malformed result files) print one ``fastnet: error: ...`` line to stderr and ret
 a non-zero status, without a traceback.
 """
 import argparse
-import contextlib
 import math
 import os
 import sys

@@ -41,13 +41,12 @@ import json
 import math
 import os
 import platform
-import sys
 import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
