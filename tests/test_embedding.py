@@ -215,9 +215,6 @@ def test_mlp_and_result_pickle_truncated(trained, what):
             pickle.loads(raw[:n])
 
 
-@pytest.mark.xfail(strict=True, reason="MLP.__getstate__ stores no checksum yet (requested "
-                   "from the core: SHA-256 of config and weights); a flipped weight byte in a "
-                   "pickle is loaded silently. Remove this marker when it lands.")
 @pytest.mark.parametrize("what", ["net", "result"])
 def test_mlp_and_result_pickle_corrupted_weights_detected(trained, what):
     net, result, _ = trained
@@ -231,7 +228,7 @@ def test_estimator_corrupted_or_truncated(tmp_path):
     for est in (clf, reg):
         name = type(est).__name__
         weights = est.net_.weights.tobytes()
-        corrupt = rf"cannot restore {name}: the pickled state is corrupted \(SHA-256"
+        corrupt = rf"cannot restore ({name}|MLP): the pickled state is corrupted \(SHA-256"
         # pickle: flipped weight byte -> checksum; truncated -> pickle's own error
         raw = pickle.dumps(est)
         with pytest.raises(ValueError, match=corrupt):

@@ -160,6 +160,14 @@ def test_load_bad_files(tmp_path):
     state["format_version"] = 0
     with pytest.raises(ValueError, match="format version 0"):
         MLP.__new__(MLP).__setstate__(state)
+    state = net.__getstate__()
+    del state["config"]
+    with pytest.raises(ValueError, match=r"lacks \['config'\]"):
+        MLP.__new__(MLP).__setstate__(state)
+    state = net.__getstate__()
+    state["weights"] = state["weights"] + 1e-9
+    with pytest.raises(ValueError, match="corrupted"):
+        MLP.__new__(MLP).__setstate__(state)
 
 
 @pytest.mark.parametrize("args,kwargs,exc,match", [

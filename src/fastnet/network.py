@@ -1,4 +1,5 @@
 """Feed-forward networks: topology, one flat weight vector, Proben1 notation."""
+import hashlib
 import json
 import os
 import re
@@ -363,14 +364,27 @@ class MLP:
         new._w = self._w.copy()
         return new
 
+    def _checksum(self, config, weights):
+        digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode())
+        digest.update(np.ascontiguousarray(weights, dtype=np.float64).tobytes())
+        return digest.hexdigest()
+
     def __getstate__(self):
-        return {"format_version": FORMAT_VERSION, "config": self._config(), "weights": self._w.copy()}
+        config = self._config()
+        return {"format_version": FORMAT_VERSION, "config": config, "weights": self._w.copy(),
+                "sha256": self._checksum(config, self._w)}
 
     def __setstate__(self, state):
         if not isinstance(state, dict) or state.get("format_version") != FORMAT_VERSION:
             found = state.get("format_version") if isinstance(state, dict) else None
             raise ValueError(f"cannot restore MLP: format version {found!r}, this fastnet reads "
                              f"version {FORMAT_VERSION}.")
+        missing = {"config", "weights", "sha256"} - set(state)
+        if missing:
+            raise ValueError(f"cannot restore MLP: the pickled state lacks {sorted(missing)}.")
+        if self._checksum(state["config"], state["weights"]) != state["sha256"]:
+            raise ValueError("cannot restore MLP: the pickled state is corrupted "
+                             "(SHA-256 of configuration and weights does not match).")
         other = MLP(**state["config"])
         self.__dict__.update(other.__dict__)
         self.set_weights(state["weights"])
