@@ -126,7 +126,8 @@ def test_file_layout(reference):
     lines = reference.read_text().splitlines()
     header = json.loads(lines[0])
     assert header["type"] == "header" and header["format"] == "fastnet-results"
-    for key in ("checklist", "version", "machine", "build", "data", "identity", "grid"):
+    for key in ("checklist", "version", "machine", "build", "kernels_sha256", "data", "identity",
+                "grid"):
         assert key in header
     cell = header["checklist"]["cancer1/pivot"]
     assert cell["network"]["n_connections"] == 100 and cell["preset"] == "proben1-multilayer"
@@ -165,6 +166,17 @@ def test_resume_extends_grid(reference, proben1_root, tmp_path):
     assert _records(path) == _records(reference)
     assert read_results(path).header["grid"] == {"problems": ["cancer1", "glass1"],
                                                  "networks": ["linear", "pivot"], "runs": 3}
+
+
+def test_resume_on_another_build_warns(reference, proben1_root, tmp_path):
+    lines = reference.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["kernels_sha256"] = "0" * 16
+    path = tmp_path / "old-build.jsonl"
+    path.write_text("\n".join([json.dumps(header)] + lines[1:]) + "\n")
+    with pytest.warns(ResultFileWarning, match="compiled kernels differ"):
+        res = run_experiment(_experiment(proben1_root), path)
+    assert res.n_new == 0
 
 
 def test_header_mismatch_is_an_error(reference, proben1_root, tmp_path):

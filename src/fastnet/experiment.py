@@ -64,6 +64,7 @@ __all__ = [
     "TRAIN_OPTIONS",
     "build_network",
     "check_max_epochs",
+    "kernel_fingerprint",
     "training_arguments",
     "expand_problems",
     "read_results",
@@ -454,6 +455,24 @@ def _checklist(experiment, datasets):
     return cells
 
 
+@functools.lru_cache(maxsize=1)
+def kernel_fingerprint():
+    """SHA-256 (16 hex digits) of the compiled kernel files in use.
+
+    Runs from different builds may differ in the last bits and in speed; a result
+    file records this so that a resume on another build can say so.
+    """
+    import fastnet._kernels as kernels
+
+    h = hashlib.sha256()
+    folder = Path(kernels.__file__).parent
+    for f in sorted(folder.iterdir()):
+        if f.suffix in (".so", ".pyd"):
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def _header(experiment, datasets):
     from fastnet._training import build_flags, machine_description
 
@@ -472,6 +491,7 @@ def _header(experiment, datasets):
         "version": experiment.identity()["fastnet"],
         "machine": machine_description(),
         "build": build_flags(),
+        "kernels_sha256": kernel_fingerprint(),
         "python": platform.python_version(), "numpy": np.__version__,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
@@ -771,6 +791,10 @@ def _prepare_file(path, experiment, datasets):
         _atomic_write(path, [_line(merged), data[first_nl:good]])
     elif partial:
         _atomic_write(path, [data[:good]])
+    if old.get("kernels_sha256") != header["kernels_sha256"]:
+        warnings.warn(f"{path}: the compiled kernels differ from the build that wrote the file's "
+                      "runs; new runs may differ in the last bits and in speed.",
+                      ResultFileWarning, stacklevel=3)
     if old.get("machine") != header["machine"]:
         warnings.warn(f"{path}: resumed on another machine ({header['machine']}) than the file's "
                       f"({old.get('machine')}); its CPU times now mix machines.",
