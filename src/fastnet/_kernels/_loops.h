@@ -108,7 +108,19 @@ fn_loops_gradient(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src,
     ptrdiff_t r = 0, u, s;
     for (; r + 4 <= nb; r += 4) {
         const double *a0 = A + r * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
-        for (u = 0; u < n_out; u++) {
+        /* Two units per pass: each loaded input serves both. */
+        for (u = 0; u + 2 <= n_out; u += 2) {
+            const double *d = Delta + r * ldd + u;
+            const double d00 = d[0], d10 = d[ldd], d20 = d[2 * ldd], d30 = d[3 * ldd];
+            const double d01 = d[1], d11 = d[ldd + 1], d21 = d[2 * ldd + 1], d31 = d[3 * ldd + 1];
+            double *g0 = G + u * n_src, *g1 = g0 + n_src;
+            for (s = 0; s < n_src; s++) {
+                const double x0 = a0[s], x1 = a1[s], x2 = a2[s], x3 = a3[s];
+                g0[s] += (d00 * x0 + d10 * x1) + (d20 * x2 + d30 * x3);
+                g1[s] += (d01 * x0 + d11 * x1) + (d21 * x2 + d31 * x3);
+            }
+        }
+        for (; u < n_out; u++) {
             const double d0 = Delta[r * ldd + u], d1 = Delta[(r + 1) * ldd + u];
             const double d2 = Delta[(r + 2) * ldd + u], d3 = Delta[(r + 3) * ldd + u];
             double *g = G + u * n_src;
