@@ -54,7 +54,33 @@ fn_loops_forward(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src,
     const ptrdiff_t n_vec = n_src >= FASTNET_VECTOR_DOT_MIN ? n_src - n_src % 4 : 0;
     for (; r + 4 <= nb; r += 4) {
         const double *a0 = A + r * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
-        for (u = 0; u < n_out; u++) {
+        u = 0;
+        /* Long dot products: two units per pass share each input load. */
+        for (; n_vec && u + 2 <= n_out; u += 2) {
+            const double *w = W + u * n_src, *x = w + n_src;
+            fn_v4d v0 = {0.0, 0.0, 0.0, 0.0}, v1 = v0, v2 = v0, v3 = v0;
+            fn_v4d y0 = v0, y1 = v0, y2 = v0, y3 = v0;
+            double c[8];
+            int i;
+            for (s = 0; s < n_vec; s += 4) {
+                const fn_v4d ws = fn_load4(w + s), xs = fn_load4(x + s);
+                const fn_v4d b0 = fn_load4(a0 + s), b1 = fn_load4(a1 + s);
+                const fn_v4d b2 = fn_load4(a2 + s), b3 = fn_load4(a3 + s);
+                v0 += b0 * ws; v1 += b1 * ws; v2 += b2 * ws; v3 += b3 * ws;
+                y0 += b0 * xs; y1 += b1 * xs; y2 += b2 * xs; y3 += b3 * xs;
+            }
+            c[0] = fn_hsum4(v0); c[1] = fn_hsum4(v1); c[2] = fn_hsum4(v2); c[3] = fn_hsum4(v3);
+            c[4] = fn_hsum4(y0); c[5] = fn_hsum4(y1); c[6] = fn_hsum4(y2); c[7] = fn_hsum4(y3);
+            for (s = n_vec; s < n_src; s++) {
+                c[0] += a0[s] * w[s]; c[1] += a1[s] * w[s]; c[2] += a2[s] * w[s]; c[3] += a3[s] * w[s];
+                c[4] += a0[s] * x[s]; c[5] += a1[s] * x[s]; c[6] += a2[s] * x[s]; c[7] += a3[s] * x[s];
+            }
+            for (i = 0; i < 4; i++) {
+                Z[(r + i) * ldz + u] = c[i];
+                Z[(r + i) * ldz + u + 1] = c[4 + i];
+            }
+        }
+        for (; u < n_out; u++) {
             const double *w = W + u * n_src;
             double c0 = 0.0, c1 = 0.0, c2 = 0.0, c3 = 0.0;
             if (n_vec) {
