@@ -349,6 +349,10 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
             break
     cpu_time = time.process_time() - cpu0
     wall_time = time.perf_counter() - wall0
+    if not np.isfinite(net._w).all():
+        raise FloatingPointError(
+            f"weights became non-finite by epoch {epoch} (training diverged); lower the "
+            "learning rate / delta_max, or check the data scaling.")
 
     if criterion is not None and not fired_criterion and stop_reason == "max_epochs":
         warnings.warn(f"training reached max_epochs={max_epochs} before the stopping criterion "
