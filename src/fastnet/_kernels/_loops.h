@@ -80,6 +80,23 @@ fn_loops_forward(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src,
                 Z[(r + i) * ldz + u + 1] = c[4 + i];
             }
         }
+        /* Short dot products: two units per pass give eight independent chains,
+         * enough to hide the add latency. */
+        for (; !n_vec && u + 2 <= n_out; u += 2) {
+            const double *w = W + u * n_src, *x = w + n_src;
+            double c0 = 0.0, c1 = 0.0, c2 = 0.0, c3 = 0.0;
+            double e0 = 0.0, e1 = 0.0, e2 = 0.0, e3 = 0.0;
+            for (s = 0; s < n_src; s++) {
+                const double ws = w[s], xs = x[s];
+                const double b0 = a0[s], b1 = a1[s], b2 = a2[s], b3 = a3[s];
+                c0 += b0 * ws; c1 += b1 * ws; c2 += b2 * ws; c3 += b3 * ws;
+                e0 += b0 * xs; e1 += b1 * xs; e2 += b2 * xs; e3 += b3 * xs;
+            }
+            Z[r * ldz + u] = c0; Z[(r + 1) * ldz + u] = c1;
+            Z[(r + 2) * ldz + u] = c2; Z[(r + 3) * ldz + u] = c3;
+            Z[r * ldz + u + 1] = e0; Z[(r + 1) * ldz + u + 1] = e1;
+            Z[(r + 2) * ldz + u + 1] = e2; Z[(r + 3) * ldz + u + 1] = e3;
+        }
         for (; u < n_out; u++) {
             const double *w = W + u * n_src;
             double c0 = 0.0, c1 = 0.0, c2 = 0.0, c3 = 0.0;
@@ -169,7 +186,8 @@ fn_loops_gradient(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src,
 FASTNET_CLONES static void
 fn_loops_backprop(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src,
                   const double *Delta, ptrdiff_t ldd,
-                  const double *W, ptrdiff_t ldw, double *dA, ptrdiff_t ldda)
+                  const double *W, ptrdiff_t ldw, double *dA,
+                  ptrdiff_t ldda)
 {
     ptrdiff_t r, u, s;
     for (r = 0; r < nb; r++) {
