@@ -161,6 +161,8 @@ class TrainResult:
             f"data: {s['n_train']} training, {s['n_val']} validation, {s['n_test']} test patterns",
             f"seed: {s['seed']}",
             f"software: fastnet {s['version']}; machine: {s['machine']}",
+            "build: " + " ".join(map(str, s["build"].get("extra_compile_args", []))) + "; "
+            f"cache block {s['block_size']} patterns",
         ]
         return "\n".join(lines)
 
