@@ -306,7 +306,8 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
     def is_correct(r_c, analog):
         nonlocal evaluation
         evaluation += N * C
-        outputs = net.predict(ws.A[:, :net.n_in])
+        _forward.forward(ws.A, net._layers, net.n_in, net._w, net._block_size(), ws.blas_min)
+        outputs = ws.A[:, net.n_units - net.n_out:]
         return threshold_correct(outputs, ws.T, r_c=r_c, analog=analog).all()
 
     cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -366,10 +367,13 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
     else:
         relevant = epoch
 
-    def final(X_or_A, T):
-        if X_or_A is None:
+    def final(A, T):
+        # A is a workspace whose input columns hold the set: one forward pass in
+        # place gives the outputs (no re-validation or copy of the data).
+        if A is None:
             return None
-        outputs = net.predict(X_or_A[:, :net.n_in])
+        _forward.forward(A, net._layers, net.n_in, net._w, net._block_size(), ws.blas_min)
+        outputs = A[:, net.n_units - net.n_out:]
         e = 100.0 * (target_range[1] - target_range[0]) / T.size * float(np.sum((outputs - T) ** 2))
         cls = classification_error(outputs, T) if classification else None
         return SetErrors(e, cls, T.shape[0])

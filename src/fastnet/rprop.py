@@ -231,9 +231,11 @@ def train_rprop(net, X, Y, X_val=None, Y_val=None, *, X_test=None, Y_test=None,
                               params["strip"], params["stop"], target_range, callback,
                               block_size, blas_min)
     classification = resolve_classification(classification, Y)
-    rng = as_generator(seed)
-
-    # Draw order is fixed (weights, then steps) so one seed reproduces a run.
+    # Draw order is fixed (weights, then steps) so one seed reproduces a run. The
+    # generator is built only when something is drawn (seed=None costs OS entropy).
+    rng = as_generator(seed) if (init is not None or isinstance(delta0, tuple)) else None
+    if seed is not None and rng is None:
+        as_generator(seed)  # still validate the argument
     if init is not None:
         net.init_weights(rng, scale=init)
     C = net.n_connections
