@@ -33,7 +33,7 @@ def line_of(exc_info):
 
 
 def test_tiny_fixture_loads():
-    f = read_proben1(DATA / "proben1_tiny.dt")
+    f = read_proben1(DATA / "proben1_tiny_fixture.txt")
     assert f.header == Proben1Header(1, 2, 2, 0, 4, 2, 2)
     assert f.header.n_in == 3 and f.header.n_out == 2 and f.header.n_examples == 8
     assert f.X.dtype == np.float64 and f.T.dtype == np.float64
@@ -45,8 +45,8 @@ def test_tiny_fixture_loads():
 
 
 def test_bad_fixture_names_file_and_line():
-    path = DATA / "proben1_bad_fields.dt"
-    with pytest.raises(DataFormatError, match=r"proben1_bad_fields\.dt:10: expected 5 numbers "
+    path = DATA / "proben1_bad_fields_fixture.txt"
+    with pytest.raises(DataFormatError, match=r"proben1_bad_fields_fixture\.txt:10: expected 5 numbers "
                        r"\(3 inputs \+ 2 outputs\), got 4") as e:
         read_proben1(path)
     assert e.value.line == 10 and e.value.path == str(path)
