@@ -236,7 +236,7 @@ def test_missing_file_says_where_and_how_to_fetch(clean_env, monkeypatch):
 
 
 def test_header_disagreeing_with_registry(tmp_path):
-    shutil.copy(Path(__file__).parent / "data" / "proben1_tiny.dt", tmp_path / "cancer1.dt")
+    shutil.copy(Path(__file__).parent / "data" / "proben1_tiny_fixture.txt", tmp_path / "cancer1.dt")
     with pytest.raises(DataFormatError, match=r"cancer1\.dt: header declares 3 inputs, but "
                        r"Proben1 problem `cancer` has 9"):
         load_proben1("cancer1", root=tmp_path)
