@@ -6,7 +6,7 @@ from libc.string cimport memset
 
 from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_NCOLS,
-    gemm_gradient, gemm_backprop,
+    gemm_gradient, gemm_backprop, fn_loops_deltas_bias,
 )
 from fastnet._kernels._forward cimport check_buffers, forward_rows
 
@@ -48,28 +48,21 @@ cdef void backward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
     later layer has added its dE/da to j's columns, so multiplying by f'(net)
     turns them into deltas.
     """
-    cdef Py_ssize_t j, r, u, c, start, size, lo, hi, src0
+    cdef Py_ssize_t j, c, start, size, lo, hi, src0
     cdef const Py_ssize_t* lay
     cdef double* delta
-    cdef double* gb
-    cdef const double* d
     for j in range(n_layers - 1, -1, -1):
         lay = layers + j * L_NCOLS
         start = lay[L_START]; size = lay[L_SIZE]
         lo = lay[L_SRC_LO]; hi = lay[L_SRC_HI]
         c = start - n_in
         delta = Dl + c
-        if j < n_layers - 1:
-            for r in range(nb):
-                d = D + r * ldd + c
-                for u in range(size):
-                    delta[r * ldd + u] *= d[u]
+        # Hidden layers: dE/da times f'(net) gives the deltas (output deltas are
+        # set already); then the bias gradient, in the same pass.
+        fn_loops_deltas_bias(nb, size, delta, ldd,
+                             D + c if j < n_layers - 1 else NULL, g + lay[L_B_OFF])
         gemm_gradient(nb, size, hi - lo, delta, ldd, A + lo, lda,
                       g + lay[L_W_OFF], blas_min)
-        gb = g + lay[L_B_OFF]
-        for r in range(nb):
-            for u in range(size):
-                gb[u] += delta[r * ldd + u]
         # Send the error back to hidden sources only: inputs need no delta.
         src0 = lo if lo > n_in else n_in
         if hi > src0:

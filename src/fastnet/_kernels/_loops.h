@@ -227,4 +227,23 @@ fn_loops_proben1(ptrdiff_t nb, ptrdiff_t size, double *Z, ptrdiff_t ldz,
     }
 }
 
+/* Layer deltas and bias gradient in one pass: for hidden layers (D != NULL)
+ * Delta <- Delta * D (dE/da times f'(net)); then gb[u] += sum_r Delta[r, u]. */
+FASTNET_CLONES static void
+fn_loops_deltas_bias(ptrdiff_t nb, ptrdiff_t size, double *Delta, ptrdiff_t ldd,
+                     const double *D, double *gb)
+{
+    ptrdiff_t r, u;
+    for (r = 0; r < nb; r++) {
+        double *dl = Delta + r * ldd;
+        if (D) {
+            const double *d = D + r * ldd;
+            for (u = 0; u < size; u++)
+                dl[u] *= d[u];
+        }
+        for (u = 0; u < size; u++)
+            gb[u] += dl[u];
+    }
+}
+
 #endif /* FASTNET_LOOPS_H */
