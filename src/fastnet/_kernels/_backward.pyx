@@ -6,7 +6,7 @@ from libc.string cimport memset
 
 from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_NCOLS,
-    gemm_gradient, gemm_backprop, fn_loops_deltas_bias,
+    gemm_gradient, gemm_backprop, fn_loops_deltas_bias, fn_loops_output_deltas,
 )
 from fastnet._kernels._forward cimport check_buffers, forward_rows
 
@@ -18,22 +18,8 @@ cdef double output_deltas(const double* A, Py_ssize_t lda, const double* T,
 
     The output units are the last n_out columns of A, D and Dl.
     """
-    cdef Py_ssize_t r, k
-    cdef double e, sse = 0.0
-    cdef const double* y
-    cdef const double* t
-    cdef const double* d
-    cdef double* dl
-    for r in range(nb):
-        y = A + r * lda + (lda - n_out)
-        t = T + r * ldt
-        d = D + r * ldd + (ldd - n_out)
-        dl = Dl + r * ldd + (ldd - n_out)
-        for k in range(n_out):
-            e = y[k] - t[k]
-            sse += e * e
-            dl[k] = 2.0 * e * d[k]
-    return sse
+    return fn_loops_output_deltas(nb, n_out, A + (lda - n_out), lda, T, ldt,
+                                  D + (ldd - n_out), Dl + (ldd - n_out), ldd)
 
 
 cdef void backward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,

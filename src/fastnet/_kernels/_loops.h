@@ -246,4 +246,27 @@ fn_loops_deltas_bias(ptrdiff_t nb, ptrdiff_t size, double *Delta, ptrdiff_t ldd,
     }
 }
 
+/* Output deltas 2 (y - t) f'(net) of nb rows (n_out outputs each); returns the
+ * rows' summed squared error, added in row order. */
+FASTNET_CLONES static double
+fn_loops_output_deltas(ptrdiff_t nb, ptrdiff_t n_out, const double *Y, ptrdiff_t ldy,
+                       const double *T, ptrdiff_t ldt, const double *D, double *Delta,
+                       ptrdiff_t ldd)
+{
+    ptrdiff_t r, k;
+    double sse = 0.0;
+    for (r = 0; r < nb; r++) {
+        const double *y = Y + r * ldy, *t = T + r * ldt, *d = D + r * ldd;
+        double *dl = Delta + r * ldd;
+        double row = 0.0;
+        for (k = 0; k < n_out; k++) {
+            const double e = y[k] - t[k];
+            row += e * e;
+            dl[k] = 2.0 * e * d[k];
+        }
+        sse += row;
+    }
+    return sse;
+}
+
 #endif /* FASTNET_LOOPS_H */

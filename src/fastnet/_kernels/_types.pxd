@@ -34,6 +34,9 @@ cdef extern from "_loops.h" nogil:
                           const double* b, double* D, Py_ssize_t ldd)
     void fn_loops_deltas_bias(Py_ssize_t nb, Py_ssize_t size, double* Delta,
                               Py_ssize_t ldd, const double* D, double* gb)
+    double fn_loops_output_deltas(Py_ssize_t nb, Py_ssize_t n_out, const double* Y,
+                                  Py_ssize_t ldy, const double* T, Py_ssize_t ldt,
+                                  const double* D, double* Delta, Py_ssize_t ldd)
 
 # Columns of the layer table (an intp array of shape (n_layers, L_NCOLS)).
 cdef enum:
