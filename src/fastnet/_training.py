@@ -17,7 +17,7 @@ from fastnet._blas import single_threaded_blas
 from fastnet._kernels import _forward
 from fastnet._validation import check_int, check_pair
 from fastnet.exceptions import NoConvergenceWarning
-from fastnet.measures import classification_error, is_one_hot, threshold_correct
+from fastnet.measures import _winner_takes_all_error, is_one_hot, threshold_correct
 from fastnet.network import DEFAULT_BLAS_MIN, MLP
 from fastnet.stopping import StoppingCriterion, TrainingState, generalization_loss
 
@@ -369,13 +369,14 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
 
     def final(A, T):
         # A is a workspace whose input columns hold the set: one forward pass in
-        # place gives the outputs (no re-validation or copy of the data).
+        # place gives the outputs and the SSE (no re-validation or copy of the data).
         if A is None:
             return None
-        _forward.forward(A, net._layers, net.n_in, net._w, net._block_size(), ws.blas_min)
-        outputs = A[:, net.n_units - net.n_out:]
-        e = 100.0 * (target_range[1] - target_range[0]) / T.size * float(np.sum((outputs - T) ** 2))
-        cls = classification_error(outputs, T) if classification else None
+        sse = _forward.sum_squared_error(A, T, net._layers, net.n_in, net._w,
+                                         net._block_size(), ws.blas_min)
+        e = 100.0 * (target_range[1] - target_range[0]) / T.size * sse
+        cls = (_winner_takes_all_error(A[:, net.n_units - net.n_out:], T)
+               if classification else None)
         return SetErrors(e, cls, T.shape[0])
 
     gl_end = generalization_loss(val_err[-1], min(val_err)) if val_err else None
