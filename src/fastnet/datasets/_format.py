@@ -277,7 +277,6 @@ def _looks_like_data(line: str) -> bool:
 def _raise_first_data_error(data_lines: list[str], header: Proben1Header, path: Path) -> None:
     """Check data lines one by one and raise for the first offending line."""
     n_in, n_out = header.n_in, header.n_out
-    n_fields = n_in + n_out
     n_expected = header.n_examples
     first = _N_HEADER_LINES + 1
     for i, line in enumerate(data_lines[:n_expected]):
