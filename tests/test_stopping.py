@@ -177,3 +177,17 @@ def test_correct_criterion_records_epoch_of_success():
     assert threshold_correct(net.predict(X), T).all()
     # one training-set evaluation per epoch is counted
     assert r.traversals.evaluation == r.epochs * 4 * net.n_connections
+
+
+def test_correct_criterion_with_analog_targets():
+    X = np.array([[0.0], [1.0]])
+    T = np.array([[0.3], [0.7]])   # analog targets: need a tolerance
+    with pytest.raises(ValueError, match="`analog`"):
+        train_rprop(MLP(1, (), 1), X, T, stop=Correct(0.4), strip=1, max_epochs=10)
+    net = MLP(1, (), 1).init_weights(0, 0.01)
+    r = train_rprop(net, X, T, stop=Correct(0.4, analog=0.05), strip=1, max_epochs=500)
+    from fastnet.measures import threshold_correct
+    assert r.stop_reason == "correct"
+    assert threshold_correct(net.predict(X), T, analog=0.05).all()
+    # one epoch earlier the network was not yet correct
+    assert r.epochs >= 1
