@@ -189,5 +189,4 @@ def test_correct_criterion_with_analog_targets():
     from fastnet.measures import threshold_correct
     assert r.stop_reason == "correct"
     assert threshold_correct(net.predict(X), T, analog=0.05).all()
-    # one epoch earlier the network was not yet correct
-    assert r.epochs >= 1
+    assert r.epochs >= 1   # the initial weights (|w| <= 0.01) give outputs near 0: not correct
