@@ -196,3 +196,14 @@ def test_predict_errors():
         net.predict(np.zeros(3))
     with pytest.raises(ValueError, match="`w` must have shape"):
         net.set_weights(np.zeros(2))
+
+
+def test_layer_table_is_a_read_only_view_of_the_layout():
+    net = MLP(9, (4, 2), 2)
+    t = net.layer_table
+    # rows: (start, size, src_lo, src_hi, w_off, b_off, activation code)
+    assert t.tolist() == [[9, 4, 0, 9, 0, 36, 1], [13, 2, 0, 13, 40, 66, 1],
+                          [15, 2, 0, 15, 68, 98, 0]]
+    assert t[-1, 5] + t[-1, 1] == net.n_connections
+    with pytest.raises(ValueError):
+        t[0, 0] = 1

@@ -134,6 +134,18 @@ class MLP:
         self.n_connections = int(offset)
 
     @property
+    def layer_table(self):
+        """The kernels' layer table: intp array (n_layers, 7), read-only.
+
+        Row j-1 describes layer j: first unit column, unit count, source column
+        range [lo, hi), offsets of W_j and of the biases in the flat weight vector,
+        activation code (see ``fastnet/_kernels/_types.pxd`` and docs/cython.md).
+        """
+        view = self._layers.view()
+        view.flags.writeable = False
+        return view
+
+    @property
     def layer_sizes(self):
         return (self.n_in, *self.hidden, self.n_out)
 
