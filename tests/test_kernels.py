@@ -14,6 +14,7 @@ NETS = [
     (5, (4, 3), 2, True), (5, (4, 3), 2, False),
     (6, (5, 4, 3), 3, True), (6, (5, 4, 3), 3, False),
     (7, (9, 6), 5, True), (7, (9, 6), 5, False),   # layers wider than NARROW_LAYER: BLAS
+    (3, (40,), 2, True), (3, (40,), 2, False),     # wider than GRAD_LOOP_UNITS: BLAS gradient
 ]
 # blas_min 0 sends every product to BLAS, a huge value none: both paths are tested.
 PATHS = {"blas": 0, "loops": 10**12}

@@ -9,7 +9,8 @@ from fastnet.stopping import MaxEpochs
 
 VARIANTS = ["rprop+", "rprop-", "irprop-", "irprop+"]
 NETS = [((5,), True), ((5,), False), ((4, 3), True), ((4, 3), False),
-        ((4, 3, 3), True), ((4, 3, 3), False), ((8, 6), True), ((8, 6), False)]
+        ((4, 3, 3), True), ((4, 3, 3), False), ((8, 6), True), ((8, 6), False),
+        ((40,), True), ((40,), False)]
 
 
 def data(n=40, n_in=4, n_out=2, seed=0):

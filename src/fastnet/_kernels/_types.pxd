@@ -89,13 +89,17 @@ cdef inline double activate_only(int code, double x) noexcept nogil:
 # ---------------------------------------------------------------------------
 # The three matrix products of a layer, in row-major terms. Each goes to BLAS
 # (scipy.linalg.cython_blas.dgemm, column-major: a row-major M is M^T there)
-# when m*n*k >= blas_min and the layer has more than NARROW_LAYER units, and to
-# plain loops otherwise: BLAS call overhead dominates tiny layers and single
-# examples (online training), and BLAS kernels waste most of their width on
-# layers of a few units (measured on PEERS.md case B, gene1 4+2: loops 0.50 ms
-# per epoch, BLAS 0.58 ms).
+# when m*n*k >= blas_min and the layer is wide enough, and to the loop kernels of
+# _loops.h otherwise: BLAS call overhead dominates tiny layers and single
+# examples (online training), and BLAS wastes its width on layers of a few units.
+# Measured on PEERS.md cases A-G (ms per epoch, same machine, alternating runs):
+# forward and back-propagation loops win up to NARROW_LAYER units; the gradient
+# loops (one pass over the rows updates a block of G that stays in L1) win up to
+# GRAD_LOOP_UNITS units (D 0.213 -> 0.187, C 0.52 -> 0.48, G 4.23 -> 4.07).
 cdef enum:
     NARROW_LAYER = 4
+    GRAD_LOOP_UNITS = 32
+    BACKPROP_LOOP_UNITS = 32
 
 cdef inline void gemm_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
                               const double* Ain, Py_ssize_t lda,
@@ -123,7 +127,7 @@ cdef inline void gemm_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src
     cdef int m, n, k, ia, idl, ig
     cdef double one = 1.0
     cdef char tr = b'T', nt = b'N'
-    if n_out > NARROW_LAYER and nb * n_out * n_src >= blas_min:
+    if n_out > GRAD_LOOP_UNITS and nb * n_out * n_src >= blas_min:
         # column-major: G^T (n_src x n_out) += Ain^T (n_src x nb) . Delta (nb x n_out)
         m = <int>n_src; n = <int>n_out; k = <int>nb
         ia = <int>lda; idl = <int>ldd; ig = <int>n_src
