@@ -320,34 +320,22 @@ def _demo(args):
 
 # --------------------------------------------------------------------------- parser
 
-def _positive_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
-    return v
+def _int_option(minimum, expected, also=()):
+    """An argparse type: an int >= minimum (or one of `also`), else a clear message."""
+    def parse(text):
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        if v < minimum and v not in also:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {v}")
+        return v
+    return parse
 
 
-def _jobs(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1 or -1, got {text!r}") from None
-    if v == 0 or v < -1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1 or -1 (all cores), got {v}")
-    return v
-
-
-def _seed(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {v}")
-    return v
+_positive_int = _int_option(1, "a positive integer")
+_jobs = _int_option(1, "an integer >= 1 or -1 (all cores)", also=(-1,))
+_seed = _int_option(0, "a non-negative integer")
 
 
 def _add_data(p):

@@ -247,12 +247,8 @@ def _cells(rows, columns):
     return [[_fmt(getattr(r, f), d) for f, _, _, d in columns] for r in rows]
 
 
-def _text_table(rows, columns):
-    body = _cells(rows, columns)
-    subs = [s for _, _, s, _ in columns]
-    widths = [max(len(s), *(len(b[i]) for b in body)) if body else len(s)
-              for i, s in enumerate(subs)]
-    # group headings span their columns
+def _column_groups(columns):
+    """Runs of adjacent columns under one group heading: (heading, first, end)."""
     groups, i = [], 0
     while i < len(columns):
         g = columns[i][1]
@@ -261,6 +257,15 @@ def _text_table(rows, columns):
             j += 1
         groups.append((g, i, j))
         i = j
+    return groups
+
+
+def _text_table(rows, columns):
+    body = _cells(rows, columns)
+    subs = [s for _, _, s, _ in columns]
+    widths = [max(len(s), *(len(b[i]) for b in body)) if body else len(s)
+              for i, s in enumerate(subs)]
+    groups = _column_groups(columns)  # group headings span their columns
     for g, a, b in groups:  # widen the last column of a group that is narrower than its title
         span = sum(widths[a:b]) + 2 * (b - a - 1)
         if len(g) > span:
@@ -293,14 +298,7 @@ def _latex_escape(s):
 
 
 def _latex_table(rows, columns, caption):
-    groups, i = [], 0
-    while i < len(columns):
-        g = columns[i][1]
-        j = i
-        while j < len(columns) and columns[j][1] == g:
-            j += 1
-        groups.append((g, j - i))
-        i = j
+    groups = [(g, b - a) for g, a, b in _column_groups(columns)]
     spec = "ll" + "r" * (len(columns) - 2)
     lines = [r"\begin{table}[ht]", r"\centering", r"\small", rf"\begin{{tabular}}{{{spec}}}",
              r"\hline",
