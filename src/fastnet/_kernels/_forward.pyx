@@ -85,6 +85,27 @@ cdef int check_buffers(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
     return 0
 
 
+cdef double forward_blocks(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                          const double[::1] w, double[:, ::1] A, const double* T,
+                          Py_ssize_t block, Py_ssize_t blas_min) noexcept nogil:
+    """Forward pass over every row of A in blocks; with targets T (else NULL),
+    also return the summed squared error of the outputs, added block by block."""
+    cdef Py_ssize_t n = A.shape[0], lda = A.shape[1], n_out = layers[layers.shape[0] - 1, L_SIZE]
+    cdef Py_ssize_t r0 = 0, nb, r, k, out0 = lda - n_out
+    cdef double sse = 0.0, e
+    while r0 < n:
+        nb = min(block, n - r0)
+        forward_rows(&layers[0, 0], layers.shape[0], &w[0], &A[r0, 0], lda,
+                     NULL, 0, n_in, nb, blas_min)
+        if T != NULL:
+            for r in range(r0, r0 + nb):
+                for k in range(n_out):
+                    e = A[r, out0 + k] - T[r * n_out + k]
+                    sse += e * e
+        r0 += nb
+    return sse
+
+
 def forward(double[:, ::1] A, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
             const double[::1] w, Py_ssize_t block, Py_ssize_t blas_min):
     """Forward pass in place over every row of A.
@@ -103,19 +124,12 @@ def forward(double[:, ::1] A, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
     -------
     status : int, 0 on success.
     """
-    cdef Py_ssize_t n = A.shape[0], lda = A.shape[1], r0, nb
-    check_buffers(layers, n_in, n, lda, w.shape[0], -1, -1, -1, -1)
+    check_buffers(layers, n_in, A.shape[0], A.shape[1], w.shape[0], -1, -1, -1, -1)
     if block < 1:
         raise ValueError("kernel: block must be >= 1")
-    if n == 0:
-        return 0
-    with nogil:
-        r0 = 0
-        while r0 < n:
-            nb = min(block, n - r0)
-            forward_rows(&layers[0, 0], layers.shape[0], &w[0], &A[r0, 0], lda,
-                         NULL, 0, n_in, nb, blas_min)
-            r0 += nb
+    if A.shape[0] > 0:
+        with nogil:
+            forward_blocks(layers, n_in, w, A, NULL, block, blas_min)
     return 0
 
 
@@ -134,23 +148,12 @@ def sum_squared_error(double[:, ::1] A, const double[:, ::1] T,
     -------
     sse : float, sum over patterns and outputs of (y - t)**2.
     """
-    cdef Py_ssize_t n = A.shape[0], lda = A.shape[1], n_out = T.shape[1]
-    cdef Py_ssize_t r0, nb, r, k, out0 = lda - n_out
-    cdef double sse = 0.0, e
-    check_buffers(layers, n_in, n, lda, w.shape[0], T.shape[0], T.shape[1], -1, -1)
+    cdef double sse = 0.0
+    check_buffers(layers, n_in, A.shape[0], A.shape[1], w.shape[0], T.shape[0], T.shape[1],
+                  -1, -1)
     if block < 1:
         raise ValueError("kernel: block must be >= 1")
-    if n == 0:
-        return 0.0
-    with nogil:
-        r0 = 0
-        while r0 < n:
-            nb = min(block, n - r0)
-            forward_rows(&layers[0, 0], layers.shape[0], &w[0], &A[r0, 0], lda,
-                         NULL, 0, n_in, nb, blas_min)
-            for r in range(r0, r0 + nb):
-                for k in range(n_out):
-                    e = A[r, out0 + k] - T[r, k]
-                    sse += e * e
-            r0 += nb
+    if A.shape[0] > 0:
+        with nogil:
+            sse = forward_blocks(layers, n_in, w, A, &T[0, 0], block, blas_min)
     return sse
