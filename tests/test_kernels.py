@@ -1,4 +1,9 @@
 """Kernels against the plain-NumPy oracle (tests/_reference.py) and finite differences."""
+import os
+import platform
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
@@ -15,6 +20,9 @@ NETS = [
     (6, (5, 4, 3), 3, True), (6, (5, 4, 3), 3, False),
     (7, (9, 6), 5, True), (7, (9, 6), 5, False),   # layers wider than NARROW_LAYER: BLAS
     (3, (40,), 2, True), (3, (40,), 2, False),     # wider than GRAD_LOOP_UNITS: BLAS gradient
+    # AVX-512 tiles (where the CPU has them): > FN512_KC = 128 inputs (packed in
+    # chunks), > 32 units (several column panels), unit counts that leave tails.
+    (130, (33,), 7, True), (20, (70, 9), 10, False), (17, (8,), 1, True),
 ]
 # blas_min 0 sends every product to BLAS, a huge value none: both paths are tested.
 PATHS = {"blas": 0, "loops": 10**12}
@@ -49,6 +57,59 @@ def test_forward_matches_reference(spec, act, path):
     _forward.forward(A, net._layers, net.n_in, net.weights, 5, PATHS[path])
     assert_allclose(A[:, -net.n_out:], ref.predict(net, X), rtol=1e-12, atol=1e-14)
     assert_allclose(net.predict(X), ref.predict(net, X), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("shortcut", [True, False])
+@pytest.mark.parametrize("hidden", [(1,), (2,), (7,), (8,), (13,), (33,), (70, 5)])
+def test_products_match_reference_on_every_tile_shape(hidden, shortcut):
+    # Row counts and widths around the AVX-512 tile sizes (6-row panels, 8-lane
+    # vectors, 32-unit column panels, 128-input chunks, 4-row dot products) and
+    # the AVX2 loops' (4 rows, 4 lanes, 16-input vector dots), both sides of each.
+    for n_in in (1, 8, 9, 16, 63, 130):
+        for n_rows in (1, 5, 6, 13, 50):
+            net = MLP(n_in, hidden, 3, shortcut=shortcut).init_weights(n_in + n_rows, scale=0.8)
+            rng = np.random.default_rng(n_rows)
+            X = rng.uniform(-1, 1, (n_rows, n_in))
+            T = rng.uniform(0, 1, (n_rows, 3))
+            for block in (4, 64):
+                A = net._workspace(X)
+                _forward.forward(A, net._layers, n_in, net.weights, block, 10**12)
+                assert_allclose(A[:, -3:], ref.predict(net, X), rtol=1e-12, atol=1e-14)
+                g, sse = kernel_gradient(net, X, T, 10**12, block)
+                g_ref, sse_ref = ref.gradient(net, X, T)
+                assert_allclose(sse, sse_ref, rtol=1e-12)
+                assert_allclose(g, g_ref, rtol=1e-12, atol=1e-13)
+
+
+def test_simd_level_follows_the_cpu_and_the_environment():
+    # CI runs on AVX-512 machines: the AVX-512 kernels must then be the ones tested
+    # above, and FASTNET_NO_AVX512=1 must switch them off (tested in a fresh process,
+    # as the choice is made at import).
+    flags = ""
+    if os.path.exists("/proc/cpuinfo"):
+        with open("/proc/cpuinfo") as f:
+            flags = f.read()
+    has_avx512 = platform.machine() == "x86_64" and " avx512f" in flags and " avx512dq" in flags
+    expected = "avx512" if has_avx512 and os.environ.get("FASTNET_NO_AVX512", "0") in ("", "0") \
+        else "default"
+    assert _forward.simd_level() == expected
+    code = "from fastnet._kernels import _forward; print(_forward.simd_level())"
+    env = dict(os.environ, FASTNET_NO_AVX512="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "default"
+
+
+@pytest.mark.skipif(os.environ.get("FASTNET_NO_AVX512", "0") not in ("", "0"),
+                    reason="this run already uses the AVX2/BLAS paths")
+def test_kernels_without_avx512_match_reference():
+    # The AVX2 loops and BLAS calls that CPUs without AVX-512 run: this file's
+    # oracle tests again, in a process with the AVX-512 kernels switched off.
+    env = dict(os.environ, FASTNET_NO_AVX512="1")
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "-k", "reference", __file__], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert " passed" in out.stdout
 
 
 @pytest.mark.parametrize("block", [1, 7, 64])

@@ -2,7 +2,20 @@
 from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS,
     ACT_LINEAR, ACT_PROBEN1, activate, activate_only, gemm_forward, fn_loops_proben1,
+    fn_simd_init, fn_use_avx512,
 )
+
+# Decide once, at import, which products this CPU runs (see _avx512.h).
+fn_simd_init()
+
+
+def simd_level():
+    """Return the vector kernels this process uses: ``"avx512"`` or ``"default"``.
+
+    ``"default"`` means the AVX2/baseline loops (chosen per CPU by the loader)
+    and BLAS; set ``FASTNET_NO_AVX512=1`` before import to force it.
+    """
+    return "avx512" if fn_use_avx512() else "default"
 
 
 cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,

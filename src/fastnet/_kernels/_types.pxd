@@ -38,6 +38,23 @@ cdef extern from "_loops.h" nogil:
                                   Py_ssize_t ldy, const double* T, Py_ssize_t ldt,
                                   const double* D, double* Delta, Py_ssize_t ldd)
 
+cdef extern from "_avx512.h" nogil:
+    # AVX-512 register-tiled products, chosen at run time (see _avx512.h).
+    int fn_simd_init()
+    int fn_use_avx512()
+    void fn512_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
+                       const double* A, Py_ssize_t lda, const double* W,
+                       double* Z, Py_ssize_t ldz)
+    void fn512_dots(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
+                    const double* A, Py_ssize_t lda, const double* W,
+                    double* Z, Py_ssize_t ldz)
+    void fn512_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
+                        const double* D, Py_ssize_t ldd, const double* A,
+                        Py_ssize_t lda, double* G)
+    void fn512_panel(Py_ssize_t nb, Py_ssize_t n, Py_ssize_t np, const double* L,
+                     Py_ssize_t ldl, const double* P, Py_ssize_t ldp, double* C,
+                     Py_ssize_t ldc, int accumulate)
+
 # Columns of the layer table (an intp array of shape (n_layers, L_NCOLS)).
 cdef enum:
     L_START = 0    # column of the layer's first unit in an activation row
@@ -99,7 +116,13 @@ cdef inline double activate_only(int code, double x) noexcept nogil:
 cdef enum:
     NARROW_LAYER = 4
     GRAD_LOOP_UNITS = 32
-    BACKPROP_LOOP_UNITS = 32
+    # AVX-512 kernels (_avx512.h), where the CPU has them: layers whose products
+    # run along >= 8 units (one full vector) take the register-tiled kernels;
+    # narrower layers with >= AVX512_DOT_MIN inputs take 8-lane dot products.
+    # The forward kernel packs W^T per call, which only pays with a few rows.
+    AVX512_VECTOR_UNITS = 8
+    AVX512_DOT_MIN = 16
+    AVX512_MIN_ROWS = 8
 
 cdef inline void gemm_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
                               const double* Ain, Py_ssize_t lda,
@@ -109,6 +132,13 @@ cdef inline void gemm_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
     cdef int m, n, k, ia, iw, iz
     cdef double one = 1.0, zero = 0.0
     cdef char tr = b'T', nt = b'N'
+    if fn_use_avx512() and nb >= AVX512_MIN_ROWS:
+        if n_out >= AVX512_VECTOR_UNITS:
+            fn512_forward(nb, n_out, n_src, Ain, lda, W, Z, ldz)
+            return
+        if n_src >= AVX512_DOT_MIN:
+            fn512_dots(nb, n_out, n_src, Ain, lda, W, Z, ldz)
+            return
     if n_out > NARROW_LAYER and nb * n_out * n_src >= blas_min:
         # column-major: Z^T (n_out x nb) = W_cm^T (n_out x n_src) . Ain^T (n_src x nb)
         m = <int>n_out; n = <int>nb; k = <int>n_src
@@ -127,6 +157,9 @@ cdef inline void gemm_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src
     cdef int m, n, k, ia, idl, ig
     cdef double one = 1.0
     cdef char tr = b'T', nt = b'N'
+    if fn_use_avx512() and n_src >= AVX512_VECTOR_UNITS:
+        fn512_gradient(nb, n_out, n_src, Delta, ldd, Ain, lda, G)
+        return
     if n_out > GRAD_LOOP_UNITS and nb * n_out * n_src >= blas_min:
         # column-major: G^T (n_src x n_out) += Ain^T (n_src x nb) . Delta (nb x n_out)
         m = <int>n_src; n = <int>n_out; k = <int>nb
@@ -146,6 +179,9 @@ cdef inline void gemm_backprop(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src
     cdef int m, n, k, iw, idl, ida
     cdef double one = 1.0
     cdef char nt = b'N'
+    if fn_use_avx512() and n_src >= AVX512_VECTOR_UNITS:
+        fn512_panel(nb, n_src, n_out, Delta, ldd, W, ldw, dA, ldda, 1)
+        return
     if n_out > NARROW_LAYER and nb * n_out * n_src >= blas_min:
         # column-major: dA^T (n_src x nb) += W_cm (n_src x n_out) . Delta^T (n_out x nb)
         m = <int>n_src; n = <int>nb; k = <int>n_out

@@ -1,0 +1,292 @@
+/* AVX-512 layer products, used when the CPU has AVX-512F/DQ (checked at run
+ * time) and the layer has the shapes these kernels are built for.
+ *
+ * Why our own: the layers of small nets are skinny (2-64 units), where a
+ * general BLAS spends much of its time packing and on edge cases, and the
+ * OpenBLAS that SciPy ships is often held to its AVX2 kernels
+ * (OPENBLAS_CORETYPE). Register-tiled products over one block of rows (the
+ * block is sized to stay in L2) reach 60-75 GFLOP/s here against 41-55 for
+ * OpenBLAS-Haswell on PEERS.md cases E and G.
+ *
+ * Three kernels, all row-major as in _types.pxd:
+ *   fn512_panel     C[r, j] (+)= sum_p L[r, p] P[p, j]   (broadcast L, vectors of P rows)
+ *                   -- the forward product (P = packed W^T) and back-propagation (P = W);
+ *   fn512_gradient  G[u, s] += sum_r D[r, u] A[r, s]      (broadcast D, vectors of A rows);
+ *   fn512_dots      Z[r, u] = sum_s A[r, s] W[u, s]       (dot products, for layers of < 8 units).
+ * Every sum runs in a fixed order written in the code (no reassociation
+ * flags), so a run is bit-for-bit reproducible on one machine; the order
+ * differs from the AVX2 loops and from BLAS, so results differ in the last
+ * bits between machines with and without AVX-512 (as with OpenBLAS itself).
+ *
+ * Set FASTNET_NO_AVX512=1 in the environment (read once, when a kernel module
+ * is imported) to use the AVX2/BLAS paths instead; the tests do this to check
+ * both paths against the NumPy oracle.
+ */
+#ifndef FASTNET_AVX512_H
+#define FASTNET_AVX512_H
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && (__GNUC__ >= 10) \
+    && !defined(FASTNET_NO_AVX512_BUILD)
+#define FASTNET_HAVE_AVX512 1
+#include <immintrin.h>
+#define FN512 __attribute__((target("avx512f,avx512dq,avx512vl,fma"), unused)) static
+#define FN512_TILE __attribute__((target("avx512f,avx512dq,avx512vl,fma"), always_inline)) static inline
+#else
+#define FASTNET_HAVE_AVX512 0
+#endif
+
+/* -1: not decided yet; 0: use the AVX2/BLAS paths; 1: use these kernels. One
+ * copy per extension module (the header is static); fn_simd_init() runs at
+ * module import, so the kernels only read it. */
+static int fn_avx512_state = -1;
+
+__attribute__((unused)) static int
+fn_simd_init(void)
+{
+#if FASTNET_HAVE_AVX512
+    const char *off = getenv("FASTNET_NO_AVX512");
+    __builtin_cpu_init();
+    /* libgcc's check includes the OS saving the AVX-512 registers (XCR0). */
+    fn_avx512_state = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
+                      && !(off != NULL && off[0] != '\0' && strcmp(off, "0") != 0);
+#else
+    fn_avx512_state = 0;
+#endif
+    return fn_avx512_state;
+}
+
+__attribute__((unused)) static inline int
+fn_use_avx512(void)
+{
+    return fn_avx512_state < 0 ? fn_simd_init() : fn_avx512_state;
+}
+
+#if FASTNET_HAVE_AVX512
+
+/* Lanes [0, w) of a vector of 8: the mask for a row tail of w (w may be <= 0 or > 8). */
+#define FN512_MASK(w) ((__mmask8)((w) >= 8 ? 0xFF : (w) <= 0 ? 0 : (1u << (w)) - 1u))
+
+/* One tile of fn512_panel: R rows x V vectors of 8 columns; vector v covers
+ * columns [8v, 8v + 8) masked by m[v]. R and V are constants at every call, so
+ * the accumulators live in registers (R*V + V + 1 <= 32 zmm). */
+FN512_TILE void
+fn512_panel_tile(const int R, const int V, ptrdiff_t np,
+                 const double *L, ptrdiff_t ldl, const double *P, ptrdiff_t ldp,
+                 double *C, ptrdiff_t ldc, const __mmask8 *m, int accumulate)
+{
+    __m512d acc[6][4], pv[4];
+    ptrdiff_t p;
+    int i, v;
+    for (i = 0; i < R; i++)
+        for (v = 0; v < V; v++)
+            acc[i][v] = accumulate ? _mm512_maskz_loadu_pd(m[v], C + i * ldc + 8 * v)
+                                   : _mm512_setzero_pd();
+    for (p = 0; p < np; p++) {
+        for (v = 0; v < V; v++)
+            pv[v] = _mm512_maskz_loadu_pd(m[v], P + p * ldp + 8 * v);
+        for (i = 0; i < R; i++) {
+            const __m512d l = _mm512_set1_pd(L[i * ldl + p]);
+            for (v = 0; v < V; v++)
+                acc[i][v] = _mm512_fmadd_pd(l, pv[v], acc[i][v]);
+        }
+    }
+    for (i = 0; i < R; i++)
+        for (v = 0; v < V; v++)
+            _mm512_mask_storeu_pd(C + i * ldc + 8 * v, m[v], acc[i][v]);
+}
+
+#define FN512_PANEL_ROWS 6
+
+/* C[r, j] = sum_p L[r, p] P[p, j] (accumulate = 0) or C[r, j] += ... (accumulate = 1),
+ * r < nb, j < n, p < np; rows of L, P and C have strides ldl, ldp and ldc. */
+FN512 void
+fn512_panel(ptrdiff_t nb, ptrdiff_t n, ptrdiff_t np, const double *L, ptrdiff_t ldl,
+            const double *P, ptrdiff_t ldp, double *C, ptrdiff_t ldc, int accumulate)
+{
+    ptrdiff_t j0, r;
+    for (j0 = 0; j0 < n; j0 += 32) {
+        const ptrdiff_t w = n - j0 < 32 ? n - j0 : 32;
+        const int V = (int)((w + 7) / 8);
+        const __mmask8 m[4] = {FN512_MASK(w), FN512_MASK(w - 8), FN512_MASK(w - 16),
+                               FN512_MASK(w - 24)};
+        const double *Pj = P + j0;
+        double *Cj = C + j0;
+#define FN512_PANEL_CASE(VV)                                                              \
+        case VV:                                                                          \
+            for (r = 0; r + FN512_PANEL_ROWS <= nb; r += FN512_PANEL_ROWS)                \
+                fn512_panel_tile(FN512_PANEL_ROWS, VV, np, L + r * ldl, ldl, Pj, ldp,     \
+                                 Cj + r * ldc, ldc, m, accumulate);                       \
+            for (; r < nb; r++)                                                           \
+                fn512_panel_tile(1, VV, np, L + r * ldl, ldl, Pj, ldp, Cj + r * ldc, ldc, \
+                                 m, accumulate);                                          \
+            break;
+        r = 0;
+        switch (V) {
+            FN512_PANEL_CASE(1)
+            FN512_PANEL_CASE(2)
+            FN512_PANEL_CASE(3)
+            FN512_PANEL_CASE(4)
+        }
+#undef FN512_PANEL_CASE
+    }
+}
+
+/* Inputs are packed in chunks of this many; the packed W^T chunk (FN512_KC x 32
+ * doubles, 32 KiB) lives on the stack: kernels do not allocate. */
+#define FN512_KC 128
+
+/* Z[r, u] = sum_s A[r, s] W[u, s]  (W is (n_out, n_src), row-major): W^T is packed
+ * 32 units at a time so that the panel kernel reads whole vectors of units. */
+FN512 void
+fn512_forward(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *A,
+              ptrdiff_t lda, const double *W, double *Z, ptrdiff_t ldz)
+{
+    double pack[FN512_KC * 32] __attribute__((aligned(64)));
+    ptrdiff_t j0, k0, k, j;
+    for (j0 = 0; j0 < n_out; j0 += 32) {
+        const ptrdiff_t w = n_out - j0 < 32 ? n_out - j0 : 32;
+        for (k0 = 0; k0 < n_src; k0 += FN512_KC) {
+            const ptrdiff_t kc = n_src - k0 < FN512_KC ? n_src - k0 : FN512_KC;
+            for (j = 0; j < w; j++) {
+                const double *wrow = W + (j0 + j) * n_src + k0;
+                for (k = 0; k < kc; k++)
+                    pack[k * 32 + j] = wrow[k];
+            }
+            fn512_panel(nb, w, kc, A + k0, lda, pack, 32, Z + j0, ldz, k0 > 0);
+        }
+    }
+}
+
+/* One tile of fn512_gradient: U units x V vectors of 8 inputs (masks m[v]),
+ * summed over nb rows in row order. */
+FN512_TILE void
+fn512_gradient_tile(const int U, const int V, ptrdiff_t nb, const double *D, ptrdiff_t ldd,
+                    const double *A, ptrdiff_t lda, double *G, ptrdiff_t ldg,
+                    const __mmask8 *m)
+{
+    __m512d acc[6][8], a[8];
+    ptrdiff_t r;
+    int u, v;
+    for (u = 0; u < U; u++)
+        for (v = 0; v < V; v++)
+            acc[u][v] = _mm512_maskz_loadu_pd(m[v], G + u * ldg + 8 * v);
+    for (r = 0; r < nb; r++) {
+        for (v = 0; v < V; v++)
+            a[v] = _mm512_maskz_loadu_pd(m[v], A + r * lda + 8 * v);
+        for (u = 0; u < U; u++) {
+            const __m512d d = _mm512_set1_pd(D[r * ldd + u]);
+            for (v = 0; v < V; v++)
+                acc[u][v] = _mm512_fmadd_pd(d, a[v], acc[u][v]);
+        }
+    }
+    for (u = 0; u < U; u++)
+        for (v = 0; v < V; v++)
+            _mm512_mask_storeu_pd(G + u * ldg + 8 * v, m[v], acc[u][v]);
+}
+
+/* G[u, s] += sum_r D[r, u] A[r, s]  (G is (n_out, n_src), row-major). Layers of
+ * one or two units take 64 inputs per pass, wider ones 6 units x 32 inputs. */
+FN512 void
+fn512_gradient(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *D,
+               ptrdiff_t ldd, const double *A, ptrdiff_t lda, double *G)
+{
+    ptrdiff_t s0, u;
+    if (n_out <= 2) {
+        for (s0 = 0; s0 < n_src; s0 += 64) {
+            const ptrdiff_t w = n_src - s0;
+            const __mmask8 m[8] = {FN512_MASK(w), FN512_MASK(w - 8), FN512_MASK(w - 16),
+                                   FN512_MASK(w - 24), FN512_MASK(w - 32), FN512_MASK(w - 40),
+                                   FN512_MASK(w - 48), FN512_MASK(w - 56)};
+            if (n_out == 2)
+                fn512_gradient_tile(2, 8, nb, D, ldd, A + s0, lda, G + s0, n_src, m);
+            else
+                fn512_gradient_tile(1, 8, nb, D, ldd, A + s0, lda, G + s0, n_src, m);
+        }
+        return;
+    }
+    for (s0 = 0; s0 < n_src; s0 += 32) {
+        const ptrdiff_t w = n_src - s0;
+        const __mmask8 m[4] = {FN512_MASK(w), FN512_MASK(w - 8), FN512_MASK(w - 16),
+                               FN512_MASK(w - 24)};
+        for (u = 0; u < n_out; u += 6) {
+            const double *Du = D + u;
+            const double *As = A + s0;
+            double *Gu = G + u * n_src + s0;
+            switch (n_out - u < 6 ? n_out - u : 6) {
+            case 6: fn512_gradient_tile(6, 4, nb, Du, ldd, As, lda, Gu, n_src, m); break;
+            case 5: fn512_gradient_tile(5, 4, nb, Du, ldd, As, lda, Gu, n_src, m); break;
+            case 4: fn512_gradient_tile(4, 4, nb, Du, ldd, As, lda, Gu, n_src, m); break;
+            case 3: fn512_gradient_tile(3, 4, nb, Du, ldd, As, lda, Gu, n_src, m); break;
+            case 2: fn512_gradient_tile(2, 4, nb, Du, ldd, As, lda, Gu, n_src, m); break;
+            default: fn512_gradient_tile(1, 4, nb, Du, ldd, As, lda, Gu, n_src, m); break;
+            }
+        }
+    }
+}
+
+/* Z[r, u] = sum_s A[r, s] W[u, s] as dot products: for layers of fewer than 8
+ * units, where a vector of units would be mostly empty. Four rows and two units
+ * per pass give eight independent sums; each adds its 8 lanes at the end. */
+FN512 void
+fn512_dots(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *A,
+           ptrdiff_t lda, const double *W, double *Z, ptrdiff_t ldz)
+{
+    ptrdiff_t r = 0, u, s;
+    const __mmask8 mt = FN512_MASK(n_src % 8 ? n_src % 8 : 8);
+    const ptrdiff_t s_last = (n_src - 1) / 8 * 8;  /* start of the (masked) last vector */
+    for (; r + 4 <= nb; r += 4) {
+        const double *a0 = A + r * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
+        for (u = 0; u < n_out; u += 2) {
+            const int two = u + 1 < n_out;
+            const double *w0 = W + u * n_src, *w1 = two ? w0 + n_src : w0;
+            __m512d c0 = _mm512_setzero_pd(), c1 = c0, c2 = c0, c3 = c0;
+            __m512d e0 = c0, e1 = c0, e2 = c0, e3 = c0;
+            __m512d x0, x1, x2, x3, v0, v1;
+            for (s = 0; s < s_last; s += 8) {
+                v0 = _mm512_loadu_pd(w0 + s); v1 = _mm512_loadu_pd(w1 + s);
+                x0 = _mm512_loadu_pd(a0 + s); x1 = _mm512_loadu_pd(a1 + s);
+                x2 = _mm512_loadu_pd(a2 + s); x3 = _mm512_loadu_pd(a3 + s);
+                c0 = _mm512_fmadd_pd(x0, v0, c0); c1 = _mm512_fmadd_pd(x1, v0, c1);
+                c2 = _mm512_fmadd_pd(x2, v0, c2); c3 = _mm512_fmadd_pd(x3, v0, c3);
+                e0 = _mm512_fmadd_pd(x0, v1, e0); e1 = _mm512_fmadd_pd(x1, v1, e1);
+                e2 = _mm512_fmadd_pd(x2, v1, e2); e3 = _mm512_fmadd_pd(x3, v1, e3);
+            }
+            v0 = _mm512_maskz_loadu_pd(mt, w0 + s); v1 = _mm512_maskz_loadu_pd(mt, w1 + s);
+            x0 = _mm512_maskz_loadu_pd(mt, a0 + s); x1 = _mm512_maskz_loadu_pd(mt, a1 + s);
+            x2 = _mm512_maskz_loadu_pd(mt, a2 + s); x3 = _mm512_maskz_loadu_pd(mt, a3 + s);
+            c0 = _mm512_fmadd_pd(x0, v0, c0); c1 = _mm512_fmadd_pd(x1, v0, c1);
+            c2 = _mm512_fmadd_pd(x2, v0, c2); c3 = _mm512_fmadd_pd(x3, v0, c3);
+            e0 = _mm512_fmadd_pd(x0, v1, e0); e1 = _mm512_fmadd_pd(x1, v1, e1);
+            e2 = _mm512_fmadd_pd(x2, v1, e2); e3 = _mm512_fmadd_pd(x3, v1, e3);
+            Z[r * ldz + u] = _mm512_reduce_add_pd(c0);
+            Z[(r + 1) * ldz + u] = _mm512_reduce_add_pd(c1);
+            Z[(r + 2) * ldz + u] = _mm512_reduce_add_pd(c2);
+            Z[(r + 3) * ldz + u] = _mm512_reduce_add_pd(c3);
+            if (two) {
+                Z[r * ldz + u + 1] = _mm512_reduce_add_pd(e0);
+                Z[(r + 1) * ldz + u + 1] = _mm512_reduce_add_pd(e1);
+                Z[(r + 2) * ldz + u + 1] = _mm512_reduce_add_pd(e2);
+                Z[(r + 3) * ldz + u + 1] = _mm512_reduce_add_pd(e3);
+            }
+        }
+    }
+    for (; r < nb; r++) {
+        const double *a = A + r * lda;
+        for (u = 0; u < n_out; u++) {
+            const double *w = W + u * n_src;
+            __m512d c = _mm512_setzero_pd();
+            for (s = 0; s < s_last; s += 8)
+                c = _mm512_fmadd_pd(_mm512_loadu_pd(a + s), _mm512_loadu_pd(w + s), c);
+            c = _mm512_fmadd_pd(_mm512_maskz_loadu_pd(mt, a + s),
+                                _mm512_maskz_loadu_pd(mt, w + s), c);
+            Z[r * ldz + u] = _mm512_reduce_add_pd(c);
+        }
+    }
+}
+
+#endif /* FASTNET_HAVE_AVX512 */
+#endif /* FASTNET_AVX512_H */
