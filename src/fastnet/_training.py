@@ -185,15 +185,26 @@ def machine_description():
 
 @functools.lru_cache(maxsize=1)
 def _build_flags():
+    from threadpoolctl import threadpool_info
+
+    from fastnet._kernels._forward import simd_level
+
     try:
         from fastnet._build_info import BUILD_INFO
+        flags = dict(BUILD_INFO)
     except ImportError:  # built without setup.py (e.g. the CMake mirror)
-        return {"extra_compile_args": "unknown"}
-    return dict(BUILD_INFO)
+        flags = {"extra_compile_args": "unknown"}
+    # Which products ran: results differ in the last bits between the AVX-512
+    # kernels and the AVX2/BLAS paths, and BLAS speed depends on its kernel set.
+    flags["vector_kernels"] = simd_level()
+    flags["blas"] = [f"{i.get('internal_api')} {i.get('version')} ({i.get('architecture')})"
+                     for i in threadpool_info() if i.get("user_api") == "blas"]
+    return flags
 
 
 def build_flags():
-    """Compiler flags and Cython directives of this build (a fresh dict)."""
+    """Compiler flags and Cython directives of this build, the vector kernels in use
+    (``"avx512"`` or ``"default"``) and the BLAS libraries loaded (a fresh dict)."""
     return dict(_build_flags())
 
 
