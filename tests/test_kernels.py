@@ -40,6 +40,7 @@ def make(n_in, hidden, n_out, shortcut, hidden_act="proben1", out_act="linear", 
 
 def kernel_gradient(net, X, T, blas_min, block):
     A = net._workspace(X)
+    A[:, net.n_units:] = np.nan   # row padding: never read, never written
     n_nonin = net.n_units - net.n_in
     D = np.zeros((block, n_nonin))
     Dl = np.zeros((block, n_nonin))
@@ -55,7 +56,7 @@ def test_forward_matches_reference(spec, act, path):
     net, X, T = make(*spec, hidden_act=act, out_act=act)
     A = net._workspace(X)
     _forward.forward(A, net._layers, net.n_in, net.weights, 5, PATHS[path])
-    assert_allclose(A[:, -net.n_out:], ref.predict(net, X), rtol=1e-12, atol=1e-14)
+    assert_allclose(A[:, net.n_units - net.n_out:net.n_units], ref.predict(net, X), rtol=1e-12, atol=1e-14)
     assert_allclose(net.predict(X), ref.predict(net, X), rtol=1e-12, atol=1e-14)
 
 
@@ -73,8 +74,10 @@ def test_products_match_reference_on_every_tile_shape(hidden, shortcut):
             T = rng.uniform(0, 1, (n_rows, 3))
             for block in (4, 64):
                 A = net._workspace(X)
+                A[:, net.n_units:] = np.nan   # row padding: never read, never written
                 _forward.forward(A, net._layers, n_in, net.weights, block, 10**12)
-                assert_allclose(A[:, -3:], ref.predict(net, X), rtol=1e-12, atol=1e-14)
+                assert np.isnan(A[:, net.n_units:]).all()
+                assert_allclose(A[:, net.n_units - 3:net.n_units], ref.predict(net, X), rtol=1e-12, atol=1e-14)
                 g, sse = kernel_gradient(net, X, T, 10**12, block)
                 g_ref, sse_ref = ref.gradient(net, X, T)
                 assert_allclose(sse, sse_ref, rtol=1e-12)
@@ -202,7 +205,7 @@ def test_kernels_refuse_mismatched_buffers_before_running():
     with pytest.raises(ValueError, match="weight vectors"):
         _forward.forward(A, net._layers, 3, net.weights[:-1].copy(), 4, 0)
     with pytest.raises(ValueError, match="activation rows"):
-        _forward.forward(A[:, :-1].copy(), net._layers, 3, net.weights, 4, 0)
+        _forward.forward(A[:, :net.n_units - 1].copy(), net._layers, 3, net.weights, 4, 0)
     bad_layers = net._layers.copy()
     bad_layers[0, 3] = 99
     with pytest.raises(ValueError, match="layer table"):

@@ -3,7 +3,7 @@ import pickle
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 
 import _reference as ref
 from fastnet import MLP, count_connections
@@ -207,3 +207,15 @@ def test_layer_table_is_a_read_only_view_of_the_layout():
     assert t[-1, 5] + t[-1, 1] == net.n_connections
     with pytest.raises(ValueError):
         t[0, 0] = 1
+
+
+@pytest.mark.parametrize("n_in,hidden,n_out", [(1, (), 1), (9, (4, 2), 2), (125, (), 2), (8, (), 8)])
+def test_workspace_rows_start_on_cache_lines(n_in, hidden, n_out):
+    # The AVX-512 kernels rely on aligned rows for speed (not for correctness).
+    net = MLP(n_in, hidden, n_out)
+    X = np.random.default_rng(0).uniform(size=(5, n_in))
+    A = net._workspace(X)
+    assert A.shape == (5, -(-net.n_units // 8) * 8)
+    assert A.ctypes.data % 64 == 0 and A.strides[0] % 64 == 0 and A.flags.c_contiguous
+    assert_array_equal(A[:, :n_in], X)
+    assert (A[:, net.n_units:] == 0).all()

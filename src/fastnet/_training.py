@@ -322,7 +322,7 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
         nonlocal evaluation
         evaluation += N * C
         _forward.forward(ws.A, net._layers, net.n_in, net._w, net._block_size(), ws.blas_min)
-        outputs = ws.A[:, net.n_units - net.n_out:]
+        outputs = ws.A[:, net.n_units - net.n_out:net.n_units]
         if (r_c, analog) not in correct_masks:
             threshold_correct(outputs, ws.T, r_c=r_c, analog=analog)  # validates
             one, zero = ws.T == 1.0, ws.T == 0.0
@@ -398,7 +398,7 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
         sse = _forward.sum_squared_error(A, T, net._layers, net.n_in, net._w,
                                          net._block_size(), ws.blas_min)
         e = 100.0 * (target_range[1] - target_range[0]) / T.size * sse
-        cls = (_winner_takes_all_error(A[:, net.n_units - net.n_out:], T)
+        cls = (_winner_takes_all_error(A[:, net.n_units - net.n_out:net.n_units], T)
                if classification else None)
         return SetErrors(e, cls, T.shape[0])
 

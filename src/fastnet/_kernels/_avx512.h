@@ -161,22 +161,26 @@ fn512_forward(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *A,
     }
 }
 
-/* One tile of fn512_gradient: U units x V vectors of 8 inputs (masks m[v]),
- * summed over nb rows in row order. */
+/* One tile of fn512_gradient: U units x V vectors of 8 inputs, summed over nb
+ * rows in row order. MASKED (a constant) says whether the vectors need the masks
+ * m[v] (the last tile of a row) or are all full: mask registers are few, and
+ * reloading them every row costs as much as the loads. */
 FN512_TILE void
-fn512_gradient_tile(const int U, const int V, ptrdiff_t nb, const double *D, ptrdiff_t ldd,
-                    const double *A, ptrdiff_t lda, double *G, ptrdiff_t ldg,
-                    const __mmask8 *m)
+fn512_gradient_tile(const int U, const int V, const int MASKED, ptrdiff_t nb,
+                    const double *D, ptrdiff_t ldd, const double *A, ptrdiff_t lda,
+                    double *G, ptrdiff_t ldg, const __mmask8 *m)
 {
     __m512d acc[6][8], a[8];
     ptrdiff_t r;
     int u, v;
     for (u = 0; u < U; u++)
         for (v = 0; v < V; v++)
-            acc[u][v] = _mm512_maskz_loadu_pd(m[v], G + u * ldg + 8 * v);
+            acc[u][v] = MASKED ? _mm512_maskz_loadu_pd(m[v], G + u * ldg + 8 * v)
+                               : _mm512_loadu_pd(G + u * ldg + 8 * v);
     for (r = 0; r < nb; r++) {
         for (v = 0; v < V; v++)
-            a[v] = _mm512_maskz_loadu_pd(m[v], A + r * lda + 8 * v);
+            a[v] = MASKED ? _mm512_maskz_loadu_pd(m[v], A + r * lda + 8 * v)
+                          : _mm512_loadu_pd(A + r * lda + 8 * v);
         for (u = 0; u < U; u++) {
             const __m512d d = _mm512_set1_pd(D[r * ldd + u]);
             for (v = 0; v < V; v++)
@@ -184,8 +188,12 @@ fn512_gradient_tile(const int U, const int V, ptrdiff_t nb, const double *D, ptr
         }
     }
     for (u = 0; u < U; u++)
-        for (v = 0; v < V; v++)
-            _mm512_mask_storeu_pd(G + u * ldg + 8 * v, m[v], acc[u][v]);
+        for (v = 0; v < V; v++) {
+            if (MASKED)
+                _mm512_mask_storeu_pd(G + u * ldg + 8 * v, m[v], acc[u][v]);
+            else
+                _mm512_storeu_pd(G + u * ldg + 8 * v, acc[u][v]);
+        }
 }
 
 /* G[u, s] += sum_r D[r, u] A[r, s]  (G is (n_out, n_src), row-major). Layers of
@@ -201,10 +209,16 @@ fn512_gradient(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *D,
             const __mmask8 m[8] = {FN512_MASK(w), FN512_MASK(w - 8), FN512_MASK(w - 16),
                                    FN512_MASK(w - 24), FN512_MASK(w - 32), FN512_MASK(w - 40),
                                    FN512_MASK(w - 48), FN512_MASK(w - 56)};
-            if (n_out == 2)
-                fn512_gradient_tile(2, 8, nb, D, ldd, A + s0, lda, G + s0, n_src, m);
+            const double *As = A + s0;
+            double *Gs = G + s0;
+            if (w >= 64 && n_out == 2)
+                fn512_gradient_tile(2, 8, 0, nb, D, ldd, As, lda, Gs, n_src, m);
+            else if (w >= 64)
+                fn512_gradient_tile(1, 8, 0, nb, D, ldd, As, lda, Gs, n_src, m);
+            else if (n_out == 2)
+                fn512_gradient_tile(2, 8, 1, nb, D, ldd, As, lda, Gs, n_src, m);
             else
-                fn512_gradient_tile(1, 8, nb, D, ldd, A + s0, lda, G + s0, n_src, m);
+                fn512_gradient_tile(1, 8, 1, nb, D, ldd, As, lda, Gs, n_src, m);
         }
         return;
     }
@@ -212,25 +226,85 @@ fn512_gradient(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *D,
         const ptrdiff_t w = n_src - s0;
         const __mmask8 m[4] = {FN512_MASK(w), FN512_MASK(w - 8), FN512_MASK(w - 16),
                                FN512_MASK(w - 24)};
+        const double *As = A + s0;
         for (u = 0; u < n_out; u += 6) {
             const double *Du = D + u;
-            const double *As = A + s0;
             double *Gu = G + u * n_src + s0;
-            switch (n_out - u < 6 ? n_out - u : 6) {
-            case 6: fn512_gradient_tile(6, 4, nb, Du, ldd, As, lda, Gu, n_src, m); break;
-            case 5: fn512_gradient_tile(5, 4, nb, Du, ldd, As, lda, Gu, n_src, m); break;
-            case 4: fn512_gradient_tile(4, 4, nb, Du, ldd, As, lda, Gu, n_src, m); break;
-            case 3: fn512_gradient_tile(3, 4, nb, Du, ldd, As, lda, Gu, n_src, m); break;
-            case 2: fn512_gradient_tile(2, 4, nb, Du, ldd, As, lda, Gu, n_src, m); break;
-            default: fn512_gradient_tile(1, 4, nb, Du, ldd, As, lda, Gu, n_src, m); break;
+#define FN512_GRADIENT_CASES(MASKED)                                                          \
+            switch (n_out - u < 6 ? n_out - u : 6) {                                          \
+            case 6: fn512_gradient_tile(6, 4, MASKED, nb, Du, ldd, As, lda, Gu, n_src, m); break; \
+            case 5: fn512_gradient_tile(5, 4, MASKED, nb, Du, ldd, As, lda, Gu, n_src, m); break; \
+            case 4: fn512_gradient_tile(4, 4, MASKED, nb, Du, ldd, As, lda, Gu, n_src, m); break; \
+            case 3: fn512_gradient_tile(3, 4, MASKED, nb, Du, ldd, As, lda, Gu, n_src, m); break; \
+            case 2: fn512_gradient_tile(2, 4, MASKED, nb, Du, ldd, As, lda, Gu, n_src, m); break; \
+            default: fn512_gradient_tile(1, 4, MASKED, nb, Du, ldd, As, lda, Gu, n_src, m); break; \
             }
+            if (w >= 32) {
+                FN512_GRADIENT_CASES(0)
+            } else {
+                FN512_GRADIENT_CASES(1)
+            }
+#undef FN512_GRADIENT_CASES
         }
     }
 }
 
+/* The sums of the 8 lanes of each of v[0..7], as one vector (lane i: v[i]),
+ * in a fixed order: pairs of lanes, then halves of 128-bit lanes, then 256-bit
+ * halves. 21 instructions against 48 for eight separate reductions. */
+FN512_TILE __m512d
+fn512_sum8(const __m512d *v)
+{
+    const __m512d a0 = _mm512_add_pd(_mm512_unpacklo_pd(v[0], v[1]), _mm512_unpackhi_pd(v[0], v[1]));
+    const __m512d a1 = _mm512_add_pd(_mm512_unpacklo_pd(v[2], v[3]), _mm512_unpackhi_pd(v[2], v[3]));
+    const __m512d a2 = _mm512_add_pd(_mm512_unpacklo_pd(v[4], v[5]), _mm512_unpackhi_pd(v[4], v[5]));
+    const __m512d a3 = _mm512_add_pd(_mm512_unpacklo_pd(v[6], v[7]), _mm512_unpackhi_pd(v[6], v[7]));
+    /* b0 = [v0 lo, v1 lo, v0 hi, v1 hi, v2 lo, v3 lo, v2 hi, v3 hi] (lo: lanes 0-3, hi: 4-7) */
+    const __m512d b0 = _mm512_add_pd(_mm512_shuffle_f64x2(a0, a1, 0x88), _mm512_shuffle_f64x2(a0, a1, 0xDD));
+    const __m512d b1 = _mm512_add_pd(_mm512_shuffle_f64x2(a2, a3, 0x88), _mm512_shuffle_f64x2(a2, a3, 0xDD));
+    const __m512i lo = _mm512_set_epi64(13, 12, 9, 8, 5, 4, 1, 0);
+    const __m512i hi = _mm512_set_epi64(15, 14, 11, 10, 7, 6, 3, 2);
+    return _mm512_add_pd(_mm512_permutex2var_pd(b0, lo, b1), _mm512_permutex2var_pd(b0, hi, b1));
+}
+
+/* Eight rows times UNITS (1 or 2) units of fn512_dots: 8 * UNITS independent
+ * 8-lane sums, enough to keep both FMA pipes busy. */
+FN512_TILE void
+fn512_dots_tile(const int UNITS, ptrdiff_t n_src, ptrdiff_t s_last, __mmask8 mt,
+                const double *A, ptrdiff_t lda, const double *W, double *Z, ptrdiff_t ldz)
+{
+    __m512d c[2][8], x[8], v[2];
+    double out[2][8] __attribute__((aligned(64)));
+    ptrdiff_t s;
+    int i, k;
+    for (k = 0; k < UNITS; k++)
+        for (i = 0; i < 8; i++)
+            c[k][i] = _mm512_setzero_pd();
+    for (s = 0; s < s_last; s += 8) {
+        for (k = 0; k < UNITS; k++)
+            v[k] = _mm512_loadu_pd(W + k * n_src + s);
+        for (i = 0; i < 8; i++) {
+            x[i] = _mm512_loadu_pd(A + i * lda + s);
+            for (k = 0; k < UNITS; k++)
+                c[k][i] = _mm512_fmadd_pd(x[i], v[k], c[k][i]);
+        }
+    }
+    for (k = 0; k < UNITS; k++)
+        v[k] = _mm512_maskz_loadu_pd(mt, W + k * n_src + s);
+    for (i = 0; i < 8; i++) {
+        x[i] = _mm512_maskz_loadu_pd(mt, A + i * lda + s);
+        for (k = 0; k < UNITS; k++)
+            c[k][i] = _mm512_fmadd_pd(x[i], v[k], c[k][i]);
+    }
+    for (k = 0; k < UNITS; k++)
+        _mm512_store_pd(out[k], fn512_sum8(c[k]));
+    for (i = 0; i < 8; i++)
+        for (k = 0; k < UNITS; k++)
+            Z[i * ldz + k] = out[k][i];
+}
+
 /* Z[r, u] = sum_s A[r, s] W[u, s] as dot products: for layers of fewer than 8
- * units, where a vector of units would be mostly empty. Four rows and two units
- * per pass give eight independent sums; each adds its 8 lanes at the end. */
+ * units, where a vector of units would be mostly empty. */
 FN512 void
 fn512_dots(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *A,
            ptrdiff_t lda, const double *W, double *Z, ptrdiff_t ldz)
@@ -238,41 +312,13 @@ fn512_dots(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *A,
     ptrdiff_t r = 0, u, s;
     const __mmask8 mt = FN512_MASK(n_src % 8 ? n_src % 8 : 8);
     const ptrdiff_t s_last = (n_src - 1) / 8 * 8;  /* start of the (masked) last vector */
-    for (; r + 4 <= nb; r += 4) {
-        const double *a0 = A + r * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
-        for (u = 0; u < n_out; u += 2) {
-            const int two = u + 1 < n_out;
-            const double *w0 = W + u * n_src, *w1 = two ? w0 + n_src : w0;
-            __m512d c0 = _mm512_setzero_pd(), c1 = c0, c2 = c0, c3 = c0;
-            __m512d e0 = c0, e1 = c0, e2 = c0, e3 = c0;
-            __m512d x0, x1, x2, x3, v0, v1;
-            for (s = 0; s < s_last; s += 8) {
-                v0 = _mm512_loadu_pd(w0 + s); v1 = _mm512_loadu_pd(w1 + s);
-                x0 = _mm512_loadu_pd(a0 + s); x1 = _mm512_loadu_pd(a1 + s);
-                x2 = _mm512_loadu_pd(a2 + s); x3 = _mm512_loadu_pd(a3 + s);
-                c0 = _mm512_fmadd_pd(x0, v0, c0); c1 = _mm512_fmadd_pd(x1, v0, c1);
-                c2 = _mm512_fmadd_pd(x2, v0, c2); c3 = _mm512_fmadd_pd(x3, v0, c3);
-                e0 = _mm512_fmadd_pd(x0, v1, e0); e1 = _mm512_fmadd_pd(x1, v1, e1);
-                e2 = _mm512_fmadd_pd(x2, v1, e2); e3 = _mm512_fmadd_pd(x3, v1, e3);
-            }
-            v0 = _mm512_maskz_loadu_pd(mt, w0 + s); v1 = _mm512_maskz_loadu_pd(mt, w1 + s);
-            x0 = _mm512_maskz_loadu_pd(mt, a0 + s); x1 = _mm512_maskz_loadu_pd(mt, a1 + s);
-            x2 = _mm512_maskz_loadu_pd(mt, a2 + s); x3 = _mm512_maskz_loadu_pd(mt, a3 + s);
-            c0 = _mm512_fmadd_pd(x0, v0, c0); c1 = _mm512_fmadd_pd(x1, v0, c1);
-            c2 = _mm512_fmadd_pd(x2, v0, c2); c3 = _mm512_fmadd_pd(x3, v0, c3);
-            e0 = _mm512_fmadd_pd(x0, v1, e0); e1 = _mm512_fmadd_pd(x1, v1, e1);
-            e2 = _mm512_fmadd_pd(x2, v1, e2); e3 = _mm512_fmadd_pd(x3, v1, e3);
-            Z[r * ldz + u] = _mm512_reduce_add_pd(c0);
-            Z[(r + 1) * ldz + u] = _mm512_reduce_add_pd(c1);
-            Z[(r + 2) * ldz + u] = _mm512_reduce_add_pd(c2);
-            Z[(r + 3) * ldz + u] = _mm512_reduce_add_pd(c3);
-            if (two) {
-                Z[r * ldz + u + 1] = _mm512_reduce_add_pd(e0);
-                Z[(r + 1) * ldz + u + 1] = _mm512_reduce_add_pd(e1);
-                Z[(r + 2) * ldz + u + 1] = _mm512_reduce_add_pd(e2);
-                Z[(r + 3) * ldz + u + 1] = _mm512_reduce_add_pd(e3);
-            }
-        }
+    for (; r + 8 <= nb; r += 8) {
+        for (u = 0; u + 2 <= n_out; u += 2)
+            fn512_dots_tile(2, n_src, s_last, mt, A + r * lda, lda, W + u * n_src,
+                            Z + r * ldz + u, ldz);
+        if (u < n_out)
+            fn512_dots_tile(1, n_src, s_last, mt, A + r * lda, lda, W + u * n_src,
+                            Z + r * ldz + u, ldz);
     }
     for (; r < nb; r++) {
         const double *a = A + r * lda;

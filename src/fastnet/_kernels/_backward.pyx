@@ -20,9 +20,12 @@ cdef double output_deltas(const double* A, Py_ssize_t lda, const double* T,
                           Py_ssize_t ldd, Py_ssize_t n_out, Py_ssize_t nb) noexcept nogil:
     """Set the output deltas 2 (y - t) f'(net) of nb rows; return their SSE.
 
-    The output units are the last n_out columns of A, D and Dl.
+    The output units are the last n_out columns of D and Dl (ldd = units - inputs,
+    no padding) and so the columns [n_in + ldd - n_out, n_in + ldd) of A, whose rows
+    may be padded past the last unit (lda >= n_in + ldd). A points at the first
+    output column.
     """
-    return fn_loops_output_deltas(nb, n_out, A + (lda - n_out), lda, T, ldt,
+    return fn_loops_output_deltas(nb, n_out, A, lda, T, ldt,
                                   D + (ldd - n_out), Dl + (ldd - n_out), ldd)
 
 
@@ -76,8 +79,8 @@ cdef double epoch_gradient(const Py_ssize_t* layers, Py_ssize_t n_layers,
         forward_rows(layers, n_layers, w, A + r0 * lda, lda, D, ldd, n_in, nb,
                      blas_min)
         memset(Dl, 0, nb * ldd * sizeof(double))
-        sse += output_deltas(A + r0 * lda, lda, T + r0 * ldt, ldt, D, Dl, ldd,
-                             ldt, nb)
+        sse += output_deltas(A + r0 * lda + (n_in + ldd - ldt), lda, T + r0 * ldt, ldt,
+                             D, Dl, ldd, ldt, nb)
         backward_rows(layers, n_layers, w, A + r0 * lda, lda, D, Dl, ldd, n_in,
                       nb, g, blas_min)
         r0 += nb
@@ -92,7 +95,7 @@ def gradient(double[:, ::1] A, const double[:, ::1] T,
 
     Parameters
     ----------
-    A : (n_patterns, n_units) float64, inputs filled in; activations overwritten.
+    A : (n_patterns, lda >= n_units) float64 (rows may be padded; padding is not read), inputs filled in; activations overwritten.
     T : (n_patterns, n_out) float64 targets.
     layers, n_in : layer table and input count.
     w : flat weights; g : output, same length (overwritten).

@@ -71,6 +71,8 @@ cdef int check_buffers(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
                        Py_ssize_t d_rows, Py_ssize_t d_cols) except -1:
     """Check that every buffer fits the layer table before nogil code runs.
 
+    Activation rows (n_units columns here) may be longer than the layers need.
+
     The kernels run with boundscheck off; this is their memory-safety gate.
     Pass -1 for a buffer that the caller does not use.
     """
@@ -87,14 +89,14 @@ cdef int check_buffers(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
             raise ValueError(f"kernel: inconsistent layer table row {j}")
         last_unit = layers[j, L_START] + layers[j, L_SIZE]
         last_w = layers[j, L_B_OFF] + layers[j, L_SIZE]
-    if n_units != last_unit:
+    if n_units < last_unit:
         raise ValueError(f"kernel: activation rows have {n_units} columns, the layers need {last_unit}")
     if n_w != last_w:
         raise ValueError(f"kernel: weight vectors have length {n_w}, the layers need {last_w}")
     if t_rows != -1 and (t_rows != n_rows or t_cols != layers[L - 1, L_SIZE]):
         raise ValueError("kernel: targets do not match the activations/outputs")
-    if d_rows != -1 and (d_rows < 1 or d_cols != n_units - n_in):
-        raise ValueError(f"kernel: workspaces need {n_units - n_in} columns and >= 1 row")
+    if d_rows != -1 and (d_rows < 1 or d_cols != last_unit - n_in):
+        raise ValueError(f"kernel: workspaces need {last_unit - n_in} columns and >= 1 row")
     return 0
 
 
@@ -104,7 +106,7 @@ cdef double forward_blocks(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
     """Forward pass over every row of A in blocks; with targets T (else NULL),
     also return the summed squared error of the outputs, added block by block."""
     cdef Py_ssize_t n = A.shape[0], lda = A.shape[1], n_out = layers[layers.shape[0] - 1, L_SIZE]
-    cdef Py_ssize_t r0 = 0, nb, r, k, out0 = lda - n_out
+    cdef Py_ssize_t r0 = 0, nb, r, k, out0 = layers[layers.shape[0] - 1, L_START]
     cdef double sse = 0.0, e
     while r0 < n:
         nb = min(block, n - r0)
@@ -125,7 +127,7 @@ def forward(double[:, ::1] A, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
 
     Parameters
     ----------
-    A : (n_patterns, n_units) float64, inputs in columns [0, n_in); the other
+    A : (n_patterns, lda >= n_units) float64 (rows may be padded; padding is not read), inputs in columns [0, n_in); the other
         columns are overwritten with the activations.
     layers : (n_layers, 7) intp layer table.
     n_in : number of inputs.
@@ -153,7 +155,7 @@ def sum_squared_error(double[:, ::1] A, const double[:, ::1] T,
 
     Parameters
     ----------
-    A : (n_patterns, n_units) float64 workspace with the inputs filled in.
+    A : (n_patterns, lda >= n_units) float64 (rows may be padded; padding is not read) workspace with the inputs filled in.
     T : (n_patterns, n_out) float64 targets.
     layers, n_in, w, block, blas_min : as in :func:`forward`.
 

@@ -89,7 +89,7 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
 
     Parameters
     ----------
-    A : (n_patterns, n_units) float64 with the training inputs filled in.
+    A : (n_patterns, lda >= n_units) float64 (rows may be padded; padding is not read) with the training inputs filled in.
     T : (n_patterns, n_out) float64 targets.
     layers, n_in : layer table and input count.
     w, g, g_prev, dw_prev, step : flat vectors of length n_weights; the optimiser
