@@ -66,7 +66,7 @@ def test_products_match_reference_on_every_tile_shape(hidden, shortcut):
     # Row counts and widths around the AVX-512 tile sizes (6-row panels, 8-lane
     # vectors, 32-unit column panels, 128-input chunks, 4-row dot products) and
     # the AVX2 loops' (4 rows, 4 lanes, 16-input vector dots), both sides of each.
-    for n_in in (1, 8, 9, 16, 63, 130):
+    for n_in in (1, 8, 9, 16, 40, 57, 63, 100, 130):
         for n_rows in (1, 5, 6, 13, 50):
             net = MLP(n_in, hidden, 3, shortcut=shortcut).init_weights(n_in + n_rows, scale=0.8)
             rng = np.random.default_rng(n_rows)

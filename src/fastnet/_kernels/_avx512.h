@@ -197,28 +197,52 @@ fn512_gradient_tile(const int U, const int V, const int MASKED, ptrdiff_t nb,
 }
 
 /* G[u, s] += sum_r D[r, u] A[r, s]  (G is (n_out, n_src), row-major). Layers of
- * one or two units take 64 inputs per pass, wider ones 6 units x 32 inputs. */
+ * one or two units take 64 inputs per pass, wider ones 6 units x 32 inputs; the
+ * last pass over a row takes only as many vectors as the inputs left need. */
 FN512 void
 fn512_gradient(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *D,
                ptrdiff_t ldd, const double *A, ptrdiff_t lda, double *G)
 {
     ptrdiff_t s0, u;
+/* One call of the tile for U units and the vectors the inputs left need: all
+ * VMAX of them unmasked, or the last 1..VMAX (w < 8 VMAX) masked. */
+#define FN512_GT(U, V, MASKED) fn512_gradient_tile(U, V, MASKED, nb, Du, ldd, As, lda, Gu, n_src, m)
+#define FN512_GRAD4(U)                                                                       \
+    do {                                                                                     \
+        switch (w >= 32 ? 0 : (w + 7) / 8) {                                                 \
+        case 0: FN512_GT(U, 4, 0); break;                                                    \
+        case 1: FN512_GT(U, 1, 1); break;                                                    \
+        case 2: FN512_GT(U, 2, 1); break;                                                    \
+        case 3: FN512_GT(U, 3, 1); break;                                                    \
+        default: FN512_GT(U, 4, 1); break;                                                   \
+        }                                                                                    \
+    } while (0)
+#define FN512_GRAD8(U)                                                                       \
+    do {                                                                                     \
+        switch (w >= 64 ? 0 : (w + 7) / 8) {                                                 \
+        case 0: FN512_GT(U, 8, 0); break;                                                    \
+        case 1: FN512_GT(U, 1, 1); break;                                                    \
+        case 2: FN512_GT(U, 2, 1); break;                                                    \
+        case 3: FN512_GT(U, 3, 1); break;                                                    \
+        case 4: FN512_GT(U, 4, 1); break;                                                    \
+        case 5: FN512_GT(U, 5, 1); break;                                                    \
+        case 6: FN512_GT(U, 6, 1); break;                                                    \
+        case 7: FN512_GT(U, 7, 1); break;                                                    \
+        default: FN512_GT(U, 8, 1); break;                                                   \
+        }                                                                                    \
+    } while (0)
     if (n_out <= 2) {
         for (s0 = 0; s0 < n_src; s0 += 64) {
             const ptrdiff_t w = n_src - s0;
             const __mmask8 m[8] = {FN512_MASK(w), FN512_MASK(w - 8), FN512_MASK(w - 16),
                                    FN512_MASK(w - 24), FN512_MASK(w - 32), FN512_MASK(w - 40),
                                    FN512_MASK(w - 48), FN512_MASK(w - 56)};
-            const double *As = A + s0;
-            double *Gs = G + s0;
-            if (w >= 64 && n_out == 2)
-                fn512_gradient_tile(2, 8, 0, nb, D, ldd, As, lda, Gs, n_src, m);
-            else if (w >= 64)
-                fn512_gradient_tile(1, 8, 0, nb, D, ldd, As, lda, Gs, n_src, m);
-            else if (n_out == 2)
-                fn512_gradient_tile(2, 8, 1, nb, D, ldd, As, lda, Gs, n_src, m);
+            const double *Du = D, *As = A + s0;
+            double *Gu = G + s0;
+            if (n_out == 2)
+                FN512_GRAD8(2);
             else
-                fn512_gradient_tile(1, 8, 1, nb, D, ldd, As, lda, Gs, n_src, m);
+                FN512_GRAD8(1);
         }
         return;
     }
@@ -230,23 +254,19 @@ fn512_gradient(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *D,
         for (u = 0; u < n_out; u += 6) {
             const double *Du = D + u;
             double *Gu = G + u * n_src + s0;
-#define FN512_GRADIENT_CASES(MASKED)                                                          \
-            switch (n_out - u < 6 ? n_out - u : 6) {                                          \
-            case 6: fn512_gradient_tile(6, 4, MASKED, nb, Du, ldd, As, lda, Gu, n_src, m); break; \
-            case 5: fn512_gradient_tile(5, 4, MASKED, nb, Du, ldd, As, lda, Gu, n_src, m); break; \
-            case 4: fn512_gradient_tile(4, 4, MASKED, nb, Du, ldd, As, lda, Gu, n_src, m); break; \
-            case 3: fn512_gradient_tile(3, 4, MASKED, nb, Du, ldd, As, lda, Gu, n_src, m); break; \
-            case 2: fn512_gradient_tile(2, 4, MASKED, nb, Du, ldd, As, lda, Gu, n_src, m); break; \
-            default: fn512_gradient_tile(1, 4, MASKED, nb, Du, ldd, As, lda, Gu, n_src, m); break; \
+            switch (n_out - u < 6 ? n_out - u : 6) {
+            case 6: FN512_GRAD4(6); break;
+            case 5: FN512_GRAD4(5); break;
+            case 4: FN512_GRAD4(4); break;
+            case 3: FN512_GRAD4(3); break;
+            case 2: FN512_GRAD4(2); break;
+            default: FN512_GRAD4(1); break;
             }
-            if (w >= 32) {
-                FN512_GRADIENT_CASES(0)
-            } else {
-                FN512_GRADIENT_CASES(1)
-            }
-#undef FN512_GRADIENT_CASES
         }
     }
+#undef FN512_GT
+#undef FN512_GRAD4
+#undef FN512_GRAD8
 }
 
 /* The sums of the 8 lanes of each of v[0..7], as one vector (lane i: v[i]),
