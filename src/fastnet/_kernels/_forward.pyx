@@ -1,7 +1,7 @@
 """Forward pass over a batch of examples (see _types.pxd for the layout)."""
 from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS,
-    ACT_LINEAR, ACT_PROBEN1, activate, activate_only, gemm_forward, fn_loops_proben1,
+    ACT_LINEAR, ACT_PROBEN1, activate, activate_only, gemm_forward, fn_loops_proben1, fn_loops_linear,
     fn_simd_init, fn_use_avx512,
 )
 
@@ -45,14 +45,8 @@ cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
             fn_loops_proben1(nb, size, A + start, lda, b,
                              D + (start - n_in) if D != NULL else NULL, ldd)
         elif code == ACT_LINEAR:
-            for r in range(nb):
-                z = A + r * lda + start
-                for u in range(size):
-                    z[u] = z[u] + b[u]
-                if D != NULL:
-                    d = D + r * ldd + (start - n_in)
-                    for u in range(size):
-                        d[u] = 1.0
+            fn_loops_linear(nb, size, A + start, lda, b,
+                            D + (start - n_in) if D != NULL else NULL, ldd)
         else:
             for r in range(nb):
                 z = A + r * lda + start

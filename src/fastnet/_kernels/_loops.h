@@ -229,6 +229,24 @@ fn_loops_proben1(ptrdiff_t nb, ptrdiff_t size, double *Z, ptrdiff_t ldz,
     }
 }
 
+/* Linear units: z <- z + b; D <- 1 (D may be NULL). */
+FASTNET_CLONES static void
+fn_loops_linear(ptrdiff_t nb, ptrdiff_t size, double *Z, ptrdiff_t ldz,
+                const double *b, double *D, ptrdiff_t ldd)
+{
+    ptrdiff_t r, u;
+    for (r = 0; r < nb; r++) {
+        double *z = Z + r * ldz;
+        for (u = 0; u < size; u++)
+            z[u] += b[u];
+        if (D) {
+            double *d = D + r * ldd;
+            for (u = 0; u < size; u++)
+                d[u] = 1.0;
+        }
+    }
+}
+
 /* Layer deltas and bias gradient in one pass: for hidden layers (D != NULL)
  * Delta <- Delta * D (dE/da times f'(net)); then gb[u] += sum_r Delta[r, u]. */
 FASTNET_CLONES static void

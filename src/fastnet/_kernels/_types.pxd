@@ -32,6 +32,8 @@ cdef extern from "_loops.h" nogil:
                            Py_ssize_t ldda)
     void fn_loops_proben1(Py_ssize_t nb, Py_ssize_t size, double* Z, Py_ssize_t ldz,
                           const double* b, double* D, Py_ssize_t ldd)
+    void fn_loops_linear(Py_ssize_t nb, Py_ssize_t size, double* Z, Py_ssize_t ldz,
+                         const double* b, double* D, Py_ssize_t ldd)
     void fn_loops_deltas_bias(Py_ssize_t nb, Py_ssize_t size, double* Delta,
                               Py_ssize_t ldd, const double* D, double* gb)
     double fn_loops_output_deltas(Py_ssize_t nb, Py_ssize_t n_out, const double* Y,
