@@ -223,3 +223,84 @@ def test_divergence_raises_floating_point_error():
     with pytest.raises(FloatingPointError, match="non-finite"):
         train_backprop(MLP(4, (), 2, output_activation="linear").init_weights(0), X, T,
                        learning_rate=1e10, max_epochs=20)
+
+
+XOR_X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+XOR_T = np.array([[0.0], [1.0], [1.0], [0.0]])
+
+
+def _hamey_pair(net, X, T, **kwargs):
+    """One run through the kernel's success check, one through the general loop
+    (a callback forces the per-strip loop in Python)."""
+    import warnings
+
+    from fastnet.exceptions import NoConvergenceWarning
+
+    results = []
+    for callback in (None, lambda epoch, state: None):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NoConvergenceWarning)
+            results.append(train_rprop(net.copy(), X, T, callback=callback, **kwargs))
+    return results
+
+
+@pytest.mark.parametrize("max_epochs", [300, 14])  # 14: some seeds fail, a partial last strip
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("strip", [1, 3])
+def test_kernel_success_check_gives_the_general_loops_result(seed, strip, max_epochs):
+    # Hamey-style runs (stop=Correct() alone) check success inside the kernel; the
+    # result must be the one the Python loop gives, bit for bit: epochs, errors,
+    # weights, traversal counts (some XOR seeds fail: max_epochs, no success).
+    from fastnet.stopping import Correct
+
+    net = MLP(2, (2,), 1).init_weights(seed, scale=1.0)
+    fast, slow = _hamey_pair(net, XOR_X, XOR_T, stop=Correct(), max_epochs=max_epochs,
+                             strip=strip, seed=seed)
+    assert fast.epochs == slow.epochs and fast.stop_reason == slow.stop_reason
+    assert_allclose(fast.train_error, slow.train_error, rtol=0, atol=0)
+    assert_allclose(fast.net.weights, slow.net.weights, rtol=0, atol=0)
+    assert fast.traversals == slow.traversals
+    if fast.stop_reason == "correct":
+        assert fast.epochs % strip == 0
+        assert (fast.net.predict(XOR_X) > 0.6).ravel().tolist() == [False, True, True, False]
+
+
+@pytest.mark.parametrize("analog", [None, 0.3])
+def test_kernel_success_check_on_wide_nets_and_analog_targets(analog):
+    # 8-3-8 encoder (8 rows: the AVX-512 forward path where the CPU has it), with
+    # one analog target column when `analog` is given.
+    from fastnet.stopping import Correct
+
+    X = np.eye(8)
+    T = np.eye(8)
+    if analog is not None:
+        T = np.hstack([T, np.linspace(0.2, 0.8, 8)[:, None]])
+    net = MLP(8, (3,), T.shape[1]).init_weights(3, scale=1.0)
+    fast, slow = _hamey_pair(net, X, T, stop=Correct(analog=analog), max_epochs=400, seed=1,
+                             strip=1)
+    assert fast.stop_reason == slow.stop_reason == "correct"
+    assert fast.epochs == slow.epochs
+    assert_allclose(fast.net.weights, slow.net.weights, rtol=0, atol=0)
+    assert fast.traversals == slow.traversals
+
+
+def test_kernel_success_check_runs_without_python_per_epoch(monkeypatch):
+    # The fast path must really be taken: no Python-side forward pass per strip.
+    from fastnet import _training
+    from fastnet.stopping import Correct
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("success check ran in Python")
+
+    monkeypatch.setattr(_training._forward, "forward", forbidden)
+    net = MLP(2, (2,), 1).init_weights(0, scale=1.0)
+    res = train_rprop(net, XOR_X, XOR_T, stop=Correct(), max_epochs=2000, strip=1, seed=0)
+    assert res.stop_reason == "correct"
+
+
+def test_kernel_success_check_rejects_non_binary_targets_without_analog():
+    from fastnet.stopping import Correct
+
+    T = XOR_T * 0.9
+    with pytest.raises(ValueError, match="analog"):
+        train_rprop(MLP(2, (2,), 1), XOR_X, T, stop=Correct(), max_epochs=10, seed=0)

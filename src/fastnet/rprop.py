@@ -83,11 +83,22 @@ class _RpropStepper:
         self.args = (VARIANTS[variant], eta_plus, eta_minus, delta_min, delta_max)
         self.updates_per_epoch = C
 
-    def run(self, sse_out):
+    # The kernel can run Hamey's success check itself (see _training._run_training).
+    supports_success_check = True
+
+    def run(self, sse_out, check=None):
+        """Run len(sse_out) epochs; ``check=(every, r_c, analog)`` adds the kernel's
+        success check after every ``every``-th epoch (analog None: binary targets)."""
         ws = self.ws
+        if check is None:
+            every, r_c, analog = 0, 0.4, -1.0
+        else:
+            every, r_c, analog = check
+            analog = -1.0 if analog is None else analog
         return _rprop.train_epochs(ws.A, ws.T, ws.net._layers, ws.net.n_in, ws.net._w, self.g,
                                    self.g_prev, self.dw_prev, self.step, ws.D, ws.Dl, *self.args,
-                                   self.last_error, sse_out, ws.blas_min)
+                                   self.last_error, sse_out, ws.blas_min, every, r_c, analog,
+                                   ws.net._block_size())
 
 
 def train_rprop(net, X, Y, X_val=None, Y_val=None, *, X_test=None, Y_test=None,

@@ -328,6 +328,12 @@ class Correct(StoppingCriterion):
     targets) and ``analog`` (tolerance for other targets). Each check costs a
     forward pass over the training set (counted as evaluation traversals); use
     ``strip=1`` to find the exact epoch of success.
+
+    When ``Correct`` is the whole ``stop`` rule of :func:`fastnet.train_rprop` and
+    nothing else is measured per strip (no validation or test set, no callback),
+    the kernel runs the check itself between epochs, with the same result bit for
+    bit and about 10x less time per epoch on small nets (XOR 2-2-1, ``strip=1``:
+    0.8 instead of 9 us per epoch): the setting of Hamey's many-trial studies.
     """
 
     def __init__(self, r_c=0.4, analog=None):

@@ -7,3 +7,7 @@ cdef int check_buffers(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
                        Py_ssize_t n_rows, Py_ssize_t n_units, Py_ssize_t n_w,
                        Py_ssize_t t_rows, Py_ssize_t t_cols,
                        Py_ssize_t d_rows, Py_ssize_t d_cols) except -1
+
+cdef double forward_blocks(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                           const double[::1] w, double[:, ::1] A, const double* T,
+                           Py_ssize_t block, Py_ssize_t blas_min) noexcept nogil

@@ -1,8 +1,9 @@
 """Epoch-batched RPROP (Riedmiller & Braun 1993; variants after Igel & Hüsken 2000)."""
-from libc.math cimport isfinite
+from libc.math cimport fabs, isfinite
 
 from fastnet._kernels._backward cimport epoch_gradient
-from fastnet._kernels._forward cimport check_buffers
+from fastnet._kernels._forward cimport check_buffers, forward_blocks
+from fastnet._kernels._types cimport L_START, L_SIZE
 
 # Variant codes RPROP_PLUS .. IRPROP_PLUS are declared in _rprop.pxd
 # (fastnet.rprop.VARIANTS maps names to them).
@@ -76,6 +77,33 @@ def rprop_step(int variant, double[::1] w, double[::1] g, double[::1] g_prev,
     return 0
 
 
+cdef bint network_correct(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                          const double[::1] w, double[:, ::1] A, const double[:, ::1] T,
+                          Py_ssize_t block, Py_ssize_t blas_min, double r_c,
+                          double analog) noexcept nogil:
+    """Hamey's success check at the current weights: a forward pass over A, then
+    every output right by the threshold rule (fastnet.measures.threshold_correct:
+    > 1 - r_c for target 1, < r_c for target 0, within `analog` of other targets;
+    analog < 0: other targets are never right). NaN outputs are never right."""
+    cdef Py_ssize_t r, k, n_out = T.shape[1]
+    cdef Py_ssize_t out0 = layers[layers.shape[0] - 1, L_START]
+    cdef double y, t
+    forward_blocks(layers, n_in, w, A, NULL, block, blas_min)
+    for r in range(A.shape[0]):
+        for k in range(n_out):
+            y = A[r, out0 + k]
+            t = T[r, k]
+            if t == 1.0:
+                if not (y > 1.0 - r_c):
+                    return False
+            elif t == 0.0:
+                if not (y < r_c):
+                    return False
+            elif not (fabs(y - t) <= analog):
+                return False
+    return True
+
+
 def train_epochs(double[:, ::1] A, const double[:, ::1] T,
                  const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
                  double[::1] w, double[::1] g, double[::1] g_prev,
@@ -84,7 +112,8 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
                  int variant, double eta_plus, double eta_minus,
                  double step_min, double step_max,
                  double[::1] last_error, double[::1] sse_out,
-                 Py_ssize_t blas_min):
+                 Py_ssize_t blas_min, Py_ssize_t check_every=0, double r_c=0.4,
+                 double analog=-1.0, Py_ssize_t check_block=0):
     """Run len(sse_out) RPROP epochs in one call.
 
     Parameters
@@ -102,11 +131,17 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
     sse_out : output, the SSE of each epoch measured in its forward pass
         (before its update).
     blas_min : BLAS threshold on m*n*k.
+    check_every : if > 0, after every check_every-th update (counted from the
+        start of this call) run Hamey's success check (network_correct, forward
+        blocks of check_block rows) and stop as soon as it holds: the Correct
+        criterion without a return to Python per strip.
+    r_c, analog : thresholds of the check (analog < 0: no analog targets).
 
     Returns
     -------
-    status : int. 0 if all epochs ran; k > 0 if epoch k (1-based) gave a
-        non-finite error (its weights are left un-updated).
+    status : int. 0 if all epochs ran (and no check held); k > 0 if epoch k
+        (1-based) gave a non-finite error (its weights are left un-updated);
+        -k if the check held after epoch k (k epochs ran).
     """
     cdef Py_ssize_t e, n_epochs = sse_out.shape[0]
     cdef double sse
@@ -120,6 +155,8 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
         raise ValueError("kernel: optimiser state or workspace does not match the network")
     if variant < 0 or variant > 3:
         raise ValueError("kernel: unknown RPROP variant")
+    if check_every > 0 and (check_block < 1 or not 0.0 < r_c <= 0.5):
+        raise ValueError("kernel: success check needs check_block >= 1 and r_c in (0, 0.5]")
     with nogil:
         for e in range(n_epochs):
             sse = epoch_gradient(&layers[0, 0], layers.shape[0], n_in, &A[0, 0],
@@ -134,4 +171,9 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
                          &dw_prev[0], &step[0], eta_plus, eta_minus, step_min,
                          step_max, sse > last_error[0])
             last_error[0] = sse
+            if (check_every > 0 and (e + 1) % check_every == 0
+                    and network_correct(layers, n_in, w, A, T, check_block, blas_min, r_c,
+                                        analog)):
+                status = -<int>(e + 1)
+                break
     return status
