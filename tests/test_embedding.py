@@ -428,8 +428,10 @@ def test_cimport_kernels_from_another_extension(tmp_path):
     text = DOCS.read_text()
     (tmp_path / "fastnet_forward_demo.pyx").write_text(_doc_block(text, "cython"))
     (tmp_path / "setup.py").write_text(_doc_block(text, "python"))
-    include = str(Path(fastnet.__file__).resolve().parent.parent)  # holds fastnet/*.pxd
-    env = dict(os.environ, FASTNET_INCLUDE=include, CFLAGS="-O0")
+    # The build finds fastnet (and its .pxd files) where this test imports it from.
+    package_parent = str(Path(fastnet.__file__).resolve().parent.parent)
+    path = os.pathsep.join(filter(None, [package_parent, os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, PYTHONPATH=path, CFLAGS="-O0")
     proc = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"],
                           cwd=tmp_path, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

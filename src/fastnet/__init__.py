@@ -18,6 +18,29 @@ from fastnet import measures, stopping  # noqa: E402
 _LAZY = ("datasets", "stats", "plots", "experiment", "report", "sklearn")
 
 
+def get_include():
+    """Directory of the C headers that fastnet's kernel declarations name.
+
+    Pass it in ``include_dirs`` when compiling a Cython extension that cimports
+    ``fastnet._kernels`` (the ``.pxd`` files themselves are found on ``sys.path``,
+    as Cython finds those of any installed package), like ``numpy.get_include()``.
+
+    Returns
+    -------
+    path : str
+        The folder holding ``_loops.h``, ``_avx512.h`` and the kernels' ``.pxd`` files.
+
+    Examples
+    --------
+    >>> import os, fastnet
+    >>> os.path.isfile(os.path.join(fastnet.get_include(), "_avx512.h"))
+    True
+    """
+    import os
+
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "_kernels")
+
+
 def __getattr__(name):
     if name in _LAZY:
         import importlib
@@ -35,6 +58,7 @@ __all__ = [
     "SetErrors",
     "count_connections",
     "count_traversals",
+    "get_include",
     "measures",
     "stopping",
     "datasets",

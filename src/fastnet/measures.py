@@ -140,8 +140,8 @@ def nmse(Y, T):
 
     Examples
     --------
-    >>> nmse([[1.0], [3.0]], [[0.0], [2.0]])
-    2.0
+    >>> nmse([[1.0], [3.0]], [[0.0], [2.0]])   # (1 + 1) / ((0 - 1)^2 + (2 - 1)^2)
+    1.0
     """
     Y, T = _pair(Y, T)
     denominator = np.sum((T - T.mean()) ** 2)
@@ -174,7 +174,7 @@ def threshold_correct(Y, T, r_c=0.4, analog=None):
     --------
     >>> threshold_correct([[0.7, 0.3]], [[1, 0]]).tolist()
     [[True, True]]
-    >>> threshold_correct([[0.5, 0.3]], [[1, 0]]).all()
+    >>> bool(threshold_correct([[0.5, 0.3]], [[1, 0]]).all())
     False
     """
     Y, T = _pair(Y, T)
