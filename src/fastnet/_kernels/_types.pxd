@@ -118,8 +118,9 @@ cdef inline double activate_only(int code, double x) noexcept nogil:
 cdef enum:
     NARROW_LAYER = 4
     GRAD_LOOP_UNITS = 32
-    # AVX-512 kernels (_avx512.h), where the CPU has them, take every product
-    # (the forward one only with >= AVX512_MIN_ROWS rows: it packs W^T per call):
+    # AVX-512 kernels (_avx512.h), where the CPU has them, take every product of
+    # >= AVX512_MIN_ROWS rows (fewer, as in online training, gain nothing, and the
+    # forward kernel packs W^T per call):
     # layers of >= AVX512_VECTOR_UNITS units (one full vector) the register-tiled
     # forward product, narrower ones 8-lane dot products. They beat the loops and
     # BLAS on every case of PEERS.md, tiny layers included (case A 0.0168 -> 0.0111
@@ -160,7 +161,7 @@ cdef inline void gemm_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src
     cdef int m, n, k, ia, idl, ig
     cdef double one = 1.0
     cdef char tr = b'T', nt = b'N'
-    if fn_use_avx512():
+    if fn_use_avx512() and nb >= AVX512_MIN_ROWS:
         fn512_gradient(nb, n_out, n_src, Delta, ldd, Ain, lda, G)
         return
     if n_out > GRAD_LOOP_UNITS and nb * n_out * n_src >= blas_min:
@@ -182,7 +183,7 @@ cdef inline void gemm_backprop(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src
     cdef int m, n, k, iw, idl, ida
     cdef double one = 1.0
     cdef char nt = b'N'
-    if fn_use_avx512():
+    if fn_use_avx512() and nb >= AVX512_MIN_ROWS:
         fn512_panel(nb, n_src, n_out, Delta, ldd, W, ldw, dA, ldda, 1)
         return
     if n_out > NARROW_LAYER and nb * n_out * n_src >= blas_min:
