@@ -79,8 +79,9 @@ FORMAT = "fastnet-results"
 FORMAT_VERSION = 1
 #: Named networks (besides Proben1 specs such as ``"8+4 s"``).
 NETWORK_KINDS = ("linear", "pivot", "noshortcut")
-#: Record fields that measure time and so differ between otherwise identical runs.
-TIMING_FIELDS = ("cpu_time", "wall_time")
+#: Record fields that measure time, and where it was measured (a Dask worker may be
+#: another machine), and so differ between otherwise identical runs.
+TIMING_FIELDS = ("cpu_time", "wall_time", "host", "machine")
 #: train_rprop arguments an experiment may override (all JSON numbers or strings).
 TRAIN_OPTIONS = ("variant", "eta_plus", "eta_minus", "delta0", "delta_min", "delta_max",
                  "max_epochs", "init_scale")
@@ -514,6 +515,7 @@ class _Task:
 def _run_task(task):
     """Train one run and return its record (runs in a worker)."""
     from fastnet import train_rprop
+    from fastnet._training import machine_description
 
     ds = _load(task.problem, task.root)
     net, preset = build_network(task.network, ds)
@@ -539,6 +541,7 @@ def _run_task(task):
         "min_val_error": r.min_val_error,
         "traversals": r.traversals.to_dict(),
         "cpu_time": r.cpu_time, "wall_time": r.wall_time,
+        "host": platform.node(), "machine": machine_description(),
     }
     if task.keep_predictions:
         X_test, T_test = ds.test
@@ -929,8 +932,9 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None):
     run finishes, so a killed experiment loses at most the runs in flight. Seeds
     depend only on (master seed, problem, network, run index) (`run_seed`), so
     the records are the same whatever ``jobs`` or backend, and the same as an
-    uninterrupted run after any number of interruptions; only ``cpu_time`` and
-    ``wall_time`` (`TIMING_FIELDS`) differ.
+    uninterrupted run after any number of interruptions; only ``cpu_time``,
+    ``wall_time`` and where they were measured, ``host`` and ``machine``
+    (`TIMING_FIELDS`), differ.
     """
     import joblib
 
