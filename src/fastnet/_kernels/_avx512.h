@@ -79,7 +79,8 @@ fn_use_avx512(void)
 FN512_TILE void
 fn512_panel_tile(const int R, const int V, ptrdiff_t np,
                  const double *L, ptrdiff_t ldl, const double *P, ptrdiff_t ldp,
-                 double *C, ptrdiff_t ldc, const __mmask8 *m, int accumulate)
+                 double *C, ptrdiff_t ldc, const __mmask8 *m, int accumulate,
+                 const double *bias)
 {
     __m512d acc[6][4], pv[4];
     ptrdiff_t p;
@@ -97,6 +98,13 @@ fn512_panel_tile(const int R, const int V, ptrdiff_t np,
                 acc[i][v] = _mm512_fmadd_pd(l, pv[v], acc[i][v]);
         }
     }
+    if (bias) {
+        for (v = 0; v < V; v++)
+            pv[v] = _mm512_maskz_loadu_pd(m[v], bias + 8 * v);
+        for (i = 0; i < R; i++)
+            for (v = 0; v < V; v++)
+                acc[i][v] = _mm512_add_pd(acc[i][v], pv[v]);
+    }
     for (i = 0; i < R; i++)
         for (v = 0; v < V; v++)
             _mm512_mask_storeu_pd(C + i * ldc + 8 * v, m[v], acc[i][v]);
@@ -105,10 +113,13 @@ fn512_panel_tile(const int R, const int V, ptrdiff_t np,
 #define FN512_PANEL_ROWS 6
 
 /* C[r, j] = sum_p L[r, p] P[p, j] (accumulate = 0) or C[r, j] += ... (accumulate = 1),
- * r < nb, j < n, p < np; rows of L, P and C have strides ldl, ldp and ldc. */
+ * r < nb, j < n, p < np; rows of L, P and C have strides ldl, ldp and ldc. With
+ * bias != NULL, bias[j] is added last (to the finished sum, as a separate pass
+ * would add it: the same result, one store fewer). */
 FN512 void
 fn512_panel(ptrdiff_t nb, ptrdiff_t n, ptrdiff_t np, const double *L, ptrdiff_t ldl,
-            const double *P, ptrdiff_t ldp, double *C, ptrdiff_t ldc, int accumulate)
+            const double *P, ptrdiff_t ldp, double *C, ptrdiff_t ldc, int accumulate,
+            const double *bias)
 {
     ptrdiff_t j0, r;
     for (j0 = 0; j0 < n; j0 += 32) {
@@ -117,15 +128,16 @@ fn512_panel(ptrdiff_t nb, ptrdiff_t n, ptrdiff_t np, const double *L, ptrdiff_t 
         const __mmask8 m[4] = {FN512_MASK(w), FN512_MASK(w - 8), FN512_MASK(w - 16),
                                FN512_MASK(w - 24)};
         const double *Pj = P + j0;
+        const double *bj = bias ? bias + j0 : NULL;
         double *Cj = C + j0;
 #define FN512_PANEL_CASE(VV)                                                              \
         case VV:                                                                          \
             for (r = 0; r + FN512_PANEL_ROWS <= nb; r += FN512_PANEL_ROWS)                \
                 fn512_panel_tile(FN512_PANEL_ROWS, VV, np, L + r * ldl, ldl, Pj, ldp,     \
-                                 Cj + r * ldc, ldc, m, accumulate);                       \
+                                 Cj + r * ldc, ldc, m, accumulate, bj);                   \
             for (; r < nb; r++)                                                           \
                 fn512_panel_tile(1, VV, np, L + r * ldl, ldl, Pj, ldp, Cj + r * ldc, ldc, \
-                                 m, accumulate);                                          \
+                                 m, accumulate, bj);                                      \
             break;
         r = 0;
         switch (V) {
@@ -142,11 +154,12 @@ fn512_panel(ptrdiff_t nb, ptrdiff_t n, ptrdiff_t np, const double *L, ptrdiff_t 
  * doubles, 32 KiB) lives on the stack: kernels do not allocate. */
 #define FN512_KC 128
 
-/* Z[r, u] = sum_s A[r, s] W[u, s]  (W is (n_out, n_src), row-major): W^T is packed
- * 32 units at a time so that the panel kernel reads whole vectors of units. */
+/* Z[r, u] = sum_s A[r, s] W[u, s] (+ b[u] if b != NULL)  (W is (n_out, n_src),
+ * row-major): W^T is packed 32 units at a time so that the panel kernel reads
+ * whole vectors of units. */
 FN512 void
 fn512_forward(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *A,
-              ptrdiff_t lda, const double *W, double *Z, ptrdiff_t ldz)
+              ptrdiff_t lda, const double *W, const double *b, double *Z, ptrdiff_t ldz)
 {
     double pack[FN512_KC * 32] __attribute__((aligned(64)));
     ptrdiff_t j0, k0, k, j;
@@ -159,7 +172,8 @@ fn512_forward(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *A,
                 for (k = 0; k < kc; k++)
                     pack[k * 32 + j] = wrow[k];
             }
-            fn512_panel(nb, w, kc, A + k0, lda, pack, 32, Z + j0, ldz, k0 > 0);
+            fn512_panel(nb, w, kc, A + k0, lda, pack, 32, Z + j0, ldz, k0 > 0,
+                        b && k0 + kc == n_src ? b + j0 : NULL);
         }
     }
 }
@@ -294,7 +308,8 @@ fn512_sum8(const __m512d *v)
  * 8-lane sums, enough to keep both FMA pipes busy. */
 FN512_TILE void
 fn512_dots_tile(const int UNITS, ptrdiff_t n_src, ptrdiff_t s_last, __mmask8 mt,
-                const double *A, ptrdiff_t lda, const double *W, double *Z, ptrdiff_t ldz)
+                const double *A, ptrdiff_t lda, const double *W, const double *b,
+                double *Z, ptrdiff_t ldz)
 {
     __m512d c[2][8], x[8], v[2];
     double out[2][8] __attribute__((aligned(64)));
@@ -319,18 +334,22 @@ fn512_dots_tile(const int UNITS, ptrdiff_t n_src, ptrdiff_t s_last, __mmask8 mt,
         for (k = 0; k < UNITS; k++)
             c[k][i] = _mm512_fmadd_pd(x[i], v[k], c[k][i]);
     }
-    for (k = 0; k < UNITS; k++)
-        _mm512_store_pd(out[k], fn512_sum8(c[k]));
+    for (k = 0; k < UNITS; k++) {
+        __m512d sum = fn512_sum8(c[k]);
+        if (b)
+            sum = _mm512_add_pd(sum, _mm512_set1_pd(b[k]));
+        _mm512_store_pd(out[k], sum);
+    }
     for (i = 0; i < 8; i++)
         for (k = 0; k < UNITS; k++)
             Z[i * ldz + k] = out[k][i];
 }
 
-/* Z[r, u] = sum_s A[r, s] W[u, s] as dot products: for layers of fewer than 8
- * units, where a vector of units would be mostly empty. */
+/* Z[r, u] = sum_s A[r, s] W[u, s] (+ b[u] if b != NULL) as dot products: for
+ * layers of fewer than 8 units, where a vector of units would be mostly empty. */
 FN512 void
 fn512_dots(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *A,
-           ptrdiff_t lda, const double *W, double *Z, ptrdiff_t ldz)
+           ptrdiff_t lda, const double *W, const double *b, double *Z, ptrdiff_t ldz)
 {
     ptrdiff_t r = 0, u, s;
     const __mmask8 mt = FN512_MASK(n_src % 8 ? n_src % 8 : 8);
@@ -338,10 +357,10 @@ fn512_dots(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *A,
     for (; r + 8 <= nb; r += 8) {
         for (u = 0; u + 2 <= n_out; u += 2)
             fn512_dots_tile(2, n_src, s_last, mt, A + r * lda, lda, W + u * n_src,
-                            Z + r * ldz + u, ldz);
+                            b ? b + u : NULL, Z + r * ldz + u, ldz);
         if (u < n_out)
             fn512_dots_tile(1, n_src, s_last, mt, A + r * lda, lda, W + u * n_src,
-                            Z + r * ldz + u, ldz);
+                            b ? b + u : NULL, Z + r * ldz + u, ldz);
     }
     for (; r < nb; r++) {
         const double *a = A + r * lda;
@@ -352,7 +371,7 @@ fn512_dots(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *A,
                 c = _mm512_fmadd_pd(_mm512_loadu_pd(a + s), _mm512_loadu_pd(w + s), c);
             c = _mm512_fmadd_pd(_mm512_maskz_loadu_pd(mt, a + s),
                                 _mm512_maskz_loadu_pd(mt, w + s), c);
-            Z[r * ldz + u] = _mm512_reduce_add_pd(c);
+            Z[r * ldz + u] = b ? _mm512_reduce_add_pd(c) + b[u] : _mm512_reduce_add_pd(c);
         }
     }
 }

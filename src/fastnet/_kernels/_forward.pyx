@@ -38,10 +38,11 @@ cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
         lo = lay[L_SRC_LO]; hi = lay[L_SRC_HI]
         code = lay[L_ACT]
         b = w + lay[L_B_OFF]
-        gemm_forward(nb, size, hi - lo, A + lo, lda, w + lay[L_W_OFF],
-                     A + start, lda, blas_min)
+        if gemm_forward(nb, size, hi - lo, A + lo, lda, w + lay[L_W_OFF], b,
+                        A + start, lda, blas_min):
+            b = NULL   # the product kernel added the biases already
         if code == ACT_PROBEN1:
-            # The common case runs switch-free, vectorised C loops.
+            # The common cases run switch-free, vectorised C loops.
             fn_loops_proben1(nb, size, A + start, lda, b,
                              D + (start - n_in) if D != NULL else NULL, ldd)
         elif code == ACT_LINEAR:
@@ -50,13 +51,16 @@ cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
         else:
             for r in range(nb):
                 z = A + r * lda + start
+                if b != NULL:
+                    for u in range(size):
+                        z[u] = z[u] + b[u]
                 if D != NULL:
                     d = D + r * ldd + (start - n_in)
                     for u in range(size):
-                        z[u] = activate(code, z[u] + b[u], d + u)
+                        z[u] = activate(code, z[u], d + u)
                 else:
                     for u in range(size):
-                        z[u] = activate_only(code, z[u] + b[u])
+                        z[u] = activate_only(code, z[u])
 
 
 cdef int check_buffers(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,

@@ -204,7 +204,8 @@ fn_loops_backprop(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src,
 }
 
 /* Proben1 units: z <- f(z + b) with f(x) = x / (1 + |x|); D <- f'(x) = 1 / (1 + |x|)^2
- * (D may be NULL). nb rows of `size` units; rows have strides ldz and ldd. */
+ * (D may be NULL; b NULL: the biases are in z already). nb rows of `size` units;
+ * rows have strides ldz and ldd. */
 FASTNET_CLONES static void
 fn_loops_proben1(ptrdiff_t nb, ptrdiff_t size, double *Z, ptrdiff_t ldz,
                  const double *b, double *D, ptrdiff_t ldd)
@@ -215,32 +216,36 @@ fn_loops_proben1(ptrdiff_t nb, ptrdiff_t size, double *Z, ptrdiff_t ldz,
         if (D) {
             double *d = D + r * ldd;
             for (u = 0; u < size; u++) {
-                const double x = z[u] + b[u];
+                const double x = b ? z[u] + b[u] : z[u];
                 const double t = 1.0 / (1.0 + fabs(x));
                 z[u] = x * t;
                 d[u] = t * t;
             }
         } else {
             for (u = 0; u < size; u++) {
-                const double x = z[u] + b[u];
+                const double x = b ? z[u] + b[u] : z[u];
                 z[u] = x / (1.0 + fabs(x));
             }
         }
     }
 }
 
-/* Linear units: z <- z + b; D <- 1 (D may be NULL). */
+/* Linear units: z <- z + b (b NULL: the biases are in z already); D <- 1 (D may
+ * be NULL). The arrays never overlap (restrict), so b stays in registers. */
 FASTNET_CLONES static void
 fn_loops_linear(ptrdiff_t nb, ptrdiff_t size, double *Z, ptrdiff_t ldz,
                 const double *b, double *D, ptrdiff_t ldd)
 {
     ptrdiff_t r, u;
     for (r = 0; r < nb; r++) {
-        double *z = Z + r * ldz;
-        for (u = 0; u < size; u++)
-            z[u] += b[u];
+        if (b) {
+            double *__restrict z = Z + r * ldz;
+            const double *__restrict bb = b;
+            for (u = 0; u < size; u++)
+                z[u] += bb[u];
+        }
         if (D) {
-            double *d = D + r * ldd;
+            double *__restrict d = D + r * ldd;
             for (u = 0; u < size; u++)
                 d[u] = 1.0;
         }
@@ -248,21 +253,34 @@ fn_loops_linear(ptrdiff_t nb, ptrdiff_t size, double *Z, ptrdiff_t ldz,
 }
 
 /* Layer deltas and bias gradient in one pass: for hidden layers (D != NULL)
- * Delta <- Delta * D (dE/da times f'(net)); then gb[u] += sum_r Delta[r, u]. */
+ * Delta <- Delta * D (dE/da times f'(net)); then gb[u] += sum_r Delta[r, u],
+ * four rows per step ((r0 + r1) + (r2 + r3), a fixed order): a chain of one add
+ * per row would make narrow layers wait on the add latency. */
 FASTNET_CLONES static void
 fn_loops_deltas_bias(ptrdiff_t nb, ptrdiff_t size, double *Delta, ptrdiff_t ldd,
                      const double *D, double *gb)
 {
     ptrdiff_t r, u;
-    for (r = 0; r < nb; r++) {
-        double *dl = Delta + r * ldd;
-        if (D) {
-            const double *d = D + r * ldd;
+    if (D) {
+        for (r = 0; r < nb; r++) {
+            double *__restrict dl = Delta + r * ldd;
+            const double *__restrict d = D + r * ldd;
             for (u = 0; u < size; u++)
                 dl[u] *= d[u];
         }
+    }
+    for (r = 0; r + 4 <= nb; r += 4) {
+        const double *__restrict d0 = Delta + r * ldd, *__restrict d1 = d0 + ldd;
+        const double *__restrict d2 = d1 + ldd, *__restrict d3 = d2 + ldd;
+        double *__restrict g = gb;
         for (u = 0; u < size; u++)
-            gb[u] += dl[u];
+            g[u] += (d0[u] + d1[u]) + (d2[u] + d3[u]);
+    }
+    for (; r < nb; r++) {
+        const double *__restrict dl = Delta + r * ldd;
+        double *__restrict g = gb;
+        for (u = 0; u < size; u++)
+            g[u] += dl[u];
     }
 }
 

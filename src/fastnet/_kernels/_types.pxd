@@ -46,16 +46,16 @@ cdef extern from "_avx512.h" nogil:
     int fn_use_avx512()
     void fn512_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
                        const double* A, Py_ssize_t lda, const double* W,
-                       double* Z, Py_ssize_t ldz)
+                       const double* b, double* Z, Py_ssize_t ldz)
     void fn512_dots(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
                     const double* A, Py_ssize_t lda, const double* W,
-                    double* Z, Py_ssize_t ldz)
+                    const double* b, double* Z, Py_ssize_t ldz)
     void fn512_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
                         const double* D, Py_ssize_t ldd, const double* A,
                         Py_ssize_t lda, double* G)
     void fn512_panel(Py_ssize_t nb, Py_ssize_t n, Py_ssize_t np, const double* L,
                      Py_ssize_t ldl, const double* P, Py_ssize_t ldp, double* C,
-                     Py_ssize_t ldc, int accumulate)
+                     Py_ssize_t ldc, int accumulate, const double* bias)
 
 # Columns of the layer table (an intp array of shape (n_layers, L_NCOLS)).
 cdef enum:
@@ -129,28 +129,34 @@ cdef enum:
     AVX512_VECTOR_UNITS = 8
     AVX512_MIN_ROWS = 8
 
-cdef inline void gemm_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
+cdef inline bint gemm_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
                               const double* Ain, Py_ssize_t lda,
-                              const double* W, double* Z, Py_ssize_t ldz,
+                              const double* W, const double* b, double* Z, Py_ssize_t ldz,
                               Py_ssize_t blas_min) noexcept nogil:
-    """Z[r, u] = sum_s Ain[r, s] * W[u, s]  (Z = Ain @ W.T; W is (n_out, n_src))."""
+    """Z[r, u] = sum_s Ain[r, s] * W[u, s]  (Z = Ain @ W.T; W is (n_out, n_src)).
+
+    The AVX-512 kernels also add the biases b (to the finished sums, as the
+    caller's activation pass would); returns True when they did, False when the
+    caller must add them.
+    """
     cdef int m, n, k, ia, iw, iz
     cdef double one = 1.0, zero = 0.0
     cdef char tr = b'T', nt = b'N'
     if fn_use_avx512() and nb >= AVX512_MIN_ROWS:
         if n_out >= AVX512_VECTOR_UNITS:
-            fn512_forward(nb, n_out, n_src, Ain, lda, W, Z, ldz)
-            return
-        fn512_dots(nb, n_out, n_src, Ain, lda, W, Z, ldz)
-        return
+            fn512_forward(nb, n_out, n_src, Ain, lda, W, b, Z, ldz)
+        else:
+            fn512_dots(nb, n_out, n_src, Ain, lda, W, b, Z, ldz)
+        return True
     if n_out > NARROW_LAYER and nb * n_out * n_src >= blas_min:
         # column-major: Z^T (n_out x nb) = W_cm^T (n_out x n_src) . Ain^T (n_src x nb)
         m = <int>n_out; n = <int>nb; k = <int>n_src
         ia = <int>lda; iw = <int>n_src; iz = <int>ldz
         dgemm(&tr, &nt, &m, &n, &k, &one, <double*>W, &iw, <double*>Ain, &ia,
               &zero, Z, &iz)
-        return
+        return False
     fn_loops_forward(nb, n_out, n_src, Ain, lda, W, Z, ldz)
+    return False
 
 
 cdef inline void gemm_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
@@ -184,7 +190,7 @@ cdef inline void gemm_backprop(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src
     cdef double one = 1.0
     cdef char nt = b'N'
     if fn_use_avx512() and nb >= AVX512_MIN_ROWS:
-        fn512_panel(nb, n_src, n_out, Delta, ldd, W, ldw, dA, ldda, 1)
+        fn512_panel(nb, n_src, n_out, Delta, ldd, W, ldw, dA, ldda, 1, NULL)
         return
     if n_out > NARROW_LAYER and nb * n_out * n_src >= blas_min:
         # column-major: dA^T (n_src x nb) += W_cm (n_src x n_out) . Delta^T (n_out x nb)
