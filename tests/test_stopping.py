@@ -190,3 +190,31 @@ def test_correct_criterion_with_analog_targets():
     assert r.stop_reason == "correct"
     assert threshold_correct(net.predict(X), T, analog=0.05).all()
     assert r.epochs >= 1   # the initial weights (|w| <= 0.01) give outputs near 0: not correct
+
+
+def test_deep_copies_share_no_state():
+    # Training works on a deep copy of `stop`; fastnet's criteria copy their children,
+    # other subclasses get a generic deep copy of everything they hold.
+    import copy
+
+    from fastnet.stopping import GL, UP, Correct, EverHeld, MaxEpochs
+
+    rule = EverHeld(GL(5) & UP(2)) | (Correct(0.3) | MaxEpochs(7))
+    twin = copy.deepcopy(rule)
+    assert repr(twin) == repr(rule) and twin.to_dict() == rule.to_dict()
+    originals = [rule.criteria[0], rule.criteria[0].criterion, *rule.criteria[0].criterion.criteria]
+    copies = [twin.criteria[0], twin.criteria[0].criterion, *twin.criteria[0].criterion.criteria]
+    assert all(a is not b and type(a) is type(b) for a, b in zip(originals, copies))
+    up, up_copy = rule.criteria[0].criterion.criteria[1], twin.criteria[0].criterion.criteria[1]
+    up_copy._run = 5
+    assert up._run == 0
+
+    class Remembers(MaxEpochs):
+        def __init__(self, n):
+            super().__init__(n)
+            self.seen = []
+
+    mine = Remembers(3)
+    other = copy.deepcopy(mine)
+    other.seen.append(1)
+    assert mine.seen == [] and other.n == 3

@@ -15,7 +15,7 @@ import numpy as np
 from fastnet import __version__
 from fastnet._blas import single_threaded_blas
 from fastnet._kernels import _forward
-from fastnet._validation import check_int, check_pair
+from fastnet._validation import check_float, check_int, check_pair
 from fastnet.exceptions import NoConvergenceWarning
 from fastnet.measures import _winner_takes_all_error, is_one_hot, threshold_correct
 from fastnet.network import DEFAULT_BLAS_MIN, MLP
@@ -348,8 +348,12 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
     kernel_check = (type(criterion) is Correct and val is None and test is None
                     and callback is None and getattr(stepper, "supports_success_check", False))
     if kernel_check:
-        threshold_correct(ws.T, ws.T, r_c=criterion.r_c, analog=criterion.analog)  # validates
-        check = (strip, criterion.r_c, criterion.analog)
+        analog = criterion.analog
+        if not np.all((ws.T == 0.0) | (ws.T == 1.0)):   # as threshold_correct checks
+            if analog is None:
+                raise ValueError("`T` has targets other than 0 and 1; give an `analog` tolerance.")
+            analog = check_float(analog, "analog", low=0.0, low_open=True)
+        check = (strip, criterion.r_c, analog)
         step = strip * max(1, MAX_EPOCHS_PER_CALL // strip)
 
     cpu0, wall0 = time.process_time(), time.perf_counter()

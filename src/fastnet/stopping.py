@@ -32,6 +32,7 @@ benchmarking rules. Technical Report 21/94, Universität Karlsruhe.
 Prechelt, L. (1998). Early stopping -- but when? In Neural Networks: Tricks of the
 Trade, LNCS 1524, 55-69.
 """
+import copy
 import math
 from dataclasses import dataclass
 
@@ -188,6 +189,24 @@ class StoppingCriterion:
     def to_dict(self):
         """A JSON-able description (used in result files)."""
         return {"criterion": self.name}
+
+    def __deepcopy__(self, memo):
+        # Every training call works on a deep copy (criteria keep state). fastnet's
+        # own criteria hold only numbers, strings and child criteria, so copying
+        # the children is enough: ~2 instead of ~20 us per call, which short
+        # many-trial studies (Hamey) pay once per trial. Other subclasses may hold
+        # anything and get the generic deep copy of their attributes.
+        new = copy.copy(self)
+        memo[id(self)] = new
+        if type(self).__module__ != __name__:
+            new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+            return new
+        for key, value in vars(self).items():
+            if isinstance(value, StoppingCriterion):
+                setattr(new, key, copy.deepcopy(value, memo))
+            elif isinstance(value, tuple) and any(isinstance(c, StoppingCriterion) for c in value):
+                setattr(new, key, tuple(copy.deepcopy(c, memo) for c in value))
+        return new
 
 
 def _need_val(state, name):
