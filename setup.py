@@ -36,7 +36,7 @@ extensions = [
         f"fastnet._kernels.{name}",
         [f"src/fastnet/_kernels/{name}.pyx"],
         include_dirs=["src/fastnet/_kernels"],
-        depends=["src/fastnet/_kernels/_loops.h", "src/fastnet/_kernels/_avx512.h", "src/fastnet/_kernels/_types.pxd"],
+        depends=["src/fastnet/_kernels/_loops.h", "src/fastnet/_kernels/_avx512.h", "src/fastnet/_kernels/_avx2.h", "src/fastnet/_kernels/_types.pxd"],
         extra_compile_args=CFLAGS,
     )
     for name in KERNELS

@@ -3,6 +3,7 @@ import os
 import platform
 import subprocess
 import sys
+import sysconfig
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from numpy.testing import assert_allclose
 import _reference as ref
 from fastnet import MLP
 from fastnet._kernels import _backward, _forward, _rprop
+from fastnet._training import build_flags
 from fastnet.network import ACTIVATIONS
 
 NETS = [
@@ -84,34 +86,57 @@ def test_products_match_reference_on_every_tile_shape(hidden, shortcut):
                 assert_allclose(g, g_ref, rtol=1e-12, atol=1e-13)
 
 
-def test_simd_level_follows_the_cpu_and_the_environment():
-    # CI runs on AVX-512 machines: the AVX-512 kernels must then be the ones tested
-    # above, and FASTNET_NO_AVX512=1 must switch them off (tested in a fresh process,
-    # as the choice is made at import).
-    flags = ""
-    if os.path.exists("/proc/cpuinfo"):
-        with open("/proc/cpuinfo") as f:
-            flags = f.read()
-    has_avx512 = platform.machine() == "x86_64" and " avx512f" in flags and " avx512dq" in flags
-    expected = "avx512" if has_avx512 and os.environ.get("FASTNET_NO_AVX512", "0") in ("", "0") \
-        else "default"
-    assert _forward.simd_level() == expected
+def _cpu_flags():
+    if platform.machine() not in ("x86_64", "AMD64") or not os.path.exists("/proc/cpuinfo"):
+        return set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def _simd_in(env_value):
+    env = dict(os.environ)
+    env.pop("FASTNET_SIMD", None)
+    if env_value is not None:
+        env["FASTNET_SIMD"] = env_value
     code = "from fastnet._kernels import _forward; print(_forward.simd_level())"
-    env = dict(os.environ, FASTNET_NO_AVX512="1")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "default"
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, check=True).stdout.strip()
 
 
-@pytest.mark.skipif(os.environ.get("FASTNET_NO_AVX512", "0") not in ("", "0"),
-                    reason="this run already uses the AVX2/BLAS paths")
-def test_kernels_without_avx512_match_reference():
-    # The AVX2 loops and BLAS calls that CPUs without AVX-512 run: the oracle tests
-    # of the kernels and of training again, in a process with AVX-512 switched off.
-    env = dict(os.environ, FASTNET_NO_AVX512="1")
+def test_simd_level_follows_the_cpu_and_the_environment():
+    # CI runs on AVX-512 machines: the AVX-512 kernels must then be the ones the
+    # tests above check, and FASTNET_SIMD must cap the level (the choice is made at
+    # import, so each setting is tried in a fresh process).
+    flags = _cpu_flags()
+    cpu = ("avx512" if {"avx512f", "avx512dq", "avx2", "fma"} <= flags
+           else "avx2" if {"avx2", "fma"} <= flags else "default")
+    order = ["default", "avx2", "avx512"]
+    native = order[min(order.index(cpu), order.index(_forward.simd_compiled()))]
+    cc = sysconfig.get_config_var("CC") or ""
+    if (platform.machine() == "x86_64" and "gcc" in cc
+            and "FASTNET_NO_SIMD_TILES" not in str(build_flags()["extra_compile_args"])):
+        assert _forward.simd_compiled() == "avx512"   # GCC on x86-64 (CI) builds the tiles
+    assert _simd_in(None) == native
+    assert _simd_in("none") == "default"
+    assert _simd_in("avx2") == ("avx2" if native in ("avx512", "avx2") else "default")
+    assert _forward.simd_level() == {None: native, "avx2": _simd_in("avx2"),
+                                     "none": "default"}[os.environ.get("FASTNET_SIMD")]
+
+
+@pytest.mark.parametrize("level", ["avx2", "none"])
+def test_lower_simd_levels_match_reference(level):
+    # The AVX2 tiles and the loops + BLAS, which CPUs without AVX-512 run: the
+    # oracle tests of the kernels and of training again, in a process with the
+    # level capped.
+    if os.environ.get("FASTNET_SIMD"):
+        pytest.skip("this run already has a capped level")
     here = os.path.dirname(os.path.abspath(__file__))
     files = [os.path.join(here, f) for f in ("test_kernels.py", "test_rprop.py",
                                               "test_backprop.py")]
+    env = dict(os.environ, FASTNET_SIMD=level)
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                           "-k", "reference or success_check", *files], env=env,
                          capture_output=True, text=True)

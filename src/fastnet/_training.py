@@ -195,7 +195,7 @@ def _build_flags():
     except ImportError:  # built without setup.py (e.g. the CMake mirror)
         flags = {"extra_compile_args": "unknown"}
     # Which products ran: results differ in the last bits between the AVX-512
-    # kernels and the AVX2/BLAS paths, and BLAS speed depends on its kernel set.
+    # tiles, the AVX2 tiles and the loops/BLAS, and BLAS speed depends on its kernels.
     flags["vector_kernels"] = simd_level()
     flags["blas"] = [f"{i.get('internal_api')} {i.get('version')} ({i.get('architecture')})"
                      for i in threadpool_info() if i.get("user_api") == "blas"]
@@ -203,8 +203,9 @@ def _build_flags():
 
 
 def build_flags():
-    """Compiler flags and Cython directives of this build, the vector kernels in use
-    (``"avx512"`` or ``"default"``) and the BLAS libraries loaded (a fresh dict)."""
+    """Compiler flags and Cython directives of this build, the layer products in use
+    (``"avx512"``, ``"avx2"`` or ``"default"``, see ``FASTNET_SIMD``) and the BLAS
+    libraries loaded (a fresh dict)."""
     return dict(_build_flags())
 
 

@@ -19,10 +19,11 @@
  * differs from the AVX2 loops and from BLAS, so results differ in the last
  * bits between machines with and without AVX-512 (as with OpenBLAS itself).
  *
- * Set FASTNET_NO_AVX512=1 in the environment (read once, when a kernel module
- * is imported) to use the AVX2/BLAS paths instead; the tests do this to check
- * both paths against the NumPy oracle. Building with -DFASTNET_NO_AVX512_BUILD
- * (e.g. FASTNET_CFLAGS) leaves the kernels out; compilers other than GCC >= 10
+ * Set FASTNET_SIMD=avx2 (the AVX2 tiles of _avx2.h) or FASTNET_SIMD=none (the
+ * loops of _loops.h and BLAS) in the environment, read once when a kernel module
+ * is imported, to use a lower level; the tests do this to check every path
+ * against the NumPy oracle. Building with -DFASTNET_NO_SIMD_TILES (e.g. through
+ * FASTNET_CFLAGS) leaves out both sets of tiles; compilers other than GCC >= 10
  * on x86-64 leave them out too.
  */
 #ifndef FASTNET_AVX512_H
@@ -32,8 +33,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_avx2.h"
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && (__GNUC__ >= 10) \
-    && !defined(FASTNET_NO_AVX512_BUILD)
+    && !defined(FASTNET_NO_SIMD_TILES)
 #define FASTNET_HAVE_AVX512 1
 #include <immintrin.h>
 #define FN512 __attribute__((target("avx512f,avx512dq,avx512vl,fma"), unused)) static
@@ -42,30 +45,50 @@
 #define FASTNET_HAVE_AVX512 0
 #endif
 
-/* -1: not decided yet; 0: use the AVX2/BLAS paths; 1: use these kernels. One
- * copy per extension module (the header is static); fn_simd_init() runs at
- * module import, so the kernels only read it. */
-static int fn_avx512_state = -1;
+/* Which products run (one copy per extension module, as the header is static;
+ * fn_simd_init() runs at module import, so the kernels only read it):
+ *   -1 not decided yet, 0 the loops of _loops.h and BLAS, 1 the AVX2 tiles of
+ *   _avx2.h, 2 the AVX-512 kernels here.
+ * The CPU decides; FASTNET_SIMD=avx2 or FASTNET_SIMD=none in the environment caps
+ * the level (for tests, and for comparing the paths on one machine). */
+static int fn_simd_state = -1;
 
 __attribute__((unused)) static int
 fn_simd_init(void)
 {
-#if FASTNET_HAVE_AVX512
-    const char *off = getenv("FASTNET_NO_AVX512");
+    const char *cap = getenv("FASTNET_SIMD");
+    int level = 0;
+#if FASTNET_HAVE_AVX512 || FASTNET_HAVE_AVX2_TILES
     __builtin_cpu_init();
-    /* libgcc's check includes the OS saving the AVX-512 registers (XCR0). */
-    fn_avx512_state = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
-                      && !(off != NULL && off[0] != '\0' && strcmp(off, "0") != 0);
-#else
-    fn_avx512_state = 0;
+    /* libgcc's checks include the OS saving the vector registers (XCR0). */
 #endif
-    return fn_avx512_state;
+#if FASTNET_HAVE_AVX2_TILES
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        level = 1;
+#endif
+#if FASTNET_HAVE_AVX512
+    if (level == 1 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"))
+        level = 2;
+#endif
+    if (cap != NULL && strcmp(cap, "avx2") == 0 && level > 1)
+        level = 1;
+    else if (cap != NULL && strcmp(cap, "none") == 0)
+        level = 0;
+    fn_simd_state = level;
+    return level;
+}
+
+/* The highest level this build contains (the CPU may allow less). */
+__attribute__((unused)) static int
+fn_simd_compiled(void)
+{
+    return FASTNET_HAVE_AVX512 ? 2 : FASTNET_HAVE_AVX2_TILES ? 1 : 0;
 }
 
 __attribute__((unused)) static inline int
-fn_use_avx512(void)
+fn_simd_level(void)
 {
-    return fn_avx512_state < 0 ? fn_simd_init() : fn_avx512_state;
+    return fn_simd_state < 0 ? fn_simd_init() : fn_simd_state;
 }
 
 #if FASTNET_HAVE_AVX512
@@ -375,6 +398,30 @@ fn512_dots(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *A,
         }
     }
 }
+
+#else /* no AVX-512 tiles in this build: stubs, never called (fn_simd_level() < 2) */
+
+__attribute__((unused)) static void
+fn512_panel(ptrdiff_t nb, ptrdiff_t n, ptrdiff_t np, const double *L, ptrdiff_t ldl,
+            const double *P, ptrdiff_t ldp, double *C, ptrdiff_t ldc, int accumulate,
+            const double *bias)
+{ (void)nb; (void)n; (void)np; (void)L; (void)ldl; (void)P; (void)ldp; (void)C; (void)ldc;
+  (void)accumulate; (void)bias; }
+
+__attribute__((unused)) static void
+fn512_forward(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *A,
+              ptrdiff_t lda, const double *W, const double *b, double *Z, ptrdiff_t ldz)
+{ (void)nb; (void)n_out; (void)n_src; (void)A; (void)lda; (void)W; (void)b; (void)Z; (void)ldz; }
+
+__attribute__((unused)) static void
+fn512_dots(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *A,
+           ptrdiff_t lda, const double *W, const double *b, double *Z, ptrdiff_t ldz)
+{ (void)nb; (void)n_out; (void)n_src; (void)A; (void)lda; (void)W; (void)b; (void)Z; (void)ldz; }
+
+__attribute__((unused)) static void
+fn512_gradient(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *D,
+               ptrdiff_t ldd, const double *A, ptrdiff_t lda, double *G)
+{ (void)nb; (void)n_out; (void)n_src; (void)D; (void)ldd; (void)A; (void)lda; (void)G; }
 
 #endif /* FASTNET_HAVE_AVX512 */
 #endif /* FASTNET_AVX512_H */

@@ -2,7 +2,7 @@
 from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS,
     ACT_LINEAR, ACT_PROBEN1, activate, activate_only, gemm_forward, fn_loops_proben1, fn_loops_linear,
-    fn_simd_init, fn_use_avx512,
+    fn_simd_init, fn_simd_level, fn_simd_compiled,
 )
 
 # Decide once, at import, which products this CPU runs (see _avx512.h).
@@ -10,12 +10,20 @@ fn_simd_init()
 
 
 def simd_level():
-    """Return the vector kernels this process uses: ``"avx512"`` or ``"default"``.
+    """Return the layer products this process uses: ``"avx512"``, ``"avx2"`` or ``"default"``.
 
-    ``"default"`` means the AVX2/baseline loops (chosen per CPU by the loader)
-    and BLAS; set ``FASTNET_NO_AVX512=1`` before import to force it.
+    ``"avx512"`` and ``"avx2"`` are the register-tiled kernels of _avx512.h and
+    _avx2.h; ``"default"`` the loops of _loops.h (compiled per CPU level and
+    chosen by the loader) and BLAS. The CPU decides; ``FASTNET_SIMD=avx2`` or
+    ``FASTNET_SIMD=none`` in the environment before import caps the level.
     """
-    return "avx512" if fn_use_avx512() else "default"
+    return {2: "avx512", 1: "avx2"}.get(fn_simd_level(), "default")
+
+
+def simd_compiled():
+    """The highest level this build contains (``"avx512"``, ``"avx2"`` or ``"default"``):
+    GCC >= 10 on x86-64 builds both sets of tiles unless FASTNET_NO_SIMD_TILES is defined."""
+    return {2: "avx512", 1: "avx2"}.get(fn_simd_compiled(), "default")
 
 
 cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,

@@ -41,9 +41,20 @@ cdef extern from "_loops.h" nogil:
                                   const double* D, double* Delta, Py_ssize_t ldd)
 
 cdef extern from "_avx512.h" nogil:
-    # AVX-512 register-tiled products, chosen at run time (see _avx512.h).
+    # AVX-512 and AVX2 register-tiled products, chosen at run time (see _avx512.h
+    # and _avx2.h, which it includes).
+    void fn256_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
+                       const double* A, Py_ssize_t lda, const double* W,
+                       const double* b, double* Z, Py_ssize_t ldz)
+    void fn256_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
+                        const double* D, Py_ssize_t ldd, const double* A,
+                        Py_ssize_t lda, double* G)
+    void fn256_panel(Py_ssize_t nb, Py_ssize_t n, Py_ssize_t np, const double* L,
+                     Py_ssize_t ldl, const double* P, Py_ssize_t ldp, double* C,
+                     Py_ssize_t ldc, int accumulate, const double* bias)
     int fn_simd_init()
-    int fn_use_avx512()
+    int fn_simd_level()
+    int fn_simd_compiled()
     void fn512_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
                        const double* A, Py_ssize_t lda, const double* W,
                        const double* b, double* Z, Py_ssize_t ldz)
@@ -127,6 +138,14 @@ cdef enum:
     # ms/epoch), and OpenBLAS's own AVX-512 kernels on wide layers (256-256-10:
     # 6.2 against 8.3 ms/epoch).
     AVX512_VECTOR_UNITS = 8
+    # The AVX2 tiles (CPUs without AVX-512) take the same products, but forward
+    # products only for layers of >= AVX2_VECTOR_UNITS units (one 4-lane vector);
+    # narrower ones keep the loops, whose dot products suit them.
+    AVX2_VECTOR_UNITS = 4
+    # fn_simd_level() values.
+    SIMD_NONE = 0
+    SIMD_AVX2 = 1
+    SIMD_AVX512 = 2
     AVX512_MIN_ROWS = 8
 
 cdef inline bint gemm_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
@@ -142,11 +161,15 @@ cdef inline bint gemm_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
     cdef int m, n, k, ia, iw, iz
     cdef double one = 1.0, zero = 0.0
     cdef char tr = b'T', nt = b'N'
-    if fn_use_avx512() and nb >= AVX512_MIN_ROWS:
+    cdef int level = fn_simd_level()
+    if level == SIMD_AVX512 and nb >= AVX512_MIN_ROWS:
         if n_out >= AVX512_VECTOR_UNITS:
             fn512_forward(nb, n_out, n_src, Ain, lda, W, b, Z, ldz)
         else:
             fn512_dots(nb, n_out, n_src, Ain, lda, W, b, Z, ldz)
+        return True
+    if level == SIMD_AVX2 and nb >= AVX512_MIN_ROWS and n_out >= AVX2_VECTOR_UNITS:
+        fn256_forward(nb, n_out, n_src, Ain, lda, W, b, Z, ldz)
         return True
     if n_out > NARROW_LAYER and nb * n_out * n_src >= blas_min:
         # column-major: Z^T (n_out x nb) = W_cm^T (n_out x n_src) . Ain^T (n_src x nb)
@@ -167,8 +190,12 @@ cdef inline void gemm_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src
     cdef int m, n, k, ia, idl, ig
     cdef double one = 1.0
     cdef char tr = b'T', nt = b'N'
-    if fn_use_avx512() and nb >= AVX512_MIN_ROWS:
+    cdef int level = fn_simd_level()
+    if level == SIMD_AVX512 and nb >= AVX512_MIN_ROWS:
         fn512_gradient(nb, n_out, n_src, Delta, ldd, Ain, lda, G)
+        return
+    if level == SIMD_AVX2 and nb >= AVX512_MIN_ROWS:
+        fn256_gradient(nb, n_out, n_src, Delta, ldd, Ain, lda, G)
         return
     if n_out > GRAD_LOOP_UNITS and nb * n_out * n_src >= blas_min:
         # column-major: G^T (n_src x n_out) += Ain^T (n_src x nb) . Delta (nb x n_out)
@@ -189,8 +216,12 @@ cdef inline void gemm_backprop(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src
     cdef int m, n, k, iw, idl, ida
     cdef double one = 1.0
     cdef char nt = b'N'
-    if fn_use_avx512() and nb >= AVX512_MIN_ROWS:
+    cdef int level = fn_simd_level()
+    if level == SIMD_AVX512 and nb >= AVX512_MIN_ROWS:
         fn512_panel(nb, n_src, n_out, Delta, ldd, W, ldw, dA, ldda, 1, NULL)
+        return
+    if level == SIMD_AVX2 and nb >= AVX512_MIN_ROWS:
+        fn256_panel(nb, n_src, n_out, Delta, ldd, W, ldw, dA, ldda, 1, NULL)
         return
     if n_out > NARROW_LAYER and nb * n_out * n_src >= blas_min:
         # column-major: dA^T (n_src x nb) += W_cm (n_src x n_out) . Delta^T (n_out x nb)
