@@ -319,7 +319,9 @@ def test_thread_parallel_training_equals_sequential_and_is_faster():
     threadpoolctl = pytest.importorskip("threadpoolctl")
     if _usable_cpus() < 2:
         pytest.skip("needs 2 CPUs for a speed-up")
-    X, Y = _data(n=1000, n_in=16, n_out=4)
+    # Long enough (~0.4 s sequential) that thread start-up and the per-call Python
+    # work (which holds the GIL) stay small beside the kernels.
+    X, Y = _data(n=4000, n_in=16, n_out=4)
     seeds = range(4)
 
     def sequential():
