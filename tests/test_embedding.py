@@ -359,7 +359,7 @@ def test_kernels_release_the_gil():
     stall for the whole call; it must instead keep making progress (gaps far
     shorter than the call), whatever the load of the machine.
     """
-    X, Y = _data(n=1000, n_in=16, n_out=4)
+    X, Y = _data(n=4000, n_in=16, n_out=4)   # a call of ~0.15 s: far above sleep jitter
     net = MLP(16, (16,), 4, shortcut=False).init_weights(0)
     with ThreadPoolExecutor(max_workers=1) as pool:
         t0 = time.perf_counter()
