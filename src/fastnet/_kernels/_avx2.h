@@ -15,6 +15,20 @@
 
 #include <stddef.h>
 
+/* A chunk of W^T for the forward products of _avx2.h and _avx512.h:
+ * pack[k * ldp + j] = W[(j0 + j) * n_src + k0 + k] for j < w, k < kc. */
+__attribute__((unused)) static inline void
+fn_pack_wt(const double *W, ptrdiff_t n_src, ptrdiff_t j0, ptrdiff_t w, ptrdiff_t k0,
+           ptrdiff_t kc, double *pack, ptrdiff_t ldp)
+{
+    ptrdiff_t j, k;
+    for (j = 0; j < w; j++) {
+        const double *wrow = W + (j0 + j) * n_src + k0;
+        for (k = 0; k < kc; k++)
+            pack[k * ldp + j] = wrow[k];
+    }
+}
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && (__GNUC__ >= 10) \
     && !defined(FASTNET_NO_SIMD_TILES)
 #define FASTNET_HAVE_AVX2_TILES 1
@@ -120,16 +134,12 @@ fn256_forward(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *A,
               ptrdiff_t lda, const double *W, const double *b, double *Z, ptrdiff_t ldz)
 {
     double pack[FN256_KC * 12] __attribute__((aligned(32)));
-    ptrdiff_t j0, k0, k, j;
+    ptrdiff_t j0, k0;
     for (j0 = 0; j0 < n_out; j0 += 12) {
         const ptrdiff_t w = n_out - j0 < 12 ? n_out - j0 : 12;
         for (k0 = 0; k0 < n_src; k0 += FN256_KC) {
             const ptrdiff_t kc = n_src - k0 < FN256_KC ? n_src - k0 : FN256_KC;
-            for (j = 0; j < w; j++) {
-                const double *wrow = W + (j0 + j) * n_src + k0;
-                for (k = 0; k < kc; k++)
-                    pack[k * 12 + j] = wrow[k];
-            }
+            fn_pack_wt(W, n_src, j0, w, k0, kc, pack, 12);
             fn256_panel(nb, w, kc, A + k0, lda, pack, 12, Z + j0, ldz, k0 > 0,
                         b && k0 + kc == n_src ? b + j0 : NULL);
         }

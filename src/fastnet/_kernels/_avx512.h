@@ -185,16 +185,12 @@ fn512_forward(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *A,
               ptrdiff_t lda, const double *W, const double *b, double *Z, ptrdiff_t ldz)
 {
     double pack[FN512_KC * 32] __attribute__((aligned(64)));
-    ptrdiff_t j0, k0, k, j;
+    ptrdiff_t j0, k0;
     for (j0 = 0; j0 < n_out; j0 += 32) {
         const ptrdiff_t w = n_out - j0 < 32 ? n_out - j0 : 32;
         for (k0 = 0; k0 < n_src; k0 += FN512_KC) {
             const ptrdiff_t kc = n_src - k0 < FN512_KC ? n_src - k0 : FN512_KC;
-            for (j = 0; j < w; j++) {
-                const double *wrow = W + (j0 + j) * n_src + k0;
-                for (k = 0; k < kc; k++)
-                    pack[k * 32 + j] = wrow[k];
-            }
+            fn_pack_wt(W, n_src, j0, w, k0, kc, pack, 32);
             fn512_panel(nb, w, kc, A + k0, lda, pack, 32, Z + j0, ldz, k0 > 0,
                         b && k0 + kc == n_src ? b + j0 : NULL);
         }
