@@ -129,24 +129,24 @@ cdef inline double activate_only(int code, double x) noexcept nogil:
 cdef enum:
     NARROW_LAYER = 4
     GRAD_LOOP_UNITS = 32
-    # AVX-512 kernels (_avx512.h), where the CPU has them, take every product of
-    # >= AVX512_MIN_ROWS rows (fewer, as in online training, gain nothing, and the
-    # forward kernel packs W^T per call):
-    # layers of >= AVX512_VECTOR_UNITS units (one full vector) the register-tiled
-    # forward product, narrower ones 8-lane dot products. They beat the loops and
-    # BLAS on every case of PEERS.md, tiny layers included (case A 0.0168 -> 0.0111
+    # The register tiles, where the CPU has them (fn_simd_level()): they take
+    # every product of >= SIMD_MIN_ROWS rows (fewer, as in online training, gain
+    # nothing, and the forward kernels pack W^T per call). AVX-512 (_avx512.h):
+    # layers of >= AVX512_VECTOR_UNITS units (one full vector) the tiled forward
+    # product, narrower ones 8-lane dot products. They beat the loops and BLAS on
+    # every case of PEERS.md, tiny layers included (case A 0.0168 -> 0.0111
     # ms/epoch), and OpenBLAS's own AVX-512 kernels on wide layers (256-256-10:
-    # 6.2 against 8.3 ms/epoch).
+    # 6.2 against 8.3 ms/epoch). AVX2 (_avx2.h, CPUs without AVX-512): the same
+    # products, but forward ones only for layers of >= AVX2_VECTOR_UNITS units
+    # (one 4-lane vector); narrower ones keep the loops, whose dot products suit them.
+    SIMD_MIN_ROWS = 8
     AVX512_VECTOR_UNITS = 8
-    # The AVX2 tiles (CPUs without AVX-512) take the same products, but forward
-    # products only for layers of >= AVX2_VECTOR_UNITS units (one 4-lane vector);
-    # narrower ones keep the loops, whose dot products suit them.
     AVX2_VECTOR_UNITS = 4
     # fn_simd_level() values.
     SIMD_NONE = 0
     SIMD_AVX2 = 1
     SIMD_AVX512 = 2
-    AVX512_MIN_ROWS = 8
+
 
 cdef inline bint gemm_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
                               const double* Ain, Py_ssize_t lda,
@@ -154,7 +154,7 @@ cdef inline bint gemm_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
                               Py_ssize_t blas_min) noexcept nogil:
     """Z[r, u] = sum_s Ain[r, s] * W[u, s]  (Z = Ain @ W.T; W is (n_out, n_src)).
 
-    The AVX-512 kernels also add the biases b (to the finished sums, as the
+    The tiled kernels also add the biases b (to the finished sums, as the
     caller's activation pass would); returns True when they did, False when the
     caller must add them.
     """
@@ -162,13 +162,13 @@ cdef inline bint gemm_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
     cdef double one = 1.0, zero = 0.0
     cdef char tr = b'T', nt = b'N'
     cdef int level = fn_simd_level()
-    if level == SIMD_AVX512 and nb >= AVX512_MIN_ROWS:
+    if level == SIMD_AVX512 and nb >= SIMD_MIN_ROWS:
         if n_out >= AVX512_VECTOR_UNITS:
             fn512_forward(nb, n_out, n_src, Ain, lda, W, b, Z, ldz)
         else:
             fn512_dots(nb, n_out, n_src, Ain, lda, W, b, Z, ldz)
         return True
-    if level == SIMD_AVX2 and nb >= AVX512_MIN_ROWS and n_out >= AVX2_VECTOR_UNITS:
+    if level == SIMD_AVX2 and nb >= SIMD_MIN_ROWS and n_out >= AVX2_VECTOR_UNITS:
         fn256_forward(nb, n_out, n_src, Ain, lda, W, b, Z, ldz)
         return True
     if n_out > NARROW_LAYER and nb * n_out * n_src >= blas_min:
@@ -191,10 +191,10 @@ cdef inline void gemm_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src
     cdef double one = 1.0
     cdef char tr = b'T', nt = b'N'
     cdef int level = fn_simd_level()
-    if level == SIMD_AVX512 and nb >= AVX512_MIN_ROWS:
+    if level == SIMD_AVX512 and nb >= SIMD_MIN_ROWS:
         fn512_gradient(nb, n_out, n_src, Delta, ldd, Ain, lda, G)
         return
-    if level == SIMD_AVX2 and nb >= AVX512_MIN_ROWS:
+    if level == SIMD_AVX2 and nb >= SIMD_MIN_ROWS:
         fn256_gradient(nb, n_out, n_src, Delta, ldd, Ain, lda, G)
         return
     if n_out > GRAD_LOOP_UNITS and nb * n_out * n_src >= blas_min:
@@ -217,10 +217,10 @@ cdef inline void gemm_backprop(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src
     cdef double one = 1.0
     cdef char nt = b'N'
     cdef int level = fn_simd_level()
-    if level == SIMD_AVX512 and nb >= AVX512_MIN_ROWS:
+    if level == SIMD_AVX512 and nb >= SIMD_MIN_ROWS:
         fn512_panel(nb, n_src, n_out, Delta, ldd, W, ldw, dA, ldda, 1, NULL)
         return
-    if level == SIMD_AVX2 and nb >= AVX512_MIN_ROWS:
+    if level == SIMD_AVX2 and nb >= SIMD_MIN_ROWS:
         fn256_panel(nb, n_src, n_out, Delta, ldd, W, ldw, dA, ldda, 1, NULL)
         return
     if n_out > NARROW_LAYER and nb * n_out * n_src >= blas_min:
