@@ -181,12 +181,20 @@ def threshold_correct(Y, T, r_c=0.4, analog=None):
     r_c = check_float(r_c, "r_c", low=0.0, high=0.5, low_open=True)
     binary = (T == 0.0) | (T == 1.0)
     correct = np.where(T == 1.0, Y > 1.0 - r_c, Y < r_c)
-    if not binary.all():
-        if analog is None:
-            raise ValueError("`T` has targets other than 0 and 1; give an `analog` tolerance.")
-        analog = check_float(analog, "analog", low=0.0, low_open=True)
+    analog = _check_analog(binary, analog)
+    if analog is not None:
         correct = np.where(binary, correct, np.abs(Y - T) <= analog)
     return correct
+
+
+def _check_analog(binary, analog):
+    """The `analog` tolerance to use given the mask of binary targets: None when
+    every target is 0 or 1, else the checked tolerance (an error if none is given)."""
+    if binary.all():
+        return None
+    if analog is None:
+        raise ValueError("`T` has targets other than 0 and 1; give an `analog` tolerance.")
+    return check_float(analog, "analog", low=0.0, low_open=True)
 
 
 def is_one_hot(T):
