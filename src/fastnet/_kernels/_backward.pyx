@@ -95,7 +95,8 @@ def gradient(double[:, ::1] A, const double[:, ::1] T,
 
     Parameters
     ----------
-    A : (n_patterns, lda >= n_units) float64 (rows may be padded; padding is not read), inputs filled in; activations overwritten.
+    A : (n_patterns, lda >= n_units) float64, inputs filled in; activations
+        overwritten (rows may be padded past the units; the padding is not read).
     T : (n_patterns, n_out) float64 targets.
     layers, n_in : layer table and input count.
     w : flat weights; g : output, same length (overwritten).

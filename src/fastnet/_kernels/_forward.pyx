@@ -1,7 +1,8 @@
 """Forward pass over a batch of examples (see _types.pxd for the layout)."""
 from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS,
-    ACT_LINEAR, ACT_PROBEN1, activate, activate_only, gemm_forward, fn_loops_proben1, fn_loops_linear,
+    ACT_LINEAR, ACT_PROBEN1, activate, activate_only, gemm_forward, fn_loops_proben1,
+    fn_loops_linear,
     fn_simd_init, fn_simd_level, fn_simd_compiled,
 )
 
@@ -133,7 +134,8 @@ def forward(double[:, ::1] A, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
 
     Parameters
     ----------
-    A : (n_patterns, lda >= n_units) float64 (rows may be padded; padding is not read), inputs in columns [0, n_in); the other
+    A : (n_patterns, lda >= n_units) float64 (rows may be padded past the units;
+        the padding is not read), inputs in columns [0, n_in); the other
         columns are overwritten with the activations.
     layers : (n_layers, 7) intp layer table.
     n_in : number of inputs.
@@ -161,7 +163,8 @@ def sum_squared_error(double[:, ::1] A, const double[:, ::1] T,
 
     Parameters
     ----------
-    A : (n_patterns, lda >= n_units) float64 (rows may be padded; padding is not read) workspace with the inputs filled in.
+    A : (n_patterns, lda >= n_units) float64 workspace with the inputs filled in
+        (rows may be padded past the units; the padding is not read).
     T : (n_patterns, n_out) float64 targets.
     layers, n_in, w, block, blas_min : as in :func:`forward`.
 

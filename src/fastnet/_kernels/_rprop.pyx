@@ -3,7 +3,7 @@ from libc.math cimport fabs, isfinite
 
 from fastnet._kernels._backward cimport epoch_gradient
 from fastnet._kernels._forward cimport check_buffers, forward_blocks
-from fastnet._kernels._types cimport L_START, L_SIZE
+from fastnet._kernels._types cimport L_START
 
 # Variant codes RPROP_PLUS .. IRPROP_PLUS are declared in _rprop.pxd
 # (fastnet.rprop.VARIANTS maps names to them).
@@ -118,7 +118,8 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
 
     Parameters
     ----------
-    A : (n_patterns, lda >= n_units) float64 (rows may be padded; padding is not read) with the training inputs filled in.
+    A : (n_patterns, lda >= n_units) float64 with the training inputs filled in
+        (rows may be padded past the units; the padding is not read).
     T : (n_patterns, n_out) float64 targets.
     layers, n_in : layer table and input count.
     w, g, g_prev, dw_prev, step : flat vectors of length n_weights; the optimiser
