@@ -198,8 +198,17 @@ def test_reproduce_pivot_unknown_problem(proben1_root, tmp_path, capsys):
 
 
 def test_demo(capsys):
-    assert cli.main(["demo", "--runs", "1"]) == 0
-    assert "fastnet demo" in capsys.readouterr().out
+    assert cli.main(["demo", "--runs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "fastnet demo: 2 RPROP runs per task" in out
+    # one row per generated task: its runs, how many stopped by their criterion (at
+    # most all), the median epochs, and a positive training speed
+    rows = {line.split("  ")[0]: line.split()[-6:] for line in out.splitlines()
+            if line.startswith(("XOR", "encoder", "teacher"))}
+    assert len(rows) == 3
+    for runs, stopped, epochs, _test, _cpu, rate in rows.values():
+        assert int(runs) == 2 and 0 <= int(stopped) <= 2
+        assert int(epochs) >= 1 and float(rate) > 0
 
 
 def test_bench_on_dask_scheduler(proben1_root, tmp_path, capsys):

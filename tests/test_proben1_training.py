@@ -5,6 +5,8 @@ import pytest
 from fastnet import MLP, train_rprop
 from fastnet.datasets import load_proben1
 from fastnet.measures import classification_error, squared_error_percentage
+from fastnet.rprop import proben1_stopping
+from fastnet.stopping import TrainingState
 
 
 def test_cancer1_linear_preset_is_self_consistent(proben1_root):
@@ -46,6 +48,17 @@ def test_multilayer_preset_on_pivot_network(proben1_root):
     assert net.n_connections == data.architecture.connections == 100
     r = train_rprop(net, *data.train, *data.valid, preset="proben1-multilayer", seed=3)
     assert r.setup["parameters"]["eta_plus"] == 1.1
-    assert r.stop_reason in ("P<0.1", "max_epochs", "(ever GL5 and ever UP8 and ever PQ3)")
+    # The stop is the rule's first firing: replaying the recorded histories strip by
+    # strip through a fresh copy of the rule fires exactly at r.epochs, with that reason.
+    rule = proben1_stopping("multilayer")
+    rule.reset()
+    fired_at = None
+    for k, t in enumerate(r.val_epochs, start=1):
+        state = TrainingState(epoch=int(t), strip=5, train_errors=r.train_error[:t],
+                              val_errors=r.val_error[:k], val_epochs=r.val_epochs[:k])
+        if rule.update(state):
+            fired_at = (int(t), rule.fired)
+            break
+    assert fired_at == (r.epochs, r.stop_reason)
     assert r.traversals.evaluation == len(r.val_epochs) * 175 * net.n_connections
     assert np.all(np.diff(r.val_epochs) == 5)

@@ -98,9 +98,16 @@ def test_proben1_multilayer_rule():
     train = [100 * 0.9 ** t for t in range(60)]
     val = [1.0, 1.1, 1.0, 0.9, 0.95, 1.0, 1.01, 1.02, 1.03, 1.04, 1.05, 1.06]
     rule = proben1_stopping("multilayer")
-    epoch, fired = first_stop(rule, train, val)
-    # GL5 first at strip 2; UP8 at strip 12 (rises at strips 5..12); PQ3 needs GL/P5 > 3.
-    assert epoch is None or epoch >= 60
+    # GL5 first at strip 2 and UP8 at strip 12 (rises at strips 5..12), but PQ3 never:
+    # the training error falls 10 % per epoch, so P5 ~ 260 and GL/P5 < 0.05. The rule
+    # needs all three to have held at least once, so it never fires here...
+    assert first_stop(rule, train, val) == (None, None)
+    # ... and fires at the strip end where the last of the three first held once
+    # training slows to 0.05 % per epoch from epoch 51 on (P5 ~ 1, above P<0.1's
+    # threshold; GL ~ 17 -> PQ3 from strip 11), i.e. when UP8 first holds (strip 12).
+    slow = train[:50] + [train[49] * 0.9995 ** t for t in range(1, 11)]
+    assert first_stop(rule, slow, val) == (60, "(ever GL5 and ever UP8 and ever PQ3)")
+    assert first_stop(rule, slow[:55], val) == (None, None)
     lin = proben1_stopping("linear")
     assert first_stop(lin, train, val) == (10, "GL5")
 
@@ -116,15 +123,15 @@ def test_criteria_needing_validation_refuse_to_run_without():
 
 
 def test_bad_criterion_arguments():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="`alpha`.*got -1"):
         GL(-1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="`s`.*got 0"):
         UP(0)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="criteria.*'UP3'"):
         AnyOf(GL(5), "UP3")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="at least one"):
         AnyOf()
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="`criterion` must be a StoppingCriterion, got 5"):
         EverHeld(5)
     with pytest.raises(ValueError, match="`on`"):
         ErrorBelow(1, on="test")
@@ -184,12 +191,19 @@ def test_correct_criterion_with_analog_targets():
     T = np.array([[0.3], [0.7]])   # analog targets: need a tolerance
     with pytest.raises(ValueError, match="`analog`"):
         train_rprop(MLP(1, (), 1), X, T, stop=Correct(0.4), strip=1, max_epochs=10)
-    net = MLP(1, (), 1).init_weights(0, 0.01)
-    r = train_rprop(net, X, T, stop=Correct(0.4, analog=0.05), strip=1, max_epochs=500)
     from fastnet.measures import threshold_correct
+    net = MLP(1, (), 1).init_weights(0, 0.01)
+    start = net.copy()
+    # the initial weights (|w| <= 0.01) give outputs near 0: not correct yet
+    assert not threshold_correct(start.predict(X), T, analog=0.05).all()
+    r = train_rprop(net, X, T, stop=Correct(0.4, analog=0.05), strip=1, max_epochs=500)
     assert r.stop_reason == "correct"
     assert threshold_correct(net.predict(X), T, analog=0.05).all()
-    assert r.epochs >= 1   # the initial weights (|w| <= 0.01) give outputs near 0: not correct
+    # r.epochs is the first epoch after which the net is correct: one epoch fewer
+    # (same start, no random draws) is not.
+    before = start.copy()
+    train_rprop(before, X, T, max_epochs=r.epochs - 1)
+    assert not threshold_correct(before.predict(X), T, analog=0.05).all()
 
 
 def test_deep_copies_share_no_state():
