@@ -29,14 +29,14 @@ DIRECTIVES = {
 CFLAGS = ["-O3", "-fno-math-errno"] if not DEBUG else ["-O0", "-g"]
 CFLAGS += shlex.split(os.environ.get("FASTNET_CFLAGS", ""))
 
-KERNELS = ["_forward", "_backward", "_rprop", "_backprop"]
+KERNELS = ["_forward", "_backward", "_rprop", "_backprop", "_trials"]
 
 extensions = [
     Extension(
         f"fastnet._kernels.{name}",
         [f"src/fastnet/_kernels/{name}.pyx"],
         include_dirs=["src/fastnet/_kernels"],
-        depends=["src/fastnet/_kernels/_loops.h", "src/fastnet/_kernels/_avx512.h", "src/fastnet/_kernels/_avx2.h", "src/fastnet/_kernels/_types.pxd"],
+        depends=["src/fastnet/_kernels/_loops.h", "src/fastnet/_kernels/_avx512.h", "src/fastnet/_kernels/_avx2.h", "src/fastnet/_kernels/_trials.h", "src/fastnet/_kernels/_types.pxd"],
         extra_compile_args=CFLAGS,
     )
     for name in KERNELS

@@ -9,6 +9,7 @@ from fastnet.exceptions import DataFormatError, NoConvergenceWarning  # noqa: E4
 from fastnet.network import MLP  # noqa: E402
 from fastnet.rprop import train_rprop  # noqa: E402
 from fastnet.backprop import train_backprop  # noqa: E402
+from fastnet._many import train_rprop_many  # noqa: E402
 from fastnet._training import TrainResult, Traversals, SetErrors  # noqa: E402
 from fastnet.traversal import count_connections, count_traversals  # noqa: E402
 from fastnet import measures, stopping  # noqa: E402
@@ -52,6 +53,7 @@ def __getattr__(name):
 __all__ = [
     "MLP",
     "train_rprop",
+    "train_rprop_many",
     "train_backprop",
     "TrainResult",
     "Traversals",

@@ -101,6 +101,52 @@ class _RpropStepper:
                                    ws.net._block_size())
 
 
+def resolve_options(preset, given):
+    """RPROP hyper-parameters from the defaults, ``preset`` and the explicit
+    arguments in ``given`` (``_UNSET`` = not given), checked; ``stop`` a
+    criterion object. Shared by :func:`train_rprop` and :func:`train_rprop_many`."""
+    params = dict(variant="rprop+", eta_plus=1.2, eta_minus=0.5, delta0=0.1, delta_min=0.0,
+                  delta_max=50.0, max_epochs=100, stop=None, strip=5, init_scale=None)
+    if preset is not None:
+        check_choice(preset, "preset", PRESETS)
+        params.update(PRESETS[preset])
+    params.update({k: v for k, v in given.items() if v is not _UNSET})
+    if isinstance(params["stop"], str):
+        params["stop"] = proben1_stopping(params["stop"])
+    params["preset"] = preset
+    params["variant"] = check_choice(params["variant"], "variant", VARIANTS)
+    params["eta_plus"] = check_float(params["eta_plus"], "eta_plus", low=1.0, low_open=True)
+    params["eta_minus"] = check_float(params["eta_minus"], "eta_minus", low=0.0, high=1.0,
+                                      low_open=True, high_open=True)
+    delta_min = params["delta_min"] = check_float(params["delta_min"], "delta_min", low=0.0)
+    delta_max = params["delta_max"] = check_float(params["delta_max"], "delta_max", low=0.0)
+    if delta_min > delta_max:
+        raise ValueError(f"`delta_min` must be <= `delta_max`, got {delta_min} > {delta_max}.")
+    params["delta0"] = _check_delta0(params["delta0"], delta_min, delta_max)
+    if params["init_scale"] is not None:
+        params["init_scale"] = check_float(params["init_scale"], "init_scale", low=0.0)
+    return params
+
+
+def draw_start(net, params, seed):
+    """Initialise ``net`` from ``seed`` if ``params["init_scale"]`` is set, and
+    return the initial RPROP steps (drawn per weight if ``delta0`` is a range).
+
+    Draw order is fixed (weights, then steps) so one seed reproduces a run. The
+    generator is built only when something is drawn (seed=None costs OS entropy).
+    """
+    init, delta0 = params["init_scale"], params["delta0"]
+    rng = as_generator(seed) if (init is not None or isinstance(delta0, tuple)) else None
+    if seed is not None and rng is None:
+        as_generator(seed)  # still validate the argument
+    if init is not None:
+        net.init_weights(rng, scale=init)
+    C = net.n_connections
+    if isinstance(delta0, tuple):
+        return rng.uniform(delta0[0], delta0[1], size=C)
+    return np.full(C, delta0)
+
+
 def train_rprop(net, X, Y, X_val=None, Y_val=None, *, X_test=None, Y_test=None,
                 preset=None, variant=_UNSET, eta_plus=_UNSET, eta_minus=_UNSET,
                 delta0=_UNSET, delta_min=_UNSET, delta_max=_UNSET, max_epochs=_UNSET,
@@ -213,47 +259,19 @@ def train_rprop(net, X, Y, X_val=None, Y_val=None, *, X_test=None, Y_test=None,
     >>> result.epochs, result.traversals.forward == 200 * 4 * net.n_connections
     (200, True)
     """
-    params = dict(variant="rprop+", eta_plus=1.2, eta_minus=0.5, delta0=0.1, delta_min=0.0,
-                  delta_max=50.0, max_epochs=100, stop=None, strip=5, init_scale=None)
-    if preset is not None:
-        check_choice(preset, "preset", PRESETS)
-        params.update(PRESETS[preset])
-    given = dict(variant=variant, eta_plus=eta_plus, eta_minus=eta_minus, delta0=delta0,
-                 delta_min=delta_min, delta_max=delta_max, max_epochs=max_epochs, stop=stop,
-                 strip=strip, init_scale=init_scale)
-    params.update({k: v for k, v in given.items() if v is not _UNSET})
-    if isinstance(params["stop"], str):
-        params["stop"] = proben1_stopping(params["stop"])
-
-    variant = check_choice(params["variant"], "variant", VARIANTS)
-    eta_plus = check_float(params["eta_plus"], "eta_plus", low=1.0, low_open=True)
-    eta_minus = check_float(params["eta_minus"], "eta_minus", low=0.0, high=1.0,
-                            low_open=True, high_open=True)
-    delta_min = check_float(params["delta_min"], "delta_min", low=0.0)
-    delta_max = check_float(params["delta_max"], "delta_max", low=0.0)
-    if delta_min > delta_max:
-        raise ValueError(f"`delta_min` must be <= `delta_max`, got {delta_min} > {delta_max}.")
-    delta0 = _check_delta0(params["delta0"], delta_min, delta_max)
-    init = params["init_scale"]
-    if init is not None:
-        init = check_float(init, "init_scale", low=0.0)
+    params = resolve_options(preset, dict(
+        variant=variant, eta_plus=eta_plus, eta_minus=eta_minus, delta0=delta0,
+        delta_min=delta_min, delta_max=delta_max, max_epochs=max_epochs, stop=stop,
+        strip=strip, init_scale=init_scale))
     (X, Y, X_val, Y_val, X_test, Y_test, max_epochs, strip, target_range, block_size,
      blas_min) = check_common(net, X, Y, X_val, Y_val, X_test, Y_test, params["max_epochs"],
                               params["strip"], params["stop"], target_range, callback,
                               block_size, blas_min)
     classification = resolve_classification(classification, Y)
-    # Draw order is fixed (weights, then steps) so one seed reproduces a run. The
-    # generator is built only when something is drawn (seed=None costs OS entropy).
-    rng = as_generator(seed) if (init is not None or isinstance(delta0, tuple)) else None
-    if seed is not None and rng is None:
-        as_generator(seed)  # still validate the argument
-    if init is not None:
-        net.init_weights(rng, scale=init)
-    C = net.n_connections
-    if isinstance(delta0, tuple):
-        step0 = rng.uniform(delta0[0], delta0[1], size=C)
-    else:
-        step0 = np.full(C, delta0)
+    step0 = draw_start(net, params, seed)
+    variant, delta0, init = params["variant"], params["delta0"], params["init_scale"]
+    eta_plus, eta_minus = params["eta_plus"], params["eta_minus"]
+    delta_min, delta_max = params["delta_min"], params["delta_max"]
 
     ws = Workspace(net, X, Y, block_size, blas_min)
     stepper = _RpropStepper(ws, variant, eta_plus, eta_minus, delta_min, delta_max, step0)

@@ -1,0 +1,159 @@
+"""Many trials of one topology at once, side by side in vector lanes (see _trials.h)."""
+from libc.stdint cimport int64_t
+from cpython.pyport cimport PY_SSIZE_T_MAX
+
+from fastnet._kernels._forward cimport check_buffers
+
+cdef extern from "_trials.h" nogil:
+    enum: FN_TL
+    enum: FN_TBLOCK
+    void fn_trials_sse(Py_ssize_t n_groups, const Py_ssize_t* layers, Py_ssize_t n_layers,
+                       Py_ssize_t n_in, Py_ssize_t n_w, Py_ssize_t n, const double* X,
+                       const double* T, Py_ssize_t n_out, const double* w, double* work,
+                       double* sse)
+    void fn_trials_outputs(Py_ssize_t n_groups, const Py_ssize_t* layers, Py_ssize_t n_layers,
+                           Py_ssize_t n_in, Py_ssize_t n_w, Py_ssize_t n, const double* X,
+                           Py_ssize_t n_out, const double* w, double* work, double* Y)
+    void fn_trials_rprop(Py_ssize_t n_groups, const Py_ssize_t* layers, Py_ssize_t n_layers,
+                         Py_ssize_t n_in, Py_ssize_t n_units, Py_ssize_t n_w, Py_ssize_t n,
+                         const double* X, const double* T, Py_ssize_t n_out,
+                         double* w, double* g, double* g_prev, double* dw_prev, double* step,
+                         double* last_error, int64_t* status, double* work,
+                         int variant, double eta_plus, double eta_minus, double step_min,
+                         double step_max, Py_ssize_t n_epochs, double* sse_out,
+                         Py_ssize_t check_every, double r_c, double analog)
+
+#: Trials per group (lanes of one vector).
+LANES = FN_TL
+#: Examples per block of the training pass.
+BLOCK = FN_TBLOCK
+
+
+def work_size(Py_ssize_t n_units):
+    """Doubles of scratch the kernels need for a network of n_units units."""
+    return 3 * FN_TBLOCK * n_units * FN_TL
+
+
+cdef Py_ssize_t _check(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                       const double[:, ::1] X, Py_ssize_t t_rows, Py_ssize_t t_cols,
+                       const double[:, :, ::1] w, double[::1] work) except -1:
+    """The memory-safety gate of both kernels; returns the unit count."""
+    cdef Py_ssize_t L = layers.shape[0]
+    # (activation rows live in `work` here: their width is checked below)
+    check_buffers(layers, n_in, X.shape[0], PY_SSIZE_T_MAX, w.shape[1], t_rows, t_cols, -1, -1)
+    cdef Py_ssize_t n_units = layers[L - 1, 0] + layers[L - 1, 1]
+    if X.shape[1] != n_in or X.shape[0] < 1:
+        raise ValueError("kernel: inputs do not match the network")
+    if w.shape[2] != FN_TL or w.shape[0] < 1:
+        raise ValueError(f"kernel: per-trial blocks must be (n_groups, n_w, {FN_TL})")
+    if work.shape[0] < work_size(n_units):
+        raise ValueError("kernel: work buffer too small")
+    return n_units
+
+
+cdef bint _same_shape(const double[:, :, ::1] a, const double[:, :, ::1] b):
+    return a.shape[0] == b.shape[0] and a.shape[1] == b.shape[1] and a.shape[2] == b.shape[2]
+
+
+def trials_sse(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:, ::1] X,
+               const double[:, ::1] T, const double[:, :, ::1] w, double[::1] work,
+               double[::1] sse_out):
+    """Summed squared error of every trial on (X, T), forward pass alone.
+
+    Parameters
+    ----------
+    layers, n_in : the network's layer table and input count.
+    X, T : (n, n_in) inputs and (n, n_out) targets, shared by all trials.
+    w : (n_groups, n_w, LANES) weights, trial g * LANES + k in lane k of group g.
+    work : scratch of at least work_size(n_units) doubles.
+    sse_out : (n_groups * LANES,) output.
+
+    Returns
+    -------
+    status : int, 0.
+    """
+    _check(layers, n_in, X, T.shape[0], T.shape[1], w, work)
+    if sse_out.shape[0] != w.shape[0] * FN_TL:
+        raise ValueError("kernel: sse_out must hold one value per lane")
+    with nogil:
+        fn_trials_sse(w.shape[0], &layers[0, 0], layers.shape[0], n_in, w.shape[1],
+                      X.shape[0], &X[0, 0], &T[0, 0], T.shape[1], &w[0, 0, 0], &work[0],
+                      &sse_out[0])
+    return 0
+
+
+def trials_outputs(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:, ::1] X,
+                   const double[:, :, ::1] w, double[::1] work, double[:, :, :, ::1] Y):
+    """Outputs of every trial on X, forward pass alone.
+
+    Parameters
+    ----------
+    layers, n_in, X, w, work : as trials_sse.
+    Y : (n_groups, n, n_out, LANES) output.
+
+    Returns
+    -------
+    status : int, 0.
+    """
+    _check(layers, n_in, X, Y.shape[1], Y.shape[2], w, work)
+    if Y.shape[0] != w.shape[0] or Y.shape[3] != FN_TL:
+        raise ValueError("kernel: outputs must be (n_groups, n, n_out, LANES)")
+    with nogil:
+        fn_trials_outputs(w.shape[0], &layers[0, 0], layers.shape[0], n_in, w.shape[1],
+                          X.shape[0], &X[0, 0], Y.shape[2], &w[0, 0, 0], &work[0],
+                          &Y[0, 0, 0, 0])
+    return 0
+
+
+def trials_rprop(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:, ::1] X,
+                 const double[:, ::1] T, double[:, :, ::1] w, double[:, :, ::1] g,
+                 double[:, :, ::1] g_prev, double[:, :, ::1] dw_prev, double[:, :, ::1] step,
+                 double[::1] last_error, int64_t[::1] status, double[::1] work,
+                 int variant, double eta_plus, double eta_minus, double step_min,
+                 double step_max, double[:, :, ::1] sse_out, Py_ssize_t check_every=0,
+                 double r_c=0.4, double analog=-1.0):
+    """Run sse_out.shape[1] epochs of RPROP for every lane whose status is 0.
+
+    Parameters
+    ----------
+    layers, n_in : the network's layer table and input count.
+    X, T : training inputs and targets, shared by all trials.
+    w, g, g_prev, dw_prev, step : (n_groups, n_w, LANES) weights and RPROP state,
+        read and updated in place (frozen lanes are left unchanged).
+    last_error : (n_groups * LANES,) previous epoch's SSE per lane (irprop+).
+    status : (n_groups * LANES,) int64, 0 = train; see _trials.h for what the
+        kernel writes (k > 0: non-finite error in epoch k of this call; -k: the
+        success check held after epoch k).
+    work : scratch of at least work_size(n_units) doubles.
+    variant, eta_plus, eta_minus, step_min, step_max : as train_epochs in _rprop.
+    sse_out : (n_groups, n_epochs, LANES) training SSE per epoch and lane (only
+        the epochs a lane trained are meaningful).
+    check_every, r_c, analog : Hamey's success check after every check_every-th
+        epoch (0: none), as in _rprop.train_epochs.
+
+    Returns
+    -------
+    status : int, 0.
+    """
+    cdef Py_ssize_t n_units = _check(layers, n_in, X, T.shape[0], T.shape[1], w, work)
+    cdef Py_ssize_t n_groups = w.shape[0], n_w = w.shape[1]
+    if not (_same_shape(g, w) and _same_shape(g_prev, w) and _same_shape(dw_prev, w)
+            and _same_shape(step, w)):
+        raise ValueError("kernel: RPROP state does not match the weights")
+    if (last_error.shape[0] != n_groups * FN_TL or status.shape[0] != n_groups * FN_TL
+            or sse_out.shape[0] != n_groups or sse_out.shape[2] != FN_TL):
+        raise ValueError("kernel: per-lane vectors must hold one value per lane")
+    if variant < 0 or variant > 3:
+        raise ValueError("kernel: unknown RPROP variant")
+    if check_every < 0 or (check_every > 0 and not 0.0 < r_c <= 0.5):
+        raise ValueError("kernel: success check needs r_c in (0, 0.5]")
+    if sse_out.shape[1] == 0:
+        return 0
+    with nogil:
+        fn_trials_rprop(n_groups, &layers[0, 0], layers.shape[0], n_in, n_units, n_w,
+                        X.shape[0], &X[0, 0], &T[0, 0], T.shape[1], &w[0, 0, 0],
+                        &g[0, 0, 0], &g_prev[0, 0, 0], &dw_prev[0, 0, 0], &step[0, 0, 0],
+                        &last_error[0], &status[0], &work[0], variant, eta_plus,
+                        eta_minus, step_min, step_max, sse_out.shape[1], &sse_out[0, 0, 0],
+                        check_every, r_c, analog)
+    return 0

@@ -1,0 +1,247 @@
+"""train_rprop_many: every trial gets what train_rprop gives it alone."""
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from fastnet import MLP, NoConvergenceWarning, train_rprop, train_rprop_many
+from fastnet._kernels import _trials
+from fastnet.stopping import GL, UP, AnyOf, Correct, MaxEpochs, ProgressBelow
+
+VARIANTS = ["rprop+", "rprop-", "irprop-", "irprop+"]
+
+
+def data(n=40, n_in=4, n_out=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, n_in))
+    T = (rng.uniform(size=(n, n_out)) > 0.5).astype(float)
+    return X, T
+
+
+def nets_for(K, hidden, shortcut=True, n_in=4, n_out=2, **kw):
+    return [MLP(n_in, hidden, n_out, shortcut=shortcut, **kw) for _ in range(K)]
+
+
+def alone(nets, seeds, *args, **kw):
+    """What train_rprop gives each network on its own (on copies)."""
+    copies = [net.copy() for net in nets]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        return [train_rprop(c, *args, seed=s, **kw) for c, s in zip(copies, seeds)]
+
+
+def assert_same_run(got, ref, rtol=1e-10):
+    assert got.epochs == ref.epochs
+    assert got.stop_reason == ref.stop_reason
+    assert got.relevant_epoch == ref.relevant_epoch
+    assert got.traversals == ref.traversals
+    assert_allclose(got.net.weights, ref.net.weights, rtol=rtol, atol=1e-13)
+    assert_allclose(got.train_error, ref.train_error, rtol=rtol)
+    for a, b in ((got.val_error, ref.val_error), (got.test_error, ref.test_error)):
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert_allclose(a, b, rtol=rtol)
+    if ref.val_epochs is not None:
+        assert np.array_equal(got.val_epochs, ref.val_epochs)
+    for a, b in ((got.final_train, ref.final_train), (got.final_val, ref.final_val),
+                 (got.final_test, ref.final_test)):
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert a.squared_error_percentage == pytest.approx(b.squared_error_percentage, rel=rtol)
+            assert a.classification_error == b.classification_error
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("hidden", [(), (3,), (4, 2), (3, 4, 2)])
+@pytest.mark.parametrize("shortcut", [True, False])
+def test_lanes_equal_train_rprop_for_60_epochs(variant, hidden, shortcut):
+    X, T = data()
+    K = 11                                     # not a multiple of the lanes
+    nets = nets_for(K, hidden, shortcut)
+    seeds = list(range(100, 100 + K))
+    kw = dict(variant=variant, max_epochs=60, init_scale=0.5, delta0=(0.05, 0.2))
+    refs = alone(nets, seeds, X, T, **kw)
+    got = train_rprop_many(nets, X, T, seeds=seeds, method="lanes", **kw)
+    assert len(got) == K
+    for g, r, net in zip(got, refs, nets):
+        assert g.net is net
+        assert_same_run(g, r)
+
+
+@pytest.mark.parametrize("K", [1, 7, 8, 9, 17])
+@pytest.mark.parametrize("activations", [("proben1", "linear"), ("tanh", "logistic"),
+                                         ("logistic", "proben1")])
+def test_trial_counts_and_activations(K, activations):
+    X, T = data(n=37)                          # rows not a multiple of the blocks
+    nets = nets_for(K, (5,), hidden_activation=activations[0], output_activation=activations[1])
+    seeds = list(range(K))
+    kw = dict(max_epochs=60, init_scale=0.5)
+    for g, r in zip(train_rprop_many(nets, X, T, seeds=seeds, method="lanes", **kw),
+                    alone(nets, seeds, X, T, **kw)):
+        assert_same_run(g, r)
+
+
+def test_early_stopping_per_trial_with_validation_and_test_sets():
+    X, T = data(60, seed=1)
+    Xv, Tv = data(30, seed=2)
+    Xt, Tt = data(30, seed=3)
+    K = 10
+    nets = nets_for(K, (4, 2))
+    seeds = list(range(K))
+    stop = AnyOf(GL(2), UP(2), ProgressBelow(0.1))
+    kw = dict(max_epochs=400, init_scale=0.5, stop=stop, strip=5, X_test=Xt, Y_test=Tt)
+    refs = alone(nets, seeds, X, T, Xv, Tv, **kw)
+    got = train_rprop_many(nets, X, T, Xv, Tv, seeds=seeds, method="lanes", **kw)
+    for g, r in zip(got, refs):
+        assert_same_run(g, r)
+    # the trials stopped at different epochs, each by its own criterion
+    assert len({r.epochs for r in got}) > 1
+    assert all(r.stop_reason in ("GL2", "UP2", "P<0.1") for r in got)
+
+
+def test_proben1_preset_matches():
+    X, T = data(80, n_in=9, seed=4)
+    Xv, Tv = data(40, n_in=9, seed=5)
+    nets = nets_for(12, (4, 2), n_in=9)
+    seeds = list(range(12))
+    refs = alone(nets, seeds, X, T, Xv, Tv, preset="proben1-multilayer")
+    got = train_rprop_many(nets, X, T, Xv, Tv, seeds=seeds, preset="proben1-multilayer",
+                           method="lanes")
+    for g, r in zip(got, refs):
+        assert_same_run(g, r)
+
+
+def test_success_check_in_the_kernel_matches():
+    X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
+    T = np.array([[0.], [1.], [1.], [0.]])
+    K = 20
+    nets = nets_for(K, (2,), n_in=2, n_out=1)
+    seeds = list(range(K))
+    kw = dict(max_epochs=25, init_scale=1.0, stop=Correct(), strip=1)
+    refs = alone(nets, seeds, X, T, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        got = train_rprop_many(nets, X, T, seeds=seeds, method="lanes", **kw)
+    for g, r in zip(got, refs):
+        assert_same_run(g, r)
+    stops = [r.stop_reason for r in got]
+    assert "correct" in stops and "max_epochs" in stops   # successes and failures both
+
+
+def test_stopped_trials_leave_the_others_unchanged():
+    # the same trial gives the same result whether or not its lane-mates stop early
+    X, T = data(50, seed=6)
+    Xv, Tv = data(25, seed=7)
+    kw = dict(max_epochs=200, init_scale=0.5, stop=GL(1), strip=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        many = train_rprop_many(nets_for(9, (4,)), X, T, Xv, Tv, seeds=range(9),
+                                method="lanes", **kw)
+        one = train_rprop_many(nets_for(1, (4,)), X, T, Xv, Tv, seeds=[8], method="lanes", **kw)
+    assert len({r.epochs for r in many}) > 1
+    assert_same_run(many[8], one[0], rtol=0)
+    assert np.array_equal(many[8].net.weights, one[0].net.weights)
+
+
+def test_serial_method_is_train_rprop():
+    X, T = data()
+    nets = nets_for(3, (9,))
+    kw = dict(max_epochs=30, init_scale=0.5)
+    got = train_rprop_many(nets, X, T, seeds=[1, 2, 3], method="serial", **kw)
+    for g, r in zip(got, alone(nets, [1, 2, 3], X, T, **kw)):
+        assert_same_run(g, r, rtol=0)
+
+
+def test_auto_method_by_layer_width():
+    X, T = data()
+    narrow = train_rprop_many(nets_for(2, (4, 2)), X, T, seeds=[0, 1], init_scale=0.5,
+                              max_epochs=5)
+    wide = train_rprop_many(nets_for(2, (16,)), X, T, seeds=[0, 1], init_scale=0.5,
+                            max_epochs=5)
+    assert narrow[0].setup["batch"]["method"] == "lanes"
+    assert wide[0].setup["batch"]["method"] == "serial"
+
+
+def test_cpu_time_apportioned_by_epochs():
+    X, T = data(50, seed=6)
+    Xv, Tv = data(25, seed=7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        rs = train_rprop_many(nets_for(9, (4,)), X, T, Xv, Tv, seeds=range(9), method="lanes",
+                              max_epochs=200, init_scale=0.5, stop=GL(1))
+    batch = rs[0].setup["batch"]
+    assert batch["n_trials"] == 9 and batch["cpu_time"] > 0
+    assert sum(r.cpu_time for r in rs) == pytest.approx(batch["cpu_time"])
+    total = sum(r.epochs for r in rs)
+    for r in rs:
+        assert r.cpu_time == pytest.approx(batch["cpu_time"] * r.epochs / total)
+
+
+def test_callback_sees_each_trial():
+    X, T = data()
+    seen = []
+
+    def cb(i, epoch, state):
+        seen.append((i, epoch))
+        return i == 1 and epoch >= 10     # stop trial 1 after epoch 10
+
+    rs = train_rprop_many(nets_for(3, (3,)), X, T, seeds=[0, 1, 2], max_epochs=20, strip=5,
+                          init_scale=0.5, callback=cb, method="lanes")
+    assert [r.epochs for r in rs] == [20, 10, 20]
+    assert rs[1].stop_reason == "callback"
+    assert sorted(seen) == sorted([(0, e) for e in (5, 10, 15, 20)] + [(1, 5), (1, 10)]
+                                  + [(2, e) for e in (5, 10, 15, 20)])
+
+
+def test_divergence_names_the_trial():
+    X, T = data()
+    X = X * 1e200
+    with pytest.raises(FloatingPointError, match=r"trial \d+ \(nets\[\d+\]\)"):
+        train_rprop_many(nets_for(3, (3,)), X, T, seeds=[0, 1, 2], init_scale=0.5,
+                         max_epochs=5, method="lanes")
+
+
+def test_bad_input():
+    X, T = data()
+    with pytest.raises(ValueError, match="at least one network"):
+        train_rprop_many([], X, T)
+    with pytest.raises(TypeError, match="got one MLP"):
+        train_rprop_many(MLP(4, (3,), 2), X, T)
+    with pytest.raises(TypeError, match=r"`nets\[1\]` must be a fastnet.MLP, got str"):
+        train_rprop_many([MLP(4, (3,), 2), "net"], X, T)
+    with pytest.raises(ValueError, match=r"`nets\[2\]` differs from `nets\[0\]` in layer_sizes"):
+        train_rprop_many([MLP(4, (3,), 2), MLP(4, (3,), 2), MLP(4, (5,), 2)], X, T)
+    with pytest.raises(ValueError, match=r"`nets\[1\]` differs .* in shortcut"):
+        train_rprop_many([MLP(4, (3,), 2), MLP(4, (3,), 2, shortcut=False)], X, T)
+    with pytest.raises(ValueError, match=r"in hidden_activation"):
+        train_rprop_many([MLP(4, (3,), 2), MLP(4, (3,), 2, hidden_activation="tanh")], X, T)
+    net = MLP(4, (3,), 2)
+    with pytest.raises(ValueError, match="same network object twice"):
+        train_rprop_many([net, net], X, T)
+    with pytest.raises(ValueError, match=r"`seeds` must hold one seed per network \(2\), got 3"):
+        train_rprop_many(nets_for(2, (3,)), X, T, seeds=[1, 2, 3])
+    with pytest.raises(TypeError, match="`seeds` must be a sequence"):
+        train_rprop_many(nets_for(2, (3,)), X, T, seeds=5)
+    with pytest.raises(ValueError, match="`method`"):
+        train_rprop_many(nets_for(2, (3,)), X, T, method="gpu")
+    with pytest.raises(ValueError, match="`eta_minus`"):
+        train_rprop_many(nets_for(2, (3,)), X, T, eta_minus=1.5)
+    with pytest.raises(ValueError, match="`X` has 3 inputs but the network has 4"):
+        train_rprop_many(nets_for(2, (3,)), X[:, :3], T)
+
+
+def test_kernel_refuses_buffers_that_do_not_fit():
+    net = MLP(2, (2,), 1)
+    X = np.zeros((4, 2))
+    T = np.zeros((4, 1))
+    w = np.zeros((1, net.n_connections, _trials.LANES))
+    work = np.zeros(_trials.work_size(net.n_units))
+    with pytest.raises(ValueError, match="work buffer too small"):
+        _trials.trials_sse(net.layer_table, 2, X, T, w, work[:10], np.zeros(_trials.LANES))
+    with pytest.raises(ValueError, match="weight vectors have length"):
+        _trials.trials_sse(net.layer_table, 2, X, T, w[:, :3], work, np.zeros(_trials.LANES))
+    with pytest.raises(ValueError, match="targets do not match"):
+        _trials.trials_sse(net.layer_table, 2, X, T[:3], w, work, np.zeros(_trials.LANES))
+    with pytest.raises(ValueError, match="one value per lane"):
+        _trials.trials_sse(net.layer_table, 2, X, T, w, work, np.zeros(3))
