@@ -20,7 +20,7 @@ from fastnet._training import (
     MAX_EPOCHS_PER_CALL, SetErrors, TrainResult, Traversals, base_setup, check_common,
     resolve_classification,
 )
-from fastnet._validation import check_choice
+from fastnet._validation import as_generator, check_choice
 from fastnet.exceptions import NoConvergenceWarning
 from fastnet.measures import _check_analog, _winner_takes_all_error, threshold_correct
 from fastnet.network import MLP
@@ -50,15 +50,17 @@ def _check_nets(nets):
         raise TypeError(f"`nets` must be a sequence of fastnet.MLP, got {type(nets).__name__}.") from None
     if not nets:
         raise ValueError("`nets` must hold at least one network, got an empty sequence.")
+    attrs = ("layer_sizes", "shortcut", "hidden_activation", "output_activation")
     first = nets[0]
+    want = tuple(getattr(first, a) for a in attrs)
     for i, net in enumerate(nets):
         if not isinstance(net, MLP):
             raise TypeError(f"`nets[{i}]` must be a fastnet.MLP, got {type(net).__name__}.")
-        for attr in ("layer_sizes", "shortcut", "hidden_activation", "output_activation"):
-            if getattr(net, attr) != getattr(first, attr):
-                raise ValueError(
-                    f"`nets[{i}]` differs from `nets[0]` in {attr}: {getattr(net, attr)!r} "
-                    f"against {getattr(first, attr)!r}; train_rprop_many trains one topology.")
+        if (net.layer_sizes, net.shortcut, net.hidden_activation, net.output_activation) != want:
+            attr = next(a for a in attrs if getattr(net, a) != getattr(first, a))
+            raise ValueError(
+                f"`nets[{i}]` differs from `nets[0]` in {attr}: {getattr(net, attr)!r} "
+                f"against {getattr(first, attr)!r}; train_rprop_many trains one topology.")
     if len({id(net) for net in nets}) != len(nets):
         raise ValueError("`nets` holds the same network object twice; give each trial its own "
                          "(e.g. net.copy()).")
@@ -166,7 +168,7 @@ def train_rprop_many(nets, X, Y, X_val=None, Y_val=None, *, seeds=None, X_test=N
         raise TypeError(f"`callback` must be callable or None, got {callback!r}.")
     if method == "auto":
         method = "lanes" if max(nets[0].layer_sizes[1:]) <= LANES_MAX_UNITS else "serial"
-    cpu0, wall0 = time.process_time(), time.perf_counter()
+    clocks = time.process_time(), time.perf_counter()
     if method == "serial":
         results = []
         for i, (net, seed) in enumerate(zip(nets, seeds)):
@@ -176,24 +178,25 @@ def train_rprop_many(nets, X, Y, X_val=None, Y_val=None, *, seeds=None, X_test=N
                 seed=seed, target_range=target_range, classification=classification,
                 callback=cb, block_size=block_size, blas_min=blas_min,
                 **{k: v for k, v in given.items() if v is not _UNSET}))
-    else:
-        results = _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
-                               target_range, classification, callback, block_size, blas_min)
-    return _apportion(results, time.process_time() - cpu0, time.perf_counter() - wall0,
-                      method)
+        cpu, wall = time.process_time() - clocks[0], time.perf_counter() - clocks[1]
+        shares = _shares([r.epochs for r in results])
+        batch = _batch_record("serial", len(nets), cpu, wall)
+        return [replace(r, cpu_time=cpu * f, wall_time=wall * f, setup=dict(r.setup, batch=batch))
+                for r, f in zip(results, shares)]
+    return _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
+                        target_range, classification, callback, block_size, blas_min, clocks)
 
 
-def _apportion(results, cpu, wall, method):
-    """Share the batch's CPU and wall time out by epochs trained."""
-    total = sum(r.epochs for r in results)
-    out = []
-    for r in results:
-        share = r.epochs / total if total else 1.0 / len(results)
-        setup = dict(r.setup, batch={
-            "method": method, "n_trials": len(results), "cpu_time": cpu, "wall_time": wall,
-            "apportioned": "the batch's CPU and wall time, shared by epochs trained"})
-        out.append(replace(r, cpu_time=cpu * share, wall_time=wall * share, setup=setup))
-    return out
+def _shares(epochs):
+    """Each trial's share of the batch's time: its part of the epochs trained."""
+    epochs = np.asarray(epochs, dtype=float)
+    total = epochs.sum()
+    return epochs / total if total > 0 else np.full(epochs.size, 1.0 / epochs.size)
+
+
+def _batch_record(method, n_trials, cpu, wall):
+    return {"method": method, "n_trials": n_trials, "cpu_time": cpu, "wall_time": wall,
+            "apportioned": "the batch's CPU and wall time, shared by epochs trained"}
 
 
 class _Lanes:
@@ -205,7 +208,7 @@ class _Lanes:
         self.G = -(-K // _LANES)
         flat = np.zeros((self.G * _LANES, C))
         for i, net in enumerate(nets):
-            flat[i] = net.weights
+            flat[i] = net._w
         self.w = self._to_lanes(flat)
         flat[:K] = steps
         self.step = self._to_lanes(flat)
@@ -225,7 +228,7 @@ class _Lanes:
 
 
 def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
-                 target_range, classification, callback, block_size, blas_min):
+                 target_range, classification, callback, block_size, blas_min, clocks):
     params = resolve_options(preset, given)
     first = nets[0]
     (X, Y, X_val, Y_val, X_test, Y_test, max_epochs, strip, target_range, block_size,
@@ -233,7 +236,14 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                               params["strip"], params["stop"], target_range, None,
                               block_size, blas_min)
     classification = resolve_classification(classification, Y)
-    steps = [draw_start(net, params, seed) for net, seed in zip(nets, seeds)]
+    if params["init_scale"] is None and not isinstance(params["delta0"], tuple):
+        draw_start(first, params, seeds[0])      # nothing to draw: checks the seed only
+        for seed in seeds[1:]:
+            if seed is not None:
+                as_generator(seed)
+        steps = np.full((1, first.n_connections), params["delta0"])
+    else:
+        steps = np.array([draw_start(net, params, seed) for net, seed in zip(nets, seeds)])
     stop = params["stop"]
     K, C, N = len(nets), first.n_connections, X.shape[0]
     layers, n_in, n_out = first.layer_table, first.n_in, first.n_out
@@ -288,7 +298,6 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
         return is_correct
 
     epoch = 0
-    cpu_clock = time.process_time()
     with single_threaded_blas():
         while epoch < max_epochs and not stopped.all():
             n = min(step - epoch % step, max_epochs - epoch)
@@ -359,7 +368,6 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                     stopped[i] = True
             lanes.status[:K][stopped] = np.where(lanes.status[:K][stopped] == 0, 1,
                                                  lanes.status[:K][stopped])
-    cpu_time = time.process_time() - cpu_clock
 
     if stop is not None and not np.all(fired | stopped):
         n_late = int(np.count_nonzero(~(fired | stopped)))
@@ -373,20 +381,24 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
         if best_epoch[i] is not None:
             final_w[i // _LANES, :, i % _LANES] = best_w[i // _LANES, :, i % _LANES]
             relevant[i] = best_epoch[i]
-        nets[i].set_weights(final_w[i // _LANES, :, i % _LANES])
+    rows = final_w.transpose(0, 2, 1).reshape(lanes.G * _LANES, C)
+    for i in range(K):
+        nets[i]._w[:] = rows[i]
 
     def final(Xs, Ts):
+        # Errors of the returned networks (after the clock, as in train_rprop).
         if Xs is None:
             return [None] * K
         out = np.empty((lanes.G, Xs.shape[0], n_out, _LANES))
         _trials.trials_outputs(layers, n_in, Xs, final_w, work, out)
-        errors = []
-        for i in range(K):
-            Yi = out[i // _LANES, :, :, i % _LANES]
-            e = 100.0 * o_range / Ts.size * float(np.sum((Yi - Ts) ** 2))
-            cls = _winner_takes_all_error(Yi, Ts) if classification else None
-            errors.append(SetErrors(e, cls, Ts.shape[0]))
-        return errors
+        outs = out.transpose(0, 3, 1, 2).reshape(lanes.G * _LANES, Xs.shape[0], n_out)[:K]
+        sse = np.sum((outs - Ts) ** 2, axis=(1, 2))
+        e = 100.0 * o_range / Ts.size * sse
+        if classification:
+            wrong = np.count_nonzero(np.argmax(outs, axis=2) != np.argmax(Ts, axis=1), axis=1)
+            cls = 100.0 * wrong / Ts.shape[0]
+            return [SetErrors(float(e[i]), float(cls[i]), Ts.shape[0]) for i in range(K)]
+        return [SetErrors(float(e[i]), None, Ts.shape[0]) for i in range(K)]
 
     finals = final(X, Y), final(X_val, Y_val), final(X_test, Y_test)
     setup = base_setup(
@@ -403,6 +415,9 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                         "the seed" if params["init_scale"] is not None
                         else "weights of the network as given"),
         block_size=_trials.BLOCK)
+    cpu, wall = time.process_time() - clocks[0], time.perf_counter() - clocks[1]
+    shares = _shares(epochs)
+    setup["batch"] = _batch_record("lanes", K, cpu, wall)
     results = []
     for i in range(K):
         e = int(epochs[i])
@@ -419,5 +434,6 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
             final_train=finals[0][i], final_val=finals[1][i], final_test=finals[2][i],
             traversals=Traversals(forward=e * N * C, backward=e * N * C, update=e * C,
                                   evaluation=int(evaluation[i])),
-            cpu_time=cpu_time, wall_time=cpu_time, setup=dict(setup, seed=seeds[i])))
+            cpu_time=cpu * shares[i], wall_time=wall * shares[i],
+            setup=dict(setup, seed=seeds[i])))
     return results
