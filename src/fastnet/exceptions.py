@@ -23,5 +23,23 @@ class DataFormatError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
+class ResultFileError(ValueError):
+    """A result file is malformed, belongs to another experiment, or is being
+    written by another process.
+
+    The message names the file (and the line, where there is one) and says what to do.
+    """
+
+
+class FileLockedError(ResultFileError):
+    """Another process holds the writer's lock of a result file.
+
+    Two writers of one file would mix their records, so the second is refused
+    (the message names the holder's pid where it is known). The lock is an OS
+    lock that dies with its process: after a crash or ``kill -9`` the next
+    writer takes it at once.
+    """
+
+
 class NoConvergenceWarning(UserWarning):
     """Training reached ``max_epochs`` before the requested stopping criterion held."""

@@ -34,14 +34,12 @@ Examples
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import json
 import math
 import os
 import platform
-import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -50,6 +48,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from fastnet._files import atomic_write, exclusive_lock
+from fastnet.exceptions import FileLockedError, ResultFileError
+
 __all__ = [
     "Experiment",
     "ExperimentProgress",
@@ -57,6 +58,7 @@ __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
     "NETWORK_KINDS",
+    "FileLockedError",
     "ResultFile",
     "ResultFileError",
     "ResultFileWarning",
@@ -90,13 +92,6 @@ SCHEDULER_TIMEOUT = 10.0
 
 _LINEAR_PRESET = "proben1-linear"
 _MULTILAYER_PRESET = "proben1-multilayer"
-
-
-class ResultFileError(ValueError):
-    """A result file is malformed or belongs to another experiment.
-
-    The message names the file (and the line, where there is one) and says what to do.
-    """
 
 
 class ResultFileWarning(UserWarning):
@@ -686,37 +681,6 @@ def read_results(path):
     return ResultFile(path=path, header=header, records=tuple(records), partial_bytes=partial)
 
 
-def _fsync_dir(directory):
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _atomic_write(path, chunks):
-    """Write ``chunks`` (bytes) to ``path`` atomically: temp file, fsync, os.replace."""
-    directory = path.parent
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for c in chunks:
-                f.write(c)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(directory)
-
-
 def _line(obj):
     return (json.dumps(obj, separators=(",", ":"), allow_nan=False) + "\n").encode("utf-8")
 
@@ -737,34 +701,11 @@ def _check_identity(path, header, experiment, datasets):
                 "result file.")
 
 
-@contextlib.contextmanager
-def _lock(path):
-    """Hold an exclusive lock on ``path.lock`` (POSIX) so that two writers cannot mix."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        yield
-        return
-    lock_path = path.with_name(path.name + ".lock")
-    fd = os.open(lock_path, os.O_CREAT | os.O_RDWR, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ResultFileError(f"{path}: another process is writing this result file "
-                                  f"(it holds {lock_path}).") from None
-        yield
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(lock_path)
-        os.close(fd)
-
-
 def _prepare_file(path, experiment, datasets):
     """Create, repair, check or extend the file; return the records already there."""
     header = _header(experiment, datasets)
     if not path.exists() or path.stat().st_size == 0:
-        _atomic_write(path, [_line(header)])
+        atomic_write(path, [_line(header)])
         return []
     data = path.read_bytes()
     old, records, good, partial = _parse_lines(path, data)
@@ -791,9 +732,9 @@ def _prepare_file(path, experiment, datasets):
             if header["machine"] not in merged["other_machines"]:
                 merged["other_machines"].append(header["machine"])
         first_nl = data.index(b"\n") + 1
-        _atomic_write(path, [_line(merged), data[first_nl:good]])
+        atomic_write(path, [_line(merged), data[first_nl:good]])
     elif partial:
-        _atomic_write(path, [data[:good]])
+        atomic_write(path, [data[:good]])
     if old.get("kernels_sha256") != header["kernels_sha256"]:
         warnings.warn(f"{path}: the compiled kernels differ from the build that wrote the file's "
                       "runs; new runs may differ in the last bits and in speed.",
@@ -914,10 +855,13 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None):
     Raises
     ------
     FileNotFoundError
-        If a Proben1 file is missing (the message says how to fetch the data).
+        If a Proben1 file is missing (the message says how to fetch the data),
+        or the result file's directory does not exist.
+    FileLockedError
+        If another process is writing the file (a `ResultFileError`; the lock
+        dies with its process, so after a crash the next writer resumes).
     ResultFileError
-        If the file is malformed, belongs to another set-up, or another process
-        is writing it.
+        If the file is malformed or belongs to another set-up.
     ConnectionError
         If the Dask scheduler cannot be reached.
 
@@ -950,14 +894,17 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None):
     if path.is_dir():
         raise ResultFileError(f"{path}: is a directory; give a result file name such as "
                               "results.jsonl.")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.parent.is_dir():
+        # Like `open`: a typo in a directory name must not create a tree of them.
+        raise FileNotFoundError(f"{path.parent}: no such directory for the result file "
+                                f"{path.name}; create it first.")
     # Load (and so check) every dataset and network here, before any work starts.
     datasets = {p: _load(p, experiment.root) for p in experiment.problems}
     for p in experiment.problems:
         for n in experiment.networks:
             build_network(n, datasets[p])
 
-    with _lock(path):
+    with exclusive_lock(path):
         existing = _prepare_file(path, experiment, datasets)
         done_keys = {(r["problem"], r["network"], r["run"]) for r in existing}
         wanted = set(experiment.run_keys())

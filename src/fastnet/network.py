@@ -3,11 +3,11 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 
 import numpy as np
 
 from fastnet._blas import single_threaded_blas
+from fastnet._files import atomic_write
 from fastnet._kernels import _forward
 from fastnet._validation import (
     as_generator,
@@ -429,18 +429,9 @@ class MLP:
         constructor arguments) and ``weights`` (the flat float64 vector). It is
         written to a temporary file and renamed, so it is never half-written.
         """
-        path = os.fspath(path)
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(suffix=".npz", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, format_version=np.array(FORMAT_VERSION),
-                         config=np.array(json.dumps(self._config())), weights=self._w)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        atomic_write(path, lambda f: np.savez(
+            f, format_version=np.array(FORMAT_VERSION),
+            config=np.array(json.dumps(self._config())), weights=self._w))
 
     @classmethod
     def load(cls, path):

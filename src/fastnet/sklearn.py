@@ -30,7 +30,6 @@ import json
 import numbers
 import os
 import pickle
-import tempfile
 import warnings
 
 import numpy as np
@@ -49,6 +48,7 @@ except ImportError as exc:  # scikit-learn missing, or older than 1.6 (no valida
     ) from exc
 
 from fastnet import __version__
+from fastnet._files import atomic_write
 from fastnet.exceptions import NoConvergenceWarning
 from fastnet.network import MLP
 from fastnet.rprop import proben1_stopping, train_rprop
@@ -269,18 +269,10 @@ class _RpropBase(BaseEstimator):
         """
         path = os.fspath(path)
         payload = pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
-        fd, tmp = tempfile.mkstemp(suffix=".npz", dir=os.path.dirname(os.path.abspath(path)))
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, format_version=np.array(FILE_FORMAT_VERSION),
-                         estimator=np.array(type(self).__name__),
-                         fastnet_version=np.array(__version__),
-                         pickle=np.frombuffer(payload, dtype=np.uint8))
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        atomic_write(path, lambda f: np.savez(
+            f, format_version=np.array(FILE_FORMAT_VERSION),
+            estimator=np.array(type(self).__name__), fastnet_version=np.array(__version__),
+            pickle=np.frombuffer(payload, dtype=np.uint8)))
 
     @classmethod
     def load(cls, path):

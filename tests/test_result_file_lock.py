@@ -1,0 +1,143 @@
+"""One writer per result file, a lock that dies with its process, ordinary file modes."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fastnet import MLP
+from fastnet._files import atomic_write, exclusive_lock
+from fastnet.exceptions import FileLockedError, ResultFileError
+
+
+def bench_command(root, out, runs):
+    return [sys.executable, "-m", "fastnet", "bench", "-p", "cancer1", "glass1", "-n", "pivot",
+            "-r", str(runs), "-q", "--data", str(root), "-o", str(out)]
+
+
+def wait_for(predicate, timeout=60.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def run_records(path):
+    lines = Path(path).read_text().splitlines()
+    return [json.loads(line) for line in lines[1:]]
+
+
+def test_refused_writer_leaves_the_holders_lock_alone(tmp_path):
+    target = tmp_path / "r.jsonl"
+    lock = tmp_path / "r.jsonl.lock"
+    with exclusive_lock(target):
+        assert lock.exists()
+        assert lock.read_text().strip() == str(os.getpid())
+        for _ in range(3):   # the old code's refused writer deleted the lock file here
+            with pytest.raises(FileLockedError, match=rf"pid {os.getpid()}"):
+                with exclusive_lock(target):
+                    pass
+            assert lock.exists()
+    assert not lock.exists()          # the holder cleans up after itself
+    with exclusive_lock(target):      # and the lock can be taken again
+        pass
+    assert issubclass(FileLockedError, ResultFileError)
+
+
+def test_three_writers_one_file(proben1_root, tmp_path):
+    # The reproducer: a long writer in the background, two more on the same file
+    # while it runs. Both are refused (the old code's second writer deleted the
+    # lock on its way out, so the third ran beside the first and duplicated runs).
+    out = tmp_path / "x.jsonl"
+    env = dict(os.environ, FASTNET_DATA=str(proben1_root))
+    first = subprocess.Popen(bench_command(proben1_root, out, 500), env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert wait_for(lambda: out.exists() and len(out.read_bytes().splitlines()) > 3)
+        others = [subprocess.run(bench_command(proben1_root, out, 500), env=env,
+                                 capture_output=True, text=True, timeout=60)
+                  for _ in range(2)]
+        assert first.poll() is None, "the first writer finished too early for this test"
+    finally:
+        first.send_signal(signal.SIGINT)     # stop it: its records so far stay
+        first.communicate(timeout=60)
+    assert first.returncode == 130
+    for other in others:
+        assert other.returncode == 1
+        assert "another process (pid" in other.stderr and "is writing" in other.stderr
+    keys = [(r["problem"], r["network"], r["run"]) for r in run_records(out)]
+    assert len(keys) == len(set(keys)) > 0
+    assert not out.with_name("x.jsonl.lock").exists()
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX signals")
+def test_a_killed_writers_lock_does_not_block_resume(proben1_root, tmp_path):
+    out = tmp_path / "k.jsonl"
+    runs = 30
+    env = dict(os.environ, FASTNET_DATA=str(proben1_root))
+    proc = subprocess.Popen(bench_command(proben1_root, out, runs), env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wait_for(lambda: out.exists() and len(out.read_bytes().splitlines()) > 3)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    resumed = subprocess.run(bench_command(proben1_root, out, runs), env=env,
+                             capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    keys = [(r["problem"], r["network"], r["run"]) for r in run_records(out)]
+    assert len(keys) == len(set(keys)) == 2 * runs
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_written_files_get_the_ordinary_mode(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        atomic_write(tmp_path / "a.bin", [b"x"])
+        MLP(2, (2,), 1).save(tmp_path / "net.npz")
+        with open(tmp_path / "plain", "w"):
+            pass
+    finally:
+        os.umask(old)
+    want = 0o666 & ~umask
+    assert (os.stat(tmp_path / "plain").st_mode & 0o777) == want
+    for name in ("a.bin", "net.npz"):
+        assert (os.stat(tmp_path / name).st_mode & 0o777) == want, name
+
+
+def test_result_file_mode_and_missing_directory(proben1_root, tmp_path):
+    from fastnet.experiment import Experiment, run_experiment
+
+    exp = Experiment(problems=["cancer1"], networks=["linear"], runs=1, root=proben1_root,
+                     options={"max_epochs": 5})
+    old = os.umask(0o022)
+    try:
+        run_experiment(exp, tmp_path / "r.jsonl")
+    finally:
+        os.umask(old)
+    assert (os.stat(tmp_path / "r.jsonl").st_mode & 0o777) == 0o644
+    with pytest.raises(FileNotFoundError, match="no such directory"):
+        run_experiment(exp, tmp_path / "missing" / "deeper" / "r.jsonl")
+    assert not (tmp_path / "missing").exists()
+
+
+def test_atomic_write_leaves_the_old_file_on_failure(tmp_path):
+    target = tmp_path / "f"
+    atomic_write(target, [b"old"])
+
+    def fail(f):
+        f.write(b"half")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        atomic_write(target, fail)
+    assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]   # no temporary file left
+    np.testing.assert_equal(np.frombuffer(target.read_bytes(), dtype=np.uint8).size, 3)
