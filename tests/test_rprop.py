@@ -262,7 +262,7 @@ def test_kernel_success_check_gives_the_general_loops_result(seed, strip, max_ep
 
     net = MLP(2, (2,), 1).init_weights(seed, scale=1.0)
     fast, slow = _hamey_pair(net, XOR_X, XOR_T, stop=Correct(), max_epochs=max_epochs,
-                             strip=strip, seed=seed)
+                             strip=strip)
     assert fast.epochs == slow.epochs and fast.stop_reason == slow.stop_reason
     assert_allclose(fast.train_error, slow.train_error, rtol=0, atol=0)
     assert_allclose(fast.net.weights, slow.net.weights, rtol=0, atol=0)
@@ -283,8 +283,7 @@ def test_kernel_success_check_on_wide_nets_and_analog_targets(analog):
     if analog is not None:
         T = np.hstack([T, np.linspace(0.2, 0.8, 8)[:, None]])
     net = MLP(8, (3,), T.shape[1]).init_weights(3, scale=1.0)
-    fast, slow = _hamey_pair(net, X, T, stop=Correct(analog=analog), max_epochs=400, seed=1,
-                             strip=1)
+    fast, slow = _hamey_pair(net, X, T, stop=Correct(analog=analog), max_epochs=400, strip=1)
     assert fast.stop_reason == slow.stop_reason == "correct"
     assert fast.epochs == slow.epochs
     assert_allclose(fast.net.weights, slow.net.weights, rtol=0, atol=0)
@@ -301,7 +300,7 @@ def test_kernel_success_check_runs_without_python_per_epoch(monkeypatch):
 
     monkeypatch.setattr(_training._forward, "forward", forbidden)
     net = MLP(2, (2,), 1).init_weights(0, scale=1.0)
-    res = train_rprop(net, XOR_X, XOR_T, stop=Correct(), max_epochs=2000, strip=1, seed=0)
+    res = train_rprop(net, XOR_X, XOR_T, stop=Correct(), max_epochs=2000, strip=1)
     assert res.stop_reason == "correct"
 
 
@@ -310,4 +309,4 @@ def test_kernel_success_check_rejects_non_binary_targets_without_analog():
 
     T = XOR_T * 0.9
     with pytest.raises(ValueError, match="analog"):
-        train_rprop(MLP(2, (2,), 1), XOR_X, T, stop=Correct(), max_epochs=10, seed=0)
+        train_rprop(MLP(2, (2,), 1), XOR_X, T, stop=Correct(), max_epochs=10)

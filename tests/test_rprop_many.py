@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from fastnet import MLP, NoConvergenceWarning, train_rprop, train_rprop_many
+from fastnet import MLP, DivergenceError, NoConvergenceWarning, train_rprop, train_rprop_many
 from fastnet._kernels import _trials
 from fastnet.stopping import GL, UP, AnyOf, Correct, MaxEpochs, ProgressBelow
 
@@ -197,9 +197,11 @@ def test_callback_sees_each_trial():
 def test_divergence_names_the_trial():
     X, T = data()
     X = X * 1e200
-    with pytest.raises(FloatingPointError, match=r"trial \d+ \(nets\[\d+\]\)"):
+    with pytest.raises(DivergenceError, match=r"of trial 0 \(nets\[0\]\) became non-finite in "
+                                              r"epoch 1") as info:
         train_rprop_many(nets_for(3, (3,)), X, T, seeds=[0, 1, 2], init_scale=0.5,
                          max_epochs=5, method="lanes")
+    assert info.value.trial == 0 and info.value.epoch == 1
 
 
 def test_bad_input():

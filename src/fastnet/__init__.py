@@ -5,7 +5,9 @@
 
 __version__ = "0.1.0"
 
-from fastnet.exceptions import DataFormatError, NoConvergenceWarning  # noqa: E402
+from fastnet.exceptions import (  # noqa: E402
+    DataFormatError, DivergenceError, FileLockedError, NoConvergenceWarning, ResultFileError,
+)
 from fastnet.network import MLP  # noqa: E402
 from fastnet.rprop import train_rprop  # noqa: E402
 from fastnet.backprop import train_backprop  # noqa: E402
@@ -66,6 +68,9 @@ __all__ = [
     "datasets",
     "stats",
     "DataFormatError",
+    "DivergenceError",
+    "FileLockedError",
+    "ResultFileError",
     "NoConvergenceWarning",
     "__version__",
 ]

@@ -18,9 +18,9 @@ from fastnet._blas import single_threaded_blas
 from fastnet._kernels import _trials
 from fastnet._training import (
     MAX_EPOCHS_PER_CALL, SetErrors, TrainResult, Traversals, base_setup, check_common,
-    resolve_classification,
+    check_start, diverged, resolve_classification,
 )
-from fastnet._validation import as_generator, check_choice
+from fastnet._validation import check_choice
 from fastnet.exceptions import NoConvergenceWarning
 from fastnet.measures import _check_analog, _winner_takes_all_error, threshold_correct
 from fastnet.network import MLP
@@ -38,6 +38,13 @@ LANES_MAX_UNITS = 8
 METHODS = ("auto", "lanes", "serial")
 
 _LANES = _trials.LANES
+
+
+def _check_finite(values, which, epoch, what):
+    bad = np.flatnonzero(which & ~np.isfinite(values))
+    if bad.size:
+        i = int(bad[0])
+        raise diverged(int(epoch[i]) if np.ndim(epoch) else epoch, what, trial=i)
 
 
 def _check_nets(nets):
@@ -127,8 +134,9 @@ def train_rprop_many(nets, X, Y, X_val=None, Y_val=None, *, seeds=None, X_test=N
         As :func:`train_rprop`, and for an empty ``nets``, networks of
         different topology (naming the first mismatch), or ``seeds`` of the
         wrong length.
-    FloatingPointError
-        If the training error of a trial becomes non-finite (names the trial).
+    DivergenceError
+        If a trial's errors or outputs become non-finite (a FloatingPointError
+        naming the trial and the epoch).
 
     Warns
     -----
@@ -237,10 +245,9 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                               block_size, blas_min)
     classification = resolve_classification(classification, Y)
     if params["init_scale"] is None and not isinstance(params["delta0"], tuple):
-        draw_start(first, params, seeds[0])      # nothing to draw: checks the seed only
-        for seed in seeds[1:]:
-            if seed is not None:
-                as_generator(seed)
+        # nothing to draw: each trial starts from its network's own weights
+        for net, seed in zip(nets, seeds):
+            check_start(net, seed, drawn=False)
         steps = np.full((1, first.n_connections), params["delta0"])
     else:
         steps = np.array([draw_start(net, params, seed) for net, seed in zip(nets, seeds)])
@@ -294,7 +301,10 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
             evaluation[i] += N * C
             net = nets[i]
             net.set_weights(lanes.weights(i))
-            return bool(threshold_correct(net.predict(X), Y, r_c=r_c, analog=analog).all())
+            outputs = net.predict(X)
+            if not np.isfinite(outputs).all():
+                raise diverged(epoch, "the network's outputs", trial=i)
+            return bool(threshold_correct(outputs, Y, r_c=r_c, analog=analog).all())
         return is_correct
 
     epoch = 0
@@ -311,10 +321,7 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
             status = lanes.status[:K]
             if np.any(active & (status > 0)):
                 i = int(np.flatnonzero(active & (status > 0))[0])
-                raise FloatingPointError(
-                    f"training error of trial {i} (nets[{i}]) became non-finite in epoch "
-                    f"{epoch + int(status[i])} (weights diverged); lower delta_max or "
-                    "init_scale, or check the data scaling.")
+                raise diverged(epoch + int(status[i]), trial=i)
             done = np.where(active & (status < 0), -status, np.where(active, n, 0))
             if epoch + n > train_err.shape[1]:
                 grown = np.empty((K, min(max_epochs, max(2 * train_err.shape[1], epoch + n))))
@@ -337,6 +344,7 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
             idx = np.flatnonzero(active)
             if X_val is not None and at_strip_end:
                 e_va = set_sse(X_val, Y_val) * val_scale
+                _check_finite(e_va, active, epoch, "the validation error")
                 evaluation[idx] += X_val.shape[0] * C
                 better = active & (e_va < best_val)
                 for i in idx:
@@ -347,6 +355,7 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                     best_w[i // _LANES, :, i % _LANES] = lanes.weights(i)
             if X_test is not None and at_strip_end:
                 e_te = set_sse(X_test, Y_test) * test_scale
+                _check_finite(e_te, active, epoch, "the test error")
                 evaluation[idx] += X_test.shape[0] * C
                 for i in idx:
                     test_err[i].append(float(e_te[i]))
@@ -394,6 +403,8 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
         outs = out.transpose(0, 3, 1, 2).reshape(lanes.G * _LANES, Xs.shape[0], n_out)[:K]
         sse = np.sum((outs - Ts) ** 2, axis=(1, 2))
         e = 100.0 * o_range / Ts.size * sse
+        # finite weights can still overflow in the forward pass (inf - inf)
+        _check_finite(e, np.ones(K, bool), epochs, "the error of the trained network")
         if classification:
             wrong = np.count_nonzero(np.argmax(outs, axis=2) != np.argmax(Ts, axis=1), axis=1)
             cls = 100.0 * wrong / Ts.shape[0]

@@ -4,6 +4,7 @@ Python decides (strips, stopping, bookkeeping); the kernels compute whole
 strips of epochs per call.
 """
 import copy
+import math
 import functools
 import platform
 import time
@@ -15,8 +16,8 @@ import numpy as np
 from fastnet import __version__
 from fastnet._blas import single_threaded_blas
 from fastnet._kernels import _forward
-from fastnet._validation import check_int, check_pair
-from fastnet.exceptions import NoConvergenceWarning
+from fastnet._validation import as_generator, check_int, check_pair
+from fastnet.exceptions import DivergenceError, NoConvergenceWarning
 from fastnet.measures import (_check_analog, _winner_takes_all_error, is_one_hot,
                               threshold_correct)
 from fastnet.network import DEFAULT_BLAS_MIN, MLP
@@ -247,6 +248,43 @@ class Evaluator:
                                           self.net._w, self.net._block_size(), self.blas_min)
 
 
+def check_target_range(target_range):
+    """(o_min, o_max) as floats with a finite, positive width o_max - o_min."""
+    try:
+        o_min, o_max = (float(v) for v in target_range)
+    except OverflowError:  # an int beyond float's range
+        raise ValueError("`target_range` must be finite with 0 < o_max - o_min < inf, got an "
+                         "integer beyond float range.") from None
+    except (TypeError, ValueError):
+        raise TypeError(f"`target_range` must be a pair of numbers (o_min, o_max), got "
+                        f"{target_range!r}.") from None
+    width = o_max - o_min
+    if not (np.isfinite(o_min) and np.isfinite(o_max) and np.isfinite(width) and width > 0):
+        raise ValueError(f"`target_range` must be finite with 0 < o_max - o_min < inf, got "
+                         f"{target_range!r}.")
+    return o_min, o_max
+
+
+def check_start(net, seed, drawn):
+    """Refuse a run that would silently ignore ``seed`` or start from all zeros.
+
+    ``drawn`` says whether the trainer draws anything from ``seed`` (initial
+    weights with ``init_scale``, RPROP's per-weight initial steps, online
+    backpropagation's presentation order).
+    """
+    if seed is not None and not drawn:
+        as_generator(seed)   # a malformed seed is named as such first
+        raise ValueError(
+            "`seed` would have no effect: the network's own weights are used (no "
+            "`init_scale`) and nothing else is drawn. Pass `init_scale` to re-initialise "
+            "the weights from `seed`, or give the seed when building the network "
+            "(MLP(..., seed=...)) and drop it here.")
+    if net.hidden and not net._w.any():
+        raise ValueError(
+            "`net` has all weights zero: its hidden units cannot break symmetry and it would "
+            "not learn. Pass `init_scale` (with a `seed`), or call net.init_weights(seed).")
+
+
 def check_common(net, X, Y, X_val, Y_val, X_test, Y_test, max_epochs, strip, stop,
                  target_range, callback, block_size, blas_min):
     """Validate the arguments every trainer shares; return them coerced."""
@@ -267,12 +305,7 @@ def check_common(net, X, Y, X_val, Y_val, X_test, Y_test, max_epochs, strip, sto
         raise TypeError(f"`stop` must be a fastnet.stopping criterion or None, got {stop!r}.")
     if stop is not None and stop.needs_validation and X_val is None:
         raise ValueError(f"stopping criterion {stop.name} needs a validation set; pass `X_val`, `Y_val`.")
-    try:
-        o_min, o_max = (float(v) for v in target_range)
-    except (TypeError, ValueError):
-        raise TypeError(f"`target_range` must be a pair (o_min, o_max), got {target_range!r}.") from None
-    if not (np.isfinite(o_min) and np.isfinite(o_max) and o_max > o_min):
-        raise ValueError(f"`target_range` must be finite with o_max > o_min, got {target_range!r}.")
+    o_min, o_max = check_target_range(target_range)
     if callback is not None and not callable(callback):
         raise TypeError(f"`callback` must be callable or None, got {callback!r}.")
     if block_size is not None:
@@ -293,10 +326,22 @@ def run_training(net, stepper, ws, **kwargs):
         return _run_training(net, stepper, ws, **kwargs)
 
 
-def _diverged(bad):
-    raise FloatingPointError(
-        f"training error became non-finite in epoch {bad} (weights diverged); "
-        "lower the learning rate / delta_max, or check the data scaling.")
+def diverged(epoch, what="the training error", trial=None):
+    """The DivergenceError of a run that produced non-finite ``what`` by ``epoch``."""
+    who = "" if trial is None else f" of trial {trial} (nets[{trial}])"
+    return DivergenceError(
+        f"{what}{who} became non-finite in epoch {epoch}: training diverged. Lower the "
+        "learning rate (backpropagation), delta_max or init_scale (RPROP), or scale the data.",
+        epoch, trial)
+
+
+def _room(history, needed, limit):
+    """``history`` with room for ``needed`` epochs (doubled, at most ``limit``)."""
+    if needed <= history.shape[0]:
+        return history
+    grown = np.empty(min(limit, max(needed, 2 * history.shape[0])))
+    grown[:history.shape[0]] = history
+    return grown
 
 
 def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs, strip, stop,
@@ -314,7 +359,8 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
                  or callback is not None)
     step = strip if in_strips else MAX_EPOCHS_PER_CALL
 
-    train_err = np.empty(max_epochs)
+    # The history grows as epochs run (doubling), never preallocated by max_epochs.
+    train_err = np.empty(min(max_epochs, 1024))
     val_err, val_epochs, test_err = [], [], []
     best_w, best_val, best_epoch = None, np.inf, None
     evaluation = 0
@@ -331,6 +377,8 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
         evaluation += N * C
         _forward.forward(ws.A, net._layers, net.n_in, net._w, net._block_size(), ws.blas_min)
         outputs = ws.A[:, net.n_units - net.n_out:net.n_units]
+        if not np.isfinite(outputs).all():
+            raise diverged(epoch, "the network's outputs")
         if (r_c, analog) not in correct_masks:
             threshold_correct(outputs, ws.T, r_c=r_c, analog=analog)  # validates
             one, zero = ws.T == 1.0, ws.T == 0.0
@@ -357,10 +405,11 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
     cpu0, wall0 = time.process_time(), time.perf_counter()
     while kernel_check and epoch < max_epochs:
         n = min(step, max_epochs - epoch)
+        train_err = _room(train_err, epoch + n, max_epochs)
         sse = train_err[epoch:epoch + n]
         status = stepper.run(sse, check)
         if status > 0:
-            _diverged(epoch + status)
+            raise diverged(epoch + status)
         done = -status if status < 0 else n
         sse[:done] *= scale
         evaluation += (done // strip) * N * C
@@ -371,10 +420,11 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
             break
     while not kernel_check and epoch < max_epochs:
         n = min(step - epoch % step, max_epochs - epoch)
+        train_err = _room(train_err, epoch + n, max_epochs)
         sse = train_err[epoch:epoch + n]
         status = stepper.run(sse)
         if status:
-            _diverged(epoch + status)
+            raise diverged(epoch + status)
         sse *= scale
         epoch += n
         if not in_strips:
@@ -382,6 +432,8 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
         at_strip_end = epoch % strip == 0
         if val is not None and at_strip_end:
             e_va = val.sse() * val_scale
+            if not math.isfinite(e_va):
+                raise diverged(epoch, "the validation error")
             evaluation += val.n * C
             val_err.append(e_va)
             val_epochs.append(epoch)
@@ -389,6 +441,8 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
                 best_val, best_epoch, best_w = e_va, epoch, net._w.copy()
         if test is not None and at_strip_end:
             test_err.append(test.sse() * test_scale)
+            if not math.isfinite(test_err[-1]):
+                raise diverged(epoch, "the test error")
             evaluation += test.n * C
         state = TrainingState(
             epoch=epoch, strip=strip, train_errors=train_err[:epoch],
@@ -408,9 +462,7 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
     cpu_time = time.process_time() - cpu0
     wall_time = time.perf_counter() - wall0
     if not np.isfinite(net._w).all():
-        raise FloatingPointError(
-            f"weights became non-finite by epoch {epoch} (training diverged); lower the "
-            "learning rate / delta_max, or check the data scaling.")
+        raise diverged(epoch, "the weights")
 
     if criterion is not None and not fired_criterion and stop_reason == "max_epochs":
         warnings.warn(f"training reached max_epochs={max_epochs} before the stopping criterion "
@@ -430,6 +482,9 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
         sse = _forward.sum_squared_error(A, T, net._layers, net.n_in, net._w,
                                          net._block_size(), ws.blas_min)
         e = 100.0 * (target_range[1] - target_range[0]) / T.size * sse
+        if not math.isfinite(e):
+            # finite weights can still overflow in the forward pass (inf - inf)
+            raise diverged(epoch, "the error of the trained network")
         cls = (_winner_takes_all_error(A[:, net.n_units - net.n_out:net.n_units], T)
                if classification else None)
         return SetErrors(e, cls, T.shape[0])

@@ -18,7 +18,11 @@ def check_float(value, name, *, low=None, high=None, low_open=False, high_open=F
     """Return ``value`` as a finite float in the given range, or raise."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"`{name}` must be a real number, got {type(value).__name__} {value!r}.")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an int beyond float's range
+        raise ValueError(f"`{name}` must be finite, got an integer of {len(str(value))} "
+                         "digits.") from None
     if not np.isfinite(value):
         raise ValueError(f"`{name}` must be finite, got {value}.")
     bad_low = low is not None and (value <= low if low_open else value < low)

@@ -6,10 +6,12 @@ from fastnet._training import (
     Workspace,
     base_setup,
     check_common,
+    check_start,
     resolve_classification,
     run_training,
 )
 from fastnet._validation import as_generator, check_choice, check_float
+from fastnet.network import MAX_INIT_SCALE
 
 __all__ = ["train_backprop"]
 
@@ -87,8 +89,12 @@ def train_backprop(net, X, Y, X_val=None, Y_val=None, *, X_test=None, Y_test=Non
 
     Raises
     ------
-    ValueError, TypeError, FloatingPointError
-        As in :func:`fastnet.train_rprop`.
+    ValueError, TypeError
+        For bad shapes, non-finite data or invalid hyper-parameters.
+    DivergenceError
+        If the training diverges: the training error, the weights, the outputs
+        or a validation/test error become non-finite (a FloatingPointError
+        naming the epoch). No result with NaN errors is ever returned.
 
     See Also
     --------
@@ -119,14 +125,18 @@ def train_backprop(net, X, Y, X_val=None, Y_val=None, *, X_test=None, Y_test=Non
     if not isinstance(decay, (bool, np.bool_)):
         raise TypeError(f"`decay` must be True or False, got {decay!r}.")
     if init_scale is not None:
-        init_scale = check_float(init_scale, "init_scale", low=0.0)
+        init_scale = check_float(init_scale, "init_scale", low=0.0, high=MAX_INIT_SCALE)
     (X, Y, X_val, Y_val, X_test, Y_test, max_epochs, strip, target_range, block_size,
      blas_min) = check_common(net, X, Y, X_val, Y_val, X_test, Y_test, max_epochs, strip, stop,
                               target_range, callback, block_size, blas_min)
     classification = resolve_classification(classification, Y)
-    rng = as_generator(seed)
+    # The seed draws the initial weights (with init_scale) and online training's
+    # presentation order; batch training without init_scale draws nothing.
+    drawn = init_scale is not None or mode == "online"
+    rng = as_generator(seed) if drawn else None
     if init_scale is not None:
         net.init_weights(rng, scale=init_scale)
+    check_start(net, seed, drawn)
     ws = Workspace(net, X, Y, 1 if mode == "online" else block_size, blas_min)
     stepper = _BackpropStepper(ws, mode, learning_rate, momentum, bool(decay), max_epochs, rng)
     setup = base_setup(

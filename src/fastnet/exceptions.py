@@ -41,5 +41,29 @@ class FileLockedError(ResultFileError):
     """
 
 
+class DivergenceError(FloatingPointError):
+    """Training diverged: errors, weights or outputs became non-finite.
+
+    Raised instead of returning a result with NaN or infinite errors. Lower the
+    learning rate (backpropagation), ``delta_max`` or ``init_scale`` (RPROP), or
+    scale the data.
+
+    Attributes
+    ----------
+    epoch : int
+        The epoch after which the non-finite values were found (at a strip end
+        or at the end of training; the kernels also stop at the first epoch
+        whose training error is not finite).
+    trial : int or None
+        Index of the diverged network in :func:`fastnet.train_rprop_many`,
+        None for one network.
+    """
+
+    def __init__(self, message, epoch, trial=None):
+        super().__init__(message)
+        self.epoch = epoch
+        self.trial = trial
+
+
 class NoConvergenceWarning(UserWarning):
     """Training reached ``max_epochs`` before the requested stopping criterion held."""

@@ -95,8 +95,9 @@ def squared_error_percentage(Y, T, o_min=0.0, o_max=1.0):
     Y, T = _pair(Y, T)
     o_min = check_float(o_min, "o_min")
     o_max = check_float(o_max, "o_max")
-    if not o_max > o_min:
-        raise ValueError(f"`o_max` must exceed `o_min`, got o_min={o_min}, o_max={o_max}.")
+    if not (o_max > o_min and np.isfinite(o_max - o_min)):
+        raise ValueError(f"`o_max` - `o_min` must be positive and finite, got o_min={o_min}, "
+                         f"o_max={o_max}.")
     return float(100.0 * (o_max - o_min) / T.size * np.sum((Y - T) ** 2))
 
 

@@ -26,6 +26,22 @@ ACTIVATIONS = {"linear": 0, "proben1": 1, "logistic": 2, "tanh": 3}
 #: Version of the ``.npz`` file format written by :meth:`MLP.save`.
 FORMAT_VERSION = 1
 
+#: Half-widths of the initial weight range when none is given: Proben1's
+#: (Prechelt 1994) for multilayer and for linear networks.
+DEFAULT_INIT_SCALE = 0.5
+DEFAULT_INIT_SCALE_LINEAR = 0.01
+
+#: Largest half-width of initial weights accepted. Inputs of the Proben1 kind
+#: lie in about [-1, 1]; a weighted sum of a thousand inputs with weights of
+#: 1e100 is still far from overflowing float64 (1.8e308) when squared in the
+#: error (1e206), while init_scale=1e200 gave NaN outputs. Networks that need
+#: larger weights than this are not trainable in float64 anyway.
+MAX_INIT_SCALE = 1e100
+
+# Sizes a network file may declare: enough for any network fastnet can train,
+# small enough that checking a crafted file never allocates much.
+_MAX_CONFIG_BYTES = 1 << 16
+
 # Products with m*n*k below this go to plain loops instead of BLAS: the call
 # overhead of dgemm outweighs its speed on tiny layers. Measured, see benchmarks/.
 DEFAULT_BLAS_MIN = 4096
@@ -58,6 +74,13 @@ class MLP:
     hidden_activation, output_activation : {"proben1", "logistic", "tanh", "linear"}
         Activation of the hidden and the output units. ``"proben1"`` is
         f(x) = x / (1 + |x|). Defaults: ``"proben1"`` and ``"linear"``.
+    init_scale : float, optional
+        The weights (biases too) are drawn uniformly from [-init_scale,
+        init_scale] when the network is built. Default: Proben1's ranges
+        (Prechelt 1994), 0.5 with hidden layers and 0.01 for a linear network.
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        Source of those weights. One integer reproduces them bit for bit; None
+        draws fresh entropy, as scikit-learn's ``random_state=None`` does.
     dtype : numpy dtype, default=numpy.float64
         Only float64 is supported (kernels compute in double precision).
 
@@ -91,7 +114,15 @@ class MLP:
 
     def __init__(self, n_in, hidden=(), n_out=1, *, shortcut=True,
                  hidden_activation="proben1", output_activation="linear",
-                 dtype=np.float64):
+                 init_scale=None, seed=None, dtype=np.float64):
+        self._setup(n_in, hidden, n_out, shortcut, hidden_activation, output_activation, dtype)
+        if init_scale is None:
+            init_scale = DEFAULT_INIT_SCALE if self.hidden else DEFAULT_INIT_SCALE_LINEAR
+        self.init_weights(seed, init_scale)
+
+    def _setup(self, n_in, hidden, n_out, shortcut, hidden_activation, output_activation,
+               dtype=np.float64):
+        """Check the topology and lay it out; the weights are left at zero."""
         n_in = check_int(n_in, "n_in", minimum=1)
         n_out = check_int(n_out, "n_out", minimum=1)
         if isinstance(hidden, (int, np.integer)) and not isinstance(hidden, bool):
@@ -260,14 +291,19 @@ class MLP:
         seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
             One integer reproduces the weights bit for bit.
         scale : float, default=0.5
-            Half-width r of the interval; Proben1 uses 0.5 for multilayer and
-            0.01 for linear networks.
+            Half-width r of the interval, 0 <= r <= MAX_INIT_SCALE (1e100);
+            Proben1 uses 0.5 for multilayer and 0.01 for linear networks.
 
         Returns
         -------
         self : MLP
+
+        Raises
+        ------
+        ValueError
+            If ``scale`` is negative, not finite or above ``MAX_INIT_SCALE``.
         """
-        scale = check_float(scale, "scale", low=0.0)
+        scale = check_float(scale, "scale", low=0.0, high=MAX_INIT_SCALE)
         rng = as_generator(seed)
         self._w[:] = rng.uniform(-scale, scale, size=self.n_connections)
         return self
@@ -403,19 +439,27 @@ class MLP:
                 "sha256": self._checksum(config, self._w)}
 
     def __setstate__(self, state):
-        if not isinstance(state, dict) or state.get("format_version") != FORMAT_VERSION:
-            found = state.get("format_version") if isinstance(state, dict) else None
-            raise ValueError(f"cannot restore MLP: format version {found!r}, this fastnet reads "
-                             f"version {FORMAT_VERSION}.")
+        version = state.get("format_version") if isinstance(state, dict) else None
+        if type(version) is not int or version != FORMAT_VERSION:
+            raise ValueError(f"cannot restore MLP: format version {version!r}, this fastnet reads "
+                             f"version {FORMAT_VERSION} (an integer).")
         missing = {"config", "weights", "sha256"} - set(state)
         if missing:
             raise ValueError(f"cannot restore MLP: the pickled state lacks {sorted(missing)}.")
-        if self._checksum(state["config"], state["weights"]) != state["sha256"]:
+        config = _check_config(state["config"], "cannot restore MLP: the pickled state")
+        weights = _check_weights(state["weights"], config, "cannot restore MLP: the pickled state")
+        if self._checksum(state["config"], weights) != state["sha256"]:
             raise ValueError("cannot restore MLP: the pickled state is corrupted "
                              "(SHA-256 of configuration and weights does not match).")
-        other = MLP(**state["config"])
-        self.__dict__.update(other.__dict__)
-        self.set_weights(state["weights"])
+        self.__dict__.update(MLP._build(config, weights).__dict__)
+
+    @classmethod
+    def _build(cls, config, weights):
+        """A network of a checked ``config`` holding ``weights`` (no random draw)."""
+        net = cls.__new__(cls)
+        net._setup(**config)
+        net._w[:] = weights
+        return net
 
     def _config(self):
         return {"n_in": self.n_in, "hidden": list(self.hidden), "n_out": self.n_out,
@@ -437,32 +481,57 @@ class MLP:
     def load(cls, path):
         """Load a network written by :meth:`save`.
 
+        Everything is checked before anything of the network's size is
+        allocated: the keys, an integer format version, the configuration's keys
+        and types, and that the weights' shape (read from their header) is the
+        one the configuration implies.
+
         Raises
         ------
         ValueError
-            If the file is not a fastnet network file, is truncated or corrupt, or
-            has another format version.
+            If the file is not a fastnet network file, is truncated or corrupt,
+            has another format version, an unknown or ill-typed configuration, or
+            weights that do not fit it.
         """
         path = os.fspath(path)
         with open(path, "rb") as fh:  # our handle, closed even when np.load fails
             try:
                 with np.load(fh, allow_pickle=False) as data:
                     keys = set(data.files)
-                    version = int(data["format_version"]) if "format_version" in keys else None
-                    config = json.loads(str(data["config"])) if "config" in keys else None
-                    weights = (np.array(data["weights"], dtype=np.float64)
-                               if "weights" in keys else None)
+                    if keys != {"format_version", "config", "weights"}:
+                        raise _NotNetworkFile(f"keys {sorted(keys)}")
+                    version = data["format_version"]
+                    if version.shape != () or version.dtype.kind not in "iu":
+                        raise ValueError(f"{path}: the format version must be an integer, got "
+                                         f"{version.dtype} of shape {version.shape}.")
+                    version = int(version)
+                    if version != FORMAT_VERSION:
+                        raise ValueError(f"{path}: network file format version {version}, "
+                                         f"this fastnet reads version {FORMAT_VERSION}.")
+                    # Sizes first, from the members' headers, so that a crafted file
+                    # cannot make this allocate much before it is checked.
+                    if data.zip.getinfo("config.npy").file_size > _MAX_CONFIG_BYTES:
+                        raise ValueError(f"{path}: the network configuration is larger than "
+                                         f"{_MAX_CONFIG_BYTES} bytes.")
+                    config = _check_config(json.loads(str(data["config"])), path)
+                    with data.zip.open("weights.npy") as member:
+                        major, _ = np.lib.format.read_magic(member)
+                        read = (np.lib.format.read_array_header_1_0 if major == 1
+                                else np.lib.format.read_array_header_2_0)
+                        shape, _, dtype = read(member)
+                    want = (_n_connections(config),)
+                    if shape != want or dtype != np.float64:
+                        raise ValueError(f"{path}: the weights must be float64 of shape {want} "
+                                         f"for this configuration, got {dtype} of shape {shape}.")
+                    weights = _check_weights(data["weights"], config, path)
+            except _NotNetworkFile as exc:
+                raise ValueError(f"{path}: not a fastnet network file ({exc}).") from None
+            except ValueError:
+                raise
             except Exception as exc:  # truncated zip, not a zip, bad JSON, ...
                 raise ValueError(f"{path}: cannot read fastnet network file "
                                  f"({type(exc).__name__}: {exc}).") from None
-        if version is None or config is None or weights is None:
-            raise ValueError(f"{path}: not a fastnet network file (keys {sorted(keys)}).")
-        if version != FORMAT_VERSION:
-            raise ValueError(f"{path}: network file format version {version}, this "
-                             f"fastnet reads version {FORMAT_VERSION}.")
-        net = cls(**config)
-        net.set_weights(weights)
-        return net
+        return cls._build(config, weights)
 
     def __eq__(self, other):
         if not isinstance(other, MLP):
@@ -470,3 +539,57 @@ class MLP:
         return self._config() == other._config() and np.array_equal(self._w, other._w)
 
     __hash__ = None
+
+
+class _NotNetworkFile(Exception):
+    pass
+
+
+_CONFIG_TYPES = {"n_in": int, "hidden": list, "n_out": int, "shortcut": bool,
+                 "hidden_activation": str, "output_activation": str}
+
+
+def _check_config(config, where):
+    """The constructor arguments of a saved network, checked key by key and typed."""
+    if not isinstance(config, dict):
+        raise ValueError(f"{where}: the network configuration must be a mapping, got "
+                         f"{type(config).__name__}.")
+    unknown, missing = set(config) - set(_CONFIG_TYPES), set(_CONFIG_TYPES) - set(config)
+    if unknown or missing:
+        raise ValueError(f"{where}: the network configuration has unknown keys {sorted(unknown)} "
+                         f"and lacks {sorted(missing)}; it needs exactly {sorted(_CONFIG_TYPES)}.")
+    for key, kind in _CONFIG_TYPES.items():
+        value = config[key]
+        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+        if kind is list:
+            ok = ok and all(isinstance(h, int) and not isinstance(h, bool) for h in value)
+        if not ok:
+            raise ValueError(f"{where}: the configuration's `{key}` must be {kind.__name__}"
+                             f"{' of int' if kind is list else ''}, got {value!r}.")
+    if config["n_in"] < 1 or config["n_out"] < 1 or any(h < 1 for h in config["hidden"]):
+        raise ValueError(f"{where}: layer sizes must be >= 1, got n_in={config['n_in']}, "
+                         f"hidden={config['hidden']}, n_out={config['n_out']}.")
+    for key in ("hidden_activation", "output_activation"):
+        check_choice(config[key], key, ACTIVATIONS)
+    return dict(config, hidden=tuple(config["hidden"]))
+
+
+def _n_connections(config):
+    """Connections (biases included) of a checked configuration, without allocating."""
+    sizes = (config["n_in"], *config["hidden"], config["n_out"])
+    total, fan = 0, 0
+    for j in range(1, len(sizes)):
+        fan = sum(sizes[:j]) if config["shortcut"] else sizes[j - 1]
+        total += sizes[j] * (fan + 1)
+    return total
+
+
+def _check_weights(weights, config, where):
+    weights = np.asarray(weights)
+    want = _n_connections(config)
+    if weights.dtype != np.float64 or weights.shape != (want,):
+        raise ValueError(f"{where}: the weights must be float64 of shape ({want},) for this "
+                         f"configuration, got {weights.dtype} of shape {weights.shape}.")
+    if not np.isfinite(weights).all():
+        raise ValueError(f"{where}: the weights are not all finite.")
+    return weights

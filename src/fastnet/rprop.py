@@ -10,7 +10,9 @@ not copy.
 import numpy as np
 
 from fastnet._kernels import _rprop
+from fastnet.network import MAX_INIT_SCALE
 from fastnet._training import (
+    check_start,
     Workspace,
     base_setup,
     check_common,
@@ -124,23 +126,25 @@ def resolve_options(preset, given):
         raise ValueError(f"`delta_min` must be <= `delta_max`, got {delta_min} > {delta_max}.")
     params["delta0"] = _check_delta0(params["delta0"], delta_min, delta_max)
     if params["init_scale"] is not None:
-        params["init_scale"] = check_float(params["init_scale"], "init_scale", low=0.0)
+        params["init_scale"] = check_float(params["init_scale"], "init_scale", low=0.0,
+                                           high=MAX_INIT_SCALE)
     return params
 
 
 def draw_start(net, params, seed):
     """Initialise ``net`` from ``seed`` if ``params["init_scale"]`` is set, and
     return the initial RPROP steps (drawn per weight if ``delta0`` is a range).
+    Refuses a ``seed`` that would draw nothing and an all-zero multilayer start.
 
     Draw order is fixed (weights, then steps) so one seed reproduces a run. The
     generator is built only when something is drawn (seed=None costs OS entropy).
     """
     init, delta0 = params["init_scale"], params["delta0"]
-    rng = as_generator(seed) if (init is not None or isinstance(delta0, tuple)) else None
-    if seed is not None and rng is None:
-        as_generator(seed)  # still validate the argument
+    drawn = init is not None or isinstance(delta0, tuple)
+    rng = as_generator(seed) if drawn else None
     if init is not None:
         net.init_weights(rng, scale=init)
+    check_start(net, seed, drawn)
     C = net.n_connections
     if isinstance(delta0, tuple):
         return rng.uniform(delta0[0], delta0[1], size=C)
@@ -220,8 +224,10 @@ def train_rprop(net, X, Y, X_val=None, Y_val=None, *, X_test=None, Y_test=None,
     ValueError, TypeError
         For bad shapes, non-finite data, invalid hyper-parameters or a stopping
         rule that needs a validation set when none is given.
-    FloatingPointError
-        If the training error becomes non-finite.
+    DivergenceError
+        If the training diverges: the training error, the weights, the outputs
+        or a validation/test error become non-finite (a FloatingPointError
+        naming the epoch). No result with NaN errors is ever returned.
 
     Warns
     -----
