@@ -68,5 +68,5 @@ def test_input_validation(func):
 
 
 def test_squared_error_percentage_range_check():
-    with pytest.raises(ValueError, match="`o_max` must exceed `o_min`"):
+    with pytest.raises(ValueError, match="`o_max` - `o_min` must be positive and finite"):
         m.squared_error_percentage([[0.0]], [[0.0]], 1.0, 0.0)
