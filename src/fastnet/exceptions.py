@@ -65,5 +65,14 @@ class DivergenceError(FloatingPointError):
         self.trial = trial
 
 
+class DataIntegrityWarning(UserWarning):
+    """A known Proben1 file's contents differ from the published archive.
+
+    The file still loads (it may be a deliberate variant), but results from it are
+    not comparable with Prechelt's (1994); result files record whether every
+    data file matched its published SHA-256.
+    """
+
+
 class NoConvergenceWarning(UserWarning):
     """Training reached ``max_epochs`` before the requested stopping criterion held."""

@@ -404,14 +404,6 @@ def _load(problem, root):
     return load_proben1(problem, root)
 
 
-def _sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _checklist(experiment, datasets):
     """The Proben1 checklist (SPEC §6) of every (problem, network) cell."""
     from fastnet.rprop import PRESETS, proben1_stopping
@@ -482,7 +474,8 @@ def _header(experiment, datasets):
                       "run)); no run is excluded or restarted; reports may exclude exactly the "
                       "worst half by validation error (SPEC §6)"),
         "checklist": _checklist(experiment, datasets),
-        "data": {p: {"file": datasets[p].path.name, "sha256": _sha256(datasets[p].path)}
+        "data": {p: {"file": datasets[p].path.name, "sha256": datasets[p].sha256,
+                     "matches_published": datasets[p].matches_published}
                  for p in experiment.problems},
         "version": experiment.identity()["fastnet"],
         "machine": machine_description(),
@@ -694,7 +687,7 @@ def _check_identity(path, header, experiment, datasets):
             f"{path}: the file holds runs of a different set-up ({'; '.join(diff)}). Rerun with "
             "the file's settings to resume it, or write to another file.")
     for p, info in header.get("data", {}).items():
-        if p in datasets and info.get("sha256") != _sha256(datasets[p].path):
+        if p in datasets and info.get("sha256") != datasets[p].sha256:
             raise ResultFileError(
                 f"{path}: the data file of {p} ({datasets[p].path}) differs from the one the "
                 f"file's runs used (SHA-256 {info.get('sha256')}); use the same data or another "

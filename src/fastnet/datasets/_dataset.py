@@ -79,6 +79,12 @@ class Dataset:
         The file the data came from; ``None`` for generated tasks.
     header : Proben1Header or None
         The file's header; ``None`` for generated tasks.
+    sha256 : str or None
+        SHA-256 of the file (hex); ``None`` for generated tasks.
+    matches_published : bool or None
+        Whether the file is byte for byte the one of the published Proben1
+        archive (its SHA-256 is known); ``None`` for generated tasks and files
+        fastnet has no checksum for.
     params : Mapping
         Generation parameters of a generated task (seed, sizes, and for the
         teacher task the teacher's weights); empty for Proben1.
@@ -98,6 +104,8 @@ class Dataset:
     path: Path | None = field(default=None, repr=False)
     header: Proben1Header | None = field(default=None, repr=False)
     params: Mapping[str, Any] = field(default_factory=_empty_mapping, repr=False)
+    sha256: str | None = field(default=None, repr=False)
+    matches_published: bool | None = field(default=None, repr=False)
 
     @property
     def n_train(self) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import math
 import os
 import re
@@ -12,7 +14,8 @@ import numpy as np
 
 from fastnet.exceptions import DataFormatError
 
-__all__ = ["HEADER_KEYS", "Proben1Header", "Proben1File", "read_proben1"]
+__all__ = ["HEADER_KEYS", "MAX_COLUMNS", "MAX_HEADER_VALUE", "Proben1Header", "Proben1File",
+           "read_proben1"]
 
 #: The seven header keys of a Proben1 ``.dt`` file, in the order the published files use.
 HEADER_KEYS = (
@@ -24,6 +27,14 @@ HEADER_KEYS = (
     "validation_examples",
     "test_examples",
 )
+
+#: Largest value a header line may hold. Values have at most ten digits, so
+#: reading them never meets Python's limit on converting long digit strings.
+MAX_HEADER_VALUE = 10**9
+#: Most inputs plus outputs a file may declare. The published files have at most
+#: 127 (mushroom); every example line repeats them, so 100,000 columns already
+#: mean lines of 200 kB. A header beyond this is a corrupt file, not data.
+MAX_COLUMNS = 100_000
 
 _N_HEADER_LINES = len(HEADER_KEYS)
 _HEADER_LINE = re.compile(r" *([A-Za-z_][A-Za-z0-9_]*) *= *(.*?) *")
@@ -90,19 +101,23 @@ class Proben1File:
         Inputs, C-contiguous float64 of shape ``(header.n_examples, header.n_in)``.
     T : numpy.ndarray
         Targets, C-contiguous float64 of shape ``(header.n_examples, header.n_out)``.
+    sha256 : str
+        SHA-256 of the file's bytes (hex).
     """
 
     path: Path
     header: Proben1Header
     X: np.ndarray = field(repr=False)
     T: np.ndarray = field(repr=False)
+    sha256: str = ""
 
 
 def read_proben1(path: str | os.PathLike) -> Proben1File:
     """Read a Proben1 ``.dt`` file strictly.
 
     The file must consist of exactly seven header lines ``key=value`` (the keys of
-    `HEADER_KEYS`, each once, in any order, values non-negative decimal integers)
+    `HEADER_KEYS`, each once, in any order, values decimal integers from 0 to
+    `MAX_HEADER_VALUE`, at most `MAX_COLUMNS` inputs plus outputs)
     followed by exactly ``training_examples + validation_examples + test_examples``
     example lines, each holding ``n_in + n_out`` finite decimal numbers separated by
     one or more spaces, every line (the last included) ended by a newline.
@@ -161,6 +176,7 @@ def read_proben1(path: str | os.PathLike) -> Proben1File:
     """
     path = Path(os.fspath(path))
     raw = path.read_bytes()
+    digest = hashlib.sha256(raw).hexdigest()
     try:
         text = raw.decode("ascii")
     except UnicodeDecodeError as exc:
@@ -168,7 +184,7 @@ def read_proben1(path: str | os.PathLike) -> Proben1File:
         raise DataFormatError(
             path, line, f"non-ASCII byte 0x{raw[exc.start]:02x}; Proben1 files are plain ASCII"
         ) from None
-    return _parse(text, path)
+    return dataclasses.replace(_parse(text, path), sha256=digest)
 
 
 def _parse(text: str, path: Path) -> Proben1File:
@@ -244,7 +260,12 @@ def _parse_header(lines: list[str], path: Path) -> Proben1Header:
             raise DataFormatError(
                 path, lineno, f"`{key}` must be a non-negative integer, got {_short(value)}"
             )
-        values[key] = int(value)
+        digits = value.lstrip("0") or "0"
+        if len(digits) > 10 or int(digits) > MAX_HEADER_VALUE:
+            raise DataFormatError(
+                path, lineno, f"`{key}` must be at most {MAX_HEADER_VALUE}, got {_short(value)}"
+            )
+        values[key] = int(digits)
         where[key] = lineno
     if len(values) < _N_HEADER_LINES:
         missing = [k for k in HEADER_KEYS if k not in values]
@@ -262,6 +283,12 @@ def _parse_header(lines: list[str], path: Path) -> Proben1Header:
         raise DataFormatError(
             path, max(where["bool_out"], where["real_out"]),
             "the header declares no outputs (`bool_out` + `real_out` = 0)",
+        )
+    if header.n_in + header.n_out > MAX_COLUMNS:
+        raise DataFormatError(
+            path, max(where[k] for k in ("bool_in", "real_in", "bool_out", "real_out")),
+            f"the header declares {header.n_in} inputs and {header.n_out} outputs; at most "
+            f"{MAX_COLUMNS} in all are read",
         )
     return header
 

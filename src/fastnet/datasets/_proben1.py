@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from fastnet.datasets._checksums import PROBEN1_SHA256
 from fastnet.datasets._dataset import Dataset, Split
 from fastnet.datasets._format import read_proben1
 from fastnet.datasets._registry import PARTITIONINGS, PROBEN1_PROBLEMS, Proben1Problem
-from fastnet.exceptions import DataFormatError
+from fastnet.exceptions import DataFormatError, DataIntegrityWarning
 
 __all__ = [
     "ENV_DATA_DIR",
@@ -212,6 +214,12 @@ def load_proben1(name: str, root: str | os.PathLike | None = None) -> Dataset:
         If the file is malformed, or its header disagrees with the registry's
         numbers of inputs, outputs or set sizes for the problem.
 
+    Warns
+    -----
+    DataIntegrityWarning
+        If the file's SHA-256 differs from the published file's (it still loads;
+        ``Dataset.matches_published`` is then False).
+
     See Also
     --------
     read_proben1 : the file reader.
@@ -269,8 +277,24 @@ def load_proben1(name: str, root: str | os.PathLike | None = None) -> Dataset:
         kind=problem.kind, n_in=problem.n_in, n_out=problem.n_out,
         train=splits["train"], valid=splits["valid"], test=splits["test"],
         architecture=problem.pivot(perm), problem=problem, permutation=perm,
-        partitioning=part, path=path, header=h,
+        partitioning=part, path=path, header=h, sha256=data.sha256,
+        matches_published=_matches_published(path, data.sha256),
     )
+
+
+def _matches_published(path: Path, sha256: str) -> bool | None:
+    """Whether a Proben1 file is the published one; warns when it is not."""
+    published = PROBEN1_SHA256.get(Path(path).name)
+    if published is None:
+        return None
+    if sha256 != published:
+        warnings.warn(
+            f"{path}: contents differ from the published Proben1 file (SHA-256 {sha256[:16]}... "
+            f"instead of {published[:16]}...); results from it are not comparable with "
+            "Prechelt's (1994). `fastnet datasets fetch` gets the published files.",
+            DataIntegrityWarning, stacklevel=3)
+        return False
+    return True
 
 
 @dataclass(frozen=True)

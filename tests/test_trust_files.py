@@ -1,0 +1,245 @@
+"""Hostile files get named errors: Proben1 files, network files, pickles; data integrity."""
+import io
+import json
+import pickle
+import shutil
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fastnet import MLP
+from fastnet.datasets import load_proben1, read_proben1
+from fastnet.datasets._format import MAX_COLUMNS, MAX_HEADER_VALUE
+from fastnet.exceptions import DataFormatError, DataIntegrityWarning
+
+FIXTURE = Path(__file__).parent / "data" / "proben1_tiny_fixture.txt"
+HEADER = ["bool_in=1", "real_in=2", "bool_out=2", "real_out=0", "training_examples=4",
+          "validation_examples=2", "test_examples=2"]
+
+
+def with_header(tmp_path, **changes):
+    lines = FIXTURE.read_text().splitlines()
+    for i, line in enumerate(lines[:7]):
+        key = line.split("=")[0]
+        if key in changes:
+            lines[i] = f"{key}={changes[key]}"
+    path = tmp_path / "f.dt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+# --------------------------------------------------------------- the reader
+
+@pytest.mark.parametrize("key, value", [("real_in", "9" * 5000), ("real_out", str(10 ** 19)),
+                                        ("training_examples", str(MAX_HEADER_VALUE + 1)),
+                                        ("bool_in", "0" * 30 + "12345678901")])
+def test_huge_header_values_are_format_errors(tmp_path, key, value):
+    path = with_header(tmp_path, **{key: value})
+    line = 1 + [h.split("=")[0] for h in HEADER].index(key)
+    with pytest.raises(DataFormatError, match=rf"f\.dt:{line}: `{key}` must be at most") as e:
+        read_proben1(path)
+    assert e.value.line == line and e.value.path == str(path)
+
+
+def test_leading_zeros_are_still_numbers(tmp_path):
+    path = with_header(tmp_path, bool_in="0" * 20 + "1")
+    assert read_proben1(path).header.bool_in == 1
+
+
+def test_absurd_column_counts_without_examples_are_refused(tmp_path):
+    path = tmp_path / "empty.dt"
+    path.write_text("bool_in=0\nreal_in=1000000000000\nbool_out=0\nreal_out=1\n"
+                    "training_examples=0\nvalidation_examples=0\ntest_examples=0\n")
+    with pytest.raises(DataFormatError, match="must be at most"):
+        read_proben1(path)
+    path.write_text(f"bool_in=0\nreal_in={MAX_COLUMNS}\nbool_out=0\nreal_out=1\n"
+                    "training_examples=0\nvalidation_examples=0\ntest_examples=0\n")
+    with pytest.raises(DataFormatError, match=rf"empty\.dt:4: .*at most {MAX_COLUMNS} in all"):
+        read_proben1(path)
+
+
+def _mutate(text, data):
+    """One random corruption of a valid file's text (header or body)."""
+    lines = text.split("\n")
+    kind = data.draw(st.sampled_from(["header_value", "drop", "duplicate", "field", "insert",
+                                      "truncate", "bytes"]))
+    if kind == "header_value":
+        i = data.draw(st.integers(0, 6))
+        key = lines[i].split("=")[0]
+        value = data.draw(st.one_of(
+            st.integers(-5, 10 ** 30).map(str), st.text(alphabet=st.characters(max_codepoint=255),
+                                                        max_size=8),
+            st.integers(4000, 6000).map(lambda n: "7" * n),
+            st.sampled_from(["1e3", "0x10", "nan", " 3", "-0", "+4"])))
+        lines[i] = f"{key}={value}"
+    elif kind == "drop":
+        del lines[data.draw(st.integers(0, len(lines) - 2))]
+    elif kind == "duplicate":
+        i = data.draw(st.integers(0, len(lines) - 2))
+        lines.insert(i, lines[i])
+    elif kind == "field":
+        i = data.draw(st.integers(7, len(lines) - 2))
+        fields = lines[i].split()
+        j = data.draw(st.integers(0, len(fields) - 1))
+        fields[j] = data.draw(st.sampled_from(["nan", "inf", "1e999", "x", "", "1.2.3", "--1",
+                                               "5" * 400]))
+        lines[i] = " ".join(fields)
+    elif kind == "insert":
+        lines.insert(data.draw(st.integers(0, len(lines) - 1)),
+                     data.draw(st.text(alphabet=" 0123456789.=eE-+\t\rabc_", max_size=30)))
+    elif kind == "truncate":
+        return text[:data.draw(st.integers(0, len(text) - 1))]
+    else:
+        raw = bytearray(text.encode())
+        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+        return raw.decode("latin-1")
+    return "\n".join(lines)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_every_reader_error_is_a_format_error_with_file_and_line(tmp_path, data):
+    path = tmp_path / "fuzz.dt"
+    path.write_bytes(_mutate(FIXTURE.read_text(), data).encode("latin-1"))
+    try:
+        f = read_proben1(path)
+    except DataFormatError as exc:
+        assert exc.path == str(path)
+        assert str(exc).startswith(str(path))
+        assert exc.line is None or exc.line >= 1
+        return
+    assert f.X.shape == (f.header.n_examples, f.header.n_in)
+    assert f.T.shape == (f.header.n_examples, f.header.n_out)
+    assert np.isfinite(f.X).all() and np.isfinite(f.T).all()
+
+
+# --------------------------------------------------------------- data integrity
+
+def test_a_changed_proben1_file_loads_with_a_warning(proben1_root, tmp_path):
+    ds = load_proben1("cancer1", proben1_root)
+    assert ds.matches_published is True and len(ds.sha256) == 64
+    changed = tmp_path / "cancer1.dt"
+    text = (Path(ds.path)).read_text().splitlines()
+    text[7] = text[7].replace("0.", "0.0", 1)   # the same value, other bytes
+    changed.write_text("\n".join(text) + "\n")
+    with pytest.warns(DataIntegrityWarning, match="differ from the published Proben1 file"):
+        other = load_proben1("cancer1", tmp_path)
+    assert other.matches_published is False
+
+
+def test_result_headers_say_whether_the_data_matched(proben1_root, tmp_path):
+    from fastnet.experiment import Experiment, read_results, run_experiment
+
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(Path(proben1_root) / "glass1.dt", data / "glass1.dt")
+    text = (Path(proben1_root) / "cancer1.dt").read_text().splitlines()
+    text[7] = text[7].replace("0.", "0.0", 1)
+    (data / "cancer1.dt").write_text("\n".join(text) + "\n")
+    exp = Experiment(problems=["cancer1", "glass1"], networks=["linear"], runs=1, root=data,
+                     options={"max_epochs": 5})
+    with pytest.warns(DataIntegrityWarning):
+        run_experiment(exp, tmp_path / "r.jsonl")
+    header = read_results(tmp_path / "r.jsonl").header
+    assert header["data"]["cancer1"]["matches_published"] is False
+    assert header["data"]["glass1"]["matches_published"] is True
+
+
+# --------------------------------------------------------------- network files
+
+def _npz(path, **arrays):
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+    return path
+
+
+def good_config():
+    return {"n_in": 2, "hidden": [3], "n_out": 1, "shortcut": True,
+            "hidden_activation": "proben1", "output_activation": "linear"}
+
+
+def test_network_file_asking_for_a_huge_network_allocates_nothing(tmp_path):
+    config = dict(good_config(), n_in=10 ** 9, hidden=[10 ** 9])
+    path = _npz(tmp_path / "huge.npz", format_version=np.array(1),
+                config=np.array(json.dumps(config)), weights=np.zeros(15))
+    with pytest.raises(ValueError, match=r"weights must be float64 of shape \(\d{19},\).* got "
+                                         r"float64 of shape \(15,\)"):
+        MLP.load(path)
+
+
+def test_network_file_with_a_huge_weights_header_allocates_nothing(tmp_path):
+    # the weights member declares 10**12 doubles but holds a few bytes
+    path = _npz(tmp_path / "net.npz", format_version=np.array(1),
+                config=np.array(json.dumps(good_config())), weights=np.zeros(15))
+    with zipfile.ZipFile(path) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False,
+                                                  "shape": (10 ** 12,)})
+    members["weights.npy"] = b"\x93NUMPY\x01\x00" + header.getvalue()[8:] + b"\0" * 64
+    with zipfile.ZipFile(path, "w") as z:
+        for name, raw in members.items():
+            z.writestr(name, raw)
+    with pytest.raises(ValueError, match=r"weights must be float64 of shape \(15,\)"):
+        MLP.load(path)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"extra": 1}, r"unknown keys \['extra'\]"),
+    ({"n_in": "2"}, r"`n_in` must be int"),
+    ({"hidden": [3.5]}, r"`hidden` must be list of int"),
+    ({"shortcut": 1}, r"`shortcut` must be bool"),
+    ({"n_out": 0}, r"layer sizes must be >= 1"),
+    ({"hidden_activation": "relu"}, r"`hidden_activation`"),
+])
+def test_network_file_configs_are_checked_key_by_key(tmp_path, change, message):
+    path = _npz(tmp_path / "net.npz", format_version=np.array(1),
+                config=np.array(json.dumps(dict(good_config(), **change))),
+                weights=np.zeros(15))
+    with pytest.raises(ValueError, match=message):
+        MLP.load(path)
+
+
+@pytest.mark.parametrize("version", [np.array(1.9), np.array(1.0), np.array([1]), np.array(2)])
+def test_network_file_versions_are_integers(tmp_path, version):
+    path = _npz(tmp_path / "net.npz", format_version=version,
+                config=np.array(json.dumps(good_config())), weights=np.zeros(15))
+    with pytest.raises(ValueError, match="format version"):
+        MLP.load(path)
+
+
+def test_pickled_state_is_checked_like_a_file():
+    net = MLP(2, (3,), 1, seed=0)
+    state = net.__getstate__()
+    for bad, message in ((dict(state, format_version=1.9), "format version 1.9"),
+                         (dict(state, format_version=True), "format version True"),
+                         (dict(state, config=dict(state["config"], junk=1)), "unknown keys"),
+                         (dict(state, weights=np.zeros(3)), r"shape \(15,\)")):
+        blank = MLP.__new__(MLP)
+        with pytest.raises(ValueError, match=message):
+            blank.__setstate__(bad)
+    assert pickle.loads(pickle.dumps(net)) == net
+
+
+@settings(max_examples=150, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_mutated_network_files_give_value_errors(tmp_path, data):
+    path = tmp_path / "net.npz"
+    MLP(3, (4, 2), 2, seed=1).save(path)
+    raw = bytearray(path.read_bytes())
+    for _ in range(data.draw(st.integers(1, 4))):
+        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    if data.draw(st.booleans()):
+        raw = raw[:data.draw(st.integers(0, len(raw)))]
+    path.write_bytes(bytes(raw))
+    try:
+        net = MLP.load(path)
+    except ValueError:
+        return
+    assert net.n_connections == net.weights.size and np.isfinite(net.weights).all()

@@ -1,0 +1,111 @@
+"""A bounded fuzzer of the training API, run in a subprocess so that a crash in the
+kernels fails this test instead of killing the test run.
+
+Every call must either return a result whose errors and weights are all finite, or
+raise ValueError, TypeError or DivergenceError: never NaN in a normal-looking result,
+an OverflowError, a MemoryError, a warning other than NoConvergenceWarning, or a crash.
+"""
+import subprocess
+import sys
+import textwrap
+
+FUZZER = textwrap.dedent('''
+    import warnings
+
+    import numpy as np
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from fastnet import (MLP, DivergenceError, NoConvergenceWarning, train_backprop,
+                         train_rprop, train_rprop_many)
+    from fastnet.stopping import GL, UP, AnyOf, Correct, MaxEpochs, ProgressBelow
+
+    ACTS = ["proben1", "logistic", "tanh", "linear"]
+    EXTREME = st.one_of(st.floats(allow_nan=True, allow_infinity=True),
+                        st.sampled_from([0.0, -1.0, 1e-300, 1e300, 10 ** 400, True, "1", None]))
+
+
+    @settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def fuzz(data):
+        n_in = data.draw(st.integers(1, 6))
+        n_out = data.draw(st.integers(1, 3))
+        hidden = tuple(data.draw(st.lists(st.integers(1, 6), max_size=3)))
+        net = MLP(n_in, hidden, n_out, shortcut=data.draw(st.booleans()),
+                  hidden_activation=data.draw(st.sampled_from(ACTS)),
+                  output_activation=data.draw(st.sampled_from(ACTS)), seed=1)
+        n = data.draw(st.integers(1, 20))
+        rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
+        scale = data.draw(st.sampled_from([1.0, 1e3, 1e30, 1e150]))
+        X = rng.uniform(-scale, scale, (n, n_in))
+        T = (rng.uniform(size=(n, n_out)) > 0.5) * 1.0
+        trainer = data.draw(st.sampled_from(["rprop", "backprop", "many"]))
+        kw = {"max_epochs": data.draw(st.one_of(st.integers(1, 60), st.sampled_from(
+            [0, -1, 10 ** 12, 1.5])))}
+        if data.draw(st.booleans()):
+            kw["strip"] = data.draw(st.one_of(st.integers(1, 7), st.sampled_from([0, 2.5])))
+        if data.draw(st.booleans()):
+            kw["init_scale"] = data.draw(st.one_of(st.floats(0, 3), EXTREME))
+            kw["seed"] = data.draw(st.integers(0, 100))
+        if data.draw(st.booleans()):
+            kw["target_range"] = data.draw(st.sampled_from(
+                [(0.0, 1.0), (-1.0, 1.0), (-1e308, 1e308), (1.0, 1.0), (0, 10 ** 400)]))
+        if data.draw(st.booleans()):
+            kw["stop"] = data.draw(st.sampled_from(
+                [Correct(), MaxEpochs(5), AnyOf(GL(5), ProgressBelow(0.1))]))
+            if kw["stop"] is not None and kw["stop"].needs_validation:
+                kw["X_val"], kw["Y_val"] = X[: max(1, n // 2)], T[: max(1, n // 2)]
+        if trainer == "backprop":
+            kw["mode"] = data.draw(st.sampled_from(["batch", "online"]))
+            kw["learning_rate"] = data.draw(st.one_of(st.floats(1e-4, 5.0), EXTREME))
+            kw["momentum"] = data.draw(st.sampled_from([0.0, 0.5, 0.99, 1.0, -0.1]))
+        else:
+            kw["variant"] = data.draw(st.sampled_from(["rprop+", "rprop-", "irprop-",
+                                                       "irprop+", "adam"]))
+            if data.draw(st.booleans()):
+                kw["delta0"] = data.draw(st.one_of(st.floats(1e-6, 10.0), EXTREME,
+                                                   st.just((0.05, 0.2))))
+            if data.draw(st.booleans()):
+                kw["delta_max"] = data.draw(st.one_of(st.floats(1e-3, 1e300), EXTREME))
+        if kw["max_epochs"] == 10 ** 12:
+            # a huge limit is legal, but only a criterion that surely fires ends the run
+            kw["stop"] = MaxEpochs(data.draw(st.integers(1, 30)))
+            kw.pop("X_val", None), kw.pop("Y_val", None)
+        X_val, Y_val = kw.pop("X_val", None), kw.pop("Y_val", None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            warnings.simplefilter("ignore", NoConvergenceWarning)
+            try:
+                if trainer == "rprop":
+                    results = [train_rprop(net, X, T, X_val, Y_val, **kw)]
+                elif trainer == "backprop":
+                    results = [train_backprop(net, X, T, X_val, Y_val, **kw)]
+                else:
+                    seed = kw.pop("seed", None)
+                    nets = [net] + [net.copy() for _ in range(data.draw(st.integers(0, 9)))]
+                    results = train_rprop_many(nets, X, T, X_val, Y_val,
+                                               seeds=None if seed is None else
+                                               [seed + i for i in range(len(nets))], **kw)
+            except (ValueError, TypeError, DivergenceError):
+                return
+        for r in results:
+            assert np.isfinite(r.train_error).all(), r
+            assert np.isfinite(r.net.weights).all(), r
+            assert np.isfinite(r.final_train.squared_error_percentage), r
+            if r.val_error is not None:
+                assert np.isfinite(r.val_error).all(), r
+            assert r.traversals.total >= 0 and r.epochs >= 1
+
+
+    fuzz()
+    print("fuzzed", MAX_EXAMPLES, "calls")
+''')
+
+
+def test_training_api_fuzz_in_a_subprocess():
+    script = "MAX_EXAMPLES = 1000\n" + FUZZER
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=240)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+    assert "fuzzed 1000 calls" in proc.stdout
