@@ -63,6 +63,7 @@ TRAIN_VARIANTS = {
     "eta12init001": dict(eta_plus=1.2, init_scale=0.01),
     "init005": dict(init_scale=0.05),
     "eta12init02": dict(eta_plus=1.2, init_scale=0.2),
+    "init02": dict(init_scale=0.2),
     "eta12init005": dict(eta_plus=1.2, init_scale=0.05),
     "eta12init03": dict(eta_plus=1.2, init_scale=0.3),
     "eta12init01irp": dict(eta_plus=1.2, init_scale=0.1, variant="irprop-"),
@@ -87,7 +88,7 @@ def _network_kind(table):
 
 
 def _collect_one(task):
-    problem, network, run, variant, root = task
+    problem, network, run, variant, root, master = task
     import warnings
 
     from fastnet import train_rprop
@@ -97,7 +98,7 @@ def _collect_one(task):
 
     ds = load_proben1(problem, root)
     net, preset = build_network(network, ds)
-    seed = run_seed(0, problem, network, run)
+    seed = run_seed(master, problem, network, run)
     X_te, Y_te = ds.test
     classification = ds.kind == "classification"
     t_cls = np.argmax(Y_te, axis=1) if classification else None
@@ -140,7 +141,7 @@ def collect(args):
     pub = _published(args.tables)
     problems = [p for p in pub if not args.problems or p in args.problems]
     os.makedirs(OUT, exist_ok=True)
-    path = os.path.join(OUT, f"traj-{args.variant}.jsonl")
+    path = _traj_path(args.variant, args.seed)
     done = set()
     if os.path.exists(path):
         with open(path) as fh:
@@ -154,7 +155,7 @@ def collect(args):
                 done.add((rec["problem"], rec["network"], rec["run"]))
         with open(path, "w") as fh:
             fh.writelines(good)
-    tasks = [(p, _network_kind(pub[p][1]), r, args.variant, args.data)
+    tasks = [(p, _network_kind(pub[p][1]), r, args.variant, args.data, args.seed)
              for r in range(args.runs) for p in problems
              if (p, _network_kind(pub[p][1]), r) not in done]
     print(f"{len(tasks)} runs to train ({len(done)} stored) -> {path}", flush=True)
@@ -253,12 +254,13 @@ RULES = {
 def _token(F, tok):
     """One criterion's mask over strip ends: glX, pqX, upN, pX (P_k < X)."""
     import re
-    m = re.fullmatch(r"(gl|pq|up|p)([0-9.]+)", tok)
+    m = re.fullmatch(r"(gl|pq|up|p|ep)([0-9.]+)", tok)
     if not m:
         raise ValueError(f"unknown criterion {tok!r}")
     kind, x = m.group(1), float(m.group(2))
     return {"gl": lambda: F["gl"] > x, "pq": lambda: F["pq"] > x,
-            "up": lambda: F["up"] >= x, "p": lambda: F["p"] < x}[kind]()
+            "up": lambda: F["up"] >= x, "p": lambda: F["p"] < x,
+            "ep": lambda: F["epoch"] >= x}[kind]()
 
 
 def rule_function(rule):
@@ -267,7 +269,7 @@ def rule_function(rule):
     ``a+b+c``        stop when any of the criteria holds (plus P5 < 0.1 and 3000 epochs)
     ``ever:a+b+c``   stop once each has held at least once (plus P5 < 0.1, 3000 epochs)
     ``now:a+b+c``    stop when all hold at the same strip end (plus P5 < 0.1, 3000)
-    with criteria glX, pqX, upN (N successive strips), pX (P5 < X).
+    with criteria glX, pqX, upN (N successive strips), pX (P5 < X), epN (epoch >= N).
     """
     if rule in RULES:
         return RULES[rule]
@@ -306,8 +308,12 @@ def _match(ours, sd_o, n_o, pub, sd_p, n_p, col):
     return abs(ours - pub) <= tol
 
 
-def load_traj(variant):
-    path = os.path.join(OUT, f"traj-{variant}.jsonl")
+def _traj_path(variant, seed=0):
+    return os.path.join(OUT, f"traj-{variant}.jsonl" if seed == 0 else f"traj-{variant}-s{seed}.jsonl")
+
+
+def load_traj(variant, seed=0):
+    path = _traj_path(variant, seed)
     recs = []
     with open(path) as fh:
         for line in fh:
@@ -320,7 +326,7 @@ def load_traj(variant):
 
 def table(args):
     pub = _published(args.tables)
-    recs = load_traj(args.variant)
+    recs = load_traj(args.variant, args.seed)
     by = {}
     for r in recs:
         if r["problem"] in pub and r["run"] < args.runs:
@@ -375,6 +381,7 @@ def main(argv=None):
     c.add_argument("-r", "--runs", type=int, default=10)
     c.add_argument("-j", "--jobs", type=int, default=2)
     c.add_argument("--data", default=os.environ.get("FASTNET_DATA", "/work/shared/proben1"))
+    c.add_argument("--seed", type=int, default=0, help="master seed (the reproduce default is 0)")
     t = sub.add_parser("table")
     t.add_argument("variant", choices=TRAIN_VARIANTS)
     t.add_argument("rules", nargs="+")
@@ -382,6 +389,7 @@ def main(argv=None):
     t.add_argument("-r", "--runs", type=int, default=60)
     t.add_argument("--tr-mode", default="forward", choices=["forward", "after"])
     t.add_argument("-q", "--quiet", action="store_true")
+    t.add_argument("--seed", type=int, default=0)
     sub.add_parser("rules")
     args = ap.parse_args(argv)
     if args.cmd == "collect":
