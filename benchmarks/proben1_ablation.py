@@ -42,6 +42,8 @@ TABLE_FILES = {3: "proben1_table3_linear.csv", 4: "proben1_table4_linear.csv",
                10: "proben1_table10_noshortcut.csv", 11: "proben1_table11_noshortcut.csv"}
 STRIP = 5
 MARGIN_STRIPS = 12
+# PROBEN1_NO_P_STOP=1: collect past P5 < 0.1 (to study the progress criterion itself)
+NO_P_STOP = os.environ.get("PROBEN1_NO_P_STOP") == "1"
 
 # ----------------------------------------------------------------------------------------
 # training variants: train_rprop keyword overrides on top of the run's preset
@@ -116,7 +118,7 @@ def _collect_one(task):
             if linear:
                 done = feats["gl"][j] > 5 or feats["p"][j] < 0.1
             else:
-                done = (feats["p"][j] < 0.1 or (
+                done = ((feats["p"][j] < 0.1 and not NO_P_STOP) or (
                     np.any(feats["gl"][:j + 1] > 5) and np.any(feats["up"][:j + 1] >= 8)
                     and np.any(feats["pq"][:j + 1] > 3)))
             if done:
