@@ -232,3 +232,19 @@ def test_deep_copies_share_no_state():
     other = copy.deepcopy(mine)
     other.seen.append(1)
     assert mine.seen == [] and other.n == 3
+
+
+def test_proben1_multilayer_readings():
+    from fastnet.stopping import proben1_multilayer
+
+    # "tables": GL2 stops at the first strip end with GL > 2 ...
+    val = [1.0, 0.9, 0.91, 0.92, 0.95]          # GL: 0, 0, 1.1, 2.2, 5.6
+    train = [10.0 - 0.1 * t for t in range(40)]  # steady progress: P5 > 0.1
+    assert first_stop(proben1_multilayer(), train, val) == (20, "GL2")
+    # ... where the literal reading goes on (UP8 and PQ3 have not held yet)
+    assert first_stop(proben1_multilayer("literal"), train, val) == (None, None)
+    # both stop when training progress vanishes, and at the epoch limit
+    assert first_stop(proben1_multilayer(), FLAT, [1.0] * 20) == (5, "P<0.1")
+    assert first_stop(proben1_multilayer("literal", max_epochs=10), train, [1.0] * 8)[0] == 10
+    with pytest.raises(ValueError, match="reading"):
+        proben1_multilayer("any")

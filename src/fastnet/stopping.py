@@ -55,6 +55,8 @@ __all__ = [
     "EverHeld",
     "generalization_loss",
     "training_progress",
+    "PROBEN1_MULTILAYER_READINGS",
+    "proben1_multilayer",
 ]
 
 
@@ -453,3 +455,45 @@ class EverHeld(StoppingCriterion):
 
     def to_dict(self):
         return {"criterion": "EverHeld", "of": [self.criterion.to_dict()]}
+
+
+#: The readings of Proben1's multilayer stopping rule that `proben1_multilayer` builds.
+PROBEN1_MULTILAYER_READINGS = ("tables", "literal")
+
+
+def proben1_multilayer(reading="tables", max_epochs=3000):
+    """Proben1's stopping rule for networks with hidden layers, in one of two readings.
+
+    Parameters
+    ----------
+    reading : {"tables", "literal"}, default "tables"
+        ``"tables"``: stop when GL2 holds, or P5(t) < 0.1, or after ``max_epochs``:
+        the rule that reproduces Proben1's published multilayer results (Tables
+        10-11: mean GL at the end 2.2-2.5 with deviations 0.3-0.6 on gene and
+        diabetes, whose validation curves rise slowly, and total epochs of 17-30
+        on card, heartc and horse; see ``benchmarks/proben1_ablation.py``).
+        ``"literal"``: stop when P5(t) < 0.1, or after ``max_epochs``, or once
+        GL5, UP8 and GL/P5 > 3 have each held at least once (not necessarily
+        together) -- the report's rule for its architecture-finding runs, which
+        also served its study of stopping criteria: it trains until the slowest
+        criterion of each class studied (GL5, UP8, PQ3) has fired.
+    max_epochs : int, default 3000
+        Proben1's epoch limit.
+
+    Returns
+    -------
+    StoppingCriterion
+
+    Examples
+    --------
+    >>> proben1_multilayer().name
+    '(GL2 or P<0.1 or max_epochs)'
+    >>> proben1_multilayer("literal").name
+    '(P<0.1 or max_epochs or (ever GL5 and ever UP8 and ever PQ3))'
+    """
+    reading = check_choice(reading, "reading", set(PROBEN1_MULTILAYER_READINGS))
+    limit = MaxEpochs(max_epochs)
+    if reading == "tables":
+        return AnyOf(GL(2), ProgressBelow(0.1), limit)
+    return AnyOf(ProgressBelow(0.1), limit,
+                 AllOf(EverHeld(GL(5)), EverHeld(UP(8)), EverHeld(PQ(3))))
