@@ -1,5 +1,6 @@
 """Smoke tests of the ``fastnet`` command line: every subcommand, its --help and its errors."""
 import json
+import re
 
 import pytest
 
@@ -185,7 +186,12 @@ def test_reproduce_linear(proben1_root, tmp_path, capsys):
     text = capsys.readouterr().out
     assert "Proben1 linear networks: 4 runs" in text
     assert "training" in text and "test set classif." in text and "0+0 l" in text
-    assert "does not ship Proben1's published results" in text
+    # beside the published means of Tables 3-4, with the counts of matching files
+    assert "Beside Prechelt's (1994) published means (Tables 3-4)" in text
+    comparison = text.split("Beside Prechelt's")[1]
+    rows = [line for line in comparison.splitlines() if line.startswith(("cancer1 ", "glass1 "))]
+    assert len(rows) == 2 and all("/" in row for row in rows)
+    assert re.search(r"^matching\s+\d/2", comparison, re.M)
     header = json.loads(out.read_text().splitlines()[0])
     assert header["checklist"]["cancer1/linear"]["preset"] == "proben1-linear"
 

@@ -131,7 +131,10 @@ def test_file_layout(reference):
         assert key in header
     cell = header["checklist"]["cancer1/pivot"]
     assert cell["network"]["n_connections"] == 100 and cell["preset"] == "proben1-multilayer"
-    assert cell["parameters"]["eta_plus"] == 1.1 and cell["max_epochs"] == 200
+    assert cell["parameters"]["eta_plus"] == 1.2 and cell["max_epochs"] == 200
+    assert cell["stopping"] == "((GL2 or P<0.1 or max_epochs) or max_epochs)"   # with the cap
+    assert header["identity"]["multilayer_rule"] == "tables"
+    assert header["data"]["cancer1"]["matches_published"] is True
     assert len(header["data"]["cancer1"]["sha256"]) == 64
     recs = [json.loads(x) for x in lines[1:]]
     assert len(recs) == 12
@@ -145,8 +148,18 @@ def test_file_layout(reference):
     # the epoch cap joins the stopping rule: capped runs stop by it, at a strip end
     assert "max_epochs" in cell["stopping"]
     capped = [x for x in recs if x["epochs"] == 200]
-    assert capped and all(x["stop_reason"] == "max_epochs" for x in capped)
+    assert all(x["stop_reason"] == "max_epochs" for x in capped)
     assert all(x["epochs"] <= 200 and x["epochs"] % 5 == 0 for x in recs)
+
+
+def test_an_epoch_cap_stops_runs_by_its_name(proben1_root, tmp_path):
+    # A cap of 5 epochs: no criterion can fire at the first strip end (GL is 0 there,
+    # P5 is large), so every run stops by the cap, named as such.
+    exp = Experiment(problems=["cancer1"], networks=["pivot", "linear"], runs=3,
+                     root=proben1_root, options={"max_epochs": 5})
+    res = run_experiment(exp, tmp_path / "cap.jsonl")
+    assert [r["stop_reason"] for r in res.records] == ["max_epochs"] * 6
+    assert all(r["epochs"] == 5 for r in res.records)
 
 
 def test_rerun_is_a_no_op(reference, proben1_root, tmp_path):

@@ -47,7 +47,7 @@ def test_multilayer_preset_on_pivot_network(proben1_root):
     net = MLP.from_proben1(data.architecture.spec, data.n_in, data.n_out)
     assert net.n_connections == data.architecture.connections == 100
     r = train_rprop(net, *data.train, *data.valid, preset="proben1-multilayer", seed=3)
-    assert r.setup["parameters"]["eta_plus"] == 1.1
+    assert r.setup["parameters"]["eta_plus"] == 1.2
     # The stop is the rule's first firing: replaying the recorded histories strip by
     # strip through a fresh copy of the rule fires exactly at r.epochs, with that reason.
     rule = proben1_stopping("multilayer")

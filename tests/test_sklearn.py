@@ -226,8 +226,8 @@ def test_preset_supplies_parameters_and_explicit_ones_win(iris):
     X, y = iris
     clf = RpropClassifier(preset="proben1-multilayer", max_epochs=10, random_state=0).fit(X, y)
     params = clf.train_result_.setup["parameters"]
-    assert params["eta_plus"] == 1.1 and params["delta0"] == [0.05, 0.2]
-    assert "[-0.5, 0.5]" in clf.train_result_.setup["initialisation"]
+    assert params["eta_plus"] == 1.2 and params["delta0"] == [0.05, 0.2]
+    assert "[-0.2, 0.2]" in clf.train_result_.setup["initialisation"]
     clf = RpropClassifier(preset="proben1-linear", hidden=(), eta_plus=1.3, max_epochs=10,
                           random_state=0).fit(X, y)
     assert clf.train_result_.setup["parameters"]["eta_plus"] == 1.3

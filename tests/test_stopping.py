@@ -97,7 +97,7 @@ def test_proben1_multilayer_rule():
     # training keeps progressing (P5 large), so only the at-least-once rule can stop.
     train = [100 * 0.9 ** t for t in range(60)]
     val = [1.0, 1.1, 1.0, 0.9, 0.95, 1.0, 1.01, 1.02, 1.03, 1.04, 1.05, 1.06]
-    rule = proben1_stopping("multilayer")
+    rule = proben1_stopping("multilayer-literal")
     # GL5 first at strip 2 and UP8 at strip 12 (rises at strips 5..12), but PQ3 never:
     # the training error falls 10 % per epoch, so P5 ~ 260 and GL/P5 < 0.05. The rule
     # needs all three to have held at least once, so it never fires here...

@@ -18,7 +18,7 @@ from fastnet import measures, stopping  # noqa: E402
 
 # Subpackages that pull in heavier dependencies load on first use
 # (``fastnet.stats`` imports scipy.stats; ``fastnet.plots`` matplotlib).
-_LAZY = ("datasets", "stats", "plots", "experiment", "report", "sklearn")
+_LAZY = ("datasets", "stats", "plots", "experiment", "report", "reproduction", "sklearn")
 
 
 def get_include():

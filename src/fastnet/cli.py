@@ -100,7 +100,7 @@ def _train(args):
         raise _UserError(f"`train` takes one dataset such as {names[0]!r}, got {args.problem!r} "
                          f"({len(names)} datasets); use `fastnet bench` for several.")
     ds = load_proben1(names[0], args.data)
-    net, preset = build_network(args.network, ds)
+    net, preset = build_network(args.network, ds, args.rule)
     r = train_rprop(net, *ds.train, *ds.valid, X_test=ds.test[0], Y_test=ds.test[1],
                     seed=args.seed, **training_arguments(preset, _options(args)))
     print(f"{ds.name}: network {args.network} = {net.proben1_spec} "
@@ -159,7 +159,7 @@ def _experiment(args, problems, networks, runs):
 
     return Experiment(problems=problems, networks=networks, runs=runs, seed=args.seed,
                       options=_options(args), keep_predictions=args.keep_predictions,
-                      root=args.data)
+                      root=args.data, rule=args.rule)
 
 
 def _run(args, exp, out):
@@ -254,8 +254,16 @@ def _reproduce(args):
     print()
     print(timing_summary(res.path).to_text())
     print()
-    print("fastnet does not ship Proben1's published results; hold these tables next to the "
-          "report's tables for the same networks.")
+    if which in ("linear", "noshortcut"):
+        from fastnet.reproduction import compare_with_published
+
+        table = "Tables 3-4" if which == "linear" else "Tables 10-11"
+        print(f"Beside Prechelt's (1994) published means ({table}), multilayer rule "
+              f"{args.rule!r}:")
+        print(compare_with_published(res.path, which).to_text())
+    else:
+        print("The report's tables for pivot networks with shortcuts (Tables 8-9) do not ship "
+              "with fastnet; hold these numbers next to them.")
     return 0
 
 
@@ -352,6 +360,11 @@ def _add_training(p):
                         "joins the stopping rule and is part of the set-up")
     p.add_argument("--variant", choices=sorted(VARIANTS), default=None,
                    help="RPROP variant (default: rprop+, as Proben1); part of the set-up")
+    p.add_argument("--rule", choices=("tables", "literal"), default="tables",
+                   help="reading of Proben1's multilayer set-up: 'tables' (default: GL2, "
+                        "eta+ 1.2, weights within 0.2; reproduces the report's published "
+                        "results) or 'literal' (the report's wording: GL5, UP8 and PQ3 each "
+                        "held once, eta+ 1.1, weights within 0.5); part of the set-up")
 
 
 def _add_running(p):

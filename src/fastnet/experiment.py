@@ -91,7 +91,10 @@ TRAIN_OPTIONS = ("variant", "eta_plus", "eta_minus", "delta0", "delta_min", "del
 SCHEDULER_TIMEOUT = 10.0
 
 _LINEAR_PRESET = "proben1-linear"
-_MULTILAYER_PRESET = "proben1-multilayer"
+#: Readings of Proben1's multilayer set-up (`Experiment.rule`) and their presets:
+#: "tables" reproduces the report's published results, "literal" follows its words
+#: (see fastnet.stopping.proben1_multilayer and docs/reproduction.md).
+MULTILAYER_RULES = {"tables": "proben1-multilayer", "literal": "proben1-multilayer-literal"}
 
 
 class ResultFileWarning(UserWarning):
@@ -165,7 +168,7 @@ def _normalise_network(name):
     return "linear" if spec == "0+0 l" else spec
 
 
-def build_network(network, dataset):
+def build_network(network, dataset, rule="tables"):
     """The network and RPROP preset of a run.
 
     Parameters
@@ -174,14 +177,16 @@ def build_network(network, dataset):
         ``"linear"``, ``"pivot"``, ``"noshortcut"`` or a Proben1 spec (``"8+4 s"``).
     dataset : fastnet.datasets.Dataset
         The Proben1 dataset (its pivot architecture and sizes are used).
+    rule : {"tables", "literal"}, default "tables"
+        Reading of the multilayer set-up (`MULTILAYER_RULES`).
 
     Returns
     -------
     net : MLP
         Fresh network (weights are drawn by training from the run's seed).
     preset : str
-        ``"proben1-linear"`` for networks without hidden layers, else
-        ``"proben1-multilayer"``.
+        ``"proben1-linear"`` for networks without hidden layers, else the
+        multilayer preset of ``rule``.
 
     Raises
     ------
@@ -204,7 +209,7 @@ def build_network(network, dataset):
                                shortcut=(name == "pivot"))
     else:
         net = MLP.from_proben1(name, dataset.n_in, dataset.n_out)
-    return net, (_LINEAR_PRESET if not net.hidden else _MULTILAYER_PRESET)
+    return net, (_LINEAR_PRESET if not net.hidden else MULTILAYER_RULES[rule])
 
 
 #: Proben1's epoch limit; a smaller cap may be set with ``options={"max_epochs": n}``.
@@ -229,7 +234,8 @@ def training_arguments(preset, options):
 
     Parameters
     ----------
-    preset : {"proben1-linear", "proben1-multilayer"}
+    preset : str
+        A key of `fastnet.rprop.PRESETS`.
     options : mapping
         Overrides (keys of `TRAIN_OPTIONS`).
 
@@ -241,15 +247,14 @@ def training_arguments(preset, options):
         criterion that fires at a strip end (stop reason ``"max_epochs"``), as
         Proben1's own 3000-epoch limit does, not a cut that leaves the rule unmet.
     """
-    from fastnet.rprop import proben1_stopping
+    from fastnet.rprop import PRESETS, proben1_stopping
     from fastnet.stopping import MaxEpochs
 
     kw = dict(options)
     kw["preset"] = preset
     if "max_epochs" in kw:
         kw["max_epochs"] = check_max_epochs(kw["max_epochs"])
-        kind = "linear" if preset == _LINEAR_PRESET else "multilayer"
-        kw["stop"] = proben1_stopping(kind) | MaxEpochs(kw["max_epochs"])
+        kw["stop"] = proben1_stopping(PRESETS[preset]["stop"]) | MaxEpochs(kw["max_epochs"])
     return kw
 
 
@@ -314,6 +319,10 @@ class Experiment:
     root : str or None
         Data directory of the Proben1 files (default: ``$FASTNET_DATA``, then the
         user cache). Not part of the set-up; the data files' SHA-256 are.
+    rule : {"tables", "literal"}
+        Which reading of Proben1's multilayer set-up trains networks with hidden
+        layers (`MULTILAYER_RULES`): ``"tables"`` (default) reproduces the report's
+        published results, ``"literal"`` follows its wording. Part of the set-up.
     """
 
     problems: tuple
@@ -323,6 +332,7 @@ class Experiment:
     options: Mapping[str, Any] = field(default_factory=dict)
     keep_predictions: bool = False
     root: str | None = None
+    rule: str = "tables"
 
     def __post_init__(self):
         from fastnet._validation import check_int
@@ -360,6 +370,9 @@ class Experiment:
         object.__setattr__(self, "keep_predictions", bool(self.keep_predictions))
         if self.root is not None:
             object.__setattr__(self, "root", os.fspath(self.root))
+        from fastnet._validation import check_choice
+
+        check_choice(self.rule, "rule", MULTILAYER_RULES)
 
     __hash__ = None  # options is a dict
 
@@ -379,10 +392,16 @@ class Experiment:
             problems, networks or runs extends the file.
         """
         from fastnet import __version__
+        from fastnet.rprop import PRESETS
 
+        multilayer = MULTILAYER_RULES[self.rule]
         return {"algorithm": "train_rprop",
                 "presets": {"linear networks": _LINEAR_PRESET,
-                            "multilayer networks": _MULTILAYER_PRESET},
+                            "multilayer networks": multilayer},
+                "preset_parameters": {p: {k: (list(v) if isinstance(v, tuple) else v)
+                                          for k, v in PRESETS[p].items()}
+                                      for p in (_LINEAR_PRESET, multilayer)},
+                "multilayer_rule": self.rule,
                 "options": dict(self.options), "seed": self.seed,
                 "keep_predictions": self.keep_predictions,
                 "fastnet": __version__, "format_version": FORMAT_VERSION}
@@ -412,7 +431,7 @@ def _checklist(experiment, datasets):
     for problem in experiment.problems:
         ds = datasets[problem]
         for network in experiment.networks:
-            net, preset = build_network(network, ds)
+            net, preset = build_network(network, ds, experiment.rule)
             params = dict(PRESETS[preset])
             params.update(experiment.options)
             init = params.pop("init_scale")
@@ -498,6 +517,7 @@ class _Task:
     keep_predictions: bool
     root: str | None
     setup_hash: str
+    rule: str = "tables"
 
 
 def _run_task(task):
@@ -506,7 +526,7 @@ def _run_task(task):
     from fastnet._training import machine_description
 
     ds = _load(task.problem, task.root)
-    net, preset = build_network(task.network, ds)
+    net, preset = build_network(task.network, ds, task.rule)
     seed = run_seed(task.master, task.problem, task.network, task.run)
     # No warnings.catch_warnings() here: it is not thread-safe (Dask runs tasks in
     # threads). An epoch cap is part of the stopping rule instead (training_arguments).
@@ -903,7 +923,7 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None):
         wanted = set(experiment.run_keys())
         setup_hash = experiment.setup_hash()
         tasks = [_Task(p, n, r, experiment.seed, experiment.options, experiment.keep_predictions,
-                       experiment.root, setup_hash)
+                       experiment.root, setup_hash, experiment.rule)
                  for (p, n, r) in experiment.run_keys() if (p, n, r) not in done_keys]
         # Longest runs first (cost ~ patterns x connections), so that a few long runs
         # do not end up last on one worker. Results do not depend on the order.
