@@ -40,10 +40,10 @@ weight range of +-0.5 fails the test errors of every problem with >= 24 inputs; 
 (the linear networks' value) gives the published speed (mean relevant epoch ratio 1.00
 against 1.17-1.21 with 1.1).
 
-Results live in $PROBEN1_ABLATION (default /work/scratch/proben1), never in the repo.
-The match test is the one of /work/shared/proben1_tables/README.md: |ours - published|
-<= max(3 standard errors of the difference, 5 % of the published mean (15 % for
-epochs), 0.02).
+Results live in $PROBEN1_ABLATION (default ./proben1-ablation), never in the repository.
+The published tables are the ones fastnet ships (fastnet/datasets/proben1_published); the
+match test is fastnet.reproduction.match: |ours - published| <= max(3 standard errors of
+the difference, 5 % of the published mean (15 % for epochs), 0.02).
 """
 import argparse
 import json
@@ -54,10 +54,11 @@ from multiprocessing import Pool
 
 import numpy as np
 
-OUT = os.environ.get("PROBEN1_ABLATION", "/work/scratch/proben1")
-TABLES = os.environ.get("PROBEN1_TABLES", "/work/shared/proben1_tables")
-TABLE_FILES = {3: "proben1_table3_linear.csv", 4: "proben1_table4_linear.csv",
-               10: "proben1_table10_noshortcut.csv", 11: "proben1_table11_noshortcut.csv"}
+OUT = os.environ.get("PROBEN1_ABLATION", "proben1-ablation")
+TABLES = os.path.join(os.path.dirname(os.path.abspath(__import__("fastnet.datasets").datasets.__file__)),
+                      "proben1_published")
+TABLE_FILES = {3: "table3_linear.csv", 4: "table4_linear.csv",
+               10: "table10_noshortcut.csv", 11: "table11_noshortcut.csv"}
 STRIP = 5
 MARGIN_STRIPS = 12
 # PROBEN1_NO_P_STOP=1: collect past P5 < 0.1 (to study the progress criterion itself)
@@ -406,7 +407,7 @@ def main(argv=None):
     c.add_argument("--problems", nargs="*")
     c.add_argument("-r", "--runs", type=int, default=10)
     c.add_argument("-j", "--jobs", type=int, default=2)
-    c.add_argument("--data", default=os.environ.get("FASTNET_DATA", "/work/shared/proben1"))
+    c.add_argument("--data", default=os.environ.get("FASTNET_DATA"))
     c.add_argument("--seed", type=int, default=0, help="master seed (the reproduce default is 0)")
     t = sub.add_parser("table")
     t.add_argument("variant", choices=TRAIN_VARIANTS)

@@ -471,7 +471,7 @@ def proben1_multilayer(reading="tables", max_epochs=3000):
         the rule that reproduces Proben1's published multilayer results (Tables
         10-11: mean GL at the end 2.2-2.5 with deviations 0.3-0.6 on gene and
         diabetes, whose validation curves rise slowly, and total epochs of 17-30
-        on card, heartc and horse; see ``benchmarks/proben1_ablation.py``).
+        on card, heartc and horse; the ablation is in the project's ``docs/reproduction.md``).
         ``"literal"``: stop when P5(t) < 0.1, or after ``max_epochs``, or once
         GL5, UP8 and GL/P5 > 3 have each held at least once (not necessarily
         together) -- the report's rule for its architecture-finding runs, which
