@@ -30,7 +30,9 @@ from importlib import resources
 __all__ = ["COLUMNS", "PUBLISHED_RUNS", "Reproduction", "ReproductionRow",
            "compare_with_published", "match", "published_results"]
 
-#: Columns compared: (our report field, published CSV column, heading, relative tolerance).
+#: Columns compared: (our name, published CSV column, heading, relative tolerance).
+#: Training and validation errors are the minima reached in training (as the report's
+#: tables give them), the test errors those of the relevant epoch's network.
 COLUMNS = (
     ("train", "tr", "training", 0.05),
     ("val", "va", "validation", 0.05),
@@ -211,6 +213,29 @@ def _fmt(v):
     return f"{v:.2f}" if abs(v) < 100 else f"{v:.0f}"
 
 
+def _value(run, key):
+    """A run record's value of a column, as the report defines it: training and
+    validation errors are the minima reached, the test errors those at the
+    relevant epoch."""
+    if key == "train":
+        return run["min_train_error"]
+    if key == "val":
+        return run["min_val_error"]
+    if key == "test":
+        return run["test"]["squared_error_percentage"]
+    if key == "test_class":
+        return run["test"]["classification_error"]
+    return {"gl_end": run["gl_end"], "epochs": run["epochs"],
+            "relevant": run["relevant_epoch"]}[key]
+
+
+def _mean_sd(values):
+    n = len(values)
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    return mean, sd
+
+
 def compare_with_published(results, networks=None):
     """Hold a result file's Proben1 runs next to the report's published means.
 
@@ -237,10 +262,10 @@ def compare_with_published(results, networks=None):
     >>> rep = compare_with_published("proben1-noshortcut.jsonl")   # doctest: +SKIP
     >>> print(rep.to_text())                                      # doctest: +SKIP
     """
-    from fastnet.report import summarize
+    from fastnet.report import _results
 
-    report = summarize(results)
-    available = sorted({r.network for r in report.rows} & set(_TABLES))
+    cells = _results(results).cells()
+    available = sorted({network for _, network in cells} & set(_TABLES))
     if networks is None:
         if len(available) != 1:
             raise ValueError(f"the file holds runs of {available or 'no'} published network "
@@ -249,23 +274,23 @@ def compare_with_published(results, networks=None):
     published = published_results(networks)
     n_pub = PUBLISHED_RUNS[networks]
     rows, counts = [], {key: [0, 0] for key, _, _, _ in COLUMNS}
-    for r in sorted((r for r in report.rows if r.network == networks),
-                    key=lambda r: list(published).index(r.problem)
-                    if r.problem in published else len(published)):
-        pub = published.get(r.problem)
-        if pub is None:
+    for problem in published:
+        runs = cells.get((problem, networks))
+        if not runs:
             continue
-        cells = {}
+        pub = published[problem]
+        row = {}
         for key, col, _, rel in COLUMNS:
-            mean, sd = getattr(r, f"{key}_mean"), getattr(r, f"{key}_sd")
-            if col not in pub or mean is None:
+            values = [_value(run, key) for run in runs]
+            if col not in pub or any(v is None for v in values):
                 continue
+            mean, sd = _mean_sd(values)
             pm, ps = pub[col]
-            ok = match((mean, sd or 0.0, r.n_runs), (pm, ps, n_pub), relative=rel)
-            cells[key] = (mean, pm, ok)
+            ok = match((mean, sd, len(values)), (pm, ps, n_pub), relative=rel)
+            row[key] = (mean, pm, ok)
             counts[key][0] += ok
             counts[key][1] += 1
-        rows.append(ReproductionRow(problem=r.problem, n_runs=r.n_runs, cells=cells))
+        rows.append(ReproductionRow(problem=problem, n_runs=len(runs), cells=row))
     if not rows:
         raise ValueError(f"the file holds no runs of {networks!r} networks on a published file.")
     done = {row.problem for row in rows}
