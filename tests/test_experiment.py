@@ -378,3 +378,23 @@ def test_cli_bench_killed_by_signal_then_resumed(proben1_root, tmp_path):
     run_experiment(Experiment(**exp), clean)
     assert _records(path) == _records(clean)
     assert all(set(TIMING_FIELDS) <= set(r) for r in read_results(path).records)
+
+
+def test_batched_runs_equal_one_call_per_run(proben1_root, tmp_path):
+    # Runs of a cell train together in train_rprop_many; --batch-size 1 trains one
+    # train_rprop call per run. Same runs, to rounding; same stops.
+    batched = run_experiment(_experiment(proben1_root), tmp_path / "b.jsonl")
+    single = run_experiment(_experiment(proben1_root), tmp_path / "s.jsonl", batch_size=1)
+    assert {r["batch"]["method"] for r in single.records} == {"train_rprop"}
+    assert {r["batch"]["runs"] for r in batched.records} == {3}
+    for a, b in zip(batched.records, single.records):
+        assert (a["problem"], a["network"], a["run"]) == (b["problem"], b["network"], b["run"])
+        assert (a["epochs"], a["relevant_epoch"], a["stop_reason"]) == \
+               (b["epochs"], b["relevant_epoch"], b["stop_reason"])
+        assert a["traversals"] == b["traversals"]
+        for part in ("train", "val", "test"):
+            assert a[part]["squared_error_percentage"] == pytest.approx(
+                b[part]["squared_error_percentage"], rel=1e-9)
+            assert a[part]["classification_error"] == b[part]["classification_error"]
+    with pytest.raises(ValueError, match="`batch_size`"):
+        run_experiment(_experiment(proben1_root), tmp_path / "x.jsonl", batch_size=0)

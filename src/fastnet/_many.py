@@ -398,14 +398,17 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
         # Errors of the returned networks (after the clock, as in train_rprop).
         if Xs is None:
             return [None] * K
-        out = np.empty((lanes.G, Xs.shape[0], n_out, _LANES))
-        _trials.trials_outputs(layers, n_in, Xs, final_w, work, out)
-        outs = out.transpose(0, 3, 1, 2).reshape(lanes.G * _LANES, Xs.shape[0], n_out)[:K]
-        sse = np.sum((outs - Ts) ** 2, axis=(1, 2))
-        e = 100.0 * o_range / Ts.size * sse
+        # The kernel sums each trial's errors in a fixed order, so a trial's result
+        # does not depend on how many trials share the call.
+        sse = np.empty(lanes.G * _LANES)
+        _trials.trials_sse(layers, n_in, Xs, Ts, final_w, work, sse)
+        e = 100.0 * o_range / Ts.size * sse[:K]
         # finite weights can still overflow in the forward pass (inf - inf)
         _check_finite(e, np.ones(K, bool), epochs, "the error of the trained network")
         if classification:
+            out = np.empty((lanes.G, Xs.shape[0], n_out, _LANES))
+            _trials.trials_outputs(layers, n_in, Xs, final_w, work, out)
+            outs = out.transpose(0, 3, 1, 2).reshape(lanes.G * _LANES, Xs.shape[0], n_out)[:K]
             wrong = np.count_nonzero(np.argmax(outs, axis=2) != np.argmax(Ts, axis=1), axis=1)
             cls = 100.0 * wrong / Ts.shape[0]
             return [SetErrors(float(e[i]), float(cls[i]), Ts.shape[0]) for i in range(K)]

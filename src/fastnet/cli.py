@@ -173,8 +173,11 @@ def _run(args, exp, out):
         _err(f"fastnet: {n} runs ({len(exp.problems)} datasets x {len(exp.networks)} networks x "
              f"{exp.runs} runs, master seed {exp.seed}) on {where}; results in {out}")
     try:
+        from fastnet.experiment import BATCH_SIZE
+
         res = run_experiment(exp, out, jobs=args.jobs, scheduler=args.scheduler,
-                             progress=_Progress(args.quiet))
+                             progress=_Progress(args.quiet),
+                             batch_size=args.batch_size or BATCH_SIZE)
     except KeyboardInterrupt:
         _err(f"fastnet: interrupted; the finished runs are saved in {out}: rerun the same "
              "command to resume.")
@@ -374,6 +377,9 @@ def _add_running(p):
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="run on a Dask cluster, e.g. tcp://host:8786 (needs dask.distributed; "
                         "the workers need fastnet and the data)")
+    p.add_argument("--batch-size", type=_positive_int, default=None, metavar="N",
+                   help="runs of one problem and network trained together (default 16; 1 = "
+                        "one train_rprop call per run, for comparison)")
     p.add_argument("--keep-predictions", action="store_true",
                    help="store per-example test predictions (for Lacoste's tests in `compare`)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")

@@ -83,7 +83,7 @@ FORMAT_VERSION = 1
 NETWORK_KINDS = ("linear", "pivot", "noshortcut")
 #: Record fields that measure time, and where it was measured (a Dask worker may be
 #: another machine), and so differ between otherwise identical runs.
-TIMING_FIELDS = ("cpu_time", "wall_time", "host", "machine")
+TIMING_FIELDS = ("cpu_time", "wall_time", "host", "machine", "batch")
 #: train_rprop arguments an experiment may override (all JSON numbers or strings).
 TRAIN_OPTIONS = ("variant", "eta_plus", "eta_minus", "delta0", "delta_min", "delta_max",
                  "max_epochs", "init_scale")
@@ -511,27 +511,48 @@ def _header(experiment, datasets):
 class _Task:
     problem: str
     network: str
-    run: int
+    runs: tuple
     master: int
     options: dict
     keep_predictions: bool
     root: str | None
     setup_hash: str
     rule: str = "tables"
+    one_per_call: bool = False
 
 
 def _run_task(task):
-    """Train one run and return its record (runs in a worker)."""
-    from fastnet import train_rprop
+    """Train the runs of one task (one cell's runs) and return their records (in a worker).
+
+    The runs train in one `train_rprop_many` call (whatever their number, so
+    that a record does not depend on how the runs were batched or resumed), or
+    with ``one_per_call`` in one `train_rprop` call each.
+    """
+    from fastnet import train_rprop, train_rprop_many
     from fastnet._training import machine_description
 
     ds = _load(task.problem, task.root)
-    net, preset = build_network(task.network, ds, task.rule)
-    seed = run_seed(task.master, task.problem, task.network, task.run)
+    nets, preset = [], None
+    for _ in task.runs:
+        net, preset = build_network(task.network, ds, task.rule)
+        nets.append(net)
+    seeds = [run_seed(task.master, task.problem, task.network, r) for r in task.runs]
     # No warnings.catch_warnings() here: it is not thread-safe (Dask runs tasks in
     # threads). An epoch cap is part of the stopping rule instead (training_arguments).
-    r = train_rprop(net, *ds.train, *ds.valid, X_test=ds.test[0], Y_test=ds.test[1],
-                    seed=seed, **training_arguments(preset, task.options))
+    kw = dict(X_test=ds.test[0], Y_test=ds.test[1], **training_arguments(preset, task.options))
+    if task.one_per_call:
+        results = [train_rprop(net, *ds.train, *ds.valid, seed=seed, **kw)
+                   for net, seed in zip(nets, seeds)]
+        batch = {"runs": 1, "method": "train_rprop"}
+    else:
+        results = train_rprop_many(nets, *ds.train, *ds.valid, seeds=seeds, **kw)
+        batch = {"runs": len(nets), "method": results[0].setup["batch"]["method"]}
+    return [_record(task, run, seed, net, preset, r, batch, ds)
+            for run, seed, net, r in zip(task.runs, seeds, nets, results)]
+
+
+def _record(task, run, seed, net, preset, r, batch, ds):
+    from fastnet._training import machine_description
 
     def errors(s):
         return {"squared_error_percentage": s.squared_error_percentage,
@@ -539,7 +560,7 @@ def _run_task(task):
 
     record = {
         "type": "run", "setup_hash": task.setup_hash,
-        "problem": task.problem, "network": task.network, "run": task.run,
+        "problem": task.problem, "network": task.network, "run": run,
         "seed": {"entropy": task.master, "spawn_key": [int(k) for k in seed.spawn_key]},
         "architecture": net.proben1_spec, "shortcut": net.shortcut,
         "n_connections": net.n_connections, "preset": preset,
@@ -549,7 +570,7 @@ def _run_task(task):
         "min_val_error": r.min_val_error,
         "traversals": r.traversals.to_dict(),
         "cpu_time": r.cpu_time, "wall_time": r.wall_time,
-        "host": platform.node(), "machine": machine_description(),
+        "host": platform.node(), "machine": machine_description(), "batch": batch,
     }
     if task.keep_predictions:
         X_test, T_test = ds.test
@@ -840,7 +861,12 @@ def _client(scheduler):
     return scheduler, False
 
 
-def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None):
+#: Runs of one (problem, network) cell trained together by default (`run_experiment`).
+BATCH_SIZE = 16
+
+
+def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
+                   batch_size=BATCH_SIZE):
     """Run the missing runs of ``experiment``, appending their records to ``path``.
 
     Parameters
@@ -860,6 +886,15 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None):
         (or their ``$FASTNET_DATA``).
     progress : callable, optional
         ``progress(ExperimentProgress)`` after each record is written.
+    batch_size : int, default `BATCH_SIZE` (16)
+        Runs of one (problem, network) cell trained in one call of
+        `fastnet.train_rprop_many` (narrow networks side by side in vector lanes):
+        each record is what one `train_rprop` call gives (to rounding), and a
+        killed experiment loses at most the batches in flight. Records do not
+        depend on the batch size or on interruptions. 1 trains one run per
+        `train_rprop` call instead, for comparison (its records differ from the
+        batched ones in the last bits where the lanes ran). Each record says how
+        it was trained (``"batch"``, one of `TIMING_FIELDS`).
 
     Returns
     -------
@@ -900,6 +935,7 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None):
     if not isinstance(experiment, Experiment):
         raise TypeError(f"`experiment` must be a fastnet.experiment.Experiment, "
                         f"got {type(experiment).__name__}.")
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
     jobs = check_int(jobs, "jobs")
     if jobs == 0 or jobs < -1:
         raise ValueError(f"`jobs` must be >= 1 or -1 (all cores), got {jobs}.")
@@ -922,14 +958,20 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None):
         done_keys = {(r["problem"], r["network"], r["run"]) for r in existing}
         wanted = set(experiment.run_keys())
         setup_hash = experiment.setup_hash()
-        tasks = [_Task(p, n, r, experiment.seed, experiment.options, experiment.keep_predictions,
-                       experiment.root, setup_hash, experiment.rule)
-                 for (p, n, r) in experiment.run_keys() if (p, n, r) not in done_keys]
-        # Longest runs first (cost ~ patterns x connections), so that a few long runs
-        # do not end up last on one worker. Results do not depend on the order.
+        todo = [(p, n, r) for (p, n, r) in experiment.run_keys() if (p, n, r) not in done_keys]
+        tasks = []
+        for (p, n) in dict.fromkeys((p, n) for p, n, _ in todo):
+            runs = [r for (pp, nn, r) in todo if (pp, nn) == (p, n)]
+            for i in range(0, len(runs), batch_size):
+                tasks.append(_Task(p, n, tuple(runs[i:i + batch_size]), experiment.seed,
+                                   experiment.options, experiment.keep_predictions,
+                                   experiment.root, setup_hash, experiment.rule,
+                                   one_per_call=batch_size == 1))
+        # Longest tasks first (cost ~ patterns x connections x runs), so that a few long
+        # ones do not end up last on one worker. Results do not depend on the order.
         cost = {(p, n): datasets[p].n_train * build_network(n, datasets[p])[0].n_connections
                 for p in experiment.problems for n in experiment.networks}
-        tasks.sort(key=lambda t: -cost[(t.problem, t.network)])
+        tasks.sort(key=lambda t: -cost[(t.problem, t.network)] * len(t.runs))
         kept = [r for r in existing if (r["problem"], r["network"], r["run"]) in wanted]
         test_errors = sorted(r["test"]["squared_error_percentage"] for r in existing)
         new = []
@@ -951,15 +993,16 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None):
                     # short runs' successors (e.g. all long mushroom runs) on one worker.
                     results = joblib.Parallel(return_as="generator_unordered", batch_size=1)(
                         joblib.delayed(_run_task)(t) for t in tasks)
-                    for record in results:
-                        _write_record(fd, _line(record))
-                        new.append(record)
-                        _insort(test_errors, record["test"]["squared_error_percentage"])
-                        if progress is not None:
-                            progress(ExperimentProgress(
-                                done=len(new), todo=len(tasks), n_resumed=len(kept),
-                                elapsed=time.perf_counter() - start, record=record,
-                                median_test_error=float(np.median(test_errors))))
+                    for batch in results:
+                        for record in batch:
+                            _write_record(fd, _line(record))
+                            new.append(record)
+                            _insort(test_errors, record["test"]["squared_error_percentage"])
+                            if progress is not None:
+                                progress(ExperimentProgress(
+                                    done=len(new), todo=len(todo), n_resumed=len(kept),
+                                    elapsed=time.perf_counter() - start, record=record,
+                                    median_test_error=float(np.median(test_errors))))
         finally:
             if own_client:
                 client.close()
