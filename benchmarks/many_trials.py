@@ -83,7 +83,7 @@ def jax_trainer(net, X, T, epochs):
 
     def forward(w):
         A = Xj
-        for start, size, lo, hi, w_off, b_off, act in layers:
+        for _start, size, lo, hi, w_off, b_off, act in layers:
             W = w[w_off:b_off].reshape(size, hi - lo)
             z = A[:, lo:hi] @ W.T + w[b_off:b_off + size]
             a = z / (1.0 + jnp.abs(z)) if act == 1 else z
@@ -166,7 +166,7 @@ def study(name, data, hidden, trials, epochs, repeats):
     for k, v in times.items():
         if v:
             row[f"{k}_s"] = statistics.median(v)
-    row["many_vs_loop"] = statistics.median(l / m for l, m in zip(times["loop"], times["many"]))
+    row["many_vs_loop"] = statistics.median(o / m for o, m in zip(times["loop"], times["many"]))
     if jax_fn is not None:
         row["many_vs_jax"] = statistics.median(j / m for j, m in zip(times["jax"], times["many"]))
         # equal work: every trial's training SSE after the last epoch's update

@@ -272,7 +272,7 @@ def summary(all_cases, args, log):
     log("\n== Summary: median CPU ms per epoch (fastnet x = best peer time / fastnet time, same precision)")
     log(f"   {'case':<24} " + " ".join(f"{k:>11}" for k in cols) + "  " +
         " ".join(f"{'fastnet x best ' + SHORT[d]:>17}" for d in args.dtypes))
-    for key, c in all_cases.items():
+    for _key, c in all_cases.items():
         cells = {col(r): fmt_ms(r["cpu_s_per_epoch"]) for r in c["results"]}
         vs = c.get("fastnet_vs_best", {})
         best = [f"{vs[d]:17.2f}" if d in vs else f"{'—':>17}" for d in args.dtypes]

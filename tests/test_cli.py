@@ -228,3 +228,10 @@ def test_bench_on_dask_scheduler(proben1_root, tmp_path, capsys):
     cap = capsys.readouterr()
     assert "2 new, 0 resumed" in cap.out and "(dask)" in cap.out
     assert "Dask scheduler" in cap.err
+
+
+def test_version(capsys):
+    import fastnet
+
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"fastnet {fastnet.__version__}"

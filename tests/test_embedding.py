@@ -333,7 +333,7 @@ def test_thread_parallel_training_equals_sequential_and_is_faster():
 
     with threadpoolctl.threadpool_limits(1):
         sequential()                                     # warm-up
-        for attempt in range(3):
+        for _attempt in range(3):
             seq, cpu_seq, wall_seq, _ = _timed(sequential)
             par, cpu_par, wall_par, others = _timed(threaded)
             speedup = wall_seq / wall_par

@@ -7,7 +7,7 @@ from numpy.testing import assert_allclose
 
 from fastnet import MLP, DivergenceError, NoConvergenceWarning, train_rprop, train_rprop_many
 from fastnet._kernels import _trials
-from fastnet.stopping import GL, UP, AnyOf, Correct, MaxEpochs, ProgressBelow
+from fastnet.stopping import GL, UP, AnyOf, Correct, ProgressBelow
 
 VARIANTS = ["rprop+", "rprop-", "irprop-", "irprop+"]
 

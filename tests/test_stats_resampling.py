@@ -168,7 +168,8 @@ def test_resampled_holdout_data_and_callable_validation():
         resampled_holdout(mean_model, 1.0, 2.0)
     with pytest.raises(TypeError, match="`fit_and_score` must be callable"):
         resampled_holdout("model", X, Y)
-    with pytest.raises(ValueError, match=r"`fit_and_score` must return one loss per left-out example, shape \(3,\); got shape \(\)"):
+    with pytest.raises(ValueError, match=r"`fit_and_score` must return one loss per left-out example, "
+                                         r"shape \(3,\); got shape \(\)"):
         resampled_holdout(lambda *a: 1.0, X, Y, gamma=0.3, J=2)
     with pytest.raises(ValueError, match="`fit_and_score` returned NaN or infinite losses in split 0"):
         resampled_holdout(lambda a, b, c, d: np.full(d.shape[0], np.nan), X, Y, gamma=0.3, J=2)

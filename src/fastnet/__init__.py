@@ -3,7 +3,7 @@
 >>> from fastnet import MLP, train_rprop
 """
 
-__version__ = "0.1.0"
+from fastnet._version import __version__  # noqa: E402
 
 from fastnet.exceptions import (  # noqa: E402
     DataFormatError, DivergenceError, FileLockedError, NoConvergenceWarning, ResultFileError,

@@ -22,7 +22,7 @@ from fastnet._training import (
 )
 from fastnet._validation import check_choice
 from fastnet.exceptions import NoConvergenceWarning
-from fastnet.measures import _check_analog, _winner_takes_all_error, threshold_correct
+from fastnet.measures import _check_analog, threshold_correct
 from fastnet.network import MLP
 from fastnet.rprop import _UNSET, VARIANTS, draw_start, resolve_options, train_rprop
 from fastnet.stopping import Correct, TrainingState, generalization_loss
@@ -109,7 +109,9 @@ def train_rprop_many(nets, X, Y, X_val=None, Y_val=None, *, seeds=None, X_test=N
         As in :func:`train_rprop`, shared by all trials.
     seeds : sequence or None
         One seed per network (``seed`` of :func:`train_rprop`), or None.
-    preset, variant, eta_plus, eta_minus, delta0, delta_min, delta_max, max_epochs, stop, strip, init_scale, target_range, classification, block_size, blas_min
+    preset, variant, eta_plus, eta_minus, delta0, delta_min, delta_max
+        As in :func:`train_rprop`, the same for every trial.
+    max_epochs, stop, strip, init_scale, target_range, classification, block_size, blas_min
         As in :func:`train_rprop`, the same for every trial. Each trial stops by
         its own copy of ``stop``; a trial that has stopped costs nothing more.
         ``block_size`` and ``blas_min`` only steer the single-network kernels.

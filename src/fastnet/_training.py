@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fastnet import __version__
+from fastnet._version import __version__
 from fastnet._blas import single_threaded_blas
 from fastnet._kernels import _forward
 from fastnet._validation import as_generator, check_int, check_pair

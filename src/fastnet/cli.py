@@ -394,6 +394,9 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="fastnet", description="Fast small feed-forward networks, measured honestly.",
         epilog="Run `fastnet COMMAND --help` for the options of a command.")
+    from fastnet._version import __version__
+
+    parser.add_argument("--version", action="version", version=f"fastnet {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     net_help = (f"network: {', '.join(NETWORK_KINDS)} or a Proben1 spec such as '8+4 s' "
                 "(shortcut connections)")

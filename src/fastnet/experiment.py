@@ -391,7 +391,7 @@ class Experiment:
             grid (problems, networks, runs) is *not* part of it: a rerun with more
             problems, networks or runs extends the file.
         """
-        from fastnet import __version__
+        from fastnet._version import __version__
         from fastnet.rprop import PRESETS
 
         multilayer = MULTILAYER_RULES[self.rule]
@@ -529,7 +529,6 @@ def _run_task(task):
     with ``one_per_call`` in one `train_rprop` call each.
     """
     from fastnet import train_rprop, train_rprop_many
-    from fastnet._training import machine_description
 
     ds = _load(task.problem, task.root)
     nets, preset = [], None

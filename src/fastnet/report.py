@@ -614,11 +614,11 @@ class Comparison:
                               t.table_entry((letters[a], letters[b]))).rjust(c))
             out.append(f"{p:{width}s}  " + "  ".join(cells))
         out += ["", f"Mean {what} (n runs):"]
-        out.append(f"{'problem':{width}s}  " + "  ".join(f"{letters[l]:>14s}" for l in self.labels))
+        out.append(f"{'problem':{width}s}  " + "  ".join(f"{letters[lab]:>14s}" for lab in self.labels))
         for p in self.problems:
             out.append(f"{p:{width}s}  " + "  ".join(
-                f"{np.mean(self.samples[l][p]):9.3f} ({len(self.samples[l][p]):2d})"
-                for l in self.labels))
+                f"{np.mean(self.samples[lab][p]):9.3f} ({len(self.samples[lab][p]):2d})"
+                for lab in self.labels))
         for title, table in (("Sign test over problems (mean " + what + ")", self.sign),
                              ("Wilcoxon signed-rank test over problems (mean " + what + ")",
                               self.wilcoxon),
@@ -662,7 +662,7 @@ class Comparison:
         letters = self._letters()
         written = []
         for p in self.problems:
-            samples = {letters[l]: self.samples[l][p] for l in self.labels}
+            samples = {letters[lab]: self.samples[lab][p] for lab in self.labels}
             for kind, fn in (("box", plots.box_whiskers),
                              ("extended-box", plots.extended_box_whiskers)):
                 path = directory / f"{p}-{kind}.png"

@@ -47,7 +47,7 @@ except ImportError as exc:  # scikit-learn missing, or older than 1.6 (no valida
         + (f" (found scikit-learn {sklearn.__version__})." if "sklearn" in dir() else ".")
     ) from exc
 
-from fastnet import __version__
+from fastnet._version import __version__
 from fastnet._files import atomic_write
 from fastnet.exceptions import NoConvergenceWarning
 from fastnet.network import MLP

@@ -1,0 +1,3 @@
+"""The version of fastnet: the one place it is written (pyproject.toml reads it)."""
+
+__version__ = "0.2.0"
