@@ -2,7 +2,7 @@
 
 The kernels call scipy's BLAS (``scipy.linalg.cython_blas``) on many small
 products. A multi-threaded OpenBLAS spends most of its time waking and spinning
-threads on such shapes (measured: 10-14x more CPU time on the PEERS.md cases E
+threads on such shapes (measured: 10-14x more CPU time on the benchmark cases E
 and G), and it would also make CPU-time measurements meaningless. fastnet runs
 one training per thread instead (see ``threading`` in the README).
 

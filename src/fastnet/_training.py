@@ -30,7 +30,7 @@ MAX_EPOCHS_PER_CALL = 1000
 
 @dataclass(frozen=True)
 class Traversals:
-    """Connection traversals of a training run, counted as in Proben1 (SPEC §3.5).
+    """Connection traversals of a training run, counted as in Proben1 (Prechelt 1994).
 
     With C connections (biases included) and N training patterns, an epoch costs
     N·C forward and N·C backward traversals and C weight-update traversals (N·C
@@ -70,7 +70,7 @@ class SetErrors:
     Attributes
     ----------
     squared_error_percentage : float
-        Proben1's E (SPEC §2).
+        Proben1's E (Prechelt 1994).
     classification_error : float or None
         Percent wrong by winner-takes-all, or None for approximation tasks.
     n_patterns : int
@@ -146,7 +146,7 @@ class TrainResult:
         return self.traversals.total / self.cpu_time if self.cpu_time > 0 else float("inf")
 
     def describe_setup(self):
-        """The set-up in Proben1 words (the checklist of SPEC §6), one item per line."""
+        """The set-up in Proben1 words (the checklist of Prechelt 1994), one item per line."""
         s = self.setup
         net = s["network"]
         lines = [
@@ -518,7 +518,7 @@ def resolve_classification(classification, Y):
 
 def base_setup(net, *, algorithm, parameters, stop, strip, max_epochs, target_range, seed,
                n_train, n_val, n_test, initialisation, block_size):
-    """The set-up record every trainer shares (Proben1 checklist, SPEC §6)."""
+    """The set-up record every trainer shares (Proben1 checklist, Prechelt 1994)."""
     return {
         "algorithm": algorithm,
         "parameters": parameters,

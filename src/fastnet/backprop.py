@@ -1,4 +1,4 @@
-"""Plain backpropagation with momentum, batch or online (SPEC §3.2): the baseline."""
+"""Plain backpropagation with momentum, batch or online (Rumelhart et al. 1986; Lawrence et al. 1997): the baseline."""
 import numpy as np
 
 from fastnet._kernels import _backprop

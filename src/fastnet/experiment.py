@@ -1,7 +1,7 @@
-"""Experiments: problems x networks x runs under one master seed (SPEC §6).
+"""Experiments: problems x networks x runs under one master seed (Prechelt 1994's rules).
 
 An *experiment* trains every network on every problem a number of times with
-Proben1's RPROP set-up (SPEC §3.3). Each run's seed is derived from the master
+Proben1's RPROP set-up (Prechelt 1994). Each run's seed is derived from the master
 seed and the run's identity (problem, network, run index) alone, so results do
 not depend on the order, the number of processes or the machine pool that runs
 them. Runs execute sequentially, in local processes (joblib) or on a Dask
@@ -19,7 +19,7 @@ are only ever replaced atomically (temporary file + ``os.replace``).
 Network names
 -------------
 ``"linear"``      no hidden layer (preset ``proben1-linear``)
-``"pivot"``       Proben1's pivot architecture of the permutation (Table 7, SPEC §5.4)
+``"pivot"``       Proben1's pivot architecture of the permutation (Prechelt 1994, Table 7)
 ``"noshortcut"``  the pivot's hidden sizes without shortcut connections
 ``"8+4 s"``       any Proben1 spec, with shortcut connections
 
@@ -424,7 +424,7 @@ def _load(problem, root):
 
 
 def _checklist(experiment, datasets):
-    """The Proben1 checklist (SPEC §6) of every (problem, network) cell."""
+    """The Proben1 checklist (Prechelt 1994) of every (problem, network) cell."""
     from fastnet.rprop import PRESETS, proben1_stopping
 
     cells = {}
@@ -491,7 +491,7 @@ def _header(experiment, datasets):
         "runs_rule": ("every run of a (problem, network) cell is an independent training from "
                       "its own seed, SeedSequence(master, spawn_key=(sha(problem), sha(network), "
                       "run)); no run is excluded or restarted; reports may exclude exactly the "
-                      "worst half by validation error (SPEC §6)"),
+                      "worst half by validation error (Prechelt 1994)"),
         "checklist": _checklist(experiment, datasets),
         "data": {p: {"file": datasets[p].path.name, "sha256": datasets[p].sha256,
                      "matches_published": datasets[p].matches_published}

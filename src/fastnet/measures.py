@@ -1,4 +1,4 @@
-"""Error measures of SPEC §2 (Proben1, Lawrence, Hamey/Fahlman), on numpy arrays.
+"""Error measures (Prechelt 1994; Lawrence et al. 1997; Hamey 1992 after Fahlman), on numpy arrays.
 
 All functions take outputs ``Y`` and targets ``T`` of shape (n_patterns, n_outputs)
 (1-D arrays are read as one output per pattern).

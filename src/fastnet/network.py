@@ -51,7 +51,7 @@ BLOCK_BYTES = 256 * 1024
 MIN_BLOCK, MAX_BLOCK = 128, 2048
 # Activation rows are padded to a multiple of this many doubles (64 bytes) in a
 # 64-byte aligned buffer, so every row starts on a cache line: vector loads that
-# straddle two lines cost the AVX-512 kernels about 30 % (PEERS.md case E).
+# straddle two lines cost the AVX-512 kernels about 30 % (benchmark case E).
 ROW_ALIGN = 8
 
 _PROBEN1_SPEC = re.compile(r"^\s*(\d+)\s*\+\s*(\d+)\s*([ls])\s*$")

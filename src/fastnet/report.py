@@ -1,4 +1,4 @@
-"""Reports and comparisons from experiment result files (SPEC §6, §7).
+"""Reports and comparisons from experiment result files (Prechelt 1994, sections 5-6; the statistics of fastnet.stats).
 
 `summarize` turns a result file into Proben1's table columns per problem and
 network (training, validation and test squared error percentage with mean and
@@ -40,7 +40,7 @@ __all__ = [
     "timing_summary",
 ]
 
-#: Run-exclusion rules of `summarize` (SPEC §6: only exactly half, the worst by the
+#: Run-exclusion rules of `summarize` (Prechelt 1994: only exactly half, the worst by the
 #: selection criterion, i.e. validation error).
 EXCLUDE_RULES = ("worst-half",)
 #: Test measures `compare` can use: record field and readable name.
@@ -92,7 +92,7 @@ def _corr(a, b):
 class ReportRow:
     """Proben1's table columns for one problem and network.
 
-    Errors are squared error percentages (SPEC §2) of the network of the relevant
+    Errors are squared error percentages (Prechelt 1994) of the network of the relevant
     epoch (lowest validation error); ``*_sd`` are (n-1) standard deviations (None
     for a single run); classification errors are None for approximation problems.
 
@@ -408,7 +408,7 @@ def summarize(results, *, exclude=None):
     results : str, os.PathLike, ResultFile or ExperimentResult
     exclude : {None, "worst-half"}, default=None
         ``"worst-half"`` leaves out exactly half of the runs of every problem and
-        network, the worst by validation error, as Proben1 allows (SPEC §6). No
+        network, the worst by validation error, as Proben1 allows (Prechelt 1994). No
         other exclusion is offered.
 
     Returns
@@ -481,7 +481,7 @@ class TimingRow:
 
 @dataclass(frozen=True)
 class TimingSummary:
-    """Cost of a result file's runs (SPEC §3.5): traversals, CPU time, machine.
+    """Cost of a result file's runs (Prechelt 1994): traversals, CPU time, machine.
 
     Attributes
     ----------

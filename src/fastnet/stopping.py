@@ -1,4 +1,4 @@
-r"""Stopping criteria of Prechelt's Proben1 rules (SPEC §3.4), composable.
+r"""Stopping criteria of Prechelt's Proben1 rules (Prechelt 1994, section 3.3), composable.
 
 Training runs in *strips* of k epochs (epochs n+1..n+k with n divisible by k).
 The validation error is measured, and every criterion evaluated, at strip ends

@@ -1,4 +1,4 @@
-"""Exact connection-traversal counts (Proben1 counting, SPEC §3.5)."""
+"""Exact connection-traversal counts (Prechelt 1994, section 3.3)."""
 from fastnet._validation import check_choice, check_int
 
 __all__ = ["count_connections", "count_traversals"]

@@ -1,6 +1,6 @@
 """Backward pass: the gradient of the summed squared error E = sum (y - t)**2.
 
-The gradient has no factor 1/2 in E, so dE/dy = 2 (y - t) (SPEC §2, §3.1).
+The gradient has no factor 1/2 in E, so dE/dy = 2 (y - t) (the error has no 1/2).
 """
 from libc.string cimport memset
 

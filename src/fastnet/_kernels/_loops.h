@@ -8,7 +8,7 @@
  * (GCC function multi-versioning): for x86-64-v3 (AVX2 + FMA) and the portable
  * baseline; the loader picks the one the CPU runs. (An x86-64-v4 / AVX-512
  * clone was measured slower on these short loops: 0.0198 vs 0.0169 ms per
- * epoch on PEERS.md case A.) So the build stays portable (no -march=native) yet uses wide vectors.
+ * epoch on benchmark case A, cancer1 4+2.) So the build stays portable (no -march=native) yet uses wide vectors.
  * Results can therefore differ in the last bits between CPU generations (FMA
  * rounding), exactly as with OpenBLAS; on one machine a run is bit-for-bit
  * reproducible.

@@ -17,7 +17,7 @@ cdef void rprop_update(int variant, Py_ssize_t n, double* w, double* g,
                        double* g_prev, double* dw_prev, double* step,
                        double eta_plus, double eta_minus, double step_min,
                        double step_max, bint error_rose) noexcept nogil:
-    """One RPROP step of every weight, given the epoch gradient g (SPEC §3.1)."""
+    """One RPROP step of every weight, given the epoch gradient g (Riedmiller & Braun 1993; Igel & Hüsken 2000)."""
     cdef Py_ssize_t i
     cdef double prod, dw
     for i in range(n):

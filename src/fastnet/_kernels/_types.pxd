@@ -122,7 +122,7 @@ cdef inline double activate_only(int code, double x) noexcept nogil:
 # when m*n*k >= blas_min and the layer is wide enough, and to the loop kernels of
 # _loops.h otherwise: BLAS call overhead dominates tiny layers and single
 # examples (online training), and BLAS wastes its width on layers of a few units.
-# Measured on PEERS.md cases A-G (ms per epoch, same machine, alternating runs):
+# Measured on the benchmark cases A-G (benchmarks/peers.py) (ms per epoch, same machine, alternating runs):
 # forward and back-propagation loops win up to NARROW_LAYER units; the gradient
 # loops (one pass over the rows updates a block of G that stays in L1) win up to
 # GRAD_LOOP_UNITS units (D 0.213 -> 0.187, C 0.52 -> 0.48, G 4.23 -> 4.07).
@@ -134,7 +134,7 @@ cdef enum:
     # nothing, and the forward kernels pack W^T per call). AVX-512 (_avx512.h):
     # layers of >= AVX512_VECTOR_UNITS units (one full vector) the tiled forward
     # product, narrower ones 8-lane dot products. They beat the loops and BLAS on
-    # every case of PEERS.md, tiny layers included (case A 0.0168 -> 0.0111
+    # every benchmark case A-G, tiny layers included (case A 0.0168 -> 0.0111
     # ms/epoch), and OpenBLAS's own AVX-512 kernels on wide layers (256-256-10:
     # 6.2 against 8.3 ms/epoch). AVX2 (_avx2.h, CPUs without AVX-512): the same
     # products, but forward ones only for layers of >= AVX2_VECTOR_UNITS units

@@ -1,4 +1,4 @@
-"""Generated benchmark tasks (SPEC section 8): XOR, encoder, teacher, Mackey-Glass."""
+"""Generated benchmark tasks (Hamey 1992; Lawrence et al. 1997): XOR, encoder, teacher, Mackey-Glass."""
 
 from __future__ import annotations
 
