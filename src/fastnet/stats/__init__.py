@@ -1,4 +1,7 @@
-"""Statistics for describing and comparing training runs (Prechelt 1994; Lawrence et al. 1997; Larsen & Hansen 1995; Hamey 1992; Lacoste et al. 2012).
+"""Statistics for describing and comparing training runs.
+
+After Prechelt 1994, Lawrence et al. 1997, Larsen & Hansen 1995, Hamey 1992 and
+Lacoste et al. 2012.
 
 Descriptive statistics (Lawrence et al. 1997)
     describe, segment_points
