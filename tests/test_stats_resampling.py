@@ -200,7 +200,7 @@ def test_compare_and_holdout_validation():
         compare_resampled(mean_model, None, X, Y)
     with pytest.raises(ValueError, match="`J` must be >= 2 for the paired t-test, got 1"):
         compare_resampled(mean_model, linear_model, X, Y, J=1)
-    with pytest.raises(ValueError, match="`alternative` must be one of 'two-sided', 'less', 'greater'"):
+    with pytest.raises(ValueError, match=r"`alternative` must be one of \['greater', 'less', 'two-sided'\]"):
         compare_resampled(mean_model, linear_model, X, Y, alternative="bigger")
     with pytest.raises(ValueError, match="differences between the two losses are constant"):
         compare_resampled(mean_model, mean_model, X, Y, J=5)

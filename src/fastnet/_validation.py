@@ -36,6 +36,31 @@ def check_float(value, name, *, low=None, high=None, low_open=False, high_open=F
     return value
 
 
+def check_positive(value, name):
+    """Return ``value`` as a finite float > 0, or raise naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{name}` must be a real number, got {type(value).__name__} {value!r}.")
+    try:
+        value = float(value)
+    except OverflowError:
+        value = float("inf")
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"`{name}` must be positive and finite, got {value}.")
+    return value
+
+
+def check_probability(value, name, *, open_interval=True):
+    """Return a level such as ``alpha`` as a float in (0, 1) (or [0, 1]), or raise."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{name}` must be a real number, got {type(value).__name__} {value!r}.")
+    value = float(value)
+    ok = 0.0 < value < 1.0 if open_interval else 0.0 <= value <= 1.0
+    if not ok:
+        interval = "(0, 1)" if open_interval else "[0, 1]"
+        raise ValueError(f"`{name}` must be in {interval}, got {value!r}.")
+    return value
+
+
 def check_choice(value, name, choices):
     """Return ``value`` if it is one of ``choices`` (strings), else raise."""
     if not isinstance(value, str):

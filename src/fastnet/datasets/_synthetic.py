@@ -8,6 +8,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from fastnet._validation import check_int, check_positive
 from fastnet.datasets._dataset import Dataset, Split
 from fastnet.datasets._registry import Architecture, _count_connections
 
@@ -16,23 +17,6 @@ __all__ = ["make_xor", "make_encoder", "make_teacher", "make_mackey_glass",
 
 #: Teacher biases are drawn from U(-0.01, 0.01) (Lawrence et al. 1997, section 3.4).
 TEACHER_BIAS_RANGE = 0.01
-
-
-def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"`{name}` must be an integer, got {type(value).__name__}.")
-    if value < minimum:
-        raise ValueError(f"`{name}` must be >= {minimum}, got {value}.")
-    return int(value)
-
-
-def _check_positive(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"`{name}` must be a real number, got {type(value).__name__}.")
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"`{name}` must be positive and finite, got {value}.")
-    return value
 
 
 def _split(X, T) -> Split:
@@ -102,8 +86,8 @@ def make_encoder(n: int = 10, m: int = 5) -> Dataset:
     >>> ds.name, ds.train.X.shape, bool((ds.train.X == ds.train.T).all())
     ('encoder-4-2-4', (4, 4), True)
     """
-    n = _check_int("n", n, 2)
-    m = _check_int("m", m, 1)
+    n = check_int(n, "n", minimum=2)
+    m = check_int(m, "m", minimum=1)
     eye = np.eye(n, dtype=np.float64)
     return Dataset(
         name=f"encoder-{n}-{m}-{n}", kind="classification", n_in=n, n_out=n,
@@ -170,12 +154,12 @@ def make_teacher(K: float = 1.0, n_train: int = 1000, n_valid: int = 0, n_test: 
     >>> ds.name, ds.train.X.shape, ds.test.T.shape, ds.valid is None
     ('teacher-K5', (100, 5), (50, 1), True)
     """
-    K = _check_positive("K", K)
-    n_train = _check_int("n_train", n_train, 1)
-    n_valid = _check_int("n_valid", n_valid, 0)
-    n_test = _check_int("n_test", n_test, 0)
-    n_in = _check_int("n_in", n_in, 1)
-    n_hidden = _check_int("n_hidden", n_hidden, 1)
+    K = check_positive(K, "K")
+    n_train = check_int(n_train, "n_train", minimum=1)
+    n_valid = check_int(n_valid, "n_valid", minimum=0)
+    n_test = check_int(n_test, "n_test", minimum=0)
+    n_in = check_int(n_in, "n_in", minimum=1)
+    n_hidden = check_int(n_hidden, "n_hidden", minimum=1)
     rng = np.random.default_rng(seed)
     W_hidden = rng.uniform(-K, K, size=(n_in, n_hidden))
     W_out = rng.uniform(-K, K, size=(n_hidden, 1))
@@ -326,16 +310,16 @@ def make_mackey_glass(n_train: int = 1000, n_valid: int = 0, n_test: int = 1000,
     >>> bool(ds.train.X[1:, -1].tolist() == ds.train.T[:-1, 0].tolist())
     True
     """
-    n_train = _check_int("n_train", n_train, 1)
-    n_valid = _check_int("n_valid", n_valid, 0)
-    n_test = _check_int("n_test", n_test, 0)
-    window = _check_int("window", window, 1)
-    tau = _check_positive("tau", tau)
-    a = _check_positive("a", a)
-    b = _check_positive("b", b)
-    c = _check_positive("c", c)
-    sample_step = _check_positive("sample_step", sample_step)
-    dt = _check_positive("dt", dt)
+    n_train = check_int(n_train, "n_train", minimum=1)
+    n_valid = check_int(n_valid, "n_valid", minimum=0)
+    n_test = check_int(n_test, "n_test", minimum=0)
+    window = check_int(window, "window", minimum=1)
+    tau = check_positive(tau, "tau")
+    a = check_positive(a, "a")
+    b = check_positive(b, "b")
+    c = check_positive(c, "c")
+    sample_step = check_positive(sample_step, "sample_step")
+    dt = check_positive(dt, "dt")
     if isinstance(transient, bool) or not isinstance(transient, numbers.Real):
         raise TypeError(f"`transient` must be a real number, got {type(transient).__name__}.")
     transient = float(transient)
@@ -348,7 +332,7 @@ def make_mackey_glass(n_train: int = 1000, n_valid: int = 0, n_test: int = 1000,
     if x0 is None:
         x0 = float(np.random.default_rng(seed).uniform(0.5, 1.5))
     else:
-        x0 = _check_positive("x0", x0)
+        x0 = check_positive(x0, "x0")
         if x0 == 1.0:
             raise ValueError("`x0` must not be 1.0, the equation's fixed point (the series "
                              "would stay constant).")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import numbers
 
 import numpy as np
 from scipy import special
@@ -44,46 +43,6 @@ def _check_sample(x, name, *, min_size=1, allow_empty=False):
     if arr.size < min_size:
         raise ValueError(f"`{name}` needs at least {min_size} values, got {arr.size}.")
     return arr
-
-
-def _check_probability(value, name, *, open_interval=True):
-    """Check a scalar level such as ``alpha`` in (0, 1) and return it as float."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"`{name}` must be a real number, got {type(value).__name__}.")
-    value = float(value)
-    ok = 0.0 < value < 1.0 if open_interval else 0.0 <= value <= 1.0
-    if not ok:
-        interval = "(0, 1)" if open_interval else "[0, 1]"
-        raise ValueError(f"`{name}` must be in {interval}, got {value!r}.")
-    return value
-
-
-def _check_positive(value, name):
-    """Check a finite real scalar > 0 and return it as float."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"`{name}` must be a real number, got {type(value).__name__}.")
-    value = float(value)
-    if not (np.isfinite(value) and value > 0):
-        raise ValueError(f"`{name}` must be a finite number > 0, got {value!r}.")
-    return value
-
-
-def _check_int(value, name, *, minimum):
-    """Check an integer scalar >= `minimum` and return it as int."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"`{name}` must be an integer, got {type(value).__name__}.")
-    value = int(value)
-    if value < minimum:
-        raise ValueError(f"`{name}` must be >= {minimum}, got {value}.")
-    return value
-
-
-def _check_choice(value, name, choices):
-    """Check that `value` is one of `choices` (a tuple of strings)."""
-    if value not in choices:
-        valid = ", ".join(repr(c) for c in choices)
-        raise ValueError(f"`{name}` must be one of {valid}; got {value!r}.")
-    return value
 
 
 def _q_ks(x):

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from ._common import _ReprMixin, _check_int, _check_sample, _stephens_pvalue
+from ._common import _ReprMixin, _check_sample, _stephens_pvalue
+from fastnet._validation import check_int
 
 __all__ = ["Description", "describe", "segment_points"]
 
@@ -97,7 +98,7 @@ def segment_points(sample, n_segments=4):
     >>> segment_points(range(1, 10), n_segments=8).tolist()  # halves 1..4 | 6..9
     [1.0, 1.5, 2.5, 3.5, 5.0, 6.5, 7.5, 8.5, 9.0]
     """
-    n_segments = _check_int(n_segments, "n_segments", minimum=2)
+    n_segments = check_int(n_segments, "n_segments", minimum=2)
     depth = int(np.log2(n_segments))
     if 2**depth != n_segments:
         raise ValueError(f"`n_segments` must be a power of two >= 2, got {n_segments}.")
@@ -292,7 +293,7 @@ def describe(sample, *, lilliefors=True, n_mc_samples=LILLIEFORS_MC_SAMPLES, see
     3.5355
     """
     x = _check_sample(sample, "sample", min_size=3)
-    n_mc_samples = _check_int(n_mc_samples, "n_mc_samples", minimum=1)
+    n_mc_samples = check_int(n_mc_samples, "n_mc_samples", minimum=1)
     xs = np.sort(x)
     lower, upper = _halves(xs)
     q1, q3 = _median_sorted(lower), _median_sorted(upper)

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
-from ._common import _ReprMixin, _check_int, _check_probability, _stephens_pvalue
+from ._common import _ReprMixin, _stephens_pvalue
+from fastnet._validation import check_int, check_probability
 
 __all__ = ["AsymptoticModel", "HameyResult", "hamey_analysis"]
 
@@ -190,7 +191,7 @@ def _check_times(times, limit):
         raise TypeError(f"`limit` must be a number, got {type(limit).__name__}.")
     limit = float(limit)
     if not (np.isfinite(limit) and limit > 0):
-        raise ValueError(f"`limit` must be a finite number > 0, got {limit!r}.")
+        raise ValueError(f"`limit` must be positive and finite, got {limit!r}.")
     try:
         t = np.array(times, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -343,7 +344,7 @@ def hamey_analysis(
     ------
     ValueError
         If `times` is not 1-D, is empty, holds NaN, values <= 0 or finite values above
-        `limit`; if `limit` is not a finite number > 0; if `grid` or `t0_candidates` is
+        `limit`; if `limit` is not positive and finite; if `grid` or `t0_candidates` is
         malformed; or an option is out of range.
 
     See Also
@@ -418,9 +419,9 @@ def hamey_analysis(
     """
     t, limit = _check_times(times, limit)
     g = _check_grid(grid, limit)
-    ks_alpha = _check_probability(ks_alpha, "ks_alpha")
-    min_fit = _check_int(min_fit_successes, "min_fit_successes", minimum=2)
-    max_candidates = _check_int(max_candidates, "max_candidates", minimum=1)
+    ks_alpha = check_probability(ks_alpha, "ks_alpha")
+    min_fit = check_int(min_fit_successes, "min_fit_successes", minimum=2)
+    max_candidates = check_int(max_candidates, "max_candidates", minimum=1)
 
     n = t.size
     success = t < limit

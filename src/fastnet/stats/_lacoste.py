@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from ._common import _ReprMixin, _check_choice, _check_positive, _check_sample
+from ._common import _ReprMixin, _check_sample
+from fastnet._validation import check_choice, check_positive
 
 __all__ = [
     "PairwiseTable",
@@ -63,7 +64,7 @@ def prob_better(k_h, k_g, prior=1.0):
     Raises
     ------
     ValueError
-        If a count is negative or not finite, or `prior` is not a finite number > 0.
+        If a count is negative or not finite, or `prior` is not positive and finite.
 
     See Also
     --------
@@ -99,7 +100,7 @@ def prob_better(k_h, k_g, prior=1.0):
     >>> prob_better(2, 0)
     0.125
     """
-    prior = _check_positive(prior, "prior")
+    prior = check_positive(prior, "prior")
     kh = _check_counts(k_h, "k_h")
     kg = _check_counts(k_g, "k_g")
     p = special.betainc(kh + prior, kg + prior, 0.5)
@@ -243,7 +244,7 @@ def poisson_binomial_test(p, prior=1.0):
     ------
     ValueError
         If `p` is not 1-D, is empty, or has values outside [0, 1] or non-finite; if
-        `prior` is not a finite number > 0.
+        `prior` is not positive and finite.
 
     See Also
     --------
@@ -281,7 +282,7 @@ def poisson_binomial_test(p, prior=1.0):
     >>> r.pmf.tolist(), r.probability                  # I_{1/2}(1, 4) = 1 - 2**-4
     ([0.0, 0.0, 0.0, 1.0], 0.9375)
     """
-    prior = _check_positive(prior, "prior")
+    prior = check_positive(prior, "prior")
     p = _check_sample(p, "p", min_size=1)
     if np.any((p < 0) | (p > 1)):
         raise ValueError(
@@ -672,8 +673,8 @@ def pairwise_table(errors, *, names=None, method="poisson_binomial", datasets=No
     >>> t.names, float(t.pvalue[0, 1])   # svm vs ann: 2 wins, 0 losses, 1 tie
     (('svm', 'ann', 'parzen'), 0.5)
     """
-    _check_choice(method, "method", PAIRWISE_METHODS)
-    prior = _check_positive(prior, "prior")
+    check_choice(method, "method", PAIRWISE_METHODS)
+    prior = check_positive(prior, "prior")
     if isinstance(errors, Mapping):
         if names is not None and tuple(names) != tuple(errors.keys()):
             raise ValueError("`names` must match the keys of `errors` when `errors` is a mapping.")

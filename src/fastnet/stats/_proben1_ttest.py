@@ -14,12 +14,11 @@ from scipy import optimize, stats
 
 from ._common import (
     _ReprMixin,
-    _check_choice,
-    _check_probability,
     _check_sample,
     _format_percent,
     _stephens_pvalue,
 )
+from fastnet._validation import check_choice, check_probability
 
 __all__ = [
     "CleanedSample",
@@ -354,7 +353,7 @@ def cochran_cox_ttest(a, b, *, alpha=0.05):
     >>> round(r.pvalue, 4)             # equal n: Student's t with 3 df
     0.1162
     """
-    alpha = _check_probability(alpha, "alpha")
+    alpha = check_probability(alpha, "alpha")
     a = _check_sample(a, "a", min_size=2)
     b = _check_sample(b, "b", min_size=2)
     return _cochran_cox(a, b, alpha)
@@ -517,17 +516,17 @@ def compare_errors(
     >>> r.better, r.significant, r.unreliable
     ('P', True, False)
     """
-    alpha = _check_probability(alpha, "alpha")
-    normality_alpha = _check_probability(normality_alpha, "normality_alpha")
-    max_outlier_fraction = _check_probability(
+    alpha = check_probability(alpha, "alpha")
+    normality_alpha = check_probability(normality_alpha, "normality_alpha")
+    max_outlier_fraction = check_probability(
         max_outlier_fraction, "max_outlier_fraction", open_interval=False
     )
     if max_outlier_fraction >= 0.5:
         raise ValueError(
             f"`max_outlier_fraction` must be < 0.5, got {max_outlier_fraction!r}."
         )
-    _check_choice(normality_test, "normality_test", NORMALITY_TESTS)
-    _check_choice(decided_by, "decided_by", DECIDING_TESTS)
+    check_choice(normality_test, "normality_test", NORMALITY_TESTS)
+    check_choice(decided_by, "decided_by", DECIDING_TESTS)
     names = tuple(names)
     if len(names) != 2 or not all(isinstance(s, str) for s in names) or names[0] == names[1]:
         raise ValueError(f"`names` must be two different strings, got {names!r}.")

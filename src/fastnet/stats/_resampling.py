@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from ._common import _ReprMixin, _check_choice, _check_int, _check_probability, _check_sample
+from ._common import _ReprMixin, _check_sample
+from fastnet._validation import check_int, check_choice, check_probability
 
 __all__ = [
     "GeneralizationSummary",
@@ -202,8 +203,8 @@ def _prepare(X, Y, gamma, J, seed, splits):
     X, Y = _check_data(X, Y)
     n = X.shape[0]
     if splits is None:
-        gamma = _check_probability(gamma, "gamma")
-        J = _check_int(J, "J", minimum=1)
+        gamma = check_probability(gamma, "gamma")
+        J = check_int(J, "J", minimum=1)
         n_c = _n_left_out(gamma, n)
         if n_c >= n:
             raise ValueError(
@@ -214,7 +215,7 @@ def _prepare(X, Y, gamma, J, seed, splits):
         splits = _draw_splits(n, n_c, J, rng)
     else:
         if gamma is not None:
-            gamma = _check_probability(gamma, "gamma")
+            gamma = check_probability(gamma, "gamma")
         splits = _check_splits(splits, n, gamma)
         if splits.shape[1] >= n:
             raise ValueError("`splits` leaves nothing for training.")
@@ -384,7 +385,7 @@ class PairedTTestResult(_ReprMixin):
         tuple of float
             ``(low, high)``.
         """
-        level = _check_probability(confidence_level, "confidence_level")
+        level = check_probability(confidence_level, "confidence_level")
         half = float(stats.t.isf((1 - level) / 2, self.df)) * self.std_error
         return (self.mean_difference - half, self.mean_difference + half)
 
@@ -460,7 +461,7 @@ def holdout_paired_ttest(loss_a, loss_b, *, alternative="two-sided"):
     >>> r.mean_difference, round(r.statistic, 4), r.df   # diffs -.5 -.5 0 -1
     (-0.5, -2.4495, 3)
     """
-    _check_choice(alternative, "alternative", _ALTERNATIVES)
+    check_choice(alternative, "alternative", _ALTERNATIVES)
     a = _check_sample(loss_a, "loss_a", min_size=2)
     b = _check_sample(loss_b, "loss_b", min_size=2)
     if a.size != b.size:
@@ -580,7 +581,7 @@ def compare_resampled(fit_a, fit_b, X, Y, gamma=0.25, J=100, seed=0, *, splits=N
     for name, f in (("fit_a", fit_a), ("fit_b", fit_b)):
         if not callable(f):
             raise TypeError(f"`{name}` must be callable, got {type(f).__name__}.")
-    _check_choice(alternative, "alternative", _ALTERNATIVES)
+    check_choice(alternative, "alternative", _ALTERNATIVES)
     X, Y, gamma, splits = _prepare(X, Y, gamma, J, seed, splits)
     if splits.shape[0] < 2:
         raise ValueError(f"`J` must be >= 2 for the paired t-test, got {splits.shape[0]}.")
