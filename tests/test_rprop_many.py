@@ -153,11 +153,14 @@ def test_serial_method_is_train_rprop():
         assert_same_run(g, r, rtol=0)
 
 
-def test_auto_method_by_layer_width():
-    X, T = data()
+def test_auto_method_by_the_work_of_an_epoch():
+    from fastnet._many import LANES_MAX_WORK
+
+    X, T = data()                                    # 40 examples
     narrow = train_rprop_many(nets_for(2, (4, 2)), X, T, seeds=[0, 1], init_scale=0.5,
-                              max_epochs=5)
-    wide = train_rprop_many(nets_for(2, (16,)), X, T, seeds=[0, 1], init_scale=0.5,
+                              max_epochs=5)          # 40 x 42 connections
+    n_hidden = LANES_MAX_WORK // (40 * 7) + 1        # 40 x (7 n_hidden + 2) > LANES_MAX_WORK
+    wide = train_rprop_many(nets_for(2, (n_hidden,)), X, T, seeds=[0, 1], init_scale=0.5,
                             max_epochs=5)
     assert narrow[0].setup["batch"]["method"] == "lanes"
     assert wide[0].setup["batch"]["method"] == "serial"
@@ -247,3 +250,31 @@ def test_kernel_refuses_buffers_that_do_not_fit():
         _trials.trials_sse(net.layer_table, 2, X, T[:3], w, work, np.zeros(_trials.LANES))
     with pytest.raises(ValueError, match="one value per lane"):
         _trials.trials_sse(net.layer_table, 2, X, T, w, work, np.zeros(3))
+
+
+def test_finished_trials_leave_the_lanes(monkeypatch):
+    # 20 trials in 3 groups; as they stop, the rest are packed into fewer groups,
+    # and every trial still gets what train_rprop gives it alone.
+    from fastnet import _many
+
+    packs = []
+    original = _many._Lanes.repack
+
+    def counting(self, keep):
+        packs.append((self.G, int(keep.sum())))
+        return original(self, keep)
+
+    monkeypatch.setattr(_many._Lanes, "repack", counting)
+    X, T = data(50, seed=6)
+    Xv, Tv = data(25, seed=7)
+    nets = nets_for(20, (4,))
+    seeds = list(range(20))
+    kw = dict(max_epochs=300, init_scale=0.5, stop=GL(1), strip=5)
+    refs = alone(nets, seeds, X, T, Xv, Tv, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        got = train_rprop_many(nets, X, T, Xv, Tv, seeds=seeds, method="lanes", **kw)
+    for g, r in zip(got, refs):
+        assert_same_run(g, r)
+    assert packs and packs[0][0] == 3
+    assert all(left <= 8 * (groups - 1) for groups, left in packs)

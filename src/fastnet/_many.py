@@ -27,24 +27,31 @@ from fastnet.network import MLP
 from fastnet.rprop import _UNSET, VARIANTS, draw_start, resolve_options, train_rprop
 from fastnet.stopping import Correct, TrainingState, generalization_loss
 
-__all__ = ["train_rprop_many", "LANES_MAX_UNITS"]
+__all__ = ["train_rprop_many", "LANES_MAX_WORK"]
 
-#: Trials go side by side into vector lanes when no layer has more units than
-#: this; wider layers fill the single-network kernels' vectors themselves, and
-#: those are faster there (measured: cancer1 4+2, 100 trials x 300 epochs, lanes
-#: 0.22 s against 0.34 s one at a time; thyroid1 16+8 lanes 3.4x slower).
-LANES_MAX_UNITS = 8
+#: Trials go side by side into vector lanes when an epoch's work, training
+#: examples x connections, is at most this; larger networks or data sets fill
+#: the single-network kernels' register tiles themselves, and those are faster
+#: there. Measured per trial-epoch, lanes against one network at a time (16
+#: trials): heartac1 2+0 (N C = 17 k) 1.25x, cancer2 8+4 (69 k) 2.1x, heartac2
+#: 8+4 (78 k) 1.5x, glass1 16+8 (61 k) 1.2x faster; heartc2 8+8 (113 k) 0.80x,
+#: diabetes1 16+8 (157 k) 0.92x, thyroid2 8+4 (1.4 M) 0.83x, gene1 4+2 (1.8 M)
+#: 0.49x. On tiny tasks (XOR, encoders) lanes also save the per-call cost.
+LANES_MAX_WORK = 100_000
 
 METHODS = ("auto", "lanes", "serial")
 
 _LANES = _trials.LANES
 
 
-def _check_finite(values, which, epoch, what):
+def _check_finite(values, which, epoch, what, trials=None):
+    """Raise DivergenceError for the first value of ``which`` that is not finite
+    (``trials[k]`` names the trial of ``values[k]``; default k itself)."""
     bad = np.flatnonzero(which & ~np.isfinite(values))
     if bad.size:
-        i = int(bad[0])
-        raise diverged(int(epoch[i]) if np.ndim(epoch) else epoch, what, trial=i)
+        k = int(bad[0])
+        raise diverged(int(epoch[k]) if np.ndim(epoch) else epoch, what,
+                       trial=int(trials[k]) if trials is not None else k)
 
 
 def _check_nets(nets):
@@ -121,7 +128,8 @@ def train_rprop_many(nets, X, Y, X_val=None, Y_val=None, *, seeds=None, X_test=N
     method : {"auto", "lanes", "serial"}, default "auto"
         ``"lanes"``: trials side by side in vector lanes; ``"serial"``: one
         trial after another in the single-network kernels; ``"auto"`` chooses
-        lanes when no layer has more than :data:`LANES_MAX_UNITS` units.
+        lanes when training examples x connections is at most
+        :data:`LANES_MAX_WORK` (where lanes were measured faster).
 
     Returns
     -------
@@ -177,7 +185,8 @@ def train_rprop_many(nets, X, Y, X_val=None, Y_val=None, *, seeds=None, X_test=N
     if callback is not None and not callable(callback):
         raise TypeError(f"`callback` must be callable or None, got {callback!r}.")
     if method == "auto":
-        method = "lanes" if max(nets[0].layer_sizes[1:]) <= LANES_MAX_UNITS else "serial"
+        n_train = np.shape(X)[0] if np.ndim(X) == 2 else 0
+        method = "lanes" if n_train * nets[0].n_connections <= LANES_MAX_WORK else "serial"
     clocks = time.process_time(), time.perf_counter()
     if method == "serial":
         results = []
@@ -209,19 +218,37 @@ def _batch_record(method, n_trials, cpu, wall):
             "apportioned": "the batch's CPU and wall time, shared by epochs trained"}
 
 
+def _to_lanes(flat, G, C):
+    """(G * LANES, C) rows -> (G, C, LANES) blocks (trial g * LANES + k in lane k of group g)."""
+    return np.ascontiguousarray(flat.reshape(G, _LANES, C).transpose(0, 2, 1))
+
+
+def _from_lanes(blocks):
+    """(G, C, LANES) blocks -> (G * LANES, C) rows."""
+    G, C, _ = blocks.shape
+    return blocks.transpose(0, 2, 1).reshape(G * _LANES, C)
+
+
 class _Lanes:
-    """The trials' weights and RPROP state, side by side in vector lanes."""
+    """The trials' weights and RPROP state, side by side in vector lanes.
+
+    ``slot[i]`` is trial i's row in the flat (G * LANES) numbering, -1 once the
+    trial has been packed away (`repack`): finished trials leave the lanes, so
+    that they cost nothing more.
+    """
+
+    _STATE = ("w", "g", "g_prev", "dw_prev", "step")
 
     def __init__(self, nets, steps):
         K, C = len(nets), nets[0].n_connections
-        self.K, self.C = K, C
+        self.C = C
         self.G = -(-K // _LANES)
         flat = np.zeros((self.G * _LANES, C))
         for i, net in enumerate(nets):
             flat[i] = net._w
-        self.w = self._to_lanes(flat)
+        self.w = _to_lanes(flat, self.G, C)
         flat[:K] = steps
-        self.step = self._to_lanes(flat)
+        self.step = _to_lanes(flat, self.G, C)
         self.g = np.zeros_like(self.w)
         self.g_prev = np.zeros_like(self.w)
         self.dw_prev = np.zeros_like(self.w)
@@ -229,12 +256,26 @@ class _Lanes:
         # Padding lanes never train (status 1 is "frozen").
         self.status = np.zeros(self.G * _LANES, np.int64)
         self.status[K:] = 1
-
-    def _to_lanes(self, flat):
-        return np.ascontiguousarray(flat.reshape(self.G, _LANES, self.C).transpose(0, 2, 1))
+        self.slot = np.arange(K)
 
     def weights(self, i):
-        return self.w[i // _LANES, :, i % _LANES]
+        s = self.slot[i]
+        return self.w[s // _LANES, :, s % _LANES]
+
+    def repack(self, keep):
+        """Keep the trials of the boolean mask ``keep`` only, in as few groups as they fill."""
+        rows = self.slot[keep]
+        G = max(1, -(-rows.size // _LANES))
+        for name in self._STATE:
+            flat = np.zeros((G * _LANES, self.C))
+            flat[:rows.size] = _from_lanes(getattr(self, name))[rows]
+            setattr(self, name, _to_lanes(flat, G, self.C))
+        last = np.full(G * _LANES, np.inf)
+        last[:rows.size] = self.last_error[rows]
+        status = np.ones(G * _LANES, np.int64)
+        status[:rows.size] = self.status[rows]
+        self.last_error, self.status, self.G = last, status, G
+        self.slot = np.where(keep, np.cumsum(keep) - 1, -1)
 
 
 def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
@@ -288,14 +329,15 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
     test_err = [[] for _ in range(K)]
     best_val = np.full(K, np.inf)
     best_epoch = [None] * K
-    best_w = lanes.w.copy() if X_val is not None else None
+    best_rows = np.empty((K, C)) if X_val is not None else None
+    last_rows = np.empty((K, C))          # each trial's weights when it stopped
     val_scale = 100.0 * o_range / (X_val.shape[0] * n_out) if X_val is not None else 0.0
     test_scale = 100.0 * o_range / (X_test.shape[0] * n_out) if X_test is not None else 0.0
-    sse_lane = np.empty(lanes.G * _LANES)
 
-    def set_sse(Xs, Ts):
-        _trials.trials_sse(layers, n_in, Xs, Ts, lanes.w, work, sse_lane)
-        return sse_lane[:K]
+    def set_sse(Xs, Ts, rows):
+        sse = np.empty(lanes.G * _LANES)
+        _trials.trials_sse(layers, n_in, Xs, Ts, lanes.w, work, sse)
+        return sse[rows]
 
     def is_correct_for(i):
         def is_correct(r_c, analog):
@@ -309,76 +351,88 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
             return bool(threshold_correct(outputs, Y, r_c=r_c, analog=analog).all())
         return is_correct
 
+    def finish(trials):
+        # Trials that stop leave their weights here and are frozen in their lanes.
+        for i in trials:
+            last_rows[i] = lanes.weights(i)
+            lanes.status[lanes.slot[i]] = max(lanes.status[lanes.slot[i]], 1)
+
     epoch = 0
     with single_threaded_blas():
         while epoch < max_epochs and not stopped.all():
             n = min(step - epoch % step, max_epochs - epoch)
-            active = ~stopped
+            idx = np.flatnonzero(~stopped)            # the trials that train now
+            rows = lanes.slot[idx]
             sse = np.empty((lanes.G, n, _LANES))
             _trials.trials_rprop(layers, n_in, X, Y, lanes.w, lanes.g, lanes.g_prev,
                                  lanes.dw_prev, lanes.step, lanes.last_error, lanes.status,
                                  work, VARIANTS[params["variant"]], params["eta_plus"],
                                  params["eta_minus"], params["delta_min"], params["delta_max"],
                                  sse, check[0], check[1], check[2])
-            status = lanes.status[:K]
-            if np.any(active & (status > 0)):
-                i = int(np.flatnonzero(active & (status > 0))[0])
-                raise diverged(epoch + int(status[i]), trial=i)
-            done = np.where(active & (status < 0), -status, np.where(active, n, 0))
+            status = lanes.status[rows]
+            if np.any(status > 0):
+                k = int(np.flatnonzero(status > 0)[0])
+                raise diverged(epoch + int(status[k]), trial=int(idx[k]))
+            done = np.where(status < 0, -status, n)
             if epoch + n > train_err.shape[1]:
                 grown = np.empty((K, min(max_epochs, max(2 * train_err.shape[1], epoch + n))))
                 grown[:, :epoch] = train_err[:, :epoch]
                 train_err = grown
-            per_trial = sse.transpose(0, 2, 1).reshape(lanes.G * _LANES, n)[:K]
-            train_err[:, epoch:epoch + n] = per_trial * scale
-            epochs[active] = epoch + done[active]
+            train_err[idx, epoch:epoch + n] = (
+                sse.transpose(0, 2, 1).reshape(lanes.G * _LANES, n)[rows] * scale)
+            epochs[idx] = epoch + done
             if kernel_check:
-                evaluation[active] += (done[active] // strip) * N * C
-                won = active & (status < 0)
-                stopped |= won
-                fired |= won
-                for i in np.flatnonzero(won):
+                evaluation[idx] += (done // strip) * N * C
+                won = idx[status < 0]
+                stopped[won] = fired[won] = True
+                for i in won:
                     reasons[i] = stop.name
+                finish(won)
             epoch += n
-            if not in_strips or kernel_check:
-                continue
-            at_strip_end = epoch % strip == 0
-            idx = np.flatnonzero(active)
-            if X_val is not None and at_strip_end:
-                e_va = set_sse(X_val, Y_val) * val_scale
-                _check_finite(e_va, active, epoch, "the validation error")
-                evaluation[idx] += X_val.shape[0] * C
-                better = active & (e_va < best_val)
+            if in_strips and not kernel_check:
+                at_strip_end = epoch % strip == 0
+                if X_val is not None and at_strip_end:
+                    e_va = set_sse(X_val, Y_val, rows) * val_scale
+                    _check_finite(e_va, np.ones(idx.size, bool), epoch, "the validation error",
+                                  idx)
+                    evaluation[idx] += X_val.shape[0] * C
+                    for i, e in zip(idx, e_va):
+                        val_err[i].append(float(e))
+                        val_epochs[i].append(epoch)
+                        if e < best_val[i]:
+                            best_val[i], best_epoch[i] = e, epoch
+                            best_rows[i] = lanes.weights(i)
+                if X_test is not None and at_strip_end:
+                    e_te = set_sse(X_test, Y_test, rows) * test_scale
+                    _check_finite(e_te, np.ones(idx.size, bool), epoch, "the test error", idx)
+                    evaluation[idx] += X_test.shape[0] * C
+                    for i, e in zip(idx, e_te):
+                        test_err[i].append(float(e))
+                ended = []
                 for i in idx:
-                    val_err[i].append(float(e_va[i]))
-                    val_epochs[i].append(epoch)
-                for i in np.flatnonzero(better):
-                    best_val[i], best_epoch[i] = e_va[i], epoch
-                    best_w[i // _LANES, :, i % _LANES] = lanes.weights(i)
-            if X_test is not None and at_strip_end:
-                e_te = set_sse(X_test, Y_test) * test_scale
-                _check_finite(e_te, active, epoch, "the test error")
-                evaluation[idx] += X_test.shape[0] * C
-                for i in idx:
-                    test_err[i].append(float(e_te[i]))
-            for i in idx:
-                state = TrainingState(
-                    epoch=epoch, strip=strip, train_errors=train_err[i, :epoch],
-                    val_errors=np.asarray(val_err[i]) if X_val is not None else None,
-                    val_epochs=np.asarray(val_epochs[i]) if X_val is not None else None,
-                    test_errors=np.asarray(test_err[i]) if X_test is not None else None,
-                    best_epoch=best_epoch[i], is_correct=is_correct_for(i))
-                crit = criteria[i]
-                if crit is not None and at_strip_end and crit.update(state):
-                    reasons[i] = crit.fired or crit.name
-                    fired[i] = True
-                if callback is not None and callback(int(i), epoch, state) and not fired[i]:
-                    reasons[i] = "callback"
-                    stopped[i] = True
-                if fired[i]:
-                    stopped[i] = True
-            lanes.status[:K][stopped] = np.where(lanes.status[:K][stopped] == 0, 1,
-                                                 lanes.status[:K][stopped])
+                    state = TrainingState(
+                        epoch=epoch, strip=strip, train_errors=train_err[i, :epoch],
+                        val_errors=np.asarray(val_err[i]) if X_val is not None else None,
+                        val_epochs=np.asarray(val_epochs[i]) if X_val is not None else None,
+                        test_errors=np.asarray(test_err[i]) if X_test is not None else None,
+                        best_epoch=best_epoch[i], is_correct=is_correct_for(i))
+                    crit = criteria[i]
+                    if crit is not None and at_strip_end and crit.update(state):
+                        reasons[i] = crit.fired or crit.name
+                        fired[i] = True
+                    if callback is not None and callback(int(i), epoch, state) and not fired[i]:
+                        reasons[i] = "callback"
+                        stopped[i] = True
+                    if fired[i]:
+                        stopped[i] = True
+                    if stopped[i]:
+                        ended.append(i)
+                finish(ended)
+            # Finished trials leave the lanes once the others fit in fewer groups.
+            n_left = int(np.count_nonzero(~stopped))
+            if n_left and n_left <= _LANES * (lanes.G - 1):
+                lanes.repack(~stopped)
+    finish(np.flatnonzero(~stopped))
 
     if stop is not None and not np.all(fired | stopped):
         n_late = int(np.count_nonzero(~(fired | stopped)))
@@ -386,15 +440,16 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                       f"stopping criterion {stop.name} held.", NoConvergenceWarning, stacklevel=3)
 
     # The returned networks: the relevant epoch's weights (lowest validation error).
-    final_w = lanes.w.copy()
     relevant = epochs.copy()
     for i in range(K):
         if best_epoch[i] is not None:
-            final_w[i // _LANES, :, i % _LANES] = best_w[i // _LANES, :, i % _LANES]
+            last_rows[i] = best_rows[i]
             relevant[i] = best_epoch[i]
-    rows = final_w.transpose(0, 2, 1).reshape(lanes.G * _LANES, C)
-    for i in range(K):
-        nets[i]._w[:] = rows[i]
+        nets[i]._w[:] = last_rows[i]
+    G_final = -(-K // _LANES)
+    padded = np.zeros((G_final * _LANES, C))
+    padded[:K] = last_rows
+    final_w = _to_lanes(padded, G_final, C)
 
     def final(Xs, Ts):
         # Errors of the returned networks (after the clock, as in train_rprop).
@@ -402,15 +457,15 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
             return [None] * K
         # The kernel sums each trial's errors in a fixed order, so a trial's result
         # does not depend on how many trials share the call.
-        sse = np.empty(lanes.G * _LANES)
+        sse = np.empty(G_final * _LANES)
         _trials.trials_sse(layers, n_in, Xs, Ts, final_w, work, sse)
         e = 100.0 * o_range / Ts.size * sse[:K]
         # finite weights can still overflow in the forward pass (inf - inf)
         _check_finite(e, np.ones(K, bool), epochs, "the error of the trained network")
         if classification:
-            out = np.empty((lanes.G, Xs.shape[0], n_out, _LANES))
+            out = np.empty((G_final, Xs.shape[0], n_out, _LANES))
             _trials.trials_outputs(layers, n_in, Xs, final_w, work, out)
-            outs = out.transpose(0, 3, 1, 2).reshape(lanes.G * _LANES, Xs.shape[0], n_out)[:K]
+            outs = out.transpose(0, 3, 1, 2).reshape(G_final * _LANES, Xs.shape[0], n_out)[:K]
             wrong = np.count_nonzero(np.argmax(outs, axis=2) != np.argmax(Ts, axis=1), axis=1)
             cls = 100.0 * wrong / Ts.shape[0]
             return [SetErrors(float(e[i]), float(cls[i]), Ts.shape[0]) for i in range(K)]
