@@ -208,13 +208,27 @@ def test_demo(capsys):
     out = capsys.readouterr().out
     assert "fastnet demo: 2 RPROP runs per task" in out
     # one row per generated task: its runs, how many stopped by their criterion (at
-    # most all), the median epochs, and a positive training speed
+    # most all), the median epochs, a test error or '-', and a positive training speed
     rows = {line.split("  ")[0]: line.split()[-6:] for line in out.splitlines()
             if line.startswith(("XOR", "encoder", "teacher"))}
     assert len(rows) == 3
-    for runs, stopped, epochs, _test, _cpu, rate in rows.values():
+    for task, (runs, stopped, epochs, test, _cpu, rate) in rows.items():
         assert int(runs) == 2 and 0 <= int(stopped) <= 2
-        assert int(epochs) >= 1 and float(rate) > 0
+        assert float(epochs) >= 1 and float(rate) > 0
+        assert (test == "-") == task.startswith(("XOR", "encoder"))
+    assert "nan" not in out
+
+
+def test_demo_is_a_library_function():
+    from fastnet.demo import run_demo
+
+    res = run_demo(runs=3, seed=1)
+    assert [r.runs for r in res.rows] == [3, 3, 3]
+    assert res.rows[0].median_test_error is None and res.rows[2].median_test_error > 0
+    assert run_demo(runs=3, seed=1).rows[0].median_epochs == res.rows[0].median_epochs
+    assert repr(res) == "DemoResult(3 tasks, 3 runs each, seed 1)"
+    with pytest.raises(ValueError, match="`runs` must be >= 1"):
+        run_demo(runs=0)
 
 
 def test_bench_on_dask_scheduler(proben1_root, tmp_path, capsys):

@@ -18,7 +18,8 @@ from fastnet import measures, stopping  # noqa: E402
 
 # Subpackages that pull in heavier dependencies load on first use
 # (``fastnet.stats`` imports scipy.stats; ``fastnet.plots`` matplotlib).
-_LAZY = ("datasets", "stats", "plots", "experiment", "report", "reproduction", "sklearn")
+_LAZY = ("datasets", "stats", "plots", "experiment", "report", "reproduction", "sklearn",
+         "demo")
 
 
 def get_include():
