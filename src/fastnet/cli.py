@@ -13,7 +13,6 @@ import sys
 import time
 import warnings
 
-import numpy as np
 
 __all__ = ["main", "build_parser"]
 
