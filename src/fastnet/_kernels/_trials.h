@@ -98,35 +98,11 @@ enum { FN_T_RPROP_PLUS, FN_T_RPROP_MINUS, FN_T_IRPROP_MINUS, FN_T_IRPROP_PLUS };
         }                                                                              \
     } while (0)
 
-/* Forward pass of one example for the FN_TL trials of a group. a[s] (vectors,
- * one per unit) holds the inputs broadcast in [0, n_in); fills the other units
- * and, unless d is NULL, f'(net) per unit. Sums in source order, then + bias. */
-#define FN_TRIALS_FORWARD(layers, n_layers, w, a, d)                                   \
-    do {                                                                               \
-        for (ptrdiff_t j_ = 0; j_ < (n_layers); j_++) {                                \
-            const ptrdiff_t *l_ = (layers) + j_ * FN_T_NCOLS;                          \
-            const ptrdiff_t lo_ = l_[FN_T_SRC_LO], fan_ = l_[FN_T_SRC_HI] - lo_;       \
-            const ptrdiff_t st_ = l_[FN_T_START], act_ = l_[FN_T_ACT];                 \
-            const double *wj_ = (w) + l_[FN_T_W_OFF] * FN_TL;                          \
-            const double *bj_ = (w) + l_[FN_T_B_OFF] * FN_TL;                          \
-            for (ptrdiff_t u_ = 0; u_ < l_[FN_T_SIZE]; u_++) {                         \
-                const double *wu_ = wj_ + u_ * fan_ * FN_TL;                           \
-                fn_tv s_ = FN_TSPLAT(0.0);                                             \
-                for (ptrdiff_t i_ = 0; i_ < fan_; i_++)                                \
-                    s_ += FN_TLOAD(wu_ + i_ * FN_TL) * (a)[lo_ + i_];                  \
-                s_ += FN_TLOAD(bj_ + u_ * FN_TL);                                      \
-                fn_tv y_, f_;                                                          \
-                FN_TACT(act_, s_, y_, f_);                                             \
-                (a)[st_ + u_] = y_;                                                    \
-                if ((d) != NULL) (d)[st_ + u_] = f_;                                   \
-            }                                                                          \
-        }                                                                              \
-    } while (0)
-
 /* Forward pass of rows [0, nb) of a block: A (nb rows of n_units vectors) holds
- * the inputs; fills the other units and f'(net) into D. Layer by layer, four
- * rows at a time (four independent sums share each weight load); every sum in
- * source order, then + bias, as in the one-row pass above. */
+ * the inputs; fills the other units and, unless D is NULL, f'(net) into D.
+ * Layer by layer, four rows at a time (four independent sums share each weight
+ * load); every sum in source order, then + bias, so a row's result does not
+ * depend on the rows beside it. */
 #define FN_TRIALS_FORWARD_BLOCK(layers, n_layers, w, A, D, nb, n_units)              \
     do {                                                                               \
         for (ptrdiff_t j_ = 0; j_ < (n_layers); j_++) {                                \
@@ -171,11 +147,17 @@ enum { FN_T_RPROP_PLUS, FN_T_RPROP_MINUS, FN_T_IRPROP_MINUS, FN_T_IRPROP_PLUS };
                     s0_ += b_;                                                         \
                     fn_tv y_, f_;                                                      \
                     FN_TACT(act_, s0_, y_, f_);                                        \
-                    (A)[r_ * (n_units) + st_ + u_] = y_; (D)[r_ * (n_units) + st_ + u_] = f_; \
+                    (A)[r_ * (n_units) + st_ + u_] = y_;                               \
+                    if ((D) != NULL) (D)[r_ * (n_units) + st_ + u_] = f_;              \
                 }                                                                      \
             }                                                                          \
         }                                                                              \
     } while (0)
+
+/* Forward pass of one example (the block pass of one row): a holds its inputs
+ * broadcast in [0, n_in); fills the other units and, unless d is NULL, f'(net). */
+#define FN_TRIALS_FORWARD(layers, n_layers, w, a, d)                                   \
+    FN_TRIALS_FORWARD_BLOCK(layers, n_layers, w, a, d, 1, 0)
 
 /* Inputs of example p broadcast into a[0 .. n_in). */
 #define FN_TRIALS_INPUTS(a, X, p, n_in)                                                \
