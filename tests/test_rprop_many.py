@@ -1,6 +1,7 @@
 """train_rprop_many: every trial gets what train_rprop gives it alone."""
 import warnings
 
+import _reference as ref
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
@@ -67,6 +68,40 @@ def test_lanes_equal_train_rprop_for_60_epochs(variant, hidden, shortcut):
     for g, r, net in zip(got, refs, nets):
         assert g.net is net
         assert_same_run(g, r)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("hidden, shortcut", [((), True), ((3,), True), ((4, 2), False),
+                                              ((3, 4, 2), True)])
+def test_lanes_kernel_matches_the_numpy_oracle(variant, hidden, shortcut):
+    # The lanes kernel directly against tests/_reference.py: every trial's epoch
+    # errors and final weights after 60 epochs, per-weight initial steps.
+    X, T = data()
+    K, epochs = 11, 60
+    nets = [MLP(4, hidden, 2, shortcut=shortcut, seed=s) for s in range(K)]
+    steps = np.random.default_rng(5).uniform(0.05, 0.2, (K, nets[0].n_connections))
+    L, C = _trials.LANES, nets[0].n_connections
+    G = -(-K // L)
+    flat = np.zeros((G * L, C))
+    flat[:K] = [n.weights for n in nets]
+    to_lanes = lambda a: np.ascontiguousarray(a.reshape(G, L, C).transpose(0, 2, 1))  # noqa: E731
+    w = to_lanes(flat.copy())
+    flat[:K] = steps
+    step = to_lanes(flat)
+    zeros = lambda: np.zeros_like(w)  # noqa: E731
+    status = np.zeros(G * L, np.int64)
+    status[K:] = 1
+    sse = np.zeros((G, epochs, L))
+    code = {"rprop+": 0, "rprop-": 1, "irprop-": 2, "irprop+": 3}[variant]
+    _trials.trials_rprop(nets[0].layer_table, 4, X, T, w, zeros(), zeros(), zeros(), step,
+                         np.full(G * L, np.inf), status, np.zeros(_trials.work_size(nets[0].n_units)),
+                         code, 1.2, 0.5, 0.0, 50.0, sse)
+    assert not status[:K].any()
+    for i, net in enumerate(nets):
+        err_ref, w_ref = ref.train_rprop(net, X, T, variant, epochs, steps[i], eta_plus=1.2,
+                                         eta_minus=0.5, step_min=0.0, step_max=50.0)
+        assert_allclose(sse[i // L, :, i % L], err_ref, rtol=1e-10)
+        assert_allclose(w[i // L, :, i % L], w_ref, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("K", [1, 7, 8, 9, 17])
