@@ -8,7 +8,7 @@ MODULES = ["fastnet", "fastnet.backprop", "fastnet.experiment", "fastnet.measure
            "fastnet.network", "fastnet.rprop", "fastnet.sklearn", "fastnet.stopping",
            "fastnet.traversal", "fastnet.stats._describe", "fastnet.stats._hamey",
            "fastnet.stats._lacoste", "fastnet.stats._proben1_ttest",
-           "fastnet.stats._resampling"]
+           "fastnet.stats._resampling", "fastnet._many", "fastnet.reproduction", "fastnet.demo"]
 # fastnet.datasets' modules: tests/test_datasets_proben1.py::test_docstring_examples
 
 

@@ -262,7 +262,7 @@ def compare_with_published(results, networks=None):
     >>> rep = compare_with_published("proben1-noshortcut.jsonl")   # doctest: +SKIP
     >>> print(rep.to_text())                                      # doctest: +SKIP
     """
-    from fastnet.report import _results
+    from fastnet.report._summary import _results
 
     cells = _results(results).cells()
     available = sorted({network for _, network in cells} & set(_TABLES))

@@ -1,0 +1,112 @@
+"""Rendering of report tables: text in Proben1's layout, Markdown, LaTeX."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def _fmt(v, digits=2):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "no"
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    return f"{v:.{digits}f}"
+
+
+# (field, group heading, sub heading, digits)
+_MAIN = [("problem", "", "problem", None), ("architecture", "", "arch", None),
+         ("n_runs", "", "n", None),
+         ("train_mean", "training", "mean", 2), ("train_sd", "training", "stddev", 2),
+         ("val_mean", "validation", "mean", 2), ("val_sd", "validation", "stddev", 2),
+         ("test_mean", "test", "mean", 2), ("test_sd", "test", "stddev", 2),
+         ("test_class_mean", "test set classif.", "mean", 2),
+         ("test_class_sd", "test set classif.", "stddev", 2),
+         ("gl_end_mean", "overfit", "GL", 1),
+         ("epochs_mean", "total epochs", "mean", 0), ("epochs_sd", "total epochs", "stddev", 0),
+         ("relevant_mean", "relevant epochs", "mean", 0),
+         ("relevant_sd", "relevant epochs", "stddev", 0)]
+_DIST = [("problem", "", "problem", None), ("architecture", "", "arch", None),
+         ("n_runs", "", "n", None),
+         ("best_run", "best run (by validation)", "run", None),
+         ("best_val", "best run (by validation)", "val", 2),
+         ("best_test", "best run (by validation)", "test", 2),
+         ("best_test_class", "best run (by validation)", "classif.", 2),
+         ("test_min", "test error", "min", 2), ("test_q1", "test error", "Q1", 2),
+         ("test_median", "test error", "median", 2), ("test_q3", "test error", "Q3", 2),
+         ("test_max", "test error", "max", 2),
+         ("corr_val_test", "", "corr(val,test)", 2)]
+
+
+def _cells(rows, columns):
+    return [[_fmt(getattr(r, f), d) for f, _, _, d in columns] for r in rows]
+
+
+def _column_groups(columns):
+    """Runs of adjacent columns under one group heading: (heading, first, end)."""
+    groups, i = [], 0
+    while i < len(columns):
+        g = columns[i][1]
+        j = i
+        while j < len(columns) and columns[j][1] == g:
+            j += 1
+        groups.append((g, i, j))
+        i = j
+    return groups
+
+
+def _text_table(rows, columns):
+    body = _cells(rows, columns)
+    subs = [s for _, _, s, _ in columns]
+    widths = [max(len(s), *(len(b[i]) for b in body)) if body else len(s)
+              for i, s in enumerate(subs)]
+    groups = _column_groups(columns)  # group headings span their columns
+    for g, a, b in groups:  # widen the last column of a group that is narrower than its title
+        span = sum(widths[a:b]) + 2 * (b - a - 1)
+        if len(g) > span:
+            widths[b - 1] += len(g) - span
+    top = []
+    for g, a, b in groups:
+        span = sum(widths[a:b]) + 2 * (b - a - 1)
+        top.append(g.center(span) if g else " " * span)
+    lines = ["  ".join(top).rstrip(),
+             "  ".join(s.rjust(w) if k > 1 else s.ljust(w) for k, (s, w) in
+                       enumerate(zip(subs, widths))).rstrip()]
+    lines.append("-" * len(lines[1]))
+    for b in body:
+        lines.append("  ".join(c.rjust(w) if k > 1 else c.ljust(w)
+                               for k, (c, w) in enumerate(zip(b, widths))).rstrip())
+    return "\n".join(lines)
+
+
+def _markdown_table(rows, columns):
+    heads = [f"{g} {s}".strip() if g else s for _, g, s, _ in columns]
+    out = ["| " + " | ".join(heads) + " |",
+           "|" + "|".join(":---" if k < 2 else "---:" for k in range(len(columns))) + "|"]
+    out += ["| " + " | ".join(c) + " |" for c in _cells(rows, columns)]
+    return "\n".join(out)
+
+
+def _latex_escape(s):
+    return (s.replace("\\", r"\textbackslash{}").replace("&", r"\&").replace("%", r"\%")
+            .replace("_", r"\_").replace("#", r"\#"))
+
+
+def _latex_table(rows, columns, caption):
+    groups = [(g, b - a) for g, a, b in _column_groups(columns)]
+    spec = "ll" + "r" * (len(columns) - 2)
+    lines = [r"\begin{table}[ht]", r"\centering", r"\small", rf"\begin{{tabular}}{{{spec}}}",
+             r"\hline",
+             " & ".join(rf"\multicolumn{{{n}}}{{c}}{{{_latex_escape(g)}}}" if g and n > 1
+                        else _latex_escape(g) if g else " & ".join([""] * n) if n > 1 else ""
+                        for g, n in groups) + r" \\",
+             " & ".join(_latex_escape(s) for _, _, s, _ in columns) + r" \\", r"\hline"]
+    for c in _cells(rows, columns):
+        lines.append(" & ".join(_latex_escape(x) for x in c) + r" \\")
+    lines += [r"\hline", r"\end{tabular}", rf"\caption{{{_latex_escape(caption)}}}",
+              r"\end{table}"]
+    return "\n".join(lines)
