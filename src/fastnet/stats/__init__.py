@@ -21,18 +21,16 @@ imports the compiled kernels. Pictures of these results are in :mod:`fastnet.plo
 
 from ._describe import Description, describe, segment_points
 from ._hamey import AsymptoticModel, HameyResult, hamey_analysis
-from ._lacoste import (
-    PairwiseTable,
+from ._lacoste_datasets import (
     PoissonBinomialResult,
     SignTestResult,
     WilcoxonResult,
-    pairwise_table,
     poisson_binomial_test,
-    prob_better,
-    prob_better_predictions,
     sign_test,
     wilcoxon_test,
 )
+from ._lacoste_pairwise import PairwiseTable, pairwise_table
+from ._lacoste_single import prob_better, prob_better_predictions
 from ._proben1_ttest import (
     CleanedSample,
     CochranCoxResult,
