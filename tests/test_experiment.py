@@ -321,9 +321,10 @@ def test_unreachable_scheduler(proben1_root, tmp_path, monkeypatch):
 _SELF_KILL = textwrap.dedent("""
     import os, signal, sys
     import fastnet.experiment as fe
+    from fastnet.experiment import _runner
     exp = fe.Experiment(problems=("cancer1", "glass1"), networks=("linear", "pivot"), runs=3,
                         seed=7, options={"max_epochs": 200}, root=sys.argv[1])
-    real_write = fe._write_record
+    real_write = _runner._write_record
     count = [0]
     def write(fd, line):
         count[0] += 1
@@ -331,7 +332,7 @@ _SELF_KILL = textwrap.dedent("""
             os.write(fd, line[: len(line) // 2])
             os.kill(os.getpid(), signal.SIGKILL)
         real_write(fd, line)
-    fe._write_record = write
+    _runner._write_record = write
     fe.run_experiment(exp, sys.argv[2])
 """)
 

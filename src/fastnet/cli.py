@@ -25,7 +25,6 @@ EXIT_INTERRUPTED = 130
 #: Seconds between progress lines when stderr is not a terminal.
 PROGRESS_INTERVAL = 2.0
 #: Proben1's numbers of runs: 10 for linear networks, 60 for the others.
-PROBEN1_RUNS = {"linear": 10, "pivot": 60, "noshortcut": 60}
 
 
 class _UserError(Exception):
@@ -243,6 +242,8 @@ def _reproduce(args):
         problems = ["all"]
     else:  # mushroom has no pivot architecture in Proben1's Table 7
         problems = [p for p, info in PROBEN1_PROBLEMS.items() if info.pivots is not None]
+    from fastnet.experiment import PROBEN1_RUNS
+
     runs = args.runs if args.runs is not None else PROBEN1_RUNS[which]
     out = args.out or f"proben1-{which}.jsonl"
     exp = _experiment(args, problems, (which,), runs)

@@ -1,0 +1,78 @@
+"""Experiments: problems x networks x runs under one master seed (Prechelt 1994's rules).
+
+An *experiment* trains every network on every problem a number of times with
+Proben1's RPROP set-up (Prechelt 1994). Each run's seed is derived from the master
+seed and the run's identity (problem, network, run index) alone, so results do
+not depend on the order, the number of processes or the machine pool that runs
+them. Runs execute sequentially, in local processes (joblib) or on a Dask
+cluster, through one code path (`joblib.Parallel` with the ``loky`` or
+``dask`` backend).
+
+Results are JSON lines: a header record with the complete set-up (the Proben1
+checklist, fastnet version, machine and build flags), then one record per run,
+appended, flushed and fsync'ed as soon as the run finishes. Running the same
+experiment on the same file resumes it: finished runs are kept, missing ones run.
+A crash can leave at most one incomplete last line; it is detected and cut off
+(with a `ResultFileWarning`), never silently dropping a complete record. Files
+are only ever replaced atomically (temporary file + ``os.replace``).
+
+Network names
+-------------
+``"linear"``      no hidden layer (preset ``proben1-linear``)
+``"pivot"``       Proben1's pivot architecture of the permutation (Prechelt 1994, Table 7)
+``"noshortcut"``  the pivot's hidden sizes without shortcut connections
+``"8+4 s"``       any Proben1 spec, with shortcut connections
+
+Networks with hidden layers use preset ``proben1-multilayer``.
+
+Examples
+--------
+>>> exp = Experiment(problems=("cancer1",), networks=("linear",), runs=2, seed=0)
+>>> [t[:3] for t in exp.run_keys()]
+[('cancer1', 'linear', 0), ('cancer1', 'linear', 1)]
+>>> run_experiment(exp, "cancer1-linear.jsonl")          # doctest: +SKIP
+"""
+from fastnet.exceptions import FileLockedError, ResultFileError
+from fastnet.experiment._protocol import (
+    MULTILAYER_RULES, NETWORK_KINDS, PROBEN1_MAX_EPOCHS, PROBEN1_RUNS, PROBEN1_STRIP, TRAIN_OPTIONS,
+    build_network, check_max_epochs, expand_problems, run_seed, training_arguments,
+)
+from fastnet.experiment._provenance import kernel_fingerprint
+from fastnet.experiment._resultfile import (
+    FORMAT, FORMAT_VERSION, TIMING_FIELDS, ResultFile, ResultFileWarning, read_results,
+    strip_timing,
+)
+from fastnet.experiment._runner import (
+    BATCH_SIZE, SCHEDULER_TIMEOUT, ExperimentProgress, ExperimentResult, run_experiment,
+)
+from fastnet.experiment._spec import Experiment
+
+__all__ = [
+    "Experiment",
+    "ExperimentProgress",
+    "ExperimentResult",
+    "FORMAT",
+    "FORMAT_VERSION",
+    "NETWORK_KINDS",
+    "FileLockedError",
+    "ResultFile",
+    "ResultFileError",
+    "ResultFileWarning",
+    "TIMING_FIELDS",
+    "TRAIN_OPTIONS",
+    "build_network",
+    "check_max_epochs",
+    "kernel_fingerprint",
+    "training_arguments",
+    "expand_problems",
+    "read_results",
+    "run_experiment",
+    "run_seed",
+    "strip_timing",
+    "BATCH_SIZE",
+    "MULTILAYER_RULES",
+    "PROBEN1_MAX_EPOCHS",
+    "PROBEN1_RUNS",
+    "PROBEN1_STRIP",
+    "SCHEDULER_TIMEOUT",
+]

@@ -1,0 +1,102 @@
+"""Provenance of a result file: the Proben1 checklist, machine, build, data, kernels."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+from fastnet.experiment._protocol import build_network, training_arguments
+from fastnet.experiment._resultfile import FORMAT, FORMAT_VERSION
+
+
+@functools.lru_cache(maxsize=64)
+def _load(problem, root):
+    from fastnet.datasets import load_proben1
+
+    return load_proben1(problem, root)
+
+
+def _checklist(experiment, datasets):
+    """The Proben1 checklist (Prechelt 1994) of every (problem, network) cell."""
+    from fastnet.rprop import PRESETS, proben1_stopping
+
+    cells = {}
+    for problem in experiment.problems:
+        ds = datasets[problem]
+        for network in experiment.networks:
+            net, preset = build_network(network, ds, experiment.rule)
+            params = dict(PRESETS[preset])
+            params.update(experiment.options)
+            init = params.pop("init_scale")
+            stop = training_arguments(preset, experiment.options).get(
+                "stop", proben1_stopping(params.pop("stop")))
+            params.pop("stop", None)
+            max_epochs = params.pop("max_epochs")
+            strip = params.pop("strip")
+            cells[f"{problem}/{network}"] = {
+                "problem": problem, "partitioning": ds.partitioning,
+                "data": {"n_train": ds.n_train, "n_valid": ds.n_valid, "n_test": ds.n_test,
+                         "kind": ds.kind},
+                "network": {"name": network, "spec": net.proben1_spec, "repr": repr(net),
+                            "layer_sizes": list(net.layer_sizes), "shortcut": net.shortcut,
+                            "n_connections": net.n_connections,
+                            "hidden_activation": net.hidden_activation,
+                            "output_activation": net.output_activation},
+                "initialisation": f"uniform in [-{init}, {init}] from the run's seed",
+                "algorithm": f"RPROP ({params['variant']}), epoch-batched",
+                "preset": preset, "parameters": params,
+                "stopping": stop.name, "stopping_rule": stop.to_dict(), "strip": strip,
+                "max_epochs": max_epochs,
+                "reported_network": "the one with the lowest validation error (early stopping)",
+                "error_function": "summed squared error (no 1/2); reported as squared error "
+                                  "percentage with o_min=0, o_max=1; classification by "
+                                  "winner-takes-all",
+            }
+    return cells
+
+
+@functools.lru_cache(maxsize=1)
+def kernel_fingerprint():
+    """SHA-256 (16 hex digits) of the compiled kernel files in use.
+
+    Runs from different builds may differ in the last bits and in speed; a result
+    file records this so that a resume on another build can say so.
+    """
+    import fastnet._kernels as kernels
+
+    h = hashlib.sha256()
+    folder = Path(kernels.__file__).parent
+    for f in sorted(folder.iterdir()):
+        if f.suffix in (".so", ".pyd"):
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _header(experiment, datasets):
+    from fastnet._training import build_flags, machine_description
+
+    return {
+        "type": "header", "format": FORMAT, "format_version": FORMAT_VERSION,
+        "setup_hash": experiment.setup_hash(), "identity": experiment.identity(),
+        "grid": {"problems": list(experiment.problems), "networks": list(experiment.networks),
+                 "runs": experiment.runs},
+        "runs_rule": ("every run of a (problem, network) cell is an independent training from "
+                      "its own seed, SeedSequence(master, spawn_key=(sha(problem), sha(network), "
+                      "run)); no run is excluded or restarted; reports may exclude exactly the "
+                      "worst half by validation error (Prechelt 1994)"),
+        "checklist": _checklist(experiment, datasets),
+        "data": {p: {"file": datasets[p].path.name, "sha256": datasets[p].sha256,
+                     "matches_published": datasets[p].matches_published}
+                 for p in experiment.problems},
+        "version": experiment.identity()["fastnet"],
+        "machine": machine_description(),
+        "build": build_flags(),
+        "kernels_sha256": kernel_fingerprint(),
+        "python": platform.python_version(), "numpy": np.__version__,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }

@@ -1,0 +1,157 @@
+"""Result files: the format, reading, records and their repair."""
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+
+from fastnet.exceptions import ResultFileError
+
+
+#: Value of the ``format`` field of every result file header.
+FORMAT = "fastnet-results"
+#: Version of the record layout; a file of another version is refused.
+FORMAT_VERSION = 1
+
+#: Record fields that measure time, and where it was measured (a Dask worker may be
+#: another machine), and so differ between otherwise identical runs.
+TIMING_FIELDS = ("cpu_time", "wall_time", "host", "machine", "batch")
+
+class ResultFileWarning(UserWarning):
+    """A result file was repaired (an incomplete last line was cut off) or is unusual."""
+
+def strip_timing(record):
+    """A copy of ``record`` without the fields of `TIMING_FIELDS` (for comparisons)."""
+    return {k: v for k, v in record.items() if k not in TIMING_FIELDS}
+
+@dataclass(frozen=True)
+class ResultFile:
+    """A result file as read by `read_results`.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+    header : dict
+        The header record (set-up, version, machine, build flags).
+    records : tuple of dict
+        Run records in file order; duplicates of a run (which only a concurrent
+        writer could cause) are dropped after the first, with a warning.
+    partial_bytes : int
+        Length of an incomplete last line (a crash mid-write), 0 if none. It is not
+        part of ``records``.
+    """
+
+    path: Path
+    header: dict
+    records: tuple
+    partial_bytes: int = 0
+
+    def keys(self):
+        """Set of ``(problem, network, run)`` present."""
+        return {(r["problem"], r["network"], r["run"]) for r in self.records}
+
+    def cells(self):
+        """``{(problem, network): [records sorted by run]}`` in header-grid order."""
+        out = {}
+        for r in sorted(self.records, key=lambda r: r["run"]):
+            out.setdefault((r["problem"], r["network"]), []).append(r)
+        grid = self.header.get("grid", {})
+        pos_p = {p: i for i, p in enumerate(grid.get("problems", []))}
+        pos_n = {n: i for i, n in enumerate(grid.get("networks", []))}
+        return dict(sorted(out.items(), key=lambda kv: (pos_p.get(kv[0][0], 1 << 30), kv[0][0],
+                                                          pos_n.get(kv[0][1], 1 << 30), kv[0][1])))
+
+
+_RUN_FIELDS = ("problem", "network", "run", "train", "val", "test", "epochs", "relevant_epoch",
+               "stop_reason", "gl_end", "traversals", "cpu_time")
+
+
+def _parse_lines(path, data):
+    """Split file bytes into (header, records, good_length, partial_bytes)."""
+    if not data:
+        raise ResultFileError(f"{path}: the file is empty; it is not a fastnet result file "
+                              "(delete it, or give another file).")
+    lines = data.split(b"\n")
+    tail = lines.pop()  # bytes after the last newline: b"" unless the last line is partial
+    partial = len(tail)
+    if partial and not lines:
+        raise ResultFileError(f"{path}: no complete header line; it is not a fastnet result file "
+                              "(or one killed before its header was written: delete it).")
+    header, records, seen = None, [], set()
+    for i, raw in enumerate(lines, start=1):
+        try:
+            obj = json.loads(raw)
+        except ValueError as exc:
+            what = "the header" if i == 1 else "a record"
+            raise ResultFileError(
+                f"{path}:{i}: {what} is not valid JSON ({exc}); fastnet never writes such a "
+                "line, so the file was changed by something else. Fix or remove the line.") from None
+        if i == 1:
+            if not isinstance(obj, dict) or obj.get("format") != FORMAT or obj.get("type") != "header":
+                raise ResultFileError(f"{path}:1: not a fastnet result file (the first line must "
+                                      f"be a header with \"format\": \"{FORMAT}\").")
+            if obj.get("format_version") != FORMAT_VERSION:
+                raise ResultFileError(
+                    f"{path}:1: result format version {obj.get('format_version')!r}; this fastnet "
+                    f"reads version {FORMAT_VERSION}.")
+            header = obj
+            continue
+        if not isinstance(obj, dict) or obj.get("type") != "run":
+            raise ResultFileError(f"{path}:{i}: expected a run record (\"type\": \"run\"), "
+                                  f"got {raw[:60]!r}.")
+        missing = [k for k in _RUN_FIELDS if k not in obj]
+        if missing:
+            raise ResultFileError(f"{path}:{i}: run record lacks the fields {missing}.")
+        if obj.get("setup_hash") != header.get("setup_hash"):
+            raise ResultFileError(f"{path}:{i}: run record of set-up {obj.get('setup_hash')!r} in "
+                                  f"a file of set-up {header.get('setup_hash')!r}.")
+        key = (obj["problem"], obj["network"], obj["run"])
+        if key in seen:
+            warnings.warn(f"{path}:{i}: second record of run {key}; keeping the first.",
+                          ResultFileWarning, stacklevel=3)
+            continue
+        seen.add(key)
+        records.append(obj)
+    return header, records, len(data) - partial, partial
+
+
+def read_results(path):
+    """Read a result file written by `run_experiment`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    ResultFile
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file does not exist.
+    ResultFileError
+        If the file is empty, has no valid header, a complete line is not valid JSON
+        or not a run record of this file's set-up.
+
+    Warns
+    -----
+    ResultFileWarning
+        If the last line is incomplete (a crash while writing). It is ignored here;
+        the next `run_experiment` on the file cuts it off and reruns that run.
+    """
+    path = Path(os.fspath(path))
+    data = path.read_bytes()
+    header, records, _, partial = _parse_lines(path, data)
+    if partial:
+        warnings.warn(f"{path}: the last line is incomplete ({partial} bytes; a run was "
+                      "interrupted while being written) and is ignored; rerunning the "
+                      "experiment on this file repairs it.", ResultFileWarning, stacklevel=2)
+    return ResultFile(path=path, header=header, records=tuple(records), partial_bytes=partial)
+
+
+def _line(obj):
+    return (json.dumps(obj, separators=(",", ":"), allow_nan=False) + "\n").encode("utf-8")

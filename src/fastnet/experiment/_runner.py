@@ -1,0 +1,404 @@
+"""Running an experiment: tasks, joblib and Dask back-ends, progress, resuming."""
+from __future__ import annotations
+
+import math
+import os
+import platform
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from fastnet._files import atomic_write, exclusive_lock
+from fastnet.exceptions import ResultFileError
+from fastnet.experiment._protocol import build_network, run_seed, training_arguments
+from fastnet.experiment._provenance import _header, _load
+from fastnet.experiment._resultfile import (
+    ResultFileWarning, _line, _parse_lines,
+)
+from fastnet.experiment._spec import Experiment
+
+
+#: Seconds to wait for a Dask scheduler to answer.
+SCHEDULER_TIMEOUT = 10.0
+
+@dataclass(frozen=True)
+class _Task:
+    problem: str
+    network: str
+    runs: tuple
+    master: int
+    options: dict
+    keep_predictions: bool
+    root: str | None
+    setup_hash: str
+    rule: str = "tables"
+    one_per_call: bool = False
+
+
+def _run_task(task):
+    """Train the runs of one task (one cell's runs) and return their records (in a worker).
+
+    The runs train in one `train_rprop_many` call (whatever their number, so
+    that a record does not depend on how the runs were batched or resumed), or
+    with ``one_per_call`` in one `train_rprop` call each.
+    """
+    from fastnet import train_rprop, train_rprop_many
+
+    ds = _load(task.problem, task.root)
+    nets, preset = [], None
+    for _ in task.runs:
+        net, preset = build_network(task.network, ds, task.rule)
+        nets.append(net)
+    seeds = [run_seed(task.master, task.problem, task.network, r) for r in task.runs]
+    # No warnings.catch_warnings() here: it is not thread-safe (Dask runs tasks in
+    # threads). An epoch cap is part of the stopping rule instead (training_arguments).
+    kw = dict(X_test=ds.test[0], Y_test=ds.test[1], **training_arguments(preset, task.options))
+    if task.one_per_call:
+        results = [train_rprop(net, *ds.train, *ds.valid, seed=seed, **kw)
+                   for net, seed in zip(nets, seeds)]
+        batch = {"runs": 1, "method": "train_rprop"}
+    else:
+        results = train_rprop_many(nets, *ds.train, *ds.valid, seeds=seeds, **kw)
+        batch = {"runs": len(nets), "method": results[0].setup["batch"]["method"]}
+    return [_record(task, run, seed, net, preset, r, batch, ds)
+            for run, seed, net, r in zip(task.runs, seeds, nets, results)]
+
+
+def _record(task, run, seed, net, preset, r, batch, ds):
+    from fastnet._training import machine_description
+
+    def errors(s):
+        return {"squared_error_percentage": s.squared_error_percentage,
+                "classification_error": s.classification_error}
+
+    record = {
+        "type": "run", "setup_hash": task.setup_hash,
+        "problem": task.problem, "network": task.network, "run": run,
+        "seed": {"entropy": task.master, "spawn_key": [int(k) for k in seed.spawn_key]},
+        "architecture": net.proben1_spec, "shortcut": net.shortcut,
+        "n_connections": net.n_connections, "preset": preset,
+        "train": errors(r.final_train), "val": errors(r.final_val), "test": errors(r.final_test),
+        "epochs": r.epochs, "relevant_epoch": r.relevant_epoch, "stop_reason": r.stop_reason,
+        "gl_end": r.gl_end, "min_train_error": r.min_train_error,
+        "min_val_error": r.min_val_error,
+        "traversals": r.traversals.to_dict(),
+        "cpu_time": r.cpu_time, "wall_time": r.wall_time,
+        "host": platform.node(), "machine": machine_description(), "batch": batch,
+    }
+    if task.keep_predictions:
+        X_test, T_test = ds.test
+        pred = np.argmax(net.predict(X_test), axis=1)
+        record["test_predictions"] = [int(c) for c in pred]
+        if ds.kind == "classification":
+            record["test_wrong"] = "".join(
+                "1" if w else "0" for w in pred != np.argmax(T_test, axis=1))
+    return record
+
+def _check_identity(path, header, experiment, datasets):
+    old, new = header.get("identity", {}), experiment.identity()
+    diff = [f"{k}: file has {old.get(k)!r}, this experiment {new.get(k)!r}"
+            for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+    if diff:
+        raise ResultFileError(
+            f"{path}: the file holds runs of a different set-up ({'; '.join(diff)}). Rerun with "
+            "the file's settings to resume it, or write to another file.")
+    for p, info in header.get("data", {}).items():
+        if p in datasets and info.get("sha256") != datasets[p].sha256:
+            raise ResultFileError(
+                f"{path}: the data file of {p} ({datasets[p].path}) differs from the one the "
+                f"file's runs used (SHA-256 {info.get('sha256')}); use the same data or another "
+                "result file.")
+
+
+def _prepare_file(path, experiment, datasets):
+    """Create, repair, check or extend the file; return the records already there."""
+    header = _header(experiment, datasets)
+    if not path.exists() or path.stat().st_size == 0:
+        atomic_write(path, [_line(header)])
+        return []
+    data = path.read_bytes()
+    old, records, good, partial = _parse_lines(path, data)
+    _check_identity(path, old, experiment, datasets)
+    grid = old.get("grid", {})
+    new_grid = {
+        "problems": list(grid.get("problems", [])) + [p for p in experiment.problems
+                                                      if p not in grid.get("problems", [])],
+        "networks": list(grid.get("networks", [])) + [n for n in experiment.networks
+                                                      if n not in grid.get("networks", [])],
+        "runs": max(int(grid.get("runs", 0)), experiment.runs),
+    }
+    if partial:
+        warnings.warn(f"{path}: cut off an incomplete last line ({partial} bytes, a run that was "
+                      "being written when the process died); that run is rerun.",
+                      ResultFileWarning, stacklevel=3)
+    if new_grid != grid:
+        merged = dict(old)
+        merged["grid"] = new_grid
+        merged["checklist"] = {**old.get("checklist", {}), **header["checklist"]}
+        merged["data"] = {**old.get("data", {}), **header["data"]}
+        if old.get("machine") != header["machine"]:
+            merged.setdefault("other_machines", [])
+            if header["machine"] not in merged["other_machines"]:
+                merged["other_machines"].append(header["machine"])
+        first_nl = data.index(b"\n") + 1
+        atomic_write(path, [_line(merged), data[first_nl:good]])
+    elif partial:
+        atomic_write(path, [data[:good]])
+    if old.get("kernels_sha256") != header["kernels_sha256"]:
+        warnings.warn(f"{path}: the compiled kernels differ from the build that wrote the file's "
+                      "runs; new runs may differ in the last bits and in speed.",
+                      ResultFileWarning, stacklevel=3)
+    if old.get("machine") != header["machine"]:
+        warnings.warn(f"{path}: resumed on another machine ({header['machine']}) than the file's "
+                      f"({old.get('machine')}); its CPU times now mix machines.",
+                      ResultFileWarning, stacklevel=3)
+    return records
+
+@dataclass(frozen=True)
+class ExperimentProgress:
+    """What a progress callback of `run_experiment` receives after every finished run.
+
+    Attributes
+    ----------
+    done : int
+        Runs finished in this call.
+    todo : int
+        Runs this call had to do (missing from the file at the start).
+    n_resumed : int
+        Runs that were already in the file.
+    elapsed : float
+        Wall seconds since the runs started.
+    record : dict
+        The record just written.
+    median_test_error : float
+        Median test squared error percentage over all records so far.
+    """
+
+    done: int
+    todo: int
+    n_resumed: int
+    elapsed: float
+    record: dict
+    median_test_error: float
+
+    @property
+    def eta(self):
+        """Estimated wall seconds left (from the mean time per run so far)."""
+        return self.elapsed / self.done * (self.todo - self.done) if self.done else math.inf
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """Outcome of `run_experiment`.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+    experiment : Experiment
+    records : tuple of dict
+        All run records of the experiment's grid (resumed and new), sorted by
+        (problem, network, run).
+    n_new, n_resumed : int
+        Runs computed now, and runs found in the file.
+    backend : str
+        ``"sequential"``, ``"loky"`` (local processes) or ``"dask"``.
+    wall_time : float
+        Wall seconds of this call's runs.
+    """
+
+    path: Path
+    experiment: Experiment
+    records: tuple
+    n_new: int
+    n_resumed: int
+    backend: str
+    wall_time: float
+
+
+def _client(scheduler):
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise ImportError("running on a Dask cluster needs dask.distributed: "
+                          "pip install 'fastnet[dask]'") from None
+    if isinstance(scheduler, str):
+        try:
+            return Client(scheduler, timeout=SCHEDULER_TIMEOUT, set_as_default=False), True
+        except (OSError, TimeoutError) as exc:
+            raise ConnectionError(f"`scheduler`: could not reach a Dask scheduler at {scheduler!r} "
+                                  f"within {SCHEDULER_TIMEOUT:g} s ({exc}).") from None
+    if type(scheduler).__name__ != "Client":
+        raise TypeError(f"`scheduler` must be an address such as 'tcp://host:8786' or a "
+                        f"dask.distributed.Client, got {scheduler!r}.")
+    return scheduler, False
+
+
+#: Runs of one (problem, network) cell trained together by default (`run_experiment`).
+BATCH_SIZE = 16
+
+
+def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
+                   batch_size=BATCH_SIZE):
+    """Run the missing runs of ``experiment``, appending their records to ``path``.
+
+    Parameters
+    ----------
+    experiment : Experiment
+    path : str or os.PathLike
+        Result file (JSON lines). Created with a header if absent; if it exists it
+        must hold runs of the same set-up (`Experiment.identity`), and only runs
+        missing from it are trained. A larger grid (more problems, networks or
+        runs) extends the file.
+    jobs : int, default=1
+        Local worker processes (joblib ``loky``); 1 runs in this process, -1 uses
+        every core. Ignored with ``scheduler``.
+    scheduler : str or dask.distributed.Client, optional
+        Run on a Dask cluster: a scheduler address (``"tcp://host:8786"``) or a
+        client. The workers need fastnet and the data under ``experiment.root``
+        (or their ``$FASTNET_DATA``).
+    progress : callable, optional
+        ``progress(ExperimentProgress)`` after each record is written.
+    batch_size : int, default `BATCH_SIZE` (16)
+        Runs of one (problem, network) cell trained in one call of
+        `fastnet.train_rprop_many` (narrow networks side by side in vector lanes):
+        each record is what one `train_rprop` call gives (to rounding), and a
+        killed experiment loses at most the batches in flight. Records do not
+        depend on the batch size or on interruptions. 1 trains one run per
+        `train_rprop` call instead, for comparison (its records differ from the
+        batched ones in the last bits where the lanes ran). Each record says how
+        it was trained (``"batch"``, one of `TIMING_FIELDS`).
+
+    Returns
+    -------
+    ExperimentResult
+
+    Raises
+    ------
+    FileNotFoundError
+        If a Proben1 file is missing (the message says how to fetch the data),
+        or the result file's directory does not exist.
+    FileLockedError
+        If another process is writing the file (a `ResultFileError`; the lock
+        dies with its process, so after a crash the next writer resumes).
+    ResultFileError
+        If the file is malformed or belongs to another set-up.
+    ConnectionError
+        If the Dask scheduler cannot be reached.
+
+    Warns
+    -----
+    ResultFileWarning
+        If an incomplete last line (a crash mid-write) was cut off.
+
+    Notes
+    -----
+    Each record is written with one ``write``, then flushed and fsync'ed, as its
+    run finishes, so a killed experiment loses at most the runs in flight. Seeds
+    depend only on (master seed, problem, network, run index) (`run_seed`), so
+    the records are the same whatever ``jobs`` or backend, and the same as an
+    uninterrupted run after any number of interruptions; only ``cpu_time``,
+    ``wall_time`` and where they were measured, ``host`` and ``machine``
+    (`TIMING_FIELDS`), differ.
+    """
+    import joblib
+
+    from fastnet._validation import check_int
+
+    if not isinstance(experiment, Experiment):
+        raise TypeError(f"`experiment` must be a fastnet.experiment.Experiment, "
+                        f"got {type(experiment).__name__}.")
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    jobs = check_int(jobs, "jobs")
+    if jobs == 0 or jobs < -1:
+        raise ValueError(f"`jobs` must be >= 1 or -1 (all cores), got {jobs}.")
+    path = Path(os.fspath(path))
+    if path.is_dir():
+        raise ResultFileError(f"{path}: is a directory; give a result file name such as "
+                              "results.jsonl.")
+    if not path.parent.is_dir():
+        # Like `open`: a typo in a directory name must not create a tree of them.
+        raise FileNotFoundError(f"{path.parent}: no such directory for the result file "
+                                f"{path.name}; create it first.")
+    # Load (and so check) every dataset and network here, before any work starts.
+    datasets = {p: _load(p, experiment.root) for p in experiment.problems}
+    for p in experiment.problems:
+        for n in experiment.networks:
+            build_network(n, datasets[p])
+
+    with exclusive_lock(path):
+        existing = _prepare_file(path, experiment, datasets)
+        done_keys = {(r["problem"], r["network"], r["run"]) for r in existing}
+        wanted = set(experiment.run_keys())
+        setup_hash = experiment.setup_hash()
+        todo = [(p, n, r) for (p, n, r) in experiment.run_keys() if (p, n, r) not in done_keys]
+        tasks = []
+        for (p, n) in dict.fromkeys((p, n) for p, n, _ in todo):
+            runs = [r for (pp, nn, r) in todo if (pp, nn) == (p, n)]
+            for i in range(0, len(runs), batch_size):
+                tasks.append(_Task(p, n, tuple(runs[i:i + batch_size]), experiment.seed,
+                                   experiment.options, experiment.keep_predictions,
+                                   experiment.root, setup_hash, experiment.rule,
+                                   one_per_call=batch_size == 1))
+        # Longest tasks first (cost ~ patterns x connections x runs), so that a few long
+        # ones do not end up last on one worker. Results do not depend on the order.
+        cost = {(p, n): datasets[p].n_train * build_network(n, datasets[p])[0].n_connections
+                for p in experiment.problems for n in experiment.networks}
+        tasks.sort(key=lambda t: -cost[(t.problem, t.network)] * len(t.runs))
+        kept = [r for r in existing if (r["problem"], r["network"], r["run"]) in wanted]
+        test_errors = sorted(r["test"]["squared_error_percentage"] for r in existing)
+        new = []
+
+        client, own_client = (None, False)
+        if scheduler is not None:
+            client, own_client = _client(scheduler)
+            backend, config = "dask", {"backend": "dask", "client": client, "n_jobs": -1}
+        elif jobs == 1:
+            backend, config = "sequential", {"backend": "sequential", "n_jobs": 1}
+        else:
+            backend, config = "loky", {"backend": "loky", "n_jobs": jobs}
+        start = time.perf_counter()
+        try:
+            if tasks:
+                with open(path, "ab") as f, joblib.parallel_config(**config):
+                    fd = f.fileno()
+                    # batch_size=1: joblib's automatic batching would bundle the many
+                    # short runs' successors (e.g. all long mushroom runs) on one worker.
+                    results = joblib.Parallel(return_as="generator_unordered", batch_size=1)(
+                        joblib.delayed(_run_task)(t) for t in tasks)
+                    for batch in results:
+                        for record in batch:
+                            _write_record(fd, _line(record))
+                            new.append(record)
+                            _insort(test_errors, record["test"]["squared_error_percentage"])
+                            if progress is not None:
+                                progress(ExperimentProgress(
+                                    done=len(new), todo=len(todo), n_resumed=len(kept),
+                                    elapsed=time.perf_counter() - start, record=record,
+                                    median_test_error=float(np.median(test_errors))))
+        finally:
+            if own_client:
+                client.close()
+        wall = time.perf_counter() - start
+
+    records = sorted(kept + new, key=lambda r: (experiment.problems.index(r["problem"]),
+                                                experiment.networks.index(r["network"]), r["run"]))
+    return ExperimentResult(path=path, experiment=experiment, records=tuple(records),
+                            n_new=len(new), n_resumed=len(kept), backend=backend, wall_time=wall)
+
+
+def _insort(sorted_list, value):
+    import bisect
+
+    bisect.insort(sorted_list, value)
+
+
+def _write_record(fd, line):
+    """Append one record with a single write (retried if short), flush and fsync."""
+    view = memoryview(line)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+    os.fsync(fd)

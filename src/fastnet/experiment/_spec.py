@@ -1,0 +1,138 @@
+"""The specification of an experiment: problems x networks x runs, options, seed, rule."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from fastnet.experiment._protocol import (
+    _LINEAR_PRESET, MULTILAYER_RULES, TRAIN_OPTIONS, _normalise_network, check_max_epochs,
+    expand_problems,
+)
+from fastnet.experiment._resultfile import FORMAT_VERSION
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """Problems x networks x runs with Proben1's RPROP set-ups and one master seed.
+
+    Attributes
+    ----------
+    problems : tuple of str
+        Proben1 dataset names; problem names (``"cancer"``) expand to the three
+        permutations and ``"all"`` to the 45 datasets (see `expand_problems`).
+    networks : tuple of str
+        ``"linear"``, ``"pivot"``, ``"noshortcut"`` or Proben1 specs (``"8+4 s"``).
+    runs : int
+        Runs per problem and network (Proben1 recommends 10, 30, 60, ...).
+    seed : int
+        Master seed; each run's seed comes from `run_seed`.
+    options : mapping
+        Overrides of the preset's `train_rprop` arguments (keys of
+        `TRAIN_OPTIONS`, e.g. ``{"max_epochs": 300}`` or ``{"variant": "irprop+"}``).
+        Part of the set-up: a result file holds runs of one set-up only.
+    keep_predictions : bool
+        Store each run's per-example test predictions (winner-takes-all class
+        indices) for Lacoste's tests.
+    root : str or None
+        Data directory of the Proben1 files (default: ``$FASTNET_DATA``, then the
+        user cache). Not part of the set-up; the data files' SHA-256 are.
+    rule : {"tables", "literal"}
+        Which reading of Proben1's multilayer set-up trains networks with hidden
+        layers (`MULTILAYER_RULES`): ``"tables"`` (default) reproduces the report's
+        published results, ``"literal"`` follows its wording. Part of the set-up.
+    """
+
+    problems: tuple
+    networks: tuple = ("pivot",)
+    runs: int = 10
+    seed: int = 0
+    options: Mapping[str, Any] = field(default_factory=dict)
+    keep_predictions: bool = False
+    root: str | None = None
+    rule: str = "tables"
+
+    def __post_init__(self):
+        from fastnet._validation import check_int
+
+        object.__setattr__(self, "problems", expand_problems(self.problems))
+        nets = [self.networks] if isinstance(self.networks, str) else list(self.networks)
+        if not nets:
+            raise ValueError("`networks` must name at least one network, got none.")
+        canon = []
+        for n in nets:
+            c = _normalise_network(n)
+            if c not in canon:
+                canon.append(c)
+        object.__setattr__(self, "networks", tuple(canon))
+        object.__setattr__(self, "runs", check_int(self.runs, "runs", minimum=1))
+        object.__setattr__(self, "seed", check_int(self.seed, "seed", minimum=0))
+        if not isinstance(self.options, Mapping):
+            raise TypeError(f"`options` must be a mapping, got {type(self.options).__name__}.")
+        unknown = sorted(set(self.options) - set(TRAIN_OPTIONS))
+        if unknown:
+            raise ValueError(f"`options` has unknown keys {unknown}; valid keys are "
+                             f"{', '.join(TRAIN_OPTIONS)}.")
+        opts = {k: (list(v) if isinstance(v, tuple) else v) for k, v in sorted(self.options.items())
+                if v is not None}
+        if "max_epochs" in opts:
+            opts["max_epochs"] = check_max_epochs(opts["max_epochs"])
+        try:
+            json.dumps(opts)
+        except TypeError:
+            raise TypeError(f"`options` values must be JSON numbers, strings or lists, "
+                            f"got {self.options!r}.") from None
+        object.__setattr__(self, "options", opts)
+        if not isinstance(self.keep_predictions, (bool, np.bool_)):
+            raise TypeError(f"`keep_predictions` must be a bool, got {self.keep_predictions!r}.")
+        object.__setattr__(self, "keep_predictions", bool(self.keep_predictions))
+        if self.root is not None:
+            object.__setattr__(self, "root", os.fspath(self.root))
+        from fastnet._validation import check_choice
+
+        check_choice(self.rule, "rule", MULTILAYER_RULES)
+
+    __hash__ = None  # options is a dict
+
+    def run_keys(self):
+        """``(problem, network, run)`` of every run, in a fixed order."""
+        return [(p, n, r) for p in self.problems for n in self.networks for r in range(self.runs)]
+
+    def identity(self):
+        """What makes runs of this experiment comparable: stored in, and checked against, headers.
+
+        Returns
+        -------
+        dict
+            Algorithm, preset choice rule, option overrides, master seed, whether
+            predictions are kept, fastnet version and record format version. The
+            grid (problems, networks, runs) is *not* part of it: a rerun with more
+            problems, networks or runs extends the file.
+        """
+        from fastnet._version import __version__
+        from fastnet.rprop import PRESETS
+
+        multilayer = MULTILAYER_RULES[self.rule]
+        return {"algorithm": "train_rprop",
+                "presets": {"linear networks": _LINEAR_PRESET,
+                            "multilayer networks": multilayer},
+                "preset_parameters": {p: {k: (list(v) if isinstance(v, tuple) else v)
+                                          for k, v in PRESETS[p].items()}
+                                      for p in (_LINEAR_PRESET, multilayer)},
+                "multilayer_rule": self.rule,
+                "options": dict(self.options), "seed": self.seed,
+                "keep_predictions": self.keep_predictions,
+                "fastnet": __version__, "format_version": FORMAT_VERSION}
+
+    def setup_hash(self):
+        """SHA-256 (hex, 16 digits) of `identity`; every record carries it."""
+        return _hash(self.identity())
+
+
+def _hash(obj):
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
