@@ -169,14 +169,16 @@ def test_mlp_other_format_version(trained, tmp_path, monkeypatch):
 
 
 def test_estimator_other_format_version(tmp_path, monkeypatch):
+    from fastnet import _files   # the estimators' persistence lives there
+
     sk, clf, _, _ = _sklearn_estimators()
     with monkeypatch.context() as m:
-        m.setattr(sk, "PICKLE_FORMAT_VERSION", 99)
+        m.setattr(_files, "PICKLE_FORMAT_VERSION", 99)
         pickled = pickle.dumps(clf)
         joblib.dump(clf, tmp_path / "v99.joblib")
         clf.save(tmp_path / "inner99.npz")
     with monkeypatch.context() as m:
-        m.setattr(sk, "FILE_FORMAT_VERSION", 99)
+        m.setattr(_files, "FILE_FORMAT_VERSION", 99)
         clf.save(tmp_path / "file99.npz")
     msg = (r"cannot restore RpropClassifier: pickle format version 99, "
            r"this fastnet .* reads version 1")

@@ -284,3 +284,18 @@ def test_import_error_names_the_extra():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert "pip install fastnet[sklearn]" in out
+
+
+def test_auto_stop_follows_the_presets_own_rule(iris):
+    X, y = iris
+    for preset, rule in (("proben1-multilayer", "(GL2 or P<0.1 or max_epochs)"),
+                         ("proben1-multilayer-literal",
+                          "(P<0.1 or max_epochs or (ever GL5 and ever UP8 and ever PQ3))")):
+        clf = RpropClassifier(preset=preset, stop="auto", validation_fraction=0.25,
+                              max_epochs=20, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf.fit(X, y)
+        assert clf.train_result_.setup["stopping"] == rule
+    with pytest.raises(ValueError, match="`preset` must be one of"):
+        RpropClassifier(preset="proben2", stop="auto", validation_fraction=0.25).fit(X, y)
