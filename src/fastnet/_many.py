@@ -324,9 +324,11 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
     reasons = ["max_epochs"] * K
     fired = np.zeros(K, bool)
     evaluation = np.zeros(K, np.int64)
-    val_err = [[] for _ in range(K)]
-    val_epochs = [[] for _ in range(K)]
-    test_err = [[] for _ in range(K)]
+    # Histories of strip-end measurements, only where there are any (a thousand
+    # empty lists cost a garbage-collector pass on a tiny study).
+    val_err = [[] for _ in range(K)] if X_val is not None else None
+    val_epochs = [[] for _ in range(K)] if X_val is not None else None
+    test_err = [[] for _ in range(K)] if X_test is not None else None
     best_val = np.full(K, np.inf)
     best_epoch = [None] * K
     best_rows = np.empty((K, C)) if X_val is not None else None
