@@ -68,6 +68,18 @@ def test_histogram_percent():
     assert sum(b.get_height() for b in by_gid(ax2, "histogram")) == 200
 
 
+def test_histogram_with_its_own_defaults():
+    # bins="auto" with percent weights crashed (numpy refuses rules on weighted data)
+    x = np.random.default_rng(3).normal(size=60)
+    ax = plots.histogram(x, xlabel="test error [%]")
+    bars = by_gid(ax, "histogram")
+    edges = np.histogram_bin_edges(x, bins="auto")
+    assert len(bars) == len(edges) - 1
+    assert np.isclose(sum(b.get_height() for b in bars), 100.0)
+    assert ax.get_xlabel() == "test error [%]" and ax.get_ylabel() == "% of trials"
+    assert all(b.get_edgecolor()[:3] == (0.0, 0.0, 0.0) for b in bars)   # visible bar edges
+
+
 def test_box_whiskers_boxes_and_mean_sd():
     data = samples()
     ax = plots.box_whiskers(data)

@@ -115,7 +115,8 @@ def _mean_sd(ax, x, sample, color="k"):
     return line, dot
 
 
-def histogram(sample, *, bins="auto", percent=True, ax=None, path=None, label=None, **hist_kw):
+def histogram(sample, *, bins="auto", percent=True, xlabel="result of a trial", ax=None, path=None,
+              label=None, **hist_kw):
     """Histogram of one sample of trial results (Lawrence et al., Figs. 3, 5, 9).
 
     Parameters
@@ -123,9 +124,12 @@ def histogram(sample, *, bins="auto", percent=True, ax=None, path=None, label=No
     sample : array_like, shape (n,)
         Finite results.
     bins : int, sequence or str, default="auto"
-        Passed to :meth:`matplotlib.axes.Axes.hist`.
+        Bin edges, or how to choose them (:func:`numpy.histogram_bin_edges`; a
+        rule such as ``"auto"`` sees the unweighted sample).
     percent : bool, default=True
         Ordinate in percent of the trials (as Lawrence et al.), else counts.
+    xlabel : str, default="result of a trial"
+        Label of the abscissa (e.g. ``"test error [%]"``).
     ax : matplotlib.axes.Axes, optional
         Where to draw; a new figure if None.
     path : str or path-like, optional
@@ -156,10 +160,14 @@ def histogram(sample, *, bins="auto", percent=True, ax=None, path=None, label=No
     path = _check_path(path)
     ax = _axes(ax)
     weights = np.full(x.size, 100.0 / x.size) if percent else None
-    _, _, patches = ax.hist(x, bins=bins, weights=weights, label=label, **hist_kw)
+    # Edges from the unweighted sample: numpy's bin rules refuse weighted data.
+    edges = np.histogram_bin_edges(x, bins=bins)
+    hist_kw.setdefault("edgecolor", "black")
+    _, _, patches = ax.hist(x, bins=edges, weights=weights, label=label, **hist_kw)
     for p in patches:
         p.set_gid("histogram")
     ax.set_ylabel("% of trials" if percent else "trials")
+    ax.set_xlabel(xlabel)
     return _finish(ax, path)
 
 
