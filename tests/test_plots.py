@@ -222,3 +222,21 @@ def test_missing_matplotlib_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r"pip install fastnet\[plot\]"):
         plots.histogram([1.0, 2.0, 3.0])
+
+
+def test_learning_curves_of_a_train_result():
+    from fastnet import MLP, train_rprop
+    from fastnet.stopping import GL
+
+    rng = np.random.default_rng(0)
+    X, T = rng.uniform(-1, 1, (60, 3)), (rng.uniform(size=(60, 2)) > 0.5) * 1.0
+    r = train_rprop(MLP(3, (4,), 2, seed=0), X[:40], T[:40], X[40:50], T[40:50],
+                    X_test=X[50:], Y_test=T[50:], stop=GL(1), max_epochs=200, strip=5)
+    ax = plots.learning_curves(r)
+    assert len(by_gid(ax, "train_error")[0].get_xdata()) == r.epochs
+    assert list(by_gid(ax, "val_error")[0].get_xdata()) == list(r.val_epochs)
+    assert list(by_gid(ax, "test_error")[0].get_xdata()) == list(r.val_epochs)
+    assert by_gid(ax, "stopping_point")[0].get_xdata()[0] == r.relevant_epoch
+    assert ax.get_legend() is not None
+    with pytest.raises(TypeError, match="TrainResult alone"):
+        plots.learning_curves(r, r.train_error)

@@ -421,14 +421,16 @@ def efficiency_graph(result, limit=None, *, ax=None, path=None, label=None):
     return _finish(ax, path)
 
 
-def learning_curves(epochs, train_error, val_error=None, val_epochs=None, *, test_error=None,
-                    test_epochs=None, relevant_epoch=None, log_y=False, ax=None, path=None):
+def learning_curves(epochs, train_error=None, val_error=None, val_epochs=None, *,
+                    test_error=None, test_epochs=None, relevant_epoch=None, log_y=False, ax=None,
+                    path=None):
     """Learning curves E_tr, E_va (and E_te) with the stopping point marked.
 
     Parameters
     ----------
-    epochs : array_like, shape (n,)
-        Epoch numbers of `train_error`.
+    epochs : array_like, shape (n,), or TrainResult
+        Epoch numbers of `train_error`; or a :class:`fastnet.TrainResult`, whose
+        histories and relevant epoch are then drawn (give nothing else then).
     train_error : array_like, shape (n,)
         Training error per epoch.
     val_error : array_like, shape (m,), optional
@@ -464,6 +466,22 @@ def learning_curves(epochs, train_error, val_error=None, val_epochs=None, *, tes
     .. [1] L. Prechelt, "Proben1 -- a set of neural network benchmark problems and
        benchmarking rules", Technical Report 21/94, Universitaet Karlsruhe, 1994.
     """
+    from fastnet._training import TrainResult
+
+    if isinstance(epochs, TrainResult):
+        if any(v is not None for v in (train_error, val_error, val_epochs, test_error,
+                                       test_epochs, relevant_epoch)):
+            raise TypeError("give a TrainResult alone, or the arrays, not both.")
+        r = epochs
+        strip = r.setup.get("strip", 1)
+        epochs, train_error = np.arange(1, r.epochs + 1), r.train_error
+        val_error, val_epochs = r.val_error, r.val_epochs
+        if r.test_error is not None:
+            test_error = r.test_error
+            test_epochs = np.arange(1, test_error.size + 1) * strip
+        relevant_epoch = r.relevant_epoch if r.val_error is not None else None
+    if train_error is None:
+        raise TypeError("`train_error` is required with an array of `epochs`.")
     ep = _check_sample(epochs, "epochs", min_size=1)
     tr = _check_sample(train_error, "train_error", min_size=1)
     if tr.size != ep.size:
