@@ -240,3 +240,15 @@ def test_learning_curves_of_a_train_result():
     assert ax.get_legend() is not None
     with pytest.raises(TypeError, match="TrainResult alone"):
         plots.learning_curves(r, r.train_error)
+
+
+@pytest.mark.parametrize("draw, what", [(plots.box_whiskers, "quartiles"),
+                                        (plots.extended_box_whiskers, "8 segments")])
+def test_box_plots_have_labels_names_and_a_key(draw, what):
+    rng = np.random.default_rng(4)
+    ax = draw({"rprop+": rng.normal(size=20), "irprop-": rng.normal(size=20)},
+              ylabel="test error [%]")
+    assert ax.get_ylabel() == "test error [%]"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["rprop+", "irprop-"]
+    key = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert key[0].startswith(what) and "median" in key and "mean ± 1 sd" in key

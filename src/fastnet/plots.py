@@ -115,6 +115,22 @@ def _mean_sd(ax, x, sample, color="k"):
     return line, dot
 
 
+def _box_key(ax, what, mean_sd, ylabel):
+    """Label the ordinate and add a key saying what each mark of a box plot is."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [Patch(facecolor="white", edgecolor="k", label=what),
+               Line2D([], [], color="C1", lw=2.0, label="median")]
+    if mean_sd:
+        handles.append(Line2D([], [], color="k", lw=1.2, marker="o", ms=4,
+                              label="mean ± 1 sd"))
+    # above the axes, so it never hides a box
+    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(handles),
+              fontsize="small", frameon=False)
+    ax.set_ylabel(ylabel)
+
+
 def histogram(sample, *, bins="auto", percent=True, xlabel="result of a trial", ax=None, path=None,
               label=None, **hist_kw):
     """Histogram of one sample of trial results (Lawrence et al., Figs. 3, 5, 9).
@@ -171,7 +187,8 @@ def histogram(sample, *, bins="auto", percent=True, xlabel="result of a trial", 
     return _finish(ax, path)
 
 
-def box_whiskers(samples, *, labels=None, outliers=False, mean_sd=True, ax=None, path=None):
+def box_whiskers(samples, *, labels=None, outliers=False, mean_sd=True,
+                 ylabel="result of a trial", ax=None, path=None):
     """Box-whiskers plots with mean +- sd beside each box (Lawrence et al., Fig. 2).
 
     Parameters
@@ -186,6 +203,8 @@ def box_whiskers(samples, *, labels=None, outliers=False, mean_sd=True, ax=None,
     mean_sd : bool, default=True
         Draw the mean (dot) and mean +- one (n-1) standard deviation (line) to the right
         of each box.
+    ylabel : str, default="result of a trial"
+        Label of the ordinate. A key names the box, the median and the mean mark.
     ax : matplotlib.axes.Axes, optional
     path : str or path-like, optional
         Save the figure (``.png``, ``.svg``, ``.pdf``).
@@ -246,10 +265,13 @@ def box_whiskers(samples, *, labels=None, outliers=False, mean_sd=True, ax=None,
         for pos, x in zip(positions, data):
             _mean_sd(ax, pos + MEAN_SD_OFFSET * BOX_WIDTH, x)
         ax.set_xlim(0.5, len(data) + 0.5 + MEAN_SD_OFFSET * BOX_WIDTH)
+    _box_key(ax, "quartiles; whiskers to " + ("1.5 IQR" if outliers else "min and max"),
+             mean_sd, ylabel)
     return _finish(ax, path)
 
 
-def extended_box_whiskers(samples, *, labels=None, mean_sd=True, ax=None, path=None):
+def extended_box_whiskers(samples, *, labels=None, mean_sd=True, ylabel="result of a trial",
+                          ax=None, path=None):
     """Extended box-whiskers plots of eight segments (Lawrence et al., Fig. 11).
 
     Each quarter of the standard plot is split again at its own median, so that each of
@@ -262,6 +284,8 @@ def extended_box_whiskers(samples, *, labels=None, mean_sd=True, ax=None, path=N
     labels : sequence of str, optional
     mean_sd : bool, default=True
         Draw mean +- one standard deviation beside each plot.
+    ylabel : str, default="result of a trial"
+        Label of the ordinate.
     ax : matplotlib.axes.Axes, optional
     path : str or path-like, optional
 
@@ -315,6 +339,7 @@ def extended_box_whiskers(samples, *, labels=None, mean_sd=True, ax=None, path=N
     ax.set_xticks(range(1, len(data) + 1), labels)
     ax.set_xlim(0.5, len(data) + 0.5 + MEAN_SD_OFFSET * BOX_WIDTH)
     ax.autoscale_view(scalex=False)
+    _box_key(ax, "8 segments of 1/8 of the values each", mean_sd, ylabel)
     return _finish(ax, path)
 
 
