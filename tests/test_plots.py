@@ -252,3 +252,14 @@ def test_box_plots_have_labels_names_and_a_key(draw, what):
     assert [t.get_text() for t in ax.get_xticklabels()] == ["rprop+", "irprop-"]
     key = [t.get_text() for t in ax.get_legend().get_texts()]
     assert key[0].startswith(what) and "median" in key and "mean ± 1 sd" in key
+
+
+def test_training_and_efficiency_graphs_have_a_key():
+    r = hamey_result()
+    key = [t.get_text() for t in plots.training_graph(r).get_legend().get_texts()]
+    assert key[:2] == ["trials successful by t", "asymptotic model F(t)"]
+    assert key[2].startswith("asymptotic success rate")
+    key = [t.get_text() for t in plots.efficiency_graph(r).get_legend().get_texts()]
+    assert key[0] == "efficiency E(t)"
+    assert key[1] == f"optimal epoch limit T_E = {r.optimal_limit:g}"
+    assert key[2].startswith("E >= e/2")

@@ -389,15 +389,19 @@ def training_graph(result, limit=None, *, show_model=True, ax=None, path=None, l
     path = _check_path(path)
     r = _hamey(result, limit)
     ax = _axes(ax)
-    ax.step(r.grid, r.training_graph, where="post", label=label, gid="training_graph")
+    ax.step(r.grid, r.training_graph, where="post", label=label or "trials successful by t",
+            gid="training_graph")
     if show_model and r.model is not None:
         m = r.model
         t = np.linspace(m.t0, r.limit, 200)
-        ax.plot(t, m.success_fraction(t), ls="--", color="C3", gid="model")
-        ax.axhline(r.asymptotic_success_rate, ls=":", color="C3", gid="asymptote")
+        ax.plot(t, m.success_fraction(t), ls="--", color="C3", gid="model",
+                label="asymptotic model F(t)")
+        ax.axhline(r.asymptotic_success_rate, ls=":", color="C3", gid="asymptote",
+                   label=f"asymptotic success rate {r.asymptotic_success_rate:.2f}")
     ax.set_xlabel("epoch limit")
     ax.set_ylabel("fraction of trials successful")
     ax.set_ylim(0, 1.05)
+    ax.legend(loc="lower right", fontsize="small")
     return _finish(ax, path)
 
 
@@ -436,13 +440,16 @@ def efficiency_graph(result, limit=None, *, ax=None, path=None, label=None):
     path = _check_path(path)
     r = _hamey(result, limit)
     ax = _axes(ax)
-    ax.plot(r.grid, r.efficiency, label=label, gid="efficiency")
+    ax.plot(r.grid, r.efficiency, label=label or "efficiency E(t)", gid="efficiency")
     if r.n_successes:
-        ax.axvline(r.optimal_limit, ls="--", color="C3", gid="optimal_limit")
+        ax.axvline(r.optimal_limit, ls="--", color="C3", gid="optimal_limit",
+                   label=f"optimal epoch limit T_E = {r.optimal_limit:g}")
         lo, hi = r.efficiency_range
-        ax.plot([lo, hi], [r.peak_efficiency / 2] * 2, color="C2", lw=2, gid="half_range")
+        ax.plot([lo, hi], [r.peak_efficiency / 2] * 2, color="C2", lw=2, gid="half_range",
+                label=f"E >= e/2 (e = {r.peak_efficiency:.3g})")
     ax.set_xlabel("epoch limit")
     ax.set_ylabel("efficiency (successes per 1000 epochs)")
+    ax.legend(loc="best", fontsize="small")
     return _finish(ax, path)
 
 
