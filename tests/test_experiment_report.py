@@ -142,3 +142,26 @@ def test_report_errors(tmp_path):
     bad.write_text("hello\n")
     with pytest.raises(ResultFileError, match="bad.jsonl:1"):
         summarize(bad)
+
+
+def test_dataframes_have_flat_columns(results):
+    pd = pytest.importorskip("pandas")
+    path = results[0] if isinstance(results, (list, tuple)) else results
+    rf = read_results(path)
+    df = rf.to_dataframe()
+    assert len(df) == len(rf.records)
+    for col in ("problem", "network", "run", "test.squared_error_percentage",
+                "traversals.total", "batch.method", "epochs"):
+        assert col in df.columns
+    assert not any(isinstance(v, dict) for v in df.iloc[0].tolist())
+    assert df["test.squared_error_percentage"].tolist() == [
+        r["test"]["squared_error_percentage"] for r in rf.records]
+    cmp = compare(results)
+    cdf = cmp.to_dataframe()
+    assert isinstance(cdf, pd.DataFrame) and len(cdf) == len(cmp.ttests)
+    row = cdf.iloc[0]
+    test = cmp.ttests[(row["problem"], row["a"], row["b"])]
+    if isinstance(test, str):
+        assert row["note"] == test
+    else:
+        assert row["pvalue"] == test.pvalue and row["better"] == test.better

@@ -49,6 +49,23 @@ class ResultFile:
     records: tuple
     partial_bytes: int = 0
 
+    def to_dataframe(self):
+        """The run records as a pandas DataFrame with flat columns.
+
+        Nested fields are flattened with ``"."`` (``test.squared_error_percentage``,
+        ``traversals.total``, ``batch.method``, ...); one row per run, in file order.
+
+        Raises
+        ------
+        ImportError
+            If pandas is not installed.
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("ResultFile.to_dataframe needs pandas: pip install pandas") from None
+        return pd.json_normalize(list(self.records), sep=".")
+
     def keys(self):
         """Set of ``(problem, network, run)`` present."""
         return {(r["problem"], r["network"], r["run"]) for r in self.records}

@@ -52,6 +52,40 @@ class Comparison:
     lacoste_problems: tuple
     notes: tuple
 
+    def to_dataframe(self):
+        """The per-problem comparisons as a pandas DataFrame, one row per pair.
+
+        Columns: ``problem``, ``a``, ``b`` (labels), ``n_a``, ``n_b``, ``mean_a``,
+        ``mean_b`` (test errors), ``pvalue`` (of the test Proben1's rule chose, in
+        [0, 1]), ``significant``, ``better`` (a label or None), ``unreliable`` and
+        ``note`` (why no test was possible, else None).
+
+        Raises
+        ------
+        ImportError
+            If pandas is not installed.
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("Comparison.to_dataframe needs pandas: pip install pandas") from None
+        rows = []
+        for (problem, a, b), test in self.ttests.items():
+            xa, xb = self.samples[a][problem], self.samples[b][problem]
+            row = {"problem": problem, "a": a, "b": b, "n_a": len(xa), "n_b": len(xb),
+                   "mean_a": float(np.mean(xa)), "mean_b": float(np.mean(xb)),
+                   "pvalue": None, "significant": None, "better": None, "unreliable": None,
+                   "note": None}
+            if isinstance(test, str):
+                row["note"] = test
+            else:
+                row.update(pvalue=test.pvalue, significant=test.significant, better=test.better,
+                           unreliable=test.unreliable)
+            rows.append(row)
+        return pd.DataFrame(rows, columns=["problem", "a", "b", "n_a", "n_b", "mean_a", "mean_b",
+                                           "pvalue", "significant", "better", "unreliable",
+                                           "note"])
+
     def _letters(self):
         return {lab: chr(ord("A") + i) if i < 26 else f"A{i}" for i, lab in enumerate(self.labels)}
 
