@@ -249,3 +249,18 @@ def test_version(capsys):
 
     assert cli.main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == f"fastnet {fastnet.__version__}"
+
+
+def test_bench_all_with_the_default_network_leaves_out_problems_without_a_pivot(
+        proben1_root, tmp_path, capsys):
+    out = tmp_path / "all.jsonl"
+    assert cli.main(["bench", "-p", "mushroom", "cancer1", "-r", "1", "--max-epochs", "10",
+                     "--data", str(proben1_root), "-o", str(out), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "mushroom1, mushroom2, mushroom3 left out" in err and "no pivot" in err
+    problems = {json.loads(line)["problem"] for line in out.read_text().splitlines()[1:]}
+    assert problems == {"cancer1"}
+    # asked for pivots of mushroom alone, it is still an error that says why
+    assert cli.main(["bench", "-p", "mushroom1", "-r", "1", "--data", str(proben1_root),
+                     "-o", str(tmp_path / "m.jsonl"), "-q"]) == 1
+    assert "no pivot architecture" in capsys.readouterr().err

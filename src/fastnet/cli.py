@@ -187,7 +187,20 @@ def _bench(args):
     """Run an experiment into a result file (resuming it), then print its timing."""
     from fastnet.report import timing_summary
 
-    exp = _experiment(args, args.problems, args.networks, args.runs)
+    from fastnet.datasets import PROBEN1_PROBLEMS, parse_proben1_name
+    from fastnet.experiment import expand_problems
+
+    problems = expand_problems(args.problems)
+    if {n.strip() for n in args.networks} <= {"pivot", "noshortcut"}:
+        # Proben1 gives no pivot for some problems (mushroom): `-p all` with the default
+        # network means "every problem that has one", not an error.
+        without = [p for p in problems
+                   if PROBEN1_PROBLEMS[parse_proben1_name(p)[0]].pivots is None]
+        if without and len(without) < len(problems):
+            _err(f"fastnet: note: {', '.join(without)} left out: Proben1 (Table 7) gives no "
+                 "pivot architecture for them; run them with -n linear or a spec like '16+8 l'.")
+            problems = [p for p in problems if p not in without]
+    exp = _experiment(args, problems, args.networks, args.runs)
     res = _run(args, exp, args.out)
     print(f"{len(res.records)} runs in {res.path}: {res.n_new} new, {res.n_resumed} resumed; "
           f"{res.wall_time:.2f} s wall ({res.backend})")
