@@ -101,7 +101,9 @@ def _train(args):
     net, preset = build_network(args.network, ds, args.rule)
     r = train_rprop(net, *ds.train, *ds.valid, X_test=ds.test[0], Y_test=ds.test[1],
                     seed=args.seed, **training_arguments(preset, _options(args)))
-    print(f"{ds.name}: network {args.network} = {net.proben1_spec} "
+    shown = (args.network if args.network.strip() == net.proben1_spec
+             else f"{args.network} = {net.proben1_spec}")
+    print(f"{ds.name}: network {shown} "
           f"({'shortcuts' if net.shortcut else 'no shortcuts'}, {net.n_connections} connections), "
           f"preset {preset}, seed {args.seed}")
     gl = "-" if r.gl_end is None else f"{r.gl_end:.2f}"
@@ -360,8 +362,9 @@ def build_parser():
 
     parser.add_argument("--version", action="version", version=f"fastnet {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    net_help = (f"network: {', '.join(NETWORK_KINDS)} or a Proben1 spec such as '8+4 s' "
-                "(shortcut connections)")
+    net_help = (f"network: {', '.join(NETWORK_KINDS)} or a Proben1 spec 'h1+h2 k' such as '8+4 s' "
+                "(hidden layers of 8 and 4 units; k = l: linear outputs, s: sigmoid outputs; "
+                "all with shortcut connections, as Proben1's)")
 
     ds = sub.add_parser("datasets", help="list or fetch the Proben1 data",
                         description="List or fetch the Proben1 benchmark data.")
