@@ -264,3 +264,22 @@ def test_bench_all_with_the_default_network_leaves_out_problems_without_a_pivot(
     assert cli.main(["bench", "-p", "mushroom1", "-r", "1", "--data", str(proben1_root),
                      "-o", str(tmp_path / "m.jsonl"), "-q"]) == 1
     assert "no pivot architecture" in capsys.readouterr().err
+
+
+def test_train_saves_the_net_and_draws_its_curves(proben1_root, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from fastnet import MLP
+
+    net_file, pic = tmp_path / "net.npz", tmp_path / "curves.png"
+    assert cli.main(["train", "cancer1", "--seed", "2", "--data", str(proben1_root),
+                     "--save", str(net_file), "--plot", str(pic)]) == 0
+    out = capsys.readouterr().out
+    assert f"saved to {net_file}" in out and f"drawn to {pic}" in out
+    assert MLP.load(net_file).proben1_spec == "4+2 l"
+    assert pic.stat().st_size > 0
+    assert cli.main(["train", "cancer1", "--data", str(proben1_root),
+                     "--plot", str(tmp_path / "curves.jpg")]) == 1
+    assert "`--plot` must end in .png, .svg or .pdf" in capsys.readouterr().err
+    assert cli.main(["train", "cancer1", "--data", str(proben1_root),
+                     "--save", str(tmp_path / "nowhere" / "net.npz")]) == 1
+    assert "`--save`: no such directory" in capsys.readouterr().err

@@ -97,6 +97,14 @@ def _train(args):
     if len(names) != 1:
         raise _UserError(f"`train` takes one dataset such as {names[0]!r}, got {args.problem!r} "
                          f"({len(names)} datasets); use `fastnet bench` for several.")
+    from pathlib import Path
+
+    for option, path in (("--save", args.save), ("--plot", args.plot)):
+        # refused before training, not after it
+        if path and not Path(path).resolve().parent.is_dir():
+            raise _UserError(f"`{option}`: no such directory {Path(path).resolve().parent}.")
+    if args.plot and Path(args.plot).suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise _UserError(f"`--plot` must end in .png, .svg or .pdf, got {args.plot!r}.")
     ds = load_proben1(names[0], args.data)
     net, preset = build_network(args.network, ds, args.rule)
     r = train_rprop(net, *ds.train, *ds.valid, X_test=ds.test[0], Y_test=ds.test[1],
@@ -122,6 +130,15 @@ def _train(args):
     print("set-up:")
     for line in r.describe_setup().splitlines():
         print("  " + line)
+    if args.save:
+        net.save(args.save)
+        print(f"network (weights of the relevant epoch) saved to {args.save}; "
+              "load it with fastnet.MLP.load")
+    if args.plot:
+        from fastnet import plots
+
+        plots.learning_curves(r, path=args.plot)
+        print(f"learning curves drawn to {args.plot}")
     return 0
 
 
@@ -388,6 +405,10 @@ def build_parser():
     tr.add_argument("problem", help="Proben1 dataset, e.g. cancer1 or glass1d")
     tr.add_argument("--network", "-n", default="pivot", help=net_help + " (default pivot)")
     tr.add_argument("--seed", type=_seed, default=0, help="seed of the run (default 0)")
+    tr.add_argument("--save", metavar="FILE.npz", default=None,
+                    help="save the trained network (fastnet.MLP.load reads it)")
+    tr.add_argument("--plot", metavar="FILE.png", default=None,
+                    help="draw the learning curves (.png, .svg or .pdf; needs matplotlib)")
     _add_training(tr)
     _add_data(tr)
     tr.set_defaults(func=_train)
