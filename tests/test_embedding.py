@@ -62,8 +62,8 @@ def _sklearn_estimators():
     sk = pytest.importorskip("fastnet.sklearn")
     X, Y = _data(seed=1)
     y = np.array(["low", "mid", "high"])[Y.argmax(axis=1)]
-    clf = sk.RpropClassifier(hidden=(6,), max_epochs=50, random_state=0).fit(X, y)
-    reg = sk.RpropRegressor(hidden=(6,), max_epochs=50, random_state=0).fit(X, X.sum(axis=1))
+    clf = sk.RpropClassifier(hidden_layer_sizes=(6,), max_iter=50, random_state=0).fit(X, y)
+    reg = sk.RpropRegressor(hidden_layer_sizes=(6,), max_iter=50, random_state=0).fit(X, X.sum(axis=1))
     return sk, clf, reg, X
 
 
@@ -145,7 +145,7 @@ def test_estimator_round_trips(tmp_path):
             assert_array_equal(back.loss_curve_, est.loss_curve_)
             assert back.n_features_in_ == est.n_features_in_
     assert_array_equal(pickle.loads(pickle.dumps(clf)).classes_, ["high", "low", "mid"])
-    unfitted = sk.RpropClassifier(hidden=(3,), random_state=5)
+    unfitted = sk.RpropClassifier(hidden_layer_sizes=(3,), random_state=5)
     unfitted.save(tmp_path / "unfitted.npz")
     assert sk.RpropClassifier.load(tmp_path / "unfitted.npz").get_params() == unfitted.get_params()
 

@@ -83,18 +83,18 @@ def test_binary_problem_uses_two_outputs(iris):
 def test_targets_are_one_hot_like_proben1(iris):
     # The estimator trains exactly what train_rprop trains on one-hot 0/1 targets.
     X, y = iris
-    clf = RpropClassifier(hidden=(5,), stop=None, max_epochs=40, random_state=3).fit(X, y)
+    clf = RpropClassifier(hidden_layer_sizes=(5,), stop=None, max_iter=40, random_state=3).fit(X, y)
     net = MLP(4, (5,), 3, output_activation="logistic")
     ref = train_rprop(net, X, np.eye(3)[y], max_epochs=40, init_scale=0.5, seed=3)
     assert_array_equal(clf.net_.weights, ref.net.weights)
     assert_array_equal(clf.loss_curve_, ref.train_error)
-    assert clf.n_epochs_ == 40 and clf.relevant_epoch_ == 40
+    assert clf.n_iter_ == 40 and clf.relevant_epoch_ == 40
     assert clf.traversals_ == ref.traversals
 
 
 def test_predict_proba_rows_sum_to_one_when_all_outputs_nonpositive(iris):
     X, y = iris
-    clf = RpropClassifier(output_activation="linear", max_epochs=20, random_state=0).fit(X, y)
+    clf = RpropClassifier(output_activation="linear", max_iter=20, random_state=0).fit(X, y)
     # Push every output below 0: set the output biases to -100.
     W, b = clf.net_.get_params()
     b[clf.net_.n_layers] = np.full(3, -100.0)
@@ -122,7 +122,7 @@ def test_outputs_to_proba_rules():
 
 def test_one_class_is_predicted():
     X = np.random.default_rng(0).uniform(size=(10, 3))
-    clf = RpropClassifier(max_epochs=10, random_state=0).fit(X, ["only"] * 10)
+    clf = RpropClassifier(max_iter=10, random_state=0).fit(X, ["only"] * 10)
     assert_array_equal(clf.predict(X), ["only"] * 10)
     assert_array_equal(clf.predict_proba(X), np.ones((10, 1)))
 
@@ -131,17 +131,18 @@ def test_one_class_is_predicted():
 def test_pipeline_and_grid_search():
     X, y = load_iris(return_X_y=True)
     labels = _string_labels(y)
-    pipe = make_pipeline(StandardScaler(), RpropClassifier(max_epochs=100, random_state=0))
-    grid = GridSearchCV(pipe, {"rpropclassifier__hidden": [(2,), (6,)],
+    pipe = make_pipeline(StandardScaler(), RpropClassifier(max_iter=100, random_state=0))
+    grid = GridSearchCV(pipe, {"rpropclassifier__hidden_layer_sizes": [(2,), (6,)],
                                "rpropclassifier__variant": ["rprop+", "irprop-"]}, cv=3)
     grid.fit(X, labels)
-    assert set(grid.best_params_) == {"rpropclassifier__hidden", "rpropclassifier__variant"}
+    assert set(grid.best_params_) == {"rpropclassifier__hidden_layer_sizes",
+                                      "rpropclassifier__variant"}
     assert grid.best_score_ > 0.9
     assert grid.score(X, labels) > 0.9
     assert grid.predict(X[:5]).dtype.kind == "U"
     # refit network matches the chosen parameters
     best = grid.best_estimator_[-1]
-    assert best.net_.hidden == best.hidden
+    assert best.net_.hidden == best.hidden_layer_sizes
 
 
 def test_cross_validate_classifier_and_regressor():
@@ -153,7 +154,7 @@ def test_cross_validate_classifier_and_regressor():
     rng = np.random.default_rng(0)
     Xr = rng.uniform(-1, 1, size=(120, 2))
     yr = np.sin(2 * Xr[:, 0]) * Xr[:, 1]
-    res = cross_validate(RpropRegressor(hidden=(8,), max_epochs=300, random_state=0), Xr, yr,
+    res = cross_validate(RpropRegressor(hidden_layer_sizes=(8,), max_iter=300, random_state=0), Xr, yr,
                          cv=3)
     assert res["test_score"].min() > 0.8
 
@@ -172,9 +173,9 @@ def test_cross_validate_in_worker_processes_equals_sequential():
 
 def test_clone_keeps_parameters():
     from fastnet.stopping import GL
-    clf = RpropClassifier(hidden=(3, 2), stop=GL(2), delta0=(0.05, 0.2), random_state=7)
+    clf = RpropClassifier(hidden_layer_sizes=(3, 2), stop=GL(2), delta0=(0.05, 0.2), random_state=7)
     params = clone(clf).get_params()
-    assert params["hidden"] == (3, 2) and params["delta0"] == (0.05, 0.2)
+    assert params["hidden_layer_sizes"] == (3, 2) and params["delta0"] == (0.05, 0.2)
     assert params["stop"].name == "GL2"
 
 
@@ -184,11 +185,11 @@ def test_early_stopping_on_explicit_validation_set(iris):
     rng = np.random.default_rng(0)
     order = rng.permutation(150)
     tr, va = order[:100], order[100:]
-    clf = RpropClassifier(hidden=(8,), max_epochs=3000, random_state=0)
+    clf = RpropClassifier(hidden_layer_sizes=(8,), max_iter=3000, random_state=0)
     clf.fit(X[tr], y[tr], X[va], y[va])
     assert clf.stop_reason_ != "max_epochs"          # Proben1's multilayer rule fired
-    assert clf.n_epochs_ < 3000
-    assert clf.validation_scores_.shape == (clf.n_epochs_ // 5,)
+    assert clf.n_iter_ < 3000
+    assert clf.validation_scores_.shape == (clf.n_iter_ // 5,)
     best = 5 * (int(np.argmin(clf.validation_scores_)) + 1)
     assert clf.relevant_epoch_ == best
     assert clf.train_result_.setup["n_val"] == 50
@@ -196,7 +197,7 @@ def test_early_stopping_on_explicit_validation_set(iris):
 
 def test_validation_fraction_split_is_deterministic(iris):
     X, y = iris
-    a = RpropClassifier(validation_fraction=0.2, stop=None, max_epochs=50, random_state=4)
+    a = RpropClassifier(validation_fraction=0.2, stop=None, max_iter=50, random_state=4)
     b = clone(a)
     a.fit(X, y)
     b.fit(X, y)
@@ -210,8 +211,8 @@ def test_validation_fraction_split_is_deterministic(iris):
 
 def test_convergence_warning_is_both_kinds(iris):
     X, y = iris
-    clf = RpropClassifier(validation_fraction=0.3, max_epochs=10, random_state=0)
-    with pytest.warns(RpropConvergenceWarning, match="max_epochs=10"):
+    clf = RpropClassifier(validation_fraction=0.3, max_iter=10, random_state=0)
+    with pytest.warns(RpropConvergenceWarning, match="max_iter=10"):
         clf.fit(X, y)
     assert issubclass(RpropConvergenceWarning, ConvergenceWarning)
     assert issubclass(RpropConvergenceWarning, NoConvergenceWarning)
@@ -219,16 +220,16 @@ def test_convergence_warning_is_both_kinds(iris):
     # Without a validation set "auto" means no criterion: no warning.
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        RpropClassifier(max_epochs=10, random_state=0).fit(X, y)
+        RpropClassifier(max_iter=10, random_state=0).fit(X, y)
 
 
 def test_preset_supplies_parameters_and_explicit_ones_win(iris):
     X, y = iris
-    clf = RpropClassifier(preset="proben1-multilayer", max_epochs=10, random_state=0).fit(X, y)
+    clf = RpropClassifier(preset="proben1-multilayer", max_iter=10, random_state=0).fit(X, y)
     params = clf.train_result_.setup["parameters"]
     assert params["eta_plus"] == 1.2 and params["delta0"] == [0.05, 0.2]
     assert "[-0.2, 0.2]" in clf.train_result_.setup["initialisation"]
-    clf = RpropClassifier(preset="proben1-linear", hidden=(), eta_plus=1.3, max_epochs=10,
+    clf = RpropClassifier(preset="proben1-linear", hidden_layer_sizes=(), eta_plus=1.3, max_iter=10,
                           random_state=0).fit(X, y)
     assert clf.train_result_.setup["parameters"]["eta_plus"] == 1.3
     assert "[-0.01, 0.01]" in clf.train_result_.setup["initialisation"]
@@ -239,15 +240,15 @@ def test_regressor_shapes_and_validation():
     rng = np.random.default_rng(1)
     X = rng.uniform(-1, 1, size=(80, 3))
     Y = np.column_stack([X.sum(axis=1), X[:, 0] * X[:, 1]])
-    reg = RpropRegressor(max_epochs=300, random_state=0).fit(X, Y[:, 0])
+    reg = RpropRegressor(max_iter=300, random_state=0).fit(X, Y[:, 0])
     assert reg.n_outputs_ == 1 and reg.predict(X).shape == (80,)
     assert reg.score(X, Y[:, 0]) > 0.95
-    reg2 = RpropRegressor(stop=None, max_epochs=300, random_state=0)
+    reg2 = RpropRegressor(stop=None, max_iter=300, random_state=0)
     reg2.fit(X[:60], Y[:60], X[60:], Y[60:])
     assert reg2.n_outputs_ == 2 and reg2.predict(X).shape == (80, 2)
     assert reg2.validation_scores_ is not None
     with pytest.raises(ValueError, match="`y_val` has 1 target columns but `y` has 2"):
-        RpropRegressor(max_epochs=5).fit(X[:60], Y[:60], X[60:], Y[60:, :1])
+        RpropRegressor(max_iter=5).fit(X[:60], Y[:60], X[60:], Y[60:, :1])
 
 
 # ------------------------------------------------------------------- errors
@@ -259,11 +260,12 @@ def test_regressor_shapes_and_validation():
     (dict(stop="linear"), None, ValueError, r"`stop`='linear' .* needs a validation set"),
     (dict(random_state=-1), None, ValueError, r"`random_state` must be non-negative"),
     (dict(random_state="x"), None, TypeError, r"`random_state` must be None, an int"),
-    (dict(hidden="x"), None, TypeError, r"`hidden` must be an integer"),
+    (dict(hidden_layer_sizes="x"), None, TypeError, r"`hidden_layer_sizes` must be a sequence"),
+    (dict(hidden_layer_sizes=(3, 0)), None, ValueError, r"`hidden_layer_sizes` must be >= 1"),
     (dict(eta_minus=1.5), None, ValueError, r"`eta_minus` must be in \(0.0, 1.0\)"),
     (dict(variant="adam"), None, ValueError, r"`variant` must be one of"),
     (dict(preset="fast"), None, ValueError, r"`preset` must be one of"),
-    (dict(max_epochs=0), None, ValueError, r"`max_epochs` must be >= 1"),
+    (dict(max_iter=0), None, ValueError, r"`max_iter` must be >= 1"),
     (dict(output_activation="relu"), None, ValueError, r"`output_activation` must be one of"),
     (dict(), "xval_only", ValueError, r"give both `X_val` and `y_val`"),
     (dict(), "bad_label", ValueError, r"`y_val` has labels \['x'\] that are not in `y`"),
@@ -274,7 +276,7 @@ def test_fit_errors_name_the_argument(params, fit_kw, exc, match):
     kw = {"val": dict(X_val=X, y_val=y), "xval_only": dict(X_val=X),
           "bad_label": dict(X_val=X[:2], y_val=np.array(["a", "x"])), None: {}}[fit_kw]
     with pytest.raises(exc, match=match):
-        RpropClassifier(**{"max_epochs": 5, **params}).fit(X, y, **kw)
+        RpropClassifier(**{"max_iter": 5, **params}).fit(X, y, **kw)
 
 
 def test_import_error_names_the_extra():
@@ -292,7 +294,7 @@ def test_auto_stop_follows_the_presets_own_rule(iris):
                          ("proben1-multilayer-literal",
                           "(P<0.1 or max_epochs or (ever GL5 and ever UP8 and ever PQ3))")):
         clf = RpropClassifier(preset=preset, stop="auto", validation_fraction=0.25,
-                              max_epochs=20, random_state=0)
+                              max_iter=20, random_state=0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             clf.fit(X, y)

@@ -17,7 +17,7 @@ Examples
 >>> from fastnet.sklearn import RpropClassifier
 >>> X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]] * 5)
 >>> y = np.array(["no", "yes", "yes", "no"] * 5)
->>> clf = RpropClassifier(hidden=(4,), max_epochs=300, random_state=0).fit(X, y)
+>>> clf = RpropClassifier(hidden_layer_sizes=(4,), max_iter=300, random_state=0).fit(X, y)
 >>> clf.classes_
 array(['no', 'yes'], dtype='<U3')
 >>> clf.predict([[0., 1.], [1., 1.]])
@@ -45,7 +45,7 @@ except ImportError as exc:  # scikit-learn missing, or older than 1.6 (no valida
 
 from fastnet._files import FILE_FORMAT_VERSION, PICKLE_FORMAT_VERSION, EstimatorPersistence
 from fastnet.exceptions import NoConvergenceWarning
-from fastnet._validation import check_choice
+from fastnet._validation import check_choice, check_int
 from fastnet.network import MLP
 from fastnet.rprop import PRESETS, proben1_stopping, train_rprop
 from fastnet.stopping import StoppingCriterion
@@ -67,7 +67,7 @@ DEFAULT_INIT_SCALE = 0.5
 
 
 class RpropConvergenceWarning(NoConvergenceWarning, ConvergenceWarning):
-    """``max_epochs`` was reached before the stopping criterion held.
+    """``max_iter`` (epochs) was reached before the stopping criterion held.
 
     A subclass of both :class:`fastnet.NoConvergenceWarning` and scikit-learn's
     :class:`~sklearn.exceptions.ConvergenceWarning`, so a filter on either
@@ -133,12 +133,12 @@ class _RpropBase(EstimatorPersistence, BaseEstimator):
     _default_output_activation = None
     _is_classifier = False
 
-    def __init__(self, hidden=(8,), *, shortcut=True, hidden_activation="proben1",
+    def __init__(self, hidden_layer_sizes=(8,), *, shortcut=True, hidden_activation="proben1",
                  output_activation=None, preset=None, variant=None, eta_plus=None,
                  eta_minus=None, delta0=None, delta_min=None, delta_max=None,
-                 init_scale=None, stop="auto", max_epochs=200, strip=5,
+                 init_scale=None, stop="auto", max_iter=200, strip=5,
                  validation_fraction=None, random_state=None):
-        self.hidden = hidden
+        self.hidden_layer_sizes = hidden_layer_sizes
         self.shortcut = shortcut
         self.hidden_activation = hidden_activation
         self.output_activation = output_activation
@@ -151,7 +151,7 @@ class _RpropBase(EstimatorPersistence, BaseEstimator):
         self.delta_max = delta_max
         self.init_scale = init_scale
         self.stop = stop
-        self.max_epochs = max_epochs
+        self.max_iter = max_iter
         self.strip = strip
         self.validation_fraction = validation_fraction
         self.random_state = random_state
@@ -201,11 +201,20 @@ class _RpropBase(EstimatorPersistence, BaseEstimator):
         return X[train], Y[train], X[val], Y[val]
 
     def _fit(self, X, Y, X_val, Y_val):
+        # scikit-learn's names in the messages (MLP and train_rprop use Proben1's)
+        hidden = self.hidden_layer_sizes
+        if isinstance(hidden, numbers.Integral) and not isinstance(hidden, bool):
+            hidden = (hidden,)
+        if not isinstance(hidden, (tuple, list, np.ndarray)):
+            raise TypeError("`hidden_layer_sizes` must be a sequence of ints, got "
+                            f"{type(hidden).__name__} {hidden!r}.")
+        hidden = tuple(check_int(h, "hidden_layer_sizes", minimum=1) for h in hidden)
+        check_int(self.max_iter, "max_iter", minimum=1)
         seed = _seed_from(self.random_state)
         X, Y, X_val, Y_val = self._split(X, Y, X_val, Y_val, seed)
         output_activation = (self._default_output_activation if self.output_activation is None
                              else self.output_activation)
-        net = MLP(X.shape[1], self.hidden, Y.shape[1], shortcut=self.shortcut,
+        net = MLP(X.shape[1], hidden, Y.shape[1], shortcut=self.shortcut,
                   hidden_activation=self.hidden_activation, output_activation=output_activation)
         stop = self._check_stop(X_val is not None, net.hidden)
         given = {name: getattr(self, name) for name in _PRESET_PARAMS
@@ -215,16 +224,18 @@ class _RpropBase(EstimatorPersistence, BaseEstimator):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", NoConvergenceWarning)
             result = train_rprop(net, X, Y, X_val, Y_val, preset=self.preset, stop=stop,
-                                 max_epochs=self.max_epochs, strip=self.strip, seed=seed,
+                                 max_epochs=self.max_iter, strip=self.strip, seed=seed,
                                  classification=self._is_classifier and Y.shape[1] >= 2, **given)
         for w in caught:  # re-emit, NoConvergenceWarning as a ConvergenceWarning too
             if issubclass(w.category, NoConvergenceWarning):
-                warnings.warn(str(w.message), RpropConvergenceWarning, stacklevel=3)
+                # in the estimator's words: max_iter is train_rprop's max_epochs
+                message = str(w.message).replace("max_epochs=", "max_iter=")
+                warnings.warn(message, RpropConvergenceWarning, stacklevel=3)
             else:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         self.net_ = result.net
         self.train_result_ = result
-        self.n_epochs_ = result.epochs
+        self.n_iter_ = result.epochs
         self.loss_curve_ = result.train_error
         self.validation_scores_ = result.val_error
         self.relevant_epoch_ = result.relevant_epoch
@@ -248,9 +259,9 @@ class _RpropBase(EstimatorPersistence, BaseEstimator):
 _PARAMS_DOC = """
     Parameters
     ----------
-    hidden : sequence of int, default=(8,)
-        Units per hidden layer (scikit-learn's ``hidden_layer_sizes``); ``()``
-        is a network without hidden layers.
+    hidden_layer_sizes : sequence of int, default=(8,)
+        Units per hidden layer (``hidden`` of :class:`fastnet.MLP`); ``()`` is a
+        network without hidden layers.
     shortcut : bool, default=True
         Every layer feeds every later layer (Proben1); False: adjacent layers only.
     hidden_activation : {{"proben1", "logistic", "tanh", "linear"}}, default="proben1"
@@ -261,7 +272,7 @@ _PARAMS_DOC = """
         Proben1's RPROP set-up: supplies every RPROP parameter below that is
         None, the initial weight range and (with ``stop="auto"`` and a
         validation set) the stopping rule. Its 3000-epoch limit is *not* used:
-        ``max_epochs`` always applies.
+        ``max_iter`` always applies.
     variant : {{"rprop+", "rprop-", "irprop-", "irprop+"}} or None, default=None
         None: the preset's, else ``"rprop+"``.
     eta_plus, eta_minus, delta0, delta_min, delta_max : float or None
@@ -272,15 +283,15 @@ _PARAMS_DOC = """
         Initial weights are uniform in [-init_scale, init_scale]; None: the
         preset's value, else 0.5.
     stop : "auto", "linear", "multilayer", StoppingCriterion or None, default="auto"
-        When to stop before ``max_epochs``. ``"auto"``: with a validation set,
+        When to stop before ``max_iter``. ``"auto"``: with a validation set,
         Proben1's rule (``"multilayer"`` for networks with hidden layers or the
         multilayer preset, else ``"linear"``), without one, train
-        ``max_epochs`` epochs. ``"linear"`` (GL5 or P5 < 0.1) and
+        ``max_iter`` epochs. ``"linear"`` (GL5 or P5 < 0.1) and
         ``"multilayer"`` (P5 < 0.1, or ever GL5, UP8 and PQ3) need a validation
-        set. None trains exactly ``max_epochs`` epochs. With a validation set
+        set. None trains exactly ``max_iter`` epochs. With a validation set
         the fitted network always holds the weights of the epoch with the
         lowest validation error.
-    max_epochs : int, default=200
+    max_iter : int, default=200
         Hard limit on the epochs. If a criterion was asked for and did not hold
         by then, fit warns :class:`RpropConvergenceWarning`.
     strip : int, default=5
@@ -302,9 +313,9 @@ _ATTRIBUTES_DOC = """
         The trained network (``net_.predict(X)`` gives the raw outputs).
     train_result_ : fastnet.TrainResult
         Everything :func:`fastnet.train_rprop` returned (errors, set-up, ...).
-    n_epochs_ : int
+    n_iter_ : int
         Epochs trained.
-    loss_curve_ : ndarray of shape (n_epochs_,)
+    loss_curve_ : ndarray of shape (n_iter_,)
         Training squared error percentage of each epoch, measured before that
         epoch's update: 100 / (n_samples * n_outputs) * sum of squared errors,
         i.e. 100 times the mean squared error per output.
@@ -401,7 +412,7 @@ class RpropClassifier(ClassifierMixin, _RpropBase):
         Warns
         -----
         RpropConvergenceWarning
-            If a stopping criterion was asked for and ``max_epochs`` came first.
+            If a stopping criterion was asked for and ``max_iter`` came first.
         """
         X, y = validate_data(self, X, y, dtype=np.float64, order="C")
         check_classification_targets(y)
@@ -476,7 +487,7 @@ class RpropRegressor(RegressorMixin, _RpropBase):
     --------
     >>> import numpy as np
     >>> X = np.linspace(-1, 1, 50)[:, None]
-    >>> reg = RpropRegressor(hidden=(6,), max_epochs=500, random_state=0)
+    >>> reg = RpropRegressor(hidden_layer_sizes=(6,), max_iter=500, random_state=0)
     >>> reg.fit(X, X[:, 0] ** 2).score(X, X[:, 0] ** 2) > 0.95
     True
     """)
@@ -506,7 +517,7 @@ class RpropRegressor(RegressorMixin, _RpropBase):
         Warns
         -----
         RpropConvergenceWarning
-            If a stopping criterion was asked for and ``max_epochs`` came first.
+            If a stopping criterion was asked for and ``max_iter`` came first.
         """
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", multi_output=True,
                              y_numeric=True)
