@@ -6,7 +6,8 @@
 from fastnet._version import __version__  # noqa: E402
 
 from fastnet.exceptions import (  # noqa: E402
-    DataFormatError, DivergenceError, FileLockedError, NoConvergenceWarning, ResultFileError,
+    DataFormatError, DataIntegrityWarning, DivergenceError, FileLockedError, NoConvergenceWarning,
+    ResultFileError,
 )
 from fastnet.network import MLP  # noqa: E402
 from fastnet.rprop import train_rprop  # noqa: E402
@@ -69,6 +70,7 @@ __all__ = [
     "datasets",
     "stats",
     "DataFormatError",
+    "DataIntegrityWarning",
     "DivergenceError",
     "FileLockedError",
     "ResultFileError",

@@ -1,5 +1,8 @@
 """Exceptions and warnings raised by fastnet."""
 
+__all__ = ["DataFormatError", "DataIntegrityWarning", "DivergenceError", "FileLockedError",
+           "NoConvergenceWarning", "ResultFileError"]
+
 
 class DataFormatError(ValueError):
     """A data file does not follow its format.
