@@ -37,7 +37,7 @@ from _peers import cases as cases_mod  # noqa: E402
 from _peers import machine  # noqa: E402
 from _peers.harness import PeerUnavailable, measure  # noqa: E402
 
-ALL_PEERS = ("fastnet", "numpy", "fann", "torch")
+ALL_PEERS = ("fastnet", "numpy", "fann", "torch", "jax")
 DTYPES = ("float64", "float32")
 SHORT = {"float64": "f64", "float32": "f32"}
 INIT_RTOL = {"float64": 1e-10, "float32": 1e-5}   # SSE at init vs the float64 reference
@@ -70,6 +70,9 @@ def peer_class(name):
     if name == "torch":
         from _peers.torch_peer import TorchPeer
         return TorchPeer
+    if name == "jax":
+        from _peers.jax_peer import JaxPeer
+        return JaxPeer
     raise ValueError(name)
 
 
@@ -85,6 +88,9 @@ def availability(name):
         elif name == "fann":
             from _peers.fann import _load
             _load("float64")
+        elif name == "jax":
+            from _peers.jax_peer import import_jax
+            import_jax()
     except PeerUnavailable as exc:
         return str(exc)
     return None
@@ -341,6 +347,10 @@ def main(argv=None):
         raise SystemExit("`--epochs` and `--repeats` must be >= 1")
 
     log = print
+    if hasattr(os, "sched_setaffinity"):
+        # One core for every peer (each runs one thread): JAX's idle XLA thread pool
+        # would otherwise add CPU time that no single-threaded peer pays.
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     t_start = time.perf_counter()
     unavailable = {}
     for name in args.peers:   # imports the peers (and the BLAS libraries they load)

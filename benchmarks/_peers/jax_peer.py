@@ -1,0 +1,101 @@
+"""JAX at its best: the whole training under ``jax.jit``, float64, one XLA thread.
+
+Same layout as the NumPy peer (one flat weight vector; layer j a ``(fan_in, n_j)``
+matrix and its bias; a layer reads a contiguous column range of the activations, so
+shortcuts need no copies), the gradient from ``jax.value_and_grad``, iRPROP- with
+``jnp.where`` exactly as the NumPy and torch peers, and the epochs in a
+``lax.fori_loop`` whose trip count is an argument, so that one compilation (in the
+warm-up) serves every timed run.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Before jax is imported: one XLA thread, no eigen thread pool.
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
+                                   "intra_op_parallelism_threads=1")
+
+from .cases import RPROP  # noqa: E402
+from .harness import Peer, PeerUnavailable  # noqa: E402
+from .numpy_peer import NumpyPeer  # noqa: E402
+
+
+def import_jax():
+    try:
+        import jax
+    except ImportError:
+        raise PeerUnavailable("jax is not installed (pip install '.[bench]')") from None
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+class JaxPeer(Peer):
+    name = "jax"
+
+    def __init__(self, case, dtype="float64"):
+        if dtype != "float64":
+            raise PeerUnavailable("the JAX peer runs float64 only here")
+        jax = import_jax()
+        import jax.numpy as jnp
+
+        self.case, self.dtype = case, dtype
+        ref = NumpyPeer(case)          # the flat layout and the fixed initial weights
+        ref.reset()
+        self.w0 = jnp.asarray(ref.w)
+        sizes, n_in = case.sizes, case.sizes[0]
+        col = [0]
+        for n in sizes[:-1]:
+            col.append(col[-1] + n)
+        layout, off = [], 0
+        for lay in ref.layers:
+            j, src = lay["j"], lay["src"]
+            lo, hi = col[src[0]], col[src[-1]] + sizes[src[-1]]
+            n = sizes[j]
+            layout.append((lo, hi, n, off, off + (hi - lo) * n, j == len(sizes) - 1))
+            off += (hi - lo) * n + n
+        X, T = jnp.asarray(case.X, jnp.float64), jnp.asarray(case.T, jnp.float64)
+
+        def forward(w):
+            A = X
+            for lo, hi, n, w_off, b_off, last in layout:
+                z = A[:, lo:hi] @ w[w_off:b_off].reshape(hi - lo, n) + w[b_off:b_off + n]
+                if last:
+                    return z
+                A = jnp.concatenate([A, z / (1.0 + jnp.abs(z))], axis=1)
+
+        def sse(w):
+            return jnp.sum((forward(w) - T) ** 2)
+
+        grad = jax.grad(sse)
+        p = RPROP
+
+        def epoch(_, carry):
+            w, g_prev, step = carry
+            g = grad(w)
+            prod = g * g_prev
+            step = jnp.where(prod > 0, jnp.minimum(step * p["eta_plus"], p["delta_max"]),
+                             jnp.where(prod < 0,
+                                       jnp.maximum(step * p["eta_minus"], p["delta_min"]), step))
+            g = jnp.where(prod < 0, 0.0, g)
+            return w - jnp.sign(g) * step, g, step
+
+        def train(w, epochs):
+            carry = (w, jnp.zeros_like(w), jnp.full_like(w, p["delta0"]))
+            return jax.lax.fori_loop(0, epochs, epoch, carry)[0]
+
+        self._train = jax.jit(train)
+        self._sse = jax.jit(sse)
+        self.w = self.w0
+        self.extra = {"jax": jax.__version__, "xla_flags": os.environ.get("XLA_FLAGS", "")}
+        if n_in != X.shape[1]:
+            raise PeerUnavailable("inconsistent case")
+
+    def reset(self):
+        self.w = self.w0
+
+    def run(self, epochs):
+        self.w = self._train(self.w, epochs).block_until_ready()
+
+    def sse(self):
+        return float(self._sse(self.w))
