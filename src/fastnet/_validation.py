@@ -124,3 +124,12 @@ def as_generator(seed, name="seed"):
     if seed < 0:
         raise ValueError(f"`{name}` must be non-negative, got {seed}.")
     return np.random.default_rng(int(seed))
+
+
+def import_pandas(feature):
+    """pandas, imported on first use; an ImportError naming ``feature`` if it is missing."""
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError(f"{feature} needs pandas: pip install pandas") from None
+    return pandas

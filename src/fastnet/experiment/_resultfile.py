@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+from fastnet._validation import import_pandas
 from fastnet.exceptions import ResultFileError
 
 
@@ -60,10 +61,7 @@ class ResultFile:
         ImportError
             If pandas is not installed.
         """
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("ResultFile.to_dataframe needs pandas: pip install pandas") from None
+        pd = import_pandas("ResultFile.to_dataframe")
         return pd.json_normalize(list(self.records), sep=".")
 
     def keys(self):

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fastnet._validation import import_pandas
+
 from fastnet.report._summary import MEASURES, _results
 
 
@@ -65,10 +67,7 @@ class Comparison:
         ImportError
             If pandas is not installed.
         """
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("Comparison.to_dataframe needs pandas: pip install pandas") from None
+        pd = import_pandas("Comparison.to_dataframe")
         rows = []
         for (problem, a, b), test in self.ttests.items():
             xa, xb = self.samples[a][problem], self.samples[b][problem]

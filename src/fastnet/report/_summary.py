@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fastnet._validation import import_pandas
+
 from fastnet.report._render import (
     _DIST, _MAIN, _latex_table, _markdown_table,
     _text_table,
@@ -256,10 +258,7 @@ class Report:
         ImportError
             If pandas is not installed.
         """
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("Report.to_dataframe needs pandas: pip install pandas") from None
+        pd = import_pandas("Report.to_dataframe")
         recs = []
         for r in self.rows:
             d = asdict(r)
