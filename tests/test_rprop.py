@@ -310,3 +310,13 @@ def test_kernel_success_check_rejects_non_binary_targets_without_analog():
     T = XOR_T * 0.9
     with pytest.raises(ValueError, match="analog"):
         train_rprop(MLP(2, (2,), 1), XOR_X, T, stop=Correct(), max_epochs=10)
+
+
+def test_signature_shows_readable_defaults():
+    import inspect
+
+    from fastnet import train_rprop_many
+
+    for fn in (train_rprop, train_rprop_many):
+        text = str(inspect.signature(fn))
+        assert "object at 0x" not in text and "eta_plus=<preset or default>" in text

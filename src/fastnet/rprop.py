@@ -73,7 +73,17 @@ PRESETS = {
                                        stop="multilayer-literal"),
 }
 
-_UNSET = object()
+class _Default:
+    """An argument left out: the preset's value, else the documented default.
+
+    Its repr is what ``help(train_rprop)`` shows for such arguments.
+    """
+
+    def __repr__(self):
+        return "<preset or default>"
+
+
+_UNSET = _Default()
 
 
 def _check_delta0(delta0, delta_min, delta_max):
