@@ -167,22 +167,25 @@ class Reproduction:
         return (f"Reproduction({self.networks!r}, {len(self.rows)} files; test error "
                 f"{test[0]}/{test[1]}, total epochs {epochs[0]}/{epochs[1]} match)")
 
+    def _columns(self):
+        """(key, heading) of the compared columns, in table order."""
+        return [(key, head) for key, _, head, _ in COLUMNS if key in self.counts]
+
+    def _cells(self, row, cell, missing):
+        """The row's cells: ``cell(ours, published, matches)``, ``missing`` where absent."""
+        return [cell(*row.cells[key]) if key in row.cells else missing
+                for key, _ in self._columns()]
+
     def to_text(self):
         """A fixed-width table: ``ours/published`` per column, ``X`` where outside."""
-        heads = [h for key, _, h, _ in COLUMNS if key in self.counts]
-        keys = [key for key, _, _, _ in COLUMNS if key in self.counts]
-        lines = [f"{'file':<11}{'runs':>5} " + "".join(f"{h:>19}" for h in heads)]
+        columns = self._columns()
+        lines = [f"{'file':<11}{'runs':>5} " + "".join(f"{h:>19}" for _, h in columns)]
         for row in self.rows:
-            cells = []
-            for key in keys:
-                if key in row.cells:
-                    o, p, ok = row.cells[key]
-                    cells.append(f"{_fmt(o):>8}/{_fmt(p):<8}{' ' if ok else 'X':>2}")
-                else:
-                    cells.append(f"{'-':>19}")
+            cells = self._cells(row, lambda o, p, ok: f"{_fmt(o):>8}/{_fmt(p):<8}{' ' if ok else 'X':>2}",
+                                f"{'-':>19}")
             lines.append(f"{row.problem:<11}{row.n_runs:>5} " + " ".join(cells))
         lines.append(f"{'matching':<16} " + " ".join(
-            f"{f'{self.counts[k][0]}/{self.counts[k][1]}':>18}" for k in keys))
+            f"{f'{self.counts[k][0]}/{self.counts[k][1]}':>18}" for k, _ in columns))
         lines.append("ours/published means; X: outside max(3 standard errors, 5 % (15 % for "
                      "epochs), 0.02) of the published mean (Prechelt 1994).")
         if self.missing:
@@ -191,21 +194,15 @@ class Reproduction:
 
     def to_markdown(self):
         """The same table in Markdown (✓ where ours matches, ✗ where not)."""
-        keys = [key for key, _, _, _ in COLUMNS if key in self.counts]
-        heads = [h for key, _, h, _ in COLUMNS if key in self.counts]
-        out = ["| file | runs | " + " | ".join(heads) + " |",
-               "|---|---:|" + "---:|" * len(keys)]
+        columns = self._columns()
+        out = ["| file | runs | " + " | ".join(h for _, h in columns) + " |",
+               "|---|---:|" + "---:|" * len(columns)]
         for row in self.rows:
-            cells = []
-            for key in keys:
-                if key in row.cells:
-                    o, p, ok = row.cells[key]
-                    cells.append(f"{_fmt(o)} / {_fmt(p)} {'✓' if ok else '✗'}")
-                else:
-                    cells.append("–")
+            cells = self._cells(row, lambda o, p, ok: f"{_fmt(o)} / {_fmt(p)} {'✓' if ok else '✗'}",
+                                "–")
             out.append(f"| {row.problem} | {row.n_runs} | " + " | ".join(cells) + " |")
         out.append("| **matching** | | " + " | ".join(
-            f"**{self.counts[k][0]} / {self.counts[k][1]}**" for k in keys) + " |")
+            f"**{self.counts[k][0]} / {self.counts[k][1]}**" for k, _ in columns) + " |")
         return "\n".join(out)
 
 
