@@ -192,7 +192,7 @@ def main(argv=None):
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})   # one core
     rows = []
-    print(f"fastnet {fastnet.__version__}, kernels {fastnet._training.build_flags()['vector_kernels']}; "
+    print(f"fastnet {fastnet.__version__}, kernels {fastnet._provenance.build_flags()['vector_kernels']}; "
           f"{platform.processor() or platform.machine()}; load {os.getloadavg()}")
     for name, data, hidden, trials, epochs in STUDIES:
         if args.studies and name.split()[0] not in args.studies:

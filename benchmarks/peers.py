@@ -377,7 +377,7 @@ def main(argv=None):
         from _peers.fastnet_peer import fastnet_version, import_fastnet
         versions["fastnet"] = fastnet_version()
         versions["fastnet_file"] = getattr(import_fastnet(), "__file__", None)
-        from fastnet._training import build_flags
+        from fastnet._provenance import build_flags
         # AVX-512 kernels or the AVX2 loops + BLAS: the figures depend on it.
         versions["fastnet_kernels"] = build_flags()["vector_kernels"]
     versions["repo_commit"] = machine.git_commit(cases_mod.repo_root())

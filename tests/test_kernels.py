@@ -10,9 +10,9 @@ import pytest
 from numpy.testing import assert_allclose
 
 import _reference as ref
-from fastnet import MLP
+from fastnet import MLP, _engine
 from fastnet._kernels import _backward, _forward, _rprop
-from fastnet._training import build_flags
+from fastnet._provenance import build_flags
 from fastnet.network import ACTIVATIONS
 
 NETS = [
@@ -41,13 +41,13 @@ def make(n_in, hidden, n_out, shortcut, hidden_act="proben1", out_act="linear", 
 
 
 def kernel_gradient(net, X, T, blas_min, block):
-    A = net._workspace(X)
+    A = _engine.activations(net, X)
     A[:, net.n_units:] = np.nan   # row padding: never read, never written
     n_nonin = net.n_units - net.n_in
     D = np.zeros((block, n_nonin))
     Dl = np.zeros((block, n_nonin))
     g = np.empty(net.n_connections)
-    sse = _backward.gradient(A, T, net._layers, net.n_in, net.weights, g, D, Dl, blas_min)
+    sse = _backward.gradient(A, T, net.layer_table, net.n_in, net.weights, g, D, Dl, blas_min)
     return g, sse
 
 
@@ -56,8 +56,8 @@ def kernel_gradient(net, X, T, blas_min, block):
 @pytest.mark.parametrize("act", ["proben1", "logistic", "tanh", "linear"])
 def test_forward_matches_reference(spec, act, path):
     net, X, T = make(*spec, hidden_act=act, out_act=act)
-    A = net._workspace(X)
-    _forward.forward(A, net._layers, net.n_in, net.weights, 5, PATHS[path])
+    A = _engine.activations(net, X)
+    _forward.forward(A, net.layer_table, net.n_in, net.weights, 5, PATHS[path])
     assert_allclose(A[:, net.n_units - net.n_out:net.n_units], ref.predict(net, X), rtol=1e-12, atol=1e-14)
     assert_allclose(net.predict(X), ref.predict(net, X), rtol=1e-12, atol=1e-14)
 
@@ -75,9 +75,9 @@ def test_products_match_reference_on_every_tile_shape(hidden, shortcut):
             X = rng.uniform(-1, 1, (n_rows, n_in))
             T = rng.uniform(0, 1, (n_rows, 3))
             for block in (4, 64):
-                A = net._workspace(X)
+                A = _engine.activations(net, X)
                 A[:, net.n_units:] = np.nan   # row padding: never read, never written
-                _forward.forward(A, net._layers, n_in, net.weights, block, 10**12)
+                _forward.forward(A, net.layer_table, n_in, net.weights, block, 10**12)
                 assert np.isnan(A[:, net.n_units:]).all()
                 assert_allclose(A[:, net.n_units - 3:net.n_units], ref.predict(net, X), rtol=1e-12, atol=1e-14)
                 g, sse = kernel_gradient(net, X, T, 10**12, block)
@@ -224,18 +224,18 @@ def test_kernels_refuse_mismatched_buffers_before_running():
     # The kernels run with boundscheck off; their Python entry points check shapes.
     net = MLP(3, (4,), 2).init_weights(0)
     X, T = np.zeros((10, 3)), np.zeros((10, 2))
-    A = net._workspace(X)
+    A = _engine.activations(net, X)
     g = np.zeros(net.n_connections)
     good = np.zeros((10, 6))
     with pytest.raises(ValueError, match="workspaces need 6 columns"):
-        _backward.gradient(A, T, net._layers, 3, net.weights, g, np.zeros((10, 5)), good, 0)
+        _backward.gradient(A, T, net.layer_table, 3, net.weights, g, np.zeros((10, 5)), good, 0)
     with pytest.raises(ValueError, match="targets"):
-        _backward.gradient(A, T[:5], net._layers, 3, net.weights, g, good, good, 0)
+        _backward.gradient(A, T[:5], net.layer_table, 3, net.weights, g, good, good, 0)
     with pytest.raises(ValueError, match="weight vectors"):
-        _forward.forward(A, net._layers, 3, net.weights[:-1].copy(), 4, 0)
+        _forward.forward(A, net.layer_table, 3, net.weights[:-1].copy(), 4, 0)
     with pytest.raises(ValueError, match="activation rows"):
-        _forward.forward(A[:, :net.n_units - 1].copy(), net._layers, 3, net.weights, 4, 0)
-    bad_layers = net._layers.copy()
+        _forward.forward(A[:, :net.n_units - 1].copy(), net.layer_table, 3, net.weights, 4, 0)
+    bad_layers = net.layer_table.copy()
     bad_layers[0, 3] = 99
     with pytest.raises(ValueError, match="layer table"):
         _forward.forward(A, bad_layers, 3, net.weights, 4, 0)

@@ -6,7 +6,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 import _reference as ref
-from fastnet import MLP, count_connections
+from fastnet import MLP, _engine, count_connections
 
 # Proben1 Table 7 (SPEC §5.4): (problem, inputs, outputs, [spec, C] for permutations 1, 2, 3).
 TABLE7 = {
@@ -214,7 +214,7 @@ def test_workspace_rows_start_on_cache_lines(n_in, hidden, n_out):
     # The AVX-512 kernels rely on aligned rows for speed (not for correctness).
     net = MLP(n_in, hidden, n_out)
     X = np.random.default_rng(0).uniform(size=(5, n_in))
-    A = net._workspace(X)
+    A = _engine.activations(net, X)
     assert A.shape == (5, -(-net.n_units // 8) * 8)
     assert A.ctypes.data % 64 == 0 and A.strides[0] % 64 == 0 and A.flags.c_contiguous
     assert_array_equal(A[:, :n_in], X)

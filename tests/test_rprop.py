@@ -292,13 +292,13 @@ def test_kernel_success_check_on_wide_nets_and_analog_targets(analog):
 
 def test_kernel_success_check_runs_without_python_per_epoch(monkeypatch):
     # The fast path must really be taken: no Python-side forward pass per strip.
-    from fastnet import _training
+    from fastnet import _engine
     from fastnet.stopping import Correct
 
     def forbidden(*args, **kwargs):
         raise AssertionError("success check ran in Python")
 
-    monkeypatch.setattr(_training._forward, "forward", forbidden)
+    monkeypatch.setattr(_engine.Workspace, "forward", forbidden)
     net = MLP(2, (2,), 1).init_weights(0, scale=1.0)
     res = train_rprop(net, XOR_X, XOR_T, stop=Correct(), max_epochs=2000, strip=1)
     assert res.stop_reason == "correct"

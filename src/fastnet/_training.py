@@ -5,22 +5,21 @@ strips of epochs per call.
 """
 import copy
 import math
-import functools
-import platform
 import time
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from fastnet._provenance import build_flags, machine_description
 from fastnet._version import __version__
 from fastnet._blas import single_threaded_blas
-from fastnet._kernels import _forward
+from fastnet._engine import DEFAULT_BLAS_MIN, Evaluator
 from fastnet._validation import as_generator, check_int, check_pair
 from fastnet.exceptions import DivergenceError, NoConvergenceWarning
 from fastnet.measures import (_check_analog, _winner_takes_all_error, is_one_hot,
                               threshold_correct)
-from fastnet.network import DEFAULT_BLAS_MIN, MLP
+from fastnet.network import MLP
 from fastnet.stopping import Correct, StoppingCriterion, TrainingState, generalization_loss
 
 # Without strips (no validation, no criterion, no callback) the kernel still
@@ -169,85 +168,6 @@ class TrainResult:
         return "\n".join(lines)
 
 
-@functools.lru_cache(maxsize=1)
-def machine_description():
-    """CPU model, core count and platform, for result files."""
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    import os
-    return f"{model}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.machine()}"
-
-
-@functools.lru_cache(maxsize=1)
-def _build_flags():
-    from threadpoolctl import threadpool_info
-
-    from fastnet._kernels._forward import simd_level
-
-    try:
-        from fastnet._build_info import BUILD_INFO
-        flags = dict(BUILD_INFO)
-    except ImportError:  # built without setup.py (e.g. the CMake mirror)
-        flags = {"extra_compile_args": "unknown"}
-    # Which products ran: results differ in the last bits between the AVX-512
-    # tiles, the AVX2 tiles and the loops/BLAS, and BLAS speed depends on its kernels.
-    flags["vector_kernels"] = simd_level()
-    flags["blas"] = [f"{i.get('internal_api')} {i.get('version')} ({i.get('architecture')})"
-                     for i in threadpool_info() if i.get("user_api") == "blas"]
-    return flags
-
-
-def build_flags():
-    """Compiler flags and Cython directives of this build, the layer products in use
-    (``"avx512"``, ``"avx2"`` or ``"default"``, see ``FASTNET_SIMD``) and the BLAS
-    libraries loaded (a fresh dict)."""
-    return dict(_build_flags())
-
-
-class Workspace:
-    """Buffers of one training call, allocated once: activations, derivatives, deltas."""
-
-    def __init__(self, net, X, Y, block_size=None, blas_min=None):
-        self.net = net
-        self.T = Y
-        self.A = net._workspace(X)
-        n = X.shape[0]
-        if block_size is None:
-            # Equal blocks: no tiny remainder block that costs a full set of calls.
-            block = net._block_size()
-            n_blocks = -(-n // block)
-            block = -(-n // n_blocks)
-        else:
-            block = block_size
-        block = max(1, min(block, n))
-        n_nonin = net.n_units - net.n_in
-        self.D = np.zeros((block, n_nonin))
-        self.Dl = np.zeros((block, n_nonin))
-        self.blas_min = DEFAULT_BLAS_MIN if blas_min is None else blas_min
-
-
-class Evaluator:
-    """SSE of a fixed data set at the current weights (validation and test sets)."""
-
-    def __init__(self, net, X, Y, blas_min):
-        self.net = net
-        self.T = Y
-        self.A = net._workspace(X)
-        self.blas_min = blas_min
-        self.n = X.shape[0]
-
-    def sse(self):
-        return _forward.sum_squared_error(self.A, self.T, self.net._layers, self.net.n_in,
-                                          self.net._w, self.net._block_size(), self.blas_min)
-
-
 def check_target_range(target_range):
     """(o_min, o_max) as floats with a finite, positive width o_max - o_min."""
     try:
@@ -279,7 +199,7 @@ def check_start(net, seed, drawn):
             "`init_scale`) and nothing else is drawn. Pass `init_scale` to re-initialise "
             "the weights from `seed`, or give the seed when building the network "
             "(MLP(..., seed=...)) and drop it here.")
-    if net.hidden and not net._w.any():
+    if net.hidden and not net.weights.any():
         raise ValueError(
             "`net` has all weights zero: its hidden units cannot break symmetry and it would "
             "not learn. Pass `init_scale` (with a `seed`), or call net.init_weights(seed).")
@@ -375,8 +295,7 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
         # masks are built (and the arguments checked) once per run.
         nonlocal evaluation
         evaluation += N * C
-        _forward.forward(ws.A, net._layers, net.n_in, net._w, net._block_size(), ws.blas_min)
-        outputs = ws.A[:, net.n_units - net.n_out:net.n_units]
+        outputs = ws.forward()
         if not np.isfinite(outputs).all():
             raise diverged(epoch, "the network's outputs")
         if (r_c, analog) not in correct_masks:
@@ -391,7 +310,7 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
 
     # Hamey-style runs (stop=Correct() alone, nothing else measured per strip) let
     # the kernel run the success check itself: the same check on the same weights
-    # (a forward pass over the training set in blocks of net._block_size() rows,
+    # (a forward pass over the training set in blocks of ws.check_block rows,
     # the threshold rule of threshold_correct) without a return to Python per strip
     # (XOR 2-2-1 with strip=1: 9.1 -> 0.84 us per epoch). Results are bit for bit those
     # of the general loop below.
@@ -438,7 +357,7 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
             val_err.append(e_va)
             val_epochs.append(epoch)
             if e_va < best_val:
-                best_val, best_epoch, best_w = e_va, epoch, net._w.copy()
+                best_val, best_epoch, best_w = e_va, epoch, ws.w.copy()
         if test is not None and at_strip_end:
             test_err.append(test.sse() * test_scale)
             if not math.isfinite(test_err[-1]):
@@ -461,7 +380,7 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
             break
     cpu_time = time.process_time() - cpu0
     wall_time = time.perf_counter() - wall0
-    if not np.isfinite(net._w).all():
+    if not np.isfinite(ws.w).all():
         raise diverged(epoch, "the weights")
 
     if criterion is not None and not fired_criterion and stop_reason == "max_epochs":
@@ -469,24 +388,22 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
                       f"{criterion.name} held.", NoConvergenceWarning, stacklevel=3)
     train_err = train_err[:epoch]
     if best_w is not None:
-        net._w[:] = best_w
+        ws.w[:] = best_w
         relevant = best_epoch
     else:
         relevant = epoch
 
-    def final(A, T):
-        # A is a workspace whose input columns hold the set: one forward pass in
-        # place gives the outputs and the SSE (no re-validation or copy of the data).
-        if A is None:
+    def final(evaluator):
+        # The evaluator's buffer already holds the set: one forward pass in place
+        # gives the outputs and the SSE (no re-validation or copy of the data).
+        if evaluator is None:
             return None
-        sse = _forward.sum_squared_error(A, T, net._layers, net.n_in, net._w,
-                                         net._block_size(), ws.blas_min)
-        e = 100.0 * (target_range[1] - target_range[0]) / T.size * sse
+        T = evaluator.T
+        e = 100.0 * (target_range[1] - target_range[0]) / T.size * evaluator.sse()
         if not math.isfinite(e):
             # finite weights can still overflow in the forward pass (inf - inf)
             raise diverged(epoch, "the error of the trained network")
-        cls = (_winner_takes_all_error(A[:, net.n_units - net.n_out:net.n_units], T)
-               if classification else None)
+        cls = _winner_takes_all_error(evaluator.outputs(), T) if classification else None
         return SetErrors(e, cls, T.shape[0])
 
     gl_end = generalization_loss(val_err[-1], min(val_err)) if val_err else None
@@ -500,9 +417,9 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
         min_train_error=float(train_err.min()),
         min_val_error=float(min(val_err)) if val_err else None,
         gl_end=gl_end,
-        final_train=final(ws.A, ws.T),
-        final_val=final(val.A, val.T) if val else None,
-        final_test=final(test.A, test.T) if test else None,
+        final_train=final(ws.evaluator()),
+        final_val=final(val),
+        final_test=final(test),
         traversals=Traversals(forward=epoch * N * C, backward=epoch * N * C,
                               update=epoch * n_updates, evaluation=evaluation),
         cpu_time=cpu_time, wall_time=wall_time, setup=setup)

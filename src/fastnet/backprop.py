@@ -1,9 +1,8 @@
 """Plain backpropagation with momentum, batch or online (Rumelhart et al. 1986; Lawrence et al. 1997): the baseline."""
 import numpy as np
 
-from fastnet._kernels import _backprop
+from fastnet._engine import Workspace
 from fastnet._training import (
-    Workspace,
     base_setup,
     check_common,
     check_start,
@@ -49,9 +48,7 @@ class _BackpropStepper:
             order = self._no_order
         self.epoch += n
         ws = self.ws
-        return _backprop.train_epochs(ws.A, ws.T, ws.net._layers, ws.net.n_in, ws.net._w, self.g,
-                                      self.dw_prev, ws.D, ws.Dl, rates, self.momentum, order,
-                                      sse_out, ws.blas_min)
+        return ws.backprop_epochs(self.g, self.dw_prev, rates, self.momentum, order, sse_out)
 
 
 def train_backprop(net, X, Y, X_val=None, Y_val=None, *, X_test=None, Y_test=None,

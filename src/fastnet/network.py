@@ -6,15 +6,15 @@ import re
 
 import numpy as np
 
-from fastnet._blas import single_threaded_blas
+from fastnet import _engine
 from fastnet._files import atomic_write
-from fastnet._kernels import _forward
 from fastnet._validation import (
     as_generator,
     check_choice,
     check_float,
     check_int,
     check_matrix,
+    check_pair,
 )
 
 __all__ = ["MLP", "ACTIVATIONS", "FORMAT_VERSION"]
@@ -42,17 +42,6 @@ MAX_INIT_SCALE = 1e100
 # small enough that checking a crafted file never allocates much.
 _MAX_CONFIG_BYTES = 1 << 16
 
-# Products with m*n*k below this go to plain loops instead of BLAS: the call
-# overhead of dgemm outweighs its speed on tiny layers. Measured, see benchmarks/.
-DEFAULT_BLAS_MIN = 4096
-# Cache blocking: rows per block so that a block's activations, derivatives and
-# deltas take about this many bytes (kept within L2).
-BLOCK_BYTES = 256 * 1024
-MIN_BLOCK, MAX_BLOCK = 128, 2048
-# Activation rows are padded to a multiple of this many doubles (64 bytes) in a
-# 64-byte aligned buffer, so every row starts on a cache line: vector loads that
-# straddle two lines cost the AVX-512 kernels about 30 % (benchmark case E).
-ROW_ALIGN = 8
 
 _PROBEN1_SPEC = re.compile(r"^\s*(\d+)\s*\+\s*(\d+)\s*([ls])\s*$")
 
@@ -188,14 +177,6 @@ class MLP:
     def n_layers(self):
         """Number of weight layers L (hidden layers + 1)."""
         return len(self.hidden) + 1
-
-    def _row_stride(self):
-        """Doubles per activation row: n_units rounded up to a multiple of ROW_ALIGN."""
-        return -(-self.n_units // ROW_ALIGN) * ROW_ALIGN
-
-    def _block_size(self):
-        row_bytes = 8 * (self._row_stride() + 2 * (self.n_units - self.n_in))
-        return max(MIN_BLOCK, min(MAX_BLOCK, BLOCK_BYTES // row_bytes))
 
     # ------------------------------------------------------------ Proben1 words
     @classmethod
@@ -379,20 +360,6 @@ class MLP:
         return self
 
     # -------------------------------------------------------------- evaluate
-    def _workspace(self, X):
-        """An activation buffer with the inputs X in its first columns.
-
-        Shape (n_patterns, stride) with stride >= n_units (see ROW_ALIGN); the
-        units are columns [0, n_units), the padding after them is zero and unused.
-        """
-        n, stride = X.shape[0], self._row_stride()
-        raw = np.empty(n * stride + ROW_ALIGN)
-        first = (-raw.ctypes.data % (8 * ROW_ALIGN)) // 8   # NumPy aligns to 16 bytes only
-        A = raw[first:first + n * stride].reshape(n, stride)
-        A[:, :self.n_in] = X
-        A[:, self.n_units:] = 0.0
-        return A
-
     def predict(self, X):
         """Outputs of the network for the patterns X.
 
@@ -405,20 +372,12 @@ class MLP:
         Y : ndarray of shape (n_patterns, n_out)
         """
         X = check_matrix(X, "X", n_cols=self.n_in, what="inputs", allow_empty=True)
-        A = self._workspace(X)
-        with single_threaded_blas():
-            _forward.forward(A, self._layers, self.n_in, self._w, self._block_size(),
-                             DEFAULT_BLAS_MIN)
-        return A[:, self.n_units - self.n_out:self.n_units].copy()
+        return _engine.predict(self, X)
 
     def sum_squared_error(self, X, Y):
         """Summed squared error sum_p sum_i (o_pi - t_pi)**2 (no factor 1/2)."""
-        from fastnet._validation import check_pair
         X, Y = check_pair(X, Y, "X", "Y", self.n_in, self.n_out, allow_empty=True)
-        A = self._workspace(X)
-        with single_threaded_blas():
-            return float(_forward.sum_squared_error(A, Y, self._layers, self.n_in, self._w,
-                                                    self._block_size(), DEFAULT_BLAS_MIN))
+        return _engine.sum_squared_error(self, X, Y)
 
     # ------------------------------------------------------------- copy / io
     def copy(self):

@@ -9,11 +9,10 @@ not copy.
 """
 import numpy as np
 
-from fastnet._kernels import _rprop
 from fastnet.network import MAX_INIT_SCALE
+from fastnet._engine import Workspace
 from fastnet._training import (
     check_start,
-    Workspace,
     base_setup,
     check_common,
     resolve_classification,
@@ -127,10 +126,8 @@ class _RpropStepper:
         else:
             every, r_c, analog = check
             analog = -1.0 if analog is None else analog
-        return _rprop.train_epochs(ws.A, ws.T, ws.net._layers, ws.net.n_in, ws.net._w, self.g,
-                                   self.g_prev, self.dw_prev, self.step, ws.D, ws.Dl, *self.args,
-                                   self.last_error, sse_out, ws.blas_min, every, r_c, analog,
-                                   ws.net._block_size())
+        return ws.rprop_epochs(self.g, self.g_prev, self.dw_prev, self.step, self.args,
+                               self.last_error, sse_out, every, r_c, analog)
 
 
 def resolve_options(preset, given):

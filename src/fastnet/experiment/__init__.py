@@ -37,7 +37,7 @@ from fastnet.experiment._protocol import (
     MULTILAYER_RULES, NETWORK_KINDS, PROBEN1_MAX_EPOCHS, PROBEN1_RUNS, PROBEN1_STRIP, TRAIN_OPTIONS,
     build_network, check_max_epochs, expand_problems, run_seed, training_arguments,
 )
-from fastnet.experiment._provenance import kernel_fingerprint
+from fastnet._provenance import kernel_fingerprint
 from fastnet.experiment._resultfile import (
     FORMAT, FORMAT_VERSION, TIMING_FIELDS, ResultFile, ResultFileWarning, read_results,
     strip_timing,

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import platform
 import time
-from pathlib import Path
 
 import numpy as np
 
+from fastnet._provenance import build_flags, kernel_fingerprint, machine_description
 from fastnet.experiment._protocol import build_network, training_arguments
 from fastnet.experiment._resultfile import FORMAT, FORMAT_VERSION
 
@@ -59,27 +58,7 @@ def _checklist(experiment, datasets):
     return cells
 
 
-@functools.lru_cache(maxsize=1)
-def kernel_fingerprint():
-    """SHA-256 (16 hex digits) of the compiled kernel files in use.
-
-    Runs from different builds may differ in the last bits and in speed; a result
-    file records this so that a resume on another build can say so.
-    """
-    import fastnet._kernels as kernels
-
-    h = hashlib.sha256()
-    folder = Path(kernels.__file__).parent
-    for f in sorted(folder.iterdir()):
-        if f.suffix in (".so", ".pyd"):
-            h.update(f.name.encode())
-            h.update(f.read_bytes())
-    return h.hexdigest()[:16]
-
-
 def _header(experiment, datasets):
-    from fastnet._training import build_flags, machine_description
-
     return {
         "type": "header", "format": FORMAT, "format_version": FORMAT_VERSION,
         "setup_hash": experiment.setup_hash(), "identity": experiment.identity(),

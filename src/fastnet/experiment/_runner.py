@@ -68,7 +68,7 @@ def _run_task(task):
 
 
 def _record(task, run, seed, net, preset, r, batch, ds):
-    from fastnet._training import machine_description
+    from fastnet._provenance import machine_description
 
     def errors(s):
         return {"squared_error_percentage": s.squared_error_percentage,

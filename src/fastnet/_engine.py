@@ -1,0 +1,168 @@
+"""How one network runs: memory layout, cache blocks, the BLAS threshold, kernel calls.
+
+An :class:`~fastnet.network.MLP` holds topology (its layer table) and weights.
+This module alone decides how they are executed -- activation rows padded to
+cache lines, training sets cut into cache-sized blocks, small products kept
+away from BLAS -- and it alone calls the single-network kernels, so that
+trainers, evaluation and prediction share one execution policy.
+(:func:`fastnet.train_rprop_many`'s lanes kernel lays trials side by side and
+has its own layout in ``fastnet._many``.)
+"""
+import numpy as np
+
+from fastnet._blas import single_threaded_blas
+from fastnet._kernels import _backprop, _forward, _rprop
+
+__all__ = ["DEFAULT_BLAS_MIN", "BLOCK_BYTES", "MIN_BLOCK", "MAX_BLOCK", "ROW_ALIGN",
+           "activations", "block_rows", "Workspace", "Evaluator", "predict",
+           "sum_squared_error"]
+
+# Products with m*n*k below this go to plain loops instead of BLAS: the call
+# overhead of dgemm outweighs its speed on tiny layers. Measured, see benchmarks/.
+DEFAULT_BLAS_MIN = 4096
+# Cache blocking: rows per block so that a block's activations, derivatives and
+# deltas take about this many bytes (kept within L2).
+BLOCK_BYTES = 256 * 1024
+MIN_BLOCK, MAX_BLOCK = 128, 2048
+# Activation rows are padded to a multiple of this many doubles (64 bytes) in a
+# 64-byte aligned buffer, so every row starts on a cache line: vector loads that
+# straddle two lines cost the AVX-512 kernels about 30 % (benchmark case E).
+ROW_ALIGN = 8
+
+
+def row_stride(net):
+    """Doubles per activation row: ``net.n_units`` rounded up to a multiple of ROW_ALIGN."""
+    return -(-net.n_units // ROW_ALIGN) * ROW_ALIGN
+
+
+def block_rows(net):
+    """Patterns per cache block (activations, derivatives and deltas in BLOCK_BYTES)."""
+    row_bytes = 8 * (row_stride(net) + 2 * (net.n_units - net.n_in))
+    return max(MIN_BLOCK, min(MAX_BLOCK, BLOCK_BYTES // row_bytes))
+
+
+def activations(net, X):
+    """An activation buffer with the inputs X in its first columns.
+
+    Shape (n_patterns, stride) with stride >= n_units (see ROW_ALIGN); the
+    units are columns [0, n_units), the padding after them is zero and unused.
+    """
+    n, stride = X.shape[0], row_stride(net)
+    raw = np.empty(n * stride + ROW_ALIGN)
+    first = (-raw.ctypes.data % (8 * ROW_ALIGN)) // 8   # NumPy aligns to 16 bytes only
+    A = raw[first:first + n * stride].reshape(n, stride)
+    A[:, :net.n_in] = X
+    A[:, net.n_units:] = 0.0
+    return A
+
+
+def _outputs(net, A):
+    return A[:, net.n_units - net.n_out:net.n_units]
+
+
+class Workspace:
+    """Buffers of one training call, allocated once, and the kernel calls on them.
+
+    Attributes
+    ----------
+    net : MLP
+    w : ndarray
+        The network's own weight vector (trained in place).
+    A, T : ndarray
+        Activations (inputs in the first columns) and targets of the training set.
+    D, Dl : ndarray
+        Derivatives and deltas of one block of patterns.
+    blas_min : int
+    """
+
+    def __init__(self, net, X, Y, block_size=None, blas_min=None):
+        self.net = net
+        self.w = net._w
+        self.T = Y
+        self.A = activations(net, X)
+        n = X.shape[0]
+        self.check_block = block_rows(net)
+        if block_size is None:
+            # Equal blocks: no tiny remainder block that costs a full set of calls.
+            n_blocks = -(-n // self.check_block)
+            block = -(-n // n_blocks)
+        else:
+            block = block_size
+        block = max(1, min(block, n))
+        n_nonin = net.n_units - net.n_in
+        self.D = np.zeros((block, n_nonin))
+        self.Dl = np.zeros((block, n_nonin))
+        self.blas_min = DEFAULT_BLAS_MIN if blas_min is None else blas_min
+
+    @property
+    def block_size(self):
+        """Patterns per block of the training kernels."""
+        return self.D.shape[0]
+
+    def forward(self):
+        """Forward pass over the training set; returns a view of the outputs."""
+        net = self.net
+        _forward.forward(self.A, net._layers, net.n_in, self.w, self.check_block, self.blas_min)
+        return _outputs(net, self.A)
+
+    def outputs(self):
+        """The outputs left in the activation buffer by the last pass (a view)."""
+        return _outputs(self.net, self.A)
+
+    def evaluator(self):
+        """An :class:`Evaluator` of the training set on this workspace's buffer."""
+        return Evaluator(self.net, None, self.T, self.blas_min, A=self.A)
+
+    def rprop_epochs(self, g, g_prev, dw_prev, step, params, last_error, sse_out,
+                     every, r_c, analog):
+        """RPROP epochs, one per entry of ``sse_out`` (see ``_kernels._rprop``);
+        returns the kernel status."""
+        net = self.net
+        return _rprop.train_epochs(self.A, self.T, net._layers, net.n_in, self.w, g, g_prev,
+                                   dw_prev, step, self.D, self.Dl, *params, last_error,
+                                   sse_out, self.blas_min, every, r_c, analog,
+                                   self.check_block)
+
+    def backprop_epochs(self, g, dw_prev, rates, momentum, order, sse_out):
+        """Backpropagation epochs, one per entry of ``sse_out`` (see
+        ``_kernels._backprop``); returns the kernel status."""
+        net = self.net
+        return _backprop.train_epochs(self.A, self.T, net._layers, net.n_in, self.w, g,
+                                      dw_prev, self.D, self.Dl, rates, momentum, order,
+                                      sse_out, self.blas_min)
+
+
+class Evaluator:
+    """SSE of a fixed data set at the network's current weights (validation, test sets)."""
+
+    def __init__(self, net, X, Y, blas_min, *, A=None):
+        # A: an activation buffer that already holds X (a workspace's own, no copy)
+        self.net = net
+        self.T = Y
+        self.A = activations(net, X) if A is None else A
+        self.blas_min = blas_min
+        self.n = Y.shape[0]
+
+    def sse(self):
+        """Summed squared error; leaves the outputs in ``self.A`` (see :meth:`outputs`)."""
+        net = self.net
+        return _forward.sum_squared_error(self.A, self.T, net._layers, net.n_in, net._w,
+                                          block_rows(net), self.blas_min)
+
+    def outputs(self):
+        """The outputs of the last :meth:`sse` (a view)."""
+        return _outputs(self.net, self.A)
+
+
+def predict(net, X):
+    """Outputs of ``net`` for the checked float64 matrix ``X`` (a new array)."""
+    A = activations(net, X)
+    with single_threaded_blas():
+        _forward.forward(A, net._layers, net.n_in, net._w, block_rows(net), DEFAULT_BLAS_MIN)
+    return _outputs(net, A).copy()
+
+
+def sum_squared_error(net, X, Y):
+    """Summed squared error of ``net`` on checked float64 ``X``, ``Y`` (no factor 1/2)."""
+    with single_threaded_blas():
+        return float(Evaluator(net, X, Y, DEFAULT_BLAS_MIN).sse())
