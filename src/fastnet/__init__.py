@@ -9,18 +9,22 @@ from fastnet.exceptions import (  # noqa: E402
     DataFormatError, DataIntegrityWarning, DivergenceError, FileLockedError, NoConvergenceWarning,
     ResultFileError,
 )
-from fastnet.network import MLP  # noqa: E402
-from fastnet.rprop import train_rprop  # noqa: E402
-from fastnet.backprop import train_backprop  # noqa: E402
-from fastnet._many import train_rprop_many  # noqa: E402
-from fastnet._training import TrainResult, Traversals, SetErrors  # noqa: E402
-from fastnet.traversal import count_connections, count_traversals  # noqa: E402
-from fastnet import measures, stopping  # noqa: E402
-
-# Subpackages that pull in heavier dependencies load on first use
-# (``fastnet.stats`` imports scipy.stats; ``fastnet.plots`` matplotlib).
-_LAZY = ("datasets", "stats", "plots", "experiment", "report", "reproduction", "sklearn",
-         "demo")
+# Everything loads on first use (PEP 562), so that ``fastnet.datasets`` and
+# ``fastnet.stats`` work without importing the compiled kernels, and the heavier
+# dependencies (scipy.stats, matplotlib, pandas) load only when asked for.
+_LAZY_ATTRIBUTES = {
+    "MLP": "fastnet.network",
+    "train_rprop": "fastnet.rprop",
+    "train_backprop": "fastnet.backprop",
+    "train_rprop_many": "fastnet._many",
+    "TrainResult": "fastnet._training",
+    "Traversals": "fastnet._training",
+    "SetErrors": "fastnet._training",
+    "count_connections": "fastnet.traversal",
+    "count_traversals": "fastnet.traversal",
+}
+_LAZY_MODULES = ("measures", "stopping", "datasets", "stats", "plots", "experiment", "report",
+                 "reproduction", "sklearn", "demo")
 
 
 def get_include():
@@ -47,11 +51,19 @@ def get_include():
 
 
 def __getattr__(name):
-    if name in _LAZY:
-        import importlib
+    import importlib
 
+    if name in _LAZY_ATTRIBUTES:
+        value = getattr(importlib.import_module(_LAZY_ATTRIBUTES[name]), name)
+        globals()[name] = value   # later lookups skip this function
+        return value
+    if name in _LAZY_MODULES:
         return importlib.import_module(f"fastnet.{name}")
     raise AttributeError(f"module 'fastnet' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_ATTRIBUTES) | set(_LAZY_MODULES))
 
 
 __all__ = [

@@ -89,7 +89,7 @@ def _options(args):
 
 def _train(args):
     """Train one network on one Proben1 dataset and print the result and set-up."""
-    from fastnet import train_rprop
+    from fastnet.rprop import train_rprop
     from fastnet.datasets import load_proben1
     from fastnet.experiment import build_network, expand_problems, training_arguments
 

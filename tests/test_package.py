@@ -1,0 +1,62 @@
+"""The package's shape: what imports what."""
+import ast
+import os
+import subprocess
+import sys
+
+import fastnet
+
+SRC = os.path.dirname(os.path.abspath(fastnet.__file__))
+
+
+def _submodule_names():
+    names = set()
+    for entry in os.listdir(SRC):
+        path = os.path.join(SRC, entry)
+        if entry.endswith(".py") and entry != "__init__.py":
+            names.add(entry[:-3])
+        elif os.path.isfile(os.path.join(path, "__init__.py")):
+            names.add(entry)
+    return names
+
+
+def test_no_submodule_imports_names_from_the_package_root():
+    # The root re-exports; submodules import from the module that defines a name,
+    # so the root can load lazily and no import cycle runs through it.
+    submodules = _submodule_names()
+    offenders = []
+    for folder, _, files in os.walk(SRC):
+        for f in files:
+            if not f.endswith(".py") or (folder == SRC and f == "__init__.py"):
+                continue
+            path = os.path.join(folder, f)
+            with open(path, encoding="utf-8") as fh:
+                tree = ast.parse(fh.read())
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.module == "fastnet" and node.level == 0:
+                    offenders += [f"{os.path.relpath(path, SRC)}:{node.lineno} {a.name}"
+                                  for a in node.names if a.name not in submodules]
+    assert offenders == []
+
+
+def _loaded_after(statement):
+    code = (f"import sys; {statement}; "
+            "print(sorted(m for m in sys.modules if m.startswith('fastnet._kernels.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def test_datasets_and_statistics_need_no_compiled_code():
+    assert _loaded_after("import fastnet.datasets, fastnet.stats") == "[]"
+    assert _loaded_after("import fastnet") == "[]"
+    # ...and the kernels do load when a network is used.
+    assert "fastnet._kernels._forward" in _loaded_after("from fastnet import MLP; MLP(2, (2,), 1)")
+
+
+def test_root_lists_and_resolves_its_public_names():
+    for name in fastnet.__all__:
+        assert getattr(fastnet, name) is not None
+        assert name in dir(fastnet)
+    from fastnet.network import MLP
+
+    assert fastnet.MLP is MLP
