@@ -30,7 +30,7 @@ def _count_connections(n_in: int, hidden: tuple[int, ...], n_out: int, shortcut:
     """Count the connections of a fully connected feed-forward net, biases included.
 
     A private twin of `fastnet.count_connections` (which takes layer sizes), kept
-    here so that the datasets package needs no compiled code (tests/test_package.py).
+    here so that the datasets package needs no compiled code.
 
     Parameters
     ----------
