@@ -147,7 +147,7 @@ def _collect_one(task):
     kw = dict(TRAIN_VARIANTS[variant]) if not linear else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = train_rprop(net, *ds.train, *ds.valid, X_test=X_te, Y_test=Y_te, seed=seed,
+        r = train_rprop(net, *ds.train, *ds.val, X_test=X_te, Y_test=Y_te, seed=seed,
                         preset=preset, stop=None, max_epochs=3000, callback=callback, **kw)
     return {"problem": problem, "network": network, "run": run, "variant": variant,
             "preset": preset, "params": {k: list(v) if isinstance(v, tuple) else v

@@ -36,12 +36,12 @@ def test_tiny_fixture_loads():
     f = read_proben1(DATA / "proben1_tiny_fixture.txt")
     assert f.header == Proben1Header(1, 2, 2, 0, 4, 2, 2)
     assert f.header.n_in == 3 and f.header.n_out == 2 and f.header.n_examples == 8
-    assert f.X.dtype == np.float64 and f.T.dtype == np.float64
-    assert f.X.flags.c_contiguous and f.T.flags.c_contiguous
+    assert f.X.dtype == np.float64 and f.Y.dtype == np.float64
+    assert f.X.flags.c_contiguous and f.Y.flags.c_contiguous
     np.testing.assert_array_equal(f.X[1], [0, 0.75, 1.001])   # > 1 is allowed (no range check)
     np.testing.assert_array_equal(f.X[3], [0, 1, 0.001])      # two spaces, exponent
     np.testing.assert_array_equal(f.X[5], [0, 0.125, -1])     # leading dot, negative
-    np.testing.assert_array_equal(f.T[:, 0], [1, 0, 1, 0, 1, 0, 1, 0])
+    np.testing.assert_array_equal(f.Y[:, 0], [1, 0, 1, 0, 1, 0, 1, 0])
 
 
 def test_bad_fixture_names_file_and_line():
@@ -55,7 +55,7 @@ def test_bad_fixture_names_file_and_line():
 def test_accepts_str_path_and_reads_exact_values(tmp_path):
     f = read_proben1(str(write(tmp_path, GOOD)))
     np.testing.assert_array_equal(f.X, [[1, .5, .25], [0, 1, 0], [1, 0, 1], [0, .5, .5]])
-    np.testing.assert_array_equal(f.T, [[1, 0], [0, 1], [1, 0], [0, 1]])
+    np.testing.assert_array_equal(f.Y, [[1, 0], [0, 1], [1, 0], [0, 1]])
 
 
 def test_header_in_any_order_and_spaces_around_fields(tmp_path):
@@ -271,8 +271,8 @@ def test_valid_files_round_trip_exactly(scratch, case):
     n_in = header["bool_in"] + header["real_in"]
     assert f.header == Proben1Header(**header)
     np.testing.assert_array_equal(f.X, values[:, :n_in])
-    np.testing.assert_array_equal(f.T, values[:, n_in:])
-    assert f.X.flags.c_contiguous and f.T.flags.c_contiguous
+    np.testing.assert_array_equal(f.Y, values[:, n_in:])
+    assert f.X.flags.c_contiguous and f.Y.flags.c_contiguous
 
 
 @PROPERTY
@@ -344,5 +344,5 @@ def test_random_byte_damage_never_crashes_or_misreads(scratch, case, data):
     else:
         values, n_in = expected
         f = read_proben1(scratch)
-        np.testing.assert_array_equal(np.hstack([f.X, f.T]), values)
+        np.testing.assert_array_equal(np.hstack([f.X, f.Y]), values)
         assert f.X.shape[1] == n_in

@@ -82,9 +82,9 @@ def test_registry_matches_proben1_overview():
     for name, (n, n_in, n_out, kind) in OVERVIEW.items():
         p = PROBEN1_PROBLEMS[name]
         assert (p.name, p.n_examples, p.n_in, p.n_out, p.kind) == (name, n, n_in, n_out, kind)
-        assert p.n_train + p.n_valid + p.n_test == n
+        assert p.n_train + p.n_val + p.n_test == n
         assert p.n_train == (n + 1) // 2 or p.n_train == n // 2  # 50 %
-        assert abs(p.n_valid - n / 4) <= 1 and abs(p.n_test - n / 4) <= 1
+        assert abs(p.n_val - n / 4) <= 1 and abs(p.n_test - n / 4) <= 1
         assert p.file_names == (f"{name}1.dt", f"{name}2.dt", f"{name}3.dt")
     assert {p.directory for p in PROBEN1_PROBLEMS.values() if p.name.startswith("heart")} == {
         "heart"}
@@ -121,9 +121,9 @@ def test_pivot_connection_counts_follow_from_the_topology():
 
 def test_partitioning_table_is_the_spec():
     assert dict(PARTITIONINGS) == {
-        "a": ("train", "valid", "test"), "b": ("train", "test", "valid"),
-        "c": ("valid", "train", "test"), "d": ("valid", "test", "train"),
-        "e": ("test", "valid", "train"), "f": ("test", "train", "valid"),
+        "a": ("train", "val", "test"), "b": ("train", "test", "val"),
+        "c": ("val", "train", "test"), "d": ("val", "test", "train"),
+        "e": ("test", "val", "train"), "f": ("test", "train", "val"),
     }
 
 
@@ -271,13 +271,13 @@ def test_all_45_files_load(proben1_root, name):
     n, n_in, n_out, kind = OVERVIEW[problem]
     assert isinstance(ds, Dataset) and ds.name == name and ds.kind == kind
     assert (ds.n_in, ds.n_out) == (n_in, n_out)
-    assert ds.n_train + ds.n_valid + ds.n_test == n
-    assert (ds.n_train, ds.n_valid, ds.n_test) == (
-        ds.problem.n_train, ds.problem.n_valid, ds.problem.n_test)
+    assert ds.n_train + ds.n_val + ds.n_test == n
+    assert (ds.n_train, ds.n_val, ds.n_test) == (
+        ds.problem.n_train, ds.problem.n_val, ds.problem.n_test)
     assert ds.permutation == int(name[-1]) and ds.partitioning == "a"
     assert ds.architecture is ds.problem.pivot(ds.permutation)
     assert ds.header.n_examples == n and ds.path.name == f"{name}.dt"
-    for split in (ds.train, ds.valid, ds.test):
+    for split in (ds.train, ds.val, ds.test):
         assert isinstance(split, Split)
         X, T = split
         assert X.dtype == T.dtype == np.float64
@@ -289,7 +289,7 @@ def test_all_45_files_load(proben1_root, name):
 def test_published_quirks_load_unchanged(proben1_root):
     def raw(name):
         f = read_proben1(find_proben1_file(name, proben1_root))
-        return np.hstack([f.X, f.T]), f
+        return np.hstack([f.X, f.Y]), f
 
     for name in ("card1", "glass1"):                  # inputs slightly above 1
         assert raw(name)[1].X.max() > 1.0
@@ -297,7 +297,7 @@ def test_published_quirks_load_unchanged(proben1_root):
         assert raw(name)[1].X.min() < 0.0
     values, f = raw("hearta1")                        # bool_out=1, analog output
     assert f.header.bool_out == 1 and f.header.real_out == 0
-    assert len(np.unique(f.T)) > 2 and 0.0 < f.T.min() and f.T.max() < 1.0
+    assert len(np.unique(f.Y)) > 2 and 0.0 < f.Y.min() and f.Y.max() < 1.0
     # and the values are exactly what a plain whitespace parser reads
     text = find_proben1_file("hearta1", proben1_root).read_text().split("\n")[7:-1]
     np.testing.assert_array_equal(values, np.array([ln.split() for ln in text], dtype=float))
@@ -320,15 +320,15 @@ def test_partitionings_slice_the_raw_file(proben1_root, base, part):
         rows[role] = slice(start, start + size[role])
         start += size[role]
     assert start == len(f.X)
-    for role, split in (("t", ds.train), ("v", ds.valid), ("s", ds.test)):
+    for role, split in (("t", ds.train), ("v", ds.val), ("s", ds.test)):
         np.testing.assert_array_equal(split.X, f.X[rows[role]])
-        np.testing.assert_array_equal(split.T, f.T[rows[role]])
+        np.testing.assert_array_equal(split.Y, f.Y[rows[role]])
         assert split.X.flags.c_contiguous
     # training + validation in file order
     X, T = ds.training_set(with_validation=True)
     first, second = sorted([rows["t"], rows["v"]], key=lambda s: s.start)
     np.testing.assert_array_equal(X, np.vstack([f.X[first], f.X[second]]))
-    np.testing.assert_array_equal(T, np.vstack([f.T[first], f.T[second]]))
+    np.testing.assert_array_equal(T, np.vstack([f.Y[first], f.Y[second]]))
     assert X.flags.c_contiguous
     assert ds.training_set() is ds.train
     if part == "a":  # Proben1: "the training set consists of the first X+Y examples"
@@ -340,8 +340,8 @@ def test_glass1d_worked_example(proben1_root):
     # Proben1: glass1d = first 25 % validation, next 25 % test, final 50 % training
     f = read_proben1(find_proben1_file("glass1", proben1_root))
     ds = load_proben1("glass1d", root=proben1_root)
-    assert (ds.n_valid, ds.n_test, ds.n_train) == (54, 53, 107)
-    np.testing.assert_array_equal(ds.valid.X, f.X[:54])
+    assert (ds.n_val, ds.n_test, ds.n_train) == (54, 53, 107)
+    np.testing.assert_array_equal(ds.val.X, f.X[:54])
     np.testing.assert_array_equal(ds.test.X, f.X[54:107])
     np.testing.assert_array_equal(ds.train.X, f.X[107:])
     assert ds.architecture.spec == "16+8 l" and ds.architecture.connections == 572
@@ -362,7 +362,7 @@ def test_dataset_is_frozen_and_repr_is_short(proben1_root):
     with pytest.raises(dataclasses.FrozenInstanceError):
         ds.train = None
     assert repr(ds) == ("Dataset(name='cancer1', kind='classification', n_in=9, n_out=2, "
-                        "n_train=350, n_valid=175, n_test=174)")
+                        "n_train=350, n_val=175, n_test=174)")
 
 
 def test_mushroom_loads_fast(proben1_root):

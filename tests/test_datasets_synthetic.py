@@ -25,11 +25,11 @@ def assert_split(split, n, n_in, n_out):
 
 
 def assert_same(a, b):
-    for s, t in ((a.train, b.train), (a.valid, b.valid), (a.test, b.test)):
+    for s, t in ((a.train, b.train), (a.val, b.val), (a.test, b.test)):
         assert (s is None) == (t is None)
         if s is not None:
             np.testing.assert_array_equal(s.X, t.X)
-            np.testing.assert_array_equal(s.T, t.T)
+            np.testing.assert_array_equal(s.Y, t.Y)
 
 
 # --------------------------------------------------------------------------- XOR, encoder
@@ -40,8 +40,8 @@ def test_xor():
     assert isinstance(ds, Dataset) and ds.name == "xor" and ds.kind == "classification"
     assert_split(ds.train, 4, 2, 1)
     np.testing.assert_array_equal(ds.train.X, [[0, 0], [0, 1], [1, 0], [1, 1]])
-    np.testing.assert_array_equal(ds.train.T[:, 0], np.logical_xor(*ds.train.X.T))
-    assert ds.valid is None and ds.test is None and ds.n_valid == ds.n_test == 0
+    np.testing.assert_array_equal(ds.train.Y[:, 0], np.logical_xor(*ds.train.X.T))
+    assert ds.val is None and ds.test is None and ds.n_val == ds.n_test == 0
     assert ds.training_set(with_validation=True) is ds.train
     a = ds.architecture
     assert a.layer_sizes == (2, 2, 1) and not a.shortcut and a.connections == 9
@@ -54,11 +54,11 @@ def test_encoder(n, m):
     assert ds.name == f"encoder-{n}-{m}-{n}" and (ds.n_in, ds.n_out) == (n, n)
     assert_split(ds.train, n, n, n)
     np.testing.assert_array_equal(ds.train.X, np.eye(n))
-    np.testing.assert_array_equal(ds.train.T, np.eye(n))
-    assert ds.train.X is not ds.train.T
+    np.testing.assert_array_equal(ds.train.Y, np.eye(n))
+    assert ds.train.X is not ds.train.Y
     assert ds.architecture.layer_sizes == (n, m, n)
     assert ds.architecture.connections == (n + 1) * m + (m + 1) * n
-    assert ds.valid is None and ds.test is None
+    assert ds.val is None and ds.test is None
 
 
 @pytest.mark.parametrize("kwargs, error, pattern", [
@@ -85,7 +85,7 @@ def test_teacher_follows_lawrence(K):
     assert ds.name == f"teacher-K{K}" and ds.kind == "approximation"
     assert_split(ds.train, 1000, 5, 1)            # the paper's n_tr = 1000
     assert_split(ds.test, 5000, 5, 1)             # and n_te = 5000
-    assert ds.valid is None
+    assert ds.val is None
     p = ds.params
     assert p["K"] == K and p["seed"] == K
     for w in (p["W_hidden"], p["W_out"]):
@@ -125,17 +125,17 @@ def test_teacher_reproducible_and_seed_dependent():
         np.testing.assert_array_equal(a.params[key], b.params[key])
         assert not np.array_equal(a.params[key], c.params[key])
     assert not np.array_equal(a.train.X, c.train.X)
-    assert_split(a.valid, 20, 5, 1)
+    assert_split(a.val, 20, 5, 1)
     with_val = a.training_set(with_validation=True)
-    np.testing.assert_array_equal(with_val.X, np.vstack([a.train.X, a.valid.X]))
+    np.testing.assert_array_equal(with_val.X, np.vstack([a.train.X, a.val.X]))
     gen = make_teacher(5, 10, seed=np.random.default_rng(7))
     np.testing.assert_array_equal(gen.params["W_hidden"], a.params["W_hidden"])
 
 
 def test_teacher_sizes_and_no_test_set():
-    ds = make_teacher(1, n_train=3, n_valid=0, n_test=0, n_in=2, n_hidden=4)
+    ds = make_teacher(1, n_train=3, n_val=0, n_test=0, n_in=2, n_hidden=4)
     assert_split(ds.train, 3, 2, 1)
-    assert ds.valid is None and ds.test is None
+    assert ds.val is None and ds.test is None
     assert ds.architecture.connections == 3 * 4 + 5
 
 
@@ -146,7 +146,7 @@ def test_teacher_sizes_and_no_test_set():
     ({"K": float("inf")}, ValueError, r"`K` must be positive and finite"),
     ({"K": "5"}, TypeError, r"`K` must be a real number, got str"),
     ({"n_train": 0}, ValueError, r"`n_train` must be >= 1, got 0"),
-    ({"n_valid": -1}, ValueError, r"`n_valid` must be >= 0, got -1"),
+    ({"n_val": -1}, ValueError, r"`n_val` must be >= 0, got -1"),
     ({"n_test": 1.0}, TypeError, r"`n_test` must be an integer, got float"),
     ({"n_in": 0}, ValueError, r"`n_in` must be >= 1"),
     ({"n_hidden": 0}, ValueError, r"`n_hidden` must be >= 1"),
@@ -158,19 +158,19 @@ def test_teacher_errors(kwargs, error, pattern):
 
 # ----------------------------------------------------------------------- Mackey-Glass
 
-SMALL = dict(n_train=150, n_valid=40, n_test=60, transient=300.0)
+SMALL = dict(n_train=150, n_val=40, n_test=60, transient=300.0)
 
 
 def test_mackey_glass_shapes_windows_and_bounds():
     ds = make_mackey_glass(**SMALL, seed=1)
     assert ds.name == "mackey-glass" and ds.kind == "approximation" and ds.n_in == 6
     assert_split(ds.train, 150, 6, 1)
-    assert_split(ds.valid, 40, 6, 1)
+    assert_split(ds.val, 40, 6, 1)
     assert_split(ds.test, 60, 6, 1)
     s = ds.params["series"]
     assert s.shape == (256,) and not s.flags.writeable
-    X, T = np.vstack([ds.train.X, ds.valid.X, ds.test.X]), np.vstack([ds.train.T, ds.valid.T,
-                                                                        ds.test.T])
+    X, T = np.vstack([ds.train.X, ds.val.X, ds.test.X]), np.vstack([ds.train.Y, ds.val.Y,
+                                                                        ds.test.Y])
     for i in range(len(X)):                      # window of 6 samples, next sample as target
         np.testing.assert_array_equal(X[i], s[i:i + 6])
         assert T[i, 0] == s[i + 6]
@@ -192,12 +192,12 @@ def test_mackey_glass_given_x0_ignores_seed():
     a = make_mackey_glass(n_train=20, n_test=0, transient=60.0, x0=1.2, seed=1)
     b = make_mackey_glass(n_train=20, n_test=0, transient=60.0, x0=1.2, seed=2)
     assert_same(a, b)
-    assert a.test is None and a.valid is None and a.params["x0"] == 1.2
+    assert a.test is None and a.val is None and a.params["x0"] == 1.2
 
 
 def test_mackey_glass_defaults_follow_lawrence():
     ds = make_mackey_glass()
-    assert (ds.n_train, ds.n_valid, ds.n_test) == (1000, 0, 1000)
+    assert (ds.n_train, ds.n_val, ds.n_test) == (1000, 0, 1000)
     p = ds.params
     assert (p["tau"], p["a"], p["b"], p["c"], p["sample_step"], p["window"]) == (
         30.0, 0.2, 0.1, 10.0, 6.0, 6)
@@ -237,7 +237,7 @@ def test_mackey_glass_short_time_matches_the_equation():
     ({"c": None}, TypeError, r"`c` must be a real number, got NoneType"),
     ({"dt": 0.0}, ValueError, r"`dt` must be positive"),
     ({"n_train": 0}, ValueError, r"`n_train` must be >= 1"),
-    ({"n_valid": -2}, ValueError, r"`n_valid` must be >= 0"),
+    ({"n_val": -2}, ValueError, r"`n_val` must be >= 0"),
     ({"n_test": 2.0}, TypeError, r"`n_test` must be an integer"),
 ])
 def test_mackey_glass_errors(kwargs, error, pattern):

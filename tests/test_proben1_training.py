@@ -12,7 +12,7 @@ from fastnet.stopping import TrainingState
 def test_cancer1_linear_preset_is_self_consistent(proben1_root):
     data = load_proben1("cancer1", root=proben1_root)
     net = MLP(data.n_in, (), data.n_out)
-    r = train_rprop(net, *data.train, *data.valid, X_test=data.test.X, Y_test=data.test.T,
+    r = train_rprop(net, *data.train, *data.val, X_test=data.test.X, Y_test=data.test.Y,
                     preset="proben1-linear", seed=0)
     # stop reason is one of the rule's three parts, at a strip end
     assert r.stop_reason in ("GL5", "P<0.1", "max_epochs")
@@ -20,7 +20,7 @@ def test_cancer1_linear_preset_is_self_consistent(proben1_root):
     assert r.relevant_epoch in set(r.val_epochs) and r.relevant_epoch <= r.epochs
     # reported errors are those of the relevant epoch's network
     assert r.min_val_error == pytest.approx(r.val_error[list(r.val_epochs).index(r.relevant_epoch)])
-    Xv, Tv = data.valid
+    Xv, Tv = data.val
     assert squared_error_percentage(net.predict(Xv), Tv) == pytest.approx(r.min_val_error, rel=1e-12)
     Xt, Tt = data.test
     assert r.final_test.squared_error_percentage == pytest.approx(
@@ -46,7 +46,7 @@ def test_multilayer_preset_on_pivot_network(proben1_root):
     data = load_proben1("cancer1", root=proben1_root)
     net = MLP.from_proben1(data.architecture.spec, data.n_in, data.n_out)
     assert net.n_connections == data.architecture.connections == 100
-    r = train_rprop(net, *data.train, *data.valid, preset="proben1-multilayer", seed=3)
+    r = train_rprop(net, *data.train, *data.val, preset="proben1-multilayer", seed=3)
     assert r.setup["parameters"]["eta_plus"] == 1.2
     # The stop is the rule's first firing: replaying the recorded histories strip by
     # strip through a fresh copy of the rule fires exactly at r.epochs, with that reason.

@@ -114,8 +114,8 @@ def test_every_reader_error_is_a_format_error_with_file_and_line(tmp_path, data)
         assert exc.line is None or exc.line >= 1
         return
     assert f.X.shape == (f.header.n_examples, f.header.n_in)
-    assert f.T.shape == (f.header.n_examples, f.header.n_out)
-    assert np.isfinite(f.X).all() and np.isfinite(f.T).all()
+    assert f.Y.shape == (f.header.n_examples, f.header.n_out)
+    assert np.isfinite(f.X).all() and np.isfinite(f.Y).all()
 
 
 # --------------------------------------------------------------- data integrity

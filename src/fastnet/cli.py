@@ -107,7 +107,7 @@ def _train(args):
         raise _UserError(f"`--plot` must end in .png, .svg or .pdf, got {args.plot!r}.")
     ds = load_proben1(names[0], args.data)
     net, preset = build_network(args.network, ds, args.rule)
-    r = train_rprop(net, *ds.train, *ds.valid, X_test=ds.test[0], Y_test=ds.test[1],
+    r = train_rprop(net, *ds.train, *ds.val, X_test=ds.test[0], Y_test=ds.test[1],
                     seed=args.seed, **training_arguments(preset, _options(args)))
     shown = (args.network if args.network.strip() == net.proben1_spec
              else f"{args.network} = {net.proben1_spec}")

@@ -116,7 +116,7 @@ def run_demo(runs: int = 20, seed: int = 0) -> DemoResult:
 
     def study(task, data, make_net, seed_seq, **kw):
         X, T = data.train
-        val = data.valid if data.valid is not None else (None, None)
+        val = data.val if data.val is not None else (None, None)
         test = {"X_test": data.test[0], "Y_test": data.test[1]} if data.test is not None else {}
         with warnings.catch_warnings():
             # Failed trials are part of the measurement here (Hamey), not a problem.
@@ -143,7 +143,7 @@ def run_demo(runs: int = 20, seed: int = 0) -> DemoResult:
                           output_activation="logistic"),
               seeds[1], stop=Correct(0.4), strip=1, max_epochs=1000, init_scale=1.0),
         study("teacher K=5, 5-5-1 (GL5 early stop)",
-              make_teacher(K=5.0, n_train=500, n_valid=250, n_test=2000, seed=seed),
+              make_teacher(K=5.0, n_train=500, n_val=250, n_test=2000, seed=seed),
               lambda: MLP(5, (5,), 1, shortcut=False, hidden_activation="tanh"),
               seeds[2], stop=GL(5) | MaxEpochs(2000), max_epochs=2000, init_scale=0.5),
     )

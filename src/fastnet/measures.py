@@ -1,7 +1,8 @@
 """Error measures (Prechelt 1994; Lawrence et al. 1997; Hamey 1992 after Fahlman), on numpy arrays.
 
-All functions take outputs ``Y`` and targets ``T`` of shape (n_patterns, n_outputs)
-(1-D arrays are read as one output per pattern).
+All functions take the network's outputs ``Y_pred`` and the targets ``Y``, in that
+order, of shape (n_patterns, n_outputs) (1-D arrays are read as one output per
+pattern). ``Y`` names targets throughout fastnet, as in ``train_rprop(net, X, Y)``.
 """
 import time
 
@@ -21,26 +22,26 @@ __all__ = [
 ]
 
 
-def _pair(Y, T):
+def _pair(Y_pred, Y):
+    Y_pred = np.asarray(Y_pred, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
-    T = np.asarray(T, dtype=np.float64)
+    if Y_pred.ndim == 1:
+        Y_pred = Y_pred[:, None]
     if Y.ndim == 1:
         Y = Y[:, None]
-    if T.ndim == 1:
-        T = T[:, None]
-    if Y.ndim != 2 or T.ndim != 2:
-        raise ValueError(f"`Y` and `T` must be 2-D (n_patterns, n_outputs), got shapes "
-                         f"{Y.shape} and {T.shape}.")
-    if Y.shape != T.shape:
-        raise ValueError(f"`Y` has shape {Y.shape} but `T` has shape {T.shape}.")
-    if Y.shape[0] == 0:
-        raise ValueError("`Y` and `T` have no patterns.")
-    if not (np.isfinite(Y).all() and np.isfinite(T).all()):
-        raise ValueError("`Y` and `T` must be finite.")
-    return Y, T
+    if Y_pred.ndim != 2 or Y.ndim != 2:
+        raise ValueError(f"`Y_pred` and `Y` must be 2-D (n_patterns, n_outputs), got shapes "
+                         f"{Y_pred.shape} and {Y.shape}.")
+    if Y_pred.shape != Y.shape:
+        raise ValueError(f"`Y_pred` has shape {Y_pred.shape} but `Y` has shape {Y.shape}.")
+    if Y_pred.shape[0] == 0:
+        raise ValueError("`Y_pred` and `Y` have no patterns.")
+    if not (np.isfinite(Y_pred).all() and np.isfinite(Y).all()):
+        raise ValueError("`Y_pred` and `Y` must be finite.")
+    return Y_pred, Y
 
 
-def sum_squared_error(Y, T):
+def sum_squared_error(Y_pred, Y):
     """Summed squared error sum_p sum_i (o_pi - t_pi)**2 (no factor 1/2).
 
     Examples
@@ -48,11 +49,11 @@ def sum_squared_error(Y, T):
     >>> sum_squared_error([[0.5, 0.0]], [[1.0, 0.0]])
     0.25
     """
-    Y, T = _pair(Y, T)
-    return float(np.sum((Y - T) ** 2))
+    Y_pred, Y = _pair(Y_pred, Y)
+    return float(np.sum((Y_pred - Y) ** 2))
 
 
-def mean_squared_error(Y, T):
+def mean_squared_error(Y_pred, Y):
     """Mean over patterns and outputs of (o_pi - t_pi)**2.
 
     Examples
@@ -60,11 +61,11 @@ def mean_squared_error(Y, T):
     >>> mean_squared_error([[0.5, 0.0]], [[1.0, 0.0]])
     0.125
     """
-    Y, T = _pair(Y, T)
-    return float(np.mean((Y - T) ** 2))
+    Y_pred, Y = _pair(Y_pred, Y)
+    return float(np.mean((Y_pred - Y) ** 2))
 
 
-def squared_error_percentage(Y, T, o_min=0.0, o_max=1.0):
+def squared_error_percentage(Y_pred, Y, o_min=0.0, o_max=1.0):
     r"""Proben1's squared error percentage.
 
     .. math:: E = 100 \frac{o_{max} - o_{min}}{N P} \sum_{p=1}^{P} \sum_{i=1}^{N} (o_{pi} - t_{pi})^2
@@ -75,7 +76,7 @@ def squared_error_percentage(Y, T, o_min=0.0, o_max=1.0):
 
     Parameters
     ----------
-    Y, T : array-like of shape (n_patterns, n_outputs)
+    Y_pred, Y : array-like of shape (n_patterns, n_outputs)
     o_min, o_max : float, default 0.0 and 1.0 (o_min < o_max)
 
     Returns
@@ -92,16 +93,16 @@ def squared_error_percentage(Y, T, o_min=0.0, o_max=1.0):
     >>> squared_error_percentage([[0.5, 0.0]], [[1.0, 0.0]])
     12.5
     """
-    Y, T = _pair(Y, T)
+    Y_pred, Y = _pair(Y_pred, Y)
     o_min = check_float(o_min, "o_min")
     o_max = check_float(o_max, "o_max")
     if not (o_max > o_min and np.isfinite(o_max - o_min)):
         raise ValueError(f"`o_max` - `o_min` must be positive and finite, got o_min={o_min}, "
                          f"o_max={o_max}.")
-    return float(100.0 * (o_max - o_min) / T.size * np.sum((Y - T) ** 2))
+    return float(100.0 * (o_max - o_min) / Y.size * np.sum((Y_pred - Y) ** 2))
 
 
-def classification_error(Y, T):
+def classification_error(Y_pred, Y):
     """Percentage of patterns whose highest output is not the target class.
 
     Winner-takes-all: the output with the highest value names the class; the
@@ -113,20 +114,20 @@ def classification_error(Y, T):
     >>> classification_error([[0.9, 0.2], [0.6, 0.7]], [[1, 0], [1, 0]])
     50.0
     """
-    Y, T = _pair(Y, T)
-    if Y.shape[1] < 2:
+    Y_pred, Y = _pair(Y_pred, Y)
+    if Y_pred.shape[1] < 2:
         raise ValueError("classification error needs one output per class (at least 2 outputs), "
-                         f"got {Y.shape[1]}.")
-    return _winner_takes_all_error(Y, T)
+                         f"got {Y_pred.shape[1]}.")
+    return _winner_takes_all_error(Y_pred, Y)
 
 
-def _winner_takes_all_error(Y, T):
+def _winner_takes_all_error(Y_pred, Y):
     # Unchecked core of classification_error, for arrays the caller has validated.
-    wrong = np.count_nonzero(np.argmax(Y, axis=1) != np.argmax(T, axis=1))
-    return float(100.0 * wrong / Y.shape[0])
+    wrong = np.count_nonzero(np.argmax(Y_pred, axis=1) != np.argmax(Y, axis=1))
+    return float(100.0 * wrong / Y_pred.shape[0])
 
 
-def nmse(Y, T):
+def nmse(Y_pred, Y):
     r"""Normalised mean squared error (Lawrence et al. 1997).
 
     .. math:: \mathrm{NMSE} = \frac{\sum (d - y)^2}{\sum (d - \bar d)^2}
@@ -144,14 +145,14 @@ def nmse(Y, T):
     >>> nmse([[1.0], [3.0]], [[0.0], [2.0]])   # (1 + 1) / ((0 - 1)^2 + (2 - 1)^2)
     1.0
     """
-    Y, T = _pair(Y, T)
-    denominator = np.sum((T - T.mean()) ** 2)
+    Y_pred, Y = _pair(Y_pred, Y)
+    denominator = np.sum((Y - Y.mean()) ** 2)
     if denominator == 0.0:
         raise ValueError("NMSE is undefined for constant targets (zero variance).")
-    return float(np.sum((T - Y) ** 2) / denominator)
+    return float(np.sum((Y - Y_pred) ** 2) / denominator)
 
 
-def threshold_correct(Y, T, r_c=0.4, analog=None):
+def threshold_correct(Y_pred, Y, r_c=0.4, analog=None):
     """Which outputs are right by the Hamey/Fahlman threshold ("40-20-40") rule.
 
     A binary output (target 0 or 1) is right if it is < r_c for target 0 and
@@ -161,7 +162,7 @@ def threshold_correct(Y, T, r_c=0.4, analog=None):
 
     Parameters
     ----------
-    Y, T : array-like of shape (n_patterns, n_outputs)
+    Y_pred, Y : array-like of shape (n_patterns, n_outputs)
     r_c : float in (0, 0.5], default 0.4
     analog : float > 0 or None
 
@@ -178,13 +179,13 @@ def threshold_correct(Y, T, r_c=0.4, analog=None):
     >>> bool(threshold_correct([[0.5, 0.3]], [[1, 0]]).all())
     False
     """
-    Y, T = _pair(Y, T)
+    Y_pred, Y = _pair(Y_pred, Y)
     r_c = check_float(r_c, "r_c", low=0.0, high=0.5, low_open=True)
-    binary = (T == 0.0) | (T == 1.0)
-    correct = np.where(T == 1.0, Y > 1.0 - r_c, Y < r_c)
+    binary = (Y == 0.0) | (Y == 1.0)
+    correct = np.where(Y == 1.0, Y_pred > 1.0 - r_c, Y_pred < r_c)
     analog = _check_analog(binary, analog)
     if analog is not None:
-        correct = np.where(binary, correct, np.abs(Y - T) <= analog)
+        correct = np.where(binary, correct, np.abs(Y_pred - Y) <= analog)
     return correct
 
 
@@ -194,16 +195,16 @@ def _check_analog(binary, analog):
     if binary.all():
         return None
     if analog is None:
-        raise ValueError("`T` has targets other than 0 and 1; give an `analog` tolerance.")
+        raise ValueError("`Y` has targets other than 0 and 1; give an `analog` tolerance.")
     return check_float(analog, "analog", low=0.0, low_open=True)
 
 
-def is_one_hot(T):
-    """True if every row of T has exactly one 1 and zeros elsewhere (class coding)."""
-    T = np.asarray(T)
-    if T.ndim != 2 or T.shape[1] < 2 or T.shape[0] == 0:
+def is_one_hot(Y):
+    """True if every row of Y has exactly one 1 and zeros elsewhere (class coding)."""
+    Y = np.asarray(Y)
+    if Y.ndim != 2 or Y.shape[1] < 2 or Y.shape[0] == 0:
         return False
-    return bool(np.all((T == 0) | (T == 1)) and np.all(T.sum(axis=1) == 1))
+    return bool(np.all((Y == 0) | (Y == 1)) and np.all(Y.sum(axis=1) == 1))
 
 
 class cpu_timer:

@@ -6,8 +6,8 @@ it finds them under a data directory (the `root` argument, then the
 public archive into that cache (`fetch_proben1`). Generated tasks (XOR, encoder,
 Lawrence's teacher task, Mackey-Glass) are built from a seed.
 
-Every loader returns a `Dataset` whose ``train``, ``valid`` and ``test`` are
-``(X, T)`` pairs of C-contiguous float64 arrays (`Split`).
+Every loader returns a `Dataset` whose ``train``, ``val`` and ``test`` are
+``(X, Y)`` pairs of C-contiguous float64 arrays (`Split`).
 
 Proben1
 -------

@@ -16,18 +16,18 @@ __all__ = ["Split", "Dataset"]
 
 
 class Split(NamedTuple):
-    """One set of examples: inputs and targets. Unpacks as ``X, T = split``.
+    """One set of examples: inputs and targets. Unpacks as ``X, Y = split``.
 
     Attributes
     ----------
     X : numpy.ndarray
         Inputs, C-contiguous float64 of shape ``(n_examples, n_in)``.
-    T : numpy.ndarray
+    Y : numpy.ndarray
         Targets, C-contiguous float64 of shape ``(n_examples, n_out)``.
     """
 
     X: np.ndarray
-    T: np.ndarray
+    Y: np.ndarray
 
     @property
     def n_examples(self) -> int:
@@ -57,10 +57,10 @@ class Dataset:
     n_in, n_out : int
         Numbers of inputs and outputs.
     train : Split
-        Training set ``(X, T)``.
-    valid : Split or None
+        Training set ``(X, Y)``.
+    val : Split or None
         Validation set, or ``None`` if the task has none (XOR, encoder, and
-        generated tasks with ``n_valid=0``).
+        generated tasks with ``n_val=0``).
     test : Split or None
         Test set, or ``None`` if the task has none.
     architecture : Architecture or None
@@ -95,7 +95,7 @@ class Dataset:
     n_in: int
     n_out: int
     train: Split = field(repr=False)
-    valid: Split | None = field(repr=False)
+    val: Split | None = field(repr=False)
     test: Split | None = field(repr=False)
     architecture: Architecture | None = field(default=None, repr=False)
     problem: Proben1Problem | None = field(default=None, repr=False)
@@ -113,9 +113,9 @@ class Dataset:
         return self.train.n_examples
 
     @property
-    def n_valid(self) -> int:
+    def n_val(self) -> int:
         """Number of validation examples (0 if there is no validation set)."""
-        return 0 if self.valid is None else self.valid.n_examples
+        return 0 if self.val is None else self.val.n_examples
 
     @property
     def n_test(self) -> int:
@@ -139,18 +139,18 @@ class Dataset:
         Returns
         -------
         Split
-            ``(X, T)``, C-contiguous float64. A new array when the sets are joined,
+            ``(X, Y)``, C-contiguous float64. A new array when the sets are joined,
             otherwise the training arrays themselves.
         """
-        if not with_validation or self.valid is None:
+        if not with_validation or self.val is None:
             return self.train
         order = PARTITIONINGS[self.partitioning or "a"]
-        parts = [self.train, self.valid]
-        if order.index("valid") < order.index("train"):
+        parts = [self.train, self.val]
+        if order.index("val") < order.index("train"):
             parts.reverse()
-        return Split(np.concatenate([p.X for p in parts]), np.concatenate([p.T for p in parts]))
+        return Split(np.concatenate([p.X for p in parts]), np.concatenate([p.Y for p in parts]))
 
     def __repr__(self) -> str:
         return (f"Dataset(name={self.name!r}, kind={self.kind!r}, n_in={self.n_in}, "
-                f"n_out={self.n_out}, n_train={self.n_train}, n_valid={self.n_valid}, "
+                f"n_out={self.n_out}, n_train={self.n_train}, n_val={self.n_val}, "
                 f"n_test={self.n_test})")

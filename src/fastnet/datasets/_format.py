@@ -99,7 +99,7 @@ class Proben1File:
         The header values.
     X : numpy.ndarray
         Inputs, C-contiguous float64 of shape ``(header.n_examples, header.n_in)``.
-    T : numpy.ndarray
+    Y : numpy.ndarray
         Targets, C-contiguous float64 of shape ``(header.n_examples, header.n_out)``.
     sha256 : str
         SHA-256 of the file's bytes (hex).
@@ -108,7 +108,7 @@ class Proben1File:
     path: Path
     header: Proben1Header
     X: np.ndarray = field(repr=False)
-    T: np.ndarray = field(repr=False)
+    Y: np.ndarray = field(repr=False)
     sha256: str = ""
 
 
@@ -171,7 +171,7 @@ def read_proben1(path: str | os.PathLike) -> Proben1File:
     ...     p = pathlib.Path(tmp, "xor1.dt")
     ...     _ = p.write_text(text)
     ...     f = read_proben1(p)
-    >>> f.header.n_in, f.header.n_out, f.X.shape, f.T[:, 0].tolist()
+    >>> f.header.n_in, f.header.n_out, f.X.shape, f.Y[:, 0].tolist()
     (2, 1, (4, 2), [0.0, 1.0, 1.0, 0.0])
     """
     path = Path(os.fspath(path))
@@ -220,8 +220,8 @@ def _parse(text: str, path: Path) -> Proben1File:
         _raise_first_data_error(data_lines, header, path)
         raise DataFormatError(path, None, "malformed data")  # pragma: no cover - defensive
     X = np.ascontiguousarray(values[:, :n_in])
-    T = np.ascontiguousarray(values[:, n_in:])
-    return Proben1File(path=path, header=header, X=X, T=T)
+    Y = np.ascontiguousarray(values[:, n_in:])
+    return Proben1File(path=path, header=header, X=X, Y=Y)
 
 
 def _short(s: str, limit: int = 40) -> str:

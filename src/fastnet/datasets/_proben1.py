@@ -199,7 +199,7 @@ def load_proben1(name: str, root: str | os.PathLike | None = None) -> Dataset:
     Returns
     -------
     Dataset
-        ``train``, ``valid`` and ``test`` as ``(X, T)`` C-contiguous float64 arrays,
+        ``train``, ``val`` and ``test`` as ``(X, Y)`` C-contiguous float64 arrays,
         ``kind`` from the registry, ``architecture`` the pivot of this permutation,
         ``problem`` the registry entry, and ``header`` and ``path`` of the file.
 
@@ -242,7 +242,7 @@ def load_proben1(name: str, root: str | os.PathLike | None = None) -> Dataset:
     Examples
     --------
     >>> ds = load_proben1("glass1d")          # doctest: +SKIP
-    >>> ds.n_train, ds.n_valid, ds.n_test     # doctest: +SKIP
+    >>> ds.n_train, ds.n_val, ds.n_test     # doctest: +SKIP
     (107, 54, 53)
     >>> ds.architecture.spec                  # doctest: +SKIP
     '16+8 l'
@@ -254,7 +254,7 @@ def load_proben1(name: str, root: str | os.PathLike | None = None) -> Dataset:
     h = data.header
     expected = {"inputs": (h.n_in, problem.n_in), "outputs": (h.n_out, problem.n_out),
                 "training_examples": (h.training_examples, problem.n_train),
-                "validation_examples": (h.validation_examples, problem.n_valid),
+                "validation_examples": (h.validation_examples, problem.n_val),
                 "test_examples": (h.test_examples, problem.n_test)}
     for what, (got, want) in expected.items():
         if got != want:
@@ -263,19 +263,19 @@ def load_proben1(name: str, root: str | os.PathLike | None = None) -> Dataset:
                 f"header declares {got} {what.replace('_', ' ')}, but Proben1 problem "
                 f"`{problem_name}` has {want}; is this the right file?",
             )
-    sizes = {"train": h.training_examples, "valid": h.validation_examples,
+    sizes = {"train": h.training_examples, "val": h.validation_examples,
              "test": h.test_examples}
     splits = {}
     start = 0
     for role in PARTITIONINGS[part]:
         stop = start + sizes[role]
         splits[role] = Split(np.ascontiguousarray(data.X[start:stop]),
-                             np.ascontiguousarray(data.T[start:stop]))
+                             np.ascontiguousarray(data.Y[start:stop]))
         start = stop
     return Dataset(
         name=f"{problem_name}{perm}" + ("" if part == "a" else part),
         kind=problem.kind, n_in=problem.n_in, n_out=problem.n_out,
-        train=splits["train"], valid=splits["valid"], test=splits["test"],
+        train=splits["train"], val=splits["val"], test=splits["test"],
         architecture=problem.pivot(perm), problem=problem, permutation=perm,
         partitioning=part, path=path, header=h, sha256=data.sha256,
         matches_published=_matches_published(path, data.sha256),

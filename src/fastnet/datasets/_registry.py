@@ -17,12 +17,12 @@ __all__ = [
 #: Set sizes follow the roles: the training set always has ``training_examples`` rows,
 #: and so on, wherever it sits in the file.
 PARTITIONINGS: Mapping[str, tuple[str, str, str]] = MappingProxyType({
-    "a": ("train", "valid", "test"),
-    "b": ("train", "test", "valid"),
-    "c": ("valid", "train", "test"),
-    "d": ("valid", "test", "train"),
-    "e": ("test", "valid", "train"),
-    "f": ("test", "train", "valid"),
+    "a": ("train", "val", "test"),
+    "b": ("train", "test", "val"),
+    "c": ("val", "train", "test"),
+    "d": ("val", "test", "train"),
+    "e": ("test", "val", "train"),
+    "f": ("test", "train", "val"),
 })
 
 
@@ -129,7 +129,7 @@ class Proben1Problem:
         Numbers of inputs and outputs.
     n_examples : int
         Examples in each file.
-    n_train, n_valid, n_test : int
+    n_train, n_val, n_test : int
         Set sizes of the partitionings (header values: 50 %, 25 %, 25 %).
     pivots : tuple of Architecture or None
         Pivot architectures of permutations 1, 2 and 3 (Proben1 Table 7, all with
@@ -148,7 +148,7 @@ class Proben1Problem:
     n_out: int
     n_examples: int
     n_train: int
-    n_valid: int
+    n_val: int
     n_test: int
     pivots: tuple[Architecture, Architecture, Architecture] | None
     directory: str
@@ -179,7 +179,7 @@ def _pivot(n_in, n_out, spec, connections):
                         shortcut=True, connections=connections)
 
 
-# name: kind, n_in, n_out, (n_train, n_valid, n_test), directory, pivots 1|2|3, description
+# name: kind, n_in, n_out, (n_train, n_val, n_test), directory, pivots 1|2|3, description
 _TABLE = {
     "building": ("approximation", 14, 3, (2104, 1052, 1052), "building",
                  (("16+0 l", 333), ("16+8 l", 605), ("16+8 s", 605)),
@@ -233,7 +233,7 @@ _TABLE = {
 PROBEN1_PROBLEMS: Mapping[str, Proben1Problem] = MappingProxyType({
     name: Proben1Problem(
         name=name, kind=kind, n_in=n_in, n_out=n_out, n_examples=sum(sizes),
-        n_train=sizes[0], n_valid=sizes[1], n_test=sizes[2],
+        n_train=sizes[0], n_val=sizes[1], n_test=sizes[2],
         pivots=None if pivots is None else tuple(_pivot(n_in, n_out, s, c) for s, c in pivots),
         directory=directory, description=description,
     )

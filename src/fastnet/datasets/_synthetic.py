@@ -19,9 +19,9 @@ __all__ = ["make_xor", "make_encoder", "make_teacher", "make_mackey_glass",
 TEACHER_BIAS_RANGE = 0.01
 
 
-def _split(X, T) -> Split:
+def _split(X, Y) -> Split:
     return Split(np.ascontiguousarray(X, dtype=np.float64),
-                 np.ascontiguousarray(T, dtype=np.float64))
+                 np.ascontiguousarray(Y, dtype=np.float64))
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -37,21 +37,21 @@ def make_xor() -> Dataset:
     -------
     Dataset
         ``train`` holds inputs ``[[0, 0], [0, 1], [1, 0], [1, 1]]`` with targets
-        ``[[0], [1], [1], [0]]``; ``valid`` and ``test`` are ``None`` (the task is
+        ``[[0], [1], [1], [0]]``; ``val`` and ``test`` are ``None`` (the task is
         judged on its training set, e.g. by Hamey's threshold correctness).
         ``architecture`` is the 2-2-1 net without shortcuts (9 connections).
 
     Examples
     --------
     >>> ds = make_xor()
-    >>> ds.train.T.ravel().tolist(), ds.valid is None, ds.architecture.connections
+    >>> ds.train.Y.ravel().tolist(), ds.val is None, ds.architecture.connections
     ([0.0, 1.0, 1.0, 0.0], True, 9)
     """
     X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=np.float64)
-    T = np.array([[0], [1], [1], [0]], dtype=np.float64)
+    Y = np.array([[0], [1], [1], [0]], dtype=np.float64)
     return Dataset(
-        name="xor", kind="classification", n_in=2, n_out=1, train=_split(X, T),
-        valid=None, test=None,
+        name="xor", kind="classification", n_in=2, n_out=1, train=_split(X, Y),
+        val=None, test=None,
         architecture=Architecture(2, (2,), 1, "s", False, _count_connections(2, (2,), 1, False)),
         params=MappingProxyType({}),
     )
@@ -70,7 +70,7 @@ def make_encoder(n: int = 10, m: int = 5) -> Dataset:
     Returns
     -------
     Dataset
-        ``train`` has ``X = T = identity(n)``; ``valid`` and ``test`` are ``None``.
+        ``train`` has ``X = Y = identity(n)``; ``val`` and ``test`` are ``None``.
         ``architecture`` is the n-m-n net without shortcuts, sigmoid outputs.
 
     Raises
@@ -83,7 +83,7 @@ def make_encoder(n: int = 10, m: int = 5) -> Dataset:
     Examples
     --------
     >>> ds = make_encoder(4, 2)
-    >>> ds.name, ds.train.X.shape, bool((ds.train.X == ds.train.T).all())
+    >>> ds.name, ds.train.X.shape, bool((ds.train.X == ds.train.Y).all())
     ('encoder-4-2-4', (4, 4), True)
     """
     n = check_int(n, "n", minimum=2)
@@ -91,13 +91,13 @@ def make_encoder(n: int = 10, m: int = 5) -> Dataset:
     eye = np.eye(n, dtype=np.float64)
     return Dataset(
         name=f"encoder-{n}-{m}-{n}", kind="classification", n_in=n, n_out=n,
-        train=_split(eye, eye.copy()), valid=None, test=None,
+        train=_split(eye, eye.copy()), val=None, test=None,
         architecture=Architecture(n, (m,), n, "s", False, _count_connections(n, (m,), n, False)),
         params=MappingProxyType({"n": n, "m": m}),
     )
 
 
-def make_teacher(K: float = 1.0, n_train: int = 1000, n_valid: int = 0, n_test: int = 5000,
+def make_teacher(K: float = 1.0, n_train: int = 1000, n_val: int = 0, n_test: int = 5000,
                  *, n_in: int = 5, n_hidden: int = 5, seed=0) -> Dataset:
     """Lawrence et al.'s artificial task: data labelled by a random 5-5-1 teacher net.
 
@@ -108,8 +108,8 @@ def make_teacher(K: float = 1.0, n_train: int = 1000, n_valid: int = 0, n_test: 
         gives a more complex target function. Lawrence et al. use K = 1, 5, 10, 15.
     n_train : int, default=1000
         Training examples (>= 1); Lawrence et al. use 1000.
-    n_valid : int, default=0
-        Validation examples (>= 0); 0 means ``valid`` is ``None``, as in the paper.
+    n_val : int, default=0
+        Validation examples (>= 0); 0 means ``val`` is ``None``, as in the paper.
     n_test : int, default=5000
         Test examples (>= 0); 0 means ``test`` is ``None``. The paper uses 5000.
     n_in, n_hidden : int, default=5
@@ -133,7 +133,7 @@ def make_teacher(K: float = 1.0, n_train: int = 1000, n_valid: int = 0, n_test: 
 
     Notes
     -----
-    The teacher computes ``T = tanh(X @ W_hidden + b_hidden) @ W_out + b_out``.
+    The teacher computes ``Y = tanh(X @ W_hidden + b_hidden) @ W_out + b_out``.
     The paper states neither activation; tanh hidden units (an odd sigmoid, which
     suits zero-mean inputs) and a linear output are our choice. Inputs are
     independent N(0, 1) (zero mean, unit variance, as in the paper); targets are
@@ -151,12 +151,12 @@ def make_teacher(K: float = 1.0, n_train: int = 1000, n_valid: int = 0, n_test: 
     Examples
     --------
     >>> ds = make_teacher(K=5, n_train=100, n_test=50, seed=1)
-    >>> ds.name, ds.train.X.shape, ds.test.T.shape, ds.valid is None
+    >>> ds.name, ds.train.X.shape, ds.test.Y.shape, ds.val is None
     ('teacher-K5', (100, 5), (50, 1), True)
     """
     K = check_positive(K, "K")
     n_train = check_int(n_train, "n_train", minimum=1)
-    n_valid = check_int(n_valid, "n_valid", minimum=0)
+    n_val = check_int(n_val, "n_val", minimum=0)
     n_test = check_int(n_test, "n_test", minimum=0)
     n_in = check_int(n_in, "n_in", minimum=1)
     n_hidden = check_int(n_hidden, "n_hidden", minimum=1)
@@ -172,16 +172,16 @@ def make_teacher(K: float = 1.0, n_train: int = 1000, n_valid: int = 0, n_test: 
         X = rng.standard_normal(size=(n, n_in))
         return _split(X, np.tanh(X @ W_hidden + b_hidden) @ W_out + b_out)
 
-    train, valid, test = sample(n_train), sample(n_valid), sample(n_test)
+    train, valid, test = sample(n_train), sample(n_val), sample(n_test)
     params = {
-        "K": K, "seed": seed, "n_train": n_train, "n_valid": n_valid, "n_test": n_test,
+        "K": K, "seed": seed, "n_train": n_train, "n_val": n_val, "n_test": n_test,
         "hidden_activation": "tanh", "output_activation": "linear",
         "W_hidden": _readonly(W_hidden), "b_hidden": _readonly(b_hidden),
         "W_out": _readonly(W_out), "b_out": _readonly(b_out),
     }
     return Dataset(
         name=f"teacher-K{K:g}", kind="approximation", n_in=n_in, n_out=1,
-        train=train, valid=valid, test=test,
+        train=train, val=valid, test=test,
         architecture=Architecture(n_in, (n_hidden,), 1, "l", False,
                                   _count_connections(n_in, (n_hidden,), 1, False)),
         params=MappingProxyType(params),
@@ -230,7 +230,7 @@ def _mackey_glass_series(n_samples, x0, tau, a, b, c, sample_step, dt, transient
     return np.array(x[off + n_transient::s], dtype=np.float64)
 
 
-def make_mackey_glass(n_train: int = 1000, n_valid: int = 0, n_test: int = 1000, *,
+def make_mackey_glass(n_train: int = 1000, n_val: int = 0, n_test: int = 1000, *,
                       seed=0, x0: float | None = None, tau: float = 30.0, a: float = 0.2,
                       b: float = 0.1, c: float = 10.0, sample_step: float = 6.0,
                       window: int = 6, dt: float = 0.1, transient: float = 1000.0) -> Dataset:
@@ -240,8 +240,8 @@ def make_mackey_glass(n_train: int = 1000, n_valid: int = 0, n_test: int = 1000,
     ----------
     n_train : int, default=1000
         Training examples (>= 1); Lawrence et al. use 1000.
-    n_valid : int, default=0
-        Validation examples (>= 0); 0 means ``valid`` is ``None``.
+    n_val : int, default=0
+        Validation examples (>= 0); 0 means ``val`` is ``None``.
     n_test : int, default=1000
         Test examples (>= 0); 0 means ``test`` is ``None``. The paper uses 1000.
     seed : int, numpy.random.Generator or None, default=0
@@ -305,13 +305,13 @@ def make_mackey_glass(n_train: int = 1000, n_valid: int = 0, n_test: int = 1000,
     Examples
     --------
     >>> ds = make_mackey_glass(n_train=200, n_test=100, seed=3)
-    >>> ds.train.X.shape, ds.test.T.shape
+    >>> ds.train.X.shape, ds.test.Y.shape
     ((200, 6), (100, 1))
-    >>> bool(ds.train.X[1:, -1].tolist() == ds.train.T[:-1, 0].tolist())
+    >>> bool(ds.train.X[1:, -1].tolist() == ds.train.Y[:-1, 0].tolist())
     True
     """
     n_train = check_int(n_train, "n_train", minimum=1)
-    n_valid = check_int(n_valid, "n_valid", minimum=0)
+    n_val = check_int(n_val, "n_val", minimum=0)
     n_test = check_int(n_test, "n_test", minimum=0)
     window = check_int(window, "window", minimum=1)
     tau = check_positive(tau, "tau")
@@ -337,23 +337,23 @@ def make_mackey_glass(n_train: int = 1000, n_valid: int = 0, n_test: int = 1000,
             raise ValueError("`x0` must not be 1.0, the equation's fixed point (the series "
                              "would stay constant).")
 
-    n_total = n_train + n_valid + n_test
+    n_total = n_train + n_val + n_test
     series = _mackey_glass_series(n_total + window, x0, tau, a, b, c, sample_step, dt,
                                   transient)
     # Sliding windows: row i = s[i : i + window], target s[i + window].
     idx = np.arange(n_total)[:, None] + np.arange(window)[None, :]
     X_all = series[idx]
     T_all = series[window:window + n_total, None]
-    bounds = np.cumsum([0, n_train, n_valid, n_test])
+    bounds = np.cumsum([0, n_train, n_val, n_test])
     parts = [None if lo == hi else _split(X_all[lo:hi], T_all[lo:hi])
              for lo, hi in zip(bounds[:-1], bounds[1:])]
     params = {"seed": seed, "x0": x0, "tau": tau, "a": a, "b": b, "c": c,
               "sample_step": sample_step, "window": window, "dt": dt,
-              "transient": transient, "n_train": n_train, "n_valid": n_valid,
+              "transient": transient, "n_train": n_train, "n_val": n_val,
               "n_test": n_test, "series": _readonly(series)}
     return Dataset(
         name="mackey-glass", kind="approximation", n_in=window, n_out=1,
-        train=parts[0], valid=parts[1], test=parts[2],
+        train=parts[0], val=parts[1], test=parts[2],
         architecture=Architecture(window, (5,), 1, "l", False,
                                   _count_connections(window, (5,), 1, False)),
         params=MappingProxyType(params),

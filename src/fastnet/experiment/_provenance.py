@@ -38,7 +38,7 @@ def _checklist(experiment, datasets):
             strip = params.pop("strip")
             cells[f"{problem}/{network}"] = {
                 "problem": problem, "partitioning": ds.partitioning,
-                "data": {"n_train": ds.n_train, "n_valid": ds.n_valid, "n_test": ds.n_test,
+                "data": {"n_train": ds.n_train, "n_val": ds.n_val, "n_test": ds.n_test,
                          "kind": ds.kind},
                 "network": {"name": network, "spec": net.proben1_spec, "repr": repr(net),
                             "layer_sizes": list(net.layer_sizes), "shortcut": net.shortcut,

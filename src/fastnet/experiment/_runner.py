@@ -58,11 +58,11 @@ def _run_task(task):
     # threads). An epoch cap is part of the stopping rule instead (training_arguments).
     kw = dict(X_test=ds.test[0], Y_test=ds.test[1], **training_arguments(preset, task.options))
     if task.one_per_call:
-        results = [train_rprop(net, *ds.train, *ds.valid, seed=seed, **kw)
+        results = [train_rprop(net, *ds.train, *ds.val, seed=seed, **kw)
                    for net, seed in zip(nets, seeds)]
         batch = {"runs": 1, "method": "train_rprop"}
     else:
-        results = train_rprop_many(nets, *ds.train, *ds.valid, seeds=seeds, **kw)
+        results = train_rprop_many(nets, *ds.train, *ds.val, seeds=seeds, **kw)
         batch = {"runs": len(nets), "method": results[0].setup["batch"]["method"]}
     return [_record(task, run, seed, net, preset, r, batch, ds)
             for run, seed, net, r in zip(task.runs, seeds, nets, results)]
