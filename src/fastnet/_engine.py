@@ -68,7 +68,7 @@ class Workspace:
     net : MLP
     w : ndarray
         The network's own weight vector (trained in place).
-    A, T : ndarray
+    A, Y : ndarray
         Activations (inputs in the first columns) and targets of the training set.
     D, Dl : ndarray
         Derivatives and deltas of one block of patterns.
@@ -78,7 +78,7 @@ class Workspace:
     def __init__(self, net, X, Y, block_size=None, blas_min=None):
         self.net = net
         self.w = net._w
-        self.T = Y
+        self.Y = Y
         self.A = activations(net, X)
         n = X.shape[0]
         self.check_block = block_rows(net)
@@ -111,14 +111,14 @@ class Workspace:
 
     def evaluator(self):
         """An :class:`Evaluator` of the training set on this workspace's buffer."""
-        return Evaluator(self.net, None, self.T, self.blas_min, A=self.A)
+        return Evaluator(self.net, None, self.Y, self.blas_min, A=self.A)
 
     def rprop_epochs(self, g, g_prev, dw_prev, step, params, last_error, sse_out,
                      every, r_c, analog):
         """RPROP epochs, one per entry of ``sse_out`` (see ``_kernels._rprop``);
         returns the kernel status."""
         net = self.net
-        return _rprop.train_epochs(self.A, self.T, net._layers, net.n_in, self.w, g, g_prev,
+        return _rprop.train_epochs(self.A, self.Y, net._layers, net.n_in, self.w, g, g_prev,
                                    dw_prev, step, self.D, self.Dl, *params, last_error,
                                    sse_out, self.blas_min, every, r_c, analog,
                                    self.check_block)
@@ -127,7 +127,7 @@ class Workspace:
         """Backpropagation epochs, one per entry of ``sse_out`` (see
         ``_kernels._backprop``); returns the kernel status."""
         net = self.net
-        return _backprop.train_epochs(self.A, self.T, net._layers, net.n_in, self.w, g,
+        return _backprop.train_epochs(self.A, self.Y, net._layers, net.n_in, self.w, g,
                                       dw_prev, self.D, self.Dl, rates, momentum, order,
                                       sse_out, self.blas_min)
 
@@ -138,7 +138,7 @@ class Evaluator:
     def __init__(self, net, X, Y, blas_min, *, A=None):
         # A: an activation buffer that already holds X (a workspace's own, no copy)
         self.net = net
-        self.T = Y
+        self.Y = Y
         self.A = activations(net, X) if A is None else A
         self.blas_min = blas_min
         self.n = Y.shape[0]
@@ -146,7 +146,7 @@ class Evaluator:
     def sse(self):
         """Summed squared error; leaves the outputs in ``self.A`` (see :meth:`outputs`)."""
         net = self.net
-        return _forward.sum_squared_error(self.A, self.T, net._layers, net.n_in, net._w,
+        return _forward.sum_squared_error(self.A, self.Y, net._layers, net.n_in, net._w,
                                           block_rows(net), self.blas_min)
 
     def outputs(self):

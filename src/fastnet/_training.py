@@ -299,14 +299,14 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
         if not np.isfinite(outputs).all():
             raise diverged(epoch, "the network's outputs")
         if (r_c, analog) not in correct_masks:
-            threshold_correct(outputs, ws.T, r_c=r_c, analog=analog)  # validates
-            one, zero = ws.T == 1.0, ws.T == 0.0
+            threshold_correct(outputs, ws.Y, r_c=r_c, analog=analog)  # validates
+            one, zero = ws.Y == 1.0, ws.Y == 0.0
             other = ~(one | zero)
             correct_masks[(r_c, analog)] = (one, zero, other if other.any() else None)
         one, zero, other = correct_masks[(r_c, analog)]
         if not (np.all(outputs[one] > 1.0 - r_c) and np.all(outputs[zero] < r_c)):
             return False
-        return other is None or bool(np.all(np.abs(outputs[other] - ws.T[other]) <= analog))
+        return other is None or bool(np.all(np.abs(outputs[other] - ws.Y[other]) <= analog))
 
     # Hamey-style runs (stop=Correct() alone, nothing else measured per strip) let
     # the kernel run the success check itself: the same check on the same weights
@@ -317,7 +317,7 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
     kernel_check = (type(criterion) is Correct and val is None and test is None
                     and callback is None and getattr(stepper, "supports_success_check", False))
     if kernel_check:
-        analog = _check_analog((ws.T == 0.0) | (ws.T == 1.0), criterion.analog)
+        analog = _check_analog((ws.Y == 0.0) | (ws.Y == 1.0), criterion.analog)
         check = (strip, criterion.r_c, analog)
         step = strip * max(1, MAX_EPOCHS_PER_CALL // strip)
 
@@ -398,13 +398,13 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
         # gives the outputs and the SSE (no re-validation or copy of the data).
         if evaluator is None:
             return None
-        T = evaluator.T
-        e = 100.0 * (target_range[1] - target_range[0]) / T.size * evaluator.sse()
+        Y = evaluator.Y
+        e = 100.0 * (target_range[1] - target_range[0]) / Y.size * evaluator.sse()
         if not math.isfinite(e):
             # finite weights can still overflow in the forward pass (inf - inf)
             raise diverged(epoch, "the error of the trained network")
-        cls = _winner_takes_all_error(evaluator.outputs(), T) if classification else None
-        return SetErrors(e, cls, T.shape[0])
+        cls = _winner_takes_all_error(evaluator.outputs(), Y) if classification else None
+        return SetErrors(e, cls, Y.shape[0])
 
     gl_end = generalization_loss(val_err[-1], min(val_err)) if val_err else None
     n_updates = stepper.updates_per_epoch
