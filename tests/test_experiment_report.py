@@ -41,7 +41,7 @@ def test_summary_columns_match_the_records(results):
     val = np.array([r["val"]["squared_error_percentage"] for r in runs])
     assert row.n_runs == 4 and row.architecture == "4+2 l" and row.n_connections == 100
     assert row.test_mean == pytest.approx(test.mean())
-    assert row.test_sd == pytest.approx(test.std(ddof=1))
+    assert row.test_std == pytest.approx(test.std(ddof=1))
     assert row.corr_val_test == pytest.approx(np.corrcoef(val, test)[0, 1])
     assert row.best_run == int(np.argmin(val)) and row.best_test == test[np.argmin(val)]
     s = np.sort(test)  # n = 4: quartiles are medians of the halves
@@ -89,7 +89,7 @@ def test_dataframe(results):
     pd = pytest.importorskip("pandas")
     df = summarize(results[0]).to_dataframe()
     assert isinstance(df, pd.DataFrame) and df.shape[0] == 4
-    assert {"test_mean", "test_sd", "corr_val_test", "traversals_per_cpu_second"} <= set(df.columns)
+    assert {"test_mean", "test_std", "corr_val_test", "traversals_per_cpu_second"} <= set(df.columns)
 
 
 def test_timing_summary(results):

@@ -35,7 +35,7 @@ def test_hand_computed_small_sample():
     assert d.n == 5
     assert d.mean == 4.0
     # sd: squared deviations 9 + 4 + 1 + 0 + 36 = 50; 50 / 4 = 12.5
-    assert_allclose(d.sd, np.sqrt(12.5))
+    assert_allclose(d.std, np.sqrt(12.5))
     assert d.median == 3.0
     # odd n: the median 3 is in neither half -> halves (1, 2) and (4, 10)
     assert (d.q1, d.q3, d.iqr) == (1.5, 7.0, 5.5)
@@ -44,7 +44,7 @@ def test_hand_computed_small_sample():
     assert d.mad == 1.0
     # int(0.05 * 5) = 0 values cut: the plain mean
     assert d.trimmed_mean == 4.0
-    assert np.isnan(d.lilliefors_p)
+    assert np.isnan(d.lilliefors_pvalue)
 
 
 def test_even_n_quartiles():
@@ -58,17 +58,17 @@ def test_against_scipy_on_random_sample():
     x = rng.lognormal(size=101)
     d = describe(x, n_mc_samples=999, seed=1)
     assert_allclose(d.mean, np.mean(x))
-    assert_allclose(d.sd, np.std(x, ddof=1))
+    assert_allclose(d.std, np.std(x, ddof=1))
     assert_allclose(d.median, np.median(x))
     assert_allclose(d.trimmed_mean, stats.trim_mean(x, 0.05))
     assert_allclose(d.mad, stats.median_abs_deviation(x))
     z = (x - x.mean()) / x.std(ddof=1)
     ks = stats.kstest(z, "norm", method="exact")  # scipy.stats.kstest(z, "norm")
-    assert_allclose(d.ks_d, ks.statistic, rtol=1e-14)
-    assert_allclose(d.ks_p_exact, ks.pvalue, rtol=1e-12)
+    assert_allclose(d.ks_statistic, ks.statistic, rtol=1e-14)
+    assert_allclose(d.ks_pvalue_exact, ks.pvalue, rtol=1e-12)
     n = x.size
-    assert_allclose(d.ks_p, special.kolmogorov((np.sqrt(n) + 0.12 + 0.11 / np.sqrt(n)) * ks.statistic))
-    assert d.lilliefors_p < 0.01  # lognormal data: clearly not normal
+    assert_allclose(d.ks_pvalue, special.kolmogorov((np.sqrt(n) + 0.12 + 0.11 / np.sqrt(n)) * ks.statistic))
+    assert d.lilliefors_pvalue < 0.01  # lognormal data: clearly not normal
 
 
 def test_lilliefors_matches_scipy_goodness_of_fit():
@@ -77,11 +77,11 @@ def test_lilliefors_matches_scipy_goodness_of_fit():
     # scipy.stats.goodness_of_fit(stats.norm, x, statistic="ks", n_mc_samples=20000)
     ref = stats.goodness_of_fit(stats.norm, x, statistic="ks", n_mc_samples=20000,
                                 rng=np.random.default_rng(1))
-    assert_allclose(ref.statistic, d.ks_d, rtol=1e-12)  # same standardisation (n - 1 sd)
+    assert_allclose(ref.statistic, d.ks_statistic, rtol=1e-12)  # same standardisation (n - 1 sd)
     # Independent Monte Carlo runs: agree within 4 standard errors of the difference.
     se = np.sqrt(2 * ref.pvalue * (1 - ref.pvalue) / 20000)
-    assert abs(d.lilliefors_p - ref.pvalue) < 4 * se
-    assert 0.02 < d.lilliefors_p < 0.5  # this sample is neither clearly normal nor not
+    assert abs(d.lilliefors_pvalue - ref.pvalue) < 4 * se
+    assert 0.02 < d.lilliefors_pvalue < 0.5  # this sample is neither clearly normal nor not
 
 
 def test_lilliefors_critical_value():
@@ -98,25 +98,25 @@ def test_lilliefors_is_sharper_than_ks_with_estimated_parameters():
     # them as known are too large (Lilliefors 1967).
     x = np.random.default_rng(11).gamma(4.0, size=40)
     d = describe(x)
-    assert d.lilliefors_p < d.ks_p_exact
-    assert d.lilliefors_p < d.ks_p
+    assert d.lilliefors_pvalue < d.ks_pvalue_exact
+    assert d.lilliefors_pvalue < d.ks_pvalue
 
 
 def test_lilliefors_reproducible_with_default_seed():
     x = np.random.default_rng(3).normal(size=30)
-    assert describe(x).lilliefors_p == describe(x).lilliefors_p
+    assert describe(x).lilliefors_pvalue == describe(x).lilliefors_pvalue
 
 
 def test_normal_sample_passes():
     x = np.random.default_rng(5).normal(size=200)
     d = describe(x, n_mc_samples=999)
-    assert d.ks_p > 0.05 and d.lilliefors_p > 0.05
+    assert d.ks_pvalue > 0.05 and d.lilliefors_pvalue > 0.05
 
 
 def test_constant_sample_gives_nan_normality():
     d = describe([2.0, 2.0, 2.0, 2.0])
-    assert d.sd == 0 and d.iqr == 0
-    assert np.isnan(d.ks_d) and np.isnan(d.ks_p) and np.isnan(d.lilliefors_p)
+    assert d.std == 0 and d.iqr == 0
+    assert np.isnan(d.ks_statistic) and np.isnan(d.ks_pvalue) and np.isnan(d.lilliefors_pvalue)
 
 
 def test_stephens_formula():
@@ -127,7 +127,7 @@ def test_stephens_formula():
 def test_repr_and_as_dict():
     d = describe([1.0, 2.0, 4.0], lilliefors=False)
     assert repr(d).startswith("Description(n=3, mean=2.33333")
-    assert list(d.as_dict())[:3] == ["n", "mean", "sd"]
+    assert list(d.as_dict())[:3] == ["n", "mean", "std"]
 
 
 @pytest.mark.parametrize(

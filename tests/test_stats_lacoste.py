@@ -116,7 +116,7 @@ def test_poisson_binomial_hand_values():
     # Equal p_i = q: the pmf is binomial(N, q).
     assert_allclose(poisson_binomial_test(np.full(7, 0.3)).pmf, stats.binom.pmf(range(8), 7, 0.3))
     r = poisson_binomial_test([0.9, 0.95, 0.2])
-    assert r.favours == "A" and poisson_binomial_test([0.1, 0.05]).favours == "B"
+    assert r.better == "A" and poisson_binomial_test([0.1, 0.05]).better == "B"
 
 
 def test_poisson_binomial_swapping_roles():
@@ -158,10 +158,10 @@ def test_sign_test_matches_paper_formula_and_scipy():
 
 def test_sign_test_hand_values_and_ties():
     r = sign_test([0.1, 0.2, 0.05, 0.3], [0.12, 0.25, 0.07, 0.3])
-    assert (r.statistic, r.n_minus, r.pvalue, r.favours) == (3, 0, 0.25, "A")
+    assert (r.statistic, r.n_minus, r.pvalue, r.better) == (3, 0, 0.25, "A")
     assert r.confidence == 0.75
     r = sign_test([1, 2, 3], [1, 2, 3])
-    assert r.pvalue == 1.0 and r.favours is None
+    assert r.pvalue == 1.0 and r.better is None
 
 
 def test_sign_test_validation():
@@ -206,7 +206,7 @@ def test_wilcoxon_with_ties_and_zeros_vs_enumeration():
 
 def test_wilcoxon_hand_values_and_n_test():
     r = wilcoxon_test([0.1, 0.2, 0.3], [0.2, 0.4, 0.6])
-    assert (r.statistic, r.c_minus, r.pvalue, r.favours) == (6.0, 0.0, 0.25, "A")
+    assert (r.statistic, r.c_minus, r.pvalue, r.better) == (6.0, 0.0, 0.25, "A")
     # counts with test-set sizes: d_i = (k_B - k_A) / m_i
     r2 = wilcoxon_test([1, 2, 3], [2, 4, 6], n_test=[10, 10, 10])
     assert r2.pvalue == r.pvalue

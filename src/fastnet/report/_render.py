@@ -21,15 +21,15 @@ def _fmt(v, digits=2):
 # (field, group heading, sub heading, digits)
 _MAIN = [("problem", "", "problem", None), ("architecture", "", "arch", None),
          ("n_runs", "", "n", None),
-         ("train_mean", "training", "mean", 2), ("train_sd", "training", "stddev", 2),
-         ("val_mean", "validation", "mean", 2), ("val_sd", "validation", "stddev", 2),
-         ("test_mean", "test", "mean", 2), ("test_sd", "test", "stddev", 2),
+         ("train_mean", "training", "mean", 2), ("train_std", "training", "stddev", 2),
+         ("val_mean", "validation", "mean", 2), ("val_std", "validation", "stddev", 2),
+         ("test_mean", "test", "mean", 2), ("test_std", "test", "stddev", 2),
          ("test_class_mean", "test set classif.", "mean", 2),
-         ("test_class_sd", "test set classif.", "stddev", 2),
+         ("test_class_std", "test set classif.", "stddev", 2),
          ("gl_end_mean", "overfit", "GL", 1),
-         ("epochs_mean", "total epochs", "mean", 0), ("epochs_sd", "total epochs", "stddev", 0),
+         ("epochs_mean", "total epochs", "mean", 0), ("epochs_std", "total epochs", "stddev", 0),
          ("relevant_mean", "relevant epochs", "mean", 0),
-         ("relevant_sd", "relevant epochs", "stddev", 0)]
+         ("relevant_std", "relevant epochs", "stddev", 0)]
 _DIST = [("problem", "", "problem", None), ("architecture", "", "arch", None),
          ("n_runs", "", "n", None),
          ("best_run", "best run (by validation)", "run", None),

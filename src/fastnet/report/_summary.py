@@ -70,7 +70,7 @@ class ReportRow:
     """Proben1's table columns for one problem and network.
 
     Errors are squared error percentages (Prechelt 1994) of the network of the relevant
-    epoch (lowest validation error); ``*_sd`` are (n-1) standard deviations (None
+    epoch (lowest validation error); ``*_std`` are (n-1) standard deviations (None
     for a single run); classification errors are None for approximation problems.
 
     Attributes
@@ -81,13 +81,13 @@ class ReportRow:
     n_connections : int
     n_runs, n_excluded : int
         Runs summarised and runs excluded (the worst half by validation error).
-    train_mean, train_sd, val_mean, val_sd, test_mean, test_sd : float
-    test_class_mean, test_class_sd : float or None
+    train_mean, train_std, val_mean, val_std, test_mean, test_std : float
+    test_class_mean, test_class_std : float or None
     corr_val_test : float or None
         Pearson correlation of validation and test error over the runs.
-    gl_end_mean, gl_end_sd : float or None
+    gl_end_mean, gl_end_std : float or None
         Generalization loss GL at the end of training ("overfit" in Proben1).
-    epochs_mean, epochs_sd, relevant_mean, relevant_sd : float
+    epochs_mean, epochs_std, relevant_mean, relevant_std : float
         Total epochs trained and the relevant epoch.
     best_run : int
         Run with the lowest validation error (never chosen by test error).
@@ -109,20 +109,20 @@ class ReportRow:
     n_runs: int
     n_excluded: int
     train_mean: float
-    train_sd: float
+    train_std: float
     val_mean: float
-    val_sd: float
+    val_std: float
     test_mean: float
-    test_sd: float
+    test_std: float
     test_class_mean: float
-    test_class_sd: float
+    test_class_std: float
     corr_val_test: float
     gl_end_mean: float
-    gl_end_sd: float
+    gl_end_std: float
     epochs_mean: float
-    epochs_sd: float
+    epochs_std: float
     relevant_mean: float
-    relevant_sd: float
+    relevant_std: float
     best_run: int
     best_val: float
     best_test: float
@@ -135,7 +135,6 @@ class ReportRow:
     cpu_time: float
     traversals: int
 
-    @property
     def traversals_per_cpu_second(self):
         """Summed traversals over summed CPU seconds (inf if no CPU time was measured)."""
         return self.traversals / self.cpu_time if self.cpu_time > 0 else math.inf
@@ -162,10 +161,10 @@ def _row(problem, network, runs, n_excluded):
         problem=problem, network=network, architecture=first.get("architecture") or "?",
         shortcut=bool(first.get("shortcut", True)), n_connections=int(first.get("n_connections", 0)),
         n_runs=len(runs), n_excluded=n_excluded,
-        train_mean=tm, train_sd=ts, val_mean=vm, val_sd=vs, test_mean=em, test_sd=es,
-        test_class_mean=cm, test_class_sd=cs, corr_val_test=_corr(val, test),
-        gl_end_mean=gm, gl_end_sd=gs, epochs_mean=epm, epochs_sd=eps,
-        relevant_mean=rem, relevant_sd=res,
+        train_mean=tm, train_std=ts, val_mean=vm, val_std=vs, test_mean=em, test_std=es,
+        test_class_mean=cm, test_class_std=cs, corr_val_test=_corr(val, test),
+        gl_end_mean=gm, gl_end_std=gs, epochs_mean=epm, epochs_std=eps,
+        relevant_mean=rem, relevant_std=res,
         best_run=int(best["run"]), best_val=best["val"]["squared_error_percentage"],
         best_test=best["test"]["squared_error_percentage"],
         best_test_class=best["test"]["classification_error"],
@@ -245,7 +244,7 @@ class Report:
         w.writerow(names)
         for r in self.rows:
             d = asdict(r)
-            d["traversals_per_cpu_second"] = r.traversals_per_cpu_second
+            d["traversals_per_cpu_second"] = r.traversals_per_cpu_second()
             w.writerow(["" if d[n] is None else repr(d[n]) if isinstance(d[n], float) else d[n]
                         for n in names])
         return buf.getvalue()
@@ -262,7 +261,7 @@ class Report:
         recs = []
         for r in self.rows:
             d = asdict(r)
-            d["traversals_per_cpu_second"] = r.traversals_per_cpu_second
+            d["traversals_per_cpu_second"] = r.traversals_per_cpu_second()
             recs.append(d)
         return pd.DataFrame.from_records(recs, columns=[f.name for f in fields(ReportRow)]
                                          + ["traversals_per_cpu_second"])
@@ -341,7 +340,6 @@ class TimingRow:
         """Mean CPU seconds per run."""
         return self.cpu_time / self.n_runs
 
-    @property
     def traversals_per_cpu_second(self):
         """Total traversals per CPU second (inf if no CPU time was measured)."""
         return self.traversals["total"] / self.cpu_time if self.cpu_time > 0 else math.inf
@@ -373,7 +371,7 @@ class TimingSummary:
         for r in (*self.rows, self.total):
             lines.append(f"{r.problem:10s} {r.network:10s} {r.n_runs:5d} {r.epochs:9d} "
                          f"{r.traversals['total']:14d} {r.cpu_time:9.3f} {r.cpu_per_run:10.4f} "
-                         f"{r.traversals_per_cpu_second:12.4g}")
+                         f"{r.traversals_per_cpu_second():12.4g}")
         flags = " ".join(self.build.get("extra_compile_args", []) or [])
         lines.append(f"machine: {self.machine}; build flags: {flags or '?'}")
         lines.append("CPU time is the process CPU time of each run's training loop "

@@ -119,7 +119,7 @@ class Description(_ReprMixin):
         Number of values.
     mean : float
         Arithmetic mean.
-    sd : float
+    std : float
         Standard deviation with ``n - 1`` in the denominator.
     median : float
         Middle value, or the mean of the two middle values.
@@ -136,16 +136,16 @@ class Description(_ReprMixin):
     mad : float
         Median absolute deviation from the median, unscaled:
         :math:`\mathrm{med}_i |x_i - \mathrm{med}(x)|`.
-    ks_d : float
+    ks_statistic : float
         Kolmogorov-Smirnov distance :math:`D = \sup_x |S(x) - \Phi(x)|` between the
         empirical CDF of the standardised sample :math:`z_i = (x_i - \bar x)/s` and the
         standard normal CDF. NaN for a constant sample.
-    ks_p : float
+    ks_pvalue : float
         :math:`Q_{KS}((\sqrt{n} + 0.12 + 0.11/\sqrt{n}) D)` as in Lawrence's eq. (4).
-    ks_p_exact : float
+    ks_pvalue_exact : float
         Exact p-value of the one-sample KS test of ``z`` against N(0, 1) by
-        :func:`scipy.stats.kstest` (which, like ``ks_p``, treats the mean and sd as known).
-    lilliefors_p : float
+        :func:`scipy.stats.kstest` (which, like ``ks_pvalue``, treats the mean and sd as known).
+    lilliefors_pvalue : float
         Lilliefors p-value: Monte Carlo p-value of ``D`` when the mean and sd are
         estimated from the sample (the procedure of :func:`scipy.stats.goodness_of_fit`
         with ``statistic="ks"``, run in batches). NaN if skipped.
@@ -153,7 +153,7 @@ class Description(_ReprMixin):
 
     n: int
     mean: float
-    sd: float
+    std: float
     median: float
     q1: float
     q3: float
@@ -162,10 +162,10 @@ class Description(_ReprMixin):
     max: float
     trimmed_mean: float
     mad: float
-    ks_d: float
-    ks_p: float
-    ks_p_exact: float
-    lilliefors_p: float
+    ks_statistic: float
+    ks_pvalue: float
+    ks_pvalue_exact: float
+    lilliefors_pvalue: float
 
     def as_dict(self):
         """Return the fields as an ordered ``dict`` (for tables and result files)."""
@@ -222,7 +222,7 @@ def describe(sample, *, lilliefors=True, n_mc_samples=LILLIEFORS_MC_SAMPLES, see
         Finite results of independent trials (e.g. test errors), ``n >= 3``.
     lilliefors : bool, default=True
         Compute the Monte Carlo Lilliefors p-value (about 0.05 s for 9999 samples of
-        size 100). If False, ``lilliefors_p`` is NaN.
+        size 100). If False, ``lilliefors_pvalue`` is NaN.
     n_mc_samples : int, default=9999
         Monte Carlo samples for the Lilliefors p-value.
     seed : int or numpy.random.Generator, default=0
@@ -232,8 +232,8 @@ def describe(sample, *, lilliefors=True, n_mc_samples=LILLIEFORS_MC_SAMPLES, see
     Returns
     -------
     Description
-        A frozen dataclass with ``n, mean, sd, median, q1, q3, iqr, min, max,
-        trimmed_mean, mad, ks_d, ks_p, ks_p_exact, lilliefors_p``.
+        A frozen dataclass with ``n, mean, std, median, q1, q3, iqr, min, max,
+        trimmed_mean, mad, ks_statistic, ks_pvalue, ks_pvalue_exact, lilliefors_pvalue``.
 
     Raises
     ------
@@ -263,9 +263,9 @@ def describe(sample, *, lilliefors=True, n_mc_samples=LILLIEFORS_MC_SAMPLES, see
         P = Q_{KS}\big((\sqrt{n} + 0.12 + 0.11/\sqrt{n})\, D\big), \qquad
         Q_{KS}(x) = 2 \sum_{j \ge 1} (-1)^{j-1} e^{-2 j^2 x^2}.
 
-    ``P`` (``ks_p``, Lawrence's eq. 4, after Stephens 1974) and the exact KS p-value
-    (``ks_p_exact``) both treat the mean and sd as known; because they were estimated
-    from the same data, both are conservative (too large). ``lilliefors_p`` accounts for
+    ``P`` (``ks_pvalue``, Lawrence's eq. 4, after Stephens 1974) and the exact KS p-value
+    (``ks_pvalue_exact``) both treat the mean and sd as known; because they were estimated
+    from the same data, both are conservative (too large). ``lilliefors_pvalue`` accounts for
     the estimation by simulating ``D`` for ``M = n_mc_samples`` standard normal samples
     of the same size, each standardised by its own mean and ``(n - 1)`` sd:
     :math:`p = (1 + \#\{D^{*}_m \ge D\}) / (M + 1)`. This is what
@@ -289,7 +289,7 @@ def describe(sample, *, lilliefors=True, n_mc_samples=LILLIEFORS_MC_SAMPLES, see
     >>> d = describe([1.0, 2.0, 3.0, 4.0, 10.0], lilliefors=False)
     >>> d.median, d.q1, d.q3, d.iqr          # halves (1, 2) and (4, 10)
     (3.0, 1.5, 7.0, 5.5)
-    >>> round(d.sd, 4)
+    >>> round(d.std, 4)
     3.5355
     """
     x = _check_sample(sample, "sample", min_size=3)
@@ -305,7 +305,7 @@ def describe(sample, *, lilliefors=True, n_mc_samples=LILLIEFORS_MC_SAMPLES, see
     return Description(
         n=int(x.size),
         mean=float(x.mean()),
-        sd=float(x.std(ddof=1)),
+        std=float(x.std(ddof=1)),
         median=median,
         q1=q1,
         q3=q3,
@@ -314,8 +314,8 @@ def describe(sample, *, lilliefors=True, n_mc_samples=LILLIEFORS_MC_SAMPLES, see
         max=float(xs[-1]),
         trimmed_mean=float(stats.trim_mean(x, TRIM_FRACTION)),
         mad=float(stats.median_abs_deviation(x, scale=1.0)),
-        ks_d=d,
-        ks_p=p,
-        ks_p_exact=p_exact,
-        lilliefors_p=lill,
+        ks_statistic=d,
+        ks_pvalue=p,
+        ks_pvalue_exact=p_exact,
+        lilliefors_pvalue=lill,
     )

@@ -51,7 +51,7 @@ class PoissonBinomialResult(_ReprMixin):
         return float(self.p.sum())
 
     @property
-    def favours(self):
+    def better(self):
         """``"A"`` if ``probability > 0.5``, ``"B"`` if below, None at exactly 0.5."""
         if self.probability > 0.5:
             return "A"
@@ -159,14 +159,14 @@ class SignTestResult(_ReprMixin):
     pvalue : float
         Two-sided :math:`\rho_s = \min(1, 2 \sum_{i \le \min(\kappa_+, \kappa_-)}
         \binom{\kappa_+ + \kappa_-}{i} 2^{-(\kappa_+ + \kappa_-)})`.
-    favours : str or None
+    better : str or None
         ``"A"`` if :math:`\kappa_+ > \kappa_-`, ``"B"`` if below, None if equal.
     """
 
     statistic: int
     n_minus: int
     pvalue: float
-    favours: str | None
+    better: str | None
 
     @property
     def confidence(self):
@@ -197,7 +197,7 @@ def sign_test(err_a, err_b):
     -------
     SignTestResult
         ``statistic`` :math:`\kappa_+` (A wins), ``n_minus`` :math:`\kappa_-`,
-        two-sided ``pvalue`` and ``favours``.
+        two-sided ``pvalue`` and ``better``.
 
     Raises
     ------
@@ -234,8 +234,8 @@ def sign_test(err_a, err_b):
     k_minus = int(np.count_nonzero(a > b))
     n = k_plus + k_minus
     pvalue = 1.0 if n == 0 else float(stats.binomtest(k_plus, n, 0.5).pvalue)
-    favours = "A" if k_plus > k_minus else "B" if k_plus < k_minus else None
-    return SignTestResult(statistic=k_plus, n_minus=k_minus, pvalue=pvalue, favours=favours)
+    better = "A" if k_plus > k_minus else "B" if k_plus < k_minus else None
+    return SignTestResult(statistic=k_plus, n_minus=k_minus, pvalue=pvalue, better=better)
 
 
 @dataclass(frozen=True, repr=False)
@@ -253,7 +253,7 @@ class WilcoxonResult(_ReprMixin):
         Two-sided exact p-value :math:`\min(1, 2 \Pr(C \le \min(c_+, c_-)))`.
     n : int
         Number of datasets with :math:`d_i \ne 0`.
-    favours : str or None
+    better : str or None
         ``"A"`` if :math:`c_+ > c_-`, ``"B"`` if below, None if equal.
     """
 
@@ -261,7 +261,7 @@ class WilcoxonResult(_ReprMixin):
     c_minus: float
     pvalue: float
     n: int
-    favours: str | None
+    better: str | None
 
     @property
     def confidence(self):
@@ -303,7 +303,7 @@ def wilcoxon_test(err_a, err_b, n_test=None):
     -------
     WilcoxonResult
         ``statistic`` :math:`c_+`, ``c_minus``, two-sided exact ``pvalue``, ``n`` and
-        ``favours``.
+        ``better``.
 
     Raises
     ------
@@ -360,14 +360,14 @@ def wilcoxon_test(err_a, err_b, n_test=None):
         d = d / m
     d = d[d != 0]
     if d.size == 0:
-        return WilcoxonResult(statistic=0.0, c_minus=0.0, pvalue=1.0, n=0, favours=None)
+        return WilcoxonResult(statistic=0.0, c_minus=0.0, pvalue=1.0, n=0, better=None)
     ranks = stats.rankdata(np.abs(d))  # mid-ranks
     c_plus = float(ranks[d > 0].sum())
     c_minus = float(ranks[d < 0].sum())
     scores2 = np.rint(2 * ranks).astype(np.int64)
     c2 = 2 * min(c_plus, c_minus)
     pvalue = min(1.0, 2.0 * _signed_rank_null_cdf(scores2, c2))
-    favours = "A" if c_plus > c_minus else "B" if c_plus < c_minus else None
+    better = "A" if c_plus > c_minus else "B" if c_plus < c_minus else None
     return WilcoxonResult(
-        statistic=c_plus, c_minus=c_minus, pvalue=pvalue, n=int(d.size), favours=favours
+        statistic=c_plus, c_minus=c_minus, pvalue=pvalue, n=int(d.size), better=better
     )

@@ -251,8 +251,8 @@ def pairwise_table(errors, *, names=None, method="poisson_binomial", datasets=No
             for j in range(i + 1, k):
                 r = test(rates[i], rates[j])
                 pvals[i, j] = pvals[j, i] = r.pvalue
-                if r.favours == "A":
+                if r.better == "A":
                     matrix[i, j] = 1.0 - r.pvalue
-                elif r.favours == "B":
+                elif r.better == "B":
                     matrix[j, i] = 1.0 - r.pvalue
     return PairwiseTable(names=names, matrix=matrix, pvalue=pvals, method=method, datasets=datasets)
