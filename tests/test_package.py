@@ -60,3 +60,24 @@ def test_root_lists_and_resolves_its_public_names():
     from fastnet.network import MLP
 
     assert fastnet.MLP is MLP
+
+
+def test_core_public_api_has_type_hints():
+    import inspect
+
+    from fastnet import measures, stopping
+
+    functions = [fastnet.MLP.__init__, fastnet.MLP.from_proben1, fastnet.MLP.predict,
+                 fastnet.MLP.init_weights, fastnet.MLP.save, fastnet.MLP.load,
+                 fastnet.train_rprop, fastnet.train_backprop, fastnet.train_rprop_many,
+                 fastnet.count_connections, fastnet.count_traversals,
+                 stopping.proben1_multilayer, stopping.GL.__init__]
+    functions += [getattr(measures, n) for n in measures.__all__ if n != "cpu_timer"]
+    missing = []
+    for fn in functions:
+        sig = inspect.signature(fn)
+        missing += [f"{fn.__qualname__}({p})" for p in sig.parameters.values()
+                    if p.name not in ("self", "cls") and p.annotation is p.empty]
+        if sig.return_annotation is sig.empty:
+            missing.append(f"{fn.__qualname__} -> ?")
+    assert missing == []

@@ -318,5 +318,16 @@ def test_signature_shows_readable_defaults():
     from fastnet import train_rprop_many
 
     for fn in (train_rprop, train_rprop_many):
-        text = str(inspect.signature(fn))
-        assert "object at 0x" not in text and "eta_plus=<preset or default>" in text
+        eta_plus = inspect.signature(fn).parameters["eta_plus"]
+        assert "object at 0x" not in str(inspect.signature(fn))
+        assert repr(eta_plus.default) == "<preset or default>"
+
+
+def test_train_result_repr_is_compact_and_names_the_results():
+    net = MLP(2, (2,), 1, seed=0)
+    r = train_rprop(net, XOR_X, XOR_T, XOR_X, XOR_T, max_epochs=300)
+    text = repr(r)
+    assert len(text) < 400 and "array" not in text
+    assert f"epochs={r.epochs}" in text and f"stop_reason={r.stop_reason!r}" in text
+    assert f"E_tr={r.final_train.squared_error_percentage:.4g}" in text and "E_te=None" in text
+    assert "300 training errors, 60 validation errors" in text

@@ -7,9 +7,12 @@ trials go side by side into the lanes of one (``fastnet._kernels._trials``);
 wide ones train one after another in the single-network kernels, which already
 fill the vectors. Either way each trial gets what :func:`train_rprop` gives it.
 """
+from __future__ import annotations
+
 import copy
 import time
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -20,12 +23,13 @@ from fastnet._training import (
     MAX_EPOCHS_PER_CALL, SetErrors, TrainResult, Traversals, base_setup, check_common,
     check_start, diverged, resolve_classification,
 )
+from fastnet._typing import ArrayLike, Seed
 from fastnet._validation import check_choice
 from fastnet.exceptions import NoConvergenceWarning
 from fastnet.measures import _check_analog, threshold_correct
 from fastnet.network import MLP
 from fastnet.rprop import _UNSET, VARIANTS, draw_start, resolve_options, train_rprop
-from fastnet.stopping import Correct, TrainingState, generalization_loss
+from fastnet.stopping import Correct, StoppingCriterion, TrainingState, generalization_loss
 
 __all__ = ["train_rprop_many", "LANES_MAX_WORK"]
 
@@ -93,12 +97,20 @@ def _check_seeds(seeds, n):
     return seeds
 
 
-def train_rprop_many(nets, X, Y, X_val=None, Y_val=None, *, seeds=None, X_test=None,
-                     Y_test=None, preset=None, variant=_UNSET, eta_plus=_UNSET,
-                     eta_minus=_UNSET, delta0=_UNSET, delta_min=_UNSET, delta_max=_UNSET,
-                     max_epochs=_UNSET, stop=_UNSET, strip=_UNSET, init_scale=_UNSET,
-                     target_range=(0.0, 1.0), classification="auto", callback=None,
-                     block_size=None, blas_min=None, method="auto"):
+def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
+                     X_val: ArrayLike | None = None, Y_val: ArrayLike | None = None, *,
+                     seeds: Sequence[Seed] | None = None, X_test: ArrayLike | None = None,
+                     Y_test: ArrayLike | None = None, preset: str | None = None,
+                     variant: str = _UNSET, eta_plus: float = _UNSET,
+                     eta_minus: float = _UNSET, delta0: float | tuple[float, float] = _UNSET,
+                     delta_min: float = _UNSET, delta_max: float = _UNSET,
+                     max_epochs: int = _UNSET, stop: StoppingCriterion | None = _UNSET,
+                     strip: int = _UNSET, init_scale: float | None = _UNSET,
+                     target_range: tuple[float, float] = (0.0, 1.0),
+                     classification: bool | str = "auto",
+                     callback: Callable[[int, int, TrainingState], bool | None] | None = None,
+                     block_size: int | None = None, blas_min: int | None = None,
+                     method: str = "auto") -> list[TrainResult]:
     r"""Train many networks of one topology on the same data with RPROP, together.
 
     Each network is a trial: ``train_rprop_many(nets, X, Y, ..., seeds=seeds)[i]``

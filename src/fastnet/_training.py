@@ -76,7 +76,7 @@ class SetErrors:
     """
 
     squared_error_percentage: float
-    classification_error: float = None
+    classification_error: float | None = None
     n_patterns: int = 0
 
 
@@ -98,19 +98,26 @@ class TrainResult:
         E_tr(t): squared error percentage of the training set in epoch t,
         measured in that epoch's forward pass, i.e. *before* its update.
     val_error, val_epochs : ndarray or None
-        E_va at the strip ends ``val_epochs`` (after those epochs' updates).
+        E_va at the strip ends ``val_epochs`` (after those epochs' updates); None
+        without a validation set.
     test_error : ndarray or None
-        E_te at the strip ends, for plots only (never used by a criterion).
+        E_te at the strip ends, for plots only (never used by a criterion); None
+        without a test set.
     relevant_epoch : int
         Epoch of the lowest validation error (Proben1's word); the last epoch when
         there is no validation set.
-    min_train_error, min_val_error : float
-        Minimum E_tr over all epochs, minimum E_va (None without validation).
+    min_train_error : float
+        Minimum E_tr over all epochs.
+    min_val_error : float or None
+        Minimum E_va; None without a validation set.
     gl_end : float or None
-        GL at the last strip end.
-    final_train, final_val, final_test : SetErrors or None
-        Errors of the returned network (the relevant epoch's weights), computed
-        after the clock stopped and not counted in ``traversals``.
+        GL at the last strip end; None without a validation set.
+    final_train : SetErrors
+        Errors of the returned network (the relevant epoch's weights) on the
+        training set, computed after the clock stopped and not counted in
+        ``traversals``.
+    final_val, final_test : SetErrors or None
+        The same on the validation and test sets; None without them.
     traversals : Traversals
     cpu_time : float
         Process CPU seconds of the training loop (validation included).
@@ -125,20 +132,38 @@ class TrainResult:
     epochs: int
     stop_reason: str
     train_error: np.ndarray
-    val_error: np.ndarray
-    val_epochs: np.ndarray
-    test_error: np.ndarray
+    val_error: np.ndarray | None
+    val_epochs: np.ndarray | None
+    test_error: np.ndarray | None
     relevant_epoch: int
     min_train_error: float
-    min_val_error: float
-    gl_end: float
+    min_val_error: float | None
+    gl_end: float | None
     final_train: SetErrors
-    final_val: SetErrors
-    final_test: SetErrors
+    final_val: SetErrors | None
+    final_test: SetErrors | None
     traversals: Traversals
     cpu_time: float
     wall_time: float
     setup: dict = field(repr=False)
+
+    def __repr__(self):
+        # The histories are arrays of thousands of values: the repr names their
+        # lengths and gives the numbers one reads first.
+        def errors(s):
+            if s is None:
+                return "None"
+            c = "" if s.classification_error is None else f" ({s.classification_error:.4g} % wrong)"
+            return f"{s.squared_error_percentage:.4g}{c}"
+
+        # E_tr, E_va, E_te: Proben1's squared error percentages of the final network.
+        return (f"TrainResult(epochs={self.epochs}, stop_reason={self.stop_reason!r}, "
+                f"relevant_epoch={self.relevant_epoch}, E_tr={errors(self.final_train)}, "
+                f"E_va={errors(self.final_val)}, E_te={errors(self.final_test)}, "
+                f"cpu_time={self.cpu_time:.3g} s, traversals={self.traversals.total}, "
+                f"history: {self.train_error.size} training errors"
+                + ("" if self.val_error is None else f", {self.val_error.size} validation errors")
+                + f"; net={self.net!r})")
 
     def traversals_per_cpu_second(self):
         """Total traversals divided by CPU seconds (inf if the time is 0)."""

@@ -1,8 +1,13 @@
 """Plain backpropagation with momentum, batch or online (Rumelhart et al. 1986; Lawrence et al. 1997): the baseline."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
 import numpy as np
 
 from fastnet._engine import Workspace
 from fastnet._training import (
+    TrainResult,
     base_setup,
     check_common,
     check_start,
@@ -10,7 +15,9 @@ from fastnet._training import (
     run_training,
 )
 from fastnet._validation import as_generator, check_choice, check_float
-from fastnet.network import MAX_INIT_SCALE
+from fastnet._typing import ArrayLike, Seed
+from fastnet.network import MAX_INIT_SCALE, MLP
+from fastnet.stopping import StoppingCriterion, TrainingState
 
 __all__ = ["train_backprop"]
 
@@ -51,11 +58,16 @@ class _BackpropStepper:
         return ws.backprop_epochs(self.g, self.dw_prev, rates, self.momentum, order, sse_out)
 
 
-def train_backprop(net, X, Y, X_val=None, Y_val=None, *, X_test=None, Y_test=None,
-                   mode="batch", learning_rate=0.01, momentum=0.0, decay=False,
-                   max_epochs=100, stop=None, strip=5, init_scale=None, seed=None,
-                   target_range=(0.0, 1.0), classification="auto", callback=None,
-                   block_size=None, blas_min=None):
+def train_backprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
+                   Y_val: ArrayLike | None = None, *, X_test: ArrayLike | None = None,
+                   Y_test: ArrayLike | None = None, mode: str = "batch",
+                   learning_rate: float = 0.01, momentum: float = 0.0, decay: bool = False,
+                   max_epochs: int = 100, stop: StoppingCriterion | None = None,
+                   strip: int = 5, init_scale: float | None = None, seed: Seed = None,
+                   target_range: tuple[float, float] = (0.0, 1.0),
+                   classification: bool | str = "auto",
+                   callback: Callable[[int, TrainingState], bool | None] | None = None,
+                   block_size: int | None = None, blas_min: int | None = None) -> TrainResult:
     r"""Train ``net`` in place with backpropagation and momentum.
 
     Each update is dw = -lr * g + momentum * dw_prev, w <- w + dw, with g the

@@ -4,10 +4,13 @@ All functions take the network's outputs ``Y_pred`` and the targets ``Y``, in th
 order, of shape (n_patterns, n_outputs) (1-D arrays are read as one output per
 pattern). ``Y`` names targets throughout fastnet, as in ``train_rprop(net, X, Y)``.
 """
+from __future__ import annotations
+
 import time
 
 import numpy as np
 
+from fastnet._typing import ArrayLike
 from fastnet._validation import check_float
 
 __all__ = [
@@ -41,7 +44,7 @@ def _pair(Y_pred, Y):
     return Y_pred, Y
 
 
-def sum_squared_error(Y_pred, Y):
+def sum_squared_error(Y_pred: ArrayLike, Y: ArrayLike) -> float:
     """Summed squared error sum_p sum_i (o_pi - t_pi)**2 (no factor 1/2).
 
     Examples
@@ -53,7 +56,7 @@ def sum_squared_error(Y_pred, Y):
     return float(np.sum((Y_pred - Y) ** 2))
 
 
-def mean_squared_error(Y_pred, Y):
+def mean_squared_error(Y_pred: ArrayLike, Y: ArrayLike) -> float:
     """Mean over patterns and outputs of (o_pi - t_pi)**2.
 
     Examples
@@ -65,7 +68,8 @@ def mean_squared_error(Y_pred, Y):
     return float(np.mean((Y_pred - Y) ** 2))
 
 
-def squared_error_percentage(Y_pred, Y, o_min=0.0, o_max=1.0):
+def squared_error_percentage(Y_pred: ArrayLike, Y: ArrayLike, o_min: float = 0.0,
+                             o_max: float = 1.0) -> float:
     r"""Proben1's squared error percentage.
 
     .. math:: E = 100 \frac{o_{max} - o_{min}}{N P} \sum_{p=1}^{P} \sum_{i=1}^{N} (o_{pi} - t_{pi})^2
@@ -102,7 +106,7 @@ def squared_error_percentage(Y_pred, Y, o_min=0.0, o_max=1.0):
     return float(100.0 * (o_max - o_min) / Y.size * np.sum((Y_pred - Y) ** 2))
 
 
-def classification_error(Y_pred, Y):
+def classification_error(Y_pred: ArrayLike, Y: ArrayLike) -> float:
     """Percentage of patterns whose highest output is not the target class.
 
     Winner-takes-all: the output with the highest value names the class; the
@@ -127,7 +131,7 @@ def _winner_takes_all_error(Y_pred, Y):
     return float(100.0 * wrong / Y_pred.shape[0])
 
 
-def nmse(Y_pred, Y):
+def nmse(Y_pred: ArrayLike, Y: ArrayLike) -> float:
     r"""Normalised mean squared error (Lawrence et al. 1997).
 
     .. math:: \mathrm{NMSE} = \frac{\sum (d - y)^2}{\sum (d - \bar d)^2}
@@ -152,7 +156,8 @@ def nmse(Y_pred, Y):
     return float(np.sum((Y - Y_pred) ** 2) / denominator)
 
 
-def threshold_correct(Y_pred, Y, r_c=0.4, analog=None):
+def threshold_correct(Y_pred: ArrayLike, Y: ArrayLike, r_c: float = 0.4,
+                      analog: float | None = None) -> np.ndarray:
     """Which outputs are right by the Hamey/Fahlman threshold ("40-20-40") rule.
 
     A binary output (target 0 or 1) is right if it is < r_c for target 0 and
@@ -199,7 +204,7 @@ def _check_analog(binary, analog):
     return check_float(analog, "analog", low=0.0, low_open=True)
 
 
-def is_one_hot(Y):
+def is_one_hot(Y: ArrayLike) -> bool:
     """True if every row of Y has exactly one 1 and zeros elsewhere (class coding)."""
     Y = np.asarray(Y)
     if Y.ndim != 2 or Y.shape[1] < 2 or Y.shape[0] == 0:

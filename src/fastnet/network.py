@@ -1,4 +1,6 @@
 """Feed-forward networks: topology, one flat weight vector, Proben1 notation."""
+from __future__ import annotations
+
 import hashlib
 import json
 import os
@@ -6,7 +8,10 @@ import re
 
 import numpy as np
 
+from collections.abc import Sequence
+
 from fastnet import _engine
+from fastnet._typing import ArrayLike, PathLike, Seed
 from fastnet._files import atomic_write
 from fastnet._validation import (
     as_generator,
@@ -101,9 +106,10 @@ class MLP:
     25
     """
 
-    def __init__(self, n_in, hidden=(), n_out=1, *, shortcut=True,
-                 hidden_activation="proben1", output_activation="linear",
-                 init_scale=None, seed=None, dtype=np.float64):
+    def __init__(self, n_in: int, hidden: Sequence[int] = (), n_out: int = 1, *,
+                 shortcut: bool = True, hidden_activation: str = "proben1",
+                 output_activation: str = "linear", init_scale: float | None = None,
+                 seed: Seed = None, dtype: type = np.float64) -> None:
         self._setup(n_in, hidden, n_out, shortcut, hidden_activation, output_activation, dtype)
         if init_scale is None:
             init_scale = DEFAULT_INIT_SCALE if self.hidden else DEFAULT_INIT_SCALE_LINEAR
@@ -180,7 +186,7 @@ class MLP:
 
     # ------------------------------------------------------------ Proben1 words
     @classmethod
-    def from_proben1(cls, spec, n_in, n_out, *, shortcut=True):
+    def from_proben1(cls, spec: str, n_in: int, n_out: int, *, shortcut: bool = True) -> MLP:
         """Build a network from Proben1 notation such as ``"4+2 l"`` or ``"16+0 s"``.
 
         Parameters
@@ -254,7 +260,7 @@ class MLP:
         view.flags.writeable = False
         return view
 
-    def set_weights(self, w):
+    def set_weights(self, w: ArrayLike) -> MLP:
         """Replace the flat weight vector (copied; must be finite, length C)."""
         w = np.asarray(w, dtype=np.float64)
         if w.shape != (self.n_connections,):
@@ -264,7 +270,7 @@ class MLP:
         self._w[:] = w
         return self
 
-    def init_weights(self, seed=None, scale=0.5):
+    def init_weights(self, seed: Seed = None, scale: float = 0.5) -> MLP:
         """Draw every weight (biases too) uniformly from [-scale, scale].
 
         Parameters
@@ -296,7 +302,7 @@ class MLP:
         b = self._w[b_off:b_off + size]
         return W, b, lo
 
-    def connected_pairs(self):
+    def connected_pairs(self) -> list[tuple[int, int]]:
         """The connected layer pairs (i, j), i < j, in weight order."""
         L = self.n_layers
         if self.shortcut:
@@ -360,7 +366,7 @@ class MLP:
         return self
 
     # -------------------------------------------------------------- evaluate
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Outputs of the network for the patterns X.
 
         Parameters
@@ -374,13 +380,13 @@ class MLP:
         X = check_matrix(X, "X", n_cols=self.n_in, what="inputs", allow_empty=True)
         return _engine.predict(self, X)
 
-    def sum_squared_error(self, X, Y):
+    def sum_squared_error(self, X: ArrayLike, Y: ArrayLike) -> float:
         """Summed squared error sum_p sum_i (o_pi - t_pi)**2 (no factor 1/2)."""
         X, Y = check_pair(X, Y, "X", "Y", self.n_in, self.n_out, allow_empty=True)
         return _engine.sum_squared_error(self, X, Y)
 
     # ------------------------------------------------------------- copy / io
-    def copy(self):
+    def copy(self) -> MLP:
         """An independent copy (same topology and weights)."""
         new = MLP.__new__(MLP)
         new.__dict__.update(self.__dict__)
@@ -425,7 +431,7 @@ class MLP:
                 "shortcut": self.shortcut, "hidden_activation": self.hidden_activation,
                 "output_activation": self.output_activation}
 
-    def save(self, path):
+    def save(self, path: PathLike) -> None:
         """Save to an ``.npz`` file that :meth:`load` restores exactly.
 
         The file holds ``format_version`` (int), ``config`` (JSON text of the
@@ -437,7 +443,7 @@ class MLP:
             config=np.array(json.dumps(self._config())), weights=self._w))
 
     @classmethod
-    def load(cls, path):
+    def load(cls, path: PathLike) -> MLP:
         """Load a network written by :meth:`save`.
 
         Everything is checked before anything of the network's size is

@@ -7,11 +7,15 @@ Parameter names follow the paper's symbols. FANN names the same things
 1e-4 floor on the previous step, weights clipped to +-1500) that fastnet does
 not copy.
 """
+from __future__ import annotations
+
+from collections.abc import Callable
+
 import numpy as np
 
-from fastnet.network import MAX_INIT_SCALE
 from fastnet._engine import Workspace
 from fastnet._training import (
+    TrainResult,
     check_start,
     base_setup,
     check_common,
@@ -19,7 +23,10 @@ from fastnet._training import (
     run_training,
 )
 from fastnet._validation import as_generator, check_choice, check_float
-from fastnet.stopping import GL, AnyOf, MaxEpochs, ProgressBelow, proben1_multilayer
+from fastnet._typing import ArrayLike, Seed
+from fastnet.network import MAX_INIT_SCALE, MLP
+from fastnet.stopping import (GL, AnyOf, MaxEpochs, ProgressBelow, StoppingCriterion,
+                              TrainingState, proben1_multilayer)
 
 __all__ = ["train_rprop", "VARIANTS", "PRESETS", "proben1_stopping"]
 
@@ -27,7 +34,7 @@ __all__ = ["train_rprop", "VARIANTS", "PRESETS", "proben1_stopping"]
 VARIANTS = {"rprop+": 0, "rprop-": 1, "irprop-": 2, "irprop+": 3}
 
 
-def proben1_stopping(kind):
+def proben1_stopping(kind: str) -> StoppingCriterion:
     """Proben1's stopping rule for ``kind`` (Prechelt 1994).
 
     Parameters
@@ -178,12 +185,18 @@ def draw_start(net, params, seed):
     return np.full(C, delta0)
 
 
-def train_rprop(net, X, Y, X_val=None, Y_val=None, *, X_test=None, Y_test=None,
-                preset=None, variant=_UNSET, eta_plus=_UNSET, eta_minus=_UNSET,
-                delta0=_UNSET, delta_min=_UNSET, delta_max=_UNSET, max_epochs=_UNSET,
-                stop=_UNSET, strip=_UNSET, init_scale=_UNSET, seed=None,
-                target_range=(0.0, 1.0), classification="auto", callback=None,
-                block_size=None, blas_min=None):
+def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
+                Y_val: ArrayLike | None = None, *, X_test: ArrayLike | None = None,
+                Y_test: ArrayLike | None = None, preset: str | None = None,
+                variant: str = _UNSET, eta_plus: float = _UNSET, eta_minus: float = _UNSET,
+                delta0: float | tuple[float, float] = _UNSET, delta_min: float = _UNSET,
+                delta_max: float = _UNSET, max_epochs: int = _UNSET,
+                stop: StoppingCriterion | None = _UNSET, strip: int = _UNSET,
+                init_scale: float | None = _UNSET, seed: Seed = None,
+                target_range: tuple[float, float] = (0.0, 1.0),
+                classification: bool | str = "auto",
+                callback: Callable[[int, TrainingState], bool | None] | None = None,
+                block_size: int | None = None, blas_min: int | None = None) -> TrainResult:
     r"""Train ``net`` in place with epoch-batched RPROP.
 
     One update per epoch from the gradient of the summed squared error

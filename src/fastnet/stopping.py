@@ -32,12 +32,15 @@ benchmarking rules. Technical Report 21/94, Universität Karlsruhe.
 Prechelt, L. (1998). Early stopping -- but when? In Neural Networks: Tricks of the
 Trade, LNCS 1524, 55-69.
 """
+from __future__ import annotations
+
 import copy
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from fastnet._typing import ArrayLike
 from fastnet._validation import check_choice, check_float, check_int
 
 __all__ = [
@@ -60,7 +63,7 @@ __all__ = [
 ]
 
 
-def generalization_loss(e_va, e_opt):
+def generalization_loss(e_va: float, e_opt: float) -> float:
     """GL = 100 (E_va / E_opt - 1); 0 when both are 0, +inf when only E_opt is 0.
 
     Examples
@@ -73,7 +76,7 @@ def generalization_loss(e_va, e_opt):
     return 100.0 * (e_va / e_opt - 1.0)
 
 
-def training_progress(strip_errors):
+def training_progress(strip_errors: ArrayLike) -> float:
     """P_k = 1000 (mean of the strip's E_tr / its minimum - 1).
 
     ``strip_errors`` are the k training errors of the last strip. If the minimum
@@ -166,7 +169,7 @@ class StoppingCriterion:
         """Forget everything seen (called at the start of each training run)."""
         self.fired = None
 
-    def update(self, state):
+    def update(self, state: TrainingState) -> bool:
         """Return True if training should stop at this strip end."""
         holds = bool(self._holds(state))
         self.fired = self.name if holds else None
@@ -221,7 +224,7 @@ class GL(StoppingCriterion):
 
     needs_validation = True
 
-    def __init__(self, alpha):
+    def __init__(self, alpha: float) -> None:
         self.alpha = check_float(alpha, "alpha", low=0.0)
         self.reset()
 
@@ -239,7 +242,7 @@ class PQ(StoppingCriterion):
 
     needs_validation = True
 
-    def __init__(self, alpha):
+    def __init__(self, alpha: float) -> None:
         self.alpha = check_float(alpha, "alpha", low=0.0)
         self.reset()
 
@@ -262,7 +265,7 @@ class UP(StoppingCriterion):
 
     needs_validation = True
 
-    def __init__(self, s):
+    def __init__(self, s: int) -> None:
         self.s = check_int(s, "s", minimum=1)
         self.reset()
 
@@ -271,7 +274,7 @@ class UP(StoppingCriterion):
         self._run = 0
         self._seen = 0
 
-    def update(self, state):
+    def update(self, state: TrainingState) -> bool:
         _need_val(state, self.name)
         v = state.val_errors
         # Process each strip end once, even if update is called for several.
@@ -292,7 +295,7 @@ class UP(StoppingCriterion):
 class ProgressBelow(StoppingCriterion):
     """Stop when training progress P_k(t) falls below ``threshold`` (Proben1: 0.1)."""
 
-    def __init__(self, threshold):
+    def __init__(self, threshold: float) -> None:
         self.threshold = check_float(threshold, "threshold", low=0.0)
         self.reset()
 
@@ -307,7 +310,7 @@ class ProgressBelow(StoppingCriterion):
 class MaxEpochs(StoppingCriterion):
     """Stop at the first strip end with at least ``n`` epochs trained."""
 
-    def __init__(self, n):
+    def __init__(self, n: int) -> None:
         self.n = check_int(n, "n", minimum=1)
         self.reset()
 
@@ -325,7 +328,7 @@ class ErrorBelow(StoppingCriterion):
     The training error is E_tr of the last epoch (measured before its update).
     """
 
-    def __init__(self, threshold, on="train"):
+    def __init__(self, threshold: float, on: str = "train") -> None:
         self.threshold = check_float(threshold, "threshold", low=0.0)
         self.on = check_choice(on, "on", {"train", "val"})
         self.needs_validation = self.on == "val"
@@ -357,7 +360,7 @@ class Correct(StoppingCriterion):
     0.8 instead of 9 us per epoch): the setting of Hamey's many-trial studies.
     """
 
-    def __init__(self, r_c=0.4, analog=None):
+    def __init__(self, r_c: float = 0.4, analog: float | None = None) -> None:
         self.r_c = check_float(r_c, "r_c", low=0.0, high=0.5, low_open=True)
         self.analog = analog
         self.reset()
@@ -371,7 +374,7 @@ class Correct(StoppingCriterion):
 
 
 class _Composite(StoppingCriterion):
-    def __init__(self, *criteria):
+    def __init__(self, *criteria: StoppingCriterion) -> None:
         if not criteria:
             raise ValueError(f"{type(self).__name__} needs at least one criterion.")
         for c in criteria:
@@ -396,7 +399,7 @@ class _Composite(StoppingCriterion):
 class AnyOf(_Composite):
     """Stop when any of the criteria holds; ``fired`` is the first that held."""
 
-    def update(self, state):
+    def update(self, state: TrainingState) -> bool:
         # Every child sees every strip end (stateful ones must not miss one).
         results = [c.update(state) for c in self.criteria]
         self.fired = next((c.fired for c, r in zip(self.criteria, results) if r), None)
@@ -410,7 +413,7 @@ class AnyOf(_Composite):
 class AllOf(_Composite):
     """Stop when all criteria hold at the same strip end."""
 
-    def update(self, state):
+    def update(self, state: TrainingState) -> bool:
         results = [c.update(state) for c in self.criteria]
         holds = all(results)
         self.fired = self.name if holds else None
@@ -428,7 +431,7 @@ class EverHeld(StoppingCriterion):
     necessarily together)": ``EverHeld(GL(5)) & EverHeld(UP(8)) & EverHeld(PQ(3))``.
     """
 
-    def __init__(self, criterion):
+    def __init__(self, criterion: StoppingCriterion) -> None:
         if not isinstance(criterion, StoppingCriterion):
             raise TypeError(f"`criterion` must be a StoppingCriterion, got {criterion!r}.")
         self.criterion = criterion
@@ -443,7 +446,7 @@ class EverHeld(StoppingCriterion):
         self.criterion.reset()
         self._held = False
 
-    def update(self, state):
+    def update(self, state: TrainingState) -> bool:
         if self.criterion.update(state):
             self._held = True
         self.fired = self.name if self._held else None
@@ -461,7 +464,7 @@ class EverHeld(StoppingCriterion):
 PROBEN1_MULTILAYER_READINGS = ("tables", "literal")
 
 
-def proben1_multilayer(reading="tables", max_epochs=3000):
+def proben1_multilayer(reading: str = "tables", max_epochs: int = 3000) -> StoppingCriterion:
     """Proben1's stopping rule for networks with hidden layers, in one of two readings.
 
     Parameters

@@ -1,10 +1,14 @@
 """Exact connection-traversal counts (Prechelt 1994, section 3.3)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
 from fastnet._validation import check_choice, check_int
 
 __all__ = ["count_connections", "count_traversals"]
 
 
-def count_connections(layer_sizes, *, shortcut=False):
+def count_connections(layer_sizes: Sequence[int], *, shortcut: bool = False) -> int:
     """Connections C of a fully connected feed-forward net, biases included.
 
     Parameters
@@ -31,7 +35,8 @@ def count_connections(layer_sizes, *, shortcut=False):
     return total
 
 
-def count_traversals(layer_sizes, n_patterns, *, phase="epoch", shortcut=False):
+def count_traversals(layer_sizes: Sequence[int], n_patterns: int, *, phase: str = "epoch",
+                     shortcut: bool = False) -> int:
     """Count connection traversals of a fully connected MLP with bias units.
 
     Parameters
