@@ -219,45 +219,44 @@ def _need_val(state, name):
         raise ValueError(f"stopping criterion {name} needs a validation set; pass `X_val`, `Y_val`.")
 
 
-class GL(StoppingCriterion):
+class _ValidationQuantityAbove(StoppingCriterion):
+    """Stop when a quantity of the validation curve exceeds ``alpha``."""
+
+    needs_validation = True
+    symbol = ""   # Proben1's name of the quantity: GL, PQ
+
+    def __init__(self, alpha: float) -> None:
+        self.alpha = check_float(alpha, "alpha", low=0.0)
+        self.reset()
+
+    def _holds(self, state):
+        _need_val(state, self.name)
+        return self._quantity(state) > self.alpha
+
+    @property
+    def name(self):
+        return f"{self.symbol}{self.alpha:g}"
+
+
+class GL(_ValidationQuantityAbove):
     """Stop when the generalization loss GL(t) exceeds ``alpha`` (Proben1's GL_alpha)."""
 
-    needs_validation = True
+    symbol = "GL"
 
-    def __init__(self, alpha: float) -> None:
-        self.alpha = check_float(alpha, "alpha", low=0.0)
-        self.reset()
-
-    def _holds(self, state):
-        _need_val(state, self.name)
-        return state.gl > self.alpha
-
-    @property
-    def name(self):
-        return f"GL{self.alpha:g}"
+    def _quantity(self, state):
+        return state.gl
 
 
-class PQ(StoppingCriterion):
+class PQ(_ValidationQuantityAbove):
     """Stop when the quotient GL(t) / P_k(t) exceeds ``alpha`` (Proben1's PQ_alpha)."""
 
-    needs_validation = True
+    symbol = "PQ"
 
-    def __init__(self, alpha: float) -> None:
-        self.alpha = check_float(alpha, "alpha", low=0.0)
-        self.reset()
-
-    def _holds(self, state):
-        _need_val(state, self.name)
+    def _quantity(self, state):
         gl, p = state.gl, state.progress
         if p == 0.0:
-            quotient = 0.0 if gl == 0.0 else math.inf
-        else:
-            quotient = gl / p
-        return quotient > self.alpha
-
-    @property
-    def name(self):
-        return f"PQ{self.alpha:g}"
+            return 0.0 if gl == 0.0 else math.inf
+        return gl / p
 
 
 class UP(StoppingCriterion):

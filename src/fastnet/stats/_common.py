@@ -10,6 +10,19 @@ from scipy import special
 __all__ = []  # private module
 
 
+def _as_vector(x, name):
+    """`x` as a 1-D float64 array (a copy), or TypeError/ValueError naming `name`."""
+    try:
+        arr = np.array(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"`{name}` must be a sequence of numbers, got {type(x).__name__}."
+        ) from exc
+    if arr.ndim != 1:
+        raise ValueError(f"`{name}` must be one-dimensional, got shape {arr.shape}.")
+    return arr
+
+
 def _check_sample(x, name, *, min_size=1, allow_empty=False):
     """Return `x` as a finite 1-D float64 array, or raise ValueError/TypeError.
 
@@ -28,14 +41,7 @@ def _check_sample(x, name, *, min_size=1, allow_empty=False):
     -------
     ndarray of float64, shape (n,)
     """
-    try:
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"`{name}` must be a sequence of numbers, got {type(x).__name__}."
-        ) from exc
-    if arr.ndim != 1:
-        raise ValueError(f"`{name}` must be one-dimensional, got shape {arr.shape}.")
+    arr = _as_vector(x, name)
     if arr.size == 0 and allow_empty:
         return arr
     if not np.all(np.isfinite(arr)):

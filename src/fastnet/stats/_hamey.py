@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
-from ._common import _ReprMixin, _stephens_pvalue
+from ._common import _as_vector, _ReprMixin, _stephens_pvalue
 from fastnet._validation import check_int, check_probability
 
 __all__ = ["AsymptoticModel", "HameyResult", "hamey_analysis"]
@@ -192,14 +192,7 @@ def _check_times(times, limit):
     limit = float(limit)
     if not (np.isfinite(limit) and limit > 0):
         raise ValueError(f"`limit` must be positive and finite, got {limit!r}.")
-    try:
-        t = np.array(times, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"`times` must be a sequence of numbers, got {type(times).__name__}."
-        ) from exc
-    if t.ndim != 1:
-        raise ValueError(f"`times` must be one-dimensional, got shape {t.shape}.")
+    t = _as_vector(times, "times")   # a copy: failures are set to `limit` below
     if t.size < 1:
         raise ValueError("`times` needs at least 1 trial, got 0.")
     if np.any(np.isnan(t)):
