@@ -178,10 +178,9 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
 
     Examples
     --------
-    >>> import numpy as np
     >>> from fastnet import MLP, train_rprop_many
-    >>> X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
-    >>> Y = np.array([[0.], [1.], [1.], [0.]])
+    >>> from fastnet.datasets import make_xor
+    >>> X, Y = make_xor().train                 # the four XOR patterns
     >>> nets = [MLP(2, (2,), 1) for _ in range(20)]
     >>> results = train_rprop_many(nets, X, Y, seeds=range(20), init_scale=0.5,
     ...                            max_epochs=50)

@@ -118,10 +118,9 @@ def train_backprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None
 
     Examples
     --------
-    >>> import numpy as np
     >>> from fastnet import MLP, train_backprop
-    >>> X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
-    >>> Y = np.array([[0.], [1.], [1.], [0.]])
+    >>> from fastnet.datasets import make_xor
+    >>> X, Y = make_xor().train                 # the four XOR patterns
     >>> net = MLP(2, (2,), 1, shortcut=False, output_activation="logistic")
     >>> r = train_backprop(net, X, Y, mode="online", learning_rate=0.5, momentum=0.9,
     ...                    max_epochs=50, init_scale=0.5, seed=0)

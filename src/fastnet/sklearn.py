@@ -256,6 +256,31 @@ class _RpropBase(EstimatorPersistence, BaseEstimator):
         return tags
 
 
+_FIT_DOC = """Train a new network on (X, y); stop early on (X_val, y_val) if given.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : {y}
+        X_val, y_val : array-like, optional
+            {val}
+
+        Returns
+        -------
+        self : {cls}
+
+        Raises
+        ------
+        ValueError
+            For invalid data or hyper-parameters (the message names the argument).
+
+        Warns
+        -----
+        RpropConvergenceWarning
+            If a stopping criterion was asked for and ``max_iter`` came first.
+        """
+
+
 _PARAMS_DOC = """
     Parameters
     ----------
@@ -390,30 +415,6 @@ class RpropClassifier(ClassifierMixin, _RpropBase):
     _is_classifier = True
 
     def fit(self, X, y, X_val=None, y_val=None):
-        """Train a new network on (X, y); stop early on (X_val, y_val) if given.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Class labels of any type.
-        X_val, y_val : array-like, optional
-            Validation set for early stopping; its labels must be among those of y.
-
-        Returns
-        -------
-        self : RpropClassifier
-
-        Raises
-        ------
-        ValueError
-            For invalid data or hyper-parameters (the message names the argument).
-
-        Warns
-        -----
-        RpropConvergenceWarning
-            If a stopping criterion was asked for and ``max_iter`` came first.
-        """
         X, y = validate_data(self, X, y, dtype=np.float64, order="C")
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
@@ -496,29 +497,6 @@ class RpropRegressor(RegressorMixin, _RpropBase):
     _is_classifier = False
 
     def fit(self, X, y, X_val=None, y_val=None):
-        """Train a new network on (X, y); stop early on (X_val, y_val) if given.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
-        X_val, y_val : array-like, optional
-            Validation set for early stopping, shaped like X and y.
-
-        Returns
-        -------
-        self : RpropRegressor
-
-        Raises
-        ------
-        ValueError
-            For invalid data or hyper-parameters (the message names the argument).
-
-        Warns
-        -----
-        RpropConvergenceWarning
-            If a stopping criterion was asked for and ``max_iter`` came first.
-        """
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", multi_output=True,
                              y_numeric=True)
         Y = y.reshape(len(y), -1)
@@ -556,3 +534,12 @@ class RpropRegressor(RegressorMixin, _RpropBase):
         tags.target_tags.multi_output = True
         tags.target_tags.single_output = True
         return tags
+
+
+RpropClassifier.fit.__doc__ = _FIT_DOC.format(
+    y="array-like of shape (n_samples,)\n            Class labels of any type.",
+    val="Validation set for early stopping; its labels must be among those of y.",
+    cls="RpropClassifier")
+RpropRegressor.fit.__doc__ = _FIT_DOC.format(
+    y="array-like of shape (n_samples,) or (n_samples, n_outputs)",
+    val="Validation set for early stopping, shaped like X and y.", cls="RpropRegressor")
