@@ -72,6 +72,8 @@ class Workspace:
         Activations (inputs in the first columns) and targets of the training set.
     D, Dl : ndarray
         Derivatives and deltas of one block of patterns.
+    g, dw_prev : ndarray
+        The epoch's gradient and the previous weight change, one per connection.
     blas_min : int
     """
 
@@ -92,6 +94,8 @@ class Workspace:
         n_nonin = net.n_units - net.n_in
         self.D = np.zeros((block, n_nonin))
         self.Dl = np.zeros((block, n_nonin))
+        self.g = np.zeros(net.n_connections)
+        self.dw_prev = np.zeros(net.n_connections)
         self.blas_min = DEFAULT_BLAS_MIN if blas_min is None else blas_min
 
     @property
@@ -113,22 +117,21 @@ class Workspace:
         """An :class:`Evaluator` of the training set on this workspace's buffer."""
         return Evaluator(self.net, None, self.Y, self.blas_min, A=self.A)
 
-    def rprop_epochs(self, g, g_prev, dw_prev, step, params, last_error, sse_out,
-                     every, r_c, analog):
+    def rprop_epochs(self, g_prev, step, params, last_error, sse_out, every, r_c, analog):
         """RPROP epochs, one per entry of ``sse_out`` (see ``_kernels._rprop``);
         returns the kernel status."""
         net = self.net
-        return _rprop.train_epochs(self.A, self.Y, net._layers, net.n_in, self.w, g, g_prev,
-                                   dw_prev, step, self.D, self.Dl, *params, last_error,
+        return _rprop.train_epochs(self.A, self.Y, net._layers, net.n_in, self.w, self.g,
+                                   g_prev, self.dw_prev, step, self.D, self.Dl, *params, last_error,
                                    sse_out, self.blas_min, every, r_c, analog,
                                    self.check_block)
 
-    def backprop_epochs(self, g, dw_prev, rates, momentum, order, sse_out):
+    def backprop_epochs(self, rates, momentum, order, sse_out):
         """Backpropagation epochs, one per entry of ``sse_out`` (see
         ``_kernels._backprop``); returns the kernel status."""
         net = self.net
-        return _backprop.train_epochs(self.A, self.Y, net._layers, net.n_in, self.w, g,
-                                      dw_prev, self.D, self.Dl, rates, momentum, order,
+        return _backprop.train_epochs(self.A, self.Y, net._layers, net.n_in, self.w, self.g,
+                                      self.dw_prev, self.D, self.Dl, rates, momentum, order,
                                       sse_out, self.blas_min)
 
 

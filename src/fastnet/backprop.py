@@ -26,8 +26,6 @@ class _BackpropStepper:
     def __init__(self, ws, mode, learning_rate, momentum, decay, max_epochs, rng):
         C = ws.net.n_connections
         self.ws = ws
-        self.g = np.zeros(C)
-        self.dw_prev = np.zeros(C)
         self.online = mode == "online"
         self.learning_rate = learning_rate
         self.momentum = momentum
@@ -55,7 +53,7 @@ class _BackpropStepper:
             order = self._no_order
         self.epoch += n
         ws = self.ws
-        return ws.backprop_epochs(self.g, self.dw_prev, rates, self.momentum, order, sse_out)
+        return ws.backprop_epochs(rates, self.momentum, order, sse_out)
 
 
 def train_backprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,

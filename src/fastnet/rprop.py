@@ -113,9 +113,7 @@ class _RpropStepper:
     def __init__(self, ws, variant, eta_plus, eta_minus, delta_min, delta_max, step0):
         C = ws.net.n_connections
         self.ws = ws
-        self.g = np.zeros(C)
         self.g_prev = np.zeros(C)
-        self.dw_prev = np.zeros(C)
         self.step = step0
         self.last_error = np.array([np.inf])
         self.args = (VARIANTS[variant], eta_plus, eta_minus, delta_min, delta_max)
@@ -133,7 +131,7 @@ class _RpropStepper:
         else:
             every, r_c, analog = check
             analog = -1.0 if analog is None else analog
-        return ws.rprop_epochs(self.g, self.g_prev, self.dw_prev, self.step, self.args,
+        return ws.rprop_epochs(self.g_prev, self.step, self.args,
                                self.last_error, sse_out, every, r_c, analog)
 
 
