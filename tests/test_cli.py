@@ -74,6 +74,22 @@ def test_train(proben1_root, capsys):
     assert "RPROP (rprop+)" in out and "traversals per CPU second" in out
 
 
+def test_train_shows_progress_without_changing_the_run(proben1_root, capsys, monkeypatch):
+    argv = ["train", "cancer1", "--data", str(proben1_root), "--network", "2+0 l", "--seed", "3"]
+    assert cli.main(argv + ["--quiet"]) == 0
+    quiet = capsys.readouterr()
+    monkeypatch.setattr(cli, "PROGRESS_INTERVAL", 0.0)   # a line at every strip end
+    assert cli.main(argv) == 0
+    shown = capsys.readouterr()
+    assert quiet.err == ""
+    lines = shown.err.splitlines()
+    assert len(lines) >= 2 and all(line.startswith("epoch ") for line in lines)
+    assert lines[0].startswith("epoch 5/3000  E_tr ") and " E_va " in lines[0] and " GL " in lines[0]
+    # the same run: everything but the timing lines is equal
+    untimed = [line for line in shown.out.splitlines() if "CPU time" not in line]
+    assert untimed == [line for line in quiet.out.splitlines() if "CPU time" not in line]
+
+
 def test_train_unknown_problem(proben1_root, capsys):
     assert cli.main(["train", "cancer7", "--data", str(proben1_root)]) == 1
     err = capsys.readouterr().err
