@@ -25,7 +25,7 @@ from fastnet._validation import (
 __all__ = ["MLP", "ACTIVATIONS", "FORMAT_VERSION"]
 
 #: Activation names and the kernel codes they map to (see _kernels/_types.pxd).
-#: ``"proben1"`` is Proben1's sigmoid f(x) = x / (1 + |x|), f'(x) = 1 / (1 + |x|)**2.
+#: ``"proben1"`` is Proben1's sigmoid ``f(x) = x / (1 + |x|)``, ``f'(x) = 1 / (1 + |x|)**2``.
 ACTIVATIONS = {"linear": 0, "proben1": 1, "logistic": 2, "tanh": 3}
 
 #: Version of the ``.npz`` file format written by :meth:`MLP.save`.
@@ -67,7 +67,7 @@ class MLP:
         connections including shortcut connections"); if False adjacent layers only.
     hidden_activation, output_activation : {"proben1", "logistic", "tanh", "linear"}
         Activation of the hidden and the output units. ``"proben1"`` is
-        f(x) = x / (1 + |x|). Defaults: ``"proben1"`` and ``"linear"``.
+        ``f(x) = x / (1 + |x|)``. Defaults: ``"proben1"`` and ``"linear"``.
     init_scale : float, optional
         The weights (biases too) are drawn uniformly from [-init_scale,
         init_scale] when the network is built. Default: Proben1's ranges

@@ -290,7 +290,7 @@ _PARAMS_DOC = """
     shortcut : bool, default=True
         Every layer feeds every later layer (Proben1); False: adjacent layers only.
     hidden_activation : {{"proben1", "logistic", "tanh", "linear"}}, default="proben1"
-        ``"proben1"`` is x / (1 + |x|).
+        ``"proben1"`` is ``x / (1 + |x|)``.
     output_activation : {{"proben1", "logistic", "tanh", "linear"}} or None
         None means ``"{out}"``.
     preset : {{"proben1-linear", "proben1-multilayer"}} or None, default=None
@@ -340,7 +340,7 @@ _ATTRIBUTES_DOC = """
         Everything :func:`fastnet.train_rprop` returned (errors, set-up, ...).
     n_iter_ : int
         Epochs trained.
-    loss_curve_ : ndarray of shape (n_iter_,)
+    loss_curve_ : ndarray of shape (``n_iter_``,)
         Training squared error percentage of each epoch, measured before that
         epoch's update: 100 / (n_samples * n_outputs) * sum of squared errors,
         i.e. 100 times the mean squared error per output.

@@ -11,17 +11,17 @@ Every loader returns a `Dataset` whose ``train``, ``val`` and ``test`` are
 
 Proben1
 -------
-load_proben1        -- load e.g. ``"cancer1"``, ``"glass1d"`` with its partitioning
-read_proben1        -- strict reader of one ``.dt`` file
-list_proben1        -- the 15 problems and whether their files are present
-fetch_proben1       -- download and verify the archive into the cache
-verify_proben1      -- check files against their SHA-256
-PROBEN1_PROBLEMS    -- registry: sizes, kind, pivot architectures (Table 7)
-PARTITIONINGS       -- set order of the partitionings a-f
+* `load_proben1` -- load e.g. ``"cancer1"``, ``"glass1d"`` with its partitioning
+* `read_proben1` -- strict reader of one ``.dt`` file
+* `list_proben1` -- the 15 problems and whether their files are present
+* `fetch_proben1` -- download and verify the archive into the cache
+* `verify_proben1` -- check files against their SHA-256
+* `PROBEN1_PROBLEMS` -- registry: sizes, kind, pivot architectures (Table 7)
+* `PARTITIONINGS` -- set order of the partitionings a-f
 
 Generated tasks
 ---------------
-make_xor, make_encoder, make_teacher, make_mackey_glass
+`make_xor`, `make_encoder`, `make_teacher`, `make_mackey_glass`
 """
 
 from fastnet.datasets._dataset import Dataset, Split

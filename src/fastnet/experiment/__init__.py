@@ -18,10 +18,10 @@ are only ever replaced atomically (temporary file + ``os.replace``).
 
 Network names
 -------------
-``"linear"``      no hidden layer (preset ``proben1-linear``)
-``"pivot"``       Proben1's pivot architecture of the permutation (Prechelt 1994, Table 7)
-``"noshortcut"``  the pivot's hidden sizes without shortcut connections
-``"8+4 s"``       any Proben1 spec, with shortcut connections
+* ``"linear"``: no hidden layer (preset ``proben1-linear``)
+* ``"pivot"``: Proben1's pivot architecture of the permutation (Prechelt 1994, Table 7)
+* ``"noshortcut"``: the pivot's hidden sizes without shortcut connections
+* ``"8+4 s"``: any Proben1 spec, with shortcut connections
 
 Networks with hidden layers use preset ``proben1-multilayer``.
 

@@ -1,0 +1,81 @@
+"""The documentation's examples run and give what they show.
+
+Every ``pycon`` block of a page in ``docs/`` is a doctest; the blocks of one page run
+in order in one namespace, in a temporary directory. Pages whose examples load
+Proben1 files get the data directory through ``FASTNET_DATA``.
+"""
+import doctest
+import re
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+PAGES = sorted(p.name for p in DOCS.glob("*.md"))
+# Pages whose examples read Proben1 files.
+NEEDS_PROBEN1 = {"quickstart.md", "stopping.md", "proben1.md", "experiments.md", "statistics.md",
+                 "performance.md"}
+# Pages whose examples need more than the installed package; a test of their own runs them.
+NOT_RUN = {"cython.md": "compiles an extension (tests/test_embedding.py runs it)"}
+# Fenced ```pycon blocks (the fence may carry more backticks or be indented by a list).
+_PYCON = re.compile(r"^(?P<indent>[ ]*)(?P<fence>`{3,})pycon[ ]*\n(?P<body>.*?)^(?P=indent)(?P=fence)[ ]*$",
+                    re.MULTILINE | re.DOTALL)
+OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+
+
+def _examples(page):
+    text = (DOCS / page).read_text(encoding="utf-8")
+    blocks = []
+    for m in _PYCON.finditer(text):
+        indent = len(m.group("indent"))
+        lineno = text.count("\n", 0, m.start()) + 2
+        body = "\n".join(line[indent:] for line in m.group("body").splitlines())
+        blocks.append((lineno, body))
+    return blocks
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if _examples(p) and p not in NOT_RUN])
+def test_page_examples(page, tmp_path, monkeypatch, request):
+    if page in NEEDS_PROBEN1:
+        monkeypatch.setenv("FASTNET_DATA", str(request.getfixturevalue("proben1_root")))
+    monkeypatch.chdir(tmp_path)   # examples that write files write them here
+    parser, globs = doctest.DocTestParser(), {"__name__": f"docs.{page}"}
+    runner = doctest.DocTestRunner(optionflags=OPTIONS)
+    for lineno, body in _examples(page):
+        test = parser.get_doctest(body, globs, f"{page}:{lineno}", str(DOCS / page), lineno)
+        runner.run(test, clear_globs=False)
+        globs = test.globs   # DocTest copies its globals: carry them to the next block
+    result = runner.summarize(verbose=False)
+    assert result.attempted > 0
+    assert result.failed == 0, f"{result.failed} example(s) of docs/{page} failed (see above)"
+
+
+def test_pages_with_examples_are_found():
+    assert "quickstart.md" in PAGES and _examples("quickstart.md")
+
+
+@pytest.mark.parametrize("page", sorted(p.relative_to(DOCS).as_posix() for p in DOCS.glob("*.*")
+                                        if p.suffix in (".md", ".rst", ".py")))
+def test_pages_cite_no_internal_files(page):
+    """Pages cite papers and public sources, never project-internal documents."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    for word in ("SPEC", "PEERS.md", "../shared", "/work"):
+        assert word not in text, f"docs/{page} mentions {word!r}"
+
+
+def test_proben1_table_matches_the_registry():
+    """The problem table of docs/proben1.md is the registry's (Prechelt 1994, Table 7)."""
+    from fastnet.datasets import PROBEN1_PROBLEMS
+
+    text = (DOCS / "proben1.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 6 and cells[0] in PROBEN1_PROBLEMS:
+            rows[cells[0]] = cells[1:]
+    assert set(rows) == set(PROBEN1_PROBLEMS)
+    for name, p in PROBEN1_PROBLEMS.items():
+        pivots = (" / ".join(f"{a.spec} ({a.connections})" for a in p.pivots)
+                  if p.pivots else "none")
+        assert rows[name] == [p.kind, str(p.n_in), str(p.n_out),
+                              f"{p.n_examples} ({p.n_train} / {p.n_valid} / {p.n_test})", pivots]
