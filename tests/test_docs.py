@@ -78,4 +78,4 @@ def test_proben1_table_matches_the_registry():
         pivots = (" / ".join(f"{a.spec} ({a.connections})" for a in p.pivots)
                   if p.pivots else "none")
         assert rows[name] == [p.kind, str(p.n_in), str(p.n_out),
-                              f"{p.n_examples} ({p.n_train} / {p.n_valid} / {p.n_test})", pivots]
+                              f"{p.n_examples} ({p.n_train} / {p.n_val} / {p.n_test})", pivots]
