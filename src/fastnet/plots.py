@@ -673,7 +673,7 @@ def ecdf(samples, *, labels=None, xlabel="result of a trial", ax=None, path=None
     ax.set_ylim(0, 1.02)
     ax.set_ylabel("fraction of trials ≤ x")
     ax.set_xlabel(xlabel)
-    ax.legend(fontsize="small", loc="lower right")
+    ax.legend(fontsize="small", loc="best")
     return _finish(ax, path)
 
 

@@ -48,13 +48,14 @@ tbody th { text-align: left; font-weight: 600; background: #fafbfc; }
 tbody tr:nth-child(even) td { background: #f8f9fa; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.txt { text-align: left; }
+table:not(.setup) td.txt { white-space: nowrap; }
 table.setup th { text-align: left; white-space: nowrap; vertical-align: top; }
 table.setup td { max-width: 60rem; overflow-wrap: anywhere; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.95em; }
 nav ul { columns: 16rem; padding-left: 1.2rem; margin: 0.3rem 0; }
 .figs { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: flex-start; }
-figure { margin: 0; width: min-content; }
-figure img { display: block; max-width: 100%; height: auto; }
+figure { margin: 0; max-width: 100%; }
+figure img { display: block; width: 100%; height: auto; }
 figcaption { font-size: 0.8rem; color: #57606a; }
 section.cell { border-top: 1px solid #eaeef2; }
 .meta { font-size: 0.85rem; color: #57606a; margin: 0.1rem 0 0.5rem; }
@@ -175,8 +176,9 @@ def _png_size(png):
 def _figure(png, alt, caption):
     w, h = _png_size(png)
     data = base64.b64encode(png).decode("ascii")
-    return (f'<figure><img src="data:image/png;base64,{data}" width="{w}" height="{h}" '
-            f'alt="{_e(alt)}"><figcaption>{_e(caption)}</figcaption></figure>')
+    # as wide as the picture (so is its caption), narrower on a narrow screen
+    return (f'<figure style="width: {w}px"><img src="data:image/png;base64,{data}" width="{w}" '
+            f'height="{h}" alt="{_e(alt)}"><figcaption>{_e(caption)}</figcaption></figure>')
 
 
 def _picture(plots, draw, alt, caption):
