@@ -240,9 +240,10 @@ def _timing_table(timing):
                      str(r.traversals["total"]), f"{r.cpu_time:.3f}", f"{r.cpu_per_run:.4f}",
                      f"{r.traversals_per_cpu_second:.4g}"])
     flags = " ".join(timing.build.get("extra_compile_args", []) or [])
+    heads = ["problem", "network", "runs", "epochs", "traversals", "CPU s", "CPU s/run",
+             "trav./CPU s"]
     return _simple_table(
-        "timing-table", ["problem", "network", "runs", "epochs", "traversals", "CPU s", "CPU s/run",
-         "trav./CPU s"], rows,
+        "timing-table", heads, rows,
         caption=(f"Cost of all runs of the file (machine: {timing.machine}; build flags: "
                  f"{flags or '?'}). CPU time is the process CPU time of each run's training "
                  "loop (validation included); traversals count forward N*C, backward N*C, "
