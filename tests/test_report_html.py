@@ -170,6 +170,7 @@ def test_report_page_pictures_per_cell(report_page):
     assert "building1, linear: box-whiskers of the total and relevant epochs" in alts
     assert "building1, linear: histogram of the test classification error" not in alts
     assert "stopped by" in text and "CPU time per run" in text
+    assert "examples 350/175/174 (training/validation/test, classification)" in text
 
 
 def test_report_samples_are_the_rows_runs(files):

@@ -238,7 +238,7 @@ def _timing_table(timing):
     for r in (*timing.rows, timing.total):
         rows.append([r.problem, r.network, str(r.n_runs), str(r.epochs),
                      str(r.traversals["total"]), f"{r.cpu_time:.3f}", f"{r.cpu_per_run:.4f}",
-                     f"{r.traversals_per_cpu_second:.4g}"])
+                     f"{r.traversals_per_cpu_second():.4g}"])
     flags = " ".join(timing.build.get("extra_compile_args", []) or [])
     heads = ["problem", "network", "runs", "epochs", "traversals", "CPU s", "CPU s/run",
              "trav./CPU s"]
@@ -309,7 +309,8 @@ def _cell_meta(header, row, s):
         parts.append(f"rule {check['stopping']}")
     data = check.get("data") or {}
     if data:
-        parts.append(f"examples {data.get('n_train', '?')}/{data.get('n_valid', '?')}/"
+        n_val = data.get("n_val", data.get("n_valid", "?"))  # n_valid in files before 0.2
+        parts.append(f"examples {data.get('n_train', '?')}/{n_val}/"
                      f"{data.get('n_test', '?')} (training/validation/test, "
                      f"{data.get('kind', '?')})")
     return "; ".join(parts)
