@@ -273,22 +273,52 @@ def _bench(args):
 
 # --------------------------------------------------------------------------- report
 
+def _check_out(args):
+    """Refuse `--out` in a directory that does not exist, before any work."""
+    from pathlib import Path
+
+    if args.out is None:
+        if args.format == "html":
+            raise _UserError("`--format html` writes a page of several megabytes: give the file "
+                             "with -o FILE (e.g. -o report.html).")
+        return
+    parent = Path(args.out).resolve().parent
+    if not parent.is_dir():
+        raise _UserError(f"`--out`: no such directory {parent}.")
+
+
+def _emit(args, text):
+    """Print `text`, or write it (UTF-8) atomically to `--out` and say so on stderr."""
+    if args.out is None:
+        sys.stdout.write(text)
+        return
+    from fastnet._files import atomic_write
+
+    atomic_write(args.out, [text.encode("utf-8")])
+    _err(f"fastnet: wrote {args.out}")
+
+
 def _report(args):
     """Summarise a result file in Proben1's table columns."""
     from fastnet.report import summarize, timing_summary
 
+    _check_out(args)
     rep = summarize(args.file, exclude="worst-half" if args.exclude_worst_half else None)
+    timing = timing_summary(args.file) if args.timing else None
+    if args.format == "html":
+        _emit(args, rep.to_html(timing=timing))
+        return 0
     if args.format == "markdown":
-        print(rep.to_markdown())
+        text = rep.to_markdown() + "\n"
     elif args.format == "csv":
-        sys.stdout.write(rep.to_csv())
+        text = rep.to_csv()
     elif args.format == "latex":
-        sys.stdout.write(rep.to_latex())
+        text = rep.to_latex()
     else:
-        print(rep.to_text())
-    if args.timing:
-        print()
-        print(timing_summary(args.file).to_text())
+        text = rep.to_text() + "\n"
+    if timing is not None:
+        text += "\n" + timing.to_text() + "\n"
+    _emit(args, text)
     return 0
 
 
@@ -296,8 +326,9 @@ def _compare(args):
     """Compare result files: Proben1 t-tests per problem, sign/Wilcoxon/Lacoste over problems."""
     from fastnet.report import compare
 
+    _check_out(args)
     cmp = compare(args.files, labels=args.labels, measure=args.measure, alpha=args.alpha)
-    print(cmp.to_text())
+    _emit(args, cmp.to_html() if args.format == "html" else cmp.to_text() + "\n")
     if args.plot:
         paths = cmp.plot(args.plot)
         print(f"\n{len(paths)} pictures written to {args.plot}")
@@ -474,8 +505,12 @@ def build_parser():
     rp = sub.add_parser("report", help="Proben1 tables from a result file",
                         description=_report.__doc__)
     rp.add_argument("file", help="result file written by `fastnet bench` or `reproduce`")
-    rp.add_argument("--format", "-f", choices=("text", "markdown", "csv", "latex"),
-                    default="text", help="output format (default text, Proben1's layout)")
+    rp.add_argument("--format", "-f", choices=("text", "markdown", "csv", "latex", "html"),
+                    default="text", help="output format (default text, Proben1's layout; html: "
+                    "one self-contained page with pictures of the runs' distributions, needs "
+                    "matplotlib and -o)")
+    rp.add_argument("--out", "-o", metavar="FILE", default=None,
+                    help="write the output to FILE (replaced atomically) instead of printing it")
     rp.add_argument("--exclude-worst-half", action="store_true",
                     help="leave out exactly the worse half of the runs by validation error "
                          "(the only exclusion Proben1 allows)")
@@ -498,6 +533,11 @@ def build_parser():
     cp.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     cp.add_argument("--plot", metavar="DIR", default=None,
                     help="write box-whiskers pictures per problem into DIR (needs matplotlib)")
+    cp.add_argument("--format", "-f", choices=("text", "html"), default="text",
+                    help="output format (default text; html: one self-contained page with "
+                    "pictures of the distributions side by side, needs matplotlib and -o)")
+    cp.add_argument("--out", "-o", metavar="FILE", default=None,
+                    help="write the output to FILE (replaced atomically) instead of printing it")
     cp.set_defaults(func=_compare)
 
     rr = sub.add_parser("reproduce", help="run a Proben1 protocol and print its tables",

@@ -7,12 +7,16 @@ save the figure with ``path=`` (``.png``, ``.svg`` or ``.pdf``) and returns the 
 Artists carry a ``gid`` naming their role (``"box"``, ``"median"``, ``"whisker"``,
 ``"segment"``, ``"mean_sd"``, ``"histogram"``, ``"training_graph"``, ``"model"``,
 ``"asymptote"``, ``"efficiency"``, ``"optimal_limit"``, ``"half_range"``,
-``"train_error"``, ``"val_error"``, ``"test_error"``, ``"stopping_point"``) so that
-they can be found again, e.g. for styling.
+``"train_error"``, ``"val_error"``, ``"test_error"``, ``"stopping_point"``, ``"ecdf"``) so
+that they can be found again, e.g. for styling.
+
+`panels` and `to_png` serve pages that embed pictures (the HTML report): a row of
+axes on a figure that pyplot does not keep, and its PNG bytes.
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -23,10 +27,14 @@ from .stats._common import _check_sample
 
 __all__ = [
     "box_whiskers",
+    "ecdf",
     "efficiency_graph",
     "extended_box_whiskers",
     "histogram",
+    "histograms",
     "learning_curves",
+    "panels",
+    "to_png",
     "training_graph",
 ]
 
@@ -36,8 +44,13 @@ SAVE_FORMATS = (".png", ".svg", ".pdf")
 BOX_WIDTH = 0.5
 #: Horizontal offset of the mean +- sd line from the box centre, in box widths.
 MEAN_SD_OFFSET = 0.75
+#: Margins of `panels` in inches: left, right, bottom, top.
+PANEL_MARGINS = (0.72, 0.12, 0.5, 0.15)
 #: Width of the outer (octile) boxes of the extended plot relative to the quartile boxes.
 OCTILE_BOX_WIDTH = 0.6
+
+
+_MISSING = "fastnet.plots needs matplotlib, an optional dependency: pip install fastnet[plot]"
 
 
 def _pyplot():
@@ -45,11 +58,17 @@ def _pyplot():
     try:
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - exercised by monkeypatching
-        raise ImportError(
-            "fastnet.plots needs matplotlib, an optional dependency: "
-            "pip install fastnet[plot]"
-        ) from exc
+        raise ImportError(_MISSING) from exc
     return plt
+
+
+def _figure_class():
+    """matplotlib.figure.Figure (a figure pyplot does not keep), or how to install it."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise ImportError(_MISSING) from exc
+    return Figure
 
 
 def _check_path(path):
@@ -115,8 +134,11 @@ def _mean_sd(ax, x, sample, color="k"):
     return line, dot
 
 
-def _box_key(ax, what, mean_sd, ylabel):
+def _box_key(ax, what, mean_sd, ylabel, key=True):
     """Label the ordinate and add a key saying what each mark of a box plot is."""
+    ax.set_ylabel(ylabel)
+    if not key:
+        return
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -128,7 +150,6 @@ def _box_key(ax, what, mean_sd, ylabel):
     # above the axes, so it never hides a box
     ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(handles),
               fontsize="small", frameon=False)
-    ax.set_ylabel(ylabel)
 
 
 def histogram(sample, *, bins="auto", percent=True, xlabel="result of a trial", ax=None, path=None,
@@ -188,7 +209,7 @@ def histogram(sample, *, bins="auto", percent=True, xlabel="result of a trial", 
 
 
 def box_whiskers(samples, *, labels=None, outliers=False, mean_sd=True,
-                 ylabel="result of a trial", ax=None, path=None):
+                 ylabel="result of a trial", key=True, ax=None, path=None):
     """Box-whiskers plots with mean +- sd beside each box (Lawrence et al., Fig. 2).
 
     Parameters
@@ -204,7 +225,10 @@ def box_whiskers(samples, *, labels=None, outliers=False, mean_sd=True,
         Draw the mean (dot) and mean +- one (n-1) standard deviation (line) to the right
         of each box.
     ylabel : str, default="result of a trial"
-        Label of the ordinate. A key names the box, the median and the mean mark.
+        Label of the ordinate.
+    key : bool, default=True
+        Add a key above the axes naming the box, the median and the mean mark (leave
+        it out where a caption says it, e.g. on small panels).
     ax : matplotlib.axes.Axes, optional
     path : str or path-like, optional
         Save the figure (``.png``, ``.svg``, ``.pdf``).
@@ -255,9 +279,9 @@ def box_whiskers(samples, *, labels=None, outliers=False, mean_sd=True,
     positions = np.arange(1, len(data) + 1)
     art = ax.bxp(stats_list, positions=positions, widths=BOX_WIDTH, showfliers=outliers,
                  patch_artist=True)
-    for key, gid in (("boxes", "box"), ("medians", "median"), ("whiskers", "whisker"),
-                     ("caps", "cap"), ("fliers", "flier")):
-        for a in art.get(key, []):
+    for part, gid in (("boxes", "box"), ("medians", "median"), ("whiskers", "whisker"),
+                      ("caps", "cap"), ("fliers", "flier")):
+        for a in art.get(part, []):
             a.set_gid(gid)
     for b in art["boxes"]:
         b.set_facecolor("white")
@@ -266,12 +290,12 @@ def box_whiskers(samples, *, labels=None, outliers=False, mean_sd=True,
             _mean_sd(ax, pos + MEAN_SD_OFFSET * BOX_WIDTH, x)
         ax.set_xlim(0.5, len(data) + 0.5 + MEAN_SD_OFFSET * BOX_WIDTH)
     _box_key(ax, "quartiles; whiskers to " + ("1.5 IQR" if outliers else "min and max"),
-             mean_sd, ylabel)
+             mean_sd, ylabel, key)
     return _finish(ax, path)
 
 
 def extended_box_whiskers(samples, *, labels=None, mean_sd=True, ylabel="result of a trial",
-                          ax=None, path=None):
+                          key=True, ax=None, path=None):
     """Extended box-whiskers plots of eight segments (Lawrence et al., Fig. 11).
 
     Each quarter of the standard plot is split again at its own median, so that each of
@@ -286,6 +310,8 @@ def extended_box_whiskers(samples, *, labels=None, mean_sd=True, ylabel="result 
         Draw mean +- one standard deviation beside each plot.
     ylabel : str, default="result of a trial"
         Label of the ordinate.
+    key : bool, default=True
+        Add a key above the axes naming the segments, the median and the mean mark.
     ax : matplotlib.axes.Axes, optional
     path : str or path-like, optional
 
@@ -339,7 +365,7 @@ def extended_box_whiskers(samples, *, labels=None, mean_sd=True, ylabel="result 
     ax.set_xticks(range(1, len(data) + 1), labels)
     ax.set_xlim(0.5, len(data) + 0.5 + MEAN_SD_OFFSET * BOX_WIDTH)
     ax.autoscale_view(scalex=False)
-    _box_key(ax, "8 segments of 1/8 of the values each", mean_sd, ylabel)
+    _box_key(ax, "8 segments of 1/8 of the values each", mean_sd, ylabel, key)
     return _finish(ax, path)
 
 
@@ -550,3 +576,167 @@ def learning_curves(epochs, train_error=None, val_error=None, val_epochs=None, *
     ax.set_ylabel("error")
     ax.legend()
     return _finish(ax, path)
+
+
+def histograms(samples, *, labels=None, bins="auto", percent=True, xlabel="result of a trial",
+               ax=None, path=None):
+    """Histograms of several samples on common bins, their bars side by side in each bin.
+
+    Parameters
+    ----------
+    samples : sequence of array_like, or mapping
+        Several samples, or ``{label: sample}``.
+    labels : sequence of str, optional
+        Legend labels (default 1, 2, ...).
+    bins : int, sequence or str, default="auto"
+        Bin edges, or how to choose them from all values together
+        (:func:`numpy.histogram_bin_edges`).
+    percent : bool, default=True
+        Ordinate in percent of each sample's trials, so that samples of different
+        sizes compare; else counts.
+    xlabel : str, default="result of a trial"
+    ax : matplotlib.axes.Axes, optional
+    path : str or path-like, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Bars with gid ``"histogram"``, one colour per sample (C0, C1, ...), and a key.
+
+    Raises
+    ------
+    ValueError
+        If a sample is empty or holds NaN/inf, the labels do not match, or `path` has
+        another suffix.
+    ImportError
+        If matplotlib is not installed.
+    """
+    data, labels = _samples(samples, labels)
+    path = _check_path(path)
+    ax = _axes(ax)
+    edges = np.histogram_bin_edges(np.concatenate(data), bins=bins)
+    weights = [np.full(x.size, 100.0 / x.size) for x in data] if percent else None
+    _, _, containers = ax.hist(data, bins=edges, weights=weights, label=labels,
+                               color=[f"C{i % 10}" for i in range(len(data))],
+                               edgecolor="black", linewidth=0.5)
+    for c in (containers if len(data) > 1 else [containers]):
+        for p in c:
+            p.set_gid("histogram")
+    ax.set_ylabel("% of trials" if percent else "trials")
+    ax.set_xlabel(xlabel)
+    ax.legend(fontsize="small")
+    return _finish(ax, path)
+
+
+def ecdf(samples, *, labels=None, xlabel="result of a trial", ax=None, path=None):
+    """Empirical distribution functions of one or several samples.
+
+    The fraction of trials with a result at most x, against x: a step of 1/n at each
+    value. Unlike a histogram it needs no bins, and the curve lower and to the right
+    is the one with the larger results.
+
+    Parameters
+    ----------
+    samples : array_like, sequence of array_like, or mapping
+        One sample, several samples, or ``{label: sample}``.
+    labels : sequence of str, optional
+        Legend labels (default 1, 2, ...).
+    xlabel : str, default="result of a trial"
+    ax : matplotlib.axes.Axes, optional
+    path : str or path-like, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One step line (gid ``"ecdf"``) per sample, from 0 to 1.
+
+    Raises
+    ------
+    ValueError
+        If a sample is empty or holds NaN/inf, the labels do not match, or `path` has
+        another suffix.
+    ImportError
+        If matplotlib is not installed.
+    """
+    data, labels = _samples(samples, labels)
+    path = _check_path(path)
+    ax = _axes(ax)
+    lo = min(x.min() for x in data)
+    hi = max(x.max() for x in data)
+    pad = 0.05 * (hi - lo) if hi > lo else 0.5
+    for i, (x, lab) in enumerate(zip(data, labels)):
+        s = np.sort(x)
+        xs = np.concatenate([[lo - pad], s, [hi + pad]])
+        ys = np.concatenate([[0.0], np.arange(1, s.size + 1) / s.size, [1.0]])
+        ax.step(xs, ys, where="post", color=f"C{i % 10}", lw=1.5, label=lab, gid="ecdf")
+    ax.set_xlim(lo - pad, hi + pad)
+    ax.set_ylim(0, 1.02)
+    ax.set_ylabel("fraction of trials ≤ x")
+    ax.set_xlabel(xlabel)
+    ax.legend(fontsize="small", loc="best")
+    return _finish(ax, path)
+
+
+def panels(n, *, width=3.4, height=2.8):
+    """A row of `n` empty axes on one new figure that pyplot does not keep.
+
+    For pages that embed many pictures: draw into the axes with the functions of this
+    module (``ax=``), then take the picture with `to_png`. The figure is freed with
+    its last reference: there is nothing to close, and no window backend is involved.
+    Its margins are fixed (room for tick labels and an axis label on the left and
+    below) rather than computed by a layout engine, which would double the time to
+    draw; draw box plots without their key (``key=False``) on panels.
+
+    Parameters
+    ----------
+    n : int
+        Number of axes, side by side.
+    width, height : float, default=3.4, 2.8
+        Size of each panel in inches, margins included.
+
+    Returns
+    -------
+    tuple of matplotlib.axes.Axes
+
+    Raises
+    ------
+    ValueError
+        If `n` < 1, or a panel is too small for its margins.
+    ImportError
+        If matplotlib is not installed.
+    """
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"`n` must be at least 1, got {n}.")
+    left, right, bottom, top = PANEL_MARGINS
+    if width <= left + right or height <= bottom + top:
+        raise ValueError(f"panels of {width} x {height} inches leave no room inside the margins "
+                         f"{PANEL_MARGINS}.")
+    fig = _figure_class()(figsize=(width * n, height))
+    fig.subplots_adjust(left=left / (width * n), right=1 - right / (width * n),
+                        bottom=bottom / height, top=1 - top / height,
+                        wspace=(left + right) / (width - left - right))
+    return tuple(fig.subplots(1, n, squeeze=False)[0])
+
+
+def to_png(figure, *, dpi=96):
+    """The PNG bytes of a figure, e.g. for an HTML ``data:`` URI.
+
+    Parameters
+    ----------
+    figure : matplotlib.figure.Figure, matplotlib.axes.Axes or sequence of Axes
+        The figure, or axes on it (such as what `panels` returns).
+    dpi : float, default=96
+        Pixels per inch.
+
+    Returns
+    -------
+    bytes
+        A PNG image (no time stamp, so that the same figure gives the same bytes).
+    """
+    if isinstance(figure, (tuple, list)):
+        figure = figure[0]
+    fig = figure if hasattr(figure, "savefig") else figure.figure
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
+    return buf.getvalue()

@@ -6,7 +6,9 @@ network (training, validation and test squared error percentage with mean and
 relevant epochs), plus the correlation of validation and test error, the 'best'
 run chosen by *validation* error, and the median, quartiles, minimum and maximum
 of the test error. A `Report` prints as text in Proben1's layout and exports to
-Markdown, CSV, LaTeX and a pandas DataFrame.
+Markdown, CSV, LaTeX, a pandas DataFrame and a self-contained HTML page with
+pictures of every row's runs (`Report.to_html`; also `Comparison.to_html`; the
+pictures are drawn by `fastnet.plots`).
 
 `compare` puts several result files (or networks) side by side: Proben1's
 log-error t-tests per problem (`fastnet.stats.compare_errors`), the sign and

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +40,8 @@ class Comparison:
     lacoste_problems : tuple of str
     notes : tuple of str
         Why parts were skipped.
+    headers : dict
+        ``{file: header}`` of the result files (their set-up, version, machine, build).
     """
 
     labels: tuple
@@ -53,6 +55,7 @@ class Comparison:
     lacoste: object
     lacoste_problems: tuple
     notes: tuple
+    headers: dict = field(default_factory=dict, repr=False, compare=False)
 
     def to_dataframe(self):
         """The per-problem comparisons as a pandas DataFrame, one row per pair.
@@ -132,6 +135,35 @@ class Comparison:
 
     def __str__(self):
         return self.to_text()
+
+    def to_html(self, *, pictures=True):
+        """The comparison as one self-contained HTML page: its tables, set-ups and pictures.
+
+        The tables are those of `to_text` (legend, t-tests per problem, means, the tests
+        over problems, notes), then the result files' set-ups side by side. Per problem,
+        pictures put the algorithms' test errors side by side: box-whiskers, extended
+        box-whiskers (with at least 4 runs each), histograms on common bins and the
+        empirical distribution functions. The pictures are PNG images in ``data:`` URIs
+        and the style sheet is inline; the page loads nothing else.
+
+        Parameters
+        ----------
+        pictures : bool, default=True
+            Draw the pictures (needs matplotlib); False gives the tables only.
+
+        Returns
+        -------
+        str
+            The page (write it with UTF-8 encoding).
+
+        Raises
+        ------
+        ImportError
+            If `pictures` is true and matplotlib is not installed.
+        """
+        from fastnet.report._html import comparison_html
+
+        return comparison_html(self, pictures=pictures)
 
     def plot(self, directory):
         """Box-whiskers and extended box-whiskers of the test errors, one pair per problem.
@@ -296,4 +328,5 @@ def compare(results, *, labels=None, measure="squared", alpha=0.05):
     return Comparison(labels=tuple(names), sources=tuple((str(a[1].path), a[2]) for a in algs),
                       problems=tuple(problems), measure=measure, samples=samples, ttests=ttests,
                       sign=sign, wilcoxon=wilcoxon, lacoste=lacoste,
-                      lacoste_problems=tuple(lac_problems), notes=tuple(notes))
+                      lacoste_problems=tuple(lac_problems), notes=tuple(notes),
+                      headers={str(f.path): f.header for f in files})

@@ -5,7 +5,7 @@ import csv
 import io
 import math
 import os
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -173,6 +173,19 @@ def _row(problem, network, runs, n_excluded):
         traversals=int(sum(r["traversals"]["total"] for r in runs)))
 
 
+def _samples(runs):
+    """The per-run values of one cell as arrays (see `Report.samples`)."""
+    out = {split: np.array([r[split]["squared_error_percentage"] for r in runs], dtype=float)
+           for split in ("train", "val", "test")}
+    cls = [r["test"]["classification_error"] for r in runs]
+    if all(v is not None for v in cls):
+        out["test_class"] = np.array(cls, dtype=float)
+    for name in ("epochs", "relevant_epoch", "cpu_time"):
+        out[name] = np.array([r[name] for r in runs], dtype=float)
+    out["stop_reason"] = np.array([str(r.get("stop_reason", "?")) for r in runs], dtype=object)
+    return out
+
+
 def _exclude_worst_half(runs, cell):
     n = len(runs)
     if n % 2:
@@ -197,12 +210,20 @@ class Report:
         The result file.
     header : dict
         Its header (set-up, version, machine, build flags).
+    samples : dict
+        The per-run values behind each row, for pictures of their distributions:
+        ``{(problem, network): {name: ndarray}}`` with names ``"train"``, ``"val"``,
+        ``"test"`` (squared error percentages), ``"test_class"`` (test classification
+        error, absent for approximation problems), ``"epochs"``, ``"relevant_epoch"``,
+        ``"cpu_time"`` and ``"stop_reason"`` (an array of str); the runs in the row
+        only (after any exclusion), in run order.
     """
 
     rows: tuple
     exclude: str | None
     source: str
     header: dict
+    samples: dict = field(default_factory=dict, repr=False, compare=False)
 
     def _caption(self, what):
         nets = sorted({r.network for r in self.rows})
@@ -235,6 +256,41 @@ class Report:
         return "\n\n".join([_latex_table(self.rows, _MAIN, self._caption("Results")),
                             _latex_table(self.rows, _DIST,
                                          self._caption("Test error distribution"))]) + "\n"
+
+    def to_html(self, *, timing=None, pictures=True):
+        """Both tables, the set-up and pictures of every row's runs, as one HTML page.
+
+        The page is self-contained: the pictures are PNG images in ``data:`` URIs and
+        the style sheet is inline, so it loads nothing else (and runs no script). Per
+        problem and network it shows box-whiskers of the training, validation and test
+        errors, histograms of the test error (and classification error), box-whiskers
+        of the total and relevant epochs and a histogram of the CPU time per run.
+
+        Parameters
+        ----------
+        timing : TimingSummary, optional
+            Add its table (the cost of the runs; see `timing_summary`).
+        pictures : bool, default=True
+            Draw the pictures (needs matplotlib); False gives the tables and set-up only.
+
+        Returns
+        -------
+        str
+            The page (write it with UTF-8 encoding).
+
+        Raises
+        ------
+        ImportError
+            If `pictures` is true and matplotlib is not installed.
+
+        Examples
+        --------
+        >>> rep = summarize("cancer1-linear.jsonl")               # doctest: +SKIP
+        >>> Path("report.html").write_text(rep.to_html(), encoding="utf-8")  # doctest: +SKIP
+        """
+        from fastnet.report._html import report_html
+
+        return report_html(self, timing=timing, pictures=pictures)
 
     def to_csv(self):
         """All fields of every row, full precision, one row per (problem, network)."""
@@ -301,13 +357,15 @@ def summarize(results, *, exclude=None):
     cells = rf.cells()
     if not cells:
         raise ValueError(f"{rf.path}: the file holds no finished runs yet.")
-    rows = []
+    rows, samples = [], {}
     for (problem, network), runs in cells.items():
         n_excluded = 0
         if exclude == "worst-half":
             runs, n_excluded = _exclude_worst_half(runs, (problem, network))
         rows.append(_row(problem, network, runs, n_excluded))
-    return Report(rows=tuple(rows), exclude=exclude, source=str(rf.path), header=rf.header)
+        samples[(problem, network)] = _samples(runs)
+    return Report(rows=tuple(rows), exclude=exclude, source=str(rf.path), header=rf.header,
+                  samples=samples)
 
 
 # --------------------------------------------------------------------------- timing

@@ -1,0 +1,170 @@
+"""The HTML report and comparison in a real headless Chromium (selenium + chromedriver).
+
+The page loads from a file:// URL, the browser console shows no error, every picture is
+decoded and shown, the tables and headings are there, the page fetched nothing, and the
+text of a malicious label is shown, not run.
+
+Without Chromium, chromedriver or selenium the tests are skipped, unless
+``FASTNET_REQUIRE_BROWSER=1`` (as in CI): then they fail.
+"""
+import os
+import shutil
+
+import pytest
+
+from fastnet import cli
+from fastnet.experiment import Experiment, run_experiment
+
+pytest.importorskip("matplotlib")
+
+REQUIRE = os.environ.get("FASTNET_REQUIRE_BROWSER", "0") not in ("", "0")
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+EVIL = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+
+
+def _unavailable(reason):
+    if REQUIRE:
+        pytest.fail(reason + " (FASTNET_REQUIRE_BROWSER is set: install chromium, "
+                    "chromium-driver and selenium)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Chromium driven by chromedriver, logging the browser console."""
+    try:
+        from selenium import webdriver
+        from selenium.common.exceptions import WebDriverException
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        _unavailable("selenium is not installed")
+    binary = next((b for b in map(shutil.which, BROWSERS) if b), None)
+    driver_path = shutil.which("chromedriver")
+    if binary is None or driver_path is None:
+        _unavailable(f"no Chromium/chromedriver on PATH (browser {binary}, driver {driver_path})")
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1500,1200", "--no-first-run", "--disable-extensions"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    try:  # an explicit driver path: selenium's driver manager (network) is never asked
+        driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    except WebDriverException as exc:
+        _unavailable(f"Chromium did not start: {exc.msg}")
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def pages(proben1_root, tmp_path_factory):
+    """A report (with timing) and a comparison written by the command line."""
+    d = tmp_path_factory.mktemp("browser")
+    files = []
+    for name, variant in (("plus", "rprop+"), ("iminus", "irprop-")):
+        path = d / f"{name}.jsonl"
+        run_experiment(Experiment(problems=("cancer1", "building1"), networks=("linear", "pivot"),
+                                  runs=4, seed=5, options={"max_epochs": 60, "variant": variant},
+                                  root=str(proben1_root)), path)
+        files.append(path)
+    report, comparison = d / "report.html", d / "compare.html"
+    assert cli.main(["report", str(files[0]), "-f", "html", "-o", str(report), "--timing"]) == 0
+    assert cli.main(["compare", *map(str, files), "--labels", "plus", EVIL, "-f", "html",
+                     "-o", str(comparison)]) == 0
+    return report, comparison
+
+
+def load(driver, path):
+    """Open the page; return the browser console's entries of this load."""
+    driver.get_log("browser")  # drop what earlier pages logged
+    driver.get(path.as_uri())
+    driver.execute_script("return document.readyState")
+    return driver.get_log("browser")
+
+
+def images(driver):
+    return driver.execute_script("""
+        return Array.from(document.images).map(function (im) {
+            var r = im.getBoundingClientRect();
+            return {complete: im.complete, w: im.naturalWidth, h: im.naturalHeight,
+                    shownW: r.width, shownH: r.height, alt: im.alt,
+                    scheme: im.currentSrc.split(':')[0],
+                    visible: getComputedStyle(im).visibility === 'visible'
+                             && getComputedStyle(im).display !== 'none'};
+        });""")
+
+
+def check_page(driver, path):
+    """What every page must satisfy; returns the images."""
+    log = load(driver, path)
+    severe = [e for e in log if e.get("level") == "SEVERE"]
+    assert not severe, severe
+    assert driver.execute_script("return document.readyState") == "complete"
+    imgs = images(driver)
+    assert imgs, "no pictures"
+    bad = [i for i in imgs if not (i["complete"] and i["w"] > 0 and i["h"] > 0)]
+    assert not bad, f"{len(bad)} pictures not decoded: {bad[:3]}"
+    assert all(i["scheme"] == "data" and i["visible"] and i["shownW"] > 100 and i["shownH"] > 80
+               for i in imgs)
+    # nothing was fetched from anywhere (the page is one file)
+    fetched = driver.execute_script(
+        "return performance.getEntriesByType('resource').map(function (e) { return e.name; })"
+        ".filter(function (n) { return n.indexOf('data:') !== 0; });")
+    assert fetched == []
+    # the style sheet applied (inline CSS allowed by the page's policy)
+    assert driver.execute_script(
+        "return getComputedStyle(document.querySelector('td.num')).textAlign") == "right"
+    return imgs
+
+
+def headings(driver, tag):
+    return driver.execute_script(
+        f"return Array.from(document.querySelectorAll('{tag}')).map(function (h) {{"
+        " return h.textContent.trim(); });")
+
+
+def table_rows(driver, table_id):
+    return driver.execute_script(
+        f"var t = document.getElementById('{table_id}'); if (!t) return null;"
+        " return Array.from(t.querySelectorAll('tbody tr')).map(function (r) {"
+        " return Array.from(r.cells).map(function (c) { return c.textContent.trim(); }); });")
+
+
+def test_report_in_chromium(browser, pages):
+    imgs = check_page(browser, pages[0])
+    assert len(imgs) == 14  # 2 classification cells x 4 pictures, 2 approximation cells x 3
+    assert browser.title == "fastnet report: plus.jsonl"
+    assert headings(browser, "h2") == ["Results", "Test error distribution", "Cost", "Set-up",
+                                       "Distributions over the runs"]
+    assert headings(browser, "h3") == ["cancer1, linear", "cancer1, pivot", "building1, linear",
+                                       "building1, pivot"]
+    results = table_rows(browser, "results-table")
+    assert [r[:3] for r in results] == [["cancer1", "0+0 l", "4"], ["cancer1", "4+2 l", "4"],
+                                        ["building1", "0+0 l", "4"], ["building1", "16+0 l", "4"]]
+    assert len(table_rows(browser, "distribution-table")) == 4
+    assert table_rows(browser, "timing-table")[-1][:3] == ["all", "all", "16"]
+    setup = dict(r[:2] for r in table_rows(browser, "setup-table"))
+    assert setup["multilayer rule"] == "tables" and "machine" in setup
+    # the navigation leads to each cell's pictures
+    assert browser.execute_script(
+        "return Array.from(document.querySelectorAll('nav a')).every(function (a) {"
+        " return document.getElementById(a.getAttribute('href').slice(1)) !== null; });")
+
+
+def test_comparison_in_chromium(browser, pages):
+    imgs = check_page(browser, pages[1])
+    assert len(imgs) == 8  # 2 problems x (box, extended box, histograms, ECDF)
+    # the malicious label is text: shown as written, never run
+    assert browser.title == f"fastnet comparison: plus:linear vs plus:pivot vs {EVIL}:linear vs " \
+        f"{EVIL}:pivot"
+    assert browser.execute_script("return document.querySelectorAll('script').length") == 0
+    assert browser.execute_script(
+        "return document.querySelectorAll('img[src=\"x\"], img[onerror]').length") == 0
+    labels = [r[1] for r in table_rows(browser, "algorithms-table")]
+    assert labels == ["plus:linear", "plus:pivot", f"{EVIL}:linear", f"{EVIL}:pivot"]
+    assert headings(browser, "h2")[:2] == ["Algorithms", "Proben1 t-tests per problem"]
+    assert [r[0] for r in table_rows(browser, "ttests-table")] == ["cancer1", "building1"]
+    for tid in ("means-table", "sign-table", "wilcoxon-table", "setup-table"):
+        assert table_rows(browser, tid), tid
+    assert "cancer1" in headings(browser, "h3") and "building1" in headings(browser, "h3")
