@@ -81,3 +81,19 @@ def test_core_public_api_has_type_hints():
         if sig.return_annotation is sig.empty:
             missing.append(f"{fn.__qualname__} -> ?")
     assert missing == []
+
+
+PUBLIC_MODULES = ["backprop", "datasets", "demo", "exceptions", "experiment", "measures",
+                  "network", "plots", "report", "reproduction", "rprop", "sklearn", "stats",
+                  "stopping", "traversal"]
+
+
+def test_public_modules_show_only_their_api_in_dir():
+    import importlib
+
+    for name in PUBLIC_MODULES:
+        module = importlib.import_module(f"fastnet.{name}")
+        public = [n for n in dir(module) if not n.startswith("_")]
+        assert sorted(public) == sorted(module.__all__), name
+        for n in module.__all__:
+            getattr(module, n)

@@ -148,3 +148,8 @@ def run_demo(runs: int = 20, seed: int = 0) -> DemoResult:
               seeds[2], stop=GL(5) | MaxEpochs(2000), max_epochs=2000, init_scale=0.5),
     )
     return DemoResult(runs=runs, seed=seed, rows=rows)
+
+
+def __dir__():
+    # dir() shows the public API only, not the imports (as in SciPy's modules)
+    return sorted(__all__)

@@ -233,3 +233,8 @@ class cpu_timer:
         self.cpu = time.process_time() - self._cpu0
         self.wall = time.perf_counter() - self._wall0
         return False
+
+
+def __dir__():
+    # dir() shows the public API only, not the imports (as in SciPy's modules)
+    return sorted(__all__)

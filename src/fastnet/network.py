@@ -558,3 +558,8 @@ def _check_weights(weights, config, where):
     if not np.isfinite(weights).all():
         raise ValueError(f"{where}: the weights are not all finite.")
     return weights
+
+
+def __dir__():
+    # dir() shows the public API only, not the imports (as in SciPy's modules)
+    return sorted(__all__)

@@ -294,3 +294,8 @@ def compare_with_published(results, networks=None):
     return Reproduction(networks=networks, rows=tuple(rows),
                         counts={k: tuple(v) for k, v in counts.items() if v[1]},
                         missing=tuple(p for p in published if p not in done))
+
+
+def __dir__():
+    # dir() shows the public API only, not the imports (as in SciPy's modules)
+    return sorted(__all__)

@@ -335,3 +335,8 @@ def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = 
                         Y_test=Y_test, max_epochs=max_epochs, strip=strip, stop=params["stop"],
                         target_range=target_range, callback=callback,
                         classification=classification, setup=setup)
+
+
+def __dir__():
+    # dir() shows the public API only, not the imports (as in SciPy's modules)
+    return sorted(__all__)

@@ -543,3 +543,8 @@ RpropClassifier.fit.__doc__ = _FIT_DOC.format(
 RpropRegressor.fit.__doc__ = _FIT_DOC.format(
     y="array-like of shape (n_samples,) or (n_samples, n_outputs)",
     val="Validation set for early stopping, shaped like X and y.", cls="RpropRegressor")
+
+
+def __dir__():
+    # dir() shows the public API only, not the imports (as in SciPy's modules)
+    return sorted(__all__)

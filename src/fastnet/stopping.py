@@ -499,3 +499,8 @@ def proben1_multilayer(reading: str = "tables", max_epochs: int = 3000) -> Stopp
         return AnyOf(GL(2), ProgressBelow(0.1), limit)
     return AnyOf(ProgressBelow(0.1), limit,
                  AllOf(EverHeld(GL(5)), EverHeld(UP(8)), EverHeld(PQ(3))))
+
+
+def __dir__():
+    # dir() shows the public API only, not the imports (as in SciPy's modules)
+    return sorted(__all__)

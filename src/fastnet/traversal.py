@@ -60,3 +60,8 @@ def count_traversals(layer_sizes: Sequence[int], n_patterns: int, *, phase: str 
     n = check_int(n_patterns, "n_patterns", minimum=0)
     phase = check_choice(phase, "phase", {"forward", "backward", "update", "epoch"})
     return {"forward": n * C, "backward": n * C, "update": C, "epoch": 2 * n * C + C}[phase]
+
+
+def __dir__():
+    # dir() shows the public API only, not the imports (as in SciPy's modules)
+    return sorted(__all__)
