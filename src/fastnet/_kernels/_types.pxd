@@ -95,10 +95,10 @@ cdef inline double activate_only(int code, double x) noexcept nogil:
 # ---------------------------------------------------------------------------
 # The three matrix products of a layer, in row-major terms. Each goes to the
 # register tiles (simd_gemm, where the CPU has them), else to BLAS
-# (scipy.linalg.cython_blas.dgemm, column-major: a row-major M is M^T there)
-# when m*n*k >= blas_min and the layer is wide enough, and to the loop kernels of
-# _loops.h otherwise: BLAS call overhead dominates tiny layers and single
-# examples (online training), and BLAS wastes its width on layers of a few units.
+# (scipy.linalg.cython_blas.dgemm through dgemm_rm) when m*n*k >= blas_min and
+# the layer is wide enough, and to the loop kernels of _loops.h otherwise: BLAS
+# call overhead dominates tiny layers and single examples (online training), and
+# BLAS wastes its width on layers of a few units.
 # Measured on the benchmark cases A-G (benchmarks/peers.py) (ms per epoch, same machine, alternating runs):
 # forward and back-propagation loops win up to NARROW_LAYER units; the gradient
 # loops (one pass over the rows updates a block of G that stays in L1) win up to
@@ -120,6 +120,21 @@ cdef enum:
     SIMD_MIN_ROWS = 8
 
 
+cdef inline void dgemm_rm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k,
+                          const double* A, Py_ssize_t lda, const double* B, Py_ssize_t ldb,
+                          double beta, double* C, Py_ssize_t ldc) noexcept nogil:
+    """Row-major C (m x n) = op(A) op(B) + beta C through column-major BLAS.
+
+    op(X) is X for 'N', X^T for 'T'. A row-major matrix is its transpose in
+    column-major terms, so BLAS computes C^T = op(B)^T op(A)^T: the operands
+    swap places and keep their transpose flags.
+    """
+    cdef int im = <int>m, i_n = <int>n, ik = <int>k
+    cdef int ia = <int>lda, ib = <int>ldb, ic = <int>ldc
+    cdef double one = 1.0
+    dgemm(&tb, &ta, &i_n, &im, &ik, &one, <double*>B, &ib, <double*>A, &ia, &beta, C, &ic)
+
+
 cdef inline bint gemm_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
                               const double* Ain, Py_ssize_t lda,
                               const double* W, const double* b, double* Z, Py_ssize_t ldz,
@@ -130,18 +145,11 @@ cdef inline bint gemm_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
     caller's activation pass would); returns True when they did, False when the
     caller must add them.
     """
-    cdef int m, n, k, ia, iw, iz
-    cdef double one = 1.0, zero = 0.0
-    cdef char tr = b'T', nt = b'N'
     if nb >= SIMD_MIN_ROWS and simd_gemm(b'N', b'T', nb, n_out, n_src, Ain, lda, W, n_src,
                                          0.0, Z, ldz, b):
         return True
     if n_out > NARROW_LAYER and nb * n_out * n_src >= blas_min:
-        # column-major: Z^T (n_out x nb) = W_cm^T (n_out x n_src) . Ain^T (n_src x nb)
-        m = <int>n_out; n = <int>nb; k = <int>n_src
-        ia = <int>lda; iw = <int>n_src; iz = <int>ldz
-        dgemm(&tr, &nt, &m, &n, &k, &one, <double*>W, &iw, <double*>Ain, &ia,
-              &zero, Z, &iz)
+        dgemm_rm(b'N', b'T', nb, n_out, n_src, Ain, lda, W, n_src, 0.0, Z, ldz)
         return False
     fn_loops_forward(nb, n_out, n_src, Ain, lda, W, Z, ldz)
     return False
@@ -152,18 +160,11 @@ cdef inline void gemm_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src
                                const double* Ain, Py_ssize_t lda,
                                double* G, Py_ssize_t blas_min) noexcept nogil:
     """G[u, s] += sum_r Delta[r, u] * Ain[r, s]  (G += Delta.T @ Ain; G is (n_out, n_src))."""
-    cdef int m, n, k, ia, idl, ig
-    cdef double one = 1.0
-    cdef char tr = b'T', nt = b'N'
     if nb >= SIMD_MIN_ROWS and simd_gemm(b'T', b'N', n_out, n_src, nb, Delta, ldd, Ain, lda,
                                          1.0, G, n_src, NULL):
         return
     if n_out > GRAD_LOOP_UNITS and nb * n_out * n_src >= blas_min:
-        # column-major: G^T (n_src x n_out) += Ain^T (n_src x nb) . Delta (nb x n_out)
-        m = <int>n_src; n = <int>n_out; k = <int>nb
-        ia = <int>lda; idl = <int>ldd; ig = <int>n_src
-        dgemm(&nt, &tr, &m, &n, &k, &one, <double*>Ain, &ia, <double*>Delta, &idl,
-              &one, G, &ig)
+        dgemm_rm(b'T', b'N', n_out, n_src, nb, Delta, ldd, Ain, lda, 1.0, G, n_src)
         return
     fn_loops_gradient(nb, n_out, n_src, Delta, ldd, Ain, lda, G)
 
@@ -174,17 +175,10 @@ cdef inline void gemm_backprop(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src
                                double* dA, Py_ssize_t ldda,
                                Py_ssize_t blas_min) noexcept nogil:
     """dA[r, s] += sum_u Delta[r, u] * W[u, s]  (dA += Delta @ W; W rows have stride ldw)."""
-    cdef int m, n, k, iw, idl, ida
-    cdef double one = 1.0
-    cdef char nt = b'N'
     if nb >= SIMD_MIN_ROWS and simd_gemm(b'N', b'N', nb, n_src, n_out, Delta, ldd, W, ldw,
                                          1.0, dA, ldda, NULL):
         return
     if n_out > NARROW_LAYER and nb * n_out * n_src >= blas_min:
-        # column-major: dA^T (n_src x nb) += W_cm (n_src x n_out) . Delta^T (n_out x nb)
-        m = <int>n_src; n = <int>nb; k = <int>n_out
-        iw = <int>ldw; idl = <int>ldd; ida = <int>ldda
-        dgemm(&nt, &nt, &m, &n, &k, &one, <double*>W, &iw, <double*>Delta, &idl,
-              &one, dA, &ida)
+        dgemm_rm(b'N', b'N', nb, n_src, n_out, Delta, ldd, W, ldw, 1.0, dA, ldda)
         return
     fn_loops_backprop(nb, n_out, n_src, Delta, ldd, W, ldw, dA, ldda)
