@@ -77,13 +77,11 @@ fn_pack_wt(const double *W, ptrdiff_t ldw, ptrdiff_t j0, ptrdiff_t w, ptrdiff_t 
 #define FN_MASK(w) _mm256_cmpgt_epi64(_mm256_set1_epi64x(w), _mm256_set_epi64x(3, 2, 1, 0))
 #define FN_LOADM(p, m) _mm256_maskload_pd((p), (m))
 #define FN_STOREM(p, m, v) _mm256_maskstore_pd((p), (m), (v))
-/* Tile shapes (why: docs/cython.md), panel rows x vectors, gradient units x
- * vectors (x FN_GRAD2_VECS for one or two units), fewest units forward: */
-#define FN_PANEL_ROWS 4
-#define FN_PANEL_VECS 3
-#define FN_GRAD_UNITS 4
-#define FN_GRAD_VECS 3
-#define FN_GRAD2_VECS 5
+/* Tile shapes (why: docs/cython.md): rows x vectors, 2 x FN_NARROW_VECS for C
+ * of one or two rows; the fewest columns of a forward product: */
+#define FN_TILE_ROWS 4
+#define FN_TILE_VECS 3
+#define FN_NARROW_VECS 5
 #define FN_FORWARD_UNITS 4
 #include "_tiles.h"
 
@@ -98,11 +96,9 @@ fn_pack_wt(const double *W, ptrdiff_t ldw, ptrdiff_t j0, ptrdiff_t w, ptrdiff_t 
 #define FN_STOREM(p, m, v) _mm512_mask_storeu_pd((p), (m), (v))
 #include "_dots512.h"
 #define FN_DOTS fn512_dots
-#define FN_PANEL_ROWS 6
-#define FN_PANEL_VECS 4
-#define FN_GRAD_UNITS 6
-#define FN_GRAD_VECS 4
-#define FN_GRAD2_VECS 8
+#define FN_TILE_ROWS 6
+#define FN_TILE_VECS 4
+#define FN_NARROW_VECS 8
 #define FN_FORWARD_UNITS 8
 #include "_tiles.h"
 
