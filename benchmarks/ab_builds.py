@@ -21,11 +21,13 @@ import subprocess
 import sys
 import time
 
-# name: (inputs, hidden, outputs, patterns, timed epochs)
+# name: (inputs, hidden, outputs, patterns, timed epochs, shortcut connections)
 CASES = {
-    "8-4-2 x256": (8, (4,), 2, 256, 50000),
-    "120-16-3 x4096": (120, (16,), 3, 4096, 500),
-    "100-200-10 x4096": (100, (200,), 10, 4096, 40),
+    "8-4-2 x256": (8, (4,), 2, 256, 50000, True),
+    "120-16-3 x4096": (120, (16,), 3, 4096, 500, True),
+    "100-200-10 x4096": (100, (200,), 10, 4096, 40, True),
+    "21-16-8-3 x3600": (21, (16, 8), 3, 3600, 500, True),       # like case C (thyroid1)
+    "128-64-32-10 x4096": (128, (64, 32), 10, 4096, 100, False),  # like case G
 }
 
 
@@ -37,11 +39,11 @@ def worker(names):
 
     out = {"fastnet": os.path.dirname(fastnet.__file__)}
     for name in names:
-        n_in, hidden, n_out, n, epochs = CASES[name]
+        n_in, hidden, n_out, n, epochs, shortcut = CASES[name]
         rng = np.random.default_rng(n_in * 1000 + n)
         X = rng.uniform(-1, 1, (n, n_in))
         Y = (rng.uniform(0, 1, (n, n_out)) > 0.5).astype(float)
-        net = MLP(n_in, hidden, n_out).init_weights(1, scale=0.5)
+        net = MLP(n_in, hidden, n_out, shortcut=shortcut).init_weights(1, scale=0.5)
         train_rprop(net.copy(), X, Y, max_epochs=max(2, epochs // 10))  # warm-up
         t0 = time.process_time()
         train_rprop(net, X, Y, max_epochs=epochs)
@@ -65,7 +67,7 @@ def main():
     ap.add_argument("b", nargs="?", help="src folder of build B")
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--levels", default="default", help="comma-separated: default, avx2, none")
-    ap.add_argument("--cases", default=",".join(CASES), help="comma-separated names of CASES")
+    ap.add_argument("--cases", default=",".join(CASES), help="comma-separated names of CASES (default: all)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -86,10 +88,10 @@ def main():
                 for n in names:
                     times[build][n].append(res[n])
         print(f"level {level}: {args.repeats} repeats, A = {args.a}, B = {args.b}")
-        print(f"  {'case':<18} {'A ms/epoch':>11} {'B ms/epoch':>11} {'B/A':>7}  (ratios min-max)")
+        print(f"  {'case':<20} {'A ms/epoch':>11} {'B ms/epoch':>11} {'B/A':>7}  (ratios min-max)")
         for n in names:
             ratios = [b / a for a, b in zip(times["a"][n], times["b"][n])]
-            print(f"  {n:<18} {1e3 * statistics.median(times['a'][n]):>11.4f} "
+            print(f"  {n:<20} {1e3 * statistics.median(times['a'][n]):>11.4f} "
                   f"{1e3 * statistics.median(times['b'][n]):>11.4f} {statistics.median(ratios):>7.3f}"
                   f"  ({min(ratios):.3f}-{max(ratios):.3f})")
 
