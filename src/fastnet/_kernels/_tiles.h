@@ -25,10 +25,10 @@
  * op(A)[i, p] of the tile's R rows and multiplies it into V vectors of row p of B.
  * Row-major, as in _types.pxd, behind one entry point:
  *   fn<BITS>_gemm      C (+)= op(A) op(B) (+ bias): the three products of a layer,
- *     'N','N'  back-propagation  dA += Delta W      fn<BITS>_gemm_nn (the tiles, op(A) = A)
- *     'T','N'  weight gradient   G += Delta^T A     fn<BITS>_gemm_tn (the tiles, op(A) = A^T)
+ *     'N','N'  back-propagation  dA += Delta W      fn<BITS>_gemm_xn (the tiles, op(A) = A)
+ *     'T','N'  weight gradient   G += Delta^T A     fn<BITS>_gemm_xn (the tiles, op(A) = A^T)
  *     'N','T'  forward product   Z = A W^T + b      fn<BITS>_gemm_nt: W^T packed FN_KC
- *                                                    inputs at a time, then gemm_nn on it.
+ *                                                    inputs at a time, then the tiles on it.
  * Every sum runs in a fixed order written in the code (no reassociation flags):
  * each output element is one chain of FMAs in index order, whatever the tile
  * shape, so the products of both instruction sets agree to the bit (only the
@@ -155,28 +155,22 @@ FN_NAME(tiles)(const int TRANS, const int RMAX, const int VMAX, ptrdiff_t m, ptr
     }
 }
 
-/* C (m x n) = A B (accumulate = 0) or C += A B (accumulate = 1), A of shape
- * (m, k), B (k, n), rows with strides lda, ldb, ldc; with bias != NULL, bias[j]
- * is added last (to the finished sum, as a separate pass would add it: the same
- * result, one store fewer). */
+/* C (m x n) = op(A) B (accumulate = 0) or C += op(A) B (accumulate = 1), op(A)
+ * = A of shape (m, k), or with trans A^T, A of shape (k, m); B (k, n); rows with
+ * strides lda, ldb, ldc. With bias != NULL, bias[j] is added last (to the
+ * finished sum, as a separate pass would add it: the same result, one store
+ * fewer). C of one or two rows with trans (the weight gradient of a layer of one
+ * or two units) takes 2 x FN_NARROW_VECS tiles: more columns per pass over the
+ * k rows of A and B. */
 FN_KERNEL void
-FN_NAME(gemm_nn)(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const double *A, ptrdiff_t lda,
-                 const double *B, ptrdiff_t ldb, double *C, ptrdiff_t ldc, int accumulate,
-                 const double *bias)
+FN_NAME(gemm_xn)(int trans, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const double *A,
+                 ptrdiff_t lda, const double *B, ptrdiff_t ldb, double *C, ptrdiff_t ldc,
+                 int accumulate, const double *bias)
 {
-    FN_NAME(tiles)(0, FN_TILE_ROWS, FN_TILE_VECS, m, n, k, A, lda, B, ldb, C, ldc,
-                   accumulate, bias);
-}
-
-/* C (m x n) (+)= A^T B (+ bias), A of shape (k, m). C of one or two rows (the
- * weight gradient of a layer of one or two units) takes 2 x FN_NARROW_VECS
- * tiles: more columns per pass over the k rows of A and B. */
-FN_KERNEL void
-FN_NAME(gemm_tn)(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const double *A, ptrdiff_t lda,
-                 const double *B, ptrdiff_t ldb, double *C, ptrdiff_t ldc, int accumulate,
-                 const double *bias)
-{
-    if (m <= 2)
+    if (!trans)
+        FN_NAME(tiles)(0, FN_TILE_ROWS, FN_TILE_VECS, m, n, k, A, lda, B, ldb, C, ldc,
+                       accumulate, bias);
+    else if (m <= 2)
         FN_NAME(tiles)(1, 2, FN_NARROW_VECS, m, n, k, A, lda, B, ldb, C, ldc, accumulate, bias);
     else
         FN_NAME(tiles)(1, FN_TILE_ROWS, FN_TILE_VECS, m, n, k, A, lda, B, ldb, C, ldc,
@@ -184,7 +178,7 @@ FN_NAME(gemm_tn)(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const double *A, ptrdiff
 }
 
 /* C (m x n) (+)= A W^T (+ bias), W of shape (n, k): W^T is packed FN_TILE_VECS
- * vectors of columns at a time, FN_KC of k per chunk, so that gemm_nn reads
+ * vectors of columns at a time, FN_KC of k per chunk, so that the tiles read
  * whole vectors of them. The chunk (at most 128 x 32 doubles, 32 KiB) lives on
  * the stack: kernels do not allocate. */
 FN_KERNEL void
@@ -200,7 +194,7 @@ FN_NAME(gemm_nt)(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const double *A, ptrdiff
         for (k0 = 0; k0 < k; k0 += FN_KC) {
             const ptrdiff_t kc = k - k0 < FN_KC ? k - k0 : FN_KC;
             fn_pack_wt(W, ldw, j0, w, k0, kc, pack, WIDTH);
-            FN_NAME(gemm_nn)(m, w, kc, A + k0, lda, pack, WIDTH, C + j0, ldc,
+            FN_NAME(gemm_xn)(0, m, w, kc, A + k0, lda, pack, WIDTH, C + j0, ldc,
                              accumulate || k0 > 0, bias && k0 + kc == k ? bias + j0 : NULL);
         }
     }
@@ -218,10 +212,7 @@ FN_NAME(gemm)(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const dou
               ptrdiff_t ldc, const double *bias)
 {
     if (tb == 'N') {
-        if (ta == 'N')
-            FN_NAME(gemm_nn)(m, n, k, A, lda, B, ldb, C, ldc, accumulate, bias);
-        else
-            FN_NAME(gemm_tn)(m, n, k, A, lda, B, ldb, C, ldc, accumulate, bias);
+        FN_NAME(gemm_xn)(ta != 'N', m, n, k, A, lda, B, ldb, C, ldc, accumulate, bias);
         return 1;
     }
     if (ta != 'N')
