@@ -93,10 +93,10 @@ cdef inline double activate_only(int code, double x) noexcept nogil:
 
 
 # ---------------------------------------------------------------------------
-# The three matrix products of a layer, in row-major terms. Each goes to the
-# register tiles (simd_gemm, where the CPU has them), else to BLAS
-# (scipy.linalg.cython_blas.dgemm through dgemm_rm) when m*n*k >= blas_min and
-# the layer is wide enough, and to the loop kernels of _loops.h otherwise: BLAS
+# The three matrix products of a layer, in row-major terms, all through gemm_rm:
+# each goes to the register tiles (simd_gemm, where the CPU has them), else to
+# BLAS (scipy.linalg.cython_blas.dgemm through dgemm_rm) when m*n*k >= blas_min
+# and the layer is wide enough, and to the loop kernels of _loops.h otherwise: BLAS
 # call overhead dominates tiny layers and single examples (online training), and
 # BLAS wastes its width on layers of a few units.
 # Measured on the benchmark cases A-G (benchmarks/peers.py) (ms per epoch, same machine, alternating runs):
@@ -135,6 +135,31 @@ cdef inline void dgemm_rm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize
     dgemm(&tb, &ta, &i_n, &im, &ik, &one, <double*>B, &ib, <double*>A, &ia, &beta, C, &ic)
 
 
+cdef enum:
+    # Which kernel computed a product (gemm_rm's answer).
+    GEMM_LOOPS = 0   # neither of the two: the caller's loops must
+    GEMM_BLAS = 1    # BLAS (biases not added)
+    GEMM_TILES = 2   # the register tiles (biases added)
+
+
+cdef inline int gemm_rm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k,
+                        const double* A, Py_ssize_t lda, const double* B, Py_ssize_t ldb,
+                        double beta, double* C, Py_ssize_t ldc, const double* bias,
+                        Py_ssize_t rows, bint blas_wide, Py_ssize_t blas_min) noexcept nogil:
+    """Row-major C = op(A) op(B) + beta C (+ bias) with the first kernel that takes it.
+
+    The register tiles for blocks of >= SIMD_MIN_ROWS rows (where the CPU has
+    them and they do not decline the product), else BLAS if blas_wide and
+    m*n*k >= blas_min. Returns GEMM_TILES, GEMM_BLAS or GEMM_LOOPS (nothing done).
+    """
+    if rows >= SIMD_MIN_ROWS and simd_gemm(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc, bias):
+        return GEMM_TILES
+    if blas_wide and m * n * k >= blas_min:
+        dgemm_rm(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc)
+        return GEMM_BLAS
+    return GEMM_LOOPS
+
+
 cdef inline bint gemm_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
                               const double* Ain, Py_ssize_t lda,
                               const double* W, const double* b, double* Z, Py_ssize_t ldz,
@@ -145,14 +170,11 @@ cdef inline bint gemm_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
     caller's activation pass would); returns True when they did, False when the
     caller must add them.
     """
-    if nb >= SIMD_MIN_ROWS and simd_gemm(b'N', b'T', nb, n_out, n_src, Ain, lda, W, n_src,
-                                         0.0, Z, ldz, b):
-        return True
-    if n_out > NARROW_LAYER and nb * n_out * n_src >= blas_min:
-        dgemm_rm(b'N', b'T', nb, n_out, n_src, Ain, lda, W, n_src, 0.0, Z, ldz)
-        return False
-    fn_loops_forward(nb, n_out, n_src, Ain, lda, W, Z, ldz)
-    return False
+    cdef int done = gemm_rm(b'N', b'T', nb, n_out, n_src, Ain, lda, W, n_src, 0.0, Z, ldz, b,
+                            nb, n_out > NARROW_LAYER, blas_min)
+    if done == GEMM_LOOPS:
+        fn_loops_forward(nb, n_out, n_src, Ain, lda, W, Z, ldz)
+    return done == GEMM_TILES
 
 
 cdef inline void gemm_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
@@ -160,13 +182,9 @@ cdef inline void gemm_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src
                                const double* Ain, Py_ssize_t lda,
                                double* G, Py_ssize_t blas_min) noexcept nogil:
     """G[u, s] += sum_r Delta[r, u] * Ain[r, s]  (G += Delta.T @ Ain; G is (n_out, n_src))."""
-    if nb >= SIMD_MIN_ROWS and simd_gemm(b'T', b'N', n_out, n_src, nb, Delta, ldd, Ain, lda,
-                                         1.0, G, n_src, NULL):
-        return
-    if n_out > GRAD_LOOP_UNITS and nb * n_out * n_src >= blas_min:
-        dgemm_rm(b'T', b'N', n_out, n_src, nb, Delta, ldd, Ain, lda, 1.0, G, n_src)
-        return
-    fn_loops_gradient(nb, n_out, n_src, Delta, ldd, Ain, lda, G)
+    if gemm_rm(b'T', b'N', n_out, n_src, nb, Delta, ldd, Ain, lda, 1.0, G, n_src, NULL,
+               nb, n_out > GRAD_LOOP_UNITS, blas_min) == GEMM_LOOPS:
+        fn_loops_gradient(nb, n_out, n_src, Delta, ldd, Ain, lda, G)
 
 
 cdef inline void gemm_backprop(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
@@ -175,10 +193,6 @@ cdef inline void gemm_backprop(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src
                                double* dA, Py_ssize_t ldda,
                                Py_ssize_t blas_min) noexcept nogil:
     """dA[r, s] += sum_u Delta[r, u] * W[u, s]  (dA += Delta @ W; W rows have stride ldw)."""
-    if nb >= SIMD_MIN_ROWS and simd_gemm(b'N', b'N', nb, n_src, n_out, Delta, ldd, W, ldw,
-                                         1.0, dA, ldda, NULL):
-        return
-    if n_out > NARROW_LAYER and nb * n_out * n_src >= blas_min:
-        dgemm_rm(b'N', b'N', nb, n_src, n_out, Delta, ldd, W, ldw, 1.0, dA, ldda)
-        return
-    fn_loops_backprop(nb, n_out, n_src, Delta, ldd, W, ldw, dA, ldda)
+    if gemm_rm(b'N', b'N', nb, n_src, n_out, Delta, ldd, W, ldw, 1.0, dA, ldda, NULL,
+               nb, n_out > NARROW_LAYER, blas_min) == GEMM_LOOPS:
+        fn_loops_backprop(nb, n_out, n_src, Delta, ldd, W, ldw, dA, ldda)
