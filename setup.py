@@ -29,14 +29,17 @@ DIRECTIVES = {
 CFLAGS = ["-O3", "-fno-math-errno"] if not DEBUG else ["-O0", "-g"]
 CFLAGS += shlex.split(os.environ.get("FASTNET_CFLAGS", ""))
 
-KERNELS = ["_forward", "_backward", "_rprop", "_backprop", "_trials"]
+# _simd holds the register-tiled products and the one choice among them (_simd.h);
+# the other modules call it through cimport.
+KERNELS = ["_simd", "_forward", "_backward", "_rprop", "_backprop", "_trials"]
+HEADERS = ["_loops.h", "_simd.h", "_tiles.h", "_dots512.h", "_trials.h", "_types.pxd", "_simd.pxd"]
 
 extensions = [
     Extension(
         f"fastnet._kernels.{name}",
         [f"src/fastnet/_kernels/{name}.pyx"],
         include_dirs=["src/fastnet/_kernels"],
-        depends=["src/fastnet/_kernels/_loops.h", "src/fastnet/_kernels/_avx512.h", "src/fastnet/_kernels/_avx2.h", "src/fastnet/_kernels/_trials.h", "src/fastnet/_kernels/_types.pxd"],
+        depends=[f"src/fastnet/_kernels/{h}" for h in HEADERS],
         extra_compile_args=CFLAGS,
     )
     for name in KERNELS

@@ -11,7 +11,7 @@ from numpy.testing import assert_allclose
 
 import _reference as ref
 from fastnet import MLP, _engine
-from fastnet._kernels import _backward, _forward, _rprop
+from fastnet._kernels import _backward, _forward, _rprop, _simd
 from fastnet._provenance import build_flags
 from fastnet.network import ACTIVATIONS
 
@@ -142,6 +142,122 @@ def test_lower_simd_levels_match_reference(level):
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert " passed" in out.stdout
+
+
+# The row-major GEMM of the register tiles (_tiles.h), straight: sizes on both
+# sides of every tile bound of both instruction sets (4/8 lanes, 4/6-row tiles
+# of 12/32 columns, 2-row tiles of 20/64 columns for C of one or two rows,
+# 128-column chunks of W^T).
+GEMM_M = (1, 2, 3, 5, 8, 13, 50)
+GEMM_N = (1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 20, 21, 31, 32, 33, 40, 63, 64, 65, 70)
+GEMM_K = (1, 3, 8, 9, 20, 127, 128, 129, 200)
+GEMM_OPS = [("N", "T"), ("N", "N"), ("T", "N")]
+
+
+def _gemm_case(ta, tb, m, n, k, seed, pad=3):
+    """Operands as views of NaN-padded arrays: reading or writing past a row shows."""
+    rng = np.random.default_rng(seed)
+
+    def padded(rows, cols):
+        X = np.full((rows, cols + pad), np.nan)
+        X[:, :cols] = rng.uniform(-1, 1, (rows, cols))
+        return X
+
+    A = padded(k, m) if ta == "T" else padded(m, k)
+    B = padded(n, k) if tb == "T" else padded(k, n)
+    C = padded(m, n)
+    return A, B, C, rng.uniform(-1, 1, n)
+
+
+def _gemm_tiles_take(ta, tb, n, beta):
+    """Whether the tiles of this process's level compute the product (else it is declined)."""
+    level = _forward.simd_level()
+    if level == "default":
+        return False
+    if (ta, tb) == ("N", "T"):
+        return n >= 4 if level == "avx2" else (n >= 8 or beta == 0.0)
+    return True
+
+
+@pytest.mark.parametrize("ta,tb", GEMM_OPS)
+def test_simd_gemm_matches_reference(ta, tb):
+    for m in GEMM_M:
+        for n in GEMM_N:
+            for k in GEMM_K:
+                for beta, with_bias in ((0.0, False), (1.0, False), (0.0, True), (1.0, True)):
+                    A, B, C, bias = _gemm_case(ta, tb, m, n, k, m * 10007 + n * 101 + k)
+                    Av, Bv, Cv = A[:, :A.shape[1] - 3], B[:, :B.shape[1] - 3], C[:, :n]
+                    opA = Av.T if ta == "T" else Av
+                    opB = Bv.T if tb == "T" else Bv
+                    want = opA @ opB + beta * Cv + (bias if with_bias else 0.0)
+                    C0 = C.copy()
+                    done = _simd.gemm(ta, tb, Av, Bv, Cv, beta, bias if with_bias else None)
+                    assert done == _gemm_tiles_take(ta, tb, n, beta), (ta, tb, m, n, k)
+                    assert np.isnan(C[:, n:]).all()
+                    if done:
+                        assert_allclose(Cv, want, rtol=1e-12, atol=1e-12, err_msg=str((ta, tb, m, n, k)))
+                    else:
+                        assert_allclose(C, C0, rtol=0, atol=0)   # declined: untouched
+
+
+def test_simd_gemm_refuses_mismatched_operands():
+    A, B, C = np.zeros((4, 3)), np.zeros((3, 5)), np.zeros((4, 5))
+    with pytest.raises(ValueError, match="shapes do not fit"):
+        _simd.gemm("N", "T", A, B, C)
+    with pytest.raises(ValueError, match="bias"):
+        _simd.gemm("N", "N", A, B, C, 0.0, np.zeros(4))
+    with pytest.raises(ValueError, match="'N' or 'T'"):
+        _simd.gemm("X", "N", A, B, C)
+    with pytest.raises(ValueError, match="rows must be contiguous"):
+        _simd.gemm("N", "N", A, np.zeros((3, 10))[:, ::2], C)
+
+
+_GEMM_DUMP = """
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from test_kernels import GEMM_OPS, _gemm_case
+from fastnet._kernels import _simd
+out = {}
+for ta, tb in GEMM_OPS:
+    for m in (5, 13):
+        for n in (3, 8, 13, 33, 65):
+            for k in (9, 129):
+                A, B, C, bias = _gemm_case(ta, tb, m, n, k, m + n + k, pad=0)
+                done = _simd.gemm(ta, tb, A, B, C, 1.0, bias)
+                out[f"{ta}{tb}-{m}-{n}-{k}"] = C if done else np.zeros(0)
+np.savez(sys.argv[2], **out)
+"""
+
+
+def test_simd_tiles_of_both_instruction_sets_agree_to_the_bit(tmp_path):
+    # One source, one order of summation: every output element is one chain of
+    # FMAs in index order whatever the tile shape, so the AVX2 and AVX-512 tiles
+    # give the same bits (the AVX-512 dot products for forward products of < 8
+    # units excepted).
+    if _forward.simd_level() != "avx512":
+        pytest.skip("needs a CPU and build with AVX-512 (and so AVX2)")
+    here = os.path.dirname(os.path.abspath(__file__))
+    runs = {}
+    for level in ("avx2", "avx512"):
+        env = dict(os.environ, FASTNET_SIMD="avx2") if level == "avx2" else {
+            key: value for key, value in os.environ.items() if key != "FASTNET_SIMD"}
+        subprocess.run([sys.executable, "-c", _GEMM_DUMP, here, str(tmp_path / level)], env=env,
+                       check=True)
+        runs[level] = np.load(tmp_path / f"{level}.npz")
+    compared = 0
+    for key in runs["avx512"].files:
+        a, b = runs["avx2"][key], runs["avx512"][key]
+        if a.size and b.size and not (key.startswith("NT") and int(key.split("-")[2]) < 8):
+            assert a.tobytes() == b.tobytes(), key
+            compared += 1
+    assert compared >= 40
+
+
+def test_the_simd_level_is_decided_in_one_module():
+    # _simd holds the CPU check and the level; the other modules ask it.
+    assert _forward.simd_level is _simd.simd_level
+    assert _forward.simd_compiled is _simd.simd_compiled
 
 
 @pytest.mark.parametrize("block", [1, 7, 64])

@@ -37,12 +37,13 @@ def get_include():
     Returns
     -------
     path : str
-        The folder holding ``_loops.h``, ``_avx512.h`` and the kernels' ``.pxd`` files.
+        The folder holding ``_loops.h`` (which ``_types.pxd`` declares from) and the
+        kernels' ``.pxd`` files.
 
     Examples
     --------
     >>> import os, fastnet
-    >>> os.path.isfile(os.path.join(fastnet.get_include(), "_avx512.h"))
+    >>> os.path.isfile(os.path.join(fastnet.get_include(), "_loops.h"))
     True
     """
     import os

@@ -7,12 +7,8 @@ from libc.string cimport memset
 from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_NCOLS,
     gemm_gradient, gemm_backprop, fn_loops_deltas_bias, fn_loops_output_deltas,
-    fn_simd_init,
 )
 from fastnet._kernels._forward cimport check_buffers, forward_rows
-
-# Decide once, at import, which products this CPU runs (see _avx512.h).
-fn_simd_init()
 
 
 cdef double output_deltas(const double* A, Py_ssize_t lda, const double* T,

@@ -3,28 +3,10 @@ from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS,
     ACT_LINEAR, ACT_PROBEN1, activate, activate_only, gemm_forward, fn_loops_proben1,
     fn_loops_linear,
-    fn_simd_init, fn_simd_level, fn_simd_compiled,
 )
-
-# Decide once, at import, which products this CPU runs (see _avx512.h).
-fn_simd_init()
-
-
-def simd_level():
-    """Return the layer products this process uses: ``"avx512"``, ``"avx2"`` or ``"default"``.
-
-    ``"avx512"`` and ``"avx2"`` are the register-tiled kernels of _avx512.h and
-    _avx2.h; ``"default"`` the loops of _loops.h (compiled per CPU level and
-    chosen by the loader) and BLAS. The CPU decides; ``FASTNET_SIMD=avx2`` or
-    ``FASTNET_SIMD=none`` in the environment before import caps the level.
-    """
-    return {2: "avx512", 1: "avx2"}.get(fn_simd_level(), "default")
-
-
-def simd_compiled():
-    """The highest level this build contains (``"avx512"``, ``"avx2"`` or ``"default"``):
-    GCC >= 10 on x86-64 builds both sets of tiles unless FASTNET_NO_SIMD_TILES is defined."""
-    return {2: "avx512", 1: "avx2"}.get(fn_simd_compiled(), "default")
+# Which products this process runs is decided once, in fastnet._kernels._simd
+# (imported with this module); its answers, under their long-standing names here:
+from fastnet._kernels._simd import simd_compiled, simd_level
 
 
 cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,

@@ -1,8 +1,8 @@
 /* Plain-loop layer products and activations for narrow layers (few units),
  * where BLAS wastes its width and its call overhead dominates. (On CPUs with
- * AVX-512 or AVX2 most products go to the register-tiled kernels of _avx512.h and
- * _avx2.h instead; these loops then serve blocks of few rows, narrow forward
- * products on AVX2, and other CPUs.)
+ * AVX-512 or AVX2 most products go to the register-tiled kernels of _tiles.h,
+ * instantiated per instruction set in _simd.h, instead; these loops then serve
+ * blocks of few rows, narrow forward products on AVX2, and other CPUs.)
  *
  * Row-major throughout, as in _types.pxd. Each function is compiled twice
  * (GCC function multi-versioning): for x86-64-v3 (AVX2 + FMA) and the portable

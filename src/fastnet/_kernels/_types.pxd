@@ -40,33 +40,9 @@ cdef extern from "_loops.h" nogil:
                                   Py_ssize_t ldy, const double* T, Py_ssize_t ldt,
                                   const double* D, double* Delta, Py_ssize_t ldd)
 
-cdef extern from "_avx512.h" nogil:
-    # AVX-512 and AVX2 register-tiled products, chosen at run time (see _avx512.h
-    # and _avx2.h, which it includes).
-    void fn256_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
-                       const double* A, Py_ssize_t lda, const double* W,
-                       const double* b, double* Z, Py_ssize_t ldz)
-    void fn256_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
-                        const double* D, Py_ssize_t ldd, const double* A,
-                        Py_ssize_t lda, double* G)
-    void fn256_panel(Py_ssize_t nb, Py_ssize_t n, Py_ssize_t np, const double* L,
-                     Py_ssize_t ldl, const double* P, Py_ssize_t ldp, double* C,
-                     Py_ssize_t ldc, int accumulate, const double* bias)
-    int fn_simd_init()
-    int fn_simd_level()
-    int fn_simd_compiled()
-    void fn512_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
-                       const double* A, Py_ssize_t lda, const double* W,
-                       const double* b, double* Z, Py_ssize_t ldz)
-    void fn512_dots(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
-                    const double* A, Py_ssize_t lda, const double* W,
-                    const double* b, double* Z, Py_ssize_t ldz)
-    void fn512_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
-                        const double* D, Py_ssize_t ldd, const double* A,
-                        Py_ssize_t lda, double* G)
-    void fn512_panel(Py_ssize_t nb, Py_ssize_t n, Py_ssize_t np, const double* L,
-                     Py_ssize_t ldl, const double* P, Py_ssize_t ldp, double* C,
-                     Py_ssize_t ldc, int accumulate, const double* bias)
+# The register-tiled products (AVX2 and AVX-512, one source: _tiles.h) and the
+# choice among them, compiled once, in the module fastnet._kernels._simd (_simd.h).
+from fastnet._kernels._simd cimport simd_gemm
 
 # Columns of the layer table (an intp array of shape (n_layers, L_NCOLS)).
 cdef enum:
@@ -117,11 +93,12 @@ cdef inline double activate_only(int code, double x) noexcept nogil:
 
 
 # ---------------------------------------------------------------------------
-# The three matrix products of a layer, in row-major terms. Each goes to BLAS
-# (scipy.linalg.cython_blas.dgemm, column-major: a row-major M is M^T there)
-# when m*n*k >= blas_min and the layer is wide enough, and to the loop kernels of
-# _loops.h otherwise: BLAS call overhead dominates tiny layers and single
-# examples (online training), and BLAS wastes its width on layers of a few units.
+# The three matrix products of a layer, in row-major terms, all through gemm_rm:
+# each goes to the register tiles (simd_gemm, where the CPU has them), else to
+# BLAS (scipy.linalg.cython_blas.dgemm through dgemm_rm) when m*n*k >= blas_min
+# and the layer is wide enough, and to the loop kernels of _loops.h otherwise: BLAS
+# call overhead dominates tiny layers and single examples (online training), and
+# BLAS wastes its width on layers of a few units.
 # Measured on the benchmark cases A-G (benchmarks/peers.py) (ms per epoch, same machine, alternating runs):
 # forward and back-propagation loops win up to NARROW_LAYER units; the gradient
 # loops (one pass over the rows updates a block of G that stays in L1) win up to
@@ -129,23 +106,58 @@ cdef inline double activate_only(int code, double x) noexcept nogil:
 cdef enum:
     NARROW_LAYER = 4
     GRAD_LOOP_UNITS = 32
-    # The register tiles, where the CPU has them (fn_simd_level()): they take
-    # every product of >= SIMD_MIN_ROWS rows (fewer, as in online training, gain
-    # nothing, and the forward kernels pack W^T per call). AVX-512 (_avx512.h):
-    # layers of >= AVX512_VECTOR_UNITS units (one full vector) the tiled forward
-    # product, narrower ones 8-lane dot products. They beat the loops and BLAS on
-    # every benchmark case A-G, tiny layers included (case A 0.0168 -> 0.0111
+    # The register tiles, where the CPU has them (fastnet._kernels._simd): they
+    # take every product of >= SIMD_MIN_ROWS rows (fewer, as in online training,
+    # gain nothing, and the forward kernels pack W^T per call). AVX-512: every
+    # such product, forward products of layers of < 8 units (less than one
+    # vector) as 8-lane dot products. They beat the loops and BLAS on every
+    # benchmark case A-G, tiny layers included (case A 0.0168 -> 0.0111
     # ms/epoch), and OpenBLAS's own AVX-512 kernels on wide layers (256-256-10:
-    # 6.2 against 8.3 ms/epoch). AVX2 (_avx2.h, CPUs without AVX-512): the same
-    # products, but forward ones only for layers of >= AVX2_VECTOR_UNITS units
-    # (one 4-lane vector); narrower ones keep the loops, whose dot products suit them.
+    # 6.2 against 8.3 ms/epoch). AVX2 (CPUs without AVX-512): the same products,
+    # but forward ones only for layers of >= 4 units (one 4-lane vector);
+    # simd_gemm declines narrower ones, which keep the loops, whose dot products
+    # suit them.
     SIMD_MIN_ROWS = 8
-    AVX512_VECTOR_UNITS = 8
-    AVX2_VECTOR_UNITS = 4
-    # fn_simd_level() values.
-    SIMD_NONE = 0
-    SIMD_AVX2 = 1
-    SIMD_AVX512 = 2
+
+
+cdef inline void dgemm_rm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k,
+                          const double* A, Py_ssize_t lda, const double* B, Py_ssize_t ldb,
+                          double beta, double* C, Py_ssize_t ldc) noexcept nogil:
+    """Row-major C (m x n) = op(A) op(B) + beta C through column-major BLAS.
+
+    op(X) is X for 'N', X^T for 'T'. A row-major matrix is its transpose in
+    column-major terms, so BLAS computes C^T = op(B)^T op(A)^T: the operands
+    swap places and keep their transpose flags.
+    """
+    cdef int im = <int>m, i_n = <int>n, ik = <int>k
+    cdef int ia = <int>lda, ib = <int>ldb, ic = <int>ldc
+    cdef double one = 1.0
+    dgemm(&tb, &ta, &i_n, &im, &ik, &one, <double*>B, &ib, <double*>A, &ia, &beta, C, &ic)
+
+
+cdef enum:
+    # Which kernel computed a product (gemm_rm's answer).
+    GEMM_LOOPS = 0   # neither of the two: the caller's loops must
+    GEMM_BLAS = 1    # BLAS (biases not added)
+    GEMM_TILES = 2   # the register tiles (biases added)
+
+
+cdef inline int gemm_rm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k,
+                        const double* A, Py_ssize_t lda, const double* B, Py_ssize_t ldb,
+                        double beta, double* C, Py_ssize_t ldc, const double* bias,
+                        Py_ssize_t rows, bint blas_wide, Py_ssize_t blas_min) noexcept nogil:
+    """Row-major C = op(A) op(B) + beta C (+ bias) with the first kernel that takes it.
+
+    The register tiles for blocks of >= SIMD_MIN_ROWS rows (where the CPU has
+    them and they do not decline the product), else BLAS if blas_wide and
+    m*n*k >= blas_min. Returns GEMM_TILES, GEMM_BLAS or GEMM_LOOPS (nothing done).
+    """
+    if rows >= SIMD_MIN_ROWS and simd_gemm(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc, bias):
+        return GEMM_TILES
+    if blas_wide and m * n * k >= blas_min:
+        dgemm_rm(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc)
+        return GEMM_BLAS
+    return GEMM_LOOPS
 
 
 cdef inline bint gemm_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
@@ -158,28 +170,11 @@ cdef inline bint gemm_forward(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
     caller's activation pass would); returns True when they did, False when the
     caller must add them.
     """
-    cdef int m, n, k, ia, iw, iz
-    cdef double one = 1.0, zero = 0.0
-    cdef char tr = b'T', nt = b'N'
-    cdef int level = fn_simd_level()
-    if level == SIMD_AVX512 and nb >= SIMD_MIN_ROWS:
-        if n_out >= AVX512_VECTOR_UNITS:
-            fn512_forward(nb, n_out, n_src, Ain, lda, W, b, Z, ldz)
-        else:
-            fn512_dots(nb, n_out, n_src, Ain, lda, W, b, Z, ldz)
-        return True
-    if level == SIMD_AVX2 and nb >= SIMD_MIN_ROWS and n_out >= AVX2_VECTOR_UNITS:
-        fn256_forward(nb, n_out, n_src, Ain, lda, W, b, Z, ldz)
-        return True
-    if n_out > NARROW_LAYER and nb * n_out * n_src >= blas_min:
-        # column-major: Z^T (n_out x nb) = W_cm^T (n_out x n_src) . Ain^T (n_src x nb)
-        m = <int>n_out; n = <int>nb; k = <int>n_src
-        ia = <int>lda; iw = <int>n_src; iz = <int>ldz
-        dgemm(&tr, &nt, &m, &n, &k, &one, <double*>W, &iw, <double*>Ain, &ia,
-              &zero, Z, &iz)
-        return False
-    fn_loops_forward(nb, n_out, n_src, Ain, lda, W, Z, ldz)
-    return False
+    cdef int done = gemm_rm(b'N', b'T', nb, n_out, n_src, Ain, lda, W, n_src, 0.0, Z, ldz, b,
+                            nb, n_out > NARROW_LAYER, blas_min)
+    if done == GEMM_LOOPS:
+        fn_loops_forward(nb, n_out, n_src, Ain, lda, W, Z, ldz)
+    return done == GEMM_TILES
 
 
 cdef inline void gemm_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
@@ -187,24 +182,9 @@ cdef inline void gemm_gradient(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src
                                const double* Ain, Py_ssize_t lda,
                                double* G, Py_ssize_t blas_min) noexcept nogil:
     """G[u, s] += sum_r Delta[r, u] * Ain[r, s]  (G += Delta.T @ Ain; G is (n_out, n_src))."""
-    cdef int m, n, k, ia, idl, ig
-    cdef double one = 1.0
-    cdef char tr = b'T', nt = b'N'
-    cdef int level = fn_simd_level()
-    if level == SIMD_AVX512 and nb >= SIMD_MIN_ROWS:
-        fn512_gradient(nb, n_out, n_src, Delta, ldd, Ain, lda, G)
-        return
-    if level == SIMD_AVX2 and nb >= SIMD_MIN_ROWS:
-        fn256_gradient(nb, n_out, n_src, Delta, ldd, Ain, lda, G)
-        return
-    if n_out > GRAD_LOOP_UNITS and nb * n_out * n_src >= blas_min:
-        # column-major: G^T (n_src x n_out) += Ain^T (n_src x nb) . Delta (nb x n_out)
-        m = <int>n_src; n = <int>n_out; k = <int>nb
-        ia = <int>lda; idl = <int>ldd; ig = <int>n_src
-        dgemm(&nt, &tr, &m, &n, &k, &one, <double*>Ain, &ia, <double*>Delta, &idl,
-              &one, G, &ig)
-        return
-    fn_loops_gradient(nb, n_out, n_src, Delta, ldd, Ain, lda, G)
+    if gemm_rm(b'T', b'N', n_out, n_src, nb, Delta, ldd, Ain, lda, 1.0, G, n_src, NULL,
+               nb, n_out > GRAD_LOOP_UNITS, blas_min) == GEMM_LOOPS:
+        fn_loops_gradient(nb, n_out, n_src, Delta, ldd, Ain, lda, G)
 
 
 cdef inline void gemm_backprop(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src,
@@ -213,21 +193,6 @@ cdef inline void gemm_backprop(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t n_src
                                double* dA, Py_ssize_t ldda,
                                Py_ssize_t blas_min) noexcept nogil:
     """dA[r, s] += sum_u Delta[r, u] * W[u, s]  (dA += Delta @ W; W rows have stride ldw)."""
-    cdef int m, n, k, iw, idl, ida
-    cdef double one = 1.0
-    cdef char nt = b'N'
-    cdef int level = fn_simd_level()
-    if level == SIMD_AVX512 and nb >= SIMD_MIN_ROWS:
-        fn512_panel(nb, n_src, n_out, Delta, ldd, W, ldw, dA, ldda, 1, NULL)
-        return
-    if level == SIMD_AVX2 and nb >= SIMD_MIN_ROWS:
-        fn256_panel(nb, n_src, n_out, Delta, ldd, W, ldw, dA, ldda, 1, NULL)
-        return
-    if n_out > NARROW_LAYER and nb * n_out * n_src >= blas_min:
-        # column-major: dA^T (n_src x nb) += W_cm (n_src x n_out) . Delta^T (n_out x nb)
-        m = <int>n_src; n = <int>nb; k = <int>n_out
-        iw = <int>ldw; idl = <int>ldd; ida = <int>ldda
-        dgemm(&nt, &nt, &m, &n, &k, &one, <double*>W, &iw, <double*>Delta, &idl,
-              &one, dA, &ida)
-        return
-    fn_loops_backprop(nb, n_out, n_src, Delta, ldd, W, ldw, dA, ldda)
+    if gemm_rm(b'N', b'N', nb, n_src, n_out, Delta, ldd, W, ldw, 1.0, dA, ldda, NULL,
+               nb, n_out > NARROW_LAYER, blas_min) == GEMM_LOOPS:
+        fn_loops_backprop(nb, n_out, n_src, Delta, ldd, W, ldw, dA, ldda)

@@ -1,0 +1,93 @@
+"""The register-tiled layer products (AVX2, AVX-512) and the one choice among them.
+
+The CPU check and the level it sets live here only (see _simd.h); the other
+kernel modules call :c:func:`simd_gemm` through ``cimport`` (a function pointer
+that Cython hands over as a capsule), so the choice is made once per process,
+when this module is imported.
+"""
+cdef extern from *:
+    """
+    #define FASTNET_SIMD_MODULE 1  /* the one module that compiles _simd.h */
+    """
+
+cdef extern from "_simd.h" nogil:
+    int fn_simd_init()
+    int fn_simd_level()
+    int fn_simd_compiled()
+    int fn_simd_gemm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k,
+                     const double* A, Py_ssize_t lda, const double* B, Py_ssize_t ldb,
+                     double beta, double* C, Py_ssize_t ldc, const double* bias)
+
+# Decide once, at import (before any kernel can run, and outside threads).
+fn_simd_init()
+
+_NAMES = {2: "avx512", 1: "avx2"}
+
+
+cdef bint simd_gemm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k,
+                    const double* A, Py_ssize_t lda, const double* B, Py_ssize_t ldb,
+                    double beta, double* C, Py_ssize_t ldc, const double* bias) noexcept nogil:
+    """Row-major C (m x n) = op(A) op(B) + beta C (+ bias[j] per row) with the tiles.
+
+    op(X) is X for ``'N'``, X^T for ``'T'``; op(A) is m x k, op(B) k x n; beta
+    0 or 1. Returns True when the tiles computed it, False when the caller must
+    (C untouched): no tiles at this level, or a product they decline.
+    """
+    return fn_simd_gemm(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc, bias) != 0
+
+
+def simd_level():
+    """Return the layer products this process uses: ``"avx512"``, ``"avx2"`` or ``"default"``.
+
+    ``"avx512"`` and ``"avx2"`` are the register-tiled kernels of _tiles.h for
+    that instruction set; ``"default"`` the loops of _loops.h (compiled per CPU
+    level and chosen by the loader) and BLAS. The CPU decides; ``FASTNET_SIMD=avx2``
+    or ``FASTNET_SIMD=none`` in the environment before import caps the level.
+    """
+    return _NAMES.get(fn_simd_level(), "default")
+
+
+def simd_compiled():
+    """The highest level this build contains (``"avx512"``, ``"avx2"`` or ``"default"``):
+    GCC >= 10 on x86-64 builds both sets of tiles unless FASTNET_NO_SIMD_TILES is defined."""
+    return _NAMES.get(fn_simd_compiled(), "default")
+
+
+cdef Py_ssize_t _row_stride(const double[:, :] X) except -1:
+    """The row stride of X in elements; its elements must be contiguous."""
+    cdef Py_ssize_t s = sizeof(double)
+    if X.strides[1] != s or X.strides[0] % s or X.strides[0] < X.shape[1] * s:
+        raise ValueError("rows must be contiguous, with a stride of whole elements")
+    return X.strides[0] // s
+
+
+def gemm(ta, tb, const double[:, :] A, const double[:, :] B, double[:, :] C,
+         double beta=0.0, const double[:] bias=None):
+    """C = op(A) @ op(B) + beta C (+ bias) in place with the tiles; True if they ran.
+
+    For tests: ``ta``/``tb`` are ``"N"`` or ``"T"``; rows may be strided (views
+    of padded arrays), elements must be contiguous. False (C untouched) where the
+    tiles decline, as :c:func:`simd_gemm` does.
+    """
+    if ta not in ("N", "T") or tb not in ("N", "T"):
+        raise ValueError("ta and tb must be 'N' or 'T'")
+    cdef Py_ssize_t m = A.shape[1] if ta == "T" else A.shape[0]
+    cdef Py_ssize_t k = A.shape[0] if ta == "T" else A.shape[1]
+    cdef Py_ssize_t kb = B.shape[1] if tb == "T" else B.shape[0]
+    cdef Py_ssize_t n = B.shape[0] if tb == "T" else B.shape[1]
+    if kb != k or C.shape[0] != m or C.shape[1] != n:
+        raise ValueError(f"shapes do not fit: op(A) {m}x{k}, op(B) {kb}x{n}, C {C.shape[0]}x{C.shape[1]}")
+    if bias is not None and bias.shape[0] != n:
+        raise ValueError("bias must have one value per column of C")
+    cdef Py_ssize_t lda = _row_stride(A), ldb = _row_stride(B), ldc = _row_stride(C)
+    if bias is not None and bias.strides[0] != sizeof(double):
+        raise ValueError("bias must be contiguous")
+    if m == 0 or n == 0 or k == 0:
+        return False
+    cdef char cta = b"T" if ta == "T" else b"N"
+    cdef char ctb = b"T" if tb == "T" else b"N"
+    cdef const double* b = &bias[0] if bias is not None else NULL
+    cdef bint done
+    with nogil:
+        done = simd_gemm(cta, ctb, m, n, k, &A[0, 0], lda, &B[0, 0], ldb, beta, &C[0, 0], ldc, b)
+    return done
