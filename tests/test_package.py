@@ -97,3 +97,25 @@ def test_public_modules_show_only_their_api_in_dir():
         assert sorted(public) == sorted(module.__all__), name
         for n in module.__all__:
             getattr(module, n)
+
+
+def test_shared_docstring_sections_are_filled_in_and_checked():
+    import pytest
+
+    from fastnet import plots
+    from fastnet._docstrings import fill
+
+    assert "{{" not in plots.ecdf.__doc__ and "ImportError" in plots.ecdf.__doc__
+
+    @fill(part="a : int\n    Explained.")
+    def f():
+        """Summary.
+
+        Parameters
+        ----------
+        {{part}}
+        """
+
+    assert "\n        a : int\n            Explained.\n" in f.__doc__
+    with pytest.raises(ValueError, match="no {{other}} line"):
+        fill(other="x")(f)

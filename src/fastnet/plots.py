@@ -24,6 +24,7 @@ import numpy as np
 
 from .stats import HameyResult, hamey_analysis, segment_points
 from .stats._common import _check_sample
+from ._docstrings import fill
 
 __all__ = [
     "box_whiskers",
@@ -51,6 +52,27 @@ OCTILE_BOX_WIDTH = 0.6
 
 
 _MISSING = "fastnet.plots needs matplotlib, an optional dependency: pip install fastnet[plot]"
+
+
+_AX_PATH = """
+ax : matplotlib.axes.Axes, optional
+    Where to draw; a new figure if None.
+path : str or path-like, optional
+    Save the figure there (``.png``, ``.svg`` or ``.pdf``).
+"""
+_RAISES_SAMPLES = """
+ValueError
+    If a sample is empty or holds NaN/inf, the labels do not match, or `path` has
+    another suffix.
+ImportError
+    If matplotlib is not installed.
+"""
+_RAISES_HAMEY = """
+ValueError
+    As :func:`fastnet.stats.hamey_analysis`, or if `limit` is missing.
+ImportError
+    If matplotlib is not installed.
+"""
 
 
 def _pyplot():
@@ -152,6 +174,7 @@ def _box_key(ax, what, mean_sd, ylabel, key=True):
               fontsize="small", frameon=False)
 
 
+@fill(ax_path=_AX_PATH)
 def histogram(sample, *, bins="auto", percent=True, xlabel="result of a trial", ax=None, path=None,
               label=None, **hist_kw):
     """Histogram of one sample of trial results (Lawrence et al., Figs. 3, 5, 9).
@@ -167,10 +190,7 @@ def histogram(sample, *, bins="auto", percent=True, xlabel="result of a trial", 
         Ordinate in percent of the trials (as Lawrence et al.), else counts.
     xlabel : str, default="result of a trial"
         Label of the abscissa (e.g. ``"test error [%]"``).
-    ax : matplotlib.axes.Axes, optional
-        Where to draw; a new figure if None.
-    path : str or path-like, optional
-        Save the figure there (``.png``, ``.svg`` or ``.pdf``).
+    {{ax_path}}
     label : str, optional
         Legend label.
     **hist_kw
@@ -208,6 +228,7 @@ def histogram(sample, *, bins="auto", percent=True, xlabel="result of a trial", 
     return _finish(ax, path)
 
 
+@fill(ax_path=_AX_PATH, raises_samples=_RAISES_SAMPLES)
 def box_whiskers(samples, *, labels=None, outliers=False, mean_sd=True,
                  ylabel="result of a trial", key=True, ax=None, path=None):
     """Box-whiskers plots with mean +- sd beside each box (Lawrence et al., Fig. 2).
@@ -229,9 +250,7 @@ def box_whiskers(samples, *, labels=None, outliers=False, mean_sd=True,
     key : bool, default=True
         Add a key above the axes naming the box, the median and the mean mark (leave
         it out where a caption says it, e.g. on small panels).
-    ax : matplotlib.axes.Axes, optional
-    path : str or path-like, optional
-        Save the figure (``.png``, ``.svg``, ``.pdf``).
+    {{ax_path}}
 
     Returns
     -------
@@ -240,11 +259,7 @@ def box_whiskers(samples, *, labels=None, outliers=False, mean_sd=True,
 
     Raises
     ------
-    ValueError
-        If a sample is empty or holds NaN/inf, the labels do not match, or `path` has
-        another suffix.
-    ImportError
-        If matplotlib is not installed.
+    {{raises_samples}}
 
     Notes
     -----
@@ -294,6 +309,7 @@ def box_whiskers(samples, *, labels=None, outliers=False, mean_sd=True,
     return _finish(ax, path)
 
 
+@fill(ax_path=_AX_PATH)
 def extended_box_whiskers(samples, *, labels=None, mean_sd=True, ylabel="result of a trial",
                           key=True, ax=None, path=None):
     """Extended box-whiskers plots of eight segments (Lawrence et al., Fig. 11).
@@ -312,8 +328,7 @@ def extended_box_whiskers(samples, *, labels=None, mean_sd=True, ylabel="result 
         Label of the ordinate.
     key : bool, default=True
         Add a key above the axes naming the segments, the median and the mean mark.
-    ax : matplotlib.axes.Axes, optional
-    path : str or path-like, optional
+    {{ax_path}}
 
     Returns
     -------
@@ -377,6 +392,7 @@ def _hamey(result, limit):
     return hamey_analysis(result, limit, fit_model=False)
 
 
+@fill(ax_path=_AX_PATH, raises_hamey=_RAISES_HAMEY)
 def training_graph(result, limit=None, *, show_model=True, ax=None, path=None, label=None):
     """Hamey's training graph: fraction of trials successful against the epoch.
 
@@ -391,8 +407,7 @@ def training_graph(result, limit=None, *, show_model=True, ax=None, path=None, l
         If the result has a fitted asymptotic model, draw it from ``T0`` to ``T``
         (dashed, gid ``"model"``) and its asymptotic success rate (dotted, gid
         ``"asymptote"``).
-    ax : matplotlib.axes.Axes, optional
-    path : str or path-like, optional
+    {{ax_path}}
     label : str, optional
         Legend label of the graph.
 
@@ -402,10 +417,7 @@ def training_graph(result, limit=None, *, show_model=True, ax=None, path=None, l
 
     Raises
     ------
-    ValueError
-        As :func:`fastnet.stats.hamey_analysis`, or if `limit` is missing.
-    ImportError
-        If matplotlib is not installed.
+    {{raises_hamey}}
 
     References
     ----------
@@ -431,6 +443,7 @@ def training_graph(result, limit=None, *, show_model=True, ax=None, path=None, l
     return _finish(ax, path)
 
 
+@fill(ax_path=_AX_PATH, raises_hamey=_RAISES_HAMEY)
 def efficiency_graph(result, limit=None, *, ax=None, path=None, label=None):
     """Hamey's efficiency graph E(t) with T_E, e and the range where E >= e/2.
 
@@ -440,8 +453,7 @@ def efficiency_graph(result, limit=None, *, ax=None, path=None, label=None):
         A result of :func:`fastnet.stats.hamey_analysis`, or the trial times.
     limit : float, optional
         Epoch limit ``T``; required when `result` holds times.
-    ax : matplotlib.axes.Axes, optional
-    path : str or path-like, optional
+    {{ax_path}}
     label : str, optional
 
     Returns
@@ -454,10 +466,7 @@ def efficiency_graph(result, limit=None, *, ax=None, path=None, label=None):
 
     Raises
     ------
-    ValueError
-        As :func:`fastnet.stats.hamey_analysis`, or if `limit` is missing.
-    ImportError
-        If matplotlib is not installed.
+    {{raises_hamey}}
 
     References
     ----------
@@ -479,6 +488,7 @@ def efficiency_graph(result, limit=None, *, ax=None, path=None, label=None):
     return _finish(ax, path)
 
 
+@fill(ax_path=_AX_PATH)
 def learning_curves(epochs, train_error=None, val_error=None, val_epochs=None, *,
                     test_error=None, test_epochs=None, relevant_epoch=None, log_y=False, ax=None,
                     path=None):
@@ -502,8 +512,7 @@ def learning_curves(epochs, train_error=None, val_error=None, val_epochs=None, *
         epoch"); marked by a vertical dashed line.
     log_y : bool, default=False
         Logarithmic error axis.
-    ax : matplotlib.axes.Axes, optional
-    path : str or path-like, optional
+    {{ax_path}}
 
     Returns
     -------
@@ -578,6 +587,7 @@ def learning_curves(epochs, train_error=None, val_error=None, val_epochs=None, *
     return _finish(ax, path)
 
 
+@fill(ax_path=_AX_PATH, raises_samples=_RAISES_SAMPLES)
 def histograms(samples, *, labels=None, bins="auto", percent=True, xlabel="result of a trial",
                ax=None, path=None):
     """Histograms of several samples on common bins, their bars side by side in each bin.
@@ -595,8 +605,7 @@ def histograms(samples, *, labels=None, bins="auto", percent=True, xlabel="resul
         Ordinate in percent of each sample's trials, so that samples of different
         sizes compare; else counts.
     xlabel : str, default="result of a trial"
-    ax : matplotlib.axes.Axes, optional
-    path : str or path-like, optional
+    {{ax_path}}
 
     Returns
     -------
@@ -605,11 +614,7 @@ def histograms(samples, *, labels=None, bins="auto", percent=True, xlabel="resul
 
     Raises
     ------
-    ValueError
-        If a sample is empty or holds NaN/inf, the labels do not match, or `path` has
-        another suffix.
-    ImportError
-        If matplotlib is not installed.
+    {{raises_samples}}
     """
     data, labels = _samples(samples, labels)
     path = _check_path(path)
@@ -628,6 +633,7 @@ def histograms(samples, *, labels=None, bins="auto", percent=True, xlabel="resul
     return _finish(ax, path)
 
 
+@fill(ax_path=_AX_PATH, raises_samples=_RAISES_SAMPLES)
 def ecdf(samples, *, labels=None, xlabel="result of a trial", ax=None, path=None):
     """Empirical distribution functions of one or several samples.
 
@@ -642,8 +648,7 @@ def ecdf(samples, *, labels=None, xlabel="result of a trial", ax=None, path=None
     labels : sequence of str, optional
         Legend labels (default 1, 2, ...).
     xlabel : str, default="result of a trial"
-    ax : matplotlib.axes.Axes, optional
-    path : str or path-like, optional
+    {{ax_path}}
 
     Returns
     -------
@@ -652,11 +657,7 @@ def ecdf(samples, *, labels=None, xlabel="result of a trial", ax=None, path=None
 
     Raises
     ------
-    ValueError
-        If a sample is empty or holds NaN/inf, the labels do not match, or `path` has
-        another suffix.
-    ImportError
-        If matplotlib is not installed.
+    {{raises_samples}}
     """
     data, labels = _samples(samples, labels)
     path = _check_path(path)

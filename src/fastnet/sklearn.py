@@ -200,6 +200,15 @@ class _RpropBase(EstimatorPersistence, BaseEstimator):
         val, train = np.sort(order[:n_val]), np.sort(order[n_val:])
         return X[train], Y[train], X[val], Y[val]
 
+    def _check_val(self, X_val, y_val, **validate_kw):
+        """The validation set checked like the training set (None, None if not given)."""
+        if (X_val is None) != (y_val is None):
+            raise ValueError("give both `X_val` and `y_val`, or neither.")
+        if X_val is None:
+            return None, None
+        return validate_data(self, X_val, y_val, dtype=np.float64, order="C", reset=False,
+                             **validate_kw)
+
     def _fit(self, X, Y, X_val, Y_val):
         # scikit-learn's names in the messages (MLP and train_rprop use Proben1's)
         hidden = self.hidden_layer_sizes
@@ -420,11 +429,8 @@ class RpropClassifier(ClassifierMixin, _RpropBase):
         self.classes_, codes = np.unique(y, return_inverse=True)
         Y = np.eye(len(self.classes_))[codes]
         Y_val = None
-        if (X_val is None) != (y_val is None):
-            raise ValueError("give both `X_val` and `y_val`, or neither.")
+        X_val, y_val = self._check_val(X_val, y_val)
         if X_val is not None:
-            X_val, y_val = validate_data(self, X_val, y_val, dtype=np.float64, order="C",
-                                         reset=False)
             unknown = np.setdiff1d(y_val, self.classes_)
             if unknown.size:
                 raise ValueError(f"`y_val` has labels {unknown.tolist()} that are not in `y` "
@@ -503,11 +509,8 @@ class RpropRegressor(RegressorMixin, _RpropBase):
         self.n_outputs_ = Y.shape[1]
         self._y_1d = y.ndim == 1
         Y_val = None
-        if (X_val is None) != (y_val is None):
-            raise ValueError("give both `X_val` and `y_val`, or neither.")
+        X_val, y_val = self._check_val(X_val, y_val, multi_output=True, y_numeric=True)
         if X_val is not None:
-            X_val, y_val = validate_data(self, X_val, y_val, dtype=np.float64, order="C",
-                                         multi_output=True, y_numeric=True, reset=False)
             Y_val = y_val.reshape(len(y_val), -1)
             if Y_val.shape[1] != self.n_outputs_:
                 raise ValueError(f"`y_val` has {Y_val.shape[1]} target columns but `y` has "

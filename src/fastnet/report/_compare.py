@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fastnet._docstrings import HTML_PAGE, fill
 from fastnet._validation import import_pandas
 
 from fastnet.report._summary import MEASURES, _results
@@ -136,6 +137,7 @@ class Comparison:
     def __str__(self):
         return self.to_text()
 
+    @fill(html_page=HTML_PAGE)
     def to_html(self, *, pictures=True):
         """The comparison as one self-contained HTML page: its tables, set-ups and pictures.
 
@@ -151,15 +153,7 @@ class Comparison:
         pictures : bool, default=True
             Draw the pictures (needs matplotlib); False gives the tables only.
 
-        Returns
-        -------
-        str
-            The page (write it with UTF-8 encoding).
-
-        Raises
-        ------
-        ImportError
-            If `pictures` is true and matplotlib is not installed.
+        {{html_page}}
         """
         from fastnet.report._html import comparison_html
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fastnet._docstrings import HTML_PAGE, fill
 from fastnet._validation import import_pandas
 
 from fastnet.report._render import (
@@ -257,6 +258,7 @@ class Report:
                             _latex_table(self.rows, _DIST,
                                          self._caption("Test error distribution"))]) + "\n"
 
+    @fill(html_page=HTML_PAGE)
     def to_html(self, *, timing=None, pictures=True):
         """Both tables, the set-up and pictures of every row's runs, as one HTML page.
 
@@ -273,15 +275,7 @@ class Report:
         pictures : bool, default=True
             Draw the pictures (needs matplotlib); False gives the tables and set-up only.
 
-        Returns
-        -------
-        str
-            The page (write it with UTF-8 encoding).
-
-        Raises
-        ------
-        ImportError
-            If `pictures` is true and matplotlib is not installed.
+        {{html_page}}
 
         Examples
         --------
