@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from fastnet import cli
+from fastnet import _progress, cli
 
 SUBCOMMANDS = [["datasets"], ["datasets", "list"], ["datasets", "fetch"], ["train"], ["bench"],
                ["report"], ["demo"], ["compare"], ["reproduce"], ["reproduce", "proben1"]]
@@ -78,7 +78,7 @@ def test_train_shows_progress_without_changing_the_run(proben1_root, capsys, mon
     argv = ["train", "cancer1", "--data", str(proben1_root), "--network", "2+0 l", "--seed", "3"]
     assert cli.main(argv + ["--quiet"]) == 0
     quiet = capsys.readouterr()
-    monkeypatch.setattr(cli, "PROGRESS_INTERVAL", 0.0)   # a line at every strip end
+    monkeypatch.setattr(_progress, "PROGRESS_INTERVAL", 0.0)   # a line at every strip end
     assert cli.main(argv) == 0
     shown = capsys.readouterr()
     assert quiet.err == ""

@@ -1,4 +1,6 @@
-"""The ``fastnet`` command line (also ``python -m fastnet``). Only this module prints.
+"""The ``fastnet`` command line (also ``python -m fastnet``).
+
+Only this module (and its progress lines, ``fastnet._progress``) prints.
 
 Subcommands: ``datasets`` (``list``, ``fetch``), ``train`` (one run), ``bench`` (an
 experiment to a result file), ``report``, ``compare``, ``reproduce proben1 ...`` and
@@ -7,12 +9,12 @@ malformed result files) print one ``fastnet: error: ...`` line to stderr and ret
 a non-zero status, without a traceback.
 """
 import argparse
-import math
 import os
 import sys
 import time
 import warnings
 
+from fastnet._progress import EpochProgress, RunProgress
 
 __all__ = ["main", "build_parser"]
 
@@ -22,9 +24,6 @@ EXIT_USER_ERROR = 1
 EXIT_USAGE = 2
 #: Exit status after Ctrl-C (128 + SIGINT).
 EXIT_INTERRUPTED = 130
-#: Seconds between progress lines when stderr is not a terminal.
-PROGRESS_INTERVAL = 2.0
-#: Proben1's numbers of runs: 10 for linear networks, 60 for the others.
 
 
 class _UserError(Exception):
@@ -33,13 +32,6 @@ class _UserError(Exception):
 
 def _err(*parts):
     print(*parts, file=sys.stderr)
-
-
-def _hms(seconds):
-    if not math.isfinite(seconds):
-        return "?"
-    seconds = int(round(seconds))
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
 # --------------------------------------------------------------------------- datasets
@@ -111,7 +103,7 @@ def _train(args):
     from fastnet.rprop import PRESETS
 
     limit = kwargs.get("max_epochs", PRESETS.get(kwargs.get("preset"), {}).get("max_epochs"))
-    progress = None if args.quiet else _EpochProgress(limit)
+    progress = None if args.quiet else EpochProgress(limit)
     r = train_rprop(net, *ds.train, *ds.val, X_test=ds.test[0], Y_test=ds.test[1],
                     seed=args.seed, callback=progress, **kwargs)
     if progress is not None:
@@ -151,70 +143,6 @@ def _train(args):
 
 # --------------------------------------------------------------------------- bench
 
-class _Progress:
-    """Prints runs done, ETA and the running median test error to stderr."""
-
-    def __init__(self, quiet=False):
-        self.quiet = quiet
-        self.tty = sys.stderr.isatty()
-        self.last = -math.inf
-
-    def __call__(self, p):
-        if self.quiet:
-            return
-        now = time.monotonic()
-        final = p.done == p.todo
-        if not final and now - self.last < (0.2 if self.tty else PROGRESS_INTERVAL):
-            return
-        self.last = now
-        r = p.record
-        line = (f"[{p.done:{len(str(p.todo))}d}/{p.todo}] {100 * p.done / p.todo:5.1f}%  "
-                f"elapsed {_hms(p.elapsed)}  ETA {_hms(p.eta)}  median test E "
-                f"{p.median_test_error:.3f}  (last: {r['problem']} {r['network']} run {r['run']})")
-        if self.tty:
-            sys.stderr.write("\r" + line + ("\n" if final else ""))
-            sys.stderr.flush()
-        else:
-            _err(line)
-
-
-class _EpochProgress:
-    """Training callback of ``fastnet train``: epoch, errors and GL on stderr.
-
-    It returns None (never stops training) and writes at most every 0.2 s on a
-    terminal, every PROGRESS_INTERVAL seconds otherwise, so the run is the same
-    as without it and its CPU time barely moves.
-    """
-
-    def __init__(self, max_epochs):
-        self.max_epochs = max_epochs
-        self.tty = sys.stderr.isatty()
-        self.last = time.monotonic()
-        self.shown = False
-
-    def __call__(self, epoch, state):
-        now = time.monotonic()
-        if now - self.last < (0.2 if self.tty else PROGRESS_INTERVAL):
-            return None
-        self.last = now
-        of = f"/{self.max_epochs}" if self.max_epochs else ""
-        line = f"epoch {epoch}{of}  E_tr {state.train_errors[-1]:.3f}"
-        if state.has_validation:
-            line += f"  E_va {state.val_error:.3f}  GL {state.gl:.2f}"
-        if self.tty:
-            sys.stderr.write("\r" + line)
-            sys.stderr.flush()
-            self.shown = True
-        else:
-            _err(line)
-        return None
-
-    def finish(self):
-        if self.shown:   # end the line the carriage returns kept rewriting
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-
-
 def _experiment(args, problems, networks, runs):
     from fastnet.experiment import Experiment
 
@@ -237,7 +165,7 @@ def _run(args, exp, out):
         from fastnet.experiment import BATCH_SIZE
 
         res = run_experiment(exp, out, jobs=args.jobs, scheduler=args.scheduler,
-                             progress=_Progress(args.quiet),
+                             progress=RunProgress(args.quiet),
                              batch_size=args.batch_size or BATCH_SIZE)
     except KeyboardInterrupt:
         _err(f"fastnet: interrupted; the finished runs are saved in {out}: rerun the same "

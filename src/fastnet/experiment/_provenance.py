@@ -12,8 +12,17 @@ from fastnet.experiment._protocol import build_network, training_arguments
 from fastnet.experiment._resultfile import FORMAT, FORMAT_VERSION
 
 
-@functools.lru_cache(maxsize=64)
 def _load(problem, root):
+    """The dataset, read once per file: the cache is keyed by the file found (which
+    depends on ``$FASTNET_DATA`` and the user cache) and its modification time."""
+    from fastnet.datasets import find_proben1_file
+
+    path = find_proben1_file(problem, root)
+    return _load_found(problem, root, str(path), path.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _load_found(problem, root, path, mtime_ns):
     from fastnet.datasets import load_proben1
 
     return load_proben1(problem, root)

@@ -1,0 +1,87 @@
+"""Progress lines of the command line's long jobs, written to stderr.
+
+On a terminal a line is rewritten in place (at most every 0.2 s); otherwise
+(logs, CI) a new line comes every PROGRESS_INTERVAL seconds.
+"""
+import math
+import sys
+import time
+
+#: Seconds between progress lines when stderr is not a terminal.
+PROGRESS_INTERVAL = 2.0
+
+
+def _err(line):
+    print(line, file=sys.stderr)
+
+
+def _hms(seconds):
+    if not math.isfinite(seconds):
+        return "?"
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+
+class RunProgress:
+    """Prints runs done, ETA and the running median test error to stderr."""
+
+    def __init__(self, quiet=False):
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty()
+        self.last = -math.inf
+
+    def __call__(self, p):
+        if self.quiet:
+            return
+        now = time.monotonic()
+        final = p.done == p.todo
+        if not final and now - self.last < (0.2 if self.tty else PROGRESS_INTERVAL):
+            return
+        self.last = now
+        r = p.record
+        line = (f"[{p.done:{len(str(p.todo))}d}/{p.todo}] {100 * p.done / p.todo:5.1f}%  "
+                f"elapsed {_hms(p.elapsed)}  ETA {_hms(p.eta)}  median test E "
+                f"{p.median_test_error:.3f}  (last: {r['problem']} {r['network']} run {r['run']})")
+        if self.tty:
+            sys.stderr.write("\r" + line + ("\n" if final else ""))
+            sys.stderr.flush()
+        else:
+            _err(line)
+
+
+class EpochProgress:
+    """Training callback of ``fastnet train``: epoch, errors and GL on stderr.
+
+    It returns None (never stops training) and writes at most every 0.2 s on a
+    terminal, every PROGRESS_INTERVAL seconds otherwise, so the run is the same
+    as without it and its CPU time barely moves.
+    """
+
+    def __init__(self, max_epochs):
+        self.max_epochs = max_epochs
+        self.tty = sys.stderr.isatty()
+        self.last = time.monotonic()
+        self.shown = False
+
+    def __call__(self, epoch, state):
+        now = time.monotonic()
+        if now - self.last < (0.2 if self.tty else PROGRESS_INTERVAL):
+            return None
+        self.last = now
+        of = f"/{self.max_epochs}" if self.max_epochs else ""
+        line = f"epoch {epoch}{of}  E_tr {state.train_errors[-1]:.3f}"
+        if state.has_validation:
+            line += f"  E_va {state.val_error:.3f}  GL {state.gl:.2f}"
+        if self.tty:
+            sys.stderr.write("\r" + line)
+            sys.stderr.flush()
+            self.shown = True
+        else:
+            _err(line)
+        return None
+
+    def finish(self):
+        if self.shown:   # end the line the carriage returns kept rewriting
+            sys.stderr.write("\n")
+            sys.stderr.flush()

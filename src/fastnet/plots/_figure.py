@@ -1,0 +1,209 @@
+"""Figures, axes, saving and the helpers every picture shares."""
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from fastnet.stats._common import _check_sample
+
+#: File types accepted by ``path=``.
+SAVE_FORMATS = (".png", ".svg", ".pdf")
+#: Box width in data units (boxes sit at x = 1, 2, ...).
+BOX_WIDTH = 0.5
+#: Horizontal offset of the mean +- sd line from the box centre, in box widths.
+MEAN_SD_OFFSET = 0.75
+#: Margins of `panels` in inches: left, right, bottom, top.
+PANEL_MARGINS = (0.72, 0.12, 0.5, 0.15)
+#: Width of the outer (octile) boxes of the extended plot relative to the quartile boxes.
+OCTILE_BOX_WIDTH = 0.6
+
+
+_MISSING = "fastnet.plots needs matplotlib, an optional dependency: pip install fastnet[plot]"
+
+
+_AX_PATH = """
+ax : matplotlib.axes.Axes, optional
+    Where to draw; a new figure if None.
+path : str or path-like, optional
+    Save the figure there (``.png``, ``.svg`` or ``.pdf``).
+"""
+_RAISES_SAMPLES = """
+ValueError
+    If a sample is empty or holds NaN/inf, the labels do not match, or `path` has
+    another suffix.
+ImportError
+    If matplotlib is not installed.
+"""
+_RAISES_HAMEY = """
+ValueError
+    As :func:`fastnet.stats.hamey_analysis`, or if `limit` is missing.
+ImportError
+    If matplotlib is not installed.
+"""
+
+
+def _pyplot():
+    """Import matplotlib.pyplot or explain how to install it."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - exercised by monkeypatching
+        raise ImportError(_MISSING) from exc
+    return plt
+
+
+def _figure_class():
+    """matplotlib.figure.Figure (a figure pyplot does not keep), or how to install it."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise ImportError(_MISSING) from exc
+    return Figure
+
+
+def _check_path(path):
+    if path is None:
+        return None
+    p = Path(path)
+    if p.suffix.lower() not in SAVE_FORMATS:
+        raise ValueError(
+            f"`path` must end in one of {', '.join(SAVE_FORMATS)}, got {str(path)!r}."
+        )
+    return p
+
+
+def _axes(ax):
+    plt = _pyplot()
+    if ax is None:
+        _, ax = plt.subplots()
+    return ax
+
+
+def _finish(ax, path):
+    if path is not None:
+        ax.figure.savefig(path)
+    return ax
+
+
+def _samples(samples, labels):
+    """Normalise one sample, a sequence of samples or a mapping label -> sample."""
+    if isinstance(samples, Mapping):
+        if labels is not None:
+            raise ValueError("Give `labels` or a mapping in `samples`, not both.")
+        labels = [str(k) for k in samples]
+        samples = list(samples.values())
+    else:
+        arr = None
+        try:
+            arr = np.asarray(samples, dtype=np.float64)
+        except (TypeError, ValueError):
+            pass
+        if arr is not None and arr.ndim == 1 and arr.size:
+            samples = [arr]
+        else:
+            samples = list(samples)
+    if len(samples) == 0:
+        raise ValueError("`samples` must hold at least one sample.")
+    checked = [
+        _check_sample(s, f"samples[{i}]", min_size=1) for i, s in enumerate(samples)
+    ]
+    if labels is None:
+        labels = [str(i + 1) for i in range(len(checked))]
+    labels = [str(lab) for lab in labels]
+    if len(labels) != len(checked):
+        raise ValueError(f"`labels` has {len(labels)} entries for {len(checked)} samples.")
+    return checked, labels
+
+
+def _mean_sd(ax, x, sample, color="k"):
+    """Lawrence's 'mean and plus/minus one standard deviation' line beside a box."""
+    m = sample.mean()
+    sd = sample.std(ddof=1) if sample.size > 1 else 0.0
+    (line,) = ax.plot([x, x], [m - sd, m + sd], color=color, lw=1.2, gid="mean_sd")
+    (dot,) = ax.plot([x], [m], marker="o", ms=4, color=color, ls="none", gid="mean_sd")
+    return line, dot
+
+
+def _box_key(ax, what, mean_sd, ylabel, key=True):
+    """Label the ordinate and add a key saying what each mark of a box plot is."""
+    ax.set_ylabel(ylabel)
+    if not key:
+        return
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [Patch(facecolor="white", edgecolor="k", label=what),
+               Line2D([], [], color="C1", lw=2.0, label="median")]
+    if mean_sd:
+        handles.append(Line2D([], [], color="k", lw=1.2, marker="o", ms=4,
+                              label="mean ± 1 sd"))
+    # above the axes, so it never hides a box
+    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(handles),
+              fontsize="small", frameon=False)
+
+
+def panels(n, *, width=3.4, height=2.8):
+    """A row of `n` empty axes on one new figure that pyplot does not keep.
+
+    For pages that embed many pictures: draw into the axes with the functions of this
+    module (``ax=``), then take the picture with `to_png`. The figure is freed with
+    its last reference: there is nothing to close, and no window backend is involved.
+    Its margins are fixed (room for tick labels and an axis label on the left and
+    below) rather than computed by a layout engine, which would double the time to
+    draw; draw box plots without their key (``key=False``) on panels.
+
+    Parameters
+    ----------
+    n : int
+        Number of axes, side by side.
+    width, height : float, default=3.4, 2.8
+        Size of each panel in inches, margins included.
+
+    Returns
+    -------
+    tuple of matplotlib.axes.Axes
+
+    Raises
+    ------
+    ValueError
+        If `n` < 1, or a panel is too small for its margins.
+    ImportError
+        If matplotlib is not installed.
+    """
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"`n` must be at least 1, got {n}.")
+    left, right, bottom, top = PANEL_MARGINS
+    if width <= left + right or height <= bottom + top:
+        raise ValueError(f"panels of {width} x {height} inches leave no room inside the margins "
+                         f"{PANEL_MARGINS}.")
+    fig = _figure_class()(figsize=(width * n, height))
+    fig.subplots_adjust(left=left / (width * n), right=1 - right / (width * n),
+                        bottom=bottom / height, top=1 - top / height,
+                        wspace=(left + right) / (width - left - right))
+    return tuple(fig.subplots(1, n, squeeze=False)[0])
+
+
+def to_png(figure, *, dpi=96):
+    """The PNG bytes of a figure, e.g. for an HTML ``data:`` URI.
+
+    Parameters
+    ----------
+    figure : matplotlib.figure.Figure, matplotlib.axes.Axes or sequence of Axes
+        The figure, or axes on it (such as what `panels` returns).
+    dpi : float, default=96
+        Pixels per inch.
+
+    Returns
+    -------
+    bytes
+        A PNG image (no time stamp, so that the same figure gives the same bytes).
+    """
+    if isinstance(figure, (tuple, list)):
+        figure = figure[0]
+    fig = figure if hasattr(figure, "savefig") else figure.figure
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
+    return buf.getvalue()
