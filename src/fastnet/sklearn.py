@@ -45,6 +45,7 @@ except ImportError as exc:  # scikit-learn missing, or older than 1.6 (no valida
 
 from fastnet._files import FILE_FORMAT_VERSION, PICKLE_FORMAT_VERSION, EstimatorPersistence
 from fastnet.exceptions import NoConvergenceWarning
+from fastnet._docstrings import fill
 from fastnet._validation import check_choice, check_int
 from fastnet.network import MLP
 from fastnet.rprop import PRESETS, proben1_stopping, train_rprop
@@ -265,6 +266,15 @@ class _RpropBase(EstimatorPersistence, BaseEstimator):
         return tags
 
 
+_X_RETURNS = """
+Parameters
+----------
+X : array-like of shape (n_samples, n_features)
+
+Returns
+-------
+"""
+
 _FIT_DOC = """Train a new network on (X, y); stop early on (X_val, y_val) if given.
 
         Parameters
@@ -438,29 +448,21 @@ class RpropClassifier(ClassifierMixin, _RpropBase):
             Y_val = np.eye(len(self.classes_))[np.searchsorted(self.classes_, y_val)]
         return self._fit(X, Y, X_val, Y_val)
 
+    @fill(x_returns=_X_RETURNS)
     def predict_proba(self, X):
         """Class probabilities: the outputs clipped at 0 and normalised (see Notes).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
+        {{x_returns}}
         proba : ndarray of shape (n_samples, n_classes)
             Column k belongs to ``classes_[k]``; every row sums to 1.
         """
         return outputs_to_proba(self._outputs(X))
 
+    @fill(x_returns=_X_RETURNS)
     def predict(self, X):
         """The class of the largest output for each sample (winner-takes-all).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
+        {{x_returns}}
         y : ndarray of shape (n_samples,)
         """
         proba = self.predict_proba(X)
@@ -517,15 +519,11 @@ class RpropRegressor(RegressorMixin, _RpropBase):
                                  f"{self.n_outputs_}.")
         return self._fit(X, Y, X_val, Y_val)
 
+    @fill(x_returns=_X_RETURNS)
     def predict(self, X):
         """Network outputs.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
+        {{x_returns}}
         y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
             1-D if ``y`` was 1-D in fit.
         """

@@ -73,8 +73,7 @@ def prob_better(k_h, k_g, prior=1.0):
 
     References
     ----------
-    .. [1] A. Lacoste, F. Laviolette, M. Marchand, "Bayesian comparison of machine
-       learning algorithms on single and multiple datasets", AISTATS 2012, Theorem 4.1.
+    .. [1] A. Lacoste, F. Laviolette, M. Marchand, AISTATS 2012, Theorem 4.1.
 
     Examples
     --------
