@@ -12,6 +12,12 @@ from fastnet.plots._figure import (
 from fastnet.stats._common import _check_sample
 
 
+def _start(samples, labels, path, ax):
+    """Checked samples and labels and path (before any drawing), then the axes."""
+    data, labels = _samples(samples, labels)
+    return data, labels, _check_path(path), _axes(ax)
+
+
 @fill(ax_path=_AX_PATH)
 def histogram(sample, *, bins="auto", percent=True, xlabel="result of a trial", ax=None, path=None,
               label=None, **hist_kw):
@@ -110,9 +116,7 @@ def box_whiskers(samples, *, labels=None, outliers=False, mean_sd=True,
     .. [1] S. Lawrence et al., IEEE Trans. Neural Networks 8(6), 1997, Section 2.2.
     .. [2] J. W. Tukey, *Exploratory Data Analysis*, Addison-Wesley, 1977.
     """
-    data, labels = _samples(samples, labels)
-    path = _check_path(path)
-    ax = _axes(ax)
+    data, labels, path, ax = _start(samples, labels, path, ax)
     stats_list = []
     for x, lab in zip(data, labels):
         if x.size >= 2:
@@ -251,9 +255,7 @@ def histograms(samples, *, labels=None, bins="auto", percent=True, xlabel="resul
     ------
     {{raises_samples}}
     """
-    data, labels = _samples(samples, labels)
-    path = _check_path(path)
-    ax = _axes(ax)
+    data, labels, path, ax = _start(samples, labels, path, ax)
     edges = np.histogram_bin_edges(np.concatenate(data), bins=bins)
     weights = [np.full(x.size, 100.0 / x.size) for x in data] if percent else None
     _, _, containers = ax.hist(data, bins=edges, weights=weights, label=labels,
@@ -294,9 +296,7 @@ def ecdf(samples, *, labels=None, xlabel="result of a trial", ax=None, path=None
     ------
     {{raises_samples}}
     """
-    data, labels = _samples(samples, labels)
-    path = _check_path(path)
-    ax = _axes(ax)
+    data, labels, path, ax = _start(samples, labels, path, ax)
     lo = min(x.min() for x in data)
     hi = max(x.max() for x in data)
     pad = 0.05 * (hi - lo) if hi > lo else 0.5
