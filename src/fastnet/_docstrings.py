@@ -8,7 +8,7 @@ that ``help()``, numpydoc and Sphinx see an ordinary docstring.
 import re
 import textwrap
 
-__all__ = ["fill", "HTML_PAGE"]
+__all__ = ["fill", "HTML_PAGE", "PANDAS_RAISES"]
 
 #: Returns and Raises of the ``to_html`` methods of reports and comparisons.
 HTML_PAGE = """
@@ -43,3 +43,12 @@ def fill(**fragments):
         obj.__doc__ = doc
         return obj
     return decorate
+
+
+#: Raises of the ``to_dataframe`` methods (pandas is optional).
+PANDAS_RAISES = """
+Raises
+------
+ImportError
+    If pandas is not installed.
+"""

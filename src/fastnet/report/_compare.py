@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fastnet._docstrings import HTML_PAGE, fill
+from fastnet._docstrings import HTML_PAGE, PANDAS_RAISES, fill
 from fastnet._validation import import_pandas
 
 from fastnet.report._summary import MEASURES, _results
@@ -58,6 +58,7 @@ class Comparison:
     notes: tuple
     headers: dict = field(default_factory=dict, repr=False, compare=False)
 
+    @fill(pandas_raises=PANDAS_RAISES)
     def to_dataframe(self):
         """The per-problem comparisons as a pandas DataFrame, one row per pair.
 
@@ -66,10 +67,7 @@ class Comparison:
         [0, 1]), ``significant``, ``better`` (a label or None), ``unreliable`` and
         ``note`` (why no test was possible, else None).
 
-        Raises
-        ------
-        ImportError
-            If pandas is not installed.
+        {{pandas_raises}}
         """
         pd = import_pandas("Comparison.to_dataframe")
         rows = []

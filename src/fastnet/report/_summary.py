@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fastnet._docstrings import HTML_PAGE, fill
+from fastnet._docstrings import HTML_PAGE, PANDAS_RAISES, fill
 from fastnet._validation import import_pandas
 
 from fastnet.report._render import (
@@ -299,13 +299,11 @@ class Report:
                         for n in names])
         return buf.getvalue()
 
+    @fill(pandas_raises=PANDAS_RAISES)
     def to_dataframe(self):
         """The rows as a pandas DataFrame (pandas is imported here, not before).
 
-        Raises
-        ------
-        ImportError
-            If pandas is not installed.
+        {{pandas_raises}}
         """
         pd = import_pandas("Report.to_dataframe")
         recs = []
