@@ -298,7 +298,7 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
     K, C, N = len(nets), first.n_connections, X.shape[0]
     layers, n_in, n_out = first.layer_table, first.n_in, first.n_out
     lanes = _Lanes(nets, steps)
-    work = np.zeros(_trials.work_size(first.n_units))
+    work = np.zeros(_trials.work_size(first.n_units, N, n_in))
     o_range = target_range[1] - target_range[0]
     scale = 100.0 * o_range / (N * n_out)
 

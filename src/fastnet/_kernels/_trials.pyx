@@ -7,6 +7,8 @@ from fastnet._kernels._forward cimport check_buffers
 cdef extern from "_trials.h" nogil:
     enum: FN_TL
     enum: FN_TBLOCK
+    int fn_trials_tiny(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
+                       Py_ssize_t n_w, Py_ssize_t n_out)
     void fn_trials_sse(Py_ssize_t n_groups, const Py_ssize_t* layers, Py_ssize_t n_layers,
                        Py_ssize_t n_in, Py_ssize_t n_w, Py_ssize_t n, const double* X,
                        const double* T, Py_ssize_t n_out, const double* w, double* work,
@@ -21,7 +23,7 @@ cdef extern from "_trials.h" nogil:
                          double* last_error, int64_t* status, double* work,
                          int variant, double eta_plus, double eta_minus, double step_min,
                          double step_max, Py_ssize_t n_epochs, double* sse_out,
-                         Py_ssize_t check_every, double r_c, double analog)
+                         Py_ssize_t check_every, double r_c, double analog, int special)
 
 #: Trials per group (lanes of one vector).
 LANES = FN_TL
@@ -29,9 +31,21 @@ LANES = FN_TL
 BLOCK = FN_TBLOCK
 
 
-def work_size(Py_ssize_t n_units):
-    """Doubles of scratch the kernels need for a network of n_units units."""
-    return 3 * FN_TBLOCK * n_units * FN_TL
+def work_size(Py_ssize_t n_units, Py_ssize_t n=0, Py_ssize_t n_in=0):
+    """Doubles of scratch the kernels need for a network of n_units units (and,
+    for trials_rprop, n training examples of n_in inputs: the tiny-network
+    kernels keep the inputs broadcast to the lanes there)."""
+    return max(3 * FN_TBLOCK * n_units * FN_TL, n * n_in * FN_TL)
+
+
+def tiny_kernel(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, Py_ssize_t n_out):
+    """Whether trials_rprop trains networks of this layer table in a kernel
+    compiled for their shape (see _trials.h; needs AVX-512 on x86-64)."""
+    cdef Py_ssize_t L = layers.shape[0]
+    if L < 1 or layers.shape[1] != 7:
+        return False
+    cdef Py_ssize_t n_w = layers[L - 1, 5] + layers[L - 1, 1]
+    return bool(fn_trials_tiny(&layers[0, 0], L, n_in, n_w, n_out))
 
 
 cdef Py_ssize_t _check(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
@@ -111,7 +125,7 @@ def trials_rprop(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
                  double[::1] last_error, int64_t[::1] status, double[::1] work,
                  int variant, double eta_plus, double eta_minus, double step_min,
                  double step_max, double[:, :, ::1] sse_out, Py_ssize_t check_every=0,
-                 double r_c=0.4, double analog=-1.0):
+                 double r_c=0.4, double analog=-1.0, bint special=True):
     """Run sse_out.shape[1] epochs of RPROP for every lane whose status is 0.
 
     Parameters
@@ -124,7 +138,7 @@ def trials_rprop(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     status : (n_groups * LANES,) int64, 0 = train; see _trials.h for what the
         kernel writes (k > 0: non-finite error in epoch k of this call; -k: the
         success check held after epoch k).
-    work : scratch of at least work_size(n_units) doubles.
+    work : scratch of at least work_size(n_units, n, n_in) doubles.
     variant, eta_plus, eta_minus, step_min, step_max : as train_epochs in _rprop.
     sse_out : (n_groups, n_epochs, LANES) training SSE per epoch and lane (only
         the epochs a lane trained are meaningful).
@@ -137,6 +151,8 @@ def trials_rprop(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     """
     cdef Py_ssize_t n_units = _check(layers, n_in, X, T.shape[0], T.shape[1], w, work)
     cdef Py_ssize_t n_groups = w.shape[0], n_w = w.shape[1]
+    if work.shape[0] < work_size(n_units, X.shape[0], n_in):
+        raise ValueError("kernel: work buffer too small")
     if not (_same_shape(g, w) and _same_shape(g_prev, w) and _same_shape(dw_prev, w)
             and _same_shape(step, w)):
         raise ValueError("kernel: RPROP state does not match the weights")
@@ -155,5 +171,5 @@ def trials_rprop(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
                         &g[0, 0, 0], &g_prev[0, 0, 0], &dw_prev[0, 0, 0], &step[0, 0, 0],
                         &last_error[0], &status[0], &work[0], variant, eta_plus,
                         eta_minus, step_min, step_max, sse_out.shape[1], &sse_out[0, 0, 0],
-                        check_every, r_c, analog)
+                        check_every, r_c, analog, special)
     return 0
