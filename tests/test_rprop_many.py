@@ -91,7 +91,7 @@ def test_lanes_kernel_matches_the_numpy_oracle(variant, hidden, shortcut):
     zeros = lambda: np.zeros_like(w)  # noqa: E731
     status = np.zeros(G * L, np.int64)
     status[K:] = 1
-    sse = np.zeros((G, epochs, L))
+    sse = np.zeros((G * L, epochs))
     code = {"rprop+": 0, "rprop-": 1, "irprop-": 2, "irprop+": 3}[variant]
     _trials.trials_rprop(nets[0].layer_table, 4, X, T, w, zeros(), zeros(), zeros(), step,
                          np.full(G * L, np.inf), status, np.zeros(_trials.work_size(nets[0].n_units)),
@@ -100,7 +100,7 @@ def test_lanes_kernel_matches_the_numpy_oracle(variant, hidden, shortcut):
     for i, net in enumerate(nets):
         err_ref, w_ref = ref.train_rprop(net, X, T, variant, epochs, steps[i], eta_plus=1.2,
                                          eta_minus=0.5, step_min=0.0, step_max=50.0)
-        assert_allclose(sse[i // L, :, i % L], err_ref, rtol=1e-10)
+        assert_allclose(sse[i], err_ref, rtol=1e-10)
         assert_allclose(w[i // L, :, i % L], w_ref, rtol=1e-10, atol=1e-12)
 
 
@@ -365,7 +365,7 @@ def test_tiny_kernel_equals_the_generic_kernel_bit_for_bit(variant, shortcut, ou
         w, step, status = w0.copy(), step0.copy(), status0.copy()
         g, g_prev, dw_prev = (np.zeros_like(w) for _ in range(3))
         last = np.full(G * _trials.LANES, np.inf)
-        sse = np.zeros((G, epochs, _trials.LANES))
+        sse = np.zeros((G * _trials.LANES, epochs))
         work = np.zeros(_trials.work_size(nets[0].n_units, 7, 2))
         _trials.trials_rprop(nets[0].layer_table, 2, X, T, w, g, g_prev, dw_prev, step, last,
                              status, work, code, 1.2, 0.5, 1e-6, 50.0, sse, check, 0.4, -1.0,
@@ -381,8 +381,7 @@ def test_tiny_kernel_equals_the_generic_kernel_bit_for_bit(variant, shortcut, ou
     assert np.array_equal(last[trained], tiny[4][trained])
     for i in range(G * _trials.LANES):      # the epochs each lane trained
         n = 0 if status0[i] else (epochs if status[i] == 0 else abs(status[i]))
-        grp, lane = divmod(i, _trials.LANES)
-        assert np.array_equal(sse[grp, :n, lane], tiny[6][grp, :n, lane])
+        assert np.array_equal(sse[i, :n], tiny[6][i, :n])
     if check:
         assert (status < 0).any()            # some trials passed the check
 
@@ -431,3 +430,34 @@ def test_tiny_shape_divergence_names_the_trial():
                                               r"epoch 1"):
         train_rprop_many(nets_for(3, (2,), n_in=2, n_out=1), X * 1e200, T, seeds=[0, 1, 2],
                          init_scale=0.5, max_epochs=5, method="lanes")
+
+
+@pytest.mark.parametrize("with_val", [False, True])
+def test_results_built_in_bulk_are_ordinary_train_results(with_val):
+    # The results are built by filling __dict__ (not through the dataclass
+    # __init__): they must be indistinguishable from constructed ones.
+    import dataclasses
+    import pickle
+
+    from fastnet._training import SetErrors, TrainResult
+
+    X, T = data(30, seed=8)
+    Xv, Tv = data(15, seed=9)
+    extra = dict(X_val=Xv, Y_val=Tv, stop=GL(1)) if with_val else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        rs = train_rprop_many(nets_for(10, (3,)), X, T, seeds=range(10), init_scale=0.5,
+                              max_epochs=40, method="lanes", **extra)
+    names = [f.name for f in dataclasses.fields(TrainResult)]
+    for r in rs:
+        assert type(r) is TrainResult and list(vars(r)) == names
+        assert list(vars(r.final_train)) == [f.name for f in dataclasses.fields(SetErrors)]
+        rebuilt = TrainResult(**{n: getattr(r, n) for n in names})
+        assert repr(rebuilt) == repr(r)
+        assert dataclasses.replace(r, cpu_time=1.0).cpu_time == 1.0
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            r.epochs = 3
+        back = pickle.loads(pickle.dumps(r))
+        assert back.epochs == r.epochs and np.array_equal(back.train_error, r.train_error)
+        assert back.final_train == r.final_train
+        assert r.setup["seed"] == rs.index(r)

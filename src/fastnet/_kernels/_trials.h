@@ -317,13 +317,24 @@ fn_trials_outputs(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layer
         if ((V) != FN_T_IRPROP_MINUS || (BLEND)) FN_TSTORE(pdw, dw_new);               \
     }
 
+/* Epoch ep's training SSE of the lanes of group grp, times sse_scale, into
+ * row grp * FN_TL + lane, column ep of sse_out (row stride ld). */
+#define FN_TRIALS_SSE_OUT(grp, ep, sse)                                                \
+    do {                                                                               \
+        const fn_tv o_ = (sse) * sse_scale;                                            \
+        double l_[FN_TL];                                                              \
+        memcpy(l_, &o_, sizeof l_);                                                    \
+        for (int k_ = 0; k_ < FN_TL; k_++) sse_out[((grp) * FN_TL + k_) * ld + (ep)] = l_[k_]; \
+    } while (0)
+
 /* Run n_epochs epochs of epoch-batched RPROP for every group (see the top).
  *
  * w, g, g_prev, dw_prev, step: (n_groups, n_w, FN_TL); last_error, status:
- * (n_groups, FN_TL); sse_out: (n_groups, n_epochs, FN_TL), the training SSE of
- * each epoch (its forward pass, before its update; meaningful for the epochs a
- * lane trained); work: 3 * n_units vectors. check_every > 0: the success check
- * after every check_every-th epoch of the call. */
+ * (n_groups, FN_TL); sse_out: n_groups * FN_TL rows (trial g * FN_TL + lane),
+ * row stride ld >= n_epochs: the training SSE of each epoch times sse_scale
+ * (its forward pass, before its update; meaningful for the epochs a lane
+ * trained); work: 3 * n_units vectors. check_every > 0: the success check after
+ * every check_every-th epoch of the call. */
 FN_TRIALS_CLONES static void
 fn_trials_rprop_generic(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
                 ptrdiff_t n_in, ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n,
@@ -331,8 +342,8 @@ fn_trials_rprop_generic(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n
                 double *w, double *g, double *g_prev, double *dw_prev, double *step,
                 double *last_error, int64_t *status, double *work,
                 int variant, double eta_plus, double eta_minus, double step_min,
-                double step_max, ptrdiff_t n_epochs, double *sse_out,
-                ptrdiff_t check_every, double r_c, double analog)
+                double step_max, ptrdiff_t n_epochs, double *sse_out, ptrdiff_t ld,
+                double sse_scale, ptrdiff_t check_every, double r_c, double analog)
 {
     /* work: FN_TBLOCK rows each of activations, f'(net) (which become dE/dnet)
      * and dE/da. */
@@ -348,7 +359,6 @@ fn_trials_rprop_generic(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n
         double *gp = g_prev + grp * n_w * FN_TL, *dwp = dw_prev + grp * n_w * FN_TL;
         double *st = step + grp * n_w * FN_TL;
         int64_t *sg = status + grp * FN_TL;
-        double *sse_g = sse_out + grp * n_epochs * FN_TL;
         fn_tm lane_status;
         memcpy(&lane_status, sg, sizeof lane_status);
         for (ptrdiff_t ep = 0; ep < n_epochs; ep++) {
@@ -440,7 +450,7 @@ fn_trials_rprop_generic(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n
                     }
                 }
             }
-            FN_TSTORE(sse_g + ep * FN_TL, sse);
+            FN_TRIALS_SSE_OUT(grp, ep, sse);
             /* Lanes whose error is not finite stop here, un-updated. */
             const fn_tm bad = active & ~((sse == sse) & (sse - sse == 0.0));
             for (int k = 0; k < FN_TL; k++) all &= bad[k] == 0;
@@ -570,8 +580,9 @@ fn_trials_rprop(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
                 double *w, double *g, double *g_prev, double *dw_prev, double *step,
                 double *last_error, int64_t *status, double *work,
                 int variant, double eta_plus, double eta_minus, double step_min,
-                double step_max, ptrdiff_t n_epochs, double *sse_out,
-                ptrdiff_t check_every, double r_c, double analog, int special)
+                double step_max, ptrdiff_t n_epochs, double *sse_out, ptrdiff_t ld,
+                double sse_scale, ptrdiff_t check_every, double r_c, double analog,
+                int special)
 {
     int ni = 0, nh = 0, no = 0, sc = 0;
     special = special && fn_trials_tiny(layers, n_layers, n_in, n_w, n_out);
@@ -590,8 +601,8 @@ fn_trials_rprop(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
         if (ni == a && nh == b && no == c && sc == d) {                                \
             FN_TINY_CAT(fn_tiny, a, b, c, d)(n_groups, hact, oact, n, X, T, w, g,      \
                 g_prev, dw_prev, step, last_error, status, work, variant, eta_plus,    \
-                eta_minus, step_min, step_max, n_epochs, sse_out, check_every, r_c,    \
-                analog);                                                               \
+                eta_minus, step_min, step_max, n_epochs, sse_out, ld, sse_scale,       \
+                check_every, r_c, analog);                                             \
             return;                                                                    \
         }
         FN_TINY_SHAPES(FN_TINY_CALL)
@@ -600,7 +611,7 @@ fn_trials_rprop(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
     fn_trials_rprop_generic(n_groups, layers, n_layers, n_in, n_units, n_w, n, X, T, n_out,
                             w, g, g_prev, dw_prev, step, last_error, status, work, variant,
                             eta_plus, eta_minus, step_min, step_max, n_epochs, sse_out,
-                            check_every, r_c, analog);
+                            ld, sse_scale, check_every, r_c, analog);
 }
 
 #endif  /* FASTNET_TRIALS_H */
@@ -723,7 +734,8 @@ FN_TINY_CAT(fn_tiny_run, TI, TH, TO, FN_TINY_SC)(
     const double *XB, const double *T, double *w, double *g, double *g_prev, double *dw_prev,
     double *step, double *last_error, int64_t *status, int variant, double eta_plus,
     double eta_minus, double step_min, double step_max, ptrdiff_t n_epochs, double *sse_out,
-    ptrdiff_t check_every, double r_c, double analog, double *snap)
+    ptrdiff_t ld, double sse_scale, ptrdiff_t check_every, double r_c, double analog,
+    double *snap)
 {
     const int Q = 2;
     const ptrdiff_t grps[2] = {grp0, grp1};
@@ -786,7 +798,7 @@ FN_TINY_CAT(fn_tiny_run, TI, TH, TO, FN_TINY_SC)(
             }
         } while (++p < n);
         FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
-            FN_TSTORE(sse_out + (grps[q] * n_epochs + ep) * FN_TL, sse[q]);
+            FN_TRIALS_SSE_OUT(grps[q], ep, sse[q]);
             /* Lanes whose error is not finite stop here, un-updated (one test
              * for all lanes first: the sum of sse - sse is NaN if any is not). */
             double e[FN_TL], h = 0.0;
@@ -876,7 +888,7 @@ FN_TINY_CAT(fn_tiny, TI, TH, TO, FN_TINY_SC)(
     const double *T, double *w, double *g, double *g_prev, double *dw_prev, double *step,
     double *last_error, int64_t *status, double *work, int variant, double eta_plus,
     double eta_minus, double step_min, double step_max, ptrdiff_t n_epochs, double *sse_out,
-    ptrdiff_t check_every, double r_c, double analog)
+    ptrdiff_t ld, double sse_scale, ptrdiff_t check_every, double r_c, double analog)
 {
     /* The inputs broadcast once for the call: XB[(p * TI + i) * FN_TL + lane]
      * (broadcasting in the loop makes GCC shuffle them through the stack). */
@@ -884,8 +896,8 @@ FN_TINY_CAT(fn_tiny, TI, TH, TO, FN_TINY_SC)(
     for (ptrdiff_t j = 0; j < n * TI; j++) FN_TSTORE(XB + j * FN_TL, FN_TSPLAT(X[j]));
     double snap[(5 * TNW + 1) * FN_TL];
 #define FN_TINY_ARGS n, XB, T, w, g, g_prev, dw_prev, step, last_error, status,           \
-    variant, eta_plus, eta_minus, step_min, step_max, n_epochs, sse_out, check_every, r_c,   \
-    analog, snap
+    variant, eta_plus, eta_minus, step_min, step_max, n_epochs, sse_out, ld, sse_scale,      \
+    check_every, r_c, analog, snap
 #define FN_TINY_RUN(HA, OA)                                                            \
     for (ptrdiff_t grp = 0; grp < n_groups; grp += 2)                                  \
         FN_TINY_CAT(fn_tiny_run, TI, TH, TO, FN_TINY_SC)(                              \
