@@ -91,7 +91,7 @@ def test_lanes_kernel_matches_the_numpy_oracle(variant, hidden, shortcut):
     zeros = lambda: np.zeros_like(w)  # noqa: E731
     status = np.zeros(G * L, np.int64)
     status[K:] = 1
-    sse = np.zeros((G, epochs, L))
+    sse = np.zeros((G * L, epochs))
     code = {"rprop+": 0, "rprop-": 1, "irprop-": 2, "irprop+": 3}[variant]
     _trials.trials_rprop(nets[0].layer_table, 4, X, T, w, zeros(), zeros(), zeros(), step,
                          np.full(G * L, np.inf), status, np.zeros(_trials.work_size(nets[0].n_units)),
@@ -100,7 +100,7 @@ def test_lanes_kernel_matches_the_numpy_oracle(variant, hidden, shortcut):
     for i, net in enumerate(nets):
         err_ref, w_ref = ref.train_rprop(net, X, T, variant, epochs, steps[i], eta_plus=1.2,
                                          eta_minus=0.5, step_min=0.0, step_max=50.0)
-        assert_allclose(sse[i // L, :, i % L], err_ref, rtol=1e-10)
+        assert_allclose(sse[i], err_ref, rtol=1e-10)
         assert_allclose(w[i // L, :, i % L], w_ref, rtol=1e-10, atol=1e-12)
 
 
@@ -313,3 +313,151 @@ def test_finished_trials_leave_the_lanes(monkeypatch):
         assert_same_run(g, r)
     assert packs and packs[0][0] == 3
     assert all(left <= 8 * (groups - 1) for groups, left in packs)
+
+
+# ----------------------------------------------------------------- tiny networks
+# One-hidden-layer shapes listed in _trials.h (XOR 2-2-1, with and without
+# shortcuts) run in kernels of their own, compiled with the sizes as constants.
+
+def _xor():
+    X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
+    return X, np.array([[0.], [1.], [1.], [0.]])
+
+
+def _lanes_state(nets, steps):
+    L, C = _trials.LANES, nets[0].n_connections
+    K = len(nets)
+    G = -(-K // L)
+
+    def to_lanes(rows):
+        flat = np.zeros((G * L, C))
+        flat[:K] = rows
+        return np.ascontiguousarray(flat.reshape(G, L, C).transpose(0, 2, 1))
+
+    return G, to_lanes([n.weights for n in nets]), to_lanes(steps)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("shortcut", [True, False])
+@pytest.mark.parametrize("output", ["linear", "proben1"])
+@pytest.mark.parametrize("check", [0, 3])
+def test_tiny_kernel_equals_the_generic_kernel_bit_for_bit(variant, shortcut, output, check):
+    # 21 trials (3 groups: an odd group out, a partly filled one), two lanes frozen
+    # from the start, 7 examples, the success check on or off: every array the
+    # kernel writes is the generic kernel's, bit for bit.
+    net = MLP(2, (2,), 1, shortcut=shortcut, output_activation=output)
+    if not _trials.tiny_kernel(net.layer_table, 2, 1):
+        pytest.skip("no tiny-network kernel on this CPU (x86-64 with AVX-512 only)")
+    rng = np.random.default_rng(11)
+    X = rng.uniform(-1, 1, (7, 2))
+    T = (rng.uniform(size=(7, 1)) > 0.5).astype(float)
+    K, epochs = 21, 80
+    nets = [MLP(2, (2,), 1, shortcut=shortcut, output_activation=output, seed=s)
+            for s in range(K)]
+    steps = rng.uniform(0.05, 0.2, (K, nets[0].n_connections))
+    G, w0, step0 = _lanes_state(nets, steps)
+    status0 = np.zeros(G * _trials.LANES, np.int64)
+    status0[K:] = 1
+    status0[[3, 12]] = 1
+    code = {"rprop+": 0, "rprop-": 1, "irprop-": 2, "irprop+": 3}[variant]
+    runs = []
+    for special in (False, True):
+        w, step, status = w0.copy(), step0.copy(), status0.copy()
+        g, g_prev, dw_prev = (np.zeros_like(w) for _ in range(3))
+        last = np.full(G * _trials.LANES, np.inf)
+        sse = np.zeros((G * _trials.LANES, epochs))
+        work = np.zeros(_trials.work_size(nets[0].n_units, 7, 2))
+        _trials.trials_rprop(nets[0].layer_table, 2, X, T, w, g, g_prev, dw_prev, step, last,
+                             status, work, code, 1.2, 0.5, 1e-6, 50.0, sse, check, 0.4, -1.0,
+                             special=special)
+        runs.append((w, g_prev, dw_prev, step, last, status, sse))
+    (w, gp, dw, st, last, status, sse), tiny = runs
+    assert np.array_equal(status, tiny[5])
+    for a, b in zip((w, gp, st), (tiny[0], tiny[1], tiny[3])):
+        assert np.array_equal(a.view(np.int64), b.view(np.int64))
+    if variant != "irprop-":                 # irprop- keeps no previous change
+        assert np.array_equal(dw.view(np.int64), tiny[2].view(np.int64))
+    trained = status == 0
+    assert np.array_equal(last[trained], tiny[4][trained])
+    for i in range(G * _trials.LANES):      # the epochs each lane trained
+        n = 0 if status0[i] else (epochs if status[i] == 0 else abs(status[i]))
+        assert np.array_equal(sse[i, :n], tiny[6][i, :n])
+    if check:
+        assert (status < 0).any()            # some trials passed the check
+
+
+def test_which_shapes_have_tiny_kernels():
+    def tiny(*args, **kw):
+        net = MLP(*args, **kw)
+        return _trials.tiny_kernel(net.layer_table, net.n_in, net.n_out)
+
+    if not tiny(2, (2,), 1):
+        pytest.skip("no tiny-network kernel on this CPU (x86-64 with AVX-512 only)")
+    assert tiny(2, (2,), 1, shortcut=False) and tiny(2, (2,), 1, output_activation="proben1")
+    assert not tiny(2, (3,), 1) and not tiny(3, (2,), 1) and not tiny(2, (2,), 2)
+    assert not tiny(2, (2, 2), 1) and not tiny(2, (), 1)
+    assert not tiny(2, (2,), 1, hidden_activation="tanh")
+    assert not tiny(2, (2,), 1, output_activation="logistic")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("shortcut", [True, False])
+def test_tiny_shapes_equal_train_rprop(variant, shortcut):
+    X, T = data(12, n_in=2, n_out=1, seed=3)   # (XOR's errors go to ~0: no relative check)
+    K = 19
+    nets = nets_for(K, (2,), shortcut, n_in=2, n_out=1)
+    seeds = list(range(K))
+    kw = dict(variant=variant, max_epochs=120, init_scale=0.8, delta0=(0.05, 0.2))
+    refs = alone(nets, seeds, X, T, **kw)
+    for g, r in zip(train_rprop_many(nets, X, T, seeds=seeds, method="lanes", **kw), refs):
+        assert_same_run(g, r)
+
+
+def test_tiny_shape_with_a_step_below_delta_min_uses_the_generic_kernel():
+    # The tiny kernels' update assumes every step in [delta_min, delta_max]; a
+    # delta0 below delta_min is legal and must give train_rprop's result.
+    X, T = _xor()
+    nets = nets_for(9, (2,), n_in=2, n_out=1)
+    kw = dict(max_epochs=60, init_scale=0.8, delta0=0.01, delta_min=0.02)
+    for g, r in zip(train_rprop_many(nets, X, T, seeds=range(9), method="lanes", **kw),
+                    alone(nets, range(9), X, T, **kw)):
+        assert_same_run(g, r)
+
+
+def test_tiny_shape_divergence_names_the_trial():
+    X, T = _xor()
+    with pytest.raises(DivergenceError, match=r"of trial 0 \(nets\[0\]\) became non-finite in "
+                                              r"epoch 1"):
+        train_rprop_many(nets_for(3, (2,), n_in=2, n_out=1), X * 1e200, T, seeds=[0, 1, 2],
+                         init_scale=0.5, max_epochs=5, method="lanes")
+
+
+@pytest.mark.parametrize("with_val", [False, True])
+def test_results_built_in_bulk_are_ordinary_train_results(with_val):
+    # The results are built by filling __dict__ (not through the dataclass
+    # __init__): they must be indistinguishable from constructed ones.
+    import dataclasses
+    import pickle
+
+    from fastnet._training import SetErrors, TrainResult
+
+    X, T = data(30, seed=8)
+    Xv, Tv = data(15, seed=9)
+    extra = dict(X_val=Xv, Y_val=Tv, stop=GL(1)) if with_val else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        rs = train_rprop_many(nets_for(10, (3,)), X, T, seeds=range(10), init_scale=0.5,
+                              max_epochs=40, method="lanes", **extra)
+    names = [f.name for f in dataclasses.fields(TrainResult)]
+    for r in rs:
+        assert type(r) is TrainResult and list(vars(r)) == names
+        assert list(vars(r.final_train)) == [f.name for f in dataclasses.fields(SetErrors)]
+        rebuilt = TrainResult(**{n: getattr(r, n) for n in names})
+        assert repr(rebuilt) == repr(r)
+        assert dataclasses.replace(r, cpu_time=1.0).cpu_time == 1.0
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            r.epochs = 3
+        back = pickle.loads(pickle.dumps(r))
+        assert back.epochs == r.epochs and np.array_equal(back.train_error, r.train_error)
+        assert back.final_train == r.final_train
+        assert r.setup["seed"] == rs.index(r)

@@ -29,6 +29,7 @@
  * (x86-64-v4 runs each 8-lane operation as one AVX-512 instruction, v3 as two
  * AVX2 ones, the baseline as four SSE2 ones).
  */
+#ifndef FN_TINY_NI     /* the header; the tiny-network template is at the end */
 #ifndef FASTNET_TRIALS_H
 #define FASTNET_TRIALS_H
 
@@ -41,10 +42,28 @@
     && (__GNUC__ >= 12) && !defined(FASTNET_NO_CLONES)
 #define FN_TRIALS_CLONES \
     __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), unused))
+/* The tiny-network kernels (below) are built for x86-64-v4 alone: elsewhere
+ * GCC splits their 8-lane masks into scalar code, and the generic kernel does
+ * as well there. */
+#define FN_TINY_TARGET __attribute__((target("arch=x86-64-v4"), unused))
+#define FN_TINY_SUPPORTED()                                                            \
+    (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")           \
+     && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq")       \
+     && __builtin_cpu_supports("avx512cd"))
+/* The outputs are rounded before the residual y - t, as in the generic kernel
+ * (which stores them): without this, GCC fuses x * q - t of an x/(1+|x|)
+ * output into one FMA. An empty asm on the (zmm) register hides the product. */
+#define FN_TINY_OPAQUE(v) __asm__("" : "+v"(v))
 #elif defined(__GNUC__)
 #define FN_TRIALS_CLONES __attribute__((unused))
+#define FN_TINY_TARGET __attribute__((unused))
+#define FN_TINY_SUPPORTED() 1
+#define FN_TINY_OPAQUE(v) ((void)0)    /* (no contraction guard here) */
 #else
 #define FN_TRIALS_CLONES
+#define FN_TINY_TARGET
+#define FN_TINY_SUPPORTED() 1
+#define FN_TINY_OPAQUE(v) ((void)0)
 #endif
 
 /* Examples per block: the block's activations and dE/dnet stay in cache
@@ -62,6 +81,9 @@
  * aligns to 16 bytes, and a fn_tv* dereference must not assume 64. */
 typedef double fn_tv __attribute__((vector_size(FN_TL * sizeof(double)), aligned(8)));
 typedef int64_t fn_tm __attribute__((vector_size(FN_TL * sizeof(double))));
+/* The same vector with its natural alignment, for local arrays that the
+ * compiler may keep in registers. */
+typedef double fn_tvr __attribute__((vector_size(FN_TL * sizeof(double))));
 
 /* Macros, not functions: a function returning a vector would have a different
  * ABI in each clone. Loads and stores go through memcpy (no alignment needed). */
@@ -70,6 +92,8 @@ typedef int64_t fn_tm __attribute__((vector_size(FN_TL * sizeof(double))));
 #define FN_TSEL(m, a, b) ((fn_tv)(((m) & (fn_tm)(a)) | (~(m) & (fn_tm)(b))))
 /* x - 0 is x exactly, -0.0 included (x + 0 would turn -0.0 into +0.0). */
 #define FN_TSPLAT(x) ((x) - (fn_tv){0})
+/* |x|, the sign bit cleared (one AND; 1 + |x| is the same as with a select). */
+#define FN_TABS(x) ((fn_tv)((fn_tm)(x) & ((fn_tm){0} + INT64_MAX)))
 
 /* Layer table columns (as in _types.pxd). */
 enum { FN_T_START, FN_T_SIZE, FN_T_SRC_LO, FN_T_SRC_HI, FN_T_W_OFF, FN_T_B_OFF, FN_T_ACT,
@@ -84,7 +108,7 @@ enum { FN_T_RPROP_PLUS, FN_T_RPROP_MINUS, FN_T_IRPROP_MINUS, FN_T_IRPROP_PLUS };
 #define FN_TACT(act, s, y, f)                                                          \
     do {                                                                               \
         if ((act) == FN_T_PROBEN1) {                                                   \
-            const fn_tv q_ = 1.0 / (1.0 + FN_TSEL((s) < 0.0, -(s), (s)));              \
+            const fn_tv q_ = 1.0 / (1.0 + FN_TABS(s));                                 \
             (y) = (s) * q_; (f) = q_ * q_;                                             \
         } else if ((act) == FN_T_LINEAR) {                                             \
             (y) = (s); (f) = FN_TSPLAT(1.0);                                           \
@@ -242,9 +266,40 @@ fn_trials_outputs(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layer
         (result) = ok_;                                                                \
     } while (0)
 
-/* One RPROP step of the FN_TL lanes of weight c, lane by lane as rprop_update in
- * _rprop.pyx (variant V a constant, so each variant compiles to its own
- * loop). With BLEND, lanes outside `active` keep their state. */
+/* RPROP's rule for the FN_TL lanes of one weight, lane by lane as rprop_update in
+ * _rprop.pyx (V a constant, so each variant compiles to its own code): from the
+ * weight wv, gradient gv, previous gradient gpv, step sv and previous change dwv,
+ * the new values w_new, gp_new, s_new, dw_new (variables distinct from the
+ * inputs). Reads eta_plus, eta_minus, smax, smin, zero and (irprop+) rose. */
+#define FN_TRIALS_RULE(V, wv, gv, gpv, sv, dwv, w_new, gp_new, s_new, dw_new)          \
+    do {                                                                               \
+        const fn_tv prod_ = (gpv) * (gv);                                              \
+        const fn_tm pos_ = prod_ > 0.0, neg_ = prod_ < 0.0;                            \
+        fn_tv grown_ = (sv) * eta_plus, shrunk_ = (sv) * eta_minus;                    \
+        grown_ = FN_TSEL(grown_ < smax, grown_, smax);                                 \
+        shrunk_ = FN_TSEL(shrunk_ > smin, shrunk_, smin);                              \
+        (s_new) = FN_TSEL(pos_, grown_, FN_TSEL(neg_, shrunk_, (sv)));                 \
+        /* -sign(g) * step: the change of a non-negative product (and of rprop-) */    \
+        const fn_tv dw_ = FN_TSEL((gv) > 0.0, -(s_new),                                \
+                                  FN_TSEL((gv) < 0.0, (s_new), -zero * (s_new)));      \
+        (w_new) = (wv) + dw_; (dw_new) = dw_; (gp_new) = (gv);                         \
+        if ((V) == FN_T_RPROP_PLUS) {                                                  \
+            (w_new) = FN_TSEL(neg_, (wv) - (dwv), (w_new));                            \
+            (dw_new) = FN_TSEL(neg_, -(dwv), (dw_new));                                \
+            (gp_new) = FN_TSEL(neg_, zero, (gp_new));                                  \
+        } else if ((V) == FN_T_IRPROP_MINUS) {                                         \
+            (w_new) = FN_TSEL(neg_, (wv), (w_new));                                    \
+            (dw_new) = FN_TSEL(neg_, zero, (dw_new));                                  \
+            (gp_new) = FN_TSEL(neg_, zero, (gp_new));                                  \
+        } else if ((V) == FN_T_IRPROP_PLUS) {                                          \
+            (w_new) = FN_TSEL(neg_, FN_TSEL(rose, (wv) - (dwv), (wv)), (w_new));       \
+            (dw_new) = FN_TSEL(neg_, zero, (dw_new));                                  \
+            (gp_new) = FN_TSEL(neg_, zero, (gp_new));                                  \
+        }                                                                              \
+    } while (0)
+
+/* One RPROP step (FN_TRIALS_RULE) of the FN_TL lanes of every weight of a group,
+ * in memory. With BLEND, lanes outside `active` keep their state. */
 #define FN_TRIALS_UPDATE(V, BLEND)                                                     \
     for (ptrdiff_t c = 0; c < n_w; c++) {                                              \
         double *pw = wg + c * FN_TL, *pg = gg + c * FN_TL, *pgp = gp + c * FN_TL;      \
@@ -252,54 +307,43 @@ fn_trials_outputs(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layer
         const fn_tv gv = FN_TLOAD(pg), gpv = FN_TLOAD(pgp), sv = FN_TLOAD(pst);         \
         const fn_tv wv = FN_TLOAD(pw);                                                 \
         const fn_tv dwv = (V) == FN_T_IRPROP_MINUS ? zero : FN_TLOAD(pdw);             \
-        const fn_tv prod = gpv * gv;                                                   \
-        const fn_tm pos = prod > 0.0, neg = prod < 0.0;                                \
-        fn_tv grown = sv * eta_plus, shrunk = sv * eta_minus;                          \
-        grown = FN_TSEL(grown < smax, grown, smax);                                    \
-        shrunk = FN_TSEL(shrunk > smin, shrunk, smin);                                 \
-        const fn_tv s_new = FN_TSEL(pos, grown, FN_TSEL(neg, shrunk, sv));             \
-        /* -sign(g) * step: the change of a non-negative product (and of rprop-) */    \
-        const fn_tv dw = FN_TSEL(gv > 0.0, -s_new, FN_TSEL(gv < 0.0, s_new, -zero * s_new)); \
-        fn_tv w_new = wv + dw, dw_new = dw, gp_new = gv;                               \
-        if ((V) == FN_T_RPROP_PLUS) {                                                  \
-            w_new = FN_TSEL(neg, wv - dwv, w_new);                                     \
-            dw_new = FN_TSEL(neg, -dwv, dw_new);                                       \
-            gp_new = FN_TSEL(neg, zero, gp_new);                                       \
-        } else if ((V) == FN_T_IRPROP_MINUS) {                                         \
-            w_new = FN_TSEL(neg, wv, w_new);                                           \
-            dw_new = FN_TSEL(neg, zero, dw_new);                                       \
-            gp_new = FN_TSEL(neg, zero, gp_new);                                       \
-        } else if ((V) == FN_T_IRPROP_PLUS) {                                          \
-            w_new = FN_TSEL(neg, FN_TSEL(rose, wv - dwv, wv), w_new);                  \
-            dw_new = FN_TSEL(neg, zero, dw_new);                                       \
-            gp_new = FN_TSEL(neg, zero, gp_new);                                       \
-        }                                                                              \
+        fn_tv w_new, gp_new, s_new, dw_new;                                            \
+        FN_TRIALS_RULE(V, wv, gv, gpv, sv, dwv, w_new, gp_new, s_new, dw_new);         \
         if (BLEND) {                                                                   \
             w_new = FN_TSEL(active, w_new, wv); dw_new = FN_TSEL(active, dw_new, dwv); \
-            gp_new = FN_TSEL(active, gp_new, gpv); s_new_b = FN_TSEL(active, s_new, sv); \
-        } else {                                                                       \
-            s_new_b = s_new;                                                           \
+            gp_new = FN_TSEL(active, gp_new, gpv); s_new = FN_TSEL(active, s_new, sv); \
         }                                                                              \
-        FN_TSTORE(pw, w_new); FN_TSTORE(pgp, gp_new); FN_TSTORE(pst, s_new_b);         \
+        FN_TSTORE(pw, w_new); FN_TSTORE(pgp, gp_new); FN_TSTORE(pst, s_new);           \
         if ((V) != FN_T_IRPROP_MINUS || (BLEND)) FN_TSTORE(pdw, dw_new);               \
     }
+
+/* Epoch ep's training SSE of the lanes of group grp, times sse_scale, into
+ * row grp * FN_TL + lane, column ep of sse_out (row stride ld). */
+#define FN_TRIALS_SSE_OUT(grp, ep, sse)                                                \
+    do {                                                                               \
+        const fn_tv o_ = (sse) * sse_scale;                                            \
+        double l_[FN_TL];                                                              \
+        memcpy(l_, &o_, sizeof l_);                                                    \
+        for (int k_ = 0; k_ < FN_TL; k_++) sse_out[((grp) * FN_TL + k_) * ld + (ep)] = l_[k_]; \
+    } while (0)
 
 /* Run n_epochs epochs of epoch-batched RPROP for every group (see the top).
  *
  * w, g, g_prev, dw_prev, step: (n_groups, n_w, FN_TL); last_error, status:
- * (n_groups, FN_TL); sse_out: (n_groups, n_epochs, FN_TL), the training SSE of
- * each epoch (its forward pass, before its update; meaningful for the epochs a
- * lane trained); work: 3 * n_units vectors. check_every > 0: the success check
- * after every check_every-th epoch of the call. */
+ * (n_groups, FN_TL); sse_out: n_groups * FN_TL rows (trial g * FN_TL + lane),
+ * row stride ld >= n_epochs: the training SSE of each epoch times sse_scale
+ * (its forward pass, before its update; meaningful for the epochs a lane
+ * trained); work: 3 * n_units vectors. check_every > 0: the success check after
+ * every check_every-th epoch of the call. */
 FN_TRIALS_CLONES static void
-fn_trials_rprop(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
+fn_trials_rprop_generic(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
                 ptrdiff_t n_in, ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n,
                 const double *X, const double *T, ptrdiff_t n_out,
                 double *w, double *g, double *g_prev, double *dw_prev, double *step,
                 double *last_error, int64_t *status, double *work,
                 int variant, double eta_plus, double eta_minus, double step_min,
-                double step_max, ptrdiff_t n_epochs, double *sse_out,
-                ptrdiff_t check_every, double r_c, double analog)
+                double step_max, ptrdiff_t n_epochs, double *sse_out, ptrdiff_t ld,
+                double sse_scale, ptrdiff_t check_every, double r_c, double analog)
 {
     /* work: FN_TBLOCK rows each of activations, f'(net) (which become dE/dnet)
      * and dE/da. */
@@ -315,7 +359,6 @@ fn_trials_rprop(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
         double *gp = g_prev + grp * n_w * FN_TL, *dwp = dw_prev + grp * n_w * FN_TL;
         double *st = step + grp * n_w * FN_TL;
         int64_t *sg = status + grp * FN_TL;
-        double *sse_g = sse_out + grp * n_epochs * FN_TL;
         fn_tm lane_status;
         memcpy(&lane_status, sg, sizeof lane_status);
         for (ptrdiff_t ep = 0; ep < n_epochs; ep++) {
@@ -407,7 +450,7 @@ fn_trials_rprop(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
                     }
                 }
             }
-            FN_TSTORE(sse_g + ep * FN_TL, sse);
+            FN_TRIALS_SSE_OUT(grp, ep, sse);
             /* Lanes whose error is not finite stop here, un-updated. */
             const fn_tm bad = active & ~((sse == sse) & (sse - sse == 0.0));
             for (int k = 0; k < FN_TL; k++) all &= bad[k] == 0;
@@ -416,7 +459,6 @@ fn_trials_rprop(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
             const fn_tv last = FN_TLOAD(last_error + grp * FN_TL);
             const fn_tm rose = sse > last;
             FN_TSTORE(last_error + grp * FN_TL, FN_TSEL(active, sse, last));
-            fn_tv s_new_b;
             (void)rose;
             if (all) {
                 switch (variant) {
@@ -444,4 +486,440 @@ fn_trials_rprop(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
     }
 }
 
-#endif
+/* ------------------------------------------------------------------------
+ * Tiny networks: one hidden layer of a few units (XOR 2-2-1, encoders). Their
+ * layers are too short for the loops above to pay: per epoch the generic kernel
+ * spends more on loop control, the layer table and round trips through the
+ * work rows than on arithmetic. For the shapes listed below, the template at
+ * the end of this file (this header includes itself once per shape) compiles
+ * the whole epoch with the sizes as constants: every loop unrolled, a group's
+ * weights, RPROP state and gradient in local arrays (registers where they
+ * fit), one example at a time, forward, backward and gradient fused. Every sum
+ * runs in the generic kernel's order (forward sums in source order then the
+ * bias; dE/da of a hidden unit over the output units in order; the gradient
+ * over the examples in order), so a lane's arithmetic is the generic kernel's.
+ * ------------------------------------------------------------------------ */
+
+/* The canonical layer table of a one-hidden-layer network (network.py's
+ * layout): hidden units from the inputs, outputs from [lo, n_in + n_h) with lo 0
+ * (shortcuts) or n_in. Returns 1 and the sizes if `layers` is one. */
+static int
+fn_tiny_shape(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_w,
+              ptrdiff_t n_out, int *ni, int *nh, int *no, int *sc)
+{
+    if (n_layers != 2) return 0;
+    const ptrdiff_t *h = layers, *o = layers + FN_T_NCOLS;
+    const ptrdiff_t H = h[FN_T_SIZE], lo = o[FN_T_SRC_LO];
+    if (h[FN_T_START] != n_in || h[FN_T_SRC_LO] != 0 || h[FN_T_SRC_HI] != n_in
+        || h[FN_T_W_OFF] != 0 || h[FN_T_B_OFF] != H * n_in) return 0;
+    if (o[FN_T_START] != n_in + H || o[FN_T_SIZE] != n_out || (lo != 0 && lo != n_in)
+        || o[FN_T_SRC_HI] != n_in + H || o[FN_T_W_OFF] != H * n_in + H
+        || o[FN_T_B_OFF] != o[FN_T_W_OFF] + n_out * (n_in + H - lo)
+        || n_w != o[FN_T_B_OFF] + n_out) return 0;
+    *ni = (int)n_in; *nh = (int)H; *no = (int)n_out; *sc = lo == 0;
+    return 1;
+}
+
+#define FN_TINY_UNROLL _Pragma("GCC unroll 256")
+
+
+/* FN_TACT for the two activations the tiny kernels take (x/(1+|x|) or linear;
+ * the others go through libm lane by lane, which would spill the arrays). */
+#define FN_TINY_ACT(act, s, y, f)                                                      \
+    do {                                                                               \
+        if ((act) == FN_T_PROBEN1) {                                                   \
+            const fn_tv q_ = 1.0 / (1.0 + FN_TABS(s));                                 \
+            (y) = (s) * q_; (f) = q_ * q_;                                             \
+        } else {                                                                       \
+            (y) = (s); (f) = FN_TSPLAT(1.0);                                           \
+        }                                                                              \
+    } while (0)
+#define FN_TINY_CAT_(a, b, c, d, e) a##_##b##_##c##_##d##_##e
+#define FN_TINY_CAT(a, b, c, d, e) FN_TINY_CAT_(a, b, c, d, e)
+
+/* The specialised shapes (n_in, n_hidden, n_out, shortcut). */
+#define FN_TINY_SHAPES(X) X(2, 2, 1, 1) X(2, 2, 1, 0)
+
+#define FN_TINY_NI 2
+#define FN_TINY_NH 2
+#define FN_TINY_NO 1
+#define FN_TINY_SC 1
+#include "_trials.h"
+#undef FN_TINY_SC
+#define FN_TINY_SC 0
+#include "_trials.h"
+#undef FN_TINY_NI
+#undef FN_TINY_NH
+#undef FN_TINY_NO
+#undef FN_TINY_SC
+
+/* Whether a network of this layer table has a tiny-network kernel on this
+ * CPU (a listed shape, x/(1+|x|) hidden units, linear or x/(1+|x|) outputs). */
+static int
+fn_trials_tiny(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_w,
+               ptrdiff_t n_out)
+{
+    int ni, nh, no, sc;
+    if (!fn_tiny_shape(layers, n_layers, n_in, n_w, n_out, &ni, &nh, &no, &sc)) return 0;
+    const ptrdiff_t hact = layers[FN_T_ACT], oact = layers[FN_T_NCOLS + FN_T_ACT];
+    if (hact != FN_T_PROBEN1 || (oact != FN_T_PROBEN1 && oact != FN_T_LINEAR)) return 0;
+    int listed = 0;
+#define FN_TINY_LISTED(a, b, c, d) listed |= ni == a && nh == b && no == c && sc == d;
+    FN_TINY_SHAPES(FN_TINY_LISTED)
+#undef FN_TINY_LISTED
+    return listed && FN_TINY_SUPPORTED();
+}
+
+/* Run n_epochs epochs of epoch-batched RPROP for every group (see
+ * fn_trials_rprop_generic for the arguments); tiny shapes go to their own
+ * kernels unless `special` is 0 (or a step is out of bounds). */
+static void
+fn_trials_rprop(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
+                ptrdiff_t n_in, ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n,
+                const double *X, const double *T, ptrdiff_t n_out,
+                double *w, double *g, double *g_prev, double *dw_prev, double *step,
+                double *last_error, int64_t *status, double *work,
+                int variant, double eta_plus, double eta_minus, double step_min,
+                double step_max, ptrdiff_t n_epochs, double *sse_out, ptrdiff_t ld,
+                double sse_scale, ptrdiff_t check_every, double r_c, double analog,
+                int special)
+{
+    int ni = 0, nh = 0, no = 0, sc = 0;
+    special = special && fn_trials_tiny(layers, n_layers, n_in, n_w, n_out);
+    /* The tiny kernels' update needs every trained lane's step in bounds. */
+    for (ptrdiff_t grp = 0; special && grp < n_groups; grp++)
+        for (ptrdiff_t c = 0; c < n_w; c++)
+            for (int k = 0; k < FN_TL; k++) {
+                const double s = step[(grp * n_w + c) * FN_TL + k];
+                if (status[grp * FN_TL + k] == 0 && !(s >= step_min && s <= step_max))
+                    special = 0;
+            }
+    const ptrdiff_t hact = layers[FN_T_ACT], oact = layers[(n_layers - 1) * FN_T_NCOLS + FN_T_ACT];
+    if (special) {
+        fn_tiny_shape(layers, n_layers, n_in, n_w, n_out, &ni, &nh, &no, &sc);
+#define FN_TINY_CALL(a, b, c, d)                                                       \
+        if (ni == a && nh == b && no == c && sc == d) {                                \
+            FN_TINY_CAT(fn_tiny, a, b, c, d)(n_groups, hact, oact, n, X, T, w, g,      \
+                g_prev, dw_prev, step, last_error, status, work, variant, eta_plus,    \
+                eta_minus, step_min, step_max, n_epochs, sse_out, ld, sse_scale,       \
+                check_every, r_c, analog);                                             \
+            return;                                                                    \
+        }
+        FN_TINY_SHAPES(FN_TINY_CALL)
+#undef FN_TINY_CALL
+    }
+    fn_trials_rprop_generic(n_groups, layers, n_layers, n_in, n_units, n_w, n, X, T, n_out,
+                            w, g, g_prev, dw_prev, step, last_error, status, work, variant,
+                            eta_plus, eta_minus, step_min, step_max, n_epochs, sse_out,
+                            ld, sse_scale, check_every, r_c, analog);
+}
+
+#endif  /* FASTNET_TRIALS_H */
+
+#else   /* FN_TINY_NI defined: the tiny-network template, for one shape */
+
+#define TI FN_TINY_NI
+#define TH FN_TINY_NH
+#define TO FN_TINY_NO
+#define TLO (FN_TINY_SC ? 0 : TI)          /* first source of the output layer */
+#define TFAN (TI + TH - TLO)               /* its fan-in */
+#define TB1 (TH * TI)                      /* hidden biases */
+#define TW2 (TB1 + TH)                     /* output weights */
+#define TB2 (TW2 + TO * TFAN)              /* output biases */
+#define TNW (TB2 + TO)                     /* weights */
+#define TNU (TI + TH + TO)                 /* units */
+
+/* The forward pass of example p with weights W into A (units) and F (f'(net)
+ * of the hidden then output units); as FN_TRIALS_FORWARD_BLOCK, sum by sum.
+ * The inputs come broadcast from XB. */
+#define FN_TINY_FORWARD(W, A, F, p)                                                    \
+    do {                                                                               \
+        FN_TINY_UNROLL for (int i_ = 0; i_ < TI; i_++)                                 \
+            (A)[i_] = FN_TLOAD(XB + ((p) * TI + i_) * FN_TL);                          \
+        FN_TINY_UNROLL for (int u_ = 0; u_ < TH; u_++) {                               \
+            fn_tv s_ = zero;                                                           \
+            FN_TINY_UNROLL for (int i_ = 0; i_ < TI; i_++)                             \
+                s_ += (W)[u_ * TI + i_] * (A)[i_];                                     \
+            s_ += (W)[TB1 + u_];                                                       \
+            FN_TINY_ACT(HA, s_, (A)[TI + u_], (F)[u_]);                                \
+        }                                                                              \
+        FN_TINY_UNROLL for (int o_ = 0; o_ < TO; o_++) {                               \
+            fn_tv s_ = zero;                                                           \
+            FN_TINY_UNROLL for (int i_ = 0; i_ < TFAN; i_++)                           \
+                s_ += (W)[TW2 + o_ * TFAN + i_] * (A)[TLO + i_];                       \
+            s_ += (W)[TB2 + o_];                                                       \
+            FN_TINY_ACT(OA, s_, (A)[TI + TH + o_], (F)[TH + o_]);                      \
+            FN_TINY_OPAQUE((A)[TI + TH + o_]);                                         \
+        }                                                                              \
+    } while (0)
+
+/* RPROP's step of every weight of group q, every lane: FN_TRIALS_RULE's
+ * results bit for bit, in fewer operations, given that every step lies in
+ * [step_min, step_max] (the caller checks it at the start; the rule keeps it):
+ * - the step: t = step * (eta_plus, eta_minus or 1 by the sign of g' g), then
+ *   clamped to [step_min, step_max] on both sides (in bounds, only the side of
+ *   the factor can bind; step * 1 is the step);
+ * - the change: a step >= +0 with the sign of -g is t | (~g & sign) (the
+ *   selects' -t or t), and -0.0 where g is 0 or NaN (the selects' -0 * t). */
+#define FN_TINY_UPDATE(V, q)                                                           \
+    FN_TINY_UNROLL for (int c = 0; c < TNW; c++) {                                     \
+        const fn_tv gv = G[q][c], wv = W[q][c], prod = GP[q][c] * gv;                  \
+        const fn_tm pos = prod > 0.0, neg = prod < 0.0;                                \
+        fn_tv t = S[q][c] * FN_TSEL(pos, etap, FN_TSEL(neg, etam, one));               \
+        t = FN_TSEL(t > smin, t, smin);                                                \
+        t = FN_TSEL(t < smax, t, smax);                                                \
+        S[q][c] = t;                                                                   \
+        if ((V) == FN_T_IRPROP_MINUS) {                                                \
+            /* neg: no step, g' <- 0 (then g' = 0 also means "no step") */            \
+            const fn_tv ge = FN_TSEL(neg, zero, gv);                                   \
+            const fn_tv cs = (fn_tv)((fn_tm)t | (~(fn_tm)ge & signbit));               \
+            W[q][c] = FN_TSEL(FN_TABS(ge) > 0.0, wv + cs, wv);                         \
+            GP[q][c] = ge;                                                             \
+        } else {                                                                       \
+            const fn_tv cs = (fn_tv)((fn_tm)t | (~(fn_tm)gv & signbit));               \
+            const fn_tv dw = FN_TSEL(FN_TABS(gv) > 0.0, cs, mzero);                    \
+            const fn_tv dwv = DW[q][c];                                                \
+            if ((V) == FN_T_RPROP_MINUS) {                                             \
+                W[q][c] = wv + dw; DW[q][c] = dw; GP[q][c] = gv;                       \
+            } else if ((V) == FN_T_RPROP_PLUS) {                                       \
+                W[q][c] = FN_TSEL(neg, wv - dwv, wv + dw);                             \
+                DW[q][c] = FN_TSEL(neg, -dwv, dw);                                     \
+                GP[q][c] = FN_TSEL(neg, zero, gv);                                     \
+            } else {                                                                   \
+                const fn_tm rose = sse[q] > last[q];                                   \
+                W[q][c] = FN_TSEL(neg, FN_TSEL(rose, wv - dwv, wv), wv + dw);          \
+                DW[q][c] = FN_TSEL(neg, zero, dw);                                     \
+                GP[q][c] = FN_TSEL(neg, zero, gv);                                     \
+            }                                                                          \
+        }                                                                              \
+    }
+
+/* Group q's state (weights, RPROP state, last error) as it is now, for the
+ * lanes of the bit set `lanes`, into memory. Whole vectors go through `snap`
+ * first: indexing the arrays by a variable lane would keep them out of
+ * registers. */
+#define FN_TINY_SAVE_LANES(q, lanes)                                                   \
+    do {                                                                               \
+        FN_TINY_UNROLL for (int c_ = 0; c_ < TNW; c_++) {                              \
+            FN_TSTORE(snap + (0 * TNW + c_) * FN_TL, W[q][c_]);                        \
+            FN_TSTORE(snap + (1 * TNW + c_) * FN_TL, G[q][c_]);                        \
+            FN_TSTORE(snap + (2 * TNW + c_) * FN_TL, GP[q][c_]);                       \
+            FN_TSTORE(snap + (3 * TNW + c_) * FN_TL, S[q][c_]);                        \
+            FN_TSTORE(snap + (4 * TNW + c_) * FN_TL, DW[q][c_]);                       \
+        }                                                                              \
+        FN_TSTORE(snap + 5 * TNW * FN_TL, last[q]);                                    \
+        const ptrdiff_t o_ = off[q];                                                   \
+        double *dst_[5] = {w + o_, g + o_, g_prev + o_, step + o_, dw_prev + o_};      \
+        for (int k_ = 0; k_ < FN_TL; k_++) {                                           \
+            if (!((lanes) >> k_ & 1)) continue;                                        \
+            for (int a_ = 0; a_ < 5; a_++)                                             \
+                for (int c_ = 0; c_ < TNW; c_++)                                       \
+                    dst_[a_][c_ * FN_TL + k_] = snap[(a_ * TNW + c_) * FN_TL + k_];    \
+            last_error[grps[q] * FN_TL + k_] = snap[5 * TNW * FN_TL + k_];         \
+        }                                                                              \
+    } while (0)
+
+/* Groups grp0 and grp1 side by side: two independent streams of work hide
+ * each other's latencies (the division of x/(1+|x|) above all); grp1 == grp0
+ * for an odd group out (both streams then compute and write the same). HA, OA:
+ * the hidden and output activations (constants).
+ * Every lane runs every epoch; a lane that is frozen (status != 0 when the
+ * call starts, or stopped during it) computes on, but its state in memory is
+ * the one it had when it froze: lanes never mix, so the others are
+ * unaffected. That keeps masks out of the epoch (lane status is a bit set,
+ * handled in scalar code once per epoch). */
+static inline __attribute__((always_inline)) void
+FN_TINY_CAT(fn_tiny_run, TI, TH, TO, FN_TINY_SC)(
+    const int HA, const int OA, const ptrdiff_t grp0, const ptrdiff_t grp1, ptrdiff_t n,
+    const double *XB, const double *T, double *w, double *g, double *g_prev, double *dw_prev,
+    double *step, double *last_error, int64_t *status, int variant, double eta_plus,
+    double eta_minus, double step_min, double step_max, ptrdiff_t n_epochs, double *sse_out,
+    ptrdiff_t ld, double sse_scale, ptrdiff_t check_every, double r_c, double analog,
+    double *snap)
+{
+    const int Q = 2;
+    const ptrdiff_t grps[2] = {grp0, grp1};
+    const fn_tv zero = FN_TSPLAT(0.0);
+    const fn_tv smax = FN_TSPLAT(step_max), smin = FN_TSPLAT(step_min);
+    const fn_tv etap = FN_TSPLAT(eta_plus), etam = FN_TSPLAT(eta_minus);
+    const fn_tv one = FN_TSPLAT(1.0), mzero = FN_TSPLAT(-0.0);
+    const fn_tm signbit = (fn_tm){0} + INT64_MIN;
+    const unsigned full = (1u << FN_TL) - 1;
+    ptrdiff_t off[2];
+    unsigned live[2] = {0, 0};             /* lanes that train (status 0) */
+    fn_tvr W[2][TNW], G[2][TNW], GP[2][TNW], S[2][TNW], DW[2][TNW], last[2], sse[2];
+    FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
+        off[q] = grps[q] * TNW * FN_TL;
+        for (int k = 0; k < FN_TL; k++)
+            live[q] |= (unsigned)(status[grps[q] * FN_TL + k] == 0) << k;
+        FN_TINY_UNROLL for (int c = 0; c < TNW; c++) {
+            W[q][c] = FN_TLOAD(w + off[q] + c * FN_TL);
+            G[q][c] = FN_TLOAD(g + off[q] + c * FN_TL);
+            GP[q][c] = FN_TLOAD(g_prev + off[q] + c * FN_TL);
+            S[q][c] = FN_TLOAD(step + off[q] + c * FN_TL);
+            DW[q][c] = FN_TLOAD(dw_prev + off[q] + c * FN_TL);
+        }
+        last[q] = FN_TLOAD(last_error + grps[q] * FN_TL);
+    }
+    for (ptrdiff_t ep = 0; ep < n_epochs && (live[0] | live[1]); ep++) {
+        FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
+            sse[q] = zero;
+            FN_TINY_UNROLL for (int c = 0; c < TNW; c++) G[q][c] = zero;
+        }
+        /* (n >= 1: a do-while leaves no path on which G stays zero, which would
+         * turn the update's masks into PHIs that GCC lowers lane by lane) */
+        ptrdiff_t p = 0;
+        do {
+            FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
+                fn_tvr A[TNU], F[TH + TO], DO[TO];
+                FN_TINY_FORWARD(W[q], A, F, p);
+                /* dE/dnet of the outputs (E = sum (y - t)^2), of the hidden units */
+                FN_TINY_UNROLL for (int o = 0; o < TO; o++) {
+                    const fn_tv res = A[TI + TH + o] - T[p * TO + o];
+                    sse[q] += res * res;
+                    DO[o] = F[TH + o] * (2.0 * res);
+                }
+                FN_TINY_UNROLL for (int h = 0; h < TH; h++) {
+                    fn_tv c = zero;
+                    FN_TINY_UNROLL for (int o = 0; o < TO; o++)
+                        c += DO[o] * W[q][TW2 + o * TFAN + TI + h - TLO];
+                    F[h] *= c;
+                }
+                FN_TINY_UNROLL for (int h = 0; h < TH; h++) {
+                    G[q][TB1 + h] += F[h];
+                    FN_TINY_UNROLL for (int i = 0; i < TI; i++)
+                        G[q][h * TI + i] += F[h] * A[i];
+                }
+                FN_TINY_UNROLL for (int o = 0; o < TO; o++) {
+                    G[q][TB2 + o] += DO[o];
+                    FN_TINY_UNROLL for (int i = 0; i < TFAN; i++)
+                        G[q][TW2 + o * TFAN + i] += DO[o] * A[TLO + i];
+                }
+            }
+        } while (++p < n);
+        FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
+            FN_TRIALS_SSE_OUT(grps[q], ep, sse[q]);
+            /* Lanes whose error is not finite stop here, un-updated (one test
+             * for all lanes first: the sum of sse - sse is NaN if any is not). */
+            double e[FN_TL], h = 0.0;
+            memcpy(e, &sse[q], sizeof e);
+            for (int k = 0; k < FN_TL; k++) h += e[k] - e[k];
+            if (h != 0.0 || h != h) {
+                unsigned bad = 0;
+                for (int k = 0; k < FN_TL; k++) bad |= (unsigned)!(e[k] - e[k] == 0.0) << k;
+                bad &= live[q];
+                if (bad) {
+                    FN_TINY_SAVE_LANES(q, bad);
+                    for (int k = 0; k < FN_TL; k++)
+                        if (bad >> k & 1) status[grps[q] * FN_TL + k] = ep + 1;
+                    live[q] &= ~bad;
+                }
+            }
+        }
+        switch (variant) {
+        case FN_T_RPROP_PLUS:
+            FN_TINY_UNROLL for (int q = 0; q < Q; q++) { FN_TINY_UPDATE(FN_T_RPROP_PLUS, q) }
+            break;
+        case FN_T_RPROP_MINUS:
+            FN_TINY_UNROLL for (int q = 0; q < Q; q++) { FN_TINY_UPDATE(FN_T_RPROP_MINUS, q) }
+            break;
+        case FN_T_IRPROP_MINUS:
+            FN_TINY_UNROLL for (int q = 0; q < Q; q++) { FN_TINY_UPDATE(FN_T_IRPROP_MINUS, q) }
+            break;
+        default:
+            FN_TINY_UNROLL for (int q = 0; q < Q; q++) { FN_TINY_UPDATE(FN_T_IRPROP_PLUS, q) }
+            break;
+        }
+        FN_TINY_UNROLL for (int q = 0; q < Q; q++) last[q] = sse[q];
+        if (check_every > 0 && (ep + 1) % check_every == 0) {
+            FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
+                if (!live[q]) continue;
+                /* Hamey's success check at the new weights (FN_TRIALS_CORRECT) */
+                fn_tm ok = (fn_tm){0} - 1;
+                ptrdiff_t pc = 0;
+                do {
+                    fn_tvr A[TNU], F[TH + TO];
+                    FN_TINY_FORWARD(W[q], A, F, pc);
+                    (void)F;
+                    FN_TINY_UNROLL for (int o = 0; o < TO; o++) {
+                        const fn_tv y = A[TI + TH + o];
+                        const double t = T[pc * TO + o];
+                        if (t == 1.0) ok &= (y > 1.0 - r_c);
+                        else if (t == 0.0) ok &= (y < r_c);
+                        else {
+                            const fn_tv r = y - t;
+                            ok &= (FN_TSEL(r < 0.0, -r, r) <= analog);
+                        }
+                    }
+                } while (++pc < n);
+                unsigned done = 0;
+                int64_t m[FN_TL];
+                memcpy(m, &ok, sizeof m);
+                for (int k = 0; k < FN_TL; k++) done |= (unsigned)(m[k] != 0) << k;
+                done &= live[q];
+                if (done) {
+                    FN_TINY_SAVE_LANES(q, done);
+                    for (int k = 0; k < FN_TL; k++)
+                        if (done >> k & 1) status[grps[q] * FN_TL + k] = -(ep + 1);
+                    live[q] &= ~done;
+                }
+            }
+        }
+    }
+    FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
+        if (live[q] == full) {
+            FN_TINY_UNROLL for (int c = 0; c < TNW; c++) {
+                FN_TSTORE(w + off[q] + c * FN_TL, W[q][c]);
+                FN_TSTORE(g + off[q] + c * FN_TL, G[q][c]);
+                FN_TSTORE(g_prev + off[q] + c * FN_TL, GP[q][c]);
+                FN_TSTORE(step + off[q] + c * FN_TL, S[q][c]);
+                FN_TSTORE(dw_prev + off[q] + c * FN_TL, DW[q][c]);
+            }
+            FN_TSTORE(last_error + grps[q] * FN_TL, last[q]);
+        } else if (live[q]) {
+            FN_TINY_SAVE_LANES(q, live[q]);
+        }
+    }
+}
+
+FN_TINY_TARGET static void
+FN_TINY_CAT(fn_tiny, TI, TH, TO, FN_TINY_SC)(
+    ptrdiff_t n_groups, ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const double *X,
+    const double *T, double *w, double *g, double *g_prev, double *dw_prev, double *step,
+    double *last_error, int64_t *status, double *work, int variant, double eta_plus,
+    double eta_minus, double step_min, double step_max, ptrdiff_t n_epochs, double *sse_out,
+    ptrdiff_t ld, double sse_scale, ptrdiff_t check_every, double r_c, double analog)
+{
+    /* The inputs broadcast once for the call: XB[(p * TI + i) * FN_TL + lane]
+     * (broadcasting in the loop makes GCC shuffle them through the stack). */
+    double *XB = work;
+    for (ptrdiff_t j = 0; j < n * TI; j++) FN_TSTORE(XB + j * FN_TL, FN_TSPLAT(X[j]));
+    double snap[(5 * TNW + 1) * FN_TL];
+#define FN_TINY_ARGS n, XB, T, w, g, g_prev, dw_prev, step, last_error, status,           \
+    variant, eta_plus, eta_minus, step_min, step_max, n_epochs, sse_out, ld, sse_scale,      \
+    check_every, r_c, analog, snap
+#define FN_TINY_RUN(HA, OA)                                                            \
+    for (ptrdiff_t grp = 0; grp < n_groups; grp += 2)                                  \
+        FN_TINY_CAT(fn_tiny_run, TI, TH, TO, FN_TINY_SC)(                              \
+            HA, OA, grp, grp + 1 < n_groups ? grp + 1 : grp, FN_TINY_ARGS)
+    if (oact == FN_T_LINEAR) FN_TINY_RUN(FN_T_PROBEN1, FN_T_LINEAR);
+    else FN_TINY_RUN(FN_T_PROBEN1, FN_T_PROBEN1);
+#undef FN_TINY_RUN
+#undef FN_TINY_ARGS
+}
+
+#undef FN_TINY_UPDATE
+#undef FN_TINY_SAVE_LANES
+#undef FN_TINY_FORWARD
+#undef TI
+#undef TH
+#undef TO
+#undef TLO
+#undef TFAN
+#undef TB1
+#undef TW2
+#undef TB2
+#undef TNW
+#undef TNU
+
+#endif  /* FN_TINY_NI */

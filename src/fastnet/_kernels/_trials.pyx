@@ -1,5 +1,8 @@
 """Many trials of one topology at once, side by side in vector lanes (see _trials.h)."""
 from libc.stdint cimport int64_t
+from libc.string cimport memcpy
+from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS,
+                             PyBUF_FORMAT, PyBUF_WRITABLE)
 from cpython.pyport cimport PY_SSIZE_T_MAX
 
 from fastnet._kernels._forward cimport check_buffers
@@ -7,6 +10,8 @@ from fastnet._kernels._forward cimport check_buffers
 cdef extern from "_trials.h" nogil:
     enum: FN_TL
     enum: FN_TBLOCK
+    int fn_trials_tiny(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
+                       Py_ssize_t n_w, Py_ssize_t n_out)
     void fn_trials_sse(Py_ssize_t n_groups, const Py_ssize_t* layers, Py_ssize_t n_layers,
                        Py_ssize_t n_in, Py_ssize_t n_w, Py_ssize_t n, const double* X,
                        const double* T, Py_ssize_t n_out, const double* w, double* work,
@@ -21,7 +26,8 @@ cdef extern from "_trials.h" nogil:
                          double* last_error, int64_t* status, double* work,
                          int variant, double eta_plus, double eta_minus, double step_min,
                          double step_max, Py_ssize_t n_epochs, double* sse_out,
-                         Py_ssize_t check_every, double r_c, double analog)
+                         Py_ssize_t ld, double sse_scale, Py_ssize_t check_every, double r_c,
+                         double analog, int special)
 
 #: Trials per group (lanes of one vector).
 LANES = FN_TL
@@ -29,9 +35,56 @@ LANES = FN_TL
 BLOCK = FN_TBLOCK
 
 
-def work_size(Py_ssize_t n_units):
-    """Doubles of scratch the kernels need for a network of n_units units."""
-    return 3 * FN_TBLOCK * n_units * FN_TL
+def work_size(Py_ssize_t n_units, Py_ssize_t n=0, Py_ssize_t n_in=0):
+    """Doubles of scratch the kernels need for a network of n_units units (and,
+    for trials_rprop, n training examples of n_in inputs: the tiny-network
+    kernels keep the inputs broadcast to the lanes there)."""
+    return max(3 * FN_TBLOCK * n_units * FN_TL, n * n_in * FN_TL)
+
+
+cdef int _acquire(object array, Py_buffer* view, Py_ssize_t n, int flags) except -1:
+    """A C-contiguous buffer of n doubles of `array` (released by the caller)."""
+    PyObject_GetBuffer(array, view, flags | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)
+    cdef bytes fmt = view.format if view.format != NULL else b""
+    if view.itemsize != 8 or view.len != n * 8 or fmt.lstrip(b"@=<") != b"d":
+        PyBuffer_Release(view)
+        raise ValueError(f"kernel: expected {n} contiguous float64 values")
+    return 0
+
+
+def gather_rows(list arrays, double[:, ::1] out):
+    """out[i] = arrays[i] for float64 vectors of out.shape[1] values (the weights
+    of many networks into one matrix, without a NumPy call per network)."""
+    cdef Py_ssize_t i, n = out.shape[1]
+    cdef Py_buffer view
+    if len(arrays) != out.shape[0]:
+        raise ValueError("kernel: one array per row")
+    for i in range(out.shape[0]):
+        _acquire(arrays[i], &view, n, 0)
+        memcpy(&out[i, 0], view.buf, n * sizeof(double))
+        PyBuffer_Release(&view)
+
+
+def scatter_rows(const double[:, ::1] rows, list arrays):
+    """arrays[i][:] = rows[i] (the inverse of gather_rows)."""
+    cdef Py_ssize_t i, n = rows.shape[1]
+    cdef Py_buffer view
+    if len(arrays) != rows.shape[0]:
+        raise ValueError("kernel: one array per row")
+    for i in range(rows.shape[0]):
+        _acquire(arrays[i], &view, n, PyBUF_WRITABLE)
+        memcpy(view.buf, &rows[i, 0], n * sizeof(double))
+        PyBuffer_Release(&view)
+
+
+def tiny_kernel(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, Py_ssize_t n_out):
+    """Whether trials_rprop trains networks of this layer table in a kernel
+    compiled for their shape (see _trials.h; needs AVX-512 on x86-64)."""
+    cdef Py_ssize_t L = layers.shape[0]
+    if L < 1 or layers.shape[1] != 7:
+        return False
+    cdef Py_ssize_t n_w = layers[L - 1, 5] + layers[L - 1, 1]
+    return bool(fn_trials_tiny(&layers[0, 0], L, n_in, n_w, n_out))
 
 
 cdef Py_ssize_t _check(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
@@ -110,8 +163,8 @@ def trials_rprop(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
                  double[:, :, ::1] g_prev, double[:, :, ::1] dw_prev, double[:, :, ::1] step,
                  double[::1] last_error, int64_t[::1] status, double[::1] work,
                  int variant, double eta_plus, double eta_minus, double step_min,
-                 double step_max, double[:, :, ::1] sse_out, Py_ssize_t check_every=0,
-                 double r_c=0.4, double analog=-1.0):
+                 double step_max, double[:, :] sse_out, Py_ssize_t check_every=0,
+                 double r_c=0.4, double analog=-1.0, bint special=True, double sse_scale=1.0):
     """Run sse_out.shape[1] epochs of RPROP for every lane whose status is 0.
 
     Parameters
@@ -124,10 +177,11 @@ def trials_rprop(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     status : (n_groups * LANES,) int64, 0 = train; see _trials.h for what the
         kernel writes (k > 0: non-finite error in epoch k of this call; -k: the
         success check held after epoch k).
-    work : scratch of at least work_size(n_units) doubles.
+    work : scratch of at least work_size(n_units, n, n_in) doubles.
     variant, eta_plus, eta_minus, step_min, step_max : as train_epochs in _rprop.
-    sse_out : (n_groups, n_epochs, LANES) training SSE per epoch and lane (only
-        the epochs a lane trained are meaningful).
+    sse_out : (n_groups * LANES, n_epochs), rows contiguous (any row stride):
+        the training SSE per lane (trial g * LANES + lane) and epoch, times
+        sse_scale (only the epochs a lane trained are meaningful).
     check_every, r_c, analog : Hamey's success check after every check_every-th
         epoch (0: none), as in _rprop.train_epochs.
 
@@ -137,11 +191,13 @@ def trials_rprop(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     """
     cdef Py_ssize_t n_units = _check(layers, n_in, X, T.shape[0], T.shape[1], w, work)
     cdef Py_ssize_t n_groups = w.shape[0], n_w = w.shape[1]
+    if work.shape[0] < work_size(n_units, X.shape[0], n_in):
+        raise ValueError("kernel: work buffer too small")
     if not (_same_shape(g, w) and _same_shape(g_prev, w) and _same_shape(dw_prev, w)
             and _same_shape(step, w)):
         raise ValueError("kernel: RPROP state does not match the weights")
     if (last_error.shape[0] != n_groups * FN_TL or status.shape[0] != n_groups * FN_TL
-            or sse_out.shape[0] != n_groups or sse_out.shape[2] != FN_TL):
+            or sse_out.shape[0] != n_groups * FN_TL):
         raise ValueError("kernel: per-lane vectors must hold one value per lane")
     if variant < 0 or variant > 3:
         raise ValueError("kernel: unknown RPROP variant")
@@ -149,11 +205,15 @@ def trials_rprop(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
         raise ValueError("kernel: success check needs r_c in (0, 0.5]")
     if sse_out.shape[1] == 0:
         return 0
+    if sse_out.strides[1] != sizeof(double) or sse_out.strides[0] % sizeof(double) != 0 \
+            or sse_out.strides[0] < sse_out.shape[1] * <Py_ssize_t>sizeof(double):
+        raise ValueError("kernel: sse_out rows must be contiguous and not overlap")
     with nogil:
         fn_trials_rprop(n_groups, &layers[0, 0], layers.shape[0], n_in, n_units, n_w,
                         X.shape[0], &X[0, 0], &T[0, 0], T.shape[1], &w[0, 0, 0],
                         &g[0, 0, 0], &g_prev[0, 0, 0], &dw_prev[0, 0, 0], &step[0, 0, 0],
                         &last_error[0], &status[0], &work[0], variant, eta_plus,
-                        eta_minus, step_min, step_max, sse_out.shape[1], &sse_out[0, 0, 0],
-                        check_every, r_c, analog)
+                        eta_minus, step_min, step_max, sse_out.shape[1], &sse_out[0, 0],
+                        sse_out.strides[0] // sizeof(double), sse_scale, check_every, r_c,
+                        analog, special)
     return 0
