@@ -122,66 +122,188 @@ enum { FN_T_RPROP_PLUS, FN_T_RPROP_MINUS, FN_T_IRPROP_MINUS, FN_T_IRPROP_PLUS };
         }                                                                              \
     } while (0)
 
+/* Register tiles. The three products of a layer run on tiles of up to
+ * FN_T_TILE x FN_T_TILE vectors held in registers: forward, rows x units (a sum
+ * over the sources); backward, rows x sources (over the units); gradient,
+ * units x sources (over the rows). Each step of a tile's sum loads 2 * 4 vectors
+ * for 16 FMAs, where one row or one unit at a time loads one vector per FMA.
+ * Every sum still runs in the order of the one-at-a-time loops (sources,
+ * units, rows ascending), so results do not depend on the tiling. The tile
+ * sizes are constants (always-inline helpers, a switch on the remainder). */
+#define FN_T_TILE 4
+#define FN_T_UNROLL _Pragma("GCC unroll 16")
+
+/* acc[r][u] = sum_i w_u[i] * a_r[i] (i ascending) for rows a + r * as and unit
+ * weight rows wu + u * ws (doubles). */
+static inline __attribute__((always_inline)) void
+fn_trials_dot_tile(const int RT, const int UT, const fn_tv *a, ptrdiff_t as, const double *wu,
+                   ptrdiff_t ws, ptrdiff_t fan, fn_tvr acc[FN_T_TILE][FN_T_TILE])
+{
+    FN_T_UNROLL for (int r = 0; r < RT; r++)
+        FN_T_UNROLL for (int u = 0; u < UT; u++) acc[r][u] = FN_TSPLAT(0.0);
+    for (ptrdiff_t i = 0; i < fan; i++) {
+        fn_tvr av[FN_T_TILE], wv[FN_T_TILE];
+        FN_T_UNROLL for (int r = 0; r < RT; r++) av[r] = a[r * as + i];
+        FN_T_UNROLL for (int u = 0; u < UT; u++) wv[u] = FN_TLOAD(wu + u * ws + i * FN_TL);
+        FN_T_UNROLL for (int r = 0; r < RT; r++)
+            FN_T_UNROLL for (int u = 0; u < UT; u++) acc[r][u] += wv[u] * av[r];
+    }
+}
+
+/* Forward tile: rows r0.. (RT) x units u0.. (UT) of a layer: sum, + bias,
+ * activation into A and (unless NULL) f'(net) into D. */
+static inline __attribute__((always_inline)) void
+fn_trials_forward_tile(const int RT, const int UT, fn_tv *A, fn_tv *D, ptrdiff_t n_units,
+                       ptrdiff_t r0, ptrdiff_t u0, ptrdiff_t lo, ptrdiff_t fan, ptrdiff_t st,
+                       ptrdiff_t act, const double *wj, const double *bj)
+{
+    fn_tvr acc[FN_T_TILE][FN_T_TILE];
+    fn_trials_dot_tile(RT, UT, A + r0 * n_units + lo, n_units, wj + u0 * fan * FN_TL,
+                       fan * FN_TL, fan, acc);
+    FN_T_UNROLL for (int r = 0; r < RT; r++)
+        FN_T_UNROLL for (int u = 0; u < UT; u++) {
+            fn_tv s = acc[r][u] + FN_TLOAD(bj + (u0 + u) * FN_TL), y, f;
+            FN_TACT(act, s, y, f);
+            A[(r0 + r) * n_units + st + u0 + u] = y;
+            if (D != NULL) D[(r0 + r) * n_units + st + u0 + u] = f;
+        }
+}
+
+/* Calls TILE(RT, UT) for tiles covering rows [0, nb) x units [0, size): RT and
+ * UT are 4, 2 or 1 (whatever is left), r0 and u0 each tile's first row and unit. */
+#define FN_T_TILES(nb, size, r0, u0, TILE)                                             \
+    for (ptrdiff_t u0 = 0; u0 < (size);) {                                             \
+        const int ut_ = (size) - u0 >= 4 ? 4 : (size) - u0 >= 2 ? 2 : 1;               \
+        for (ptrdiff_t r0 = 0; r0 < (nb);) {                                           \
+            const int rt_ = (nb) - r0 >= 4 ? 4 : (nb) - r0 >= 2 ? 2 : 1;               \
+            switch (rt_ * 8 + ut_) {                                                   \
+            case 4 * 8 + 4: TILE(4, 4); break;                                         \
+            case 4 * 8 + 2: TILE(4, 2); break;                                         \
+            case 4 * 8 + 1: TILE(4, 1); break;                                         \
+            case 2 * 8 + 4: TILE(2, 4); break;                                         \
+            case 2 * 8 + 2: TILE(2, 2); break;                                         \
+            case 2 * 8 + 1: TILE(2, 1); break;                                         \
+            case 1 * 8 + 4: TILE(1, 4); break;                                         \
+            case 1 * 8 + 2: TILE(1, 2); break;                                         \
+            default: TILE(1, 1); break;                                                \
+            }                                                                          \
+            r0 += rt_;                                                                 \
+        }                                                                              \
+        u0 += ut_;                                                                     \
+    }
+
 /* Forward pass of rows [0, nb) of a block: A (nb rows of n_units vectors) holds
  * the inputs; fills the other units and, unless D is NULL, f'(net) into D.
- * Layer by layer, four rows at a time (four independent sums share each weight
- * load); every sum in source order, then + bias, so a row's result does not
- * depend on the rows beside it. */
-#define FN_TRIALS_FORWARD_BLOCK(layers, n_layers, w, A, D, nb, n_units)              \
-    do {                                                                               \
-        for (ptrdiff_t j_ = 0; j_ < (n_layers); j_++) {                                \
-            const ptrdiff_t *l_ = (layers) + j_ * FN_T_NCOLS;                          \
-            const ptrdiff_t lo_ = l_[FN_T_SRC_LO], fan_ = l_[FN_T_SRC_HI] - lo_;       \
-            const ptrdiff_t st_ = l_[FN_T_START], act_ = l_[FN_T_ACT];                 \
-            const double *wj_ = (w) + l_[FN_T_W_OFF] * FN_TL;                          \
-            const double *bj_ = (w) + l_[FN_T_B_OFF] * FN_TL;                          \
-            for (ptrdiff_t u_ = 0; u_ < l_[FN_T_SIZE]; u_++) {                         \
-                const double *wu_ = wj_ + u_ * fan_ * FN_TL;                           \
-                const fn_tv b_ = FN_TLOAD(bj_ + u_ * FN_TL);                           \
-                ptrdiff_t r_ = 0;                                                      \
-                for (; r_ + 4 <= (nb); r_ += 4) {                                      \
-                    const fn_tv *a0_ = (A) + r_ * (n_units) + lo_;                     \
-                    const fn_tv *a1_ = a0_ + (n_units), *a2_ = a1_ + (n_units);        \
-                    const fn_tv *a3_ = a2_ + (n_units);                                \
-                    fn_tv s0_ = FN_TSPLAT(0.0), s1_ = s0_, s2_ = s0_, s3_ = s0_;       \
-                    for (ptrdiff_t i_ = 0; i_ < fan_; i_++) {                          \
-                        const fn_tv wv_ = FN_TLOAD(wu_ + i_ * FN_TL);                  \
-                        s0_ += wv_ * a0_[i_]; s1_ += wv_ * a1_[i_];                    \
-                        s2_ += wv_ * a2_[i_]; s3_ += wv_ * a3_[i_];                    \
-                    }                                                                  \
-                    s0_ += b_; s1_ += b_; s2_ += b_; s3_ += b_;                        \
-                    fn_tv y_, f_;                                                      \
-                    FN_TACT(act_, s0_, y_, f_);                                        \
-                    (A)[r_ * (n_units) + st_ + u_] = y_; (D)[r_ * (n_units) + st_ + u_] = f_; \
-                    FN_TACT(act_, s1_, y_, f_);                                        \
-                    (A)[(r_ + 1) * (n_units) + st_ + u_] = y_;                         \
-                    (D)[(r_ + 1) * (n_units) + st_ + u_] = f_;                         \
-                    FN_TACT(act_, s2_, y_, f_);                                        \
-                    (A)[(r_ + 2) * (n_units) + st_ + u_] = y_;                         \
-                    (D)[(r_ + 2) * (n_units) + st_ + u_] = f_;                         \
-                    FN_TACT(act_, s3_, y_, f_);                                        \
-                    (A)[(r_ + 3) * (n_units) + st_ + u_] = y_;                         \
-                    (D)[(r_ + 3) * (n_units) + st_ + u_] = f_;                         \
-                }                                                                      \
-                for (; r_ < (nb); r_++) {                                              \
-                    const fn_tv *a0_ = (A) + r_ * (n_units) + lo_;                     \
-                    fn_tv s0_ = FN_TSPLAT(0.0);                                        \
-                    for (ptrdiff_t i_ = 0; i_ < fan_; i_++)                            \
-                        s0_ += FN_TLOAD(wu_ + i_ * FN_TL) * a0_[i_];                   \
-                    s0_ += b_;                                                         \
-                    fn_tv y_, f_;                                                      \
-                    FN_TACT(act_, s0_, y_, f_);                                        \
-                    (A)[r_ * (n_units) + st_ + u_] = y_;                               \
-                    if ((D) != NULL) (D)[r_ * (n_units) + st_ + u_] = f_;              \
-                }                                                                      \
-            }                                                                          \
-        }                                                                              \
-    } while (0)
+ * Every sum in source order, then + bias. */
+static inline __attribute__((always_inline)) void
+fn_trials_forward_rows(const ptrdiff_t *layers, ptrdiff_t n_layers, const double *w, fn_tv *A,
+                       fn_tv *D, ptrdiff_t nb, ptrdiff_t n_units)
+{
+    for (ptrdiff_t j = 0; j < n_layers; j++) {
+        const ptrdiff_t *l = layers + j * FN_T_NCOLS;
+        const ptrdiff_t lo = l[FN_T_SRC_LO], fan = l[FN_T_SRC_HI] - lo;
+        const ptrdiff_t st = l[FN_T_START], act = l[FN_T_ACT], size = l[FN_T_SIZE];
+        const double *wj = w + l[FN_T_W_OFF] * FN_TL, *bj = w + l[FN_T_B_OFF] * FN_TL;
+#define FN_T_FWD(RT, UT) fn_trials_forward_tile(RT, UT, A, D, n_units, r0, u0, lo, fan, st, \
+                                                act, wj, bj)
+        FN_T_TILES(nb, size, r0, u0, FN_T_FWD)
+#undef FN_T_FWD
+    }
+}
 
-/* Forward pass of one example (the block pass of one row): a holds its inputs
- * broadcast in [0, n_in); fills the other units and, unless d is NULL, f'(net). */
-#define FN_TRIALS_FORWARD(layers, n_layers, w, a, d)                                   \
-    FN_TRIALS_FORWARD_BLOCK(layers, n_layers, w, a, d, 1, 0)
+/* Backward tile: rows r0.. (RT) x sources s0.. (ST) of layer j: dE/da of the
+ * sources += sum over the layer's units u (ascending) of dE/dnet_u w_us. */
+static inline __attribute__((always_inline)) void
+fn_trials_backward_tile(const int RT, const int ST, fn_tv *E, const fn_tv *D, ptrdiff_t n_units,
+                        ptrdiff_t r0, ptrdiff_t s0, ptrdiff_t lo, ptrdiff_t fan,
+                        ptrdiff_t start, ptrdiff_t size, const double *wj)
+{
+    fn_tvr acc[FN_T_TILE][FN_T_TILE];
+    FN_T_UNROLL for (int r = 0; r < RT; r++)
+        FN_T_UNROLL for (int c = 0; c < ST; c++) acc[r][c] = E[(r0 + r) * n_units + s0 + c];
+    const fn_tv *d = D + r0 * n_units + start;
+    const double *ws = wj + (s0 - lo) * FN_TL;
+    for (ptrdiff_t u = 0; u < size; u++) {
+        fn_tvr dv[FN_T_TILE], wv[FN_T_TILE];
+        FN_T_UNROLL for (int r = 0; r < RT; r++) dv[r] = d[r * n_units + u];
+        FN_T_UNROLL for (int c = 0; c < ST; c++) wv[c] = FN_TLOAD(ws + (u * fan + c) * FN_TL);
+        FN_T_UNROLL for (int r = 0; r < RT; r++)
+            FN_T_UNROLL for (int c = 0; c < ST; c++) acc[r][c] += dv[r] * wv[c];
+    }
+    FN_T_UNROLL for (int r = 0; r < RT; r++)
+        FN_T_UNROLL for (int c = 0; c < ST; c++) E[(r0 + r) * n_units + s0 + c] = acc[r][c];
+}
+
+/* Gradient tile: units u0.. (UT) x sources i0.. (IT) of layer j: dE/dw +=
+ * sum over the block's rows (ascending) of dE/dnet_u a_i. */
+static inline __attribute__((always_inline)) void
+fn_trials_gradient_tile(const int UT, const int IT, double *gw, const fn_tv *A, const fn_tv *D,
+                        ptrdiff_t n_units, ptrdiff_t nb, ptrdiff_t u0, ptrdiff_t i0,
+                        ptrdiff_t lo, ptrdiff_t fan, ptrdiff_t start)
+{
+    fn_tvr acc[FN_T_TILE][FN_T_TILE];
+    FN_T_UNROLL for (int u = 0; u < UT; u++)
+        FN_T_UNROLL for (int i = 0; i < IT; i++)
+            acc[u][i] = FN_TLOAD(gw + ((u0 + u) * fan + i0 + i) * FN_TL);
+    for (ptrdiff_t r = 0; r < nb; r++) {
+        fn_tvr dv[FN_T_TILE], av[FN_T_TILE];
+        FN_T_UNROLL for (int u = 0; u < UT; u++) dv[u] = D[r * n_units + start + u0 + u];
+        FN_T_UNROLL for (int i = 0; i < IT; i++) av[i] = A[r * n_units + lo + i0 + i];
+        FN_T_UNROLL for (int u = 0; u < UT; u++)
+            FN_T_UNROLL for (int i = 0; i < IT; i++) acc[u][i] += dv[u] * av[i];
+    }
+    FN_T_UNROLL for (int u = 0; u < UT; u++)
+        FN_T_UNROLL for (int i = 0; i < IT; i++)
+            FN_TSTORE(gw + ((u0 + u) * fan + i0 + i) * FN_TL, acc[u][i]);
+}
+
+/* Backward pass of a block whose forward pass left f'(net) in D: D becomes
+ * dE/dnet, given dE/dy of the outputs in E (and zero for the hidden units).
+ * Layers in reverse: when layer j is reached every later layer has added its
+ * share to dE/da of layer j's units. */
+static inline __attribute__((always_inline)) void
+fn_trials_backward_rows(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
+                        const double *w, fn_tv *D, fn_tv *E, ptrdiff_t nb, ptrdiff_t n_units)
+{
+    for (ptrdiff_t j = n_layers - 1; j >= 0; j--) {
+        const ptrdiff_t *l = layers + j * FN_T_NCOLS;
+        const ptrdiff_t lo = l[FN_T_SRC_LO], fan = l[FN_T_SRC_HI] - lo;
+        const ptrdiff_t start = l[FN_T_START], size = l[FN_T_SIZE];
+        const ptrdiff_t back_lo = lo > n_in ? lo : n_in;   /* no dE/da for inputs */
+        const double *wj = w + l[FN_T_W_OFF] * FN_TL;
+        for (ptrdiff_t r = 0; r < nb; r++)
+            for (ptrdiff_t u = 0; u < size; u++)
+                D[r * n_units + start + u] *= E[r * n_units + start + u];
+        const ptrdiff_t n_src = lo + fan - back_lo;
+#define FN_T_BWD(RT, ST) fn_trials_backward_tile(RT, ST, E, D, n_units, r0, back_lo + c0, lo, \
+                                                 fan, start, size, wj)
+        FN_T_TILES(nb, n_src, r0, c0, FN_T_BWD)
+#undef FN_T_BWD
+    }
+}
+
+/* dE/dw of a block (D = dE/dnet, A the activations) added into gw. */
+static inline __attribute__((always_inline)) void
+fn_trials_gradient_rows(const ptrdiff_t *layers, ptrdiff_t n_layers, double *gw,
+                        const fn_tv *A, const fn_tv *D, ptrdiff_t nb, ptrdiff_t n_units)
+{
+    for (ptrdiff_t j = 0; j < n_layers; j++) {
+        const ptrdiff_t *l = layers + j * FN_T_NCOLS;
+        const ptrdiff_t lo = l[FN_T_SRC_LO], fan = l[FN_T_SRC_HI] - lo;
+        const ptrdiff_t start = l[FN_T_START], size = l[FN_T_SIZE];
+        double *gj = gw + l[FN_T_W_OFF] * FN_TL, *gb = gw + l[FN_T_B_OFF] * FN_TL;
+        for (ptrdiff_t u = 0; u < size; u++) {
+            fn_tv acc = FN_TLOAD(gb + u * FN_TL);
+            for (ptrdiff_t r = 0; r < nb; r++) acc += D[r * n_units + start + u];
+            FN_TSTORE(gb + u * FN_TL, acc);
+        }
+        /* (tiles of units x sources: the "rows" of FN_T_TILES are the units) */
+#define FN_T_GRAD(UT, IT) fn_trials_gradient_tile(UT, IT, gj, A, D, n_units, nb, u0, i0, lo, \
+                                                  fan, start)
+        FN_T_TILES(size, fan, u0, i0, FN_T_GRAD)
+#undef FN_T_GRAD
+    }
+}
 
 /* Inputs of example p broadcast into a[0 .. n_in). */
 #define FN_TRIALS_INPUTS(a, X, p, n_in)                                                \
@@ -197,46 +319,54 @@ enum { FN_T_RPROP_PLUS, FN_T_RPROP_MINUS, FN_T_IRPROP_MINUS, FN_T_IRPROP_PLUS };
                     m_; })
 
 /* Sum of squared errors of each trial of each group over a data set (the
- * forward pass alone): sse[g * FN_TL + k]. work: n_units vectors. */
+ * forward pass alone, in blocks of FN_TBLOCK rows): sse[g * FN_TL + k]. work:
+ * FN_TBLOCK * n_units vectors. */
 FN_TRIALS_CLONES static void
 fn_trials_sse(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
               ptrdiff_t n_in, ptrdiff_t n_w, ptrdiff_t n, const double *X,
               const double *T, ptrdiff_t n_out, const double *w, double *work,
               double *sse)
 {
-    fn_tv *a = (fn_tv *)work;
+    fn_tv *A = (fn_tv *)work;
     const ptrdiff_t out0 = layers[(n_layers - 1) * FN_T_NCOLS + FN_T_START];
+    const ptrdiff_t n_units = out0 + n_out;
     for (ptrdiff_t g = 0; g < n_groups; g++) {
         const double *wg = w + g * n_w * FN_TL;
         fn_tv e = FN_TSPLAT(0.0);
-        for (ptrdiff_t p = 0; p < n; p++) {
-            FN_TRIALS_INPUTS(a, X, p, n_in);
-            FN_TRIALS_FORWARD(layers, n_layers, wg, a, (fn_tv *)NULL);
-            for (ptrdiff_t k = 0; k < n_out; k++) {
-                const fn_tv r = a[out0 + k] - T[p * n_out + k];
-                e += r * r;
-            }
+        for (ptrdiff_t p0 = 0; p0 < n; p0 += FN_TBLOCK) {
+            const ptrdiff_t nb = n - p0 < FN_TBLOCK ? n - p0 : FN_TBLOCK;
+            for (ptrdiff_t r = 0; r < nb; r++) FN_TRIALS_INPUTS(A + r * n_units, X, p0 + r, n_in);
+            fn_trials_forward_rows(layers, n_layers, wg, A, (fn_tv *)NULL, nb, n_units);
+            for (ptrdiff_t r = 0; r < nb; r++)
+                for (ptrdiff_t k = 0; k < n_out; k++) {
+                    const fn_tv res = A[r * n_units + out0 + k] - T[(p0 + r) * n_out + k];
+                    e += res * res;
+                }
         }
         FN_TSTORE(sse + g * FN_TL, e);
     }
 }
 
 /* Outputs of every trial on X: Y[((g * n + p) * n_out + k) * FN_TL + lane]
- * (the one-row forward pass). work: n_units vectors. */
+ * (the block forward pass). work: FN_TBLOCK * n_units vectors. */
 FN_TRIALS_CLONES static void
 fn_trials_outputs(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
                   ptrdiff_t n_in, ptrdiff_t n_w, ptrdiff_t n, const double *X,
                   ptrdiff_t n_out, const double *w, double *work, double *Y)
 {
-    fn_tv *a = (fn_tv *)work;
+    fn_tv *A = (fn_tv *)work;
     const ptrdiff_t out0 = layers[(n_layers - 1) * FN_T_NCOLS + FN_T_START];
+    const ptrdiff_t n_units = out0 + n_out;
     for (ptrdiff_t g = 0; g < n_groups; g++) {
         const double *wg = w + g * n_w * FN_TL;
-        for (ptrdiff_t p = 0; p < n; p++) {
-            FN_TRIALS_INPUTS(a, X, p, n_in);
-            FN_TRIALS_FORWARD(layers, n_layers, wg, a, (fn_tv *)NULL);
-            for (ptrdiff_t k = 0; k < n_out; k++)
-                FN_TSTORE(Y + ((g * n + p) * n_out + k) * FN_TL, a[out0 + k]);
+        for (ptrdiff_t p0 = 0; p0 < n; p0 += FN_TBLOCK) {
+            const ptrdiff_t nb = n - p0 < FN_TBLOCK ? n - p0 : FN_TBLOCK;
+            for (ptrdiff_t r = 0; r < nb; r++) FN_TRIALS_INPUTS(A + r * n_units, X, p0 + r, n_in);
+            fn_trials_forward_rows(layers, n_layers, wg, A, (fn_tv *)NULL, nb, n_units);
+            for (ptrdiff_t r = 0; r < nb; r++)
+                for (ptrdiff_t k = 0; k < n_out; k++)
+                    FN_TSTORE(Y + ((g * n + p0 + r) * n_out + k) * FN_TL,
+                              A[r * n_units + out0 + k]);
         }
     }
 }
@@ -245,23 +375,26 @@ fn_trials_outputs(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layer
  * one group at its current weights: all-ones in the lanes whose every output of
  * every example is right (> 1 - r_c for target 1, < r_c for target 0, within
  * analog of other targets; analog < 0: never right). NaN is never right. */
-#define FN_TRIALS_CORRECT(result, layers, n_layers, n_in, n, X, T, n_out, wg, a, r_c, analog) \
+#define FN_TRIALS_CORRECT(result, layers, n_layers, n_in, n, X, T, n_out, wg, A, n_units, r_c, analog) \
     do {                                                                               \
         const ptrdiff_t o_ = (layers)[((n_layers) - 1) * FN_T_NCOLS + FN_T_START];     \
         fn_tm ok_ = (fn_tm){0} - 1;                                                    \
-        for (ptrdiff_t p_ = 0; p_ < (n); p_++) {                                       \
-            FN_TRIALS_INPUTS(a, X, p_, n_in);                                          \
-            FN_TRIALS_FORWARD(layers, n_layers, wg, a, (fn_tv *)NULL);                 \
-            for (ptrdiff_t k_ = 0; k_ < (n_out); k_++) {                               \
-                const fn_tv y_ = (a)[o_ + k_];                                         \
-                const double t_ = (T)[p_ * (n_out) + k_];                              \
-                if (t_ == 1.0) ok_ &= (y_ > 1.0 - (r_c));                              \
-                else if (t_ == 0.0) ok_ &= (y_ < (r_c));                               \
-                else {                                                                 \
-                    const fn_tv r_ = y_ - t_;                                          \
-                    ok_ &= (FN_TSEL(r_ < 0.0, -r_, r_) <= (analog));                   \
+        for (ptrdiff_t p0_ = 0; p0_ < (n); p0_ += FN_TBLOCK) {                          \
+            const ptrdiff_t nb_ = (n) - p0_ < FN_TBLOCK ? (n) - p0_ : FN_TBLOCK;       \
+            for (ptrdiff_t r_ = 0; r_ < nb_; r_++)                                     \
+                FN_TRIALS_INPUTS((A) + r_ * (n_units), X, p0_ + r_, n_in);             \
+            fn_trials_forward_rows(layers, n_layers, wg, A, (fn_tv *)NULL, nb_, n_units); \
+            for (ptrdiff_t r_ = 0; r_ < nb_; r_++)                                     \
+                for (ptrdiff_t k_ = 0; k_ < (n_out); k_++) {                           \
+                    const fn_tv y_ = (A)[r_ * (n_units) + o_ + k_];                    \
+                    const double t_ = (T)[(p0_ + r_) * (n_out) + k_];                  \
+                    if (t_ == 1.0) ok_ &= (y_ > 1.0 - (r_c));                          \
+                    else if (t_ == 0.0) ok_ &= (y_ < (r_c));                           \
+                    else {                                                             \
+                        const fn_tv d_ = y_ - t_;                                      \
+                        ok_ &= (FN_TSEL(d_ < 0.0, -d_, d_) <= (analog));               \
+                    }                                                                  \
                 }                                                                      \
-            }                                                                          \
         }                                                                              \
         (result) = ok_;                                                                \
     } while (0)
@@ -372,7 +505,7 @@ fn_trials_rprop_generic(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n
                 const ptrdiff_t nb = n - p0 < FN_TBLOCK ? n - p0 : FN_TBLOCK;
                 for (ptrdiff_t r = 0; r < nb; r++)
                     FN_TRIALS_INPUTS(A + r * n_units, X, p0 + r, n_in);
-                FN_TRIALS_FORWARD_BLOCK(layers, n_layers, wg, A, D, nb, n_units);
+                fn_trials_forward_rows(layers, n_layers, wg, A, D, nb, n_units);
                 for (ptrdiff_t r = 0; r < nb; r++) {
                     fn_tv *er = E + r * n_units;
                     for (ptrdiff_t k = 0; k < n_out; k++) {
@@ -382,73 +515,8 @@ fn_trials_rprop_generic(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n
                     }
                     for (ptrdiff_t s = n_in; s < out0; s++) er[s] = zero;
                 }
-                /* Layers in reverse: when layer j is reached every later layer has
-                 * added its share to dE/da of layer j's units. D becomes dE/dnet,
-                 * which the block's gradient reads below. */
-                for (ptrdiff_t j = n_layers - 1; j >= 0; j--) {
-                    const ptrdiff_t *l = layers + j * FN_T_NCOLS;
-                    const ptrdiff_t lo = l[FN_T_SRC_LO], fan = l[FN_T_SRC_HI] - lo;
-                    const ptrdiff_t start = l[FN_T_START], size = l[FN_T_SIZE];
-                    const ptrdiff_t back_lo = lo > n_in ? lo : n_in;  /* no dE/da for inputs */
-                    const double *wj = wg + l[FN_T_W_OFF] * FN_TL;
-                    for (ptrdiff_t r = 0; r < nb; r++)
-                        for (ptrdiff_t u = 0; u < size; u++)
-                            D[r * n_units + start + u] *= E[r * n_units + start + u];
-                    for (ptrdiff_t s = back_lo; s < lo + fan; s++) {
-                        const double *ws = wj + (s - lo) * FN_TL;
-                        ptrdiff_t r = 0;
-                        for (; r + 4 <= nb; r += 4) {
-                            const fn_tv *d0 = D + r * n_units + start, *d1 = d0 + n_units;
-                            const fn_tv *d2 = d1 + n_units, *d3 = d2 + n_units;
-                            fn_tv c0 = E[r * n_units + s], c1 = E[(r + 1) * n_units + s];
-                            fn_tv c2 = E[(r + 2) * n_units + s], c3 = E[(r + 3) * n_units + s];
-                            for (ptrdiff_t u = 0; u < size; u++) {
-                                const fn_tv wv = FN_TLOAD(ws + u * fan * FN_TL);
-                                c0 += d0[u] * wv; c1 += d1[u] * wv; c2 += d2[u] * wv; c3 += d3[u] * wv;
-                            }
-                            E[r * n_units + s] = c0; E[(r + 1) * n_units + s] = c1;
-                            E[(r + 2) * n_units + s] = c2; E[(r + 3) * n_units + s] = c3;
-                        }
-                        for (; r < nb; r++) {
-                            const fn_tv *d0 = D + r * n_units + start;
-                            fn_tv c0 = E[r * n_units + s];
-                            for (ptrdiff_t u = 0; u < size; u++)
-                                c0 += d0[u] * FN_TLOAD(ws + u * fan * FN_TL);
-                            E[r * n_units + s] = c0;
-                        }
-                    }
-                }
-                /* dE/dw of the block: one pass per weight over the block's rows. */
-                for (ptrdiff_t j = 0; j < n_layers; j++) {
-                    const ptrdiff_t *l = layers + j * FN_T_NCOLS;
-                    const ptrdiff_t lo = l[FN_T_SRC_LO], fan = l[FN_T_SRC_HI] - lo;
-                    const ptrdiff_t start = l[FN_T_START], size = l[FN_T_SIZE];
-                    double *gw = gg + l[FN_T_W_OFF] * FN_TL, *gb = gg + l[FN_T_B_OFF] * FN_TL;
-                    for (ptrdiff_t u = 0; u < size; u++) {
-                        double *gu = gw + u * fan * FN_TL;
-                        fn_tv acc = FN_TLOAD(gb + u * FN_TL);
-                        for (ptrdiff_t r = 0; r < nb; r++) acc += D[r * n_units + start + u];
-                        FN_TSTORE(gb + u * FN_TL, acc);
-                        ptrdiff_t i = 0;
-                        for (; i + 4 <= fan; i += 4) {
-                            fn_tv c0 = FN_TLOAD(gu + i * FN_TL), c1 = FN_TLOAD(gu + (i + 1) * FN_TL);
-                            fn_tv c2 = FN_TLOAD(gu + (i + 2) * FN_TL), c3 = FN_TLOAD(gu + (i + 3) * FN_TL);
-                            for (ptrdiff_t r = 0; r < nb; r++) {
-                                const fn_tv dl = D[r * n_units + start + u];
-                                const fn_tv *ar = A + r * n_units + lo + i;
-                                c0 += dl * ar[0]; c1 += dl * ar[1]; c2 += dl * ar[2]; c3 += dl * ar[3];
-                            }
-                            FN_TSTORE(gu + i * FN_TL, c0); FN_TSTORE(gu + (i + 1) * FN_TL, c1);
-                            FN_TSTORE(gu + (i + 2) * FN_TL, c2); FN_TSTORE(gu + (i + 3) * FN_TL, c3);
-                        }
-                        for (; i < fan; i++) {
-                            fn_tv c0 = FN_TLOAD(gu + i * FN_TL);
-                            for (ptrdiff_t r = 0; r < nb; r++)
-                                c0 += D[r * n_units + start + u] * A[r * n_units + lo + i];
-                            FN_TSTORE(gu + i * FN_TL, c0);
-                        }
-                    }
-                }
+                fn_trials_backward_rows(layers, n_layers, n_in, wg, D, E, nb, n_units);
+                fn_trials_gradient_rows(layers, n_layers, gg, A, D, nb, n_units);
             }
             FN_TRIALS_SSE_OUT(grp, ep, sse);
             /* Lanes whose error is not finite stop here, un-updated. */
@@ -477,7 +545,7 @@ fn_trials_rprop_generic(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n
             }
             if (check_every > 0 && (ep + 1) % check_every == 0) {
                 fn_tm ok;
-                FN_TRIALS_CORRECT(ok, layers, n_layers, n_in, n, X, T, n_out, wg, A, r_c, analog);
+                FN_TRIALS_CORRECT(ok, layers, n_layers, n_in, n, X, T, n_out, wg, A, n_units, r_c, analog);
                 const fn_tm done = active & ok;
                 lane_status = (done & ((fn_tm){0} - (ep + 1))) | (~done & lane_status);
             }
