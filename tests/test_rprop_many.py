@@ -461,3 +461,57 @@ def test_results_built_in_bulk_are_ordinary_train_results(with_val):
         assert back.epochs == r.epochs and np.array_equal(back.train_error, r.train_error)
         assert back.final_train == r.final_train
         assert r.setup["seed"] == rs.index(r)
+
+
+@pytest.mark.parametrize("method", ["lanes", "serial"])
+def test_train_results_is_a_sequence_with_columns(method):
+    import pickle
+
+    from fastnet import TrainResult, TrainResults
+
+    X, T = data(30, seed=8)
+    Xv, Tv = data(15, seed=9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        rs = train_rprop_many(nets_for(11, (3,)), X, T, Xv, Tv, seeds=range(11),
+                              init_scale=0.5, stop=GL(1), max_epochs=60, method=method)
+    assert type(rs) is TrainResults and len(rs) == 11
+    # each object is built once and kept; negative indices and slices as for lists
+    assert rs[3] is rs[3] and rs[-1] is rs[10] and rs[-11] is rs[0]
+    assert rs[2:9:3] == [rs[2], rs[5], rs[8]]
+    with pytest.raises(IndexError):
+        rs[11]
+    with pytest.raises(IndexError):
+        rs[-12]
+    items = list(rs)
+    assert all(type(r) is TrainResult for r in items) and items[4] is rs[4]
+    # the columns are the fields of the results, read-only
+    assert rs.epochs.tolist() == [r.epochs for r in items]
+    assert rs.relevant_epoch.tolist() == [r.relevant_epoch for r in items]
+    assert rs.stop_reason == tuple(r.stop_reason for r in items)
+    assert rs.cpu_time.tolist() == [r.cpu_time for r in items]
+    assert rs.wall_time.tolist() == [r.wall_time for r in items]
+    assert len(set(rs.epochs.tolist())) > 1           # trials stopped at different epochs
+    if method == "lanes":
+        with pytest.raises(ValueError, match="read-only"):
+            rs.epochs[0] = 1
+    # pickles as its list of results
+    back = pickle.loads(pickle.dumps(rs))
+    assert type(back) is TrainResults and back.epochs.tolist() == rs.epochs.tolist()
+    assert [r.stop_reason for r in back] == list(rs.stop_reason)
+    assert repr(rs).startswith("TrainResults(11 trials, epochs ")
+
+
+def test_train_results_built_late_equal_train_rprop():
+    # An object built long after the call (other results read first, the batch's
+    # arrays untouched) is still trial i's own run.
+    X, T = data(30, seed=3)
+    Xv, Tv = data(15, seed=4)
+    kw = dict(init_scale=0.5, stop=GL(2), max_epochs=50, strip=5)
+    nets = nets_for(9, (4,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        rs = train_rprop_many(nets, X, T, Xv, Tv, seeds=range(9), method="lanes", **kw)
+    refs = alone(nets_for(9, (4,)), range(9), X, T, Xv, Tv, **kw)
+    for i in reversed(range(9)):
+        assert_same_run(rs[i], refs[i])

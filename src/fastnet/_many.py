@@ -9,10 +9,7 @@ fill the vectors. Either way each trial gets what :func:`train_rprop` gives it.
 """
 from __future__ import annotations
 
-import contextlib
 import copy
-import dataclasses
-import gc
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -20,10 +17,11 @@ from dataclasses import replace
 
 import numpy as np
 
+from fastnet._batch import SetColumns, TrainResults, batch_record, time_shares
 from fastnet._blas import single_threaded_blas
 from fastnet._kernels import _trials
 from fastnet._training import (
-    MAX_EPOCHS_PER_CALL, SetErrors, TrainResult, Traversals, base_setup, check_common,
+    MAX_EPOCHS_PER_CALL, base_setup, check_common,
     check_start, diverged, resolve_classification,
 )
 from fastnet._typing import ArrayLike, Seed
@@ -32,7 +30,7 @@ from fastnet.exceptions import NoConvergenceWarning
 from fastnet.measures import _check_analog, threshold_correct
 from fastnet.network import MLP
 from fastnet.rprop import _UNSET, VARIANTS, draw_start, resolve_options, train_rprop
-from fastnet.stopping import Correct, StoppingCriterion, TrainingState, generalization_loss
+from fastnet.stopping import Correct, StoppingCriterion, TrainingState
 
 __all__ = ["train_rprop_many", "LANES_MAX_WORK"]
 
@@ -119,7 +117,7 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
                      classification: bool | str = "auto",
                      callback: Callable[[int, int, TrainingState], bool | None] | None = None,
                      block_size: int | None = None, blas_min: int | None = None,
-                     method: str = "auto") -> list[TrainResult]:
+                     method: str = "auto") -> TrainResults:
     r"""Train many networks of one topology on the same data with RPROP, together.
 
     Each network is a trial: ``train_rprop_many(nets, X, Y, ..., seeds=seeds)[i]``
@@ -154,9 +152,11 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
 
     Returns
     -------
-    list of TrainResult
-        One per network, in order. ``cpu_time`` and ``wall_time`` are the
-        batch's, apportioned to the trials by the epochs each trained
+    TrainResults
+        A sequence of :class:`TrainResult`, one per network, in order (each
+        built on first access; the arrays of epochs, stop reasons and times
+        are its attributes). ``cpu_time`` and ``wall_time`` are the batch's,
+        apportioned to the trials by the epochs each trained
         (``result.setup["batch"]`` says so and holds the batch totals).
 
     Raises
@@ -218,24 +218,13 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
                 callback=cb, block_size=block_size, blas_min=blas_min,
                 **{k: v for k, v in given.items() if v is not _UNSET}))
         cpu, wall = time.process_time() - clocks[0], time.perf_counter() - clocks[1]
-        shares = _shares([r.epochs for r in results])
-        batch = _batch_record("serial", len(nets), cpu, wall)
-        return [replace(r, cpu_time=cpu * f, wall_time=wall * f, setup=dict(r.setup, batch=batch))
-                for r, f in zip(results, shares)]
+        shares = time_shares([r.epochs for r in results])
+        batch = batch_record("serial", len(nets), cpu, wall)
+        return TrainResults([replace(r, cpu_time=cpu * f, wall_time=wall * f,
+                                     setup=dict(r.setup, batch=batch))
+                             for r, f in zip(results, shares)])
     return _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                         target_range, classification, callback, block_size, blas_min, clocks)
-
-
-def _shares(epochs):
-    """Each trial's share of the batch's time: its part of the epochs trained."""
-    epochs = np.asarray(epochs, dtype=float)
-    total = epochs.sum()
-    return epochs / total if total > 0 else np.full(epochs.size, 1.0 / epochs.size)
-
-
-def _batch_record(method, n_trials, cpu, wall):
-    return {"method": method, "n_trials": n_trials, "cpu_time": cpu, "wall_time": wall,
-            "apportioned": "the batch's CPU and wall time, shared by epochs trained"}
 
 
 def _aligned(shape):
@@ -336,46 +325,6 @@ def _start(nets, seeds, params, flat):
     steps = np.array([draw_start(net, params, seed) for net, seed in zip(nets, seeds)])
     _trials.gather_rows([net._w for net in nets], flat[:K])
     return steps
-
-
-_NEW = object.__new__
-_SET = object.__setattr__
-_RESULT_FIELDS = ("net", "epochs", "stop_reason", "train_error", "val_error", "val_epochs",
-                  "test_error", "relevant_epoch", "min_train_error", "min_val_error", "gl_end",
-                  "final_train", "final_val", "final_test", "traversals", "cpu_time",
-                  "wall_time", "setup")
-_SET_ERRORS_FIELDS = ("squared_error_percentage", "classification_error", "n_patterns")
-
-
-@contextlib.contextmanager
-def _gc_paused():
-    """The cyclic garbage collector off while a batch's results are built: the
-    thousands of new containers would trigger collections that find nothing
-    (they are all alive)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-def _fields_are(cls, names):
-    return tuple(f.name for f in dataclasses.fields(cls)) == names
-
-
-def _set_errors(sq, cls, n):
-    """[SetErrors(sq[i], cls[i], n)] in bulk (see _results)."""
-    if not _fields_are(SetErrors, _SET_ERRORS_FIELDS):       # pragma: no cover
-        return [SetErrors(a, b, n) for a, b in zip(sq, cls)]
-    out = []
-    for a, b in zip(sq, cls):
-        obj = _NEW(SetErrors)
-        _SET(obj, "__dict__", {"squared_error_percentage": a, "classification_error": b,
-                               "n_patterns": n})
-        out.append(obj)
-    return out
 
 
 def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
@@ -562,7 +511,7 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
     def final(Xs, Ts):
         # Errors of the returned networks (after the clock, as in train_rprop).
         if Xs is None:
-            return [None] * K
+            return None
         # The kernel sums each trial's errors in a fixed order, so a trial's result
         # does not depend on how many trials share the call.
         sse = np.empty(G_final * _LANES)
@@ -570,17 +519,16 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
         e = 100.0 * o_range / Ts.size * sse[:K]
         # finite weights can still overflow in the forward pass (inf - inf)
         _check_finite(e, np.ones(K, bool), epochs, "the error of the trained network")
-        cls = [None] * K
+        cls = None
         if classification:
             out = np.empty((G_final, Xs.shape[0], n_out, _LANES))
             _trials.trials_outputs(layers, n_in, Xs, final_w, work, out)
             outs = out.transpose(0, 3, 1, 2).reshape(G_final * _LANES, Xs.shape[0], n_out)[:K]
             wrong = np.count_nonzero(np.argmax(outs, axis=2) != np.argmax(Ts, axis=1), axis=1)
-            cls = (100.0 * wrong / Ts.shape[0]).tolist()
-        return _set_errors(e.tolist(), cls, Ts.shape[0])
+            cls = 100.0 * wrong / Ts.shape[0]
+        return SetColumns(e, cls, Ts.shape[0])
 
-    with _gc_paused():
-        finals = final(X, Y), final(X_val, Y_val), final(X_test, Y_test)
+    finals = final(X, Y), final(X_val, Y_val), final(X_test, Y_test)
     setup = base_setup(
         first, algorithm=f"RPROP ({params['variant']}), epoch-batched",
         parameters={"eta_plus": params["eta_plus"], "eta_minus": params["eta_minus"],
@@ -596,105 +544,9 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                         else "weights of the network as given"),
         block_size=_trials.BLOCK)
     cpu, wall = time.process_time() - clocks[0], time.perf_counter() - clocks[1]
-    shares = _shares(epochs)
-    setup["batch"] = _batch_record("lanes", K, cpu, wall)
-    with _gc_paused():
-        return _results(nets, seeds, setup, epochs, reasons, train_err, val_err, val_epochs,
-                        test_err, relevant, finals, evaluation, N, C, cpu * shares,
-                        wall * shares)
+    shares = time_shares(epochs)
+    setup["batch"] = batch_record("lanes", K, cpu, wall)
+    return TrainResults._from_columns(nets, seeds, setup, epochs, reasons, train_err, val_err,
+                                      val_epochs, test_err, relevant, finals, evaluation, N, C,
+                                      cpu * shares, wall * shares)
 
-
-def _results(nets, seeds, setup, epochs, reasons, train_err, val_err, val_epochs, test_err,
-             relevant, finals, evaluation, N, C, cpu, wall):
-    """The TrainResults of a batch, built in bulk: the histories are views of one
-    array, the set-up dict is shared unless the seeds differ, equal traversal
-    counts share one (frozen) Traversals."""
-    K = len(nets)
-    E = int(epochs.max())
-    if (epochs == E).all():
-        histories = list(train_err[:K, :E])
-        mins = train_err[:K, :E].min(axis=1).tolist()
-    else:
-        histories = [train_err[i, :e] for i, e in enumerate(epochs.tolist())]
-        lengths = np.arange(E) < epochs[:, None]
-        mins = np.where(lengths, train_err[:K, :E], np.inf).min(axis=1).tolist()
-    if all(s is None for s in seeds):
-        setups = [setup] * K
-    else:
-        setups = [dict(setup, seed=s if isinstance(s, (int, type(None))) else repr(s))
-                  for s in seeds]
-    traversals, cache = [], {}
-    for e, ev in zip(epochs.tolist(), evaluation.tolist()):
-        t = cache.get((e, ev))
-        if t is None:
-            t = cache[(e, ev)] = Traversals(forward=e * N * C, backward=e * N * C,
-                                            update=e * C, evaluation=ev)
-        traversals.append(t)
-    if val_err is not None:
-        val = [np.asarray(v) for v in val_err]
-        vep = [np.asarray(v, dtype=np.intp) for v in val_epochs]
-        min_val = [float(v.min()) if v.size else None for v in val]
-        gl = [generalization_loss(v[-1], v.min()) if v.size else None for v in val]
-    else:
-        val = vep = min_val = gl = [None] * K
-    test = [np.asarray(v) for v in test_err] if test_err is not None else [None] * K
-    if not _fields_are(TrainResult, _RESULT_FIELDS):        # pragma: no cover
-        return [TrainResult(*v) for v in zip(
-            nets, epochs.tolist(), reasons, histories, val, vep, test, relevant.tolist(), mins,
-            min_val, gl, finals[0], finals[1], finals[2], traversals, cpu.tolist(),
-            wall.tolist(), setups)]
-    # The frozen dataclass's __init__ sets its 18 fields one object.__setattr__ at a
-    # time (2 us a result); a filled __dict__ is the same object at a fifth of that.
-    out = []
-    base = dict.fromkeys(_RESULT_FIELDS)
-    if (val_err is None and test_err is None and (epochs == epochs[0]).all()
-            and (relevant == relevant[0]).all() and reasons.count(reasons[0]) == K
-            and len(cache) == 1 and setups.count(setups[0]) == K):
-        # A fixed number of epochs, no validation or test set (a timing study): four
-        # fields differ between the trials (equal epochs give equal time shares).
-        base.update(epochs=int(epochs[0]), stop_reason=reasons[0], relevant_epoch=int(relevant[0]),
-                    traversals=traversals[0], cpu_time=float(cpu[0]), wall_time=float(wall[0]),
-                    setup=setups[0])
-        for d_net, d_tr, d_min, d_ftr in zip(nets, histories, mins, finals[0]):
-            d = base.copy()
-            d["net"] = d_net
-            d["train_error"] = d_tr
-            d["min_train_error"] = d_min
-            d["final_train"] = d_ftr
-            obj = _NEW(TrainResult)
-            _SET(obj, "__dict__", d)
-            out.append(obj)
-        return out
-    if val_err is None and test_err is None:
-        # (no validation or test set: those fields stay None)
-        for d_net, d_ep, d_why, d_tr, d_rel, d_min, d_ftr, d_trav, d_cpu, d_wall, d_setup in zip(
-                nets, epochs.tolist(), reasons, histories, relevant.tolist(), mins, finals[0],
-                traversals, cpu.tolist(), wall.tolist(), setups):
-            d = base.copy()
-            d["net"] = d_net
-            d["epochs"] = d_ep
-            d["stop_reason"] = d_why
-            d["train_error"] = d_tr
-            d["relevant_epoch"] = d_rel
-            d["min_train_error"] = d_min
-            d["final_train"] = d_ftr
-            d["traversals"] = d_trav
-            d["cpu_time"] = d_cpu
-            d["wall_time"] = d_wall
-            d["setup"] = d_setup
-            obj = _NEW(TrainResult)
-            _SET(obj, "__dict__", d)
-            out.append(obj)
-        return out
-    for v in zip(nets, epochs.tolist(), reasons, histories, val, vep, test, relevant.tolist(),
-                 mins, min_val, gl, finals[0], finals[1], finals[2], traversals, cpu.tolist(),
-                 wall.tolist(), setups):
-        d = base.copy()
-        (d["net"], d["epochs"], d["stop_reason"], d["train_error"], d["val_error"],
-         d["val_epochs"], d["test_error"], d["relevant_epoch"], d["min_train_error"],
-         d["min_val_error"], d["gl_end"], d["final_train"], d["final_val"], d["final_test"],
-         d["traversals"], d["cpu_time"], d["wall_time"], d["setup"]) = v
-        obj = _NEW(TrainResult)
-        _SET(obj, "__dict__", d)
-        out.append(obj)
-    return out

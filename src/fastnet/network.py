@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 
@@ -265,7 +266,10 @@ class MLP:
         w = np.asarray(w, dtype=np.float64)
         if w.shape != (self.n_connections,):
             raise ValueError(f"`w` must have shape ({self.n_connections},), got {w.shape}.")
-        if not np.isfinite(w).all():
+        # w.w is finite only if every weight is, and is one quick call (timing
+        # studies set thousands of networks); it overflows for finite weights
+        # beyond 1e154, which the exact check then clears.
+        if not math.isfinite(w.dot(w)) and not np.isfinite(w).all():
             raise ValueError("`w` must be finite.")
         self._w[:] = w
         return self

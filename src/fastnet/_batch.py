@@ -1,0 +1,216 @@
+"""The results of a batch of trials (``train_rprop_many``): `TrainResults`.
+
+A timing study of a thousand tiny networks trains in about a millisecond per
+hundred trials; building a thousand `TrainResult` objects (and three thousand
+`SetErrors`) would cost more than the training. So the batch keeps what differs
+between its trials in arrays and builds each trial's `TrainResult` when it is
+first asked for: the numbers are all computed (and the clock stopped) before
+`train_rprop_many` returns; only their wrapping into Python objects waits.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import overload
+
+import numpy as np
+
+from fastnet._training import SetErrors, TrainResult, Traversals
+from fastnet.stopping import generalization_loss
+
+__all__ = ["TrainResults"]
+
+_NEW = object.__new__
+_SET = object.__setattr__
+
+
+def _filled(cls, fields):
+    """``cls(**fields)`` for a frozen dataclass, without its __init__: the frozen
+    __init__ sets each field through object.__setattr__ (2 us for a TrainResult);
+    the filled __dict__ is the same object."""
+    obj = _NEW(cls)
+    _SET(obj, "__dict__", fields)
+    return obj
+
+
+def time_shares(epochs):
+    """Each trial's share of the batch's time: its part of the epochs trained."""
+    epochs = np.asarray(epochs, dtype=float)
+    total = epochs.sum()
+    return epochs / total if total > 0 else np.full(epochs.size, 1.0 / epochs.size)
+
+
+def batch_record(method, n_trials, cpu, wall):
+    """The ``setup["batch"]`` entry: how the batch trained and how its time was shared."""
+    return {"method": method, "n_trials": n_trials, "cpu_time": cpu, "wall_time": wall,
+            "apportioned": "the batch's CPU and wall time, shared by epochs trained"}
+
+
+class SetColumns:
+    """One data set's final errors for every trial of a batch (`SetErrors` by trial).
+
+    Parameters
+    ----------
+    squared_error_percentage : ndarray of shape (K,)
+    classification_error : ndarray of shape (K,) or None
+    n_patterns : int
+    """
+
+    __slots__ = ("squared_error_percentage", "classification_error", "n_patterns")
+
+    def __init__(self, squared_error_percentage, classification_error, n_patterns):
+        self.squared_error_percentage = squared_error_percentage
+        self.classification_error = classification_error
+        self.n_patterns = n_patterns
+
+    def of(self, i):
+        cls = self.classification_error
+        return _filled(SetErrors, {
+            "squared_error_percentage": float(self.squared_error_percentage[i]),
+            "classification_error": None if cls is None else float(cls[i]),
+            "n_patterns": self.n_patterns})
+
+
+class TrainResults(Sequence):
+    """The results of `fastnet.train_rprop_many`: one `TrainResult` per network, in order.
+
+    A read-only sequence (``len``, indexing, slicing, iteration) of
+    :class:`~fastnet.TrainResult`. Everything is computed when
+    `train_rprop_many` returns; each trial's `TrainResult` object is built from
+    the batch's arrays the first time it is asked for and then kept, so that
+    ``results[i] is results[i]``. A study of a thousand tiny networks trains in
+    a few milliseconds, and building all the objects up front would cost as
+    much again. ``list(results)`` builds them all.
+
+    The arrays of what differs between trials are attributes, for timing
+    studies that want columns rather than objects.
+
+    Attributes
+    ----------
+    epochs : ndarray of int, shape (K,)
+        Epochs trained by each trial (`TrainResult.epochs`).
+    relevant_epoch : ndarray of int, shape (K,)
+        Each trial's relevant epoch (`TrainResult.relevant_epoch`).
+    stop_reason : tuple of str
+        Each trial's stop reason (`TrainResult.stop_reason`).
+    cpu_time, wall_time : ndarray of float, shape (K,)
+        Each trial's share of the batch's CPU and wall seconds.
+
+    Notes
+    -----
+    Pickling a `TrainResults` pickles the list of its `TrainResult` objects.
+
+    Examples
+    --------
+    >>> from fastnet import MLP, train_rprop_many
+    >>> from fastnet.datasets import make_xor
+    >>> X, Y = make_xor().train
+    >>> nets = [MLP(2, [2], 1, seed=s) for s in range(100)]
+    >>> results = train_rprop_many(nets, X, Y, max_epochs=50)
+    >>> len(results), results[0].epochs, results.epochs.max()
+    (100, 50, 50)
+    """
+
+    __slots__ = ("_built", "_columns", "epochs", "relevant_epoch", "stop_reason", "cpu_time",
+                 "wall_time")
+
+    def __init__(self, results: Sequence[TrainResult]):
+        """A batch of results already built (as the serial method trains them)."""
+        built = list(results)
+        self._built = built
+        self._columns = None
+        self.epochs = np.array([r.epochs for r in built], dtype=np.intp)
+        self.relevant_epoch = np.array([r.relevant_epoch for r in built], dtype=np.intp)
+        self.stop_reason = tuple(r.stop_reason for r in built)
+        self.cpu_time = np.array([r.cpu_time for r in built], dtype=float)
+        self.wall_time = np.array([r.wall_time for r in built], dtype=float)
+
+    @classmethod
+    def _from_columns(cls, nets, seeds, setup, epochs, reasons, train_err, val_err, val_epochs,
+                      test_err, relevant, finals, evaluation, n_train, n_connections, cpu,
+                      wall):
+        """A batch from its arrays (the lanes method): row i of ``train_err``
+        holds trial i's training errors by epoch (the first ``epochs[i]`` count);
+        ``val_err``, ``val_epochs``, ``test_err`` are lists of per-trial lists
+        or None; ``finals`` three `SetColumns` (training, validation, test) or
+        None; ``evaluation`` the traversals counted for evaluation."""
+        self = cls.__new__(cls)
+        K = len(nets)
+        self._built = [None] * K
+        self._columns = (nets, seeds, setup, train_err, val_err, val_epochs, test_err, finals,
+                         evaluation, n_train, n_connections)
+        self.epochs = np.asarray(epochs, dtype=np.intp)
+        self.relevant_epoch = np.asarray(relevant, dtype=np.intp)
+        self.stop_reason = tuple(reasons)
+        self.cpu_time = np.asarray(cpu, dtype=float)
+        self.wall_time = np.asarray(wall, dtype=float)
+        for a in (self.epochs, self.relevant_epoch, self.cpu_time, self.wall_time):
+            a.flags.writeable = False
+        return self
+
+    def _build(self, i):
+        (nets, seeds, setup, train_err, val_err, val_epochs, test_err, finals, evaluation,
+         N, C) = self._columns
+        e = int(self.epochs[i])
+        history = train_err[i, :e]
+        if seeds[i] is not None:
+            s = seeds[i]
+            setup = dict(setup, seed=s if isinstance(s, int) else repr(s))
+        if val_err is not None:
+            val = np.array(val_err[i], dtype=float)
+            vep = np.array(val_epochs[i], dtype=np.intp)
+            min_val = float(val.min()) if val.size else None
+            gl = generalization_loss(val[-1], val.min()) if val.size else None
+        else:
+            val = vep = min_val = gl = None
+        return _filled(TrainResult, {
+            "net": nets[i], "epochs": e, "stop_reason": self.stop_reason[i],
+            "train_error": history, "val_error": val, "val_epochs": vep,
+            "test_error": None if test_err is None else np.array(test_err[i], dtype=float),
+            "relevant_epoch": int(self.relevant_epoch[i]),
+            "min_train_error": float(history.min()) if e else float("inf"),
+            "min_val_error": min_val, "gl_end": gl,
+            "final_train": finals[0].of(i),
+            "final_val": None if finals[1] is None else finals[1].of(i),
+            "final_test": None if finals[2] is None else finals[2].of(i),
+            "traversals": Traversals(forward=e * N * C, backward=e * N * C, update=e * C,
+                                     evaluation=int(evaluation[i])),
+            "cpu_time": float(self.cpu_time[i]), "wall_time": float(self.wall_time[i]),
+            "setup": setup})
+
+    def __len__(self) -> int:
+        return len(self._built)
+
+    @overload
+    def __getitem__(self, index: int) -> TrainResult: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[TrainResult]: ...
+
+    def __getitem__(self, index):
+        built = self._built
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(built)))]
+        r = built[index]                 # (IndexError, negative indices as for lists)
+        if r is None:
+            i = index + len(built) if index < 0 else index
+            r = built[i] = self._build(i)
+        return r
+
+    def __iter__(self) -> Iterator[TrainResult]:
+        for i in range(len(self._built)):
+            yield self[i]
+
+    def __reduce__(self):
+        return (TrainResults, (list(self),))
+
+    def __repr__(self):
+        K = len(self)
+        if not K:
+            return "TrainResults(0 trials)"
+        reasons = {}
+        for r in self.stop_reason:
+            reasons[r] = reasons.get(r, 0) + 1
+        stops = ", ".join(f"{n} {r}" for r, n in reasons.items())
+        return (f"TrainResults({K} trials, epochs {int(self.epochs.min())}"
+                f"..{int(self.epochs.max())}, stopped by: {stops}; "
+                f"cpu_time {float(self.cpu_time.sum()):.3g} s)")
