@@ -146,8 +146,17 @@ def poisson_binomial_test(p, prior=1.0):
     return PoissonBinomialResult(probability=prob, pmf=pmf, p=p, prior=prior)
 
 
+class _DatasetsTestResult(_ReprMixin):
+    """What the tests over datasets share: a p-value and its confidence."""
+
+    @property
+    def confidence(self):
+        """``1 - pvalue``, the confidence level Lacoste et al. tabulate."""
+        return 1.0 - self.pvalue
+
+
 @dataclass(frozen=True, repr=False)
-class SignTestResult(_ReprMixin):
+class SignTestResult(_DatasetsTestResult):
     r"""Result of :func:`sign_test`.
 
     Attributes
@@ -167,11 +176,6 @@ class SignTestResult(_ReprMixin):
     n_minus: int
     pvalue: float
     better: str | None
-
-    @property
-    def confidence(self):
-        """``1 - pvalue``, the confidence level Lacoste et al. tabulate."""
-        return 1.0 - self.pvalue
 
 
 def _check_pair(err_a, err_b):
@@ -239,7 +243,7 @@ def sign_test(err_a, err_b):
 
 
 @dataclass(frozen=True, repr=False)
-class WilcoxonResult(_ReprMixin):
+class WilcoxonResult(_DatasetsTestResult):
     r"""Result of :func:`wilcoxon_test`.
 
     Attributes
@@ -262,11 +266,6 @@ class WilcoxonResult(_ReprMixin):
     pvalue: float
     n: int
     better: str | None
-
-    @property
-    def confidence(self):
-        """``1 - pvalue``, the confidence level Lacoste et al. tabulate."""
-        return 1.0 - self.pvalue
 
 
 def _signed_rank_null_cdf(scores2, c2):
