@@ -9,6 +9,8 @@ first asked for: the numbers are all computed (and the clock stopped) before
 """
 from __future__ import annotations
 
+import gc
+
 from collections.abc import Iterator, Sequence
 from typing import overload
 
@@ -62,13 +64,6 @@ class SetColumns:
         self.classification_error = classification_error
         self.n_patterns = n_patterns
 
-    def of(self, i):
-        cls = self.classification_error
-        return _filled(SetErrors, {
-            "squared_error_percentage": float(self.squared_error_percentage[i]),
-            "classification_error": None if cls is None else float(cls[i]),
-            "n_patterns": self.n_patterns})
-
 
 class TrainResults(Sequence):
     """The results of `fastnet.train_rprop_many`: one `TrainResult` per network, in order.
@@ -110,14 +105,14 @@ class TrainResults(Sequence):
     (100, 50, 50)
     """
 
-    __slots__ = ("_built", "_columns", "epochs", "relevant_epoch", "stop_reason", "cpu_time",
+    __slots__ = ("_built", "_columns", "_lists_", "epochs", "relevant_epoch", "stop_reason", "cpu_time",
                  "wall_time")
 
     def __init__(self, results: Sequence[TrainResult]):
         """A batch of results already built (as the serial method trains them)."""
         built = list(results)
         self._built = built
-        self._columns = None
+        self._columns = self._lists_ = None
         self.epochs = np.array([r.epochs for r in built], dtype=np.intp)
         self.relevant_epoch = np.array([r.relevant_epoch for r in built], dtype=np.intp)
         self.stop_reason = tuple(r.stop_reason for r in built)
@@ -136,6 +131,7 @@ class TrainResults(Sequence):
         self = cls.__new__(cls)
         K = len(nets)
         self._built = [None] * K
+        self._lists_ = None
         self._columns = (nets, seeds, setup, train_err, val_err, val_epochs, test_err, finals,
                          evaluation, n_train, n_connections)
         self.epochs = np.asarray(epochs, dtype=np.intp)
@@ -147,11 +143,39 @@ class TrainResults(Sequence):
             a.flags.writeable = False
         return self
 
+    def _lists(self):
+        """The per-trial values as Python lists, made once at the first build
+        (one vectorised pass each instead of a NumPy call per trial and field)."""
+        (nets, seeds, setup, train_err, val_err, val_epochs, test_err, finals, evaluation,
+         N, C) = self._columns
+        K, epochs = len(nets), self.epochs
+        E = int(epochs.max()) if K else 0
+        trained = np.arange(E) < epochs[:, None]
+        mins = np.where(trained, train_err[:K, :E], np.inf).min(axis=1) if E else np.full(K, np.inf)
+
+        def set_lists(f):
+            if f is None:
+                return None
+            cls = f.classification_error
+            return (f.squared_error_percentage.tolist(),
+                    [None] * K if cls is None else cls.tolist(), f.n_patterns)
+
+        traversals = {}
+        for e, ev in set(zip(epochs.tolist(), evaluation.tolist())):
+            traversals[e, ev] = _filled(Traversals, {
+                "forward": e * N * C, "backward": e * N * C, "update": e * C,
+                "evaluation": ev})
+        return (epochs.tolist(), self.relevant_epoch.tolist(), mins.tolist(),
+                [set_lists(f) for f in finals], evaluation.tolist(), traversals,
+                self.cpu_time.tolist(), self.wall_time.tolist())
+
     def _build(self, i):
         (nets, seeds, setup, train_err, val_err, val_epochs, test_err, finals, evaluation,
          N, C) = self._columns
-        e = int(self.epochs[i])
-        history = train_err[i, :e]
+        if self._lists_ is None:
+            self._lists_ = self._lists()
+        epochs, relevant, mins, final_lists, evaluation, traversals, cpu, wall = self._lists_
+        e = epochs[i]
         if seeds[i] is not None:
             s = seeds[i]
             setup = dict(setup, seed=s if isinstance(s, int) else repr(s))
@@ -162,20 +186,18 @@ class TrainResults(Sequence):
             gl = generalization_loss(val[-1], val.min()) if val.size else None
         else:
             val = vep = min_val = gl = None
+        final = [None if f is None else _filled(SetErrors, {
+            "squared_error_percentage": f[0][i], "classification_error": f[1][i],
+            "n_patterns": f[2]}) for f in final_lists]
         return _filled(TrainResult, {
             "net": nets[i], "epochs": e, "stop_reason": self.stop_reason[i],
-            "train_error": history, "val_error": val, "val_epochs": vep,
+            "train_error": train_err[i, :e], "val_error": val, "val_epochs": vep,
             "test_error": None if test_err is None else np.array(test_err[i], dtype=float),
-            "relevant_epoch": int(self.relevant_epoch[i]),
-            "min_train_error": float(history.min()) if e else float("inf"),
-            "min_val_error": min_val, "gl_end": gl,
-            "final_train": finals[0].of(i),
-            "final_val": None if finals[1] is None else finals[1].of(i),
-            "final_test": None if finals[2] is None else finals[2].of(i),
-            "traversals": Traversals(forward=e * N * C, backward=e * N * C, update=e * C,
-                                     evaluation=int(evaluation[i])),
-            "cpu_time": float(self.cpu_time[i]), "wall_time": float(self.wall_time[i]),
-            "setup": setup})
+            "relevant_epoch": relevant[i], "min_train_error": mins[i],
+            "min_val_error": min_val, "gl_end": gl, "final_train": final[0],
+            "final_val": final[1], "final_test": final[2],
+            "traversals": traversals[e, evaluation[i]], "cpu_time": cpu[i],
+            "wall_time": wall[i], "setup": setup})
 
     def __len__(self) -> int:
         return len(self._built)
@@ -197,8 +219,21 @@ class TrainResults(Sequence):
         return r
 
     def __iter__(self) -> Iterator[TrainResult]:
-        for i in range(len(self._built)):
-            yield self[i]
+        built = self._built
+        if None in built:
+            # All at once, with the cyclic garbage collector paused: the thousands
+            # of new containers would trigger collections that find nothing (they
+            # are all alive), at three times the cost of the building itself.
+            was = gc.isenabled()
+            gc.disable()
+            try:
+                for i, r in enumerate(built):
+                    if r is None:
+                        built[i] = self._build(i)
+            finally:
+                if was:
+                    gc.enable()
+        return iter(list(built))
 
     def __reduce__(self):
         return (TrainResults, (list(self),))
