@@ -80,7 +80,8 @@ class DemoResult:
                          f"{err:>13s} {r.cpu_time:7.3f} {r.traversals_per_cpu_second():17.3g}")
         lines.append("stopped = runs that stopped by their criterion (success by the 40-20-40 "
                      "rule, or GL5) before the epoch limit; test E = squared error percentage "
-                     "(Prechelt 1994); '-' = judged on the training set.")
+                     "(Prechelt 1994); '-' = judged on the training set. A noise-free teacher "
+                     "is seldom overfitted, so GL5 seldom fires there (Lawrence et al. 1997).")
         return "\n".join(lines)
 
 
