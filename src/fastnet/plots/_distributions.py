@@ -6,8 +6,8 @@ import numpy as np
 from fastnet._docstrings import fill
 from fastnet.stats import segment_points
 from fastnet.plots._figure import (
-    BOX_WIDTH, MEAN_SD_OFFSET, OCTILE_BOX_WIDTH, _AX_PATH, _RAISES_SAMPLES, _axes, _box_key,
-    _check_path, _finish, _mean_sd, _samples,
+    BOX_WIDTH, MEAN_SD_OFFSET, OCTILE_BOX_WIDTH, _AX_PATH, _RAISES_SAMPLES, _SAMPLES, _axes,
+    _box_key, _check_path, _finish, _mean_sd, _samples,
 )
 from fastnet.stats._common import _check_sample
 
@@ -72,15 +72,14 @@ def histogram(sample, *, bins="auto", percent=True, xlabel="result of a trial", 
     return _finish(ax, path)
 
 
-@fill(ax_path=_AX_PATH, raises_samples=_RAISES_SAMPLES)
+@fill(samples=_SAMPLES, ax_path=_AX_PATH, raises_samples=_RAISES_SAMPLES)
 def box_whiskers(samples, *, labels=None, outliers=False, mean_sd=True,
                  ylabel="result of a trial", key=True, ax=None, path=None):
     """Box-whiskers plots with mean +- sd beside each box (Lawrence et al., Fig. 2).
 
     Parameters
     ----------
-    samples : array_like, sequence of array_like, or mapping
-        One sample, several samples, or ``{label: sample}``.
+    {{samples}}
     labels : sequence of str, optional
         Tick labels (default 1, 2, ...).
     outliers : bool, default=False
@@ -270,7 +269,7 @@ def histograms(samples, *, labels=None, bins="auto", percent=True, xlabel="resul
     return _finish(ax, path)
 
 
-@fill(ax_path=_AX_PATH, raises_samples=_RAISES_SAMPLES)
+@fill(samples=_SAMPLES, ax_path=_AX_PATH, raises_samples=_RAISES_SAMPLES)
 def ecdf(samples, *, labels=None, xlabel="result of a trial", ax=None, path=None):
     """Empirical distribution functions of one or several samples.
 
@@ -280,8 +279,7 @@ def ecdf(samples, *, labels=None, xlabel="result of a trial", ax=None, path=None
 
     Parameters
     ----------
-    samples : array_like, sequence of array_like, or mapping
-        One sample, several samples, or ``{label: sample}``.
+    {{samples}}
     labels : sequence of str, optional
         Legend labels (default 1, 2, ...).
     xlabel : str, default="result of a trial"

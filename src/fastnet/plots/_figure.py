@@ -30,6 +30,11 @@ ax : matplotlib.axes.Axes, optional
 path : str or path-like, optional
     Save the figure there (``.png``, ``.svg`` or ``.pdf``).
 """
+_SAMPLES = """
+samples : array_like, sequence of array_like, or mapping
+    One sample, several samples, or ``{label: sample}``.
+"""
+
 _RAISES_SAMPLES = """
 ValueError
     If a sample is empty or holds NaN/inf, the labels do not match, or `path` has
