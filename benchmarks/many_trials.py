@@ -171,7 +171,7 @@ def study(name, data, hidden, trials, epochs, repeats):
         # the call alone, its networks built beforehand (as JAX gets its W0 array)
         built = nets()
         times["call_only"].append(cpu(
-            lambda: train_rprop_many(built, X, T, max_epochs=epochs, **RPROP))[0])
+            lambda built=built: train_rprop_many(built, X, T, max_epochs=epochs, **RPROP))[0])
         times["many_objects"].append(cpu(many_objects)[0])
         times["loop"].append(cpu(loop)[0])
     row = {"study": name, "trials": trials, "epochs": epochs, "C": net.n_connections,
