@@ -497,24 +497,58 @@ fn_trials_outputs(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layer
         for (int k_ = 0; k_ < FN_TL; k_++) sse_out[((grp) * FN_TL + k_) * ld + (ep)] = l_[k_]; \
     } while (0)
 
-/* Run n_epochs epochs of epoch-batched RPROP for every group (see the top).
- *
- * w, g, g_prev, dw_prev, step: (n_groups, n_w, FN_TL); last_error, status:
- * (n_groups, FN_TL); sse_out: n_groups * FN_TL rows (trial g * FN_TL + lane),
- * row stride ld >= n_epochs: the training SSE of each epoch times sse_scale
- * (its forward pass, before its update; meaningful for the epochs a lane
- * trained); work: 3 * n_units vectors. check_every > 0: the success check after
+/* The trials' state, read and updated in place by a call: w, g, g_prev,
+ * dw_prev, step: (n_groups, n_w, FN_TL) blocks; last_error (the previous epoch's
+ * SSE, for irprop+) and status: (n_groups, FN_TL). */
+typedef struct {
+    ptrdiff_t n_groups;
+    double *w, *g, *g_prev, *dw_prev, *step, *last_error;
+    int64_t *status;
+} fn_trials_state;
+
+/* RPROP's rule (as train_epochs in _rprop.pyx). */
+typedef struct {
+    int variant;
+    double eta_plus, eta_minus, step_min, step_max;
+} fn_trials_rule;
+
+/* What a call runs and reports: n_epochs epochs; sse_out: n_groups * FN_TL rows
+ * (trial g * FN_TL + lane), row stride ld >= n_epochs: the training SSE of each
+ * epoch times sse_scale (its forward pass, before its update; meaningful for the
+ * epochs a lane trained); check_every > 0: the success check (r_c, analog) after
  * every check_every-th epoch of the call. */
+typedef struct {
+    ptrdiff_t n_epochs, ld, check_every;
+    double *sse_out;
+    double sse_scale, r_c, analog;
+} fn_trials_epochs;
+
+/* The fields of the three structs as local variables (read once: the kernels'
+ * stores through double pointers would otherwise make the compiler reload
+ * them). */
+#define FN_TRIALS_UNPACK(state, rule, run)                                             \
+    const ptrdiff_t n_groups = (state)->n_groups;                                      \
+    double *const w = (state)->w, *const g = (state)->g;                               \
+    double *const g_prev = (state)->g_prev, *const dw_prev = (state)->dw_prev;         \
+    double *const step = (state)->step, *const last_error = (state)->last_error;       \
+    int64_t *const status = (state)->status;                                           \
+    const int variant = (rule)->variant;                                               \
+    const double eta_plus = (rule)->eta_plus, eta_minus = (rule)->eta_minus;           \
+    const double step_min = (rule)->step_min, step_max = (rule)->step_max;             \
+    const ptrdiff_t n_epochs = (run)->n_epochs, ld = (run)->ld;                        \
+    const ptrdiff_t check_every = (run)->check_every;                                  \
+    double *const sse_out = (run)->sse_out;                                            \
+    const double sse_scale = (run)->sse_scale, r_c = (run)->r_c, analog = (run)->analog
+
+/* Run run->n_epochs epochs of epoch-batched RPROP for every group (see the
+ * top). work: 3 * FN_TBLOCK * n_units vectors. */
 FN_TRIALS_CLONES static void
-fn_trials_rprop_generic(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
-                ptrdiff_t n_in, ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n,
-                const double *X, const double *T, ptrdiff_t n_out,
-                double *w, double *g, double *g_prev, double *dw_prev, double *step,
-                double *last_error, int64_t *status, double *work,
-                int variant, double eta_plus, double eta_minus, double step_min,
-                double step_max, ptrdiff_t n_epochs, double *sse_out, ptrdiff_t ld,
-                double sse_scale, ptrdiff_t check_every, double r_c, double analog)
+fn_trials_rprop_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
+                        ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
+                        const double *T, ptrdiff_t n_out, const fn_trials_state *state,
+                        const fn_trials_rule *rule, const fn_trials_epochs *run, double *work)
 {
+    FN_TRIALS_UNPACK(state, rule, run);
     /* work: FN_TBLOCK rows each of activations, f'(net) (which become dE/dnet)
      * and dE/da. */
     fn_tv *A = (fn_tv *)work;
@@ -682,40 +716,29 @@ fn_trials_tiny(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrd
     return listed && FN_TINY_SUPPORTED();
 }
 
-/* Run n_epochs epochs of epoch-batched RPROP for every group (see
- * fn_trials_rprop_generic for the arguments); tiny shapes go to their own
- * kernels unless `special` is 0. */
+/* Run run->n_epochs epochs of epoch-batched RPROP for every group (as
+ * fn_trials_rprop_generic; work: trials_work_size doubles); tiny shapes go to
+ * their own kernels unless `special` is 0. */
 static void
-fn_trials_rprop(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
-                ptrdiff_t n_in, ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n,
-                const double *X, const double *T, ptrdiff_t n_out,
-                double *w, double *g, double *g_prev, double *dw_prev, double *step,
-                double *last_error, int64_t *status, double *work,
-                int variant, double eta_plus, double eta_minus, double step_min,
-                double step_max, ptrdiff_t n_epochs, double *sse_out, ptrdiff_t ld,
-                double sse_scale, ptrdiff_t check_every, double r_c, double analog,
-                int special)
+fn_trials_rprop(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_units,
+                ptrdiff_t n_w, ptrdiff_t n, const double *X, const double *T, ptrdiff_t n_out,
+                const fn_trials_state *state, const fn_trials_rule *rule,
+                const fn_trials_epochs *run, double *work, int special)
 {
     int ni = 0, nh = 0, no = 0, sc = 0;
-    special = special && fn_trials_tiny(layers, n_layers, n_in, n_w, n_out);
-    const ptrdiff_t hact = layers[FN_T_ACT], oact = layers[(n_layers - 1) * FN_T_NCOLS + FN_T_ACT];
-    if (special) {
+    if (special && fn_trials_tiny(layers, n_layers, n_in, n_w, n_out)) {
+        const ptrdiff_t oact = layers[(n_layers - 1) * FN_T_NCOLS + FN_T_ACT];
         fn_tiny_shape(layers, n_layers, n_in, n_w, n_out, &ni, &nh, &no, &sc);
 #define FN_TINY_CALL(a, b, c, d)                                                       \
         if (ni == a && nh == b && no == c && sc == d) {                                \
-            FN_TINY_CAT(fn_tiny, a, b, c, d)(n_groups, hact, oact, n, X, T, w, g,      \
-                g_prev, dw_prev, step, last_error, status, work, variant, eta_plus,    \
-                eta_minus, step_min, step_max, n_epochs, sse_out, ld, sse_scale,       \
-                check_every, r_c, analog);                                             \
+            FN_TINY_CAT(fn_tiny, a, b, c, d)(oact, n, X, T, state, rule, run, work);   \
             return;                                                                    \
         }
         FN_TINY_SHAPES(FN_TINY_CALL)
 #undef FN_TINY_CALL
     }
-    fn_trials_rprop_generic(n_groups, layers, n_layers, n_in, n_units, n_w, n, X, T, n_out,
-                            w, g, g_prev, dw_prev, step, last_error, status, work, variant,
-                            eta_plus, eta_minus, step_min, step_max, n_epochs, sse_out,
-                            ld, sse_scale, check_every, r_c, analog);
+    fn_trials_rprop_generic(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, state,
+                            rule, run, work);
 }
 
 #endif  /* FASTNET_TRIALS_H */
@@ -773,7 +796,7 @@ fn_trials_rprop(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
                                   FN_TK_SEL(neg, FN_TINY_MAX(sv * etam, smin), sv));   \
         S[q][c] = t;                                                                   \
         if ((V) == FN_T_IRPROP_MINUS) {                                                \
-            /* neg: no step, g' <- 0 (then g' = 0 also means "no step") */            \
+            /* neg: no step, g' <- 0 (then g' = 0 also means "no step") */             \
             const fn_tv ge = FN_TK_SEL(neg, zero, gv);                                 \
             const fn_tv cs = (fn_tv)((fn_tm)t | (~(fn_tm)ge & signbit));               \
             W[q][c] = FN_TK_SEL(FN_TK_NZ(ge), wv + cs, wv);                            \
@@ -843,12 +866,11 @@ fn_trials_rprop(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
 FN_TINY_TARGET static inline __attribute__((always_inline)) void
 FN_TINY_CAT(fn_tiny_run, TI, TH, TO, FN_TINY_SC)(
     const int HA, const int OA, const int V, const ptrdiff_t *grps, ptrdiff_t n,
-    const double *XB, const double *T, double *w, double *g, double *g_prev, double *dw_prev,
-    double *step, double *last_error, int64_t *status, double eta_plus,
-    double eta_minus, double step_min, double step_max, ptrdiff_t n_epochs, double *sse_out,
-    ptrdiff_t ld, double sse_scale, ptrdiff_t check_every, double r_c, double analog,
-    double *snap)
+    const double *XB, const double *T, const fn_trials_state *state, const fn_trials_rule *rule,
+    const fn_trials_epochs *run, double *snap)
 {
+    FN_TRIALS_UNPACK(state, rule, run);
+    (void)n_groups; (void)variant;
     const int Q = FN_TINY_Q;
     const fn_tv zero = FN_TSPLAT(0.0);
     const fn_tv smax = FN_TSPLAT(step_max), smin = FN_TSPLAT(step_min);
@@ -982,21 +1004,15 @@ FN_TINY_CAT(fn_tiny_run, TI, TH, TO, FN_TINY_SC)(
 
 FN_TINY_TARGET static void
 FN_TINY_CAT(fn_tiny, TI, TH, TO, FN_TINY_SC)(
-    ptrdiff_t n_groups, ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const double *X,
-    const double *T, double *w, double *g, double *g_prev, double *dw_prev, double *step,
-    double *last_error, int64_t *status, double *work, int variant, double eta_plus,
-    double eta_minus, double step_min, double step_max, ptrdiff_t n_epochs, double *sse_out,
-    ptrdiff_t ld, double sse_scale, ptrdiff_t check_every, double r_c, double analog)
+    ptrdiff_t oact, ptrdiff_t n, const double *X, const double *T, const fn_trials_state *state,
+    const fn_trials_rule *rule, const fn_trials_epochs *run, double *work)
 {
+    const ptrdiff_t n_groups = state->n_groups;
     /* The inputs broadcast once for the call: XB[(p * TI + i) * FN_TL + lane]
      * (broadcasting in the loop makes GCC shuffle them through the stack). */
     double *XB = work;
     for (ptrdiff_t j = 0; j < n * TI; j++) FN_TSTORE(XB + j * FN_TL, FN_TSPLAT(X[j]));
     double snap[(5 * TNW + 1) * FN_TL];
-    (void)hact;
-#define FN_TINY_ARGS n, XB, T, w, g, g_prev, dw_prev, step, last_error, status,           \
-    eta_plus, eta_minus, step_min, step_max, n_epochs, sse_out, ld, sse_scale,               \
-    check_every, r_c, analog, snap
     /* A loop of its own for each output activation and RPROP variant (no
      * switch in the epoch: GCC would hoist the variants' common part above it,
      * and keep more of the state out of registers). */
@@ -1004,11 +1020,11 @@ FN_TINY_CAT(fn_tiny, TI, TH, TO, FN_TINY_SC)(
     for (ptrdiff_t grp = 0; grp < n_groups; grp += FN_TINY_Q) {                        \
         ptrdiff_t grps[FN_TINY_Q];                                                     \
         for (int q = 0; q < FN_TINY_Q; q++) grps[q] = grp + q < n_groups ? grp + q : grp; \
-        FN_TINY_CAT(fn_tiny_run, TI, TH, TO, FN_TINY_SC)(FN_T_PROBEN1, OA, V, grps,    \
-                                                         FN_TINY_ARGS);                \
+        FN_TINY_CAT(fn_tiny_run, TI, TH, TO, FN_TINY_SC)(FN_T_PROBEN1, OA, V, grps, n, \
+                                                         XB, T, state, rule, run, snap); \
     }
 #define FN_TINY_VARIANTS(OA)                                                           \
-    switch (variant) {                                                                 \
+    switch (rule->variant) {                                                           \
     case FN_T_RPROP_PLUS: FN_TINY_RUN(OA, FN_T_RPROP_PLUS) break;                      \
     case FN_T_RPROP_MINUS: FN_TINY_RUN(OA, FN_T_RPROP_MINUS) break;                    \
     case FN_T_IRPROP_MINUS: FN_TINY_RUN(OA, FN_T_IRPROP_MINUS) break;                  \
@@ -1018,7 +1034,6 @@ FN_TINY_CAT(fn_tiny, TI, TH, TO, FN_TINY_SC)(
     else FN_TINY_VARIANTS(FN_T_PROBEN1)
 #undef FN_TINY_VARIANTS
 #undef FN_TINY_RUN
-#undef FN_TINY_ARGS
 }
 
 #undef FN_TINY_UPDATE
