@@ -355,6 +355,8 @@ def test_tiny_kernel_equals_the_generic_kernel_bit_for_bit(variant, shortcut, ou
     nets = [MLP(2, (2,), 1, shortcut=shortcut, output_activation=output, seed=s)
             for s in range(K)]
     steps = rng.uniform(0.05, 0.2, (K, nets[0].n_connections))
+    steps[0, :3] = 1e-7                      # steps out of [delta_min, delta_max]
+    steps[1, 2:4] = 60.0
     G, w0, step0 = _lanes_state(nets, steps)
     status0 = np.zeros(G * _trials.LANES, np.int64)
     status0[K:] = 1
@@ -413,9 +415,9 @@ def test_tiny_shapes_equal_train_rprop(variant, shortcut):
         assert_same_run(g, r)
 
 
-def test_tiny_shape_with_a_step_below_delta_min_uses_the_generic_kernel():
-    # The tiny kernels' update assumes every step in [delta_min, delta_max]; a
-    # delta0 below delta_min is legal and must give train_rprop's result.
+def test_tiny_shape_with_a_step_below_delta_min_equals_train_rprop():
+    # A delta0 below delta_min is legal (the rule clamps a step only on the side
+    # it moves to) and must give train_rprop's result.
     X, T = _xor()
     nets = nets_for(9, (2,), n_in=2, n_out=1)
     kw = dict(max_epochs=60, init_scale=0.8, delta0=0.01, delta_min=0.02)

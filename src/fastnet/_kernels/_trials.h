@@ -38,6 +38,11 @@
 #include <string.h>
 #include <math.h>
 
+/* Lanes per group. */
+#ifndef FN_TL
+#define FN_TL 8
+#endif
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
     && (__GNUC__ >= 12) && !defined(FASTNET_NO_CLONES)
 #define FN_TRIALS_CLONES \
@@ -54,6 +59,25 @@
  * (which stores them): without this, GCC fuses x * q - t of an x/(1+|x|)
  * output into one FMA. An empty asm on the (zmm) register hides the product. */
 #define FN_TINY_OPAQUE(v) __asm__("" : "+v"(v))
+#if FN_TL == 8
+#include <immintrin.h>
+/* Lane masks of the tiny kernels (x86-64-v4): a comparison gives a mask
+ * register, a select is one blend (or a masked operation), min and max one
+ * instruction each, where GCC's generic vectors take all-ones lanes in a vector
+ * register and bit operations on them. */
+typedef __mmask8 fn_tk;
+#define FN_TK_CMP_(a, b, p) _mm512_cmp_pd_mask((__m512d)(a), (__m512d)(b), (p))
+#define FN_TK_LT(a, b) FN_TK_CMP_(a, b, _CMP_LT_OQ)
+#define FN_TK_GT(a, b) FN_TK_CMP_(a, b, _CMP_GT_OQ)
+#define FN_TK_LE(a, b) FN_TK_CMP_(a, b, _CMP_LE_OQ)
+#define FN_TK_EQ(a, b) FN_TK_CMP_(a, b, _CMP_EQ_OQ)
+#define FN_TK_NZ(a) FN_TK_CMP_(a, FN_TSPLAT(0.0), _CMP_NEQ_OQ)       /* NaN: no */
+#define FN_TK_SEL(k, a, b) ((fn_tv)_mm512_mask_blend_pd((k), (__m512d)(b), (__m512d)(a)))
+#define FN_TK_ALL ((fn_tk)0xFF)
+#define FN_TK_BITS(k) ((unsigned)(k))
+#define FN_TINY_MIN(a, b) ((fn_tv)_mm512_min_pd((__m512d)(a), (__m512d)(b)))
+#define FN_TINY_MAX(a, b) ((fn_tv)_mm512_max_pd((__m512d)(a), (__m512d)(b)))
+#endif
 #elif defined(__GNUC__)
 #define FN_TRIALS_CLONES __attribute__((unused))
 #define FN_TINY_TARGET __attribute__((unused))
@@ -72,11 +96,6 @@
 #define FN_TBLOCK 32
 #endif
 
-/* Lanes per group. */
-#ifndef FN_TL
-#define FN_TL 8
-#endif
-
 /* Alignment lowered to a double's: the work buffers come from NumPy, which
  * aligns to 16 bytes, and a fn_tv* dereference must not assume 64. */
 typedef double fn_tv __attribute__((vector_size(FN_TL * sizeof(double)), aligned(8)));
@@ -84,6 +103,24 @@ typedef int64_t fn_tm __attribute__((vector_size(FN_TL * sizeof(double))));
 /* The same vector with its natural alignment, for local arrays that the
  * compiler may keep in registers. */
 typedef double fn_tvr __attribute__((vector_size(FN_TL * sizeof(double))));
+
+/* The same with generic vectors (masks: all-ones lanes). Comparisons are
+ * ordered (false with NaN); FN_TINY_MIN(a, b) is a where a < b, else b (as
+ * x86's minpd), FN_TINY_MAX likewise. */
+#ifndef FN_TK_SEL
+typedef fn_tm fn_tk;
+#define FN_TK_LT(a, b) ((a) < (b))
+#define FN_TK_GT(a, b) ((a) > (b))
+#define FN_TK_LE(a, b) ((a) <= (b))
+#define FN_TK_EQ(a, b) ((a) == (b))
+#define FN_TK_NZ(a) (FN_TABS(a) > 0.0)
+#define FN_TK_SEL(k, a, b) FN_TSEL(k, a, b)
+#define FN_TK_ALL ((fn_tm){0} - 1)
+#define FN_TK_BITS(k) __extension__({ unsigned b_ = 0; fn_tm k_ = (k);                 \
+        for (int i_ = 0; i_ < FN_TL; i_++) b_ |= (unsigned)(k_[i_] != 0) << i_; b_; })
+#define FN_TINY_MIN(a, b) FN_TSEL((a) < (b), (a), (b))
+#define FN_TINY_MAX(a, b) FN_TSEL((a) > (b), (a), (b))
+#endif
 
 /* Macros, not functions: a function returning a vector would have a different
  * ABI in each clone. Loads and stores go through memcpy (no alignment needed). */
@@ -460,24 +497,58 @@ fn_trials_outputs(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layer
         for (int k_ = 0; k_ < FN_TL; k_++) sse_out[((grp) * FN_TL + k_) * ld + (ep)] = l_[k_]; \
     } while (0)
 
-/* Run n_epochs epochs of epoch-batched RPROP for every group (see the top).
- *
- * w, g, g_prev, dw_prev, step: (n_groups, n_w, FN_TL); last_error, status:
- * (n_groups, FN_TL); sse_out: n_groups * FN_TL rows (trial g * FN_TL + lane),
- * row stride ld >= n_epochs: the training SSE of each epoch times sse_scale
- * (its forward pass, before its update; meaningful for the epochs a lane
- * trained); work: 3 * n_units vectors. check_every > 0: the success check after
+/* The trials' state, read and updated in place by a call: w, g, g_prev,
+ * dw_prev, step: (n_groups, n_w, FN_TL) blocks; last_error (the previous epoch's
+ * SSE, for irprop+) and status: (n_groups, FN_TL). */
+typedef struct {
+    ptrdiff_t n_groups;
+    double *w, *g, *g_prev, *dw_prev, *step, *last_error;
+    int64_t *status;
+} fn_trials_state;
+
+/* RPROP's rule (as train_epochs in _rprop.pyx). */
+typedef struct {
+    int variant;
+    double eta_plus, eta_minus, step_min, step_max;
+} fn_trials_rule;
+
+/* What a call runs and reports: n_epochs epochs; sse_out: n_groups * FN_TL rows
+ * (trial g * FN_TL + lane), row stride ld >= n_epochs: the training SSE of each
+ * epoch times sse_scale (its forward pass, before its update; meaningful for the
+ * epochs a lane trained); check_every > 0: the success check (r_c, analog) after
  * every check_every-th epoch of the call. */
+typedef struct {
+    ptrdiff_t n_epochs, ld, check_every;
+    double *sse_out;
+    double sse_scale, r_c, analog;
+} fn_trials_epochs;
+
+/* The fields of the three structs as local variables (read once: the kernels'
+ * stores through double pointers would otherwise make the compiler reload
+ * them). */
+#define FN_TRIALS_UNPACK(state, rule, run)                                             \
+    const ptrdiff_t n_groups = (state)->n_groups;                                      \
+    double *const w = (state)->w, *const g = (state)->g;                               \
+    double *const g_prev = (state)->g_prev, *const dw_prev = (state)->dw_prev;         \
+    double *const step = (state)->step, *const last_error = (state)->last_error;       \
+    int64_t *const status = (state)->status;                                           \
+    const int variant = (rule)->variant;                                               \
+    const double eta_plus = (rule)->eta_plus, eta_minus = (rule)->eta_minus;           \
+    const double step_min = (rule)->step_min, step_max = (rule)->step_max;             \
+    const ptrdiff_t n_epochs = (run)->n_epochs, ld = (run)->ld;                        \
+    const ptrdiff_t check_every = (run)->check_every;                                  \
+    double *const sse_out = (run)->sse_out;                                            \
+    const double sse_scale = (run)->sse_scale, r_c = (run)->r_c, analog = (run)->analog
+
+/* Run run->n_epochs epochs of epoch-batched RPROP for every group (see the
+ * top). work: 3 * FN_TBLOCK * n_units vectors. */
 FN_TRIALS_CLONES static void
-fn_trials_rprop_generic(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
-                ptrdiff_t n_in, ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n,
-                const double *X, const double *T, ptrdiff_t n_out,
-                double *w, double *g, double *g_prev, double *dw_prev, double *step,
-                double *last_error, int64_t *status, double *work,
-                int variant, double eta_plus, double eta_minus, double step_min,
-                double step_max, ptrdiff_t n_epochs, double *sse_out, ptrdiff_t ld,
-                double sse_scale, ptrdiff_t check_every, double r_c, double analog)
+fn_trials_rprop_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
+                        ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
+                        const double *T, ptrdiff_t n_out, const fn_trials_state *state,
+                        const fn_trials_rule *rule, const fn_trials_epochs *run, double *work)
 {
+    FN_TRIALS_UNPACK(state, rule, run);
     /* work: FN_TBLOCK rows each of activations, f'(net) (which become dE/dnet)
      * and dE/da. */
     fn_tv *A = (fn_tv *)work;
@@ -590,6 +661,16 @@ fn_tiny_shape(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdi
 
 #define FN_TINY_UNROLL _Pragma("GCC unroll 256")
 
+/* Groups that a tiny kernel runs side by side, as independent streams of
+ * work. One: a group's weights and gradients fill most of the 32 registers,
+ * and with two (interleaved per example or one after the other) the spills
+ * cost more than the overlap gains (XOR 2-2-1 on a Zen 4: 1.8 ms against 2.0
+ * for 1000 trials x 200 epochs). */
+#ifndef FN_TINY_Q
+#define FN_TINY_Q 1
+#endif
+/* Epochs whose errors a tiny kernel keeps before writing them to their rows. */
+#define FN_TINY_CHUNK 16
 
 /* FN_TACT for the two activations the tiny kernels take (x/(1+|x|) or linear;
  * the others go through libm lane by lane, which would spill the arrays). */
@@ -638,48 +719,29 @@ fn_trials_tiny(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrd
     return listed && FN_TINY_SUPPORTED();
 }
 
-/* Run n_epochs epochs of epoch-batched RPROP for every group (see
- * fn_trials_rprop_generic for the arguments); tiny shapes go to their own
- * kernels unless `special` is 0 (or a step is out of bounds). */
+/* Run run->n_epochs epochs of epoch-batched RPROP for every group (as
+ * fn_trials_rprop_generic; work: trials_work_size doubles); tiny shapes go to
+ * their own kernels unless `special` is 0. */
 static void
-fn_trials_rprop(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
-                ptrdiff_t n_in, ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n,
-                const double *X, const double *T, ptrdiff_t n_out,
-                double *w, double *g, double *g_prev, double *dw_prev, double *step,
-                double *last_error, int64_t *status, double *work,
-                int variant, double eta_plus, double eta_minus, double step_min,
-                double step_max, ptrdiff_t n_epochs, double *sse_out, ptrdiff_t ld,
-                double sse_scale, ptrdiff_t check_every, double r_c, double analog,
-                int special)
+fn_trials_rprop(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_units,
+                ptrdiff_t n_w, ptrdiff_t n, const double *X, const double *T, ptrdiff_t n_out,
+                const fn_trials_state *state, const fn_trials_rule *rule,
+                const fn_trials_epochs *run, double *work, int special)
 {
     int ni = 0, nh = 0, no = 0, sc = 0;
-    special = special && fn_trials_tiny(layers, n_layers, n_in, n_w, n_out);
-    /* The tiny kernels' update needs every trained lane's step in bounds. */
-    for (ptrdiff_t grp = 0; special && grp < n_groups; grp++)
-        for (ptrdiff_t c = 0; c < n_w; c++)
-            for (int k = 0; k < FN_TL; k++) {
-                const double s = step[(grp * n_w + c) * FN_TL + k];
-                if (status[grp * FN_TL + k] == 0 && !(s >= step_min && s <= step_max))
-                    special = 0;
-            }
-    const ptrdiff_t hact = layers[FN_T_ACT], oact = layers[(n_layers - 1) * FN_T_NCOLS + FN_T_ACT];
-    if (special) {
+    if (special && fn_trials_tiny(layers, n_layers, n_in, n_w, n_out)) {
+        const ptrdiff_t oact = layers[(n_layers - 1) * FN_T_NCOLS + FN_T_ACT];
         fn_tiny_shape(layers, n_layers, n_in, n_w, n_out, &ni, &nh, &no, &sc);
 #define FN_TINY_CALL(a, b, c, d)                                                       \
         if (ni == a && nh == b && no == c && sc == d) {                                \
-            FN_TINY_CAT(fn_tiny, a, b, c, d)(n_groups, hact, oact, n, X, T, w, g,      \
-                g_prev, dw_prev, step, last_error, status, work, variant, eta_plus,    \
-                eta_minus, step_min, step_max, n_epochs, sse_out, ld, sse_scale,       \
-                check_every, r_c, analog);                                             \
+            FN_TINY_CAT(fn_tiny, a, b, c, d)(oact, n, X, T, state, rule, run, work);   \
             return;                                                                    \
         }
         FN_TINY_SHAPES(FN_TINY_CALL)
 #undef FN_TINY_CALL
     }
-    fn_trials_rprop_generic(n_groups, layers, n_layers, n_in, n_units, n_w, n, X, T, n_out,
-                            w, g, g_prev, dw_prev, step, last_error, status, work, variant,
-                            eta_plus, eta_minus, step_min, step_max, n_epochs, sse_out,
-                            ld, sse_scale, check_every, r_c, analog);
+    fn_trials_rprop_generic(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, state,
+                            rule, run, work);
 }
 
 #endif  /* FASTNET_TRIALS_H */
@@ -722,42 +784,41 @@ fn_trials_rprop(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
     } while (0)
 
 /* RPROP's step of every weight of group q, every lane: FN_TRIALS_RULE's
- * results bit for bit, in fewer operations, given that every step lies in
- * [step_min, step_max] (the caller checks it at the start; the rule keeps it):
- * - the step: t = step * (eta_plus, eta_minus or 1 by the sign of g' g), then
- *   clamped to [step_min, step_max] on both sides (in bounds, only the side of
- *   the factor can bind; step * 1 is the step);
+ * results bit for bit, in fewer operations:
+ * - the step: grown and clamped to step_max where g' g > 0, shrunk and
+ *   clamped to step_min where g' g < 0, else as it was (FN_TINY_MIN and _MAX
+ *   are the rule's selects: the bound where the comparison fails);
  * - the change: a step >= +0 with the sign of -g is t | (~g & sign) (the
- *   selects' -t or t), and -0.0 where g is 0 or NaN (the selects' -0 * t). */
+ *   selects' -t or t), and none where g is 0 or NaN (the selects' -0 * t;
+ *   w + -0.0 is w). */
 #define FN_TINY_UPDATE(V, q)                                                           \
     FN_TINY_UNROLL for (int c = 0; c < TNW; c++) {                                     \
-        const fn_tv gv = G[q][c], wv = W[q][c], prod = GP[q][c] * gv;                  \
-        const fn_tm pos = prod > 0.0, neg = prod < 0.0;                                \
-        fn_tv t = S[q][c] * FN_TSEL(pos, etap, FN_TSEL(neg, etam, one));               \
-        t = FN_TSEL(t > smin, t, smin);                                                \
-        t = FN_TSEL(t < smax, t, smax);                                                \
+        const fn_tv gv = G[q][c], wv = W[q][c], sv = S[q][c], prod = GP[q][c] * gv;    \
+        const fn_tk pos = FN_TK_GT(prod, zero), neg = FN_TK_LT(prod, zero);            \
+        const fn_tv t = FN_TK_SEL(pos, FN_TINY_MIN(sv * etap, smax),                   \
+                                  FN_TK_SEL(neg, FN_TINY_MAX(sv * etam, smin), sv));   \
         S[q][c] = t;                                                                   \
         if ((V) == FN_T_IRPROP_MINUS) {                                                \
-            /* neg: no step, g' <- 0 (then g' = 0 also means "no step") */            \
-            const fn_tv ge = FN_TSEL(neg, zero, gv);                                   \
+            /* neg: no step, g' <- 0 (then g' = 0 also means "no step") */             \
+            const fn_tv ge = FN_TK_SEL(neg, zero, gv);                                 \
             const fn_tv cs = (fn_tv)((fn_tm)t | (~(fn_tm)ge & signbit));               \
-            W[q][c] = FN_TSEL(FN_TABS(ge) > 0.0, wv + cs, wv);                         \
+            W[q][c] = FN_TK_SEL(FN_TK_NZ(ge), wv + cs, wv);                            \
             GP[q][c] = ge;                                                             \
         } else {                                                                       \
             const fn_tv cs = (fn_tv)((fn_tm)t | (~(fn_tm)gv & signbit));               \
-            const fn_tv dw = FN_TSEL(FN_TABS(gv) > 0.0, cs, mzero);                    \
+            const fn_tv dw = FN_TK_SEL(FN_TK_NZ(gv), cs, mzero);                       \
             const fn_tv dwv = DW[q][c];                                                \
             if ((V) == FN_T_RPROP_MINUS) {                                             \
                 W[q][c] = wv + dw; DW[q][c] = dw; GP[q][c] = gv;                       \
             } else if ((V) == FN_T_RPROP_PLUS) {                                       \
-                W[q][c] = FN_TSEL(neg, wv - dwv, wv + dw);                             \
-                DW[q][c] = FN_TSEL(neg, -dwv, dw);                                     \
-                GP[q][c] = FN_TSEL(neg, zero, gv);                                     \
+                W[q][c] = FN_TK_SEL(neg, wv - dwv, wv + dw);                           \
+                DW[q][c] = FN_TK_SEL(neg, -dwv, dw);                                   \
+                GP[q][c] = FN_TK_SEL(neg, zero, gv);                                   \
             } else {                                                                   \
-                const fn_tm rose = sse[q] > last[q];                                   \
-                W[q][c] = FN_TSEL(neg, FN_TSEL(rose, wv - dwv, wv), wv + dw);          \
-                DW[q][c] = FN_TSEL(neg, zero, dw);                                     \
-                GP[q][c] = FN_TSEL(neg, zero, gv);                                     \
+                const fn_tk rose = FN_TK_GT(sse[q], last[q]);                          \
+                W[q][c] = FN_TK_SEL(neg, FN_TK_SEL(rose, wv - dwv, wv), wv + dw);      \
+                DW[q][c] = FN_TK_SEL(neg, zero, dw);                                   \
+                GP[q][c] = FN_TK_SEL(neg, zero, gv);                                   \
             }                                                                          \
         }                                                                              \
     }
@@ -783,43 +844,57 @@ fn_trials_rprop(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
             for (int a_ = 0; a_ < 5; a_++)                                             \
                 for (int c_ = 0; c_ < TNW; c_++)                                       \
                     dst_[a_][c_ * FN_TL + k_] = snap[(a_ * TNW + c_) * FN_TL + k_];    \
-            last_error[grps[q] * FN_TL + k_] = snap[5 * TNW * FN_TL + k_];         \
+            last_error[grps[q] * FN_TL + k_] = snap[5 * TNW * FN_TL + k_];             \
         }                                                                              \
     } while (0)
 
-/* Groups grp0 and grp1 side by side: two independent streams of work hide
- * each other's latencies (the division of x/(1+|x|) above all); grp1 == grp0
- * for an odd group out (both streams then compute and write the same). HA, OA:
- * the hidden and output activations (constants).
+/* Epochs [e0, e1) of the errors held in sbuf (FN_TINY_CHUNK epochs of FN_TINY_Q
+ * groups) into their rows of sse_out. */
+#define FN_TINY_FLUSH(e0, e1)                                                          \
+    FN_TINY_UNROLL for (int q_ = 0; q_ < FN_TINY_Q; q_++)                              \
+        for (int k_ = 0; k_ < FN_TL; k_++)                                             \
+            for (ptrdiff_t e_ = (e0); e_ < (e1); e_++)                                 \
+                sse_out[(grps[q_] * FN_TL + k_) * ld + e_] =                           \
+                    sbuf[(q_ * FN_TINY_CHUNK + e_ - (e0)) * FN_TL + k_]
+
+/* Groups grps[0 .. FN_TINY_Q) side by side (independent streams of work that
+ * hide each other's latencies); a group repeated for the last few (the
+ * streams then compute and write the same). HA, OA: the hidden and output
+ * activations (constants).
  * Every lane runs every epoch; a lane that is frozen (status != 0 when the
  * call starts, or stopped during it) computes on, but its state in memory is
  * the one it had when it froze: lanes never mix, so the others are
  * unaffected. That keeps masks out of the epoch (lane status is a bit set,
  * handled in scalar code once per epoch). */
-static inline __attribute__((always_inline)) void
+FN_TINY_TARGET static inline __attribute__((always_inline)) void
 FN_TINY_CAT(fn_tiny_run, TI, TH, TO, FN_TINY_SC)(
-    const int HA, const int OA, const ptrdiff_t grp0, const ptrdiff_t grp1, ptrdiff_t n,
-    const double *XB, const double *T, double *w, double *g, double *g_prev, double *dw_prev,
-    double *step, double *last_error, int64_t *status, int variant, double eta_plus,
-    double eta_minus, double step_min, double step_max, ptrdiff_t n_epochs, double *sse_out,
-    ptrdiff_t ld, double sse_scale, ptrdiff_t check_every, double r_c, double analog,
-    double *snap)
+    const int HA, const int OA, const int V, const ptrdiff_t *grps, ptrdiff_t n,
+    const double *XB, const double *T, const fn_trials_state *state, const fn_trials_rule *rule,
+    const fn_trials_epochs *run, double *snap)
 {
-    const int Q = 2;
-    const ptrdiff_t grps[2] = {grp0, grp1};
+    FN_TRIALS_UNPACK(state, rule, run);
+    (void)n_groups; (void)variant;
+    const int Q = FN_TINY_Q;
     const fn_tv zero = FN_TSPLAT(0.0);
     const fn_tv smax = FN_TSPLAT(step_max), smin = FN_TSPLAT(step_min);
     const fn_tv etap = FN_TSPLAT(eta_plus), etam = FN_TSPLAT(eta_minus);
-    const fn_tv one = FN_TSPLAT(1.0), mzero = FN_TSPLAT(-0.0);
+    const fn_tv mzero = FN_TSPLAT(-0.0), scale = FN_TSPLAT(sse_scale);
+    const fn_tv hi = FN_TSPLAT(1.0 - r_c), lo = FN_TSPLAT(r_c), near = FN_TSPLAT(analog);
     const fn_tm signbit = (fn_tm){0} + INT64_MIN;
     const unsigned full = (1u << FN_TL) - 1;
-    ptrdiff_t off[2];
-    unsigned live[2] = {0, 0};             /* lanes that train (status 0) */
-    fn_tvr W[2][TNW], G[2][TNW], GP[2][TNW], S[2][TNW], DW[2][TNW], last[2], sse[2];
+    /* Each epoch's errors (times sse_scale) wait here, whole vectors, for their
+     * scattered places in sse_out: lane k's is row k. */
+    double sbuf[FN_TINY_Q * FN_TINY_CHUNK * FN_TL];
+    ptrdiff_t off[FN_TINY_Q];
+    unsigned live[FN_TINY_Q], any = 0;     /* lanes that train (status 0) */
+    fn_tvr W[FN_TINY_Q][TNW], G[FN_TINY_Q][TNW], GP[FN_TINY_Q][TNW], S[FN_TINY_Q][TNW];
+    fn_tvr DW[FN_TINY_Q][TNW], last[FN_TINY_Q], sse[FN_TINY_Q];
     FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
         off[q] = grps[q] * TNW * FN_TL;
+        live[q] = 0;
         for (int k = 0; k < FN_TL; k++)
             live[q] |= (unsigned)(status[grps[q] * FN_TL + k] == 0) << k;
+        any |= live[q];
         FN_TINY_UNROLL for (int c = 0; c < TNW; c++) {
             W[q][c] = FN_TLOAD(w + off[q] + c * FN_TL);
             G[q][c] = FN_TLOAD(g + off[q] + c * FN_TL);
@@ -829,7 +904,8 @@ FN_TINY_CAT(fn_tiny_run, TI, TH, TO, FN_TINY_SC)(
         }
         last[q] = FN_TLOAD(last_error + grps[q] * FN_TL);
     }
-    for (ptrdiff_t ep = 0; ep < n_epochs && (live[0] | live[1]); ep++) {
+    ptrdiff_t ep = 0, ep0 = 0;
+    for (; ep < n_epochs && any; ep++) {
         FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
             sse[q] = zero;
             FN_TINY_UNROLL for (int c = 0; c < TNW; c++) G[q][c] = zero;
@@ -866,44 +942,23 @@ FN_TINY_CAT(fn_tiny_run, TI, TH, TO, FN_TINY_SC)(
             }
         } while (++p < n);
         FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
-            FN_TRIALS_SSE_OUT(grps[q], ep, sse[q]);
-            /* Lanes whose error is not finite stop here, un-updated (one test
-             * for all lanes first: the sum of sse - sse is NaN if any is not). */
-            double e[FN_TL], h = 0.0;
-            memcpy(e, &sse[q], sizeof e);
-            for (int k = 0; k < FN_TL; k++) h += e[k] - e[k];
-            if (h != 0.0 || h != h) {
-                unsigned bad = 0;
-                for (int k = 0; k < FN_TL; k++) bad |= (unsigned)!(e[k] - e[k] == 0.0) << k;
-                bad &= live[q];
-                if (bad) {
-                    FN_TINY_SAVE_LANES(q, bad);
-                    for (int k = 0; k < FN_TL; k++)
-                        if (bad >> k & 1) status[grps[q] * FN_TL + k] = ep + 1;
-                    live[q] &= ~bad;
-                }
+            FN_TSTORE(sbuf + (q * FN_TINY_CHUNK + ep - ep0) * FN_TL, sse[q] * scale);
+            /* Lanes whose error is not finite stop here, un-updated. */
+            const unsigned bad = ~FN_TK_BITS(FN_TK_EQ(sse[q] - sse[q], zero)) & live[q];
+            if (__builtin_expect(bad != 0, 0)) {
+                FN_TINY_SAVE_LANES(q, bad);
+                for (int k = 0; k < FN_TL; k++)
+                    if (bad >> k & 1) status[grps[q] * FN_TL + k] = ep + 1;
+                live[q] &= ~bad;
             }
         }
-        switch (variant) {
-        case FN_T_RPROP_PLUS:
-            FN_TINY_UNROLL for (int q = 0; q < Q; q++) { FN_TINY_UPDATE(FN_T_RPROP_PLUS, q) }
-            break;
-        case FN_T_RPROP_MINUS:
-            FN_TINY_UNROLL for (int q = 0; q < Q; q++) { FN_TINY_UPDATE(FN_T_RPROP_MINUS, q) }
-            break;
-        case FN_T_IRPROP_MINUS:
-            FN_TINY_UNROLL for (int q = 0; q < Q; q++) { FN_TINY_UPDATE(FN_T_IRPROP_MINUS, q) }
-            break;
-        default:
-            FN_TINY_UNROLL for (int q = 0; q < Q; q++) { FN_TINY_UPDATE(FN_T_IRPROP_PLUS, q) }
-            break;
-        }
+        FN_TINY_UNROLL for (int q = 0; q < Q; q++) { FN_TINY_UPDATE(V, q) }
         FN_TINY_UNROLL for (int q = 0; q < Q; q++) last[q] = sse[q];
         if (check_every > 0 && (ep + 1) % check_every == 0) {
             FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
                 if (!live[q]) continue;
                 /* Hamey's success check at the new weights (FN_TRIALS_CORRECT) */
-                fn_tm ok = (fn_tm){0} - 1;
+                fn_tk ok = FN_TK_ALL;
                 ptrdiff_t pc = 0;
                 do {
                     fn_tvr A[TNU], F[TH + TO];
@@ -912,19 +967,12 @@ FN_TINY_CAT(fn_tiny_run, TI, TH, TO, FN_TINY_SC)(
                     FN_TINY_UNROLL for (int o = 0; o < TO; o++) {
                         const fn_tv y = A[TI + TH + o];
                         const double t = T[pc * TO + o];
-                        if (t == 1.0) ok &= (y > 1.0 - r_c);
-                        else if (t == 0.0) ok &= (y < r_c);
-                        else {
-                            const fn_tv r = y - t;
-                            ok &= (FN_TSEL(r < 0.0, -r, r) <= analog);
-                        }
+                        if (t == 1.0) ok &= FN_TK_GT(y, hi);
+                        else if (t == 0.0) ok &= FN_TK_LT(y, lo);
+                        else ok &= FN_TK_LE(FN_TABS(y - t), near);
                     }
                 } while (++pc < n);
-                unsigned done = 0;
-                int64_t m[FN_TL];
-                memcpy(m, &ok, sizeof m);
-                for (int k = 0; k < FN_TL; k++) done |= (unsigned)(m[k] != 0) << k;
-                done &= live[q];
+                const unsigned done = FN_TK_BITS(ok) & live[q];
                 if (done) {
                     FN_TINY_SAVE_LANES(q, done);
                     for (int k = 0; k < FN_TL; k++)
@@ -933,7 +981,14 @@ FN_TINY_CAT(fn_tiny_run, TI, TH, TO, FN_TINY_SC)(
                 }
             }
         }
+        any = 0;
+        FN_TINY_UNROLL for (int q = 0; q < Q; q++) any |= live[q];
+        if (ep + 1 - ep0 == FN_TINY_CHUNK) {
+            FN_TINY_FLUSH(ep0, ep + 1);
+            ep0 = ep + 1;
+        }
     }
+    FN_TINY_FLUSH(ep0, ep);
     FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
         if (live[q] == full) {
             FN_TINY_UNROLL for (int c = 0; c < TNW; c++) {
@@ -952,32 +1007,41 @@ FN_TINY_CAT(fn_tiny_run, TI, TH, TO, FN_TINY_SC)(
 
 FN_TINY_TARGET static void
 FN_TINY_CAT(fn_tiny, TI, TH, TO, FN_TINY_SC)(
-    ptrdiff_t n_groups, ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const double *X,
-    const double *T, double *w, double *g, double *g_prev, double *dw_prev, double *step,
-    double *last_error, int64_t *status, double *work, int variant, double eta_plus,
-    double eta_minus, double step_min, double step_max, ptrdiff_t n_epochs, double *sse_out,
-    ptrdiff_t ld, double sse_scale, ptrdiff_t check_every, double r_c, double analog)
+    ptrdiff_t oact, ptrdiff_t n, const double *X, const double *T, const fn_trials_state *state,
+    const fn_trials_rule *rule, const fn_trials_epochs *run, double *work)
 {
+    const ptrdiff_t n_groups = state->n_groups;
     /* The inputs broadcast once for the call: XB[(p * TI + i) * FN_TL + lane]
      * (broadcasting in the loop makes GCC shuffle them through the stack). */
     double *XB = work;
     for (ptrdiff_t j = 0; j < n * TI; j++) FN_TSTORE(XB + j * FN_TL, FN_TSPLAT(X[j]));
     double snap[(5 * TNW + 1) * FN_TL];
-#define FN_TINY_ARGS n, XB, T, w, g, g_prev, dw_prev, step, last_error, status,           \
-    variant, eta_plus, eta_minus, step_min, step_max, n_epochs, sse_out, ld, sse_scale,      \
-    check_every, r_c, analog, snap
-#define FN_TINY_RUN(HA, OA)                                                            \
-    for (ptrdiff_t grp = 0; grp < n_groups; grp += 2)                                  \
-        FN_TINY_CAT(fn_tiny_run, TI, TH, TO, FN_TINY_SC)(                              \
-            HA, OA, grp, grp + 1 < n_groups ? grp + 1 : grp, FN_TINY_ARGS)
-    if (oact == FN_T_LINEAR) FN_TINY_RUN(FN_T_PROBEN1, FN_T_LINEAR);
-    else FN_TINY_RUN(FN_T_PROBEN1, FN_T_PROBEN1);
+    /* A loop of its own for each output activation and RPROP variant (no
+     * switch in the epoch: GCC would hoist the variants' common part above it,
+     * and keep more of the state out of registers). */
+#define FN_TINY_RUN(OA, V)                                                             \
+    for (ptrdiff_t grp = 0; grp < n_groups; grp += FN_TINY_Q) {                        \
+        ptrdiff_t grps[FN_TINY_Q];                                                     \
+        for (int q = 0; q < FN_TINY_Q; q++) grps[q] = grp + q < n_groups ? grp + q : grp; \
+        FN_TINY_CAT(fn_tiny_run, TI, TH, TO, FN_TINY_SC)(FN_T_PROBEN1, OA, V, grps, n, \
+                                                         XB, T, state, rule, run, snap); \
+    }
+#define FN_TINY_VARIANTS(OA)                                                           \
+    switch (rule->variant) {                                                           \
+    case FN_T_RPROP_PLUS: FN_TINY_RUN(OA, FN_T_RPROP_PLUS) break;                      \
+    case FN_T_RPROP_MINUS: FN_TINY_RUN(OA, FN_T_RPROP_MINUS) break;                    \
+    case FN_T_IRPROP_MINUS: FN_TINY_RUN(OA, FN_T_IRPROP_MINUS) break;                  \
+    default: FN_TINY_RUN(OA, FN_T_IRPROP_PLUS) break;                                  \
+    }
+    if (oact == FN_T_LINEAR) FN_TINY_VARIANTS(FN_T_LINEAR)
+    else FN_TINY_VARIANTS(FN_T_PROBEN1)
+#undef FN_TINY_VARIANTS
 #undef FN_TINY_RUN
-#undef FN_TINY_ARGS
 }
 
 #undef FN_TINY_UPDATE
 #undef FN_TINY_SAVE_LANES
+#undef FN_TINY_FLUSH
 #undef FN_TINY_FORWARD
 #undef TI
 #undef TH

@@ -19,15 +19,27 @@ cdef extern from "_trials.h" nogil:
     void fn_trials_outputs(Py_ssize_t n_groups, const Py_ssize_t* layers, Py_ssize_t n_layers,
                            Py_ssize_t n_in, Py_ssize_t n_w, Py_ssize_t n, const double* X,
                            Py_ssize_t n_out, const double* w, double* work, double* Y)
-    void fn_trials_rprop(Py_ssize_t n_groups, const Py_ssize_t* layers, Py_ssize_t n_layers,
-                         Py_ssize_t n_in, Py_ssize_t n_units, Py_ssize_t n_w, Py_ssize_t n,
-                         const double* X, const double* T, Py_ssize_t n_out,
-                         double* w, double* g, double* g_prev, double* dw_prev, double* step,
-                         double* last_error, int64_t* status, double* work,
-                         int variant, double eta_plus, double eta_minus, double step_min,
-                         double step_max, Py_ssize_t n_epochs, double* sse_out,
-                         Py_ssize_t ld, double sse_scale, Py_ssize_t check_every, double r_c,
-                         double analog, int special)
+    ctypedef struct fn_trials_state:
+        Py_ssize_t n_groups
+        double* w
+        double* g
+        double* g_prev
+        double* dw_prev
+        double* step
+        double* last_error
+        int64_t* status
+    ctypedef struct fn_trials_rule:
+        int variant
+        double eta_plus, eta_minus, step_min, step_max
+    ctypedef struct fn_trials_epochs:
+        Py_ssize_t n_epochs, ld, check_every
+        double* sse_out
+        double sse_scale, r_c, analog
+    void fn_trials_rprop(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
+                         Py_ssize_t n_units, Py_ssize_t n_w, Py_ssize_t n, const double* X,
+                         const double* T, Py_ssize_t n_out, const fn_trials_state* state,
+                         const fn_trials_rule* rule, const fn_trials_epochs* run, double* work,
+                         int special)
 
 #: Trials per group (lanes of one vector).
 LANES = FN_TL
@@ -208,12 +220,14 @@ def trials_rprop(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     if sse_out.strides[1] != sizeof(double) or sse_out.strides[0] % sizeof(double) != 0 \
             or sse_out.strides[0] < sse_out.shape[1] * <Py_ssize_t>sizeof(double):
         raise ValueError("kernel: sse_out rows must be contiguous and not overlap")
+    cdef fn_trials_state state = fn_trials_state(
+        n_groups, &w[0, 0, 0], &g[0, 0, 0], &g_prev[0, 0, 0], &dw_prev[0, 0, 0],
+        &step[0, 0, 0], &last_error[0], &status[0])
+    cdef fn_trials_rule rule = fn_trials_rule(variant, eta_plus, eta_minus, step_min, step_max)
+    cdef fn_trials_epochs run = fn_trials_epochs(
+        sse_out.shape[1], sse_out.strides[0] // sizeof(double), check_every, &sse_out[0, 0],
+        sse_scale, r_c, analog)
     with nogil:
-        fn_trials_rprop(n_groups, &layers[0, 0], layers.shape[0], n_in, n_units, n_w,
-                        X.shape[0], &X[0, 0], &T[0, 0], T.shape[1], &w[0, 0, 0],
-                        &g[0, 0, 0], &g_prev[0, 0, 0], &dw_prev[0, 0, 0], &step[0, 0, 0],
-                        &last_error[0], &status[0], &work[0], variant, eta_plus,
-                        eta_minus, step_min, step_max, sse_out.shape[1], &sse_out[0, 0],
-                        sse_out.strides[0] // sizeof(double), sse_scale, check_every, r_c,
-                        analog, special)
+        fn_trials_rprop(&layers[0, 0], layers.shape[0], n_in, n_units, n_w, X.shape[0],
+                        &X[0, 0], &T[0, 0], T.shape[1], &state, &rule, &run, &work[0], special)
     return 0
