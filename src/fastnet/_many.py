@@ -10,6 +10,7 @@ fill the vectors. Either way each trial gets what :func:`train_rprop` gives it.
 from __future__ import annotations
 
 import copy
+import operator
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -47,6 +48,8 @@ LANES_MAX_WORK = 100_000
 METHODS = ("auto", "lanes", "serial")
 
 _LANES = _trials.LANES
+_LAYERS = operator.attrgetter("_layers")
+_WEIGHTS = operator.attrgetter("_w")
 
 
 def _check_finite(values, which, epoch, what, trials=None):
@@ -69,6 +72,11 @@ def _check_nets(nets):
         raise TypeError(f"`nets` must be a sequence of fastnet.MLP, got {type(nets).__name__}.") from None
     if not nets:
         raise ValueError("`nets` must hold at least one network, got an empty sequence.")
+    if (set(map(type, nets)) == {MLP} and len(set(map(id, map(_LAYERS, nets)))) == 1
+            and len(set(map(id, nets))) == len(nets)):
+        # Copies of one network share its layer table: one topology (checked in
+        # C-level passes, as timing studies pass thousands of networks).
+        return nets
     attrs = ("layer_sizes", "shortcut", "hidden_activation", "output_activation")
     first = nets[0]
     table = first._layers if isinstance(first, MLP) else None
@@ -316,14 +324,14 @@ def _start(nets, seeds, params, flat):
         for net, seed in zip(nets, seeds):
             if seed is not None:
                 check_start(net, seed, drawn=False)       # raises
-        _trials.gather_rows([net._w for net in nets], flat[:K])
+        _trials.gather_rows(list(map(_WEIGHTS, nets)), flat[:K])
         if nets[0].hidden:
             zero = np.flatnonzero(~flat[:K].any(axis=1))
             if zero.size:
                 check_start(nets[int(zero[0])], None, drawn=False)   # raises
         return np.full((1, flat.shape[1]), params["delta0"])
     steps = np.array([draw_start(net, params, seed) for net, seed in zip(nets, seeds)])
-    _trials.gather_rows([net._w for net in nets], flat[:K])
+    _trials.gather_rows(list(map(_WEIGHTS, nets)), flat[:K])
     return steps
 
 
@@ -502,7 +510,7 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
         has_best = np.array([b is not None for b in best_epoch])
         last_rows[has_best] = best_rows[has_best]
         relevant[has_best] = [b for b in best_epoch if b is not None]
-    _trials.scatter_rows(last_rows, [net._w for net in nets])
+    _trials.scatter_rows(last_rows, list(map(_WEIGHTS, nets)))
     G_final = -(-K // _LANES)
     padded = np.zeros((G_final * _LANES, C))
     padded[:K] = last_rows
