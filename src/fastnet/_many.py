@@ -5,7 +5,9 @@ Timing studies train one topology from many initialisations on the same data
 1994: 60 runs per file). Narrow networks fill no vector on their own, so the
 trials go side by side into the lanes of one (``fastnet._kernels._trials``);
 wide ones train one after another in the single-network kernels, which already
-fill the vectors. Either way each trial gets what :func:`train_rprop` gives it.
+fill the vectors; in between, lanes train until the trials left (the others
+stopped early) fill too little of them, and those go on one at a time
+(``fastnet._handoff``). Either way each trial gets what :func:`train_rprop` gives it.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from dataclasses import replace
 import numpy as np
 
 from fastnet._blas import single_threaded_blas
+from fastnet._handoff import HANDOFF_EPOCHS, HANDOFF_FILL, SerialTrials, lanes_fill
 from fastnet._kernels import _trials
 from fastnet._training import (
     MAX_EPOCHS_PER_CALL, SetErrors, TrainResult, Traversals, base_setup, check_common,
@@ -34,7 +37,7 @@ from fastnet.network import MLP
 from fastnet.rprop import _UNSET, VARIANTS, draw_start, resolve_options, train_rprop
 from fastnet.stopping import Correct, StoppingCriterion, TrainingState, generalization_loss
 
-__all__ = ["train_rprop_many", "LANES_MAX_WORK"]
+__all__ = ["train_rprop_many", "LANES_MAX_WORK", "LANES_MAX_CONNECTIONS"]
 
 #: Trials go side by side into vector lanes when an epoch's work, training
 #: examples x connections, is at most this; larger networks or data sets fill
@@ -46,7 +49,19 @@ __all__ = ["train_rprop_many", "LANES_MAX_WORK"]
 #: 0.49x. On tiny tasks (XOR, encoders) lanes also save the per-call cost.
 LANES_MAX_WORK = 100_000
 
-METHODS = ("auto", "lanes", "serial")
+#: Beyond LANES_MAX_WORK, lanes with a hand-off of the last trials to the
+#: single-network kernels (method "mixed") up to this many connections. Since
+#: the lanes' products run on register tiles, lanes beat one network at a time
+#: per trial-epoch on every Proben1 pivot network (16 full lanes, the study's
+#: validation and test sets every strip: thyroid2 8+4 1.52x, building2 16+8 1.35x,
+#: soybean2 32+0 (4841 connections) 1.32x, gene1 4+2 1.07x) and on synthetic
+#: ones up to 5450 connections (1.1-1.4x), not on wider ones (16,682: 0.91x,
+#: 68,362: 0.66x). But trials stop at different epochs and a group of lanes costs
+#: the same however few of them still train, so these batches hand their last
+#: trials on (see fastnet._handoff).
+LANES_MAX_CONNECTIONS = 6000
+
+METHODS = ("auto", "lanes", "serial", "mixed")
 
 _LANES = _trials.LANES
 
@@ -146,11 +161,15 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     callback : callable, optional
         ``callback(i, epoch, state)`` after every strip of trial ``i`` (as
         :func:`train_rprop`'s callback, with the trial's index first).
-    method : {"auto", "lanes", "serial"}, default "auto"
+    method : {"auto", "lanes", "serial", "mixed"}, default "auto"
         ``"lanes"``: trials side by side in vector lanes; ``"serial"``: one
-        trial after another in the single-network kernels; ``"auto"`` chooses
-        lanes when training examples x connections is at most
-        :data:`LANES_MAX_WORK` (where lanes were measured faster).
+        trial after another in the single-network kernels; ``"mixed"``: lanes
+        while the trials still training fill at least 3/4 of the lanes they
+        need, then the rest one after another in the single-network kernels.
+        ``"auto"`` chooses lanes when training examples x connections is at
+        most :data:`LANES_MAX_WORK`, else mixed up to
+        :data:`LANES_MAX_CONNECTIONS` connections if the trials fill 3/4 of
+        their lanes, else serial (where each was measured faster).
 
     Returns
     -------
@@ -206,7 +225,7 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         raise TypeError(f"`callback` must be callable or None, got {callback!r}.")
     if method == "auto":
         n_train = np.shape(X)[0] if np.ndim(X) == 2 else 0
-        method = "lanes" if n_train * nets[0].n_connections <= LANES_MAX_WORK else "serial"
+        method = _auto_method(n_train, nets[0].n_connections, len(nets))
     clocks = time.process_time(), time.perf_counter()
     if method == "serial":
         results = []
@@ -223,7 +242,17 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         return [replace(r, cpu_time=cpu * f, wall_time=wall * f, setup=dict(r.setup, batch=batch))
                 for r, f in zip(results, shares)]
     return _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
-                        target_range, classification, callback, block_size, blas_min, clocks)
+                        target_range, classification, callback, block_size, blas_min, clocks,
+                        handoff=HANDOFF_FILL if method == "mixed" else None)
+
+
+def _auto_method(n_train, n_connections, n_trials):
+    """The method "auto" stands for (see train_rprop_many)."""
+    if n_train * n_connections <= LANES_MAX_WORK:
+        return "lanes"
+    if n_connections <= LANES_MAX_CONNECTIONS and lanes_fill(n_trials, _LANES) >= HANDOFF_FILL:
+        return "mixed"
+    return "serial"
 
 
 def _shares(epochs):
@@ -379,7 +408,10 @@ def _set_errors(sq, cls, n):
 
 
 def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
-                 target_range, classification, callback, block_size, blas_min, clocks):
+                 target_range, classification, callback, block_size, blas_min, clocks,
+                 handoff=None):
+    # handoff: the lanes' fill below which the trials left go on one at a time in
+    # the single-network kernels (method "mixed", fastnet._handoff); None: never.
     params = resolve_options(preset, given)
     first = nets[0]
     (X, Y, X_val, Y_val, X_test, Y_test, max_epochs, strip, target_range, block_size,
@@ -411,7 +443,12 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
         analog = _check_analog((Y == 0.0) | (Y == 1.0), stop.analog)
         check = (strip, stop.r_c, -1.0 if analog is None else analog)
         step = strip * max(1, MAX_EPOCHS_PER_CALL // strip)
+        if handoff is not None:
+            # shorter calls, so that stopped trials can be noticed and handed off
+            step = strip * max(1, HANDOFF_EPOCHS // strip)
 
+    rprop_args = (VARIANTS[params["variant"]], params["eta_plus"], params["eta_minus"],
+                  params["delta_min"], params["delta_max"])
     cap = min(max_epochs, 1024)
     # Row i: trial i's E_tr by epoch (rows K.. are padding lanes). The kernel writes
     # here directly while trial i is in lane i (until the first repack).
@@ -433,6 +470,11 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
     val_scale = 100.0 * o_range / (X_val.shape[0] * n_out) if X_val is not None else 0.0
     test_scale = 100.0 * o_range / (X_test.shape[0] * n_out) if X_test is not None else 0.0
 
+    serial = None                          # the SerialTrials once the lanes handed off
+
+    def rows_of(trials):
+        return lanes.rows(trials) if serial is None else serial.rows(trials)
+
     def set_sse(Xs, Ts, rows):
         sse = np.empty(lanes.G * _LANES)
         _trials.trials_sse(layers, n_in, Xs, Ts, lanes.w, work, sse)
@@ -443,7 +485,7 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
             # The check of the single-network path, on trial i's weights.
             evaluation[i] += N * C
             net = nets[i]
-            net.set_weights(lanes.rows([i])[0])
+            net.set_weights(rows_of([i])[0])
             outputs = net.predict(X)
             if not np.isfinite(outputs).all():
                 raise diverged(epoch, "the network's outputs", trial=i)
@@ -454,9 +496,10 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
         # Trials that stop leave their weights here and are frozen in their lanes.
         trials = np.asarray(trials, dtype=np.intp)
         if trials.size:
-            last_rows[trials] = lanes.rows(trials)
+            last_rows[trials] = rows_of(trials)
             s = lanes.slot[trials]
-            lanes.status[s] = np.maximum(lanes.status[s], 1)
+            if serial is None:
+                lanes.status[s] = np.maximum(lanes.status[s], 1)
 
     epoch = 0
     with single_threaded_blas():
@@ -469,20 +512,28 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                                   min(max_epochs, max(2 * train_err.shape[1], epoch + n))))
                 grown[:, :epoch] = train_err[:, :epoch]
                 train_err = grown
-            in_place = lanes.in_place
-            sse = (train_err[:, epoch:epoch + n] if in_place
-                   else np.empty((lanes.G * _LANES, n)))
-            _trials.trials_rprop(layers, n_in, X, Y, lanes.w, lanes.g, lanes.g_prev,
-                                 lanes.dw_prev, lanes.step, lanes.last_error, lanes.status,
-                                 work, VARIANTS[params["variant"]], params["eta_plus"],
-                                 params["eta_minus"], params["delta_min"], params["delta_max"],
-                                 sse, check[0], check[1], check[2], sse_scale=scale)
-            status = lanes.status[rows]
+            if handoff is not None and serial is None and lanes_fill(idx.size, _LANES) < handoff:
+                serial = SerialTrials.from_lanes(lanes, idx, nets, X, Y, X_val, Y_val, X_test,
+                                                 Y_test, block_size, blas_min, rprop_args)
+            if serial is not None:
+                status, sse = serial.run(idx, n, check if kernel_check else None, scale)
+                rows = None
+            else:
+                in_place = lanes.in_place
+                sse = (train_err[:, epoch:epoch + n] if in_place
+                       else np.empty((lanes.G * _LANES, n)))
+                _trials.trials_rprop(layers, n_in, X, Y, lanes.w, lanes.g, lanes.g_prev,
+                                     lanes.dw_prev, lanes.step, lanes.last_error, lanes.status,
+                                     work, *rprop_args, sse, check[0], check[1], check[2],
+                                     sse_scale=scale)
+                status = lanes.status[rows]
             if np.any(status > 0):
                 k = int(np.flatnonzero(status > 0)[0])
                 raise diverged(epoch + int(status[k]), trial=int(idx[k]))
             done = np.where(status < 0, -status, n)
-            if not in_place:
+            if serial is not None:
+                train_err[idx, epoch:epoch + n] = sse
+            elif not in_place:
                 train_err[idx, epoch:epoch + n] = sse[rows]
             epochs[idx] = epoch + done
             if kernel_check:
@@ -496,7 +547,8 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
             if in_strips and not kernel_check:
                 at_strip_end = epoch % strip == 0
                 if X_val is not None and at_strip_end:
-                    e_va = set_sse(X_val, Y_val, rows) * val_scale
+                    e_va = (set_sse(X_val, Y_val, rows) if serial is None
+                            else serial.sse("val", idx)) * val_scale
                     _check_finite(e_va, np.ones(idx.size, bool), epoch, "the validation error",
                                   idx)
                     evaluation[idx] += X_val.shape[0] * C
@@ -507,11 +559,12 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                     if better.any():
                         won = idx[better]
                         best_val[won] = e_va[better]
-                        best_rows[won] = lanes.rows(won)
+                        best_rows[won] = rows_of(won)
                         for i in won.tolist():
                             best_epoch[i] = epoch
                 if X_test is not None and at_strip_end:
-                    e_te = set_sse(X_test, Y_test, rows) * test_scale
+                    e_te = (set_sse(X_test, Y_test, rows) if serial is None
+                            else serial.sse("test", idx)) * test_scale
                     _check_finite(e_te, np.ones(idx.size, bool), epoch, "the test error", idx)
                     evaluation[idx] += X_test.shape[0] * C
                     for i, e in zip(idx.tolist(), e_te.tolist()):
@@ -538,7 +591,7 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                 finish(ended)
             # Finished trials leave the lanes once the others fit in fewer groups.
             n_left = int(np.count_nonzero(~stopped))
-            if n_left and n_left <= _LANES * (lanes.G - 1):
+            if serial is None and n_left and n_left <= _LANES * (lanes.G - 1):
                 lanes.repack(~stopped)
     finish(np.flatnonzero(~stopped))
 
@@ -597,7 +650,7 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
         block_size=_trials.BLOCK)
     cpu, wall = time.process_time() - clocks[0], time.perf_counter() - clocks[1]
     shares = _shares(epochs)
-    setup["batch"] = _batch_record("lanes", K, cpu, wall)
+    setup["batch"] = _batch_record("lanes" if handoff is None else "mixed", K, cpu, wall)
     with _gc_paused():
         return _results(nets, seeds, setup, epochs, reasons, train_err, val_err, val_epochs,
                         test_err, relevant, finals, evaluation, N, C, cpu * shares,
