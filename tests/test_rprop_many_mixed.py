@@ -217,3 +217,15 @@ def test_networks_hold_the_returned_weights_and_train_again(handoffs):
         e = 100.0 / Tv.size * float(((r.net.predict(Xv) - Tv) ** 2).sum())
         assert e == pytest.approx(r.final_val.squared_error_percentage, rel=1e-12)
     assert handoffs == [5]
+
+
+@pytest.mark.parametrize("block_size, blas_min", [(7, 0), (None, 10**9)])
+def test_block_size_and_blas_min_steer_the_handed_off_trials(block_size, blas_min, handoffs):
+    X, T = data(50, seed=8)
+    nets = nets_for(3, (6, 3))
+    kw = dict(max_epochs=30, init_scale=0.5, block_size=block_size, blas_min=blas_min)
+    got = train_rprop_many(nets, X, T, seeds=[4, 5, 6], method="mixed", **kw)
+    for g, r in zip(got, alone(nets, [4, 5, 6], X, T, **kw)):
+        assert_same_run(g, r, rtol=0)
+        assert np.array_equal(g.train_error, r.train_error)     # the same kernel, bit for bit
+    assert handoffs == [3]

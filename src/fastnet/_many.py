@@ -46,7 +46,8 @@ __all__ = ["train_rprop_many", "LANES_MAX_WORK", "LANES_MAX_CONNECTIONS"]
 #: trials): heartac1 2+0 (N C = 17 k) 1.25x, cancer2 8+4 (69 k) 2.1x, heartac2
 #: 8+4 (78 k) 1.5x, glass1 16+8 (61 k) 1.2x faster; heartc2 8+8 (113 k) 0.80x,
 #: diabetes1 16+8 (157 k) 0.92x, thyroid2 8+4 (1.4 M) 0.83x, gene1 4+2 (1.8 M)
-#: 0.49x. On tiny tasks (XOR, encoders) lanes also save the per-call cost.
+#: 0.49x. On tiny tasks (XOR, encoders) lanes also save the per-call cost. (Those
+#: figures predate the lanes' register tiles; see LANES_MAX_CONNECTIONS.)
 LANES_MAX_WORK = 100_000
 
 #: Beyond LANES_MAX_WORK, lanes with a hand-off of the last trials to the
