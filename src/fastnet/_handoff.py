@@ -1,11 +1,12 @@
-"""The last trials of a lanes batch, one after another in the single-network kernels.
+"""Trials of a lanes batch that fill too little of their lanes, one at a time.
 
 Trials of a batch stop at different epochs (early stopping), but a group of
-vector lanes costs the same however few of its lanes still train. Once the
-trials left fill too little of their lanes, :func:`fastnet.train_rprop_many`
-(method ``"mixed"``) hands them to the single-network kernels, each with its
-RPROP state as the lanes left it (weights, previous gradient and change,
-steps, last error), so that each goes on exactly as :func:`train_rprop` would.
+vector lanes costs the same however few of its lanes still train. Whenever the
+trials still training fill too little of the last group of lanes they need,
+:func:`fastnet.train_rprop_many` (method ``"mixed"``) hands that group's trials
+to the single-network kernels, each with its RPROP state as the lanes left it
+(weights, previous gradient and change, steps, last error), so that each goes
+on exactly as :func:`train_rprop` would; the others stay in full groups.
 """
 import numpy as np
 
@@ -13,12 +14,11 @@ from fastnet._engine import Evaluator, Workspace, activations
 
 __all__ = ["HANDOFF_FILL", "HANDOFF_EPOCHS", "lanes_fill", "SerialTrials"]
 
-#: A batch of method "mixed" trains in lanes while the trials left fill at least
-#: this share of the lanes they need (n / (LANES * ceil(n / LANES))), and hands the
-#: rest to the single-network kernels once they fill less. Lanes train 1.2-1.5x
-#: faster than one network at a time per trial-epoch on the Proben1 pivot networks
-#: beyond the narrow lanes' limit (16 trials, full lanes), so below about 3/4 full
-#: one at a time is faster (see docs/performance.md).
+#: A batch of method "mixed" hands the trials of the last group of lanes they
+#: need to the single-network kernels when they fill less than this share of it.
+#: Lanes train 1.2-1.5x faster than one network at a time per trial-epoch on the
+#: Proben1 pivot networks beyond the narrow lanes' limit (16 trials, full lanes),
+#: so below about 3/4 full one at a time is faster (see docs/performance.md).
 HANDOFF_FILL = 0.75
 
 #: With the success check in the kernel (no strips to return at), a batch of
@@ -54,19 +54,15 @@ class SerialTrials:
         self._A_test = activations(first, X_test) if X_test is not None else None
         self.Y_val, self.Y_test = Y_val, Y_test
 
-    @classmethod
-    def from_lanes(cls, lanes, trials, nets, X, Y, X_val, Y_val, X_test, Y_test, block_size,
-                   blas_min, params):
-        """The ``trials`` (an index array) out of ``lanes`` (a fastnet._many._Lanes),
+    def take_from_lanes(self, lanes, trials):
+        """Take ``trials`` (an index array) out of ``lanes`` (a fastnet._many._Lanes),
         each with its weights and RPROP state as the lanes left them."""
-        self = cls(nets, X, Y, X_val, Y_val, X_test, Y_test, block_size, blas_min, params)
         L = lanes.w.shape[2]
-        for i in trials.tolist():
+        for i in np.asarray(trials).tolist():
             s = int(lanes.slot[i])
             g, k = divmod(s, L)
             self.take(i, lanes.w[g, :, k], lanes.g_prev[g, :, k], lanes.dw_prev[g, :, k],
                       lanes.step[g, :, k], lanes.last_error[s])
-        return self
 
     def run(self, trials, n, check, scale):
         """``n`` epochs of each of ``trials``: (status, sse) with one kernel status per

@@ -164,13 +164,14 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         :func:`train_rprop`'s callback, with the trial's index first).
     method : {"auto", "lanes", "serial", "mixed"}, default "auto"
         ``"lanes"``: trials side by side in vector lanes; ``"serial"``: one
-        trial after another in the single-network kernels; ``"mixed"``: lanes
-        while the trials still training fill at least 3/4 of the lanes they
-        need, then the rest one after another in the single-network kernels.
-        ``"auto"`` chooses lanes when training examples x connections is at
-        most :data:`LANES_MAX_WORK`, else mixed up to
-        :data:`LANES_MAX_CONNECTIONS` connections if the trials fill 3/4 of
-        their lanes, else serial (where each was measured faster).
+        trial after another in the single-network kernels; ``"mixed"``: lanes,
+        but whenever the trials still training fill less than 3/4 of the
+        last group of lanes they need, those of that group go on one after
+        another in the single-network kernels. ``"auto"`` chooses lanes when
+        training examples x connections is at most :data:`LANES_MAX_WORK`,
+        else mixed up to :data:`LANES_MAX_CONNECTIONS` connections if the
+        trials fill at least one group of lanes to 3/4, else serial (where
+        each was measured faster).
 
     Returns
     -------
@@ -251,8 +252,8 @@ def _auto_method(n_train, n_connections, n_trials):
     """The method "auto" stands for (see train_rprop_many)."""
     if n_train * n_connections <= LANES_MAX_WORK:
         return "lanes"
-    if n_connections <= LANES_MAX_CONNECTIONS and lanes_fill(n_trials, _LANES) >= HANDOFF_FILL:
-        return "mixed"
+    if n_connections <= LANES_MAX_CONNECTIONS and n_trials >= _LANES * HANDOFF_FILL:
+        return "mixed"          # (at least one group of lanes filled to HANDOFF_FILL)
     return "serial"
 
 
@@ -411,8 +412,9 @@ def _set_errors(sq, cls, n):
 def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                  target_range, classification, callback, block_size, blas_min, clocks,
                  handoff=None):
-    # handoff: the lanes' fill below which the trials left go on one at a time in
-    # the single-network kernels (method "mixed", fastnet._handoff); None: never.
+    # handoff: the fill of the lanes' last group below which its trials go on one at
+    # a time in the single-network kernels (method "mixed", fastnet._handoff); None:
+    # never.
     params = resolve_options(preset, given)
     first = nets[0]
     (X, Y, X_val, Y_val, X_test, Y_test, max_epochs, strip, target_range, block_size,
@@ -471,10 +473,32 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
     val_scale = 100.0 * o_range / (X_val.shape[0] * n_out) if X_val is not None else 0.0
     test_scale = 100.0 * o_range / (X_test.shape[0] * n_out) if X_test is not None else 0.0
 
-    serial = None                          # the SerialTrials once the lanes handed off
+    serial = None                          # the SerialTrials once the lanes handed off some
+    in_lanes = np.ones(K, bool)            # trial i trains in the lanes (else in `serial`)
 
     def rows_of(trials):
-        return lanes.rows(trials) if serial is None else serial.rows(trials)
+        trials = np.asarray(trials, dtype=np.intp)
+        if serial is None:
+            return lanes.rows(trials)
+        out = np.empty((trials.size, C))
+        mine = in_lanes[trials]
+        if mine.any():
+            out[mine] = lanes.rows(trials[mine])
+        if not mine.all():
+            out[~mine] = serial.rows(trials[~mine])
+        return out
+
+    def errors_of(Xs, Ts, which, idx):
+        # SSE of the trials idx on a validation or test set, wherever they train
+        if serial is None:
+            return set_sse(Xs, Ts, lanes.slot[idx])
+        out = np.empty(idx.size)
+        mine = in_lanes[idx]
+        if mine.any():
+            out[mine] = set_sse(Xs, Ts, lanes.slot[idx[mine]])
+        if not mine.all():
+            out[~mine] = serial.sse(which, idx[~mine])
+        return out
 
     def set_sse(Xs, Ts, rows):
         sse = np.empty(lanes.G * _LANES)
@@ -498,44 +522,60 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
         trials = np.asarray(trials, dtype=np.intp)
         if trials.size:
             last_rows[trials] = rows_of(trials)
-            s = lanes.slot[trials]
-            if serial is None:
-                lanes.status[s] = np.maximum(lanes.status[s], 1)
+            s = lanes.slot[trials[in_lanes[trials]]]
+            lanes.status[s] = np.maximum(lanes.status[s], 1)
 
     epoch = 0
     with single_threaded_blas():
         while epoch < max_epochs and not stopped.all():
             n = min(step - epoch % step, max_epochs - epoch)
             idx = np.flatnonzero(~stopped)            # the trials that train now
-            rows = lanes.slot[idx]
             if epoch + n > train_err.shape[1]:
                 grown = np.empty((train_err.shape[0],
                                   min(max_epochs, max(2 * train_err.shape[1], epoch + n))))
                 grown[:, :epoch] = train_err[:, :epoch]
                 train_err = grown
-            if handoff is not None and serial is None and lanes_fill(idx.size, _LANES) < handoff:
-                serial = SerialTrials.from_lanes(lanes, idx, nets, X, Y, X_val, Y_val, X_test,
-                                                 Y_test, block_size, blas_min, rprop_args)
-            if serial is not None:
-                status, sse = serial.run(idx, n, check if kernel_check else None, scale)
-                rows = None
-            else:
-                in_place = lanes.in_place
+            if handoff is not None:
+                # The trials of the lanes' last group go on alone if they fill too
+                # little of it; the others stay in full groups.
+                mine = idx[in_lanes[idx]]
+                rest = mine.size - _LANES * max(0, -(-mine.size // _LANES) - 1)
+                if mine.size and lanes_fill(rest, _LANES) < handoff:
+                    out = mine[mine.size - rest:]
+                    if serial is None:
+                        serial = SerialTrials(nets, X, Y, X_val, Y_val, X_test, Y_test,
+                                              block_size, blas_min, rprop_args)
+                    serial.take_from_lanes(lanes, out)
+                    in_lanes[out] = False
+                    s_out = lanes.slot[out]
+                    lanes.status[s_out] = np.maximum(lanes.status[s_out], 1)
+                    keep = ~stopped & in_lanes
+                    if keep.any():
+                        lanes.repack(keep)
+            lanes_idx = idx[in_lanes[idx]]
+            status = np.zeros(idx.size, np.int64)
+            if lanes_idx.size:
+                rows = lanes.slot[lanes_idx]
+                in_place = lanes.in_place and serial is None
                 sse = (train_err[:, epoch:epoch + n] if in_place
                        else np.empty((lanes.G * _LANES, n)))
                 _trials.trials_rprop(layers, n_in, X, Y, lanes.w, lanes.g, lanes.g_prev,
                                      lanes.dw_prev, lanes.step, lanes.last_error, lanes.status,
                                      work, *rprop_args, sse, check[0], check[1], check[2],
                                      sse_scale=scale)
-                status = lanes.status[rows]
+                status[in_lanes[idx]] = lanes.status[rows]
+                if not in_place:
+                    train_err[lanes_idx, epoch:epoch + n] = sse[rows]
+            if lanes_idx.size < idx.size:
+                alone_idx = idx[~in_lanes[idx]]
+                status_alone, sse = serial.run(alone_idx, n, check if kernel_check else None,
+                                               scale)
+                status[~in_lanes[idx]] = status_alone
+                train_err[alone_idx, epoch:epoch + n] = sse
             if np.any(status > 0):
                 k = int(np.flatnonzero(status > 0)[0])
                 raise diverged(epoch + int(status[k]), trial=int(idx[k]))
             done = np.where(status < 0, -status, n)
-            if serial is not None:
-                train_err[idx, epoch:epoch + n] = sse
-            elif not in_place:
-                train_err[idx, epoch:epoch + n] = sse[rows]
             epochs[idx] = epoch + done
             if kernel_check:
                 evaluation[idx] += (done // strip) * N * C
@@ -548,8 +588,7 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
             if in_strips and not kernel_check:
                 at_strip_end = epoch % strip == 0
                 if X_val is not None and at_strip_end:
-                    e_va = (set_sse(X_val, Y_val, rows) if serial is None
-                            else serial.sse("val", idx)) * val_scale
+                    e_va = errors_of(X_val, Y_val, "val", idx) * val_scale
                     _check_finite(e_va, np.ones(idx.size, bool), epoch, "the validation error",
                                   idx)
                     evaluation[idx] += X_val.shape[0] * C
@@ -564,8 +603,7 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                         for i in won.tolist():
                             best_epoch[i] = epoch
                 if X_test is not None and at_strip_end:
-                    e_te = (set_sse(X_test, Y_test, rows) if serial is None
-                            else serial.sse("test", idx)) * test_scale
+                    e_te = errors_of(X_test, Y_test, "test", idx) * test_scale
                     _check_finite(e_te, np.ones(idx.size, bool), epoch, "the test error", idx)
                     evaluation[idx] += X_test.shape[0] * C
                     for i, e in zip(idx.tolist(), e_te.tolist()):
@@ -591,9 +629,9 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                         ended.append(i)
                 finish(ended)
             # Finished trials leave the lanes once the others fit in fewer groups.
-            n_left = int(np.count_nonzero(~stopped))
-            if serial is None and n_left and n_left <= _LANES * (lanes.G - 1):
-                lanes.repack(~stopped)
+            n_left = int(np.count_nonzero(~stopped & in_lanes))
+            if n_left and n_left <= _LANES * (lanes.G - 1):
+                lanes.repack(~stopped & in_lanes)
     finish(np.flatnonzero(~stopped))
 
     if stop is not None and not np.all(fired | stopped):
