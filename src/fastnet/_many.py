@@ -5,8 +5,8 @@ Timing studies train one topology from many initialisations on the same data
 1994: 60 runs per file). Narrow networks fill no vector on their own, so the
 trials go side by side into the lanes of one (``fastnet._kernels._trials``);
 wide ones train one after another in the single-network kernels, which already
-fill the vectors; in between, lanes train until the trials left (the others
-stopped early) fill too little of them, and those go on one at a time
+fill the vectors; in between, trials train in lanes, but those of a group of
+lanes that early stops have left too empty go on one at a time
 (``fastnet._handoff``). Either way each trial gets what :func:`train_rprop` gives it.
 """
 from __future__ import annotations
