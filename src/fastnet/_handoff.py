@@ -6,7 +6,7 @@ trials still training fill too little of the last group of lanes they need,
 :func:`fastnet.train_rprop_many` (method ``"mixed"``) hands that group's trials
 to the single-network kernels, each with its RPROP state as the lanes left it
 (weights, previous gradient and change, steps, last error), so that each goes
-on exactly as :func:`train_rprop` would; the others stay in full groups.
+on in the kernel :func:`train_rprop` uses; the others stay in full groups.
 """
 import numpy as np
 
