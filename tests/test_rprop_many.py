@@ -290,16 +290,16 @@ def test_kernel_refuses_buffers_that_do_not_fit():
 def test_finished_trials_leave_the_lanes(monkeypatch):
     # 20 trials in 3 groups; as they stop, the rest are packed into fewer groups,
     # and every trial still gets what train_rprop gives it alone.
-    from fastnet import _many
+    from fastnet import _lanes
 
     packs = []
-    original = _many._Lanes.repack
+    original = _lanes.Lanes.repack
 
     def counting(self, keep):
         packs.append((self.G, int(keep.sum())))
         return original(self, keep)
 
-    monkeypatch.setattr(_many._Lanes, "repack", counting)
+    monkeypatch.setattr(_lanes.Lanes, "repack", counting)
     X, T = data(50, seed=6)
     Xv, Tv = data(25, seed=7)
     nets = nets_for(20, (4,))

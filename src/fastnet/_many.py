@@ -5,7 +5,9 @@ Timing studies train one topology from many initialisations on the same data
 1994: 60 runs per file). Narrow networks fill no vector on their own, so the
 trials go side by side into the lanes of one (``fastnet._kernels._trials``);
 wide ones train one after another in the single-network kernels, which already
-fill the vectors. Either way each trial gets what :func:`train_rprop` gives it.
+fill the vectors; in between, trials train in lanes, but those of a group of
+lanes that early stops have left too empty go on one at a time
+(``fastnet._handoff``). Either way each trial gets what :func:`train_rprop` gives it.
 """
 from __future__ import annotations
 
@@ -20,7 +22,9 @@ import numpy as np
 
 from fastnet._batch import SetColumns, TrainResults, batch_record, time_shares
 from fastnet._blas import single_threaded_blas
+from fastnet._handoff import HANDOFF_EPOCHS, HANDOFF_FILL, SerialTrials, lanes_fill
 from fastnet._kernels import _trials
+from fastnet._lanes import LANES, Lanes, aligned, to_lanes
 from fastnet._training import (
     MAX_EPOCHS_PER_CALL, base_setup, check_common,
     check_start, diverged, resolve_classification,
@@ -33,7 +37,7 @@ from fastnet.network import MLP
 from fastnet.rprop import _UNSET, VARIANTS, draw_start, resolve_options, train_rprop
 from fastnet.stopping import Correct, StoppingCriterion, TrainingState
 
-__all__ = ["train_rprop_many", "LANES_MAX_WORK"]
+__all__ = ["train_rprop_many", "LANES_MAX_WORK", "LANES_MAX_CONNECTIONS"]
 
 #: Trials go side by side into vector lanes when an epoch's work, training
 #: examples x connections, is at most this; larger networks or data sets fill
@@ -42,12 +46,24 @@ __all__ = ["train_rprop_many", "LANES_MAX_WORK"]
 #: trials): heartac1 2+0 (N C = 17 k) 1.25x, cancer2 8+4 (69 k) 2.1x, heartac2
 #: 8+4 (78 k) 1.5x, glass1 16+8 (61 k) 1.2x faster; heartc2 8+8 (113 k) 0.80x,
 #: diabetes1 16+8 (157 k) 0.92x, thyroid2 8+4 (1.4 M) 0.83x, gene1 4+2 (1.8 M)
-#: 0.49x. On tiny tasks (XOR, encoders) lanes also save the per-call cost.
+#: 0.49x. On tiny tasks (XOR, encoders) lanes also save the per-call cost. (Those
+#: figures predate the lanes' register tiles; see LANES_MAX_CONNECTIONS.)
 LANES_MAX_WORK = 100_000
 
-METHODS = ("auto", "lanes", "serial")
+#: Beyond LANES_MAX_WORK, lanes with a hand-off of the last trials to the
+#: single-network kernels (method "mixed") up to this many connections. Since
+#: the lanes' products run on register tiles, lanes beat one network at a time
+#: per trial-epoch on every Proben1 pivot network (16 full lanes, the study's
+#: validation and test sets every strip: thyroid2 8+4 1.52x, building2 16+8 1.35x,
+#: soybean2 32+0 (4841 connections) 1.32x, gene1 4+2 1.07x) and on synthetic
+#: ones up to 5450 connections (1.1-1.4x), not on wider ones (16,682: 0.91x,
+#: 68,362: 0.66x). But trials stop at different epochs and a group of lanes costs
+#: the same however few of them still train, so these batches hand their last
+#: trials on (see fastnet._handoff).
+LANES_MAX_CONNECTIONS = 6000
 
-_LANES = _trials.LANES
+METHODS = ("auto", "lanes", "serial", "mixed")
+
 _LAYERS = operator.attrgetter("_layers")
 _WEIGHTS = operator.attrgetter("_w")
 
@@ -152,11 +168,16 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     callback : callable, optional
         ``callback(i, epoch, state)`` after every strip of trial ``i`` (as
         :func:`train_rprop`'s callback, with the trial's index first).
-    method : {"auto", "lanes", "serial"}, default "auto"
+    method : {"auto", "lanes", "serial", "mixed"}, default "auto"
         ``"lanes"``: trials side by side in vector lanes; ``"serial"``: one
-        trial after another in the single-network kernels; ``"auto"`` chooses
-        lanes when training examples x connections is at most
-        :data:`LANES_MAX_WORK` (where lanes were measured faster).
+        trial after another in the single-network kernels; ``"mixed"``: lanes,
+        but whenever the trials still training fill less than 3/4 of the
+        last group of lanes they need, those of that group go on one after
+        another in the single-network kernels. ``"auto"`` chooses lanes when
+        training examples x connections is at most :data:`LANES_MAX_WORK`,
+        else mixed up to :data:`LANES_MAX_CONNECTIONS` connections if the
+        trials fill at least one group of lanes to 3/4, else serial (where
+        each was measured faster).
 
     Returns
     -------
@@ -214,7 +235,7 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         raise TypeError(f"`callback` must be callable or None, got {callback!r}.")
     if method == "auto":
         n_train = np.shape(X)[0] if np.ndim(X) == 2 else 0
-        method = "lanes" if n_train * nets[0].n_connections <= LANES_MAX_WORK else "serial"
+        method = _auto_method(n_train, nets[0].n_connections, len(nets))
     clocks = time.process_time(), time.perf_counter()
     if method == "serial":
         results = []
@@ -232,87 +253,17 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
                                      setup=dict(r.setup, batch=batch))
                              for r, f in zip(results, shares)])
     return _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
-                        target_range, classification, callback, block_size, blas_min, clocks)
+                        target_range, classification, callback, block_size, blas_min, clocks,
+                        handoff=HANDOFF_FILL if method == "mixed" else None)
 
 
-def _aligned(shape):
-    """A zeroed C-contiguous float64 array starting at a 64-byte boundary: the
-    kernels load a vector of 8 lanes at a time, and one that straddles two cache
-    lines costs two loads (unaligned, cancer1 4+2 trains at 0.72x, thyroid1 16+8
-    at 0.53x the speed)."""
-    n = int(np.prod(shape))
-    buf = np.zeros(n + 8)
-    start = (-buf.__array_interface__["data"][0] % 64) // 8
-    return buf[start:start + n].reshape(shape)
-
-
-def _to_lanes(flat, G, C):
-    """(G * LANES, C) rows -> (G, C, LANES) blocks (trial g * LANES + k in lane k of group g)."""
-    out = _aligned((G, C, _LANES))
-    out[...] = flat.reshape(G, _LANES, C).transpose(0, 2, 1)
-    return out
-
-
-def _from_lanes(blocks):
-    """(G, C, LANES) blocks -> (G * LANES, C) rows."""
-    G, C, _ = blocks.shape
-    return blocks.transpose(0, 2, 1).reshape(G * _LANES, C)
-
-
-class _Lanes:
-    """The trials' weights and RPROP state, side by side in vector lanes.
-
-    ``slot[i]`` is trial i's row in the flat (G * LANES) numbering, -1 once the
-    trial has been packed away (`repack`): finished trials leave the lanes, so
-    that they cost nothing more.
-    """
-
-    _STATE = ("w", "g", "g_prev", "dw_prev", "step")
-
-    def __init__(self, flat, K, steps):
-        """``flat``: (G * LANES, C) initial weights, trial i in row i (rows K.. are
-        padding); ``steps``: (K, C) or (1, C) initial steps."""
-        C = flat.shape[1]
-        self.C = C
-        self.G = flat.shape[0] // _LANES
-        self.w = _to_lanes(flat, self.G, C)
-        flat = np.zeros_like(flat)
-        flat[:K] = steps
-        self.step = _to_lanes(flat, self.G, C)
-        self.g = _aligned(self.w.shape)
-        self.g_prev = _aligned(self.w.shape)
-        self.dw_prev = _aligned(self.w.shape)
-        self.last_error = np.full(self.G * _LANES, np.inf)
-        # Padding lanes never train (status 1 is "frozen").
-        self.status = np.zeros(self.G * _LANES, np.int64)
-        self.status[K:] = 1
-        self.slot = np.arange(K)
-        self.in_place = True           # trial i in row i of the (G * LANES) numbering
-
-    def rows(self, trials):
-        """The current weights of ``trials`` (an index array): (len(trials), C)."""
-        s = self.slot[trials]
-        return self.w[s // _LANES, :, s % _LANES]
-
-    def weights(self, i):
-        s = self.slot[i]
-        return self.w[s // _LANES, :, s % _LANES]
-
-    def repack(self, keep):
-        """Keep the trials of the boolean mask ``keep`` only, in as few groups as they fill."""
-        rows = self.slot[keep]
-        G = max(1, -(-rows.size // _LANES))
-        for name in self._STATE:
-            flat = np.zeros((G * _LANES, self.C))
-            flat[:rows.size] = _from_lanes(getattr(self, name))[rows]
-            setattr(self, name, _to_lanes(flat, G, self.C))
-        last = np.full(G * _LANES, np.inf)
-        last[:rows.size] = self.last_error[rows]
-        status = np.ones(G * _LANES, np.int64)
-        status[:rows.size] = self.status[rows]
-        self.last_error, self.status, self.G = last, status, G
-        self.slot = np.where(keep, np.cumsum(keep) - 1, -1)
-        self.in_place = False
+def _auto_method(n_train, n_connections, n_trials):
+    """The method "auto" stands for (see train_rprop_many)."""
+    if n_train * n_connections <= LANES_MAX_WORK:
+        return "lanes"
+    if n_connections <= LANES_MAX_CONNECTIONS and n_trials >= LANES * HANDOFF_FILL:
+        return "mixed"          # (at least one group of lanes filled to HANDOFF_FILL)
+    return "serial"
 
 
 def _start(nets, seeds, params, flat):
@@ -336,7 +287,11 @@ def _start(nets, seeds, params, flat):
 
 
 def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
-                 target_range, classification, callback, block_size, blas_min, clocks):
+                 target_range, classification, callback, block_size, blas_min, clocks,
+                 handoff=None):
+    # handoff: the fill of the lanes' last group below which its trials go on one at
+    # a time in the single-network kernels (method "mixed", fastnet._handoff); None:
+    # never.
     params = resolve_options(preset, given)
     first = nets[0]
     (X, Y, X_val, Y_val, X_test, Y_test, max_epochs, strip, target_range, block_size,
@@ -347,10 +302,10 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
     stop = params["stop"]
     K, C, N = len(nets), first.n_connections, X.shape[0]
     layers, n_in, n_out = first.layer_table, first.n_in, first.n_out
-    flat = np.zeros((-(-K // _LANES) * _LANES, C))
+    flat = np.zeros((-(-K // LANES) * LANES, C))
     steps = _start(nets, seeds, params, flat)
-    lanes = _Lanes(flat, K, steps)
-    work = _aligned((_trials.work_size(first.n_units, N, n_in),))
+    lanes = Lanes(flat, K, steps)
+    work = aligned((_trials.work_size(first.n_units, N, n_in),))
     o_range = target_range[1] - target_range[0]
     scale = 100.0 * o_range / (N * n_out)
 
@@ -368,11 +323,16 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
         analog = _check_analog((Y == 0.0) | (Y == 1.0), stop.analog)
         check = (strip, stop.r_c, -1.0 if analog is None else analog)
         step = strip * max(1, MAX_EPOCHS_PER_CALL // strip)
+        if handoff is not None:
+            # shorter calls, so that stopped trials can be noticed and handed off
+            step = strip * max(1, HANDOFF_EPOCHS // strip)
 
+    rprop_args = (VARIANTS[params["variant"]], params["eta_plus"], params["eta_minus"],
+                  params["delta_min"], params["delta_max"])
     cap = min(max_epochs, 1024)
     # Row i: trial i's E_tr by epoch (rows K.. are padding lanes). The kernel writes
     # here directly while trial i is in lane i (until the first repack).
-    train_err = np.empty((lanes.G * _LANES, cap))
+    train_err = np.empty((lanes.G * LANES, cap))
     epochs = np.zeros(K, np.intp)
     stopped = np.zeros(K, bool)
     reasons = ["max_epochs"] * K
@@ -390,8 +350,35 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
     val_scale = 100.0 * o_range / (X_val.shape[0] * n_out) if X_val is not None else 0.0
     test_scale = 100.0 * o_range / (X_test.shape[0] * n_out) if X_test is not None else 0.0
 
+    serial = None                          # the SerialTrials once the lanes handed off some
+    in_lanes = np.ones(K, bool)            # trial i trains in the lanes (else in `serial`)
+
+    def rows_of(trials):
+        trials = np.asarray(trials, dtype=np.intp)
+        if serial is None:
+            return lanes.rows(trials)
+        out = np.empty((trials.size, C))
+        mine = in_lanes[trials]
+        if mine.any():
+            out[mine] = lanes.rows(trials[mine])
+        if not mine.all():
+            out[~mine] = serial.rows(trials[~mine])
+        return out
+
+    def errors_of(Xs, Ts, which, idx):
+        # SSE of the trials idx on a validation or test set, wherever they train
+        if serial is None:
+            return set_sse(Xs, Ts, lanes.slot[idx])
+        out = np.empty(idx.size)
+        mine = in_lanes[idx]
+        if mine.any():
+            out[mine] = set_sse(Xs, Ts, lanes.slot[idx[mine]])
+        if not mine.all():
+            out[~mine] = serial.sse(which, idx[~mine])
+        return out
+
     def set_sse(Xs, Ts, rows):
-        sse = np.empty(lanes.G * _LANES)
+        sse = np.empty(lanes.G * LANES)
         _trials.trials_sse(layers, n_in, Xs, Ts, lanes.w, work, sse)
         return sse[rows]
 
@@ -400,7 +387,7 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
             # The check of the single-network path, on trial i's weights.
             evaluation[i] += N * C
             net = nets[i]
-            net.set_weights(lanes.rows([i])[0])
+            net.set_weights(rows_of([i])[0])
             outputs = net.predict(X)
             if not np.isfinite(outputs).all():
                 raise diverged(epoch, "the network's outputs", trial=i)
@@ -411,8 +398,8 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
         # Trials that stop leave their weights here and are frozen in their lanes.
         trials = np.asarray(trials, dtype=np.intp)
         if trials.size:
-            last_rows[trials] = lanes.rows(trials)
-            s = lanes.slot[trials]
+            last_rows[trials] = rows_of(trials)
+            s = lanes.slot[trials[in_lanes[trials]]]
             lanes.status[s] = np.maximum(lanes.status[s], 1)
 
     epoch = 0
@@ -420,27 +407,52 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
         while epoch < max_epochs and not stopped.all():
             n = min(step - epoch % step, max_epochs - epoch)
             idx = np.flatnonzero(~stopped)            # the trials that train now
-            rows = lanes.slot[idx]
             if epoch + n > train_err.shape[1]:
                 grown = np.empty((train_err.shape[0],
                                   min(max_epochs, max(2 * train_err.shape[1], epoch + n))))
                 grown[:, :epoch] = train_err[:, :epoch]
                 train_err = grown
-            in_place = lanes.in_place
-            sse = (train_err[:, epoch:epoch + n] if in_place
-                   else np.empty((lanes.G * _LANES, n)))
-            _trials.trials_rprop(layers, n_in, X, Y, lanes.w, lanes.g, lanes.g_prev,
-                                 lanes.dw_prev, lanes.step, lanes.last_error, lanes.status,
-                                 work, VARIANTS[params["variant"]], params["eta_plus"],
-                                 params["eta_minus"], params["delta_min"], params["delta_max"],
-                                 sse, check[0], check[1], check[2], sse_scale=scale)
-            status = lanes.status[rows]
+            if handoff is not None:
+                # The trials of the lanes' last group go on alone if they fill too
+                # little of it; the others stay in full groups.
+                mine = idx[in_lanes[idx]]
+                rest = mine.size - LANES * max(0, -(-mine.size // LANES) - 1)
+                if mine.size and lanes_fill(rest, LANES) < handoff:
+                    out = mine[mine.size - rest:]
+                    if serial is None:
+                        serial = SerialTrials(nets, X, Y, X_val, Y_val, X_test, Y_test,
+                                              block_size, blas_min, rprop_args)
+                    serial.take_from_lanes(lanes, out)
+                    in_lanes[out] = False
+                    s_out = lanes.slot[out]
+                    lanes.status[s_out] = np.maximum(lanes.status[s_out], 1)
+                    keep = ~stopped & in_lanes
+                    if keep.any():
+                        lanes.repack(keep)
+            lanes_idx = idx[in_lanes[idx]]
+            status = np.zeros(idx.size, np.int64)
+            if lanes_idx.size:
+                rows = lanes.slot[lanes_idx]
+                in_place = lanes.in_place and serial is None
+                sse = (train_err[:, epoch:epoch + n] if in_place
+                       else np.empty((lanes.G * LANES, n)))
+                _trials.trials_rprop(layers, n_in, X, Y, lanes.w, lanes.g, lanes.g_prev,
+                                     lanes.dw_prev, lanes.step, lanes.last_error, lanes.status,
+                                     work, *rprop_args, sse, check[0], check[1], check[2],
+                                     sse_scale=scale)
+                status[in_lanes[idx]] = lanes.status[rows]
+                if not in_place:
+                    train_err[lanes_idx, epoch:epoch + n] = sse[rows]
+            if lanes_idx.size < idx.size:
+                alone_idx = idx[~in_lanes[idx]]
+                status_alone, sse = serial.run(alone_idx, n, check if kernel_check else None,
+                                               scale)
+                status[~in_lanes[idx]] = status_alone
+                train_err[alone_idx, epoch:epoch + n] = sse
             if np.any(status > 0):
                 k = int(np.flatnonzero(status > 0)[0])
                 raise diverged(epoch + int(status[k]), trial=int(idx[k]))
             done = np.where(status < 0, -status, n)
-            if not in_place:
-                train_err[idx, epoch:epoch + n] = sse[rows]
             epochs[idx] = epoch + done
             if kernel_check:
                 evaluation[idx] += (done // strip) * N * C
@@ -453,7 +465,7 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
             if in_strips and not kernel_check:
                 at_strip_end = epoch % strip == 0
                 if X_val is not None and at_strip_end:
-                    e_va = set_sse(X_val, Y_val, rows) * val_scale
+                    e_va = errors_of(X_val, Y_val, "val", idx) * val_scale
                     _check_finite(e_va, np.ones(idx.size, bool), epoch, "the validation error",
                                   idx)
                     evaluation[idx] += X_val.shape[0] * C
@@ -464,11 +476,11 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                     if better.any():
                         won = idx[better]
                         best_val[won] = e_va[better]
-                        best_rows[won] = lanes.rows(won)
+                        best_rows[won] = rows_of(won)
                         for i in won.tolist():
                             best_epoch[i] = epoch
                 if X_test is not None and at_strip_end:
-                    e_te = set_sse(X_test, Y_test, rows) * test_scale
+                    e_te = errors_of(X_test, Y_test, "test", idx) * test_scale
                     _check_finite(e_te, np.ones(idx.size, bool), epoch, "the test error", idx)
                     evaluation[idx] += X_test.shape[0] * C
                     for i, e in zip(idx.tolist(), e_te.tolist()):
@@ -494,9 +506,9 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                         ended.append(i)
                 finish(ended)
             # Finished trials leave the lanes once the others fit in fewer groups.
-            n_left = int(np.count_nonzero(~stopped))
-            if n_left and n_left <= _LANES * (lanes.G - 1):
-                lanes.repack(~stopped)
+            n_left = int(np.count_nonzero(~stopped & in_lanes))
+            if n_left and n_left <= LANES * (lanes.G - 1):
+                lanes.repack(~stopped & in_lanes)
     finish(np.flatnonzero(~stopped))
 
     if stop is not None and not np.all(fired | stopped):
@@ -511,10 +523,10 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
         last_rows[has_best] = best_rows[has_best]
         relevant[has_best] = [b for b in best_epoch if b is not None]
     _trials.scatter_rows(last_rows, list(map(_WEIGHTS, nets)))
-    G_final = -(-K // _LANES)
-    padded = np.zeros((G_final * _LANES, C))
+    G_final = -(-K // LANES)
+    padded = np.zeros((G_final * LANES, C))
     padded[:K] = last_rows
-    final_w = _to_lanes(padded, G_final, C)
+    final_w = to_lanes(padded, G_final, C)
 
     def final(Xs, Ts):
         # Errors of the returned networks (after the clock, as in train_rprop).
@@ -522,16 +534,16 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
             return None
         # The kernel sums each trial's errors in a fixed order, so a trial's result
         # does not depend on how many trials share the call.
-        sse = np.empty(G_final * _LANES)
+        sse = np.empty(G_final * LANES)
         _trials.trials_sse(layers, n_in, Xs, Ts, final_w, work, sse)
         e = 100.0 * o_range / Ts.size * sse[:K]
         # finite weights can still overflow in the forward pass (inf - inf)
         _check_finite(e, np.ones(K, bool), epochs, "the error of the trained network")
         cls = None
         if classification:
-            out = np.empty((G_final, Xs.shape[0], n_out, _LANES))
+            out = np.empty((G_final, Xs.shape[0], n_out, LANES))
             _trials.trials_outputs(layers, n_in, Xs, final_w, work, out)
-            outs = out.transpose(0, 3, 1, 2).reshape(G_final * _LANES, Xs.shape[0], n_out)[:K]
+            outs = out.transpose(0, 3, 1, 2).reshape(G_final * LANES, Xs.shape[0], n_out)[:K]
             wrong = np.count_nonzero(np.argmax(outs, axis=2) != np.argmax(Ts, axis=1), axis=1)
             cls = 100.0 * wrong / Ts.shape[0]
         return SetColumns(e, cls, Ts.shape[0])
@@ -553,7 +565,7 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
         block_size=_trials.BLOCK)
     cpu, wall = time.process_time() - clocks[0], time.perf_counter() - clocks[1]
     shares = time_shares(epochs)
-    setup["batch"] = batch_record("lanes", K, cpu, wall)
+    setup["batch"] = batch_record("lanes" if handoff is None else "mixed", K, cpu, wall)
     return TrainResults._from_columns(nets, seeds, setup, epochs, reasons, train_err, val_err,
                                       val_epochs, test_err, relevant, finals, evaluation, N, C,
                                       cpu * shares, wall * shares)
