@@ -135,32 +135,43 @@ def test_early_stopping_per_trial_with_validation_and_test_sets():
     assert all(r.stop_reason in ("GL2", "UP2", "P<0.1") for r in got)
 
 
-def test_proben1_preset_matches():
+def proben1_preset_study(method):
+    """12 trials of a 9-4-2-2 net under Proben1's multilayer preset, each checked
+    against train_rprop alone."""
     X, T = data(80, n_in=9, seed=4)
     Xv, Tv = data(40, n_in=9, seed=5)
     nets = nets_for(12, (4, 2), n_in=9)
     seeds = list(range(12))
     refs = alone(nets, seeds, X, T, Xv, Tv, preset="proben1-multilayer")
     got = train_rprop_many(nets, X, T, Xv, Tv, seeds=seeds, preset="proben1-multilayer",
-                           method="lanes")
+                           method=method)
     for g, r in zip(got, refs):
         assert_same_run(g, r)
 
 
-def test_success_check_in_the_kernel_matches():
+def test_proben1_preset_matches():
+    proben1_preset_study("lanes")
+
+
+def xor_success_study(K, max_epochs, method):
+    """K XOR trials stopped by Correct() (the kernel's success check), each
+    checked against train_rprop alone; returns the stop reasons."""
     X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
     T = np.array([[0.], [1.], [1.], [0.]])
-    K = 20
     nets = nets_for(K, (2,), n_in=2, n_out=1)
     seeds = list(range(K))
-    kw = dict(max_epochs=25, init_scale=1.0, stop=Correct(), strip=1)
+    kw = dict(max_epochs=max_epochs, init_scale=1.0, stop=Correct(), strip=1)
     refs = alone(nets, seeds, X, T, **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoConvergenceWarning)
-        got = train_rprop_many(nets, X, T, seeds=seeds, method="lanes", **kw)
+        got = train_rprop_many(nets, X, T, seeds=seeds, method=method, **kw)
     for g, r in zip(got, refs):
         assert_same_run(g, r)
-    stops = [r.stop_reason for r in got]
+    return [r.stop_reason for r in got]
+
+
+def test_success_check_in_the_kernel_matches():
+    stops = xor_success_study(20, 25, "lanes")
     assert "correct" in stops and "max_epochs" in stops   # successes and failures both
 
 

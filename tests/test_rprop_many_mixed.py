@@ -4,12 +4,14 @@ import warnings
 
 import numpy as np
 import pytest
-from test_rprop_many import VARIANTS, alone, assert_same_run, data, nets_for
+from test_rprop_many import (
+    VARIANTS, alone, assert_same_run, data, nets_for, proben1_preset_study, xor_success_study,
+)
 
 from fastnet import MLP, DivergenceError, NoConvergenceWarning, train_rprop, train_rprop_many
 from fastnet import _handoff, _many
 from fastnet._kernels import _trials
-from fastnet.stopping import GL, UP, AnyOf, Correct, ProgressBelow
+from fastnet.stopping import GL, UP, AnyOf, ProgressBelow
 
 
 @pytest.fixture
@@ -97,15 +99,7 @@ def test_early_stopping_with_validation_and_test_sets(variant, handoffs):
 
 
 def test_proben1_preset(handoffs):
-    X, T = data(80, n_in=9, seed=4)
-    Xv, Tv = data(40, n_in=9, seed=5)
-    nets = nets_for(12, (4, 2), n_in=9)
-    seeds = list(range(12))
-    refs = alone(nets, seeds, X, T, Xv, Tv, preset="proben1-multilayer")
-    got = train_rprop_many(nets, X, T, Xv, Tv, seeds=seeds, preset="proben1-multilayer",
-                           method="mixed")
-    for g, r in zip(got, refs):
-        assert_same_run(g, r)
+    proben1_preset_study("mixed")
     assert handoffs
 
 
@@ -113,18 +107,7 @@ def test_proben1_preset(handoffs):
 def test_success_check_in_the_kernel(K, handoffs):
     # (3 trials go on alone from the start; of 32, in four full groups, two are
     # handed off after epoch 20, the first return from the kernel, and two after 40)
-    X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
-    T = np.array([[0.], [1.], [1.], [0.]])
-    nets = nets_for(K, (2,), n_in=2, n_out=1)
-    seeds = list(range(K))
-    kw = dict(max_epochs=45, init_scale=1.0, stop=Correct(), strip=1)
-    refs = alone(nets, seeds, X, T, **kw)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NoConvergenceWarning)
-        got = train_rprop_many(nets, X, T, seeds=seeds, method="mixed", **kw)
-    for g, r in zip(got, refs):
-        assert_same_run(g, r)
-    stops = [r.stop_reason for r in got]
+    stops = xor_success_study(K, 45, "mixed")
     assert "correct" in stops
     assert "max_epochs" in stops or K < 32           # successes and failures both
     assert handoffs == ([K] if K < 32 else [2, 2])
