@@ -117,19 +117,26 @@ def test_trial_counts_and_activations(K, activations):
         assert_same_run(g, r)
 
 
-def test_early_stopping_per_trial_with_validation_and_test_sets():
+def early_stopping_study(K, method, **options):
+    """K trials of a 4-4-2-2 net stopped by GL2, UP2 or P<0.1 with validation and
+    test sets, each checked against train_rprop alone; returns the results."""
     X, T = data(60, seed=1)
     Xv, Tv = data(30, seed=2)
     Xt, Tt = data(30, seed=3)
-    K = 10
     nets = nets_for(K, (4, 2))
     seeds = list(range(K))
     stop = AnyOf(GL(2), UP(2), ProgressBelow(0.1))
-    kw = dict(max_epochs=400, init_scale=0.5, stop=stop, strip=5, X_test=Xt, Y_test=Tt)
+    kw = dict(max_epochs=400, init_scale=0.5, stop=stop, strip=5, X_test=Xt, Y_test=Tt,
+              **options)
     refs = alone(nets, seeds, X, T, Xv, Tv, **kw)
-    got = train_rprop_many(nets, X, T, Xv, Tv, seeds=seeds, method="lanes", **kw)
+    got = train_rprop_many(nets, X, T, Xv, Tv, seeds=seeds, method=method, **kw)
     for g, r in zip(got, refs):
         assert_same_run(g, r)
+    return got
+
+
+def test_early_stopping_per_trial_with_validation_and_test_sets():
+    got = early_stopping_study(10, "lanes")
     # the trials stopped at different epochs, each by its own criterion
     assert len({r.epochs for r in got}) > 1
     assert all(r.stop_reason in ("GL2", "UP2", "P<0.1") for r in got)
@@ -243,14 +250,19 @@ def test_callback_sees_each_trial():
                                   + [(2, e) for e in (5, 10, 15, 20)])
 
 
-def test_divergence_names_the_trial():
+def assert_divergence_names_the_trial(method):
+    """Inputs of 1e200 overflow in epoch 1: the error names trial 0 and the epoch."""
     X, T = data()
     X = X * 1e200
     with pytest.raises(DivergenceError, match=r"of trial 0 \(nets\[0\]\) became non-finite in "
                                               r"epoch 1") as info:
         train_rprop_many(nets_for(3, (3,)), X, T, seeds=[0, 1, 2], init_scale=0.5,
-                         max_epochs=5, method="lanes")
+                         max_epochs=5, method=method)
     assert info.value.trial == 0 and info.value.epoch == 1
+
+
+def test_divergence_names_the_trial():
+    assert_divergence_names_the_trial("lanes")
 
 
 def test_bad_input():

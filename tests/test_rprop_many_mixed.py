@@ -5,13 +5,14 @@ import warnings
 import numpy as np
 import pytest
 from test_rprop_many import (
-    VARIANTS, alone, assert_same_run, data, nets_for, proben1_preset_study, xor_success_study,
+    VARIANTS, alone, assert_divergence_names_the_trial, assert_same_run, data,
+    early_stopping_study, nets_for, proben1_preset_study, xor_success_study,
 )
 
-from fastnet import MLP, DivergenceError, NoConvergenceWarning, train_rprop, train_rprop_many
+from fastnet import MLP, NoConvergenceWarning, train_rprop, train_rprop_many
 from fastnet import _handoff, _many
 from fastnet._kernels import _trials
-from fastnet.stopping import GL, UP, AnyOf, ProgressBelow
+from fastnet.stopping import GL
 
 
 @pytest.fixture
@@ -81,19 +82,8 @@ def test_trial_counts(K, handoffs):
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_early_stopping_with_validation_and_test_sets(variant, handoffs):
-    X, T = data(60, seed=1)
-    Xv, Tv = data(30, seed=2)
-    Xt, Tt = data(30, seed=3)
     K = 16
-    nets = nets_for(K, (4, 2))
-    seeds = list(range(K))
-    stop = AnyOf(GL(2), UP(2), ProgressBelow(0.1))
-    kw = dict(variant=variant, max_epochs=400, init_scale=0.5, stop=stop, strip=5,
-              X_test=Xt, Y_test=Tt)
-    refs = alone(nets, seeds, X, T, Xv, Tv, **kw)
-    got = train_rprop_many(nets, X, T, Xv, Tv, seeds=seeds, method="mixed", **kw)
-    for g, r in zip(got, refs):
-        assert_same_run(g, r)
+    got = early_stopping_study(K, "mixed", variant=variant)
     assert len({r.epochs for r in got}) > 1
     assert handoffs and sum(handoffs) < K
 
@@ -139,13 +129,7 @@ def test_callback_and_is_correct_after_the_handoff(handoffs):
 
 
 def test_divergence_after_the_handoff_names_the_trial(handoffs):
-    X, T = data()
-    X = X * 1e200
-    with pytest.raises(DivergenceError, match=r"of trial 0 \(nets\[0\]\) became non-finite in "
-                                              r"epoch 1") as info:
-        train_rprop_many(nets_for(3, (3,)), X, T, seeds=[0, 1, 2], init_scale=0.5,
-                         max_epochs=5, method="mixed")
-    assert info.value.trial == 0 and info.value.epoch == 1
+    assert_divergence_names_the_trial("mixed")
     assert handoffs == [3]
 
 
