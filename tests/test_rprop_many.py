@@ -508,6 +508,15 @@ def test_train_results_is_a_sequence_with_columns(method):
         rs[11]
     with pytest.raises(IndexError):
         rs[-12]
+    assert rs[np.int64(3)] is rs[3]
+    with pytest.raises(TypeError, match="`index` must be an integer or a slice, got str"):
+        rs["3"]
+    with pytest.raises(TypeError, match="`index` must be an integer or a slice, got bool"):
+        rs[True]
+    with pytest.raises(TypeError, match=r"`results\[1\]` must be a fastnet.TrainResult, got int"):
+        TrainResults([rs[0], 3])
+    with pytest.raises(TypeError, match="`results` must be a sequence of fastnet.TrainResult"):
+        TrainResults(5)
     items = list(rs)
     assert all(type(r) is TrainResult for r in items) and items[4] is rs[4]
     # the columns are the fields of the results, read-only

@@ -109,8 +109,21 @@ class TrainResults(Sequence):
                  "wall_time")
 
     def __init__(self, results: Sequence[TrainResult]):
-        """A batch of results already built (as the serial method trains them)."""
+        """A batch of results already built (as the serial method trains them).
+
+        Raises
+        ------
+        TypeError
+            If ``results`` is not a sequence of `TrainResult`.
+        """
+        if isinstance(results, (str, bytes)) or not hasattr(results, "__iter__"):
+            raise TypeError(f"`results` must be a sequence of fastnet.TrainResult, got "
+                            f"{type(results).__name__}.")
         built = list(results)
+        for i, r in enumerate(built):
+            if not isinstance(r, TrainResult):
+                raise TypeError(f"`results[{i}]` must be a fastnet.TrainResult, got "
+                                f"{type(r).__name__}.")
         self._built = built
         self._columns = self._lists_ = None
         self.epochs = np.array([r.epochs for r in built], dtype=np.intp)
@@ -212,6 +225,10 @@ class TrainResults(Sequence):
         built = self._built
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(built)))]
+        if isinstance(index, (bool, np.bool_)) or not hasattr(index, "__index__"):
+            raise TypeError(f"`index` must be an integer or a slice, got "
+                            f"{type(index).__name__}.")
+        index = index.__index__()
         r = built[index]                 # (IndexError, negative indices as for lists)
         if r is None:
             i = index + len(built) if index < 0 else index
