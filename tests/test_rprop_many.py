@@ -207,7 +207,7 @@ def test_serial_method_is_train_rprop():
 
 
 def test_auto_method_by_the_work_of_an_epoch():
-    from fastnet._many import LANES_MAX_WORK
+    from fastnet.training.many import LANES_MAX_WORK
 
     X, T = data()                                    # 40 examples
     narrow = train_rprop_many(nets_for(2, (4, 2)), X, T, seeds=[0, 1], init_scale=0.5,
@@ -269,7 +269,7 @@ def test_bad_input():
     X, T = data()
     with pytest.raises(ValueError, match="at least one network"):
         train_rprop_many([], X, T)
-    with pytest.raises(TypeError, match="got one MLP"):
+    with pytest.raises(TypeError, match="give `n_trials`"):
         train_rprop_many(MLP(4, (3,), 2), X, T)
     with pytest.raises(TypeError, match=r"`nets\[1\]` must be a fastnet.MLP, got str"):
         train_rprop_many([MLP(4, (3,), 2), "net"], X, T)
@@ -313,7 +313,7 @@ def test_kernel_refuses_buffers_that_do_not_fit():
 def test_finished_trials_leave_the_lanes(monkeypatch):
     # 20 trials in 3 groups; as they stop, the rest are packed into fewer groups,
     # and every trial still gets what train_rprop gives it alone.
-    from fastnet import _lanes
+    from fastnet.training import lanes as _lanes
 
     packs = []
     original = _lanes.Lanes.repack
@@ -464,7 +464,7 @@ def test_results_built_in_bulk_are_ordinary_train_results(with_val):
     import dataclasses
     import pickle
 
-    from fastnet._training import SetErrors, TrainResult
+    from fastnet import SetErrors, TrainResult
 
     X, T = data(30, seed=8)
     Xv, Tv = data(15, seed=9)

@@ -10,7 +10,8 @@ from test_rprop_many import (
 )
 
 from fastnet import MLP, NoConvergenceWarning, train_rprop, train_rprop_many
-from fastnet import _handoff, _many
+from fastnet.training import backends as _handoff
+from fastnet.training import many as _many
 from fastnet._kernels import _trials
 from fastnet.stopping import GL
 
@@ -19,13 +20,13 @@ from fastnet.stopping import GL
 def handoffs(monkeypatch):
     """The number of trials each hand-off took out of the lanes."""
     seen = []
-    original = _handoff.SerialTrials.take_from_lanes
+    original = _handoff.Trials._hand_off
 
-    def spy(self, lanes, trials):
-        seen.append(len(trials))
-        return original(self, lanes, trials)
+    def spy(self, out, training):
+        seen.append(len(out))
+        return original(self, out, training)
 
-    monkeypatch.setattr(_handoff.SerialTrials, "take_from_lanes", spy)
+    monkeypatch.setattr(_handoff.Trials, "_hand_off", spy)
     return seen
 
 

@@ -14,17 +14,17 @@ from fastnet.exceptions import (  # noqa: E402
 # dependencies (scipy.stats, matplotlib, pandas) load only when asked for.
 _LAZY_ATTRIBUTES = {
     "MLP": "fastnet.network",
-    "train_rprop": "fastnet.rprop",
-    "train_backprop": "fastnet.backprop",
-    "train_rprop_many": "fastnet._many",
-    "TrainResult": "fastnet._training",
-    "TrainResults": "fastnet._batch",
-    "Traversals": "fastnet._training",
-    "SetErrors": "fastnet._training",
+    "train_rprop": "fastnet.training",
+    "train_backprop": "fastnet.training",
+    "train_rprop_many": "fastnet.training",
+    "TrainResult": "fastnet.training",
+    "TrainResults": "fastnet.training",
+    "Traversals": "fastnet.training",
+    "SetErrors": "fastnet.training",
     "count_connections": "fastnet.traversal",
     "count_traversals": "fastnet.traversal",
 }
-_LAZY_MODULES = ("measures", "stopping", "datasets", "stats", "plots", "experiment", "report",
+_LAZY_MODULES = ("measures", "stopping", "training", "datasets", "stats", "plots", "experiment", "report",
                  "reproduction", "sklearn", "demo")
 
 

@@ -6,7 +6,7 @@ cache lines, training sets cut into cache-sized blocks, small products kept
 away from BLAS -- and it alone calls the single-network kernels, so that
 trainers, evaluation and prediction share one execution policy.
 (:func:`fastnet.train_rprop_many`'s lanes kernel lays trials side by side and
-has its own layout in ``fastnet._many``.)
+has its own layout in ``fastnet.training.lanes``.)
 """
 import numpy as np
 
@@ -67,7 +67,8 @@ class Workspace:
     ----------
     net : MLP
     w : ndarray
-        The network's own weight vector (trained in place).
+        The weight vector trained in place: the network's own, or ``w`` if given
+        (a trial's row of a batch).
     A, Y : ndarray
         Activations (inputs in the first columns) and targets of the training set.
     D, Dl : ndarray
@@ -77,11 +78,12 @@ class Workspace:
     blas_min : int
     """
 
-    def __init__(self, net, X, Y, block_size=None, blas_min=None):
+    def __init__(self, net, X, Y, block_size=None, blas_min=None, *, w=None, A=None):
+        # A: an activation buffer that already holds X (shared by trials, no copy)
         self.net = net
-        self.w = net._w
+        self.w = net._w if w is None else w
         self.Y = Y
-        self.A = activations(net, X)
+        self.A = activations(net, X) if A is None else A
         n = X.shape[0]
         self.check_block = block_rows(net)
         if block_size is None:
@@ -115,7 +117,7 @@ class Workspace:
 
     def evaluator(self):
         """An :class:`Evaluator` of the training set on this workspace's buffer."""
-        return Evaluator(self.net, None, self.Y, self.blas_min, A=self.A)
+        return Evaluator(self.net, None, self.Y, self.blas_min, A=self.A, w=self.w)
 
     def rprop_epochs(self, g_prev, step, params, last_error, sse_out, every, r_c, analog):
         """RPROP epochs, one per entry of ``sse_out`` (see ``_kernels._rprop``);
@@ -138,9 +140,11 @@ class Workspace:
 class Evaluator:
     """SSE of a fixed data set at the network's current weights (validation, test sets)."""
 
-    def __init__(self, net, X, Y, blas_min, *, A=None):
-        # A: an activation buffer that already holds X (a workspace's own, no copy)
+    def __init__(self, net, X, Y, blas_min, *, A=None, w=None):
+        # A: an activation buffer that already holds X (a workspace's own, no copy);
+        # w: the weights to evaluate (default: the network's own)
         self.net = net
+        self.w = net._w if w is None else w
         self.Y = Y
         self.A = activations(net, X) if A is None else A
         self.blas_min = blas_min
@@ -149,7 +153,7 @@ class Evaluator:
     def sse(self):
         """Summed squared error; leaves the outputs in ``self.A`` (see :meth:`outputs`)."""
         net = self.net
-        return _forward.sum_squared_error(self.A, self.Y, net._layers, net.n_in, net._w,
+        return _forward.sum_squared_error(self.A, self.Y, net._layers, net.n_in, self.w,
                                           block_rows(net), self.blas_min)
 
     def outputs(self):
@@ -157,11 +161,13 @@ class Evaluator:
         return _outputs(self.net, self.A)
 
 
-def predict(net, X):
-    """Outputs of ``net`` for the checked float64 matrix ``X`` (a new array)."""
+def predict(net, X, w=None):
+    """Outputs of ``net`` (with weights ``w`` if given) for the checked float64
+    matrix ``X`` (a new array)."""
     A = activations(net, X)
     with single_threaded_blas():
-        _forward.forward(A, net._layers, net.n_in, net._w, block_rows(net), DEFAULT_BLAS_MIN)
+        _forward.forward(A, net._layers, net.n_in, net._w if w is None else w,
+                         block_rows(net), DEFAULT_BLAS_MIN)
     return _outputs(net, A).copy()
 
 

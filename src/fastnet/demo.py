@@ -105,7 +105,7 @@ def run_demo(runs: int = 20, seed: int = 0) -> DemoResult:
     >>> [r.runs for r in res.rows]
     [2, 2, 2]
     """
-    from fastnet._many import train_rprop_many
+    from fastnet.training import train_rprop_many
     from fastnet.network import MLP
     from fastnet.datasets import make_encoder, make_teacher, make_xor
     from fastnet.exceptions import NoConvergenceWarning

@@ -45,7 +45,7 @@ def _run_task(task):
     that a record does not depend on how the runs were batched or resumed), or
     with ``one_per_call`` in one `train_rprop` call each.
     """
-    from fastnet._many import train_rprop_many
+    from fastnet.training import train_rprop_many
     from fastnet.rprop import train_rprop
 
     ds = _load(task.problem, task.root)

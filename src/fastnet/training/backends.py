@@ -1,0 +1,144 @@
+"""Where each trial trains: the lanes, the single-network kernels, or first one then
+the other (a hand-off; method "mixed").
+
+Trials of a batch stop at different epochs (early stopping), but a group of
+vector lanes costs the same however few of its lanes still train. Whenever the
+trials still training fill too little of the last group of lanes they need,
+that group's trials go on in the single-network kernels, each with its state as
+the lanes left it (weights, previous gradient and change, steps, last error),
+so that each goes on in the kernel :func:`train_rprop` uses; the others stay in
+full groups. The strip loop sees one small interface (:class:`Trials`) whatever
+the backends.
+"""
+import numpy as np
+
+from fastnet.training.lanes import LANES
+
+__all__ = ["HANDOFF_FILL", "HANDOFF_EPOCHS", "lanes_fill", "Trials"]
+
+#: A batch of method "mixed" hands the trials of the last group of lanes they
+#: need to the single-network kernels when they fill less than this share of it.
+#: Lanes train 1.2-1.5x faster than one network at a time per trial-epoch on the
+#: Proben1 pivot networks beyond the narrow lanes' limit (16 trials, full lanes),
+#: so below about 3/4 full one at a time is faster (see docs/performance.md).
+HANDOFF_FILL = 0.75
+
+#: With the success check in the kernel (no strips to return at), a batch of
+#: method "mixed" still returns every this many epochs (rounded to strips) to
+#: see whether the trials left should be handed off.
+HANDOFF_EPOCHS = 20
+
+
+def lanes_fill(n, lanes):
+    """The share of the lanes that ``n`` trials fill, packed into as few groups as they need."""
+    return n / (lanes * -(-n // lanes)) if n else 0.0
+
+
+class Trials:
+    """K trials spread over a lanes backend and a serial one (either may be None).
+
+    ``in_lanes[i]`` says where trial i trains; ``handoff`` the fill of the lanes'
+    last group below which its trials move to ``make_serial()`` (None: never).
+    """
+
+    def __init__(self, K, lanes=None, serial=None, make_serial=None, handoff=None):
+        self.lanes, self.serial, self.make_serial, self.handoff = lanes, serial, make_serial, handoff
+        self.in_lanes = np.full(K, lanes is not None)
+        self.finals = lanes if lanes is not None else serial     # who computes final errors
+        # What moved, for the batch record: trials per hand-off; (groups before,
+        # trials kept) per repacking of the lanes.
+        self.handoffs, self.repacks = [], []
+
+    @property
+    def block_size(self):
+        return self.finals.block_size
+
+    def _split(self, trials):
+        mine = self.in_lanes[trials]
+        return mine, trials[mine], trials[~mine]
+
+    def run(self, trials, n, check, history, epoch):
+        """``n`` epochs of ``trials`` wherever they train; one status per trial."""
+        if self.lanes is None:
+            return self.serial.run(trials, n, check, history, epoch)
+        mine, in_lanes, alone = self._split(trials)
+        status = np.zeros(trials.size, np.int64)
+        if in_lanes.size:
+            status[mine] = self.lanes.run(in_lanes, n, check, history, epoch,
+                                          in_place=self.serial is None)
+        if alone.size:
+            status[~mine] = self.serial.run(alone, n, check, history, epoch)
+        return status
+
+    def _gather(self, trials, lanes_fn, serial_fn, *args):
+        if self.serial is None:
+            return lanes_fn(*args, trials)
+        if self.lanes is None:
+            return serial_fn(*args, trials)
+        mine, in_lanes, alone = self._split(trials)
+        first = lanes_fn(*args, in_lanes) if in_lanes.size else serial_fn(*args, alone)
+        out = np.empty((trials.size,) + first.shape[1:])
+        if in_lanes.size:
+            out[mine] = first
+        if alone.size:
+            out[~mine] = serial_fn(*args, alone)
+        return out
+
+    def weights(self, trials):
+        """The current weights of ``trials`` (an index array): (len(trials), C)."""
+        return self._gather(trials, getattr(self.lanes, "weights", None),
+                            getattr(self.serial, "weights", None))
+
+    def sse(self, which, trials):
+        """Summed squared errors of ``trials`` on the "val" or "test" set."""
+        return self._gather(trials, getattr(self.lanes, "sse", None),
+                            getattr(self.serial, "sse", None), which)
+
+    def train_outputs(self, i):
+        """Trial ``i``'s outputs on the training set."""
+        return (self.lanes if self.in_lanes[i] else self.serial).train_outputs(i)
+
+    def stopped(self, trials):
+        """``trials`` stopped: their lanes train no more."""
+        if self.lanes is not None and trials.size:
+            self.lanes.freeze(trials[self.in_lanes[trials]])
+
+    def hand_off(self, training):
+        """Hand the trials of the lanes' last group to the serial backend if they
+        fill too little of it (``training``: a boolean mask of the trials still
+        training)."""
+        if self.lanes is None or self.handoff is None:
+            return
+        mine = np.flatnonzero(training & self.in_lanes)
+        rest = mine.size - LANES * max(0, -(-mine.size // LANES) - 1)
+        if mine.size and lanes_fill(rest, LANES) < self.handoff:
+            self._hand_off(mine[mine.size - rest:], training)
+
+    def pack(self, training):
+        """Finished trials leave the lanes once the others fit in fewer groups."""
+        if self.lanes is None:
+            return
+        n_left = int(np.count_nonzero(training & self.in_lanes))
+        if n_left and n_left <= LANES * (self.lanes.lanes.G - 1):
+            self._repack(training & self.in_lanes)
+
+    def _repack(self, keep):
+        self.repacks.append((self.lanes.lanes.G, int(np.count_nonzero(keep))))
+        self.lanes.lanes.repack(keep)
+
+    def _hand_off(self, out, training):
+        if self.serial is None:
+            self.serial = self.make_serial()
+        algorithm = self.serial.algorithm
+        for i, w, g_prev, dw_prev, step, last in self.lanes.release(out):
+            self.serial.add(i, self.serial.vector(i, w), algorithm.state(g_prev, step, last),
+                            dw_prev)
+        self.handoffs.append(int(out.size))
+        self.in_lanes[out] = False
+        self.lanes.freeze(out)
+        keep = training & self.in_lanes
+        if keep.any():
+            self._repack(keep)
+
+    def final(self, which, rows, classification):
+        return self.finals.final(which, rows, classification)

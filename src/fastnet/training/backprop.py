@@ -1,0 +1,93 @@
+"""Plain backpropagation with momentum, batch or online (Rumelhart et al. 1986; Lawrence et al. 1997): the baseline."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fastnet._typing import ArrayLike, Seed
+from fastnet._validation import check_float
+from fastnet.network import MAX_INIT_SCALE, MLP
+from fastnet.stopping import StoppingCriterion, TrainingState
+from fastnet.training.algorithms import Backprop
+from fastnet.training.checks import check_run, check_sets
+from fastnet.training.results import TrainResult
+from fastnet.training.single import train_single
+
+__all__ = ["train_backprop"]
+
+
+def train_backprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
+                   Y_val: ArrayLike | None = None, *, X_test: ArrayLike | None = None,
+                   Y_test: ArrayLike | None = None, mode: str = "batch",
+                   learning_rate: float = 0.01, momentum: float = 0.0, decay: bool = False,
+                   max_epochs: int = 100, stop: StoppingCriterion | None = None,
+                   strip: int = 5, init_scale: float | None = None, seed: Seed = None,
+                   target_range: tuple[float, float] = (0.0, 1.0),
+                   classification: bool | str = "auto",
+                   callback: Callable[[int, TrainingState], bool | None] | None = None,
+                   block_size: int | None = None, blas_min: int | None = None) -> TrainResult:
+    r"""Train ``net`` in place with backpropagation and momentum.
+
+    Each update is dw = -lr * g + momentum * dw_prev, w <- w + dw, with g the
+    gradient of the summed squared error (no factor 1/2) over the whole
+    training set (``mode="batch"``, one update per epoch) or of one pattern
+    (``mode="online"``, patterns in a fresh random order every epoch).
+
+    Parameters
+    ----------
+    net, X, Y, X_val, Y_val, X_test, Y_test
+        As in :func:`fastnet.train_rprop`.
+    mode : {"batch", "online"}, default "batch"
+    learning_rate : float > 0, default 0.01
+    momentum : float in [0, 1), default 0.0
+    decay : bool, default False
+        Decay the learning rate linearly to 0 over ``max_epochs`` (Lawrence et
+        al.): epoch t = 0, 1, ... uses learning_rate * (1 - t / max_epochs).
+    max_epochs, stop, strip, init_scale, seed, target_range, classification,
+    callback, block_size, blas_min
+        As in :func:`fastnet.train_rprop`. ``seed`` also drives the online
+        presentation order.
+
+    Returns
+    -------
+    TrainResult
+        For online training ``train_error[t]`` sums each pattern's error taken
+        before its own update, and ``traversals.update`` counts N·C per epoch.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For bad shapes, non-finite data or invalid hyper-parameters.
+    DivergenceError
+        If the training diverges: the training error, the weights, the outputs
+        or a validation/test error become non-finite (a FloatingPointError
+        naming the epoch). No result with NaN errors is ever returned.
+
+    See Also
+    --------
+    train_rprop
+
+    References
+    ----------
+    Rumelhart, D. E., Hinton, G. E. & Williams, R. J. (1986). Learning
+    representations by back-propagating errors. Nature 323, 533-536.
+    Lawrence, S., Back, A. D., Tsoi, A. C. & Giles, C. L. (1997). On the
+    distribution of performance from multiple neural network trials. IEEE TNN 8(6).
+
+    Examples
+    --------
+    >>> from fastnet import MLP, train_backprop
+    >>> from fastnet.datasets import make_xor
+    >>> X, Y = make_xor().train                 # the four XOR patterns
+    >>> net = MLP(2, (2,), 1, shortcut=False, output_activation="logistic")
+    >>> r = train_backprop(net, X, Y, mode="online", learning_rate=0.5, momentum=0.9,
+    ...                    max_epochs=50, init_scale=0.5, seed=0)
+    >>> r.traversals.update == 50 * 4 * net.n_connections
+    True
+    """
+    algorithm = Backprop(mode, learning_rate, momentum, decay)
+    if init_scale is not None:
+        init_scale = check_float(init_scale, "init_scale", low=0.0, high=MAX_INIT_SCALE)
+    sets = check_sets(net, X, Y, X_val, Y_val, X_test, Y_test)
+    run = check_run(sets, max_epochs, strip, stop, target_range, classification, block_size,
+                    blas_min, callback)
+    return train_single(net, algorithm, sets, run, seed=seed, init_scale=init_scale)

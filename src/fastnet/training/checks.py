@@ -1,0 +1,165 @@
+"""The checks every trainer shares: data sets, run options, the start of a run.
+
+Each returns what it checked, coerced, as a typed object (no dicts).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from fastnet._engine import DEFAULT_BLAS_MIN
+from fastnet._validation import as_generator, check_int, check_pair
+from fastnet.exceptions import DivergenceError
+from fastnet.measures import is_one_hot
+from fastnet.network import MLP
+from fastnet.stopping import StoppingCriterion
+
+__all__ = ["Sets", "RunOptions", "check_sets", "check_run", "check_target_range",
+           "check_start", "check_callback", "resolve_classification", "diverged",
+           "check_finite"]
+
+
+@dataclass(frozen=True)
+class Sets:
+    """The checked data of a run: float64 C-contiguous matrices (None where absent)."""
+
+    X: np.ndarray
+    Y: np.ndarray
+    X_val: np.ndarray | None = None
+    Y_val: np.ndarray | None = None
+    X_test: np.ndarray | None = None
+    Y_test: np.ndarray | None = None
+
+    @property
+    def n_val(self):
+        return 0 if self.X_val is None else self.X_val.shape[0]
+
+    @property
+    def n_test(self):
+        return 0 if self.X_test is None else self.X_test.shape[0]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How the strip loop runs, whatever the algorithm (checked)."""
+
+    max_epochs: int
+    strip: int
+    stop: StoppingCriterion | None
+    target_range: tuple[float, float]
+    classification: bool
+    block_size: int | None
+    blas_min: int
+    callback: Callable | None = None
+
+    def scale(self, n_patterns, n_out):
+        """The factor from a summed squared error to Proben1's squared error percentage."""
+        return 100.0 * (self.target_range[1] - self.target_range[0]) / (n_patterns * n_out)
+
+
+def check_target_range(target_range):
+    """(o_min, o_max) as floats with a finite, positive width o_max - o_min."""
+    try:
+        o_min, o_max = (float(v) for v in target_range)
+    except OverflowError:  # an int beyond float's range
+        raise ValueError("`target_range` must be finite with 0 < o_max - o_min < inf, got an "
+                         "integer beyond float range.") from None
+    except (TypeError, ValueError):
+        raise TypeError(f"`target_range` must be a pair of numbers (o_min, o_max), got "
+                        f"{target_range!r}.") from None
+    width = o_max - o_min
+    if not (np.isfinite(o_min) and np.isfinite(o_max) and np.isfinite(width) and width > 0):
+        raise ValueError(f"`target_range` must be finite with 0 < o_max - o_min < inf, got "
+                         f"{target_range!r}.")
+    return o_min, o_max
+
+
+def check_start(net, seed, drawn):
+    """Refuse a run that would silently ignore ``seed`` or start from all zeros.
+
+    ``drawn`` says whether the trainer draws anything from ``seed`` (initial
+    weights with ``init_scale``, RPROP's per-weight initial steps, online
+    backpropagation's presentation order).
+    """
+    if seed is not None and not drawn:
+        as_generator(seed)   # a malformed seed is named as such first
+        raise ValueError(
+            "`seed` would have no effect: the network's own weights are used (no "
+            "`init_scale`) and nothing else is drawn. Pass `init_scale` to re-initialise "
+            "the weights from `seed`, or give the seed when building the network "
+            "(MLP(..., seed=...)) and drop it here.")
+    if net.hidden and not net.weights.any():
+        raise ValueError(
+            "`net` has all weights zero: its hidden units cannot break symmetry and it would "
+            "not learn. Pass `init_scale` (with a `seed`), or call net.init_weights(seed).")
+
+
+def check_callback(callback):
+    if callback is not None and not callable(callback):
+        raise TypeError(f"`callback` must be callable or None, got {callback!r}.")
+    return callback
+
+
+def check_sets(net, X, Y, X_val, Y_val, X_test, Y_test):
+    """The training, validation and test sets checked against ``net``'s sizes."""
+    if not isinstance(net, MLP):
+        raise TypeError(f"`net` must be a fastnet.MLP, got {type(net).__name__}.")
+    X, Y = check_pair(X, Y, "X", "Y", net.n_in, net.n_out)
+    if (X_val is None) != (Y_val is None):
+        raise ValueError("give both `X_val` and `Y_val`, or neither.")
+    if (X_test is None) != (Y_test is None):
+        raise ValueError("give both `X_test` and `Y_test`, or neither.")
+    if X_val is not None:
+        X_val, Y_val = check_pair(X_val, Y_val, "X_val", "Y_val", net.n_in, net.n_out)
+    if X_test is not None:
+        X_test, Y_test = check_pair(X_test, Y_test, "X_test", "Y_test", net.n_in, net.n_out)
+    return Sets(X, Y, X_val, Y_val, X_test, Y_test)
+
+
+def check_run(sets, max_epochs, strip, stop, target_range, classification, block_size,
+              blas_min, callback=None):
+    """The loop's options checked (``stop`` a criterion object or None)."""
+    max_epochs = check_int(max_epochs, "max_epochs", minimum=1)
+    strip = check_int(strip, "strip", minimum=1)
+    if stop is not None and not isinstance(stop, StoppingCriterion):
+        raise TypeError(f"`stop` must be a fastnet.stopping criterion or None, got {stop!r}.")
+    if stop is not None and stop.needs_validation and sets.X_val is None:
+        raise ValueError(f"stopping criterion {stop.name} needs a validation set; pass `X_val`, `Y_val`.")
+    target_range = check_target_range(target_range)
+    check_callback(callback)
+    if block_size is not None:
+        block_size = check_int(block_size, "block_size", minimum=1)
+    blas_min = DEFAULT_BLAS_MIN if blas_min is None else check_int(blas_min, "blas_min", minimum=0)
+    return RunOptions(max_epochs, strip, stop, target_range,
+                      resolve_classification(classification, sets.Y), block_size, blas_min,
+                      callback)
+
+
+def resolve_classification(classification, Y):
+    if isinstance(classification, str) and classification == "auto":
+        return is_one_hot(Y)
+    if not isinstance(classification, (bool, np.bool_)):
+        raise TypeError(f"`classification` must be True, False or 'auto', got {classification!r}.")
+    return bool(classification)
+
+
+def diverged(epoch, what="the training error", trial=None):
+    """The DivergenceError of a run that produced non-finite ``what`` by ``epoch``."""
+    who = "" if trial is None else f" of trial {trial} (nets[{trial}])"
+    return DivergenceError(
+        f"{what}{who} became non-finite in epoch {epoch}: training diverged. Lower the "
+        "learning rate (backpropagation), delta_max or init_scale (RPROP), or scale the data.",
+        epoch, trial)
+
+
+def check_finite(values, epoch, what, trials=None):
+    """Raise DivergenceError for the first value that is not finite (``trials[k]``
+    names the trial of ``values[k]``, None: a single run; ``epoch`` a number or
+    one per value)."""
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        k = int(bad[0])
+        raise diverged(int(epoch[k]) if np.ndim(epoch) else epoch, what,
+                       trial=None if trials is None else int(trials[k]))

@@ -1,0 +1,285 @@
+"""The strip loop: one policy for K trials (K = 1 is `train_rprop`).
+
+Python decides (strips, validation and best weights, criteria, callbacks,
+warnings, divergence, history, results); the backends compute whole strips of
+epochs per call (see :mod:`fastnet.training.backends`). The loop alone owns
+Proben1's policy (Prechelt 1994) and Hamey's success check (Hamey 1992).
+"""
+import copy
+import time
+import warnings
+from functools import partial
+
+import numpy as np
+
+from fastnet._blas import single_threaded_blas
+from fastnet.exceptions import NoConvergenceWarning
+from fastnet.measures import _check_analog, threshold_correct
+from fastnet.stopping import Correct, TrainingState
+from fastnet.training.algorithms import NO_CHECK
+from fastnet.training.backends import HANDOFF_EPOCHS
+from fastnet.training.checks import check_finite, diverged
+from fastnet.training.results import Columns, SetColumns
+
+__all__ = ["MAX_EPOCHS_PER_CALL", "StripLoop"]
+
+# Without strips (no validation, no criterion, no callback) the kernels still
+# return to Python every this many epochs, so Ctrl-C stays responsive.
+MAX_EPOCHS_PER_CALL = 1000
+
+
+def _grown(history, needed, limit):
+    """``history`` with room for ``needed`` columns (doubled, at most ``limit``)."""
+    if needed <= history.shape[1]:
+        return history
+    grown = np.empty((history.shape[0], min(limit, max(needed, 2 * history.shape[1]))))
+    grown[:, :history.shape[1]] = history
+    return grown
+
+
+class StripLoop:
+    """Train K trials in strips of epochs until each stops.
+
+    Parameters
+    ----------
+    trials : fastnet.training.backends.Trials
+        Where the trials train.
+    K, net, algorithm, sets, run
+        The trial count, the topology, the `Algorithm`, the checked `Sets` and
+        `RunOptions` (``run.callback`` is called ``callback(i, epoch, state)``).
+    rows : int
+        Rows of the training-error history (at least K; the lanes write theirs
+        in place, padding rows included).
+    single : bool
+        A single run (`train_rprop`): its messages name no trial.
+    """
+
+    def __init__(self, trials, K, net, algorithm, sets, run, rows, single=False):
+        self.trials, self.K, self.sets, self.run, self.single = trials, K, sets, run, single
+        self.N, self.C = sets.X.shape[0], net.n_connections
+        self.updates = algorithm.updates_per_epoch(self.N, self.C)
+        stop = run.stop
+        self.criteria = [copy.deepcopy(stop) if stop is not None else None for _ in range(K)]
+        for c in self.criteria:
+            if c is not None:
+                c.reset()
+        self.in_strips = (sets.X_val is not None or sets.X_test is not None or stop is not None
+                          or run.callback is not None)
+        self.kernel_check = (type(stop) is Correct and sets.X_val is None
+                             and sets.X_test is None and run.callback is None
+                             and algorithm.kernel_check)
+        self.check, self.step = None, run.strip if self.in_strips else MAX_EPOCHS_PER_CALL
+        if self.kernel_check:
+            analog = _check_analog((sets.Y == 0.0) | (sets.Y == 1.0), stop.analog)
+            self.check = (run.strip, stop.r_c, NO_CHECK[2] if analog is None else analog)
+            # (a batch that hands trials off returns more often, to notice stopped trials)
+            every = MAX_EPOCHS_PER_CALL if trials.handoff is None else HANDOFF_EPOCHS
+            self.step = run.strip * max(1, every // run.strip)
+        self.history = np.empty((rows, min(run.max_epochs, 1024)))
+        self.epochs = np.zeros(K, np.intp)
+        self.stopped = np.zeros(K, bool)
+        self.fired = np.zeros(K, bool)
+        self.reasons = ["max_epochs"] * K
+        self.evaluation = np.zeros(K, np.int64)
+        self.last_rows = np.empty((K, self.C))      # each trial's weights when it stopped
+        self._strip_sets(K)
+        self._masks = {}
+
+    def _strip_sets(self, K):
+        s, n_out = self.sets, self.sets.Y.shape[1]
+        cap = min(max(1, self.run.max_epochs // self.run.strip), 64)
+        self.strips = np.zeros(K, np.intp)          # strip-end measurements of each trial
+        self.val = np.empty((K, cap)) if s.X_val is not None else None
+        self.test = np.empty((K, cap)) if s.X_test is not None else None
+        self.val_scale = self.run.scale(s.n_val, n_out) if s.X_val is not None else 0.0
+        self.test_scale = self.run.scale(s.n_test, n_out) if s.X_test is not None else 0.0
+        self.best_val = np.full(K, np.inf)
+        self.best_epoch = np.full(K, -1, np.intp)
+        self.best_rows = np.empty((K, self.C)) if s.X_val is not None else None
+
+    def _name(self, trials):
+        return None if self.single else trials
+
+    # ------------------------------------------------------------------ the loop
+
+    def train(self):
+        """Train every trial until it stops; returns (cpu seconds, wall seconds)."""
+        run, trials = self.run, self.trials
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        with single_threaded_blas():
+            epoch = 0
+            while epoch < run.max_epochs and not self.stopped.all():
+                n = min(self.step - epoch % self.step, run.max_epochs - epoch)
+                training = ~self.stopped
+                trials.hand_off(training)
+                idx = np.flatnonzero(training)
+                self.history = _grown(self.history, epoch + n, run.max_epochs)
+                status = trials.run(idx, n, self.check, self.history, epoch)
+                if np.any(status > 0):
+                    k = int(np.flatnonzero(status > 0)[0])
+                    trial = None if self.single else int(idx[k])
+                    raise diverged(epoch + int(status[k]), trial=trial)
+                done = np.where(status < 0, -status, n)
+                self.epochs[idx] = epoch + done
+                if self.kernel_check:
+                    self._kernel_checked(idx, status, done)
+                epoch += n
+                if self.in_strips and not self.kernel_check:
+                    self._strip_end(idx, epoch)
+                trials.pack(~self.stopped)
+            self._finish(np.flatnonzero(~self.stopped))
+        return time.process_time() - cpu0, time.perf_counter() - wall0
+
+    def _kernel_checked(self, idx, status, done):
+        # The kernel ran Hamey's check after every strip: a forward pass each.
+        self.evaluation[idx] += (done // self.run.strip) * self.N * self.C
+        won = idx[status < 0]
+        self.stopped[won] = self.fired[won] = True
+        for i in won.tolist():
+            self.reasons[i] = self.run.stop.name
+        self._finish(won)
+
+    def _finish(self, trials):
+        """Trials that stop leave their weights in ``last_rows`` and train no more."""
+        if trials.size:
+            self.last_rows[trials] = self.trials.weights(trials)
+            self.trials.stopped(trials)
+
+    # ------------------------------------------------------------ strip ends
+
+    def _strip_end(self, idx, epoch):
+        """Measure, test the criteria and call the callback at a strip end."""
+        at_end = epoch % self.run.strip == 0
+        if at_end and (self.val is not None or self.test is not None):
+            self._measure(idx, epoch)
+        run, ended = self.run, []
+        for i in idx.tolist():
+            state = self._state(i, epoch)
+            crit = self.criteria[i]
+            if crit is not None and at_end and crit.update(state):
+                self.reasons[i] = crit.fired or crit.name
+                self.fired[i] = True
+            # The callback sees every strip end, the last one included.
+            if (run.callback is not None and run.callback(i, epoch, state)
+                    and not self.fired[i]):
+                self.reasons[i] = "callback"
+                self.stopped[i] = True
+            if self.fired[i]:
+                self.stopped[i] = True
+            if self.stopped[i]:
+                ended.append(i)
+        self._finish(np.array(ended, dtype=np.intp))
+
+    def _measure(self, idx, epoch):
+        """Validation and test errors of the trials ``idx`` at the strip end ``epoch``."""
+        j = epoch // self.run.strip - 1            # (every trial still training has all before)
+        if j >= (self.val if self.val is not None else self.test).shape[1]:
+            limit = self.run.max_epochs // self.run.strip
+            self.val = None if self.val is None else _grown(self.val, j + 1, limit)
+            self.test = None if self.test is None else _grown(self.test, j + 1, limit)
+        self.strips[idx] = j + 1
+        name, s = self._name(idx), self.sets
+        if self.val is not None:
+            e_va = self.trials.sse("val", idx) * self.val_scale
+            check_finite(e_va, epoch, "the validation error", name)
+            self.evaluation[idx] += s.n_val * self.C
+            self.val[idx, j] = e_va
+            better = e_va < self.best_val[idx]
+            if better.any():
+                won = idx[better]
+                self.best_val[won] = e_va[better]
+                self.best_rows[won] = self.trials.weights(won)
+                self.best_epoch[won] = epoch
+        if self.test is not None:
+            e_te = self.trials.sse("test", idx) * self.test_scale
+            check_finite(e_te, epoch, "the test error", name)
+            self.evaluation[idx] += s.n_test * self.C
+            self.test[idx, j] = e_te
+
+    def _state(self, i, epoch):
+        n, strip = int(self.strips[i]), self.run.strip
+        best = int(self.best_epoch[i])
+        return TrainingState(
+            epoch=epoch, strip=strip, train_errors=self.history[i, :epoch],
+            val_errors=self.val[i, :n] if self.val is not None else None,
+            val_epochs=strip * np.arange(1, n + 1) if self.val is not None else None,
+            test_errors=self.test[i, :n] if self.test is not None else None,
+            best_epoch=best if best >= 0 else None, is_correct=partial(self._is_correct, i))
+
+    def _is_correct(self, i, r_c, analog):
+        # Hamey's success check on trial i's weights (a forward pass, counted as
+        # evaluation); the target masks are built (and the arguments checked) once.
+        self.evaluation[i] += self.N * self.C
+        outputs = self.trials.train_outputs(i)
+        if not np.isfinite(outputs).all():
+            raise diverged(int(self.epochs[i]), "the network's outputs",
+                           None if self.single else i)
+        Y = self.sets.Y
+        if (r_c, analog) not in self._masks:
+            threshold_correct(outputs, Y, r_c=r_c, analog=analog)  # validates
+            one, zero = Y == 1.0, Y == 0.0
+            other = ~(one | zero)
+            self._masks[(r_c, analog)] = (one, zero, other if other.any() else None)
+        one, zero, other = self._masks[(r_c, analog)]
+        if not (np.all(outputs[one] > 1.0 - r_c) and np.all(outputs[zero] < r_c)):
+            return False
+        return other is None or bool(np.all(np.abs(outputs[other] - Y[other]) <= analog))
+
+    # ---------------------------------------------------------------- results
+
+    def columns(self, clocks, stacklevel, store=None):
+        """The loop's outcome as `Columns`, after the checks of the end of a run:
+        finite weights, the no-convergence warning, the relevant epoch's weights
+        (given to ``store(rows)``), the final errors. ``clocks``: (cpu, wall)
+        seconds per trial (arrays of shape (K,))."""
+        K, epochs, rows = self.K, self.epochs, self.last_rows
+        bad = ~np.isfinite(rows).all(axis=1)
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise diverged(int(epochs[k]), "the weights", None if self.single else k)
+        self._warn(stacklevel)
+        relevant = epochs.copy()
+        if self.best_rows is not None:
+            has = self.best_epoch >= 0
+            rows[has] = self.best_rows[has]
+            relevant[has] = self.best_epoch[has]
+        if store is not None:
+            store(rows)
+        s, run = self.sets, self.run
+        with single_threaded_blas():
+            finals = tuple(self._final(which, Y) for which, Y in
+                           (("train", s.Y), ("val", s.Y_val), ("test", s.Y_test)))
+        measured = self.val is not None or self.test is not None
+        S = int(self.strips.max()) if measured and K else 0
+        return Columns(
+            epochs=epochs, relevant_epoch=relevant, stop_reason=tuple(self.reasons),
+            train_error=self.history, val_error=self.val, test_error=self.test,
+            strip_epochs=run.strip * np.arange(1, S + 1) if measured else None,
+            n_strips=self.strips if measured else None, weights=rows, finals=finals,
+            evaluation=self.evaluation, n_train=self.N, updates_per_epoch=self.updates,
+            cpu_time=clocks[0], wall_time=clocks[1])
+
+    def _final(self, which, Y):
+        # Errors of the returned weights (after the clock, as in train_rprop).
+        if Y is None:
+            return None
+        sse, cls = self.trials.final(which, self.last_rows, self.run.classification)
+        e = 100.0 * (self.run.target_range[1] - self.run.target_range[0]) / Y.size * sse
+        # finite weights can still overflow in the forward pass (inf - inf)
+        check_finite(e, self.epochs, "the error of the trained network",
+                     None if self.single else np.arange(self.K))
+        return SetColumns(e, cls, Y.shape[0])
+
+    def _warn(self, stacklevel):
+        stop = self.run.stop
+        late = ~(self.fired | self.stopped) if stop is not None else None
+        if late is None or not late.any():
+            return
+        if self.single:
+            message = (f"training reached max_epochs={self.run.max_epochs} before the stopping "
+                       f"criterion {stop.name} held.")
+        else:
+            message = (f"{int(np.count_nonzero(late))} of {self.K} trials reached "
+                       f"max_epochs={self.run.max_epochs} before the stopping criterion "
+                       f"{stop.name} held.")
+        warnings.warn(message, NoConvergenceWarning, stacklevel=stacklevel)

@@ -1,0 +1,435 @@
+"""Many trials of one topology at once: ``train_rprop_many``.
+
+Timing studies train one topology from many initialisations on the same data
+(Hamey 1992: hundreds of trials; Lawrence et al. 1997: distributions; Prechelt
+1994: 60 runs per file). A study passes one network (the topology) and K trials
+as arrays -- a seed, or a (K, C) array of initial weights -- or a list of
+networks (each trial then equals :func:`train_rprop` on its network). Narrow
+networks fill no vector on their own, so the trials go side by side into the
+lanes of one (:mod:`fastnet.training.lanes`); wide ones train one after another
+in the single-network kernels (:mod:`fastnet.training.serial`), which already
+fill the vectors; in between, trials train in lanes and those of a group that
+early stopping has left too empty go on one at a time
+(:mod:`fastnet.training.backends`). The one strip loop drives them all.
+"""
+from __future__ import annotations
+
+import dataclasses
+import operator
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from fastnet._kernels import _trials
+from fastnet._typing import ArrayLike, Seed
+from fastnet._validation import as_generator, check_choice, check_int
+from fastnet.network import DEFAULT_INIT_SCALE, DEFAULT_INIT_SCALE_LINEAR, MLP
+from fastnet.stopping import StoppingCriterion, TrainingState
+from fastnet.training.algorithms import resolve_rprop
+from fastnet.training.backends import HANDOFF_FILL, Trials
+from fastnet.training.checks import check_callback, check_run, check_sets, check_start
+from fastnet.training.lanes import LANES, LanesBackend
+from fastnet.training.loop import StripLoop
+from fastnet.training.record import setup_record
+from fastnet.training.results import TrainResults
+from fastnet.training.rprop import _UNSET
+from fastnet.training.serial import Serial
+from fastnet.training.single import initialisation
+
+__all__ = ["train_rprop_many", "LANES_MAX_WORK", "LANES_MAX_CONNECTIONS", "draw_trials"]
+
+#: Trials go side by side into vector lanes when an epoch's work, training
+#: examples x connections, is at most this; larger networks or data sets fill
+#: the single-network kernels' register tiles themselves, and those are faster
+#: there. Measured per trial-epoch, lanes against one network at a time (16
+#: trials): heartac1 2+0 (N C = 17 k) 1.25x, cancer2 8+4 (69 k) 2.1x, heartac2
+#: 8+4 (78 k) 1.5x, glass1 16+8 (61 k) 1.2x faster; heartc2 8+8 (113 k) 0.80x,
+#: diabetes1 16+8 (157 k) 0.92x, thyroid2 8+4 (1.4 M) 0.83x, gene1 4+2 (1.8 M)
+#: 0.49x. On tiny tasks (XOR, encoders) lanes also save the per-call cost. (Those
+#: figures predate the lanes' register tiles; see LANES_MAX_CONNECTIONS.)
+LANES_MAX_WORK = 100_000
+
+#: Beyond LANES_MAX_WORK, lanes with a hand-off of the last trials to the
+#: single-network kernels (method "mixed") up to this many connections. Since
+#: the lanes' products run on register tiles, lanes beat one network at a time
+#: per trial-epoch on every Proben1 pivot network (16 full lanes, the study's
+#: validation and test sets every strip: thyroid2 8+4 1.52x, building2 16+8 1.35x,
+#: soybean2 32+0 (4841 connections) 1.32x, gene1 4+2 1.07x) and on synthetic
+#: ones up to 5450 connections (1.1-1.4x), not on wider ones (16,682: 0.91x,
+#: 68,362: 0.66x). But trials stop at different epochs and a group of lanes costs
+#: the same however few of them still train, so these batches hand their last
+#: trials on (see fastnet.training.backends).
+LANES_MAX_CONNECTIONS = 6000
+
+METHODS = ("auto", "lanes", "serial", "mixed")
+
+_LAYERS = operator.attrgetter("_layers")
+_WEIGHTS = operator.attrgetter("_w")
+
+
+def _check_nets(nets):
+    """A non-empty list of MLPs of one topology; the first mismatch is named."""
+    if isinstance(nets, MLP):
+        raise TypeError("`nets` must be a sequence of fastnet.MLP (one per trial), got one MLP.")
+    try:
+        nets = list(nets)
+    except TypeError:
+        raise TypeError(f"`nets` must be a sequence of fastnet.MLP, got {type(nets).__name__}.") from None
+    if not nets:
+        raise ValueError("`nets` must hold at least one network, got an empty sequence.")
+    if (set(map(type, nets)) == {MLP} and len(set(map(id, map(_LAYERS, nets)))) == 1
+            and len(set(map(id, nets))) == len(nets)):
+        # Copies of one network share its layer table: one topology (checked in
+        # C-level passes, as timing studies pass thousands of networks).
+        return nets
+    attrs = ("layer_sizes", "shortcut", "hidden_activation", "output_activation")
+    first = nets[0]
+    table = first._layers if isinstance(first, MLP) else None
+    want = None
+    for i, net in enumerate(nets):
+        # Copies of one network share its layer table: the topology is the same.
+        if type(net) is MLP and net._layers is table:
+            continue
+        if not isinstance(net, MLP):
+            raise TypeError(f"`nets[{i}]` must be a fastnet.MLP, got {type(net).__name__}.")
+        if want is None:
+            want = tuple(getattr(first, a) for a in attrs)
+        if (net.layer_sizes, net.shortcut, net.hidden_activation, net.output_activation) != want:
+            attr = next(a for a in attrs if getattr(net, a) != getattr(first, a))
+            raise ValueError(
+                f"`nets[{i}]` differs from `nets[0]` in {attr}: {getattr(net, attr)!r} "
+                f"against {getattr(first, attr)!r}; train_rprop_many trains one topology.")
+    if len(set(map(id, nets))) != len(nets):
+        raise ValueError("`nets` holds the same network object twice; give each trial its own "
+                         "(e.g. net.copy()).")
+    return nets
+
+
+def _check_seeds(seeds, n):
+    if seeds is None:
+        return [None] * n
+    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__len__"):
+        raise TypeError(f"`seeds` must be a sequence with one seed per network or None, "
+                        f"got {type(seeds).__name__}.")
+    seeds = list(seeds)
+    if len(seeds) != n:
+        raise ValueError(f"`seeds` must hold one seed per network ({n}), got {len(seeds)}.")
+    return seeds
+
+
+def train_rprop_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
+                     X_val: ArrayLike | None = None, Y_val: ArrayLike | None = None, *,
+                     n_trials: int | None = None, seed: Seed = None,
+                     initial_weights: ArrayLike | None = None,
+                     seeds: Sequence[Seed] | None = None, X_test: ArrayLike | None = None,
+                     Y_test: ArrayLike | None = None, preset: str | None = None,
+                     variant: str = _UNSET, eta_plus: float = _UNSET,
+                     eta_minus: float = _UNSET, delta0: float | tuple[float, float] = _UNSET,
+                     delta_min: float = _UNSET, delta_max: float = _UNSET,
+                     max_epochs: int = _UNSET, stop: StoppingCriterion | None = _UNSET,
+                     strip: int = _UNSET, init_scale: float | None = _UNSET,
+                     target_range: tuple[float, float] = (0.0, 1.0),
+                     classification: bool | str = "auto",
+                     callback: Callable[[int, int, TrainingState], bool | None] | None = None,
+                     block_size: int | None = None, blas_min: int | None = None,
+                     method: str = "auto") -> TrainResults:
+    r"""Train many networks of one topology on the same data with RPROP, together.
+
+    Each network is a trial: ``train_rprop_many(nets, X, Y, ..., seeds=seeds)[i]``
+    is what ``train_rprop(nets[i], X, Y, ..., seed=seeds[i])`` returns on its own
+    -- the same weights (to rounding), epochs, relevant epoch, stop reason and
+    exact traversal counts -- but the trials run side by side in the lanes of
+    one vector (narrow networks) or back to back in one call (wide ones).
+
+    Parameters
+    ----------
+    nets : sequence of MLP
+        One network per trial, all of one topology (layer sizes, shortcuts,
+        activations); each is trained in place.
+    X, Y, X_val, Y_val, X_test, Y_test
+        As in :func:`train_rprop`, shared by all trials.
+    seeds : sequence or None
+        One seed per network (``seed`` of :func:`train_rprop`), or None.
+    preset, variant, eta_plus, eta_minus, delta0, delta_min, delta_max
+        As in :func:`train_rprop`, the same for every trial.
+    max_epochs, stop, strip, init_scale, target_range, classification, block_size, blas_min
+        As in :func:`train_rprop`, the same for every trial. Each trial stops by
+        its own copy of ``stop``; a trial that has stopped costs nothing more.
+        ``block_size`` and ``blas_min`` only steer the single-network kernels.
+    callback : callable, optional
+        ``callback(i, epoch, state)`` after every strip of trial ``i`` (as
+        :func:`train_rprop`'s callback, with the trial's index first).
+    method : {"auto", "lanes", "serial", "mixed"}, default "auto"
+        ``"lanes"``: trials side by side in vector lanes; ``"serial"``: one
+        trial after another in the single-network kernels; ``"mixed"``: lanes,
+        but whenever the trials still training fill less than 3/4 of the
+        last group of lanes they need, those of that group go on one after
+        another in the single-network kernels. ``"auto"`` chooses lanes when
+        training examples x connections is at most :data:`LANES_MAX_WORK`,
+        else mixed up to :data:`LANES_MAX_CONNECTIONS` connections if the
+        trials fill at least one group of lanes to 3/4, else serial (where
+        each was measured faster).
+
+    Returns
+    -------
+    TrainResults
+        A sequence of :class:`TrainResult`, one per network, in order (each
+        built on first access; the arrays of epochs, stop reasons and times
+        are its attributes). ``cpu_time`` and ``wall_time`` are the batch's,
+        apportioned to the trials by the epochs each trained
+        (``result.setup["batch"]`` says so and holds the batch totals).
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`train_rprop`, and for an empty ``nets``, networks of
+        different topology (naming the first mismatch), or ``seeds`` of the
+        wrong length.
+    DivergenceError
+        If a trial's errors or outputs become non-finite (a FloatingPointError
+        naming the trial and the epoch).
+
+    Warns
+    -----
+    NoConvergenceWarning
+        Once, if ``stop`` is given and some trials reach ``max_epochs`` first.
+
+    See Also
+    --------
+    train_rprop : one network.
+
+    Notes
+    -----
+    In the lanes, trial ``i`` sums its products in an order of its own, so its
+    errors and weights agree with :func:`train_rprop`'s to rounding (about
+    1e-15 relative per epoch), not bit for bit; one seed still reproduces a
+    batch bit for bit on one machine.
+
+    Examples
+    --------
+    >>> from fastnet import MLP, train_rprop_many
+    >>> from fastnet.datasets import make_xor
+    >>> X, Y = make_xor().train                 # the four XOR patterns
+    >>> nets = [MLP(2, (2,), 1) for _ in range(20)]
+    >>> results = train_rprop_many(nets, X, Y, seeds=range(20), init_scale=0.5,
+    ...                            max_epochs=50)
+    >>> len(results), results[0].epochs
+    (20, 50)
+    """
+    method = check_choice(method, "method", METHODS)
+    check_callback(callback)
+    clocks = time.process_time(), time.perf_counter()
+    plan = resolve_rprop(preset, dict(
+        variant=variant, eta_plus=eta_plus, eta_minus=eta_minus, delta0=delta0,
+        delta_min=delta_min, delta_max=delta_max, max_epochs=max_epochs, stop=stop,
+        strip=strip, init_scale=init_scale), _UNSET)
+    if isinstance(nets, MLP):
+        net, start = nets, _array_start(nets, plan, n_trials, seed, initial_weights, seeds)
+        nets = seeds = None
+    else:
+        if n_trials is not None or initial_weights is not None or seed is not None:
+            raise TypeError("`n_trials`, `seed` and `initial_weights` go with one network (the "
+                            "topology); with a list of networks give `seeds`.")
+        nets = _check_nets(nets)
+        seeds = _check_seeds(seeds, len(nets))
+        net, start = nets[0], None
+    sets = check_sets(net, X, Y, X_val, Y_val, X_test, Y_test)
+    run = check_run(sets, plan.max_epochs, plan.strip, plan.stop, target_range, classification,
+                    block_size, blas_min, callback)
+    if start is None:
+        start = _list_start(nets, seeds, plan)
+    K = start[0].shape[0]
+    if method == "auto":
+        method = _auto_method(sets.X.shape[0], net.n_connections, K)
+    trials, rows = _backends(method, net, nets, plan.algorithm, sets, run, *start)
+    loop = StripLoop(trials, K, net, plan.algorithm, sets, run, rows)
+    loop.train()
+    store = None if nets is None else (lambda w: _trials.scatter_rows(w, list(map(_WEIGHTS, nets))))
+    zeros = np.zeros(K)
+    columns = loop.columns((zeros, zeros), stacklevel=4, store=store)
+    setup = setup_record(
+        net, plan.algorithm, run, sets, seed=None if nets is not None else seed,
+        initialisation=start[2], block_size=trials.block_size, extra={"preset": preset})
+    cpu, wall = time.process_time() - clocks[0], time.perf_counter() - clocks[1]
+    shares = time_shares(columns.epochs)
+    setup["batch"] = batch_record(method, K, cpu, wall, trials)
+    columns = dataclasses.replace(columns, cpu_time=cpu * shares, wall_time=wall * shares)
+    return TrainResults._of(columns, nets, net, seeds, setup)
+
+
+def _auto_method(n_train, n_connections, n_trials):
+    """The method "auto" stands for (see train_rprop_many)."""
+    if n_train * n_connections <= LANES_MAX_WORK:
+        return "lanes"
+    if n_connections <= LANES_MAX_CONNECTIONS and n_trials >= LANES * HANDOFF_FILL:
+        return "mixed"          # (at least one group of lanes filled to HANDOFF_FILL)
+    return "serial"
+
+
+def time_shares(epochs):
+    """Each trial's share of the batch's time: its part of the epochs trained."""
+    epochs = np.asarray(epochs, dtype=float)
+    total = epochs.sum()
+    return epochs / total if total > 0 else np.full(epochs.size, 1.0 / epochs.size)
+
+
+def batch_record(method, n_trials, cpu, wall, trials):
+    """The ``setup["batch"]`` entry: how the batch trained (``handoffs``: the
+    trials of each hand-off from the lanes to the single-network kernels;
+    ``repacks``: (groups before, trials kept) of each packing of the lanes) and
+    how its time was shared."""
+    return {"method": method, "n_trials": n_trials, "cpu_time": cpu, "wall_time": wall,
+            "apportioned": "the batch's CPU and wall time, shared by epochs trained",
+            "handoffs": trials.handoffs, "repacks": trials.repacks}
+
+
+def draw_trials(net, n_trials, seed, init_scale=None, delta0=None):
+    """The initial weights (and RPROP steps) of ``train_rprop_many(net, ...,
+    n_trials=K, seed=seed)``, drawn as it draws them.
+
+    One generator ``rng = numpy.random.default_rng(seed)`` draws, in one call,
+    all K x C weights ``rng.uniform(-init_scale, init_scale, (K, C))`` (trial i
+    is row i), then, if ``delta0`` is a range (lo, hi), all initial steps
+    ``rng.uniform(lo, hi, (K, C))``. ``init_scale`` None is the network's
+    default range (0.5 with hidden layers, 0.01 without).
+
+    Parameters
+    ----------
+    net : MLP
+        The topology.
+    n_trials : int
+    seed : None, int, SeedSequence or Generator
+    init_scale : float, optional
+    delta0 : float or (lo, hi), optional
+
+    Returns
+    -------
+    weights : ndarray of shape (K, C)
+    steps : ndarray of shape (K, C) or None
+        None unless ``delta0`` is a range.
+
+    Examples
+    --------
+    >>> from fastnet import MLP
+    >>> from fastnet.training.many import draw_trials
+    >>> W, _ = draw_trials(MLP(2, [2], 1), 100, seed=0)
+    >>> W.shape
+    (100, 11)
+    """
+    K = check_int(n_trials, "n_trials", minimum=1)
+    rng = as_generator(seed)
+    if init_scale is None:
+        init_scale = DEFAULT_INIT_SCALE if net.hidden else DEFAULT_INIT_SCALE_LINEAR
+    W = rng.uniform(-init_scale, init_scale, (K, net.n_connections))
+    steps = None
+    if isinstance(delta0, tuple):
+        steps = rng.uniform(delta0[0], delta0[1], (K, net.n_connections))
+    return W, steps
+
+
+def _array_start(net, plan, n_trials, seed, initial_weights, seeds):
+    """(weights (K, C), steps (K, C) or (1, C), initialisation words) of the array form."""
+    if seeds is not None:
+        raise TypeError("`seeds` goes with a list of networks; with one network (the "
+                        "topology) give `n_trials` and `seed`, or `initial_weights`.")
+    algorithm, C = plan.algorithm, net.n_connections
+    if initial_weights is None:
+        if n_trials is None:
+            raise TypeError("with one network (the topology) give `n_trials` (and `seed`) or "
+                            "`initial_weights`; for one run use train_rprop.")
+        W, steps = draw_trials(net, n_trials, seed, plan.init_scale, algorithm.delta0)
+        scale = plan.init_scale if plan.init_scale is not None else (
+            DEFAULT_INIT_SCALE if net.hidden else DEFAULT_INIT_SCALE_LINEAR)
+        how = initialisation(scale, "per trial, all K x C drawn from the seed in one call")
+        return W, (steps if steps is not None else algorithm.initial_steps(None, (1, C))), how
+    if n_trials is not None:
+        raise TypeError("give `n_trials` or `initial_weights`, not both.")
+    if plan.init_scale is not None:
+        raise TypeError("`init_scale` would have no effect: `initial_weights` are used as "
+                        "given.")
+    W = _check_weights(initial_weights, C)
+    drawn = algorithm.draws
+    if seed is not None and not drawn:
+        check_start(net, seed, drawn=False)            # raises: the seed would draw nothing
+    if net.hidden:
+        zero = np.flatnonzero(~W.any(axis=1))
+        if zero.size:
+            raise ValueError(f"`initial_weights[{int(zero[0])}]` is all zeros: the hidden units "
+                             "cannot break symmetry and the trial would not learn.")
+    steps = algorithm.initial_steps(as_generator(seed) if drawn else None,
+                                    (W.shape[0] if drawn else 1, C))
+    return W, steps, "weights given as initial_weights"
+
+
+def _check_weights(W, C):
+    """``initial_weights`` as a C-contiguous float64 (K, C) array of finite values."""
+    try:
+        W = np.array(W, dtype=np.float64, order="C")
+    except (TypeError, ValueError):
+        raise TypeError("`initial_weights` must be a (K, C) array of numbers, got "
+                        f"{type(W).__name__}.") from None
+    if W.ndim != 2 or W.shape[1] != C or W.shape[0] < 1:
+        raise ValueError(f"`initial_weights` must have shape (K, {C}) with K >= 1 (one row per "
+                         f"trial, one column per connection), got shape {W.shape}.")
+    if not np.isfinite(W).all():
+        raise ValueError("`initial_weights` must be finite, got NaN or infinity.")
+    return W
+
+
+def _list_start(nets, seeds, plan):
+    """(weights (K, C), steps, initialisation words) of the list form: each trial
+    drawn from its own seed as train_rprop draws it (the checks of check_start
+    included)."""
+    algorithm, init = plan.algorithm, plan.init_scale
+    K, C = len(nets), nets[0].n_connections
+    flat = np.empty((K, C))
+    if init is None and not algorithm.draws:
+        # nothing to draw: each trial starts from its network's own weights
+        for net, seed in zip(nets, seeds):
+            if seed is not None:
+                check_start(net, seed, drawn=False)       # raises
+        _trials.gather_rows(list(map(_WEIGHTS, nets)), flat)
+        if nets[0].hidden:
+            zero = np.flatnonzero(~flat.any(axis=1))
+            if zero.size:
+                check_start(nets[int(zero[0])], None, drawn=False)   # raises
+        return flat, algorithm.initial_steps(None, (1, C)), initialisation(None)
+    steps = np.empty((K, C))
+    for k, (net, seed) in enumerate(zip(nets, seeds)):
+        rng = as_generator(seed)
+        if init is not None:
+            net.init_weights(rng, scale=init)
+        check_start(net, seed, True)
+        steps[k] = algorithm.initial_steps(rng, C)
+    _trials.gather_rows(list(map(_WEIGHTS, nets)), flat)
+    return flat, steps, initialisation(init)
+
+
+def _backends(method, net, nets, algorithm, sets, run, W, steps, _how):
+    """The `Trials` of ``method`` holding the K trials of initial weights ``W``
+    and steps, and the rows of the training-error history."""
+    K, C = W.shape
+
+    def vector(i, w):
+        # where trial i trains in the single-network kernels
+        if nets is not None:
+            nets[i]._w[:] = w
+            return nets[i]._w
+        return np.array(w, dtype=float)
+
+    def serial():
+        return Serial(net, algorithm, sets, run, vector=vector)
+
+    if method == "serial":
+        backend = serial()
+        for i in range(K):
+            backend.add(i, vector(i, W[i]),
+                        algorithm.state(np.zeros(C), steps[i if steps.shape[0] > 1 else 0], np.inf))
+        return Trials(K, serial=backend), K
+    G = -(-K // LANES)
+    flat = np.zeros((G * LANES, C))
+    flat[:K] = W
+    lanes = LanesBackend(net, algorithm, sets, run, flat, K, steps)
+    handoff = HANDOFF_FILL if method == "mixed" else None
+    return Trials(K, lanes=lanes, make_serial=serial, handoff=handoff), G * LANES

@@ -1,0 +1,37 @@
+"""The set-up record of a run: the Proben1 checklist (Prechelt 1994) as a dict for result files."""
+from fastnet._provenance import build_flags, machine_description
+from fastnet._version import __version__
+
+__all__ = ["setup_record"]
+
+
+def setup_record(net, algorithm, run, sets, *, seed, initialisation, block_size, extra=None):
+    """The set-up every trainer records: ``algorithm`` an algorithm object,
+    ``run`` the `RunOptions`, ``sets`` the checked `Sets`; ``extra`` more
+    entries of ``parameters`` (RPROP's preset)."""
+    stop = run.stop
+    name, parameters = algorithm.record()
+    if extra:
+        parameters = {**parameters, **extra}
+    return {
+        "algorithm": name,
+        "parameters": parameters,
+        "network": {"repr": repr(net), "layer_sizes": list(net.layer_sizes),
+                    "shortcut": net.shortcut, "n_connections": net.n_connections,
+                    "hidden_activation": net.hidden_activation,
+                    "output_activation": net.output_activation,
+                    "proben1": net.proben1_spec},
+        "initialisation": initialisation,
+        "stopping": stop.name if stop is not None else "none",
+        "stopping_rule": stop.to_dict() if stop is not None else None,
+        "strip": run.strip,
+        "max_epochs": run.max_epochs,
+        "error_function": "summed squared error, squared error percentage",
+        "target_range": list(run.target_range),
+        "seed": seed if isinstance(seed, (int, type(None))) else repr(seed),
+        "n_train": sets.X.shape[0], "n_val": sets.n_val, "n_test": sets.n_test,
+        "block_size": block_size,
+        "version": __version__,
+        "machine": machine_description(),
+        "build": build_flags(),
+    }

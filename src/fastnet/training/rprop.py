@@ -1,0 +1,167 @@
+"""Epoch-batched RPROP training (Riedmiller & Braun 1993) and Proben1's set-ups (Prechelt 1994).
+
+Parameter names follow the paper's symbols. FANN names the same things
+``rprop_increase_factor`` (eta_plus), ``rprop_decrease_factor`` (eta_minus),
+``rprop_delta_min`` (delta_min), ``rprop_delta_max`` (delta_max) and
+``rprop_delta_zero`` (delta0); FANN's RPROP is iRPROP- with extra quirks (a
+1e-4 floor on the previous step, weights clipped to +-1500) that fastnet does
+not copy.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fastnet._typing import ArrayLike, Seed
+from fastnet.network import MLP
+from fastnet.stopping import StoppingCriterion, TrainingState
+from fastnet.training.algorithms import resolve_rprop
+from fastnet.training.checks import check_run, check_sets
+from fastnet.training.results import TrainResult
+from fastnet.training.single import train_single
+
+__all__ = ["train_rprop"]
+
+
+class _Default:
+    """An argument left out: the preset's value, else the documented default.
+
+    Its repr is what ``help(train_rprop)`` shows for such arguments.
+    """
+
+    def __repr__(self):
+        return "<preset or default>"
+
+
+_UNSET = _Default()
+
+
+def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
+                Y_val: ArrayLike | None = None, *, X_test: ArrayLike | None = None,
+                Y_test: ArrayLike | None = None, preset: str | None = None,
+                variant: str = _UNSET, eta_plus: float = _UNSET, eta_minus: float = _UNSET,
+                delta0: float | tuple[float, float] = _UNSET, delta_min: float = _UNSET,
+                delta_max: float = _UNSET, max_epochs: int = _UNSET,
+                stop: StoppingCriterion | None = _UNSET, strip: int = _UNSET,
+                init_scale: float | None = _UNSET, seed: Seed = None,
+                target_range: tuple[float, float] = (0.0, 1.0),
+                classification: bool | str = "auto",
+                callback: Callable[[int, TrainingState], bool | None] | None = None,
+                block_size: int | None = None, blas_min: int | None = None) -> TrainResult:
+    r"""Train ``net`` in place with epoch-batched RPROP.
+
+    One update per epoch from the gradient of the summed squared error
+    E = sum_p sum_i (o_pi - t_pi)^2 over the whole training set.
+
+    Parameters
+    ----------
+    net : MLP
+        Trained in place; with a validation set it ends at the weights of the
+        relevant epoch (lowest validation error).
+    X, Y : array-like of shape (n_patterns, n_in) and (n_patterns, n_out)
+        Training set.
+    X_val, Y_val : array-like, optional
+        Validation set, measured at every strip end (early stopping).
+    X_test, Y_test : array-like, optional
+        Test set, measured at strip ends for plots only (no criterion reads it),
+        and for the final errors.
+    preset : {"proben1-linear", "proben1-multilayer", "proben1-multilayer-literal"}, optional
+        Proben1's set-ups (Prechelt 1994): sets every parameter below, the
+        initial weight range and the stopping rule (see `PRESETS`). Explicit
+        arguments override it.
+    variant : {"rprop+", "rprop-", "irprop-", "irprop+"}, default "rprop+"
+        rprop+ backtracks on a sign change (Proben1); rprop- does not; irprop-
+        skips the step and forgets the gradient; irprop+ backtracks only if the
+        epoch error rose.
+    eta_plus, eta_minus : float, defaults 1.2 and 0.5
+        Step growth and shrink factors, 0 < eta_minus < 1 < eta_plus.
+    delta0 : float or (lo, hi), default 0.1
+        Initial step; a range is drawn uniformly per weight from ``seed``.
+    delta_min, delta_max : float, defaults 0.0 and 50.0
+        Step bounds, 0 <= delta_min <= delta_max.
+    max_epochs : int, default 100
+        Hard limit on the epochs trained.
+    stop : StoppingCriterion or None, default None
+        Evaluated at every strip end (see :mod:`fastnet.stopping`). None trains
+        exactly ``max_epochs`` epochs.
+    strip : int, default 5
+        Strip length k.
+    init_scale : float or None, default None
+        If given, the weights are first drawn uniformly from
+        [-init_scale, init_scale] with ``seed``; if None the network's weights are
+        used as they are.
+    seed : None, int, SeedSequence or Generator
+        Source of the initial weights (with ``init_scale``) and of per-weight
+        ``delta0`` draws. One integer reproduces a run bit for bit.
+    target_range : (o_min, o_max), default (0.0, 1.0)
+        Range of the target representation for the squared error percentage.
+    classification : bool or "auto", default "auto"
+        Whether to report classification errors; "auto" means "targets are one-hot".
+    callback : callable, optional
+        ``callback(epoch, state)`` after every strip (``state`` is a
+        :class:`fastnet.stopping.TrainingState`); returning True stops training
+        with stop_reason "callback".
+    block_size : int, optional
+        Patterns per cache block (default: from the network size). Results
+        depend on it only through floating-point summation order.
+    blas_min : int, optional
+        Layer products with m*n*k below this use plain loops instead of BLAS.
+
+    Returns
+    -------
+    TrainResult
+
+    Raises
+    ------
+    ValueError, TypeError
+        For bad shapes, non-finite data, invalid hyper-parameters or a stopping
+        rule that needs a validation set when none is given.
+    DivergenceError
+        If the training diverges: the training error, the weights, the outputs
+        or a validation/test error become non-finite (a FloatingPointError
+        naming the epoch). No result with NaN errors is ever returned.
+
+    Warns
+    -----
+    NoConvergenceWarning
+        If ``stop`` is given and ``max_epochs`` is reached before it holds.
+
+    See Also
+    --------
+    train_backprop : plain backpropagation with momentum.
+    fastnet.stopping : GL, PQ, UP and the other criteria.
+
+    Notes
+    -----
+    For each weight with step Delta, previous gradient g' and previous change dw'
+    (rprop+): if g' g > 0, Delta <- min(Delta eta_plus, delta_max) and
+    w <- w - sign(g) Delta; if g' g < 0, Delta <- max(Delta eta_minus, delta_min),
+    w <- w - dw' (backtrack) and g' <- 0; if g' g = 0, w <- w - sign(g) Delta.
+
+    References
+    ----------
+    Riedmiller, M. & Braun, H. (1993). A direct adaptive method for faster
+    backpropagation learning: the RPROP algorithm. Proc. IEEE ICNN, 586-591.
+    Igel, C. & Hüsken, M. (2000). Improving the Rprop learning algorithm. Proc.
+    NC 2000, 115-121.
+    Prechelt, L. (1994). Proben1. Technical Report 21/94, Universität Karlsruhe.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastnet import MLP, train_rprop
+    >>> X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
+    >>> Y = np.array([[0.], [1.], [1.], [0.]])
+    >>> net = MLP(2, (2,), 1, shortcut=False, output_activation="logistic")
+    >>> result = train_rprop(net, X, Y, max_epochs=200, init_scale=0.5, seed=1)
+    >>> result.epochs, result.traversals.forward == 200 * 4 * net.n_connections
+    (200, True)
+    """
+    plan = resolve_rprop(preset, dict(
+        variant=variant, eta_plus=eta_plus, eta_minus=eta_minus, delta0=delta0,
+        delta_min=delta_min, delta_max=delta_max, max_epochs=max_epochs, stop=stop,
+        strip=strip, init_scale=init_scale), _UNSET)
+    sets = check_sets(net, X, Y, X_val, Y_val, X_test, Y_test)
+    run = check_run(sets, plan.max_epochs, plan.strip, plan.stop, target_range, classification,
+                    block_size, blas_min, callback)
+    return train_single(net, plan.algorithm, sets, run, seed=seed, init_scale=plan.init_scale,
+                        extra={"preset": preset})

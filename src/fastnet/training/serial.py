@@ -1,0 +1,110 @@
+"""The single-network backend: trials one after another, each in its own workspace.
+
+Each trial trains in the single-network kernels (``fastnet._engine.Workspace``),
+as :func:`fastnet.train_rprop` trains one network; K = 1 is `train_rprop`. The
+trials share the activation buffers of the training, validation and test sets
+(every pass rewrites them whole).
+"""
+import numpy as np
+
+from fastnet._engine import Evaluator, Workspace, activations
+from fastnet.measures import _winner_takes_all_error
+
+__all__ = ["Serial"]
+
+
+class Serial:
+    """Trials in the single-network kernels, each with its algorithm state.
+
+    Parameters
+    ----------
+    net : MLP
+        The topology (its own weights are not read).
+    algorithm : Algorithm
+    sets : Sets
+    run : RunOptions
+    vector : callable, optional
+        ``vector(i, w)``: the weight vector trial i trains in, holding ``w``
+        (default: a copy of ``w``); the list form gives each network's own.
+    """
+
+    def __init__(self, net, algorithm, sets, run, vector=None):
+        self.net, self.algorithm, self.sets = net, algorithm, sets
+        self.vector = vector if vector is not None else (lambda i, w: np.array(w, dtype=float))
+        self.block = algorithm.block_size(run.block_size)
+        self.blas_min = run.blas_min
+        self.scale = run.scale(sets.X.shape[0], net.n_out)
+        self.ws, self.state, self.val, self.test = {}, {}, {}, {}
+        self._A = None
+        self._A_val = activations(net, sets.X_val) if sets.X_val is not None else None
+        self._A_test = activations(net, sets.X_test) if sets.X_test is not None else None
+
+    @property
+    def block_size(self):
+        """Patterns per cache block of the training kernels (for the set-up record)."""
+        ws = next(iter(self.ws.values()), None)
+        return ws.block_size if ws is not None else Workspace(
+            self.net, self.sets.X[:1], self.sets.Y[:1], self.block, self.blas_min).block_size
+
+    def add(self, i, w, state, dw_prev=None):
+        """Trial ``i`` trains in the weight vector ``w`` (in place) from ``state``
+        (and the previous change ``dw_prev``, if it comes from another backend)."""
+        s = self.sets
+        ws = Workspace(self.net, s.X, s.Y, self.block, self.blas_min, w=w, A=self._A)
+        self._A = ws.A
+        if dw_prev is not None:
+            ws.dw_prev[:] = dw_prev
+        self.ws[i], self.state[i] = ws, state
+        if self._A_val is not None:
+            self.val[i] = Evaluator(self.net, None, s.Y_val, self.blas_min, A=self._A_val, w=w)
+        if self._A_test is not None:
+            self.test[i] = Evaluator(self.net, None, s.Y_test, self.blas_min, A=self._A_test, w=w)
+
+    def run(self, trials, n, check, history, epoch):
+        """``n`` epochs of each of ``trials``; their training errors (scaled to
+        squared error percentages) into ``history[i, epoch:epoch + n]``; one
+        kernel status per trial."""
+        status = np.zeros(len(trials), np.int64)
+        for j, i in enumerate(trials.tolist()):
+            sse = history[i, epoch:epoch + n]
+            status[j] = s = self.algorithm.epochs(self.ws[i], self.state[i], sse, check)
+            if s < 0:
+                sse[:-s] *= self.scale
+            else:
+                sse *= self.scale
+        return status
+
+    def weights(self, trials):
+        """The current weights of ``trials``: (len(trials), n_connections), a copy."""
+        out = np.empty((len(trials), self.net.n_connections))
+        for j, i in enumerate(np.asarray(trials).tolist()):
+            out[j] = self.ws[i].w
+        return out
+
+    def sse(self, which, trials):
+        """Summed squared errors of ``trials`` on the validation or test set."""
+        evaluators = self.val if which == "val" else self.test
+        return np.array([evaluators[i].sse() for i in trials.tolist()], dtype=float)
+
+    def train_outputs(self, i):
+        """Trial ``i``'s outputs on the training set (a forward pass, a view)."""
+        return self.ws[i].forward()
+
+    def final(self, which, rows, classification):
+        """(SSE, classification error or None) of the weights ``rows`` (K, C) on
+        the training, validation or test set (trial k at row k)."""
+        s = self.sets
+        Y = {"train": s.Y, "val": s.Y_val, "test": s.Y_test}[which]
+        if which == "train":
+            if self._A is None:
+                self._A = activations(self.net, s.X)
+            A = self._A
+        else:
+            A = self._A_val if which == "val" else self._A_test
+        sse, cls = np.empty(rows.shape[0]), np.empty(rows.shape[0]) if classification else None
+        for k in range(rows.shape[0]):
+            ev = Evaluator(self.net, None, Y, self.blas_min, A=A, w=rows[k])
+            sse[k] = ev.sse()
+            if classification:
+                cls[k] = _winner_takes_all_error(ev.outputs(), Y)
+        return sse, cls

@@ -1,0 +1,50 @@
+"""One network, one run: the K = 1 case of the strip loop, shared by
+:func:`train_rprop` and :func:`train_backprop`."""
+import dataclasses
+
+import numpy as np
+
+from fastnet._validation import as_generator
+from fastnet.training.backends import Trials
+from fastnet.training.checks import check_start
+from fastnet.training.loop import StripLoop
+from fastnet.training.record import setup_record
+from fastnet.training.results import trial_result
+from fastnet.training.serial import Serial
+
+__all__ = ["train_single", "initialisation"]
+
+
+def initialisation(init_scale, how="from the seed"):
+    """The set-up record's words for the initial weights."""
+    if init_scale is None:
+        return "weights of the network as given"
+    return f"uniform in [-{init_scale}, {init_scale}] {how}"
+
+
+def train_single(net, algorithm, sets, run, *, seed, init_scale, extra=None):
+    """Train ``net`` in place with ``algorithm``: draw its start from ``seed``
+    (weights with ``init_scale``, then the algorithm's own draws), run the strip
+    loop, return its `TrainResult`. ``run.callback`` is ``callback(epoch, state)``."""
+    drawn = init_scale is not None or algorithm.draws
+    rng = as_generator(seed) if drawn else None
+    if init_scale is not None:
+        net.init_weights(rng, scale=init_scale)
+    check_start(net, seed, drawn)
+    state = algorithm.start(net.n_connections, rng, run.max_epochs)
+    serial = Serial(net, algorithm, sets, run)
+    serial.add(0, net._w, state)
+    if run.callback is not None:
+        callback = run.callback
+        run = dataclasses.replace(run, callback=lambda i, epoch, s: callback(epoch, s))
+    setup = setup_record(net, algorithm, run, sets, seed=seed,
+                         initialisation=initialisation(init_scale),
+                         block_size=serial.block_size, extra=extra)
+    loop = StripLoop(Trials(1, serial=serial), 1, net, algorithm, sets, run, rows=1, single=True)
+    cpu, wall = loop.train()
+
+    def store(rows):
+        net._w[:] = rows[0]
+
+    columns = loop.columns((np.array([cpu]), np.array([wall])), stacklevel=5, store=store)
+    return trial_result(columns, 0, net, setup)
