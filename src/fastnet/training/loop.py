@@ -12,7 +12,6 @@ from functools import partial
 
 import numpy as np
 
-from fastnet._blas import single_threaded_blas
 from fastnet.exceptions import NoConvergenceWarning
 from fastnet.measures import _check_analog, threshold_correct
 from fastnet.stopping import Correct, TrainingState
@@ -52,6 +51,9 @@ class StripLoop:
         in place, padding rows included).
     single : bool
         A single run (`train_rprop`): its messages name no trial.
+
+    The caller holds BLAS at one thread (``fastnet._blas.single_threaded_blas``)
+    around :meth:`train` and :meth:`columns`.
     """
 
     def __init__(self, trials, K, net, algorithm, sets, run, rows, single=False):
@@ -76,11 +78,14 @@ class StripLoop:
             every = MAX_EPOCHS_PER_CALL if trials.handoff is None else HANDOFF_EPOCHS
             self.step = run.strip * max(1, every // run.strip)
         self.history = np.empty((rows, min(run.max_epochs, 1024)))
-        self.epochs = np.zeros(K, np.intp)
+        self.epoch = 0                              # epochs trained by the trials still training
+        self.epochs = np.zeros(K, np.intp)          # (set when a trial stops, and at the end)
         self.stopped = np.zeros(K, bool)
-        self.fired = np.zeros(K, bool)
+        self.training = np.arange(K)                # the trials still training
+        self.fired = np.zeros(K, bool)              # stopped by their criterion
+        self.called_off = np.zeros(K, bool)         # stopped by the callback
         self.reasons = ["max_epochs"] * K
-        self.evaluation = np.zeros(K, np.int64)
+        self.checks = np.zeros(K, np.int64)         # success checks run from the loop, per trial
         self.last_rows = np.empty((K, self.C))      # each trial's weights when it stopped
         self._strip_sets(K)
         self._masks = {}
@@ -88,17 +93,17 @@ class StripLoop:
     def _strip_sets(self, K):
         s, n_out = self.sets, self.sets.Y.shape[1]
         cap = min(max(1, self.run.max_epochs // self.run.strip), 64)
-        self.strips = np.zeros(K, np.intp)          # strip-end measurements of each trial
         self.val = np.empty((K, cap)) if s.X_val is not None else None
         self.test = np.empty((K, cap)) if s.X_test is not None else None
+        self.strip_epochs = self.run.strip * np.arange(1, cap + 1)
         self.val_scale = self.run.scale(s.n_val, n_out) if s.X_val is not None else 0.0
         self.test_scale = self.run.scale(s.n_test, n_out) if s.X_test is not None else 0.0
-        self.best_val = np.full(K, np.inf)
-        self.best_epoch = np.full(K, -1, np.intp)
+        self.best_val = [np.inf] * K
+        self.best_epoch = [None] * K
         self.best_rows = np.empty((K, self.C)) if s.X_val is not None else None
 
-    def _name(self, trials):
-        return None if self.single else trials
+    def _who(self, trial):
+        return None if self.single else int(trial)
 
     # ------------------------------------------------------------------ the loop
 
@@ -106,44 +111,46 @@ class StripLoop:
         """Train every trial until it stops; returns (cpu seconds, wall seconds)."""
         run, trials = self.run, self.trials
         cpu0, wall0 = time.process_time(), time.perf_counter()
-        with single_threaded_blas():
-            epoch = 0
-            while epoch < run.max_epochs and not self.stopped.all():
-                n = min(self.step - epoch % self.step, run.max_epochs - epoch)
-                training = ~self.stopped
-                trials.hand_off(training)
-                idx = np.flatnonzero(training)
+        while self.epoch < run.max_epochs and self.training.size:
+            epoch = self.epoch
+            n = min(self.step - epoch % self.step, run.max_epochs - epoch)
+            if trials.lanes is not None:
+                trials.hand_off(~self.stopped)
+            idx = self.training
+            if epoch + n > self.history.shape[1]:
                 self.history = _grown(self.history, epoch + n, run.max_epochs)
-                status = trials.run(idx, n, self.check, self.history, epoch)
-                if np.any(status > 0):
-                    k = int(np.flatnonzero(status > 0)[0])
-                    trial = None if self.single else int(idx[k])
-                    raise diverged(epoch + int(status[k]), trial=trial)
-                done = np.where(status < 0, -status, n)
-                self.epochs[idx] = epoch + done
-                if self.kernel_check:
-                    self._kernel_checked(idx, status, done)
-                epoch += n
-                if self.in_strips and not self.kernel_check:
-                    self._strip_end(idx, epoch)
+            status = trials.run(idx, n, self.check, self.history, epoch)
+            self.epoch = epoch + n
+            if status.any():
+                self._status(idx, status, epoch)
+            if self.in_strips and not self.kernel_check:
+                self._strip_end(self.training, self.epoch)
+            if trials.lanes is not None:
                 trials.pack(~self.stopped)
-            self._finish(np.flatnonzero(~self.stopped))
+        self._finish(self.training, self.epoch)
         return time.process_time() - cpu0, time.perf_counter() - wall0
 
-    def _kernel_checked(self, idx, status, done):
-        # The kernel ran Hamey's check after every strip: a forward pass each.
-        self.evaluation[idx] += (done // self.run.strip) * self.N * self.C
+    def _status(self, idx, status, epoch):
+        """Kernel statuses: k > 0 diverged in epoch k of the call; -k the success
+        check held after epoch k of the call (the trial stops there)."""
+        if np.any(status > 0):
+            k = int(np.flatnonzero(status > 0)[0])
+            raise diverged(epoch + int(status[k]), trial=self._who(idx[k]))
         won = idx[status < 0]
-        self.stopped[won] = self.fired[won] = True
+        self.fired[won] = True
         for i in won.tolist():
             self.reasons[i] = self.run.stop.name
-        self._finish(won)
+        self._finish(won, epoch - status[status < 0])
 
-    def _finish(self, trials):
-        """Trials that stop leave their weights in ``last_rows`` and train no more."""
+    def _finish(self, trials, epochs):
+        """``trials`` stop after ``epochs`` (one number or one per trial): they leave
+        their weights in ``last_rows`` and train no more."""
         if trials.size:
+            self.epochs[trials] = epochs
             self.last_rows[trials] = self.trials.weights(trials)
             self.trials.stopped(trials)
+            self.stopped[trials] = True
+            self.training = np.flatnonzero(~self.stopped)
 
     # ------------------------------------------------------------ strip ends
 
@@ -152,68 +159,66 @@ class StripLoop:
         at_end = epoch % self.run.strip == 0
         if at_end and (self.val is not None or self.test is not None):
             self._measure(idx, epoch)
-        run, ended = self.run, []
+        run, fired, ended = self.run, self.fired, []
         for i in idx.tolist():
             state = self._state(i, epoch)
             crit = self.criteria[i]
             if crit is not None and at_end and crit.update(state):
                 self.reasons[i] = crit.fired or crit.name
-                self.fired[i] = True
+                fired[i] = True
             # The callback sees every strip end, the last one included.
-            if (run.callback is not None and run.callback(i, epoch, state)
-                    and not self.fired[i]):
+            if run.callback is not None and run.callback(i, epoch, state) and not fired[i]:
                 self.reasons[i] = "callback"
-                self.stopped[i] = True
-            if self.fired[i]:
-                self.stopped[i] = True
-            if self.stopped[i]:
+                self.called_off[i] = True
                 ended.append(i)
-        self._finish(np.array(ended, dtype=np.intp))
+            elif fired[i]:
+                ended.append(i)
+        if ended:
+            self._finish(np.array(ended, dtype=np.intp), epoch)
 
     def _measure(self, idx, epoch):
         """Validation and test errors of the trials ``idx`` at the strip end ``epoch``."""
         j = epoch // self.run.strip - 1            # (every trial still training has all before)
-        if j >= (self.val if self.val is not None else self.test).shape[1]:
-            limit = self.run.max_epochs // self.run.strip
-            self.val = None if self.val is None else _grown(self.val, j + 1, limit)
-            self.test = None if self.test is None else _grown(self.test, j + 1, limit)
-        self.strips[idx] = j + 1
-        name, s = self._name(idx), self.sets
+        if j >= self.strip_epochs.size:
+            limit = max(1, self.run.max_epochs // self.run.strip)
+            self.val, self.test = (None if h is None else _grown(h, j + 1, limit)
+                                   for h in (self.val, self.test))
+            self.strip_epochs = self.run.strip * np.arange(1, (self.val if self.val is not None
+                                                               else self.test).shape[1] + 1)
         if self.val is not None:
             e_va = self.trials.sse("val", idx) * self.val_scale
-            check_finite(e_va, epoch, "the validation error", name)
-            self.evaluation[idx] += s.n_val * self.C
+            if not np.isfinite(e_va).all():
+                check_finite(e_va, epoch, "the validation error", None if self.single else idx)
             self.val[idx, j] = e_va
-            better = e_va < self.best_val[idx]
-            if better.any():
-                won = idx[better]
-                self.best_val[won] = e_va[better]
-                self.best_rows[won] = self.trials.weights(won)
-                self.best_epoch[won] = epoch
+            best = self.best_val
+            better = [(i, e) for i, e in zip(idx.tolist(), e_va.tolist()) if e < best[i]]
+            if better:
+                won = [i for i, _ in better]
+                self.best_rows[won] = self.trials.weights(np.array(won, dtype=np.intp))
+                for i, e in better:
+                    best[i], self.best_epoch[i] = e, epoch
         if self.test is not None:
             e_te = self.trials.sse("test", idx) * self.test_scale
-            check_finite(e_te, epoch, "the test error", name)
-            self.evaluation[idx] += s.n_test * self.C
+            if not np.isfinite(e_te).all():
+                check_finite(e_te, epoch, "the test error", None if self.single else idx)
             self.test[idx, j] = e_te
 
     def _state(self, i, epoch):
-        n, strip = int(self.strips[i]), self.run.strip
-        best = int(self.best_epoch[i])
+        n = epoch // self.run.strip if (self.val is not None or self.test is not None) else 0
         return TrainingState(
-            epoch=epoch, strip=strip, train_errors=self.history[i, :epoch],
+            epoch=epoch, strip=self.run.strip, train_errors=self.history[i, :epoch],
             val_errors=self.val[i, :n] if self.val is not None else None,
-            val_epochs=strip * np.arange(1, n + 1) if self.val is not None else None,
+            val_epochs=self.strip_epochs[:n] if self.val is not None else None,
             test_errors=self.test[i, :n] if self.test is not None else None,
-            best_epoch=best if best >= 0 else None, is_correct=partial(self._is_correct, i))
+            best_epoch=self.best_epoch[i], is_correct=partial(self._is_correct, i))
 
     def _is_correct(self, i, r_c, analog):
         # Hamey's success check on trial i's weights (a forward pass, counted as
         # evaluation); the target masks are built (and the arguments checked) once.
-        self.evaluation[i] += self.N * self.C
+        self.checks[i] += 1
         outputs = self.trials.train_outputs(i)
         if not np.isfinite(outputs).all():
-            raise diverged(int(self.epochs[i]), "the network's outputs",
-                           None if self.single else i)
+            raise diverged(self.epoch, "the network's outputs", self._who(i))
         Y = self.sets.Y
         if (r_c, analog) not in self._masks:
             threshold_correct(outputs, Y, r_c=r_c, analog=analog)  # validates
@@ -225,6 +230,15 @@ class StripLoop:
             return False
         return other is None or bool(np.all(np.abs(outputs[other] - Y[other]) <= analog))
 
+    def evaluation(self):
+        """Evaluation traversals of each trial (Prechelt 1994): a forward pass over
+        the validation and test sets at every strip end it trained through, and
+        over the training set for every success check."""
+        s, strips = self.sets, self.epochs // self.run.strip
+        checks = strips if self.kernel_check else self.checks
+        per_strip = 0 if self.kernel_check or not self.in_strips else s.n_val + s.n_test
+        return (strips * per_strip + checks * self.N) * self.C
+
     # ---------------------------------------------------------------- results
 
     def columns(self, clocks, stacklevel, store=None):
@@ -232,31 +246,28 @@ class StripLoop:
         finite weights, the no-convergence warning, the relevant epoch's weights
         (given to ``store(rows)``), the final errors. ``clocks``: (cpu, wall)
         seconds per trial (arrays of shape (K,))."""
-        K, epochs, rows = self.K, self.epochs, self.last_rows
-        bad = ~np.isfinite(rows).all(axis=1)
-        if bad.any():
-            k = int(np.flatnonzero(bad)[0])
-            raise diverged(int(epochs[k]), "the weights", None if self.single else k)
+        epochs, rows = self.epochs, self.last_rows
+        if not np.isfinite(rows).all():
+            k = int(np.flatnonzero(~np.isfinite(rows).all(axis=1))[0])
+            raise diverged(int(epochs[k]), "the weights", self._who(k))
         self._warn(stacklevel)
         relevant = epochs.copy()
         if self.best_rows is not None:
-            has = self.best_epoch >= 0
+            has = [i for i, b in enumerate(self.best_epoch) if b is not None]
             rows[has] = self.best_rows[has]
-            relevant[has] = self.best_epoch[has]
+            relevant[has] = [self.best_epoch[i] for i in has]
         if store is not None:
             store(rows)
         s, run = self.sets, self.run
-        with single_threaded_blas():
-            finals = tuple(self._final(which, Y) for which, Y in
-                           (("train", s.Y), ("val", s.Y_val), ("test", s.Y_test)))
+        finals = tuple(self._final(which, Y) for which, Y in
+                       (("train", s.Y), ("val", s.Y_val), ("test", s.Y_test)))
         measured = self.val is not None or self.test is not None
-        S = int(self.strips.max()) if measured and K else 0
         return Columns(
             epochs=epochs, relevant_epoch=relevant, stop_reason=tuple(self.reasons),
             train_error=self.history, val_error=self.val, test_error=self.test,
-            strip_epochs=run.strip * np.arange(1, S + 1) if measured else None,
-            n_strips=self.strips if measured else None, weights=rows, finals=finals,
-            evaluation=self.evaluation, n_train=self.N, updates_per_epoch=self.updates,
+            strip_epochs=self.strip_epochs if measured else None,
+            n_strips=epochs // run.strip if measured else None, weights=rows, finals=finals,
+            evaluation=self.evaluation(), n_train=self.N, updates_per_epoch=self.updates,
             cpu_time=clocks[0], wall_time=clocks[1])
 
     def _final(self, which, Y):
@@ -272,7 +283,7 @@ class StripLoop:
 
     def _warn(self, stacklevel):
         stop = self.run.stop
-        late = ~(self.fired | self.stopped) if stop is not None else None
+        late = ~(self.fired | self.called_off) if stop is not None else None
         if late is None or not late.any():
             return
         if self.single:

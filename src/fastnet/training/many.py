@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from fastnet._blas import single_threaded_blas
 from fastnet._kernels import _trials
 from fastnet._typing import ArrayLike, Seed
 from fastnet._validation import as_generator, check_choice, check_int
@@ -244,10 +245,11 @@ def train_rprop_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         method = _auto_method(sets.X.shape[0], net.n_connections, K)
     trials, rows = _backends(method, net, nets, plan.algorithm, sets, run, *start)
     loop = StripLoop(trials, K, net, plan.algorithm, sets, run, rows)
-    loop.train()
     store = None if nets is None else (lambda w: _trials.scatter_rows(w, list(map(_WEIGHTS, nets))))
     zeros = np.zeros(K)
-    columns = loop.columns((zeros, zeros), stacklevel=4, store=store)
+    with single_threaded_blas():            # (once for the batch: the loop's own nest cheaply)
+        loop.train()
+        columns = loop.columns((zeros, zeros), stacklevel=4, store=store)
     setup = setup_record(
         net, plan.algorithm, run, sets, seed=None if nets is not None else seed,
         initialisation=start[2], block_size=trials.block_size, extra={"preset": preset})

@@ -4,6 +4,7 @@ import dataclasses
 
 import numpy as np
 
+from fastnet._blas import single_threaded_blas
 from fastnet._validation import as_generator
 from fastnet.training.backends import Trials
 from fastnet.training.checks import check_start
@@ -41,10 +42,11 @@ def train_single(net, algorithm, sets, run, *, seed, init_scale, extra=None):
                          initialisation=initialisation(init_scale),
                          block_size=serial.block_size, extra=extra)
     loop = StripLoop(Trials(1, serial=serial), 1, net, algorithm, sets, run, rows=1, single=True)
-    cpu, wall = loop.train()
 
     def store(rows):
         net._w[:] = rows[0]
 
-    columns = loop.columns((np.array([cpu]), np.array([wall])), stacklevel=5, store=store)
+    with single_threaded_blas():            # (once for the run: the loop's own nest cheaply)
+        cpu, wall = loop.train()
+        columns = loop.columns((np.array([cpu]), np.array([wall])), stacklevel=5, store=store)
     return trial_result(columns, 0, net, setup)
