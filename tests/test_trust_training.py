@@ -4,7 +4,8 @@ import warnings
 import numpy as np
 import pytest
 
-from fastnet import MLP, DivergenceError, NoConvergenceWarning, train_backprop, train_rprop
+from fastnet import (MLP, DivergenceError, NoConvergenceWarning, train_backprop, train_rprop,
+                     train_rprop_many)
 from fastnet.network import MAX_INIT_SCALE
 from fastnet.stopping import Correct
 
@@ -148,3 +149,52 @@ def test_error_percentage_refuses_an_infinite_width():
 
     with pytest.raises(ValueError, match="`o_max` - `o_min` must be positive and finite"):
         squared_error_percentage(XOR_T, XOR_T, o_min=-1e308, o_max=1e308)
+
+
+# --------------------------------------------------------------- many trials
+
+def _saturating_overflow():
+    # Net inputs overflow (1e300 inputs, 1e50 weights); tanh and logistic units
+    # saturate, and the lanes' fused multiply-adds kept inf - huge at inf (not NaN).
+    g = np.random.default_rng(3)
+    X, Y = g.random((30, 3)) * 1e300, (g.random((30, 2)) > .5) * 1.
+
+    def nets():
+        return [MLP(3, (4,), 2, hidden_activation="tanh", output_activation="logistic", seed=1)
+                for _ in range(4)]
+    return X, Y, nets
+
+
+@pytest.mark.parametrize("method", ["lanes", "serial", "mixed", "auto"])
+def test_every_method_raises_where_train_rprop_raises(method):
+    X, Y, nets = _saturating_overflow()
+    with pytest.raises(DivergenceError, match="epoch 1") as alone:
+        train_rprop(nets()[0], X, Y, seed=0, init_scale=1e50, max_epochs=20)
+    with pytest.raises(DivergenceError, match=r"trial 0 \(nets\[0\]\).*epoch 1") as many:
+        train_rprop_many(nets(), X, Y, seeds=range(4), init_scale=1e50, max_epochs=20,
+                         method=method)
+    assert (many.value.trial, many.value.epoch) == (0, alone.value.epoch)
+
+
+def test_lanes_that_might_overflow_train_as_train_rprop_does():
+    # Huge but finite: the trials leave the lanes and get train_rprop's numbers.
+    g = np.random.default_rng(0)
+    X, Y = g.random((20, 2)) * 1e150, (g.random((20, 1)) > .5) * 1.
+    nets = [MLP(2, (3,), 1, hidden_activation="tanh", output_activation="logistic", seed=s)
+            for s in range(3)]
+    alone = [train_rprop(n.copy(), X, Y, max_epochs=10) for n in nets]
+    many = train_rprop_many(nets, X, Y, max_epochs=10, method="lanes")
+    for a, m in zip(alone, many):
+        assert np.array_equal(a.net.weights, m.net.weights)
+        assert a.final_train.squared_error_percentage == m.final_train.squared_error_percentage
+        assert np.isfinite(m.net.predict(X)).all()
+
+
+@pytest.mark.parametrize("method", ["lanes", "serial", "mixed"])
+def test_a_success_study_warns_once_per_call(method):
+    nets = [MLP(2, (2,), 1, seed=s) for s in range(12)]
+    with pytest.warns(NoConvergenceWarning, match=r"^\d+ of 12 trials reached max_epochs=3 "
+                      "before the stopping criterion correct held") as caught:
+        train_rprop_many(nets, XOR_X, XOR_T, stop=Correct(), strip=1, max_epochs=3,
+                         method=method)
+    assert len(caught) == 1

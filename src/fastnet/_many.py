@@ -24,14 +24,15 @@ from fastnet._batch import SetColumns, TrainResults, batch_record, time_shares
 from fastnet._blas import single_threaded_blas
 from fastnet._handoff import HANDOFF_EPOCHS, HANDOFF_FILL, SerialTrials, lanes_fill
 from fastnet._kernels import _trials
-from fastnet._lanes import LANES, Lanes, aligned, to_lanes
+from fastnet._engine import Evaluator
+from fastnet._lanes import LANES, Lanes, aligned, may_overflow, to_lanes
 from fastnet._training import (
     MAX_EPOCHS_PER_CALL, base_setup, check_common,
     check_start, diverged, resolve_classification,
 )
 from fastnet._typing import ArrayLike, Seed
 from fastnet._validation import check_choice
-from fastnet.exceptions import NoConvergenceWarning
+from fastnet.exceptions import DivergenceError, NoConvergenceWarning
 from fastnet.measures import _check_analog, threshold_correct
 from fastnet.network import MLP
 from fastnet.rprop import _UNSET, VARIANTS, draw_start, resolve_options, train_rprop
@@ -241,11 +242,21 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         results = []
         for i, (net, seed) in enumerate(zip(nets, seeds)):
             cb = None if callback is None else (lambda epoch, state, i=i: callback(i, epoch, state))
-            results.append(train_rprop(
-                net, X, Y, X_val, Y_val, X_test=X_test, Y_test=Y_test, preset=preset,
-                seed=seed, target_range=target_range, classification=classification,
-                callback=cb, block_size=block_size, blas_min=blas_min,
-                **{k: v for k, v in given.items() if v is not _UNSET}))
+            try:
+                with warnings.catch_warnings():
+                    # one summary for the batch below, as the lanes give
+                    warnings.simplefilter("ignore", NoConvergenceWarning)
+                    results.append(train_rprop(
+                        net, X, Y, X_val, Y_val, X_test=X_test, Y_test=Y_test, preset=preset,
+                        seed=seed, target_range=target_range, classification=classification,
+                        callback=cb, block_size=block_size, blas_min=blas_min,
+                        **{k: v for k, v in given.items() if v is not _UNSET}))
+            except DivergenceError as exc:
+                raise DivergenceError(f"trial {i} (nets[{i}]): {exc}", exc.epoch, i) from None
+        stop = results[0].setup["stopping_rule"] is not None
+        _warn_late(results[0].setup["stopping"] if stop else None,
+                   sum(r.stop_reason == "max_epochs" for r in results), len(results),
+                   results[0].setup["max_epochs"], stacklevel=3)
         cpu, wall = time.process_time() - clocks[0], time.perf_counter() - clocks[1]
         shares = time_shares([r.epochs for r in results])
         batch = batch_record("serial", len(nets), cpu, wall)
@@ -255,6 +266,15 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     return _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                         target_range, classification, callback, block_size, blas_min, clocks,
                         handoff=HANDOFF_FILL if method == "mixed" else None)
+
+
+def _warn_late(criterion, n_late, K, max_epochs, stacklevel=4):
+    """The one NoConvergenceWarning of a batch: how many trials reached
+    ``max_epochs`` before ``criterion`` (a name; None: no criterion, no warning)."""
+    if criterion is not None and n_late:
+        warnings.warn(f"{n_late} of {K} trials reached max_epochs={max_epochs} before the "
+                      f"stopping criterion {criterion} held.", NoConvergenceWarning,
+                      stacklevel=stacklevel)
 
 
 def _auto_method(n_train, n_connections, n_trials):
@@ -352,6 +372,10 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
 
     serial = None                          # the SerialTrials once the lanes handed off some
     in_lanes = np.ones(K, bool)            # trial i trains in the lanes (else in `serial`)
+    overflowing = np.zeros(K, bool)        # trial i left the lanes as it might overflow
+    sets = [a for a in (X, Y, X_val, Y_val, X_test, Y_test) if a is not None]
+    bounds = (first.n_units, len(layers), max(a.shape[0] for a in sets),
+              max(float(np.abs(a).max()) for a in sets))
 
     def rows_of(trials):
         trials = np.asarray(trials, dtype=np.intp)
@@ -394,6 +418,20 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
             return bool(threshold_correct(outputs, Y, r_c=r_c, analog=analog).all())
         return is_correct
 
+    def alone(out):
+        # Trials `out` leave the lanes for the single-network kernels (_handoff).
+        nonlocal serial
+        if serial is None:
+            serial = SerialTrials(nets, X, Y, X_val, Y_val, X_test, Y_test, block_size,
+                                  blas_min, rprop_args)
+        serial.take_from_lanes(lanes, out)
+        in_lanes[out] = False
+        s_out = lanes.slot[out]
+        lanes.status[s_out] = np.maximum(lanes.status[s_out], 1)
+        keep = ~stopped & in_lanes
+        if keep.any():
+            lanes.repack(keep)
+
     def finish(trials):
         # Trials that stop leave their weights here and are frozen in their lanes.
         trials = np.asarray(trials, dtype=np.intp)
@@ -412,23 +450,21 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                                   min(max_epochs, max(2 * train_err.shape[1], epoch + n))))
                 grown[:, :epoch] = train_err[:, :epoch]
                 train_err = grown
+            mine = idx[in_lanes[idx]]
+            if mine.size:
+                # Trials whose numbers might overflow in this call train alone, as
+                # in train_rprop (see fastnet._lanes.may_overflow).
+                out = mine[may_overflow(lanes.largest(mine), n, params["delta_max"], *bounds)]
+                if out.size:
+                    alone(out)
+                    overflowing[out] = True
+                    mine = idx[in_lanes[idx]]
             if handoff is not None:
                 # The trials of the lanes' last group go on alone if they fill too
                 # little of it; the others stay in full groups.
-                mine = idx[in_lanes[idx]]
                 rest = mine.size - LANES * max(0, -(-mine.size // LANES) - 1)
                 if mine.size and lanes_fill(rest, LANES) < handoff:
-                    out = mine[mine.size - rest:]
-                    if serial is None:
-                        serial = SerialTrials(nets, X, Y, X_val, Y_val, X_test, Y_test,
-                                              block_size, blas_min, rprop_args)
-                    serial.take_from_lanes(lanes, out)
-                    in_lanes[out] = False
-                    s_out = lanes.slot[out]
-                    lanes.status[s_out] = np.maximum(lanes.status[s_out], 1)
-                    keep = ~stopped & in_lanes
-                    if keep.any():
-                        lanes.repack(keep)
+                    alone(mine[mine.size - rest:])
             lanes_idx = idx[in_lanes[idx]]
             status = np.zeros(idx.size, np.int64)
             if lanes_idx.size:
@@ -511,10 +547,8 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                 lanes.repack(~stopped & in_lanes)
     finish(np.flatnonzero(~stopped))
 
-    if stop is not None and not np.all(fired | stopped):
-        n_late = int(np.count_nonzero(~(fired | stopped)))
-        warnings.warn(f"{n_late} of {K} trials reached max_epochs={max_epochs} before the "
-                      f"stopping criterion {stop.name} held.", NoConvergenceWarning, stacklevel=3)
+    _warn_late(None if stop is None else stop.name, int(np.count_nonzero(~(fired | stopped))),
+               K, max_epochs)
 
     # The returned networks: the relevant epoch's weights (lowest validation error).
     relevant = epochs.copy()
@@ -537,6 +571,9 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
         sse = np.empty(G_final * LANES)
         _trials.trials_sse(layers, n_in, Xs, Ts, final_w, work, sse)
         e = 100.0 * o_range / Ts.size * sse[:K]
+        alone_ = np.flatnonzero(overflowing)
+        for i in alone_.tolist():        # their numbers as train_rprop computes them
+            e[i] = 100.0 * o_range / Ts.size * Evaluator(nets[i], Xs, Ts, blas_min).sse()
         # finite weights can still overflow in the forward pass (inf - inf)
         _check_finite(e, np.ones(K, bool), epochs, "the error of the trained network")
         cls = None
@@ -544,6 +581,8 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
             out = np.empty((G_final, Xs.shape[0], n_out, LANES))
             _trials.trials_outputs(layers, n_in, Xs, final_w, work, out)
             outs = out.transpose(0, 3, 1, 2).reshape(G_final * LANES, Xs.shape[0], n_out)[:K]
+            for i in alone_.tolist():
+                outs[i] = nets[i].predict(Xs)
             wrong = np.count_nonzero(np.argmax(outs, axis=2) != np.argmax(Ts, axis=1), axis=1)
             cls = 100.0 * wrong / Ts.shape[0]
         return SetColumns(e, cls, Ts.shape[0])
