@@ -198,3 +198,45 @@ def test_a_success_study_warns_once_per_call(method):
         train_rprop_many(nets, XOR_X, XOR_T, stop=Correct(), strip=1, max_epochs=3,
                          method=method)
     assert len(caught) == 1
+
+
+# --------------------------------------------------------------- arguments named
+
+def _trainers():
+    return [
+        lambda **kw: train_rprop(MLP(2, (2,), 1), XOR_X, XOR_T, max_epochs=2, **kw),
+        lambda **kw: train_backprop(MLP(2, (2,), 1), XOR_X, XOR_T, max_epochs=2, **kw),
+        lambda **kw: train_rprop_many([MLP(2, (2,), 1)], XOR_X, XOR_T, max_epochs=2, **kw),
+    ]
+
+
+@pytest.mark.parametrize("train", _trainers())
+def test_a_blas_min_beyond_ssize_t_is_named(train):
+    with pytest.raises(ValueError, match=r"`blas_min` must be <= 9223372036854775807, "
+                                         r"got 9223372036854775808"):
+        train(blas_min=2 ** 63)
+
+
+@pytest.mark.parametrize("train", _trainers())
+def test_an_array_as_classification_is_named(train):
+    with pytest.raises(TypeError, match=r"`classification` must be True, False or 'auto', "
+                                        r"got ndarray array\(\[1, 2\]\)"):
+        train(classification=np.array([1, 2]))
+    with pytest.raises(ValueError, match="`classification` must be True, False or 'auto', "
+                                         "got 'yes'"):
+        train(classification="yes")
+
+
+@pytest.mark.parametrize("method", ["auto", "lanes", "serial", "mixed"])
+def test_a_ragged_X_is_named_in_train_rprop_many(method):
+    with pytest.raises(ValueError, match=r"`X` must be a 2-D array of numbers \(rows of equal "
+                                         r"length\), got a list"):
+        train_rprop_many([MLP(2, (2,), 1)], [[0., 0.], [1.]], [[0.], [1.]], method=method)
+
+
+@pytest.mark.parametrize("train", _trainers())
+def test_a_target_range_of_infinite_width_is_named(train):
+    with pytest.raises(ValueError, match=r"`target_range` must be finite with 0 < o_max - o_min"
+                                         r" < inf, got \(-1e\+308, 1e\+308\), whose width "
+                                         r"o_max - o_min is inf"):
+        train(target_range=(-1e308, 1e308))

@@ -31,7 +31,7 @@ from fastnet._training import (
     check_start, diverged, resolve_classification,
 )
 from fastnet._typing import ArrayLike, Seed
-from fastnet._validation import check_choice
+from fastnet._validation import check_choice, check_matrix
 from fastnet.exceptions import DivergenceError, NoConvergenceWarning
 from fastnet.measures import _check_analog, threshold_correct
 from fastnet.network import MLP
@@ -235,8 +235,9 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     if callback is not None and not callable(callback):
         raise TypeError(f"`callback` must be callable or None, got {callback!r}.")
     if method == "auto":
-        n_train = np.shape(X)[0] if np.ndim(X) == 2 else 0
-        method = _auto_method(n_train, nets[0].n_connections, len(nets))
+        # (checked here already: the choice needs its size)
+        X = check_matrix(X, "X", n_cols=nets[0].n_in, what="inputs")
+        method = _auto_method(X.shape[0], nets[0].n_connections, len(nets))
     clocks = time.process_time(), time.perf_counter()
     if method == "serial":
         results = []

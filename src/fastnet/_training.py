@@ -5,6 +5,7 @@ strips of epochs per call.
 """
 import copy
 import math
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -206,7 +207,7 @@ def check_target_range(target_range):
     width = o_max - o_min
     if not (np.isfinite(o_min) and np.isfinite(o_max) and np.isfinite(width) and width > 0):
         raise ValueError(f"`target_range` must be finite with 0 < o_max - o_min < inf, got "
-                         f"{target_range!r}.")
+                         f"{target_range!r}, whose width o_max - o_min is {width}.")
     return o_min, o_max
 
 
@@ -255,7 +256,9 @@ def check_common(net, X, Y, X_val, Y_val, X_test, Y_test, max_epochs, strip, sto
         raise TypeError(f"`callback` must be callable or None, got {callback!r}.")
     if block_size is not None:
         block_size = check_int(block_size, "block_size", minimum=1)
-    blas_min = DEFAULT_BLAS_MIN if blas_min is None else check_int(blas_min, "blas_min", minimum=0)
+    # (the kernels take a C ssize_t: any larger value would only mean "never BLAS")
+    blas_min = (DEFAULT_BLAS_MIN if blas_min is None
+                else check_int(blas_min, "blas_min", minimum=0, maximum=sys.maxsize))
     return (X, Y, X_val, Y_val, X_test, Y_test, max_epochs, strip, (o_min, o_max), block_size,
             blas_min)
 
@@ -451,10 +454,15 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
 
 
 def resolve_classification(classification, Y):
-    if classification == "auto":
+    """``classification`` (True, False or "auto": targets one-hot) as a bool."""
+    if isinstance(classification, str):
+        if classification != "auto":
+            raise ValueError(f"`classification` must be True, False or 'auto', got "
+                             f"{classification!r}.")
         return is_one_hot(Y)
     if not isinstance(classification, (bool, np.bool_)):
-        raise TypeError(f"`classification` must be True, False or 'auto', got {classification!r}.")
+        raise TypeError(f"`classification` must be True, False or 'auto', got "
+                        f"{type(classification).__name__} {classification!r}.")
     return bool(classification)
 
 
