@@ -68,15 +68,67 @@ def test_an_all_zero_multilayer_network_is_refused():
 
 # --------------------------------------------------------------- divergence
 
-def test_batch_backprop_diverging_in_its_last_epoch_raises():
+@pytest.mark.parametrize("max_epochs", [2, 4])
+def test_batch_backprop_diverging_in_its_last_epoch_raises(max_epochs):
+    # E_tr: 76.5 % in epoch 1, 9.7e39 % in epoch 3, non-finite in epoch 4. With
+    # max_epochs=2 the returned network's error (epoch 3's weights) grew.
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, (129, 27))
     Y = (rng.uniform(size=(129, 3)) > 0.5) * 1.0
     net = MLP(27, (17, 2), 3, shortcut=False, hidden_activation="linear")
-    with pytest.raises(DivergenceError, match="non-finite in epoch 4") as info:
-        train_backprop(net, X, Y, learning_rate=0.1, max_epochs=4, init_scale=0.5, seed=1011)
-    assert info.value.epoch == 4
+    with pytest.raises(DivergenceError, match=r"grew from 76.54 % in epoch 1 to 9.715e\+39 % "
+                                              r"in epoch 3") as info:
+        train_backprop(net, X, Y, learning_rate=0.1, max_epochs=max_epochs, init_scale=0.5,
+                       seed=1011)
+    assert info.value.epoch == 3
     assert isinstance(info.value, FloatingPointError)
+
+
+def test_growth_limit_has_a_floor():
+    from fastnet._training import DIVERGENCE_FLOOR, DIVERGENCE_GROWTH, growth_limit
+
+    assert growth_limit(1e-9) == DIVERGENCE_GROWTH * DIVERGENCE_FLOOR   # a perfect start
+    assert growth_limit(58.0) == DIVERGENCE_GROWTH * 58.0
+
+
+def _runaway():
+    # Linear units, huge RPROP steps: E_tr 7.37 % in epoch 1, 1.26e9 % in epoch 2.
+    g = np.random.default_rng(0)
+    X, Y = g.random((20, 2)), g.random((20, 1))
+    kw = dict(delta0=1e3, delta_max=1e12, eta_plus=1.9, eta_minus=0.99, variant="rprop-",
+              max_epochs=200)
+    return X, Y, kw, [MLP(2, (2,), 1, output_activation="linear", hidden_activation="linear",
+                          seed=s) for s in range(3)]
+
+
+def test_rprop_running_away_without_nan_diverges():
+    X, Y, kw, nets = _runaway()
+    with pytest.raises(DivergenceError, match=r"grew from 7.37 % in epoch 1 to 1.259e\+09 % "
+                                              r"in epoch 2, more than 1e\+06 times") as info:
+        train_rprop(nets[0], X, Y, **kw)
+    assert info.value.epoch == 2
+
+
+@pytest.mark.parametrize("method", ["lanes", "serial", "mixed", "auto"])
+def test_every_method_diverges_by_growth_as_train_rprop(method):
+    X, Y, kw, nets = _runaway()
+    with pytest.raises(DivergenceError, match=r"trial 0 \(nets\[0\]\).*grew from 7.37 % in "
+                                              r"epoch 1 to 1.259e\+09 % in epoch 2") as info:
+        train_rprop_many(nets, X, Y, method=method, **kw)
+    assert (info.value.trial, info.value.epoch) == (0, 2)
+
+
+def test_cancer1_batch_backprop_with_momentum_diverges(proben1_root):
+    # Without the growth rule: stop_reason "GL2" and E_te = 5e14 %.
+    from fastnet.datasets import load_proben1
+    from fastnet.rprop import proben1_stopping
+
+    d = load_proben1("cancer1", root=proben1_root)
+    (X, Y), (Xv, Yv), (Xt, Yt) = d.train, d.val, d.test
+    with pytest.raises(DivergenceError, match=r"grew from 58.19 % in epoch 1 to .* in epoch 4"):
+        train_backprop(MLP(X.shape[1], (4, 2), Y.shape[1], seed=0), X, Y, Xv, Yv, X_test=Xt,
+                       Y_test=Yt, learning_rate=0.01, momentum=0.9,
+                       stop=proben1_stopping("multilayer"), max_epochs=3000)
 
 
 def test_online_backprop_divergence_is_not_blamed_on_the_data():

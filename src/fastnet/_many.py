@@ -27,8 +27,8 @@ from fastnet._kernels import _trials
 from fastnet._engine import Evaluator
 from fastnet._lanes import LANES, Lanes, aligned, may_overflow, to_lanes
 from fastnet._training import (
-    MAX_EPOCHS_PER_CALL, base_setup, check_common,
-    check_start, diverged, resolve_classification,
+    MAX_EPOCHS_PER_CALL, base_setup, check_common, check_growth_rows,
+    check_start, diverged, growth_limit, resolve_classification,
 )
 from fastnet._typing import ArrayLike, Seed
 from fastnet._validation import check_choice, check_matrix
@@ -490,6 +490,10 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                 k = int(np.flatnonzero(status > 0)[0])
                 raise diverged(epoch + int(status[k]), trial=int(idx[k]))
             done = np.where(status < 0, -status, n)
+            if epoch == 0:
+                limits = growth_limit(train_err[:K, 0])
+            check_growth_rows(train_err[idx, epoch:epoch + n], done, limits, epoch + 1,
+                              train_err[:K, 0], idx)
             epochs[idx] = epoch + done
             if kernel_check:
                 evaluation[idx] += (done // strip) * N * C
@@ -577,6 +581,9 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
             e[i] = 100.0 * o_range / Ts.size * Evaluator(nets[i], Xs, Ts, blas_min).sse()
         # finite weights can still overflow in the forward pass (inf - inf)
         _check_finite(e, np.ones(K, bool), epochs, "the error of the trained network")
+        if Xs is X:          # the training set: the last update may have run away
+            check_growth_rows(e[:, None], np.ones(K, np.intp), limits, relevant + 1,
+                              train_err[:K, 0], np.arange(K))
         cls = None
         if classification:
             out = np.empty((G_final, Xs.shape[0], n_out, LANES))

@@ -283,6 +283,56 @@ def diverged(epoch, what="the training error", trial=None):
         epoch, trial)
 
 
+#: Divergence by growth: a run whose training error E_tr(t) exceeds
+#: DIVERGENCE_GROWTH * max(E_tr(1), DIVERGENCE_FLOOR) raises DivergenceError, as
+#: one whose errors become non-finite does. Outputs that stay within the target
+#: range keep E below 100 % (400 % for tanh outputs), so only unbounded
+#: (linear) outputs running away reach it: batch backpropagation on cancer1
+#: with learning rate 0.01 and momentum 0.9 grows from 58 % to 1e24 % and
+#: would otherwise stop at a normal-looking GL2. The floor (in percent) keeps a
+#: start that is already nearly perfect from tripping on a small rise.
+DIVERGENCE_GROWTH = 1e6
+DIVERGENCE_FLOOR = 1.0
+
+
+def growth_limit(first_error):
+    """The training error beyond which a run that started at ``first_error`` diverged."""
+    return DIVERGENCE_GROWTH * np.maximum(first_error, DIVERGENCE_FLOOR)
+
+
+def grew(epoch, first, error, trial=None):
+    """The DivergenceError of a run whose training error grew from ``first`` to
+    ``error`` by ``epoch`` (see DIVERGENCE_GROWTH)."""
+    who = "" if trial is None else f" of trial {trial} (nets[{trial}])"
+    return DivergenceError(
+        f"the training error{who} grew from {first:.4g} % in epoch 1 to {error:.4g} % in "
+        f"epoch {epoch}, more than {DIVERGENCE_GROWTH:g} times max(E_tr(1), "
+        f"{DIVERGENCE_FLOOR:g} %): training diverged. Lower the learning rate "
+        "(backpropagation), delta_max or init_scale (RPROP), or scale the data.",
+        epoch, trial)
+
+
+def check_growth(errors, first_epoch, limit, first, trial=None):
+    """Raise `grew` if an error of ``errors`` (epochs first_epoch, first_epoch + 1,
+    ...) exceeds ``limit`` (one vectorised pass per call of the kernel)."""
+    if errors.size and errors.max() > limit:
+        j = int(np.argmax(errors > limit))
+        raise grew(first_epoch + j, first, float(errors[j]), trial)
+
+
+def check_growth_rows(rows, done, limits, first_epoch, firsts, trials):
+    """`check_growth` for many trials: row k of ``rows`` holds trial ``trials[k]``'s
+    errors from epoch ``first_epoch`` (or ``first_epoch[k]``) on, its first
+    ``done[k]`` meaningful; ``limits`` and ``firsts`` by trial.
+    The first trial (in row order) that grew too much is named."""
+    over = (rows > limits[trials, None]) & (np.arange(rows.shape[1]) < done[:, None])
+    if over.any():
+        k, j = divmod(int(np.argmax(over)), rows.shape[1])
+        i = int(trials[k])
+        e0 = int(first_epoch[k]) if np.ndim(first_epoch) else first_epoch
+        raise grew(e0 + j, float(firsts[i]), float(rows[k, j]), i)
+
+
 def _room(history, needed, limit):
     """``history`` with room for ``needed`` epochs (doubled, at most ``limit``)."""
     if needed <= history.shape[0]:
@@ -359,6 +409,9 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
             raise diverged(epoch + status)
         done = -status if status < 0 else n
         sse[:done] *= scale
+        if epoch == 0:
+            limit = growth_limit(sse[0])
+        check_growth(sse[:done], epoch + 1, limit, train_err[0])
         evaluation += (done // strip) * N * C
         epoch += done
         if status < 0:
@@ -373,6 +426,9 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
         if status:
             raise diverged(epoch + status)
         sse *= scale
+        if epoch == 0:
+            limit = growth_limit(sse[0])
+        check_growth(sse, epoch + 1, limit, train_err[0])
         epoch += n
         if not in_strips:
             continue
@@ -431,6 +487,8 @@ def _run_training(net, stepper, ws, *, X_val, Y_val, X_test, Y_test, max_epochs,
         if not math.isfinite(e):
             # finite weights can still overflow in the forward pass (inf - inf)
             raise diverged(epoch, "the error of the trained network")
+        if evaluator.A is ws.A:      # the training set: the last update may have run away
+            check_growth(np.array([e]), relevant + 1, limit, train_err[0])
         cls = _winner_takes_all_error(evaluator.outputs(), Y) if classification else None
         return SetErrors(e, cls, Y.shape[0])
 
