@@ -292,3 +292,58 @@ def test_a_target_range_of_infinite_width_is_named(train):
                                          r" < inf, got \(-1e\+308, 1e\+308\), whose width "
                                          r"o_max - o_min is inf"):
         train(target_range=(-1e308, 1e308))
+
+
+# --------------------------------------------------------------- threads
+
+def _training_in_a_thread(net, train):
+    """Start ``train(net, callback)`` in a thread that blocks in its first callback;
+    return (thread, release event, outcome list)."""
+    import threading
+
+    started, release, outcome = threading.Event(), threading.Event(), []
+
+    def callback(*args):
+        started.set()
+        assert release.wait(30)
+
+    def run():
+        outcome.append(train(net, callback))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    assert started.wait(30)
+    return thread, release, outcome
+
+
+@pytest.mark.parametrize("first", ["rprop", "backprop", "many"])
+def test_a_network_takes_one_trainer_at_a_time(first):
+    from fastnet.exceptions import TrainingInProgressError
+
+    net, other = MLP(2, (2,), 1, seed=0), MLP(2, (2,), 1, seed=1)
+    train = {
+        "rprop": lambda n, cb: train_rprop(n, XOR_X, XOR_T, max_epochs=10, callback=cb),
+        "backprop": lambda n, cb: train_backprop(n, XOR_X, XOR_T, max_epochs=10, callback=cb),
+        "many": lambda n, cb: train_rprop_many([n], XOR_X, XOR_T, max_epochs=10,
+                                               callback=cb)[0],
+    }[first]
+    thread, release, outcome = _training_in_a_thread(net, train)
+    try:
+        msg = "`net` is being trained by another thread; one network takes one trainer"
+        with pytest.raises(TrainingInProgressError, match=msg):
+            train_rprop(net, XOR_X, XOR_T, max_epochs=5)
+        with pytest.raises(TrainingInProgressError, match=msg):
+            train_backprop(net, XOR_X, XOR_T, max_epochs=5)
+        for method in ("lanes", "serial"):
+            with pytest.raises(TrainingInProgressError, match=r"`nets\[1\]` is being trained"):
+                train_rprop_many([other, net], XOR_X, XOR_T, max_epochs=5, method=method)
+        # predicting while it trains is allowed; another network trains meanwhile
+        assert np.isfinite(net.predict(XOR_X)).all()
+        train_rprop(other, XOR_X, XOR_T, max_epochs=5)
+    finally:
+        release.set()
+        thread.join(30)
+    # the first training was not disturbed, and the network is free again
+    assert outcome[0].net is net and outcome[0].epochs == 10
+    assert np.array_equal(outcome[0].net.weights, net.weights)
+    assert train_rprop(net, XOR_X, XOR_T, max_epochs=5).epochs == 5

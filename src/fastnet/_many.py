@@ -14,28 +14,26 @@ from __future__ import annotations
 import copy
 import operator
 import time
-import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 import numpy as np
 
 from fastnet._batch import SetColumns, TrainResults, batch_record, time_shares
 from fastnet._blas import single_threaded_blas
-from fastnet._handoff import HANDOFF_EPOCHS, HANDOFF_FILL, SerialTrials, lanes_fill
+from fastnet._handoff import (HANDOFF_EPOCHS, HANDOFF_FILL, SerialTrials, lanes_fill,
+                             train_serial, warn_late)
 from fastnet._kernels import _trials
 from fastnet._engine import Evaluator
 from fastnet._lanes import LANES, Lanes, aligned, may_overflow, to_lanes
 from fastnet._training import (
     MAX_EPOCHS_PER_CALL, base_setup, check_common, check_growth_rows,
-    check_start, diverged, growth_limit, resolve_classification,
+    check_start, diverged, growth_limit, resolve_classification, training_of,
 )
 from fastnet._typing import ArrayLike, Seed
-from fastnet._validation import check_choice, check_matrix
-from fastnet.exceptions import DivergenceError, NoConvergenceWarning
+from fastnet._validation import check_choice, check_matrix, check_seeds
 from fastnet.measures import _check_analog, threshold_correct
 from fastnet.network import MLP
-from fastnet.rprop import _UNSET, VARIANTS, draw_start, resolve_options, train_rprop
+from fastnet.rprop import _UNSET, VARIANTS, draw_start, resolve_options
 from fastnet.stopping import Correct, StoppingCriterion, TrainingState
 
 __all__ = ["train_rprop_many", "LANES_MAX_WORK", "LANES_MAX_CONNECTIONS"]
@@ -117,18 +115,6 @@ def _check_nets(nets):
     return nets
 
 
-def _check_seeds(seeds, n):
-    if seeds is None:
-        return [None] * n
-    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__len__"):
-        raise TypeError(f"`seeds` must be a sequence with one seed per network or None, "
-                        f"got {type(seeds).__name__}.")
-    seeds = list(seeds)
-    if len(seeds) != n:
-        raise ValueError(f"`seeds` must hold one seed per network ({n}), got {len(seeds)}.")
-    return seeds
-
-
 def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
                      X_val: ArrayLike | None = None, Y_val: ArrayLike | None = None, *,
                      seeds: Sequence[Seed] | None = None, X_test: ArrayLike | None = None,
@@ -196,13 +182,23 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         different topology (naming the first mismatch), or ``seeds`` of the
         wrong length.
     DivergenceError
-        If a trial's errors or outputs become non-finite (a FloatingPointError
-        naming the trial and the epoch).
+        Whatever the method, where :func:`train_rprop` raises it for a trial:
+        its errors or outputs become non-finite, or its training error grows
+        beyond 1e6 times max(E_tr(1), 1 %) (a FloatingPointError naming the
+        trial and the epoch). Trials whose values might overflow leave the
+        lanes for train_rprop's kernels, whose separate products and sums give
+        NaN where the lanes' fused multiply-adds could give a saturated unit.
+    TrainingInProgressError
+        If another thread is training one of ``nets`` (naming the first).
 
     Warns
     -----
     NoConvergenceWarning
-        Once, if ``stop`` is given and some trials reach ``max_epochs`` first.
+        At most once per call, whatever the method, if ``stop`` is given and
+        some trials reach ``max_epochs`` first: "k of K trials reached
+        max_epochs=... before the stopping criterion ... held". In a success
+        study (``stop=Correct()``) those failures are data, counted in
+        ``stop_reason``; filter the warning there.
 
     See Also
     --------
@@ -227,7 +223,7 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     (20, 50)
     """
     nets = _check_nets(nets)
-    seeds = _check_seeds(seeds, len(nets))
+    seeds = check_seeds(seeds, len(nets))
     method = check_choice(method, "method", METHODS)
     given = dict(variant=variant, eta_plus=eta_plus, eta_minus=eta_minus, delta0=delta0,
                  delta_min=delta_min, delta_max=delta_max, max_epochs=max_epochs, stop=stop,
@@ -239,43 +235,16 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         X = check_matrix(X, "X", n_cols=nets[0].n_in, what="inputs")
         method = _auto_method(X.shape[0], nets[0].n_connections, len(nets))
     clocks = time.process_time(), time.perf_counter()
-    if method == "serial":
-        results = []
-        for i, (net, seed) in enumerate(zip(nets, seeds)):
-            cb = None if callback is None else (lambda epoch, state, i=i: callback(i, epoch, state))
-            try:
-                with warnings.catch_warnings():
-                    # one summary for the batch below, as the lanes give
-                    warnings.simplefilter("ignore", NoConvergenceWarning)
-                    results.append(train_rprop(
-                        net, X, Y, X_val, Y_val, X_test=X_test, Y_test=Y_test, preset=preset,
-                        seed=seed, target_range=target_range, classification=classification,
-                        callback=cb, block_size=block_size, blas_min=blas_min,
-                        **{k: v for k, v in given.items() if v is not _UNSET}))
-            except DivergenceError as exc:
-                raise DivergenceError(f"trial {i} (nets[{i}]): {exc}", exc.epoch, i) from None
-        stop = results[0].setup["stopping_rule"] is not None
-        _warn_late(results[0].setup["stopping"] if stop else None,
-                   sum(r.stop_reason == "max_epochs" for r in results), len(results),
-                   results[0].setup["max_epochs"], stacklevel=3)
-        cpu, wall = time.process_time() - clocks[0], time.perf_counter() - clocks[1]
-        shares = time_shares([r.epochs for r in results])
-        batch = batch_record("serial", len(nets), cpu, wall)
-        return TrainResults([replace(r, cpu_time=cpu * f, wall_time=wall * f,
-                                     setup=dict(r.setup, batch=batch))
-                             for r, f in zip(results, shares)])
-    return _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
-                        target_range, classification, callback, block_size, blas_min, clocks,
-                        handoff=HANDOFF_FILL if method == "mixed" else None)
-
-
-def _warn_late(criterion, n_late, K, max_epochs, stacklevel=4):
-    """The one NoConvergenceWarning of a batch: how many trials reached
-    ``max_epochs`` before ``criterion`` (a name; None: no criterion, no warning)."""
-    if criterion is not None and n_late:
-        warnings.warn(f"{n_late} of {K} trials reached max_epochs={max_epochs} before the "
-                      f"stopping criterion {criterion} held.", NoConvergenceWarning,
-                      stacklevel=stacklevel)
+    with training_of(nets, "nets"):
+        if method == "serial":
+            kwargs = dict(X_val=X_val, Y_val=Y_val, X_test=X_test, Y_test=Y_test, preset=preset,
+                          target_range=target_range, classification=classification,
+                          block_size=block_size, blas_min=blas_min,
+                          **{k: v for k, v in given.items() if v is not _UNSET})
+            return train_serial(nets, seeds, X, Y, kwargs, callback, clocks)
+        return _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
+                            target_range, classification, callback, block_size, blas_min,
+                            clocks, handoff=HANDOFF_FILL if method == "mixed" else None)
 
 
 def _auto_method(n_train, n_connections, n_trials):
@@ -552,7 +521,7 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                 lanes.repack(~stopped & in_lanes)
     finish(np.flatnonzero(~stopped))
 
-    _warn_late(None if stop is None else stop.name, int(np.count_nonzero(~(fired | stopped))),
+    warn_late(None if stop is None else stop.name, int(np.count_nonzero(~(fired | stopped))),
                K, max_epochs)
 
     # The returned networks: the relevant epoch's weights (lowest validation error).

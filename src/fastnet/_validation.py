@@ -116,6 +116,19 @@ def check_pair(X, Y, x_name, y_name, n_in, n_out, *, allow_empty=False):
     return X, Y
 
 
+def check_seeds(seeds, n):
+    """One seed per network (``seeds`` of train_rprop_many) as a list; None: n Nones."""
+    if seeds is None:
+        return [None] * n
+    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__len__"):
+        raise TypeError(f"`seeds` must be a sequence with one seed per network or None, "
+                        f"got {type(seeds).__name__}.")
+    seeds = list(seeds)
+    if len(seeds) != n:
+        raise ValueError(f"`seeds` must hold one seed per network ({n}), got {len(seeds)}.")
+    return seeds
+
+
 def as_generator(seed, name="seed"):
     """Turn None, an int, a SeedSequence or a Generator into a numpy Generator."""
     if isinstance(seed, np.random.Generator):

@@ -1,7 +1,7 @@
 """Exceptions and warnings raised by fastnet."""
 
 __all__ = ["DataFormatError", "DataIntegrityWarning", "DivergenceError", "FileLockedError",
-           "NoConvergenceWarning", "ResultFileError"]
+           "NoConvergenceWarning", "ResultFileError", "TrainingInProgressError"]
 
 
 class DataFormatError(ValueError):
@@ -66,6 +66,17 @@ class DivergenceError(FloatingPointError):
         super().__init__(message)
         self.epoch = epoch
         self.trial = trial
+
+
+class TrainingInProgressError(RuntimeError):
+    """A network is already being trained, in another thread.
+
+    Two trainers of one network would write its weights in turn and return
+    results that disagree with the network, so the second is refused at its
+    start. Train a copy (``net.copy()``) instead, or wait for the first
+    training to return. Predicting with a network while it trains is allowed:
+    the Notes of :func:`fastnet.train_rprop` say what it sees.
+    """
 
 
 class DataIntegrityWarning(UserWarning):
