@@ -8,13 +8,13 @@ import numpy as np
 
 from fastnet._kernels import _trials
 
-__all__ = ["LANES", "SAFE_LOG2", "Lanes", "aligned", "to_lanes", "from_lanes", "may_overflow"]
+__all__ = ["LANES", "SAFE_LOG2", "Lanes", "aligned", "to_lanes", "from_lanes", "safe_weight"]
 
 LANES = _trials.LANES
 
 #: The lanes vouch for a trial's numbers only while every value of its epoch
 #: (net inputs, outputs, errors, gradient sums) stays below 2**SAFE_LOG2 in
-#: magnitude, far from the float64 overflow at 2**1024 (see `may_overflow`).
+#: magnitude, far from the float64 overflow at 2**1024 (see `safe_weight`).
 SAFE_LOG2 = 1000.0
 
 
@@ -42,8 +42,8 @@ def from_lanes(blocks):
     return blocks.transpose(0, 2, 1).reshape(G * LANES, C)
 
 
-def may_overflow(rows_max, n_epochs, delta_max, n_units, n_layers, n_patterns, data_max):
-    """Which trials might overflow float64 within the next ``n_epochs`` epochs.
+def safe_weight(n_units, n_layers, n_patterns, data_max):
+    """The weight magnitude below which no value of an epoch can overflow.
 
     The lanes' products are fused multiply-adds: an exact product beyond
     float64's range added to an infinite partial sum of the other sign stays
@@ -52,21 +52,16 @@ def may_overflow(rows_max, n_epochs, delta_max, n_units, n_layers, n_patterns, d
     saturate at a finite value, and a diverged trial would report a finite error
     (Python decides: such a trial trains in the single-network kernels instead,
     and gets train_rprop's DivergenceError). Where no value can overflow, both
-    agree to rounding. A bound, per trial, from the largest weight magnitude
-    ``rows_max`` (K,): RPROP moves a weight by at most ``delta_max`` per epoch,
-    so W = max(1, rows_max + n_epochs * delta_max) bounds every weight of the
-    call; with U = ``n_units`` + 1 (fan-in or fan-out plus the bias), A =
-    max(1, ``data_max``) (inputs and targets), L = ``n_layers`` and N =
-    ``n_patterns``, a net input is at most (U W)**L A, f'(net) <= 1 for every
-    activation, a backpropagated delta at most (U W)**L times four such net
-    inputs, and a gradient sum or the SSE at most 4 N (U W)**(3 L) A**2. A
-    trial whose bound reaches 2**SAFE_LOG2 is flagged (a check per call, O(K)).
+    agree to rounding. With every weight at most W >= 1 in magnitude, U =
+    ``n_units`` + 1 (a fan-in or fan-out plus the bias), A = max(1,
+    ``data_max``) (inputs and targets), L = ``n_layers`` and N = ``n_patterns``:
+    a net input is at most (U W)**L A, f'(net) <= 1 for every activation, a
+    backpropagated delta at most (U W)**L times four such net inputs, and a
+    gradient sum or the SSE at most 4 N (U W)**(3 L) A**2. That stays below
+    2**SAFE_LOG2 for W below the value returned.
     """
-    W = np.maximum(1.0, rows_max + float(n_epochs) * delta_max)
-    with np.errstate(over="ignore", divide="ignore"):
-        log2 = (np.log2(4.0 * n_patterns) + 3.0 * n_layers * np.log2((n_units + 1.0) * W)
-                + 2.0 * np.log2(max(1.0, data_max)))
-    return ~(log2 < SAFE_LOG2)          # (NaN or inf: flagged)
+    log2 = (SAFE_LOG2 - np.log2(4.0 * n_patterns) - 2.0 * np.log2(max(1.0, data_max)))
+    return float(2.0 ** min(1000.0, log2 / (3.0 * n_layers))) / (n_units + 1.0)
 
 
 class Lanes:
@@ -108,8 +103,11 @@ class Lanes:
         s = self.slot[i]
         return self.w[s // LANES, :, s % LANES]
 
-    def largest(self, trials):
-        """max |w| of each of ``trials`` (an index array) at its current weights."""
+    def largest(self, trials=None):
+        """max |w| of each of ``trials`` (an index array) at its current weights;
+        None: of all lanes (padding and frozen lanes included), one number."""
+        if trials is None:
+            return max(float(self.w.max()), -float(self.w.min()))
         s = self.slot[trials]
         return np.abs(self.w).max(axis=1)[s // LANES, s % LANES]
 

@@ -24,7 +24,7 @@ from fastnet._handoff import (HANDOFF_EPOCHS, HANDOFF_FILL, SerialTrials, lanes_
                              train_serial, warn_late)
 from fastnet._kernels import _trials
 from fastnet._engine import Evaluator
-from fastnet._lanes import LANES, Lanes, aligned, may_overflow, to_lanes
+from fastnet._lanes import LANES, Lanes, aligned, safe_weight, to_lanes
 from fastnet._training import (
     MAX_EPOCHS_PER_CALL, base_setup, check_common, check_growth_rows,
     check_start, diverged, growth_limit, resolve_classification, training_of,
@@ -231,9 +231,12 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     if callback is not None and not callable(callback):
         raise TypeError(f"`callback` must be callable or None, got {callback!r}.")
     if method == "auto":
-        # (checked here already: the choice needs its size)
-        X = check_matrix(X, "X", n_cols=nets[0].n_in, what="inputs")
-        method = _auto_method(X.shape[0], nets[0].n_connections, len(nets))
+        try:
+            n_train = np.shape(X)[0] if np.ndim(X) == 2 else 0
+        except ValueError:           # ragged: named as every method names it
+            check_matrix(X, "X", n_cols=nets[0].n_in, what="inputs")
+            raise
+        method = _auto_method(n_train, nets[0].n_connections, len(nets))
     clocks = time.process_time(), time.perf_counter()
     with training_of(nets, "nets"):
         if method == "serial":
@@ -322,7 +325,7 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
     cap = min(max_epochs, 1024)
     # Row i: trial i's E_tr by epoch (rows K.. are padding lanes). The kernel writes
     # here directly while trial i is in lane i (until the first repack).
-    train_err = np.empty((lanes.G * LANES, cap))
+    train_err = np.zeros((lanes.G * LANES, cap))      # (zeros: see the growth check)
     epochs = np.zeros(K, np.intp)
     stopped = np.zeros(K, bool)
     reasons = ["max_epochs"] * K
@@ -344,8 +347,8 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
     in_lanes = np.ones(K, bool)            # trial i trains in the lanes (else in `serial`)
     overflowing = np.zeros(K, bool)        # trial i left the lanes as it might overflow
     sets = [a for a in (X, Y, X_val, Y_val, X_test, Y_test) if a is not None]
-    bounds = (first.n_units, len(layers), max(a.shape[0] for a in sets),
-              max(float(np.abs(a).max()) for a in sets))
+    w_safe = safe_weight(first.n_units, len(layers), max(a.shape[0] for a in sets),
+                         max(max(float(a.max()), -float(a.min())) for a in sets))
 
     def rows_of(trials):
         trials = np.asarray(trials, dtype=np.intp)
@@ -410,21 +413,25 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
             s = lanes.slot[trials[in_lanes[trials]]]
             lanes.status[s] = np.maximum(lanes.status[s], 1)
 
+    if lanes.largest() + max_epochs * params["delta_max"] < w_safe:
+        w_safe = None                      # no trial can come near it in this run
     epoch = 0
     with single_threaded_blas():
         while epoch < max_epochs and not stopped.all():
             n = min(step - epoch % step, max_epochs - epoch)
             idx = np.flatnonzero(~stopped)            # the trials that train now
             if epoch + n > train_err.shape[1]:
-                grown = np.empty((train_err.shape[0],
+                grown = np.zeros((train_err.shape[0],
                                   min(max_epochs, max(2 * train_err.shape[1], epoch + n))))
                 grown[:, :epoch] = train_err[:, :epoch]
                 train_err = grown
             mine = idx[in_lanes[idx]]
-            if mine.size:
-                # Trials whose numbers might overflow in this call train alone, as
-                # in train_rprop (see fastnet._lanes.may_overflow).
-                out = mine[may_overflow(lanes.largest(mine), n, params["delta_max"], *bounds)]
+            # Trials whose numbers might overflow in this call train alone, as in
+            # train_rprop (see fastnet._lanes.safe_weight); RPROP moves a weight by
+            # at most delta_max per epoch. (All lanes at once first: one number.)
+            reach = n * params["delta_max"]
+            if mine.size and w_safe is not None and not lanes.largest() + reach < w_safe:
+                out = mine[~(lanes.largest(mine) + reach < w_safe)]
                 if out.size:
                     alone(out)
                     overflowing[out] = True
@@ -461,8 +468,10 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
             done = np.where(status < 0, -status, n)
             if epoch == 0:
                 limits = growth_limit(train_err[:K, 0])
-            check_growth_rows(train_err[idx, epoch:epoch + n], done, limits, epoch + 1,
-                              train_err[:K, 0], idx)
+                lowest_limit = limits.min()
+            if train_err[:K, epoch:epoch + n].max() > lowest_limit:   # (one pass; then which)
+                check_growth_rows(train_err[idx, epoch:epoch + n], done, limits, epoch + 1,
+                                  train_err[:K, 0], idx)
             epochs[idx] = epoch + done
             if kernel_check:
                 evaluation[idx] += (done // strip) * N * C
