@@ -45,9 +45,12 @@ class FileLockedError(ResultFileError):
 
 
 class DivergenceError(FloatingPointError):
-    """Training diverged: errors, weights or outputs became non-finite.
+    """Training diverged: errors, weights or outputs became non-finite, or the
+    training error grew beyond 1e6 times max(E_tr(1), 1 %) (the run-away of
+    unbounded outputs, which a stopping criterion would otherwise take for a
+    normal stop).
 
-    Raised instead of returning a result with NaN or infinite errors. Lower the
+    Raised instead of returning a result with NaN, infinite or run-away errors. Lower the
     learning rate (backpropagation), ``delta_max`` or ``init_scale`` (RPROP), or
     scale the data.
 
@@ -56,7 +59,8 @@ class DivergenceError(FloatingPointError):
     epoch : int
         The epoch after which the non-finite values were found (at a strip end
         or at the end of training; the kernels also stop at the first epoch
-        whose training error is not finite).
+        whose training error is not finite), or whose training error grew too
+        much.
     trial : int or None
         Index of the diverged network in :func:`fastnet.train_rprop_many`,
         None for one network.
