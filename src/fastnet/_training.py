@@ -9,7 +9,6 @@ import sys
 import threading
 import time
 import warnings
-from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -266,7 +265,7 @@ def check_common(net, X, Y, X_val, Y_val, X_test, Y_test, max_epochs, strip, sto
             blas_min)
 
 
-# The networks being trained now: id(net) -> the identity of the thread training it.
+# The trainings under way: a token per call -> (thread identity, ids of its networks).
 _IN_TRAINING = {}
 _IN_TRAINING_GUARD = threading.Lock()
 
@@ -277,26 +276,23 @@ def training_of(nets, name):
     this thread until the block ends; refuse a network that another thread is
     training (TrainingInProgressError). The same thread may nest (the serial
     method of train_rprop_many calls train_rprop). A check per call, in C-level
-    set passes for the thousands of networks of a timing study."""
-    me = threading.get_ident()
-    ids = set(map(id, nets))
+    set operations for the thousands of networks of a timing study."""
+    me, ids, token = threading.get_ident(), frozenset(map(id, nets)), object()
     with _IN_TRAINING_GUARD:
-        held = ids.intersection(_IN_TRAINING)
-        theirs = [k for k in held if _IN_TRAINING[k] != me]
-        if theirs:
-            i = next(i for i, net in enumerate(nets) if id(net) in theirs)
-            which = f"`{name}[{i}]`" if name == "nets" else f"`{name}`"
-            raise TrainingInProgressError(
-                f"{which} is being trained by another thread; one network takes one "
-                "trainer at a time. Train a copy (net.copy()) or wait for that training "
-                "to return.")
-        mine = ids - held
-        _IN_TRAINING.update(dict.fromkeys(mine, me))
+        for owner, held in _IN_TRAINING.values():
+            if owner != me and not ids.isdisjoint(held):
+                i = next(i for i, net in enumerate(nets) if id(net) in held)
+                which = f"`{name}[{i}]`" if name == "nets" else f"`{name}`"
+                raise TrainingInProgressError(
+                    f"{which} is being trained by another thread; one network takes one "
+                    "trainer at a time. Train a copy (net.copy()) or wait for that training "
+                    "to return.")
+        _IN_TRAINING[token] = (me, ids)
     try:
         yield
     finally:
         with _IN_TRAINING_GUARD:
-            deque(map(_IN_TRAINING.pop, mine), maxlen=0)
+            del _IN_TRAINING[token]
 
 
 # Per thread: a list while late runs are collected instead of warned about (below).
