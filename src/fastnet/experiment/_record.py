@@ -24,6 +24,9 @@ MAX_NESTING = 32
 #: whose error grows without bound stops with `DivergenceError`), and the summary's means,
 #: (n-1) standard deviations and correlations of such numbers stay finite.
 MAX_MEASURE = 1e150
+#: Most (problem, network) cells a header's grid may name (Proben1 has 45 problems; a
+#: report lists the cells missing runs).
+MAX_CELLS = 100_000
 #: Largest count (run index, epochs, traversals) a record may hold: fastnet counts in
 #: signed 64-bit integers.
 MAX_COUNT = 2 ** 63 - 1
@@ -305,6 +308,9 @@ def check_header(obj):
     """
     check_fields(obj, HEADER_SCHEMA)
     grid = obj["grid"]
+    if len(grid["problems"]) * len(grid["networks"]) > MAX_CELLS:
+        raise RecordError(f"names {len(grid['problems'])} problems and {len(grid['networks'])} "
+                          f"networks; at most {MAX_CELLS:,} cells are allowed.", "grid")
     cells = {"problem": frozenset(grid["problems"]), "network": frozenset(grid["networks"])}
     runs = grid["runs"]
 

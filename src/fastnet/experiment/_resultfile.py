@@ -69,6 +69,40 @@ class ResultFile:
         """Set of ``(problem, network, run)`` present."""
         return {(r["problem"], r["network"], r["run"]) for r in self.records}
 
+    def missing_runs(self):
+        """Runs of the header's grid that the file does not hold yet.
+
+        Returns
+        -------
+        dict
+            ``{(problem, network): tuple of range}``: the missing run indices of every
+            cell of the grid (``header["grid"]``: problems x networks x runs) that lacks
+            runs, as ranges of consecutive indices, in grid order. Empty when the file
+            is complete. ``range(0, runs)`` for a cell without any run.
+
+        Examples
+        --------
+        >>> rf = read_results("cancer1-linear.jsonl")     # doctest: +SKIP
+        >>> rf.missing_runs()                            # doctest: +SKIP
+        {('cancer1', 'linear'): (range(6, 10),)}
+        """
+        grid = self.header["grid"]
+        present = {}
+        for r in self.records:
+            present.setdefault((r["problem"], r["network"]), []).append(r["run"])
+        out = {}
+        for cell in ((p, n) for p in grid["problems"] for n in grid["networks"]):
+            gaps, start = [], 0
+            for run in sorted(present.get(cell, ())):
+                if run > start:
+                    gaps.append(range(start, run))
+                start = run + 1
+            if start < grid["runs"]:
+                gaps.append(range(start, grid["runs"]))
+            if gaps:
+                out[cell] = tuple(gaps)
+        return out
+
     def cells(self):
         """``{(problem, network): [records sorted by run]}`` in header-grid order."""
         out = {}
