@@ -108,8 +108,9 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _csv_text(text):
-    """A text cell for CSV, with a ``'`` before a leading formula character."""
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    """A text cell for CSV, with a ``'`` before a leading formula character, on one line."""
+    text = "'" + text if text.startswith(_FORMULA_START) else text
+    return text.replace("\r", " ").replace("\n", " ")
 
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
