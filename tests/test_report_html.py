@@ -389,4 +389,4 @@ def test_pages_escape_names_from_the_file(files, tmp_path):
         page = Page(cmp_text)
         assert_self_contained(cmp_text, page)
         assert "<script>" not in cmp_text and page.tables["ttests-table"][1][0] == EVIL
-        assert all(EVIL in img["alt"] for img in page.imgs[:4])
+        assert sum(EVIL in img["alt"] for img in page.imgs) == (3 if page.imgs else 0)
