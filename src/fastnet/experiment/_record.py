@@ -17,11 +17,11 @@ import re
 import numpy as np
 
 #: Deepest nesting of JSON arrays and objects a result-file line may have (fastnet writes
-#: at most 6 levels: header, checklist, cell, stopping rule, ...). Checked before the line
+#: 8 levels in a header: checklist, cell, stopping rule, ...; 3 in a run record). Checked before the line
 #: is parsed, so that a line of 100,000 ``[`` cannot exhaust the parser's stack.
 MAX_NESTING = 32
-#: Largest error, GL or time a record may hold. No finished training gives more (a run
-#: whose error grows without bound stops with `DivergenceError`), and the summary's means,
+#: Largest error, GL or time a record may hold: far beyond any trained network's (an error
+#: that grows without bound is divergence), and small enough that the summary's means,
 #: (n-1) standard deviations and correlations of such numbers stay finite.
 MAX_MEASURE = 1e150
 #: Most (problem, network) cells a header's grid may name (Proben1 has 45 problems; a

@@ -86,7 +86,9 @@ class ResultFile:
         >>> rf.missing_runs()                            # doctest: +SKIP
         {('cancer1', 'linear'): (range(6, 10),)}
         """
-        grid = self.header["grid"]
+        grid = self.header.get("grid")
+        if not isinstance(grid, dict):  # a ResultFile built by hand, not read
+            return {}
         present = {}
         for r in self.records:
             present.setdefault((r["problem"], r["network"]), []).append(r["run"])
@@ -201,8 +203,12 @@ def read_results(path):
     FileNotFoundError
         If the file does not exist.
     ResultFileError
-        If the file is empty, has no valid header, a complete line is not valid JSON
-        or not a run record of this file's set-up.
+        If the file is empty, has no valid header, or a complete line is not valid
+        JSON, nests arrays and objects deeper than `MAX_NESTING`, holds ``NaN``,
+        ``Infinity`` or a number that overflows a float, or is not a run record of
+        this file's set-up and grid with the fields fastnet writes, of their types
+        and ranges (errors in [0, `MAX_MEASURE`], counts in [0, `MAX_COUNT`]). The
+        message names the file, the line and the field.
 
     Warns
     -----
