@@ -2,6 +2,7 @@
 import io
 import json
 import pickle
+import re
 import shutil
 import zipfile
 from pathlib import Path
@@ -11,10 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fastnet import MLP
+from _result_files import rewrite, small_result_file
+from fastnet import MLP, cli
 from fastnet.datasets import load_proben1, read_proben1
 from fastnet.datasets._format import MAX_COLUMNS, MAX_HEADER_VALUE
 from fastnet.exceptions import DataFormatError, DataIntegrityWarning
+from fastnet.experiment import MAX_NESTING, ResultFileError
+from fastnet.report import summarize
 
 FIXTURE = Path(__file__).parent / "data" / "proben1_tiny_fixture.txt"
 HEADER = ["bool_in=1", "real_in=2", "bool_out=2", "real_out=0", "training_examples=4",
@@ -243,3 +247,105 @@ def test_mutated_network_files_give_value_errors(tmp_path, data):
     except ValueError:
         return
     assert net.n_connections == net.weights.size and np.isfinite(net.weights).all()
+
+
+# --------------------------------------------------------------------------- result files
+# `fastnet report FILE` of a crafted file: one named error (file:line and field), never a
+# traceback. The reproducers of the probe that found RecursionError, AttributeError,
+# KeyError, OverflowError and "unhashable type" come first.
+
+
+@pytest.fixture(scope="module")
+def result_file(proben1_root, tmp_path_factory):
+    return small_result_file(proben1_root, tmp_path_factory.mktemp("rf") / "r.jsonl")
+
+
+def _set(path, value):
+    """A function setting the dotted ``path`` of a dict to ``value``."""
+    *outer, last = path.split(".")
+
+    def change(obj):
+        for k in outer:
+            obj = obj[k]
+        obj[last] = value
+    return change
+
+
+def _delete(path):
+    *outer, last = path.split(".")
+
+    def change(obj):
+        for k in outer:
+            obj = obj[k]
+        del obj[last]
+    return change
+
+
+def _craft(result_file, tmp_path, header=None, record=None, raw=None):
+    """The file with its first record (or header) changed; ``raw`` replaces the text
+    ``"RAW"`` by a literal JSON cannot write (NaN, 1e999, ...)."""
+    first = []
+
+    def once(r):
+        if not first:
+            first.append(r)
+            record(r)
+    path = rewrite(result_file, tmp_path / "r.jsonl", header, once if record else None)
+    if raw is not None:
+        path.write_text(path.read_text().replace('"RAW"', raw, 1))
+    return path
+
+
+CRAFTED = [  # (header change, record change, raw literal, line, message)
+    (None, _set("test", "RAW"), "[" * 100_000, 2,
+     f"run record: it nests arrays and objects deeper than {MAX_NESTING} levels"),
+    (_set("grid", "RAW"), None, "Infinity", 1, "header: `grid` holds Infinity, not a finite"),
+    (None, _delete("test.squared_error_percentage"), None, 2,
+     "run record: `test.squared_error_percentage` is missing"),
+    (None, _set("traversals.total", "RAW"), "1e999", 2,
+     "run record: `traversals.total` holds 1e999, not a finite number"),
+    (None, _set("run", [0]), None, 2, r"run record: `run` must be an integer in \[0, 2\*\*63 - 1\], got \[0\]"),
+    (None, _set("cpu_time", "RAW"), "NaN", 2, "`cpu_time` holds NaN"),
+    (None, _set("val.squared_error_percentage", "RAW"), "-Infinity", 2,
+     "`val.squared_error_percentage` holds -Infinity"),
+    (None, _set("test_predictions", [0, 1, "RAW"]), "1e400", 2, r"`test_predictions\[2\]` holds 1e400"),
+    (None, _set("test.squared_error_percentage", 1e200), None, 2,
+     r"`test.squared_error_percentage` must be a number in \[0, 1e\+150\], got 1e\+200"),
+    (None, _set("test.classification_error", 101.0), None, 2,
+     r"`test.classification_error` must be a number in \[0, 100\], got 101.0"),
+    (None, _set("epochs", -1), None, 2, "`epochs` must be an integer"),
+    (None, _set("traversals.total", 2 ** 64), None, 2, "`traversals.total` must be an integer"),
+    (None, _set("epochs", 3.0), None, 2, "`epochs` must be an integer"),
+    (None, _set("problem", "cancer1\x1b[2J"), None, 2, "`problem` must be a non-empty string of printable"),
+    (None, _set("problem", "glass1"), None, 2, r"`problem` 'glass1' is not in the header's grid \(cancer1\)"),
+    (None, _set("run", 4), None, 2, "`run` 4 is outside the header's grid of 4 runs"),
+    (None, _set("stop_reason", None), None, 2, "`stop_reason` must be a non-empty string"),
+    (None, _set("seed.spawn_key", [1, -1]), None, 2, r"`seed.spawn_key\[1\]` must be an integer in \[0, 2\*\*64 - 1\]"),
+    (None, _set("test_wrong", "01x"), None, 2, "`test_wrong` must be a string of 0 and 1"),
+    (_set("grid.runs", "4"), None, None, 1, "header: `grid.runs` must be an integer"),
+    (_set("grid.problems", ["cancer1", 7]), None, None, 1, r"`grid.problems\[1\]` must be a non-empty"),
+    (_set("build.extra_compile_args", [1]), None, None, 1, r"`build.extra_compile_args\[0\]` must be a string"),
+    (_set("checklist", {"cancer1/linear": 5}), None, None, 1, "`checklist.cancer1/linear` must be an object"),
+    (lambda h: h["grid"].update(problems=[str(k) for k in range(1000)],
+                                networks=[str(k) for k in range(1000)]),
+     None, None, 1, "names 1000 problems and 1000 networks; at most 100,000 cells"),
+    (_set("created", {"a": "RAW"}), None, '[' * 40 + ']' * 40, 1, "header: it nests"),
+]
+
+
+@pytest.mark.parametrize("header, record, raw, line, message", CRAFTED,
+                         ids=[re.sub(r"[^\w.]+", "-", c[-1])[:50] for c in CRAFTED])
+def test_crafted_result_files_are_named_errors(result_file, tmp_path, capsys, header, record,
+                                               raw, line, message):
+    path = _craft(result_file, tmp_path, header, record, raw)
+    with pytest.raises(ResultFileError, match=rf"r\.jsonl:{line}: .*{message}"):
+        summarize(path)
+    assert cli.main(["report", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"r.jsonl:{line}: " in err and "Traceback" not in err
+
+
+def test_a_valid_file_still_reads(result_file):
+    rep = summarize(result_file)
+    assert rep.rows[0].n_runs == 4 and rep.incomplete == {}
+    assert "Incomplete" not in rep.to_text() + rep.to_markdown() + rep.to_latex()

@@ -7,7 +7,7 @@ from fastnet._version import __version__  # noqa: E402
 
 from fastnet.exceptions import (  # noqa: E402
     DataFormatError, DataIntegrityWarning, DivergenceError, FileLockedError, NoConvergenceWarning,
-    ResultFileError,
+    ResultFileError, TrainingInProgressError,
 )
 # Everything loads on first use (PEP 562), so that ``fastnet.datasets`` and
 # ``fastnet.stats`` work without importing the compiled kernels, and the heavier
@@ -90,5 +90,6 @@ __all__ = [
     "FileLockedError",
     "ResultFileError",
     "NoConvergenceWarning",
+    "TrainingInProgressError",
     "__version__",
 ]

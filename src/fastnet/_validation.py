@@ -4,13 +4,15 @@ import numbers
 import numpy as np
 
 
-def check_int(value, name, *, minimum=None):
+def check_int(value, name, *, minimum=None, maximum=None):
     """Return ``value`` as an int, or raise TypeError/ValueError naming ``name``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"`{name}` must be an integer, got {type(value).__name__} {value!r}.")
     value = int(value)
     if minimum is not None and value < minimum:
         raise ValueError(f"`{name}` must be >= {minimum}, got {value}.")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"`{name}` must be <= {maximum}, got {value}.")
     return value
 
 
@@ -80,7 +82,9 @@ def check_matrix(X, name, *, n_cols=None, what="columns", allow_empty=False):
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and the like
-        raise ValueError(f"`{name}` could not be converted to an array: {exc}") from None
+        raise ValueError(f"`{name}` must be a 2-D array of numbers (rows of equal length), "
+                         f"got a {type(X).__name__} that could not be converted to an array: "
+                         f"{exc}") from None
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
         raise TypeError(f"`{name}` must hold numbers, got dtype {arr.dtype}.")
     if np.iscomplexobj(arr):
@@ -110,6 +114,19 @@ def check_pair(X, Y, x_name, y_name, n_in, n_out, *, allow_empty=False):
         raise ValueError(
             f"`{x_name}` has {X.shape[0]} patterns but `{y_name}` has {Y.shape[0]}.")
     return X, Y
+
+
+def check_seeds(seeds, n):
+    """One seed per network (``seeds`` of train_rprop_many) as a list; None: n Nones."""
+    if seeds is None:
+        return [None] * n
+    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__len__"):
+        raise TypeError(f"`seeds` must be a sequence with one seed per network or None, "
+                        f"got {type(seeds).__name__}.")
+    seeds = list(seeds)
+    if len(seeds) != n:
+        raise ValueError(f"`seeds` must hold one seed per network ({n}), got {len(seeds)}.")
+    return seeds
 
 
 def as_generator(seed, name="seed"):

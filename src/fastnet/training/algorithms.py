@@ -123,6 +123,12 @@ class RPROP(Algorithm):
     def draws(self):
         return isinstance(self.delta0, tuple)
 
+    @property
+    def max_change(self):
+        """The most a weight moves in one epoch (delta_max; backtracking undoes a
+        change no larger)."""
+        return self.delta_max
+
     def record(self):
         d0 = self.delta0
         return (f"RPROP ({self.variant}), epoch-batched",

@@ -48,6 +48,7 @@ class Trials:
         # What moved, for the batch record: trials per hand-off; (groups before,
         # trials kept) per repacking of the lanes.
         self.handoffs, self.repacks = [], []
+        self.overflowing = np.zeros(K, bool)       # trials that left the lanes for that
 
     @property
     def block_size(self):
@@ -103,13 +104,23 @@ class Trials:
         if self.lanes is not None and trials.size:
             self.lanes.freeze(trials[self.in_lanes[trials]])
 
-    def hand_off(self, training):
-        """Hand the trials of the lanes' last group to the serial backend if they
+    def hand_off(self, training, n):
+        """Before ``n`` epochs: trials whose numbers might overflow leave the lanes
+        for the single-network kernels (as in train_rprop: their separate products
+        and sums give NaN where the lanes' fused multiply-adds could give a
+        saturated unit), and so do the trials of the lanes' last group if they
         fill too little of it (``training``: a boolean mask of the trials still
         training)."""
-        if self.lanes is None or self.handoff is None:
+        if self.lanes is None:
             return
         mine = np.flatnonzero(training & self.in_lanes)
+        out = self.lanes.might_overflow(mine, n)
+        if out.size:
+            self._hand_off(out, training)
+            self.overflowing[out] = True
+            mine = np.flatnonzero(training & self.in_lanes)
+        if self.handoff is None:
+            return
         rest = mine.size - LANES * max(0, -(-mine.size // LANES) - 1)
         if mine.size and lanes_fill(rest, LANES) < self.handoff:
             self._hand_off(mine[mine.size - rest:], training)
@@ -141,4 +152,13 @@ class Trials:
             self._repack(keep)
 
     def final(self, which, rows, classification):
-        return self.finals.final(which, rows, classification)
+        """(SSE, classification error or None) of the weights ``rows`` (K, C) on
+        the "train", "val" or "test" set: by the backend the batch started in,
+        but by the single-network kernels for trials that might overflow."""
+        sse, cls = self.finals.final(which, rows, classification)
+        alone = np.flatnonzero(self.overflowing)
+        if alone.size:
+            sse[alone], c = self.serial.final(which, rows[alone], classification)
+            if cls is not None:
+                cls[alone] = c
+        return sse, cls

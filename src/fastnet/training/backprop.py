@@ -59,8 +59,12 @@ def train_backprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None
         For bad shapes, non-finite data or invalid hyper-parameters.
     DivergenceError
         If the training diverges: the training error, the weights, the outputs
-        or a validation/test error become non-finite (a FloatingPointError
-        naming the epoch). No result with NaN errors is ever returned.
+        or a validation/test error become non-finite, or the training error
+        grows beyond 1e6 times max(E_tr(1), 1 %), as in :func:`fastnet.train_rprop`
+        (a FloatingPointError naming the epoch). No result with NaN errors is
+        ever returned.
+    TrainingInProgressError
+        If another thread is training ``net`` (see :func:`fastnet.train_rprop`).
 
     See Also
     --------

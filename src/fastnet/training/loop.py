@@ -17,7 +17,7 @@ from fastnet.measures import _check_analog, threshold_correct
 from fastnet.stopping import Correct, TrainingState
 from fastnet.training.algorithms import NO_CHECK
 from fastnet.training.backends import HANDOFF_EPOCHS
-from fastnet.training.checks import check_finite, diverged
+from fastnet.training.divergence import check_finite, check_growth_rows, diverged, growth_limit
 from fastnet.training.results import Columns, SetColumns
 
 __all__ = ["MAX_EPOCHS_PER_CALL", "StripLoop"]
@@ -28,10 +28,11 @@ MAX_EPOCHS_PER_CALL = 1000
 
 
 def _grown(history, needed, limit):
-    """``history`` with room for ``needed`` columns (doubled, at most ``limit``)."""
+    """``history`` with room for ``needed`` columns (doubled, at most ``limit``;
+    zeros where nothing was written, which the growth check reads as such)."""
     if needed <= history.shape[1]:
         return history
-    grown = np.empty((history.shape[0], min(limit, max(needed, 2 * history.shape[1]))))
+    grown = np.zeros((history.shape[0], min(limit, max(needed, 2 * history.shape[1]))))
     grown[:, :history.shape[1]] = history
     return grown
 
@@ -77,7 +78,7 @@ class StripLoop:
             # (a batch that hands trials off returns more often, to notice stopped trials)
             every = MAX_EPOCHS_PER_CALL if trials.handoff is None else HANDOFF_EPOCHS
             self.step = run.strip * max(1, every // run.strip)
-        self.history = np.empty((rows, min(run.max_epochs, 1024)))
+        self.history = np.zeros((rows, min(run.max_epochs, 1024)))
         self.epoch = 0                              # epochs trained by the trials still training
         self.epochs = np.zeros(K, np.intp)          # (set when a trial stops, and at the end)
         self.stopped = np.zeros(K, bool)
@@ -115,14 +116,17 @@ class StripLoop:
             epoch = self.epoch
             n = min(self.step - epoch % self.step, run.max_epochs - epoch)
             if trials.lanes is not None:
-                trials.hand_off(~self.stopped)
+                trials.hand_off(~self.stopped, n)
             idx = self.training
             if epoch + n > self.history.shape[1]:
                 self.history = _grown(self.history, epoch + n, run.max_epochs)
             status = trials.run(idx, n, self.check, self.history, epoch)
+            if status.any():
+                self._diverged(idx, status, epoch)
+            self._check_growth(idx, status, epoch, n)
             self.epoch = epoch + n
             if status.any():
-                self._status(idx, status, epoch)
+                self._succeeded(idx, status, epoch)
             if self.in_strips and not self.kernel_check:
                 self._strip_end(self.training, self.epoch)
             if trials.lanes is not None:
@@ -130,12 +134,28 @@ class StripLoop:
         self._finish(self.training, self.epoch)
         return time.process_time() - cpu0, time.perf_counter() - wall0
 
-    def _status(self, idx, status, epoch):
-        """Kernel statuses: k > 0 diverged in epoch k of the call; -k the success
-        check held after epoch k of the call (the trial stops there)."""
+    def _diverged(self, idx, status, epoch):
+        """Kernel status k > 0: the training error of epoch k of the call was not finite."""
         if np.any(status > 0):
             k = int(np.flatnonzero(status > 0)[0])
             raise diverged(epoch + int(status[k]), trial=self._who(idx[k]))
+
+    def _check_growth(self, idx, status, epoch, n):
+        """Divergence by growth (see fastnet.training.divergence): one pass over
+        the call's errors, then the trial that grew."""
+        K, history = self.K, self.history
+        if epoch == 0:
+            self.first = history[:K, 0].copy()
+            self.limits = growth_limit(self.first)
+            self.lowest = self.limits.min()
+        if history[:K, epoch:epoch + n].max() > self.lowest:
+            done = np.where(status < 0, -status, n)
+            check_growth_rows(history[idx, epoch:epoch + n], done, self.limits, epoch + 1,
+                              self.first, idx, self.single)
+
+    def _succeeded(self, idx, status, epoch):
+        """Kernel status -k: the success check held after epoch k of the call (the
+        trial stops there)."""
         won = idx[status < 0]
         self.fired[won] = True
         for i in won.tolist():
@@ -259,7 +279,7 @@ class StripLoop:
         if store is not None:
             store(rows)
         s, run = self.sets, self.run
-        finals = tuple(self._final(which, Y) for which, Y in
+        finals = tuple(self._final(which, Y, relevant) for which, Y in
                        (("train", s.Y), ("val", s.Y_val), ("test", s.Y_test)))
         measured = self.val is not None or self.test is not None
         return Columns(
@@ -270,7 +290,7 @@ class StripLoop:
             evaluation=self.evaluation(), n_train=self.N, updates_per_epoch=self.updates,
             cpu_time=clocks[0], wall_time=clocks[1])
 
-    def _final(self, which, Y):
+    def _final(self, which, Y, relevant):
         # Errors of the returned weights (after the clock, as in train_rprop).
         if Y is None:
             return None
@@ -279,6 +299,9 @@ class StripLoop:
         # finite weights can still overflow in the forward pass (inf - inf)
         check_finite(e, self.epochs, "the error of the trained network",
                      None if self.single else np.arange(self.K))
+        if which == "train":            # the last update may have run away
+            check_growth_rows(e[:, None], np.ones(self.K, np.intp), self.limits, relevant + 1,
+                              self.first, np.arange(self.K), self.single)
         return SetColumns(e, cls, Y.shape[0])
 
     def _warn(self, stacklevel):

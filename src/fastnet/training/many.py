@@ -24,12 +24,13 @@ import numpy as np
 from fastnet._blas import single_threaded_blas
 from fastnet._kernels import _trials
 from fastnet._typing import ArrayLike, Seed
-from fastnet._validation import as_generator, check_choice, check_int
+from fastnet._validation import as_generator, check_choice, check_int, check_seeds
 from fastnet.network import DEFAULT_INIT_SCALE, DEFAULT_INIT_SCALE_LINEAR, MLP
 from fastnet.stopping import StoppingCriterion, TrainingState
 from fastnet.training.algorithms import resolve_rprop
 from fastnet.training.backends import HANDOFF_FILL, Trials
-from fastnet.training.checks import check_callback, check_run, check_sets, check_start
+from fastnet.training.checks import (check_callback, check_run, check_sets, check_start,
+                                     training_of)
 from fastnet.training.lanes import LANES, LanesBackend
 from fastnet.training.loop import StripLoop
 from fastnet.training.record import setup_record
@@ -107,18 +108,6 @@ def _check_nets(nets):
     return nets
 
 
-def _check_seeds(seeds, n):
-    if seeds is None:
-        return [None] * n
-    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__len__"):
-        raise TypeError(f"`seeds` must be a sequence with one seed per network or None, "
-                        f"got {type(seeds).__name__}.")
-    seeds = list(seeds)
-    if len(seeds) != n:
-        raise ValueError(f"`seeds` must hold one seed per network ({n}), got {len(seeds)}.")
-    return seeds
-
-
 def train_rprop_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
                      X_val: ArrayLike | None = None, Y_val: ArrayLike | None = None, *,
                      n_trials: int | None = None, seed: Seed = None,
@@ -188,13 +177,23 @@ def train_rprop_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         different topology (naming the first mismatch), or ``seeds`` of the
         wrong length.
     DivergenceError
-        If a trial's errors or outputs become non-finite (a FloatingPointError
-        naming the trial and the epoch).
+        Whatever the method, where :func:`train_rprop` raises it for a trial:
+        its errors or outputs become non-finite, or its training error grows
+        beyond 1e6 times max(E_tr(1), 1 %) (a FloatingPointError naming the
+        trial and the epoch). Trials whose values might overflow leave the
+        lanes for train_rprop's kernels, whose separate products and sums give
+        NaN where the lanes' fused multiply-adds could give a saturated unit.
+    TrainingInProgressError
+        If another thread is training one of ``nets`` (naming the first).
 
     Warns
     -----
     NoConvergenceWarning
-        Once, if ``stop`` is given and some trials reach ``max_epochs`` first.
+        At most once per call, whatever the method, if ``stop`` is given and
+        some trials reach ``max_epochs`` first: "k of K trials reached
+        max_epochs=... before the stopping criterion ... held". In a success
+        study (``stop=Correct()``) those failures are data, counted in
+        ``stop_reason``; filter the warning there.
 
     See Also
     --------
@@ -233,11 +232,18 @@ def train_rprop_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
             raise TypeError("`n_trials`, `seed` and `initial_weights` go with one network (the "
                             "topology); with a list of networks give `seeds`.")
         nets = _check_nets(nets)
-        seeds = _check_seeds(seeds, len(nets))
+        seeds = check_seeds(seeds, len(nets))
         net, start = nets[0], None
     sets = check_sets(net, X, Y, X_val, Y_val, X_test, Y_test)
     run = check_run(sets, plan.max_epochs, plan.strip, plan.stop, target_range, classification,
                     block_size, blas_min, callback)
+    with training_of(nets if nets is not None else [], "nets"):
+        return _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, preset,
+                            clocks)
+
+
+def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, preset, clocks):
+    """Draw (list form), choose the backends, run the loop, assemble the results."""
     if start is None:
         start = _list_start(nets, seeds, plan)
     K = start[0].shape[0]
@@ -249,7 +255,7 @@ def train_rprop_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     zeros = np.zeros(K)
     with single_threaded_blas():            # (once for the batch: the loop's own nest cheaply)
         loop.train()
-        columns = loop.columns((zeros, zeros), stacklevel=4, store=store)
+        columns = loop.columns((zeros, zeros), stacklevel=5, store=store)
     setup = setup_record(
         net, plan.algorithm, run, sets, seed=None if nets is not None else seed,
         initialisation=start[2], block_size=trials.block_size, extra={"preset": preset})

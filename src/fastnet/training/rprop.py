@@ -117,8 +117,13 @@ def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = 
         rule that needs a validation set when none is given.
     DivergenceError
         If the training diverges: the training error, the weights, the outputs
-        or a validation/test error become non-finite (a FloatingPointError
-        naming the epoch). No result with NaN errors is ever returned.
+        or a validation/test error become non-finite, or the training error
+        (of an epoch or of the returned network) exceeds ``DIVERGENCE_GROWTH``
+        (1e6) times max(E_tr(1), ``DIVERGENCE_FLOOR`` = 1 %) (a
+        FloatingPointError naming the epoch). No result with NaN errors is
+        ever returned.
+    TrainingInProgressError
+        If another thread is training ``net`` (a RuntimeError).
 
     Warns
     -----
@@ -136,6 +141,11 @@ def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = 
     (rprop+): if g' g > 0, Delta <- min(Delta eta_plus, delta_max) and
     w <- w - sign(g) Delta; if g' g < 0, Delta <- max(Delta eta_minus, delta_min),
     w <- w - dw' (backtrack) and g' <- 0; if g' g = 0, w <- w - sign(g) Delta.
+
+    One network takes one trainer at a time. ``net.predict`` from another
+    thread while ``net`` trains is allowed and sees the weights of some epoch
+    in progress, possibly partly updated (the kernels update them in place);
+    read the trained network from the result once this returns.
 
     References
     ----------

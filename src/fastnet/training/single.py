@@ -7,7 +7,7 @@ import numpy as np
 from fastnet._blas import single_threaded_blas
 from fastnet._validation import as_generator
 from fastnet.training.backends import Trials
-from fastnet.training.checks import check_start
+from fastnet.training.checks import check_start, training_of
 from fastnet.training.loop import StripLoop
 from fastnet.training.record import setup_record
 from fastnet.training.results import trial_result
@@ -27,6 +27,11 @@ def train_single(net, algorithm, sets, run, *, seed, init_scale, extra=None):
     """Train ``net`` in place with ``algorithm``: draw its start from ``seed``
     (weights with ``init_scale``, then the algorithm's own draws), run the strip
     loop, return its `TrainResult`. ``run.callback`` is ``callback(epoch, state)``."""
+    with training_of([net], "net"):
+        return _train(net, algorithm, sets, run, seed, init_scale, extra)
+
+
+def _train(net, algorithm, sets, run, seed, init_scale, extra):
     drawn = init_scale is not None or algorithm.draws
     rng = as_generator(seed) if drawn else None
     if init_scale is not None:
@@ -48,5 +53,5 @@ def train_single(net, algorithm, sets, run, *, seed, init_scale, extra=None):
 
     with single_threaded_blas():            # (once for the run: the loop's own nest cheaply)
         cpu, wall = loop.train()
-        columns = loop.columns((np.array([cpu]), np.array([wall])), stacklevel=5, store=store)
+        columns = loop.columns((np.array([cpu]), np.array([wall])), stacklevel=6, store=store)
     return trial_result(columns, 0, net, setup)
