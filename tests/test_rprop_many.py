@@ -1,69 +1,34 @@
-"""train_rprop_many: every trial gets what train_rprop gives it alone."""
+"""train_rprop_many, the list form: every trial gets what train_rprop gives it
+alone, whatever the method (where the trials train: lanes, serial, mixed)."""
 import warnings
 
 import _reference as ref
 import numpy as np
 import pytest
+from _training_cases import (
+    METHODS, VARIANTS, alone, assert_divergence_names_the_trial, assert_same_run, batch, data,
+    early_stopping_study, nets_for, proben1_preset_study, stopping_at, xor_success_study,
+)
 from numpy.testing import assert_allclose
 
 from fastnet import MLP, DivergenceError, NoConvergenceWarning, train_rprop, train_rprop_many
 from fastnet._kernels import _trials
-from fastnet.stopping import GL, UP, AnyOf, Correct, ProgressBelow
-
-VARIANTS = ["rprop+", "rprop-", "irprop-", "irprop+"]
-
-
-def data(n=40, n_in=4, n_out=2, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1, 1, (n, n_in))
-    T = (rng.uniform(size=(n, n_out)) > 0.5).astype(float)
-    return X, T
+from fastnet.stopping import GL
+from fastnet.training import backends, many
 
 
-def nets_for(K, hidden, shortcut=True, n_in=4, n_out=2, **kw):
-    return [MLP(n_in, hidden, n_out, shortcut=shortcut, **kw) for _ in range(K)]
-
-
-def alone(nets, seeds, *args, **kw):
-    """What train_rprop gives each network on its own (on copies)."""
-    copies = [net.copy() for net in nets]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NoConvergenceWarning)
-        return [train_rprop(c, *args, seed=s, **kw) for c, s in zip(copies, seeds)]
-
-
-def assert_same_run(got, ref, rtol=1e-10):
-    assert got.epochs == ref.epochs
-    assert got.stop_reason == ref.stop_reason
-    assert got.relevant_epoch == ref.relevant_epoch
-    assert got.traversals == ref.traversals
-    assert_allclose(got.net.weights, ref.net.weights, rtol=rtol, atol=1e-13)
-    assert_allclose(got.train_error, ref.train_error, rtol=rtol)
-    for a, b in ((got.val_error, ref.val_error), (got.test_error, ref.test_error)):
-        assert (a is None) == (b is None)
-        if a is not None:
-            assert_allclose(a, b, rtol=rtol)
-    if ref.val_epochs is not None:
-        assert np.array_equal(got.val_epochs, ref.val_epochs)
-    for a, b in ((got.final_train, ref.final_train), (got.final_val, ref.final_val),
-                 (got.final_test, ref.final_test)):
-        assert (a is None) == (b is None)
-        if a is not None:
-            assert a.squared_error_percentage == pytest.approx(b.squared_error_percentage, rel=rtol)
-            assert a.classification_error == b.classification_error
-
-
+@pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("hidden", [(), (3,), (4, 2), (3, 4, 2)])
 @pytest.mark.parametrize("shortcut", [True, False])
-def test_lanes_equal_train_rprop_for_60_epochs(variant, hidden, shortcut):
+def test_each_method_equals_train_rprop_for_60_epochs(method, variant, hidden, shortcut):
     X, T = data()
     K = 11                                     # not a multiple of the lanes
     nets = nets_for(K, hidden, shortcut)
     seeds = list(range(100, 100 + K))
     kw = dict(variant=variant, max_epochs=60, init_scale=0.5, delta0=(0.05, 0.2))
     refs = alone(nets, seeds, X, T, **kw)
-    got = train_rprop_many(nets, X, T, seeds=seeds, method="lanes", **kw)
+    got = train_rprop_many(nets, X, T, seeds=seeds, method=method, **kw)
     assert len(got) == K
     for g, r, net in zip(got, refs, nets):
         assert g.net is net
@@ -117,69 +82,43 @@ def test_trial_counts_and_activations(K, activations):
         assert_same_run(g, r)
 
 
-def early_stopping_study(K, method, **options):
-    """K trials of a 4-4-2-2 net stopped by GL2, UP2 or P<0.1 with validation and
-    test sets, each checked against train_rprop alone; returns the results."""
-    X, T = data(60, seed=1)
-    Xv, Tv = data(30, seed=2)
-    Xt, Tt = data(30, seed=3)
-    nets = nets_for(K, (4, 2))
-    seeds = list(range(K))
-    stop = AnyOf(GL(2), UP(2), ProgressBelow(0.1))
-    kw = dict(max_epochs=400, init_scale=0.5, stop=stop, strip=5, X_test=Xt, Y_test=Tt,
-              **options)
-    refs = alone(nets, seeds, X, T, Xv, Tv, **kw)
-    got = train_rprop_many(nets, X, T, Xv, Tv, seeds=seeds, method=method, **kw)
-    for g, r in zip(got, refs):
-        assert_same_run(g, r)
-    return got
-
-
-def test_early_stopping_per_trial_with_validation_and_test_sets():
-    got = early_stopping_study(10, "lanes")
+@pytest.mark.parametrize("method", METHODS)
+def test_early_stopping_per_trial_with_validation_and_test_sets(method):
+    K = 16
+    got = early_stopping_study(K, method)
     # the trials stopped at different epochs, each by its own criterion
     assert len({r.epochs for r in got}) > 1
     assert all(r.stop_reason in ("GL2", "UP2", "P<0.1") for r in got)
+    if method == "mixed":          # some trials went on alone as the others stopped
+        assert batch(got)["handoffs"] and sum(batch(got)["handoffs"]) < K
 
 
-def proben1_preset_study(method):
-    """12 trials of a 9-4-2-2 net under Proben1's multilayer preset, each checked
-    against train_rprop alone."""
-    X, T = data(80, n_in=9, seed=4)
-    Xv, Tv = data(40, n_in=9, seed=5)
-    nets = nets_for(12, (4, 2), n_in=9)
-    seeds = list(range(12))
-    refs = alone(nets, seeds, X, T, Xv, Tv, preset="proben1-multilayer")
-    got = train_rprop_many(nets, X, T, Xv, Tv, seeds=seeds, preset="proben1-multilayer",
-                           method=method)
-    for g, r in zip(got, refs):
-        assert_same_run(g, r)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_early_stopping_of_each_variant_with_hand_offs(variant):
+    got = early_stopping_study(16, "mixed", variant=variant)
+    assert len({r.epochs for r in got}) > 1 and batch(got)["handoffs"]
 
 
-def test_proben1_preset_matches():
-    proben1_preset_study("lanes")
+@pytest.mark.parametrize("method", METHODS)
+def test_proben1_preset_matches(method):
+    got = proben1_preset_study(method)
+    assert method != "mixed" or batch(got)["handoffs"]
 
 
-def xor_success_study(K, max_epochs, method):
-    """K XOR trials stopped by Correct() (the kernel's success check), each
-    checked against train_rprop alone; returns the stop reasons."""
-    X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
-    T = np.array([[0.], [1.], [1.], [0.]])
-    nets = nets_for(K, (2,), n_in=2, n_out=1)
-    seeds = list(range(K))
-    kw = dict(max_epochs=max_epochs, init_scale=1.0, stop=Correct(), strip=1)
-    refs = alone(nets, seeds, X, T, **kw)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NoConvergenceWarning)
-        got = train_rprop_many(nets, X, T, seeds=seeds, method=method, **kw)
-    for g, r in zip(got, refs):
-        assert_same_run(g, r)
-    return [r.stop_reason for r in got]
-
-
-def test_success_check_in_the_kernel_matches():
-    stops = xor_success_study(20, 25, "lanes")
+@pytest.mark.parametrize("method", METHODS)
+def test_success_check_in_the_kernel_matches(method):
+    stops, got = xor_success_study(20, 25, method)
     assert "correct" in stops and "max_epochs" in stops   # successes and failures both
+
+
+@pytest.mark.parametrize("K", [3, 32])
+def test_success_check_with_hand_offs(K):
+    # (3 trials go on alone from the start; of 32, in four full groups, two are
+    # handed off after epoch 20, the first return from the kernel, and two after 40)
+    stops, got = xor_success_study(K, 45, "mixed")
+    assert "correct" in stops
+    assert "max_epochs" in stops or K < 32           # successes and failures both
+    assert batch(got)["handoffs"] == ([K] if K < 32 else [2, 2])
 
 
 def test_stopped_trials_leave_the_others_unchanged():
@@ -234,7 +173,8 @@ def test_cpu_time_apportioned_by_epochs():
         assert r.cpu_time == pytest.approx(batch["cpu_time"] * r.epochs / total)
 
 
-def test_callback_sees_each_trial():
+@pytest.mark.parametrize("method", METHODS)
+def test_callback_sees_each_trial(method):
     X, T = data()
     seen = []
 
@@ -243,26 +183,18 @@ def test_callback_sees_each_trial():
         return i == 1 and epoch >= 10     # stop trial 1 after epoch 10
 
     rs = train_rprop_many(nets_for(3, (3,)), X, T, seeds=[0, 1, 2], max_epochs=20, strip=5,
-                          init_scale=0.5, callback=cb, method="lanes")
+                          init_scale=0.5, callback=cb, method=method)
     assert [r.epochs for r in rs] == [20, 10, 20]
     assert rs[1].stop_reason == "callback"
     assert sorted(seen) == sorted([(0, e) for e in (5, 10, 15, 20)] + [(1, 5), (1, 10)]
                                   + [(2, e) for e in (5, 10, 15, 20)])
 
 
-def assert_divergence_names_the_trial(method):
-    """Inputs of 1e200 overflow in epoch 1: the error names trial 0 and the epoch."""
-    X, T = data()
-    X = X * 1e200
-    with pytest.raises(DivergenceError, match=r"of trial 0 \(nets\[0\]\) became non-finite in "
-                                              r"epoch 1") as info:
-        train_rprop_many(nets_for(3, (3,)), X, T, seeds=[0, 1, 2], init_scale=0.5,
-                         max_epochs=5, method=method)
-    assert info.value.trial == 0 and info.value.epoch == 1
-
-
-def test_divergence_names_the_trial():
-    assert_divergence_names_the_trial("lanes")
+@pytest.mark.parametrize("method", METHODS)
+def test_divergence_names_the_trial(method):
+    # (with "mixed" the 3 trials fill too little of their lanes: they go on alone
+    # from the start, and diverge there)
+    assert_divergence_names_the_trial(method)
 
 
 def test_bad_input():
@@ -310,19 +242,9 @@ def test_kernel_refuses_buffers_that_do_not_fit():
         _trials.trials_sse(net.layer_table, 2, X, T, w, work, np.zeros(3))
 
 
-def test_finished_trials_leave_the_lanes(monkeypatch):
+def test_finished_trials_leave_the_lanes():
     # 20 trials in 3 groups; as they stop, the rest are packed into fewer groups,
     # and every trial still gets what train_rprop gives it alone.
-    from fastnet.training import lanes as _lanes
-
-    packs = []
-    original = _lanes.Lanes.repack
-
-    def counting(self, keep):
-        packs.append((self.G, int(keep.sum())))
-        return original(self, keep)
-
-    monkeypatch.setattr(_lanes.Lanes, "repack", counting)
     X, T = data(50, seed=6)
     Xv, Tv = data(25, seed=7)
     nets = nets_for(20, (4,))
@@ -334,6 +256,7 @@ def test_finished_trials_leave_the_lanes(monkeypatch):
         got = train_rprop_many(nets, X, T, Xv, Tv, seeds=seeds, method="lanes", **kw)
     for g, r in zip(got, refs):
         assert_same_run(g, r)
+    packs = batch(got)["repacks"]
     assert packs and packs[0][0] == 3
     assert all(left <= 8 * (groups - 1) for groups, left in packs)
 
@@ -549,3 +472,144 @@ def test_train_results_built_late_equal_train_rprop():
     refs = alone(nets_for(9, (4,)), range(9), X, T, Xv, Tv, **kw)
     for i in reversed(range(9)):
         assert_same_run(rs[i], refs[i])
+
+
+# ------------------------------------------------- method "mixed": the hand-off
+# Lanes, then the last trials one at a time in the single-network kernels.
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("hidden", [(), (3,), (4, 2), (3, 4, 2)])
+@pytest.mark.parametrize("shortcut", [True, False])
+def test_mixed_equals_train_rprop_with_a_handoff_mid_run(variant, hidden, shortcut):
+    X, T = data()
+    K = 16
+    nets = nets_for(K, hidden, shortcut)
+    seeds = list(range(200, 200 + K))
+    # trials stop one after another: with 13 left the second group holds 5 (< 3/4 of
+    # 8), which go on alone; the first stays full until 5 are left in it too
+    epochs = [5 * (k + 1) for k in range(K)]
+    cb, cbs = stopping_at(epochs)
+    kw = dict(variant=variant, max_epochs=100, init_scale=0.5, delta0=(0.05, 0.2), strip=5)
+    copies = [net.copy() for net in nets]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        refs = [train_rprop(c, X, T, seed=s, callback=f, **kw)
+                for c, s, f in zip(copies, seeds, cbs)]
+    got = train_rprop_many(nets, X, T, seeds=seeds, method="mixed", callback=cb, **kw)
+    assert batch(got)["handoffs"] == [5, 5]
+    assert [r.epochs for r in got] == epochs
+    for g, r, net in zip(got, refs, nets):
+        assert g.net is net
+        assert_same_run(g, r)
+    assert got[0].setup["batch"]["method"] == "mixed"
+
+
+@pytest.mark.parametrize("K", [1, 5, 8, 9, 12, 17])
+def test_mixed_trial_counts(K):
+    X, T = data(n=37)
+    nets = nets_for(K, (5,))
+    seeds = list(range(K))
+    kw = dict(max_epochs=40, init_scale=0.5)
+    got = train_rprop_many(nets, X, T, seeds=seeds, method="mixed", **kw)
+    for g, r in zip(got, alone(nets, seeds, X, T, **kw)):
+        assert_same_run(g, r)
+    # fixed epochs: a hand-off at the start only where the last group of lanes
+    # the K trials need is filled less than 3/4
+    L = _trials.LANES
+    last = K - L * (-(-K // L) - 1)
+    assert batch(got)["handoffs"] == ([last] if last < 0.75 * L else [])
+
+
+def test_callback_and_is_correct_after_the_handoff():
+    # a callback that asks whether the trial is correct (the general loop's check,
+    # on the handed-off trial's own weights)
+    X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
+    T = np.array([[0.], [1.], [1.], [0.]])
+    K = 4
+    nets = nets_for(K, (2,), n_in=2, n_out=1)
+    answers_many, answers_alone = [], []
+
+    def cb(i, epoch, state):
+        answers_many.append((i, epoch, state.is_correct(0.4, None)))
+
+    kw = dict(max_epochs=30, init_scale=1.0, strip=3)
+    got = train_rprop_many(nets, X, T, seeds=range(K), method="mixed", callback=cb, **kw)
+    copies = [net.copy() for net in nets]
+    refs = []
+    for i, c in enumerate(copies):
+        refs.append(train_rprop(c, X, T, seed=i, callback=lambda e, s, i=i: answers_alone.append(
+            (i, e, s.is_correct(0.4, None))), **kw))
+    for g, r in zip(got, refs):
+        assert_same_run(g, r)
+    assert sorted(answers_many) == sorted(answers_alone)
+    assert batch(got)["handoffs"] == [K]
+
+
+def test_bad_input_is_refused_by_the_mixed_method():
+    X, T = data()
+    with pytest.raises(ValueError, match="`X` has 3 inputs but the network has 4"):
+        train_rprop_many(nets_for(2, (3,)), X[:, :3], T, method="mixed")
+    with pytest.raises(ValueError, match="`eta_minus`"):
+        train_rprop_many(nets_for(2, (3,)), X, T, eta_minus=1.5, method="mixed")
+    with pytest.raises(ValueError, match="needs a validation set"):
+        train_rprop_many(nets_for(2, (3,)), X, T, stop=GL(2), method="mixed")
+    with pytest.raises(ValueError, match="`method`"):
+        train_rprop_many(nets_for(2, (3,)), X, T, method="shared")
+
+
+def test_auto_method_by_shape_and_trial_count():
+    auto = many._auto_method
+    L = _trials.LANES
+    assert auto(40, 42, 2) == "lanes"                                   # narrow: lanes
+    assert auto(3600, 398, 2 * L) == "mixed"                            # thyroid2 8+4
+    assert auto(342, many.LANES_MAX_CONNECTIONS, 2 * L) == "mixed"
+    assert auto(342, many.LANES_MAX_CONNECTIONS + 1, 2 * L) == "serial"    # too wide
+    assert auto(3600, 398, 2) == "serial"                 # 2 trials fill 1/4 of their lanes
+    assert auto(3600, 398, 5) == "serial"                 # 5 fill 5/8
+    assert auto(3600, 398, 6) == "mixed"                  # 6 fill 3/4
+    assert auto(3600, 398, L + 1) == "mixed"              # a full group and one alone
+    # through train_rprop_many: 200 examples x 553 connections > LANES_MAX_WORK
+    X, T = data(200, n_in=20)
+    rs = train_rprop_many(nets_for(16, (25,), n_in=20), X, T, seeds=range(16), init_scale=0.5,
+                          max_epochs=3)
+    assert rs[0].setup["batch"]["method"] == "mixed"
+    rs = train_rprop_many(nets_for(2, (25,), n_in=20), X, T, seeds=range(2), init_scale=0.5,
+                          max_epochs=3)
+    assert rs[0].setup["batch"]["method"] == "serial"
+
+
+def test_lanes_fill():
+    L = _trials.LANES
+    assert backends.lanes_fill(0, L) == 0.0
+    assert backends.lanes_fill(L, L) == 1.0
+    assert backends.lanes_fill(L + 1, L) == (L + 1) / (2 * L)
+    assert backends.lanes_fill(3, L) == 3 / L
+
+
+def test_networks_hold_the_returned_weights_and_train_again():
+    # after a hand-off the networks' own vectors held the training state: the returned
+    # networks must hold the relevant epoch's weights and be usable as before
+    X, T = data(60, seed=1)
+    Xv, Tv = data(30, seed=2)
+    nets = nets_for(5, (4,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        got = train_rprop_many(nets, X, T, Xv, Tv, seeds=range(5), method="mixed",
+                               max_epochs=60, init_scale=0.5, stop=GL(1))
+    for r in got:
+        assert isinstance(r.net, MLP)
+        e = 100.0 / Tv.size * float(((r.net.predict(Xv) - Tv) ** 2).sum())
+        assert e == pytest.approx(r.final_val.squared_error_percentage, rel=1e-12)
+    assert batch(got)["handoffs"] == [5]
+
+
+@pytest.mark.parametrize("block_size, blas_min", [(7, 0), (None, 10**9)])
+def test_block_size_and_blas_min_steer_the_handed_off_trials(block_size, blas_min):
+    X, T = data(50, seed=8)
+    nets = nets_for(3, (6, 3))
+    kw = dict(max_epochs=30, init_scale=0.5, block_size=block_size, blas_min=blas_min)
+    got = train_rprop_many(nets, X, T, seeds=[4, 5, 6], method="mixed", **kw)
+    for g, r in zip(got, alone(nets, [4, 5, 6], X, T, **kw)):
+        assert_same_run(g, r, rtol=0)
+        assert np.array_equal(g.train_error, r.train_error)     # the same kernel, bit for bit
+    assert batch(got)["handoffs"] == [3]

@@ -92,7 +92,8 @@ class RPROP(Algorithm):
     Raises
     ------
     ValueError, TypeError
-        For a parameter out of range, naming it.
+        For an unknown variant or a parameter out of its range (e.g.
+        ``eta_minus`` not in (0, 1), ``delta0`` beyond ``delta_max``), naming it.
     """
 
     variant: str = "rprop+"
@@ -204,7 +205,8 @@ class Backprop(Algorithm):
     Raises
     ------
     ValueError, TypeError
-        For a parameter out of range, naming it.
+        For an unknown mode, a rate that is not positive, a momentum outside
+        [0, 1) or a ``decay`` that is not a bool, naming it.
     """
 
     mode: str = "batch"
