@@ -3,10 +3,13 @@
 A timing study trains one topology from many initialisations on the same data. This
 script measures, in one process and alternately (A B A B ...), the CPU time of
 
-* fastnet ``train_rprop_many`` (all trials in one call, building the trials' networks
-  from the initial weights included; the call alone, its networks built beforehand, as
-  JAX gets its array of initial weights; and the call followed by ``list(results)``,
-  which builds every trial's ``TrainResult`` object),
+* fastnet ``train_rprop_many`` with trials as arrays (one network giving the topology,
+  ``n_trials=K, seed=12345``: the K x C initial weights drawn inside the timed call,
+  the same array JAX gets; results in columns),
+* fastnet ``train_rprop_many`` with a list of networks (all trials in one call, building
+  the trials' networks from the initial weights included; the call alone, its networks
+  built beforehand; and the call followed by ``list(results)``, which builds every
+  trial's ``TrainResult`` object),
 * fastnet ``train_rprop`` called once per trial (what a loop over trials costs),
 * JAX at its best: the whole training under ``jax.jit`` with ``lax.scan`` over epochs,
   ``jax.value_and_grad`` for the gradient, iRPROP- with ``jnp.where``, ``jax.vmap`` over
@@ -67,8 +70,13 @@ def load(data):
     return load_proben1(data).train
 
 
+SEED = 12345
+
+
 def initial_weights(net, trials):
-    rng = np.random.default_rng(12345)
+    """What ``train_rprop_many(net, ..., n_trials=trials, seed=SEED, init_scale=0.5)``
+    draws (see fastnet.training.many.draw_trials)."""
+    rng = np.random.default_rng(SEED)
     return rng.uniform(-0.5, 0.5, (trials, net.n_connections))
 
 
@@ -143,6 +151,11 @@ def study(name, data, hidden, trials, epochs, repeats):
     def many():
         return train_rprop_many(nets(), X, T, max_epochs=epochs, **RPROP)
 
+    def arrays():
+        # trials as arrays: the initial weights drawn inside the call
+        return train_rprop_many(net, X, T, n_trials=trials, seed=SEED, init_scale=0.5,
+                                max_epochs=epochs, **RPROP)
+
     def many_objects():
         # train_rprop_many builds each TrainResult object when it is first read:
         # this times the call and the building of every one of them.
@@ -151,7 +164,8 @@ def study(name, data, hidden, trials, epochs, repeats):
     def loop():
         return [train_rprop(n, X, T, max_epochs=epochs, **RPROP) for n in nets()]
 
-    times = {"many": [], "call_only": [], "many_objects": [], "loop": [], "jax": []}
+    times = {"arrays": [], "many": [], "call_only": [], "many_objects": [], "loop": [],
+             "jax": []}
     jax_fn = None
     try:
         import jax
@@ -163,8 +177,11 @@ def study(name, data, hidden, trials, epochs, repeats):
         print("  (jax not installed: pip install '.[bench]')")
     results = None
     for _ in range(repeats):
+        t, columns = cpu(arrays)
+        times["arrays"].append(t)
         t, results = cpu(many)
         times["many"].append(t)
+        assert np.array_equal(columns.weights, results.weights)       # the same trials
         if jax_fn is not None:
             t, jout = cpu(lambda: jax.block_until_ready(jax_fn(W0j)))
             times["jax"].append(t)
@@ -181,6 +198,8 @@ def study(name, data, hidden, trials, epochs, repeats):
             row[f"{k}_s"] = statistics.median(v)
     row["many_vs_loop"] = statistics.median(o / m for o, m in zip(times["loop"], times["many"]))
     if jax_fn is not None:
+        row["arrays_vs_jax"] = statistics.median(
+            j / m for j, m in zip(times["jax"], times["arrays"]))
         row["many_vs_jax"] = statistics.median(j / m for j, m in zip(times["jax"], times["many"]))
         row["call_only_vs_jax"] = statistics.median(
             j / m for j, m in zip(times["jax"], times["call_only"]))
@@ -216,12 +235,14 @@ def main(argv=None):
             continue
         row = study(name, data, hidden, trials, epochs, args.repeats)
         rows.append(row)
-        jax_part = (f"; JAX {row['jax_s']:.4f} s -> fastnet {row['many_vs_jax']:.2f}x JAX "
+        jax_part = (f"; JAX {row['jax_s']:.4f} s -> fastnet {row['arrays_vs_jax']:.2f}x JAX "
+                    f"with trials as arrays; with a list of networks {row['many_vs_jax']:.2f}x "
                     f"({row['call_only_vs_jax']:.2f}x for the call alone, its networks built "
                     f"beforehand; {row['many_objects_vs_jax']:.2f}x with every result object "
                     f"built; "
                     f"SSE agree to {row['max_rel_sse_diff']:.1e})" if "jax_s" in row else "")
-        print(f"{name:<16} {trials:>5} x {epochs:<4}: many {row['many_s']:.4f} s ({row['method']}), "
+        print(f"{name:<16} {trials:>5} x {epochs:<4}: arrays {row['arrays_s']:.4f} s, "
+              f"many {row['many_s']:.4f} s ({row['method']}), "
               f"one call per trial {row['loop_s']:.4f} s ({row['many_vs_loop']:.1f}x){jax_part}",
               flush=True)
     print(f"CPU seconds, medians of {args.repeats}; ratios are medians of per-repeat ratios "

@@ -4,6 +4,8 @@ Trial ``g * LANES + k`` sits in lane k of group g: every array of per-weight sta
 has shape (groups, connections, LANES), so that one vector load reads the same
 weight of LANES trials.
 """
+import math
+
 import numpy as np
 
 from fastnet._engine import predict
@@ -26,16 +28,22 @@ def aligned(shape):
     kernels load a vector of 8 lanes at a time, and one that straddles two cache
     lines costs two loads (unaligned, cancer1 4+2 trains at 0.72x, thyroid1 16+8
     at 0.53x the speed)."""
-    n = int(np.prod(shape))
+    n = math.prod(shape)
     buf = np.zeros(n + 8)
     start = (-buf.__array_interface__["data"][0] % 64) // 8
     return buf[start:start + n].reshape(shape)
 
 
-def to_lanes(flat, G, C):
-    """(G * LANES, C) rows -> (G, C, LANES) blocks (trial g * LANES + k in lane k of group g)."""
+def to_lanes(rows, G, C):
+    """(K, C) rows, K <= G * LANES -> (G, C, LANES) blocks (trial g * LANES + k in lane k
+    of group g; the lanes beyond K zero)."""
     out = aligned((G, C, LANES))
-    out[...] = flat.reshape(G, LANES, C).transpose(0, 2, 1)
+    K = rows.shape[0]
+    full = K // LANES
+    if full:
+        out[:full] = rows[:full * LANES].reshape(full, LANES, C).transpose(0, 2, 1)
+    if K > full * LANES:
+        out[full, :, :K - full * LANES] = rows[full * LANES:].T
     return out
 
 
@@ -77,16 +85,18 @@ class Lanes:
 
     _STATE = ("w", "g", "g_prev", "dw_prev", "step")
 
-    def __init__(self, flat, K, steps):
-        """``flat``: (G * LANES, C) initial weights, trial i in row i (rows K.. are
-        padding); ``steps``: (K, C) or (1, C) initial steps."""
-        C = flat.shape[1]
+    def __init__(self, weights, steps):
+        """``weights``: (K, C) initial weights, trial i in row i; ``steps``: (K, C)
+        or (1, C) initial steps."""
+        K, C = weights.shape
         self.C = C
-        self.G = flat.shape[0] // LANES
-        self.w = to_lanes(flat, self.G, C)
-        flat = np.zeros_like(flat)
-        flat[:K] = steps
-        self.step = to_lanes(flat, self.G, C)
+        self.G = -(-K // LANES)
+        self.w = to_lanes(weights, self.G, C)
+        if steps.shape[0] == 1:               # one step for every weight of every trial
+            self.step = aligned(self.w.shape)
+            self.step[...] = steps[0][None, :, None]
+        else:
+            self.step = to_lanes(steps, self.G, C)
         self.g = aligned(self.w.shape)
         self.g_prev = aligned(self.w.shape)
         self.dw_prev = aligned(self.w.shape)
@@ -142,20 +152,19 @@ class LanesBackend:
         A rule with a lanes kernel (``algorithm.lanes``).
     sets : Sets
     run : RunOptions
-    flat : ndarray of shape (G * LANES, C)
-        The trials' initial weights, trial i in row i (rows K.. padding).
-    K : int
+    weights : ndarray of shape (K, C)
+        The trials' initial weights, trial i in row i.
     steps : ndarray of shape (K, C) or (1, C)
         The initial steps.
     """
 
     block_size = _trials.BLOCK
 
-    def __init__(self, net, algorithm, sets, run, flat, K, steps):
-        self.net, self.sets, self.K = net, sets, K
+    def __init__(self, net, algorithm, sets, run, weights, steps):
+        self.net, self.sets, self.K = net, sets, weights.shape[0]
         self.layers, self.n_in, self.n_out = net.layer_table, net.n_in, net.n_out
         self.args = algorithm.lanes_args()
-        self.lanes = Lanes(flat, K, steps)
+        self.lanes = Lanes(weights, steps)
         self.work = aligned((_trials.work_size(net.n_units, sets.X.shape[0], net.n_in),))
         self.scale = run.scale(sets.X.shape[0], net.n_out)
         data = [a for a in (sets.X, sets.Y, sets.X_val, sets.Y_val, sets.X_test, sets.Y_test)
@@ -225,9 +234,7 @@ class LanesBackend:
         X, T = {"train": (s.X, s.Y), "val": (s.X_val, s.Y_val), "test": (s.X_test, s.Y_test)}[which]
         K = rows.shape[0]
         G = -(-K // LANES)
-        padded = np.zeros((G * LANES, rows.shape[1]))
-        padded[:K] = rows
-        w = to_lanes(padded, G, rows.shape[1])
+        w = to_lanes(rows, G, rows.shape[1])
         # The kernel sums each trial's errors in a fixed order, so a trial's result
         # does not depend on how many trials share the call.
         sse = np.empty(G * LANES)

@@ -62,10 +62,11 @@ class StripLoop:
         self.N, self.C = sets.X.shape[0], net.n_connections
         self.updates = algorithm.updates_per_epoch(self.N, self.C)
         stop = run.stop
-        self.criteria = [copy.deepcopy(stop) if stop is not None else None for _ in range(K)]
-        for c in self.criteria:
-            if c is not None:
-                c.reset()
+        self.criteria = [None] * K
+        if stop is not None:
+            for i in range(K):
+                self.criteria[i] = copy.deepcopy(stop)
+                self.criteria[i].reset()
         self.in_strips = (sets.X_val is not None or sets.X_test is not None or stop is not None
                           or run.callback is not None)
         self.kernel_check = (type(stop) is Correct and sets.X_val is None

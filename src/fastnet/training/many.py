@@ -435,9 +435,6 @@ def _backends(method, net, nets, algorithm, sets, run, W, steps, _how):
             backend.add(i, vector(i, W[i]),
                         algorithm.state(np.zeros(C), steps[i if steps.shape[0] > 1 else 0], np.inf))
         return Trials(K, serial=backend), K
-    G = -(-K // LANES)
-    flat = np.zeros((G * LANES, C))
-    flat[:K] = W
-    lanes = LanesBackend(net, algorithm, sets, run, flat, K, steps)
+    lanes = LanesBackend(net, algorithm, sets, run, W, steps)
     handoff = HANDOFF_FILL if method == "mixed" else None
-    return Trials(K, lanes=lanes, make_serial=serial, handoff=handoff), G * LANES
+    return Trials(K, lanes=lanes, make_serial=serial, handoff=handoff), lanes.lanes.G * LANES

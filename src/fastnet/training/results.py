@@ -286,10 +286,10 @@ class TrainResults(Sequence):
     (100, 50, (100, 11))
     """
 
-    __slots__ = ("_built", "_nets", "_net", "_seeds", "_setup", "_columns", "epochs",
-                 "relevant_epoch", "stop_reason", "weights", "train_error", "val_error",
-                 "test_error", "val_epochs", "min_train_error", "final_train", "final_val",
-                 "final_test", "cpu_time", "wall_time")
+    __slots__ = ("_built", "_nets", "_net", "_seeds", "_setup", "_columns", "_min_train",
+                 "epochs", "relevant_epoch", "stop_reason", "weights", "train_error", "val_error",
+                 "test_error", "val_epochs", "final_train", "final_val", "final_test", "cpu_time",
+                 "wall_time")
 
     def __init__(self, results: Sequence[TrainResult]):
         """A batch of results already built.
@@ -329,7 +329,7 @@ class TrainResults(Sequence):
         if K and int(c.epochs.min()) < E:
             train = np.where(np.arange(E) < c.epochs[:, None], train, np.nan)
         self.train_error = train
-        self.min_train_error = np.nanmin(train, axis=1) if E else np.full(K, np.nan)
+        self._min_train = None
         self.val_error, self.test_error = (None if h is None else _padded(h, c.n_strips)
                                            for h in (c.val_error, c.test_error))
         self.val_epochs = (None if c.val_error is None
@@ -337,6 +337,14 @@ class TrainResults(Sequence):
         self.final_train, self.final_val, self.final_test = c.finals
         for a in (self.epochs, self.relevant_epoch, self.cpu_time, self.wall_time, self.weights):
             a.flags.writeable = False
+
+    @property
+    def min_train_error(self):
+        """Minimum E_tr of each trial, shape (K,) (computed on first use)."""
+        if self._min_train is None:
+            t = self.train_error
+            self._min_train = (np.nanmin(t, axis=1) if t.shape[1] else np.full(t.shape[0], np.nan))
+        return self._min_train
 
     def trial(self, i: int) -> TrainResult:
         """Trial ``i``'s :class:`TrainResult`, built through its constructor."""
