@@ -230,8 +230,8 @@ def read_npz(fh, members, *, check=None, required=None):
     ------
     NotNpzError
         If the file is not a zip archive or lacks a required member.
-    zipfile.BadZipFile
-        If the zip archive is truncated or corrupt.
+    zipfile.BadZipFile, EOFError
+        If the zip archive is truncated or corrupt, or the file empty.
     ValueError
         If a member is too large, compressed beyond ``MAX_COMPRESSION_RATIO``,
         of another dtype or shape than allowed, or corrupt.
@@ -239,6 +239,8 @@ def read_npz(fh, members, *, check=None, required=None):
     fh.seek(0)
     magic = fh.read(4)
     fh.seek(0)
+    if not magic:
+        raise EOFError("the file is empty")
     if magic not in (b"PK\x03\x04", b"PK\x05\x06"):
         raise NotNpzError(f"not a zip archive: it starts with {magic!r}")
     archive = zipfile.ZipFile(fh)  # a truncated or corrupt zip raises BadZipFile
