@@ -248,7 +248,7 @@ def read_npz(fh, members, *, check=None, required=None):
         infos = {i.filename[:-4]: i for i in archive.infolist() if i.filename.endswith(".npy")}
         required = set(members) if required is None else set(required)
         if not required <= set(infos):
-            raise NotNpzError(f"arrays {sorted(infos)}, not {sorted(required)}")
+            raise NotNpzError(f"keys {sorted(infos)}, not {sorted(required)}")
         headers = {name: _npy_header(archive, infos[name], name, spec)
                    for name, spec in members.items() if name in infos}
         if check is not None:

@@ -44,7 +44,7 @@ def _read_network_file(fh, path, activations):
     except NotNpzError as exc:
         raise _NotNetworkFile(str(exc)) from None
     if names != {"format_version", "config", "weights"}:
-        raise _NotNetworkFile(f"arrays {sorted(names)}")
+        raise _NotNetworkFile(f"keys {sorted(names)}")
     version = int(head["format_version"])
     if version != FORMAT_VERSION:
         raise ValueError(f"{path}: network file format version {version}, "
