@@ -206,3 +206,12 @@ def test_table_entry_labels_validation():
     r = compare_errors(lognormal(1, 0, 0.1, 10), lognormal(2, 0, 0.1, 10))
     with pytest.raises(ValueError, match="`labels` must hold two labels, got 3"):
         r.table_entry(labels=("a", "b", "c"))
+
+
+@pytest.mark.parametrize("alpha", [-10**400, 10**400])
+def test_alpha_beyond_float_range_is_a_value_error(alpha):
+    with pytest.raises(ValueError, match=r"`alpha` must be in \(0, 1\), got an integer of about "
+                                         r"400 digits"):
+        cochran_cox_ttest([1.0, 2.0, 3.0], [2.0, 3.0, 5.0], alpha=alpha)
+    with pytest.raises(ValueError, match=r"`a` must hold finite numbers, got an integer beyond"):
+        cochran_cox_ttest([1.0, 2.0, 10**400], [2.0, 3.0, 5.0])
