@@ -19,8 +19,8 @@ FORMAT_VERSION = 1
 MAX_CONNECTIONS = 10**8
 
 #: Largest weight magnitude accepted by :meth:`MLP.set_weights`,
-#: :meth:`MLP.set_params` and network files. With |w| <= 1e150, inputs
-#: |x| <= 1e150 and at most MAX_CONNECTIONS terms, every weighted sum stays
+#: :meth:`MLP.set_params` and network files. With ``abs(w) <= 1e150``, inputs
+#: ``abs(x) <= 1e150`` and at most MAX_CONNECTIONS terms, every weighted sum stays
 #: below 1e308 < 1.8e308 (float64's largest), so the outputs of a network whose
 #: hidden units are bounded (proben1, logistic, tanh) are finite. Linear hidden
 #: layers multiply these ranges and carry no such guarantee.
