@@ -207,3 +207,10 @@ def test_lilliefors_beyond_the_simulated_size_agrees_with_full_simulation(monkey
     full = describe_module._lilliefors_pvalue(d, n, 4000, np.random.default_rng(2))
     assert abs(capped - full) < 0.01 + level / 3
     assert abs(capped - level) < 0.01 + level / 3
+
+
+@pytest.mark.parametrize("n_mc", [10**6 + 1, 2**63, 10**400])
+def test_monte_carlo_sample_counts_are_capped(n_mc):
+    with pytest.raises(ValueError, match=r"`n_mc_samples` must be at most MAX_MC_SAMPLES = "
+                                         r"1000000, got"):
+        describe([1.0, 2.0, 4.0], n_mc_samples=n_mc)

@@ -258,6 +258,8 @@ def test_an_epoch_limit_of_2_to_the_31_allocates_no_grid_of_that_size():
     assert time.process_time() - start < 3.0
     assert r.grid.size < 6 * t.size
     assert r.efficiency_range[1] > 5000 and r.status in ("ok", "poor_fit")
+    huge = hamey_analysis(np.minimum(t, 1e308), 1e308, fit_model=False)   # ends, too
+    assert huge.optimal_limit == r.optimal_limit
     with pytest.raises(ValueError, match=r"`limit` must be positive and finite, got an integer "
                                          r"beyond float64's range"):
         hamey_analysis(t, 10**400)

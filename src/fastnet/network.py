@@ -292,6 +292,8 @@ class MLP:
         ValueError
             If ``w`` has another shape, or a weight is NaN, infinite or above
             ``MAX_WEIGHT`` in magnitude.
+        TypeError
+            If ``w`` cannot be converted to float64 numbers.
         """
         try:
             w = np.asarray(w, dtype=np.float64)

@@ -16,6 +16,8 @@ __all__ = ["Description", "describe", "segment_points"]
 TRIM_FRACTION = 0.05
 #: Default number of Monte Carlo samples for the Lilliefors p-value.
 LILLIEFORS_MC_SAMPLES = 9999
+#: Most Monte Carlo samples accepted (about 20 s of simulation at the largest size).
+MAX_MC_SAMPLES = 10**6
 #: Largest sample size simulated by the Lilliefors Monte Carlo. Larger samples are
 #: compared through Stephens' (1974) modified statistic
 #: :math:`D(\sqrt n - 0.01 + 0.85/\sqrt n)`, whose distribution hardly depends on
@@ -242,7 +244,8 @@ def describe(sample, *, lilliefors=True, n_mc_samples=LILLIEFORS_MC_SAMPLES, see
         size 100, at most about 0.2 s: see Notes). If False, ``lilliefors_pvalue``
         is NaN.
     n_mc_samples : int, default=9999
-        Monte Carlo samples for the Lilliefors p-value.
+        Monte Carlo samples for the Lilliefors p-value, at most ``MAX_MC_SAMPLES``
+        (10**6).
     seed : int or numpy.random.Generator, default=0
         Seed of the Monte Carlo draws; fixed by default so that the result is
         reproducible.
@@ -257,7 +260,7 @@ def describe(sample, *, lilliefors=True, n_mc_samples=LILLIEFORS_MC_SAMPLES, see
     ------
     ValueError
         If `sample` is not 1-D, holds NaN or infinite values, or has fewer than 3 values;
-        if `n_mc_samples` < 1.
+        if `n_mc_samples` < 1 or above ``MAX_MC_SAMPLES``.
 
     See Also
     --------
@@ -317,6 +320,9 @@ def describe(sample, *, lilliefors=True, n_mc_samples=LILLIEFORS_MC_SAMPLES, see
     """
     x = _check_sample(sample, "sample", min_size=3)
     n_mc_samples = check_int(n_mc_samples, "n_mc_samples", minimum=1)
+    if n_mc_samples > MAX_MC_SAMPLES:
+        raise ValueError(f"`n_mc_samples` must be at most MAX_MC_SAMPLES = {MAX_MC_SAMPLES}, "
+                         f"got {n_mc_samples if n_mc_samples < 10**30 else 'a larger integer'}.")
     xs = np.sort(x)
     lower, upper = _halves(xs)
     q1, q3 = _median_sorted(lower), _median_sorted(upper)

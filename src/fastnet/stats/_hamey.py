@@ -256,11 +256,14 @@ def _sparse_grid(t_all, t_succ, csum, top):
     lo, hi = starts - 1.0, ends + 1.0          # E(lo) >= e/2 > E(hi), as sentinels
     active = hi - lo > 1
     while active.any():
-        mid = np.floor((lo[active] + hi[active]) / 2)
+        idx = np.flatnonzero(active)
+        mid = np.floor(lo[idx] + (hi[idx] - lo[idx]) / 2)
         ok = _efficiency(t_all, csum, mid) >= e / 2
-        lo[active] = np.where(ok, mid, lo[active])
-        hi[active] = np.where(ok, hi[active], mid)
+        stuck = (mid <= lo[idx]) | (mid >= hi[idx])   # beyond 2**53 floats skip integers
+        lo[idx] = np.where(ok, mid, lo[idx])
+        hi[idx] = np.where(ok, hi[idx], mid)
         active = hi - lo > 1
+        active[idx[stuck]] = False
     points = np.concatenate((starts, ends, lo[lo >= starts], steps[(steps >= 1) & (steps <= top)]))
     return np.unique(points)
 
