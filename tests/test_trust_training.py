@@ -167,7 +167,7 @@ def test_init_scales_that_overflow_are_refused(scale):
         train_backprop(MLP(2, (2,), 1), XOR_X, XOR_T, init_scale=scale, seed=0)
     with pytest.raises(ValueError, match="`scale`"):
         MLP(2, (2,), 1).init_weights(0, scale)
-    with pytest.raises(ValueError, match="`scale`"):
+    with pytest.raises(ValueError, match="`init_scale`"):
         MLP(2, (2,), 1, init_scale=scale)
 
 
