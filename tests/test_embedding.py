@@ -169,7 +169,7 @@ def test_mlp_other_format_version(trained, tmp_path, monkeypatch):
 
 
 def test_estimator_other_format_version(tmp_path, monkeypatch):
-    from fastnet import _files   # the estimators' persistence lives there
+    from fastnet import _estimator_files as _files   # the estimators' persistence
 
     sk, clf, _, _ = _sklearn_estimators()
     with monkeypatch.context() as m:

@@ -119,3 +119,55 @@ def test_shared_docstring_sections_are_filled_in_and_checked():
     assert "\n        a : int\n            Explained.\n" in f.__doc__
     with pytest.raises(ValueError, match="no {{other}} line"):
         fill(other="x")(f)
+
+
+def test_no_import_circles_between_modules():
+    # Every `import fastnet...` in every module, function-local ones included (which
+    # would only hide a circle), forms a graph without cycles; the package's lazy
+    # __init__ aside.
+    from pathlib import Path
+
+    root = Path(fastnet.__file__).parent
+    modules = {}
+    for path in root.rglob("*.py"):
+        name = ".".join(path.relative_to(root.parent).with_suffix("").parts)
+        modules[name.removesuffix(".__init__")] = path
+
+    def module_of(name):
+        while name not in modules:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    base = ".".join(parts + ([base] if base else []))
+                targets.update(f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
+                               for a in node.names)
+        graph[name] = {module_of(t) for t in targets if t.startswith("fastnet")} - {name, "fastnet"}
+
+    def cycle_from(start):
+        path, seen = [start], set()
+        stack = [iter(sorted(graph[start]))]
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                stack.pop()
+                seen.add(path.pop())
+            elif nxt == start:
+                return path + [start]
+            elif nxt not in seen and nxt not in path:
+                path.append(nxt)
+                stack.append(iter(sorted(graph[nxt])))
+        return None
+
+    for name in sorted(graph):
+        assert cycle_from(name) is None, " -> ".join(cycle_from(name))

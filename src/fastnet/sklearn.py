@@ -43,7 +43,7 @@ except ImportError as exc:  # scikit-learn missing, or older than 1.6 (no valida
         + (f" (found scikit-learn {sklearn.__version__})." if "sklearn" in dir() else ".")
     ) from exc
 
-from fastnet._files import FILE_FORMAT_VERSION, PICKLE_FORMAT_VERSION, EstimatorPersistence
+from fastnet._estimator_files import FILE_FORMAT_VERSION, PICKLE_FORMAT_VERSION, EstimatorPersistence
 from fastnet.exceptions import NoConvergenceWarning
 from fastnet._docstrings import fill
 from fastnet._validation import check_choice, check_int

@@ -19,8 +19,9 @@ Lacoste's Poisson binomial test (`fastnet.stats.pairwise_table`).
 traversals per CPU second, with the machine description.
 """
 from fastnet.report._compare import Comparison, compare
+from fastnet.report._render import MEASURES
 from fastnet.report._summary import (
-    EXCLUDE_RULES, MEASURES, Report, ReportRow, TimingRow, TimingSummary, summarize, timing_summary,
+    EXCLUDE_RULES, Report, ReportRow, TimingRow, TimingSummary, summarize, timing_summary,
 )
 
 __all__ = [

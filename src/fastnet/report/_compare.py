@@ -12,7 +12,8 @@ from fastnet._docstrings import HTML_PAGE, PANDAS_RAISES, fill
 from fastnet._validation import import_pandas
 
 from fastnet.report._render import _incomplete_note
-from fastnet.report._summary import MEASURES, _results
+from fastnet.report._render import MEASURES
+from fastnet.report._summary import _results
 
 #: Characters kept in picture file names; any run of others becomes one ``_``.
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fastnet.report._render import _DIST, _MAIN, _cells, _column_groups
+from fastnet.report._render import _DIST, _MAIN, MEASURES, _cells, _column_groups
 
 #: Pixels per inch of the embedded pictures (of `fastnet.plots.panels`' size).
 DPI = 100
@@ -377,7 +377,6 @@ def _pairwise_table(table_id, table, title):
 
 def comparison_html(cmp, *, pictures=True):
     """The HTML page of a `Comparison` (see `Comparison.to_html`)."""
-    from fastnet.report._summary import MEASURES
 
     plots = _plots() if pictures else None
     letters = cmp._letters()

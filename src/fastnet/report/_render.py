@@ -7,6 +7,11 @@ import re
 
 import numpy as np
 
+#: The measures a report or a comparison reads: name -> (field of the final test
+#: errors, words for titles).
+MEASURES = {"squared": ("squared_error_percentage", "test squared error percentage"),
+            "classification": ("classification_error", "test classification error")}
+
 
 def _fmt(v, digits=2):
     if v is None or (isinstance(v, float) and math.isnan(v)):

@@ -13,6 +13,7 @@ import numpy as np
 from fastnet._docstrings import HTML_PAGE, PANDAS_RAISES, fill
 from fastnet._validation import import_pandas
 
+from fastnet.report._html import report_html
 from fastnet.report._render import (
     _DIST, _MAIN, _csv_text, _incomplete_note, _latex_table, _markdown_escape, _markdown_table,
     _text_table,
@@ -22,8 +23,6 @@ from fastnet.report._render import (
 #: selection criterion, i.e. validation error).
 EXCLUDE_RULES = ("worst-half",)
 #: Test measures `compare` can use: record field and readable name.
-MEASURES = {"squared": ("squared_error_percentage", "test squared error percentage"),
-            "classification": ("classification_error", "test classification error")}
 
 
 def _results(results):
@@ -307,8 +306,6 @@ class Report:
         >>> rep = summarize("cancer1-linear.jsonl")               # doctest: +SKIP
         >>> Path("report.html").write_text(rep.to_html(), encoding="utf-8")  # doctest: +SKIP
         """
-        from fastnet.report._html import report_html
-
         return report_html(self, timing=timing, pictures=pictures)
 
     def to_csv(self):
