@@ -75,7 +75,7 @@ SEED = 12345
 
 def initial_weights(net, trials):
     """What ``train_rprop_many(net, ..., n_trials=trials, seed=SEED, init_scale=0.5)``
-    draws (see fastnet.training.many.draw_trials)."""
+    draws (see fastnet.training.draw_trials)."""
     rng = np.random.default_rng(SEED)
     return rng.uniform(-0.5, 0.5, (trials, net.n_connections))
 

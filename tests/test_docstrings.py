@@ -4,13 +4,13 @@ import importlib
 
 import pytest
 
-MODULES = ["fastnet", "fastnet.training.backprop", "fastnet.experiment", "fastnet.measures",
-           "fastnet.network", "fastnet.training.rprop", "fastnet.sklearn", "fastnet.stopping",
+MODULES = ["fastnet", "fastnet.training._backprop", "fastnet.experiment", "fastnet.measures",
+           "fastnet.network", "fastnet.training._rprop", "fastnet.sklearn", "fastnet.stopping",
            "fastnet.traversal", "fastnet.stats._describe", "fastnet.stats._hamey",
            "fastnet.stats._lacoste_single", "fastnet.stats._lacoste_datasets",
            "fastnet.stats._lacoste_pairwise", "fastnet.stats._proben1_ttest",
-           "fastnet.stats._resampling", "fastnet.training.many",
-           "fastnet.training.results", "fastnet.reproduction", "fastnet.demo"]
+           "fastnet.stats._resampling", "fastnet.training._many",
+           "fastnet.training._results", "fastnet.reproduction", "fastnet.demo"]
 # fastnet.datasets' modules: tests/test_datasets_proben1.py::test_docstring_examples
 
 

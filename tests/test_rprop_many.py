@@ -14,7 +14,8 @@ from numpy.testing import assert_allclose
 from fastnet import MLP, DivergenceError, NoConvergenceWarning, train_rprop, train_rprop_many
 from fastnet._kernels import _trials
 from fastnet.stopping import GL
-from fastnet.training import backends, many
+from fastnet.training import _backends as backends
+from fastnet.training import _many as many
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -146,7 +147,7 @@ def test_serial_method_is_train_rprop():
 
 
 def test_auto_method_by_the_work_of_an_epoch():
-    from fastnet.training.many import LANES_MAX_WORK
+    from fastnet.training._many import LANES_MAX_WORK
 
     X, T = data()                                    # 40 examples
     narrow = train_rprop_many(nets_for(2, (4, 2)), X, T, seeds=[0, 1], init_scale=0.5,

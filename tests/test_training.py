@@ -11,7 +11,7 @@ from _training_cases import METHODS, assert_same_run, data, early_stopping_study
 from fastnet import MLP, NoConvergenceWarning, TrainResult, train_rprop, train_rprop_many
 from fastnet.stopping import GL
 from fastnet.training import RPROP, Backprop
-from fastnet.training.many import draw_trials
+from fastnet.training import draw_trials
 
 KW = dict(variant="irprop-", max_epochs=40)
 

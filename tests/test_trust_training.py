@@ -85,7 +85,7 @@ def test_batch_backprop_diverging_in_its_last_epoch_raises(max_epochs):
 
 
 def test_growth_limit_has_a_floor():
-    from fastnet.training.divergence import DIVERGENCE_FLOOR, DIVERGENCE_GROWTH, growth_limit
+    from fastnet.training._divergence import DIVERGENCE_FLOOR, DIVERGENCE_GROWTH, growth_limit
 
     assert growth_limit(1e-9) == DIVERGENCE_GROWTH * DIVERGENCE_FLOOR   # a perfect start
     assert growth_limit(58.0) == DIVERGENCE_GROWTH * 58.0

@@ -6,7 +6,7 @@ cache lines, training sets cut into cache-sized blocks, small products kept
 away from BLAS -- and it alone calls the single-network kernels, so that
 trainers, evaluation and prediction share one execution policy.
 (:func:`fastnet.train_rprop_many`'s lanes kernel lays trials side by side and
-has its own layout in ``fastnet.training.lanes``.)
+has its own layout in ``fastnet.training._lanes``.)
 """
 import numpy as np
 

@@ -3,7 +3,7 @@
 The public home of :func:`train_backprop`; the training itself lives in
 :mod:`fastnet.training`.
 """
-from fastnet.training.backprop import train_backprop
+from fastnet.training._backprop import train_backprop
 
 __all__ = ["train_backprop"]
 

@@ -158,7 +158,7 @@ def learning_curves(epochs, train_error=None, val_error=None, val_epochs=None, *
     .. [1] L. Prechelt, "Proben1 -- a set of neural network benchmark problems and
        benchmarking rules", Technical Report 21/94, Universitaet Karlsruhe, 1994.
     """
-    from fastnet.training.results import TrainResult
+    from fastnet.training._results import TrainResult
 
     if isinstance(epochs, TrainResult):
         if any(v is not None for v in (train_error, val_error, val_epochs, test_error,

@@ -10,7 +10,7 @@ import numpy as np
 
 from fastnet._engine import predict
 from fastnet._kernels import _trials
-from fastnet.training.algorithms import NO_CHECK
+from fastnet.training._algorithms import NO_CHECK
 
 __all__ = ["LANES", "SAFE_LOG2", "Lanes", "LanesBackend", "aligned", "to_lanes", "from_lanes",
            "safe_weight"]

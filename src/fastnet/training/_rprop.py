@@ -14,10 +14,10 @@ from collections.abc import Callable
 from fastnet._typing import ArrayLike, Seed
 from fastnet.network import MLP
 from fastnet.stopping import StoppingCriterion, TrainingState
-from fastnet.training.algorithms import resolve_rprop
-from fastnet.training.checks import check_run, check_sets
-from fastnet.training.results import TrainResult
-from fastnet.training.single import train_single
+from fastnet.training._algorithms import resolve_rprop
+from fastnet.training._checks import check_run, check_sets
+from fastnet.training._results import TrainResult
+from fastnet.training._single import train_single
 
 __all__ = ["train_rprop"]
 

@@ -12,7 +12,7 @@ the backends.
 """
 import numpy as np
 
-from fastnet.training.lanes import LANES
+from fastnet.training._lanes import LANES
 
 __all__ = ["HANDOFF_FILL", "HANDOFF_EPOCHS", "lanes_fill", "Trials"]
 

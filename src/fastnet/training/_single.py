@@ -6,12 +6,12 @@ import numpy as np
 
 from fastnet._blas import single_threaded_blas
 from fastnet._validation import as_generator
-from fastnet.training.backends import Trials
-from fastnet.training.checks import check_start, training_of
-from fastnet.training.loop import StripLoop
-from fastnet.training.record import setup_record
-from fastnet.training.results import trial_result
-from fastnet.training.serial import Serial
+from fastnet.training._backends import Trials
+from fastnet.training._checks import check_start, training_of
+from fastnet.training._loop import StripLoop
+from fastnet.training._record import setup_record
+from fastnet.training._results import trial_result
+from fastnet.training._serial import Serial
 
 __all__ = ["train_single", "initialisation"]
 

@@ -6,11 +6,11 @@ Timing studies train one topology from many initialisations on the same data
 as arrays -- a seed, or a (K, C) array of initial weights -- or a list of
 networks (each trial then equals :func:`train_rprop` on its network). Narrow
 networks fill no vector on their own, so the trials go side by side into the
-lanes of one (:mod:`fastnet.training.lanes`); wide ones train one after another
-in the single-network kernels (:mod:`fastnet.training.serial`), which already
+lanes of one (:mod:`fastnet.training._lanes`); wide ones train one after another
+in the single-network kernels (:mod:`fastnet.training._serial`), which already
 fill the vectors; in between, trials train in lanes and those of a group that
 early stopping has left too empty go on one at a time
-(:mod:`fastnet.training.backends`). The one strip loop drives them all.
+(:mod:`fastnet.training._backends`). The one strip loop drives them all.
 """
 from __future__ import annotations
 
@@ -27,17 +27,17 @@ from fastnet._typing import ArrayLike, Seed
 from fastnet._validation import as_generator, check_choice, check_int, check_seeds
 from fastnet.network import DEFAULT_INIT_SCALE, DEFAULT_INIT_SCALE_LINEAR, MLP
 from fastnet.stopping import StoppingCriterion, TrainingState
-from fastnet.training.algorithms import resolve_rprop
-from fastnet.training.backends import HANDOFF_FILL, Trials
-from fastnet.training.checks import (check_callback, check_run, check_sets, check_start,
+from fastnet.training._algorithms import resolve_rprop
+from fastnet.training._backends import HANDOFF_FILL, Trials
+from fastnet.training._checks import (check_callback, check_run, check_sets, check_start,
                                      training_of)
-from fastnet.training.lanes import LANES, LanesBackend
-from fastnet.training.loop import StripLoop
-from fastnet.training.record import setup_record
-from fastnet.training.results import TrainResults
-from fastnet.training.rprop import _UNSET
-from fastnet.training.serial import Serial
-from fastnet.training.single import initialisation
+from fastnet.training._lanes import LANES, LanesBackend
+from fastnet.training._loop import StripLoop
+from fastnet.training._record import setup_record
+from fastnet.training._results import TrainResults
+from fastnet.training._rprop import _UNSET
+from fastnet.training._serial import Serial
+from fastnet.training._single import initialisation
 
 __all__ = ["train_rprop_many", "LANES_MAX_WORK", "LANES_MAX_CONNECTIONS", "draw_trials"]
 
@@ -61,7 +61,7 @@ LANES_MAX_WORK = 100_000
 #: ones up to 5450 connections (1.1-1.4x), not on wider ones (16,682: 0.91x,
 #: 68,362: 0.66x). But trials stop at different epochs and a group of lanes costs
 #: the same however few of them still train, so these batches hand their last
-#: trials on (see fastnet.training.backends).
+#: trials on (see fastnet.training._backends).
 LANES_MAX_CONNECTIONS = 6000
 
 METHODS = ("auto", "lanes", "serial", "mixed")
@@ -320,7 +320,7 @@ def draw_trials(net, n_trials, seed, init_scale=None, delta0=None):
     Examples
     --------
     >>> from fastnet import MLP
-    >>> from fastnet.training.many import draw_trials
+    >>> from fastnet.training import draw_trials
     >>> W, _ = draw_trials(MLP(2, [2], 1), 100, seed=0)
     >>> W.shape
     (100, 11)

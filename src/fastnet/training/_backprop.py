@@ -7,10 +7,10 @@ from fastnet._typing import ArrayLike, Seed
 from fastnet._validation import check_float
 from fastnet.network import MAX_INIT_SCALE, MLP
 from fastnet.stopping import StoppingCriterion, TrainingState
-from fastnet.training.algorithms import Backprop
-from fastnet.training.checks import check_run, check_sets
-from fastnet.training.results import TrainResult
-from fastnet.training.single import train_single
+from fastnet.training._algorithms import Backprop
+from fastnet.training._checks import check_run, check_sets
+from fastnet.training._results import TrainResult
+from fastnet.training._single import train_single
 
 __all__ = ["train_backprop"]
 

@@ -2,7 +2,7 @@
 
 Python decides (strips, validation and best weights, criteria, callbacks,
 warnings, divergence, history, results); the backends compute whole strips of
-epochs per call (see :mod:`fastnet.training.backends`). The loop alone owns
+epochs per call (see :mod:`fastnet.training._backends`). The loop alone owns
 Proben1's policy (Prechelt 1994) and Hamey's success check (Hamey 1992).
 """
 import copy
@@ -15,10 +15,10 @@ import numpy as np
 from fastnet.exceptions import NoConvergenceWarning
 from fastnet.measures import _check_analog, threshold_correct
 from fastnet.stopping import Correct, TrainingState
-from fastnet.training.algorithms import NO_CHECK
-from fastnet.training.backends import HANDOFF_EPOCHS
-from fastnet.training.divergence import check_finite, check_growth_rows, diverged, growth_limit
-from fastnet.training.results import Columns, SetColumns
+from fastnet.training._algorithms import NO_CHECK
+from fastnet.training._backends import HANDOFF_EPOCHS
+from fastnet.training._divergence import check_finite, check_growth_rows, diverged, growth_limit
+from fastnet.training._results import Columns, SetColumns
 
 __all__ = ["MAX_EPOCHS_PER_CALL", "StripLoop"]
 
@@ -42,7 +42,7 @@ class StripLoop:
 
     Parameters
     ----------
-    trials : fastnet.training.backends.Trials
+    trials : fastnet.training._backends.Trials
         Where the trials train.
     K, net, algorithm, sets, run
         The trial count, the topology, the `Algorithm`, the checked `Sets` and
@@ -142,7 +142,7 @@ class StripLoop:
             raise diverged(epoch + int(status[k]), trial=self._who(idx[k]))
 
     def _check_growth(self, idx, status, epoch, n):
-        """Divergence by growth (see fastnet.training.divergence): one pass over
+        """Divergence by growth (see fastnet.training._divergence): one pass over
         the call's errors, then the trial that grew."""
         K, history = self.K, self.history
         if epoch == 0:
