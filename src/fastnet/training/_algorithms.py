@@ -119,6 +119,8 @@ class RPROP(Algorithm):
         put("delta_min", delta_min)
         put("delta_max", delta_max)
         put("delta0", _check_delta0(self.delta0, delta_max))
+        put("_args", (VARIANTS[self.variant], self.eta_plus, self.eta_minus, delta_min,
+                      delta_max))                 # (not a field: the kernels' arguments)
 
     @property
     def draws(self):
@@ -140,8 +142,7 @@ class RPROP(Algorithm):
     def lanes_args(self):
         """The rule's arguments of the kernels: (variant code, eta_plus, eta_minus,
         delta_min, delta_max)."""
-        return (VARIANTS[self.variant], self.eta_plus, self.eta_minus, self.delta_min,
-                self.delta_max)
+        return self._args
 
     def initial_steps(self, rng, shape):
         """Initial steps Delta0 of the given shape, drawn from ``rng`` if ``delta0`` is a range."""
@@ -160,8 +161,8 @@ class RPROP(Algorithm):
 
     def epochs(self, ws, state, sse_out, check):
         every, r_c, analog = NO_CHECK if check is None else check
-        return ws.rprop_epochs(state.g_prev, state.step, self.lanes_args(), state.last_error,
-                               sse_out, every, r_c, analog)
+        return ws.rprop_epochs(state.g_prev, state.step, self._args, state.last_error, sse_out,
+                               every, r_c, analog)
 
 
 def _check_delta0(delta0, delta_max):

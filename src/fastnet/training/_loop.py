@@ -122,11 +122,12 @@ class StripLoop:
             if epoch + n > self.history.shape[1]:
                 self.history = _grown(self.history, epoch + n, run.max_epochs)
             status = trials.run(idx, n, self.check, self.history, epoch)
-            if status.any():
+            stopping = status.any()
+            if stopping:
                 self._diverged(idx, status, epoch)
             self._check_growth(idx, status, epoch, n)
             self.epoch = epoch + n
-            if status.any():
+            if stopping:
                 self._succeeded(idx, status, epoch)
             if self.in_strips and not self.kernel_check:
                 self._strip_end(self.training, self.epoch)
@@ -298,9 +299,10 @@ class StripLoop:
         sse, cls = self.trials.final(which, self.last_rows, self.run.classification)
         e = 100.0 * (self.run.target_range[1] - self.run.target_range[0]) / Y.size * sse
         # finite weights can still overflow in the forward pass (inf - inf)
-        check_finite(e, self.epochs, "the error of the trained network",
-                     None if self.single else np.arange(self.K))
-        if which == "train":            # the last update may have run away
+        if not np.isfinite(e).all():
+            check_finite(e, self.epochs, "the error of the trained network",
+                         None if self.single else np.arange(self.K))
+        if which == "train" and (e > self.limits).any():    # the last update ran away
             check_growth_rows(e[:, None], np.ones(self.K, np.intp), self.limits, relevant + 1,
                               self.first, np.arange(self.K), self.single)
         return SetColumns(e, cls, Y.shape[0])

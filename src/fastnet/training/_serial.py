@@ -76,10 +76,9 @@ class Serial:
 
     def weights(self, trials):
         """The current weights of ``trials``: (len(trials), n_connections), a copy."""
-        out = np.empty((len(trials), self.net.n_connections))
-        for j, i in enumerate(np.asarray(trials).tolist()):
-            out[j] = self.ws[i].w
-        return out
+        ws = self.ws
+        return np.array([ws[i].w for i in np.asarray(trials).tolist()]).reshape(
+            len(trials), self.net.n_connections)
 
     def sse(self, which, trials):
         """Summed squared errors of ``trials`` on the validation or test set."""
