@@ -60,6 +60,31 @@ def gradient(net, X, T):
     return flat, float(np.sum((acts[L] - T) ** 2))
 
 
+def jacobian(net, X):
+    """d o_pk / dw of shape (N * n_out, C), rows example-major then output: one
+    backward pass per output k, output deltas e_k * f'(net), per-example outer products."""
+    W, b = net.get_params()
+    acts, nets = forward(net, W, b, X)
+    L, N = net.n_layers, acts[0].shape[0]
+    # Flat position of every parameter: the weights of a copy set to 0, 1, ..., C-1.
+    W_pos, b_pos = net.copy().set_weights(np.arange(net.n_connections)).get_params()
+    J = np.zeros((N, net.n_out, net.n_connections))
+    for k in range(net.n_out):
+        delta = {L: np.zeros_like(acts[L])}
+        delta[L][:, k] = _act(net, L)[1](nets[L])[:, k]
+        for j in range(L - 1, 0, -1):
+            back = np.zeros_like(acts[j])
+            for m in range(j + 1, L + 1):
+                if (j, m) in W:
+                    back += delta[m] @ W[(j, m)].T
+            delta[j] = back * _act(net, j)[1](nets[j])
+        for (i, j), pos in W_pos.items():
+            J[:, k, pos.astype(int)] = acts[i][:, :, None] * delta[j][:, None, :]
+        for j, pos in b_pos.items():
+            J[:, k, pos.astype(int)] = delta[j]
+    return J.reshape(N * net.n_out, net.n_connections)
+
+
 class Rprop:
     """RPROP state and update of SPEC §3.1, one weight vector, vectorised with masks."""
 
