@@ -17,10 +17,18 @@ benchmarks/peers.py); they differ in how the parts are computed:
 ``fastnet-J``
     ``fastnet.jacobian`` (the kernel) + the same ``dsyrk``, ``gemv`` and Cholesky;
     the error by ``MLP.sum_squared_error``'s kernel.
+``fastnet-NE-syrk``
+    the normal-equations kernel (``fastnet.gradients._NormalEquations``) with
+    ``factored=False``: J^T J and J^T e block by block, each block of Jacobian rows fed
+    to ``dsyrk``/``dgemv`` while it is in cache, J never stored; the solve (LAPACK
+    ``dpotrf``/``dpotrs`` called from the kernel) and the trial error (forward kernel at
+    the trial weights, no copy) through the same object.
 ``fastnet-NE``
-    the normal-equations kernel (``fastnet.gradients._NormalEquations``): J^T J and
-    J^T e block by block, each block of Jacobian rows fed to ``dsyrk``/``dgemv`` while
-    it is in cache, J never stored; solve and error as ``fastnet-J``.
+    the same with J^T J through the structure of J's rows: the part of row (p, k) that
+    belongs to layer j is delta^k_p (x) a_p (deltas times source activations), so the
+    rows of H of unit u are sum_p a_p (x) R_u[p] with R_u[p] = sum_k delta^k_pu J[(p, k)]
+    -- the example's n_out rows summed before the product, which then costs 1/n_out of
+    dsyrk's multiply-adds (plus forming R, 2 U / C of them; U = units).
 
 Timing: process CPU time, one thread (BLAS included), the process pinned to one core;
 the implementations run alternately (A B C A B C ...), each repeat restarting from the
@@ -137,6 +145,14 @@ class NumpyLM:
         return H, r, float(e @ e)
 
 
+    def step(self, H, r, mu):
+        """-(H + mu I)^-1 r by LAPACK Cholesky (H: upper triangle set)."""
+        A = H.copy()
+        A.flat[::A.shape[0] + 1] += mu
+        return -sla.cho_solve(sla.cho_factor(A, lower=False, overwrite_a=True,
+                                             check_finite=False), r, check_finite=False)
+
+
 # --------------------------------------------------------------------------- fastnet
 class FastnetJ(NumpyLM):
     """fastnet.jacobian + BLAS dsyrk; errors by fastnet's forward kernel."""
@@ -168,18 +184,30 @@ class FastnetNE(FastnetJ):
     """fastnet's normal-equations kernel: J^T J and J^T e without storing J."""
 
     name = "fastnet-NE"
+    factored = True
 
     def __init__(self, net, X, T):
         super().__init__(net, X, T)
         from fastnet.gradients import _NormalEquations
 
-        self.ne = _NormalEquations(net, X, T)
+        self.ne = _NormalEquations(net, X, T, factored=self.factored)
 
     def normal_equations(self, w, clock):
         self.net.set_weights(w)
         H, r, sse = self.ne.compute()
         clock.lap("JtJ")                      # Jacobian and products in one kernel
         return H, r, sse
+
+    def step(self, H, r, mu):
+        return self.ne.solve(mu)
+
+    def sse(self, w):
+        return self.ne.sse(w)
+
+
+class FastnetNESyrk(FastnetNE):
+    name = "fastnet-NE-syrk"
+    factored = False
 
 
 # --------------------------------------------------------------------------- the epoch loop
@@ -189,14 +217,10 @@ def lm_run(impl, w0, epochs):
     clock = Clock()
     for _ in range(epochs):
         H, r, E = impl.normal_equations(w, clock)
-        diag = np.arange(H.shape[0])
-        H_diag = H[diag, diag].copy()
         while True:
-            H[diag, diag] = H_diag + mu
-            dw = -sla.cho_solve(sla.cho_factor(H, lower=False, overwrite_a=False,
-                                               check_finite=False), r, check_finite=False)
+            dw = impl.step(H, r, mu)
             clock.lap("solve")
-            E_new = impl.sse(w + dw)
+            E_new = np.inf if dw is None else impl.sse(w + dw)   # None: not positive definite
             clock.lap("error")
             tries += 1
             if E_new < E:
@@ -218,7 +242,8 @@ def measure(key, repeats, epochs):
     net.set_params(*case.init_copy())
     X, T = np.ascontiguousarray(case.X), np.ascontiguousarray(case.T)
     w0 = net.weights.copy()
-    impls = [NumpyLM(net, X, T), FastnetJ(net.copy(), X, T), FastnetNE(net.copy(), X, T)]
+    impls = [NumpyLM(net, X, T), FastnetJ(net.copy(), X, T), FastnetNESyrk(net.copy(), X, T),
+             FastnetNE(net.copy(), X, T)]
     J_np = impls[0].jacobian(w0)[0]
     if not np.allclose(J_np, fastnet.jacobian(net, X), rtol=1e-12, atol=1e-14):
         raise AssertionError("the NumPy Jacobian differs from fastnet.jacobian")
@@ -238,14 +263,14 @@ def report(case, runs, epochs):
     print(f"\ncase {case.spec.label}: N = {N}, C = {C}, n_out = {case.sizes[-1]}, "
           f"J = {N * case.sizes[-1]} x {C}; {epochs} LM epochs per run, medians over "
           f"{len(next(iter(runs.values())))} runs (CPU ms per epoch)")
-    print(f"  {'implementation':<12} {'epoch':>9} " + " ".join(f"{p:>9}" for p in PARTS)
+    print(f"  {'implementation':<16} {'epoch':>9} " + " ".join(f"{p:>9}" for p in PARTS)
           + f" {'tries':>6} {'final SSE':>14}")
     med = {}
     for name, rs in runs.items():
         total = statistics.median(r[0] for r in rs) / epochs
         parts = [statistics.median(r[1][p] for r in rs) / epochs for p in PARTS]
         med[name] = total
-        print(f"  {name:<12} {total * 1e3:9.3f} " + " ".join(f"{p * 1e3:9.3f}" for p in parts)
+        print(f"  {name:<16} {total * 1e3:9.3f} " + " ".join(f"{p * 1e3:9.3f}" for p in parts)
               + f" {rs[0][3] / epochs:6.2f} {rs[0][2]:14.8g}")
     ref = runs["numpy"][0][2]
     for name, rs in runs.items():

@@ -102,12 +102,14 @@ def test_jacobian_kernel_blocks_and_paths(spec, block, path):
                     rtol=1e-13, atol=1e-15)
 
 
+@pytest.mark.parametrize("factored", [True, False])
 @pytest.mark.parametrize("block", [None, 1, 5, 23, 100])
 @pytest.mark.parametrize("spec", [(3, (), 2, False), (5, (4, 3), 2, True),
-                                  (7, (9, 6), 5, False)])
-def test_normal_equations_are_JTJ_and_JTe(spec, block):
-    net, X, T = make(*spec)
-    ne = _NormalEquations(net, X, T, block)
+                                  (7, (9, 6), 5, False), (8, (12, 9), 4, True),
+                                  (4, (3,), 1, True)])
+def test_normal_equations_are_JTJ_and_JTe(spec, block, factored):
+    net, X, T = make(*spec, hidden_act="tanh")
+    ne = _NormalEquations(net, X, T, block, factored)
     H, r, sse = ne.compute()
     J = ref.jacobian(net, X)
     e = (ref.predict(net, X) - T).ravel()
@@ -198,3 +200,22 @@ def test_kernel_refuses_mismatched_buffers():
     with pytest.raises(ValueError, match="Jacobian buffer must have"):
         _jacobian.jacobian(A, net.layer_table, net.n_in, net.weights, J[:, :-1].copy(), D,
                            V, 0)
+
+
+@pytest.mark.parametrize("marquardt", [False, True])
+def test_normal_equations_solve_and_trial_error(marquardt):
+    # The step of Levenberg-Marquardt (Hagan & Menhaj 1994): -(J^T J + mu D)^-1 J^T e.
+    net, X, T = make(5, (4, 3), 2, True)
+    ne = _NormalEquations(net, X, T)
+    H, r, _ = ne.compute()
+    J = ref.jacobian(net, X)
+    e = (ref.predict(net, X) - T).ravel()
+    D = np.diag(np.diag(J.T @ J)) if marquardt else np.eye(net.n_connections)
+    want = -np.linalg.solve(J.T @ J + 0.01 * D, J.T @ e)
+    assert_allclose(ne.solve(0.01, marquardt), want, rtol=1e-8, atol=1e-10)
+    w0 = net.weights.copy()
+    trial = w0 + ne.dw
+    assert ne.sse(trial) == pytest.approx(ref.sse(net.copy().set_weights(trial), X, T),
+                                          rel=1e-13)
+    assert np.array_equal(net.weights, w0)
+    assert ne.solve(-1e6) is None   # not positive definite: no step

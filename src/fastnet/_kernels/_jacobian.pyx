@@ -13,11 +13,12 @@ V[(p, k), u] * a_p[s], and dO_pk / db_j[u] = V[(p, k), u].
 dgemv on each block's rows, which stay in cache) without storing J: the part of
 Levenberg-Marquardt's epoch (Hagan & Menhaj 1994) that grows with the data.
 """
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemv, dsyrk
+from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
 from fastnet._kernels._types cimport (
-    L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_NCOLS, gemm_backprop,
+    L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_NCOLS, gemm_backprop, gemm_rm,
 )
 from fastnet._kernels._forward cimport check_buffers, forward_rows
 
@@ -161,19 +162,72 @@ cdef double block_errors(const double* A, Py_ssize_t lda, Py_ssize_t out0,
 
 cdef void add_block_products(double* Jb, Py_ssize_t m, Py_ssize_t n_w, const double* e,
                              double* H, double* g) noexcept nogil:
-    """H += Jb^T Jb (upper triangle in row-major terms) and g += Jb^T e, for a row-major
-    block Jb of m rows (BLAS: Jb is the column-major n_w x m matrix Jb^T)."""
+    """H += Jb^T Jb (upper triangle in row-major terms; not if H is NULL) and g += Jb^T e,
+    for a row-major block Jb of m rows (BLAS: Jb is the column-major n_w x m matrix Jb^T)."""
     cdef int n = <int>n_w, k = <int>m, inc = 1
     cdef double one = 1.0
     cdef char lower = b'L', no = b'N'
-    dsyrk(&lower, &no, &n, &k, &one, Jb, &n, &one, H, &n)
+    if H != NULL:
+        dsyrk(&lower, &no, &n, &k, &one, Jb, &n, &one, H, &n)
     dgemv(&no, &n, &k, &one, Jb, &n, <double*>e, &inc, &one, g, &inc)
+
+
+cdef void add_block_factored(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
+                             const double* A, Py_ssize_t lda, const double* V, Py_ssize_t ldv,
+                             const double* Jb, Py_ssize_t nb, Py_ssize_t n_out,
+                             Py_ssize_t n_w, double* R, double* H) noexcept nogil:
+    """H += J^T J for one block, through the outer-product structure of J's rows.
+
+    Row (p, k) of J restricted to layer j is delta^k_p (x) a_p (its units' deltas times
+    its source activations; 1 for the biases). So the rows of H that belong to unit u
+    of layer j are sum_p a_p (x) R_u[p, :] with R_u[p, :] = sum_k delta^k_pu J[(p, k), :]:
+    the n_out rows of an example are summed *before* the product, which then costs
+    nb * S_j * (n_w - first column of u) multiply-adds per unit u (one product of the
+    activations' transpose with R_u), against n_out times that in J^T J. Only the
+    columns from u's first weight on are formed: the upper triangle in row-major terms.
+    """
+    cdef Py_ssize_t j, u, p, k, c, s, start, size, lo, hi, n_src, c_l, i0, width
+    cdef const Py_ssize_t* lay
+    cdef double* r
+    cdef double* hb
+    cdef const double* jr
+    cdef double v
+    for j in range(n_layers):
+        lay = layers + j * L_NCOLS
+        start = lay[L_START]; size = lay[L_SIZE]
+        lo = lay[L_SRC_LO]; hi = lay[L_SRC_HI]
+        n_src = hi - lo
+        c_l = start - n_in
+        for u in range(size):
+            i0 = lay[L_W_OFF] + u * n_src
+            width = n_w - i0
+            for p in range(nb):                  # R_u[p, :] = sum_k delta^k_pu J[(p, k), i0:]
+                r = R + p * width
+                jr = Jb + p * n_out * n_w + i0
+                v = V[p * n_out * ldv + c_l + u]
+                for c in range(width):
+                    r[c] = v * jr[c]
+                for k in range(1, n_out):
+                    jr = jr + n_w
+                    v = V[(p * n_out + k) * ldv + c_l + u]
+                    for c in range(width):
+                        r[c] = r[c] + v * jr[c]
+            # weight rows: H[i0 + s, i0:] += sum_p a_p[lo + s] R_u[p, :]
+            gemm_rm(b'T', b'N', n_src, width, nb, A + lo, lda, R, width, 1.0,
+                    H + i0 * n_w + i0, n_w, NULL, nb, True, 0)
+            # bias row: H[b, i0:] += sum_p R_u[p, :]
+            hb = H + (lay[L_B_OFF] + u) * n_w + i0
+            for p in range(nb):
+                r = R + p * width
+                for c in range(width):
+                    hb[c] = hb[c] + r[c]
 
 
 def normal_equations(double[:, ::1] A, const double[:, ::1] T,
                      const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[::1] w,
                      double[:, ::1] H, double[::1] g, double[:, ::1] D, double[:, ::1] V,
-                     double[:, ::1] Jb, double[::1] e, Py_ssize_t blas_min):
+                     double[:, ::1] Jb, double[::1] e, double[::1] R, bint factored,
+                     Py_ssize_t blas_min):
     """A = J^T J and J^T e (e = outputs - targets) without storing J, and the SSE.
 
     Parameters
@@ -185,6 +239,9 @@ def normal_equations(double[:, ::1] A, const double[:, ::1] T,
     g : (n_weights,) output, J^T e (half the gradient of the SSE).
     Jb : (block * n_out, n_weights) workspace: one block's Jacobian rows.
     e : (block * n_out,) workspace: one block's errors.
+    R : (block * n_weights,) workspace of the factored products (unused otherwise).
+    factored : J^T J through the rows' outer-product structure (see
+        add_block_factored) instead of BLAS dsyrk on the block's rows.
 
     Returns
     -------
@@ -201,6 +258,8 @@ def normal_equations(double[:, ::1] A, const double[:, ::1] T,
         raise ValueError("kernel: H must be (n_weights, n_weights) and g (n_weights,)")
     if e.shape[0] < D.shape[0] * n_out:
         raise ValueError("kernel: the error workspace is too short")
+    if factored and R.shape[0] < D.shape[0] * n_w:
+        raise ValueError("kernel: the product workspace is too short")
     with nogil:
         memset(&H[0, 0], 0, n_w * n_w * sizeof(double))
         memset(&g[0], 0, n_w * sizeof(double))
@@ -209,9 +268,57 @@ def normal_equations(double[:, ::1] A, const double[:, ::1] T,
             block_rows(&layers[0, 0], layers.shape[0], n_in, &w[0], &A[r0, 0], A.shape[1],
                        &D[0, 0], &V[0, 0], D.shape[1], nb, &Jb[0, 0], n_w, blas_min)
             sse += block_errors(&A[r0, 0], A.shape[1], out0, &T[r0, 0], n_out, nb, &e[0])
-            add_block_products(&Jb[0, 0], nb * n_out, n_w, &e[0], &H[0, 0], &g[0])
+            if factored:
+                add_block_factored(&layers[0, 0], layers.shape[0], n_in, &A[r0, 0],
+                                   A.shape[1], &V[0, 0], D.shape[1], &Jb[0, 0], nb, n_out,
+                                   n_w, &R[0], &H[0, 0])
+                add_block_products(&Jb[0, 0], nb * n_out, n_w, &e[0], NULL, &g[0])
+            else:
+                add_block_products(&Jb[0, 0], nb * n_out, n_w, &e[0], &H[0, 0], &g[0])
             r0 += nb
         for i in range(n_w):          # mirror the upper triangle into the lower one
             for j in range(i):
                 H[i, j] = H[j, i]
     return sse
+
+
+def solve_damped(const double[:, ::1] H, const double[::1] r, double mu, bint marquardt,
+                 double[:, ::1] L, double[::1] dw):
+    """dw = -(H + mu D)^-1 r by Cholesky (LAPACK dpotrf, dpotrs), D = I or diag(H).
+
+    Parameters
+    ----------
+    H : (n, n) symmetric positive semi-definite (J^T J), not changed.
+    r : (n,) right-hand side (J^T e).
+    mu : damping, > 0.
+    marquardt : D = diag(H) (Marquardt) instead of I (Levenberg).
+    L : (n, n) workspace: the Cholesky factor on return.
+    dw : (n,) output.
+
+    Returns
+    -------
+    info : int, 0 on success; k > 0 when the leading minor of order k is not
+        positive definite (dw is then not set).
+    """
+    cdef int n = <int>H.shape[0], one = 1, info = 0
+    cdef Py_ssize_t i
+    cdef char lower = b'L'
+    if H.shape[1] != n or r.shape[0] != n or L.shape[0] != n or L.shape[1] != n or dw.shape[0] != n:
+        raise ValueError("kernel: H, r, L and dw must be (n, n), (n,), (n, n) and (n,)")
+    if n == 0:
+        return 0
+    with nogil:
+        memcpy(&L[0, 0], &H[0, 0], n * n * sizeof(double))
+        for i in range(n):
+            if marquardt:
+                L[i, i] = H[i, i] * (1.0 + mu)
+            else:
+                L[i, i] = H[i, i] + mu
+        # H is symmetric and both triangles are set, so the row-major array is
+        # the same matrix for column-major LAPACK.
+        dpotrf(&lower, &n, &L[0, 0], &n, &info)
+        if info == 0:
+            for i in range(n):
+                dw[i] = -r[i]
+            dpotrs(&lower, &n, &one, &L[0, 0], &n, &dw[0], &n, &info)
+    return info
