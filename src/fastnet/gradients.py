@@ -219,10 +219,13 @@ class _NormalEquations:
         block = max(1, min(block, n))
         n_nonin = net.n_units - net.n_in
         self.D, self.V = np.empty((block, n_nonin)), np.empty((block * n_out, n_nonin))
-        self.Jb, self.e = np.empty((block * n_out, C)), np.empty(block * n_out)
-        self.H, self.r = np.empty((C, C)), np.empty(C)
         self.factored = factored
-        self.R = np.empty(block * C if factored else 0)
+        # factored: the products' workspace R (block x C) and G_p (block x nu x (nu + 1));
+        # else one block of Jacobian rows, Jb.
+        self.Jb = np.empty((0 if factored else block * n_out, C))
+        self.R = np.empty(block * (C + n_nonin * (n_nonin + 1)) if factored else 0)
+        self.e = np.empty(block * n_out)
+        self.H, self.r = np.empty((C, C)), np.empty(C)
         self.L, self.dw = np.empty((C, C)), np.empty(C)
         self.eval_block = block_rows(net)
 

@@ -19,6 +19,7 @@ from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
 from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_NCOLS, gemm_backprop, gemm_rm,
+    gemm_gradient, fn_loops_deltas_bias,
 )
 from fastnet._kernels._forward cimport check_buffers, forward_rows
 
@@ -67,7 +68,7 @@ cdef void block_rows(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n
                      Py_ssize_t ldd, Py_ssize_t nb, double* J, Py_ssize_t ldj,
                      Py_ssize_t blas_min) noexcept nogil:
     """Rows (p, k) of the Jacobian for nb examples (activation rows A, inputs filled in);
-    leaves the outputs in A."""
+    leaves the outputs in A and the rows' deltas in V (J NULL: the deltas only)."""
     cdef Py_ssize_t j, p, k, c, start, size, lo, hi, src0
     cdef Py_ssize_t n_out = layers[(n_layers - 1) * L_NCOLS + L_SIZE]
     cdef Py_ssize_t c_out = layers[(n_layers - 1) * L_NCOLS + L_START] - n_in
@@ -85,8 +86,9 @@ cdef void block_rows(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n
         c = start - n_in
         if j < n_layers - 1:
             layer_deltas(nb, n_out, size, V + c, ldd, D + c, ldd)
-        layer_rows(nb, n_out, size, hi - lo, V + c, ldd, A + lo, lda, J, ldj,
-                   lay[L_W_OFF], lay[L_B_OFF])
+        if J != NULL:
+            layer_rows(nb, n_out, size, hi - lo, V + c, ldd, A + lo, lda, J, ldj,
+                       lay[L_W_OFF], lay[L_B_OFF])
         src0 = lo if lo > n_in else n_in
         if hi > src0:
             gemm_backprop(nb * n_out, size, hi - src0, V + c, ldd,
@@ -173,45 +175,76 @@ cdef void add_block_products(double* Jb, Py_ssize_t m, Py_ssize_t n_w, const dou
 
 
 cdef void add_block_factored(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
-                             const double* A, Py_ssize_t lda, const double* V, Py_ssize_t ldv,
-                             const double* Jb, Py_ssize_t nb, Py_ssize_t n_out,
-                             Py_ssize_t n_w, double* R, double* H) noexcept nogil:
-    """H += J^T J for one block, through the outer-product structure of J's rows.
+                             const double* A, Py_ssize_t lda, const double* V, Py_ssize_t nu,
+                             const double* e, Py_ssize_t nb, Py_ssize_t n_out,
+                             Py_ssize_t n_w, double* G, double* R, double* H, double* g,
+                             Py_ssize_t blas_min) noexcept nogil:
+    """H += J^T J and g += J^T e for one block, from the deltas, without J's rows.
 
-    Row (p, k) of J restricted to layer j is delta^k_p (x) a_p (its units' deltas times
-    its source activations; 1 for the biases). So the rows of H that belong to unit u
-    of layer j are sum_p a_p (x) R_u[p, :] with R_u[p, :] = sum_k delta^k_pu J[(p, k), :]:
-    the n_out rows of an example are summed *before* the product, which then costs
-    nb * S_j * (n_w - first column of u) multiply-adds per unit u (one product of the
-    activations' transpose with R_u), against n_out times that in J^T J. Only the
-    columns from u's first weight on are formed: the upper triangle in row-major terms.
+    Row (p, k) of J restricted to unit u of layer j is delta^k_pu a_p (its source
+    activations a_p, and 1 for the bias), so
+
+        H[(u, s), (u', s')] = sum_p G_p[u, u'] a_ps a_ps',  G_p[u, u'] = sum_k delta^k_pu delta^k_pu'
+
+    (the example's n_out backward passes are summed into G_p first). The rows of H that
+    belong to unit u are then one product per block: a_p^T times R_u, with
+    R_u[p, (u', s')] = G_p[u, u'] a_ps' -- 1/n_out of the multiply-adds of J^T J on J's
+    rows. Only the columns from u's first weight on are formed (the upper triangle in
+    row-major terms). Likewise g[(u, s)] = sum_p eps_pu a_ps, eps_pu = sum_k e_pk delta^k_pu.
+    V holds the deltas of the block's rows (p, k) (nu = units - inputs columns); G is a
+    workspace of nb * nu * (nu + 1) doubles, R of nb * n_w.
     """
-    cdef Py_ssize_t j, u, p, k, c, s, start, size, lo, hi, n_src, c_l, i0, width
+    cdef Py_ssize_t j, m, u, u2, p, k, a, b, s, c_l, c_m, i0, width, col
+    cdef Py_ssize_t size, lo, n_src, size_m, lo_m, n_src_m
     cdef const Py_ssize_t* lay
+    cdef const Py_ssize_t* lay_m
+    cdef const double* v
+    cdef const double* ap
+    cdef double* gp
+    cdef double* ep
     cdef double* r
     cdef double* hb
-    cdef const double* jr
-    cdef double v
+    cdef double* eps = G + nb * nu * nu
+    cdef double va, gv
+    for p in range(nb):                          # G_p (upper triangle) and eps_p
+        gp = G + p * nu * nu
+        ep = eps + p * nu
+        for a in range(nu):
+            ep[a] = 0.0
+            for b in range(a, nu):
+                gp[a * nu + b] = 0.0
+        for k in range(n_out):
+            v = V + (p * n_out + k) * nu
+            for a in range(nu):
+                va = v[a]
+                ep[a] = ep[a] + e[p * n_out + k] * va
+                for b in range(a, nu):
+                    gp[a * nu + b] = gp[a * nu + b] + va * v[b]
     for j in range(n_layers):
         lay = layers + j * L_NCOLS
-        start = lay[L_START]; size = lay[L_SIZE]
-        lo = lay[L_SRC_LO]; hi = lay[L_SRC_HI]
-        n_src = hi - lo
-        c_l = start - n_in
+        size = lay[L_SIZE]; lo = lay[L_SRC_LO]; n_src = lay[L_SRC_HI] - lo
+        c_l = lay[L_START] - n_in
         for u in range(size):
+            a = c_l + u
             i0 = lay[L_W_OFF] + u * n_src
             width = n_w - i0
-            for p in range(nb):                  # R_u[p, :] = sum_k delta^k_pu J[(p, k), i0:]
-                r = R + p * width
-                jr = Jb + p * n_out * n_w + i0
-                v = V[p * n_out * ldv + c_l + u]
-                for c in range(width):
-                    r[c] = v * jr[c]
-                for k in range(1, n_out):
-                    jr = jr + n_w
-                    v = V[(p * n_out + k) * ldv + c_l + u]
-                    for c in range(width):
-                        r[c] = r[c] + v * jr[c]
+            for p in range(nb):                  # R_u[p, c - i0] for the columns c >= i0
+                r = R + p * width - i0
+                gp = G + p * nu * nu
+                ap = A + p * lda
+                for m in range(j, n_layers):
+                    lay_m = layers + m * L_NCOLS
+                    size_m = lay_m[L_SIZE]; lo_m = lay_m[L_SRC_LO]
+                    n_src_m = lay_m[L_SRC_HI] - lo_m
+                    c_m = lay_m[L_START] - n_in
+                    for u2 in range(u if m == j else 0, size_m):
+                        gv = gp[a * nu + c_m + u2]
+                        col = lay_m[L_W_OFF] + u2 * n_src_m
+                        for s in range(n_src_m):
+                            r[col + s] = gv * ap[lo_m + s]
+                    for u2 in range(size_m):     # the biases (in layer j: u's and its neighbours')
+                        b = c_m + u2
+                        r[lay_m[L_B_OFF] + u2] = gp[a * nu + b] if b >= a else gp[b * nu + a]
             # weight rows: H[i0 + s, i0:] += sum_p a_p[lo + s] R_u[p, :]
             gemm_rm(b'T', b'N', n_src, width, nb, A + lo, lda, R, width, 1.0,
                     H + i0 * n_w + i0, n_w, NULL, nb, True, 0)
@@ -219,8 +252,12 @@ cdef void add_block_factored(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_s
             hb = H + (lay[L_B_OFF] + u) * n_w + i0
             for p in range(nb):
                 r = R + p * width
-                for c in range(width):
-                    hb[c] = hb[c] + r[c]
+                for s in range(width):
+                    hb[s] = hb[s] + r[s]
+        # J^T e of the layer: the gradient's products with eps in place of the deltas
+        fn_loops_deltas_bias(nb, size, eps + c_l, nu, NULL, g + lay[L_B_OFF])
+        gemm_gradient(nb, size, n_src, eps + c_l, nu, A + lo, lda, g + lay[L_W_OFF],
+                      blas_min)
 
 
 def normal_equations(double[:, ::1] A, const double[:, ::1] T,
@@ -239,9 +276,11 @@ def normal_equations(double[:, ::1] A, const double[:, ::1] T,
     g : (n_weights,) output, J^T e (half the gradient of the SSE).
     Jb : (block * n_out, n_weights) workspace: one block's Jacobian rows.
     e : (block * n_out,) workspace: one block's errors.
-    R : (block * n_weights,) workspace of the factored products (unused otherwise).
-    factored : J^T J through the rows' outer-product structure (see
-        add_block_factored) instead of BLAS dsyrk on the block's rows.
+    R : (block * n_weights + block * nu * (nu + 1),) workspace of the factored products,
+        nu = n_units - n_in (unused otherwise).
+    factored : J^T J and J^T e from the deltas through the rows' outer-product
+        structure (see add_block_factored; Jb is then unused) instead of BLAS dsyrk and
+        dgemv on the block's rows.
 
     Returns
     -------
@@ -252,13 +291,15 @@ def normal_equations(double[:, ::1] A, const double[:, ::1] T,
     cdef Py_ssize_t out0 = layers[layers.shape[0] - 1, L_START]
     cdef double sse = 0.0
     check_workspaces(layers, n_in, n, A.shape[1], n_w, D.shape[0], D.shape[1],
-                     V.shape[0], V.shape[1], Jb.shape[0], Jb.shape[1], D.shape[0] * n_out)
+                     V.shape[0], V.shape[1], Jb.shape[0], Jb.shape[1],
+                     0 if factored else D.shape[0] * n_out)
     check_buffers(layers, n_in, n, A.shape[1], n_w, T.shape[0], T.shape[1], -1, -1)
     if H.shape[0] != n_w or H.shape[1] != n_w or g.shape[0] != n_w:
         raise ValueError("kernel: H must be (n_weights, n_weights) and g (n_weights,)")
     if e.shape[0] < D.shape[0] * n_out:
         raise ValueError("kernel: the error workspace is too short")
-    if factored and R.shape[0] < D.shape[0] * n_w:
+    cdef Py_ssize_t nu = D.shape[1]
+    if factored and R.shape[0] < D.shape[0] * (n_w + nu * (nu + 1)):
         raise ValueError("kernel: the product workspace is too short")
     with nogil:
         memset(&H[0, 0], 0, n_w * n_w * sizeof(double))
@@ -266,13 +307,13 @@ def normal_equations(double[:, ::1] A, const double[:, ::1] T,
         while r0 < n:
             nb = D.shape[0] if D.shape[0] < n - r0 else n - r0
             block_rows(&layers[0, 0], layers.shape[0], n_in, &w[0], &A[r0, 0], A.shape[1],
-                       &D[0, 0], &V[0, 0], D.shape[1], nb, &Jb[0, 0], n_w, blas_min)
+                       &D[0, 0], &V[0, 0], nu, nb, NULL if factored else &Jb[0, 0], n_w,
+                       blas_min)
             sse += block_errors(&A[r0, 0], A.shape[1], out0, &T[r0, 0], n_out, nb, &e[0])
             if factored:
                 add_block_factored(&layers[0, 0], layers.shape[0], n_in, &A[r0, 0],
-                                   A.shape[1], &V[0, 0], D.shape[1], &Jb[0, 0], nb, n_out,
-                                   n_w, &R[0], &H[0, 0])
-                add_block_products(&Jb[0, 0], nb * n_out, n_w, &e[0], NULL, &g[0])
+                                   A.shape[1], &V[0, 0], nu, &e[0], nb, n_out, n_w,
+                                   &R[D.shape[0] * n_w], &R[0], &H[0, 0], &g[0], blas_min)
             else:
                 add_block_products(&Jb[0, 0], nb * n_out, n_w, &e[0], &H[0, 0], &g[0])
             r0 += nb
