@@ -200,7 +200,8 @@ def jacobian(net: MLP, X: ArrayLike) -> np.ndarray:
 class _NormalEquations:
     """Buffers and kernels of one Levenberg-Marquardt epoch on one data set, allocated once.
 
-    ``compute()`` returns ``(H, r, sse)``: H = J^T J (C x C, symmetric), r = J^T e with
+    ``compute()`` returns ``(H, r, sse)``: H = J^T J (C x C) in its upper triangle
+    (row-major, diagonal included; the strict lower triangle is unspecified), r = J^T e with
     e = vec(O - T) (half the gradient of the SSE) and the SSE, at the network's current
     weights; H and r are this object's buffers, overwritten by the next call.
     ``solve(mu)`` gives dw = -(H + mu D)^-1 r (Cholesky), ``sse(w)`` the SSE at trial
@@ -220,10 +221,10 @@ class _NormalEquations:
         n_nonin = net.n_units - net.n_in
         self.D, self.V = np.empty((block, n_nonin)), np.empty((block * n_out, n_nonin))
         self.factored = factored
-        # factored: the products' workspace R (block x C) and G_p (block x nu x (nu + 1));
+        # factored: the products' workspace R (block x C), G_p (block x nu x (nu + 1)), ones;
         # else one block of Jacobian rows, Jb.
         self.Jb = np.empty((0 if factored else block * n_out, C))
-        self.R = np.empty(block * (C + n_nonin * (n_nonin + 1)) if factored else 0)
+        self.R = np.empty(block * (C + n_nonin * (n_nonin + 1) + 1) if factored else 0)
         self.e = np.empty(block * n_out)
         self.H, self.r = np.empty((C, C)), np.empty(C)
         self.L, self.dw = np.empty((C, C)), np.empty(C)

@@ -192,7 +192,7 @@ cdef void add_block_factored(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_s
     rows. Only the columns from u's first weight on are formed (the upper triangle in
     row-major terms). Likewise g[(u, s)] = sum_p eps_pu a_ps, eps_pu = sum_k e_pk delta^k_pu.
     V holds the deltas of the block's rows (p, k) (nu = units - inputs columns); G is a
-    workspace of nb * nu * (nu + 1) doubles, R of nb * n_w.
+    workspace of nb * (nu * (nu + 1) + 1) doubles, R of nb * n_w.
     """
     cdef Py_ssize_t j, m, u, u2, p, k, a, b, s, c_l, c_m, i0, width, col
     cdef Py_ssize_t size, lo, n_src, size_m, lo_m, n_src_m
@@ -203,10 +203,11 @@ cdef void add_block_factored(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_s
     cdef double* gp
     cdef double* ep
     cdef double* r
-    cdef double* hb
     cdef double* eps = G + nb * nu * nu
+    cdef double* ones = eps + nb * nu
     cdef double va, gv
     for p in range(nb):                          # G_p (upper triangle) and eps_p
+        ones[p] = 1.0
         gp = G + p * nu * nu
         ep = eps + p * nu
         for a in range(nu):
@@ -248,12 +249,10 @@ cdef void add_block_factored(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_s
             # weight rows: H[i0 + s, i0:] += sum_p a_p[lo + s] R_u[p, :]
             gemm_rm(b'T', b'N', n_src, width, nb, A + lo, lda, R, width, 1.0,
                     H + i0 * n_w + i0, n_w, NULL, nb, True, 0)
-            # bias row: H[b, i0:] += sum_p R_u[p, :]
-            hb = H + (lay[L_B_OFF] + u) * n_w + i0
-            for p in range(nb):
-                r = R + p * width
-                for s in range(width):
-                    hb[s] = hb[s] + r[s]
+            # bias row: H[b, i0:] += sum_p R_u[p, :], a product with ones (tiles or BLAS:
+            # measured 1.2x faster than a loop on cancer1 4+2)
+            gemm_rm(b'T', b'N', 1, width, nb, ones, 1, R, width, 1.0,
+                    H + (lay[L_B_OFF] + u) * n_w + i0, n_w, NULL, nb, True, 0)
         # J^T e of the layer: the gradient's products with eps in place of the deltas
         fn_loops_deltas_bias(nb, size, eps + c_l, nu, NULL, g + lay[L_B_OFF])
         gemm_gradient(nb, size, n_src, eps + c_l, nu, A + lo, lda, g + lay[L_W_OFF],
@@ -272,11 +271,12 @@ def normal_equations(double[:, ::1] A, const double[:, ::1] T,
     A : (n_patterns, lda >= n_units) float64 activations, inputs filled in.
     T : (n_patterns, n_out) float64 targets.
     layers, n_in, w, D, V, blas_min : as in :func:`jacobian`.
-    H : (n_weights, n_weights) output, J^T J (symmetric, both triangles set).
+    H : (n_weights, n_weights) output: J^T J in its upper triangle (row-major, diagonal
+        included); the strict lower triangle is unspecified.
     g : (n_weights,) output, J^T e (half the gradient of the SSE).
     Jb : (block * n_out, n_weights) workspace: one block's Jacobian rows.
     e : (block * n_out,) workspace: one block's errors.
-    R : (block * n_weights + block * nu * (nu + 1),) workspace of the factored products,
+    R : (block * (n_weights + nu * (nu + 1) + 1),) workspace of the factored products,
         nu = n_units - n_in (unused otherwise).
     factored : J^T J and J^T e from the deltas through the rows' outer-product
         structure (see add_block_factored; Jb is then unused) instead of BLAS dsyrk and
@@ -286,7 +286,7 @@ def normal_equations(double[:, ::1] A, const double[:, ::1] T,
     -------
     sse : float, the summed squared error at w.
     """
-    cdef Py_ssize_t n = A.shape[0], nb, r0 = 0, i, j, n_w = w.shape[0]
+    cdef Py_ssize_t n = A.shape[0], nb, r0 = 0, n_w = w.shape[0]
     cdef Py_ssize_t n_out = layers[layers.shape[0] - 1, L_SIZE]
     cdef Py_ssize_t out0 = layers[layers.shape[0] - 1, L_START]
     cdef double sse = 0.0
@@ -299,7 +299,7 @@ def normal_equations(double[:, ::1] A, const double[:, ::1] T,
     if e.shape[0] < D.shape[0] * n_out:
         raise ValueError("kernel: the error workspace is too short")
     cdef Py_ssize_t nu = D.shape[1]
-    if factored and R.shape[0] < D.shape[0] * (n_w + nu * (nu + 1)):
+    if factored and R.shape[0] < D.shape[0] * (n_w + nu * (nu + 1) + 1):
         raise ValueError("kernel: the product workspace is too short")
     with nogil:
         memset(&H[0, 0], 0, n_w * n_w * sizeof(double))
@@ -317,9 +317,6 @@ def normal_equations(double[:, ::1] A, const double[:, ::1] T,
             else:
                 add_block_products(&Jb[0, 0], nb * n_out, n_w, &e[0], &H[0, 0], &g[0])
             r0 += nb
-        for i in range(n_w):          # mirror the upper triangle into the lower one
-            for j in range(i):
-                H[i, j] = H[j, i]
     return sse
 
 
@@ -329,7 +326,8 @@ def solve_damped(const double[:, ::1] H, const double[::1] r, double mu, bint ma
 
     Parameters
     ----------
-    H : (n, n) symmetric positive semi-definite (J^T J), not changed.
+    H : (n, n) symmetric positive semi-definite (J^T J) in its upper triangle (row-major;
+        the strict lower triangle is not read), not changed.
     r : (n,) right-hand side (J^T e).
     mu : damping, > 0.
     marquardt : D = diag(H) (Marquardt) instead of I (Levenberg).
@@ -355,8 +353,7 @@ def solve_damped(const double[:, ::1] H, const double[::1] r, double mu, bint ma
                 L[i, i] = H[i, i] * (1.0 + mu)
             else:
                 L[i, i] = H[i, i] + mu
-        # H is symmetric and both triangles are set, so the row-major array is
-        # the same matrix for column-major LAPACK.
+        # The row-major upper triangle is LAPACK's (column-major) lower one.
         dpotrf(&lower, &n, &L[0, 0], &n, &info)
         if info == 0:
             for i in range(n):
