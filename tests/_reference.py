@@ -42,18 +42,25 @@ def sse(net, X, T):
     return float(np.sum((predict(net, X) - T) ** 2))
 
 
-def gradient(net, X, T):
-    """(flat gradient of sum (y - t)^2, SSE) at the network's weights."""
-    W, b = net.get_params()
-    acts, nets = forward(net, W, b, X)
+def backward(net, W, acts, nets, delta_out):
+    """Deltas of every layer (dict) from the output layer's deltas ``delta_out``."""
     L = net.n_layers
-    delta = {L: 2.0 * (acts[L] - T) * _act(net, L)[1](nets[L])}
+    delta = {L: delta_out}
     for j in range(L - 1, 0, -1):
         back = np.zeros_like(acts[j])
         for k in range(j + 1, L + 1):
             if (j, k) in W:
                 back += delta[k] @ W[(j, k)].T
         delta[j] = back * _act(net, j)[1](nets[j])
+    return delta
+
+
+def gradient(net, X, T):
+    """(flat gradient of sum (y - t)^2, SSE) at the network's weights."""
+    W, b = net.get_params()
+    acts, nets = forward(net, W, b, X)
+    L = net.n_layers
+    delta = backward(net, W, acts, nets, 2.0 * (acts[L] - T) * _act(net, L)[1](nets[L]))
     gW = {(i, j): acts[i].T @ delta[j] for (i, j) in W}
     gb = {j: delta[j].sum(axis=0) for j in b}
     flat = net.copy().set_params(gW, gb).weights.copy()
@@ -70,14 +77,9 @@ def jacobian(net, X):
     W_pos, b_pos = net.copy().set_weights(np.arange(net.n_connections)).get_params()
     J = np.zeros((N, net.n_out, net.n_connections))
     for k in range(net.n_out):
-        delta = {L: np.zeros_like(acts[L])}
-        delta[L][:, k] = _act(net, L)[1](nets[L])[:, k]
-        for j in range(L - 1, 0, -1):
-            back = np.zeros_like(acts[j])
-            for m in range(j + 1, L + 1):
-                if (j, m) in W:
-                    back += delta[m] @ W[(j, m)].T
-            delta[j] = back * _act(net, j)[1](nets[j])
+        out = np.zeros_like(acts[L])
+        out[:, k] = _act(net, L)[1](nets[L])[:, k]
+        delta = backward(net, W, acts, nets, out)
         for (i, j), pos in W_pos.items():
             J[:, k, pos.astype(int)] = acts[i][:, :, None] * delta[j][:, None, :]
         for j, pos in b_pos.items():
