@@ -5,7 +5,8 @@ per example): :func:`value_and_grad` is the backward pass every trainer uses,
 :func:`jacobian` runs one backward pass per output for each example, a block of
 examples at a time. The error is Proben1's summed squared error (Prechelt 1994)
 with no factor 1/2, and gradients are in the order of ``net.weights``, so a rule
-written in NumPy updates ``net.weights`` directly (see ``docs/gradients.md``).
+written in NumPy updates ``net.weights`` directly (see the guide "Gradients and
+Jacobians for your own rules").
 """
 from __future__ import annotations
 
@@ -43,12 +44,16 @@ class ValueAndGrad(NamedTuple):
     gradient: np.ndarray
 
 
-def _check_net(net):
+def _check_arguments(net, X, Y=None):
+    """Return X (and Y) coerced to C-contiguous float64, or raise naming the argument."""
     if not isinstance(net, MLP):
         raise TypeError(f"`net` must be a fastnet.MLP, got {type(net).__name__}.")
     if not np.isfinite(net._w).all():
         raise FloatingPointError(
             "`net` has non-finite weights; re-initialise them with net.init_weights(seed).")
+    if Y is None:
+        return check_matrix(X, "X", n_cols=net.n_in, what="inputs", allow_empty=True)
+    return check_pair(X, Y, "X", "Y", net.n_in, net.n_out, allow_empty=True)
 
 
 def _block(net, n):
@@ -114,8 +119,7 @@ def value_and_grad(net: MLP, X: ArrayLike, Y: ArrayLike) -> ValueAndGrad:
     >>> bool(net.sum_squared_error(X, Y) < E)
     True
     """
-    _check_net(net)
-    X, Y = check_pair(X, Y, "X", "Y", net.n_in, net.n_out, allow_empty=True)
+    X, Y = _check_arguments(net, X, Y)
     n = X.shape[0]
     g = np.zeros(net.n_connections)
     if n == 0:
@@ -182,8 +186,7 @@ def jacobian(net: MLP, X: ArrayLike) -> np.ndarray:
     >>> jacobian(net, np.zeros((350, 9))).shape
     (700, 100)
     """
-    _check_net(net)
-    X = check_matrix(X, "X", n_cols=net.n_in, what="inputs", allow_empty=True)
+    X = _check_arguments(net, X)
     n, n_out = X.shape[0], net.n_out
     J = np.empty((n * n_out, net.n_connections))
     if n == 0:

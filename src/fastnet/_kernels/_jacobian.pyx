@@ -9,9 +9,12 @@ tiles / BLAS products as the gradient (one product per layer for the whole block
 Layer j's part of row (p, k) is then an outer product: dO_pk / dW_j[u, s] =
 V[(p, k), u] * a_p[s], and dO_pk / db_j[u] = V[(p, k), u].
 
-:func:`normal_equations` forms A = J^T J and J^T e block by block (BLAS dsyrk and
-dgemv on each block's rows, which stay in cache) without storing J: the part of
-Levenberg-Marquardt's epoch (Hagan & Menhaj 1994) that grows with the data.
+:func:`normal_equations` forms H = J^T J and J^T e block by block without storing J:
+the part of Levenberg-Marquardt's epoch (Hagan & Menhaj 1994) that grows with the
+data. By default it forms no Jacobian rows at all: summing an example's n_out backward
+passes first (G_p = products of their deltas, see add_block_factored) leaves 1/n_out
+of the multiply-adds of J^T J on J's rows (BLAS dsyrk, the other method, kept for
+comparison). :func:`solve_damped` then gives the step by LAPACK Cholesky.
 """
 from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemv, dsyrk
