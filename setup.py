@@ -31,7 +31,7 @@ CFLAGS += shlex.split(os.environ.get("FASTNET_CFLAGS", ""))
 
 # _simd holds the register-tiled products and the one choice among them (_simd.h);
 # the other modules call it through cimport.
-KERNELS = ["_simd", "_forward", "_backward", "_rprop", "_backprop", "_trials"]
+KERNELS = ["_simd", "_forward", "_backward", "_rprop", "_backprop", "_trials", "_jacobian"]
 HEADERS = ["_loops.h", "_simd.h", "_tiles.h", "_dots512.h", "_trials.h", "_types.pxd", "_simd.pxd"]
 
 extensions = [
