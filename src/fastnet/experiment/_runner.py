@@ -38,12 +38,38 @@ class _Task:
     one_per_call: bool = False
 
 
+def _cell_method(n_train, n_connections):
+    """How `run_experiment` trains the runs of a cell: ``"lanes"`` or ``"serial"``.
+
+    The `fastnet.train_rprop_many` method of a cell, chosen from the cell alone
+    (training examples, connections), never from the number of runs in a batch:
+    a trial's arithmetic in the lanes is its own lane's, and in ``"serial"`` its
+    own `fastnet.train_rprop` call's, so either way a record does not depend on
+    which runs share its batch, on the batch size, on resuming or on ``jobs``
+    (bit for bit). Method ``"mixed"`` (and ``"auto"``, which picks it from six
+    trials on) would not: a trial handed from the lanes to the single-network
+    kernels sums its errors in another order from then on, and when it is handed
+    on depends on when the other trials of its batch stop.
+
+    Lanes up to ``LANES_MAX_CONNECTIONS`` connections (or training examples x
+    connections up to ``LANES_MAX_WORK``; both of ``fastnet._many``), where full
+    lanes beat one network at a time per trial-epoch (horse1, diabetes1, glass1,
+    soybean1 pivot, 16 runs: as fast as "mixed" to within the noise, 1.1-1.8x
+    faster than one call per run); one `train_rprop` call per run beyond.
+    """
+    from fastnet._many import LANES_MAX_CONNECTIONS, LANES_MAX_WORK
+
+    if n_connections <= LANES_MAX_CONNECTIONS or n_train * n_connections <= LANES_MAX_WORK:
+        return "lanes"
+    return "serial"
+
+
 def _run_task(task):
     """Train the runs of one task (one cell's runs) and return their records (in a worker).
 
-    The runs train in one `train_rprop_many` call (whatever their number, so
-    that a record does not depend on how the runs were batched or resumed), or
-    with ``one_per_call`` in one `train_rprop` call each.
+    The runs train in one `train_rprop_many` call with the cell's `_cell_method`
+    (so that a record does not depend on how the runs were batched or resumed),
+    or with ``one_per_call`` in one `train_rprop` call each.
     """
     from fastnet._many import train_rprop_many
     from fastnet.rprop import train_rprop
@@ -62,7 +88,8 @@ def _run_task(task):
                    for net, seed in zip(nets, seeds)]
         batch = {"runs": 1, "method": "train_rprop"}
     else:
-        results = train_rprop_many(nets, *ds.train, *ds.val, seeds=seeds, **kw)
+        method = _cell_method(ds.n_train, nets[0].n_connections)
+        results = train_rprop_many(nets, *ds.train, *ds.val, seeds=seeds, method=method, **kw)
         batch = {"runs": len(nets), "method": results[0].setup["batch"]["method"]}
     return [_record(task, run, seed, net, preset, r, batch, ds)
             for run, seed, net, r in zip(task.runs, seeds, nets, results)]
@@ -264,10 +291,14 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
         ``progress(ExperimentProgress)`` after each record is written.
     batch_size : int, default `BATCH_SIZE` (16)
         Runs of one (problem, network) cell trained in one call of
-        `fastnet.train_rprop_many` (narrow networks side by side in vector lanes):
-        each record is what one `train_rprop` call gives (to rounding), and a
-        killed experiment loses at most the batches in flight. Records do not
-        depend on the batch size or on interruptions. 1 trains one run per
+        `fastnet.train_rprop_many` (networks of up to 6,000 connections side by
+        side in vector lanes, wider ones one after another): each record is what one
+        `train_rprop` call gives (to rounding), and a killed experiment loses at
+        most the batches in flight. Records do not depend on the batch size, on
+        which runs share a batch, on interruptions or on ``jobs``, bit for bit:
+        each run sums in a lane of its own, or in a call of its own (never
+        ``train_rprop_many``'s method ``"mixed"``, whose hand-off of a run to the
+        single-network kernels depends on when the others stop). 1 trains one run per
         `train_rprop` call instead, for comparison (its records differ from the
         batched ones in the last bits where the lanes ran). Each record says how
         it was trained (``"batch"``, one of `TIMING_FIELDS`).
