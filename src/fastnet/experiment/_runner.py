@@ -18,11 +18,17 @@ from fastnet.experiment._provenance import _header, _load
 from fastnet.experiment._resultfile import (
     ResultFileWarning, _line, _parse_lines,
 )
-from fastnet.experiment._spec import Experiment
+from fastnet.experiment._spec import Experiment, check_count
 
 
 #: Seconds to wait for a Dask scheduler to answer.
 SCHEDULER_TIMEOUT = 10.0
+#: Most local worker processes of `run_experiment` (``jobs``): each imports
+#: NumPy and fastnet (tens of MB), and more processes than cores only share them.
+MAX_JOBS = 256
+#: Seconds between a local worker's checks that the process that started it
+#: still runs: a worker whose parent died (even by SIGKILL) exits within this.
+PARENT_POLL = 0.2
 
 @dataclass(frozen=True)
 class _Task:
@@ -36,6 +42,25 @@ class _Task:
     setup_hash: str
     rule: str = "tables"
     one_per_call: bool = False
+
+
+def _watch_parent(parent):
+    """Initializer of a local worker: exit as soon as ``parent`` is gone.
+
+    joblib's loky workers otherwise outlive a killed experiment (they wait for
+    work for loky's idle timeout, 300 s). A daemon thread polls the parent pid
+    every `PARENT_POLL` seconds; once the worker is re-parented, it exits.
+    """
+    import threading
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL)
+        os._exit(1)
+
+    if os.getppid() != parent:
+        os._exit(1)
+    threading.Thread(target=watch, name="fastnet-parent-watch", daemon=True).start()
 
 
 def _cell_method(n_train, n_connections):
@@ -233,6 +258,9 @@ class ExperimentResult:
         Runs computed now, and runs found in the file.
     backend : str
         ``"sequential"``, ``"loky"`` (local processes) or ``"dask"``.
+    workers : int
+        Local processes that ran the runs: ``jobs`` capped at the batches of
+        runs to do (1 for ``"sequential"``, 0 for ``"dask"``).
     wall_time : float
         Wall seconds of this call's runs.
     """
@@ -244,6 +272,7 @@ class ExperimentResult:
     n_resumed: int
     backend: str
     wall_time: float
+    workers: int = 1
 
 
 def _client(scheduler):
@@ -281,8 +310,12 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
         missing from it are trained. A larger grid (more problems, networks or
         runs) extends the file.
     jobs : int, default=1
-        Local worker processes (joblib ``loky``); 1 runs in this process, -1 uses
-        every core. Ignored with ``scheduler``.
+        Local worker processes (joblib ``loky``), from 1 to `MAX_JOBS`; 1 runs
+        in this process, -1 uses every core. No more workers start than there
+        are batches of runs to do (`ExperimentResult.workers` says how many
+        did); with one batch the runs go in this process. Workers exit when this
+        process dies, even by SIGKILL (within `PARENT_POLL` seconds). Ignored
+        with ``scheduler``.
     scheduler : str or dask.distributed.Client, optional
         Run on a Dask cluster: a scheduler address (``"tcp://host:8786"``) or a
         client. The workers need fastnet and the data under ``experiment.root``
@@ -344,8 +377,11 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
                         f"got {type(experiment).__name__}.")
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     jobs = check_int(jobs, "jobs")
-    if jobs == 0 or jobs < -1:
-        raise ValueError(f"`jobs` must be >= 1 or -1 (all cores), got {jobs}.")
+    if jobs != -1:
+        try:
+            jobs = check_count(jobs, "jobs", MAX_JOBS)
+        except ValueError as exc:
+            raise ValueError(f"{str(exc)[:-1]} (or -1: every core).") from None
     path = Path(os.fspath(path))
     if path.is_dir():
         raise ResultFileError(f"{path}: is a directory; give a result file name such as "
@@ -384,13 +420,20 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
         new = []
 
         client, own_client = (None, False)
+        # No more local workers than tasks: a worker without a task only costs.
+        workers = max(1, min((os.cpu_count() or 1) if jobs == -1 else jobs, len(tasks)))
         if scheduler is not None:
             client, own_client = _client(scheduler)
             backend, config = "dask", {"backend": "dask", "client": client, "n_jobs": -1}
-        elif jobs == 1:
+            workers = 0
+        elif workers == 1:
             backend, config = "sequential", {"backend": "sequential", "n_jobs": 1}
         else:
-            backend, config = "loky", {"backend": "loky", "n_jobs": jobs}
+            # max_nbytes=None: the tasks are small, so no memory-mapped folder in
+            # /dev/shm that a killed experiment would leave behind.
+            backend, config = "loky", {"backend": "loky", "n_jobs": workers, "max_nbytes": None,
+                                       "initializer": _watch_parent,
+                                       "initargs": (os.getpid(),)}
         start = time.perf_counter()
         try:
             if tasks:
@@ -418,7 +461,8 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
     records = sorted(kept + new, key=lambda r: (experiment.problems.index(r["problem"]),
                                                 experiment.networks.index(r["network"]), r["run"]))
     return ExperimentResult(path=path, experiment=experiment, records=tuple(records),
-                            n_new=len(new), n_resumed=len(kept), backend=backend, wall_time=wall)
+                            n_new=len(new), n_resumed=len(kept), backend=backend, wall_time=wall,
+                            workers=workers)
 
 
 def _insort(sorted_list, value):
