@@ -44,7 +44,7 @@ def test_help_of_every_subcommand(cmd, capsys):
 
 def test_usage_error(capsys):
     assert cli.main(["bench", "-p", "cancer1", "-o", "x.jsonl", "--runs", "0"]) == 2
-    assert "positive integer" in capsys.readouterr().err
+    assert "expected an integer from 1 to 10000" in capsys.readouterr().err
 
 
 def test_datasets_list(proben1_root, capsys):

@@ -96,7 +96,7 @@ def test_network_names_and_presets(proben1_root):
 
 
 def test_experiment_validation():
-    with pytest.raises(ValueError, match="`runs` must be >= 1"):
+    with pytest.raises(ValueError, match="`runs` must be from 1 to 10000"):
         Experiment(problems="cancer1", runs=0)
     with pytest.raises(ValueError, match="`options` has unknown keys"):
         Experiment(problems="cancer1", options={"learning_rate": 0.1})
