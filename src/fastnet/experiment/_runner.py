@@ -26,6 +26,16 @@ SCHEDULER_TIMEOUT = 10.0
 #: Most local worker processes of `run_experiment` (``jobs``): each imports
 #: NumPy and fastnet (tens of MB), and more processes than cores only share them.
 MAX_JOBS = 256
+#: An experiment's cell past ``fastnet._many.LANES_MAX_WORK`` trains in lanes
+#: only up to this many training examples (and 6,000 connections), else one
+#: `train_rprop` call per run (see `_cell_method`). CPU seconds for 16 runs of
+#: Proben1's pivot and no-shortcut networks, lanes / one call per run / method
+#: "mixed" (which `run_experiment` never uses): horse1 0.020/0.026/0.026,
+#: diabetes1 0.066/0.075/0.058, heart1 0.062/0.074/0.057, card1 0.033/0.045/0.030,
+#: soybean1 1.62/1.78/1.54, gene1 (1588 examples) 0.14/0.15/0.13 and no-shortcut
+#: 0.23/0.25/0.19; building1 (2104) 0.09/0.06/0.06, thyroid1 (3600) 2.22/1.73/1.51
+#: and no-shortcut 0.86/0.87/0.71.
+EXPERIMENT_LANES_MAX_TRAIN = 2000
 #: Seconds between a local worker's checks that the process that started it
 #: still runs: a worker whose parent died (even by SIGKILL) exits within this.
 PARENT_POLL = 0.2
@@ -76,15 +86,17 @@ def _cell_method(n_train, n_connections):
     kernels sums its errors in another order from then on, and when it is handed
     on depends on when the other trials of its batch stop.
 
-    Lanes up to ``LANES_MAX_CONNECTIONS`` connections (or training examples x
-    connections up to ``LANES_MAX_WORK``; both of ``fastnet._many``), where full
-    lanes beat one network at a time per trial-epoch (horse1, diabetes1, glass1,
-    soybean1 pivot, 16 runs: as fast as "mixed" to within the noise, 1.1-1.8x
-    faster than one call per run); one `train_rprop` call per run beyond.
+    Lanes where training examples x connections is at most ``LANES_MAX_WORK``
+    (as ``"auto"``), and beyond it up to ``LANES_MAX_CONNECTIONS`` connections
+    (both of ``fastnet._many``) and `EXPERIMENT_LANES_MAX_TRAIN` training
+    examples, where full lanes beat one network at a time per trial-epoch; one
+    `train_rprop` call per run otherwise.
     """
     from fastnet._many import LANES_MAX_CONNECTIONS, LANES_MAX_WORK
 
-    if n_connections <= LANES_MAX_CONNECTIONS or n_train * n_connections <= LANES_MAX_WORK:
+    if n_train * n_connections <= LANES_MAX_WORK:
+        return "lanes"
+    if n_connections <= LANES_MAX_CONNECTIONS and n_train <= EXPERIMENT_LANES_MAX_TRAIN:
         return "lanes"
     return "serial"
 
@@ -324,8 +336,9 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
         ``progress(ExperimentProgress)`` after each record is written.
     batch_size : int, default `BATCH_SIZE` (16)
         Runs of one (problem, network) cell trained in one call of
-        `fastnet.train_rprop_many` (networks of up to 6,000 connections side by
-        side in vector lanes, wider ones one after another): each record is what one
+        `fastnet.train_rprop_many` (networks of up to 6,000 connections on up
+        to 2,000 training examples, `EXPERIMENT_LANES_MAX_TRAIN`, side by side in
+        vector lanes, larger ones one after another): each record is what one
         `train_rprop` call gives (to rounding), and a killed experiment loses at
         most the batches in flight. Records do not depend on the batch size, on
         which runs share a batch, on interruptions or on ``jobs``, bit for bit:
