@@ -44,7 +44,7 @@ def test_help_of_every_subcommand(cmd, capsys):
 
 def test_usage_error(capsys):
     assert cli.main(["bench", "-p", "cancer1", "-o", "x.jsonl", "--runs", "0"]) == 2
-    assert "positive integer" in capsys.readouterr().err
+    assert "expected an integer from 1 to 10000" in capsys.readouterr().err
 
 
 def test_datasets_list(proben1_root, capsys):
@@ -299,3 +299,45 @@ def test_train_saves_the_net_and_draws_its_curves(proben1_root, tmp_path, capsys
     assert cli.main(["train", "cancer1", "--data", str(proben1_root),
                      "--save", str(tmp_path / "nowhere" / "net.npz")]) == 1
     assert "`--save`: no such directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cmd", [["bench", "-p", "cancer1"], ["reproduce", "proben1", "linear"]])
+@pytest.mark.parametrize("option, value, expected", [
+    ("--runs", str(10**23), r"argument --runs/-r: expected an integer from 1 to 10000 "
+                            r"\(MAX_RUNS\), got 100000000000000000000000"),
+    ("-r", "1000000000", r"argument --runs/-r: expected an integer from 1 to 10000 "
+                         r"\(MAX_RUNS\), got 1000000000"),
+    ("-r", "1" * 5000, r"argument --runs/-r: expected an integer from 1 to 10000 "
+                       r"\(MAX_RUNS\), got '11111111111111111111\.\.\. \(5000 characters\)'"),
+    ("-j", "1000", r"argument --jobs/-j: expected an integer from 1 to 256 \(MAX_JOBS\) or -1 "
+                   r"\(all cores\), got 1000"),
+    ("--jobs", "0", r"argument --jobs/-j: expected an integer from 1 to 256 \(MAX_JOBS\) or -1 "
+                    r"\(all cores\), got 0"),
+])
+def test_run_counts_and_jobs_are_bounded(cmd, option, value, expected, tmp_path, capsys):
+    # -r 10**23 used to hang, -r 10**9 to take 3.7 GB, -j 1000 -r 1 to hang over 120 s
+    argv = cmd + ["-o", str(tmp_path / "r.jsonl"), option, value]
+    assert cli.main(argv) == 2
+    assert re.search(expected, capsys.readouterr().err)
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_bench_grid_limit_names_runs(tmp_path, capsys):
+    argv = ["bench", "-p", "all", "-n", "linear", "pivot", "noshortcut", "-r", "1000",
+            "-o", str(tmp_path / "r.jsonl")]
+    assert cli.main(argv) == 1
+    assert re.search(r"`--runs` must keep the grid within 100000 runs \(MAX_GRID_RUNS\), got 45 "
+                     r"problems x 3 networks x 1000 runs = 135000\.", capsys.readouterr().err)
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_bench_caps_workers_at_the_batches_and_says_so(proben1_root, tmp_path, capsys):
+    # -j 12 for one run used to start 12 worker processes
+    argv = ["bench", "-p", "cancer1", "-n", "linear", "-r", "2", "-j", "12", "--max-epochs",
+            "100", "--data", str(proben1_root), "-o", str(tmp_path / "r.jsonl")]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr()
+    assert "on up to 12 local processes" in out.err
+    assert ("note: ran on 1 local process, not 12 (--jobs): no more than the batches of runs "
+            "to do.") in out.err
+    assert "(sequential)" in out.out

@@ -146,9 +146,14 @@ def _train(args):
 def _experiment(args, problems, networks, runs):
     from fastnet.experiment import Experiment
 
-    return Experiment(problems=problems, networks=networks, runs=runs, seed=args.seed,
-                      options=_options(args), keep_predictions=args.keep_predictions,
-                      root=args.data, rule=args.rule)
+    try:
+        return Experiment(problems=problems, networks=networks, runs=runs, seed=args.seed,
+                          options=_options(args), keep_predictions=args.keep_predictions,
+                          root=args.data, rule=args.rule)
+    except ValueError as exc:
+        if str(exc).startswith("`runs` "):    # the grid's size: name the option typed
+            raise _UserError(f"`--runs`{str(exc)[6:]}") from None
+        raise
 
 
 def _run(args, exp, out):
@@ -157,8 +162,8 @@ def _run(args, exp, out):
     if not args.quiet:
         n = len(exp.run_keys())
         where = (f"Dask scheduler {args.scheduler}" if args.scheduler else
-                 f"{args.jobs} local process{'es' if args.jobs != 1 else ''}"
-                 if args.jobs != -1 else "all local cores")
+                 f"up to {args.jobs} local processes" if args.jobs > 1 else
+                 "this process" if args.jobs == 1 else "all local cores")
         _err(f"fastnet: {n} runs ({len(exp.problems)} datasets x {len(exp.networks)} networks x "
              f"{exp.runs} runs, master seed {exp.seed}) on {where}; results in {out}")
     try:
@@ -171,6 +176,11 @@ def _run(args, exp, out):
         _err(f"fastnet: interrupted; the finished runs are saved in {out}: rerun the same "
              "command to resume.")
         raise
+    asked = (os.cpu_count() or 1) if args.jobs == -1 else args.jobs
+    if not args.scheduler and res.n_new and res.workers < asked:
+        _err(f"fastnet: note: ran on {res.workers} local process"
+             f"{'es' if res.workers != 1 else ''}, not {asked} (--jobs): no more than the "
+             "batches of runs to do.")
     return res
 
 
@@ -315,21 +325,35 @@ def _demo(args):
 
 # --------------------------------------------------------------------------- parser
 
-def _int_option(minimum, expected, also=()):
-    """An argparse type: an int >= minimum (or one of `also`), else a clear message."""
+def _int_option(minimum, expected, also=(), maximum=None):
+    """An argparse type: an int in [minimum, maximum] (or one of `also`), else a
+    clear message (argparse names the option the user typed)."""
     def parse(text):
+        shown = text if len(text) <= 30 else f"{text[:20]}... ({len(text)} characters)"
         try:
             v = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
-        if v < minimum and v not in also:
-            raise argparse.ArgumentTypeError(f"expected {expected}, got {v}")
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {shown!r}") from None
+        if (v < minimum or (maximum is not None and v > maximum)) and v not in also:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {shown}")
         return v
     return parse
 
 
 _positive_int = _int_option(1, "a positive integer")
-_jobs = _int_option(1, "an integer >= 1 or -1 (all cores)", also=(-1,))
+
+def _runs_option():
+    from fastnet.experiment import MAX_RUNS
+
+    return _int_option(1, f"an integer from 1 to {MAX_RUNS} (MAX_RUNS)", maximum=MAX_RUNS)
+
+
+def _jobs_option():
+    from fastnet.experiment import MAX_JOBS
+
+    return _int_option(1, f"an integer from 1 to {MAX_JOBS} (MAX_JOBS) or -1 (all cores)",
+                       also=(-1,), maximum=MAX_JOBS)
+
 _seed = _int_option(0, "a non-negative integer")
 
 
@@ -356,8 +380,10 @@ def _add_training(p):
 
 def _add_running(p):
     p.add_argument("--seed", type=_seed, default=0, help="master seed (default 0)")
-    p.add_argument("--jobs", "-j", type=_jobs, default=1, metavar="N",
-                   help="local worker processes (default 1; -1 = all cores)")
+    p.add_argument("--jobs", "-j", type=_jobs_option(), default=1, metavar="N",
+                   help="local worker processes (default 1; -1 = all cores; at most 256, and "
+                        "no more than the batches of runs to do: one batch runs in this "
+                        "process; the workers exit when this process dies)")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="run on a Dask cluster, e.g. tcp://host:8786 (needs dask.distributed; "
                         "the workers need fastnet and the data)")
@@ -424,8 +450,8 @@ def build_parser():
                     help="datasets (cancer1, glass1d), problems (cancer = cancer1..3) or all")
     be.add_argument("--networks", "-n", nargs="+", default=["pivot"], metavar="NET",
                     help=net_help + " (default pivot)")
-    be.add_argument("--runs", "-r", type=_positive_int, default=10, help="runs per dataset and "
-                    "network (default 10)")
+    be.add_argument("--runs", "-r", type=_runs_option(), default=10, help="runs per dataset "
+                    "and network (default 10; at most 10,000, and 100,000 in the whole grid)")
     be.add_argument("--out", "-o", required=True, metavar="FILE", help="result file (JSON lines)")
     _add_running(be)
     be.set_defaults(func=_bench)
@@ -477,8 +503,9 @@ def build_parser():
     pr.add_argument("networks", choices=NETWORK_KINDS, help="which networks")
     pr.add_argument("--problems", "-p", nargs="+", default=None, metavar="NAME",
                     help="datasets or problems (default: all that have the network)")
-    pr.add_argument("--runs", "-r", type=_positive_int, default=None,
-                    help="runs per dataset (default 10 for linear, 60 otherwise)")
+    pr.add_argument("--runs", "-r", type=_runs_option(), default=None,
+                    help="runs per dataset (default 10 for linear, 60 otherwise; at most 10,000, "
+                         "and 100,000 in the whole grid)")
     pr.add_argument("--out", "-o", metavar="FILE", default=None,
                     help="result file (default proben1-NETWORKS.jsonl; rerun to resume)")
     _add_running(pr)
