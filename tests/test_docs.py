@@ -79,3 +79,52 @@ def test_proben1_table_matches_the_registry():
                   if p.pivots else "none")
         assert rows[name] == [p.kind, str(p.n_in), str(p.n_out),
                               f"{p.n_examples} ({p.n_train} / {p.n_val} / {p.n_test})", pivots]
+
+
+def _api_signature(obj):
+    """``obj``'s signature as the API pages show it (autodoc's steps, then fastnet_docs')."""
+    pytest.importorskip("sphinx")
+    import sys
+    sys.path.insert(0, str(DOCS / "_ext"))
+    try:
+        import fastnet_docs
+    finally:
+        sys.path.remove(str(DOCS / "_ext"))
+    from sphinx.util.inspect import signature, stringify_signature
+
+    sig = signature(obj, type_aliases=fastnet_docs.TYPE_ALIASES)
+    return fastnet_docs.readable_signature(stringify_signature(sig)), fastnet_docs
+
+
+@pytest.mark.parametrize("name", ["fastnet.train_rprop", "fastnet.train_rprop_many", "fastnet.train_backprop",
+                                  "fastnet.measures.nmse", "fastnet.MLP.predict", "fastnet.MLP"])
+def test_api_signatures_name_the_type_aliases(name):
+    """Signatures say ``X: ArrayLike``, not NumPy's union of ~600 characters per argument."""
+    import importlib
+
+    module, _, attr = name.rpartition(".")
+    if module == "fastnet.MLP":
+        module, attr = "fastnet", f"MLP.{attr}"
+    obj = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    text, fastnet_docs = _api_signature(obj)
+    assert not fastnet_docs.EXPANDED_ALIAS.search(text), text
+    assert "<class" not in text, text
+    if name != "fastnet.MLP":
+        assert re.search(r"\bX: ArrayLike\b|\bY_pred: ArrayLike\b", text), text
+    if name in ("fastnet.train_rprop", "fastnet.train_rprop_many", "fastnet.train_backprop"):
+        assert "X_val: ArrayLike | None = None" in text
+        assert "net" in text and "MLP" in text
+
+
+def test_readable_signature_shortens_what_autodoc_leaves():
+    """A signature the Python domain cannot parse (``<preset or default>``) is shown raw:
+    its ``~`` prefixes and alias wrappers must not reach the page."""
+    _, fastnet_docs = _api_signature(len)
+    raw = ("(net: ~fastnet.network.MLP, X_val: TypeAliasForwardRef('ArrayLike') | None = None, "
+           "stop: ~fastnet.stopping.StoppingCriterion | None = <preset or default>, "
+           "dtype: type = <class 'numpy.float64'>)")
+    assert fastnet_docs.readable_signature(raw) == (
+        "(net: MLP, X_val: ArrayLike | None = None, stop: StoppingCriterion | None = <preset or default>, "
+        "dtype: type = float64)")
