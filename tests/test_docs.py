@@ -128,3 +128,82 @@ def test_readable_signature_shortens_what_autodoc_leaves():
     assert fastnet_docs.readable_signature(raw) == (
         "(net: MLP, X_val: ArrayLike | None = None, stop: StoppingCriterion | None = <preset or default>, "
         "dtype: type = float64)")
+
+
+# -- the documentation's claims about presets and stopping rules, against the code --------
+
+def _rule_terms(text):
+    """The criteria a rule written for people names: ``{"GL2", "P<0.1"}`` for
+    "GL2 or $P_5 < 0.1$ or 3000 epochs" (the epoch limit is left out)."""
+    text = re.sub(r"[\s$_]", "", text)
+    terms = set(re.findall(r"(?:GL|UP|PQ)\d+(?:\.\d+)?", text))
+    if re.search(r"P5(?:\(t\))?<0\.1", text):
+        terms.add("P<0.1")
+    if "GL/P5>3" in text:
+        terms.add("PQ3")
+    return terms
+
+
+def _criterion_terms(criterion):
+    return set(re.findall(r"(?:GL|UP|PQ)\d+(?:\.\d+)?|P<0\.1", criterion.name))
+
+
+def test_rule_terms_read_what_people_write():
+    assert _rule_terms("GL5 or $P_5 < 0.1$ or 3000 epochs") == {"GL5", "P<0.1"}
+    assert _rule_terms("$P_5(t) < 0.1$ or 3000 epochs, or once $GL_5$, $UP_8$ and $PQ_3$ have each held") == {
+        "P<0.1", "GL5", "UP8", "PQ3"}
+
+
+def _table_rows(page, first_cell):
+    """The cells of the rows of a Markdown table on ``page`` whose cell matches ``first_cell``."""
+    rows = []
+    for line in (DOCS / page).read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and any(re.search(first_cell, c) for c in cells):
+            rows.append(cells)
+    return rows
+
+
+def test_training_page_preset_table_matches_the_presets():
+    from fastnet.rprop import PRESETS, proben1_stopping
+
+    rows = {re.search(r'"(proben1-[\w-]+)"', r[0]).group(1): r
+            for r in _table_rows("training.md", r'^`"proben1-[\w-]+"`$')}
+    assert set(rows) == set(PRESETS)
+    for name, (_, variant, eta_plus, delta0, init, rule) in rows.items():
+        preset = PRESETS[name]
+        assert variant == preset["variant"], name
+        assert float(eta_plus) == preset["eta_plus"], name
+        assert tuple(float(x) for x in re.findall(r"[\d.]+", delta0)) == preset["delta0"], name
+        assert float(init.lstrip("±")) == preset["init_scale"], name
+        assert _rule_terms(rule) == _criterion_terms(proben1_stopping(preset["stop"])), name
+    # "All three use eta- = 0.5, Delta_max = 50, Delta_min = 0, strips of 5 epochs and at most 3000 epochs"
+    for preset in PRESETS.values():
+        assert (preset["eta_minus"], preset["delta_max"], preset["delta_min"], preset["strip"],
+                preset["max_epochs"]) == (0.5, 50.0, 0.0, 5, 3000)
+
+
+def test_stopping_page_rule_table_matches_the_presets():
+    from fastnet.rprop import PRESETS, proben1_stopping
+
+    rows = _table_rows("stopping.md", r'preset `"proben1-[\w-]+"`')
+    assert len(rows) == len(PRESETS)
+    for _, rule, where in rows:
+        name = re.search(r'"(proben1-[\w-]+)"', where).group(1)
+        assert _rule_terms(rule) == _criterion_terms(proben1_stopping(PRESETS[name]["stop"])), name
+
+
+@pytest.mark.parametrize("where", ["RpropClassifier", "RpropRegressor", "embedding.md"])
+def test_estimator_docs_state_each_named_stop_rule_as_it_runs(where):
+    """The estimators' ``stop`` names (the issue: the page said "multilayer" was
+    "P5<0.1, or ever GL5, UP8 and PQ3" while it runs GL2; "multilayer-literal" was
+    accepted but undocumented)."""
+    pytest.importorskip("sklearn")
+    from fastnet import sklearn as fsk
+    from fastnet.rprop import proben1_stopping
+
+    text = (DOCS / where).read_text(encoding="utf-8") if where.endswith(".md") else getattr(fsk, where).__doc__
+    claims = dict(re.findall(r'`"(linear|multilayer|multilayer-literal)"`+ \(([^()]*)\)', text))
+    assert set(claims) == set(fsk.STOP_NAMES) - {"auto"}
+    for name, rule in claims.items():
+        assert _rule_terms(rule) == _criterion_terms(proben1_stopping(name)), (name, rule)
