@@ -299,3 +299,68 @@ def test_train_saves_the_net_and_draws_its_curves(proben1_root, tmp_path, capsys
     assert cli.main(["train", "cancer1", "--data", str(proben1_root),
                      "--save", str(tmp_path / "nowhere" / "net.npz")]) == 1
     assert "`--save`: no such directory" in capsys.readouterr().err
+
+
+# -- errors in the words the user typed --------------------------------------------------
+
+@pytest.mark.parametrize("argv, typed, python_name", [
+    (["bench", "-p", "nosuch1", "-o", "{out}"], "`--problems` 'nosuch1' is not a Proben1 dataset", "`name`"),
+    (["reproduce", "proben1", "linear", "-p", "nosuch1", "-o", "{out}"], "`--problems` 'nosuch1'", "`name`"),
+    (["train", "nosuch1"], "`problem` 'nosuch1' is not a Proben1 dataset", "`name`"),
+    (["bench", "-p", "cancer1", "-n", "big", "-o", "{out}"], "`--networks`: 'big' is neither", "`networks`"),
+    (["train", "cancer1", "-n", "big"], "`--network`: 'big' is neither", "`networks`"),
+    (["bench", "-p", "cancer1", "--max-epochs", "7", "-o", "{out}"], "`--max-epochs` must be a multiple",
+     "`max_epochs`"),
+    (["train", "cancer1", "--max-epochs", "5001"], "`--max-epochs` must be a multiple", "`max_epochs`"),
+])
+def test_errors_name_the_options_typed(argv, typed, python_name, proben1_root, tmp_path, capsys):
+    argv = [a.format(out=tmp_path / "r.jsonl") for a in argv] + ["--data", str(proben1_root), "-q"]
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert typed in err and python_name not in err, err
+
+
+def test_compare_errors_name_the_options_typed(bench_file, capsys):
+    assert cli.main(["compare", str(bench_file), str(bench_file), "--labels", "a"]) == 1
+    err = capsys.readouterr().err
+    assert "`--labels` has 1 entries for 2 files" in err and "`labels`" not in err
+
+
+def test_in_options_maps_library_names_once():
+    parser = cli.build_parser()
+    bench = cli._command_parser(parser, cli._bench)
+    assert cli._in_options("`name` 'x'; `max_epochs` 7; `X` has 3 columns; `--out`", bench) == (
+        "`--problems` 'x'; `--max-epochs` 7; `X` has 3 columns; `--out`")
+    train = cli._command_parser(parser, cli._train)
+    assert cli._in_options("`networks`: 'big'; `root`", train) == "`--network`: 'big'; `--data`"
+
+
+# -- demo: progress on stderr -----------------------------------------------------------
+
+def test_demo_shows_progress_on_stderr_and_quiet_silences_it(capsys):
+    assert cli.main(["demo", "--runs", "2", "--seed", "4"]) == 0
+    shown = capsys.readouterr()
+    lines = shown.err.splitlines()
+    assert lines[0].startswith("[task 1/3] XOR 2-2-1 (success = correct): 0/2 runs  elapsed 0:00:")
+    assert any(line.startswith("[task 3/3] teacher") and "2/2 runs  elapsed 0:00:" in line for line in lines)
+    assert cli.main(["demo", "--runs", "2", "--seed", "4", "--quiet"]) == 0
+    quiet = capsys.readouterr()
+    assert quiet.err == ""
+    untimed = [line.split()[:-2] for line in quiet.out.splitlines() if line.startswith(("XOR", "enc", "tea"))]
+    assert untimed == [line.split()[:-2] for line in shown.out.splitlines()
+                       if line.startswith(("XOR", "enc", "tea"))]
+
+
+def test_demo_batches_do_not_change_the_trials(monkeypatch):
+    from fastnet import demo
+
+    calls = []
+    whole = demo.run_demo(runs=3, seed=2)
+    monkeypatch.setattr(demo, "DEMO_BATCH", 2)
+    batched = demo.run_demo(runs=3, seed=2, progress=lambda *a: calls.append(a))
+    for a, b in zip(whole.rows, batched.rows):
+        assert (a.task, a.runs, a.stopped, a.median_epochs, a.median_test_error, a.traversals) == (
+            b.task, b.runs, b.stopped, b.median_epochs, b.median_test_error, b.traversals)
+    assert [c[1:] for c in calls] == [(i, 3, done, 3) for i in (1, 2, 3) for done in (0, 2, 3)]
+    with pytest.raises(TypeError, match="`progress` must be callable or None, got 'yes'"):
+        demo.run_demo(runs=1, progress="yes")
