@@ -364,3 +364,20 @@ def test_demo_batches_do_not_change_the_trials(monkeypatch):
     assert [c[1:] for c in calls] == [(i, 3, done, 3) for i in (1, 2, 3) for done in (0, 2, 3)]
     with pytest.raises(TypeError, match="`progress` must be callable or None, got 'yes'"):
         demo.run_demo(runs=1, progress="yes")
+
+
+def test_train_plot_has_a_title_units_and_a_log_error_axis(proben1_root, tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from fastnet import plots
+
+    drawn = []
+    real = plots.learning_curves
+    monkeypatch.setattr(plots, "learning_curves", lambda *a, **k: drawn.append(real(*a, **k)) or drawn[-1])
+    assert cli.main(["train", "cancer1", "--seed", "2", "--data", str(proben1_root), "-q",
+                     "--plot", str(tmp_path / "c.png")]) == 0
+    (ax,) = drawn
+    assert ax.get_yscale() == "log" and ax.get_ylabel() == "squared error percentage E (%), log scale"
+    assert re.match(r"cancer1, network 4\+2 l, seed 2: stopped by \S+ after \d+ epochs$", ax.get_title())
+    ax.figure.canvas.draw()
+    renderer = ax.figure.canvas.get_renderer()
+    assert ax.get_legend().get_window_extent(renderer).y0 >= ax.patch.get_window_extent(renderer).y1 - 1
