@@ -381,3 +381,17 @@ def test_train_plot_has_a_title_units_and_a_log_error_axis(proben1_root, tmp_pat
     ax.figure.canvas.draw()
     renderer = ax.figure.canvas.get_renderer()
     assert ax.get_legend().get_window_extent(renderer).y0 >= ax.patch.get_window_extent(renderer).y1 - 1
+
+
+@pytest.mark.parametrize("command", ["report", "compare"])
+def test_html_without_out_says_the_real_size(command, bench_file, capsys):
+    pytest.importorskip("matplotlib")
+    argv = [command, str(bench_file)] + ([str(bench_file)] if command == "compare" else [])
+    assert cli.main(argv + ["-f", "html"]) == 1
+    cap = capsys.readouterr()
+    m = re.search(r"`--format html` makes a page of (\d+) KB \(pictures embedded\): give the file with "
+                  r"-o FILE", cap.err)
+    assert m and cap.out == "" and "several megabytes" not in cap.err, cap.err
+    page = bench_file.parent / f"{command}.html"
+    assert cli.main(argv + ["-f", "html", "-o", str(page)]) == 0
+    assert int(m.group(1)) == round(page.stat().st_size / 1024)

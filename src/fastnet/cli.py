@@ -248,9 +248,6 @@ def _check_out(args):
     from pathlib import Path
 
     if args.out is None:
-        if args.format == "html":
-            raise _UserError("`--format html` writes a page of several megabytes: give the file "
-                             "with -o FILE (e.g. -o report.html).")
         return
     parent = Path(args.out).resolve().parent
     if not parent.is_dir():
@@ -260,6 +257,12 @@ def _check_out(args):
 def _emit(args, text):
     """Print `text`, or write it (UTF-8) atomically to `--out` and say so on stderr."""
     if args.out is None:
+        if args.format == "html":
+            # a page with its pictures embedded is not for a terminal: say how big it is
+            n = len(text.encode("utf-8"))
+            size = f"{n / 1024:.0f} KB" if n < 1024 ** 2 else f"{n / 1024 ** 2:.1f} MB"
+            raise _UserError(f"`--format html` makes a page of {size} (pictures embedded): give the "
+                             "file with -o FILE (e.g. -o report.html).")
         sys.stdout.write(text)
         return
     from fastnet._files import atomic_write
