@@ -296,3 +296,24 @@ def test_pooch_errors_become_fetch_errors_and_pooch_stays_quiet(tmp_path, fake_t
         fetch_proben1(archive.as_uri(), root=tmp_path / "ok")
     assert not [r for r in caplog.records if r.name == "pooch" and r.levelname == "INFO"]
     assert pooch.get_logger().level == level
+
+
+def test_proben1_tests_skip_saying_how_to_get_the_data(tmp_path, monkeypatch):
+    """Without data, Proben1 tests skip with `fastnet datasets fetch` / FASTNET_DATA, and
+    find the data where `fastnet datasets fetch` puts it."""
+    import conftest
+
+    monkeypatch.setattr(conftest, "_SHARED_PROBEN1", tmp_path / "shared" / "proben1")
+    monkeypatch.delenv("FASTNET_DATA", raising=False)
+    monkeypatch.delenv("FASTNET_REQUIRE_DATA", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    with pytest.raises(pytest.skip.Exception, match=r"Proben1 data not found \(searched .*\)\. Get it with "
+                       r"`fastnet datasets fetch` .*or set FASTNET_DATA to a directory holding the \.dt files"):
+        conftest.proben1_root_or_skip()
+    monkeypatch.setenv("FASTNET_REQUIRE_DATA", "1")
+    with pytest.raises(pytest.fail.Exception, match="fastnet datasets fetch"):
+        conftest.proben1_root_or_skip()
+    cache = tmp_path / "xdg" / "fastnet" / "proben1"      # where `fastnet datasets fetch` installs
+    cache.mkdir(parents=True)
+    (cache / "cancer1.dt").write_text("")
+    assert conftest.proben1_root_or_skip() == cache
