@@ -192,7 +192,7 @@ def test_compare_errors(bench_file, tmp_path, capsys):
     assert cli.main(["compare", str(bench_file), str(tmp_path / "none.jsonl")]) == 1
     assert "does not exist" in capsys.readouterr().err
     assert cli.main(["compare", str(bench_file), "--labels", "a", "b"]) == 1
-    assert "`labels` has 2 entries for 1 files" in capsys.readouterr().err
+    assert "`--labels` has 2 entries for 1 files" in capsys.readouterr().err
 
 
 def test_reproduce_linear(proben1_root, tmp_path, capsys):
