@@ -42,7 +42,7 @@ CFLAGS += shlex.split(os.environ.get("FASTNET_CFLAGS", ""))
 # the other modules call it through cimport. Listed longest compile first: the
 # parallel build starts them in this order (_trials alone takes about as long as
 # all the others together).
-KERNELS = ["_trials", "_simd", "_forward", "_backward", "_rprop", "_backprop"]
+KERNELS = ["_trials", "_simd", "_jacobian", "_forward", "_backward", "_rprop", "_backprop"]
 HEADERS = ["_loops.h", "_simd.h", "_tiles.h", "_dots512.h", "_trials.h", "_types.pxd", "_simd.pxd"]
 
 extensions = [

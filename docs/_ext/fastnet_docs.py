@@ -42,7 +42,7 @@ logger = logging.getLogger(__name__)
 #: The API reference: (section title, modules), in the order of the index page.
 API_GROUPS = (
     ("Networks and training", ("fastnet", "fastnet.network", "fastnet.rprop", "fastnet.backprop",
-                               "fastnet.stopping", "fastnet.measures", "fastnet.traversal",
+                               "fastnet.gradients", "fastnet.stopping", "fastnet.measures", "fastnet.traversal",
                                "fastnet.exceptions")),
     ("Data, experiments and reports", ("fastnet.datasets", "fastnet.experiment", "fastnet.report",
                                        "fastnet.reproduction")),

@@ -12,7 +12,10 @@ Results are JSON lines: a header record with the complete set-up (the Proben1
 checklist, fastnet version, machine and build flags), then one record per run,
 appended, flushed and fsync'ed as soon as the run finishes. Running the same
 experiment on the same file resumes it: finished runs are kept, missing ones run.
-A crash can leave at most one incomplete last line; it is detected and cut off
+Every line is checked when a file is read (nesting at most `MAX_NESTING` levels,
+finite numbers, the fields of a header or run record with their types and ranges,
+runs inside the header's grid), so a changed file is a `ResultFileError` naming its
+line and field. A crash can leave at most one incomplete last line; it is detected and cut off
 (with a `ResultFileWarning`), never silently dropping a complete record. Files
 are only ever replaced atomically (temporary file + ``os.replace``).
 
@@ -38,6 +41,7 @@ from fastnet.experiment._protocol import (
     build_network, check_max_epochs, expand_problems, run_seed, training_arguments,
 )
 from fastnet._provenance import kernel_fingerprint
+from fastnet.experiment._record import MAX_CELLS, MAX_COUNT, MAX_MEASURE, MAX_NESTING
 from fastnet.experiment._resultfile import (
     FORMAT, FORMAT_VERSION, TIMING_FIELDS, ResultFile, ResultFileWarning, read_results,
     strip_timing,
@@ -49,6 +53,10 @@ from fastnet.experiment._spec import Experiment
 
 __all__ = [
     "Experiment",
+    "MAX_CELLS",
+    "MAX_COUNT",
+    "MAX_MEASURE",
+    "MAX_NESTING",
     "ExperimentProgress",
     "ExperimentResult",
     "FORMAT",
