@@ -14,7 +14,7 @@ import sys
 import time
 import warnings
 
-from fastnet._progress import EpochProgress, RunProgress
+from fastnet._progress import EpochProgress, RunProgress, TaskProgress
 
 __all__ = ["main", "build_parser"]
 
@@ -32,6 +32,46 @@ class _UserError(Exception):
 
 def _err(*parts):
     print(*parts, file=sys.stderr)
+
+
+#: Library parameter names that differ from the option feeding them, with the options'
+#: `dest` to try in turn (the others match: `max_epochs` is --max-epochs).
+_LIBRARY_NAMES = {"name": ("problems", "problem"), "networks": ("networks", "network"),
+                  "spec": ("networks", "network"), "root": ("data",), "results": ("files",),
+                  "path": ("file",)}
+
+
+def _in_options(message, parser):
+    """``message`` with the library's parameter names in backticks (`max_epochs`) replaced
+    by what the user typed on the command line of `parser` (`--max-epochs`)."""
+    import re
+
+    typed = {}
+    for action in parser._actions:
+        if action.option_strings:
+            typed[action.dest] = max(action.option_strings, key=len)
+        elif action.dest != "help":
+            typed[action.dest] = action.metavar or action.dest
+
+    def option(m):
+        for dest in _LIBRARY_NAMES.get(m.group(1), (m.group(1),)):
+            if dest in typed:
+                return f"`{typed[dest]}`"
+        return m.group(0)
+    return re.sub(r"`(\w+)`", option, message)
+
+
+def _command_parser(parser, func):
+    """The (sub)parser whose command runs `func`."""
+    todo = [parser]
+    while todo:
+        p = todo.pop()
+        if p.get_default("func") is func:
+            return p
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                todo.extend(action.choices.values())
+    return parser
 
 
 # --------------------------------------------------------------------------- datasets
@@ -136,7 +176,9 @@ def _train(args):
     if args.plot:
         from fastnet import plots
 
-        plots.learning_curves(r, path=args.plot)
+        plots.learning_curves(r, log_y=True, path=args.plot,
+                              title=f"{ds.name}, network {net.proben1_spec}, seed {args.seed}: "
+                                    f"stopped by {r.stop_reason} after {r.epochs} epochs")
         print(f"learning curves drawn to {args.plot}")
     return 0
 
@@ -216,9 +258,6 @@ def _check_out(args):
     from pathlib import Path
 
     if args.out is None:
-        if args.format == "html":
-            raise _UserError("`--format html` writes a page of several megabytes: give the file "
-                             "with -o FILE (e.g. -o report.html).")
         return
     parent = Path(args.out).resolve().parent
     if not parent.is_dir():
@@ -228,6 +267,12 @@ def _check_out(args):
 def _emit(args, text):
     """Print `text`, or write it (UTF-8) atomically to `--out` and say so on stderr."""
     if args.out is None:
+        if args.format == "html":
+            # a page with its pictures embedded is not for a terminal: say how big it is
+            n = len(text.encode("utf-8"))
+            size = f"{n / 1024:.0f} KB" if n < 1024 ** 2 else f"{n / 1024 ** 2:.1f} MB"
+            raise _UserError(f"`--format html` makes a page of {size} (pictures embedded): give the "
+                             "file with -o FILE (e.g. -o report.html).")
         sys.stdout.write(text)
         return
     from fastnet._files import atomic_write
@@ -319,7 +364,7 @@ def _demo(args):
     """A small timing study on generated tasks: works on a fresh install, no data."""
     from fastnet.demo import run_demo
 
-    print(run_demo(runs=args.runs, seed=args.seed).summary())
+    print(run_demo(runs=args.runs, seed=args.seed, progress=TaskProgress(args.quiet)).summary())
     return 0
 
 
@@ -475,6 +520,7 @@ def build_parser():
                         description=_demo.__doc__)
     dm.add_argument("--runs", type=_positive_int, default=10, help="runs per task (default 10)")
     dm.add_argument("--seed", type=_seed, default=0, help="master seed (default 0)")
+    dm.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     dm.set_defaults(func=_demo)
 
     cp = sub.add_parser("compare", help="compare result files (t-tests, sign, Wilcoxon, Lacoste)",
@@ -548,14 +594,14 @@ def main(argv=None):
             status = EXIT_INTERRUPTED
         except (_UserError, ResultFileError, DataFormatError, FileNotFoundError,
                 ConnectionError, ImportError) as exc:
-            _err(f"fastnet: error: {exc}")
+            _err(f"fastnet: error: {_in_options(str(exc), _command_parser(parser, args.func))}")
             status = EXIT_USER_ERROR
         except (ValueError, TypeError, OSError) as exc:
-            # The library's argument checks name the argument in backticks; set
-            # FASTNET_DEBUG=1 to see the traceback of anything else.
+            # The library's argument checks name the argument in backticks (given here
+            # as the option typed); set FASTNET_DEBUG=1 to see the traceback.
             if os.environ.get("FASTNET_DEBUG", "0") != "0":
                 raise
-            _err(f"fastnet: error: {exc}")
+            _err(f"fastnet: error: {_in_options(str(exc), _command_parser(parser, args.func))}")
             status = EXIT_USER_ERROR
         finally:
             for w in caught:

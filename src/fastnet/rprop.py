@@ -147,6 +147,10 @@ def resolve_options(preset, given):
         params.update(PRESETS[preset])
     params.update({k: v for k, v in given.items() if v is not _UNSET})
     if isinstance(params["stop"], str):
+        if params["stop"] not in ("linear", "multilayer", "multilayer-literal"):
+            raise ValueError("`stop` must be None, a fastnet.stopping criterion such as GL(5) or AnyOf(GL(5), "
+                             "MaxEpochs(3000)), or the name of a Proben1 rule, one of ['linear', 'multilayer', "
+                             f"'multilayer-literal'], got {params['stop']!r}.")
         params["stop"] = proben1_stopping(params["stop"])
     params["preset"] = preset
     params["variant"] = check_choice(params["variant"], "variant", VARIANTS)
