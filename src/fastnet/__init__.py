@@ -23,9 +23,11 @@ _LAZY_ATTRIBUTES = {
     "SetErrors": "fastnet.training",
     "count_connections": "fastnet.traversal",
     "count_traversals": "fastnet.traversal",
+    "value_and_grad": "fastnet.gradients",
+    "jacobian": "fastnet.gradients",
 }
-_LAZY_MODULES = ("measures", "stopping", "training", "datasets", "stats", "plots", "experiment", "report",
-                 "reproduction", "sklearn", "demo")
+_LAZY_MODULES = ("gradients", "measures", "stopping", "training", "datasets", "stats", "plots",
+                 "experiment", "report", "reproduction", "sklearn", "demo")
 
 
 def get_include():
@@ -79,7 +81,10 @@ __all__ = [
     "SetErrors",
     "count_connections",
     "count_traversals",
+    "value_and_grad",
+    "jacobian",
     "get_include",
+    "gradients",
     "measures",
     "stopping",
     "datasets",

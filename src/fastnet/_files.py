@@ -101,10 +101,17 @@ def exclusive_lock(path):
     points elsewhere (or nowhere) and tries again on the new file. So at most
     one process ever holds the lock of a path.
 
+    The sidecar is opened without following a symbolic link (``O_NOFOLLOW``)
+    and must be a regular file with one name: the lock writes its pid there, so
+    a ``path.lock`` planted as a link to another file would overwrite that file.
+
     Raises
     ------
     FileLockedError
         If another process holds the lock (the message names it and its pid).
+    ResultFileError
+        If ``path.lock`` is a symbolic link, a hard link (a file with another
+        name too) or not a regular file (the message names it; remove it).
 
     Notes
     -----
@@ -119,7 +126,7 @@ def exclusive_lock(path):
     path = Path(os.fspath(path))
     lock_path = path.with_name(path.name + ".lock")
     while True:
-        fd = os.open(lock_path, os.O_CREAT | os.O_RDWR, new_file_mode())
+        fd = _open_lock(lock_path)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -147,6 +154,34 @@ def exclusive_lock(path):
         with contextlib.suppress(OSError):
             os.unlink(lock_path)       # while still holding it (see above)
         os.close(fd)
+
+
+def _open_lock(lock_path):
+    """Open (or create) the sidecar ``lock_path`` for the lock, refusing any other
+    kind of file than a regular one of one name (see `exclusive_lock`)."""
+    import errno
+    import stat
+
+    from fastnet.exceptions import ResultFileError
+
+    hint = "; fastnet writes its lock there, so remove it (or write to another file)."
+    flags = os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(lock_path, flags, new_file_mode())
+    except OSError as exc:
+        if os.path.islink(lock_path):
+            raise ResultFileError(f"{lock_path}: the lock file is a symbolic link (to "
+                                  f"{os.readlink(lock_path)!r}){hint}") from None
+        if exc.errno == errno.EISDIR:
+            raise ResultFileError(f"{lock_path}: the lock file is a directory{hint}") from None
+        raise
+    st = os.fstat(fd)
+    problem = ("is not a regular file" if not stat.S_ISREG(st.st_mode)
+               else f"has {st.st_nlink} names (a hard link)" if st.st_nlink != 1 else None)
+    if problem:
+        os.close(fd)
+        raise ResultFileError(f"{lock_path}: the lock file {problem}{hint}")
+    return fd
 
 
 def _read_pid(fd):

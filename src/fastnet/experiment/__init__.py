@@ -47,9 +47,10 @@ from fastnet.experiment._resultfile import (
     strip_timing,
 )
 from fastnet.experiment._runner import (
-    BATCH_SIZE, SCHEDULER_TIMEOUT, ExperimentProgress, ExperimentResult, run_experiment,
+    BATCH_SIZE, EXPERIMENT_LANES_MAX_TRAIN, MAX_JOBS, PARENT_POLL, SCHEDULER_TIMEOUT,
+    ExperimentProgress, ExperimentResult, run_experiment,
 )
-from fastnet.experiment._spec import Experiment
+from fastnet.experiment._spec import MAX_GRID_RUNS, MAX_RUNS, Experiment
 
 __all__ = [
     "Experiment",
@@ -83,4 +84,9 @@ __all__ = [
     "PROBEN1_RUNS",
     "PROBEN1_STRIP",
     "SCHEDULER_TIMEOUT",
+    "MAX_GRID_RUNS",
+    "MAX_JOBS",
+    "MAX_RUNS",
+    "PARENT_POLL",
+    "EXPERIMENT_LANES_MAX_TRAIN",
 ]

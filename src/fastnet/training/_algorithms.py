@@ -336,6 +336,10 @@ def resolve_rprop(preset, given, unset):
     params.update({k: v for k, v in given.items() if v is not unset})
     stop = params["stop"]
     if isinstance(stop, str):
+        if stop not in ("linear", "multilayer", "multilayer-literal"):
+            raise ValueError("`stop` must be None, a fastnet.stopping criterion such as GL(5) or "
+                             "AnyOf(GL(5), MaxEpochs(3000)), or the name of a Proben1 rule, one of "
+                             f"['linear', 'multilayer', 'multilayer-literal'], got {stop!r}.")
         stop = proben1_stopping(stop)
     algorithm = RPROP(**{k: params[k] for k in _RULE})
     init = params["init_scale"]
