@@ -450,12 +450,15 @@ def test_train_results_is_a_sequence_with_columns(method):
     assert rs.cpu_time.tolist() == [r.cpu_time for r in items]
     assert rs.wall_time.tolist() == [r.wall_time for r in items]
     assert len(set(rs.epochs.tolist())) > 1           # trials stopped at different epochs
-    if method == "lanes":
-        with pytest.raises(ValueError, match="read-only"):
-            rs.epochs[0] = 1
-    # pickles as its list of results
+    with pytest.raises(ValueError, match="read-only"):
+        rs.epochs[0] = 1
+    # pickles as its list of results, and gets the same columns back from them
     back = pickle.loads(pickle.dumps(rs))
     assert type(back) is TrainResults and back.epochs.tolist() == rs.epochs.tolist()
+    for name in ("weights", "train_error", "val_error", "val_epochs", "min_train_error"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(rs, name))
+    np.testing.assert_array_equal(back.final_val.squared_error_percentage,
+                                  rs.final_val.squared_error_percentage)
     assert [r.stop_reason for r in back] == list(rs.stop_reason)
     assert repr(rs).startswith("TrainResults(11 trials, epochs ")
 
