@@ -494,7 +494,7 @@ def test_run_counts_and_jobs_are_bounded(proben1_root, tmp_path):
                                              rf"{runs}\."):
             Experiment(problems="cancer1", runs=runs)
     with pytest.raises(ValueError, match=r"`runs` must be from 1 to 10000, got an integer of "
-                                         r"1329 bits\."):
+                                         r"about 400 digits\."):
         Experiment(problems="cancer1", runs=10**400)
     with pytest.raises(ValueError, match=r"`runs` must keep the grid within 100000 runs "
                                          r"\(MAX_GRID_RUNS\), got 45 problems x 3 networks x "

@@ -300,10 +300,10 @@ def test_pairwise_validation():
 
 
 def test_counts_beyond_float_range_are_value_errors():
-    with pytest.raises(ValueError, match=r"`k_h` must hold finite counts, got an integer beyond "
+    with pytest.raises(ValueError, match=r"`k_h` must hold finite numbers, got an integer beyond "
                                          r"float64's range"):
         prob_better(10**400, 0)
-    with pytest.raises(ValueError, match=r"`k_g` must hold finite counts"):
+    with pytest.raises(ValueError, match=r"`k_g` must hold finite numbers"):
         prob_better(0, [1, -10**400])
     with pytest.raises(TypeError, match=r"`k_h` must be a count or an array of counts, got str"):
         prob_better("many", 0)

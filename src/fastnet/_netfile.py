@@ -8,7 +8,7 @@ import json
 import numpy as np
 
 from fastnet._files import NotNpzError, NpzMember, read_npz
-from fastnet._validation import check_choice
+from fastnet._validation import check_choice, shown_int
 
 #: Version of the ``.npz`` file format written by :meth:`MLP.save`.
 FORMAT_VERSION = 1
@@ -95,7 +95,7 @@ def _check_config(config, where, activations):
         check_choice(config[key], key, activations)
     n_conn = _n_connections(config)
     if n_conn > MAX_CONNECTIONS:
-        raise ValueError(f"{where}: the configuration gives {_show_int(n_conn)} connections, "
+        raise ValueError(f"{where}: the configuration gives {shown_int(n_conn)} connections, "
                          f"more than MAX_CONNECTIONS = {MAX_CONNECTIONS}.")
     return dict(config, hidden=tuple(config["hidden"]))
 
@@ -109,13 +109,6 @@ def _n_connections(config):
         total += sizes[j] * (fan + 1)
         before += sizes[j]
     return total
-
-
-def _show_int(value):
-    """An integer for a message: its digits, or their count when there are too many."""
-    if value < 10**30:
-        return str(value)
-    return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
 
 
 def _check_weight_range(w, name):

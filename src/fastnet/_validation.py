@@ -9,8 +9,9 @@ def _huge(value):
     return f"an integer of about {int(abs(int(value)).bit_length() * 0.30103)} digits"
 
 
-def _shown(value):
-    return value if -10**30 < value < 10**30 else _huge(value)
+def shown_int(value):
+    """An integer for a message: its digits, or their count when there are too many."""
+    return str(value) if -10**30 < value < 10**30 else _huge(value)
 
 
 def check_int(value, name, *, minimum=None, maximum=None):
@@ -19,9 +20,9 @@ def check_int(value, name, *, minimum=None, maximum=None):
         raise TypeError(f"`{name}` must be an integer, got {type(value).__name__} {value!r}.")
     value = int(value)
     if minimum is not None and value < minimum:
-        raise ValueError(f"`{name}` must be >= {minimum}, got {_shown(value)}.")
+        raise ValueError(f"`{name}` must be >= {minimum}, got {shown_int(value)}.")
     if maximum is not None and value > maximum:
-        raise ValueError(f"`{name}` must be <= {maximum}, got {_shown(value)}.")
+        raise ValueError(f"`{name}` must be <= {maximum}, got {shown_int(value)}.")
     return value
 
 

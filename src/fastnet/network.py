@@ -23,7 +23,6 @@ from fastnet._netfile import (  # noqa: F401 (the limits are part of this module
     _check_weights,
     _n_connections,
     _read_network_file,
-    _show_int,
 )
 from fastnet._validation import (
     as_generator,
@@ -32,6 +31,7 @@ from fastnet._validation import (
     check_int,
     check_matrix,
     check_pair,
+    shown_int,
 )
 
 __all__ = ["MLP", "ACTIVATIONS", "FORMAT_VERSION", "MAX_CONNECTIONS", "MAX_WEIGHT"]
@@ -136,7 +136,7 @@ class MLP:
                                  "shortcut": bool(shortcut)})
         if n_conn > MAX_CONNECTIONS:
             raise ValueError(f"`n_in`, `hidden` and `n_out` must give at most MAX_CONNECTIONS = "
-                             f"{MAX_CONNECTIONS} connections, got {_show_int(n_conn)}.")
+                             f"{MAX_CONNECTIONS} connections, got {shown_int(n_conn)}.")
         if not isinstance(shortcut, (bool, np.bool_)):
             raise TypeError(f"`shortcut` must be True or False, got {shortcut!r}.")
         check_choice(hidden_activation, "hidden_activation", ACTIVATIONS)
@@ -320,6 +320,7 @@ class MLP:
         Returns
         -------
         self : MLP
+            This network, its weights redrawn.
 
         Raises
         ------

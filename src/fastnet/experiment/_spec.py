@@ -29,12 +29,11 @@ def check_count(value, name, maximum, minimum=1):
     """``value`` as an int in [minimum, maximum], else an error naming ``name``
     (a count such as runs or worker processes; huge values are described by
     their size, not printed)."""
-    from fastnet._validation import check_int
+    from fastnet._validation import check_int, shown_int
 
     value = check_int(value, name)
     if not minimum <= value <= maximum:
-        shown = str(value) if abs(value) < 10**30 else f"an integer of {value.bit_length()} bits"
-        raise ValueError(f"`{name}` must be from {minimum} to {maximum}, got {shown}.")
+        raise ValueError(f"`{name}` must be from {minimum} to {maximum}, got {shown_int(value)}.")
     return value
 
 

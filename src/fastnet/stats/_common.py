@@ -10,17 +10,20 @@ from scipy import special
 __all__ = []  # private module
 
 
-def _as_vector(x, name):
-    """`x` as a 1-D float64 array (a copy), or TypeError/ValueError naming `name`."""
+def _as_floats(x, name, what, *, copy=False):
+    """`x` as a float64 array, or TypeError/ValueError naming `name` (`what` it must be)."""
     try:
-        arr = np.array(x, dtype=np.float64)
+        return np.array(x, dtype=np.float64, copy=copy or None)
     except OverflowError:  # a Python int beyond float range
         raise ValueError(f"`{name}` must hold finite numbers, got an integer beyond "
                          "float64's range.") from None
     except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"`{name}` must be a sequence of numbers, got {type(x).__name__}."
-        ) from exc
+        raise TypeError(f"`{name}` must be {what}, got {type(x).__name__}.") from exc
+
+
+def _as_vector(x, name):
+    """`x` as a 1-D float64 array (a copy), or TypeError/ValueError naming `name`."""
+    arr = _as_floats(x, name, "a sequence of numbers", copy=True)
     if arr.ndim != 1:
         raise ValueError(f"`{name}` must be one-dimensional, got shape {arr.shape}.")
     return arr

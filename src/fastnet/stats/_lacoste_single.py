@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from ._common import _as_floats
+
 from fastnet._validation import check_positive
 
 
@@ -19,14 +21,7 @@ __all__ = ["prob_better", "prob_better_predictions"]
 
 
 def _check_counts(k, name):
-    try:
-        arr = np.asarray(k, dtype=np.float64)
-    except OverflowError:  # a Python int beyond float range
-        raise ValueError(f"`{name}` must hold finite counts, got an integer beyond float64's "
-                         "range.") from None
-    except (TypeError, ValueError):
-        raise TypeError(f"`{name}` must be a count or an array of counts, got "
-                        f"{type(k).__name__}.") from None
+    arr = _as_floats(k, name, "a count or an array of counts")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"`{name}` contains NaN or infinite values.")
     if np.any(arr < 0):
