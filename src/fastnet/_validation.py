@@ -26,6 +26,16 @@ def check_int(value, name, *, minimum=None, maximum=None):
     return value
 
 
+def check_count(value, name, maximum, minimum=1):
+    """``value`` as an int in [minimum, maximum], else an error naming ``name``
+    (a count such as runs or worker processes; huge values are described by
+    their size, not printed)."""
+    value = check_int(value, name)
+    if not minimum <= value <= maximum:
+        raise ValueError(f"`{name}` must be from {minimum} to {maximum}, got {shown_int(value)}.")
+    return value
+
+
 def check_float(value, name, *, low=None, high=None, low_open=False, high_open=False):
     """Return ``value`` as a finite float in the given range, or raise."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):

@@ -18,7 +18,8 @@ from fastnet.experiment._provenance import _header, _load
 from fastnet.experiment._resultfile import (
     ResultFileWarning, _line, _parse_lines,
 )
-from fastnet.experiment._spec import Experiment, check_count
+from fastnet._validation import check_count
+from fastnet.experiment._spec import Experiment
 
 
 #: Seconds to wait for a Dask scheduler to answer.

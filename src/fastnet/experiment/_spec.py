@@ -9,6 +9,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from fastnet._validation import check_count
 from fastnet.experiment._protocol import (
     _LINEAR_PRESET, MULTILAYER_RULES, TRAIN_OPTIONS, _normalise_network, check_max_epochs,
     expand_problems,
@@ -23,18 +24,6 @@ MAX_RUNS = 10_000
 #: Most runs of a whole grid (problems x networks x runs), 100,000: records of
 #: a few kB each, all held in memory and in the result file.
 MAX_GRID_RUNS = 100_000
-
-
-def check_count(value, name, maximum, minimum=1):
-    """``value`` as an int in [minimum, maximum], else an error naming ``name``
-    (a count such as runs or worker processes; huge values are described by
-    their size, not printed)."""
-    from fastnet._validation import check_int, shown_int
-
-    value = check_int(value, name)
-    if not minimum <= value <= maximum:
-        raise ValueError(f"`{name}` must be from {minimum} to {maximum}, got {shown_int(value)}.")
-    return value
 
 
 @dataclass(frozen=True)
