@@ -32,7 +32,9 @@ CFLAGS += shlex.split(os.environ.get("FASTNET_CFLAGS", ""))
 # _simd holds the register-tiled products and the one choice among them (_simd.h);
 # the other modules call it through cimport.
 KERNELS = ["_simd", "_forward", "_backward", "_rprop", "_backprop", "_trials"]
-HEADERS = ["_loops.h", "_simd.h", "_tiles.h", "_dots512.h", "_trials.h", "_types.pxd", "_simd.pxd"]
+HEADERS = ["_constants.h", "_rule.h", "_loops.h", "_simd.h", "_tiles.h", "_dots512.h", "_lanes.h",
+           "_lanes_rule.h", "_lanes_pass.h", "_tiny.h", "_trials.h", "_types.pxd", "_simd.pxd",
+           "_rprop.pxd"]
 
 extensions = [
     Extension(
