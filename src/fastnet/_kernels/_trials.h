@@ -144,6 +144,36 @@ fn_trials_update_variant(int variant, const int blend, ptrdiff_t n_w, double *wg
     }
 }
 
+/* RPROP's lane rule alone (the twin of _rprop.pyx's rprop_step, for tests):
+ * one step of n_w weights of FN_TL lanes, (n_w, FN_TL) blocks in place given the
+ * gradient g; rose[lane] != 0: that lane's epoch error rose (irprop+). */
+FN_TRIALS_CLONES static void
+fn_trials_rule_step(ptrdiff_t n_w, double *w, const double *g, double *g_prev, double *dw_prev,
+                    double *step, const fn_trials_rule *rule, const int64_t *rose)
+{
+    fn_lanes_steps k;
+    fn_lanes_steps_init(&k, rule);
+    fn_tm r;
+    memcpy(&r, rose, sizeof r);
+    const fn_tm all = FN_GM_ALL, rose_mask = r != 0;
+    fn_trials_update_variant(rule->variant, 0, n_w, w, g, g_prev, dw_prev, step, &all,
+                             &rose_mask, &k);
+}
+
+/* Hamey's lane check alone (for tests): the lanes of outputs Y (n, n_out,
+ * FN_TL) that are right for every target of T (n, n_out), as bits. */
+FN_TRIALS_CLONES static unsigned
+fn_trials_check(ptrdiff_t n, ptrdiff_t n_out, const double *Y, const double *T, double r_c,
+                double analog)
+{
+    fn_tm ok = FN_GM_ALL;
+    for (ptrdiff_t j = 0; j < n * n_out; j++) {
+        const fn_tvr y = FN_TLOAD(Y + j * FN_TL);
+        fn_lanes_correct_gm(&ok, &y, T[j], r_c, analog);
+    }
+    return FN_GM_BITS(ok);
+}
+
 /* Epoch ep's training SSE of the lanes of group grp, times sse_scale, into
  * row grp * FN_TL + lane, column ep of sse_out (row stride ld). */
 FN_INLINE void
