@@ -197,7 +197,7 @@ fn_trials_epoch_gradient(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t 
     const ptrdiff_t out0 = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START];
     const fn_tv zero = FN_TSPLAT(0.0);
     memset(gg, 0, (size_t)n_w * FN_TL * sizeof(double));
-    *sse = zero;
+    fn_tv e = zero;
     for (ptrdiff_t p0 = 0; p0 < n; p0 += FN_TBLOCK) {
         const ptrdiff_t nb = n - p0 < FN_TBLOCK ? n - p0 : FN_TBLOCK;
         fn_trials_forward_block(layers, n_layers, n_in, wg, X, p0, A, D, nb, n_units);
@@ -205,7 +205,7 @@ fn_trials_epoch_gradient(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t 
             fn_tv *er = E + r * n_units;
             for (ptrdiff_t k = 0; k < n_out; k++) {
                 const fn_tv res = A[r * n_units + out0 + k] - T[(p0 + r) * n_out + k];
-                *sse += res * res;
+                e += res * res;
                 er[out0 + k] = 2.0 * res;   /* dE/dy of E = sum (y - t)^2 */
             }
             for (ptrdiff_t s = n_in; s < out0; s++) er[s] = zero;
@@ -213,6 +213,7 @@ fn_trials_epoch_gradient(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t 
         fn_trials_backward_rows(layers, n_layers, n_in, wg, D, E, nb, n_units);
         fn_trials_gradient_rows(layers, n_layers, gg, A, D, nb, n_units);
     }
+    *sse = e;
 }
 
 /* Run run->n_epochs epochs of epoch-batched RPROP for every group (see the
