@@ -19,31 +19,58 @@
 #include "_lanes.h"
 #include "_lanes_pass.h"
 
+/* What fn_trials_data_pass does with each output of each example. */
+enum { FN_PASS_SSE, FN_PASS_OUTPUTS, FN_PASS_CHECK };
+
+/* A forward pass of one group (weights wg) over a data set X, in blocks of
+ * FN_TBLOCK rows of A (n_units vectors each), then for each output of each
+ * example, by `kind` (a constant): FN_PASS_SSE adds its squared error to *sse;
+ * FN_PASS_OUTPUTS stores it at Y[(p * n_out + k) * FN_TL]; FN_PASS_CHECK
+ * clears in *ok the lanes where it is wrong (fn_lanes_correct_gm: Hamey's check,
+ * thresholds r_c and analog). */
+FN_INLINE void
+fn_trials_data_pass(const int kind, const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
+                    ptrdiff_t n, const double *X, const double *T, ptrdiff_t n_out,
+                    const double *wg, fn_tv *A, ptrdiff_t n_units, fn_tvr *sse, double *Y,
+                    fn_tm *ok, double r_c, double analog)
+{
+    const ptrdiff_t out0 = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START];
+    fn_tv e = FN_TSPLAT(0.0);
+    for (ptrdiff_t p0 = 0; p0 < n; p0 += FN_TBLOCK) {
+        const ptrdiff_t nb = n - p0 < FN_TBLOCK ? n - p0 : FN_TBLOCK;
+        fn_trials_forward_block(layers, n_layers, n_in, wg, X, p0, A, (fn_tv *)NULL, nb,
+                                n_units);
+        for (ptrdiff_t r = 0; r < nb; r++)
+            for (ptrdiff_t k = 0; k < n_out; k++) {
+                const fn_tvr y = A[r * n_units + out0 + k];
+                const ptrdiff_t j = (p0 + r) * n_out + k;
+                if (kind == FN_PASS_SSE) {
+                    const fn_tv res = y - T[j];
+                    e += res * res;
+                } else if (kind == FN_PASS_OUTPUTS) {
+                    FN_TSTORE(Y + j * FN_TL, y);
+                } else {
+                    fn_lanes_correct_gm(ok, &y, T[j], r_c, analog);
+                }
+            }
+    }
+    if (kind == FN_PASS_SSE) *sse = e;
+}
+
 /* Sum of squared errors of each trial of each group over a data set (the
- * forward pass alone, in blocks of FN_TBLOCK rows): sse[g * FN_TL + k]. work:
- * FN_TBLOCK * n_units vectors. */
+ * forward pass alone): sse[g * FN_TL + k]. work: FN_TBLOCK * n_units vectors. */
 FN_TRIALS_CLONES static void
 fn_trials_sse(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
               ptrdiff_t n_in, ptrdiff_t n_w, ptrdiff_t n, const double *X,
               const double *T, ptrdiff_t n_out, const double *w, double *work,
               double *sse)
 {
-    fn_tv *A = (fn_tv *)work;
-    const ptrdiff_t out0 = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START];
-    const ptrdiff_t n_units = out0 + n_out;
+    const ptrdiff_t n_units = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START] + n_out;
     for (ptrdiff_t g = 0; g < n_groups; g++) {
-        const double *wg = w + g * n_w * FN_TL;
-        fn_tv e = FN_TSPLAT(0.0);
-        for (ptrdiff_t p0 = 0; p0 < n; p0 += FN_TBLOCK) {
-            const ptrdiff_t nb = n - p0 < FN_TBLOCK ? n - p0 : FN_TBLOCK;
-            fn_trials_forward_block(layers, n_layers, n_in, wg, X, p0, A, (fn_tv *)NULL, nb,
-                                    n_units);
-            for (ptrdiff_t r = 0; r < nb; r++)
-                for (ptrdiff_t k = 0; k < n_out; k++) {
-                    const fn_tv res = A[r * n_units + out0 + k] - T[(p0 + r) * n_out + k];
-                    e += res * res;
-                }
-        }
+        fn_tvr e;
+        fn_trials_data_pass(FN_PASS_SSE, layers, n_layers, n_in, n, X, T, n_out,
+                            w + g * n_w * FN_TL, (fn_tv *)work, n_units, &e, NULL, NULL, 0.0,
+                            0.0);
         FN_TSTORE(sse + g * FN_TL, e);
     }
 }
@@ -55,42 +82,11 @@ fn_trials_outputs(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layer
                   ptrdiff_t n_in, ptrdiff_t n_w, ptrdiff_t n, const double *X,
                   ptrdiff_t n_out, const double *w, double *work, double *Y)
 {
-    fn_tv *A = (fn_tv *)work;
-    const ptrdiff_t out0 = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START];
-    const ptrdiff_t n_units = out0 + n_out;
-    for (ptrdiff_t g = 0; g < n_groups; g++) {
-        const double *wg = w + g * n_w * FN_TL;
-        for (ptrdiff_t p0 = 0; p0 < n; p0 += FN_TBLOCK) {
-            const ptrdiff_t nb = n - p0 < FN_TBLOCK ? n - p0 : FN_TBLOCK;
-            fn_trials_forward_block(layers, n_layers, n_in, wg, X, p0, A, (fn_tv *)NULL, nb,
-                                    n_units);
-            for (ptrdiff_t r = 0; r < nb; r++)
-                for (ptrdiff_t k = 0; k < n_out; k++)
-                    FN_TSTORE(Y + ((g * n + p0 + r) * n_out + k) * FN_TL,
-                              A[r * n_units + out0 + k]);
-        }
-    }
-}
-
-/* Hamey's success check of one group at its weights wg (a forward pass over
- * X, then fn_lanes_correct_gm for every output of every example): clears in
- * *ok the lanes that fail. A: FN_TBLOCK rows of n_units vectors. */
-FN_INLINE void
-fn_trials_correct(fn_tm *ok, const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                  ptrdiff_t n, const double *X, const double *T, ptrdiff_t n_out,
-                  const double *wg, fn_tv *A, ptrdiff_t n_units, double r_c, double analog)
-{
-    const ptrdiff_t out0 = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START];
-    for (ptrdiff_t p0 = 0; p0 < n; p0 += FN_TBLOCK) {
-        const ptrdiff_t nb = n - p0 < FN_TBLOCK ? n - p0 : FN_TBLOCK;
-        fn_trials_forward_block(layers, n_layers, n_in, wg, X, p0, A, (fn_tv *)NULL, nb,
-                                n_units);
-        for (ptrdiff_t r = 0; r < nb; r++)
-            for (ptrdiff_t o = 0; o < n_out; o++) {
-                const fn_tvr y = A[r * n_units + out0 + o];
-                fn_lanes_correct_gm(ok, &y, T[(p0 + r) * n_out + o], r_c, analog);
-            }
-    }
+    const ptrdiff_t n_units = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START] + n_out;
+    for (ptrdiff_t g = 0; g < n_groups; g++)
+        fn_trials_data_pass(FN_PASS_OUTPUTS, layers, n_layers, n_in, n, X, NULL, n_out,
+                            w + g * n_w * FN_TL, (fn_tv *)work, n_units, NULL,
+                            Y + g * n * n_out * FN_TL, NULL, 0.0, 0.0);
 }
 
 /* One RPROP step (fn_lanes_rprop_gm, variant V) of every weight of a group, in
@@ -267,8 +263,8 @@ fn_trials_rprop_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
                 fn_trials_update_variant(variant, 1, n_w, wg, gg, gp, dwp, st, &active, &rose, &k);
             if (e.check_every > 0 && (ep + 1) % e.check_every == 0) {
                 fn_tm ok = FN_GM_ALL;
-                fn_trials_correct(&ok, layers, n_layers, n_in, n, X, T, n_out, wg, A, n_units, e.r_c,
-                                  e.analog);
+                fn_trials_data_pass(FN_PASS_CHECK, layers, n_layers, n_in, n, X, T, n_out, wg, A,
+                                    n_units, NULL, NULL, &ok, e.r_c, e.analog);
                 const fn_tm done = active & ok;
                 lane_status = (done & ((fn_tm){0} - (ep + 1))) | (~done & lane_status);
             }

@@ -96,7 +96,7 @@ def scatter_rows(const double[:, ::1] rows, list arrays):
 
 def tiny_kernel(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, Py_ssize_t n_out):
     """Whether trials_rprop trains networks of this layer table in a kernel
-    compiled for their shape (see _trials.h; needs AVX-512 on x86-64)."""
+    compiled for their shape (see _tiny.h; needs AVX-512 on x86-64)."""
     cdef Py_ssize_t L = layers.shape[0]
     if L < 1 or layers.shape[1] != 7:
         return False
@@ -191,7 +191,7 @@ def trials_rprop(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     w, g, g_prev, dw_prev, step : (n_groups, n_w, LANES) weights and RPROP state,
         read and updated in place (frozen lanes are left unchanged).
     last_error : (n_groups * LANES,) previous epoch's SSE per lane (irprop+).
-    status : (n_groups * LANES,) int64, 0 = train; see _trials.h for what the
+    status : (n_groups * LANES,) int64, 0 = train; see _lanes.h for what the
         kernel writes (k > 0: non-finite error in epoch k of this call; -k: the
         success check held after epoch k).
     work : scratch of at least work_size(n_units, n, n_in) doubles.
