@@ -7,12 +7,21 @@ FASTNET_DEBUG_KERNELS=1
 FASTNET_CFLAGS
     Extra compiler flags appended to the portable defaults (for local experiments
     only; distributable builds keep the defaults: no -march=native, no -ffast-math).
+
+Build time
+----------
+The extension modules are compiled in parallel, one per core (``build_ext``'s
+``parallel``; ``-j N`` on the command line still wins), the longest first, and
+without debugging information (``-g0``: Python's own flags add ``-g``, which
+costs compile time and multiplies the wheel's size; FASTNET_DEBUG_KERNELS=1
+keeps it). Cython translates the ``.pyx`` files in parallel too.
 """
 import os
 import shlex
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 DEBUG = os.environ.get("FASTNET_DEBUG_KERNELS", "0") != "0"
 DIRECTIVES = {
@@ -26,12 +35,14 @@ DIRECTIVES = {
 }
 # Portable: -O3 without -march=native or -ffast-math (fast-math breaks isfinite
 # and agreement with the NumPy reference).
-CFLAGS = ["-O3", "-fno-math-errno"] if not DEBUG else ["-O0", "-g"]
+CFLAGS = ["-O3", "-fno-math-errno", "-g0"] if not DEBUG else ["-O0", "-g"]
 CFLAGS += shlex.split(os.environ.get("FASTNET_CFLAGS", ""))
 
 # _simd holds the register-tiled products and the one choice among them (_simd.h);
-# the other modules call it through cimport.
-KERNELS = ["_simd", "_forward", "_backward", "_rprop", "_backprop", "_trials"]
+# the other modules call it through cimport. Listed longest compile first: the
+# parallel build starts them in this order (_trials alone takes about as long as
+# all the others together).
+KERNELS = ["_trials", "_simd", "_jacobian", "_forward", "_backward", "_rprop", "_backprop"]
 HEADERS = ["_constants.h", "_rule.h", "_loops.h", "_simd.h", "_tiles.h", "_dots512.h", "_lanes.h",
            "_lanes_rule.h", "_lanes_pass.h", "_tiny.h", "_trials.h", "_types.pxd", "_simd.pxd",
            "_rprop.pxd"]
@@ -75,6 +86,15 @@ def write_build_info(path="src/fastnet/_build_info.py"):
         f.write(text)
 
 
+class ParallelBuildExt(build_ext):
+    """``build_ext`` that compiles the extension modules in parallel by default."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if self.parallel is None:          # no -j given: one job per core
+            self.parallel = os.cpu_count() or 1
+
+
 write_build_info()
 
 setup(
@@ -82,5 +102,7 @@ setup(
         extensions,
         compiler_directives=DIRECTIVES,
         include_path=["src"],
+        nthreads=os.cpu_count() or 1,
     ),
+    cmdclass={"build_ext": ParallelBuildExt},
 )

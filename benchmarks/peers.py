@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""fastnet against its peers (FANN, PyTorch, plain NumPy) on cases A-G of PEERS.md, in one run.
+"""fastnet against its peers (FANN, PyTorch, plain NumPy, JAX, ffnet) on cases A-G, in one run.
 
 Every peer trains the same networks from the same fixed initial weights with the same
 full-batch iRPROP- settings, single-threaded; only the epoch loop is timed (CPU time is the
@@ -37,7 +37,10 @@ from _peers import cases as cases_mod  # noqa: E402
 from _peers import machine  # noqa: E402
 from _peers.harness import PeerUnavailable, measure  # noqa: E402
 
-ALL_PEERS = ("fastnet", "numpy", "fann", "torch", "jax")
+ALL_PEERS = ("fastnet", "numpy", "fann", "torch", "jax", "ffnet")
+# Peers that train another network (ffnet: logistic units, its own data scaling): their time
+# per epoch is compared, their SSE is not, and they are no candidates for "best peer".
+OTHER_NETWORK = ("ffnet",)
 DTYPES = ("float64", "float32")
 SHORT = {"float64": "f64", "float32": "f32"}
 INIT_RTOL = {"float64": 1e-10, "float32": 1e-5}   # SSE at init vs the float64 reference
@@ -54,7 +57,7 @@ BARS = [
     ("issue 7", "D", "best", 1.3),
     ("issue 7", "E", "best", 1.3),
     ("issue 7", "G", "best", 1.3),
-]
+] + [("issue 23", key, "ffnet", 3.0) for key in "ABCDEFG"]
 
 
 def peer_class(name):
@@ -73,6 +76,9 @@ def peer_class(name):
     if name == "jax":
         from _peers.jax_peer import JaxPeer
         return JaxPeer
+    if name == "ffnet":
+        from _peers.ffnet_peer import FfnetPeer
+        return FfnetPeer
     raise ValueError(name)
 
 
@@ -91,6 +97,9 @@ def availability(name):
         elif name == "jax":
             from _peers.jax_peer import import_jax
             import_jax()
+        elif name == "ffnet":
+            from _peers.ffnet_peer import import_ffnet
+            import_ffnet()
     except PeerUnavailable as exc:
         return str(exc)
     return None
@@ -188,7 +197,7 @@ def derive(info, args):
     for dtype in DTYPES:
         rows = [r for r in res if r["dtype"] == dtype]
         fast = next((r for r in rows if r["peer"] == "fastnet"), None)
-        others = [r for r in rows if r["peer"] != "fastnet"]
+        others = [r for r in rows if r["peer"] not in ("fastnet",) + OTHER_NETWORK]
         best = min(others, key=lambda r: r["cpu_s_per_epoch"]) if others else None
         for r in rows:
             r["fastnet_speedup"] = (r["cpu_s_per_epoch"] / fast["cpu_s_per_epoch"]
@@ -198,16 +207,20 @@ def derive(info, args):
         if fast and best:
             info.setdefault("fastnet_vs_best", {})[dtype] = best["cpu_s_per_epoch"] / fast["cpu_s_per_epoch"]
     fast64 = next((r for r in res if r["peer"] == "fastnet" and r["dtype"] == "float64"), None)
-    anyp = [r for r in res if r["peer"] != "fastnet"]
+    anyp = [r for r in res if r["peer"] not in ("fastnet",) + OTHER_NETWORK]
     if fast64 and anyp and len({r["dtype"] for r in anyp}) > 1:
         best = min(anyp, key=lambda r: r["cpu_s_per_epoch"])
         info["fastnet_f64_vs_best_any"] = {"peer": col(best),
                                            "ratio": best["cpu_s_per_epoch"] / fast64["cpu_s_per_epoch"]}
     # SSE checks
     ref_final = next((r for r in res if r["peer"] == "numpy" and r["dtype"] == "float64"), None)
-    finals = [r["sse_final"] for r in res]
+    finals = [r["sse_final"] for r in res if r["peer"] not in OTHER_NETWORK]
     ref_value = ref_final["sse_final"] if ref_final else (statistics.median(finals) if finals else None)
     for r in res:
+        if r["peer"] in OTHER_NETWORK:
+            r["sse_init_relerr"] = None
+            r["flags"] = ["other network: SSE not compared"]
+            continue
         flags = []
         rel = abs(r["sse_init"] / info["sse_init_ref"] - 1.0)
         r["sse_init_relerr"] = rel
@@ -294,7 +307,7 @@ def check_bars(all_cases, args, log):
         rows = {r["peer"]: r for r in (c["results"] if c else []) if r["dtype"] == "float64"}
         fast = rows.get("fastnet")
         if target == "best":
-            others = [r for p, r in rows.items() if p != "fastnet"]
+            others = [r for p, r in rows.items() if p not in ("fastnet",) + OTHER_NETWORK]
             opp = min(others, key=lambda r: r["cpu_s_per_epoch"]) if others else None
         else:
             opp = rows.get(target)
@@ -308,8 +321,8 @@ def check_bars(all_cases, args, log):
         else:
             ratio = opp["cpu_s_per_epoch"] / fast["cpu_s_per_epoch"]
             status = "PASS" if ratio >= factor else "FAIL"
-            measured = sorted(p for p in rows if p != "fastnet")
-            missing = sorted(set(ALL_PEERS) - {"fastnet"} - set(measured))
+            measured = sorted(p for p in rows if p not in ("fastnet",) + OTHER_NETWORK)
+            missing = sorted(set(ALL_PEERS) - {"fastnet", *OTHER_NETWORK} - set(measured))
             extra = (f"; best of measured: {', '.join(measured)} -> {opp['peer']}" if target == "best" else "")
             if target == "best" and missing and status == "PASS":
                 status = "PASS-PARTIAL"   # a missing peer could still be faster
@@ -370,6 +383,9 @@ def main(argv=None):
         import torch
         versions["torch"] = torch.__version__
         versions["torch_threads"] = torch.get_num_threads()
+    if "ffnet" not in unavailable and "ffnet" in args.peers:
+        import ffnet
+        versions["ffnet"] = getattr(ffnet, "version", None) or getattr(ffnet, "__version__", "?")
     if "fann" not in unavailable and "fann" in args.peers:
         from _peers.fann import fann_version
         versions["fann"] = fann_version()

@@ -44,6 +44,9 @@ fastnet_docs.write_api_pages(os.path.dirname(os.path.abspath(__file__)))
 autosummary_generate = False   # fastnet_docs writes the object pages
 autodoc_default_options = {"member-order": "bysource"}
 autodoc_typehints = "signature"
+# Signatures show the aliases of fastnet._typing by name, not NumPy's ArrayLike union
+# spelled out (~600 characters per argument).
+autodoc_type_aliases = fastnet_docs.TYPE_ALIASES
 
 numpydoc_show_class_members = False      # the class template lists members with autodoc
 numpydoc_class_members_toctree = False

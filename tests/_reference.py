@@ -42,22 +42,49 @@ def sse(net, X, T):
     return float(np.sum((predict(net, X) - T) ** 2))
 
 
-def gradient(net, X, T):
-    """(flat gradient of sum (y - t)^2, SSE) at the network's weights."""
-    W, b = net.get_params()
-    acts, nets = forward(net, W, b, X)
+def backward(net, W, acts, nets, delta_out):
+    """Deltas of every layer (dict) from the output layer's deltas ``delta_out``."""
     L = net.n_layers
-    delta = {L: 2.0 * (acts[L] - T) * _act(net, L)[1](nets[L])}
+    delta = {L: delta_out}
     for j in range(L - 1, 0, -1):
         back = np.zeros_like(acts[j])
         for k in range(j + 1, L + 1):
             if (j, k) in W:
                 back += delta[k] @ W[(j, k)].T
         delta[j] = back * _act(net, j)[1](nets[j])
+    return delta
+
+
+def gradient(net, X, T):
+    """(flat gradient of sum (y - t)^2, SSE) at the network's weights."""
+    W, b = net.get_params()
+    acts, nets = forward(net, W, b, X)
+    L = net.n_layers
+    delta = backward(net, W, acts, nets, 2.0 * (acts[L] - T) * _act(net, L)[1](nets[L]))
     gW = {(i, j): acts[i].T @ delta[j] for (i, j) in W}
     gb = {j: delta[j].sum(axis=0) for j in b}
     flat = net.copy().set_params(gW, gb).weights.copy()
     return flat, float(np.sum((acts[L] - T) ** 2))
+
+
+def jacobian(net, X):
+    """d o_pk / dw of shape (N * n_out, C), rows example-major then output: one
+    backward pass per output k, output deltas e_k * f'(net), per-example outer products."""
+    W, b = net.get_params()
+    acts, nets = forward(net, W, b, X)
+    L, N = net.n_layers, acts[0].shape[0]
+    # Flat position of every parameter: the weights of a copy set to 0, 1, ..., C-1.
+    W_pos, b_pos = net.copy().set_weights(np.arange(net.n_connections)).get_params()
+    J = np.zeros((N, net.n_out, net.n_connections))
+    for k in range(net.n_out):
+        out = np.zeros_like(acts[L])
+        out[:, k] = _act(net, L)[1](nets[L])[:, k]
+        delta = backward(net, W, acts, nets, out)
+        for (i, j), pos in W_pos.items():
+            J[:, k, pos.astype(int)] = acts[i][:, :, None] * delta[j][:, None, :]
+        for j, pos in b_pos.items():
+            J[:, k, pos.astype(int)] = delta[j]
+    return J.reshape(N * net.n_out, net.n_connections)
 
 
 class Rprop:

@@ -44,7 +44,7 @@ def test_help_of_every_subcommand(cmd, capsys):
 
 def test_usage_error(capsys):
     assert cli.main(["bench", "-p", "cancer1", "-o", "x.jsonl", "--runs", "0"]) == 2
-    assert "positive integer" in capsys.readouterr().err
+    assert "expected an integer from 1 to 10000" in capsys.readouterr().err
 
 
 def test_datasets_list(proben1_root, capsys):
@@ -192,7 +192,7 @@ def test_compare_errors(bench_file, tmp_path, capsys):
     assert cli.main(["compare", str(bench_file), str(tmp_path / "none.jsonl")]) == 1
     assert "does not exist" in capsys.readouterr().err
     assert cli.main(["compare", str(bench_file), "--labels", "a", "b"]) == 1
-    assert "`labels` has 2 entries for 1 files" in capsys.readouterr().err
+    assert "`--labels` has 2 entries for 1 files" in capsys.readouterr().err
 
 
 def test_reproduce_linear(proben1_root, tmp_path, capsys):
@@ -299,3 +299,141 @@ def test_train_saves_the_net_and_draws_its_curves(proben1_root, tmp_path, capsys
     assert cli.main(["train", "cancer1", "--data", str(proben1_root),
                      "--save", str(tmp_path / "nowhere" / "net.npz")]) == 1
     assert "`--save`: no such directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cmd", [["bench", "-p", "cancer1"], ["reproduce", "proben1", "linear"]])
+@pytest.mark.parametrize("option, value, expected", [
+    ("--runs", str(10**23), r"argument --runs/-r: expected an integer from 1 to 10000 "
+                            r"\(MAX_RUNS\), got 100000000000000000000000"),
+    ("-r", "1000000000", r"argument --runs/-r: expected an integer from 1 to 10000 "
+                         r"\(MAX_RUNS\), got 1000000000"),
+    ("-r", "1" * 5000, r"argument --runs/-r: expected an integer from 1 to 10000 "
+                       r"\(MAX_RUNS\), got '11111111111111111111\.\.\. \(5000 characters\)'"),
+    ("-j", "1000", r"argument --jobs/-j: expected an integer from 1 to 256 \(MAX_JOBS\) or -1 "
+                   r"\(all cores\), got 1000"),
+    ("--jobs", "0", r"argument --jobs/-j: expected an integer from 1 to 256 \(MAX_JOBS\) or -1 "
+                    r"\(all cores\), got 0"),
+])
+def test_run_counts_and_jobs_are_bounded(cmd, option, value, expected, tmp_path, capsys):
+    # -r 10**23 used to hang, -r 10**9 to take 3.7 GB, -j 1000 -r 1 to hang over 120 s
+    argv = cmd + ["-o", str(tmp_path / "r.jsonl"), option, value]
+    assert cli.main(argv) == 2
+    assert re.search(expected, capsys.readouterr().err)
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_bench_grid_limit_names_runs(tmp_path, capsys):
+    argv = ["bench", "-p", "all", "-n", "linear", "pivot", "noshortcut", "-r", "1000",
+            "-o", str(tmp_path / "r.jsonl")]
+    assert cli.main(argv) == 1
+    assert re.search(r"`--runs` must keep the grid within 100000 runs \(MAX_GRID_RUNS\), got 45 "
+                     r"problems x 3 networks x 1000 runs = 135000\.", capsys.readouterr().err)
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_bench_caps_workers_at_the_batches_and_says_so(proben1_root, tmp_path, capsys):
+    # -j 12 for one run used to start 12 worker processes
+    argv = ["bench", "-p", "cancer1", "-n", "linear", "-r", "2", "-j", "12", "--max-epochs",
+            "100", "--data", str(proben1_root), "-o", str(tmp_path / "r.jsonl")]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr()
+    assert "on up to 12 local processes" in out.err
+    assert ("note: ran on 1 local process, not 12 (--jobs): no more than the batches of runs "
+            "to do.") in out.err
+    assert "(sequential)" in out.out
+
+
+# -- errors in the words the user typed --------------------------------------------------
+
+@pytest.mark.parametrize("argv, typed, python_name", [
+    (["bench", "-p", "nosuch1", "-o", "{out}"], "`--problems` 'nosuch1' is not a Proben1 dataset", "`name`"),
+    (["reproduce", "proben1", "linear", "-p", "nosuch1", "-o", "{out}"], "`--problems` 'nosuch1'", "`name`"),
+    (["train", "nosuch1"], "`problem` 'nosuch1' is not a Proben1 dataset", "`name`"),
+    (["bench", "-p", "cancer1", "-n", "big", "-o", "{out}"], "`--networks`: 'big' is neither", "`networks`"),
+    (["train", "cancer1", "-n", "big"], "`--network`: 'big' is neither", "`networks`"),
+    (["bench", "-p", "cancer1", "--max-epochs", "7", "-o", "{out}"], "`--max-epochs` must be a multiple",
+     "`max_epochs`"),
+    (["train", "cancer1", "--max-epochs", "5001"], "`--max-epochs` must be a multiple", "`max_epochs`"),
+])
+def test_errors_name_the_options_typed(argv, typed, python_name, proben1_root, tmp_path, capsys):
+    argv = [a.format(out=tmp_path / "r.jsonl") for a in argv] + ["--data", str(proben1_root), "-q"]
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert typed in err and python_name not in err, err
+
+
+def test_compare_errors_name_the_options_typed(bench_file, capsys):
+    assert cli.main(["compare", str(bench_file), str(bench_file), "--labels", "a"]) == 1
+    err = capsys.readouterr().err
+    assert "`--labels` has 1 entries for 2 files" in err and "`labels`" not in err
+
+
+def test_in_options_maps_library_names_once():
+    parser = cli.build_parser()
+    bench = cli._command_parser(parser, cli._bench)
+    assert cli._in_options("`name` 'x'; `max_epochs` 7; `X` has 3 columns; `--out`", bench) == (
+        "`--problems` 'x'; `--max-epochs` 7; `X` has 3 columns; `--out`")
+    train = cli._command_parser(parser, cli._train)
+    assert cli._in_options("`networks`: 'big'; `root`", train) == "`--network`: 'big'; `--data`"
+
+
+# -- demo: progress on stderr -----------------------------------------------------------
+
+def test_demo_shows_progress_on_stderr_and_quiet_silences_it(capsys):
+    assert cli.main(["demo", "--runs", "2", "--seed", "4"]) == 0
+    shown = capsys.readouterr()
+    lines = shown.err.splitlines()
+    assert lines[0].startswith("[task 1/3] XOR 2-2-1 (success = correct): 0/2 runs  elapsed 0:00:")
+    assert any(line.startswith("[task 3/3] teacher") and "2/2 runs  elapsed 0:00:" in line for line in lines)
+    assert cli.main(["demo", "--runs", "2", "--seed", "4", "--quiet"]) == 0
+    quiet = capsys.readouterr()
+    assert quiet.err == ""
+    untimed = [line.split()[:-2] for line in quiet.out.splitlines() if line.startswith(("XOR", "enc", "tea"))]
+    assert untimed == [line.split()[:-2] for line in shown.out.splitlines()
+                       if line.startswith(("XOR", "enc", "tea"))]
+
+
+def test_demo_batches_do_not_change_the_trials(monkeypatch):
+    from fastnet import demo
+
+    calls = []
+    whole = demo.run_demo(runs=3, seed=2)
+    monkeypatch.setattr(demo, "DEMO_BATCH", 2)
+    batched = demo.run_demo(runs=3, seed=2, progress=lambda *a: calls.append(a))
+    for a, b in zip(whole.rows, batched.rows):
+        assert (a.task, a.runs, a.stopped, a.median_epochs, a.median_test_error, a.traversals) == (
+            b.task, b.runs, b.stopped, b.median_epochs, b.median_test_error, b.traversals)
+    assert [c[1:] for c in calls] == [(i, 3, done, 3) for i in (1, 2, 3) for done in (0, 2, 3)]
+    with pytest.raises(TypeError, match="`progress` must be callable or None, got 'yes'"):
+        demo.run_demo(runs=1, progress="yes")
+
+
+def test_train_plot_has_a_title_units_and_a_log_error_axis(proben1_root, tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from fastnet import plots
+
+    drawn = []
+    real = plots.learning_curves
+    monkeypatch.setattr(plots, "learning_curves", lambda *a, **k: drawn.append(real(*a, **k)) or drawn[-1])
+    assert cli.main(["train", "cancer1", "--seed", "2", "--data", str(proben1_root), "-q",
+                     "--plot", str(tmp_path / "c.png")]) == 0
+    (ax,) = drawn
+    assert ax.get_yscale() == "log" and ax.get_ylabel() == "squared error percentage E (%), log scale"
+    assert re.match(r"cancer1, network 4\+2 l, seed 2: stopped by \S+ after \d+ epochs$", ax.get_title())
+    ax.figure.canvas.draw()
+    renderer = ax.figure.canvas.get_renderer()
+    assert ax.get_legend().get_window_extent(renderer).y0 >= ax.patch.get_window_extent(renderer).y1 - 1
+
+
+@pytest.mark.parametrize("command", ["report", "compare"])
+def test_html_without_out_says_the_real_size(command, bench_file, capsys):
+    pytest.importorskip("matplotlib")
+    argv = [command, str(bench_file)] + ([str(bench_file)] if command == "compare" else [])
+    assert cli.main(argv + ["-f", "html"]) == 1
+    cap = capsys.readouterr()
+    m = re.search(r"`--format html` makes a page of (\d+) KB \(pictures embedded\): give the file with "
+                  r"-o FILE", cap.err)
+    assert m and cap.out == "" and "several megabytes" not in cap.err, cap.err
+    page = bench_file.parent / f"{command}.html"
+    assert cli.main(argv + ["-f", "html", "-o", str(page)]) == 0
+    assert int(m.group(1)) == round(page.stat().st_size / 1024)

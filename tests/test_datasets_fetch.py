@@ -4,6 +4,7 @@ import hashlib
 import io
 import tarfile
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -250,3 +251,69 @@ def test_real_archive_with_one_changed_byte(tmp_path, proben1_root):
     with pytest.raises(FetchError, match=r"SHA-256 mismatch for 1 .*: glass2\.dt"):
         fetch_proben1(archive.as_uri(), root=target)
     _assert_nothing_installed(tmp_path, target)
+
+
+# ------------------------------------------------------------------- through pooch
+
+
+def test_http_and_ftp_downloads_go_through_pooch(tmp_path, fake_archive, monkeypatch):
+    """pooch downloads (with the timeout asked for); the 45 files' checksums stay ours."""
+    import pooch
+
+    seen = []
+
+    def retrieve(url, known_hash, fname, path, downloader, **kwargs):
+        seen.append((url, known_hash, type(downloader).__name__, downloader))
+        (Path(path) / fname).write_bytes(fake_archive.read_bytes())
+        return str(Path(path) / fname)
+
+    monkeypatch.setattr(pooch, "retrieve", retrieve)
+    target = fetch_proben1("https://example.org/proben1.tar.gz", root=tmp_path / "a", timeout=7.5)
+    assert verify_proben1(target) == {}
+    fetch_proben1("ftp://example.org/proben1.tar.gz", root=tmp_path / "b", timeout=3.0)
+    (url, known, kind, http), (_, _, kind2, ftp) = seen
+    assert (url, known, kind, kind2) == ("https://example.org/proben1.tar.gz", None, "HTTPDownloader",
+                                         "FTPDownloader")
+    assert http.kwargs["timeout"] == 7.5 and ftp.timeout == 3.0
+
+
+def test_pooch_errors_become_fetch_errors_and_pooch_stays_quiet(tmp_path, fake_table, monkeypatch, caplog):
+    import pooch
+    import requests
+
+    def refuse(self, url, output_file, pooch_instance, check_only=False):
+        raise requests.ConnectionError("connection refused")
+
+    monkeypatch.setattr(pooch.HTTPDownloader, "__call__", refuse)
+    target = tmp_path / "data"
+    with pytest.raises(FetchError, match=r"^could not download the Proben1 archive from "
+                                         r"https://example\.org/p\.tar\.gz: connection refused$"):
+        fetch_proben1("https://example.org/p.tar.gz", root=target)
+    _assert_nothing_installed(tmp_path, target)
+    level = pooch.get_logger().level
+    archive = make_tar(tmp_path / "toy.tar.gz", {f"p/{n}": d for n, d in FAKE.items()})
+    with caplog.at_level("INFO", logger="pooch"):
+        fetch_proben1(archive.as_uri(), root=tmp_path / "ok")
+    assert not [r for r in caplog.records if r.name == "pooch" and r.levelname == "INFO"]
+    assert pooch.get_logger().level == level
+
+
+def test_proben1_tests_skip_saying_how_to_get_the_data(tmp_path, monkeypatch):
+    """Without data, Proben1 tests skip with `fastnet datasets fetch` / FASTNET_DATA, and
+    find the data where `fastnet datasets fetch` puts it."""
+    import conftest
+
+    monkeypatch.setattr(conftest, "_SHARED_PROBEN1", tmp_path / "shared" / "proben1")
+    monkeypatch.delenv("FASTNET_DATA", raising=False)
+    monkeypatch.delenv("FASTNET_REQUIRE_DATA", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    with pytest.raises(pytest.skip.Exception, match=r"Proben1 data not found \(searched .*\)\. Get it with "
+                       r"`fastnet datasets fetch` .*or set FASTNET_DATA to a directory holding the \.dt files"):
+        conftest.proben1_root_or_skip()
+    monkeypatch.setenv("FASTNET_REQUIRE_DATA", "1")
+    with pytest.raises(pytest.fail.Exception, match="fastnet datasets fetch"):
+        conftest.proben1_root_or_skip()
+    cache = tmp_path / "xdg" / "fastnet" / "proben1"      # where `fastnet datasets fetch` installs
+    cache.mkdir(parents=True)
+    (cache / "cancer1.dt").write_text("")
+    assert conftest.proben1_root_or_skip() == cache

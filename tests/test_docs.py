@@ -79,3 +79,131 @@ def test_proben1_table_matches_the_registry():
                   if p.pivots else "none")
         assert rows[name] == [p.kind, str(p.n_in), str(p.n_out),
                               f"{p.n_examples} ({p.n_train} / {p.n_val} / {p.n_test})", pivots]
+
+
+def _api_signature(obj):
+    """``obj``'s signature as the API pages show it (autodoc's steps, then fastnet_docs')."""
+    pytest.importorskip("sphinx")
+    import sys
+    sys.path.insert(0, str(DOCS / "_ext"))
+    try:
+        import fastnet_docs
+    finally:
+        sys.path.remove(str(DOCS / "_ext"))
+    from sphinx.util.inspect import signature, stringify_signature
+
+    sig = signature(obj, type_aliases=fastnet_docs.TYPE_ALIASES)
+    return fastnet_docs.readable_signature(stringify_signature(sig)), fastnet_docs
+
+
+@pytest.mark.parametrize("name", ["fastnet.train_rprop", "fastnet.train_rprop_many", "fastnet.train_backprop",
+                                  "fastnet.measures.nmse", "fastnet.MLP.predict", "fastnet.MLP"])
+def test_api_signatures_name_the_type_aliases(name):
+    """Signatures say ``X: ArrayLike``, not NumPy's union of ~600 characters per argument."""
+    import importlib
+
+    module, _, attr = name.rpartition(".")
+    if module == "fastnet.MLP":
+        module, attr = "fastnet", f"MLP.{attr}"
+    obj = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    text, fastnet_docs = _api_signature(obj)
+    assert not fastnet_docs.EXPANDED_ALIAS.search(text), text
+    assert "<class" not in text, text
+    if name != "fastnet.MLP":
+        assert re.search(r"\bX: ArrayLike\b|\bY_pred: ArrayLike\b", text), text
+    if name in ("fastnet.train_rprop", "fastnet.train_rprop_many", "fastnet.train_backprop"):
+        assert "X_val: ArrayLike | None = None" in text
+        assert "net" in text and "MLP" in text
+
+
+def test_readable_signature_shortens_what_autodoc_leaves():
+    """A signature the Python domain cannot parse (``<preset or default>``) is shown raw:
+    its ``~`` prefixes and alias wrappers must not reach the page."""
+    _, fastnet_docs = _api_signature(len)
+    raw = ("(net: ~fastnet.network.MLP, X_val: TypeAliasForwardRef('ArrayLike') | None = None, "
+           "stop: ~fastnet.stopping.StoppingCriterion | None = <preset or default>, "
+           "dtype: type = <class 'numpy.float64'>)")
+    assert fastnet_docs.readable_signature(raw) == (
+        "(net: MLP, X_val: ArrayLike | None = None, stop: StoppingCriterion | None = <preset or default>, "
+        "dtype: type = float64)")
+
+
+# -- the documentation's claims about presets and stopping rules, against the code --------
+
+def _rule_terms(text):
+    """The criteria a rule written for people names: ``{"GL2", "P<0.1"}`` for
+    "GL2 or $P_5 < 0.1$ or 3000 epochs" (the epoch limit is left out)."""
+    text = re.sub(r"[\s$_]", "", text)
+    terms = set(re.findall(r"(?:GL|UP|PQ)\d+(?:\.\d+)?", text))
+    if re.search(r"P5(?:\(t\))?<0\.1", text):
+        terms.add("P<0.1")
+    if "GL/P5>3" in text:
+        terms.add("PQ3")
+    return terms
+
+
+def _criterion_terms(criterion):
+    return set(re.findall(r"(?:GL|UP|PQ)\d+(?:\.\d+)?|P<0\.1", criterion.name))
+
+
+def test_rule_terms_read_what_people_write():
+    assert _rule_terms("GL5 or $P_5 < 0.1$ or 3000 epochs") == {"GL5", "P<0.1"}
+    assert _rule_terms("$P_5(t) < 0.1$ or 3000 epochs, or once $GL_5$, $UP_8$ and $PQ_3$ have each held") == {
+        "P<0.1", "GL5", "UP8", "PQ3"}
+
+
+def _table_rows(page, first_cell):
+    """The cells of the rows of a Markdown table on ``page`` whose cell matches ``first_cell``."""
+    rows = []
+    for line in (DOCS / page).read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and any(re.search(first_cell, c) for c in cells):
+            rows.append(cells)
+    return rows
+
+
+def test_training_page_preset_table_matches_the_presets():
+    from fastnet.rprop import PRESETS, proben1_stopping
+
+    rows = {re.search(r'"(proben1-[\w-]+)"', r[0]).group(1): r
+            for r in _table_rows("training.md", r'^`"proben1-[\w-]+"`$')}
+    assert set(rows) == set(PRESETS)
+    for name, (_, variant, eta_plus, delta0, init, rule) in rows.items():
+        preset = PRESETS[name]
+        assert variant == preset["variant"], name
+        assert float(eta_plus) == preset["eta_plus"], name
+        assert tuple(float(x) for x in re.findall(r"[\d.]+", delta0)) == preset["delta0"], name
+        assert float(init.lstrip("±")) == preset["init_scale"], name
+        assert _rule_terms(rule) == _criterion_terms(proben1_stopping(preset["stop"])), name
+    # "All three use eta- = 0.5, Delta_max = 50, Delta_min = 0, strips of 5 epochs and at most 3000 epochs"
+    for preset in PRESETS.values():
+        assert (preset["eta_minus"], preset["delta_max"], preset["delta_min"], preset["strip"],
+                preset["max_epochs"]) == (0.5, 50.0, 0.0, 5, 3000)
+
+
+def test_stopping_page_rule_table_matches_the_presets():
+    from fastnet.rprop import PRESETS, proben1_stopping
+
+    rows = _table_rows("stopping.md", r'preset `"proben1-[\w-]+"`')
+    assert len(rows) == len(PRESETS)
+    for _, rule, where in rows:
+        name = re.search(r'"(proben1-[\w-]+)"', where).group(1)
+        assert _rule_terms(rule) == _criterion_terms(proben1_stopping(PRESETS[name]["stop"])), name
+
+
+@pytest.mark.parametrize("where", ["RpropClassifier", "RpropRegressor", "embedding.md"])
+def test_estimator_docs_state_each_named_stop_rule_as_it_runs(where):
+    """The estimators' ``stop`` names (the issue: the page said "multilayer" was
+    "P5<0.1, or ever GL5, UP8 and PQ3" while it runs GL2; "multilayer-literal" was
+    accepted but undocumented)."""
+    pytest.importorskip("sklearn")
+    from fastnet import sklearn as fsk
+    from fastnet.rprop import proben1_stopping
+
+    text = (DOCS / where).read_text(encoding="utf-8") if where.endswith(".md") else getattr(fsk, where).__doc__
+    claims = dict(re.findall(r'`"(linear|multilayer|multilayer-literal)"`+ \(([^()]*)\)', text))
+    assert set(claims) == set(fsk.STOP_NAMES) - {"auto"}
+    for name, rule in claims.items():
+        assert _rule_terms(rule) == _criterion_terms(proben1_stopping(name)), (name, rule)

@@ -4,7 +4,8 @@ import importlib
 
 import pytest
 
-MODULES = ["fastnet", "fastnet.backprop", "fastnet.experiment", "fastnet.measures",
+MODULES = ["fastnet", "fastnet.backprop", "fastnet.experiment", "fastnet.gradients",
+           "fastnet.measures",
            "fastnet.network", "fastnet.rprop", "fastnet.sklearn", "fastnet.stopping",
            "fastnet.traversal", "fastnet.stats._describe", "fastnet.stats._hamey",
            "fastnet.stats._lacoste_single", "fastnet.stats._lacoste_datasets",

@@ -96,7 +96,7 @@ def test_network_names_and_presets(proben1_root):
 
 
 def test_experiment_validation():
-    with pytest.raises(ValueError, match="`runs` must be >= 1"):
+    with pytest.raises(ValueError, match="`runs` must be from 1 to 10000"):
         Experiment(problems="cancer1", runs=0)
     with pytest.raises(ValueError, match="`options` has unknown keys"):
         Experiment(problems="cancer1", options={"learning_rate": 0.1})
@@ -399,3 +399,117 @@ def test_batched_runs_equal_one_call_per_run(proben1_root, tmp_path):
             assert a[part]["classification_error"] == b[part]["classification_error"]
     with pytest.raises(ValueError, match="`batch_size`"):
         run_experiment(_experiment(proben1_root), tmp_path / "x.jsonl", batch_size=0)
+
+
+def test_records_independent_of_batch_composition_resume_and_jobs(proben1_root, tmp_path):
+    """A record is the same bits whichever runs share its batch: batch sizes, resume
+    points (mid-batch too) and -j. horse1/pivot (1793 connections, past the narrow
+    lanes' limit) was trained "mixed" in a batch of 16 and "serial" in a batch of 4,
+    and a mixed batch hands a trial to the single-network kernels depending on when
+    the others stop: 9 to 16 of these records differed by ~1e-15."""
+    exp = Experiment(problems=("cancer1", "horse1"), networks=("linear", "pivot"), runs=20,
+                     seed=0, options={"max_epochs": 300}, root=str(proben1_root))
+    ref_path = tmp_path / "ref.jsonl"
+    run_experiment(exp, ref_path)
+    want = _records(ref_path)
+    for bs in (7, 3):
+        run_experiment(exp, tmp_path / f"b{bs}.jsonl", batch_size=bs)
+        assert _records(tmp_path / f"b{bs}.jsonl") == want, bs
+    lines = ref_path.read_bytes().splitlines(keepends=True)
+    order = [(r["problem"], r["network"]) for r in map(json.loads, lines[1:])]
+    # the first cell in the file is cut after 5 of its runs (mid-batch), the others whole
+    assert order[:16] == [order[0]] * 16
+    for keep, jobs in ((5, 1), (27, 2), (50, 1)):
+        path = tmp_path / f"k{keep}.jsonl"
+        path.write_bytes(b"".join(lines[:1 + keep]))
+        res = run_experiment(exp, path, jobs=jobs)
+        assert (res.n_resumed, res.n_new) == (keep, 80 - keep)
+        assert _records(path) == want, (keep, jobs)
+
+
+def _proc_children(pid):
+    """Pids whose parent is ``pid`` (Linux /proc)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(d))
+    return out
+
+
+def _proc_alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_workers_exit_when_a_bench_is_killed(proben1_root, tmp_path):
+    """SIGKILL of `fastnet bench -j 2` alone: its loky workers used to wait out loky's
+    300 s idle timeout (and leave /dev/shm/joblib_* folders); now they go at once."""
+    out = tmp_path / "k.jsonl"
+    cmd = [sys.executable, "-m", "fastnet", "bench", "-p", "cancer1", "glass1", "-n", "pivot",
+           "-r", "40", "--batch-size", "4", "-q", "-j", "2", "--data", str(proben1_root),
+           "-o", str(out)]
+    proc = subprocess.Popen(cmd, env=_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    kids = []
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            kids = _proc_children(proc.pid)
+            if len(kids) >= 2 and out.exists() and out.read_bytes().count(b"\n") >= 2:
+                break       # the workers run and have written a record
+            time.sleep(0.02)
+        kids = set(kids) | {k for kid in kids for k in _proc_children(kid)}
+        assert len(kids) >= 2, "the workers did not start"
+    finally:
+        proc.kill()     # the command alone, not its process group
+        proc.wait(timeout=30)
+    deadline = time.monotonic() + 5
+    while any(map(_proc_alive, kids)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [k for k in kids if _proc_alive(k)]
+    for k in left:      # do not leave them behind when the test fails
+        os.kill(k, signal.SIGKILL)
+    assert not left, f"{len(left)} worker processes outlived the killed bench by 5 s"
+    if Path("/dev/shm").is_dir():
+        assert not [f for f in os.listdir("/dev/shm") if f"_{proc.pid}_" in f]
+
+
+def test_run_counts_and_jobs_are_bounded(proben1_root, tmp_path):
+    from fastnet.experiment import MAX_GRID_RUNS, MAX_JOBS, MAX_RUNS
+
+    assert (MAX_RUNS, MAX_GRID_RUNS, MAX_JOBS) == (10_000, 100_000, 256)
+    # -r 10**23 used to hang, -r 10**9 to take 3.7 GB before a MemoryError
+    for runs in (10**23, 10**9, MAX_RUNS + 1, 0):
+        with pytest.raises(ValueError, match=rf"`runs` must be from 1 to {MAX_RUNS}, got "
+                                             rf"{runs}\."):
+            Experiment(problems="cancer1", runs=runs)
+    with pytest.raises(ValueError, match=r"`runs` must be from 1 to 10000, got an integer of "
+                                         r"1329 bits\."):
+        Experiment(problems="cancer1", runs=10**400)
+    with pytest.raises(ValueError, match=r"`runs` must keep the grid within 100000 runs "
+                                         r"\(MAX_GRID_RUNS\), got 45 problems x 3 networks x "
+                                         r"1000 runs = 135000\."):
+        Experiment(problems="all", networks=("linear", "pivot", "noshortcut"), runs=1000)
+    assert Experiment(problems="cancer1", runs=MAX_RUNS).runs == MAX_RUNS
+    exp = _experiment(proben1_root, problems=("cancer1",), networks=("linear",), runs=2)
+    for jobs in (MAX_JOBS + 1, 1000, 0, -2):
+        with pytest.raises(ValueError, match=rf"`jobs` must be from 1 to {MAX_JOBS}, got "
+                                             rf"{jobs} \(or -1: every core\)\."):
+            run_experiment(exp, tmp_path / "j.jsonl", jobs=jobs)
+    # -j 12 for one batch of runs used to start 12 workers: now none (this process)
+    res = run_experiment(exp, tmp_path / "one.jsonl", jobs=12)
+    assert (res.backend, res.workers, res.n_new) == ("sequential", 1, 2)
+    res = run_experiment(exp, tmp_path / "two.jsonl", jobs=MAX_JOBS, batch_size=1)
+    assert (res.backend, res.workers, res.n_new) == ("loky", 2, 2)
+    assert _records(tmp_path / "one.jsonl")[0]["test"] == pytest.approx(
+        _records(tmp_path / "two.jsonl")[0]["test"], rel=1e-9)

@@ -1,11 +1,16 @@
 """Reports and comparisons from result files."""
 import csv
+import dataclasses
+import html
 import io
 import json
+import re
 
 import numpy as np
 import pytest
 
+from _result_files import rename_problem, rewrite
+from fastnet import cli
 from fastnet.experiment import Experiment, ResultFileError, read_results, run_experiment
 from fastnet.report import compare, summarize, timing_summary
 
@@ -165,3 +170,135 @@ def test_dataframes_have_flat_columns(results):
         assert row["note"] == test
     else:
         assert row["pvalue"] == test.pvalue and row["better"] == test.better
+
+
+# --------------------------------------------------------------------------- hostile names
+# Names come from the result file; a report or comparison must render them as text and
+# write pictures only into the directory given.
+
+EVIL = "<script>alert(1)</script>|=HYPERLINK(\"http://x\")"
+
+
+def test_markdown_escapes_html_and_pipes(results, tmp_path):
+    path = rename_problem(results[0], tmp_path / "evil.jsonl", "cancer1", EVIL)
+    md = summarize(path).to_markdown()
+    assert "<script>" not in md and "&lt;script&gt;alert(1)&lt;/script&gt;" in md
+    assert r"\|=HYPERLINK" in md
+    # every table row keeps its column count: no unescaped | inside a cell
+    rows = [line for line in md.splitlines() if line.startswith("| ")]
+    counts = {len(re.split(r"(?<!\\)\|", line)) for line in rows[:5]}  # head, 4 rows
+    assert len(counts) == 1
+
+
+def test_csv_quotes_formula_text_but_not_numbers(results, tmp_path):
+    path = rename_problem(results[0], tmp_path / "evil.jsonl", "cancer1", "=HYPERLINK(\"http://x\")")
+    rep = summarize(path)
+    rows = list(csv.DictReader(io.StringIO(rep.to_csv())))
+    assert rows[0]["problem"] == "'=HYPERLINK(\"http://x\")"
+    for start in "+-@\t\r":
+        row = dataclasses.replace(rep.rows[0], problem=start + "cmd", network="@net",
+                                  corr_val_test=-0.5)
+        got = next(csv.DictReader(io.StringIO(dataclasses.replace(rep, rows=(row,)).to_csv())))
+        assert got["problem"] == "'" + start.replace("\r", " ") + "cmd"  # CSV lines stay lines
+        assert got["network"] == "'@net"
+        assert got["corr_val_test"] == "-0.5"  # a number stays a number
+
+
+def test_latex_escapes_every_special_character(results):
+    rep = summarize(results[0])
+    row = dataclasses.replace(rep.rows[0], problem=r"a$b{c}^~\input{x}&%#_")
+    tex = dataclasses.replace(rep, rows=(row,)).to_latex()
+    assert (r"a\$b\{c\}\textasciicircum{}\textasciitilde{}\textbackslash{}input\{x\}\&\%\#\_"
+            in tex)
+
+
+@pytest.mark.parametrize("name", ["../../outside", "/abs/outside", "..", ""])
+def test_compare_plot_writes_only_into_its_directory(results, tmp_path, name):
+    pytest.importorskip("matplotlib")
+    if name.startswith("/"):
+        name = str(tmp_path / "abs" / "outside")
+        (tmp_path / "abs").mkdir()
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    files = [rename_problem(p, tmp_path / f"{k}.jsonl", "cancer1", name or "x\x7f")
+             for k, p in enumerate(results)]
+    if not name:
+        with pytest.raises(ResultFileError, match=r"0\.jsonl:1: header: `grid.problems\[0\]`"):
+            compare(files)
+        return
+    pics = tmp_path / "a" / "b" / "pics"
+    paths = compare(files).plot(pics)
+    assert len(paths) == 4 and all(p.parent == pics and p.is_file() for p in paths)
+    assert {p.name for p in pics.iterdir()} == {p.name for p in paths}
+    assert not list((tmp_path / "abs").glob("*")) if name.startswith("/") else True
+    assert sorted(x.name for x in tmp_path.iterdir()) == sorted(
+        ["0.jsonl", "1.jsonl", "a"] + (["abs"] if "abs" in name else []))
+
+
+def test_compare_plot_names_collide_and_links_are_refused(results, tmp_path):
+    pytest.importorskip("matplotlib")
+    files = [rename_problem(rename_problem(p, tmp_path / f"{k}.jsonl", "cancer1", "a/b"),
+                            tmp_path / f"{k}.jsonl", "building1", "a_b")
+             for k, p in enumerate(results)]
+    pics = tmp_path / "pics"
+    names = sorted(p.name for p in compare(files).plot(pics))
+    assert names == ["a_b-2-box.png", "a_b-2-extended-box.png", "a_b-box.png",
+                     "a_b-extended-box.png"]
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    (pics / "a_b-box.png").unlink()
+    (pics / "a_b-box.png").symlink_to(victim)
+    with pytest.raises(ValueError, match="`directory`: the picture .* would be written to .*victim"):
+        compare(files).plot(pics)
+    assert victim.read_text() == "keep"
+
+
+def test_cli_compare_plot_stays_in_its_directory(results, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    files = [rename_problem(p, tmp_path / f"{k}.jsonl", "cancer1", "../../../escaped")
+             for k, p in enumerate(results)]
+    pics = tmp_path / "a" / "b" / "pics"  # pics/../../../escaped would be in tmp_path
+    assert cli.main(["compare", *map(str, files), "--plot", str(pics)]) == 0
+    assert "4 pictures written" in capsys.readouterr().out
+    assert not list(tmp_path.glob("escaped*"))
+    assert {p.name for p in pics.iterdir()} >= {"_escaped-box.png"}
+
+
+# --------------------------------------------------------------------------- incomplete files
+
+def test_a_truncated_file_says_which_cells_lack_runs(results, tmp_path):
+    lines = results[0].read_text().splitlines()
+    path = tmp_path / "cut.jsonl"
+    keep = [x for x in lines[1:] if json.loads(x)["problem"] == "cancer1"]
+    drop = [json.loads(x) for x in keep if json.loads(x)["network"] == "pivot"]
+    keep = [x for x in keep if json.loads(x)["network"] == "linear"
+            or json.loads(x)["run"] in (0, 2)]
+    assert len(drop) == 4
+    path.write_text("\n".join([lines[0]] + keep) + "\n")
+    rep = summarize(path)
+    assert rep.incomplete == {("cancer1", "pivot"): (range(1, 2), range(3, 4)),
+                              ("building1", "linear"): (range(0, 4),),
+                              ("building1", "pivot"): (range(0, 4),)}
+    line = ("Incomplete: the file's set-up asks for 4 runs per problem and network, but "
+            "cancer1/pivot has 2 of 4 runs (missing 1, 3); building1/linear has 0 of 4 runs; "
+            "building1/pivot has 0 of 4 runs.")
+    assert rep.incomplete_note().startswith(line)
+    assert rep.to_text().startswith(line)
+    assert rep.to_markdown().startswith("> **" + line)
+    assert rep.to_latex().startswith("% " + line)
+    assert f'<p class="warn" id="incomplete" role="note">{html.escape(line)}' in \
+        summarize(path).to_html(pictures=False)
+    assert [r.n_runs for r in rep.rows] == [4, 2]
+    cmp = compare([path, results[1]])
+    assert any(n.startswith("cut.jsonl: " + line) for n in cmp.notes)
+    assert summarize(results[0]).incomplete == {}
+
+
+def test_missing_runs_of_a_file(results, tmp_path):
+    rf = read_results(results[0])
+    assert rf.missing_runs() == {}
+    path = rewrite(results[0], tmp_path / "more.jsonl",
+                   header=lambda h: h["grid"].update(runs=10 ** 18))
+    missing = read_results(path).missing_runs()
+    assert missing[("cancer1", "linear")] == (range(4, 10 ** 18),) and len(missing) == 4
+    assert "has 4 of 1000000000000000000 runs (missing 4-999999999999999999)" in \
+        summarize(path).incomplete_note()

@@ -219,3 +219,59 @@ def test_workspace_rows_start_on_cache_lines(n_in, hidden, n_out):
     assert A.ctypes.data % 64 == 0 and A.strides[0] % 64 == 0 and A.flags.c_contiguous
     assert_array_equal(A[:, :n_in], X)
     assert (A[:, net.n_units:] == 0).all()
+
+
+# ----------------------------------------- huge, negative-zero and overflowing arguments
+
+@pytest.mark.parametrize("args, message", [
+    ((2, 10**400, 2), r"`n_in`, `hidden` and `n_out` must give at most MAX_CONNECTIONS = "
+                      r"100000000 connections, got an integer of about 400 digits"),
+    ((10**5, (10**4,), 1), r"MAX_CONNECTIONS = 100000000 connections, got 1000120001\."),
+    ((-10**5000,), r"`n_in` must be >= 1, got an integer of about 5000 digits"),
+])
+def test_networks_too_large_to_hold_are_refused_by_name(args, message):
+    with pytest.raises(ValueError, match=message):
+        MLP(*args)
+
+
+def test_a_negative_zero_init_scale_draws_zeros():
+    net = MLP(2, (3,), 1, init_scale=-0.0, seed=0)
+    assert np.array_equal(net.weights, np.zeros(15))
+    assert np.array_equal(MLP(2, (3,), 1).init_weights(0, -0.0).weights, np.zeros(15))
+    with pytest.raises(ValueError, match=r"`init_scale` must be in \[0.0, 1e\+100\], got -1e-300"):
+        MLP(2, (3,), 1, init_scale=-1e-300)
+
+
+def test_proben1_spec_with_a_5000_digit_layer_is_a_value_error():
+    with pytest.raises(ValueError, match=r"`spec` must have hidden layer sizes below "
+                                         r"MAX_CONNECTIONS = 100000000, got sizes of 5000 and 1"):
+        MLP.from_proben1("1" * 5000 + "+1 l", 2, 1)
+
+
+@pytest.mark.parametrize("value", [1e308, -1e151, np.nan, np.inf])
+def test_weights_whose_sums_could_overflow_are_refused(value):
+    net = MLP(2, (3,), 1, seed=0)
+    w = net.weights.copy()
+    w[7] = value
+    with pytest.raises(ValueError, match=r"`w` must be finite with magnitude at most MAX_WEIGHT "
+                                         r"= 1e\+150, got .* at index 7"):
+        net.set_weights(w)
+    W, b = net.get_params()
+    b[1][0] = value
+    with pytest.raises(ValueError, match=r"`W` and `b` must be finite with magnitude at most"):
+        net.set_params(W, b)
+
+
+def test_the_largest_weights_allowed_give_finite_outputs_for_the_largest_inputs():
+    from fastnet.network import MAX_WEIGHT
+
+    for act in ("proben1", "logistic", "tanh"):
+        net = MLP(3, (4,), 2, hidden_activation=act, output_activation="linear")
+        net.set_weights(np.full(net.n_connections, MAX_WEIGHT))
+        Y = net.predict(np.full((2, 3), 1e150) * [[1], [-1]])
+        assert np.isfinite(Y).all()
+
+
+def test_set_weights_names_what_it_cannot_convert():
+    with pytest.raises(TypeError, match=r"`w` must be an array of numbers, got str"):
+        MLP(2, (3,), 1).set_weights("abc")

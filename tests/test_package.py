@@ -71,6 +71,7 @@ def test_core_public_api_has_type_hints():
                  fastnet.MLP.init_weights, fastnet.MLP.save, fastnet.MLP.load,
                  fastnet.train_rprop, fastnet.train_backprop, fastnet.train_rprop_many,
                  fastnet.count_connections, fastnet.count_traversals,
+                 fastnet.value_and_grad, fastnet.jacobian,
                  stopping.proben1_multilayer, stopping.GL.__init__]
     functions += [getattr(measures, n) for n in measures.__all__ if n != "cpu_timer"]
     missing = []
@@ -83,7 +84,7 @@ def test_core_public_api_has_type_hints():
     assert missing == []
 
 
-PUBLIC_MODULES = ["backprop", "datasets", "demo", "exceptions", "experiment", "measures",
+PUBLIC_MODULES = ["backprop", "datasets", "demo", "exceptions", "experiment", "gradients", "measures",
                   "network", "plots", "report", "reproduction", "rprop", "sklearn", "stats",
                   "stopping", "traversal"]
 

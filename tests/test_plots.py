@@ -204,7 +204,8 @@ def test_validation():
         plots.box_whiskers({"a": [1.0, 2.0]}, labels=["b"])
     with pytest.raises(ValueError, match=r"`samples\[0\]` needs at least 4 values for 8 segments, got 3"):
         plots.extended_box_whiskers([1.0, 2.0, 3.0])
-    with pytest.raises(ValueError, match="Pass a HameyResult, or trial times together with `limit`"):
+    with pytest.raises(ValueError, match=r"`limit` is required when `result` holds trial times, not a "
+                                         r"HameyResult; got `result` of type list and no `limit`\."):
         plots.training_graph([1, 2, 3])
     with pytest.raises(ValueError, match="`train_error` has 2 values for 3 `epochs`"):
         plots.learning_curves([1, 2, 3], [1.0, 0.5])
@@ -238,8 +239,10 @@ def test_learning_curves_of_a_train_result():
     assert list(by_gid(ax, "test_error")[0].get_xdata()) == list(r.val_epochs)
     assert by_gid(ax, "stopping_point")[0].get_xdata()[0] == r.relevant_epoch
     assert ax.get_legend() is not None
-    with pytest.raises(TypeError, match="TrainResult alone"):
-        plots.learning_curves(r, r.train_error)
+    with pytest.raises(TypeError, match=r"`epochs` is a TrainResult, which holds its own curves: give it "
+                                        r"alone, without `train_error`, `relevant_epoch`\.$"):
+        plots.learning_curves(r, r.train_error, relevant_epoch=3)
+    assert ax.get_ylabel() == "squared error percentage E (%)"
 
 
 @pytest.mark.parametrize("draw, what", [(plots.box_whiskers, "quartiles"),
@@ -263,3 +266,47 @@ def test_training_and_efficiency_graphs_have_a_key():
     assert key[0] == "efficiency E(t)"
     assert key[1] == f"optimal epoch limit T_E = {r.optimal_limit:g}"
     assert key[2].startswith("E >= e/2")
+
+
+@pytest.mark.parametrize("epochs", ["x", 3, np.arange(1, 200)])
+def test_learning_curves_name_what_was_given(epochs):
+    """``learning_curves("x")`` is about `epochs`, not a missing `train_error` alone."""
+    shown = {"x": "'x'", 3: "3"}.get(epochs if isinstance(epochs, (str, int)) else None, r"ndarray array\(\[.*\.\.\.")
+    with pytest.raises(TypeError, match=r"^`epochs` must be a TrainResult, or epoch numbers given with "
+                                        rf"`train_error`; got {shown} and no `train_error`\.$"):
+        plots.learning_curves(epochs)
+
+
+def _extent(artist):
+    return artist.get_window_extent(artist.figure.canvas.get_renderer())
+
+
+def test_learning_curves_key_sits_above_the_axes_under_the_title():
+    """The key never covers a curve or the relevant-epoch line: it is above the axes."""
+    epochs = np.arange(1, 41)
+    ax = plots.learning_curves(epochs, 50.0 / epochs, [9.0, 5.0, 4.0, 4.5], [10, 20, 30, 40],
+                               relevant_epoch=30, log_y=True, title="cancer1, seed 2")
+    ax.figure.canvas.draw()
+    key, frame, title = _extent(ax.get_legend()), _extent(ax.patch), _extent(ax.title)
+    assert key.y0 >= frame.y1 - 1 and title.y0 >= key.y1 - 1
+    assert ax.get_title() == "cancer1, seed 2" and ax.get_yscale() == "log"
+    assert ax.get_ylabel() == "error, log scale"
+    # plain numbers on the log axis (20, 50), not 2 x 10^1
+    labels = [t.get_text() for t in ax.yaxis.get_majorticklabels() + ax.yaxis.get_minorticklabels()]
+    assert "10" in labels and not any("times" in t or "^" in t for t in labels)
+
+
+def test_training_graph_chooses_a_log_epoch_axis_for_a_long_tail():
+    """Hamey's graph: when 90 % of the successes come in the first tenth of T, a linear
+    axis squashes the curve against its left edge; the log axis spreads it."""
+    rng = np.random.default_rng(0)
+    early = np.minimum(np.round(np.concatenate([rng.gamma(3, 12, 90), np.full(10, 1000.0)])), 1000)
+    r = hamey_analysis(early, 1000)
+    ax = plots.training_graph(r)
+    assert ax.get_xscale() == "log" and ax.get_xlim() == (1.0, 1000.0)
+    assert "log scale" in ax.get_xlabel()
+    assert plots.training_graph(r, log_x=False).get_xscale() == "linear"
+    spread = np.minimum(np.round(rng.uniform(10, 900, 50)), 1000)
+    assert plots.training_graph(spread, 1000).get_xscale() == "linear"
+    assert plots.training_graph(spread, 1000, log_x=True).get_xscale() == "log"
+    assert plots.training_graph([1000.0, 1000.0], 1000).get_xscale() == "linear"   # no success

@@ -368,3 +368,25 @@ def test_box_plots_without_key():
     assert a.get_legend() is None and b.get_legend() is None and b.get_ylabel() == "E"
     plots.box_whiskers({"x": [1.0, 2.0, 3.0]}, ax=a)
     assert a.get_legend() is not None
+
+
+def test_pages_escape_names_from_the_file(files, tmp_path):
+    """A problem named with markup in the result file itself (not only in a Report built by
+    hand); the report page of a file lacking runs says so, escaped too."""
+    from _result_files import rename_problem
+
+    evil = [rename_problem(p, tmp_path / f"{k}.jsonl", "cancer1", EVIL)
+            for k, p in enumerate(files)]
+    lines = evil[0].read_text().splitlines()
+    evil[0].write_text("\n".join(lines[:-1]) + "\n")  # the last run is missing
+    rep = summarize(evil[0])
+    text = rep.to_html(pictures=False)
+    page = Page(text)
+    assert_self_contained(text, page)
+    assert "<script>" not in text and EVIL in page.tables["results-table"][2][0]
+    assert text.count('id="incomplete"') == 1 and rep.incomplete
+    for cmp_text in (compare(evil).to_html(), compare(evil).to_html(pictures=False)):
+        page = Page(cmp_text)
+        assert_self_contained(cmp_text, page)
+        assert "<script>" not in cmp_text and page.tables["ttests-table"][1][0] == EVIL
+        assert sum(EVIL in img["alt"] for img in page.imgs) == (3 if page.imgs else 0)

@@ -141,3 +141,44 @@ def test_atomic_write_leaves_the_old_file_on_failure(tmp_path):
     assert target.read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]   # no temporary file left
     np.testing.assert_equal(np.frombuffer(target.read_bytes(), dtype=np.uint8).size, 3)
+
+
+def test_lock_refuses_a_symlink_and_leaves_its_target_alone(tmp_path):
+    # `ln -s ~/victim d/r.jsonl.lock`: the lock used to follow the link and write its
+    # pid over the victim.
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious\n")
+    lock = tmp_path / "r.jsonl.lock"
+    lock.symlink_to(victim)
+    with pytest.raises(ResultFileError, match=r"r\.jsonl\.lock: the lock file is a symbolic "
+                                              r"link \(to '.*victim'\); .*remove it"):
+        with exclusive_lock(tmp_path / "r.jsonl"):
+            pass
+    assert victim.read_bytes() == b"precious\n" and lock.is_symlink()
+    # a dangling link is refused too (O_CREAT would have created its target)
+    lock.unlink()
+    lock.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ResultFileError, match="is a symbolic link"):
+        with exclusive_lock(tmp_path / "r.jsonl"):
+            pass
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_lock_refuses_a_hard_link_a_fifo_and_a_directory(tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious\n")
+    os.link(victim, tmp_path / "a.jsonl.lock")
+    with pytest.raises(ResultFileError, match=r"a\.jsonl\.lock: the lock file has 2 names "
+                                              r"\(a hard link\)"):
+        with exclusive_lock(tmp_path / "a.jsonl"):
+            pass
+    assert victim.read_bytes() == b"precious\n"
+    os.mkfifo(tmp_path / "b.jsonl.lock")
+    with pytest.raises(ResultFileError, match=r"b\.jsonl\.lock: the lock file is not a "
+                                              "regular file"):
+        with exclusive_lock(tmp_path / "b.jsonl"):
+            pass
+    (tmp_path / "c.jsonl.lock").mkdir()
+    with pytest.raises(ResultFileError, match=r"c\.jsonl\.lock: the lock file is a directory"):
+        with exclusive_lock(tmp_path / "c.jsonl"):
+            pass

@@ -167,7 +167,7 @@ BAD = [
     (dict(eta_plus="x"), TypeError, "`eta_plus` must be a real number"),
     (dict(eta_plus=float("nan")), ValueError, "`eta_plus` must be finite"),
     (dict(preset="proben2"), ValueError, "`preset` must be one of"),
-    (dict(stop="GL5"), ValueError, "`kind`"),
+    (dict(stop="GL5"), ValueError, r"`stop` must be None, a fastnet.stopping criterion such as GL\(5\)"),
     (dict(stop=MaxEpochs(3), callback=5), TypeError, "`callback`"),
     (dict(target_range=(1.0, 0.0)), ValueError, "`target_range`"),
     (dict(seed=-1), ValueError, "`seed`"),

@@ -182,3 +182,35 @@ def test_segment_points_validation():
         segment_points([1, 2, 3], 8)
     with pytest.raises(TypeError, match="`n_segments` must be an integer"):
         segment_points([1, 2, 3], 4.0)
+
+
+def test_describe_of_100000_values_is_fast():
+    import time
+
+    start = time.process_time()
+    d = describe(np.arange(1e5))
+    assert time.process_time() - start < 2.0
+    assert d.lilliefors_pvalue == pytest.approx(1 / 10000)    # uniform: far from normal
+
+
+@pytest.mark.parametrize("c, level", [(0.805, 0.10), (0.886, 0.05), (1.031, 0.01)])
+def test_lilliefors_beyond_the_simulated_size_agrees_with_full_simulation(monkeypatch, c, level):
+    # Stephens' modified statistic makes the null distribution nearly size-free: p-values
+    # from samples of 1000 for n = 3000 match a full simulation of size 3000 and
+    # Lilliefors' asymptotic critical values c / sqrt(n) (Stephens 1974, Table 1A)
+    import fastnet.stats._describe as describe_module
+
+    n = 3000
+    d = c / np.sqrt(n)
+    capped = describe_module._lilliefors_pvalue(d, n, 4000, np.random.default_rng(1))
+    monkeypatch.setattr(describe_module, "LILLIEFORS_MAX_SIMULATED_SIZE", n)
+    full = describe_module._lilliefors_pvalue(d, n, 4000, np.random.default_rng(2))
+    assert abs(capped - full) < 0.01 + level / 3
+    assert abs(capped - level) < 0.01 + level / 3
+
+
+@pytest.mark.parametrize("n_mc", [10**6 + 1, 2**63, 10**400])
+def test_monte_carlo_sample_counts_are_capped(n_mc):
+    with pytest.raises(ValueError, match=r"`n_mc_samples` must be at most MAX_MC_SAMPLES = "
+                                         r"1000000, got"):
+        describe([1.0, 2.0, 4.0], n_mc_samples=n_mc)

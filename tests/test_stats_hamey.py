@@ -219,3 +219,47 @@ def test_validation(times, limit, kwargs, match):
 def test_type_validation():
     with pytest.raises(TypeError, match="`limit` must be a number, got str"):
         hamey_analysis([1.0], "10")
+
+
+# ----------------------------------------------- large epoch limits size no array
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_sparse_default_grid_gives_the_dense_grids_measures(monkeypatch, seed):
+    import fastnet.stats._hamey as hamey
+
+    rng = np.random.default_rng(seed)
+    limit = [300, 300.5, 97][seed % 3]
+    t = rng.gamma(2.0, [20, 40, 5][seed % 3], 40)
+    if seed % 2:
+        t = np.ceil(t)
+    t = np.where(t < limit, t, limit)
+    if seed == 4:
+        t = np.minimum(t, limit - 1)            # no failures
+    dense = hamey_analysis(t, limit, fit_model=False)
+    monkeypatch.setattr(hamey, "MAX_DENSE_GRID", 10)
+    sparse = hamey_analysis(t, limit, fit_model=False)
+    assert sparse.grid.size < dense.grid.size
+    for field in ("optimal_limit", "peak_efficiency", "efficiency_range", "range_censored",
+                  "fahlman_average", "median_time", "mean_time"):
+        assert getattr(sparse, field) == getattr(dense, field), field
+    at = np.searchsorted(dense.grid, sparse.grid)
+    assert np.array_equal(dense.grid[at], sparse.grid)
+    assert np.array_equal(dense.efficiency[at], sparse.efficiency)
+    assert np.array_equal(dense.training_graph[at], sparse.training_graph)
+
+
+def test_an_epoch_limit_of_2_to_the_31_allocates_no_grid_of_that_size():
+    import time
+
+    rng = np.random.default_rng(0)
+    t = np.concatenate([rng.integers(1, 5000, 200), [2**31] * 20]).astype(float)
+    start = time.process_time()
+    r = hamey_analysis(t, 2**31)
+    assert time.process_time() - start < 3.0
+    assert r.grid.size < 6 * t.size
+    assert r.efficiency_range[1] > 5000 and r.status in ("ok", "poor_fit")
+    huge = hamey_analysis(np.minimum(t, 1e308), 1e308, fit_model=False)   # ends, too
+    assert huge.optimal_limit == r.optimal_limit
+    with pytest.raises(ValueError, match=r"`limit` must be positive and finite, got an integer "
+                                         r"beyond float64's range"):
+        hamey_analysis(t, 10**400)

@@ -297,3 +297,13 @@ def test_pairwise_validation():
         pairwise_table([[0.1, np.nan], [0.2, 0.1]], method="sign")
     with pytest.raises(ValueError, match="`names` must match the keys"):
         pairwise_table({"a": [[0, 1]], "b": [[1, 1]]}, names=["b", "a"])
+
+
+def test_counts_beyond_float_range_are_value_errors():
+    with pytest.raises(ValueError, match=r"`k_h` must hold finite counts, got an integer beyond "
+                                         r"float64's range"):
+        prob_better(10**400, 0)
+    with pytest.raises(ValueError, match=r"`k_g` must hold finite counts"):
+        prob_better(0, [1, -10**400])
+    with pytest.raises(TypeError, match=r"`k_h` must be a count or an array of counts, got str"):
+        prob_better("many", 0)

@@ -206,3 +206,33 @@ def test_table_entry_labels_validation():
     r = compare_errors(lognormal(1, 0, 0.1, 10), lognormal(2, 0, 0.1, 10))
     with pytest.raises(ValueError, match="`labels` must hold two labels, got 3"):
         r.table_entry(labels=("a", "b", "c"))
+
+
+@pytest.mark.parametrize("alpha", [-10**400, 10**400])
+def test_alpha_beyond_float_range_is_a_value_error(alpha):
+    with pytest.raises(ValueError, match=r"`alpha` must be in \(0, 1\), got an integer of about "
+                                         r"400 digits"):
+        cochran_cox_ttest([1.0, 2.0, 3.0], [2.0, 3.0, 5.0], alpha=alpha)
+    with pytest.raises(ValueError, match=r"`a` must hold finite numbers, got an integer beyond"):
+        cochran_cox_ttest([1.0, 2.0, 10**400], [2.0, 3.0, 5.0])
+
+
+def test_compare_errors_on_4000_values_is_fast():
+    import time
+
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(1, 2, 4000), rng.uniform(1, 2, 4000)   # never normal: every removal tried
+    start = time.process_time()
+    r = compare_errors(a, b)
+    assert time.process_time() - start < 2.0
+    assert r.unreliable and r.sample_a.n_removed == 0
+
+
+def test_max_outliers_caps_the_removals():
+    rng = np.random.default_rng(3)
+    a = np.exp(np.concatenate([rng.normal(0, 0.1, 60), [3.0, 3.5, 4.0]]))
+    b = np.exp(rng.normal(0, 0.1, 63))
+    assert compare_errors(a, b).sample_a.n_removed == 3
+    assert compare_errors(a, b, max_outliers=2).sample_a.n_removed == 0   # 2 never suffice
+    with pytest.raises(ValueError, match=r"`max_outliers` must be >= 0, got -1"):
+        compare_errors(a, b, max_outliers=-1)

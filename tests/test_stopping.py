@@ -127,7 +127,7 @@ def test_bad_criterion_arguments():
         GL(-1)
     with pytest.raises(ValueError, match="`s`.*got 0"):
         UP(0)
-    with pytest.raises(TypeError, match="criteria.*'UP3'"):
+    with pytest.raises(TypeError, match=r"`AnyOf` takes StoppingCriterion objects such as GL\(5\), got 'UP3'"):
         AnyOf(GL(5), "UP3")
     with pytest.raises(ValueError, match="at least one"):
         AnyOf()

@@ -98,13 +98,64 @@ FUZZER = textwrap.dedent('''
             assert r.traversals.total >= 0 and r.epochs >= 1
 
 
+    def outcome(call):
+        """("ok", results) or ("diverged", error) of a training call."""
+        try:
+            return "ok", call()
+        except DivergenceError as exc:
+            return "diverged", exc
+
+
+    @settings(max_examples=MAX_LANES_EXAMPLES, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def fuzz_lanes(data):
+        # Every method of train_rprop_many raises where train_rprop raises for a
+        # trial, and returns finite outputs and errors where it does not: with
+        # saturating units (tanh, logistic), huge inputs and huge initial weights.
+        n_in = data.draw(st.integers(1, 4))
+        n_out = data.draw(st.integers(1, 3))
+        hidden = tuple(data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=2)))
+        net = MLP(n_in, hidden, n_out, shortcut=data.draw(st.booleans()),
+                  hidden_activation=data.draw(st.sampled_from(["tanh", "logistic", "proben1"])),
+                  output_activation=data.draw(st.sampled_from(ACTS)), seed=1)
+        n = data.draw(st.integers(1, 30))
+        rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
+        X = rng.random((n, n_in)) * data.draw(st.sampled_from([1.0, 1e30, 1e150, 1e300]))
+        T = (rng.random((n, n_out)) > 0.5) * 1.0
+        K = data.draw(st.integers(1, 10))
+        kw = dict(max_epochs=data.draw(st.integers(1, 30)),
+                  init_scale=data.draw(st.sampled_from([0.5, 1e10, 1e50, 1e100])),
+                  variant=data.draw(st.sampled_from(["rprop+", "irprop-", "irprop+"])))
+        if data.draw(st.booleans()):
+            kw["stop"], kw["strip"] = Correct(), data.draw(st.integers(1, 3))
+        method = data.draw(st.sampled_from(["lanes", "serial", "mixed", "auto"]))
+        alone = [outcome(lambda i=i: train_rprop(net.copy(), X, T, seed=i, **kw))
+                 for i in range(K)]
+        got = outcome(lambda: train_rprop_many([net.copy() for _ in range(K)], X, T,
+                                               seeds=range(K), method=method, **kw))
+        failing = {i: o[1].epoch for i, o in enumerate(alone) if o[0] == "diverged"}
+        if got[0] == "diverged":
+            assert got[1].trial in failing, (method, failing, got[1])
+            assert got[1].epoch == failing[got[1].trial], (method, failing, got[1])
+            return
+        assert not failing, (method, failing)
+        for r in got[1]:
+            assert np.isfinite(r.net.predict(X)).all(), r
+            assert np.isfinite(r.train_error).all(), r
+            assert np.isfinite(r.final_train.squared_error_percentage), r
+
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        fuzz_lanes()
     fuzz()
     print("fuzzed", MAX_EXAMPLES, "calls")
 ''')
 
 
 def test_training_api_fuzz_in_a_subprocess():
-    script = "MAX_EXAMPLES = 1000\n" + FUZZER
+    script = "MAX_EXAMPLES = 1000\nMAX_LANES_EXAMPLES = 300\n" + FUZZER
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=240)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]

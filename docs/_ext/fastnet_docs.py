@@ -7,6 +7,11 @@
   ``#:`` comments. An object that
   several modules export gets one page, under its first module in `API_GROUPS`
   (the top-level ``fastnet`` first); later modules link to it.
+* Signatures name the type aliases of ``fastnet._typing`` (`TYPE_ALIASES`, used as
+  ``autodoc_type_aliases``) instead of spelling out NumPy's ``ArrayLike`` union, and
+  :func:`readable_signature` tidies what autodoc leaves (alias wrappers, ``~`` prefixes
+  of signatures that the Python domain cannot parse); the build warns about a signature
+  that still spells a union out.
 * The ``fastnet-cli`` directive prints the ``--help`` text of a ``fastnet``
   subcommand, taken from :func:`fastnet.cli.build_parser`; the build warns
   about every subcommand that no page shows.
@@ -22,6 +27,7 @@ import importlib
 import inspect
 import os
 import pkgutil
+import re
 import types
 from pathlib import Path
 
@@ -36,13 +42,19 @@ logger = logging.getLogger(__name__)
 #: The API reference: (section title, modules), in the order of the index page.
 API_GROUPS = (
     ("Networks and training", ("fastnet", "fastnet.network", "fastnet.rprop", "fastnet.backprop",
-                               "fastnet.stopping", "fastnet.measures", "fastnet.traversal",
+                               "fastnet.gradients", "fastnet.stopping", "fastnet.measures", "fastnet.traversal",
                                "fastnet.exceptions")),
     ("Data, experiments and reports", ("fastnet.datasets", "fastnet.experiment", "fastnet.report",
                                        "fastnet.reproduction")),
     ("Statistics and pictures", ("fastnet.stats", "fastnet.plots")),
     ("Embedding and the command line", ("fastnet.sklearn", "fastnet.demo", "fastnet.cli")),
 )
+
+#: Type aliases shown by name in signatures (``autodoc_type_aliases``): the annotation
+#: ``X: ArrayLike`` stays ``ArrayLike`` instead of NumPy's union of ~600 characters.
+TYPE_ALIASES = {"ArrayLike": "ArrayLike", "Seed": "Seed", "PathLike": "PathLike"}
+#: Text that only an expanded alias puts in a signature.
+EXPANDED_ALIAS = re.compile(r"_SupportsArray|_NestedSequence|_Buffer|TypeAliasForwardRef|SeedSequence")
 
 #: Constants whose value is longer than this are shown without it (their keys, for mappings).
 MAX_VALUE_CHARS = 100
@@ -302,7 +314,32 @@ def _public_bases(app, name, obj, options, bases):
                 if b is not object and not getattr(b, "__name__", "").startswith("_")]
 
 
+def readable_signature(text):
+    """``text`` (a signature or return annotation from autodoc) as a reader wants it.
+
+    Autodoc writes ``ArrayLike | None`` as ``TypeAliasForwardRef('ArrayLike') | None``,
+    and a signature whose default is not Python (``<preset or default>``) reaches the
+    page as raw text, with the ``~`` that was to shorten ``~fastnet.network.MLP`` to
+    ``MLP`` left in: both become the short names.
+    """
+    if text is None:
+        return None
+    text = re.sub(r"TypeAliasForwardRef\('([\w.]+)'\)", r"\1", text)
+    text = re.sub(r"<class '(?:\w+\.)*(\w+)'>", r"\1", text)      # dtype=<class 'numpy.float64'>
+    return re.sub(r"~(?:\w+\.)*(\w+)", r"\1", text)
+
+
+def _process_signature(app, what, name, obj, options, signature, return_annotation):
+    signature, return_annotation = readable_signature(signature), readable_signature(return_annotation)
+    text = f"{signature or ''} -> {return_annotation or ''}"
+    if EXPANDED_ALIAS.search(text):
+        logger.warning(f"the signature of {name} spells a type alias out: {text[:200]}... "
+                       "(add the alias to TYPE_ALIASES in docs/_ext/fastnet_docs.py)")
+    return signature, return_annotation
+
+
 def setup(app):
+    app.connect("autodoc-process-signature", _process_signature)
     app.connect("autodoc-skip-member", _skip_foreign)
     app.connect("autodoc-process-bases", _public_bases)
     app.add_directive("fastnet-cli", CliHelp)

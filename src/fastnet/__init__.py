@@ -7,7 +7,7 @@ from fastnet._version import __version__  # noqa: E402
 
 from fastnet.exceptions import (  # noqa: E402
     DataFormatError, DataIntegrityWarning, DivergenceError, FileLockedError, NoConvergenceWarning,
-    ResultFileError,
+    ResultFileError, TrainingInProgressError,
 )
 # Everything loads on first use (PEP 562), so that ``fastnet.datasets`` and
 # ``fastnet.stats`` work without importing the compiled kernels, and the heavier
@@ -23,9 +23,11 @@ _LAZY_ATTRIBUTES = {
     "SetErrors": "fastnet._training",
     "count_connections": "fastnet.traversal",
     "count_traversals": "fastnet.traversal",
+    "value_and_grad": "fastnet.gradients",
+    "jacobian": "fastnet.gradients",
 }
-_LAZY_MODULES = ("measures", "stopping", "datasets", "stats", "plots", "experiment", "report",
-                 "reproduction", "sklearn", "demo")
+_LAZY_MODULES = ("gradients", "measures", "stopping", "datasets", "stats", "plots", "experiment",
+                 "report", "reproduction", "sklearn", "demo")
 
 
 def get_include():
@@ -79,7 +81,10 @@ __all__ = [
     "SetErrors",
     "count_connections",
     "count_traversals",
+    "value_and_grad",
+    "jacobian",
     "get_include",
+    "gradients",
     "measures",
     "stopping",
     "datasets",
@@ -90,5 +95,6 @@ __all__ = [
     "FileLockedError",
     "ResultFileError",
     "NoConvergenceWarning",
+    "TrainingInProgressError",
     "__version__",
 ]

@@ -1,4 +1,4 @@
-"""Writing files safely: atomic replacement and an exclusive writer's lock.
+"""Files: atomic replacement, an exclusive writer's lock, and checked ``.npz`` reading.
 
 Every file fastnet writes (result files, saved networks and estimators) goes
 through :func:`atomic_write`: a temporary file in the same directory, fsync,
@@ -11,9 +11,11 @@ import contextlib
 import hashlib
 import io
 import json
+import math
 import os
 import pickle
 import tempfile
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +23,9 @@ import numpy as np
 from fastnet._version import __version__
 from fastnet.exceptions import FileLockedError
 
-__all__ = ["EstimatorPersistence", "FILE_FORMAT_VERSION", "PICKLE_FORMAT_VERSION", "atomic_write",
-           "exclusive_lock", "fsync_dir", "new_file_mode"]
+__all__ = ["EstimatorPersistence", "FILE_FORMAT_VERSION", "MAX_COMPRESSION_RATIO",
+           "MAX_PICKLE_BYTES", "NpzMember", "PICKLE_FORMAT_VERSION", "atomic_write",
+           "exclusive_lock", "fsync_dir", "new_file_mode", "read_npz"]
 
 
 def new_file_mode():
@@ -102,10 +105,17 @@ def exclusive_lock(path):
     points elsewhere (or nowhere) and tries again on the new file. So at most
     one process ever holds the lock of a path.
 
+    The sidecar is opened without following a symbolic link (``O_NOFOLLOW``)
+    and must be a regular file with one name: the lock writes its pid there, so
+    a ``path.lock`` planted as a link to another file would overwrite that file.
+
     Raises
     ------
     FileLockedError
         If another process holds the lock (the message names it and its pid).
+    ResultFileError
+        If ``path.lock`` is a symbolic link, a hard link (a file with another
+        name too) or not a regular file (the message names it; remove it).
 
     Notes
     -----
@@ -120,7 +130,7 @@ def exclusive_lock(path):
     path = Path(os.fspath(path))
     lock_path = path.with_name(path.name + ".lock")
     while True:
-        fd = os.open(lock_path, os.O_CREAT | os.O_RDWR, new_file_mode())
+        fd = _open_lock(lock_path)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -150,6 +160,34 @@ def exclusive_lock(path):
         os.close(fd)
 
 
+def _open_lock(lock_path):
+    """Open (or create) the sidecar ``lock_path`` for the lock, refusing any other
+    kind of file than a regular one of one name (see `exclusive_lock`)."""
+    import errno
+    import stat
+
+    from fastnet.exceptions import ResultFileError
+
+    hint = "; fastnet writes its lock there, so remove it (or write to another file)."
+    flags = os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(lock_path, flags, new_file_mode())
+    except OSError as exc:
+        if os.path.islink(lock_path):
+            raise ResultFileError(f"{lock_path}: the lock file is a symbolic link (to "
+                                  f"{os.readlink(lock_path)!r}){hint}") from None
+        if exc.errno == errno.EISDIR:
+            raise ResultFileError(f"{lock_path}: the lock file is a directory{hint}") from None
+        raise
+    st = os.fstat(fd)
+    problem = ("is not a regular file" if not stat.S_ISREG(st.st_mode)
+               else f"has {st.st_nlink} names (a hard link)" if st.st_nlink != 1 else None)
+    if problem:
+        os.close(fd)
+        raise ResultFileError(f"{lock_path}: the lock file {problem}{hint}")
+    return fd
+
+
 def _read_pid(fd):
     try:
         with io.FileIO(os.dup(fd), "r") as f:
@@ -157,6 +195,154 @@ def _read_pid(fd):
         return int(text) if text.isdigit() else None
     except (OSError, ValueError):
         return None
+
+# --------------------------------------------------------------------------- .npz reading
+
+#: Largest ratio of a member's declared size to its compressed size that
+#: :func:`read_npz` accepts for members above ``_RATIO_FLOOR`` bytes. fastnet
+#: writes its ``.npz`` files uncompressed (ratio 1); a zip "bomb" of zeros has
+#: ratios near 1000.
+MAX_COMPRESSION_RATIO = 100
+_RATIO_FLOOR = 1 << 20
+#: Largest pickle an estimator file may carry (1 GiB).
+MAX_PICKLE_BYTES = 1 << 30
+
+
+class NpzMember:
+    """What :func:`read_npz` accepts for one array of an ``.npz`` file.
+
+    Parameters
+    ----------
+    kinds : str
+        Accepted dtype kinds (``"iu"``, ``"U"``, ``"f"``, ...); never ``"O"``.
+    max_elements : int
+        Most elements the array may declare.
+    ndim : int or None
+        Required number of dimensions (None: any).
+    itemsize : int or None
+        Largest item size in bytes (for strings).
+    what : str, optional
+        What the array is, for messages (default: its name).
+    """
+
+    def __init__(self, kinds, max_elements, *, ndim=None, itemsize=None, what=None):
+        self.kinds, self.max_elements = kinds, max_elements
+        self.ndim, self.itemsize, self.what = ndim, itemsize, what
+
+
+class NotNpzError(ValueError):
+    """The file is not a zip of ``.npy`` arrays (or lacks the expected members)."""
+
+
+def read_npz(fh, members, *, check=None, required=None):
+    """Read the named arrays of an ``.npz`` file, checking each before its data.
+
+    For each member the zip entry's declared size and compression ratio are
+    checked, then its ``.npy`` header (dtype, shape) is read and checked
+    against ``members[name]``, and only then is its data read, in the declared
+    size only. Nothing of a size a crafted file chooses is allocated before it
+    is checked. Pickled (object) arrays are never read.
+
+    Parameters
+    ----------
+    fh : binary file
+        Open, seekable.
+    members : dict of str to NpzMember
+        The arrays to read (other members are ignored).
+    check : callable, optional
+        ``check(headers)`` gets ``{name: (shape, dtype)}`` of all of ``members``
+        present before any data is read, and raises to refuse them.
+    required : set of str, optional
+        Names that must be present; default all of ``members``.
+
+    Returns
+    -------
+    arrays : dict of str to ndarray
+    names : set of str
+        The names of all arrays in the file.
+
+    Raises
+    ------
+    NotNpzError
+        If the file is not a zip archive or lacks a required member.
+    zipfile.BadZipFile, EOFError
+        If the zip archive is truncated or corrupt, or the file empty.
+    ValueError
+        If a member is too large, compressed beyond ``MAX_COMPRESSION_RATIO``,
+        of another dtype or shape than allowed, or corrupt.
+    """
+    fh.seek(0)
+    magic = fh.read(4)
+    fh.seek(0)
+    if not magic:
+        raise EOFError("the file is empty")
+    if magic not in (b"PK\x03\x04", b"PK\x05\x06"):
+        raise NotNpzError(f"not a zip archive: it starts with {magic!r}")
+    archive = zipfile.ZipFile(fh)  # a truncated or corrupt zip raises BadZipFile
+    with archive:
+        infos = {i.filename[:-4]: i for i in archive.infolist() if i.filename.endswith(".npy")}
+        required = set(members) if required is None else set(required)
+        if not required <= set(infos):
+            raise NotNpzError(f"keys {sorted(infos)}, not {sorted(required)}")
+        headers = {name: _npy_header(archive, infos[name], name, spec)
+                   for name, spec in members.items() if name in infos}
+        if check is not None:
+            check({name: h[:2] for name, h in headers.items()})
+        for name, header in headers.items():
+            _check_header(infos[name], name, members[name], *header)
+        return {name: _npy_data(archive, infos[name], *headers[name])
+                for name in headers}, set(infos)
+
+
+def _npy_header(archive, info, name, spec):
+    """(shape, dtype, fortran, offset) of a member whose entry's sizes are checked."""
+    what = f"{spec.what} (array `{name}`)" if spec.what else f"the array `{name}`"
+    nbytes_max = spec.max_elements * (spec.itemsize or 8) + 4096
+    if info.file_size > nbytes_max:
+        raise ValueError(f"{what} takes {info.file_size} bytes, more than the "
+                         f"{nbytes_max} allowed.")
+    if (info.file_size > _RATIO_FLOOR
+            and info.file_size > MAX_COMPRESSION_RATIO * max(info.compress_size, 1)):
+        raise ValueError(f"{what} is compressed {info.file_size} : "
+                         f"{info.compress_size}, more than {MAX_COMPRESSION_RATIO} : 1.")
+    with archive.open(info) as member:
+        major, _ = np.lib.format.read_magic(member)
+        read = (np.lib.format.read_array_header_1_0 if major == 1
+                else np.lib.format.read_array_header_2_0)
+        shape, fortran, dtype = read(member)
+        offset = member.tell()
+    return shape, dtype, fortran, offset
+
+
+def _check_header(info, name, spec, shape, dtype, fortran, offset):
+    """Refuse a member whose header does not fit ``spec`` or its entry's size."""
+    count = math.prod(shape)
+    what = f"{spec.what} (array `{name}`)" if spec.what else f"the array `{name}`"
+    if dtype.hasobject or dtype.kind not in spec.kinds or dtype.fields is not None:
+        raise ValueError(f"{what} must have a dtype of the kinds {spec.kinds!r}, got {dtype} "
+                         f"of shape {shape}.")
+    if ((spec.ndim is not None and len(shape) != spec.ndim) or count > spec.max_elements
+            or (spec.itemsize is not None and dtype.itemsize > spec.itemsize)):
+        raise ValueError(f"{what} has dtype {dtype} and shape {shape}; at most "
+                         f"{spec.max_elements} elements"
+                         f"{'' if spec.ndim is None else f' in {spec.ndim} dimensions'}"
+                         f"{'' if spec.itemsize is None else f' of {spec.itemsize} bytes'}"
+                         " are allowed.")
+    if offset + count * dtype.itemsize != info.file_size:
+        raise ValueError(f"the array `{name}` declares {count} values of {dtype.itemsize} "
+                         f"bytes but holds {info.file_size - offset} bytes.")
+
+
+def _npy_data(archive, info, shape, dtype, fortran, offset):
+    """The data of a member whose header was checked: read in its declared size only."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    with archive.open(info) as member:
+        member.read(offset)
+        raw = member.read(nbytes)
+        if len(raw) != nbytes or member.read(1):  # reading to the end checks the CRC-32
+            raise ValueError(f"the array `{info.filename[:-4]}` is truncated.")
+    return np.frombuffer(raw, dtype=dtype).reshape(shape, order="F" if fortran else "C").copy()
+
 
 # --------------------------------------------------------------------------- estimators
 
@@ -219,23 +405,21 @@ class EstimatorPersistence:
             corrupt, has another format version, or holds another estimator class.
         """
         path = os.fspath(path)
+        members = {"format_version": NpzMember("iu", 1, ndim=0, what="the format version"),
+                   "estimator": NpzMember("U", 1, ndim=0, itemsize=4 * 256),
+                   "pickle": NpzMember("u", MAX_PICKLE_BYTES, ndim=1, itemsize=1)}
         with open(path, "rb") as fh:
             try:
-                with np.load(fh, allow_pickle=False) as data:
-                    keys = set(data.files)
-                    if not {"format_version", "estimator", "pickle"} <= keys:
-                        raise KeyError(f"keys {sorted(keys)}")
-                    version = data["format_version"]
-                    if version.shape != () or version.dtype.kind not in "iu":
-                        raise KeyError(f"a format version of {version.dtype} (not an integer)")
-                    version = int(version)
-                    kind = str(data["estimator"])
-                    payload = np.asarray(data["pickle"], dtype=np.uint8).tobytes()
-            except KeyError as exc:
-                raise ValueError(f"{path}: not a fastnet estimator file ({exc.args[0]}).") from None
-            except Exception as exc:  # truncated or corrupt zip, not a zip, ...
+                data, _ = read_npz(fh, members)
+            except NotNpzError as exc:
+                raise ValueError(f"{path}: not a fastnet estimator file ({exc}).") from None
+            except ValueError as exc:
+                raise ValueError(f"{path}: not a fastnet estimator file: {exc}") from None
+            except Exception as exc:  # truncated or corrupt zip, ...
                 raise ValueError(f"{path}: cannot read fastnet estimator file "
                                  f"({type(exc).__name__}: {exc}).") from None
+        version, kind = int(data["format_version"]), str(data["estimator"])
+        payload = data["pickle"].tobytes()
         if version != FILE_FORMAT_VERSION:
             raise ValueError(f"{path}: estimator file format version {version}, this fastnet "
                              f"({__version__}) reads version {FILE_FORMAT_VERSION}.")

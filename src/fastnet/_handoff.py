@@ -8,11 +8,20 @@ to the single-network kernels, each with its RPROP state as the lanes left it
 (weights, previous gradient and change, steps, last error), so that each goes
 on in the kernel :func:`train_rprop` uses; the others stay in full groups.
 """
+import time
+import warnings
+from dataclasses import replace
+
 import numpy as np
 
+from fastnet._batch import TrainResults, batch_record, time_shares
 from fastnet._engine import Evaluator, Workspace, activations
+from fastnet._training import late_runs
+from fastnet.exceptions import DivergenceError, NoConvergenceWarning
+from fastnet.rprop import train_rprop
 
-__all__ = ["HANDOFF_FILL", "HANDOFF_EPOCHS", "lanes_fill", "SerialTrials"]
+__all__ = ["HANDOFF_FILL", "HANDOFF_EPOCHS", "lanes_fill", "SerialTrials", "train_serial",
+           "warn_late"]
 
 #: A batch of method "mixed" hands the trials of the last group of lanes they
 #: need to the single-network kernels when they fill less than this share of it.
@@ -117,3 +126,36 @@ class SerialTrials:
         """Summed squared errors of ``trials`` on the validation or test set."""
         evaluators = self.val if which == "val" else self.test
         return np.array([evaluators[i].sse() for i in trials], dtype=float)
+
+
+def warn_late(criterion, n_late, K, max_epochs):
+    """The one NoConvergenceWarning of a batch (for train_rprop_many's caller): how
+    many trials reached ``max_epochs`` before ``criterion`` (a name; None: no
+    criterion, no warning)."""
+    if criterion is not None and n_late:
+        warnings.warn(f"{n_late} of {K} trials reached max_epochs={max_epochs} before the "
+                      f"stopping criterion {criterion} held.", NoConvergenceWarning,
+                      stacklevel=4)
+
+
+def train_serial(nets, seeds, X, Y, kwargs, callback, clocks):
+    """train_rprop_many's method "serial": ``train_rprop(nets[i], X, Y, seed=seeds[i],
+    **kwargs)`` one after another; a DivergenceError names its trial, and the trials
+    that reached max_epochs first give one NoConvergenceWarning for the batch."""
+    results = []
+    with late_runs() as late:          # (one warning for the batch, below)
+        for i, (net, seed) in enumerate(zip(nets, seeds)):
+            cb = (None if callback is None
+                  else (lambda epoch, state, i=i: callback(i, epoch, state)))
+            try:
+                results.append(train_rprop(net, X, Y, seed=seed, callback=cb, **kwargs))
+            except DivergenceError as exc:
+                raise DivergenceError(f"trial {i} (nets[{i}]): {exc}", exc.epoch, i) from None
+    setup = results[0].setup
+    warn_late(setup["stopping"], len(late), len(results), setup["max_epochs"])
+    cpu, wall = time.process_time() - clocks[0], time.perf_counter() - clocks[1]
+    shares = time_shares([r.epochs for r in results])
+    batch = batch_record("serial", len(nets), cpu, wall)
+    return TrainResults([replace(r, cpu_time=cpu * f, wall_time=wall * f,
+                                 setup=dict(r.setup, batch=batch))
+                         for r, f in zip(results, shares)])

@@ -8,9 +8,14 @@ import numpy as np
 
 from fastnet._kernels import _trials
 
-__all__ = ["LANES", "Lanes", "aligned", "to_lanes", "from_lanes"]
+__all__ = ["LANES", "SAFE_LOG2", "Lanes", "aligned", "to_lanes", "from_lanes", "safe_weight"]
 
 LANES = _trials.LANES
+
+#: The lanes vouch for a trial's numbers only while every value of its epoch
+#: (net inputs, outputs, errors, gradient sums) stays below 2**SAFE_LOG2 in
+#: magnitude, far from the float64 overflow at 2**1024 (see `safe_weight`).
+SAFE_LOG2 = 1000.0
 
 
 def aligned(shape):
@@ -35,6 +40,28 @@ def from_lanes(blocks):
     """(G, C, LANES) blocks -> (G * LANES, C) rows."""
     G, C, _ = blocks.shape
     return blocks.transpose(0, 2, 1).reshape(G * LANES, C)
+
+
+def safe_weight(n_units, n_layers, n_patterns, data_max):
+    """The weight magnitude below which no value of an epoch can overflow.
+
+    The lanes' products are fused multiply-adds: an exact product beyond
+    float64's range added to an infinite partial sum of the other sign stays
+    infinite, where a separate product and sum (the single-network kernels, and
+    so :func:`fastnet.train_rprop`) give NaN. tanh and logistic units then
+    saturate at a finite value, and a diverged trial would report a finite error
+    (Python decides: such a trial trains in the single-network kernels instead,
+    and gets train_rprop's DivergenceError). Where no value can overflow, both
+    agree to rounding. With every weight at most W >= 1 in magnitude, U =
+    ``n_units`` + 1 (a fan-in or fan-out plus the bias), A = max(1,
+    ``data_max``) (inputs and targets), L = ``n_layers`` and N = ``n_patterns``:
+    a net input is at most (U W)**L A, f'(net) <= 1 for every activation, a
+    backpropagated delta at most (U W)**L times four such net inputs, and a
+    gradient sum or the SSE at most 4 N (U W)**(3 L) A**2. That stays below
+    2**SAFE_LOG2 for W below the value returned.
+    """
+    log2 = (SAFE_LOG2 - np.log2(4.0 * n_patterns) - 2.0 * np.log2(max(1.0, data_max)))
+    return float(2.0 ** min(1000.0, log2 / (3.0 * n_layers))) / (n_units + 1.0)
 
 
 class Lanes:
@@ -75,6 +102,14 @@ class Lanes:
     def weights(self, i):
         s = self.slot[i]
         return self.w[s // LANES, :, s % LANES]
+
+    def largest(self, trials=None):
+        """max |w| of each of ``trials`` (an index array) at its current weights;
+        None: of all lanes (padding and frozen lanes included), one number."""
+        if trials is None:
+            return max(float(self.w.max()), -float(self.w.min()))
+        s = self.slot[trials]
+        return np.abs(self.w).max(axis=1)[s // LANES, s % LANES]
 
     def repack(self, keep):
         """Keep the trials of the boolean mask ``keep`` only, in as few groups as they fill."""

@@ -14,27 +14,26 @@ from __future__ import annotations
 import copy
 import operator
 import time
-import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 import numpy as np
 
 from fastnet._batch import SetColumns, TrainResults, batch_record, time_shares
 from fastnet._blas import single_threaded_blas
-from fastnet._handoff import HANDOFF_EPOCHS, HANDOFF_FILL, SerialTrials, lanes_fill
+from fastnet._handoff import (HANDOFF_EPOCHS, HANDOFF_FILL, SerialTrials, lanes_fill,
+                             train_serial, warn_late)
 from fastnet._kernels import _trials
-from fastnet._lanes import LANES, Lanes, aligned, to_lanes
+from fastnet._engine import Evaluator
+from fastnet._lanes import LANES, Lanes, aligned, safe_weight, to_lanes
 from fastnet._training import (
-    MAX_EPOCHS_PER_CALL, base_setup, check_common,
-    check_start, diverged, resolve_classification,
+    MAX_EPOCHS_PER_CALL, base_setup, check_common, check_growth_rows,
+    check_start, diverged, growth_limit, resolve_classification, training_of,
 )
 from fastnet._typing import ArrayLike, Seed
-from fastnet._validation import check_choice
-from fastnet.exceptions import NoConvergenceWarning
+from fastnet._validation import check_choice, check_matrix, check_seeds
 from fastnet.measures import _check_analog, threshold_correct
 from fastnet.network import MLP
-from fastnet.rprop import _UNSET, VARIANTS, draw_start, resolve_options, train_rprop
+from fastnet.rprop import _UNSET, VARIANTS, draw_start, resolve_options
 from fastnet.stopping import Correct, StoppingCriterion, TrainingState
 
 __all__ = ["train_rprop_many", "LANES_MAX_WORK", "LANES_MAX_CONNECTIONS"]
@@ -116,18 +115,6 @@ def _check_nets(nets):
     return nets
 
 
-def _check_seeds(seeds, n):
-    if seeds is None:
-        return [None] * n
-    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__len__"):
-        raise TypeError(f"`seeds` must be a sequence with one seed per network or None, "
-                        f"got {type(seeds).__name__}.")
-    seeds = list(seeds)
-    if len(seeds) != n:
-        raise ValueError(f"`seeds` must hold one seed per network ({n}), got {len(seeds)}.")
-    return seeds
-
-
 def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
                      X_val: ArrayLike | None = None, Y_val: ArrayLike | None = None, *,
                      seeds: Sequence[Seed] | None = None, X_test: ArrayLike | None = None,
@@ -195,13 +182,23 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         different topology (naming the first mismatch), or ``seeds`` of the
         wrong length.
     DivergenceError
-        If a trial's errors or outputs become non-finite (a FloatingPointError
-        naming the trial and the epoch).
+        Whatever the method, where :func:`train_rprop` raises it for a trial:
+        its errors or outputs become non-finite, or its training error grows
+        beyond 1e6 times max(E_tr(1), 1 %) (a FloatingPointError naming the
+        trial and the epoch). Trials whose values might overflow leave the
+        lanes for train_rprop's kernels, whose separate products and sums give
+        NaN where the lanes' fused multiply-adds could give a saturated unit.
+    TrainingInProgressError
+        If another thread is training one of ``nets`` (naming the first).
 
     Warns
     -----
     NoConvergenceWarning
-        Once, if ``stop`` is given and some trials reach ``max_epochs`` first.
+        At most once per call, whatever the method, if ``stop`` is given and
+        some trials reach ``max_epochs`` first: "k of K trials reached
+        max_epochs=... before the stopping criterion ... held". In a success
+        study (``stop=Correct()``) those failures are data, counted in
+        ``stop_reason``; filter the warning there.
 
     See Also
     --------
@@ -226,7 +223,7 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     (20, 50)
     """
     nets = _check_nets(nets)
-    seeds = _check_seeds(seeds, len(nets))
+    seeds = check_seeds(seeds, len(nets))
     method = check_choice(method, "method", METHODS)
     given = dict(variant=variant, eta_plus=eta_plus, eta_minus=eta_minus, delta0=delta0,
                  delta_min=delta_min, delta_max=delta_max, max_epochs=max_epochs, stop=stop,
@@ -234,27 +231,23 @@ def train_rprop_many(nets: Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     if callback is not None and not callable(callback):
         raise TypeError(f"`callback` must be callable or None, got {callback!r}.")
     if method == "auto":
-        n_train = np.shape(X)[0] if np.ndim(X) == 2 else 0
+        try:
+            n_train = np.shape(X)[0] if np.ndim(X) == 2 else 0
+        except ValueError:           # ragged: named as every method names it
+            check_matrix(X, "X", n_cols=nets[0].n_in, what="inputs")
+            raise
         method = _auto_method(n_train, nets[0].n_connections, len(nets))
     clocks = time.process_time(), time.perf_counter()
-    if method == "serial":
-        results = []
-        for i, (net, seed) in enumerate(zip(nets, seeds)):
-            cb = None if callback is None else (lambda epoch, state, i=i: callback(i, epoch, state))
-            results.append(train_rprop(
-                net, X, Y, X_val, Y_val, X_test=X_test, Y_test=Y_test, preset=preset,
-                seed=seed, target_range=target_range, classification=classification,
-                callback=cb, block_size=block_size, blas_min=blas_min,
-                **{k: v for k, v in given.items() if v is not _UNSET}))
-        cpu, wall = time.process_time() - clocks[0], time.perf_counter() - clocks[1]
-        shares = time_shares([r.epochs for r in results])
-        batch = batch_record("serial", len(nets), cpu, wall)
-        return TrainResults([replace(r, cpu_time=cpu * f, wall_time=wall * f,
-                                     setup=dict(r.setup, batch=batch))
-                             for r, f in zip(results, shares)])
-    return _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
-                        target_range, classification, callback, block_size, blas_min, clocks,
-                        handoff=HANDOFF_FILL if method == "mixed" else None)
+    with training_of(nets, "nets"):
+        if method == "serial":
+            kwargs = dict(X_val=X_val, Y_val=Y_val, X_test=X_test, Y_test=Y_test, preset=preset,
+                          target_range=target_range, classification=classification,
+                          block_size=block_size, blas_min=blas_min,
+                          **{k: v for k, v in given.items() if v is not _UNSET})
+            return train_serial(nets, seeds, X, Y, kwargs, callback, clocks)
+        return _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
+                            target_range, classification, callback, block_size, blas_min,
+                            clocks, handoff=HANDOFF_FILL if method == "mixed" else None)
 
 
 def _auto_method(n_train, n_connections, n_trials):
@@ -332,7 +325,7 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
     cap = min(max_epochs, 1024)
     # Row i: trial i's E_tr by epoch (rows K.. are padding lanes). The kernel writes
     # here directly while trial i is in lane i (until the first repack).
-    train_err = np.empty((lanes.G * LANES, cap))
+    train_err = np.zeros((lanes.G * LANES, cap))      # (zeros: see the growth check)
     epochs = np.zeros(K, np.intp)
     stopped = np.zeros(K, bool)
     reasons = ["max_epochs"] * K
@@ -352,6 +345,10 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
 
     serial = None                          # the SerialTrials once the lanes handed off some
     in_lanes = np.ones(K, bool)            # trial i trains in the lanes (else in `serial`)
+    overflowing = np.zeros(K, bool)        # trial i left the lanes as it might overflow
+    sets = [a for a in (X, Y, X_val, Y_val, X_test, Y_test) if a is not None]
+    w_safe = safe_weight(first.n_units, len(layers), max(a.shape[0] for a in sets),
+                         max(max(float(a.max()), -float(a.min())) for a in sets))
 
     def rows_of(trials):
         trials = np.asarray(trials, dtype=np.intp)
@@ -394,6 +391,20 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
             return bool(threshold_correct(outputs, Y, r_c=r_c, analog=analog).all())
         return is_correct
 
+    def alone(out):
+        # Trials `out` leave the lanes for the single-network kernels (_handoff).
+        nonlocal serial
+        if serial is None:
+            serial = SerialTrials(nets, X, Y, X_val, Y_val, X_test, Y_test, block_size,
+                                  blas_min, rprop_args)
+        serial.take_from_lanes(lanes, out)
+        in_lanes[out] = False
+        s_out = lanes.slot[out]
+        lanes.status[s_out] = np.maximum(lanes.status[s_out], 1)
+        keep = ~stopped & in_lanes
+        if keep.any():
+            lanes.repack(keep)
+
     def finish(trials):
         # Trials that stop leave their weights here and are frozen in their lanes.
         trials = np.asarray(trials, dtype=np.intp)
@@ -402,33 +413,35 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
             s = lanes.slot[trials[in_lanes[trials]]]
             lanes.status[s] = np.maximum(lanes.status[s], 1)
 
+    if lanes.largest() + max_epochs * params["delta_max"] < w_safe:
+        w_safe = None                      # no trial can come near it in this run
     epoch = 0
     with single_threaded_blas():
         while epoch < max_epochs and not stopped.all():
             n = min(step - epoch % step, max_epochs - epoch)
             idx = np.flatnonzero(~stopped)            # the trials that train now
             if epoch + n > train_err.shape[1]:
-                grown = np.empty((train_err.shape[0],
+                grown = np.zeros((train_err.shape[0],
                                   min(max_epochs, max(2 * train_err.shape[1], epoch + n))))
                 grown[:, :epoch] = train_err[:, :epoch]
                 train_err = grown
+            mine = idx[in_lanes[idx]]
+            # Trials whose numbers might overflow in this call train alone, as in
+            # train_rprop (see fastnet._lanes.safe_weight); RPROP moves a weight by
+            # at most delta_max per epoch. (All lanes at once first: one number.)
+            reach = n * params["delta_max"]
+            if mine.size and w_safe is not None and not lanes.largest() + reach < w_safe:
+                out = mine[~(lanes.largest(mine) + reach < w_safe)]
+                if out.size:
+                    alone(out)
+                    overflowing[out] = True
+                    mine = idx[in_lanes[idx]]
             if handoff is not None:
                 # The trials of the lanes' last group go on alone if they fill too
                 # little of it; the others stay in full groups.
-                mine = idx[in_lanes[idx]]
                 rest = mine.size - LANES * max(0, -(-mine.size // LANES) - 1)
                 if mine.size and lanes_fill(rest, LANES) < handoff:
-                    out = mine[mine.size - rest:]
-                    if serial is None:
-                        serial = SerialTrials(nets, X, Y, X_val, Y_val, X_test, Y_test,
-                                              block_size, blas_min, rprop_args)
-                    serial.take_from_lanes(lanes, out)
-                    in_lanes[out] = False
-                    s_out = lanes.slot[out]
-                    lanes.status[s_out] = np.maximum(lanes.status[s_out], 1)
-                    keep = ~stopped & in_lanes
-                    if keep.any():
-                        lanes.repack(keep)
+                    alone(mine[mine.size - rest:])
             lanes_idx = idx[in_lanes[idx]]
             status = np.zeros(idx.size, np.int64)
             if lanes_idx.size:
@@ -453,6 +466,12 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                 k = int(np.flatnonzero(status > 0)[0])
                 raise diverged(epoch + int(status[k]), trial=int(idx[k]))
             done = np.where(status < 0, -status, n)
+            if epoch == 0:
+                limits = growth_limit(train_err[:K, 0])
+                lowest_limit = limits.min()
+            if train_err[:K, epoch:epoch + n].max() > lowest_limit:   # (one pass; then which)
+                check_growth_rows(train_err[idx, epoch:epoch + n], done, limits, epoch + 1,
+                                  train_err[:K, 0], idx)
             epochs[idx] = epoch + done
             if kernel_check:
                 evaluation[idx] += (done // strip) * N * C
@@ -511,10 +530,8 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
                 lanes.repack(~stopped & in_lanes)
     finish(np.flatnonzero(~stopped))
 
-    if stop is not None and not np.all(fired | stopped):
-        n_late = int(np.count_nonzero(~(fired | stopped)))
-        warnings.warn(f"{n_late} of {K} trials reached max_epochs={max_epochs} before the "
-                      f"stopping criterion {stop.name} held.", NoConvergenceWarning, stacklevel=3)
+    warn_late(None if stop is None else stop.name, int(np.count_nonzero(~(fired | stopped))),
+               K, max_epochs)
 
     # The returned networks: the relevant epoch's weights (lowest validation error).
     relevant = epochs.copy()
@@ -537,13 +554,21 @@ def _train_lanes(nets, seeds, X, Y, X_val, Y_val, X_test, Y_test, preset, given,
         sse = np.empty(G_final * LANES)
         _trials.trials_sse(layers, n_in, Xs, Ts, final_w, work, sse)
         e = 100.0 * o_range / Ts.size * sse[:K]
+        alone_ = np.flatnonzero(overflowing)
+        for i in alone_.tolist():        # their numbers as train_rprop computes them
+            e[i] = 100.0 * o_range / Ts.size * Evaluator(nets[i], Xs, Ts, blas_min).sse()
         # finite weights can still overflow in the forward pass (inf - inf)
         _check_finite(e, np.ones(K, bool), epochs, "the error of the trained network")
+        if Xs is X:          # the training set: the last update may have run away
+            check_growth_rows(e[:, None], np.ones(K, np.intp), limits, relevant + 1,
+                              train_err[:K, 0], np.arange(K))
         cls = None
         if classification:
             out = np.empty((G_final, Xs.shape[0], n_out, LANES))
             _trials.trials_outputs(layers, n_in, Xs, final_w, work, out)
             outs = out.transpose(0, 3, 1, 2).reshape(G_final * LANES, Xs.shape[0], n_out)[:K]
+            for i in alone_.tolist():
+                outs[i] = nets[i].predict(Xs)
             wrong = np.count_nonzero(np.argmax(outs, axis=2) != np.argmax(Ts, axis=1), axis=1)
             cls = 100.0 * wrong / Ts.shape[0]
         return SetColumns(e, cls, Ts.shape[0])

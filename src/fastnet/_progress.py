@@ -85,3 +85,35 @@ class EpochProgress:
         if self.shown:   # end the line the carriage returns kept rewriting
             sys.stderr.write("\n")
             sys.stderr.flush()
+
+
+class TaskProgress:
+    """Progress of ``fastnet demo`` on stderr: task, runs done and elapsed time.
+
+    ``progress(task, i_task, n_tasks, done, runs)`` is `run_demo`'s progress
+    callback. On a terminal the line is rewritten in place (the last one of each
+    task stays); otherwise a line is written at each task's start and end and at
+    most every PROGRESS_INTERVAL seconds between.
+    """
+
+    def __init__(self, quiet=False):
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty()
+        self.start = time.monotonic()
+        self.last = -math.inf
+
+    def __call__(self, task, i_task, n_tasks, done, runs):
+        if self.quiet:
+            return
+        now = time.monotonic()
+        edge = done in (0, runs)
+        if not edge and now - self.last < (0.2 if self.tty else PROGRESS_INTERVAL):
+            return
+        self.last = now
+        line = (f"[task {i_task}/{n_tasks}] {task}: {done:{len(str(runs))}d}/{runs} runs  "
+                f"elapsed {_hms(now - self.start)}")
+        if self.tty:
+            sys.stderr.write("\r" + line + ("\n" if done == runs else ""))
+            sys.stderr.flush()
+        else:
+            _err(line)

@@ -4,13 +4,24 @@ import numbers
 import numpy as np
 
 
-def check_int(value, name, *, minimum=None):
+def _huge(value):
+    """A huge int for a message (str() of one refuses beyond 4300 digits)."""
+    return f"an integer of about {int(abs(int(value)).bit_length() * 0.30103)} digits"
+
+
+def _shown(value):
+    return value if -10**30 < value < 10**30 else _huge(value)
+
+
+def check_int(value, name, *, minimum=None, maximum=None):
     """Return ``value`` as an int, or raise TypeError/ValueError naming ``name``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"`{name}` must be an integer, got {type(value).__name__} {value!r}.")
     value = int(value)
     if minimum is not None and value < minimum:
-        raise ValueError(f"`{name}` must be >= {minimum}, got {value}.")
+        raise ValueError(f"`{name}` must be >= {minimum}, got {_shown(value)}.")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"`{name}` must be <= {maximum}, got {_shown(value)}.")
     return value
 
 
@@ -21,8 +32,7 @@ def check_float(value, name, *, low=None, high=None, low_open=False, high_open=F
     try:
         value = float(value)
     except OverflowError:  # an int beyond float's range
-        raise ValueError(f"`{name}` must be finite, got an integer of {len(str(value))} "
-                         "digits.") from None
+        raise ValueError(f"`{name}` must be finite, got {_huge(value)}.") from None
     if not np.isfinite(value):
         raise ValueError(f"`{name}` must be finite, got {value}.")
     bad_low = low is not None and (value <= low if low_open else value < low)
@@ -53,10 +63,13 @@ def check_probability(value, name, *, open_interval=True):
     """Return a level such as ``alpha`` as a float in (0, 1) (or [0, 1]), or raise."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"`{name}` must be a real number, got {type(value).__name__} {value!r}.")
-    value = float(value)
+    interval = "(0, 1)" if open_interval else "[0, 1]"
+    try:
+        value = float(value)
+    except OverflowError:  # an int beyond float range
+        raise ValueError(f"`{name}` must be in {interval}, got {_huge(value)}.") from None
     ok = 0.0 < value < 1.0 if open_interval else 0.0 <= value <= 1.0
     if not ok:
-        interval = "(0, 1)" if open_interval else "[0, 1]"
         raise ValueError(f"`{name}` must be in {interval}, got {value!r}.")
     return value
 
@@ -80,7 +93,9 @@ def check_matrix(X, name, *, n_cols=None, what="columns", allow_empty=False):
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and the like
-        raise ValueError(f"`{name}` could not be converted to an array: {exc}") from None
+        raise ValueError(f"`{name}` must be a 2-D array of numbers (rows of equal length), "
+                         f"got a {type(X).__name__} that could not be converted to an array: "
+                         f"{exc}") from None
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
         raise TypeError(f"`{name}` must hold numbers, got dtype {arr.dtype}.")
     if np.iscomplexobj(arr):
@@ -110,6 +125,19 @@ def check_pair(X, Y, x_name, y_name, n_in, n_out, *, allow_empty=False):
         raise ValueError(
             f"`{x_name}` has {X.shape[0]} patterns but `{y_name}` has {Y.shape[0]}.")
     return X, Y
+
+
+def check_seeds(seeds, n):
+    """One seed per network (``seeds`` of train_rprop_many) as a list; None: n Nones."""
+    if seeds is None:
+        return [None] * n
+    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__len__"):
+        raise TypeError(f"`seeds` must be a sequence with one seed per network or None, "
+                        f"got {type(seeds).__name__}.")
+    seeds = list(seeds)
+    if len(seeds) != n:
+        raise ValueError(f"`seeds` must hold one seed per network ({n}), got {len(seeds)}.")
+    return seeds
 
 
 def as_generator(seed, name="seed"):

@@ -13,6 +13,7 @@ from fastnet._training import (
     check_start,
     resolve_classification,
     run_training,
+    training_of,
 )
 from fastnet._validation import as_generator, check_choice, check_float
 from fastnet._typing import ArrayLike, Seed
@@ -100,8 +101,12 @@ def train_backprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None
         For bad shapes, non-finite data or invalid hyper-parameters.
     DivergenceError
         If the training diverges: the training error, the weights, the outputs
-        or a validation/test error become non-finite (a FloatingPointError
-        naming the epoch). No result with NaN errors is ever returned.
+        or a validation/test error become non-finite, or the training error
+        grows beyond 1e6 times max(E_tr(1), 1 %), as in :func:`fastnet.train_rprop`
+        (a FloatingPointError naming the epoch). No result with NaN errors is
+        ever returned.
+    TrainingInProgressError
+        If another thread is training ``net`` (see :func:`fastnet.train_rprop`).
 
     See Also
     --------
@@ -138,26 +143,27 @@ def train_backprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None
     classification = resolve_classification(classification, Y)
     # The seed draws the initial weights (with init_scale) and online training's
     # presentation order; batch training without init_scale draws nothing.
-    drawn = init_scale is not None or mode == "online"
-    rng = as_generator(seed) if drawn else None
-    if init_scale is not None:
-        net.init_weights(rng, scale=init_scale)
-    check_start(net, seed, drawn)
-    ws = Workspace(net, X, Y, 1 if mode == "online" else block_size, blas_min)
-    stepper = _BackpropStepper(ws, mode, learning_rate, momentum, bool(decay), max_epochs, rng)
-    setup = base_setup(
-        net, algorithm=f"backpropagation ({mode}) with momentum",
-        parameters={"learning_rate": learning_rate, "momentum": momentum, "decay": bool(decay)},
-        stop=stop, strip=strip, max_epochs=max_epochs, target_range=target_range, seed=seed,
-        n_train=X.shape[0], n_val=0 if X_val is None else X_val.shape[0],
-        n_test=0 if X_test is None else X_test.shape[0],
-        initialisation=(f"uniform in [-{init_scale}, {init_scale}] from the seed"
-                        if init_scale is not None else "weights of the network as given"),
-        block_size=ws.D.shape[0])
-    return run_training(net, stepper, ws, X_val=X_val, Y_val=Y_val, X_test=X_test,
-                        Y_test=Y_test, max_epochs=max_epochs, strip=strip, stop=stop,
-                        target_range=target_range, callback=callback,
-                        classification=classification, setup=setup)
+    with training_of([net], "net"):
+        drawn = init_scale is not None or mode == "online"
+        rng = as_generator(seed) if drawn else None
+        if init_scale is not None:
+            net.init_weights(rng, scale=init_scale)
+        check_start(net, seed, drawn)
+        ws = Workspace(net, X, Y, 1 if mode == "online" else block_size, blas_min)
+        stepper = _BackpropStepper(ws, mode, learning_rate, momentum, bool(decay), max_epochs, rng)
+        setup = base_setup(
+            net, algorithm=f"backpropagation ({mode}) with momentum",
+            parameters={"learning_rate": learning_rate, "momentum": momentum, "decay": bool(decay)},
+            stop=stop, strip=strip, max_epochs=max_epochs, target_range=target_range, seed=seed,
+            n_train=X.shape[0], n_val=0 if X_val is None else X_val.shape[0],
+            n_test=0 if X_test is None else X_test.shape[0],
+            initialisation=(f"uniform in [-{init_scale}, {init_scale}] from the seed"
+                            if init_scale is not None else "weights of the network as given"),
+            block_size=ws.D.shape[0])
+        return run_training(net, stepper, ws, X_val=X_val, Y_val=Y_val, X_test=X_test,
+                            Y_test=Y_test, max_epochs=max_epochs, strip=strip, stop=stop,
+                            target_range=target_range, callback=callback,
+                            classification=classification, setup=setup)
 
 
 def __dir__():

@@ -14,7 +14,7 @@ import sys
 import time
 import warnings
 
-from fastnet._progress import EpochProgress, RunProgress
+from fastnet._progress import EpochProgress, RunProgress, TaskProgress
 
 __all__ = ["main", "build_parser"]
 
@@ -32,6 +32,46 @@ class _UserError(Exception):
 
 def _err(*parts):
     print(*parts, file=sys.stderr)
+
+
+#: Library parameter names that differ from the option feeding them, with the options'
+#: `dest` to try in turn (the others match: `max_epochs` is --max-epochs).
+_LIBRARY_NAMES = {"name": ("problems", "problem"), "networks": ("networks", "network"),
+                  "spec": ("networks", "network"), "root": ("data",), "results": ("files",),
+                  "path": ("file",)}
+
+
+def _in_options(message, parser):
+    """``message`` with the library's parameter names in backticks (`max_epochs`) replaced
+    by what the user typed on the command line of `parser` (`--max-epochs`)."""
+    import re
+
+    typed = {}
+    for action in parser._actions:
+        if action.option_strings:
+            typed[action.dest] = max(action.option_strings, key=len)
+        elif action.dest != "help":
+            typed[action.dest] = action.metavar or action.dest
+
+    def option(m):
+        for dest in _LIBRARY_NAMES.get(m.group(1), (m.group(1),)):
+            if dest in typed:
+                return f"`{typed[dest]}`"
+        return m.group(0)
+    return re.sub(r"`(\w+)`", option, message)
+
+
+def _command_parser(parser, func):
+    """The (sub)parser whose command runs `func`."""
+    todo = [parser]
+    while todo:
+        p = todo.pop()
+        if p.get_default("func") is func:
+            return p
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                todo.extend(action.choices.values())
+    return parser
 
 
 # --------------------------------------------------------------------------- datasets
@@ -136,7 +176,9 @@ def _train(args):
     if args.plot:
         from fastnet import plots
 
-        plots.learning_curves(r, path=args.plot)
+        plots.learning_curves(r, log_y=True, path=args.plot,
+                              title=f"{ds.name}, network {net.proben1_spec}, seed {args.seed}: "
+                                    f"stopped by {r.stop_reason} after {r.epochs} epochs")
         print(f"learning curves drawn to {args.plot}")
     return 0
 
@@ -146,9 +188,14 @@ def _train(args):
 def _experiment(args, problems, networks, runs):
     from fastnet.experiment import Experiment
 
-    return Experiment(problems=problems, networks=networks, runs=runs, seed=args.seed,
-                      options=_options(args), keep_predictions=args.keep_predictions,
-                      root=args.data, rule=args.rule)
+    try:
+        return Experiment(problems=problems, networks=networks, runs=runs, seed=args.seed,
+                          options=_options(args), keep_predictions=args.keep_predictions,
+                          root=args.data, rule=args.rule)
+    except ValueError as exc:
+        if str(exc).startswith("`runs` "):    # the grid's size: name the option typed
+            raise _UserError(f"`--runs`{str(exc)[6:]}") from None
+        raise
 
 
 def _run(args, exp, out):
@@ -157,8 +204,8 @@ def _run(args, exp, out):
     if not args.quiet:
         n = len(exp.run_keys())
         where = (f"Dask scheduler {args.scheduler}" if args.scheduler else
-                 f"{args.jobs} local process{'es' if args.jobs != 1 else ''}"
-                 if args.jobs != -1 else "all local cores")
+                 f"up to {args.jobs} local processes" if args.jobs > 1 else
+                 "this process" if args.jobs == 1 else "all local cores")
         _err(f"fastnet: {n} runs ({len(exp.problems)} datasets x {len(exp.networks)} networks x "
              f"{exp.runs} runs, master seed {exp.seed}) on {where}; results in {out}")
     try:
@@ -171,6 +218,11 @@ def _run(args, exp, out):
         _err(f"fastnet: interrupted; the finished runs are saved in {out}: rerun the same "
              "command to resume.")
         raise
+    asked = (os.cpu_count() or 1) if args.jobs == -1 else args.jobs
+    if not args.scheduler and res.n_new and res.workers < asked:
+        _err(f"fastnet: note: ran on {res.workers} local process"
+             f"{'es' if res.workers != 1 else ''}, not {asked} (--jobs): no more than the "
+             "batches of runs to do.")
     return res
 
 
@@ -206,9 +258,6 @@ def _check_out(args):
     from pathlib import Path
 
     if args.out is None:
-        if args.format == "html":
-            raise _UserError("`--format html` writes a page of several megabytes: give the file "
-                             "with -o FILE (e.g. -o report.html).")
         return
     parent = Path(args.out).resolve().parent
     if not parent.is_dir():
@@ -218,6 +267,12 @@ def _check_out(args):
 def _emit(args, text):
     """Print `text`, or write it (UTF-8) atomically to `--out` and say so on stderr."""
     if args.out is None:
+        if args.format == "html":
+            # a page with its pictures embedded is not for a terminal: say how big it is
+            n = len(text.encode("utf-8"))
+            size = f"{n / 1024:.0f} KB" if n < 1024 ** 2 else f"{n / 1024 ** 2:.1f} MB"
+            raise _UserError(f"`--format html` makes a page of {size} (pictures embedded): give the "
+                             "file with -o FILE (e.g. -o report.html).")
         sys.stdout.write(text)
         return
     from fastnet._files import atomic_write
@@ -309,27 +364,41 @@ def _demo(args):
     """A small timing study on generated tasks: works on a fresh install, no data."""
     from fastnet.demo import run_demo
 
-    print(run_demo(runs=args.runs, seed=args.seed).summary())
+    print(run_demo(runs=args.runs, seed=args.seed, progress=TaskProgress(args.quiet)).summary())
     return 0
 
 
 # --------------------------------------------------------------------------- parser
 
-def _int_option(minimum, expected, also=()):
-    """An argparse type: an int >= minimum (or one of `also`), else a clear message."""
+def _int_option(minimum, expected, also=(), maximum=None):
+    """An argparse type: an int in [minimum, maximum] (or one of `also`), else a
+    clear message (argparse names the option the user typed)."""
     def parse(text):
+        shown = text if len(text) <= 30 else f"{text[:20]}... ({len(text)} characters)"
         try:
             v = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
-        if v < minimum and v not in also:
-            raise argparse.ArgumentTypeError(f"expected {expected}, got {v}")
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {shown!r}") from None
+        if (v < minimum or (maximum is not None and v > maximum)) and v not in also:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {shown}")
         return v
     return parse
 
 
 _positive_int = _int_option(1, "a positive integer")
-_jobs = _int_option(1, "an integer >= 1 or -1 (all cores)", also=(-1,))
+
+def _runs_option():
+    from fastnet.experiment import MAX_RUNS
+
+    return _int_option(1, f"an integer from 1 to {MAX_RUNS} (MAX_RUNS)", maximum=MAX_RUNS)
+
+
+def _jobs_option():
+    from fastnet.experiment import MAX_JOBS
+
+    return _int_option(1, f"an integer from 1 to {MAX_JOBS} (MAX_JOBS) or -1 (all cores)",
+                       also=(-1,), maximum=MAX_JOBS)
+
 _seed = _int_option(0, "a non-negative integer")
 
 
@@ -356,8 +425,10 @@ def _add_training(p):
 
 def _add_running(p):
     p.add_argument("--seed", type=_seed, default=0, help="master seed (default 0)")
-    p.add_argument("--jobs", "-j", type=_jobs, default=1, metavar="N",
-                   help="local worker processes (default 1; -1 = all cores)")
+    p.add_argument("--jobs", "-j", type=_jobs_option(), default=1, metavar="N",
+                   help="local worker processes (default 1; -1 = all cores; at most 256, and "
+                        "no more than the batches of runs to do: one batch runs in this "
+                        "process; the workers exit when this process dies)")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="run on a Dask cluster, e.g. tcp://host:8786 (needs dask.distributed; "
                         "the workers need fastnet and the data)")
@@ -424,8 +495,8 @@ def build_parser():
                     help="datasets (cancer1, glass1d), problems (cancer = cancer1..3) or all")
     be.add_argument("--networks", "-n", nargs="+", default=["pivot"], metavar="NET",
                     help=net_help + " (default pivot)")
-    be.add_argument("--runs", "-r", type=_positive_int, default=10, help="runs per dataset and "
-                    "network (default 10)")
+    be.add_argument("--runs", "-r", type=_runs_option(), default=10, help="runs per dataset "
+                    "and network (default 10; at most 10,000, and 100,000 in the whole grid)")
     be.add_argument("--out", "-o", required=True, metavar="FILE", help="result file (JSON lines)")
     _add_running(be)
     be.set_defaults(func=_bench)
@@ -449,6 +520,7 @@ def build_parser():
                         description=_demo.__doc__)
     dm.add_argument("--runs", type=_positive_int, default=10, help="runs per task (default 10)")
     dm.add_argument("--seed", type=_seed, default=0, help="master seed (default 0)")
+    dm.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     dm.set_defaults(func=_demo)
 
     cp = sub.add_parser("compare", help="compare result files (t-tests, sign, Wilcoxon, Lacoste)",
@@ -477,8 +549,9 @@ def build_parser():
     pr.add_argument("networks", choices=NETWORK_KINDS, help="which networks")
     pr.add_argument("--problems", "-p", nargs="+", default=None, metavar="NAME",
                     help="datasets or problems (default: all that have the network)")
-    pr.add_argument("--runs", "-r", type=_positive_int, default=None,
-                    help="runs per dataset (default 10 for linear, 60 otherwise)")
+    pr.add_argument("--runs", "-r", type=_runs_option(), default=None,
+                    help="runs per dataset (default 10 for linear, 60 otherwise; at most 10,000, "
+                         "and 100,000 in the whole grid)")
     pr.add_argument("--out", "-o", metavar="FILE", default=None,
                     help="result file (default proben1-NETWORKS.jsonl; rerun to resume)")
     _add_running(pr)
@@ -521,14 +594,14 @@ def main(argv=None):
             status = EXIT_INTERRUPTED
         except (_UserError, ResultFileError, DataFormatError, FileNotFoundError,
                 ConnectionError, ImportError) as exc:
-            _err(f"fastnet: error: {exc}")
+            _err(f"fastnet: error: {_in_options(str(exc), _command_parser(parser, args.func))}")
             status = EXIT_USER_ERROR
         except (ValueError, TypeError, OSError) as exc:
-            # The library's argument checks name the argument in backticks; set
-            # FASTNET_DEBUG=1 to see the traceback of anything else.
+            # The library's argument checks name the argument in backticks (given here
+            # as the option typed); set FASTNET_DEBUG=1 to see the traceback.
             if os.environ.get("FASTNET_DEBUG", "0") != "0":
                 raise
-            _err(f"fastnet: error: {exc}")
+            _err(f"fastnet: error: {_in_options(str(exc), _command_parser(parser, args.func))}")
             status = EXIT_USER_ERROR
         finally:
             for w in caught:

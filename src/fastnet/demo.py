@@ -14,7 +14,12 @@ import numpy as np
 
 from fastnet._validation import check_int
 
-__all__ = ["DemoResult", "DemoRow", "run_demo"]
+__all__ = ["DemoResult", "DemoRow", "run_demo", "DEMO_BATCH"]
+
+#: Runs of a task trained per `train_rprop_many` call. A trial's result does not
+#: depend on the batching (each is what `train_rprop` gives on its own); batches
+#: let `run_demo` report progress, and their CPU times add up to the task's.
+DEMO_BATCH = 50
 
 
 @dataclass(frozen=True)
@@ -85,15 +90,19 @@ class DemoResult:
         return "\n".join(lines)
 
 
-def run_demo(runs: int = 20, seed: int = 0) -> DemoResult:
+def run_demo(runs: int = 20, seed: int = 0, *, progress=None) -> DemoResult:
     """Run the demo's three small timing studies.
 
     Parameters
     ----------
     runs : int, default 20
-        Trials per task (>= 1).
+        Trials per task (>= 1), trained in batches of `DEMO_BATCH`.
     seed : int, default 0
         Master seed; each task's trials get seeds spawned from it.
+    progress : callable, optional
+        ``progress(task, i_task, n_tasks, done, runs)`` before each task starts
+        (``done=0``) and after each of its batches (``fastnet demo`` prints it on
+        stderr). Its return value is ignored.
 
     Returns
     -------
@@ -113,17 +122,30 @@ def run_demo(runs: int = 20, seed: int = 0) -> DemoResult:
 
     runs = check_int(runs, "runs", minimum=1)
     seed = check_int(seed, "seed", minimum=0)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"`progress` must be callable or None, got {progress!r}.")
     seeds = np.random.SeedSequence(seed).spawn(3)
+    n_tasks = 3
 
-    def study(task, data, make_net, seed_seq, **kw):
+    def study(i_task, task, data, make_net, **kw):
         X, T = data.train
         val = data.val if data.val is not None else (None, None)
         test = {"X_test": data.test[0], "Y_test": data.test[1]} if data.test is not None else {}
-        with warnings.catch_warnings():
-            # Failed trials are part of the measurement here (Hamey), not a problem.
-            warnings.simplefilter("ignore", NoConvergenceWarning)
-            results = train_rprop_many([make_net() for _ in range(runs)], X, T, *val,
-                                       seeds=seed_seq.spawn(runs), **test, **kw)
+        trial_seeds = seeds[i_task - 1].spawn(runs)
+        results, cpu_time = [], 0.0
+        if progress is not None:
+            progress(task, i_task, n_tasks, 0, runs)
+        for start in range(0, runs, DEMO_BATCH):
+            batch_seeds = trial_seeds[start:start + DEMO_BATCH]
+            with warnings.catch_warnings():
+                # Failed trials are part of the measurement here (Hamey), not a problem.
+                warnings.simplefilter("ignore", NoConvergenceWarning)
+                batch = train_rprop_many([make_net() for _ in batch_seeds], X, T, *val,
+                                         seeds=batch_seeds, **test, **kw)
+            results.extend(batch)
+            cpu_time += batch[0].setup["batch"]["cpu_time"]
+            if progress is not None:
+                progress(task, i_task, n_tasks, len(results), runs)
         errors = [r.final_test.squared_error_percentage for r in results
                   if r.final_test is not None]
         return DemoRow(
@@ -131,22 +153,22 @@ def run_demo(runs: int = 20, seed: int = 0) -> DemoResult:
             stopped=sum(r.stop_reason in ("correct", "GL5") for r in results),
             median_epochs=float(np.median([r.epochs for r in results])),
             median_test_error=float(np.median(errors)) if errors else None,
-            cpu_time=results[0].setup["batch"]["cpu_time"],
+            cpu_time=cpu_time,
             traversals=sum(r.traversals.total for r in results))
 
     rows = (
-        study("XOR 2-2-1 (success = correct)", make_xor(),
+        study(1, "XOR 2-2-1 (success = correct)", make_xor(),
               lambda: MLP(2, (2,), 1, shortcut=False, hidden_activation="tanh",
                           output_activation="logistic"),
-              seeds[0], stop=Correct(0.4), strip=1, max_epochs=1000, init_scale=1.0),
-        study("encoder 10-5-10 (success = correct)", make_encoder(10, 5),
+              stop=Correct(0.4), strip=1, max_epochs=1000, init_scale=1.0),
+        study(2, "encoder 10-5-10 (success = correct)", make_encoder(10, 5),
               lambda: MLP(10, (5,), 10, shortcut=False, hidden_activation="tanh",
                           output_activation="logistic"),
-              seeds[1], stop=Correct(0.4), strip=1, max_epochs=1000, init_scale=1.0),
-        study("teacher K=5, 5-5-1 (GL5 early stop)",
+              stop=Correct(0.4), strip=1, max_epochs=1000, init_scale=1.0),
+        study(3, "teacher K=5, 5-5-1 (GL5 early stop)",
               make_teacher(K=5.0, n_train=500, n_val=250, n_test=2000, seed=seed),
               lambda: MLP(5, (5,), 1, shortcut=False, hidden_activation="tanh"),
-              seeds[2], stop=GL(5) | MaxEpochs(2000), max_epochs=2000, init_scale=0.5),
+              stop=GL(5) | MaxEpochs(2000), max_epochs=2000, init_scale=0.5),
     )
     return DemoResult(runs=runs, seed=seed, rows=rows)
 

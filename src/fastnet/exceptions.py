@@ -1,7 +1,7 @@
 """Exceptions and warnings raised by fastnet."""
 
 __all__ = ["DataFormatError", "DataIntegrityWarning", "DivergenceError", "FileLockedError",
-           "NoConvergenceWarning", "ResultFileError"]
+           "NoConvergenceWarning", "ResultFileError", "TrainingInProgressError"]
 
 
 class DataFormatError(ValueError):
@@ -45,9 +45,12 @@ class FileLockedError(ResultFileError):
 
 
 class DivergenceError(FloatingPointError):
-    """Training diverged: errors, weights or outputs became non-finite.
+    """Training diverged: errors, weights or outputs became non-finite, or the
+    training error grew beyond 1e6 times max(E_tr(1), 1 %) (the run-away of
+    unbounded outputs, which a stopping criterion would otherwise take for a
+    normal stop).
 
-    Raised instead of returning a result with NaN or infinite errors. Lower the
+    Raised instead of returning a result with NaN, infinite or run-away errors. Lower the
     learning rate (backpropagation), ``delta_max`` or ``init_scale`` (RPROP), or
     scale the data.
 
@@ -56,7 +59,8 @@ class DivergenceError(FloatingPointError):
     epoch : int
         The epoch after which the non-finite values were found (at a strip end
         or at the end of training; the kernels also stop at the first epoch
-        whose training error is not finite).
+        whose training error is not finite), or whose training error grew too
+        much.
     trial : int or None
         Index of the diverged network in :func:`fastnet.train_rprop_many`,
         None for one network.
@@ -66,6 +70,17 @@ class DivergenceError(FloatingPointError):
         super().__init__(message)
         self.epoch = epoch
         self.trial = trial
+
+
+class TrainingInProgressError(RuntimeError):
+    """A network is already being trained, in another thread.
+
+    Two trainers of one network would write its weights in turn and return
+    results that disagree with the network, so the second is refused at its
+    start. Train a copy (``net.copy()``) instead, or wait for the first
+    training to return. Predicting with a network while it trains is allowed:
+    the Notes of :func:`fastnet.train_rprop` say what it sees.
+    """
 
 
 class DataIntegrityWarning(UserWarning):

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
 
@@ -14,6 +13,18 @@ from collections.abc import Sequence
 from fastnet import _engine
 from fastnet._typing import ArrayLike, PathLike, Seed
 from fastnet._files import atomic_write
+from fastnet._netfile import (  # noqa: F401 (the limits are part of this module's API)
+    FORMAT_VERSION,
+    MAX_CONNECTIONS,
+    MAX_WEIGHT,
+    _NotNetworkFile,
+    _check_config,
+    _check_weight_range,
+    _check_weights,
+    _n_connections,
+    _read_network_file,
+    _show_int,
+)
 from fastnet._validation import (
     as_generator,
     check_choice,
@@ -23,14 +34,11 @@ from fastnet._validation import (
     check_pair,
 )
 
-__all__ = ["MLP", "ACTIVATIONS", "FORMAT_VERSION"]
+__all__ = ["MLP", "ACTIVATIONS", "FORMAT_VERSION", "MAX_CONNECTIONS", "MAX_WEIGHT"]
 
 #: Activation names and the kernel codes they map to (see _kernels/_types.pxd).
 #: ``"proben1"`` is Proben1's sigmoid ``f(x) = x / (1 + |x|)``, ``f'(x) = 1 / (1 + |x|)**2``.
 ACTIVATIONS = {"linear": 0, "proben1": 1, "logistic": 2, "tanh": 3}
-
-#: Version of the ``.npz`` file format written by :meth:`MLP.save`.
-FORMAT_VERSION = 1
 
 #: Half-widths of the initial weight range when none is given: Proben1's
 #: (Prechelt 1994) for multilayer and for linear networks.
@@ -43,11 +51,6 @@ DEFAULT_INIT_SCALE_LINEAR = 0.01
 #: error (1e206), while init_scale=1e200 gave NaN outputs. Networks that need
 #: larger weights than this are not trainable in float64 anyway.
 MAX_INIT_SCALE = 1e100
-
-# Sizes a network file may declare: enough for any network fastnet can train,
-# small enough that checking a crafted file never allocates much.
-_MAX_CONFIG_BYTES = 1 << 16
-
 
 _PROBEN1_SPEC = re.compile(r"^\s*(\d+)\s*\+\s*(\d+)\s*([ls])\s*$")
 
@@ -114,6 +117,7 @@ class MLP:
         self._setup(n_in, hidden, n_out, shortcut, hidden_activation, output_activation, dtype)
         if init_scale is None:
             init_scale = DEFAULT_INIT_SCALE if self.hidden else DEFAULT_INIT_SCALE_LINEAR
+        init_scale = check_float(init_scale, "init_scale", low=0.0, high=MAX_INIT_SCALE)
         self.init_weights(seed, init_scale)
 
     def _setup(self, n_in, hidden, n_out, shortcut, hidden_activation, output_activation,
@@ -128,6 +132,11 @@ class MLP:
         except TypeError:
             raise TypeError(f"`hidden` must be a sequence of ints, got {hidden!r}.") from None
         hidden = tuple(check_int(h, "hidden", minimum=1) for h in hidden)
+        n_conn = _n_connections({"n_in": n_in, "hidden": hidden, "n_out": n_out,
+                                 "shortcut": bool(shortcut)})
+        if n_conn > MAX_CONNECTIONS:
+            raise ValueError(f"`n_in`, `hidden` and `n_out` must give at most MAX_CONNECTIONS = "
+                             f"{MAX_CONNECTIONS} connections, got {_show_int(n_conn)}.")
         if not isinstance(shortcut, (bool, np.bool_)):
             raise TypeError(f"`shortcut` must be True or False, got {shortcut!r}.")
         check_choice(hidden_activation, "hidden_activation", ACTIVATIONS)
@@ -220,6 +229,10 @@ class MLP:
             raise ValueError(
                 f"`spec` must be Proben1 notation 'h1+h2 k' (k = l or s), e.g. '4+2 l' or "
                 f"'16+0 s', got {spec!r}.")
+        if max(len(m.group(1)), len(m.group(2))) > len(str(MAX_CONNECTIONS)):
+            raise ValueError(f"`spec` must have hidden layer sizes below MAX_CONNECTIONS = "
+                             f"{MAX_CONNECTIONS}, got sizes of {len(m.group(1))} and "
+                             f"{len(m.group(2))} digits.")
         h1, h2, kind = int(m.group(1)), int(m.group(2)), m.group(3)
         if h1 == 0 and h2 > 0:
             raise ValueError(f"`spec` {spec!r} has a second hidden layer but no first.")
@@ -262,15 +275,34 @@ class MLP:
         return view
 
     def set_weights(self, w: ArrayLike) -> MLP:
-        """Replace the flat weight vector (copied; must be finite, length C)."""
-        w = np.asarray(w, dtype=np.float64)
+        """Replace the flat weight vector (copied).
+
+        Parameters
+        ----------
+        w : array-like of shape (n_connections,)
+            Finite weights with ``|w| <= MAX_WEIGHT`` (1e150), the bound under
+            which the weighted sums cannot overflow (see ``MAX_WEIGHT``).
+
+        Returns
+        -------
+        self : MLP
+
+        Raises
+        ------
+        ValueError
+            If ``w`` has another shape, or a weight is NaN, infinite or above
+            ``MAX_WEIGHT`` in magnitude.
+        TypeError
+            If ``w`` cannot be converted to float64 numbers.
+        """
+        try:
+            w = np.asarray(w, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"`w` must be an array of numbers, got {type(w).__name__} "
+                            f"({exc}).") from None
         if w.shape != (self.n_connections,):
             raise ValueError(f"`w` must have shape ({self.n_connections},), got {w.shape}.")
-        # w.w is finite only if every weight is, and is one quick call (timing
-        # studies set thousands of networks); it overflows for finite weights
-        # beyond 1e154, which the exact check then clears.
-        if not math.isfinite(w.dot(w)) and not np.isfinite(w).all():
-            raise ValueError("`w` must be finite.")
+        _check_weight_range(w, "`w`")
         self._w[:] = w
         return self
 
@@ -294,7 +326,7 @@ class MLP:
         ValueError
             If ``scale`` is negative, not finite or above ``MAX_INIT_SCALE``.
         """
-        scale = check_float(scale, "scale", low=0.0, high=MAX_INIT_SCALE)
+        scale = check_float(scale, "scale", low=0.0, high=MAX_INIT_SCALE) + 0.0  # -0.0 -> 0.0
         rng = as_generator(seed)
         self._w[:] = rng.uniform(-scale, scale, size=self.n_connections)
         return self
@@ -364,8 +396,7 @@ class MLP:
                 raise ValueError(f"`b[{j}]` must have shape ({self.layer_sizes[j]},), got {bj.shape}.")
             b_off = self._layers[j - 1, 5]
             new[b_off:b_off + bj.size] = bj
-        if not np.isfinite(new).all():
-            raise ValueError("`W` and `b` must be finite.")
+        _check_weight_range(new, "`W` and `b`")
         self._w[:] = new
         return self
 
@@ -415,7 +446,7 @@ class MLP:
         missing = {"config", "weights", "sha256"} - set(state)
         if missing:
             raise ValueError(f"cannot restore MLP: the pickled state lacks {sorted(missing)}.")
-        config = _check_config(state["config"], "cannot restore MLP: the pickled state")
+        config = _check_config(state["config"], "cannot restore MLP: the pickled state", ACTIVATIONS)
         weights = _check_weights(state["weights"], config, "cannot restore MLP: the pickled state")
         if self._checksum(state["config"], weights) != state["sha256"]:
             raise ValueError("cannot restore MLP: the pickled state is corrupted "
@@ -450,57 +481,32 @@ class MLP:
     def load(cls, path: PathLike) -> MLP:
         """Load a network written by :meth:`save`.
 
-        Everything is checked before anything of the network's size is
-        allocated: the keys, an integer format version, the configuration's keys
-        and types, and that the weights' shape (read from their header) is the
-        one the configuration implies.
+        Everything is checked before it is allocated: the zip entries' declared
+        sizes and compression, every array's header (dtype and shape) before its
+        data, the integer format version, the configuration (at most 64 KiB of
+        JSON; keys, types, at most ``MAX_CONNECTIONS`` connections) and that
+        the weights' shape is the one the configuration implies. Reading a
+        crafted file allocates at most about the size of a valid network's file.
 
         Raises
         ------
         ValueError
             If the file is not a fastnet network file, is truncated or corrupt,
-            has another format version, an unknown or ill-typed configuration, or
-            weights that do not fit it.
+            has another format version, an unknown, ill-typed or too large
+            configuration, or weights that do not fit it.
         """
         path = os.fspath(path)
-        with open(path, "rb") as fh:  # our handle, closed even when np.load fails
+        with open(path, "rb") as fh:  # our handle, closed even when reading fails
             try:
-                with np.load(fh, allow_pickle=False) as data:
-                    keys = set(data.files)
-                    if keys != {"format_version", "config", "weights"}:
-                        raise _NotNetworkFile(f"keys {sorted(keys)}")
-                    version = data["format_version"]
-                    if version.shape != () or version.dtype.kind not in "iu":
-                        raise ValueError(f"{path}: the format version must be an integer, got "
-                                         f"{version.dtype} of shape {version.shape}.")
-                    version = int(version)
-                    if version != FORMAT_VERSION:
-                        raise ValueError(f"{path}: network file format version {version}, "
-                                         f"this fastnet reads version {FORMAT_VERSION}.")
-                    # Sizes first, from the members' headers, so that a crafted file
-                    # cannot make this allocate much before it is checked.
-                    if data.zip.getinfo("config.npy").file_size > _MAX_CONFIG_BYTES:
-                        raise ValueError(f"{path}: the network configuration is larger than "
-                                         f"{_MAX_CONFIG_BYTES} bytes.")
-                    config = _check_config(json.loads(str(data["config"])), path)
-                    with data.zip.open("weights.npy") as member:
-                        major, _ = np.lib.format.read_magic(member)
-                        read = (np.lib.format.read_array_header_1_0 if major == 1
-                                else np.lib.format.read_array_header_2_0)
-                        shape, _, dtype = read(member)
-                    want = (_n_connections(config),)
-                    if shape != want or dtype != np.float64:
-                        raise ValueError(f"{path}: the weights must be float64 of shape {want} "
-                                         f"for this configuration, got {dtype} of shape {shape}.")
-                    weights = _check_weights(data["weights"], config, path)
+                return cls._build(*_read_network_file(fh, path, ACTIVATIONS))
             except _NotNetworkFile as exc:
                 raise ValueError(f"{path}: not a fastnet network file ({exc}).") from None
-            except ValueError:
-                raise
-            except Exception as exc:  # truncated zip, not a zip, bad JSON, ...
+            except ValueError as exc:
+                msg = str(exc)
+                raise ValueError(msg if msg.startswith(path) else f"{path}: {msg}") from None
+            except Exception as exc:  # truncated zip, bad CRC-32, ...
                 raise ValueError(f"{path}: cannot read fastnet network file "
                                  f"({type(exc).__name__}: {exc}).") from None
-        return cls._build(config, weights)
 
     def __eq__(self, other):
         if not isinstance(other, MLP):
@@ -508,60 +514,6 @@ class MLP:
         return self._config() == other._config() and np.array_equal(self._w, other._w)
 
     __hash__ = None
-
-
-class _NotNetworkFile(Exception):
-    pass
-
-
-_CONFIG_TYPES = {"n_in": int, "hidden": list, "n_out": int, "shortcut": bool,
-                 "hidden_activation": str, "output_activation": str}
-
-
-def _check_config(config, where):
-    """The constructor arguments of a saved network, checked key by key and typed."""
-    if not isinstance(config, dict):
-        raise ValueError(f"{where}: the network configuration must be a mapping, got "
-                         f"{type(config).__name__}.")
-    unknown, missing = set(config) - set(_CONFIG_TYPES), set(_CONFIG_TYPES) - set(config)
-    if unknown or missing:
-        raise ValueError(f"{where}: the network configuration has unknown keys {sorted(unknown)} "
-                         f"and lacks {sorted(missing)}; it needs exactly {sorted(_CONFIG_TYPES)}.")
-    for key, kind in _CONFIG_TYPES.items():
-        value = config[key]
-        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
-        if kind is list:
-            ok = ok and all(isinstance(h, int) and not isinstance(h, bool) for h in value)
-        if not ok:
-            raise ValueError(f"{where}: the configuration's `{key}` must be {kind.__name__}"
-                             f"{' of int' if kind is list else ''}, got {value!r}.")
-    if config["n_in"] < 1 or config["n_out"] < 1 or any(h < 1 for h in config["hidden"]):
-        raise ValueError(f"{where}: layer sizes must be >= 1, got n_in={config['n_in']}, "
-                         f"hidden={config['hidden']}, n_out={config['n_out']}.")
-    for key in ("hidden_activation", "output_activation"):
-        check_choice(config[key], key, ACTIVATIONS)
-    return dict(config, hidden=tuple(config["hidden"]))
-
-
-def _n_connections(config):
-    """Connections (biases included) of a checked configuration, without allocating."""
-    sizes = (config["n_in"], *config["hidden"], config["n_out"])
-    total, fan = 0, 0
-    for j in range(1, len(sizes)):
-        fan = sum(sizes[:j]) if config["shortcut"] else sizes[j - 1]
-        total += sizes[j] * (fan + 1)
-    return total
-
-
-def _check_weights(weights, config, where):
-    weights = np.asarray(weights)
-    want = _n_connections(config)
-    if weights.dtype != np.float64 or weights.shape != (want,):
-        raise ValueError(f"{where}: the weights must be float64 of shape ({want},) for this "
-                         f"configuration, got {weights.dtype} of shape {weights.shape}.")
-    if not np.isfinite(weights).all():
-        raise ValueError(f"{where}: the weights are not all finite.")
-    return weights
 
 
 def __dir__():

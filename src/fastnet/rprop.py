@@ -21,6 +21,7 @@ from fastnet._training import (
     check_common,
     resolve_classification,
     run_training,
+    training_of,
 )
 from fastnet._validation import as_generator, check_choice, check_float
 from fastnet._typing import ArrayLike, Seed
@@ -146,6 +147,10 @@ def resolve_options(preset, given):
         params.update(PRESETS[preset])
     params.update({k: v for k, v in given.items() if v is not _UNSET})
     if isinstance(params["stop"], str):
+        if params["stop"] not in ("linear", "multilayer", "multilayer-literal"):
+            raise ValueError("`stop` must be None, a fastnet.stopping criterion such as GL(5) or AnyOf(GL(5), "
+                             "MaxEpochs(3000)), or the name of a Proben1 rule, one of ['linear', 'multilayer', "
+                             f"'multilayer-literal'], got {params['stop']!r}.")
         params["stop"] = proben1_stopping(params["stop"])
     params["preset"] = preset
     params["variant"] = check_choice(params["variant"], "variant", VARIANTS)
@@ -265,8 +270,13 @@ def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = 
         rule that needs a validation set when none is given.
     DivergenceError
         If the training diverges: the training error, the weights, the outputs
-        or a validation/test error become non-finite (a FloatingPointError
-        naming the epoch). No result with NaN errors is ever returned.
+        or a validation/test error become non-finite, or the training error
+        (of an epoch or of the returned network) exceeds ``DIVERGENCE_GROWTH``
+        (1e6) times max(E_tr(1), ``DIVERGENCE_FLOOR`` = 1 %) (a
+        FloatingPointError naming the epoch). No result with NaN errors is
+        ever returned.
+    TrainingInProgressError
+        If another thread is training ``net`` (a RuntimeError).
 
     Warns
     -----
@@ -284,6 +294,11 @@ def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = 
     (rprop+): if g' g > 0, Delta <- min(Delta eta_plus, delta_max) and
     w <- w - sign(g) Delta; if g' g < 0, Delta <- max(Delta eta_minus, delta_min),
     w <- w - dw' (backtrack) and g' <- 0; if g' g = 0, w <- w - sign(g) Delta.
+
+    One network takes one trainer at a time. ``net.predict`` from another
+    thread while ``net`` trains is allowed and sees the weights of some epoch
+    in progress, possibly partly updated (the kernels update them in place);
+    read the trained network from the result once this returns.
 
     References
     ----------
@@ -313,28 +328,29 @@ def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = 
                               params["strip"], params["stop"], target_range, callback,
                               block_size, blas_min)
     classification = resolve_classification(classification, Y)
-    step0 = draw_start(net, params, seed)
-    variant, delta0, init = params["variant"], params["delta0"], params["init_scale"]
-    eta_plus, eta_minus = params["eta_plus"], params["eta_minus"]
-    delta_min, delta_max = params["delta_min"], params["delta_max"]
+    with training_of([net], "net"):
+        step0 = draw_start(net, params, seed)
+        variant, delta0, init = params["variant"], params["delta0"], params["init_scale"]
+        eta_plus, eta_minus = params["eta_plus"], params["eta_minus"]
+        delta_min, delta_max = params["delta_min"], params["delta_max"]
 
-    ws = Workspace(net, X, Y, block_size, blas_min)
-    stepper = _RpropStepper(ws, variant, eta_plus, eta_minus, delta_min, delta_max, step0)
-    setup = base_setup(
-        net, algorithm=f"RPROP ({variant}), epoch-batched",
-        parameters={"eta_plus": eta_plus, "eta_minus": eta_minus,
-                    "delta0": list(delta0) if isinstance(delta0, tuple) else delta0,
-                    "delta_min": delta_min, "delta_max": delta_max, "preset": preset},
-        stop=params["stop"], strip=strip, max_epochs=max_epochs, target_range=target_range,
-        seed=seed, n_train=X.shape[0], n_val=0 if X_val is None else X_val.shape[0],
-        n_test=0 if X_test is None else X_test.shape[0],
-        initialisation=(f"uniform in [-{init}, {init}] from the seed" if init is not None
-                        else "weights of the network as given"),
-        block_size=ws.D.shape[0])
-    return run_training(net, stepper, ws, X_val=X_val, Y_val=Y_val, X_test=X_test,
-                        Y_test=Y_test, max_epochs=max_epochs, strip=strip, stop=params["stop"],
-                        target_range=target_range, callback=callback,
-                        classification=classification, setup=setup)
+        ws = Workspace(net, X, Y, block_size, blas_min)
+        stepper = _RpropStepper(ws, variant, eta_plus, eta_minus, delta_min, delta_max, step0)
+        setup = base_setup(
+            net, algorithm=f"RPROP ({variant}), epoch-batched",
+            parameters={"eta_plus": eta_plus, "eta_minus": eta_minus,
+                        "delta0": list(delta0) if isinstance(delta0, tuple) else delta0,
+                        "delta_min": delta_min, "delta_max": delta_max, "preset": preset},
+            stop=params["stop"], strip=strip, max_epochs=max_epochs, target_range=target_range,
+            seed=seed, n_train=X.shape[0], n_val=0 if X_val is None else X_val.shape[0],
+            n_test=0 if X_test is None else X_test.shape[0],
+            initialisation=(f"uniform in [-{init}, {init}] from the seed" if init is not None
+                            else "weights of the network as given"),
+            block_size=ws.D.shape[0])
+        return run_training(net, stepper, ws, X_val=X_val, Y_val=Y_val, X_test=X_test,
+                            Y_test=Y_test, max_epochs=max_epochs, strip=strip, stop=params["stop"],
+                            target_range=target_range, callback=callback,
+                            classification=classification, setup=setup)
 
 
 def __dir__():

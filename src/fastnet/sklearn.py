@@ -312,8 +312,10 @@ _PARAMS_DOC = """
         ``"proben1"`` is ``x / (1 + |x|)``.
     output_activation : {{"proben1", "logistic", "tanh", "linear"}} or None
         None means ``"{out}"``.
-    preset : {{"proben1-linear", "proben1-multilayer"}} or None, default=None
-        Proben1's RPROP set-up: supplies every RPROP parameter below that is
+    preset : {{"proben1-linear", "proben1-multilayer", "proben1-multilayer-literal"}} or None, default=None
+        Proben1's RPROP set-up (:data:`fastnet.rprop.PRESETS`; the multilayer
+        preset is the reading that reproduces the report's tables, the literal
+        one keeps the report's words): supplies every RPROP parameter below that is
         None, the initial weight range and (with ``stop="auto"`` and a
         validation set) the stopping rule. Its 3000-epoch limit is *not* used:
         ``max_iter`` always applies.
@@ -326,15 +328,18 @@ _PARAMS_DOC = """
     init_scale : float or None, default=None
         Initial weights are uniform in [-init_scale, init_scale]; None: the
         preset's value, else 0.5.
-    stop : "auto", "linear", "multilayer", StoppingCriterion or None, default="auto"
+    stop : "auto", "linear", "multilayer", "multilayer-literal", StoppingCriterion or None, default="auto"
         When to stop before ``max_iter``. ``"auto"``: with a validation set,
-        Proben1's rule (``"multilayer"`` for networks with hidden layers or the
-        multilayer preset, else ``"linear"``), without one, train
-        ``max_iter`` epochs. ``"linear"`` (GL5 or P5 < 0.1) and
-        ``"multilayer"`` (P5 < 0.1, or ever GL5, UP8 and PQ3) need a validation
-        set. None trains exactly ``max_iter`` epochs. With a validation set
-        the fitted network always holds the weights of the epoch with the
-        lowest validation error.
+        the preset's rule, or without a preset Proben1's rule for the network
+        (``"multilayer"`` with hidden layers, else ``"linear"``); without a
+        validation set, train ``max_iter`` epochs. The named rules
+        (:func:`fastnet.rprop.proben1_stopping`) need a validation set:
+        ``"linear"`` (GL5 or P5 < 0.1), ``"multilayer"`` (GL2 or P5 < 0.1:
+        the reading that reproduces Proben1's published multilayer results)
+        and ``"multilayer-literal"`` (P5 < 0.1, or once GL5, UP8 and PQ3 have
+        each held at least once: the report's words). None trains exactly
+        ``max_iter`` epochs. With a validation set the fitted network always
+        holds the weights of the epoch with the lowest validation error.
     max_iter : int, default=200
         Hard limit on the epochs. If a criterion was asked for and did not hold
         by then, fit warns :class:`RpropConvergenceWarning`.

@@ -375,10 +375,11 @@ class Correct(StoppingCriterion):
 class _Composite(StoppingCriterion):
     def __init__(self, *criteria: StoppingCriterion) -> None:
         if not criteria:
-            raise ValueError(f"{type(self).__name__} needs at least one criterion.")
+            raise ValueError(f"`{type(self).__name__}` needs at least one criterion, such as GL(5), got none.")
         for c in criteria:
             if not isinstance(c, StoppingCriterion):
-                raise TypeError(f"criteria must be StoppingCriterion objects, got {c!r}.")
+                raise TypeError(f"`{type(self).__name__}` takes StoppingCriterion objects such as GL(5), "
+                                f"got {c!r}.")
         self.criteria = tuple(criteria)
         self.reset()
 

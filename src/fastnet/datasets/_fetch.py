@@ -1,8 +1,15 @@
-"""Download the Proben1 archive into the cache, verified and atomically."""
+"""Download the Proben1 archive into the cache, verified and atomically.
+
+Downloading and hashing are `pooch`'s (as in SciPy's and scikit-image's data
+fetchers); what is Proben1's own stays here: the 45 files may lie anywhere in the
+archive's tree, each is checked against its published SHA-256, only those names are
+ever written (never an archive path: Python < 3.12 has no safe tar filter), and all
+45 are installed together or none.
+"""
 
 from __future__ import annotations
 
-import hashlib
+import ftplib
 import lzma
 import os
 import shutil
@@ -14,6 +21,8 @@ import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
 
+import pooch
+
 from fastnet.datasets._checksums import PROBEN1_SHA256
 from fastnet.datasets._proben1 import default_cache_dir
 
@@ -24,7 +33,6 @@ __all__ = ["DEFAULT_URL", "FetchError", "fetch_proben1", "verify_proben1"]
 #: ``*.dt`` files anywhere in its tree works; their checksums are what counts).
 DEFAULT_URL = "https://github.com/jeffheaton/proben1/archive/refs/heads/master.tar.gz"
 
-_CHUNK = 1 << 16
 _SCHEMES = ("http", "https", "ftp", "file")
 
 
@@ -36,11 +44,7 @@ class FetchError(OSError):
 
 
 def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(_CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return pooch.file_hash(str(path), alg="sha256")
 
 
 def verify_proben1(root: str | os.PathLike | None = None) -> dict[str, str]:
@@ -77,8 +81,8 @@ def fetch_proben1(url: str = DEFAULT_URL, root: str | os.PathLike | None = None,
     url : str, default=DEFAULT_URL
         URL of a ``.tar.gz`` (or other ``tar`` compression, or ``.zip``) archive
         that contains the 45 ``*.dt`` files anywhere in its tree, e.g. the
-        original ``proben1.tar.gz``. ``http``, ``https``, ``ftp`` and ``file`` URLs
-        work (``urllib`` only).
+        original ``proben1.tar.gz``. ``http``, ``https`` and ``ftp`` URLs are
+        downloaded by `pooch`; ``file`` URLs are copied.
     root : str or os.PathLike, optional
         Directory to install into. Default: the per-user cache
         (`default_cache_dir`), which `load_proben1` searches.
@@ -142,21 +146,35 @@ def fetch_proben1(url: str = DEFAULT_URL, root: str | os.PathLike | None = None,
     return target
 
 
+def _copy_file_url(url: str, output_file: str, pooch_instance=None) -> None:
+    """A pooch downloader for ``file:`` URLs (local mirrors, tests), which pooch lacks."""
+    shutil.copyfile(urllib.request.url2pathname(urllib.parse.urlsplit(url).path), output_file)
+
+
 def _download(url: str, dest: Path, timeout: float) -> None:
+    """Download `url` to `dest` with pooch (no known hash: the 45 files are checked)."""
+    scheme = urllib.parse.urlsplit(url).scheme.lower()
+    downloader = (_copy_file_url if scheme == "file" else
+                  pooch.FTPDownloader(timeout=timeout) if scheme == "ftp" else
+                  pooch.HTTPDownloader(timeout=timeout))
+    logger = pooch.get_logger()
+    level = logger.level
+    # pooch logs the archive's hash with advice to pin it: not ours to follow (the
+    # archive may change; the 45 files' hashes are what counts)
+    logger.setLevel("WARNING")
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response, open(dest, "wb") as out:
-            shutil.copyfileobj(response, out, _CHUNK)
-    except OSError as exc:  # URLError, HTTPError, timeouts, local file errors
+        pooch.retrieve(url, known_hash=None, fname=dest.name, path=dest.parent,
+                       downloader=downloader)
+    except (OSError, ftplib.Error) as exc:  # requests' errors, timeouts, local file errors
         raise FetchError(f"could not download the Proben1 archive from {url}: {exc}") from exc
+    finally:
+        logger.setLevel(level)
 
 
 def _copy_hashed(src, dest: Path) -> str:
-    h = hashlib.sha256()
     with open(dest, "wb") as out:
-        for chunk in iter(lambda: src.read(_CHUNK), b""):
-            h.update(chunk)
-            out.write(chunk)
-    return h.hexdigest()
+        shutil.copyfileobj(src, out)
+    return _sha256_file(dest)
 
 
 def _members(archive: Path):

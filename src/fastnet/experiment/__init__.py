@@ -12,7 +12,10 @@ Results are JSON lines: a header record with the complete set-up (the Proben1
 checklist, fastnet version, machine and build flags), then one record per run,
 appended, flushed and fsync'ed as soon as the run finishes. Running the same
 experiment on the same file resumes it: finished runs are kept, missing ones run.
-A crash can leave at most one incomplete last line; it is detected and cut off
+Every line is checked when a file is read (nesting at most `MAX_NESTING` levels,
+finite numbers, the fields of a header or run record with their types and ranges,
+runs inside the header's grid), so a changed file is a `ResultFileError` naming its
+line and field. A crash can leave at most one incomplete last line; it is detected and cut off
 (with a `ResultFileWarning`), never silently dropping a complete record. Files
 are only ever replaced atomically (temporary file + ``os.replace``).
 
@@ -38,17 +41,23 @@ from fastnet.experiment._protocol import (
     build_network, check_max_epochs, expand_problems, run_seed, training_arguments,
 )
 from fastnet._provenance import kernel_fingerprint
+from fastnet.experiment._record import MAX_CELLS, MAX_COUNT, MAX_MEASURE, MAX_NESTING
 from fastnet.experiment._resultfile import (
     FORMAT, FORMAT_VERSION, TIMING_FIELDS, ResultFile, ResultFileWarning, read_results,
     strip_timing,
 )
 from fastnet.experiment._runner import (
-    BATCH_SIZE, SCHEDULER_TIMEOUT, ExperimentProgress, ExperimentResult, run_experiment,
+    BATCH_SIZE, EXPERIMENT_LANES_MAX_TRAIN, MAX_JOBS, PARENT_POLL, SCHEDULER_TIMEOUT,
+    ExperimentProgress, ExperimentResult, run_experiment,
 )
-from fastnet.experiment._spec import Experiment
+from fastnet.experiment._spec import MAX_GRID_RUNS, MAX_RUNS, Experiment
 
 __all__ = [
     "Experiment",
+    "MAX_CELLS",
+    "MAX_COUNT",
+    "MAX_MEASURE",
+    "MAX_NESTING",
     "ExperimentProgress",
     "ExperimentResult",
     "FORMAT",
@@ -75,4 +84,9 @@ __all__ = [
     "PROBEN1_RUNS",
     "PROBEN1_STRIP",
     "SCHEDULER_TIMEOUT",
+    "MAX_GRID_RUNS",
+    "MAX_JOBS",
+    "MAX_RUNS",
+    "PARENT_POLL",
+    "EXPERIMENT_LANES_MAX_TRAIN",
 ]

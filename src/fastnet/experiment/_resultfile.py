@@ -10,6 +10,7 @@ from pathlib import Path
 
 from fastnet._validation import import_pandas
 from fastnet.exceptions import ResultFileError
+from fastnet.experiment._record import LineParser, RecordError, check_header
 
 
 #: Value of the ``format`` field of every result file header.
@@ -68,6 +69,42 @@ class ResultFile:
         """Set of ``(problem, network, run)`` present."""
         return {(r["problem"], r["network"], r["run"]) for r in self.records}
 
+    def missing_runs(self):
+        """Runs of the header's grid that the file does not hold yet.
+
+        Returns
+        -------
+        dict
+            ``{(problem, network): tuple of range}``: the missing run indices of every
+            cell of the grid (``header["grid"]``: problems x networks x runs) that lacks
+            runs, as ranges of consecutive indices, in grid order. Empty when the file
+            is complete. ``range(0, runs)`` for a cell without any run.
+
+        Examples
+        --------
+        >>> rf = read_results("cancer1-linear.jsonl")     # doctest: +SKIP
+        >>> rf.missing_runs()                            # doctest: +SKIP
+        {('cancer1', 'linear'): (range(6, 10),)}
+        """
+        grid = self.header.get("grid")
+        if not isinstance(grid, dict):  # a ResultFile built by hand, not read
+            return {}
+        present = {}
+        for r in self.records:
+            present.setdefault((r["problem"], r["network"]), []).append(r["run"])
+        out = {}
+        for cell in ((p, n) for p in grid["problems"] for n in grid["networks"]):
+            gaps, start = [], 0
+            for run in sorted(present.get(cell, ())):
+                if run > start:
+                    gaps.append(range(start, run))
+                start = run + 1
+            if start < grid["runs"]:
+                gaps.append(range(start, grid["runs"]))
+            if gaps:
+                out[cell] = tuple(gaps)
+        return out
+
     def cells(self):
         """``{(problem, network): [records sorted by run]}`` in header-grid order."""
         out = {}
@@ -80,12 +117,29 @@ class ResultFile:
                                                           pos_n.get(kv[0][1], 1 << 30), kv[0][1])))
 
 
-_RUN_FIELDS = ("problem", "network", "run", "train", "val", "test", "epochs", "relevant_epoch",
-               "stop_reason", "gl_end", "traversals", "cpu_time")
+def _check_first_line(path, obj):
+    """The header, checked; return the run checker of its grid."""
+    if not isinstance(obj, dict) or obj.get("format") != FORMAT or obj.get("type") != "header":
+        raise ResultFileError(f"{path}:1: not a fastnet result file (the first line must "
+                              f"be a header with \"format\": \"{FORMAT}\").")
+    if obj.get("format_version") != FORMAT_VERSION:
+        raise ResultFileError(
+            f"{path}:1: result format version {_short(obj.get('format_version'))}; this "
+            f"fastnet reads version {FORMAT_VERSION}.")
+    return check_header(obj)
+
+
+def _short(v):
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _parse_lines(path, data):
-    """Split file bytes into (header, records, good_length, partial_bytes)."""
+    """Split file bytes into (header, records, good_length, partial_bytes).
+
+    Every complete line is checked (`fastnet.experiment._record`): the header against
+    its schema, each run record against the run-record schema and the header's grid.
+    """
     if not data:
         raise ResultFileError(f"{path}: the file is empty; it is not a fastnet result file "
                               "(delete it, or give another file).")
@@ -95,34 +149,34 @@ def _parse_lines(path, data):
     if partial and not lines:
         raise ResultFileError(f"{path}: no complete header line; it is not a fastnet result file "
                               "(or one killed before its header was written: delete it).")
-    header, records, seen = None, [], set()
+    header, check_run, records, seen = None, None, [], set()
+    parse_line = LineParser()
     for i, raw in enumerate(lines, start=1):
+        what = "the header" if i == 1 else "a record"
         try:
-            obj = json.loads(raw)
-        except ValueError as exc:
-            what = "the header" if i == 1 else "a record"
+            obj = parse_line(raw)
+            if i == 1:
+                check_run = _check_first_line(path, obj)
+                header = obj
+                continue
+            if not isinstance(obj, dict) or obj.get("type") != "run":
+                raise ResultFileError(f"{path}:{i}: expected a run record (\"type\": \"run\"), "
+                                      f"got {raw[:60]!r}.")
+            check_run(obj)
+        except ResultFileError:
+            raise
+        except RecordError as exc:
+            raise ResultFileError(
+                f"{path}:{i}: {'header' if i == 1 else 'run record'}: {exc} fastnet never "
+                "writes such a line, so the file was changed by something else. Fix or remove "
+                "the line.") from None
+        except (ValueError, RecursionError) as exc:
             raise ResultFileError(
                 f"{path}:{i}: {what} is not valid JSON ({exc}); fastnet never writes such a "
                 "line, so the file was changed by something else. Fix or remove the line.") from None
-        if i == 1:
-            if not isinstance(obj, dict) or obj.get("format") != FORMAT or obj.get("type") != "header":
-                raise ResultFileError(f"{path}:1: not a fastnet result file (the first line must "
-                                      f"be a header with \"format\": \"{FORMAT}\").")
-            if obj.get("format_version") != FORMAT_VERSION:
-                raise ResultFileError(
-                    f"{path}:1: result format version {obj.get('format_version')!r}; this fastnet "
-                    f"reads version {FORMAT_VERSION}.")
-            header = obj
-            continue
-        if not isinstance(obj, dict) or obj.get("type") != "run":
-            raise ResultFileError(f"{path}:{i}: expected a run record (\"type\": \"run\"), "
-                                  f"got {raw[:60]!r}.")
-        missing = [k for k in _RUN_FIELDS if k not in obj]
-        if missing:
-            raise ResultFileError(f"{path}:{i}: run record lacks the fields {missing}.")
-        if obj.get("setup_hash") != header.get("setup_hash"):
-            raise ResultFileError(f"{path}:{i}: run record of set-up {obj.get('setup_hash')!r} in "
-                                  f"a file of set-up {header.get('setup_hash')!r}.")
+        if obj["setup_hash"] != header["setup_hash"]:
+            raise ResultFileError(f"{path}:{i}: run record of set-up {_short(obj['setup_hash'])} "
+                                  f"in a file of set-up {_short(header['setup_hash'])}.")
         key = (obj["problem"], obj["network"], obj["run"])
         if key in seen:
             warnings.warn(f"{path}:{i}: second record of run {key}; keeping the first.",
@@ -149,8 +203,12 @@ def read_results(path):
     FileNotFoundError
         If the file does not exist.
     ResultFileError
-        If the file is empty, has no valid header, a complete line is not valid JSON
-        or not a run record of this file's set-up.
+        If the file is empty, has no valid header, or a complete line is not valid
+        JSON, nests arrays and objects deeper than `MAX_NESTING`, holds ``NaN``,
+        ``Infinity`` or a number that overflows a float, or is not a run record of
+        this file's set-up and grid with the fields fastnet writes, of their types
+        and ranges (errors in [0, `MAX_MEASURE`], counts in [0, `MAX_COUNT`]). The
+        message names the file, the line and the field.
 
     Warns
     -----

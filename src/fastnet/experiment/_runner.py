@@ -18,11 +18,27 @@ from fastnet.experiment._provenance import _header, _load
 from fastnet.experiment._resultfile import (
     ResultFileWarning, _line, _parse_lines,
 )
-from fastnet.experiment._spec import Experiment
+from fastnet.experiment._spec import Experiment, check_count
 
 
 #: Seconds to wait for a Dask scheduler to answer.
 SCHEDULER_TIMEOUT = 10.0
+#: Most local worker processes of `run_experiment` (``jobs``): each imports
+#: NumPy and fastnet (tens of MB), and more processes than cores only share them.
+MAX_JOBS = 256
+#: An experiment's cell past ``fastnet._many.LANES_MAX_WORK`` trains in lanes
+#: only up to this many training examples (and 6,000 connections), else one
+#: `train_rprop` call per run (see `_cell_method`). CPU seconds for 16 runs of
+#: Proben1's pivot and no-shortcut networks, lanes / one call per run / method
+#: "mixed" (which `run_experiment` never uses): horse1 0.020/0.026/0.026,
+#: diabetes1 0.066/0.075/0.058, heart1 0.062/0.074/0.057, card1 0.033/0.045/0.030,
+#: soybean1 1.62/1.78/1.54, gene1 (1588 examples) 0.14/0.15/0.13 and no-shortcut
+#: 0.23/0.25/0.19; building1 (2104) 0.09/0.06/0.06, thyroid1 (3600) 2.22/1.73/1.51
+#: and no-shortcut 0.86/0.87/0.71.
+EXPERIMENT_LANES_MAX_TRAIN = 2000
+#: Seconds between a local worker's checks that the process that started it
+#: still runs: a worker whose parent died (even by SIGKILL) exits within this.
+PARENT_POLL = 0.2
 
 @dataclass(frozen=True)
 class _Task:
@@ -38,12 +54,59 @@ class _Task:
     one_per_call: bool = False
 
 
+def _watch_parent(parent):
+    """Initializer of a local worker: exit as soon as ``parent`` is gone.
+
+    joblib's loky workers otherwise outlive a killed experiment (they wait for
+    work for loky's idle timeout, 300 s). A daemon thread polls the parent pid
+    every `PARENT_POLL` seconds; once the worker is re-parented, it exits.
+    """
+    import threading
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL)
+        os._exit(1)
+
+    if os.getppid() != parent:
+        os._exit(1)
+    threading.Thread(target=watch, name="fastnet-parent-watch", daemon=True).start()
+
+
+def _cell_method(n_train, n_connections):
+    """How `run_experiment` trains the runs of a cell: ``"lanes"`` or ``"serial"``.
+
+    The `fastnet.train_rprop_many` method of a cell, chosen from the cell alone
+    (training examples, connections), never from the number of runs in a batch:
+    a trial's arithmetic in the lanes is its own lane's, and in ``"serial"`` its
+    own `fastnet.train_rprop` call's, so either way a record does not depend on
+    which runs share its batch, on the batch size, on resuming or on ``jobs``
+    (bit for bit). Method ``"mixed"`` (and ``"auto"``, which picks it from six
+    trials on) would not: a trial handed from the lanes to the single-network
+    kernels sums its errors in another order from then on, and when it is handed
+    on depends on when the other trials of its batch stop.
+
+    Lanes where training examples x connections is at most ``LANES_MAX_WORK``
+    (as ``"auto"``), and beyond it up to ``LANES_MAX_CONNECTIONS`` connections
+    (both of ``fastnet._many``) and `EXPERIMENT_LANES_MAX_TRAIN` training
+    examples, where full lanes beat one network at a time per trial-epoch; one
+    `train_rprop` call per run otherwise.
+    """
+    from fastnet._many import LANES_MAX_CONNECTIONS, LANES_MAX_WORK
+
+    if n_train * n_connections <= LANES_MAX_WORK:
+        return "lanes"
+    if n_connections <= LANES_MAX_CONNECTIONS and n_train <= EXPERIMENT_LANES_MAX_TRAIN:
+        return "lanes"
+    return "serial"
+
+
 def _run_task(task):
     """Train the runs of one task (one cell's runs) and return their records (in a worker).
 
-    The runs train in one `train_rprop_many` call (whatever their number, so
-    that a record does not depend on how the runs were batched or resumed), or
-    with ``one_per_call`` in one `train_rprop` call each.
+    The runs train in one `train_rprop_many` call with the cell's `_cell_method`
+    (so that a record does not depend on how the runs were batched or resumed),
+    or with ``one_per_call`` in one `train_rprop` call each.
     """
     from fastnet._many import train_rprop_many
     from fastnet.rprop import train_rprop
@@ -62,7 +125,8 @@ def _run_task(task):
                    for net, seed in zip(nets, seeds)]
         batch = {"runs": 1, "method": "train_rprop"}
     else:
-        results = train_rprop_many(nets, *ds.train, *ds.val, seeds=seeds, **kw)
+        method = _cell_method(ds.n_train, nets[0].n_connections)
+        results = train_rprop_many(nets, *ds.train, *ds.val, seeds=seeds, method=method, **kw)
         batch = {"runs": len(nets), "method": results[0].setup["batch"]["method"]}
     return [_record(task, run, seed, net, preset, r, batch, ds)
             for run, seed, net, r in zip(task.runs, seeds, nets, results)]
@@ -206,6 +270,9 @@ class ExperimentResult:
         Runs computed now, and runs found in the file.
     backend : str
         ``"sequential"``, ``"loky"`` (local processes) or ``"dask"``.
+    workers : int
+        Local processes that ran the runs: ``jobs`` capped at the batches of
+        runs to do (1 for ``"sequential"``, 0 for ``"dask"``).
     wall_time : float
         Wall seconds of this call's runs.
     """
@@ -217,6 +284,7 @@ class ExperimentResult:
     n_resumed: int
     backend: str
     wall_time: float
+    workers: int = 1
 
 
 def _client(scheduler):
@@ -254,8 +322,12 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
         missing from it are trained. A larger grid (more problems, networks or
         runs) extends the file.
     jobs : int, default=1
-        Local worker processes (joblib ``loky``); 1 runs in this process, -1 uses
-        every core. Ignored with ``scheduler``.
+        Local worker processes (joblib ``loky``), from 1 to `MAX_JOBS`; 1 runs
+        in this process, -1 uses every core. No more workers start than there
+        are batches of runs to do (`ExperimentResult.workers` says how many
+        did); with one batch the runs go in this process. Workers exit when this
+        process dies, even by SIGKILL (within `PARENT_POLL` seconds). Ignored
+        with ``scheduler``.
     scheduler : str or dask.distributed.Client, optional
         Run on a Dask cluster: a scheduler address (``"tcp://host:8786"``) or a
         client. The workers need fastnet and the data under ``experiment.root``
@@ -264,10 +336,15 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
         ``progress(ExperimentProgress)`` after each record is written.
     batch_size : int, default `BATCH_SIZE` (16)
         Runs of one (problem, network) cell trained in one call of
-        `fastnet.train_rprop_many` (narrow networks side by side in vector lanes):
-        each record is what one `train_rprop` call gives (to rounding), and a
-        killed experiment loses at most the batches in flight. Records do not
-        depend on the batch size or on interruptions. 1 trains one run per
+        `fastnet.train_rprop_many` (networks of up to 6,000 connections on up
+        to 2,000 training examples, `EXPERIMENT_LANES_MAX_TRAIN`, side by side in
+        vector lanes, larger ones one after another): each record is what one
+        `train_rprop` call gives (to rounding), and a killed experiment loses at
+        most the batches in flight. Records do not depend on the batch size, on
+        which runs share a batch, on interruptions or on ``jobs``, bit for bit:
+        each run sums in a lane of its own, or in a call of its own (never
+        ``train_rprop_many``'s method ``"mixed"``, whose hand-off of a run to the
+        single-network kernels depends on when the others stop). 1 trains one run per
         `train_rprop` call instead, for comparison (its records differ from the
         batched ones in the last bits where the lanes ran). Each record says how
         it was trained (``"batch"``, one of `TIMING_FIELDS`).
@@ -313,8 +390,11 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
                         f"got {type(experiment).__name__}.")
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     jobs = check_int(jobs, "jobs")
-    if jobs == 0 or jobs < -1:
-        raise ValueError(f"`jobs` must be >= 1 or -1 (all cores), got {jobs}.")
+    if jobs != -1:
+        try:
+            jobs = check_count(jobs, "jobs", MAX_JOBS)
+        except ValueError as exc:
+            raise ValueError(f"{str(exc)[:-1]} (or -1: every core).") from None
     path = Path(os.fspath(path))
     if path.is_dir():
         raise ResultFileError(f"{path}: is a directory; give a result file name such as "
@@ -353,13 +433,20 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
         new = []
 
         client, own_client = (None, False)
+        # No more local workers than tasks: a worker without a task only costs.
+        workers = max(1, min((os.cpu_count() or 1) if jobs == -1 else jobs, len(tasks)))
         if scheduler is not None:
             client, own_client = _client(scheduler)
             backend, config = "dask", {"backend": "dask", "client": client, "n_jobs": -1}
-        elif jobs == 1:
+            workers = 0
+        elif workers == 1:
             backend, config = "sequential", {"backend": "sequential", "n_jobs": 1}
         else:
-            backend, config = "loky", {"backend": "loky", "n_jobs": jobs}
+            # max_nbytes=None: the tasks are small, so no memory-mapped folder in
+            # /dev/shm that a killed experiment would leave behind.
+            backend, config = "loky", {"backend": "loky", "n_jobs": workers, "max_nbytes": None,
+                                       "initializer": _watch_parent,
+                                       "initargs": (os.getpid(),)}
         start = time.perf_counter()
         try:
             if tasks:
@@ -387,7 +474,8 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
     records = sorted(kept + new, key=lambda r: (experiment.problems.index(r["problem"]),
                                                 experiment.networks.index(r["network"]), r["run"]))
     return ExperimentResult(path=path, experiment=experiment, records=tuple(records),
-                            n_new=len(new), n_resumed=len(kept), backend=backend, wall_time=wall)
+                            n_new=len(new), n_resumed=len(kept), backend=backend, wall_time=wall,
+                            workers=workers)
 
 
 def _insort(sorted_list, value):

@@ -16,6 +16,28 @@ from fastnet.experiment._protocol import (
 from fastnet.experiment._resultfile import FORMAT_VERSION
 
 
+#: Most runs per problem and network (`Experiment.runs`): 10,000, far beyond
+#: Proben1's 60 and the hundreds of trials of Hamey (1992); every run's identity
+#: and record are held in memory.
+MAX_RUNS = 10_000
+#: Most runs of a whole grid (problems x networks x runs), 100,000: records of
+#: a few kB each, all held in memory and in the result file.
+MAX_GRID_RUNS = 100_000
+
+
+def check_count(value, name, maximum, minimum=1):
+    """``value`` as an int in [minimum, maximum], else an error naming ``name``
+    (a count such as runs or worker processes; huge values are described by
+    their size, not printed)."""
+    from fastnet._validation import check_int
+
+    value = check_int(value, name)
+    if not minimum <= value <= maximum:
+        shown = str(value) if abs(value) < 10**30 else f"an integer of {value.bit_length()} bits"
+        raise ValueError(f"`{name}` must be from {minimum} to {maximum}, got {shown}.")
+    return value
+
+
 @dataclass(frozen=True)
 class Experiment:
     """Problems x networks x runs with Proben1's RPROP set-ups and one master seed.
@@ -28,7 +50,8 @@ class Experiment:
     networks : tuple of str
         ``"linear"``, ``"pivot"``, ``"noshortcut"`` or Proben1 specs (``"8+4 s"``).
     runs : int
-        Runs per problem and network (Proben1 recommends 10, 30, 60, ...).
+        Runs per problem and network (Proben1 recommends 10, 30, 60, ...), from
+        1 to `MAX_RUNS`; the grid holds at most `MAX_GRID_RUNS` runs.
     seed : int
         Master seed; each run's seed comes from `run_seed`.
     options : mapping
@@ -69,7 +92,13 @@ class Experiment:
             if c not in canon:
                 canon.append(c)
         object.__setattr__(self, "networks", tuple(canon))
-        object.__setattr__(self, "runs", check_int(self.runs, "runs", minimum=1))
+        object.__setattr__(self, "runs", check_count(self.runs, "runs", MAX_RUNS))
+        n_grid = len(self.problems) * len(self.networks) * self.runs
+        if n_grid > MAX_GRID_RUNS:
+            raise ValueError(
+                f"`runs` must keep the grid within {MAX_GRID_RUNS} runs (MAX_GRID_RUNS), got "
+                f"{len(self.problems)} problems x {len(self.networks)} networks x {self.runs} "
+                f"runs = {n_grid}.")
         object.__setattr__(self, "seed", check_int(self.seed, "seed", minimum=0))
         if not isinstance(self.options, Mapping):
             raise TypeError(f"`options` must be a mapping, got {type(self.options).__name__}.")

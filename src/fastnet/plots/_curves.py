@@ -5,20 +5,36 @@ import numpy as np
 
 from fastnet._docstrings import fill
 from fastnet.stats import HameyResult, hamey_analysis
-from fastnet.plots._figure import _AX_PATH, _RAISES_HAMEY, _axes, _check_path, _finish
+from fastnet.plots._figure import (_AX_PATH, _RAISES_HAMEY, _axes, _check_path, _finish,
+                                   _key_above, _plain_log)
 from fastnet.stats._common import _check_sample
+
+
+#: `training_graph` draws a logarithmic epoch axis by default when 90 % of the successes
+#: came within this fraction of the epoch limit (a linear axis would squash the curve).
+LOG_X_BELOW = 0.1
 
 
 def _hamey(result, limit):
     if isinstance(result, HameyResult):
         return result
     if limit is None:
-        raise ValueError("Pass a HameyResult, or trial times together with `limit`.")
+        raise ValueError("`limit` is required when `result` holds trial times, not a HameyResult; "
+                         f"got `result` of type {type(result).__name__} and no `limit`.")
     return hamey_analysis(result, limit, fit_model=False)
 
 
+def _long_tail(r):
+    """True if 90 % of the successes of `r` came before LOG_X_BELOW of its epoch limit."""
+    if r.n_successes == 0:
+        return False
+    reached = np.searchsorted(r.training_graph, 0.9 * r.success_rate - 1e-12)
+    return reached < r.grid.size and r.grid[reached] < LOG_X_BELOW * r.limit
+
+
 @fill(ax_path=_AX_PATH, raises_hamey=_RAISES_HAMEY)
-def training_graph(result, limit=None, *, show_model=True, ax=None, path=None, label=None):
+def training_graph(result, limit=None, *, show_model=True, log_x=None, ax=None, path=None,
+                   label=None):
     """Hamey's training graph: fraction of trials successful against the epoch.
 
     Parameters
@@ -32,6 +48,10 @@ def training_graph(result, limit=None, *, show_model=True, ax=None, path=None, l
         If the result has a fitted asymptotic model, draw it from ``T0`` to ``T``
         (dashed, gid ``"model"``) and its asymptotic success rate (dotted, gid
         ``"asymptote"``).
+    log_x : bool or None, default=None
+        Logarithmic epoch axis. None chooses it when 90 % of the successes came
+        within the first tenth of the epoch limit (`LOG_X_BELOW`), where a linear
+        axis would squash the curve against its left edge.
     {{ax_path}}
     label : str, optional
         Legend label of the graph.
@@ -61,7 +81,13 @@ def training_graph(result, limit=None, *, show_model=True, ax=None, path=None, l
                 label="asymptotic model F(t)")
         ax.axhline(r.asymptotic_success_rate, ls=":", color="C3", gid="asymptote",
                    label=f"asymptotic success rate {r.asymptotic_success_rate:.2f}")
-    ax.set_xlabel("epoch limit")
+    if log_x is None:
+        log_x = _long_tail(r)
+    if log_x:
+        ax.set_xscale("log")
+        ax.set_xlim(r.grid[0], r.limit)
+        _plain_log(ax.xaxis)
+    ax.set_xlabel("epoch limit t (epochs" + (", log scale)" if log_x else ")"))
     ax.set_ylabel("fraction of trials successful")
     ax.set_ylim(0, 1.05)
     ax.legend(loc="lower right", fontsize="small")
@@ -115,8 +141,8 @@ def efficiency_graph(result, limit=None, *, ax=None, path=None, label=None):
 
 @fill(ax_path=_AX_PATH)
 def learning_curves(epochs, train_error=None, val_error=None, val_epochs=None, *,
-                    test_error=None, test_epochs=None, relevant_epoch=None, log_y=False, ax=None,
-                    path=None):
+                    test_error=None, test_epochs=None, relevant_epoch=None, log_y=False, title=None,
+                    ax=None, path=None):
     """Learning curves E_tr, E_va (and E_te) with the stopping point marked.
 
     Parameters
@@ -136,17 +162,24 @@ def learning_curves(epochs, train_error=None, val_error=None, val_epochs=None, *
         Epoch of the network kept (lowest validation error, Proben1's "relevant
         epoch"); marked by a vertical dashed line.
     log_y : bool, default=False
-        Logarithmic error axis.
+        Logarithmic error axis (one early spike then no longer flattens the rest).
+    title : str, optional
+        Title above the key.
     {{ax_path}}
 
     Returns
     -------
     matplotlib.axes.Axes
         Lines with gids ``"train_error"``, ``"val_error"``, ``"test_error"``,
-        ``"stopping_point"``.
+        ``"stopping_point"``; the key sits in one row above the axes, clear of the
+        curves and of the relevant epoch. With a TrainResult the error axis says
+        its unit, Proben1's squared error percentage.
 
     Raises
     ------
+    TypeError
+        If `epochs` is neither a TrainResult nor given with `train_error`, or a
+        TrainResult comes with arrays.
     ValueError
         If lengths do not match, an error array is missing its epochs, values are not
         finite, or `relevant_epoch` lies outside the plotted epochs.
@@ -160,11 +193,17 @@ def learning_curves(epochs, train_error=None, val_error=None, val_epochs=None, *
     """
     from fastnet._training import TrainResult
 
+    ylabel = "error"
     if isinstance(epochs, TrainResult):
-        if any(v is not None for v in (train_error, val_error, val_epochs, test_error,
-                                       test_epochs, relevant_epoch)):
-            raise TypeError("give a TrainResult alone, or the arrays, not both.")
+        given = [name for name, v in (("train_error", train_error), ("val_error", val_error),
+                                      ("val_epochs", val_epochs), ("test_error", test_error),
+                                      ("test_epochs", test_epochs), ("relevant_epoch", relevant_epoch))
+                 if v is not None]
+        if given:
+            raise TypeError(f"`epochs` is a TrainResult, which holds its own curves: give it alone, "
+                            f"without {', '.join(f'`{n}`' for n in given)}.")
         r = epochs
+        ylabel = "squared error percentage E (%)"
         strip = r.setup.get("strip", 1)
         epochs, train_error = np.arange(1, r.epochs + 1), r.train_error
         val_error, val_epochs = r.val_error, r.val_epochs
@@ -173,14 +212,16 @@ def learning_curves(epochs, train_error=None, val_error=None, val_epochs=None, *
             test_epochs = np.arange(1, test_error.size + 1) * strip
         relevant_epoch = r.relevant_epoch if r.val_error is not None else None
     if train_error is None:
-        raise TypeError("`train_error` is required with an array of `epochs`.")
+        shown = repr(epochs) if len(repr(epochs)) <= 40 else f"{type(epochs).__name__} {repr(epochs)[:30]}..."
+        raise TypeError("`epochs` must be a TrainResult, or epoch numbers given with `train_error`; "
+                        f"got {shown} and no `train_error`.")
     ep = _check_sample(epochs, "epochs", min_size=1)
     tr = _check_sample(train_error, "train_error", min_size=1)
     if tr.size != ep.size:
         raise ValueError(f"`train_error` has {tr.size} values for {ep.size} `epochs`.")
-    curves = [("train_error", ep, tr, "E_tr")]
-    for name, err, eps, lab in (("val_error", val_error, val_epochs, "E_va"),
-                                ("test_error", test_error, test_epochs, "E_te")):
+    curves = [("train_error", ep, tr, "training E_tr")]
+    for name, err, eps, lab in (("val_error", val_error, val_epochs, "validation E_va"),
+                                ("test_error", test_error, test_epochs, "test E_te")):
         if err is None:
             continue
         ename = name.replace("error", "epochs")
@@ -206,7 +247,8 @@ def learning_curves(epochs, train_error=None, val_error=None, val_epochs=None, *
                    label=f"relevant epoch {relevant_epoch}")
     if log_y:
         ax.set_yscale("log")
+        _plain_log(ax.yaxis)
     ax.set_xlabel("epoch")
-    ax.set_ylabel("error")
-    ax.legend()
+    ax.set_ylabel(ylabel + (", log scale" if log_y else ""))
+    _key_above(ax, title)
     return _finish(ax, path)

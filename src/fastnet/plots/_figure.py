@@ -82,8 +82,27 @@ def _check_path(path):
 def _axes(ax):
     plt = _pyplot()
     if ax is None:
-        _, ax = plt.subplots()
+        # constrained layout keeps titles and keys placed outside the axes on the figure
+        _, ax = plt.subplots(layout="constrained")
     return ax
+
+
+def _plain_log(axis):
+    """A logarithmic `axis` (``ax.xaxis``, ``ax.yaxis``) labelled 2, 5, 20, 1000, not 10^3."""
+    from matplotlib.ticker import LogFormatter
+
+    axis.set_major_formatter(LogFormatter(labelOnlyBase=False))
+    axis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 1)))
+
+
+def _key_above(ax, title=None):
+    """A key in one row above the axes (it never hides a curve or a marked epoch),
+    and `title` above the key."""
+    handles, labels = ax.get_legend_handles_labels()
+    ax.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(handles),
+              fontsize="small", frameon=False, handlelength=1.6, columnspacing=1.2)
+    if title:
+        ax.set_title(title, pad=22, fontsize="medium")
 
 
 def _finish(ax, path):

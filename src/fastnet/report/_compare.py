@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -10,7 +11,22 @@ import numpy as np
 from fastnet._docstrings import HTML_PAGE, PANDAS_RAISES, fill
 from fastnet._validation import import_pandas
 
+from fastnet.report._render import _incomplete_note
 from fastnet.report._summary import MEASURES, _results
+
+#: Characters kept in picture file names; any run of others becomes one ``_``.
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def _picture_stem(problem, taken):
+    """A file name stem for ``problem``'s pictures: ASCII letters, digits, ``_`` and ``-``
+    only (never a path, never hidden), unique among ``taken``."""
+    stem = _UNSAFE.sub("_", problem).lstrip("-")[:80] or "problem"
+    base, k = stem, 2
+    while stem in taken:
+        stem, k = f"{base}-{k}", k + 1
+    taken.add(stem)
+    return stem
 
 
 @dataclass(frozen=True)
@@ -164,7 +180,11 @@ class Comparison:
         ----------
         directory : str or os.PathLike
             Created if needed; files ``<problem>-box.png`` and
-            ``<problem>-extended-box.png``.
+            ``<problem>-extended-box.png``, where ``<problem>`` is the problem's name
+            with every run of characters other than ASCII letters, digits, ``_`` and
+            ``-`` replaced by ``_`` (``-2``, ``-3``, ... added if two names become
+            one). A name from a result file never makes a path: ``../../x`` is
+            written as ``_x-box.png`` inside `directory`.
 
         Returns
         -------
@@ -175,6 +195,9 @@ class Comparison:
         ------
         ImportError
             If matplotlib is not installed.
+        ValueError
+            If a picture's file would not lie directly in `directory` (e.g. it is a
+            symbolic link to elsewhere); nothing is written through it.
         """
         from fastnet import plots
 
@@ -182,14 +205,18 @@ class Comparison:
         directory = Path(os.fspath(directory))
         directory.mkdir(parents=True, exist_ok=True)
         letters = self._letters()
-        written = []
+        written, taken, inside = [], set(), directory.resolve()
         for p in self.problems:
             samples = {letters[lab]: self.samples[lab][p] for lab in self.labels}
+            stem = _picture_stem(p, taken)
             for kind, fn in (("box", plots.box_whiskers),
                              ("extended-box", plots.extended_box_whiskers)):
-                path = directory / f"{p}-{kind}.png"
+                path = directory / f"{stem}-{kind}.png"
                 if min(len(s) for s in samples.values()) < (2 if kind == "box" else 4):
                     continue
+                if path.resolve().parent != inside:
+                    raise ValueError(f"`directory`: the picture {path} would be written to "
+                                     f"{path.resolve()}, outside {inside}; remove that link.")
                 ax = fn(samples)
                 ax.set_title(f"{p}: {MEASURES[self.measure][1]}")
                 ax.figure.savefig(path)
@@ -257,7 +284,8 @@ def compare(results, *, labels=None, measure="squared", alpha=0.05):
         raise ValueError(f"`results`: compare needs at least two result sets (files or networks), "
                          f"got {len(algs)}.")
     problems = [p for p in algs[0][3] if all(p in a[3] for a in algs[1:])]
-    notes = []
+    notes = [f"{f.path.name}: {_incomplete_note(f.missing_runs(), f.header)}"
+             for f in files if f.missing_runs()]
     # the same problem must come from the same data file
     for p in list(problems):
         shas = {a[1].header.get("data", {}).get(p, {}).get("sha256") for a in algs}

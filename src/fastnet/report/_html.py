@@ -60,6 +60,8 @@ figcaption { font-size: 0.8rem; color: #57606a; }
 section.cell { border-top: 1px solid #eaeef2; }
 .meta { font-size: 0.85rem; color: #57606a; margin: 0.1rem 0 0.5rem; }
 ul.notes { font-size: 0.9rem; }
+p.warn { border-left: 4px solid #bf8700; background: #fff8c5; padding: 0.4rem 0.7rem;
+         max-width: 70rem; }
 footer { margin-top: 2rem; font-size: 0.8rem; color: #57606a; }
 """
 
@@ -329,6 +331,9 @@ def report_html(report, *, timing=None, pictures=True):
            + f"; fastnet {h.get('version', '?')}, set-up {h.get('setup_hash', '?')}, "
            f"written {h.get('created', '?')}.")
     body = [f"<h1>fastnet report: {_e(name)}</h1>", f'<p class="sub">{_e(sub)}</p>']
+    note = report.incomplete_note()
+    if note:
+        body.append(f'<p class="warn" id="incomplete" role="note">{_e(note)}</p>')
     cells = list(report.rows)
     if pictures and cells:
         body.append("<nav><strong>Distributions over the runs:</strong><ul>"

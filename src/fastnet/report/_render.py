@@ -1,7 +1,9 @@
 """Rendering of report tables: text in Proben1's layout, Markdown, LaTeX."""
 from __future__ import annotations
 
+import html
 import math
+import re
 
 import numpy as np
 
@@ -83,17 +85,68 @@ def _text_table(rows, columns):
     return "\n".join(lines)
 
 
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def _markdown_escape(text):
+    """Text that renders as written in Markdown: HTML entities for ``& < >``, a backslash
+    before Markdown's punctuation (``|`` would end a table cell), one line."""
+    text = html.escape(" ".join(str(text).splitlines()), quote=False)
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
 def _markdown_table(rows, columns):
     heads = [f"{g} {s}".strip() if g else s for _, g, s, _ in columns]
-    out = ["| " + " | ".join(heads) + " |",
+    out = ["| " + " | ".join(map(_markdown_escape, heads)) + " |",
            "|" + "|".join(":---" if k < 2 else "---:" for k in range(len(columns))) + "|"]
-    out += ["| " + " | ".join(c) + " |" for c in _cells(rows, columns)]
+    out += ["| " + " | ".join(map(_markdown_escape, c)) + " |" for c in _cells(rows, columns)]
     return "\n".join(out)
 
 
+#: First characters that make a spreadsheet read a CSV cell as a formula (OWASP).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_text(text):
+    """A text cell for CSV, with a ``'`` before a leading formula character, on one line."""
+    text = "'" + text if text.startswith(_FORMULA_START) else text
+    return text.replace("\r", " ").replace("\n", " ")
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                  "^": r"\textasciicircum{}"}
+_LATEX_RE = re.compile("|".join(map(re.escape, _LATEX_SPECIAL)))
+
+
 def _latex_escape(s):
-    return (s.replace("\\", r"\textbackslash{}").replace("&", r"\&").replace("%", r"\%")
-            .replace("_", r"\_").replace("#", r"\#"))
+    """Every LaTeX special character as text (one pass, so no escape is escaped again)."""
+    return _LATEX_RE.sub(lambda m: _LATEX_SPECIAL[m.group()], " ".join(s.splitlines()))
+
+
+def _runs_text(gaps):
+    """``(range(0, 1), range(3, 6))`` -> ``"0, 3-5"``."""
+    return ", ".join(str(g.start) if len(g) == 1 else f"{g.start}-{g.stop - 1}" for g in gaps)
+
+
+#: Cells named in a report's note on missing runs; the rest are counted.
+_NOTE_CELLS = 12
+
+
+def _incomplete_note(incomplete, header):
+    """The sentence of `Report.incomplete_note` (and of the comparison's notes)."""
+    if not incomplete:
+        return ""
+    runs = header["grid"]["runs"]
+    parts = []
+    for (problem, network), gaps in list(incomplete.items())[:_NOTE_CELLS]:
+        missing = sum(len(g) for g in gaps)
+        parts.append(f"{problem}/{network} has {runs - missing} of {runs} runs"
+                     + (f" (missing {_runs_text(gaps)})" if missing < runs else ""))
+    more = len(incomplete) - _NOTE_CELLS
+    return (f"Incomplete: the file's set-up asks for {runs} runs per problem and network, but "
+            + "; ".join(parts) + (f"; and {more} more cells lack runs" if more > 0 else "")
+            + ". Rerun its experiment on the file to complete it.")
 
 
 def _latex_table(rows, columns, caption):

@@ -14,7 +14,7 @@ from fastnet._docstrings import HTML_PAGE, PANDAS_RAISES, fill
 from fastnet._validation import import_pandas
 
 from fastnet.report._render import (
-    _DIST, _MAIN, _latex_table, _markdown_table,
+    _DIST, _MAIN, _csv_text, _incomplete_note, _latex_table, _markdown_escape, _markdown_table,
     _text_table,
 )
 
@@ -218,6 +218,11 @@ class Report:
         error, absent for approximation problems), ``"epochs"``, ``"relevant_epoch"``,
         ``"cpu_time"`` and ``"stop_reason"`` (an array of str); the runs in the row
         only (after any exclusion), in run order.
+    incomplete : dict
+        The cells of the file's grid that lack runs of its set-up (the header's
+        problems x networks x runs): ``{(problem, network): tuple of range}``, the
+        missing run indices (`ResultFile.missing_runs`). Empty for a complete file;
+        otherwise every rendering says so in a line of its own.
     """
 
     rows: tuple
@@ -225,6 +230,11 @@ class Report:
     source: str
     header: dict
     samples: dict = field(default_factory=dict, repr=False, compare=False)
+    incomplete: dict = field(default_factory=dict)
+
+    def incomplete_note(self):
+        """One sentence naming the cells that lack runs of the file's set-up ("" if none)."""
+        return _incomplete_note(self.incomplete, self.header)
 
     def _caption(self, what):
         nets = sorted({r.network for r in self.rows})
@@ -236,7 +246,8 @@ class Report:
     def to_text(self):
         """Both tables in Proben1's layout, as plain text."""
         machine = self.header.get("machine", "?")
-        return "\n".join([
+        note = self.incomplete_note()
+        return "\n".join(([note, ""] if note else []) + [
             self._caption("Results"), "", _text_table(self.rows, _MAIN), "",
             self._caption("Test error distribution"), "", _text_table(self.rows, _DIST), "",
             f"fastnet {self.header.get('version', '?')}, master seed "
@@ -247,16 +258,30 @@ class Report:
         return self.to_text()
 
     def to_markdown(self):
-        """Both tables as GitHub Markdown."""
-        return "\n".join([f"**{self._caption('Results')}**", "", _markdown_table(self.rows, _MAIN),
-                          "", f"**{self._caption('Test error distribution')}**", "",
-                          _markdown_table(self.rows, _DIST), ""])
+        """Both tables as GitHub Markdown.
+
+        Text from the result file (names of problems, networks, the file) is escaped:
+        HTML's special characters become entities and Markdown's (``|``, ``*``, ``[``,
+        ...) are backslash-escaped, so a name renders as written and never as markup.
+        """
+        note = self.incomplete_note()
+        return "\n".join(([f"> **{_markdown_escape(note)}**", ""] if note else []) + [
+            f"**{_markdown_escape(self._caption('Results'))}**", "",
+            _markdown_table(self.rows, _MAIN), "",
+            f"**{_markdown_escape(self._caption('Test error distribution'))}**", "",
+            _markdown_table(self.rows, _DIST), ""])
 
     def to_latex(self):
-        """Both tables as LaTeX ``tabular`` environments in ``table`` floats."""
-        return "\n\n".join([_latex_table(self.rows, _MAIN, self._caption("Results")),
-                            _latex_table(self.rows, _DIST,
-                                         self._caption("Test error distribution"))]) + "\n"
+        """Both tables as LaTeX ``tabular`` environments in ``table`` floats.
+
+        Text from the result file is escaped (all of LaTeX's special characters); a
+        file that lacks runs of its set-up gets a ``%`` comment line saying which.
+        """
+        note = self.incomplete_note()
+        tables = "\n\n".join([_latex_table(self.rows, _MAIN, self._caption("Results")),
+                              _latex_table(self.rows, _DIST,
+                                           self._caption("Test error distribution"))]) + "\n"
+        return (f"% {' '.join(note.splitlines())}\n" if note else "") + tables
 
     @fill(html_page=HTML_PAGE)
     def to_html(self, *, timing=None, pictures=True):
@@ -287,7 +312,13 @@ class Report:
         return report_html(self, timing=timing, pictures=pictures)
 
     def to_csv(self):
-        """All fields of every row, full precision, one row per (problem, network)."""
+        """All fields of every row, full precision, one row per (problem, network).
+
+        A text cell (problem, network, architecture) that starts with ``=``, ``+``,
+        ``-``, ``@``, a tab or a carriage return gets a leading ``'``, so that a
+        spreadsheet shows it as text instead of running it as a formula (OWASP's advice
+        on CSV injection). Numbers are never changed: ``-0.5`` stays a number.
+        """
         buf = io.StringIO()
         names = [f.name for f in fields(ReportRow)] + ["traversals_per_cpu_second"]
         w = csv.writer(buf, lineterminator="\n")
@@ -295,8 +326,8 @@ class Report:
         for r in self.rows:
             d = asdict(r)
             d["traversals_per_cpu_second"] = r.traversals_per_cpu_second()
-            w.writerow(["" if d[n] is None else repr(d[n]) if isinstance(d[n], float) else d[n]
-                        for n in names])
+            w.writerow(["" if d[n] is None else repr(d[n]) if isinstance(d[n], float)
+                        else _csv_text(d[n]) if isinstance(d[n], str) else d[n] for n in names])
         return buf.getvalue()
 
     @fill(pandas_raises=PANDAS_RAISES)
@@ -336,7 +367,16 @@ def summarize(results, *, exclude=None):
         If the file holds no runs, `exclude` is unknown, or ``"worst-half"`` meets an
         odd number of runs.
     ResultFileError
-        If the file is malformed.
+        If the file is malformed: a line that is not JSON, nests deeper than
+        `fastnet.experiment.MAX_NESTING`, holds NaN, Infinity or a number out of
+        range, or a record that lacks a field, has one of another type, or lies
+        outside the header's grid (the message names the file, line and field).
+
+    Notes
+    -----
+    A file that lacks runs of its own set-up (a header's grid of 10 runs per cell, of
+    which a crashed or stopped experiment wrote 6) is summarised over the runs it
+    holds; `Report.incomplete` lists the missing runs and every rendering says so.
 
     Examples
     --------
@@ -357,7 +397,7 @@ def summarize(results, *, exclude=None):
         rows.append(_row(problem, network, runs, n_excluded))
         samples[(problem, network)] = _samples(runs)
     return Report(rows=tuple(rows), exclude=exclude, source=str(rf.path), header=rf.header,
-                  samples=samples)
+                  samples=samples, incomplete=rf.missing_runs())
 
 
 # --------------------------------------------------------------------------- timing

@@ -14,6 +14,9 @@ def _as_vector(x, name):
     """`x` as a 1-D float64 array (a copy), or TypeError/ValueError naming `name`."""
     try:
         arr = np.array(x, dtype=np.float64)
+    except OverflowError:  # a Python int beyond float range
+        raise ValueError(f"`{name}` must hold finite numbers, got an integer beyond "
+                         "float64's range.") from None
     except (TypeError, ValueError) as exc:
         raise TypeError(
             f"`{name}` must be a sequence of numbers, got {type(x).__name__}."

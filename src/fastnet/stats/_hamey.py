@@ -24,6 +24,10 @@ EFFICIENCY_SCALE = 1000.0
 K_BOUNDS = (1e-3, 1e3)
 #: Bounds of a * (T - T0) in the fit.
 A_SPAN_BOUNDS = (1e-6, 1e6)
+#: Largest default grid ``1, 2, ..., floor(T)``; above it the default grid holds only
+#: the epochs where the graphs change (see :func:`hamey_analysis`), so the epoch limit
+#: never sizes an array.
+MAX_DENSE_GRID = 10**6
 #: Status values of :class:`HameyResult`.
 STATUSES = ("ok", "poor_fit", "too_few_successes", "degenerate_fit", "fit_failed",
             "not_requested")
@@ -189,7 +193,11 @@ class HameyResult(_ReprMixin):
 def _check_times(times, limit):
     if isinstance(limit, bool) or not isinstance(limit, (int, float, np.integer, np.floating)):
         raise TypeError(f"`limit` must be a number, got {type(limit).__name__}.")
-    limit = float(limit)
+    try:
+        limit = float(limit)
+    except OverflowError:  # an int beyond float range
+        raise ValueError("`limit` must be positive and finite, got an integer beyond "
+                         "float64's range.") from None
     if not (np.isfinite(limit) and limit > 0):
         raise ValueError(f"`limit` must be positive and finite, got {limit!r}.")
     t = _as_vector(times, "times")   # a copy: failures are set to `limit` below
@@ -214,7 +222,7 @@ def _check_grid(grid, limit):
         top = math.floor(limit)
         if top < 1:
             raise ValueError(f"`limit` = {limit:g} < 1; pass an explicit `grid`.")
-        return np.arange(1, top + 1, dtype=np.float64)
+        return np.arange(1, top + 1, dtype=np.float64) if top <= MAX_DENSE_GRID else None
     g = np.asarray(grid, dtype=np.float64)
     if g.ndim != 1 or g.size == 0:
         raise ValueError(f"`grid` must be a non-empty 1-D array, got shape {g.shape}.")
@@ -223,6 +231,41 @@ def _check_grid(grid, limit):
     if np.any(np.diff(g) <= 0):
         raise ValueError("`grid` must be strictly increasing.")
     return g
+
+
+def _efficiency(t_all, csum, g):
+    """E(g) = 1000 #{t_i < g} / sum_i min(g, t_i) on sorted times with cumulative sums."""
+    below = np.searchsorted(t_all, g, side="left")           # #{t_i < t}
+    denom = csum[below] + g * (t_all.size - below)            # sum_i min(t, t_i) > 0
+    return EFFICIENCY_SCALE * below / denom
+
+
+def _sparse_grid(t_all, t_succ, csum, top):
+    """The integer epochs 1..top where the graphs change or the efficiency range ends.
+
+    #{t_i < t} is constant on runs of integers starting at 1 and at floor(t_i) + 1,
+    where E(t) does not increase; so its maximum over all integers is at a run's start,
+    and the points with E >= e/2 form a prefix of each run, whose end is found by
+    bisection. Scanning this grid gives the same optimum and range as 1, 2, ..., top.
+    """
+    starts = np.unique(np.concatenate(([1.0], np.floor(t_all) + 1.0)))
+    starts = starts[starts <= top]
+    ends = np.append(starts[1:] - 1.0, float(top))
+    steps = np.ceil(t_succ)
+    e = float(_efficiency(t_all, csum, starts).max())
+    lo, hi = starts - 1.0, ends + 1.0          # E(lo) >= e/2 > E(hi), as sentinels
+    active = hi - lo > 1
+    while active.any():
+        idx = np.flatnonzero(active)
+        mid = np.floor(lo[idx] + (hi[idx] - lo[idx]) / 2)
+        ok = _efficiency(t_all, csum, mid) >= e / 2
+        stuck = (mid <= lo[idx]) | (mid >= hi[idx])   # beyond 2**53 floats skip integers
+        lo[idx] = np.where(ok, mid, lo[idx])
+        hi[idx] = np.where(ok, hi[idx], mid)
+        active = hi - lo > 1
+        active[idx[stuck]] = False
+    points = np.concatenate((starts, ends, lo[lo >= starts], steps[(steps >= 1) & (steps <= top)]))
+    return np.unique(points)
 
 
 def _count_time(sorted_success, count):
@@ -308,7 +351,9 @@ def hamey_analysis(
         The epoch limit :math:`T` of the experiment.
     grid : array_like, optional
         Strictly increasing epoch limits in ``(0, T]`` at which the training graph and the
-        efficiency are evaluated; default ``1, 2, ..., floor(T)``.
+        efficiency are evaluated; default ``1, 2, ..., floor(T)`` if ``floor(T) <=
+        MAX_DENSE_GRID`` (10**6), else the integer epochs among these where the
+        graphs change or the efficiency range ends (see Notes).
     fit_model : bool, default=True
         Fit the asymptotic model and compute the corrected measures.
     t0_candidates : array_like, optional
@@ -355,6 +400,13 @@ def hamey_analysis(
     :math:`E \ge e/2`, and the optimised Fahlman average :math:`1000/e`. The training
     graph counts :math:`t_i \le t`; it equals the numerator of :math:`E(t')` at the next
     integer epoch :math:`t' = t + 1` on the default grid.
+
+    *Large epoch limits.* Beyond ``MAX_DENSE_GRID`` epochs the default grid keeps, of
+    ``1, ..., floor(T)``, 1 and ``floor(T)``, every :math:`\lceil t_i \rceil` and
+    :math:`\lfloor t_i \rfloor + 1` with the epoch before it, and the ends of the
+    efficiency range: :math:`\#\{i: t_i < t\}` is constant between these, where
+    :math:`E(t)` decreases, so :math:`T_E`, :math:`e` and :math:`(T_{E1}, T_{E2})`
+    are those of the full grid while the work is O(N log N log T).
 
     *Asymptotic model.* For a candidate :math:`T_0`, the :math:`M` successes in
     :math:`(T_0, T)` are fitted by maximum likelihood to the truncated distribution
@@ -426,9 +478,9 @@ def hamey_analysis(
     # Graphs on the grid (sorted cumulative sums: O((N + G) log N)).
     t_all = np.sort(t)
     csum = np.concatenate(([0.0], np.cumsum(t_all)))
-    below = np.searchsorted(t_all, g, side="left")           # #{t_i < t}
-    denom = csum[below] + g * (n - below)                     # sum_i min(t, t_i) > 0
-    efficiency = EFFICIENCY_SCALE * below / denom
+    if g is None:
+        g = _sparse_grid(t_all, t_succ, csum, float(math.floor(limit)))
+    efficiency = _efficiency(t_all, csum, g)
     graph = np.searchsorted(t_succ, g, side="right") / n      # #{t_i <= t, success} / N
 
     if s:

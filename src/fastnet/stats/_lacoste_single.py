@@ -19,7 +19,14 @@ __all__ = ["prob_better", "prob_better_predictions"]
 
 
 def _check_counts(k, name):
-    arr = np.asarray(k, dtype=np.float64)
+    try:
+        arr = np.asarray(k, dtype=np.float64)
+    except OverflowError:  # a Python int beyond float range
+        raise ValueError(f"`{name}` must hold finite counts, got an integer beyond float64's "
+                         "range.") from None
+    except (TypeError, ValueError):
+        raise TypeError(f"`{name}` must be a count or an array of counts, got "
+                        f"{type(k).__name__}.") from None
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"`{name}` contains NaN or infinite values.")
     if np.any(arr < 0):

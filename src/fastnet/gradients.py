@@ -1,0 +1,258 @@
+"""The gradient and the Jacobian of a network, for researchers who write their own rules.
+
+Both run on fastnet's compiled kernels over the whole data set at once (no Python
+per example): :func:`value_and_grad` is the backward pass every trainer uses,
+:func:`jacobian` runs one backward pass per output for each example, a block of
+examples at a time. The error is Proben1's summed squared error (Prechelt 1994)
+with no factor 1/2, and gradients are in the order of ``net.weights``, so a rule
+written in NumPy updates ``net.weights`` directly (see the guide "Gradients and
+Jacobians for your own rules").
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from fastnet._blas import single_threaded_blas
+from fastnet._engine import DEFAULT_BLAS_MIN, activations, block_rows
+from fastnet._kernels import _backward, _forward, _jacobian
+from fastnet._typing import ArrayLike
+from fastnet._validation import check_matrix, check_pair
+from fastnet.network import MLP
+
+__all__ = ["ValueAndGrad", "value_and_grad", "jacobian"]
+
+# Examples per block of the normal equations (their n_out Jacobian rows each are
+# formed, used and dropped). Measured on cancer1 4+2 and thyroid1 16+8 with
+# shortcuts (benchmarks/lm_epoch.py): 16-256 are within 10 %; 64 is best on both.
+NORMAL_BLOCK = 64
+
+
+class ValueAndGrad(NamedTuple):
+    """The summed squared error and its gradient (a tuple: ``E, g = value_and_grad(...)``).
+
+    Attributes
+    ----------
+    error : float
+        E = sum over examples p and outputs k of (o_pk - t_pk)**2 (no factor 1/2).
+    gradient : ndarray of shape (n_connections,)
+        dE/dw in the order of ``net.weights``.
+    """
+
+    error: float
+    gradient: np.ndarray
+
+
+def _check_arguments(net, X, Y=None):
+    """Return X (and Y) coerced to C-contiguous float64, or raise naming the argument."""
+    if not isinstance(net, MLP):
+        raise TypeError(f"`net` must be a fastnet.MLP, got {type(net).__name__}.")
+    if not np.isfinite(net._w).all():
+        raise FloatingPointError(
+            "`net` has non-finite weights; re-initialise them with net.init_weights(seed).")
+    if Y is None:
+        return check_matrix(X, "X", n_cols=net.n_in, what="inputs", allow_empty=True)
+    return check_pair(X, Y, "X", "Y", net.n_in, net.n_out, allow_empty=True)
+
+
+def _block(net, n):
+    """Examples per block: block_rows(net), cut into equal blocks (at least 1)."""
+    n_blocks = max(1, -(-n // block_rows(net)))
+    return max(1, -(-n // n_blocks))
+
+
+def value_and_grad(net: MLP, X: ArrayLike, Y: ArrayLike) -> ValueAndGrad:
+    """Summed squared error of ``net`` on ``(X, Y)`` and its gradient with respect to the weights.
+
+    Parameters
+    ----------
+    net : MLP
+        The network; its weights are read, never changed.
+    X : array-like of shape (n_patterns, n_in)
+        Inputs (an empty set gives error 0 and a zero gradient).
+    Y : array-like of shape (n_patterns, n_out)
+        Targets.
+
+    Returns
+    -------
+    result : ValueAndGrad
+        ``(error, gradient)``: E = sum_p sum_k (o_pk - t_pk)**2 and g = dE/dw, a new
+        float64 array in the order of ``net.weights`` (one full-batch backward pass).
+
+    Raises
+    ------
+    TypeError
+        If `net` is not an MLP, or `X`/`Y` do not hold real numbers.
+    ValueError
+        If `X`/`Y` are not 2-D, do not match the network's inputs/outputs or each
+        other's pattern count, or are not finite.
+    FloatingPointError
+        If the network's weights are not finite.
+
+    See Also
+    --------
+    jacobian : the derivative of every output, one row per example and output.
+
+    Notes
+    -----
+    With outputs o_pk, targets t_pk and output deltas 2 (o_pk - t_pk) f'(net_pk),
+    back-propagation (Rumelhart et al. 1986) gives g = dE/dw exactly; it equals
+    ``2 * jacobian(net, X).T @ (O - Y).ravel()``. E and g are what RPROP and
+    backprop use per epoch (Riedmiller & Braun 1993 write E with a 1/2; fastnet,
+    like Prechelt 1994, does not, so g is twice theirs).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastnet import MLP, value_and_grad
+    >>> net = MLP(2, (2,), 1, shortcut=False, seed=0)
+    >>> X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
+    >>> Y = np.array([[0.], [1.], [1.], [0.]])
+    >>> E, g = value_and_grad(net, X, Y)
+    >>> g.shape, bool(np.isclose(E, net.sum_squared_error(X, Y)))
+    ((9,), True)
+
+    One step of plain gradient descent, written by hand:
+
+    >>> _ = net.set_weights(net.weights - 0.1 * g)
+    >>> bool(net.sum_squared_error(X, Y) < E)
+    True
+    """
+    X, Y = _check_arguments(net, X, Y)
+    n = X.shape[0]
+    g = np.zeros(net.n_connections)
+    if n == 0:
+        return ValueAndGrad(0.0, g)
+    A = activations(net, X)
+    block = _block(net, n)
+    n_nonin = net.n_units - net.n_in
+    D, Dl = np.empty((block, n_nonin)), np.empty((block, n_nonin))
+    with single_threaded_blas():
+        error = _backward.gradient(A, Y, net._layers, net.n_in, net._w, g, D, Dl,
+                                   DEFAULT_BLAS_MIN)
+    return ValueAndGrad(float(error), g)
+
+
+def jacobian(net: MLP, X: ArrayLike) -> np.ndarray:
+    """Jacobian of the network's outputs with respect to its weights.
+
+    Parameters
+    ----------
+    net : MLP
+        The network; its weights are read, never changed.
+    X : array-like of shape (n_patterns, n_in)
+        Inputs.
+
+    Returns
+    -------
+    J : ndarray of shape (n_patterns * n_out, n_connections)
+        ``J[p * n_out + k, c]`` = d o_pk / d w_c: rows example-major, then output;
+        columns in the order of ``net.weights``. ``J.reshape(n_patterns, n_out, -1)``
+        gives one (n_out, n_connections) matrix per example.
+
+    Raises
+    ------
+    TypeError
+        If `net` is not an MLP, or `X` does not hold real numbers.
+    ValueError
+        If `X` is not 2-D, does not have ``net.n_in`` columns, or is not finite.
+    FloatingPointError
+        If the network's weights are not finite.
+
+    See Also
+    --------
+    value_and_grad : the gradient of the summed squared error (= 2 J^T (O - Y)).
+
+    Notes
+    -----
+    Row (p, k) is one backward pass from output k of example p: output delta
+    f'(net_pk) at output k and 0 at the others, back-propagated as for the
+    gradient. A weight from unit s into unit u gets delta_u * a_s, a bias delta_u.
+    The kernel runs the n_out passes of a block of examples together (one matrix
+    product per layer). This is the Jacobian of Levenberg-Marquardt training
+    (Hagan & Menhaj 1994): its normal equations are ``J.T @ J`` and
+    ``J.T @ (O - Y).ravel()``. J takes 8 * n_patterns * n_out * n_connections bytes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastnet import MLP, jacobian
+    >>> net = MLP(2, (), 1, seed=0)              # one linear unit: o = w1 x1 + w2 x2 + b
+    >>> jacobian(net, [[3., 5.], [7., 11.]])
+    array([[ 3.,  5.,  1.],
+           [ 7., 11.,  1.]])
+    >>> net = MLP.from_proben1("4+2 l", 9, 2)
+    >>> jacobian(net, np.zeros((350, 9))).shape
+    (700, 100)
+    """
+    X = _check_arguments(net, X)
+    n, n_out = X.shape[0], net.n_out
+    J = np.empty((n * n_out, net.n_connections))
+    if n == 0:
+        return J
+    A = activations(net, X)
+    block = _block(net, n)
+    n_nonin = net.n_units - net.n_in
+    D, V = np.empty((block, n_nonin)), np.empty((block * n_out, n_nonin))
+    with single_threaded_blas():
+        _jacobian.jacobian(A, net._layers, net.n_in, net._w, J, D, V, DEFAULT_BLAS_MIN)
+    return J
+
+
+class _NormalEquations:
+    """Buffers and kernels of one Levenberg-Marquardt epoch on one data set, allocated once.
+
+    ``compute()`` returns ``(H, r, sse)``: H = J^T J (C x C) in its upper triangle
+    (row-major, diagonal included; the strict lower triangle is unspecified), r = J^T e with
+    e = vec(O - T) (half the gradient of the SSE) and the SSE, at the network's current
+    weights; H and r are this object's buffers, overwritten by the next call.
+    ``solve(mu)`` gives dw = -(H + mu D)^-1 r (Cholesky), ``sse(w)`` the SSE at trial
+    weights w without setting them. The caller keeps BLAS single-threaded
+    (``single_threaded_blas``) around its loop. ``factored=False`` forms J^T J by
+    BLAS dsyrk on the Jacobian's rows instead of through their outer-product
+    structure (2.2x slower on thyroid1 16+8, 1.3x on cancer1 4+2: kept for tests
+    and benchmarks).
+    """
+
+    def __init__(self, net, X, Y, block=None, factored=True):
+        n, n_out, C = X.shape[0], net.n_out, net.n_connections
+        self.net, self.Y = net, Y
+        self.A = activations(net, X)
+        block = NORMAL_BLOCK if block is None else block
+        block = max(1, min(block, n))
+        n_nonin = net.n_units - net.n_in
+        self.D, self.V = np.empty((block, n_nonin)), np.empty((block * n_out, n_nonin))
+        self.factored = factored
+        # factored: the products' workspace R (block x C), G_p (block x nu x (nu + 1)), ones;
+        # else one block of Jacobian rows, Jb.
+        self.Jb = np.empty((0 if factored else block * n_out, C))
+        self.R = np.empty(block * (C + n_nonin * (n_nonin + 1) + 1) if factored else 0)
+        self.e = np.empty(block * n_out)
+        self.H, self.r = np.empty((C, C)), np.empty(C)
+        self.L, self.dw = np.empty((C, C)), np.empty(C)
+        self.eval_block = block_rows(net)
+
+    def compute(self):
+        net = self.net
+        sse = _jacobian.normal_equations(self.A, self.Y, net._layers, net.n_in, net._w,
+                                         self.H, self.r, self.D, self.V, self.Jb, self.e,
+                                         self.R, self.factored, DEFAULT_BLAS_MIN)
+        return self.H, self.r, sse
+
+    def solve(self, mu, marquardt=False):
+        """dw = -(H + mu D)^-1 r for the last ``compute()`` (D = I, or diag(H) if
+        ``marquardt``); None if H + mu D is not positive definite (numerically)."""
+        info = _jacobian.solve_damped(self.H, self.r, mu, marquardt, self.L, self.dw)
+        return None if info else self.dw
+
+    def sse(self, w):
+        """SSE at the weight vector ``w`` (float64, C-contiguous; the net is not changed)."""
+        net = self.net
+        return _forward.sum_squared_error(self.A, self.Y, net._layers, net.n_in, w,
+                                          self.eval_block, DEFAULT_BLAS_MIN)
+
+
+def __dir__():
+    return list(__all__)
+
