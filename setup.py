@@ -43,7 +43,9 @@ CFLAGS += shlex.split(os.environ.get("FASTNET_CFLAGS", ""))
 # parallel build starts them in this order (_trials alone takes about as long as
 # all the others together).
 KERNELS = ["_trials", "_simd", "_jacobian", "_forward", "_backward", "_rprop", "_backprop"]
-HEADERS = ["_loops.h", "_simd.h", "_tiles.h", "_dots512.h", "_trials.h", "_types.pxd", "_simd.pxd"]
+HEADERS = ["_constants.h", "_rule.h", "_loops.h", "_simd.h", "_tiles.h", "_dots512.h", "_lanes.h",
+           "_lanes_rule.h", "_lanes_pass.h", "_tiny.h", "_trials.h", "_types.pxd", "_simd.pxd",
+           "_rprop.pxd"]
 
 extensions = [
     Extension(

@@ -11,9 +11,13 @@ from numpy.testing import assert_allclose
 
 import _reference as ref
 from fastnet import MLP, _engine
-from fastnet._kernels import _backward, _forward, _rprop, _simd
+from fastnet._kernels import _backward, _forward, _rprop, _simd, _trials
 from fastnet._provenance import build_flags
+from fastnet.measures import threshold_correct
 from fastnet.network import ACTIVATIONS
+from fastnet.rprop import VARIANTS
+
+KERNELS_DIR = os.path.join(os.path.dirname(os.path.abspath(_rprop.__file__)))
 
 NETS = [
     (3, (), 2, True), (3, (), 2, False),
@@ -334,6 +338,91 @@ def test_rprop_step_matches_reference(variant, code, error_rose):
     assert_allclose(state[0], opt.g_prev, rtol=0, atol=0)
     assert_allclose(state[1], opt.dw_prev, rtol=0, atol=0)
     assert_allclose(state[2], opt.step, rtol=0, atol=0)
+
+
+def _bits(a):
+    return np.ascontiguousarray(a).view(np.int64)
+
+
+@pytest.mark.parametrize("variant,code", [("rprop+", 0), ("rprop-", 1), ("irprop-", 2), ("irprop+", 3)])
+def test_lane_rule_equals_the_scalar_rule_bit_for_bit(variant, code):
+    # The rule is written once per representation: _rule.h (one weight) and
+    # _lanes_rule.h (LANES trials of one weight, in fewer operations). Every
+    # branch, zero and NaN gradients, -0.0, steps at both bounds and beyond, and
+    # irprop+'s error_rose per lane: the same bits.
+    L, n = _trials.LANES, 300
+    rng = np.random.default_rng(3)
+    w = rng.normal(size=(n, L))
+    w[::11] = -0.0
+    g = rng.normal(size=(n, L))
+    g[::7] = 0.0
+    g[3::7] = -0.0
+    g[5::13] = np.nan
+    g_prev = rng.normal(size=(n, L))
+    g_prev[::5] = 0.0
+    dw_prev = rng.normal(size=(n, L)) * 0.1
+    step = rng.uniform(0.01, 1, (n, L))
+    step[::9] = 1e-3                     # at step_min
+    step[1::9] = 0.9                     # at step_max
+    step[2::9] = 1e-5                    # below step_min, above step_max
+    step[4::9] = 2.0
+    rose = (np.arange(L) % 3 == 0).astype(np.int64)
+    lanes = [a.copy() for a in (w, g_prev, dw_prev, step)]
+    _trials.rule_step(code, lanes[0], g, lanes[1], lanes[2], lanes[3], 1.2, 0.5, 1e-3, 0.9,
+                      rose)
+    for k in range(L):
+        one = [np.ascontiguousarray(a[:, k]) for a in (w, g_prev, dw_prev, step)]
+        _rprop.rprop_step(code, one[0], g[:, k].copy(), *one[1:], 1.2, 0.5, 1e-3, 0.9,
+                          bool(rose[k]))
+        names = ("w", "g_prev", "dw_prev", "step")
+        for name, a, b in zip(names, lanes, one):
+            if name == "dw_prev" and variant == "irprop-":
+                continue                 # irprop- never reads it; the lanes leave it
+            assert np.array_equal(_bits(a[:, k]), _bits(b)), (name, k)
+
+
+def test_lane_check_equals_threshold_correct():
+    # Hamey's check, lane form (_lanes_rule.h) against fastnet.measures: outputs
+    # on both sides of every threshold, binary and analog targets; a lane with a
+    # NaN output is never right.
+    L = _trials.LANES
+    rng = np.random.default_rng(5)
+    T = np.array([[0.0, 1.0, 0.3], [1.0, 0.0, 0.7]])
+    for r_c, analog in [(0.4, None), (0.4, 0.1), (0.2, 0.05), (0.5, 0.45)]:
+        Tc = np.ascontiguousarray(T[:, :2]) if analog is None else T   # (None: binary only)
+        for _ in range(20):
+            Y = Tc[:, :, None] + rng.choice([-0.7, -0.45, -0.1, 0.0, 0.1, 0.45], Tc.shape + (L,))
+            got = _trials.check_lanes(Y, Tc, r_c, -1.0 if analog is None else analog)
+            want = [bool(threshold_correct(Y[:, :, k], Tc, r_c, analog).all()) for k in range(L)]
+            assert got == want
+    # analog < 0 (no tolerance): a target other than 0 and 1 is never met
+    assert _trials.check_lanes(np.repeat(T[:, :, None], L, axis=2), T, 0.4, -1.0) == [False] * L
+    Y = np.broadcast_to(T[:, :, None], T.shape + (L,)).copy()
+    Y[1, 2, 3] = np.nan
+    assert _trials.check_lanes(Y, T, 0.4, 0.1) == [k != 3 for k in range(L)]
+    with pytest.raises(ValueError, match="outputs must be"):
+        _trials.check_lanes(Y[:1], T, 0.4, 0.1)
+
+
+def test_kernel_constants_are_written_once():
+    # _constants.h holds the layer-table columns, activation codes and RPROP
+    # variants; the .pxd files declare them from it (cdef extern), the lanes'
+    # headers include it; nobody keeps a copy.
+    import re
+    with open(os.path.join(KERNELS_DIR, "_constants.h")) as f:
+        values = {m[0]: int(m[1]) for m in re.findall(r"\b(FN_[A-Z_0-9]+) = (\d+)", f.read())}
+    acts = {k[len("FN_ACT_"):].lower(): v for k, v in values.items() if k.startswith("FN_ACT_")}
+    assert acts == ACTIVATIONS
+    variants = {"FN_RPROP_PLUS": "rprop+", "FN_RPROP_MINUS": "rprop-",
+                "FN_IRPROP_MINUS": "irprop-", "FN_IRPROP_PLUS": "irprop+"}
+    assert {variants[k]: values[k] for k in variants} == VARIANTS
+    assert values["FN_L_NCOLS"] == MLP(3, (2,), 1).layer_table.shape[1]
+    for name in sorted(os.listdir(KERNELS_DIR)):
+        if name.endswith((".h", ".pxd", ".pyx")) and name != "_constants.h":
+            with open(os.path.join(KERNELS_DIR, name)) as f:
+                text = f.read()
+            assert not re.search(r"enum\s*\{[^}]*(START|PROBEN1|RPROP_PLUS)", text), name
+            assert not re.search(r"^\s*(L_START|ACT_PROBEN1|RPROP_PLUS)\s*=", text, re.M), name
 
 
 def test_kernels_refuse_mismatched_buffers_before_running():

@@ -263,7 +263,7 @@ def test_finished_trials_leave_the_lanes():
 
 
 # ----------------------------------------------------------------- tiny networks
-# One-hidden-layer shapes listed in _trials.h (XOR 2-2-1, with and without
+# One-hidden-layer shapes listed in _tiny.h (XOR 2-2-1, with and without
 # shortcuts) run in kernels of their own, compiled with the sizes as constants.
 
 def _xor():

@@ -1,57 +1,31 @@
 """Epoch-batched RPROP (Riedmiller & Braun 1993; variants after Igel & Hüsken 2000)."""
-from libc.math cimport fabs, isfinite
+from libc.math cimport isfinite
 
 from fastnet._kernels._backward cimport epoch_gradient
 from fastnet._kernels._forward cimport check_buffers, forward_blocks
 from fastnet._kernels._types cimport L_START
 
-# Variant codes RPROP_PLUS .. IRPROP_PLUS are declared in _rprop.pxd
-# (fastnet.rprop.VARIANTS maps names to them).
-
-
-cdef inline double _sign(double x) noexcept nogil:
-    return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0)
+# Variant codes RPROP_PLUS .. IRPROP_PLUS are declared in _rprop.pxd, from
+# _constants.h (fastnet.rprop.VARIANTS maps names to them). The rule and the
+# success check of one value are written once, in C, in _rule.h (their lane forms
+# for many trials at once in _lanes_rule.h).
+cdef extern from "_rule.h" nogil:
+    void fn_rprop_weight(int variant, double g, double* w, double* g_prev, double* dw_prev,
+                         double* step, double eta_plus, double eta_minus, double step_min,
+                         double step_max, bint error_rose)
+    bint fn_output_correct(double y, double t, double r_c, double analog)
 
 
 cdef void rprop_update(int variant, Py_ssize_t n, double* w, double* g,
                        double* g_prev, double* dw_prev, double* step,
                        double eta_plus, double eta_minus, double step_min,
                        double step_max, bint error_rose) noexcept nogil:
-    """One RPROP step of every weight, given the epoch gradient g (Riedmiller & Braun 1993; Igel & Hüsken 2000)."""
+    """One RPROP step of every weight, given the epoch gradient g (Riedmiller & Braun 1993;
+    Igel & Hüsken 2000): fn_rprop_weight of _rule.h for each."""
     cdef Py_ssize_t i
-    cdef double prod, dw
     for i in range(n):
-        prod = g_prev[i] * g[i]
-        if prod > 0.0:
-            step[i] = min(step[i] * eta_plus, step_max)
-            dw = -_sign(g[i]) * step[i]
-            w[i] += dw
-            dw_prev[i] = dw
-            g_prev[i] = g[i]
-        elif prod < 0.0:
-            step[i] = max(step[i] * eta_minus, step_min)
-            if variant == RPROP_PLUS:
-                w[i] -= dw_prev[i]              # backtrack the last change
-                dw_prev[i] = -dw_prev[i]
-                g_prev[i] = 0.0
-            elif variant == RPROP_MINUS:
-                dw = -_sign(g[i]) * step[i]     # step with the shrunk Δ
-                w[i] += dw
-                dw_prev[i] = dw
-                g_prev[i] = g[i]
-            elif variant == IRPROP_MINUS:
-                dw_prev[i] = 0.0                # no step this epoch
-                g_prev[i] = 0.0
-            else:                               # IRPROP_PLUS
-                if error_rose:
-                    w[i] -= dw_prev[i]
-                dw_prev[i] = 0.0
-                g_prev[i] = 0.0
-        else:
-            dw = -_sign(g[i]) * step[i]
-            w[i] += dw
-            dw_prev[i] = dw
-            g_prev[i] = g[i]
+        fn_rprop_weight(variant, g[i], &w[i], &g_prev[i], &dw_prev[i], &step[i], eta_plus,
+                        eta_minus, step_min, step_max, error_rose)
 
 
 def rprop_step(int variant, double[::1] w, double[::1] g, double[::1] g_prev,
@@ -82,24 +56,13 @@ cdef bint network_correct(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
                           Py_ssize_t block, Py_ssize_t blas_min, double r_c,
                           double analog) noexcept nogil:
     """Hamey's success check at the current weights: a forward pass over A, then
-    every output right by the threshold rule (fastnet.measures.threshold_correct:
-    > 1 - r_c for target 1, < r_c for target 0, within `analog` of other targets;
-    analog < 0: other targets are never right). NaN outputs are never right."""
+    every output right by the threshold rule (fn_output_correct of _rule.h)."""
     cdef Py_ssize_t r, k, n_out = T.shape[1]
     cdef Py_ssize_t out0 = layers[layers.shape[0] - 1, L_START]
-    cdef double y, t
     forward_blocks(layers, n_in, w, A, NULL, block, blas_min)
     for r in range(A.shape[0]):
         for k in range(n_out):
-            y = A[r, out0 + k]
-            t = T[r, k]
-            if t == 1.0:
-                if not (y > 1.0 - r_c):
-                    return False
-            elif t == 0.0:
-                if not (y < r_c):
-                    return False
-            elif not (fabs(y - t) <= analog):
+            if not fn_output_correct(A[r, out0 + k], T[r, k], r_c, analog):
                 return False
     return True
 

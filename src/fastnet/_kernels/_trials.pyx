@@ -35,6 +35,11 @@ cdef extern from "_trials.h" nogil:
         Py_ssize_t n_epochs, ld, check_every
         double* sse_out
         double sse_scale, r_c, analog
+    void fn_trials_rule_step(Py_ssize_t n_w, double* w, const double* g, double* g_prev,
+                             double* dw_prev, double* step, const fn_trials_rule* rule,
+                             const int64_t* rose)
+    unsigned fn_trials_check(Py_ssize_t n, Py_ssize_t n_out, const double* Y, const double* T,
+                             double r_c, double analog)
     void fn_trials_rprop(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
                          Py_ssize_t n_units, Py_ssize_t n_w, Py_ssize_t n, const double* X,
                          const double* T, Py_ssize_t n_out, const fn_trials_state* state,
@@ -91,7 +96,7 @@ def scatter_rows(const double[:, ::1] rows, list arrays):
 
 def tiny_kernel(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, Py_ssize_t n_out):
     """Whether trials_rprop trains networks of this layer table in a kernel
-    compiled for their shape (see _trials.h; needs AVX-512 on x86-64)."""
+    compiled for their shape (see _tiny.h; needs AVX-512 on x86-64)."""
     cdef Py_ssize_t L = layers.shape[0]
     if L < 1 or layers.shape[1] != 7:
         return False
@@ -186,7 +191,7 @@ def trials_rprop(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     w, g, g_prev, dw_prev, step : (n_groups, n_w, LANES) weights and RPROP state,
         read and updated in place (frozen lanes are left unchanged).
     last_error : (n_groups * LANES,) previous epoch's SSE per lane (irprop+).
-    status : (n_groups * LANES,) int64, 0 = train; see _trials.h for what the
+    status : (n_groups * LANES,) int64, 0 = train; see _lanes.h for what the
         kernel writes (k > 0: non-finite error in epoch k of this call; -k: the
         success check held after epoch k).
     work : scratch of at least work_size(n_units, n, n_in) doubles.
@@ -231,3 +236,41 @@ def trials_rprop(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
         fn_trials_rprop(&layers[0, 0], layers.shape[0], n_in, n_units, n_w, X.shape[0],
                         &X[0, 0], &T[0, 0], T.shape[1], &state, &rule, &run, &work[0], special)
     return 0
+
+
+def rule_step(int variant, double[:, ::1] w, const double[:, ::1] g, double[:, ::1] g_prev,
+              double[:, ::1] dw_prev, double[:, ::1] step, double eta_plus, double eta_minus,
+              double step_min, double step_max, const int64_t[::1] rose):
+    """Python twin of the lanes' RPROP rule for tests: one step of (n_w, LANES)
+    blocks in place (as _rprop.rprop_step, lane k with error_rose = rose[k] != 0).
+
+    Returns
+    -------
+    status : int, 0.
+    """
+    cdef Py_ssize_t n = w.shape[0]
+    if (w.shape[1] != FN_TL or g.shape[0] != n or g.shape[1] != FN_TL or g_prev.shape[0] != n
+            or g_prev.shape[1] != FN_TL or dw_prev.shape[0] != n or dw_prev.shape[1] != FN_TL
+            or step.shape[0] != n or step.shape[1] != FN_TL or rose.shape[0] != FN_TL):
+        raise ValueError(f"kernel: RPROP blocks must all be (n_w, {FN_TL}), rose ({FN_TL},)")
+    if variant < 0 or variant > 3:
+        raise ValueError("kernel: unknown RPROP variant")
+    if n == 0:
+        return 0
+    cdef fn_trials_rule rule = fn_trials_rule(variant, eta_plus, eta_minus, step_min, step_max)
+    with nogil:
+        fn_trials_rule_step(n, &w[0, 0], &g[0, 0], &g_prev[0, 0], &dw_prev[0, 0], &step[0, 0],
+                            &rule, &rose[0])
+    return 0
+
+
+def check_lanes(const double[:, :, ::1] Y, const double[:, ::1] T, double r_c, double analog):
+    """Python twin of the lanes' success check for tests: for outputs Y (n, n_out,
+    LANES) and targets T (n, n_out), a bool per lane (every output right)."""
+    if Y.shape[0] != T.shape[0] or Y.shape[1] != T.shape[1] or Y.shape[2] != FN_TL:
+        raise ValueError(f"kernel: outputs must be (n, n_out, {FN_TL}) for targets (n, n_out)")
+    cdef unsigned bits = (1u << FN_TL) - 1
+    if Y.shape[0] * Y.shape[1] > 0:
+        with nogil:
+            bits = fn_trials_check(Y.shape[0], Y.shape[1], &Y[0, 0, 0], &T[0, 0], r_c, analog)
+    return [bool(bits >> k & 1) for k in range(FN_TL)]

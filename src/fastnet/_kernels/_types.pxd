@@ -44,23 +44,25 @@ cdef extern from "_loops.h" nogil:
 # choice among them, compiled once, in the module fastnet._kernels._simd (_simd.h).
 from fastnet._kernels._simd cimport simd_gemm
 
-# Columns of the layer table (an intp array of shape (n_layers, L_NCOLS)).
-cdef enum:
-    L_START = 0    # column of the layer's first unit in an activation row
-    L_SIZE = 1     # number of units
-    L_SRC_LO = 2   # first source column
-    L_SRC_HI = 3   # one past the last source column
-    L_W_OFF = 4    # offset of W_j in the flat weight vector
-    L_B_OFF = 5    # offset of the biases
-    L_ACT = 6      # activation code
-    L_NCOLS = 7
-
-# Activation codes (fastnet.network.ACTIVATIONS maps names to these).
-cdef enum:
-    ACT_LINEAR = 0
-    ACT_PROBEN1 = 1
-    ACT_LOGISTIC = 2
-    ACT_TANH = 3
+# The layer-table columns and activation codes, written once in _constants.h
+# (the C headers of the lanes include it too). Layer table: an intp array of
+# shape (n_layers, L_NCOLS).
+cdef extern from "_constants.h":
+    enum:
+        L_START "FN_L_START"      # column of the layer's first unit in an activation row
+        L_SIZE "FN_L_SIZE"        # number of units
+        L_SRC_LO "FN_L_SRC_LO"    # first source column
+        L_SRC_HI "FN_L_SRC_HI"    # one past the last source column
+        L_W_OFF "FN_L_W_OFF"      # offset of W_j in the flat weight vector
+        L_B_OFF "FN_L_B_OFF"      # offset of the biases
+        L_ACT "FN_L_ACT"          # activation code
+        L_NCOLS "FN_L_NCOLS"
+    # Activation codes (fastnet.network.ACTIVATIONS maps names to these).
+    enum:
+        ACT_LINEAR "FN_ACT_LINEAR"
+        ACT_PROBEN1 "FN_ACT_PROBEN1"
+        ACT_LOGISTIC "FN_ACT_LOGISTIC"
+        ACT_TANH "FN_ACT_TANH"
 
 
 cdef inline double activate(int code, double x, double* deriv) noexcept nogil:

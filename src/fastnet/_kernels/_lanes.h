@@ -1,0 +1,243 @@
+/* Many trials of one topology side by side in the lanes of a vector: the
+ * layout, the vector and mask operations, the CPU levels, the trials' state.
+ * The kernels built on it: _lanes_rule.h (RPROP's rule and Hamey's check, lane
+ * forms), _lanes_pass.h (forward and backward passes of a block of examples),
+ * _tiny.h (whole epochs of tiny networks), _trials.h (the epoch loop, the
+ * entry points).
+ *
+ * Timing studies train hundreds of tiny networks (XOR 2-2-1, encoders, 4+2
+ * Proben1 nets) whose layers fill no vector on their own: one vector operation
+ * applies the same weight of FN_TL trials instead. Lane by lane the arithmetic
+ * is that of one network, and no lane reads another.
+ *
+ * Layout. Trials are grouped FN_TL at a time. Every per-weight quantity of a
+ * group (weights, gradient, RPROP's step, previous gradient and change) is a
+ * (n_w, FN_TL) row-major block: the FN_TL values of weight c are contiguous. The
+ * training inputs X (n, n_in) and targets T (n, n_out) are shared by all trials.
+ * The layer table is the single-network one (_constants.h: start, size, src_lo,
+ * src_hi, w_off, b_off, act per layer), so W_j's row u, column s-src_lo is
+ * weight w_off + u * (src_hi - src_lo) + (s - src_lo).
+ *
+ * Each lane carries a status: 0 trains; anything else is frozen (its state is
+ * not changed; padding lanes and finished trials). A lane whose epoch error is
+ * not finite gets status k (its k-th epoch of this call, weights left as they
+ * were before that epoch's update); one that passes the success check after
+ * its k-th epoch gets -k. A group whose lanes are all frozen stops early.
+ *
+ * Every sum runs in a fixed order written in the code (no reassociation
+ * flags): one machine reproduces a run bit for bit. The sums are ordered
+ * differently from the single-network kernels, so a trial agrees with
+ * train_rprop to rounding, not bit for bit.
+ *
+ * Compiled per CPU level by GCC function multi-versioning, like _loops.h
+ * (x86-64-v4 runs each 8-lane operation as one AVX-512 instruction, v3 as two
+ * AVX2 ones, the baseline as four SSE2 ones).
+ *
+ * Vectors go to and from functions by pointer, never by value: a vector
+ * argument or result would have a different ABI in each clone (GCC's -Wpsabi),
+ * and the functions are static inline, so the pointers vanish when inlined.
+ */
+#ifndef FASTNET_LANES_H
+#define FASTNET_LANES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+
+#include "_constants.h"
+
+/* Lanes per group. */
+#ifndef FN_TL
+#define FN_TL 8
+#endif
+
+/* Examples per block: the block's activations and dE/dnet stay in cache
+ * between the forward/backward passes and the gradient pass. */
+#ifndef FN_TBLOCK
+#define FN_TBLOCK 32
+#endif
+
+#define FN_INLINE static inline __attribute__((always_inline))
+
+/* Alignment lowered to a double's: the work buffers come from NumPy, which
+ * aligns to 16 bytes, and a fn_tv* dereference must not assume 64. */
+typedef double fn_tv __attribute__((vector_size(FN_TL * sizeof(double)), aligned(8)));
+typedef int64_t fn_tm __attribute__((vector_size(FN_TL * sizeof(double))));
+/* The same vector with its natural alignment, for local arrays that the
+ * compiler may keep in registers. */
+typedef double fn_tvr __attribute__((vector_size(FN_TL * sizeof(double))));
+
+/* Loads and stores go through memcpy (no alignment needed). */
+#define FN_TLOAD(p) __extension__({ fn_tv v_; memcpy(&v_, (p), sizeof v_); v_; })
+#define FN_TSTORE(p, v) __extension__({ fn_tv s_ = (v); memcpy((p), &s_, sizeof s_); })
+#define FN_TSEL(m, a, b) ((fn_tv)(((m) & (fn_tm)(a)) | (~(m) & (fn_tm)(b))))
+/* x - 0 is x exactly, -0.0 included (x + 0 would turn -0.0 into +0.0). */
+#define FN_TSPLAT(x) ((x) - (fn_tv){0})
+/* |x|, the sign bit cleared (one AND; 1 + |x| is the same as with a select). */
+#define FN_TABS(x) ((fn_tv)((fn_tm)(x) & ((fn_tm){0} + INT64_MAX)))
+
+/* Lane masks, two representations with the same operations, FN_<set>_<op>:
+ *   T         the mask type;
+ *   LT, GT, LE, EQ (a, b)   ordered comparisons (false with NaN);
+ *   NZ(a)     a != 0 (false with NaN);
+ *   SEL(k, a, b)   a where k, else b;
+ *   MIN(a, b), MAX(a, b)   a where a < b (a > b), else b (as x86's minpd, maxpd);
+ *   ALL       every lane;  BITS(k)  the lanes as bits of an unsigned.
+ * FN_GM: GCC's generic vectors (masks: all-ones lanes), for every CPU level. */
+#define FN_GM_T fn_tm
+#define FN_GM_LT(a, b) ((a) < (b))
+#define FN_GM_GT(a, b) ((a) > (b))
+#define FN_GM_LE(a, b) ((a) <= (b))
+#define FN_GM_EQ(a, b) ((a) == (b))
+#define FN_GM_NZ(a) (FN_TABS(a) > 0.0)
+#define FN_GM_SEL(k, a, b) FN_TSEL(k, a, b)
+#define FN_GM_MIN(a, b) FN_TSEL((a) < (b), (a), (b))
+#define FN_GM_MAX(a, b) FN_TSEL((a) > (b), (a), (b))
+#define FN_GM_ALL ((fn_tm){0} - 1)
+#define FN_GM_BITS(k) __extension__({ fn_tm k_ = (k); fn_gm_bits(&k_); })
+
+FN_INLINE unsigned
+fn_gm_bits(const fn_tm *k)
+{
+    unsigned b = 0;
+    for (int i = 0; i < FN_TL; i++) b |= (unsigned)((*k)[i] != 0) << i;
+    return b;
+}
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
+    && (__GNUC__ >= 12) && !defined(FASTNET_NO_CLONES)
+#define FN_TRIALS_CLONES \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), unused))
+/* The tiny-network kernels (_tiny.h) are built for x86-64-v4 alone: elsewhere
+ * GCC splits their 8-lane masks into scalar code, and the generic kernel does
+ * as well there. */
+#define FN_TINY_TARGET __attribute__((target("arch=x86-64-v4"), unused))
+#define FN_TINY_X86_V4 1
+/* The outputs are rounded before the residual y - t, as in the generic kernel
+ * (which stores them): without this, GCC fuses x * q - t of an x/(1+|x|)
+ * output into one FMA. An empty asm on the (zmm) register hides the product. */
+#define FN_TINY_OPAQUE(v) __asm__("" : "+v"(v))
+#if FN_TL == 8
+#include <immintrin.h>
+/* FN_KM: AVX-512 mask registers, for the tiny kernels (x86-64-v4): a comparison
+ * gives a mask register, a select is one blend (or a masked operation), min and
+ * max one instruction each, where GCC's generic vectors take all-ones lanes in
+ * a vector register and bit operations on them. */
+#define FN_KM_AVAILABLE 1
+#define FN_KM_T __mmask8
+#define FN_KM_CMP_(a, b, p) _mm512_cmp_pd_mask((__m512d)(a), (__m512d)(b), (p))
+#define FN_KM_LT(a, b) FN_KM_CMP_(a, b, _CMP_LT_OQ)
+#define FN_KM_GT(a, b) FN_KM_CMP_(a, b, _CMP_GT_OQ)
+#define FN_KM_LE(a, b) FN_KM_CMP_(a, b, _CMP_LE_OQ)
+#define FN_KM_EQ(a, b) FN_KM_CMP_(a, b, _CMP_EQ_OQ)
+#define FN_KM_NZ(a) FN_KM_CMP_(a, FN_TSPLAT(0.0), _CMP_NEQ_OQ)       /* NaN: no */
+#define FN_KM_SEL(k, a, b) ((fn_tv)_mm512_mask_blend_pd((k), (__m512d)(b), (__m512d)(a)))
+#define FN_KM_MIN(a, b) ((fn_tv)_mm512_min_pd((__m512d)(a), (__m512d)(b)))
+#define FN_KM_MAX(a, b) ((fn_tv)_mm512_max_pd((__m512d)(a), (__m512d)(b)))
+#define FN_KM_ALL ((__mmask8)0xFF)
+#define FN_KM_BITS(k) ((unsigned)(k))
+#endif
+#elif defined(__GNUC__)
+#define FN_TRIALS_CLONES __attribute__((unused))
+#define FN_TINY_TARGET __attribute__((unused))
+#define FN_TINY_OPAQUE(v) ((void)0)    /* (no contraction guard here) */
+#else
+#define FN_TRIALS_CLONES
+#define FN_TINY_TARGET
+#define FN_TINY_OPAQUE(v) ((void)0)
+#endif
+
+/* Whether this CPU runs the tiny kernels (their target's AVX-512 subsets). */
+static int
+fn_tiny_supported(void)
+{
+#ifdef FN_TINY_X86_V4
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")
+        && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq")
+        && __builtin_cpu_supports("avx512cd");
+#else
+    return 1;
+#endif
+}
+
+/* y = f(s) and f = f'(s) for activation code `act` (as activate() in
+ * _types.pxd, operation for operation; with act a constant, only its branch
+ * is compiled: the tiny kernels take x/(1+|x|) and linear units, whose code
+ * keeps their arrays in registers, where libm's lane by lane would not). */
+FN_INLINE void
+fn_lanes_activate(ptrdiff_t act, const fn_tvr *s, fn_tvr *y, fn_tvr *f)
+{
+    if (act == FN_ACT_PROBEN1) {
+        const fn_tv q = 1.0 / (1.0 + FN_TABS(*s));
+        *y = *s * q;
+        *f = q * q;
+    } else if (act == FN_ACT_LINEAR) {
+        *y = *s;
+        *f = FN_TSPLAT(1.0);
+    } else {
+        for (int k = 0; k < FN_TL; k++) {
+            const double t = act == FN_ACT_LOGISTIC ? 1.0 / (1.0 + exp(-(*s)[k])) : tanh((*s)[k]);
+            (*y)[k] = t;
+            (*f)[k] = act == FN_ACT_LOGISTIC ? t * (1.0 - t) : 1.0 - t * t;
+        }
+    }
+}
+
+/* The trials' state, read and updated in place by a call: w, g, g_prev,
+ * dw_prev, step: (n_groups, n_w, FN_TL) blocks; last_error (the previous epoch's
+ * SSE, for irprop+) and status: (n_groups, FN_TL). */
+typedef struct {
+    ptrdiff_t n_groups;
+    double *w, *g, *g_prev, *dw_prev, *step, *last_error;
+    int64_t *status;
+} fn_trials_state;
+
+/* RPROP's rule (as train_epochs in _rprop.pyx; variant an FN_*RPROP_* code). */
+typedef struct {
+    int variant;
+    double eta_plus, eta_minus, step_min, step_max;
+} fn_trials_rule;
+
+/* What a call runs and reports: n_epochs epochs; sse_out: n_groups * FN_TL rows
+ * (trial g * FN_TL + lane), row stride ld >= n_epochs: the training SSE of each
+ * epoch times sse_scale (its forward pass, before its update; meaningful for the
+ * epochs a lane trained); check_every > 0: the success check (r_c, analog) after
+ * every check_every-th epoch of the call. */
+typedef struct {
+    ptrdiff_t n_epochs, ld, check_every;
+    double *sse_out;
+    double sse_scale, r_c, analog;
+} fn_trials_epochs;
+
+/* The rule's parameters in every lane (a kernel's local copy: kept in
+ * registers once the functions using it are inlined). */
+typedef struct {
+    fn_tvr eta_plus, eta_minus, step_min, step_max;
+} fn_lanes_steps;
+
+FN_INLINE void
+fn_lanes_steps_init(fn_lanes_steps *k, const fn_trials_rule *rule)
+{
+    k->eta_plus = FN_TSPLAT(rule->eta_plus);
+    k->eta_minus = FN_TSPLAT(rule->eta_minus);
+    k->step_min = FN_TSPLAT(rule->step_min);
+    k->step_max = FN_TSPLAT(rule->step_max);
+}
+
+/* The lane forms of RPROP's rule and Hamey's check, once per mask
+ * representation: fn_lanes_rprop_gm, fn_lanes_correct_gm (generic vectors,
+ * every CPU level) and, where the tiny kernels have AVX-512, _km (mask
+ * registers). */
+#define FN_LR_MASKS FN_GM
+#define FN_LR_SUFFIX gm
+#define FN_LR_ATTR
+#include "_lanes_rule.h"
+#ifdef FN_KM_AVAILABLE
+#define FN_LR_MASKS FN_KM
+#define FN_LR_SUFFIX km
+#define FN_LR_ATTR FN_TINY_TARGET
+#include "_lanes_rule.h"
+#endif
+
+#endif /* FASTNET_LANES_H */

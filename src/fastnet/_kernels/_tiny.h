@@ -1,0 +1,386 @@
+/* Tiny networks in the lanes: one hidden layer of a few units (XOR 2-2-1,
+ * encoders), whole epochs compiled for one shape.
+ *
+ * Their layers are too short for the generic lanes kernel (_trials.h) to pay:
+ * per epoch it spends more on loop control, the layer table and round trips
+ * through the work rows than on arithmetic. Here the sizes are constants: every
+ * loop unrolled, a group's weights, RPROP state and gradient in local arrays
+ * (registers where they fit), one example at a time, forward, backward and
+ * gradient fused. Every sum runs in the generic kernel's order (forward sums in
+ * source order then the bias; dE/da of a hidden unit over the output units in
+ * order; the gradient over the examples in order), and the rule and the check
+ * are the lane forms of _lanes_rule.h, so a lane's arithmetic is the generic
+ * kernel's.
+ *
+ * Not an ordinary header: its first part (guarded) holds what every shape
+ * shares; the rest is a template that _trials.h includes once per shape of
+ * FN_TINY_SHAPES, after defining the parameters:
+ *   FN_TINY_NI, FN_TINY_NH, FN_TINY_NO   inputs, hidden units, outputs;
+ *   FN_TINY_SC           1: the outputs read the inputs too (shortcuts), 0: not.
+ * The template defines fn_tiny_<NI>_<NH>_<NO>_<SC> (the entry) and its helpers,
+ * and undefines its own macros at its end (the parameters are the includer's).
+ */
+#ifndef FASTNET_TINY_H
+#define FASTNET_TINY_H
+
+#include "_lanes.h"
+
+/* The specialised shapes (n_in, n_hidden, n_out, shortcut). */
+#define FN_TINY_SHAPES(X) X(2, 2, 1, 1) X(2, 2, 1, 0)
+
+#define FN_TINY_UNROLL _Pragma("GCC unroll 256")
+
+/* Groups that a tiny kernel runs side by side, as independent streams of
+ * work. One: a group's weights and gradients fill most of the 32 registers,
+ * and with two (interleaved per example or one after the other) the spills
+ * cost more than the overlap gains (XOR 2-2-1 on a Zen 4: 1.8 ms against 2.0
+ * for 1000 trials x 200 epochs). */
+#ifndef FN_TINY_Q
+#define FN_TINY_Q 1
+#endif
+/* Epochs whose errors a tiny kernel keeps before writing them to their rows. */
+#define FN_TINY_CHUNK 16
+
+#define FN_TINY_CAT_(a, b, c, d, e) a##_##b##_##c##_##d##_##e
+#define FN_TINY_CAT(a, b, c, d, e) FN_TINY_CAT_(a, b, c, d, e)
+
+/* The lane masks and the rule and check of the tiny kernels: AVX-512 mask
+ * registers where they have them, else generic vectors. */
+#ifdef FN_KM_AVAILABLE
+#define FN_TK(op) FN_KM_##op
+#define FN_TINY_RPROP fn_lanes_rprop_km
+#define FN_TINY_CORRECT fn_lanes_correct_km
+#else
+#define FN_TK(op) FN_GM_##op
+#define FN_TINY_RPROP fn_lanes_rprop_gm
+#define FN_TINY_CORRECT fn_lanes_correct_gm
+#endif
+
+/* The canonical layer table of a one-hidden-layer network (network.py's
+ * layout): hidden units from the inputs, outputs from [lo, n_in + n_h) with lo 0
+ * (shortcuts) or n_in. Returns 1 and the sizes if `layers` is one. */
+static int
+fn_tiny_shape(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_w,
+              ptrdiff_t n_out, int *ni, int *nh, int *no, int *sc)
+{
+    if (n_layers != 2) return 0;
+    const ptrdiff_t *h = layers, *o = layers + FN_L_NCOLS;
+    const ptrdiff_t H = h[FN_L_SIZE], lo = o[FN_L_SRC_LO];
+    if (h[FN_L_START] != n_in || h[FN_L_SRC_LO] != 0 || h[FN_L_SRC_HI] != n_in
+        || h[FN_L_W_OFF] != 0 || h[FN_L_B_OFF] != H * n_in) return 0;
+    if (o[FN_L_START] != n_in + H || o[FN_L_SIZE] != n_out || (lo != 0 && lo != n_in)
+        || o[FN_L_SRC_HI] != n_in + H || o[FN_L_W_OFF] != H * n_in + H
+        || o[FN_L_B_OFF] != o[FN_L_W_OFF] + n_out * (n_in + H - lo)
+        || n_w != o[FN_L_B_OFF] + n_out) return 0;
+    *ni = (int)n_in; *nh = (int)H; *no = (int)n_out; *sc = lo == 0;
+    return 1;
+}
+
+/* Epochs [e0, e1) of the errors held in sbuf (FN_TINY_CHUNK epochs of FN_TINY_Q
+ * groups, whole vectors: lane k's is row k) into their rows of sse_out. */
+FN_INLINE void
+fn_tiny_flush(const double *sbuf, ptrdiff_t e0, ptrdiff_t e1, const ptrdiff_t *grps,
+              double *sse_out, ptrdiff_t ld)
+{
+    FN_TINY_UNROLL for (int q = 0; q < FN_TINY_Q; q++)
+        for (int k = 0; k < FN_TL; k++)
+            for (ptrdiff_t e = e0; e < e1; e++)
+                sse_out[(grps[q] * FN_TL + k) * ld + e] = sbuf[(q * FN_TINY_CHUNK + e - e0) * FN_TL + k];
+}
+
+#endif /* FASTNET_TINY_H */
+
+#ifdef FN_TINY_NI   /* the template, for one shape */
+
+#define TI FN_TINY_NI
+#define TH FN_TINY_NH
+#define TO FN_TINY_NO
+#define TLO (FN_TINY_SC ? 0 : TI)          /* first source of the output layer */
+#define TFAN (TI + TH - TLO)               /* its fan-in */
+#define TB1 (TH * TI)                      /* hidden biases */
+#define TW2 (TB1 + TH)                     /* output weights */
+#define TB2 (TW2 + TO * TFAN)              /* output biases */
+#define TNW (TB2 + TO)                     /* weights */
+#define TNU (TI + TH + TO)                 /* units */
+#define FN_TINY_NAME(f) FN_TINY_CAT(f, TI, TH, TO, FN_TINY_SC)
+
+/* The forward pass of example p with weights W into A (units) and F (f'(net)
+ * of the hidden then output units), activations HA and OA (constants); as
+ * fn_trials_forward_rows, sum by sum. The inputs come broadcast from XB. */
+FN_TINY_TARGET FN_INLINE void
+FN_TINY_NAME(fn_tiny_forward)(const int HA, const int OA, const fn_tvr *W, fn_tvr *A, fn_tvr *F,
+                              const double *XB, ptrdiff_t p)
+{
+    FN_TINY_UNROLL for (int i = 0; i < TI; i++) A[i] = FN_TLOAD(XB + (p * TI + i) * FN_TL);
+    FN_TINY_UNROLL for (int u = 0; u < TH; u++) {
+        fn_tvr s = FN_TSPLAT(0.0);
+        FN_TINY_UNROLL for (int i = 0; i < TI; i++) s += W[u * TI + i] * A[i];
+        s += W[TB1 + u];
+        fn_lanes_activate(HA, &s, &A[TI + u], &F[u]);
+    }
+    FN_TINY_UNROLL for (int o = 0; o < TO; o++) {
+        fn_tvr s = FN_TSPLAT(0.0);
+        FN_TINY_UNROLL for (int i = 0; i < TFAN; i++) s += W[TW2 + o * TFAN + i] * A[TLO + i];
+        s += W[TB2 + o];
+        fn_lanes_activate(OA, &s, &A[TI + TH + o], &F[TH + o]);
+        FN_TINY_OPAQUE(A[TI + TH + o]);
+    }
+}
+
+/* A group's registers: weights, gradient, RPROP state (TNW each), last and
+ * this epoch's error. */
+typedef struct {
+    fn_tvr W[TNW], G[TNW], GP[TNW], S[TNW], DW[TNW], last, sse;
+} FN_TINY_NAME(fn_tiny_group);
+
+/* Group grp's state (g, as it is now) for the lanes of the bit set `lanes`,
+ * into memory. Whole vectors go through `snap` first: indexing the arrays by a
+ * variable lane would keep them out of registers. */
+FN_TINY_TARGET FN_INLINE void
+FN_TINY_NAME(fn_tiny_save)(const FN_TINY_NAME(fn_tiny_group) *g, unsigned lanes, ptrdiff_t grp,
+                           const fn_trials_state *st, double *snap)
+{
+    FN_TINY_UNROLL for (int c = 0; c < TNW; c++) {
+        FN_TSTORE(snap + (0 * TNW + c) * FN_TL, g->W[c]);
+        FN_TSTORE(snap + (1 * TNW + c) * FN_TL, g->G[c]);
+        FN_TSTORE(snap + (2 * TNW + c) * FN_TL, g->GP[c]);
+        FN_TSTORE(snap + (3 * TNW + c) * FN_TL, g->S[c]);
+        FN_TSTORE(snap + (4 * TNW + c) * FN_TL, g->DW[c]);
+    }
+    FN_TSTORE(snap + 5 * TNW * FN_TL, g->last);
+    const ptrdiff_t o = grp * TNW * FN_TL;
+    double *dst[5] = {st->w + o, st->g + o, st->g_prev + o, st->step + o, st->dw_prev + o};
+    for (int k = 0; k < FN_TL; k++) {
+        if (!(lanes >> k & 1)) continue;
+        for (int a = 0; a < 5; a++)
+            for (int c = 0; c < TNW; c++) dst[a][c * FN_TL + k] = snap[(a * TNW + c) * FN_TL + k];
+        st->last_error[grp * FN_TL + k] = snap[5 * TNW * FN_TL + k];
+    }
+}
+
+/* One epoch's error, gradient (into g->sse, g->G) of a group at its weights. */
+FN_TINY_TARGET FN_INLINE void
+FN_TINY_NAME(fn_tiny_gradient)(const int HA, const int OA, FN_TINY_NAME(fn_tiny_group) *g,
+                               ptrdiff_t p, const double *XB, const double *T)
+{
+    fn_tvr A[TNU], F[TH + TO], DO[TO];
+    FN_TINY_NAME(fn_tiny_forward)(HA, OA, g->W, A, F, XB, p);
+    /* dE/dnet of the outputs (E = sum (y - t)^2), of the hidden units */
+    FN_TINY_UNROLL for (int o = 0; o < TO; o++) {
+        const fn_tv res = A[TI + TH + o] - T[p * TO + o];
+        g->sse += res * res;
+        DO[o] = F[TH + o] * (2.0 * res);
+    }
+    FN_TINY_UNROLL for (int h = 0; h < TH; h++) {
+        fn_tvr c = FN_TSPLAT(0.0);
+        FN_TINY_UNROLL for (int o = 0; o < TO; o++) c += DO[o] * g->W[TW2 + o * TFAN + TI + h - TLO];
+        F[h] *= c;
+    }
+    FN_TINY_UNROLL for (int h = 0; h < TH; h++) {
+        g->G[TB1 + h] += F[h];
+        FN_TINY_UNROLL for (int i = 0; i < TI; i++) g->G[h * TI + i] += F[h] * A[i];
+    }
+    FN_TINY_UNROLL for (int o = 0; o < TO; o++) {
+        g->G[TB2 + o] += DO[o];
+        FN_TINY_UNROLL for (int i = 0; i < TFAN; i++) g->G[TW2 + o * TFAN + i] += DO[o] * A[TLO + i];
+    }
+}
+
+/* Hamey's success check of a group at its weights: the lanes that pass. */
+FN_TINY_TARGET FN_INLINE unsigned
+FN_TINY_NAME(fn_tiny_check)(const int HA, const int OA, const FN_TINY_NAME(fn_tiny_group) *g,
+                              ptrdiff_t n, const double *XB, const double *T, double r_c,
+                              double analog)
+{
+    FN_TK(T) ok = FN_TK(ALL);
+    ptrdiff_t p = 0;
+    do {
+        fn_tvr A[TNU], F[TH + TO];
+        FN_TINY_NAME(fn_tiny_forward)(HA, OA, g->W, A, F, XB, p);
+        FN_TINY_UNROLL for (int o = 0; o < TO; o++) FN_TINY_CORRECT(&ok, &A[TI + TH + o], T[p * TO + o], r_c, analog);
+    } while (++p < n);
+    return FN_TK(BITS)(ok);
+}
+
+/* Groups grps[0 .. FN_TINY_Q) side by side (independent streams of work that
+ * hide each other's latencies); a group repeated for the last few (the
+ * streams then compute and write the same). HA, OA: the hidden and output
+ * activations, V the RPROP variant (constants).
+ * Every lane runs every epoch; a lane that is frozen (status != 0 when the
+ * call starts, or stopped during it) computes on, but its state in memory is
+ * the one it had when it froze: lanes never mix, so the others are
+ * unaffected. That keeps masks out of the epoch (lane status is a bit set,
+ * handled in scalar code once per epoch). */
+FN_TINY_TARGET FN_INLINE void
+FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff_t *grps,
+                          ptrdiff_t n, const double *XB, const double *T,
+                          const fn_trials_state *state, const fn_trials_rule *rule,
+                          const fn_trials_epochs *run, double *snap)
+{
+    /* (local copies, read once: the stores through double pointers would
+     * otherwise make the compiler reload the fields) */
+    const fn_trials_state st = *state;
+    const fn_trials_epochs ep_ = *run;
+    fn_lanes_steps k;
+    fn_lanes_steps_init(&k, rule);
+    const int Q = FN_TINY_Q;
+    const fn_tv zero = FN_TSPLAT(0.0), scale = FN_TSPLAT(ep_.sse_scale);
+    const unsigned full = (1u << FN_TL) - 1;
+    /* Each epoch's errors (times sse_scale) wait here, whole vectors, for their
+     * scattered places in sse_out: lane k's is row k. */
+    double sbuf[FN_TINY_Q * FN_TINY_CHUNK * FN_TL];
+    ptrdiff_t off[FN_TINY_Q];
+    unsigned live[FN_TINY_Q], any = 0;     /* lanes that train (status 0) */
+    FN_TINY_NAME(fn_tiny_group) gr[FN_TINY_Q];
+    FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
+        off[q] = grps[q] * TNW * FN_TL;
+        live[q] = 0;
+        for (int l = 0; l < FN_TL; l++)
+            live[q] |= (unsigned)(st.status[grps[q] * FN_TL + l] == 0) << l;
+        any |= live[q];
+        FN_TINY_UNROLL for (int c = 0; c < TNW; c++) {
+            gr[q].W[c] = FN_TLOAD(st.w + off[q] + c * FN_TL);
+            gr[q].G[c] = FN_TLOAD(st.g + off[q] + c * FN_TL);
+            gr[q].GP[c] = FN_TLOAD(st.g_prev + off[q] + c * FN_TL);
+            gr[q].S[c] = FN_TLOAD(st.step + off[q] + c * FN_TL);
+            gr[q].DW[c] = FN_TLOAD(st.dw_prev + off[q] + c * FN_TL);
+        }
+        gr[q].last = FN_TLOAD(st.last_error + grps[q] * FN_TL);
+    }
+    ptrdiff_t ep = 0, ep0 = 0;
+    for (; ep < ep_.n_epochs && any; ep++) {
+        FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
+            gr[q].sse = zero;
+            FN_TINY_UNROLL for (int c = 0; c < TNW; c++) gr[q].G[c] = zero;
+        }
+        /* (n >= 1: a do-while leaves no path on which G stays zero, which would
+         * turn the update's masks into PHIs that GCC lowers lane by lane) */
+        ptrdiff_t p = 0;
+        do {
+            FN_TINY_UNROLL for (int q = 0; q < Q; q++)
+                FN_TINY_NAME(fn_tiny_gradient)(HA, OA, &gr[q], p, XB, T);
+        } while (++p < n);
+        FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
+            FN_TSTORE(sbuf + (q * FN_TINY_CHUNK + ep - ep0) * FN_TL, gr[q].sse * scale);
+            /* Lanes whose error is not finite stop here, un-updated. */
+            const unsigned bad = ~FN_TK(BITS)(FN_TK(EQ)(gr[q].sse - gr[q].sse, zero)) & live[q];
+            if (__builtin_expect(bad != 0, 0)) {
+                FN_TINY_NAME(fn_tiny_save)(&gr[q], bad, grps[q], &st, snap);
+                for (int l = 0; l < FN_TL; l++)
+                    if (bad >> l & 1) st.status[grps[q] * FN_TL + l] = ep + 1;
+                live[q] &= ~bad;
+            }
+        }
+        FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
+            const FN_TK(T) rose = FN_TK(GT)(gr[q].sse, gr[q].last);
+            FN_TINY_UNROLL for (int c = 0; c < TNW; c++)
+                FN_TINY_RPROP(V, &gr[q].W[c], &gr[q].G[c], &gr[q].GP[c], &gr[q].S[c],
+                              &gr[q].DW[c], &rose, &k);
+        }
+        FN_TINY_UNROLL for (int q = 0; q < Q; q++) gr[q].last = gr[q].sse;
+        if (ep_.check_every > 0 && (ep + 1) % ep_.check_every == 0) {
+            FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
+                if (!live[q]) continue;
+                const unsigned done = live[q] & FN_TINY_NAME(fn_tiny_check)(
+                    HA, OA, &gr[q], n, XB, T, ep_.r_c, ep_.analog);
+                if (done) {
+                    FN_TINY_NAME(fn_tiny_save)(&gr[q], done, grps[q], &st, snap);
+                    for (int l = 0; l < FN_TL; l++)
+                        if (done >> l & 1) st.status[grps[q] * FN_TL + l] = -(ep + 1);
+                    live[q] &= ~done;
+                }
+            }
+        }
+        any = 0;
+        FN_TINY_UNROLL for (int q = 0; q < Q; q++) any |= live[q];
+        if (ep + 1 - ep0 == FN_TINY_CHUNK) {
+            fn_tiny_flush(sbuf, ep0, ep + 1, grps, ep_.sse_out, ep_.ld);
+            ep0 = ep + 1;
+        }
+    }
+    fn_tiny_flush(sbuf, ep0, ep, grps, ep_.sse_out, ep_.ld);
+    FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
+        if (live[q] == full) {
+            FN_TINY_UNROLL for (int c = 0; c < TNW; c++) {
+                FN_TSTORE(st.w + off[q] + c * FN_TL, gr[q].W[c]);
+                FN_TSTORE(st.g + off[q] + c * FN_TL, gr[q].G[c]);
+                FN_TSTORE(st.g_prev + off[q] + c * FN_TL, gr[q].GP[c]);
+                FN_TSTORE(st.step + off[q] + c * FN_TL, gr[q].S[c]);
+                FN_TSTORE(st.dw_prev + off[q] + c * FN_TL, gr[q].DW[c]);
+            }
+            FN_TSTORE(st.last_error + grps[q] * FN_TL, gr[q].last);
+        } else if (live[q]) {
+            FN_TINY_NAME(fn_tiny_save)(&gr[q], live[q], grps[q], &st, snap);
+        }
+    }
+}
+
+/* Every group, FN_TINY_Q at a time, with output activation OA and variant V. */
+FN_TINY_TARGET FN_INLINE void
+FN_TINY_NAME(fn_tiny_groups)(const int OA, const int V, ptrdiff_t n, const double *XB,
+                             const double *T, const fn_trials_state *state,
+                             const fn_trials_rule *rule, const fn_trials_epochs *run, double *snap)
+{
+    for (ptrdiff_t grp = 0; grp < state->n_groups; grp += FN_TINY_Q) {
+        ptrdiff_t grps[FN_TINY_Q];
+        for (int q = 0; q < FN_TINY_Q; q++) grps[q] = grp + q < state->n_groups ? grp + q : grp;
+        FN_TINY_NAME(fn_tiny_run)(FN_ACT_PROBEN1, OA, V, grps, n, XB, T, state, rule, run, snap);
+    }
+}
+
+/* A loop of its own for each RPROP variant (no switch in the epoch: GCC would
+ * hoist the variants' common part above it, and keep more of the state out of
+ * registers). */
+FN_TINY_TARGET FN_INLINE void
+FN_TINY_NAME(fn_tiny_variants)(const int OA, ptrdiff_t n, const double *XB, const double *T,
+                               const fn_trials_state *state, const fn_trials_rule *rule,
+                               const fn_trials_epochs *run, double *snap)
+{
+    switch (rule->variant) {
+    case FN_RPROP_PLUS:
+        FN_TINY_NAME(fn_tiny_groups)(OA, FN_RPROP_PLUS, n, XB, T, state, rule, run, snap);
+        break;
+    case FN_RPROP_MINUS:
+        FN_TINY_NAME(fn_tiny_groups)(OA, FN_RPROP_MINUS, n, XB, T, state, rule, run, snap);
+        break;
+    case FN_IRPROP_MINUS:
+        FN_TINY_NAME(fn_tiny_groups)(OA, FN_IRPROP_MINUS, n, XB, T, state, rule, run, snap);
+        break;
+    default:
+        FN_TINY_NAME(fn_tiny_groups)(OA, FN_IRPROP_PLUS, n, XB, T, state, rule, run, snap);
+        break;
+    }
+}
+
+/* Run run->n_epochs epochs of epoch-batched RPROP for every group (as
+ * fn_trials_rprop_generic), x/(1+|x|) hidden units, output activation oact
+ * (linear or x/(1+|x|)). work: n * TI vectors. */
+FN_TINY_TARGET static void
+FN_TINY_NAME(fn_tiny)(ptrdiff_t oact, ptrdiff_t n, const double *X, const double *T,
+                      const fn_trials_state *state, const fn_trials_rule *rule,
+                      const fn_trials_epochs *run, double *work)
+{
+    /* The inputs broadcast once for the call: XB[(p * TI + i) * FN_TL + lane]
+     * (broadcasting in the loop makes GCC shuffle them through the stack). */
+    double *XB = work;
+    for (ptrdiff_t j = 0; j < n * TI; j++) FN_TSTORE(XB + j * FN_TL, FN_TSPLAT(X[j]));
+    double snap[(5 * TNW + 1) * FN_TL];
+    if (oact == FN_ACT_LINEAR)
+        FN_TINY_NAME(fn_tiny_variants)(FN_ACT_LINEAR, n, XB, T, state, rule, run, snap);
+    else
+        FN_TINY_NAME(fn_tiny_variants)(FN_ACT_PROBEN1, n, XB, T, state, rule, run, snap);
+}
+
+#undef TI
+#undef TH
+#undef TO
+#undef TLO
+#undef TFAN
+#undef TB1
+#undef TW2
+#undef TB2
+#undef TNW
+#undef TNU
+#undef FN_TINY_NAME
+
+#endif /* FN_TINY_NI */
