@@ -41,7 +41,8 @@ logger = logging.getLogger(__name__)
 
 #: The API reference: (section title, modules), in the order of the index page.
 API_GROUPS = (
-    ("Networks and training", ("fastnet", "fastnet.network", "fastnet.training", "fastnet.rprop",
+    ("Networks and training", ("fastnet", "fastnet.network", "fastnet.training", "fastnet.algorithms",
+                               "fastnet.rprop",
                                "fastnet.backprop", "fastnet.gradients", "fastnet.stopping",
                                "fastnet.measures", "fastnet.traversal",
                                "fastnet.exceptions")),

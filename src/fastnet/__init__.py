@@ -14,6 +14,7 @@ from fastnet.exceptions import (  # noqa: E402
 # dependencies (scipy.stats, matplotlib, pandas) load only when asked for.
 _LAZY_ATTRIBUTES = {
     "MLP": "fastnet.network",
+    "train": "fastnet.training",
     "train_rprop": "fastnet.training",
     "train_backprop": "fastnet.training",
     "train_rprop_many": "fastnet.training",
@@ -26,7 +27,7 @@ _LAZY_ATTRIBUTES = {
     "value_and_grad": "fastnet.gradients",
     "jacobian": "fastnet.gradients",
 }
-_LAZY_MODULES = ("gradients", "measures", "stopping", "training", "datasets", "stats", "plots",
+_LAZY_MODULES = ("algorithms", "gradients", "measures", "stopping", "training", "datasets", "stats", "plots",
                  "experiment", "report", "reproduction", "sklearn", "demo")
 
 

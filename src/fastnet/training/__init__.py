@@ -7,7 +7,7 @@ backends and the results.
 * ``_serial``, ``_lanes``, ``_backends`` -- where trials train: one network's
   workspace, vector lanes, and the hand-off between them;
 * ``_results`` -- :class:`TrainResult`, :class:`TrainResults` (columns over trials);
-* ``_rprop``, ``_backprop``, ``_many`` -- the entry points; :func:`draw_trials` says
+* ``_train``, ``_rprop``, ``_backprop``, ``_many`` -- the entry points; :func:`draw_trials` says
   how :func:`train_rprop_many` draws K trials from one seed.
 """
 from fastnet.training._algorithms import RPROP, Algorithm, Backprop
@@ -15,7 +15,8 @@ from fastnet.training._backprop import train_backprop
 from fastnet.training._many import draw_trials, train_rprop_many
 from fastnet.training._results import SetColumns, SetErrors, TrainResult, TrainResults, Traversals
 from fastnet.training._rprop import train_rprop
+from fastnet.training._train import train
 
-__all__ = ["train_rprop", "train_backprop", "train_rprop_many", "TrainResult", "TrainResults",
+__all__ = ["train", "train_rprop", "train_backprop", "train_rprop_many", "TrainResult", "TrainResults",
            "Traversals", "SetErrors", "SetColumns", "Algorithm", "RPROP", "Backprop",
            "draw_trials"]

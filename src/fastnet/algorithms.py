@@ -1,0 +1,128 @@
+"""Training algorithms as objects, for :func:`fastnet.train` and the experiments.
+
+Every algorithm is a frozen dataclass whose fields are its parameters, checked
+when it is made; :func:`fastnet.train` trains one network with it under
+Proben1's strips and stopping rules (Prechelt 1994). Algorithms are also named
+by short strings, the form the command line takes::
+
+    >>> from fastnet.algorithms import from_spec
+    >>> from_spec("irprop+")
+    RPROP(variant='irprop+', eta_plus=1.2, eta_minus=0.5, delta0=0.1, delta_min=0.0, delta_max=50.0)
+    >>> from_spec("backprop(learning_rate=0.1, momentum=0.9)").momentum
+    0.9
+
+``ALGORITHMS`` maps each name to what makes it; the four RPROP variants
+(Riedmiller & Braun 1993; Igel & Hüsken 2000) are names of their own.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import re
+
+from fastnet.training._algorithms import RPROP, VARIANTS, Algorithm, Backprop
+
+__all__ = ["Algorithm", "RPROP", "Backprop", "ALGORITHMS", "from_spec", "spec_of"]
+
+#: Algorithm names and the callables that make them from keyword parameters.
+ALGORITHMS = {name: functools.partial(RPROP, variant=name) for name in VARIANTS}
+ALGORITHMS["backprop"] = Backprop
+
+_SPEC = re.compile(r"^\s*([A-Za-z][\w+\-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+
+
+def from_spec(spec: str | Algorithm) -> Algorithm:
+    """The algorithm a short text names, such as ``"quickprop(epsilon=0.01)"``.
+
+    Parameters
+    ----------
+    spec : str or Algorithm
+        A name from ``ALGORITHMS``, optionally followed by keyword parameters
+        in parentheses whose values are Python literals (numbers, strings,
+        tuples, True/False). An `Algorithm` is returned as it is.
+
+    Returns
+    -------
+    Algorithm
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, parameters that are not ``name=literal`` pairs, or
+        a parameter the algorithm does not have or refuses (naming it).
+    TypeError
+        If ``spec`` is neither a string nor an `Algorithm`.
+
+    Examples
+    --------
+    >>> from_spec("rprop+(eta_plus=1.1, delta0=(0.05, 0.2))").delta0
+    (0.05, 0.2)
+    """
+    if isinstance(spec, Algorithm):
+        return spec
+    if not isinstance(spec, str):
+        raise TypeError(f"`algorithm` must be an Algorithm or a name such as 'rprop+' or "
+                        f"'backprop(learning_rate=0.1)', got {spec!r}.")
+    match = _SPEC.match(spec)
+    name = match.group(1).lower() if match else None
+    if name not in ALGORITHMS:
+        raise ValueError(f"`algorithm` must name one of {sorted(ALGORITHMS)}, optionally with "
+                         f"parameters such as 'backprop(learning_rate=0.1)', got {spec!r}.")
+    kwargs = _parameters(match.group(2) or "", spec)
+    try:
+        return ALGORITHMS[name](**kwargs)
+    except TypeError as exc:
+        if "unexpected keyword" in str(exc) or "got multiple values" in str(exc):
+            raise ValueError(f"`algorithm` {spec!r}: {name} has no such parameter ({exc}).") from None
+        raise
+
+
+def _parameters(text, spec):
+    if not text.strip():
+        return {}
+    try:
+        call = ast.parse(f"f({text})", mode="eval").body
+        if call.args:
+            raise ValueError("positional")
+        return {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords if kw.arg}
+    except (SyntaxError, ValueError):
+        raise ValueError(f"`algorithm` parameters must be name=value pairs with literal "
+                         f"values, such as 'quickprop(epsilon=0.01, mu=1.75)', got {spec!r}.")\
+            from None
+
+
+def spec_of(algorithm: Algorithm) -> str:
+    """The short text that :func:`from_spec` turns back into ``algorithm``.
+
+    Parameters
+    ----------
+    algorithm : Algorithm
+        One of the package's algorithms (or a user's, if registered in
+        ``ALGORITHMS`` under its class name in lower case).
+
+    Returns
+    -------
+    str
+        The name and every parameter that differs from its default.
+
+    Examples
+    --------
+    >>> spec_of(RPROP(variant="irprop+", eta_plus=1.1))
+    'irprop+(eta_plus=1.1)'
+    >>> from_spec(spec_of(Backprop(learning_rate=0.5))) == Backprop(learning_rate=0.5)
+    True
+    """
+    import dataclasses
+
+    if not isinstance(algorithm, Algorithm):
+        raise TypeError(f"`algorithm` must be an Algorithm, got {algorithm!r}.")
+    cls = type(algorithm)
+    name = algorithm.variant if isinstance(algorithm, RPROP) else cls.__name__.lower()
+    changed = []
+    for field in dataclasses.fields(algorithm):
+        if field.name == "variant" and isinstance(algorithm, RPROP):
+            continue
+        value = getattr(algorithm, field.name)
+        if field.default is dataclasses.MISSING or value != field.default:
+            changed.append(f"{field.name}={value!r}")
+    return f"{name}({', '.join(changed)})" if changed else name

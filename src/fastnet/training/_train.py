@@ -1,0 +1,124 @@
+"""``fastnet.train``: one network, any algorithm, Proben1's training policy."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fastnet._typing import ArrayLike, Seed
+from fastnet._validation import check_float
+from fastnet.network import MAX_INIT_SCALE, MLP
+from fastnet.stopping import StoppingCriterion, TrainingState
+from fastnet.training._algorithms import Algorithm, proben1_stopping
+from fastnet.training._checks import check_run, check_sets
+from fastnet.training._results import TrainResult
+from fastnet.training._single import train_single
+
+__all__ = ["train"]
+
+
+def train(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
+          Y_val: ArrayLike | None = None, *, algorithm: Algorithm | str = "rprop+",
+          X_test: ArrayLike | None = None, Y_test: ArrayLike | None = None,
+          max_epochs: int = 100, stop: StoppingCriterion | str | None = None, strip: int = 5,
+          init_scale: float | None = None, seed: Seed = None,
+          target_range: tuple[float, float] = (0.0, 1.0), classification: bool | str = "auto",
+          callback: Callable[[int, TrainingState], bool | None] | None = None,
+          block_size: int | None = None, blas_min: int | None = None) -> TrainResult:
+    """Train ``net`` in place with ``algorithm`` under Proben1's training policy.
+
+    Every algorithm gets the same treatment (Prechelt 1994): training in strips
+    of ``strip`` epochs, the validation error measured at every strip end, the
+    stopping criterion, the weights of the relevant epoch (lowest validation
+    error) restored, exact connection-traversal counts, process CPU time,
+    divergence errors and the set-up record.
+
+    Parameters
+    ----------
+    net : MLP
+        Trained in place; with a validation set it ends at the weights of the
+        relevant epoch.
+    X, Y : array-like of shape (n_patterns, n_in) and (n_patterns, n_out)
+        Training set.
+    X_val, Y_val : array-like, optional
+        Validation set, measured at every strip end (early stopping).
+    algorithm : Algorithm or str, default "rprop+"
+        An object of :mod:`fastnet.algorithms` (e.g. ``RPROP(variant="irprop+")``,
+        ``Backprop(learning_rate=0.1, momentum=0.9)``), or its short name with
+        optional parameters, read by :func:`fastnet.algorithms.from_spec`.
+    X_test, Y_test : array-like, optional
+        Test set, measured at strip ends for plots only, and for the final errors.
+    max_epochs : int, default 100
+        Hard limit on the epochs trained.
+    stop : StoppingCriterion, {"linear", "multilayer", "multilayer-literal"} or None
+        A criterion of :mod:`fastnet.stopping`, or the name of one of Proben1's
+        rules (Prechelt 1994; as in :func:`fastnet.train_rprop`). None trains exactly
+        ``max_epochs`` epochs.
+    strip : int, default 5
+        Strip length k.
+    init_scale : float or None, default None
+        If given, the weights are first drawn uniformly from
+        [-init_scale, init_scale] with ``seed``; if None the network's weights
+        are used as they are.
+    seed : None, int, SeedSequence or Generator
+        Source of the initial weights and of the algorithm's own draws (e.g.
+        RPROP's per-weight initial steps, online backprop's pattern order). One
+        integer reproduces a run bit for bit.
+    target_range, classification, callback, block_size, blas_min
+        As in :func:`fastnet.train_rprop`.
+
+    Returns
+    -------
+    TrainResult
+
+    Raises
+    ------
+    ValueError, TypeError
+        For bad shapes, non-finite data, an unknown algorithm or parameter, or
+        a stopping rule that needs a validation set when none is given.
+    DivergenceError
+        If training diverges (non-finite errors, weights or outputs, or the
+        training error growing beyond 1e6 times max(E_tr(1), 1 %)).
+    TrainingInProgressError
+        If another thread is training ``net``.
+
+    Warns
+    -----
+    NoConvergenceWarning
+        If ``stop`` is given and ``max_epochs`` is reached before it holds.
+
+    See Also
+    --------
+    fastnet.algorithms : the algorithms and their names.
+    train_rprop, train_backprop : the same loop with the rule's parameters as arguments.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastnet import MLP, train, train_rprop
+    >>> from fastnet.algorithms import RPROP
+    >>> X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
+    >>> Y = np.array([[0.], [1.], [1.], [0.]])
+    >>> a = train(MLP(2, (2,), 1, output_activation="logistic"), X, Y,
+    ...           algorithm=RPROP(variant="irprop+"), max_epochs=50, init_scale=0.5, seed=1)
+    >>> b = train(MLP(2, (2,), 1, output_activation="logistic"), X, Y,
+    ...           algorithm="irprop+", max_epochs=50, init_scale=0.5, seed=1)
+    >>> a.final_train == b.final_train
+    True
+    """
+    from fastnet.algorithms import from_spec
+
+    algorithm = from_spec(algorithm)
+    if isinstance(stop, str):
+        stop = proben1_stopping(stop) if stop in ("linear", "multilayer", "multilayer-literal") \
+            else _bad_stop(stop)
+    if init_scale is not None:
+        init_scale = check_float(init_scale, "init_scale", low=0.0, high=MAX_INIT_SCALE)
+    sets = check_sets(net, X, Y, X_val, Y_val, X_test, Y_test)
+    run = check_run(sets, max_epochs, strip, stop, target_range, classification, block_size,
+                    blas_min, callback)
+    return train_single(net, algorithm, sets, run, seed=seed, init_scale=init_scale)
+
+
+def _bad_stop(stop):
+    raise ValueError("`stop` must be None, a fastnet.stopping criterion such as GL(5), or the "
+                     "name of a Proben1 rule, one of ['linear', 'multilayer', "
+                     f"'multilayer-literal'], got {stop!r}.")
