@@ -1,6 +1,7 @@
 """Proben1's published figures beside ours: the match test, the tables, the rule readings."""
 import json
 import math
+import re
 
 import pytest
 
@@ -35,9 +36,25 @@ def test_published_tables_ship_with_the_package():
     assert nos["cancer1"]["te"] == (1.32, 0.13) and nos["cancer1"]["epochs"] == (116.0, 123.0)
     assert "cls" not in nos["building1"]               # approximation problems
     assert lin["mushroom1"]["epochs"] == (3000.0, 0.0)  # no deviation printed: 0
-    assert PUBLISHED_RUNS == {"linear": 10, "noshortcut": 60}
-    with pytest.raises(ValueError, match="`networks` must be one of"):
-        published_results("pivot")
+    assert PUBLISHED_RUNS == {"linear": 10, "pivot": 60, "noshortcut": 60}
+    with pytest.raises(ValueError, match=r"`networks` must be one of \['linear', 'noshortcut', "
+                                         r"'pivot'\] .*, got '8\+4 s'"):
+        published_results("8+4 s")
+
+
+def test_pivot_tables_8_and_9_ship_with_the_package():
+    piv = published_results("pivot")
+    assert len(piv) == 42 and list(piv)[:2] == ["cancer1", "cancer2"]
+    assert list(piv)[-1] == "heartac3" and "mushroom1" not in piv
+    # a classification row (Table 8) and an approximation row (Table 9), as printed
+    assert piv["cancer1"] == {"tr": (2.87, 0.27), "va": (1.96, 0.25), "te": (1.60, 0.41),
+                              "cls": (1.47, 0.60), "gl": (4.48, 4.87),
+                              "epochs": (152.0, 111.0), "relevant": (133.0, 97.0)}
+    assert piv["building3"]["epochs"] == (1540.0, 466.0) and "cls" not in piv["building3"]
+    # the same 42 files as the no-shortcut tables, in the same order, with other figures
+    nos = published_results("noshortcut")
+    assert list(piv) == list(nos)
+    assert all(piv[f] != nos[f] for f in piv)
 
 
 def test_comparison_of_a_small_run(proben1_root, tmp_path):
@@ -94,3 +111,39 @@ def test_literal_rule_from_the_command_line(proben1_root, tmp_path, capsys):
     assert cli.main(["bench", "-p", "cancer1", "-n", "pivot", "-r", "2", "--max-epochs", "50",
                      "--data", str(proben1_root), "-o", str(out), "-q"]) == 1
     assert "different set-up" in capsys.readouterr().err
+
+
+def test_pivot_comparison_from_python_and_the_command_line(proben1_root, tmp_path, capsys):
+    out = tmp_path / "pivot.jsonl"
+    assert cli.main(["reproduce", "proben1", "pivot", "-p", "cancer1", "building1", "-r", "3",
+                     "--data", str(proben1_root), "-o", str(out), "-q"]) == 0
+    text = capsys.readouterr().out
+    assert "Beside Prechelt's (1994) published means (Tables 8-9)" in text
+    comparison = text.split("Beside Prechelt's")[1]
+    rows = [line for line in comparison.splitlines() if line.startswith(("cancer1 ", "building1 "))]
+    assert len(rows) == 2 and "/1.60" in rows[0] and "/1.70" in rows[1]
+    assert re.search(r"^matching\s+\d/2", comparison, re.M)
+    rep = compare_with_published(out)                  # the file's only network: pivot
+    assert rep.networks == "pivot" and [r.problem for r in rep.rows] == ["cancer1", "building1"]
+    assert rep.counts["test"][1] == 2 and rep.counts["test_class"] == (rep.counts["test_class"][0], 1)
+    ours, published, ok = rep.rows[0].cells["test"]
+    tests = [r["test"]["squared_error_percentage"] for r in json_records(out, "cancer1")]
+    assert published == 1.60 and ok == match((ours, _sd(tests), 3), (1.60, 0.41, 60))
+    assert ours == pytest.approx(sum(tests) / 3, rel=1e-12)
+
+
+def test_a_file_of_pivot_and_noshortcut_runs_needs_networks(proben1_root, tmp_path):
+    exp = Experiment(problems=["cancer1"], networks=["pivot", "noshortcut"], runs=2,
+                     options={"max_epochs": 30}, root=proben1_root)
+    res = run_experiment(exp, tmp_path / "both.jsonl")
+    with pytest.raises(ValueError, match=r"runs of \['noshortcut', 'pivot'\] published network "
+                                         r"kinds; pass `networks`"):
+        compare_with_published(res)
+    piv, nos = compare_with_published(res, "pivot"), compare_with_published(res, "noshortcut")
+    assert piv.rows[0].cells["test"][1] == 1.60 and nos.rows[0].cells["test"][1] == 1.32
+    assert piv.rows[0].cells["test"][0] != nos.rows[0].cells["test"][0]
+
+
+def json_records(path, problem):
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[1:]]
+    return [r for r in lines if r.get("problem") == problem]

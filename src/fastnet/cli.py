@@ -347,16 +347,12 @@ def _reproduce(args):
     print()
     print(timing_summary(res.path).to_text())
     print()
-    if which in ("linear", "noshortcut"):
-        from fastnet.reproduction import compare_with_published
+    from fastnet.reproduction import compare_with_published
 
-        table = "Tables 3-4" if which == "linear" else "Tables 10-11"
-        print(f"Beside Prechelt's (1994) published means ({table}), multilayer rule "
-              f"{args.rule!r}:")
-        print(compare_with_published(res.path, which).to_text())
-    else:
-        print("The report's tables for pivot networks with shortcuts (Tables 8-9) do not ship "
-              "with fastnet; hold these numbers next to them.")
+    table = {"linear": "Tables 3-4", "pivot": "Tables 8-9", "noshortcut": "Tables 10-11"}[which]
+    print(f"Beside Prechelt's (1994) published means ({table}), multilayer rule "
+          f"{args.rule!r}:")
+    print(compare_with_published(res.path, which).to_text())
     return 0
 
 

@@ -3,8 +3,9 @@
 Prechelt (1994) publishes, per data file, the mean and standard deviation of the
 training, validation and test errors, the test classification error, GL at the
 end of training, and the total and relevant epochs: Tables 3-4 for linear
-networks (10 runs) and Tables 10-11 for the pivot hidden sizes without shortcut
-connections (60 runs). They ship with fastnet (``fastnet/datasets/proben1_published``),
+networks (10 runs), Tables 8-9 for the pivot networks with shortcut connections
+(Table 7's architectures; 60 runs) and Tables 10-11 for the pivot hidden sizes
+without shortcut connections (60 runs). They ship with fastnet (``fastnet/datasets/proben1_published``),
 typed from the report, so that :func:`compare_with_published` can hold a result
 file next to them.
 
@@ -44,9 +45,10 @@ COLUMNS = (
 )
 
 #: Runs behind each published mean.
-PUBLISHED_RUNS = {"linear": 10, "noshortcut": 60}
+PUBLISHED_RUNS = {"linear": 10, "pivot": 60, "noshortcut": 60}
 
 _TABLES = {"linear": ("table3_linear.csv", "table4_linear.csv"),
+           "pivot": ("table8_pivot.csv", "table9_pivot.csv"),
            "noshortcut": ("table10_noshortcut.csv", "table11_noshortcut.csv")}
 
 
@@ -55,8 +57,9 @@ def published_results(networks):
 
     Parameters
     ----------
-    networks : {"linear", "noshortcut"}
-        Tables 3-4 (linear networks) or 10-11 (pivot hidden sizes, no shortcuts).
+    networks : {"linear", "pivot", "noshortcut"}
+        Tables 3-4 (linear networks), 8-9 (pivot networks, with shortcut
+        connections) or 10-11 (pivot hidden sizes, no shortcuts).
 
     Returns
     -------
@@ -67,8 +70,7 @@ def published_results(networks):
     Raises
     ------
     ValueError
-        For other networks: the report's pivot tables with shortcut connections
-        (Tables 8-9) do not ship with fastnet.
+        For other networks: the report publishes full tables for these three only.
 
     Examples
     --------
@@ -148,7 +150,7 @@ class Reproduction:
     Attributes
     ----------
     networks : str
-        ``"linear"`` or ``"noshortcut"``.
+        ``"linear"``, ``"pivot"`` or ``"noshortcut"``.
     rows : tuple of ReproductionRow
     counts : dict
         ``{column: (matching files, compared files)}``.
@@ -239,9 +241,9 @@ def compare_with_published(results, networks=None):
     Parameters
     ----------
     results : str, os.PathLike, ResultFile or ExperimentResult
-        Runs of ``fastnet reproduce proben1 linear|noshortcut`` (or any result
-        file holding runs of those networks).
-    networks : {"linear", "noshortcut"}, optional
+        Runs of ``fastnet reproduce proben1 linear|pivot|noshortcut`` (or any
+        result file holding runs of those networks).
+    networks : {"linear", "pivot", "noshortcut"}, optional
         Which runs and tables; default: the file's only network among these.
 
     Returns
