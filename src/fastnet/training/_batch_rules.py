@@ -91,7 +91,10 @@ class SCG(Algorithm):
        Otherwise λ̄ = λ, no success;
     7. if Δ < 1/4: λ += δ(1 - Δ)/|p|² (δ and p of step 3).
 
-    Training stops with reason ``"converged"`` once r = 0 (a zero gradient).
+    Training stops with reason ``"converged"`` once r = 0 (a zero gradient),
+    or once λ overflows: at a minimum to working precision the error
+    differences of step 5 are rounding noise, steps fail and λ grows until it
+    is no longer a finite number (the weights stay at the last step taken).
     An iteration costs one gradient at a probe point after a success, an
     error evaluation at w + αp and, if the step is taken, the gradient there;
     ``traversals`` counts each (see :class:`fastnet.Traversals`).
@@ -152,7 +155,7 @@ class SCG(Algorithm):
                 return -(j + 1)
             if not self._iteration(ws, state):
                 return j + 1
-            if not state.r.any():
+            if not state.r.any() or not np.isfinite(state.lam):
                 state.stop_reason = "converged"
                 return -(j + 1)
         return 0
