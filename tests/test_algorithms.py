@@ -1,14 +1,17 @@
 """fastnet.algorithms: names, the spec parser, fastnet.train over the algorithm
 objects, users' own rules, and SCG, Levenberg-Marquardt and L-BFGS against
 plain-NumPy oracles (tests/_reference.py)."""
+import gc
+import threading
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
 from fastnet import MLP, train, train_backprop, train_rprop
-from fastnet.algorithms import (ALGORITHMS, LBFGS, RPROP, SCG, Algorithm, Backprop,
-                                LevenbergMarquardt, from_spec, spec_of)
+from fastnet.algorithms import (ALGORITHMS, LBFGS, LM_MAX_MEMORY, RPROP, SCG, Algorithm,
+                                Backprop, LevenbergMarquardt, from_spec, spec_of)
 from fastnet.datasets import make_xor
 from fastnet.exceptions import DivergenceError
 from fastnet.measures import threshold_correct
@@ -253,8 +256,8 @@ def test_scg_stops_converged_at_a_zero_gradient_and_when_lambda_overflows():
     r = train(net.copy(), X, Y, algorithm=SCG(), max_epochs=60, stop=GL(5), X_val=X, Y_val=Y)
     assert want_E.size < 60 and r.epochs == want_E.size and r.stop_reason == "converged"
     _close(_sse(r, Y), want_E)
-    # at an exact minimum (targets = outputs) r = 0: stops after one epoch
-    Y0 = net.predict(X)
+    # at an exact minimum r = 0: stops after one epoch
+    net, Y0 = _at_exact_minimum(X)
     r = train(net.copy(), X, Y0, algorithm=SCG(), max_epochs=60)
     assert (r.stop_reason, r.epochs, r.train_error[0]) == ("converged", 1, 0.0)
     np.testing.assert_array_equal(r.net.weights, net.weights)
@@ -297,6 +300,12 @@ def test_lm_step_equals_the_damped_normal_equations_of_a_finite_difference_jacob
     _close(r.net.weights - net.weights, step, rtol=1e-6)
 
 
+def _recorder(path):
+    def callback(intermediate_result):
+        path.append(intermediate_result.fun)
+    return callback
+
+
 @pytest.mark.parametrize("hidden, shortcut", NETS)
 def test_lbfgs_equals_scipys_own_run(hidden, shortcut):
     from scipy.optimize import minimize
@@ -311,8 +320,7 @@ def test_lbfgs_equals_scipys_own_run(hidden, shortcut):
             ("numpy", lambda w: ref.gradient(net.copy().set_weights(w), X, Y)[::-1])]:
         path = []
         res = minimize(objective, net.weights.copy(), jac=True, method="L-BFGS-B",
-                       callback=lambda intermediate_result: path.append(intermediate_result.fun),
-                       options={"maxiter": 60})
+                       callback=_recorder(path), options={"maxiter": 60})
         runs[name] = res, [ref.sse(net, X, Y)] + path[:-1]
     r = train(net.copy(), X, Y, algorithm=LBFGS(), max_epochs=60)
     res, errors = runs["kernels"]
@@ -323,3 +331,194 @@ def test_lbfgs_equals_scipys_own_run(hidden, shortcut):
     _close(r.net.weights, res.x)
     assert r.traversals.forward == res.nfev * Y.shape[0] * net.n_connections
     _close(_sse(r, Y)[:10], runs["numpy"][1][:10], rtol=1e-9)
+
+
+# ------------------------------------------------------------ exact traversal counts
+
+class _Calls:
+    """Counts calls of the workspace's error and gradient passes."""
+
+    def __init__(self, monkeypatch):
+        from fastnet._engine import Workspace
+
+        self.gradients = self.gradients_at_new_points = self.errors = 0
+        gradient, sse = Workspace.gradient, Workspace.sse
+
+        def counted_gradient(ws, w=None, g=None):
+            self.gradients += 1
+            self.gradients_at_new_points += w is not None
+            return gradient(ws, w, g)
+
+        def counted_sse(ws, w=None):
+            self.errors += 1
+            return sse(ws, w)
+
+        monkeypatch.setattr(Workspace, "gradient", counted_gradient)
+        monkeypatch.setattr(Workspace, "sse", counted_sse)
+
+
+@pytest.mark.parametrize("algorithm", [SCG(), LBFGS(), Momentum()], ids=lambda a: type(a).__name__)
+def test_traversals_count_every_pass_the_rule_ran(algorithm, monkeypatch):
+    X, Y = _data()
+    Xv, Yv = _data(10, seed=2)
+    calls = _Calls(monkeypatch)
+    net = _net((4,), True)
+    r = train(net, X, Y, Xv, Yv, algorithm=algorithm, max_epochs=40)
+    N, C = X.shape[0], net.n_connections
+    t = r.traversals
+    assert calls.gradients >= r.epochs
+    assert t.forward == (calls.gradients + calls.errors) * N * C
+    assert t.backward == calls.gradients * N * C
+    new_points = (calls.gradients_at_new_points + calls.errors if isinstance(algorithm, SCG)
+                  else calls.gradients)
+    assert t.update == new_points * C and t.flops == 0
+    assert t.evaluation == r.epochs // 5 * 10 * C
+
+
+def test_lm_traversals_and_flops_count_every_jacobian_and_trial_step(monkeypatch):
+    from fastnet.algorithms import normal_equation_flops
+    from fastnet.gradients import _NormalEquations
+
+    counted = {"compute": 0, "solve": 0, "sse": 0}
+    for name in counted:
+        method = getattr(_NormalEquations, name)
+
+        def wrapper(self, *args, _method=method, _name=name, **kw):
+            counted[_name] += 1
+            return _method(self, *args, **kw)
+        monkeypatch.setattr(_NormalEquations, name, wrapper)
+    X, Y = _data()
+    net = _net((4,), True)
+    r = train(net, X, Y, algorithm=LevenbergMarquardt(), max_epochs=10)
+    N, C, n_out = X.shape[0], net.n_connections, Y.shape[1]
+    t = r.traversals
+    assert counted["compute"] == r.epochs and counted["solve"] > r.epochs
+    assert t.forward == (counted["compute"] + counted["sse"]) * N * C
+    assert t.backward == counted["compute"] * n_out * N * C
+    assert t.update == counted["sse"] * C
+    assert t.flops == normal_equation_flops(N * n_out, C, 0) * r.epochs + \
+        (normal_equation_flops(N * n_out, C, counted["solve"]) - normal_equation_flops(N * n_out, C, 0))
+    assert t.total == t.forward + t.backward + t.update + t.evaluation
+
+
+def test_normal_equation_flops_formula():
+    from fastnet.algorithms import normal_equation_flops
+
+    # J^T J upper triangle 4*3*4 = 48, J^T e 2*4*3 = 24; per solve 3 + 14 + 18 = 35
+    assert normal_equation_flops(4, 3, 0) == 72
+    assert normal_equation_flops(4, 3, 2) == 72 + 70
+
+
+# ------------------------------------------------------------ stopping, limits, parameters
+
+def _at_exact_minimum(X):
+    """A network whose weights into the (logistic) outputs are 0, and targets 0.5,
+    its outputs: E = 0 and g = 0 exactly."""
+    net = _net((4,), True)
+    W, b = net.get_params()
+    L = net.n_layers
+    for (i, j) in W:
+        if j == L:
+            W[(i, j)][:] = 0.0
+    b[L][:] = 0.0
+    return net.set_params(W, b), np.full((X.shape[0], 2), 0.5)
+
+
+def test_lm_stops_at_mu_max_when_no_step_lowers_the_error():
+    from fastnet.algorithms import normal_equation_flops
+
+    X, _ = _data()
+    net, Y0 = _at_exact_minimum(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")     # the rule's own stop is no NoConvergenceWarning
+        r = train(net.copy(), X, Y0, X, Y0, algorithm=LevenbergMarquardt(), max_epochs=50,
+                  stop=GL(5))
+    assert (r.stop_reason, r.epochs) == ("mu_max", 1)
+    np.testing.assert_array_equal(r.net.weights, net.weights)
+    # mu = 1e-3 * 10**k exceeds 1e10 at k = 14: 14 solves, 14 trial steps
+    N, C = X.shape[0], net.n_connections
+    assert r.traversals.flops == normal_equation_flops(2 * N, C, 14)
+    assert r.traversals.update == 14 * C and r.traversals.forward == 15 * N * C
+
+
+def test_lm_refuses_networks_beyond_its_memory_limit():
+    X, Y = _data()
+    net = _net((4,), True)
+    need = 16 * net.n_connections ** 2
+    with pytest.raises(ValueError, match=rf"needs two {net.n_connections} x {net.n_connections} "
+                                         rf"matrices \({need} bytes\).*`max_memory`=1000 bytes"):
+        train(net, X, Y, algorithm=LevenbergMarquardt(max_memory=1000), max_epochs=5)
+    assert LM_MAX_MEMORY == 2 ** 30
+    train(net, X, Y, algorithm=LevenbergMarquardt(max_memory=need), max_epochs=2)
+
+
+@pytest.mark.parametrize("make, error, match", [
+    (lambda: SCG(sigma=0.0), ValueError, r"`sigma` must be"),
+    (lambda: SCG(lambda1=-1.0), ValueError, r"`lambda1` must be"),
+    (lambda: SCG(sigma="big"), TypeError, r"`sigma` must be a real number"),
+    (lambda: LevenbergMarquardt(mu=0.0), ValueError, r"`mu` must be"),
+    (lambda: LevenbergMarquardt(mu_dec=1.0), ValueError, r"`mu_dec` must be"),
+    (lambda: LevenbergMarquardt(mu_dec=0.0), ValueError, r"`mu_dec` must be"),
+    (lambda: LevenbergMarquardt(mu_inc=1.0), ValueError, r"`mu_inc` must be"),
+    (lambda: LevenbergMarquardt(mu_max=1e-4), ValueError, r"`mu_max` must be > `mu`=0.001"),
+    (lambda: LevenbergMarquardt(damping="hessian"), ValueError, r"`damping` must be"),
+    (lambda: LevenbergMarquardt(max_memory=0), ValueError, r"`max_memory` must be"),
+    (lambda: LevenbergMarquardt(max_memory=1.5), TypeError, r"`max_memory` must be an integer"),
+    (lambda: LBFGS(maxcor=0), ValueError, r"`maxcor` must be"),
+    (lambda: LBFGS(maxls=0), ValueError, r"`maxls` must be"),
+    (lambda: LBFGS(ftol=-1.0), ValueError, r"`ftol` must be"),
+    (lambda: LBFGS(gtol=float("nan")), ValueError, r"`gtol` must be"),
+])
+def test_bad_parameters_are_named(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ("scg", SCG()), ("scg(sigma=1e-5)", SCG(sigma=1e-5)),
+    ("lm(damping='diagonal', mu=0.01)", LevenbergMarquardt(mu=0.01, damping="diagonal")),
+    ("LBFGS(maxcor=5)", LBFGS(maxcor=5)),
+])
+def test_new_rules_have_names(spec, expected):
+    assert from_spec(spec) == expected
+    assert from_spec(spec_of(expected)) == expected
+    assert spec_of(LevenbergMarquardt(mu_inc=5.0)) == "lm(mu_inc=5.0)"
+
+
+def _lbfgs_threads():
+    return [t for t in threading.enumerate() if t.name == "fastnet-lbfgs"]
+
+
+def test_lbfgs_stopped_by_the_loop_leaves_no_thread():
+    X, Y = _data()
+    Xv, Yv = _data(10, seed=2)
+    r = train(_net((4,), True), X, Y, Xv, Yv, algorithm=LBFGS(), max_epochs=500, stop=GL(0.5))
+    assert r.stop_reason == "GL0.5" and r.epochs < 500 and not _lbfgs_threads()
+    r = train(_net((4,), True), X, Y, algorithm="lbfgs", max_epochs=7)
+    assert r.epochs == 7 and not _lbfgs_threads()
+
+    def interrupt(epoch, state):
+        if epoch == 10:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        train(_net((4,), True), X, Y, algorithm=LBFGS(), max_epochs=50, callback=interrupt)
+    gc.collect()
+    for t in _lbfgs_threads():
+        t.join(5)
+    assert not _lbfgs_threads()
+
+
+def test_lbfgs_stops_converged_at_an_exact_minimum():
+    X, _ = _data()
+    net, Y0 = _at_exact_minimum(X)
+    r = train(net.copy(), X, Y0, algorithm=LBFGS(), max_epochs=50)
+    assert (r.stop_reason, r.epochs, r.traversals.backward) == (
+        "converged", 1, X.shape[0] * net.n_connections)
+
+
+def test_lbfgs_divergence_is_named():
+    X, Y = _data()
+    net = _net((4,), True, output="linear", scale=0.5)
+    with pytest.raises(DivergenceError, match=r"non-finite in epoch"):
+        train(net, X * 1e300, Y, algorithm=LBFGS(), max_epochs=5)
+    gc.collect()

@@ -25,11 +25,12 @@ import functools
 import re
 
 from fastnet.training._algorithms import RPROP, VARIANTS, Algorithm, Backprop
-from fastnet.training._batch_rules import LM_MAX_MEMORY, SCG, LevenbergMarquardt
+from fastnet.training._batch_rules import (LM_MAX_MEMORY, SCG, LevenbergMarquardt,
+                                           normal_equation_flops)
 from fastnet.training._lbfgs import LBFGS
 
 __all__ = ["Algorithm", "RPROP", "Backprop", "SCG", "LevenbergMarquardt", "LBFGS",
-           "LM_MAX_MEMORY", "ALGORITHMS", "from_spec", "spec_of"]
+           "LM_MAX_MEMORY", "normal_equation_flops", "ALGORITHMS", "from_spec", "spec_of"]
 
 #: Algorithm names and the callables that make them from keyword parameters.
 ALGORITHMS = {name: functools.partial(RPROP, variant=name) for name in VARIANTS}
