@@ -150,7 +150,7 @@ def _train(args):
         r = train_rprop(net, *ds.train, *ds.val, X_test=ds.test[0], Y_test=ds.test[1],
                         seed=args.seed, callback=progress, **kwargs)
     else:
-        from fastnet import train
+        from fastnet.training._train import train
 
         r = train(net, *ds.train, *ds.val, X_test=ds.test[0], Y_test=ds.test[1],
                   algorithm=algorithm, seed=args.seed, callback=progress,

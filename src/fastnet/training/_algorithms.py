@@ -51,8 +51,7 @@ class Algorithm:
     --------
     Gradient descent with momentum (Rumelhart et al. 1986) in a few lines:
 
-    >>> import dataclasses
-from dataclasses import dataclass
+    >>> from dataclasses import dataclass
     >>> import numpy as np
     >>> from fastnet import MLP, train
     >>> from fastnet.algorithms import Algorithm

@@ -67,7 +67,7 @@ class SCG(Algorithm):
     Parameters
     ----------
     sigma : float > 0, default 1e-4
-        σ: the probe's step σ/|p| for the second-order information.
+        σ: the probe's step σ/‖p‖ for the second-order information.
     lambda1 : float > 0, default 1e-6
         λ₁: the initial scale.
 
@@ -81,15 +81,15 @@ class SCG(Algorithm):
     Iteration k (E the summed squared error, g its gradient; r = p = -g(w₁),
     λ = λ₁, λ̄ = 0 and "success" at the start):
 
-    1. if success: σ_k = σ/|p|, s = (g(w + σ_k p) - g(w))/σ_k, δ = p·s;
-    2. s += (λ - λ̄)p, δ += (λ - λ̄)|p|²;
-    3. if δ ≤ 0: s += (λ - 2δ/|p|²)p, λ̄ = 2(λ - δ/|p|²), δ = -δ + λ|p|², λ = λ̄;
+    1. if success: σ_k = σ/‖p‖, s = (g(w + σ_k p) - g(w))/σ_k, δ = p·s;
+    2. s += (λ - λ̄)p, δ += (λ - λ̄)‖p‖²;
+    3. if δ ≤ 0: s += (λ - 2δ/‖p‖²)p, λ̄ = 2(λ - δ/‖p‖²), δ = -δ + λ‖p‖², λ = λ̄;
     4. μ = p·r, α = μ/δ;
     5. Δ = 2δ(E(w) - E(w + αp))/μ²;
     6. if Δ ≥ 0: w += αp, r' = -g(w), λ̄ = 0, success; p = r' every C-th
-       iteration, else r' + ((|r'|² - r'·r)/μ)p; r = r'; if Δ ≥ 3/4, λ = λ/4.
+       iteration, else r' + ((‖r'‖² - r'·r)/μ)p; r = r'; if Δ ≥ 3/4, λ = λ/4.
        Otherwise λ̄ = λ, no success;
-    7. if Δ < 1/4: λ += δ(1 - Δ)/|p|² (δ and p of step 3).
+    7. if Δ < 1/4: λ += δ(1 - Δ)/‖p‖² (δ and p of step 3).
 
     Training stops with reason ``"converged"`` once r = 0 (a zero gradient),
     or once λ overflows: at a minimum to working precision the error

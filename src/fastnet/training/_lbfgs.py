@@ -128,7 +128,7 @@ class LBFGS(Algorithm):
     maxcor : int >= 1, default 10
         Correction pairs kept (the "m" of L-BFGS).
     ftol : float >= 0, default 2.220446049250313e-09
-        SciPy stops when (f_k - f_{k+1}) / max(|f_k|, |f_{k+1}|, 1) <= ftol.
+        SciPy stops when ``(f_k - f_{k+1}) / max(|f_k|, |f_{k+1}|, 1) <= ftol``.
     gtol : float >= 0, default 1e-05
         SciPy stops when the largest gradient component is <= gtol.
     maxls : int >= 1, default 20
