@@ -108,9 +108,11 @@ class _LBFGSState:
 
 
 def _close(inbox, thread):
+    # (the state may be collected in the worker itself, which must not join itself)
     if thread is not None and thread.is_alive():
         inbox.put(None)
-        thread.join()
+        if thread is not threading.current_thread():
+            thread.join()
 
 
 @dataclass(frozen=True)
