@@ -312,15 +312,3 @@ def train_lm(net, X, T, epochs, mu=1e-3, mu_dec=0.1, mu_inc=10.0, mu_max=1e10,
             break
     return np.array(errors), w, stop, trials
 
-
-def finite_difference_jacobian(net, X, h=1e-6):
-    """d o_pk / dw by central differences, rows as :func:`jacobian`."""
-    w = net.weights.copy()
-    cols = []
-    for c in range(w.size):
-        up, down = w.copy(), w.copy()
-        up[c] += h
-        down[c] -= h
-        cols.append(((predict(net.copy().set_weights(up), X)
-                      - predict(net.copy().set_weights(down), X)) / (2 * h)).ravel())
-    return np.array(cols).T
