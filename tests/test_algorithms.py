@@ -523,3 +523,23 @@ def test_lbfgs_divergence_is_named():
     with pytest.raises(DivergenceError, match=r"non-finite in epoch"):
         train(net, X * 1e300, Y, algorithm=LBFGS(), max_epochs=5)
     gc.collect()
+
+
+def test_lbfgs_stops_abnormal_when_its_line_search_fails(monkeypatch):
+    # A gradient of the wrong sign: no step along -H g lowers E, SciPy's line search
+    # gives up after maxls evaluations; that epoch counts, the weights stay.
+    from fastnet._engine import Workspace
+
+    gradient = Workspace.gradient
+
+    def uphill(ws, w=None, g=None):
+        error = gradient(ws, w, g)
+        (ws.g if g is None else g)[:] *= -1.0
+        return error
+    monkeypatch.setattr(Workspace, "gradient", uphill)
+    X, Y = _data()
+    net = _net((4,), True)
+    r = train(net.copy(), X, Y, algorithm=LBFGS(maxls=7), max_epochs=50)
+    assert (r.stop_reason, r.epochs) == ("abnormal", 1)
+    np.testing.assert_array_equal(r.net.weights, net.weights)
+    assert r.traversals.backward == (1 + 7) * X.shape[0] * net.n_connections

@@ -47,10 +47,10 @@ class _Counts:
 
 class _SCGState:
     __slots__ = ("started", "r", "p", "s", "delta", "lam", "lam_bar", "success", "k", "E",
-                 "count", "stop_reason", "failures")
+                 "count", "stop_reason")
 
     def __init__(self):
-        self.started, self.stop_reason, self.failures = False, None, 0
+        self.started, self.stop_reason = False, None
 
 
 @dataclass(frozen=True)
@@ -202,7 +202,6 @@ class SCG(Algorithm):
                 st.lam = st.lam / 4.0
         else:
             st.lam_bar, st.success = st.lam, False
-            st.failures += 1
         if Delta < 0.25:                                        # (7)
             st.lam = st.lam + st.delta * (1.0 - Delta) / p2
         st.k += 1

@@ -96,8 +96,9 @@ class TrainResult:
     epochs : int
         Total epochs trained.
     stop_reason : str
-        The criterion that fired (e.g. ``"GL5"``, ``"P<0.1"``), ``"max_epochs"``
-        or ``"callback"``.
+        The criterion that fired (e.g. ``"GL5"``, ``"P<0.1"``), ``"max_epochs"``,
+        ``"callback"``, or the reason a rule stopped itself: ``"converged"`` (SCG,
+        L-BFGS), ``"abnormal"`` (L-BFGS) or ``"mu_max"`` (Levenberg-Marquardt).
     train_error : ndarray of shape (epochs,)
         E_tr(t): squared error percentage of the training set in epoch t,
         measured in that epoch's forward pass, i.e. *before* its update.
