@@ -57,10 +57,11 @@ class _Worker:
         c, NC = self.counts, ws.A.shape[0] * ws.w.shape[0]
         c[0] += NC
         c[1] += NC
-        c[2] += ws.w.shape[0]
         self.pending += 1
-        if self.f_start is None:
+        if self.f_start is None:            # (the start: no weight vector formed)
             self.f_start = f
+        else:
+            c[2] += ws.w.shape[0]
         if not np.isfinite(f):
             self.out[self.j] = f
             raise _NonFinite
@@ -145,7 +146,8 @@ class LBFGS(Algorithm):
     -----
     ``train_error[t]`` is E at the point iteration t starts from. Every
     evaluation SciPy asks for (its line searches included) costs N·C forward,
-    N·C backward and C update traversals, all counted; SciPy's own vector work
+    N·C backward and, at a new point (all but the start), C update traversals,
+    all counted; SciPy's own vector work
     (O(maxcor·C) an iteration) is not. When SciPy's convergence tests end the
     run (``ftol``, ``gtol``), training stops with reason ``"converged"``; when
     its line search fails to lower the error, with reason ``"abnormal"`` (the
