@@ -136,7 +136,6 @@ class Workspace:
                                       self.dw_prev, self.D, self.Dl, rates, momentum, order,
                                       sse_out, self.blas_min)
 
-
     def gradient(self, w=None, g=None):
         """Summed squared error at ``w`` (default: the trained weights ``self.w``)
         over the training set, and its gradient into ``g`` (default ``self.g``)."""
