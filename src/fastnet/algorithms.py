@@ -12,7 +12,8 @@ by short strings, the form the command line takes::
     0.9
 
 ``ALGORITHMS`` maps each name to what makes it; the four RPROP variants
-(Riedmiller & Braun 1993; Igel & Hüsken 2000) are names of their own.
+(Riedmiller & Braun 1993; Igel & Hüsken 2000) are names of their own, beside
+``"backprop"``, ``"quickprop"`` (Fahlman 1988) and ``"adam"`` (Kingma & Ba 2015).
 """
 from __future__ import annotations
 
@@ -21,12 +22,16 @@ import functools
 import re
 
 from fastnet.training._algorithms import RPROP, VARIANTS, Algorithm, Backprop
+from fastnet.training._per_weight import Adam, Quickprop
 
-__all__ = ["Algorithm", "RPROP", "Backprop", "ALGORITHMS", "from_spec", "spec_of"]
+__all__ = ["Algorithm", "RPROP", "Backprop", "Quickprop", "Adam", "ALGORITHMS", "from_spec",
+           "spec_of"]
 
 #: Algorithm names and the callables that make them from keyword parameters.
 ALGORITHMS = {name: functools.partial(RPROP, variant=name) for name in VARIANTS}
 ALGORITHMS["backprop"] = Backprop
+ALGORITHMS["quickprop"] = Quickprop
+ALGORITHMS["adam"] = Adam
 
 _SPEC = re.compile(r"^\s*([A-Za-z][\w+\-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
