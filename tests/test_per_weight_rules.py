@@ -231,7 +231,7 @@ def test_names_and_records():
     assert a.draws and not Adam().draws and not q.draws
     assert spec_of(Adam()) == "adam"
     assert Quickprop().record() == ("Quickprop (Fahlman 1988), epoch-batched",
-                                    dict(epsilon=1e-3, mu=1.75, decay=1e-4, threshold=0.0,
+                                    dict(epsilon=1e-4, mu=1.75, decay=1e-4, threshold=0.0,
                                          momentum=0.0))
     assert a.record()[0] == "Adam (Kingma & Ba 2015), mini-batches of 16"
     X, T = data()
