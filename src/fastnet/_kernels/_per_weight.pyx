@@ -112,6 +112,25 @@ cdef int check_common(double[:, ::1] A, const double[:, ::1] T,
     return 0
 
 
+cdef inline double whole_set(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                             double[:, ::1] A, const double[:, ::1] T, const double[::1] w,
+                             double[::1] g, double[:, ::1] D, double[:, ::1] Dl,
+                             Py_ssize_t blas_min) noexcept nogil:
+    """g = dE/dw over the whole training set; its SSE."""
+    return epoch_gradient(&layers[0, 0], layers.shape[0], n_in, &A[0, 0], A.shape[0],
+                          A.shape[1], &T[0, 0], T.shape[1], &w[0], &g[0], w.shape[0],
+                          &D[0, 0], &Dl[0, 0], D.shape[1], D.shape[0], blas_min)
+
+
+cdef inline bint check_holds(Py_ssize_t e, Py_ssize_t every, const Py_ssize_t[:, ::1] layers,
+                             Py_ssize_t n_in, const double[::1] w, double[:, ::1] A,
+                             const double[:, ::1] T, Py_ssize_t block, Py_ssize_t blas_min,
+                             double r_c, double analog) noexcept nogil:
+    """Hamey's success check after epoch e (0-based), if it is due (every > 0)."""
+    return (every > 0 and (e + 1) % every == 0
+            and network_correct(layers, n_in, w, A, T, block, blas_min, r_c, analog))
+
+
 def quickprop_epochs(double[:, ::1] A, const double[:, ::1] T,
                      const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
                      double[::1] w, double[::1] g, double[::1] s_prev, double[::1] d_prev,
@@ -139,18 +158,14 @@ def quickprop_epochs(double[:, ::1] A, const double[:, ::1] T,
     check_common(A, T, layers, n_in, w, g, s_prev, d_prev, D, Dl, check_every, r_c, check_block)
     with nogil:
         for e in range(sse_out.shape[0]):
-            sse = epoch_gradient(&layers[0, 0], layers.shape[0], n_in, &A[0, 0],
-                                 A.shape[0], A.shape[1], &T[0, 0], T.shape[1],
-                                 &w[0], &g[0], n_w, &D[0, 0], &Dl[0, 0],
-                                 D.shape[1], D.shape[0], blas_min)
+            sse = whole_set(layers, n_in, A, T, w, g, D, Dl, blas_min)
             sse_out[e] = sse
             if not isfinite(sse):
                 status = <int>(e + 1)
                 break
             quickprop_update(n_w, &w[0], &g[0], &s_prev[0], &d_prev[0], &q)
-            if (check_every > 0 and (e + 1) % check_every == 0
-                    and network_correct(layers, n_in, w, A, T, check_block, blas_min, r_c,
-                                        analog)):
+            if check_holds(e, check_every, layers, n_in, w, A, T, check_block, blas_min, r_c,
+                           analog):
                 status = -<int>(e + 1)
                 break
     return status
@@ -220,10 +235,7 @@ def adam_epochs(double[:, ::1] A, const double[:, ::1] T,
     with nogil:
         for e in range(sse_out.shape[0]):
             if not batches:
-                sse = epoch_gradient(&layers[0, 0], layers.shape[0], n_in, &A[0, 0],
-                                     n, A.shape[1], &T[0, 0], T.shape[1],
-                                     &w[0], &g[0], n_w, &D[0, 0], &Dl[0, 0],
-                                     D.shape[1], D.shape[0], blas_min)
+                sse = whole_set(layers, n_in, A, T, w, g, D, Dl, blas_min)
                 if isfinite(sse):
                     adam_update(n_w, &w[0], &g[0], &m[0], &v[0], &a, &t[0])
             else:
@@ -242,9 +254,8 @@ def adam_epochs(double[:, ::1] A, const double[:, ::1] T,
             if not isfinite(sse):
                 status = <int>(e + 1)
                 break
-            if (check_every > 0 and (e + 1) % check_every == 0
-                    and network_correct(layers, n_in, w, A, T, check_block, blas_min, r_c,
-                                        analog)):
+            if check_holds(e, check_every, layers, n_in, w, A, T, check_block, blas_min, r_c,
+                           analog):
                 status = -<int>(e + 1)
                 break
     return status
