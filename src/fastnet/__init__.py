@@ -29,7 +29,7 @@ _LAZY_ATTRIBUTES = {
     "jacobian": "fastnet.gradients",
 }
 _LAZY_MODULES = ("algorithms", "gradients", "measures", "stopping", "training", "datasets", "stats", "plots",
-                 "experiment", "report", "reproduction", "sklearn", "demo")
+                 "experiment", "report", "reproduction", "sklearn", "demo", "study")
 
 
 def get_include():

@@ -4,7 +4,7 @@ Only this module (and its progress lines, ``fastnet._progress``) prints.
 
 Subcommands: ``datasets`` (``list``, ``fetch``), ``train`` (one run), ``bench`` (an
 experiment to a result file), ``report``, ``compare``, ``reproduce proben1 ...`` and
-``demo``. Every one has ``--help``. User errors (unknown problems, missing data,
+``demo`` and ``study`` (:mod:`fastnet.study`). Every one has ``--help``. User errors (unknown problems, missing data,
 malformed result files) print one ``fastnet: error: ...`` line to stderr and return
 a non-zero status, without a traceback.
 """
@@ -553,6 +553,9 @@ def build_parser():
     _add_running(pr)
     pr.set_defaults(func=_reproduce)
     rr.set_defaults(func=None, subparser=rr)
+    from fastnet.study._cli import add_study_parser
+
+    add_study_parser(sub, _positive_int, _seed)
     return parser
 
 
