@@ -120,7 +120,7 @@ def logrank_test(a, b, limit):
 
 
 def _network(study, n_in, n_out, default_hidden):
-    from fastnet import MLP
+    from fastnet.network import MLP
 
     hidden = default_hidden if study.network is None else parse_network(study.network, n_in, n_out)
     return MLP(n_in, hidden, n_out, shortcut=study.shortcut,
@@ -132,8 +132,9 @@ def _train(study, net, X, Y, spec):
     """(epochs, success, cpu_time, diverged) of one algorithm's K trials: in one
     `train_many` call; after a divergence, every trial alone (`fastnet.train` from
     the same initial weights), the diverged ones failures at T."""
-    from fastnet import DivergenceError, NoConvergenceWarning, train, train_many
     from fastnet.algorithms import from_spec
+    from fastnet.exceptions import DivergenceError, NoConvergenceWarning
+    from fastnet.training import train, train_many
     from fastnet.training import draw_trials
 
     algorithm, stop, K, T = from_spec(spec), study.criterion(), study.trials, study.limit
