@@ -189,3 +189,13 @@ def test_cli_bench_with_algorithms(proben1_root, tmp_path, capsys):
     assert cli.main(argv[:-3] + ["-a", "backprop(rate=1)"]) == 1
     assert "backprop has no such parameter" in capsys.readouterr().err
     np.testing.assert_equal(len(read_results(out).records), 4)
+
+
+def test_reproduction_compares_the_rprop_runs_of_a_file_of_several_algorithms(proben1_root,
+                                                                             tmp_path):
+    from fastnet.reproduction import compare_with_published
+
+    path = tmp_path / "a.jsonl"
+    run_experiment(_exp(proben1_root, algorithms=("rprop+", BP)), path)
+    rep = compare_with_published(path, "linear")
+    assert [(r.problem, r.n_runs) for r in rep.rows] == [("cancer1", 2)]
