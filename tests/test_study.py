@@ -50,6 +50,20 @@ def test_study_checks_its_setup():
         run_study(Study("xor", network="3-2-1"))
 
 
+def test_proben1_tasks(proben1_root):
+    from fastnet.datasets import find_proben1_file, load_proben1
+
+    ds = load_proben1("cancer1", proben1_root)
+    name, X, Y, hidden = load_task("cancer1", proben1_root)
+    assert name == "cancer1" and np.array_equal(X, ds.train.X) and hidden == (4,)
+    path = find_proben1_file("cancer1", proben1_root)
+    name, X2, Y2, _ = load_task(str(path))
+    assert name == path.stem and np.array_equal(X2, X) and np.array_equal(Y2, Y)
+    result = run_study(Study("cancer1", ["rprop+"], trials=3, limit=20, success="error<10"),
+                       root=proben1_root)
+    assert result.layer_sizes == (9, 4, 2)
+
+
 def test_tasks_and_criteria():
     name, X, Y, hidden = load_task("parity 3")
     assert name == "parity-3" and X.shape == (8, 3) and hidden == (3,)

@@ -33,8 +33,8 @@ def add_study_parser(sub, positive_int, seed):
 
     st = sub.add_parser("study", help="Hamey's timing study of algorithms on one task "
                         "(resumable)", description=_study.__doc__)
-    st.add_argument("task", help="xor, 'encoder 10-5-10', 'parity N' or a Proben1 dataset "
-                    "(cancer1; its training set)")
+    st.add_argument("task", help="xor, 'encoder 10-5-10', 'parity N', a Proben1 dataset "
+                    "(cancer1) or .dt file (its training set)")
     st.add_argument("--algorithms", "-a", nargs="+", default=["rprop+"], metavar="ALG",
                     help="algorithms with parameters, e.g. rprop+ "
                     "\"backprop(learning_rate=0.1, momentum=0.9)\"; a list is a grid: "

@@ -8,6 +8,7 @@ import itertools
 import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -91,8 +92,9 @@ def parse_network(text, n_in, n_out):
 
 
 def load_task(task, root=None):
-    """(name, X, Y) of a study's task: ``"xor"``, ``"encoder N-M-N"``, ``"parity N"`` or a
-    Proben1 dataset (its training set), and the task's default hidden layers."""
+    """(name, X, Y) of a study's task: ``"xor"``, ``"encoder N-M-N"``, ``"parity N"``, a
+    Proben1 dataset or ``.dt`` file (its training examples), and the task's default
+    hidden layers."""
     from fastnet.datasets import load_proben1, make_encoder, make_xor
 
     text = " ".join(str(task).lower().split())
@@ -113,11 +115,18 @@ def load_task(task, root=None):
         X = ((np.arange(2 ** n)[:, None] >> np.arange(n - 1, -1, -1)) & 1).astype(float)
         Y = (X.sum(axis=1, keepdims=True) % 2).astype(float)
         return f"parity-{n}", X, Y, (n,)
+    if text.endswith(".dt"):
+        from fastnet.datasets import read_proben1
+
+        f = read_proben1(str(task).strip())            # a Proben1 file: its training examples
+        n = f.header.training_examples
+        return Path(str(task).strip()).stem, f.X[:n], f.Y[:n], (4,)
     if re.fullmatch(r"[a-z]+[0-9][a-z]?", text):
         ds = load_proben1(text, root)
         return ds.name, ds.train.X, ds.train.Y, (4,)
     raise ValueError(f"`task` must be 'xor', 'encoder N-M-N' (e.g. 'encoder 10-5-10'), "
-                     f"'parity N' or a Proben1 dataset such as 'cancer1', got {task!r}.")
+                     f"'parity N', a Proben1 dataset such as 'cancer1' or a .dt file, got "
+                     f"{task!r}.")
 
 
 def parse_success(text):
@@ -149,8 +158,9 @@ class Study:
     Attributes
     ----------
     task : str
-        ``"xor"``, ``"encoder 10-5-10"``, ``"parity N"`` or a Proben1 dataset
-        (``"cancer1"``; trained and judged on its training set).
+        ``"xor"``, ``"encoder 10-5-10"``, ``"parity N"``, a Proben1 dataset
+        (``"cancer1"``) or a Proben1 ``.dt`` file (trained and judged on its training
+        set).
     algorithms : tuple of str
         Algorithm texts (:func:`fastnet.algorithms.from_spec`), lists of values
         being parameter grids (:func:`expand_grid`); kept in their written-back
