@@ -40,6 +40,9 @@ def test_algorithms_are_canonical_and_checked(proben1_root):
                                   ("cancer1", "linear", 1, "rprop+"),
                                   ("cancer1", "linear", 0, BP)]
     assert _exp(proben1_root).algorithms == ("rprop+",)
+    grid = _exp(proben1_root, algorithms=("backprop(learning_rate=[0.1, 0.2], momentum=0.5)",))
+    assert grid.algorithms == ("backprop(learning_rate=0.1, momentum=0.5)",
+                               "backprop(learning_rate=0.2, momentum=0.5)")
     with pytest.raises(ValueError, match="`algorithm` must name one of"):
         _exp(proben1_root, algorithms=("nope",))
     with pytest.raises(ValueError, match="`algorithms` must name at least one"):

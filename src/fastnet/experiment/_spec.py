@@ -49,8 +49,10 @@ class Experiment:
         RPROP presets. An RPROP's parameters that differ from RPROP's defaults
         override the preset (and ``options``); any other algorithm trains under the
         preset's initial weights, strips, epoch limit and stopping rule
-        (`algorithm_arguments`). Like problems and networks, not part of the
-        set-up's identity: more algorithms extend a file.
+        (`algorithm_arguments`). A list of values is a parameter grid, one
+        algorithm per cell (``"backprop(learning_rate=[0.1, 0.5])"``; see
+        :func:`fastnet.study.expand_grid`). Like problems and networks, not part of
+        the set-up's identity: more algorithms extend a file.
     options : mapping
         Overrides of the preset's `train_rprop` arguments (keys of
         `TRAIN_OPTIONS`, e.g. ``{"max_epochs": 300}`` or ``{"variant": "irprop+"}``).
@@ -93,8 +95,10 @@ class Experiment:
         algos = [self.algorithms] if isinstance(self.algorithms, str) else list(self.algorithms)
         if not algos:
             raise ValueError("`algorithms` must name at least one algorithm, got none.")
-        object.__setattr__(self, "algorithms",
-                           tuple(dict.fromkeys(normalise_algorithm(a) for a in algos)))
+        from fastnet.study._setup import expand_grid
+
+        object.__setattr__(self, "algorithms", tuple(dict.fromkeys(
+            normalise_algorithm(cell) for a in algos for cell in expand_grid(a))))
         object.__setattr__(self, "runs", check_count(self.runs, "runs", MAX_RUNS))
         n_grid = len(self.problems) * len(self.networks) * len(self.algorithms) * self.runs
         if n_grid > MAX_GRID_RUNS:
