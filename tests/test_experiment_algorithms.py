@@ -19,7 +19,7 @@ from fastnet.experiment import (
 )
 from fastnet.experiment._protocol import algorithm_arguments
 from fastnet.experiment._provenance import _load
-from fastnet.report import compare, summarize
+from fastnet.report import compare, summarize, timing_summary
 from fastnet.stopping import MaxEpochs
 
 BP = "backprop(learning_rate=0.0005, momentum=0.5)"
@@ -141,6 +141,11 @@ def test_report_groups_by_algorithm_and_compare_within_one_file(proben1_root, tm
     assert r"\begin{tabular}{lllr" in rep.to_latex()
     rows = list(csv.DictReader(io.StringIO(rep.to_csv())))
     assert [r["algorithm"] for r in rows] == ["rprop+", BP]
+    page = rep.to_html(pictures=False)
+    assert f"rprop+, {BP}" in page and f"<td class=\"txt\">{BP}</td>" in page
+    timing = timing_summary(path).to_text().splitlines()
+    end = timing[0].index("runs") + 3                            # aligned columns
+    assert timing[2][end] == timing[3][end] == "3"
     assert not rep.incomplete
 
     cmp = compare([path], labels=["x"])

@@ -143,7 +143,8 @@ def _setup_pairs(header, source=None):
     pairs += [("fastnet version", header.get("version", "?")),
               ("created", header.get("created", "?")),
               ("machine", header.get("machine", "?")),
-              ("algorithm", ident.get("algorithm", "?")),
+              ("algorithm", ident.get("algorithm", "?")
+               if "algorithms" not in grid else ", ".join(grid["algorithms"])),
               ("multilayer rule", ident.get("multilayer_rule", "?")),
               ("presets", ident.get("presets", "?")),
               ("options", ident.get("options") or "none (the presets' values)"),

@@ -472,11 +472,12 @@ class TimingSummary:
 
     def to_text(self):
         """A fixed-width table, one line per problem and network plus the total."""
-        head = (f"{'problem':10s} {'network':10s} {'runs':>5s} {'epochs':>9s} "
+        wn = max([10] + [len(r.network) for r in self.rows])   # (networks / algorithms)
+        head = (f"{'problem':10s} {'network':{wn}s} {'runs':>5s} {'epochs':>9s} "
                 f"{'traversals':>14s} {'CPU s':>9s} {'CPU s/run':>10s} {'trav./CPU s':>12s}")
         lines = [head, "-" * len(head)]
         for r in (*self.rows, self.total):
-            lines.append(f"{r.problem:10s} {r.network:10s} {r.n_runs:5d} {r.epochs:9d} "
+            lines.append(f"{r.problem:10s} {r.network:{wn}s} {r.n_runs:5d} {r.epochs:9d} "
                          f"{r.traversals['total']:14d} {r.cpu_time:9.3f} {r.cpu_per_run:10.4f} "
                          f"{r.traversals_per_cpu_second():12.4g}")
         flags = " ".join(self.build.get("extra_compile_args", []) or [])
