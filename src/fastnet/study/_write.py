@@ -109,7 +109,18 @@ _NOTES = ("Hamey (1992): a trial is successful at the first epoch after which th
 
 
 def summary_markdown(result):
-    """The study's summary as Markdown text."""
+    """The study's summary as Markdown text (what ``fastnet study`` prints).
+
+    Parameters
+    ----------
+    result : StudyResult
+
+    Returns
+    -------
+    str
+        The set-up, Hamey's measures per algorithm, Lawrence's description of the
+        epochs and CPU times, and the log-rank tests, as Markdown tables.
+    """
     lines = [f"# fastnet study: {result.task_name}", "",
              _md_table(("set-up", ""), [[k, str(v)] for k, v in _setup_pairs(result)]), "",
              "## Hamey's measures", "", _md_table(_HEADS, summary_rows(result)), "",
@@ -219,8 +230,26 @@ def study_html(result, *, pictures=True):
 
 
 def write_study(result, out, *, pictures=True):
-    """Write ``study.html``, ``trials.csv``, ``study.json`` and ``summary.md`` into ``out``
-    (each replaced atomically)."""
+    """Write a study's outputs into a directory, each file replaced atomically.
+
+    Parameters
+    ----------
+    result : StudyResult
+    out : str or os.PathLike
+        An existing directory; it receives ``study.html`` (one self-contained page:
+        the tables and the graphs of all algorithms on shared axes), ``trials.csv``
+        (every trial), ``study.json`` (the set-up, every measure and every trial) and
+        ``summary.md`` (`summary_markdown`).
+    pictures : bool, default True
+        Draw the graphs into the page (needs matplotlib).
+
+    Raises
+    ------
+    ImportError
+        If ``pictures`` and matplotlib is not installed.
+    OSError
+        If ``out`` is not a writable directory.
+    """
     from fastnet._files import atomic_write
 
     out = Path(out)
