@@ -207,3 +207,22 @@ def test_reproduction_compares_the_rprop_runs_of_a_file_of_several_algorithms(pr
     run_experiment(_exp(proben1_root, algorithms=("rprop+", BP)), path)
     rep = compare_with_published(path, "linear")
     assert [(r.problem, r.n_runs) for r in rep.rows] == [("cancer1", 2)]
+
+
+def test_compare_csv_and_latex_hold_the_tests_over_problems(proben1_root, tmp_path):
+    path = tmp_path / "a.jsonl"
+    run_experiment(_exp(proben1_root, problems=("cancer1", "glass1"), runs=3,
+                        keep_predictions=True, algorithms=("rprop+", BP)), path)
+    cmp = compare([path], labels=["f"])
+    rows = list(csv.DictReader(io.StringIO(cmp.to_csv())))
+    over = {r["problem"]: r for r in rows if r["problem"].startswith("over problems")}
+    assert set(over) == {"over problems: sign test", "over problems: Wilcoxon test",
+                         "over problems: Lacoste Poisson binomial test"}
+    sign = over["over problems: sign test"]
+    assert (sign["a"], sign["b"], sign["n_a"]) == (*cmp.labels, "2")
+    assert float(sign["p_percent"]) == pytest.approx(100 * cmp.sign.pvalue[0, 1])
+    lac = over["over problems: Lacoste Poisson binomial test"]
+    assert lac["better"] == (cmp.labels[0] if cmp.lacoste.matrix[0, 1] > 0.5 else cmp.labels[1])
+    assert f"= {cmp.lacoste.matrix[0, 1]:.4g}" in lac["note"]
+    latex = cmp.to_latex()
+    assert latex.count(r"\begin{table}") == 6 and "Poisson binomial test" in latex

@@ -165,13 +165,43 @@ class Comparison:
                 row += [100 * test.pvalue, test.better if test.significant else None,
                         test.unreliable, None]
             rows.append(row)
+        return rows + self._over_rows()
+
+    def _over_tables(self):
+        return [(name, t) for name, t in (("sign test", self.sign), ("Wilcoxon test", self.wilcoxon),
+                                          ("Lacoste Poisson binomial test", self.lacoste))
+                if t is not None]
+
+    def _over_rows(self):
+        """The tests over problems, one row per pair: ``better`` the algorithm that wins
+        more (sign), has the larger rank sum (Wilcoxon) or is more probably better
+        (Lacoste, whose probability is in ``note``)."""
+        label = {letter: lab for lab, letter in self._letters().items()}
+        rows = []
+        for name, t in self._over_tables():
+            n = len(self.lacoste_problems if t is self.lacoste else self.problems)
+            for i, a in enumerate(t.names):
+                for j in range(i + 1, len(t.names)):
+                    b, m = t.names[j], t.matrix
+                    if t.pvalue is not None:
+                        better = a if np.isfinite(m[i, j]) else b if np.isfinite(m[j, i]) else None
+                        p, note = 100 * float(t.pvalue[i, j]), None
+                    else:
+                        better = a if m[i, j] > 0.5 else b if m[i, j] < 0.5 else None
+                        p, note = None, f"Pr({label[a]} better than {label[b]}) = {m[i, j]:.4g}"
+                    rows.append([f"over problems: {name}", label[a], label[b], n, n, None, None,
+                                 p, label.get(better), None, note])
         return rows
 
     def to_csv(self):
-        """The per-problem t-tests as CSV, one row per problem and pair of algorithms.
+        """The tests as CSV, one row per problem (or test over problems) and pair.
 
         Columns ``problem, a, b, n_a, n_b, mean_a, mean_b, p_percent, better,
-        unreliable, note`` (``better`` empty unless significant). Text cells that a
+        unreliable, note``. The t-test rows name ``better`` only if significant; the
+        rows of the tests over problems (``problem`` ``"over problems: sign test"``,
+        ``"... Wilcoxon test"``, ``"... Lacoste Poisson binomial test"``, ``n_a`` the
+        number of problems) name the algorithm that wins more, has the larger rank
+        sum, or is more probably better (the probability in ``note``). Text cells that a
         spreadsheet would run as a formula get a leading ``'`` (as `Report.to_csv`).
         """
         import csv
@@ -189,8 +219,9 @@ class Comparison:
         return buf.getvalue()
 
     def to_latex(self):
-        """The legend, the per-problem t-tests and the means as LaTeX ``tabular``
-        environments in ``table`` floats (text from the files escaped)."""
+        """The legend, the per-problem t-tests, the means and the tests over problems
+        (sign, Wilcoxon, Lacoste) as LaTeX ``tabular`` environments in ``table``
+        floats (text from the files escaped)."""
         from fastnet.report._render import _latex_escape
 
         letters, what = self._letters(), MEASURES[self.measure][1]
@@ -217,7 +248,14 @@ class Comparison:
         means = table(["problem"] + [letters[lab] for lab in self.labels],
                       [[p] + [f"{np.mean(self.samples[lab][p]):.3f}" for lab in self.labels]
                        for p in self.problems], f"Mean {what}.", "l" + "r" * len(self.labels))
-        return "\n\n".join([legend, tests, means]) + "\n"
+        label = {letter: lab for lab, letter in letters.items()}
+        over = [table([""] + list(t.names),
+                      [[label[r]] + ["-" if not np.isfinite(v) else f"{v:.2f}" for v in row]
+                       for r, row in zip(t.names, t.matrix)],
+                      str(t).splitlines()[0] + f" ({name}, over problems).",
+                      "l" + "r" * len(t.names))
+                for name, t in self._over_tables()]
+        return "\n\n".join([legend, tests, means, *over]) + "\n"
 
     @fill(html_page=HTML_PAGE)
     def to_html(self, *, pictures=True):
