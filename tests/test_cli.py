@@ -7,7 +7,8 @@ import pytest
 from fastnet import _progress, cli
 
 SUBCOMMANDS = [["datasets"], ["datasets", "list"], ["datasets", "fetch"], ["train"], ["bench"],
-               ["report"], ["demo"], ["compare"], ["reproduce"], ["reproduce", "proben1"]]
+               ["report"], ["demo"], ["compare"], ["reproduce"], ["reproduce", "proben1"],
+               ["study"]]
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ Only this module (and its progress lines, ``fastnet._progress``) prints.
 
 Subcommands: ``datasets`` (``list``, ``fetch``), ``train`` (one run), ``bench`` (an
 experiment to a result file), ``report``, ``compare``, ``reproduce proben1 ...`` and
-``demo``. Every one has ``--help``. User errors (unknown problems, missing data,
+``demo`` and ``study`` (:mod:`fastnet.study`). Every one has ``--help``. User errors (unknown problems, missing data,
 malformed result files) print one ``fastnet: error: ...`` line to stderr and return
 a non-zero status, without a traceback.
 """
@@ -243,9 +243,10 @@ def _experiment(args, problems, networks, runs):
     from fastnet.experiment import Experiment
 
     try:
+        algorithms = tuple(args.algorithms) if args.algorithms else ("rprop+",)
         return Experiment(problems=problems, networks=networks, runs=runs, seed=args.seed,
                           options=_options(args), keep_predictions=args.keep_predictions,
-                          root=args.data, rule=args.rule)
+                          root=args.data, rule=args.rule, algorithms=algorithms)
     except ValueError as exc:
         if str(exc).startswith("`runs` "):    # the grid's size: name the option typed
             raise _UserError(f"`--runs`{str(exc)[6:]}") from None
@@ -260,8 +261,9 @@ def _run(args, exp, out):
         where = (f"Dask scheduler {args.scheduler}" if args.scheduler else
                  f"up to {args.jobs} local processes" if args.jobs > 1 else
                  "this process" if args.jobs == 1 else "all local cores")
+        algos = f"{len(exp.algorithms)} algorithms x " if len(exp.algorithms) > 1 else ""
         _err(f"fastnet: {n} runs ({len(exp.problems)} datasets x {len(exp.networks)} networks x "
-             f"{exp.runs} runs, master seed {exp.seed}) on {where}; results in {out}")
+             f"{algos}{exp.runs} runs, master seed {exp.seed}) on {where}; results in {out}")
     try:
         from fastnet.experiment import BATCH_SIZE
 
@@ -365,7 +367,8 @@ def _compare(args):
 
     _check_out(args)
     cmp = compare(args.files, labels=args.labels, measure=args.measure, alpha=args.alpha)
-    _emit(args, cmp.to_html() if args.format == "html" else cmp.to_text() + "\n")
+    _emit(args, {"html": cmp.to_html, "csv": cmp.to_csv, "latex": cmp.to_latex}.get(
+        args.format, lambda: cmp.to_text() + "\n")())
     if args.plot:
         paths = cmp.plot(args.plot)
         print(f"\n{len(paths)} pictures written to {args.plot}")
@@ -488,6 +491,11 @@ def _add_running(p):
     p.add_argument("--keep-predictions", action="store_true",
                    help="store per-example test predictions (for Lacoste's tests in `compare`)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.add_argument("--algorithms", "-a", nargs="+", default=None, metavar="ALG",
+                   help="algorithms with parameters, e.g. rprop+ \"backprop(learning_rate=0.1, "
+                   "momentum=0.9)\" (default rprop+: Proben1's RPROP presets); each trains "
+                   "every problem, network and run under the preset's strips, stopping rule "
+                   "and initial weights; more algorithms extend a file")
     _add_training(p)
     _add_data(p)
 
@@ -583,16 +591,17 @@ def build_parser():
     cp = sub.add_parser("compare", help="compare result files (t-tests, sign, Wilcoxon, Lacoste)",
                         description=_compare.__doc__)
     cp.add_argument("files", nargs="+", metavar="FILE", help="two or more result files (or one "
-                    "with several networks)")
+                    "with several networks or algorithms)")
     cp.add_argument("--labels", nargs="+", default=None, help="one label per file")
     cp.add_argument("--measure", choices=("squared", "classification"), default="squared",
                     help="test squared error percentage (default) or classification error")
     cp.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     cp.add_argument("--plot", metavar="DIR", default=None,
                     help="write box-whiskers pictures per problem into DIR (needs matplotlib)")
-    cp.add_argument("--format", "-f", choices=("text", "html"), default="text",
-                    help="output format (default text; html: one self-contained page with "
-                    "pictures of the distributions side by side, needs matplotlib and -o)")
+    cp.add_argument("--format", "-f", choices=("text", "csv", "latex", "html"), default="text",
+                    help="output format (default text; csv: one row per problem and pair; "
+                    "html: one self-contained page with pictures of the distributions side by "
+                    "side, needs matplotlib and -o)")
     cp.add_argument("--out", "-o", metavar="FILE", default=None,
                     help="write the output to FILE (replaced atomically) instead of printing it")
     cp.set_defaults(func=_compare)
@@ -614,6 +623,9 @@ def build_parser():
     _add_running(pr)
     pr.set_defaults(func=_reproduce)
     rr.set_defaults(func=None, subparser=rr)
+    from fastnet.study._cli import add_study_parser
+
+    add_study_parser(sub, _positive_int, _seed)
     return parser
 
 
