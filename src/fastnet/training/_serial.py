@@ -77,6 +77,8 @@ class Serial:
     def weights(self, trials):
         """The current weights of ``trials``: (len(trials), n_connections), a copy."""
         ws = self.ws
+        if len(trials) == 1:
+            return ws[int(trials[0])].w.reshape(1, -1).copy()
         return np.array([ws[i].w for i in np.asarray(trials).tolist()]).reshape(
             len(trials), self.net.n_connections)
 
@@ -84,6 +86,10 @@ class Serial:
         """Summed squared errors of ``trials`` on the validation or test set."""
         evaluators = self.val if which == "val" else self.test
         return np.array([evaluators[i].sse() for i in trials.tolist()], dtype=float)
+
+    def sse_one(self, which, i):
+        """Summed squared error of trial ``i`` on the validation or test set."""
+        return (self.val if which == "val" else self.test)[i].sse()
 
     def train_outputs(self, i):
         """Trial ``i``'s outputs on the training set (a forward pass, a view)."""
