@@ -49,7 +49,8 @@ class Trials:
         # What moved, for the batch record: trials per hand-off; (groups before,
         # trials kept) per repacking of the lanes.
         self.handoffs, self.repacks = [], []
-        self.overflowing = np.zeros(K, bool)       # trials that left the lanes for that
+        # trials that left the lanes for that
+        self.overflowing = np.zeros(K, bool) if lanes is not None else None
 
     @property
     def block_size(self):
@@ -97,6 +98,10 @@ class Trials:
         """Summed squared errors of ``trials`` on the "val" or "test" set."""
         return self._gather(trials, getattr(self.lanes, "sse", None),
                             getattr(self.serial, "sse", None), which)
+
+    def row(self, i):
+        """Trial ``i``'s current weights (possibly a view: copy before it trains on)."""
+        return (self.lanes if self.in_lanes[i] else self.serial).row(i)
 
     def sse_one(self, which, i):
         """Summed squared error of trial ``i`` on the "val" or "test" set (a float)."""

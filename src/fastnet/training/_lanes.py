@@ -219,6 +219,9 @@ class LanesBackend:
         _trials.trials_sse(self.layers, self.n_in, X, T, self.lanes.w, self.work, sse)
         return sse[self.lanes.slot[trials]]
 
+    def row(self, i):
+        return self.lanes.rows(np.array([i]))[0]
+
     def sse_one(self, which, i):
         return float(self.sse(which, np.array([i]))[0])
 

@@ -99,9 +99,10 @@ class StripLoop:
         self.stopped, self.fired, self.called_off = np.zeros((3, K), bool)
         self.training = np.arange(K)                # the trials still training
         self.reasons = ["max_epochs"] * K
-        self.last_rows = np.empty((K, self.C))      # each trial's weights when it stopped
+        self.last_rows = None                       # each trial's weights when it stopped
         self._strip_sets(K)
         self._masks, self._checkers = {}, {}
+        self._limits = None
 
     def _strip_sets(self, K):
         s, n_out = self.sets, self.sets.Y.shape[1]
@@ -148,6 +149,13 @@ class StripLoop:
         self._finish(self.training, self.epoch, last=True)
         return time.process_time() - cpu0, time.perf_counter() - wall0
 
+    @property
+    def limits(self):
+        """Each trial's training error beyond which it diverged (see fastnet.training._divergence)."""
+        if self._limits is None:
+            self._limits = DIVERGENCE_GROWTH * np.maximum(self.first, DIVERGENCE_FLOOR)
+        return self._limits
+
     def _diverged(self, idx, status, epoch):
         """Kernel status k > 0: the training error of epoch k of the call was not finite."""
         if np.any(status > 0):
@@ -160,8 +168,8 @@ class StripLoop:
         K, history = self.K, self.history
         if epoch == 0:
             self.first = history[:K, 0].copy()
-            self.limits = DIVERGENCE_GROWTH * np.maximum(self.first, DIVERGENCE_FLOOR)
-            self.lowest = _MIN(self.limits, axis=None)
+            # the smallest of the trials' `limits` (built when needed)
+            self.lowest = DIVERGENCE_GROWTH * max(float(_MIN(self.first)), DIVERGENCE_FLOOR)
         # (fmax: the epochs of trials that have stopped hold whatever was there)
         if _FMAX(history[:K, epoch:epoch + n], axis=None) > self.lowest:
             done = np.where(status < 0, -status, n)
@@ -185,6 +193,8 @@ class StripLoop:
             self.epochs[:] = epochs
             self.last_rows = np.ascontiguousarray(self.trials.weights(trials))
         elif trials.size:
+            if self.last_rows is None:
+                self.last_rows = np.empty((self.K, self.C))
             self.epochs[trials] = epochs
             self.last_rows[trials] = self.trials.weights(trials)
         if trials.size:
@@ -206,15 +216,16 @@ class StripLoop:
         for i in idx.tolist():
             state = self._state(i, epoch)
             crit = self.criteria[i]
-            if crit is not None and at_end and crit.update(state):
+            hit = crit is not None and at_end and crit.update(state)
+            if hit:
                 self.reasons[i] = crit.fired or crit.name
                 fired[i] = True
             # The callback sees every strip end, the last one included.
-            if run.callback is not None and run.callback(i, epoch, state) and not fired[i]:
+            if run.callback is not None and run.callback(i, epoch, state) and not hit:
                 self.reasons[i] = "callback"
                 self.called_off[i] = True
                 ended.append(i)
-            elif fired[i]:
+            elif hit:
                 ended.append(i)
         if ended:
             self._finish(np.array(ended, dtype=np.intp), epoch)
@@ -259,7 +270,7 @@ class StripLoop:
                 raise diverged(epoch, "the validation error", who)
             self.val[i, j] = e
             if e < self.best_val[i]:
-                self.best_rows[i] = self.trials.weights(idx)[0]
+                self.best_rows[i] = self.trials.row(i)
                 self.best_val[i], self.best_epoch[i] = e, epoch
         if self.test is not None:
             e = self.trials.sse_one("test", i) * self.test_scale
@@ -325,9 +336,9 @@ class StripLoop:
             k = int(np.flatnonzero(~np.isfinite(rows).all(axis=1))[0])
             raise diverged(int(epochs[k]), "the weights", self._who(k))
         self._warn(stacklevel)
-        relevant = epochs.copy()
         current = self.best_rows is None            # the weights each trial stopped at
-        if self.best_rows is not None:
+        relevant = epochs if current else epochs.copy()
+        if not current:
             has = [i for i, b in enumerate(self.best_epoch) if b is not None]
             rows[has] = self.best_rows[has]
             relevant[has] = [self.best_epoch[i] for i in has]
@@ -355,7 +366,8 @@ class StripLoop:
         if not _finite(e):
             check_finite(e, self.epochs, "the error of the trained network",
                          None if self.single else np.arange(self.K))
-        if which == "train" and _ANY(e > self.limits):    # the last update ran away
+        # the last update ran away
+        if which == "train" and _FMAX(e) > self.lowest and _ANY(e > self.limits):
             check_growth_rows(e[:, None], np.ones(self.K, np.intp), self.limits, relevant + 1,
                               self.first, np.arange(self.K), self.single)
         return SetColumns(e, cls, Y.shape[0])

@@ -208,7 +208,7 @@ class SetColumns:
                          None if cls is None else float(cls[i]), self.n_patterns)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Columns:
     """What the training loop hands to `TrainResults`: arrays over K trials.
 

@@ -65,7 +65,7 @@ class Serial:
         squared error percentages) into ``history[i, epoch:epoch + n]``; one
         kernel status per trial."""
         status = np.zeros(len(trials), np.int64)
-        for j, i in enumerate(trials.tolist()):
+        for j, i in enumerate(trials.tolist() if len(trials) > 1 else (int(trials[0]),)):
             sse = history[i, epoch:epoch + n]
             status[j] = s = self.algorithm.epochs(self.ws[i], self.state[i], sse, check)
             if s < 0:
@@ -86,6 +86,10 @@ class Serial:
         """Summed squared errors of ``trials`` on the validation or test set."""
         evaluators = self.val if which == "val" else self.test
         return np.array([evaluators[i].sse() for i in trials.tolist()], dtype=float)
+
+    def row(self, i):
+        """Trial ``i``'s weight vector (a view)."""
+        return self.ws[i].w
 
     def sse_one(self, which, i):
         """Summed squared error of trial ``i`` on the validation or test set."""
