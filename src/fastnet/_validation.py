@@ -126,8 +126,7 @@ def check_matrix(X, name, *, n_cols=None, what="columns", allow_empty=False):
     if n_cols is not None and arr.shape[1] != n_cols:
         raise ValueError(f"`{name}` has {arr.shape[1]} {what} but the network has {n_cols}.")
     arr = np.ascontiguousarray(arr, dtype=np.float64)
-    # (a finite sum says every value is finite, in one pass)
-    if not (math.isfinite(np.add.reduce(arr, axis=None)) or np.isfinite(arr).all()):
+    if not np.logical_and.reduce(np.isfinite(arr), axis=None):     # (no Python wrapper)
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(
             f"`{name}` must be finite; found {arr[tuple(bad)]} at row {bad[0]}, column {bad[1]}.")

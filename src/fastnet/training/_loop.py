@@ -25,7 +25,8 @@ from fastnet.training._results import Columns, SetColumns
 __all__ = ["MAX_EPOCHS_PER_CALL", "StripLoop"]
 
 # (the reductions without ndarray.max's Python wrapper: the loop runs them per strip)
-_FMAX, _MIN, _ANY = np.fmax.reduce, np.minimum.reduce, np.logical_or.reduce
+_FMAX, _MIN = np.fmax.reduce, np.minimum.reduce
+_ANY, _ALL = np.logical_or.reduce, np.logical_and.reduce
 
 # Without strips (no validation, no criterion, no callback) the kernels still
 # return to Python every this many epochs, so Ctrl-C stays responsive.
@@ -33,8 +34,8 @@ MAX_EPOCHS_PER_CALL = 1000
 
 
 def _finite(a):
-    """Whether every value of ``a`` is finite (a finite sum says so in one pass)."""
-    return math.isfinite(np.add.reduce(a, axis=None)) or bool(np.isfinite(a).all())
+    """Whether every value of ``a`` is finite."""
+    return bool(_ALL(np.isfinite(a), axis=None))
 
 
 def _grown(history, needed, limit):
