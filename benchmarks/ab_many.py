@@ -38,7 +38,7 @@ def worker(names, calls):
         net = MLP(X.shape[1], hidden, T.shape[1])
         W0 = mt.initial_weights(net, trials)
 
-        def nets():
+        def nets(net=net, W0=W0):
             return [net.copy().set_weights(w) for w in W0]
 
         train_rprop_many(nets(), X, T, max_epochs=epochs, **mt.RPROP)       # warm-up
