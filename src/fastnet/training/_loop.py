@@ -90,8 +90,11 @@ class StripLoop:
             every = MAX_EPOCHS_PER_CALL if trials.handoff is None else HANDOFF_EPOCHS
             self.step = run.strip * max(1, every // run.strip)
         # (not zeroed: the backends write every epoch a trial trains, and nothing
-        # reads an epoch before it is written, but the growth check, which ignores NaN)
-        self.history = np.empty((rows, min(run.max_epochs, 1024)))
+        # reads an epoch before it is written, but the growth check, which ignores
+        # NaN). Without a criterion or a callback every trial trains max_epochs:
+        # the history has its final size at once, else it grows as epochs run.
+        fixed = stop is None and run.callback is None
+        self.history = np.empty((rows, run.max_epochs if fixed else min(run.max_epochs, 1024)))
         self.epoch = 0                              # epochs trained by the trials still training
         # epochs: set when a trial stops, and at the end; checks: success checks run
         # from the loop, per trial

@@ -280,7 +280,7 @@ def _auto_method(n_train, n_connections, n_trials):
 def time_shares(epochs):
     """Each trial's share of the batch's time: its part of the epochs trained."""
     epochs = np.asarray(epochs, dtype=float)
-    total = epochs.sum()
+    total = np.add.reduce(epochs)
     return epochs / total if total > 0 else np.full(epochs.size, 1.0 / epochs.size)
 
 
