@@ -101,11 +101,12 @@ class Trials:
 
     def row(self, i):
         """Trial ``i``'s current weights (possibly a view: copy before it trains on)."""
-        return (self.lanes if self.in_lanes[i] else self.serial).row(i)
+        return (self.serial if self.lanes is None or not self.in_lanes[i] else self.lanes).row(i)
 
     def sse_one(self, which, i):
         """Summed squared error of trial ``i`` on the "val" or "test" set (a float)."""
-        return (self.lanes if self.in_lanes[i] else self.serial).sse_one(which, i)
+        return (self.serial if self.lanes is None or not self.in_lanes[i]
+                else self.lanes).sse_one(which, i)
 
     def train_outputs(self, i):
         """Trial ``i``'s outputs on the training set."""

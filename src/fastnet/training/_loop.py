@@ -139,7 +139,7 @@ class StripLoop:
             if epoch + n > self.history.shape[1]:
                 self.history = _grown(self.history, epoch + n, run.max_epochs)
             status = trials.run(idx, n, self.check, self.history, epoch)
-            stopping = _ANY(status)
+            stopping = status[0] if status.size == 1 else _ANY(status)
             if stopping:
                 self._diverged(idx, status, epoch)
             self._check_growth(idx, status, epoch, n)

@@ -64,15 +64,15 @@ class Serial:
         """``n`` epochs of each of ``trials``; their training errors (scaled to
         squared error percentages) into ``history[i, epoch:epoch + n]``; one
         kernel status per trial."""
-        status = np.zeros(len(trials), np.int64)
-        for j, i in enumerate(trials.tolist() if len(trials) > 1 else (int(trials[0]),)):
+        status = [0] * len(trials)
+        for j, i in enumerate(trials.tolist()):
             sse = history[i, epoch:epoch + n]
             status[j] = s = self.algorithm.epochs(self.ws[i], self.state[i], sse, check)
             if s < 0:
                 sse[:-s] *= self.scale
             else:
                 sse *= self.scale
-        return status
+        return np.array(status, np.int64)
 
     def weights(self, trials):
         """The current weights of ``trials``: (len(trials), n_connections), a copy."""
