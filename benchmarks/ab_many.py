@@ -11,21 +11,20 @@ tree and the median of the per-repeat ratios B/A::
 
 The process is pinned to one core where the OS allows it.
 """
-import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import overhead  # noqa: E402
 
 
 def worker(names, calls):
     import gc
 
-    sys.path.insert(0, HERE)
     import many_trials as mt
 
     from fastnet import MLP, train_rprop_many
@@ -53,42 +52,19 @@ def worker(names, calls):
     print(json.dumps(out))
 
 
-def run(src, names, calls):
-    env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
-    res = subprocess.run([sys.executable, __file__, "--worker", ",".join(names), "--calls",
-                          str(calls)], env=env, capture_output=True, text=True, check=True)
-    return json.loads(res.stdout.strip().splitlines()[-1])
-
-
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("a", nargs="?", help="tree A's src directory")
-    ap.add_argument("b", nargs="?", help="tree B's src directory")
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--calls", type=int, default=5, help="timed calls per study and process")
+    ap = overhead.parser(__doc__, 5, 5, "timed calls per study and process")
     ap.add_argument("--studies", default="XOR,encoder,cancer1,thyroid1")
-    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})   # one core
+    overhead.pin_one_core()
     if args.worker is not None:
         worker(args.worker.split(","), args.calls)
         return
     if args.a is None or args.b is None:
         ap.error("give the src directories of trees A and B")
-    names = args.studies.split(",")
-    times = {"a": [], "b": []}
-    for _ in range(args.repeats):
-        times["a"].append(run(args.a, names, args.calls))
-        times["b"].append(run(args.b, names, args.calls))
-    print(f"A = {args.a}, B = {args.b}; medians of {args.repeats} alternating processes; "
-          f"load {os.getloadavg()}")
-    for case in times["a"][0]:
-        a = [t[case] for t in times["a"]]
-        b = [t[case] for t in times["b"]]
-        ratio = statistics.median(y / x for x, y in zip(a, b))
-        print(f"{case:<16} A {1e3 * statistics.median(a):9.3f} ms  B {1e3 * statistics.median(b):9.3f} ms"
-              f"  B/A {ratio:.3f}")
+    times_a, times_b = overhead.alternate(__file__, args.a, args.b, args.repeats,
+                                          [args.studies, "--calls", str(args.calls)])
+    overhead.report(times_a, times_b, args.a, args.b, 1e3, "ms")
 
 
 if __name__ == "__main__":

@@ -24,9 +24,6 @@ import subprocess
 import sys
 import time
 
-CASES = ("xor", "cancer1")
-
-
 def worker(calls):
     import numpy as np
 
@@ -59,40 +56,60 @@ def worker(calls):
     print(json.dumps(out))
 
 
-def run(src, calls):
-    env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
-    res = subprocess.run([sys.executable, __file__, "--worker", str(calls)], env=env,
-                         capture_output=True, text=True, check=True)
-    return json.loads(res.stdout.strip().splitlines()[-1])
+def alternate(script, a, b, repeats, worker_args):
+    """Run ``script --worker ...`` in a fresh process per tree, A then B, ``repeats``
+    times (each tree's ``src`` first on PYTHONPATH); each worker prints one JSON
+    line of seconds per case. Returns the list of those dicts per tree."""
+    times = {"a": [], "b": []}
+    for _ in range(repeats):
+        for key, src in (("a", a), ("b", b)):
+            env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
+            res = subprocess.run([sys.executable, script, "--worker", *worker_args], env=env,
+                                 capture_output=True, text=True, check=True)
+            times[key].append(json.loads(res.stdout.strip().splitlines()[-1]))
+    return times["a"], times["b"]
+
+
+def report(times_a, times_b, a, b, scale, unit):
+    """Per case: the medians of each tree (seconds times ``scale``, in ``unit``) and
+    the median of the per-repeat ratios B/A."""
+    print(f"A = {a}, B = {b}; medians of {len(times_a)} alternating processes; "
+          f"load {os.getloadavg()}")
+    for case in times_a[0]:
+        ta = [t[case] for t in times_a]
+        tb = [t[case] for t in times_b]
+        ratio = statistics.median(y / x for x, y in zip(ta, tb))
+        print(f"{case:<16} A {scale * statistics.median(ta):10.3f} {unit}  "
+              f"B {scale * statistics.median(tb):10.3f} {unit}  B/A {ratio:.3f}")
+
+
+def pin_one_core():
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+
+
+def parser(doc, repeats, calls, calls_help):
+    """The arguments of an A/B script: the two trees' src, repeats, calls, the worker flag."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("a", nargs="?", help="tree A's src directory")
+    ap.add_argument("b", nargs="?", help="tree B's src directory")
+    ap.add_argument("--repeats", type=int, default=repeats)
+    ap.add_argument("--calls", type=int, default=calls, help=calls_help)
+    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    return ap
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("a", nargs="?", help="tree A's src directory")
-    ap.add_argument("b", nargs="?", help="tree B's src directory")
-    ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--calls", type=int, default=2000, help="XOR calls per process (cancer1: 1/20)")
-    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    ap = parser(__doc__, 7, 2000, "XOR calls per process (cancer1: 1/20)")
     args = ap.parse_args(argv)
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})   # one core
+    pin_one_core()
     if args.worker is not None:
         worker(int(args.worker))
         return
     if args.a is None or args.b is None:
         ap.error("give the src directories of trees A and B")
-    times = {"a": [], "b": []}
-    for _ in range(args.repeats):
-        times["a"].append(run(args.a, args.calls))
-        times["b"].append(run(args.b, args.calls))
-    print(f"A = {args.a}, B = {args.b}; medians of {args.repeats} alternating processes; "
-          f"load {os.getloadavg()}")
-    for case in CASES:
-        a = [t[case] for t in times["a"]]
-        b = [t[case] for t in times["b"]]
-        ratio = statistics.median(y / x for x, y in zip(a, b))
-        print(f"{case:<8} A {1e6 * statistics.median(a):9.1f} us/call  "
-              f"B {1e6 * statistics.median(b):9.1f} us/call  B/A {ratio:.3f}")
+    times_a, times_b = alternate(__file__, args.a, args.b, args.repeats, [str(args.calls)])
+    report(times_a, times_b, args.a, args.b, 1e6, "us/call")
 
 
 if __name__ == "__main__":
