@@ -20,12 +20,14 @@ _controller = None
 
 
 def _blas_libraries():
+    # The controller lists the libraries loaded when it is made (once), so their
+    # selection is made once too.
     global _controller
     if _controller is None:
         from threadpoolctl import ThreadpoolController
 
-        _controller = ThreadpoolController()
-    return _controller.select(user_api="blas").lib_controllers
+        _controller = ThreadpoolController().select(user_api="blas").lib_controllers
+    return _controller
 
 
 @contextmanager
