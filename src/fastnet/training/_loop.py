@@ -217,6 +217,8 @@ class StripLoop:
         if at_end and (self.val is not None or self.test is not None):
             self._measure(idx, epoch)
         run, fired, ended = self.run, self.fired, []
+        if self.criteria[0] is None and run.callback is None:
+            return                          # (nobody to show the state to)
         for i in idx.tolist():
             state = self._state(i, epoch)
             crit = self.criteria[i]
