@@ -236,3 +236,31 @@ def test_sigkill_loses_no_finished_algorithm(tmp_path):
     b = json.loads((whole / "study.json").read_text())["algorithms"]
     assert [x["trials"]["epochs"] for x in a] == [x["trials"]["epochs"] for x in b]
     assert [x["trials"]["success"] for x in a] == [x["trials"]["success"] for x in b]
+
+
+def test_graph_key_hides_no_curve(monkeypatch):
+    """The key of a grid's many curves lies beside the graphs, not on them, and an
+    eleventh algorithm differs from the first by its line style."""
+    from fastnet import plots
+    from fastnet.study import _write as study_write
+
+    rates = ", ".join(str(0.2 * i) for i in range(1, 11))
+    result = run_study(xor_study(algorithms=("rprop+", f"backprop(learning_rate=[{rates}])"),
+                                 trials=5, limit=40))
+    drawn = {}
+    monkeypatch.setattr(plots, "to_png", lambda axes, dpi: drawn.setdefault("axes", axes))
+    study_write._graphs(result, plots)
+    ax1, ax2 = drawn["axes"][:2]
+    fig = ax1.figure
+    keys = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    assert ax1.get_legend() is None and ax2.get_legend() is None and len(keys) == 1
+    assert [t.get_text() for t in keys[0].get_texts()] == list(result.study.algorithms)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    box = keys[0].get_window_extent(renderer)
+    for ax in (ax1, ax2):
+        assert not box.overlaps(ax.get_window_extent(renderer))
+    lines = ax1.get_lines()
+    assert lines[0].get_color() == lines[10].get_color()
+    assert lines[0].get_linestyle() != lines[10].get_linestyle()
