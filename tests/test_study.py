@@ -264,3 +264,16 @@ def test_graph_key_hides_no_curve(monkeypatch):
     lines = ax1.get_lines()
     assert lines[0].get_color() == lines[10].get_color()
     assert lines[0].get_linestyle() != lines[10].get_linestyle()
+
+
+def test_progress_counts_success_at_the_limit_as_the_tables_do():
+    """A trial that meets the criterion exactly at epoch T is a failure (not before T):
+    the progress line said one success more than the tables."""
+    (a,) = run_study(xor_study(algorithms=("rprop+",))).algorithms
+    limit = int(a.epochs[a.success].max())          # the slowest success, now at T
+    lines = []
+    (b,) = run_study(xor_study(algorithms=("rprop+",), limit=limit),
+                     progress=lines.append).algorithms
+    at_limit = np.count_nonzero(a.epochs == limit)
+    assert at_limit >= 1 and b.hamey.n_successes == a.hamey.n_successes - at_limit
+    assert f": {b.hamey.n_successes}/25 successful, " in lines[-1]
