@@ -4,13 +4,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fastnet._typing import ArrayLike, Seed
-from fastnet._validation import check_float
-from fastnet.network import MAX_INIT_SCALE, MLP
+from fastnet.network import MLP
 from fastnet.stopping import StoppingCriterion, TrainingState
 from fastnet.training._algorithms import Backprop
-from fastnet.training._checks import check_run, check_sets
 from fastnet.training._results import TrainResult
-from fastnet.training._single import train_single
+from fastnet.training._train import train
 
 __all__ = ["train_backprop"]
 
@@ -88,10 +86,8 @@ def train_backprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None
     >>> r.traversals.update == 50 * 4 * net.n_connections
     True
     """
-    algorithm = Backprop(mode, learning_rate, momentum, decay)
-    if init_scale is not None:
-        init_scale = check_float(init_scale, "init_scale", low=0.0, high=MAX_INIT_SCALE)
-    sets = check_sets(net, X, Y, X_val, Y_val, X_test, Y_test)
-    run = check_run(sets, max_epochs, strip, stop, target_range, classification, block_size,
-                    blas_min, callback)
-    return train_single(net, algorithm, sets, run, seed=seed, init_scale=init_scale)
+    return train(net, X, Y, X_val, Y_val, algorithm=Backprop(mode, learning_rate, momentum, decay),
+                 X_test=X_test, Y_test=Y_test, max_epochs=max_epochs, stop=stop, strip=strip,
+                 init_scale=init_scale, seed=seed, target_range=target_range,
+                 classification=classification, callback=callback, block_size=block_size,
+                 blas_min=blas_min)
