@@ -37,8 +37,9 @@ from fastnet._validation import (
 __all__ = ["MLP", "ACTIVATIONS", "FORMAT_VERSION", "MAX_CONNECTIONS", "MAX_WEIGHT"]
 
 #: Activation names and the kernel codes they map to (see _kernels/_types.pxd).
-#: ``"proben1"`` is Proben1's sigmoid ``f(x) = x / (1 + |x|)``, ``f'(x) = 1 / (1 + |x|)**2``.
-ACTIVATIONS = {"linear": 0, "proben1": 1, "logistic": 2, "tanh": 3}
+#: ``"proben1"`` is Proben1's sigmoid ``f(x) = x / (1 + |x|)``, ``f'(x) = 1 / (1 + |x|)**2``;
+#: ``"relu"`` is ``max(x, 0)`` with ``f'(0) = 0``.
+ACTIVATIONS = {"linear": 0, "proben1": 1, "logistic": 2, "tanh": 3, "relu": 4}
 
 #: Half-widths of the initial weight range when none is given: Proben1's
 #: (Prechelt 1994) for multilayer and for linear networks.
@@ -69,9 +70,11 @@ class MLP:
     shortcut : bool, default=True
         If True every layer feeds every later layer (Proben1's "all feed-forward
         connections including shortcut connections"); if False adjacent layers only.
-    hidden_activation, output_activation : {"proben1", "logistic", "tanh", "linear"}
+    hidden_activation, output_activation : {"proben1", "logistic", "tanh", "relu", "linear"}
         Activation of the hidden and the output units. ``"proben1"`` is
-        ``f(x) = x / (1 + |x|)``. Defaults: ``"proben1"`` and ``"linear"``.
+        ``f(x) = x / (1 + |x|)``; ``"relu"`` is ``max(x, 0)``, whose derivative
+        is taken as 0 at ``x = 0`` (as in PyTorch and scikit-learn).
+        Defaults: ``"proben1"`` and ``"linear"``.
     init_scale : float, optional
         The weights (biases too) are drawn uniformly from [-init_scale,
         init_scale] when the network is built. Default: Proben1's ranges

@@ -27,8 +27,11 @@ enum {
     FN_ACT_LINEAR = 0,     /* y = x */
     FN_ACT_PROBEN1 = 1,    /* y = x / (1 + |x|) (Prechelt 1994's "sigmoid") */
     FN_ACT_LOGISTIC = 2,   /* y = 1 / (1 + exp(-x)) */
-    FN_ACT_TANH = 3        /* y = tanh(x) */
+    FN_ACT_TANH = 3,       /* y = tanh(x) */
+    FN_ACT_RELU = 4        /* y = max(x, 0); f'(x) = 1 for x > 0, else 0 (f'(0) = 0) */
 };
+/* Number of activation codes: valid codes are 0 .. FN_N_ACTIVATIONS - 1. */
+enum { FN_N_ACTIVATIONS = 5 };
 
 /* RPROP variants (Riedmiller & Braun 1993; Igel & Huesken 2000). */
 enum {

@@ -1,7 +1,7 @@
 """Forward pass over a batch of examples (see _types.pxd for the layout)."""
 from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS,
-    ACT_LINEAR, ACT_PROBEN1, activate, activate_only, gemm_forward, fn_loops_proben1,
+    N_ACTIVATIONS, ACT_LINEAR, ACT_PROBEN1, activate, activate_only, gemm_forward, fn_loops_proben1,
     fn_loops_linear,
 )
 # Which products this process runs is decided once, in fastnet._kernels._simd
@@ -74,7 +74,7 @@ cdef int check_buffers(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
                 or layers[j, L_SRC_LO] >= layers[j, L_SRC_HI]
                 or layers[j, L_W_OFF] != last_w
                 or layers[j, L_B_OFF] != last_w + layers[j, L_SIZE] * (layers[j, L_SRC_HI] - layers[j, L_SRC_LO])
-                or layers[j, L_ACT] < 0 or layers[j, L_ACT] > 3):
+                or layers[j, L_ACT] < 0 or layers[j, L_ACT] >= N_ACTIVATIONS):
             raise ValueError(f"kernel: inconsistent layer table row {j}")
         last_unit = layers[j, L_START] + layers[j, L_SIZE]
         last_w = layers[j, L_B_OFF] + layers[j, L_SIZE]
