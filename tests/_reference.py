@@ -237,3 +237,25 @@ def train_rprop_objective(net, X, T, variant, epochs, step0, loss="sse", weight_
         errors.append(e)
         net.set_weights(opt.update(net.weights.copy(), g, e))
     return np.array(errors), net.weights.copy()
+
+
+def train_backprop_objective(net, X, T, epochs, lr, momentum, loss="sse", weight_decay=0.0, *,
+                             orders=None):
+    """train_backprop on the objective; online (``orders`` given), each pattern's
+    step follows its loss plus weight_decay / N * sum w**2."""
+    net = net.copy()
+    dw_prev = np.zeros(net.n_connections)
+    errors = []
+    N = X.shape[0]
+    for t in range(epochs):
+        batches = [slice(None)] if orders is None else [slice(p, p + 1) for p in orders[t]]
+        decay = weight_decay if orders is None else weight_decay / N
+        total = 0.0
+        for rows in batches:
+            g, e = objective_gradient(net, X[rows], T[rows], loss, decay)
+            total += e
+            dw = -lr * g + momentum * dw_prev
+            net.set_weights(net.weights + dw)
+            dw_prev = dw
+        errors.append(total)
+    return np.array(errors), net.weights.copy()

@@ -266,7 +266,7 @@ def test_regressor_shapes_and_validation():
     (dict(variant="adam"), None, ValueError, r"`variant` must be one of"),
     (dict(preset="fast"), None, ValueError, r"`preset` must be one of"),
     (dict(max_iter=0), None, ValueError, r"`max_iter` must be >= 1"),
-    (dict(output_activation="relu"), None, ValueError, r"`output_activation` must be one of"),
+    (dict(output_activation="softplus"), None, ValueError, r"`output_activation` must be one of"),
     (dict(), "xval_only", ValueError, r"give both `X_val` and `y_val`"),
     (dict(), "bad_label", ValueError, r"`y_val` has labels \['x'\] that are not in `y`"),
 ])

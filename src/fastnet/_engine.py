@@ -76,11 +76,17 @@ class Workspace:
     g, dw_prev : ndarray
         The epoch's gradient and the previous weight change, one per connection.
     blas_min : int
+    objective : (int, float)
+        The training objective: loss code and L2 weight decay (``(0, 0.0)``: the
+        summed squared error). The epochs' errors are its values.
     """
 
-    def __init__(self, net, X, Y, block_size=None, blas_min=None, *, w=None, A=None):
-        # A: an activation buffer that already holds X (shared by trials, no copy)
+    def __init__(self, net, X, Y, block_size=None, blas_min=None, *, w=None, A=None,
+                 objective=(0, 0.0)):
+        # A: an activation buffer that already holds X (shared by trials, no copy);
+        # objective: the kernels' (loss code, weight decay), see training._checks.LOSSES
         self.net = net
+        self.objective = objective
         self.w = net._w if w is None else w
         self.Y = Y
         self.A = activations(net, X) if A is None else A
@@ -126,7 +132,7 @@ class Workspace:
         return _rprop.train_epochs(self.A, self.Y, net._layers, net.n_in, self.w, self.g,
                                    g_prev, self.dw_prev, step, self.D, self.Dl, *params, last_error,
                                    sse_out, self.blas_min, every, r_c, analog,
-                                   self.check_block)
+                                   self.check_block, *self.objective)
 
     def backprop_epochs(self, rates, momentum, order, sse_out):
         """Backpropagation epochs, one per entry of ``sse_out`` (see
@@ -134,7 +140,7 @@ class Workspace:
         net = self.net
         return _backprop.train_epochs(self.A, self.Y, net._layers, net.n_in, self.w, self.g,
                                       self.dw_prev, self.D, self.Dl, rates, momentum, order,
-                                      sse_out, self.blas_min)
+                                      sse_out, self.blas_min, *self.objective)
 
 
 class Evaluator:

@@ -1,8 +1,8 @@
 """Forward pass over a batch of examples (see _types.pxd for the layout)."""
 from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS,
-    N_ACTIVATIONS, ACT_LINEAR, ACT_PROBEN1, activate, activate_only, gemm_forward, fn_loops_proben1,
-    fn_loops_linear,
+    N_ACTIVATIONS, ACT_LINEAR, ACT_PROBEN1, ACT_SOFTMAX, activate, activate_only, softmax_row,
+    gemm_forward, fn_loops_proben1, fn_loops_linear,
 )
 # Which products this process runs is decided once, in fastnet._kernels._simd
 # (imported with this module); its answers, under their long-standing names here:
@@ -16,7 +16,7 @@ cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
     """Propagate `nb` activation rows (inputs already in columns [0, n_in)).
 
     Fills the non-input columns of A and, unless D is NULL, the derivatives
-    f'(net) into D (column = unit - n_in).
+    f'(net) into D (column = unit - n_in); softmax outputs put log y there.
     """
     cdef Py_ssize_t j, r, u, start, size, lo, hi, code
     cdef const Py_ssize_t* lay
@@ -39,6 +39,14 @@ cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
         elif code == ACT_LINEAR:
             fn_loops_linear(nb, size, A + start, lda, b,
                             D + (start - n_in) if D != NULL else NULL, ldd)
+        elif code == ACT_SOFTMAX:
+            # (output layer only): a row at a time; D gets log y, not f'
+            for r in range(nb):
+                z = A + r * lda + start
+                if b != NULL:
+                    for u in range(size):
+                        z[u] = z[u] + b[u]
+                softmax_row(z, size, D + r * ldd + (start - n_in) if D != NULL else NULL)
         else:
             for r in range(nb):
                 z = A + r * lda + start
@@ -74,7 +82,8 @@ cdef int check_buffers(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
                 or layers[j, L_SRC_LO] >= layers[j, L_SRC_HI]
                 or layers[j, L_W_OFF] != last_w
                 or layers[j, L_B_OFF] != last_w + layers[j, L_SIZE] * (layers[j, L_SRC_HI] - layers[j, L_SRC_LO])
-                or layers[j, L_ACT] < 0 or layers[j, L_ACT] >= N_ACTIVATIONS):
+                or layers[j, L_ACT] < 0 or layers[j, L_ACT] >= N_ACTIVATIONS
+                or (layers[j, L_ACT] == ACT_SOFTMAX and j < L - 1)):
             raise ValueError(f"kernel: inconsistent layer table row {j}")
         last_unit = layers[j, L_START] + layers[j, L_SIZE]
         last_w = layers[j, L_B_OFF] + layers[j, L_SIZE]

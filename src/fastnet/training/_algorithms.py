@@ -40,6 +40,9 @@ class Algorithm:
     kernel_check = False
     #: Trials can train side by side in vector lanes (see :meth:`lanes_args`).
     lanes = False
+    #: The rule trains the run's objective (``loss``, ``weight_decay``: the
+    #: workspace's ``objective``), not only the summed squared error.
+    objectives = False
 
     def record(self):
         """(name, parameters) for the set-up record."""
@@ -105,6 +108,7 @@ class RPROP(Algorithm):
 
     kernel_check = True
     lanes = True
+    objectives = True
 
     def __post_init__(self):
         put = object.__setattr__.__get__(self)
@@ -214,6 +218,8 @@ class Backprop(Algorithm):
     learning_rate: float = 0.01
     momentum: float = 0.0
     decay: bool = False
+
+    objectives = True
 
     def __post_init__(self):
         put = object.__setattr__.__get__(self)

@@ -24,7 +24,8 @@ def train_backprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None
                    target_range: tuple[float, float] = (0.0, 1.0),
                    classification: bool | str = "auto",
                    callback: Callable[[int, TrainingState], bool | None] | None = None,
-                   block_size: int | None = None, blas_min: int | None = None) -> TrainResult:
+                   block_size: int | None = None, blas_min: int | None = None,
+                   loss: str = "sse", weight_decay: float = 0.0) -> TrainResult:
     r"""Train ``net`` in place with backpropagation and momentum.
 
     Each update is dw = -lr * g + momentum * dw_prev, w <- w + dw, with g the
@@ -46,6 +47,10 @@ def train_backprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None
     callback, block_size, blas_min
         As in :func:`fastnet.train_rprop`. ``seed`` also drives the online
         presentation order.
+    loss, weight_decay
+        The objective, as in :func:`fastnet.train_rprop`. Online, each pattern's
+        step follows the gradient of its loss plus weight_decay / N * sum w^2 (the
+        N patterns' terms add up to the batch objective).
 
     Returns
     -------
@@ -93,5 +98,5 @@ def train_backprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None
         init_scale = check_float(init_scale, "init_scale", low=0.0, high=MAX_INIT_SCALE)
     sets = check_sets(net, X, Y, X_val, Y_val, X_test, Y_test)
     run = check_run(sets, max_epochs, strip, stop, target_range, classification, block_size,
-                    blas_min, callback)
+                    blas_min, callback, net=net, loss=loss, weight_decay=weight_decay)
     return train_single(net, algorithm, sets, run, seed=seed, init_scale=init_scale)

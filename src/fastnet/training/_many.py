@@ -249,6 +249,8 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, preset,
     K = start[0].shape[0]
     if method == "auto":
         method = _auto_method(sets.X.shape[0], net.n_connections, K)
+    if not _lanes_take(net, run):
+        method = "serial"
     trials, rows = _backends(method, net, nets, plan.algorithm, sets, run, *start)
     loop = StripLoop(trials, K, net, plan.algorithm, sets, run, rows)
     store = None if nets is None else (lambda w: _trials.scatter_rows(w, list(map(_WEIGHTS, nets))))
@@ -264,6 +266,12 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, preset,
     setup["batch"] = batch_record(method, K, cpu, wall, trials)
     columns = dataclasses.replace(columns, cpu_time=cpu * shares, wall_time=wall * shares)
     return TrainResults._of(columns, nets, net, seeds, setup)
+
+
+def _lanes_take(net, run):
+    """Whether the lanes can train this network and objective: not softmax outputs,
+    nor an objective other than the summed squared error (those train serially)."""
+    return net.output_activation != "softmax" and run.squared_error
 
 
 def _auto_method(n_train, n_connections, n_trials):
