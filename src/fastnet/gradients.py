@@ -4,7 +4,7 @@ Both run on fastnet's compiled kernels over the whole data set at once (no Pytho
 per example): :func:`value_and_grad` is the backward pass every trainer uses,
 :func:`jacobian` runs one backward pass per output for each example, a block of
 examples at a time. The error is Proben1's summed squared error (Prechelt 1994)
-with no factor 1/2, and gradients are in the order of ``net.weights``, so a rule
+with no factor 1/2 (or, on request, the cross-entropy and an L2 weight decay), and gradients are in the order of ``net.weights``, so a rule
 written in NumPy updates ``net.weights`` directly (see the guide "Gradients and
 Jacobians for your own rules").
 """
@@ -111,8 +111,8 @@ def value_and_grad(net: MLP, X: ArrayLike, Y: ArrayLike, *, loss: str = "sse",
     Notes
     -----
     With outputs o_pk, targets t_pk and output deltas 2 (o_pk - t_pk) f'(net_pk),
-    back-propagation (Rumelhart et al. 1986) gives g = dE/dw exactly; it equals
-    ``2 * jacobian(net, X).T @ (O - Y).ravel()``. E and g are what RPROP and
+    back-propagation (Rumelhart et al. 1986) gives g = dE/dw exactly; for the
+    summed squared error it equals ``2 * jacobian(net, X).T @ (O - Y).ravel()``. E and g are what RPROP and
     backprop use per epoch (Riedmiller & Braun 1993 write E with a 1/2; fastnet,
     like Prechelt 1994, does not, so g is twice theirs). With cross-entropy the
     output deltas are o - t (logistic outputs; softmax outputs: o sum(t) - t,
@@ -187,8 +187,8 @@ def jacobian(net: MLP, X: ArrayLike) -> np.ndarray:
     Notes
     -----
     Row (p, k) is one backward pass from output k of example p: output delta
-    f'(net_pk) at output k and 0 at the others, back-propagated as for the
-    gradient. A weight from unit s into unit u gets delta_u * a_s, a bias delta_u.
+    f'(net_pk) at output k and 0 at the others (softmax outputs: o_pk ([i = k] -
+    o_pi) at every output i), back-propagated as for the gradient. A weight from unit s into unit u gets delta_u * a_s, a bias delta_u.
     The kernel runs the n_out passes of a block of examples together (one matrix
     product per layer). This is the Jacobian of Levenberg-Marquardt training
     (Hagan & Menhaj 1994): its normal equations are ``J.T @ J`` and
