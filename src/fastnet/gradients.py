@@ -4,8 +4,9 @@ Both run on fastnet's compiled kernels over the whole data set at once (no Pytho
 per example): :func:`value_and_grad` is the backward pass every trainer uses,
 :func:`jacobian` runs one backward pass per output for each example, a block of
 examples at a time. The error is Proben1's summed squared error (Prechelt 1994)
-with no factor 1/2 (or, on request, the cross-entropy and an L2 weight decay), and gradients are in the order of ``net.weights``, so a rule
-written in NumPy updates ``net.weights`` directly (see the guide "Gradients and
+with no factor 1/2 (or, on request, the cross-entropy and an L2 weight decay), and
+gradients are in the order of ``net.weights``, so a rule written in NumPy updates
+``net.weights`` directly (see the guide "Gradients and
 Jacobians for your own rules").
 """
 from __future__ import annotations
@@ -188,7 +189,8 @@ def jacobian(net: MLP, X: ArrayLike) -> np.ndarray:
     -----
     Row (p, k) is one backward pass from output k of example p: output delta
     f'(net_pk) at output k and 0 at the others (softmax outputs: o_pk ([i = k] -
-    o_pi) at every output i), back-propagated as for the gradient. A weight from unit s into unit u gets delta_u * a_s, a bias delta_u.
+    o_pi) at every output i), back-propagated as for the gradient. A weight from
+    unit s into unit u gets delta_u * a_s, a bias delta_u.
     The kernel runs the n_out passes of a block of examples together (one matrix
     product per layer). This is the Jacobian of Levenberg-Marquardt training
     (Hagan & Menhaj 1994): its normal equations are ``J.T @ J`` and
