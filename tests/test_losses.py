@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from _training_cases import METHODS, alone, assert_same_run, data, nets_for
 from numpy.testing import assert_allclose
+from test_gradients import SMALL, H, central_differences, make
 
 from fastnet import (MLP, NoConvergenceWarning, jacobian, train, train_backprop, train_rprop,
                      train_rprop_many, value_and_grad)
@@ -17,30 +18,6 @@ from fastnet._kernels import _backward, _forward, _trials
 from fastnet.algorithms import RPROP
 from fastnet.network import ACTIVATIONS, HIDDEN_ACTIVATIONS
 from fastnet.stopping import GL
-
-H = 1e-6
-SMALL = [(3, (), 2), (4, (5,), 3), (5, (4, 3), 2)]
-
-
-def make(n_in, hidden, n_out, shortcut, hidden_act="proben1", out_act="linear", seed=0, n=23):
-    net = MLP(n_in, hidden, n_out, shortcut=shortcut, hidden_activation=hidden_act,
-              output_activation=out_act)
-    net.init_weights(seed, scale=0.8)
-    rng = np.random.default_rng(seed + 100)
-    return net, rng.uniform(-1, 1, (n, n_in)), rng.uniform(0, 1, (n, n_out))
-
-
-def central_differences(net, f):
-    """(f(w + h e_c) - f(w - h e_c)) / 2h for every weight c, stacked as the last axis."""
-    w0 = net.weights.copy()
-    cols = []
-    for c in range(w0.size):
-        up, down = w0.copy(), w0.copy()
-        up[c] += H
-        down[c] -= H
-        cols.append((f(net.set_weights(up)) - f(net.set_weights(down))) / (2 * H))
-    net.set_weights(w0)
-    return np.stack(cols, axis=-1)
 
 
 def hidden_net_inputs(net, X):
