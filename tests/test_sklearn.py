@@ -352,3 +352,18 @@ def test_objective_parameters_are_named(params, exc, match):
     y = np.array(["a", "b"] * 10)
     with pytest.raises(exc, match=match):
         RpropClassifier(max_iter=2, **params).fit(X, y)
+
+
+def test_an_estimator_pickled_before_the_objective_parameters_refits(iris):
+    import pickle
+    X, y = iris
+    clf = RpropClassifier(hidden_layer_sizes=(3,), stop=None, max_iter=5, random_state=0).fit(X, y)
+    state = clf.__getstate__()
+    for name in ("activation", "loss", "alpha"):       # as saved by fastnet 0.1
+        del state[name]
+    old = RpropClassifier.__new__(RpropClassifier)
+    old.__setstate__(state)
+    assert {k: old.get_params()[k] for k in ("activation", "loss", "alpha")} == \
+        {"activation": None, "loss": "sse", "alpha": 0.0}
+    assert_array_equal(clone(old).fit(X, y).net_.weights, clf.net_.weights)
+    assert_array_equal(pickle.loads(pickle.dumps(old)).predict(X), clf.predict(X))

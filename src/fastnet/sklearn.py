@@ -134,6 +134,9 @@ class _RpropBase(EstimatorPersistence, BaseEstimator):
     # Set by the subclasses (the output activation by loss).
     _default_output_activation = None
     _is_classifier = False
+    # The defaults of the parameters added in 0.2.0, for estimators pickled before
+    # (their state lacks them; __init__ always sets them on the instance).
+    activation, loss, alpha = None, "sse", 0.0
 
     def __init__(self, hidden_layer_sizes=(8,), *, shortcut=True, hidden_activation="proben1",
                  output_activation=None, activation=None, loss="sse", alpha=0.0, preset=None,
