@@ -170,6 +170,149 @@ def train_backprop(net, X, T, epochs, lr, momentum, *, online=False, orders=None
     return np.array(errors), net.weights.copy()
 
 
+def _error_at_numpy(net, w, X, T):
+    return sse(net.copy().set_weights(w), X, T)
+
+
+def _gradient_at_numpy(net, w, X, T):
+    return gradient(net.copy().set_weights(w), X, T)
+
+
+def train_scg(net, X, T, epochs, sigma=1e-4, lambda1=1e-6, kernels=False):
+    """Scaled conjugate gradient (Moller 1993), written out step by step.
+
+    Returns (per-epoch E at each iteration's start, final weights, log) where log
+    counts the gradients, the error evaluations, the failed reductions (Delta < 0)
+    and the iterations whose curvature was not positive (delta <= 0). ``kernels``:
+    E and g from fastnet.value_and_grad instead of this module's NumPy passes (the
+    probe's difference quotient amplifies their rounding differences by 1/sigma_k)."""
+    w = net.weights.copy()
+    C = w.size
+    if kernels:
+        from fastnet import value_and_grad
+
+        def _gradient_at(net, w, X, T):
+            E, g = value_and_grad(net.copy().set_weights(w), X, T)
+            return g, E
+
+        def _error_at(net, w, X, T):
+            return net.copy().set_weights(w).sum_squared_error(X, T)
+    else:
+        _gradient_at, _error_at = _gradient_at_numpy, _error_at_numpy
+    g, E = _gradient_at(net, w, X, T)
+    log = {"gradients": 1, "probes": 0, "errors": 0, "failed": 0, "not_positive": 0,
+           "lambda_after_failure": []}
+    r = -g
+    p = r.copy()
+    lam, lam_bar, success, k = lambda1, 0.0, True, 1
+    s, delta = np.zeros(C), 0.0
+    errors = []
+    for _ in range(epochs):
+        errors.append(E)
+        if not np.any(r):
+            break
+        p2 = p @ p
+        if success:
+            sigma_k = sigma / np.sqrt(p2)
+            g_probe, _ = _gradient_at(net, w + sigma_k * p, X, T)
+            log["gradients"] += 1
+            log["probes"] += 1
+            s = (g_probe - g) / sigma_k
+            delta = p @ s
+        s = s + (lam - lam_bar) * p
+        delta = delta + (lam - lam_bar) * p2
+        if delta <= 0:
+            log["not_positive"] += 1
+            s = s + (lam - 2 * delta / p2) * p
+            lam_bar = 2 * (lam - delta / p2)
+            delta = -delta + lam * p2
+            lam = lam_bar
+        mu = p @ r
+        alpha = mu / delta
+        E_new = _error_at(net, w + alpha * p, X, T)
+        log["errors"] += 1
+        Delta = 2 * delta * (E - E_new) / mu ** 2
+        p_old2, delta_old = p2, delta
+        if Delta >= 0:
+            w = w + alpha * p
+            g, E = _gradient_at(net, w, X, T)
+            log["gradients"] += 1
+            r_new = -g
+            lam_bar, success = 0.0, True
+            if k % C == 0:
+                p = r_new.copy()
+            else:
+                p = r_new + ((r_new @ r_new - r_new @ r) / mu) * p
+            r = r_new
+            if Delta >= 0.75:
+                lam = lam / 4
+        else:
+            lam_bar, success = lam, False
+            log["failed"] += 1
+        if Delta < 0.25:
+            with np.errstate(over="ignore"):     # (lambda overflows at a minimum)
+                lam = lam + delta_old * (1 - Delta) / p_old2
+        if not success:
+            log["lambda_after_failure"].append((lam_bar, lam))
+        k += 1
+        if not np.any(r) or not np.isfinite(lam):
+            break
+    return np.array(errors), w, log
+
+
+def train_lm(net, X, T, epochs, mu=1e-3, mu_dec=0.1, mu_inc=10.0, mu_max=1e10,
+             damping="identity", kernels=False):
+    """Levenberg-Marquardt with trainlm's mu schedule, solving the damped normal
+    equations with numpy.linalg.solve; outputs, errors and the Jacobian from this
+    module's NumPy passes, or (``kernels``) from fastnet's predict,
+    sum_squared_error and jacobian. Returns (errors, weights, stop, trial steps)."""
+    if kernels:
+        from fastnet import jacobian as jac
+
+        def out(at):
+            return at.predict(X)
+
+        def error(w):
+            return net.copy().set_weights(w).sum_squared_error(X, T)
+    else:
+        jac = jacobian
+
+        def out(at):
+            return predict(at, X)
+
+        def error(w):
+            return _error_at_numpy(net, w, X, T)
+    w = net.weights.copy()
+    errors, trials, stop = [], 0, None
+    for _ in range(epochs):
+        at = net.copy().set_weights(w)
+        e = (out(at) - T).ravel()
+        E = float(e @ e)
+        errors.append(E)
+        J = jac(at, X)
+        A = J.T @ J
+        D = np.eye(w.size) if damping == "identity" else np.diag(np.diag(A))
+        while True:
+            try:        # (a matrix that is not positive definite: a failed step)
+                L = np.linalg.cholesky(A + mu * D)
+            except np.linalg.LinAlgError:
+                L = None
+            if L is not None:
+                dw = np.linalg.solve(L.T, np.linalg.solve(L, -J.T @ e))
+                trials += 1
+                if error(w + dw) < E:
+                    w = w + dw
+                    mu *= mu_dec
+                    break
+            mu *= mu_inc
+            if mu > mu_max:
+                stop = "mu_max"
+                break
+        if stop:
+            break
+    return np.array(errors), w, stop, trials
+
+
 # ---------------------------------------------------------------------------
 # Objectives beyond squared error (tests/test_losses.py): relu and softmax
 # units, cross-entropy, L2 weight decay. Plain NumPy, as above.

@@ -1,10 +1,24 @@
-"""fastnet.algorithms: names, the spec parser, and fastnet.train over the algorithm objects."""
+"""fastnet.algorithms: names, the spec parser, fastnet.train over the algorithm
+objects, users' own rules, and SCG, Levenberg-Marquardt and L-BFGS against
+plain-NumPy oracles (tests/_reference.py)."""
+import gc
+import threading
+import warnings
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 
 from fastnet import MLP, train, train_backprop, train_rprop
-from fastnet.algorithms import ALGORITHMS, RPROP, Backprop, from_spec, spec_of
+from fastnet.algorithms import (ALGORITHMS, LBFGS, LM_MAX_MEMORY, RPROP, SCG, Algorithm,
+                                Backprop, LevenbergMarquardt, from_spec, spec_of)
 from fastnet.datasets import make_xor
+from fastnet.exceptions import DivergenceError
+from fastnet.measures import threshold_correct
+from fastnet.stopping import GL, Correct
+
+import _reference as ref
+from test_gradients import central_differences
 
 
 def _xor_net():
@@ -77,3 +91,456 @@ def test_train_takes_proben1_rule_names_and_refuses_others():
     assert r.stop_reason in {"GL2", "P5"}
     with pytest.raises(ValueError, match=r"`stop` must be None, a fastnet.stopping criterion.*'GL5'"):
         train(_xor_net(), X, Y, X, Y, stop="GL5")
+
+
+# ------------------------------------------------------------ users' own rules
+
+@dataclass(frozen=True)
+class Momentum(Algorithm):
+    """Gradient descent with momentum, as docs/algorithms.md writes it."""
+
+    learning_rate: float = 0.1
+    momentum: float = 0.9
+
+    def init_state(self, weights):
+        return np.zeros_like(weights)
+
+    def step(self, weights, gradient, error, state):
+        change = -self.learning_rate * gradient + self.momentum * state
+        return weights + change, change
+
+
+def _data(n=25, n_in=3, n_out=2, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-1, 1, (n, n_in)), rng.uniform(0.1, 0.9, (n, n_out))
+
+
+NETS = [((), True), ((4,), True), ((4,), False), ((4, 3), True), ((4, 3), False)]
+
+
+def _net(hidden, shortcut, seed=1, scale=0.5, output="logistic"):
+    return MLP(3, hidden, 2, shortcut=shortcut, output_activation=output,
+               init_scale=scale, seed=seed)
+
+
+@pytest.mark.parametrize("hidden, shortcut", NETS)
+def test_user_momentum_rule_equals_train_backprop_batch(hidden, shortcut):
+    X, Y = _data()
+    a = train(_net(hidden, shortcut), X, Y, algorithm=Momentum(0.05, 0.8), max_epochs=60,
+              init_scale=0.5, seed=7)
+    b = train_backprop(_net(hidden, shortcut), X, Y, learning_rate=0.05, momentum=0.8,
+                       max_epochs=60, init_scale=0.5, seed=7)
+    np.testing.assert_allclose(a.net.weights, b.net.weights, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(a.train_error, b.train_error, rtol=1e-12, atol=0)
+    assert a.traversals == b.traversals
+    assert a.setup["algorithm"] == "Momentum"
+    assert a.setup["parameters"] == {"learning_rate": 0.05, "momentum": 0.8}
+
+
+def test_user_rule_gets_strips_validation_and_the_relevant_epoch():
+    X, Y = _data(40)
+    Xv, Yv = _data(20, seed=1)
+    seen = []
+    r = train(_net((4,), True), X, Y, Xv, Yv, algorithm=Momentum(0.5, 0.9), max_epochs=200,
+              stop=GL(1), init_scale=0.5, seed=3, callback=lambda e, s: seen.append(e))
+    assert r.stop_reason == "GL1" and r.epochs % 5 == 0 and seen[-1] == r.epochs
+    assert r.relevant_epoch == r.val_epochs[np.argmin(r.val_error)]
+    assert r.traversals.evaluation == r.epochs // 5 * 20 * r.net.n_connections
+
+
+def test_user_rule_gets_hamey_success_check():
+    X, Y = make_xor().train
+    r = train(_xor_net(), X, Y, algorithm=Momentum(0.5, 0.9), stop=Correct(0.4),
+              max_epochs=3000, init_scale=0.5, seed=0)
+    assert r.stop_reason == Correct(0.4).name and r.epochs < 3000
+    assert threshold_correct(r.net.predict(X), Y, r_c=0.4).all()
+
+
+@dataclass(frozen=True)
+class _Exploding(Algorithm):
+    def step(self, weights, gradient, error, state):
+        return weights * 1e200, state
+
+
+@dataclass(frozen=True)
+class _BadShape(Algorithm):
+    def step(self, weights, gradient, error, state):
+        return weights[:-1], state
+
+
+@dataclass(frozen=True)
+class _NoTuple(Algorithm):
+    def step(self, weights, gradient, error, state):
+        return weights
+
+
+@dataclass(frozen=True)
+class _NoStep(Algorithm):
+    pass
+
+
+def test_user_rule_divergence_and_bad_returns_are_named():
+    X, Y = make_xor().train
+    net = MLP(2, (2,), 1)
+    with pytest.raises(DivergenceError, match=r"epoch [23]"):
+        train(net, X, Y, algorithm=_Exploding(), max_epochs=10, init_scale=0.5, seed=0)
+    with pytest.raises(ValueError, match=r"_BadShape.step must return weights of shape \(11,\), got shape \(10,\)"):
+        train(MLP(2, (2,), 1), X, Y, algorithm=_BadShape(), max_epochs=3)
+    with pytest.raises(TypeError, match=r"_NoTuple.step must return \(new_weights, new_state\)"):
+        train(MLP(2, (2,), 1), X, Y, algorithm=_NoTuple(), max_epochs=3)
+    with pytest.raises(NotImplementedError, match=r"_NoStep must define step"):
+        train(MLP(2, (2,), 1), X, Y, algorithm=_NoStep(), max_epochs=3)
+
+
+def test_record_needs_a_dataclass():
+    class Plain(Algorithm):
+        def step(self, weights, gradient, error, state):
+            return weights, state
+
+    with pytest.raises(TypeError, match=r"Plain must be a dataclass"):
+        Plain().record()
+
+
+# ------------------------------------------------------------ SCG, LM, L-BFGS against oracles
+
+def _sse(result, Y):
+    """The run's training errors as summed squared errors (from percentages)."""
+    return result.train_error * Y.size / 100.0
+
+
+def _close(got, want, rtol=1e-10):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape
+    scale = max(np.abs(want).max(), 1e-300)
+    assert np.abs(got - want).max() <= rtol * scale, np.abs(got - want).max() / scale
+
+
+# The oracles take E and g from fastnet's public value_and_grad (and LM its
+# jacobian): SCG's probe is a difference quotient that amplifies rounding by
+# 1/sigma_k, and ill-conditioned steps amplify it further, so an oracle with
+# other summation orders drifts apart over 60 iterations for reasons that are
+# not the rule's; the rule's arithmetic is the oracle's own, written out in NumPy.
+# Runs with this file's independent NumPy passes agree over the first epochs.
+
+@pytest.mark.parametrize("hidden, shortcut", NETS[1:])
+def test_scg_follows_moller_step_by_step(hidden, shortcut):
+    X, Y = _data()
+    net = _net(hidden, shortcut)
+    want_E, want_w, log = ref.train_scg(net, X, Y, 60, kernels=True)
+    r = train(net.copy(), X, Y, algorithm=SCG(), max_epochs=60)
+    _close(_sse(r, Y), want_E)
+    _close(r.net.weights, want_w)
+    assert r.epochs == 60 and log["failed"] >= 1        # lambda raised after a failed step
+    assert log["lambda_after_failure"] and all(
+        lam > lam_bar for lam_bar, lam in log["lambda_after_failure"])
+    # the oracle with its own NumPy passes: the same path while rounding is small
+    E_np, _, _ = ref.train_scg(net, X, Y, 10)
+    _close(_sse(r, Y)[:10], E_np, rtol=1e-9)
+
+
+def test_scg_not_positive_curvature_branch():
+    X, Y = _data()
+    net = _net((4,), True, seed=3, scale=2.0)
+    want_E, want_w, log = ref.train_scg(net, X, Y, 60, kernels=True)
+    assert log["not_positive"] >= 1                      # step 3 ran (delta <= 0)
+    r = train(net.copy(), X, Y, algorithm=SCG(), max_epochs=60)
+    _close(_sse(r, Y), want_E)
+    _close(r.net.weights, want_w)
+
+
+def test_scg_stops_converged_at_a_zero_gradient_and_when_lambda_overflows():
+    X, Y = _data()
+    net = _net((), True)
+    # no hidden layer: the minimum is reached to working precision within 60 epochs,
+    # steps then fail on rounding noise until lambda overflows
+    want_E, want_w, log = ref.train_scg(net, X, Y, 60, kernels=True)
+    r = train(net.copy(), X, Y, algorithm=SCG(), max_epochs=60, stop=GL(5), X_val=X, Y_val=Y)
+    assert want_E.size < 60 and r.epochs == want_E.size and r.stop_reason == "converged"
+    _close(_sse(r, Y), want_E)
+    # at an exact minimum r = 0: stops after one epoch
+    net, Y0 = _at_exact_minimum(X)
+    r = train(net.copy(), X, Y0, algorithm=SCG(), max_epochs=60)
+    assert (r.stop_reason, r.epochs, r.train_error[0]) == ("converged", 1, 0.0)
+    np.testing.assert_array_equal(r.net.weights, net.weights)
+
+
+#: A damping schedule that keeps 60 epochs away from the minimum, where the
+#: comparisons E(w + dw) < E(w) become rounding noise.
+LM_SLOW = dict(mu=100.0, mu_dec=0.95, mu_inc=3.0)
+
+
+@pytest.mark.parametrize("damping", ["identity", "diagonal"])
+@pytest.mark.parametrize("hidden, shortcut", NETS)
+def test_lm_follows_trainlm_schedule(hidden, shortcut, damping):
+    X, Y = _data()
+    net = _net(hidden, shortcut)
+    want_E, want_w, stop, trials = ref.train_lm(net, X, Y, 60, damping=damping, kernels=True,
+                                                **LM_SLOW)
+    r = train(net.copy(), X, Y, algorithm=LevenbergMarquardt(damping=damping, **LM_SLOW),
+              max_epochs=60)
+    _close(_sse(r, Y), want_E)
+    _close(r.net.weights, want_w)
+    assert r.stop_reason == "max_epochs" and stop is None
+    # the default schedule, over the epochs before the minimum is reached
+    E_def, w_def, _, trials = ref.train_lm(net, X, Y, 8, damping=damping)
+    r = train(net.copy(), X, Y, algorithm=LevenbergMarquardt(damping=damping), max_epochs=8)
+    _close(_sse(r, Y), E_def, rtol=1e-9)
+@pytest.mark.parametrize("damping", ["identity", "diagonal"])
+def test_lm_step_equals_the_damped_normal_equations_of_a_finite_difference_jacobian(damping):
+    X, Y = _data()
+    net = _net((4,), True)
+    J = central_differences(net, lambda n: ref.predict(n, X)).reshape(-1, net.n_connections)
+    e = (ref.predict(net, X) - Y).ravel()
+    A = J.T @ J
+    D = np.eye(A.shape[0]) if damping == "identity" else np.diag(np.diag(A))
+    mu = 0.5
+    step = np.linalg.solve(A + mu * D, -J.T @ e)
+    r = train(net.copy(), X, Y, algorithm=LevenbergMarquardt(mu=mu, damping=damping),
+              max_epochs=1)
+    assert _sse(r, Y)[-1] > ref.sse(r.net, X, Y)       # the first trial step was taken
+    _close(r.net.weights - net.weights, step, rtol=1e-6)
+
+
+def _recorder(path):
+    def callback(intermediate_result):
+        path.append(intermediate_result.fun)
+    return callback
+
+
+@pytest.mark.parametrize("hidden, shortcut", NETS)
+def test_lbfgs_equals_scipys_own_run(hidden, shortcut):
+    from scipy.optimize import minimize
+
+    from fastnet import value_and_grad
+
+    X, Y = _data()
+    net = _net(hidden, shortcut)
+    runs = {}
+    for name, objective in [
+            ("kernels", lambda w: value_and_grad(net.copy().set_weights(w), X, Y)),
+            ("numpy", lambda w: ref.gradient(net.copy().set_weights(w), X, Y)[::-1])]:
+        path = []
+        res = minimize(objective, net.weights.copy(), jac=True, method="L-BFGS-B",
+                       callback=_recorder(path), options={"maxiter": 60})
+        runs[name] = res, [ref.sse(net, X, Y)] + path[:-1]
+    r = train(net.copy(), X, Y, algorithm=LBFGS(), max_epochs=60)
+    res, errors = runs["kernels"]
+    # (no hidden layer: SciPy's ftol test ends the run before 60 iterations)
+    assert r.epochs == res.nit and (res.nit < 60) == (hidden == ())
+    assert r.stop_reason == ("max_epochs" if res.nit == 60 else "converged")
+    _close(_sse(r, Y), errors)
+    _close(r.net.weights, res.x)
+    assert r.traversals.forward == res.nfev * Y.shape[0] * net.n_connections
+    _close(_sse(r, Y)[:10], runs["numpy"][1][:10], rtol=1e-9)
+
+
+# ------------------------------------------------------------ exact traversal counts
+
+class _Calls:
+    """Counts calls of the workspace's error and gradient passes."""
+
+    def __init__(self, monkeypatch):
+        from fastnet._engine import Workspace
+
+        self.gradients = self.gradients_at_new_points = self.errors = 0
+        gradient, sse = Workspace.gradient, Workspace.sse
+
+        def counted_gradient(ws, w=None, g=None):
+            self.gradients += 1
+            self.gradients_at_new_points += w is not None
+            return gradient(ws, w, g)
+
+        def counted_sse(ws, w=None):
+            self.errors += 1
+            return sse(ws, w)
+
+        monkeypatch.setattr(Workspace, "gradient", counted_gradient)
+        monkeypatch.setattr(Workspace, "sse", counted_sse)
+
+
+@pytest.mark.parametrize("algorithm", [SCG(), LBFGS(), Momentum()], ids=lambda a: type(a).__name__)
+def test_traversals_count_every_pass_the_rule_ran(algorithm, monkeypatch):
+    X, Y = _data()
+    Xv, Yv = _data(10, seed=2)
+    calls = _Calls(monkeypatch)
+    net = _net((4,), True)
+    r = train(net, X, Y, Xv, Yv, algorithm=algorithm, max_epochs=40)
+    N, C = X.shape[0], net.n_connections
+    t = r.traversals
+    assert calls.gradients >= r.epochs
+    assert t.forward == (calls.gradients + calls.errors) * N * C
+    assert t.backward == calls.gradients * N * C
+    new_points = {SCG: calls.gradients_at_new_points + calls.errors,
+                  LBFGS: calls.gradients - 1,           # every evaluation but the start's
+                  Momentum: calls.gradients}[type(algorithm)]
+    assert t.update == new_points * C and t.flops == 0
+    assert t.evaluation == r.epochs // 5 * 10 * C
+
+
+def test_lm_traversals_and_flops_count_every_jacobian_and_trial_step(monkeypatch):
+    from fastnet.algorithms import normal_equation_flops
+    from fastnet.gradients import _NormalEquations
+
+    counted = {"compute": 0, "solve": 0, "sse": 0}
+    for name in counted:
+        method = getattr(_NormalEquations, name)
+
+        def wrapper(self, *args, _method=method, _name=name, **kw):
+            counted[_name] += 1
+            return _method(self, *args, **kw)
+        monkeypatch.setattr(_NormalEquations, name, wrapper)
+    X, Y = _data()
+    net = _net((4,), True)
+    r = train(net, X, Y, algorithm=LevenbergMarquardt(), max_epochs=10)
+    N, C, n_out = X.shape[0], net.n_connections, Y.shape[1]
+    t = r.traversals
+    assert counted["compute"] == r.epochs and counted["solve"] > r.epochs
+    assert t.forward == (counted["compute"] + counted["sse"]) * N * C
+    assert t.backward == counted["compute"] * n_out * N * C
+    assert t.update == counted["sse"] * C
+    assert t.flops == normal_equation_flops(N * n_out, C, 0) * r.epochs + \
+        (normal_equation_flops(N * n_out, C, counted["solve"]) - normal_equation_flops(N * n_out, C, 0))
+    assert t.total == t.forward + t.backward + t.update + t.evaluation
+
+
+def test_normal_equation_flops_formula():
+    from fastnet.algorithms import normal_equation_flops
+
+    # J^T J upper triangle 4*3*4 = 48, J^T e 2*4*3 = 24; per solve 3 + 14 + 18 = 35
+    assert normal_equation_flops(4, 3, 0) == 72
+    assert normal_equation_flops(4, 3, 2) == 72 + 70
+
+
+# ------------------------------------------------------------ stopping, limits, parameters
+
+def _at_exact_minimum(X):
+    """A network whose weights into the (logistic) outputs are 0, and targets 0.5,
+    its outputs: E = 0 and g = 0 exactly."""
+    net = _net((4,), True)
+    W, b = net.get_params()
+    L = net.n_layers
+    for (i, j) in W:
+        if j == L:
+            W[(i, j)][:] = 0.0
+    b[L][:] = 0.0
+    return net.set_params(W, b), np.full((X.shape[0], 2), 0.5)
+
+
+def test_lm_stops_at_mu_max_when_no_step_lowers_the_error():
+    from fastnet.algorithms import normal_equation_flops
+
+    X, _ = _data()
+    net, Y0 = _at_exact_minimum(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")     # the rule's own stop is no NoConvergenceWarning
+        r = train(net.copy(), X, Y0, X, Y0, algorithm=LevenbergMarquardt(), max_epochs=50,
+                  stop=GL(5))
+    assert (r.stop_reason, r.epochs) == ("mu_max", 1)
+    np.testing.assert_array_equal(r.net.weights, net.weights)
+    # mu = 1e-3 * 10**k exceeds 1e10 at k = 14: 14 solves, 14 trial steps
+    N, C = X.shape[0], net.n_connections
+    assert r.traversals.flops == normal_equation_flops(2 * N, C, 14)
+    assert r.traversals.update == 14 * C and r.traversals.forward == 15 * N * C
+
+
+def test_lm_refuses_networks_beyond_its_memory_limit():
+    X, Y = _data()
+    net = _net((4,), True)
+    need = 16 * net.n_connections ** 2
+    with pytest.raises(ValueError, match=rf"needs two {net.n_connections} x {net.n_connections} "
+                                         rf"matrices \({need} bytes\).*`max_memory`=1000 bytes"):
+        train(net, X, Y, algorithm=LevenbergMarquardt(max_memory=1000), max_epochs=5)
+    assert LM_MAX_MEMORY == 2 ** 30
+    train(net, X, Y, algorithm=LevenbergMarquardt(max_memory=need), max_epochs=2)
+
+
+@pytest.mark.parametrize("make, error, match", [
+    (lambda: SCG(sigma=0.0), ValueError, r"`sigma` must be"),
+    (lambda: SCG(lambda1=-1.0), ValueError, r"`lambda1` must be"),
+    (lambda: SCG(sigma="big"), TypeError, r"`sigma` must be a real number"),
+    (lambda: LevenbergMarquardt(mu=0.0), ValueError, r"`mu` must be"),
+    (lambda: LevenbergMarquardt(mu_dec=1.0), ValueError, r"`mu_dec` must be"),
+    (lambda: LevenbergMarquardt(mu_dec=0.0), ValueError, r"`mu_dec` must be"),
+    (lambda: LevenbergMarquardt(mu_inc=1.0), ValueError, r"`mu_inc` must be"),
+    (lambda: LevenbergMarquardt(mu_max=1e-4), ValueError, r"`mu_max` must be > `mu`=0.001"),
+    (lambda: LevenbergMarquardt(damping="hessian"), ValueError, r"`damping` must be"),
+    (lambda: LevenbergMarquardt(max_memory=0), ValueError, r"`max_memory` must be"),
+    (lambda: LevenbergMarquardt(max_memory=1.5), TypeError, r"`max_memory` must be an integer"),
+    (lambda: LBFGS(maxcor=0), ValueError, r"`maxcor` must be"),
+    (lambda: LBFGS(maxls=0), ValueError, r"`maxls` must be"),
+    (lambda: LBFGS(ftol=-1.0), ValueError, r"`ftol` must be"),
+    (lambda: LBFGS(gtol=float("nan")), ValueError, r"`gtol` must be"),
+])
+def test_bad_parameters_are_named(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ("scg", SCG()), ("scg(sigma=1e-5)", SCG(sigma=1e-5)),
+    ("lm(damping='diagonal', mu=0.01)", LevenbergMarquardt(mu=0.01, damping="diagonal")),
+    ("LBFGS(maxcor=5)", LBFGS(maxcor=5)),
+])
+def test_new_rules_have_names(spec, expected):
+    assert from_spec(spec) == expected
+    assert from_spec(spec_of(expected)) == expected
+    assert spec_of(LevenbergMarquardt(mu_inc=5.0)) == "lm(mu_inc=5.0)"
+
+
+def _lbfgs_threads():
+    return [t for t in threading.enumerate() if t.name == "fastnet-lbfgs"]
+
+
+def test_lbfgs_stopped_by_the_loop_leaves_no_thread():
+    X, Y = _data()
+    Xv, Yv = _data(10, seed=2)
+    r = train(_net((4,), True), X, Y, Xv, Yv, algorithm=LBFGS(), max_epochs=500, stop=GL(0.5))
+    assert r.stop_reason == "GL0.5" and r.epochs < 500 and not _lbfgs_threads()
+    r = train(_net((4,), True), X, Y, algorithm="lbfgs", max_epochs=7)
+    assert r.epochs == 7 and not _lbfgs_threads()
+
+    def interrupt(epoch, state):
+        if epoch == 10:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        train(_net((4,), True), X, Y, algorithm=LBFGS(), max_epochs=50, callback=interrupt)
+    gc.collect()
+    for t in _lbfgs_threads():
+        t.join(5)
+    assert not _lbfgs_threads()
+
+
+def test_lbfgs_stops_converged_at_an_exact_minimum():
+    X, _ = _data()
+    net, Y0 = _at_exact_minimum(X)
+    r = train(net.copy(), X, Y0, algorithm=LBFGS(), max_epochs=50)
+    assert (r.stop_reason, r.epochs, r.traversals.backward) == (
+        "converged", 1, X.shape[0] * net.n_connections)
+
+
+def test_lbfgs_divergence_is_named():
+    X, Y = _data()
+    net = _net((4,), True, output="linear", scale=0.5)
+    with pytest.raises(DivergenceError, match=r"non-finite in epoch"):
+        train(net, X * 1e300, Y, algorithm=LBFGS(), max_epochs=5)
+    gc.collect()
+
+
+def test_lbfgs_stops_abnormal_when_its_line_search_fails(monkeypatch):
+    # A gradient of the wrong sign: no step along -H g lowers E, SciPy's line search
+    # gives up after maxls evaluations; that epoch counts, the weights stay.
+    from fastnet._engine import Workspace
+
+    gradient = Workspace.gradient
+
+    def uphill(ws, w=None, g=None):
+        error = gradient(ws, w, g)
+        (ws.g if g is None else g)[:] *= -1.0
+        return error
+    monkeypatch.setattr(Workspace, "gradient", uphill)
+    X, Y = _data()
+    net = _net((4,), True)
+    r = train(net.copy(), X, Y, algorithm=LBFGS(maxls=7), max_epochs=50)
+    assert (r.stop_reason, r.epochs) == ("abnormal", 1)
+    np.testing.assert_array_equal(r.net.weights, net.weights)
+    assert r.traversals.backward == (1 + 7) * X.shape[0] * net.n_connections

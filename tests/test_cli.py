@@ -74,6 +74,42 @@ def test_train(proben1_root, capsys):
     assert "RPROP (rprop+)" in out and "traversals per CPU second" in out
 
 
+@pytest.mark.parametrize("spec, words", [
+    ("scg", "scaled conjugate gradient"),
+    ("lm(damping='diagonal')", "normal equations"),
+    ("irprop+(eta_plus=1.1)", "RPROP (irprop+)"),
+])
+def test_train_with_algorithm(proben1_root, capsys, spec, words):
+    argv = ["train", "cancer1", "--data", str(proben1_root), "--network", "2+0 l", "-q",
+            "--max-epochs", "20"]
+    assert cli.main(argv + ["-a", spec]) == 0
+    out = capsys.readouterr().out
+    assert words in out and "stopped by" in out
+
+
+def test_train_algorithm_rprop_keeps_the_presets_other_parameters(proben1_root, capsys):
+    argv = ["train", "cancer1", "--data", str(proben1_root), "--network", "2+0 l", "-q",
+            "--max-epochs", "20"]
+    assert cli.main(argv + ["--variant", "irprop+"]) == 0
+    by_variant = capsys.readouterr().out
+    assert cli.main(argv + ["--algorithm", "irprop+"]) == 0
+    by_algorithm = capsys.readouterr().out
+    assert [line for line in by_variant.splitlines() if "CPU time" not in line] == \
+        [line for line in by_algorithm.splitlines() if "CPU time" not in line]
+
+
+@pytest.mark.parametrize("extra, match", [
+    (["-a", "newton"], r"`--algorithm` must name one of \[.*'lbfgs', 'lm'.*got 'newton'"),
+    (["-a", "lm(mu_dec=2)"], r"`--algorithm` 'lm\(mu_dec=2\)': `mu_dec` must be in"),
+    (["-a", "scg(1)"], r"`--algorithm` parameters must be name=value pairs"),
+    (["-a", "rprop-", "--variant", "irprop+"], r"`--algorithm` 'rprop-' and `--variant`"),
+])
+def test_train_algorithm_errors_name_the_option(proben1_root, capsys, extra, match):
+    assert cli.main(["train", "cancer1", "--data", str(proben1_root)] + extra) == 1
+    err = capsys.readouterr().err
+    assert re.search(match, err) and "Traceback" not in err
+
+
 def test_train_shows_progress_without_changing_the_run(proben1_root, capsys, monkeypatch):
     argv = ["train", "cancer1", "--data", str(proben1_root), "--network", "2+0 l", "--seed", "3"]
     assert cli.main(argv + ["--quiet"]) == 0

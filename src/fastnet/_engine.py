@@ -11,7 +11,7 @@ has its own layout in ``fastnet.training._lanes``.)
 import numpy as np
 
 from fastnet._blas import single_threaded_blas
-from fastnet._kernels import _backprop, _forward, _rprop
+from fastnet._kernels import _backprop, _backward, _forward, _rprop
 
 __all__ = ["DEFAULT_BLAS_MIN", "BLOCK_BYTES", "MIN_BLOCK", "MAX_BLOCK", "ROW_ALIGN",
            "activations", "block_rows", "Workspace", "Evaluator", "predict",
@@ -141,6 +141,21 @@ class Workspace:
         return _backprop.train_epochs(self.A, self.Y, net._layers, net.n_in, self.w, self.g,
                                       self.dw_prev, self.D, self.Dl, rates, momentum, order,
                                       sse_out, self.blas_min, *self.objective)
+
+    def gradient(self, w=None, g=None):
+        """Summed squared error at ``w`` (default: the trained weights ``self.w``)
+        over the training set, and its gradient into ``g`` (default ``self.g``)."""
+        net = self.net
+        return _backward.gradient(self.A, self.Y, net._layers, net.n_in,
+                                  self.w if w is None else w, self.g if g is None else g,
+                                  self.D, self.Dl, self.blas_min)
+
+    def sse(self, w=None):
+        """Summed squared error at ``w`` (default ``self.w``) over the training set."""
+        net = self.net
+        return _forward.sum_squared_error(self.A, self.Y, net._layers, net.n_in,
+                                          self.w if w is None else w, self.check_block,
+                                          self.blas_min)
 
 
 class Evaluator:

@@ -12,7 +12,11 @@ by short strings, the form the command line takes::
     0.9
 
 ``ALGORITHMS`` maps each name to what makes it; the four RPROP variants
-(Riedmiller & Braun 1993; Igel & Hüsken 2000) are names of their own.
+(Riedmiller & Braun 1993; Igel & Hüsken 2000) are names of their own, and
+``"scg"``, ``"lm"`` and ``"lbfgs"`` name scaled conjugate gradient (Møller
+1993), Levenberg-Marquardt (Hagan & Menhaj 1994) and SciPy's L-BFGS-B.
+Subclass :class:`Algorithm` to train with a rule of your own (see the guide
+"Training algorithms").
 """
 from __future__ import annotations
 
@@ -21,12 +25,19 @@ import functools
 import re
 
 from fastnet.training._algorithms import RPROP, VARIANTS, Algorithm, Backprop
+from fastnet.training._batch_rules import (LM_MAX_MEMORY, SCG, LevenbergMarquardt,
+                                           normal_equation_flops)
+from fastnet.training._lbfgs import LBFGS
 
-__all__ = ["Algorithm", "RPROP", "Backprop", "ALGORITHMS", "from_spec", "spec_of"]
+__all__ = ["Algorithm", "RPROP", "Backprop", "SCG", "LevenbergMarquardt", "LBFGS",
+           "LM_MAX_MEMORY", "normal_equation_flops", "ALGORITHMS", "from_spec", "spec_of"]
 
 #: Algorithm names and the callables that make them from keyword parameters.
 ALGORITHMS = {name: functools.partial(RPROP, variant=name) for name in VARIANTS}
 ALGORITHMS["backprop"] = Backprop
+ALGORITHMS["scg"] = SCG
+ALGORITHMS["lm"] = LevenbergMarquardt
+ALGORITHMS["lbfgs"] = LBFGS
 
 _SPEC = re.compile(r"^\s*([A-Za-z][\w+\-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
@@ -117,7 +128,8 @@ def spec_of(algorithm: Algorithm) -> str:
     if not isinstance(algorithm, Algorithm):
         raise TypeError(f"`algorithm` must be an Algorithm, got {algorithm!r}.")
     cls = type(algorithm)
-    name = algorithm.variant if isinstance(algorithm, RPROP) else cls.__name__.lower()
+    name = algorithm.variant if isinstance(algorithm, RPROP) else next(
+        (k for k, make in ALGORITHMS.items() if make is cls), cls.__name__.lower())
     changed = []
     for field in dataclasses.fields(algorithm):
         if field.name == "variant" and isinstance(algorithm, RPROP):

@@ -142,10 +142,19 @@ def _train(args):
     kwargs = training_arguments(preset, _options(args))
     from fastnet.rprop import PRESETS
 
+    algorithm = _algorithm_option(args)
     limit = kwargs.get("max_epochs", PRESETS.get(kwargs.get("preset"), {}).get("max_epochs"))
     progress = None if args.quiet else EpochProgress(limit)
-    r = train_rprop(net, *ds.train, *ds.val, X_test=ds.test[0], Y_test=ds.test[1],
-                    seed=args.seed, callback=progress, **kwargs)
+    if algorithm is None or algorithm.__class__.__name__ == "RPROP":
+        kwargs.update(_rprop_overrides(algorithm))
+        r = train_rprop(net, *ds.train, *ds.val, X_test=ds.test[0], Y_test=ds.test[1],
+                        seed=args.seed, callback=progress, **kwargs)
+    else:
+        from fastnet.training._train import train
+
+        r = train(net, *ds.train, *ds.val, X_test=ds.test[0], Y_test=ds.test[1],
+                  algorithm=algorithm, seed=args.seed, callback=progress,
+                  **_policy(preset, kwargs))
     if progress is not None:
         progress.finish()
     shown = (args.network if args.network.strip() == net.proben1_spec
@@ -163,7 +172,8 @@ def _train(args):
         print(f"{name:12s} {e.squared_error_percentage:16.4f} {cls:>23s}")
     t = r.traversals
     print(f"traversals: forward {t.forward}, backward {t.backward}, update {t.update}, "
-          f"evaluation {t.evaluation}, total {t.total}")
+          f"evaluation {t.evaluation}, total {t.total}"
+          + (f"; normal equations {t.flops} flops" if t.flops else ""))
     print(f"CPU time {r.cpu_time:.4f} s (wall {r.wall_time:.4f} s); "
           f"{r.traversals_per_cpu_second():.4g} traversals per CPU second")
     print("set-up:")
@@ -181,6 +191,50 @@ def _train(args):
                                     f"stopped by {r.stop_reason} after {r.epochs} epochs")
         print(f"learning curves drawn to {args.plot}")
     return 0
+
+
+def _algorithm_option(args):
+    """The algorithm ``--algorithm`` names (None: the preset's RPROP), or a
+    _UserError naming the option."""
+    if args.algorithm is None:
+        return None
+    from fastnet.algorithms import RPROP, from_spec
+
+    try:
+        algorithm = from_spec(args.algorithm)
+    except (ValueError, TypeError) as exc:
+        text = str(exc)
+        if text.startswith("`algorithm`"):
+            raise _UserError("`--algorithm`" + text[len("`algorithm`"):]) from None
+        raise _UserError(f"`--algorithm` {args.algorithm!r}: {text}") from None
+    if isinstance(algorithm, RPROP) and args.variant is not None:
+        raise _UserError(f"`--algorithm` {args.algorithm!r} and `--variant` {args.variant!r} "
+                         "both choose the RPROP variant; give one of them.")
+    return algorithm
+
+
+def _rprop_overrides(algorithm):
+    """An RPROP ``--algorithm``'s variant and the parameters it sets (others: the preset's)."""
+    import dataclasses
+
+    if algorithm is None:
+        return {}
+    out = {"variant": algorithm.variant}
+    for field in dataclasses.fields(algorithm):
+        if getattr(algorithm, field.name) != field.default:
+            out[field.name] = getattr(algorithm, field.name)
+    return out
+
+
+def _policy(preset, kwargs):
+    """fastnet.train's run options of a preset (strips, initial weights, stopping
+    rule, epoch cap) with the command's overrides."""
+    from fastnet.rprop import PRESETS, proben1_stopping
+
+    p = PRESETS[preset]
+    return {"max_epochs": kwargs.get("max_epochs", p["max_epochs"]), "strip": p["strip"],
+            "init_scale": p["init_scale"],
+            "stop": kwargs.get("stop", proben1_stopping(p["stop"]))}
 
 
 # --------------------------------------------------------------------------- bench
@@ -480,6 +534,13 @@ def build_parser():
     tr.add_argument("--plot", metavar="FILE.png", default=None,
                     help="draw the learning curves (.png, .svg or .pdf; needs matplotlib)")
     tr.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    tr.add_argument("--algorithm", "-a", metavar="SPEC", default=None,
+                    help="training algorithm, a name of fastnet.algorithms.ALGORITHMS with "
+                         "optional parameters, e.g. scg, lm, lbfgs, irprop+, "
+                         "'backprop(learning_rate=0.01, momentum=0.9)' (default: rprop+ with "
+                         "Proben1's parameters; an RPROP name keeps the preset's parameters but "
+                         "those it sets); the preset's stopping rule, strips and initial "
+                         "weights apply to every algorithm")
     _add_training(tr)
     _add_data(tr)
     tr.set_defaults(func=_train)

@@ -255,9 +255,11 @@ class _NormalEquations:
         self.L, self.dw = np.empty((C, C)), np.empty(C)
         self.eval_block = block_rows(net)
 
-    def compute(self):
+    def compute(self, w=None):
+        """(H, r, sse) at the weight vector ``w`` (default: the network's own)."""
         net = self.net
-        sse = _jacobian.normal_equations(self.A, self.Y, net._layers, net.n_in, net._w,
+        sse = _jacobian.normal_equations(self.A, self.Y, net._layers, net.n_in,
+                                         net._w if w is None else w,
                                          self.H, self.r, self.D, self.V, self.Jb, self.e,
                                          self.R, self.factored, DEFAULT_BLAS_MIN)
         return self.H, self.r, sse

@@ -9,6 +9,7 @@ kernel also give the kernel's arguments (:meth:`RPROP.lanes_args`).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,10 +29,52 @@ NO_CHECK = (0, 0.4, -1.0)
 
 
 class Algorithm:
-    """An optimiser rule: parameters, per-trial state, and how an epoch runs.
+    """A training rule: its parameters, its per-trial state, and how an epoch runs.
 
-    Subclasses are frozen dataclasses whose fields are the rule's parameters,
-    checked in ``__post_init__``.
+    Subclass it to train with a rule of your own, written in NumPy: make the
+    subclass a frozen dataclass whose fields are the rule's parameters, and give
+    it :meth:`step` (and :meth:`init_state` if the rule keeps a state).
+    :func:`fastnet.train` then computes, every epoch, the summed squared error
+    E (no factor 1/2) and its gradient over the whole training set at the
+    epoch's starting weights in fastnet's compiled kernels, calls :meth:`step`
+    once, and gives the rule everything it gives its own: Proben1's strips and
+    stopping criteria (Prechelt 1994), the relevant epoch's weights, Hamey's
+    success check (Hamey 1992), exact traversal counts (one gradient per epoch:
+    N·C forward, N·C backward, C update), CPU time, divergence errors and the
+    set-up record (:meth:`record`, from the dataclass fields).
+
+    Check the parameters in ``__post_init__`` and raise ValueError or TypeError
+    naming them. ``train_error[t]`` is E at the weights epoch t starts from, as
+    for every rule.
+
+    Examples
+    --------
+    Gradient descent with momentum (Rumelhart et al. 1986) in a few lines:
+
+    >>> from dataclasses import dataclass
+    >>> import numpy as np
+    >>> from fastnet import MLP, train
+    >>> from fastnet.algorithms import Algorithm
+    >>> @dataclass(frozen=True)
+    ... class Momentum(Algorithm):
+    ...     learning_rate: float = 0.1
+    ...     momentum: float = 0.9
+    ...
+    ...     def init_state(self, weights):
+    ...         return np.zeros_like(weights)            # the previous change
+    ...
+    ...     def step(self, weights, gradient, error, state):
+    ...         change = -self.learning_rate * gradient + self.momentum * state
+    ...         return weights + change, change
+    >>> X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
+    >>> Y = np.array([[0.], [1.], [1.], [0.]])
+    >>> r = train(MLP(2, (2,), 1, output_activation="logistic"), X, Y,
+    ...           algorithm=Momentum(), max_epochs=50, init_scale=0.5, seed=0)
+    >>> r.epochs, r.setup["algorithm"], r.setup["parameters"]
+    (50, 'Momentum', {'learning_rate': 0.1, 'momentum': 0.9})
+
+    The package's own rules run whole strips of epochs in compiled kernels
+    instead (they override :meth:`start` and :meth:`epochs`).
     """
 
     #: The seed draws something for this rule besides the initial weights.
@@ -43,10 +86,54 @@ class Algorithm:
     #: The rule trains the run's objective (``loss``, ``weight_decay``: the
     #: workspace's ``objective``), not only the summed squared error.
     objectives = False
+    #: The rule counts its own traversals (:meth:`traversals`): its cost varies by epoch.
+    variable_cost = False
+
+    def init_state(self, weights):
+        """A user rule's state before its first epoch.
+
+        Parameters
+        ----------
+        weights : ndarray of shape (n_connections,)
+            The initial weights (a copy).
+
+        Returns
+        -------
+        state : object
+            Anything :meth:`step` takes and returns (default None).
+        """
+        return None
+
+    def step(self, weights, gradient, error, state):
+        """A user rule's epoch: the new weights from the epoch's starting point.
+
+        Parameters
+        ----------
+        weights : ndarray of shape (n_connections,)
+            The weights the epoch starts from (a copy, in the order of ``net.weights``).
+        gradient : ndarray of shape (n_connections,)
+            dE/dw over the whole training set at ``weights`` (a copy).
+        error : float
+            E, the summed squared error (no factor 1/2) at ``weights``.
+        state : object
+            What :meth:`init_state` or the previous :meth:`step` returned.
+
+        Returns
+        -------
+        (new_weights, new_state)
+            ``new_weights`` array-like of shape (n_connections,).
+        """
+        raise NotImplementedError(f"{type(self).__name__} must define step(self, weights, "
+                                  "gradient, error, state) -> (new_weights, new_state).")
 
     def record(self):
-        """(name, parameters) for the set-up record."""
-        raise NotImplementedError
+        """(name, parameters) for the set-up record: the class name and the
+        dataclass fields by default."""
+        if not dataclasses.is_dataclass(self):
+            raise TypeError(f"{type(self).__name__} must be a dataclass (its fields are the "
+                            "rule's parameters) or define record().")
+        return (type(self).__name__,
+                {f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
 
     def updates_per_epoch(self, n_train, n_connections):
         """Weight-update traversals of one epoch (Prechelt 1994's counting)."""
@@ -59,14 +146,61 @@ class Algorithm:
     def start(self, n_connections, rng, max_epochs):
         """One trial's initial state (``rng`` the trial's generator, or None if
         nothing is drawn)."""
-        raise NotImplementedError
+        return _UserState()
 
     def epochs(self, ws, state, sse_out, check):
         """Train ``len(sse_out)`` epochs of one trial in the single-network
         workspace ``ws``; unscaled training SSE into ``sse_out``; returns the
         kernel status (k > 0: non-finite in epoch k; -k: the success check
-        ``check`` = (every, r_c, analog) held after epoch k)."""
-        raise NotImplementedError
+        ``check`` = (every, r_c, analog) held after epoch k, or the rule stopped
+        itself there, :meth:`stop_reason` saying why).
+
+        This default runs :meth:`step` once per epoch on the error and gradient
+        at the epoch's starting weights (computed in the kernels).
+        """
+        w, g = ws.w, ws.g
+        if not state.started:
+            state.user, state.started = self.init_state(w.copy()), True
+        for j in range(sse_out.shape[0]):
+            sse_out[j] = error = ws.gradient()
+            if not np.isfinite(error):
+                return j + 1
+            new, state.user = _new_state(self.step(w.copy(), g.copy(), float(error),
+                                                   state.user), self)
+            new = np.asarray(new, dtype=float)
+            if new.shape != w.shape:
+                raise ValueError(f"{type(self).__name__}.step must return weights of shape "
+                                 f"{w.shape}, got shape {new.shape}.")
+            w[:] = new
+        return 0
+
+    def stop_reason(self, state):
+        """Why the rule stopped itself (after an epoch status -k), or None."""
+        return getattr(state, "stop_reason", None)
+
+    def traversals(self, state, n_train, n_connections):
+        """(forward, backward, update, flops) the trial has run so far, for rules
+        with ``variable_cost``."""
+        return tuple(state.counts)
+
+    def close(self, state):
+        """The trial trains no more: release what its state holds (threads, buffers)."""
+
+
+def _new_state(returned, algorithm):
+    if not (isinstance(returned, tuple) and len(returned) == 2):
+        raise TypeError(f"{type(algorithm).__name__}.step must return (new_weights, new_state), "
+                        f"got {type(returned).__name__}.")
+    return returned
+
+
+class _UserState:
+    """One trial of a user rule: its own state, made at the first epoch."""
+
+    __slots__ = ("user", "started")
+
+    def __init__(self):
+        self.user, self.started = None, False
 
 
 class _RpropState:

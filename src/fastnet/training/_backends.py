@@ -100,9 +100,21 @@ class Trials:
         return (self.lanes if self.in_lanes[i] else self.serial).train_outputs(i)
 
     def stopped(self, trials):
-        """``trials`` stopped: their lanes train no more."""
+        """``trials`` stopped: their lanes train no more, their algorithm states
+        are closed."""
         if self.lanes is not None and trials.size:
             self.lanes.freeze(trials[self.in_lanes[trials]])
+        if self.serial is not None and trials.size:
+            self.serial.stopped(trials[~self.in_lanes[trials]])
+
+    def stop_reason(self, i):
+        """The reason trial ``i``'s rule gave for stopping itself, or None."""
+        return None if self.in_lanes[i] else self.serial.stop_reason(i)
+
+    def counts(self, trials):
+        """(forward, backward, update, flops) of ``trials`` by their rules' own
+        counts (rules whose cost varies by epoch train in the serial backend)."""
+        return self.serial.counts(trials)
 
     def hand_off(self, training, n):
         """Before ``n`` epochs: trials whose numbers might overflow leave the lanes

@@ -89,6 +89,8 @@ class StripLoop:
         self.reasons = ["max_epochs"] * K
         self.checks = np.zeros(K, np.int64)         # success checks run from the loop, per trial
         self.last_rows = np.empty((K, self.C))      # each trial's weights when it stopped
+        # (forward, backward, update, flops) of rules whose cost varies by epoch
+        self.counts = np.zeros((K, 4), np.int64) if algorithm.variable_cost else None
         self._strip_sets(K)
         self._masks = {}
 
@@ -156,12 +158,13 @@ class StripLoop:
                               self.first, idx, self.single)
 
     def _succeeded(self, idx, status, epoch):
-        """Kernel status -k: the success check held after epoch k of the call (the
-        trial stops there)."""
+        """Kernel status -k: the success check held after epoch k of the call, or
+        the rule stopped itself there (its own reason, e.g. "converged"); the
+        trial stops there."""
         won = idx[status < 0]
         self.fired[won] = True
         for i in won.tolist():
-            self.reasons[i] = self.run.stop.name
+            self.reasons[i] = self.trials.stop_reason(i) or self.run.stop.name
         self._finish(won, epoch - status[status < 0])
 
     def _finish(self, trials, epochs):
@@ -170,6 +173,8 @@ class StripLoop:
         if trials.size:
             self.epochs[trials] = epochs
             self.last_rows[trials] = self.trials.weights(trials)
+            if self.counts is not None:
+                self.counts[trials] = self.trials.counts(trials)
             self.trials.stopped(trials)
             self.stopped[trials] = True
             self.training = np.flatnonzero(~self.stopped)
@@ -290,7 +295,7 @@ class StripLoop:
             strip_epochs=self.strip_epochs if measured else None,
             n_strips=epochs // run.strip if measured else None, weights=rows, finals=finals,
             evaluation=self.evaluation(), n_train=self.N, updates_per_epoch=self.updates,
-            cpu_time=clocks[0], wall_time=clocks[1])
+            cpu_time=clocks[0], wall_time=clocks[1], counts=self.counts)
 
     def _final(self, which, Y, relevant):
         # Errors of the returned weights (after the clock, as in train_rprop).

@@ -29,15 +29,27 @@ class Traversals:
     patterns costs M·C forward traversals, counted in ``evaluation``. All counts
     are exact integers from the topology.
 
+    Rules whose cost varies from epoch to epoch count what they ran: every
+    forward pass over the training set (N·C; SCG's and L-BFGS's error
+    evaluations included), every backward pass (N·C for a gradient, n_out·N·C
+    for Levenberg-Marquardt's Jacobian) and C for every weight vector they form
+    and evaluate (a trial step, SCG's second-order probe). Levenberg-Marquardt's
+    normal equations are not traversals: their floating-point operations are in
+    ``flops`` (see :class:`fastnet.algorithms.LevenbergMarquardt`).
+
     Attributes
     ----------
     forward, backward, update, evaluation : int
+    flops : int
+        Floating-point operations outside the traversals (0 for every rule but
+        Levenberg-Marquardt); not part of ``training`` or ``total``.
     """
 
     forward: int
     backward: int
     update: int
     evaluation: int
+    flops: int = 0
 
     @property
     def training(self):
@@ -51,7 +63,7 @@ class Traversals:
 
     def to_dict(self):
         return {"forward": self.forward, "backward": self.backward, "update": self.update,
-                "evaluation": self.evaluation, "total": self.total}
+                "evaluation": self.evaluation, "total": self.total, "flops": self.flops}
 
 
 @dataclass(frozen=True)
@@ -84,8 +96,9 @@ class TrainResult:
     epochs : int
         Total epochs trained.
     stop_reason : str
-        The criterion that fired (e.g. ``"GL5"``, ``"P<0.1"``), ``"max_epochs"``
-        or ``"callback"``.
+        The criterion that fired (e.g. ``"GL5"``, ``"P<0.1"``), ``"max_epochs"``,
+        ``"callback"``, or the reason a rule stopped itself: ``"converged"`` (SCG,
+        L-BFGS), ``"abnormal"`` (L-BFGS) or ``"mu_max"`` (Levenberg-Marquardt).
     train_error : ndarray of shape (epochs,)
         E_tr(t): squared error percentage of the training set in epoch t,
         measured in that epoch's forward pass, i.e. *before* its update.
@@ -215,6 +228,8 @@ class Columns:
     ``train_error`` row i holds trial i's E_tr by epoch (its first ``epochs[i]``
     entries count); ``val_error``/``test_error`` row i its strip-end errors (the
     first ``n_strips[i]`` count), measured at the epochs ``strip_epochs``.
+    ``counts`` row i: trial i's (forward, backward, update, flops) for rules whose
+    cost varies by epoch (None: N·C, N·C and ``updates_per_epoch`` per epoch).
     """
 
     epochs: np.ndarray
@@ -232,6 +247,7 @@ class Columns:
     updates_per_epoch: int
     cpu_time: np.ndarray
     wall_time: np.ndarray
+    counts: np.ndarray | None = None
 
 
 class TrainResults(Sequence):
@@ -453,7 +469,9 @@ def _columns_of(built):
         n_train=built[0].setup["n_train"] if K else 0,
         updates_per_epoch=(built[0].traversals.update // max(built[0].epochs, 1)) if K else 0,
         cpu_time=np.array([r.cpu_time for r in built], dtype=float),
-        wall_time=np.array([r.wall_time for r in built], dtype=float))
+        wall_time=np.array([r.wall_time for r in built], dtype=float),
+        counts=np.array([[r.traversals.forward, r.traversals.backward, r.traversals.update,
+                          r.traversals.flops] for r in built], dtype=np.int64).reshape(K, 4))
 
 
 def trial_result(c, i, net, setup):
@@ -468,6 +486,11 @@ def trial_result(c, i, net, setup):
             gl = generalization_loss(float(val[-1]), min_val)
     N, C = c.n_train, c.weights.shape[1]
     train = c.train_error[i, :e]
+    if c.counts is None:
+        forward = backward = e * N * C
+        update, flops = e * c.updates_per_epoch, 0
+    else:
+        forward, backward, update, flops = (int(x) for x in c.counts[i])
     return TrainResult(
         net=net, epochs=e, stop_reason=c.stop_reason[i], train_error=train, val_error=val,
         val_epochs=vep, test_error=None if c.test_error is None else c.test_error[i, :n].copy(),
@@ -475,6 +498,6 @@ def trial_result(c, i, net, setup):
         min_val_error=min_val, gl_end=gl, final_train=c.finals[0].trial(i),
         final_val=None if c.finals[1] is None else c.finals[1].trial(i),
         final_test=None if c.finals[2] is None else c.finals[2].trial(i),
-        traversals=Traversals(forward=e * N * C, backward=e * N * C,
-                              update=e * c.updates_per_epoch, evaluation=int(c.evaluation[i])),
+        traversals=Traversals(forward=forward, backward=backward, update=update,
+                              evaluation=int(c.evaluation[i]), flops=flops),
         cpu_time=float(c.cpu_time[i]), wall_time=float(c.wall_time[i]), setup=setup)

@@ -76,6 +76,22 @@ class Serial:
                 sse *= self.scale
         return status
 
+    def stopped(self, trials):
+        """``trials`` train no more: their algorithm states are closed."""
+        for i in np.asarray(trials).tolist():
+            if i in self.state:
+                self.algorithm.close(self.state[i])
+
+    def stop_reason(self, i):
+        """The reason trial ``i``'s rule gave for stopping itself, or None."""
+        return self.algorithm.stop_reason(self.state[i])
+
+    def counts(self, trials):
+        """(forward, backward, update, flops) of ``trials`` by their rules' counts."""
+        N, C = self.sets.X.shape[0], self.net.n_connections
+        return np.array([self.algorithm.traversals(self.state[i], N, C)
+                         for i in np.asarray(trials).tolist()], dtype=np.int64).reshape(-1, 4)
+
     def weights(self, trials):
         """The current weights of ``trials``: (len(trials), n_connections), a copy."""
         ws = self.ws

@@ -1,0 +1,372 @@
+"""Whole-batch second-order rules in NumPy over the kernels' error, gradient and
+normal equations: scaled conjugate gradient (Møller 1993) and Levenberg-Marquardt
+(Hagan & Menhaj 1994). L-BFGS is in :mod:`fastnet.training._lbfgs`.
+
+Each epoch is one iteration of the rule. The errors and gradients are computed
+over the whole training set in the compiled kernels (no Python per example);
+the rule's vector arithmetic is NumPy on vectors of n_connections numbers.
+``train_error[t]`` is E at the weights iteration t starts from, as for every rule.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fastnet._validation import check_choice, check_float, check_int
+from fastnet.training._algorithms import Algorithm
+
+__all__ = ["SCG", "LevenbergMarquardt", "LM_MAX_MEMORY", "normal_equation_flops"]
+
+#: Default limit, in bytes, on the two C x C matrices of Levenberg-Marquardt
+#: (J^T J and its Cholesky factor, 16 C^2 bytes): 1 GiB, C up to 8192 connections.
+LM_MAX_MEMORY = 1 << 30
+
+
+class _Counts:
+    """Traversals a trial ran: forward, backward, update, flops (Prechelt 1994's units)."""
+
+    __slots__ = ("counts", "N", "C")
+
+    def __init__(self, ws):
+        self.counts = [0, 0, 0, 0]
+        self.N, self.C = ws.A.shape[0], ws.w.shape[0]
+
+    def gradient(self, new_point):
+        """One gradient pass (forward and backward), at a new weight vector or not."""
+        c, NC = self.counts, self.N * self.C
+        c[0] += NC
+        c[1] += NC
+        c[2] += self.C if new_point else 0
+
+    def error(self):
+        """One error evaluation (a forward pass) at a new weight vector."""
+        self.counts[0] += self.N * self.C
+        self.counts[2] += self.C
+
+
+class _SCGState:
+    __slots__ = ("started", "r", "p", "s", "delta", "lam", "lam_bar", "success", "k", "E",
+                 "count", "stop_reason")
+
+    def __init__(self):
+        self.started, self.stop_reason = False, None
+
+
+@dataclass(frozen=True)
+class SCG(Algorithm):
+    """Scaled conjugate gradient (Møller 1993), one iteration per epoch.
+
+    Conjugate directions with a Levenberg-Marquardt-like scale λ instead of a
+    line search: the curvature along the direction p comes from a difference of
+    two gradients, and λ is raised whenever the quadratic model predicts the
+    error's reduction badly (Møller's comparison parameter Δ < 1/4) or the
+    curvature is not positive. The direction restarts as the steepest descent
+    every C iterations (C the number of weights).
+
+    Parameters
+    ----------
+    sigma : float > 0, default 1e-4
+        σ: the probe's step σ/‖p‖ for the second-order information.
+    lambda1 : float > 0, default 1e-6
+        λ₁: the initial scale.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For a parameter that is not a positive number, naming it.
+
+    Notes
+    -----
+    Iteration k (E the summed squared error, g its gradient; r = p = -g(w₁),
+    λ = λ₁, λ̄ = 0 and "success" at the start):
+
+    1. if success: σ_k = σ/‖p‖, s = (g(w + σ_k p) - g(w))/σ_k, δ = p·s;
+    2. s += (λ - λ̄)p, δ += (λ - λ̄)‖p‖²;
+    3. if δ ≤ 0: s += (λ - 2δ/‖p‖²)p, λ̄ = 2(λ - δ/‖p‖²), δ = -δ + λ‖p‖², λ = λ̄;
+    4. μ = p·r, α = μ/δ;
+    5. Δ = 2δ(E(w) - E(w + αp))/μ²;
+    6. if Δ ≥ 0: w += αp, r' = -g(w), λ̄ = 0, success; p = r' every C-th
+       iteration, else r' + ((‖r'‖² - r'·r)/μ)p; r = r'; if Δ ≥ 3/4, λ = λ/4.
+       Otherwise λ̄ = λ, no success;
+    7. if Δ < 1/4: λ += δ(1 - Δ)/‖p‖² (δ and p of step 3).
+
+    Training stops with reason ``"converged"`` once r = 0 (a zero gradient),
+    or once λ overflows: at a minimum to working precision the error
+    differences of step 5 are rounding noise, steps fail and λ grows until it
+    is no longer a finite number (the weights stay at the last step taken).
+    An iteration costs one gradient at a probe point after a success, an
+    error evaluation at w + αp and, if the step is taken, the gradient there;
+    ``traversals`` counts each (see :class:`fastnet.Traversals`).
+
+    References
+    ----------
+    Møller, M. F. (1993). A scaled conjugate gradient algorithm for fast
+    supervised learning. Neural Networks 6(4), 525-533.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastnet import MLP, train
+    >>> from fastnet.algorithms import SCG
+    >>> X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
+    >>> Y = np.array([[0.], [1.], [1.], [0.]])
+    >>> r = train(MLP(2, (2,), 1, output_activation="logistic"), X, Y, algorithm=SCG(),
+    ...           max_epochs=100, init_scale=0.5, seed=0)
+    >>> bool(r.train_error[-1] < r.train_error[0])
+    True
+    """
+
+    sigma: float = 1e-4
+    lambda1: float = 1e-6
+
+    variable_cost = True
+
+    def __post_init__(self):
+        put = object.__setattr__.__get__(self)
+        put("sigma", check_float(self.sigma, "sigma", low=0.0, low_open=True))
+        put("lambda1", check_float(self.lambda1, "lambda1", low=0.0, low_open=True))
+
+    def record(self):
+        return ("scaled conjugate gradient (Møller 1993)",
+                {"sigma": self.sigma, "lambda1": self.lambda1})
+
+    def start(self, n_connections, rng, max_epochs):
+        return _SCGState()
+
+    def _begin(self, ws, st):
+        st.count = _Counts(ws)
+        st.E = ws.gradient()
+        st.count.gradient(False)
+        st.r = -ws.g
+        st.p = st.r.copy()
+        st.s, st.delta = np.zeros_like(st.r), 0.0
+        st.lam, st.lam_bar, st.success, st.k, st.started = self.lambda1, 0.0, True, 1, True
+
+    def epochs(self, ws, state, sse_out, check):
+        if not state.started:
+            self._begin(ws, state)
+        for j in range(sse_out.shape[0]):
+            sse_out[j] = state.E
+            if not np.isfinite(state.E):
+                return j + 1
+            if not state.r.any():
+                state.stop_reason = "converged"
+                return -(j + 1)
+            if not self._iteration(ws, state):
+                return j + 1
+            if not state.r.any() or not np.isfinite(state.lam):
+                state.stop_reason = "converged"
+                return -(j + 1)
+        return 0
+
+    def _iteration(self, ws, st):
+        """One iteration (steps 1-7 of the class notes); False if an error was not finite."""
+        w, p, r, count = ws.w, st.p, st.r, st.count
+        p2 = float(p @ p)
+        if st.success:                                          # (1)
+            sigma_k = self.sigma / np.sqrt(p2)
+            g = ws.g.copy()
+            probe = np.empty_like(g)
+            ws.gradient(w + sigma_k * p, probe)
+            count.gradient(True)
+            st.s = (probe - g) / sigma_k
+            st.delta = float(p @ st.s)
+        st.s += (st.lam - st.lam_bar) * p                       # (2)
+        st.delta += (st.lam - st.lam_bar) * p2
+        if st.delta <= 0:                                       # (3)
+            st.s += (st.lam - 2.0 * st.delta / p2) * p
+            st.lam_bar = 2.0 * (st.lam - st.delta / p2)
+            st.delta = -st.delta + st.lam * p2
+            st.lam = st.lam_bar
+        mu = float(p @ r)                                       # (4)
+        alpha = mu / st.delta
+        trial = w + alpha * p
+        E_new = ws.sse(trial)                                   # (5)
+        count.error()
+        if not np.isfinite(E_new):
+            return False
+        Delta = 2.0 * st.delta * (st.E - E_new) / mu ** 2
+        if Delta >= 0:                                          # (6)
+            w[:] = trial
+            st.E = ws.gradient()
+            count.gradient(False)
+            r_new = -ws.g
+            st.lam_bar, st.success = 0.0, True
+            if st.k % w.shape[0] == 0:
+                st.p = r_new.copy()
+            else:
+                st.p = r_new + ((r_new @ r_new - r_new @ r) / mu) * p
+            st.r = r_new
+            if Delta >= 0.75:
+                st.lam = st.lam / 4.0
+        else:
+            st.lam_bar, st.success = st.lam, False
+        if Delta < 0.25:                                        # (7)
+            st.lam = st.lam + st.delta * (1.0 - Delta) / p2
+        st.k += 1
+        return True
+
+    def traversals(self, state, n_train, n_connections):
+        return tuple(state.count.counts) if state.started else (0, 0, 0, 0)
+
+
+class _LMState:
+    __slots__ = ("mu", "ne", "count", "stop_reason", "trials")
+
+    def __init__(self, mu):
+        self.mu, self.ne, self.count, self.stop_reason, self.trials = mu, None, None, None, 0
+
+
+def normal_equation_flops(n_rows, n_connections, n_solves):
+    """Floating-point operations of Levenberg-Marquardt's normal equations, as
+    counted in ``Traversals.flops``: forming J^T J (its upper triangle,
+    ``n_rows * C * (C + 1)``) and J^T e (``2 * n_rows * C``) once, and for each
+    of ``n_solves`` trial steps adding the damping (C), the Cholesky
+    factorisation (``C (C + 1) (2C + 1) / 6``) and two triangular solves (``2 C^2``)."""
+    C = n_connections
+    per_solve = C + C * (C + 1) * (2 * C + 1) // 6 + 2 * C * C
+    return n_rows * C * (C + 1) + 2 * n_rows * C + n_solves * per_solve
+
+
+@dataclass(frozen=True)
+class LevenbergMarquardt(Algorithm):
+    """Levenberg-Marquardt (Hagan & Menhaj 1994) with MATLAB trainlm's μ schedule.
+
+    Each epoch solves the damped normal equations (JᵀJ + μD) Δw = -Jᵀe, with J
+    the Jacobian of the outputs and e = vec(O - T), by Cholesky factorisation
+    (never an explicit inverse). A step that lowers the summed squared error is
+    taken and μ shrinks by ``mu_dec``; otherwise μ grows by ``mu_inc`` and the
+    step is solved again, until one is taken or μ exceeds ``mu_max``, which stops
+    training with reason ``"mu_max"``. μ carries over from epoch to epoch.
+
+    Parameters
+    ----------
+    mu : float > 0, default 1e-3
+        The initial damping μ.
+    mu_dec : float in (0, 1), default 0.1
+    mu_inc : float > 1, default 10.0
+    mu_max : float > mu, default 1e10
+    damping : {"identity", "diagonal"}, default "identity"
+        D = I (Levenberg) or D = diag(JᵀJ) (Marquardt).
+    max_memory : int > 0, default ``LM_MAX_MEMORY`` (1 GiB)
+        Limit in bytes on the two C x C matrices (JᵀJ and its Cholesky factor,
+        16 C² bytes for C connections); a larger network is refused when
+        training starts.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For a parameter out of its range (``mu_dec`` not in (0, 1), ``mu_inc``
+        not above 1, ``mu_max`` not above ``mu``, an unknown ``damping``),
+        naming it; when training starts, if 16 C² bytes exceed ``max_memory``.
+
+    Notes
+    -----
+    Cost of an epoch (see :class:`fastnet.Traversals`): the Jacobian's forward
+    pass (N·C) and its n_out backward passes per example (n_out·N·C), and for
+    every trial step an error evaluation (N·C forward, C update). The normal
+    equations' floating-point operations are counted in ``traversals.flops``
+    (:func:`normal_equation_flops`): JᵀJ and Jᵀe once an epoch, the damping, the
+    factorisation and two triangular solves per trial step. A damped matrix
+    that is not numerically positive definite counts as a step that failed.
+
+    References
+    ----------
+    Hagan, M. T. & Menhaj, M. B. (1994). Training feedforward networks with the
+    Marquardt algorithm. IEEE Transactions on Neural Networks 5(6), 989-993.
+    Marquardt, D. W. (1963). An algorithm for least-squares estimation of
+    nonlinear parameters. SIAM J. Appl. Math. 11(2), 431-441.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastnet import MLP, train
+    >>> from fastnet.algorithms import LevenbergMarquardt
+    >>> X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
+    >>> Y = np.array([[0.], [1.], [1.], [0.]])
+    >>> r = train(MLP(2, (2,), 1, output_activation="logistic"), X, Y,
+    ...           algorithm=LevenbergMarquardt(), max_epochs=30, init_scale=0.5, seed=0)
+    >>> bool(r.train_error[-1] < r.train_error[0]), r.traversals.flops > 0
+    (True, True)
+    """
+
+    mu: float = 1e-3
+    mu_dec: float = 0.1
+    mu_inc: float = 10.0
+    mu_max: float = 1e10
+    damping: str = "identity"
+    max_memory: int = LM_MAX_MEMORY
+
+    variable_cost = True
+
+    def __post_init__(self):
+        put = object.__setattr__.__get__(self)
+        put("mu", check_float(self.mu, "mu", low=0.0, low_open=True))
+        put("mu_dec", check_float(self.mu_dec, "mu_dec", low=0.0, high=1.0, low_open=True,
+                                  high_open=True))
+        put("mu_inc", check_float(self.mu_inc, "mu_inc", low=1.0, low_open=True))
+        mu_max = check_float(self.mu_max, "mu_max", low=0.0, low_open=True)
+        if mu_max <= self.mu:
+            raise ValueError(f"`mu_max` must be > `mu`={self.mu}, got {mu_max}.")
+        put("mu_max", mu_max)
+        put("damping", check_choice(self.damping, "damping", {"identity", "diagonal"}))
+        put("max_memory", check_int(self.max_memory, "max_memory", minimum=1))
+
+    def record(self):
+        kind = "Levenberg" if self.damping == "identity" else "Marquardt"
+        return (f"Levenberg-Marquardt ({kind} damping; Hagan & Menhaj 1994)",
+                {"mu": self.mu, "mu_dec": self.mu_dec, "mu_inc": self.mu_inc,
+                 "mu_max": self.mu_max, "damping": self.damping})
+
+    def start(self, n_connections, rng, max_epochs):
+        need = 16 * n_connections ** 2
+        if need > self.max_memory:
+            raise ValueError(
+                f"LevenbergMarquardt needs two {n_connections} x {n_connections} matrices "
+                f"({need} bytes) for a network of {n_connections} connections, more than "
+                f"`max_memory`={self.max_memory} bytes; raise `max_memory` or train with "
+                "SCG or LBFGS, whose memory grows linearly.")
+        return _LMState(self.mu)
+
+    def epochs(self, ws, state, sse_out, check):
+        from fastnet.gradients import _NormalEquations
+
+        if state.ne is None:
+            net = ws.net
+            state.ne = _NormalEquations(net, ws.A[:, :net.n_in], ws.Y)
+            state.count = _Counts(ws)
+        ne, count, w = state.ne, state.count, ws.w
+        n_out, marquardt = ws.Y.shape[1], self.damping == "diagonal"
+        c = count.counts
+        for j in range(sse_out.shape[0]):
+            _, _, sse = ne.compute(w)
+            c[0] += count.N * count.C
+            c[1] += n_out * count.N * count.C
+            sse_out[j] = sse
+            if not np.isfinite(sse):
+                return j + 1
+            solves = 0
+            while True:
+                dw = ne.solve(state.mu, marquardt)
+                solves += 1
+                if dw is not None:
+                    trial = w + dw
+                    error = ne.sse(trial)
+                    count.error()
+                    state.trials += 1
+                    if error < sse:
+                        w[:] = trial
+                        state.mu *= self.mu_dec
+                        break
+                state.mu *= self.mu_inc
+                if state.mu > self.mu_max:
+                    break
+            c[3] += normal_equation_flops(count.N * n_out, count.C, solves)
+            if state.mu > self.mu_max:
+                state.stop_reason = "mu_max"
+                return -(j + 1)
+        return 0
+
+    def traversals(self, state, n_train, n_connections):
+        return tuple(state.count.counts) if state.count is not None else (0, 0, 0, 0)
