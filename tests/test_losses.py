@@ -15,9 +15,10 @@ from fastnet import (MLP, NoConvergenceWarning, jacobian, train, train_backprop,
                      train_rprop_many, value_and_grad)
 from fastnet import _engine
 from fastnet._kernels import _backward, _forward, _trials
-from fastnet.algorithms import RPROP
+from fastnet.algorithms import LBFGS, RPROP, SCG, Algorithm
 from fastnet.network import ACTIVATIONS, HIDDEN_ACTIVATIONS
 from fastnet.stopping import GL
+from fastnet.training._checks import LOSSES
 
 
 def hidden_net_inputs(net, X):
@@ -424,3 +425,82 @@ def test_kernels_refuse_bad_objective_codes_and_softmax_in_the_lanes():
     with pytest.raises(ValueError, match="kernel: the lanes have no softmax units"):
         _trials.trials_sse(soft.layer_table, 4, X, T, w,
                            np.zeros(_trials.work_size(soft.n_units)), np.zeros(_trials.LANES))
+
+
+# ------------------------------------------- the other rules on the objective
+def _objective_case():
+    X, _ = data(n=30, n_out=3)
+    T = targets(30, 3, "onehot")
+    net = MLP(4, (3,), 3, hidden_activation="tanh", output_activation="softmax", seed=2,
+              init_scale=0.5)
+    return net, X, T
+
+
+def test_a_step_rule_gets_the_objectives_value_and_gradient():
+    @dataclass(frozen=True)
+    class Descent(Algorithm):
+        rate: float = 0.01
+
+        def step(self, weights, gradient, error, state):
+            seen.append((weights, gradient, error))
+            return weights - self.rate * gradient, state
+
+    net, X, T = _objective_case()
+    seen = []
+    r = train(net.copy(), X, T, algorithm=Descent(), max_epochs=5, loss="cross_entropy",
+              weight_decay=0.01)
+    assert Descent().objectives and len(seen) == 5
+    for w, g, E in seen:
+        g_ref, E_ref = ref.objective_gradient(net.copy().set_weights(w), X, T,
+                                              "cross_entropy", 0.01)
+        assert E == pytest.approx(E_ref, rel=1e-13)
+        assert_allclose(g, g_ref, rtol=1e-12, atol=1e-13)
+    assert_allclose(r.train_error, [E * scale(X, T) for _, _, E in seen], rtol=1e-15)
+
+
+def test_lbfgs_on_the_objective_equals_scipys_own_run():
+    from scipy.optimize import minimize
+
+    net, X, T = _objective_case()
+    kw = dict(loss="cross_entropy", weight_decay=0.003)
+    path = []
+
+    def callback(intermediate_result):          # (SciPy passes the result by this name)
+        path.append(intermediate_result.fun)
+
+    res = minimize(lambda w: value_and_grad(net.copy().set_weights(w), X, T, **kw),
+                   net.weights.copy(), jac=True, method="L-BFGS-B", callback=callback,
+                   options={"maxiter": 30})
+    r = train(net.copy(), X, T, algorithm=LBFGS(), max_epochs=30, **kw)
+    assert r.epochs == res.nit
+    assert_allclose(r.net.weights, res.x, rtol=1e-9, atol=1e-11)
+    start = ref.objective(net, X, T, **kw)
+    assert_allclose(r.train_error, np.array([start] + path[:-1]) * scale(X, T), rtol=1e-9)
+
+
+def test_scg_on_the_objective_never_raises_it():
+    net, X, T = _objective_case()
+    kw = dict(loss="cross_entropy", weight_decay=0.003)
+    r = train(net.copy(), X, T, algorithm=SCG(), max_epochs=40, **kw)
+    E = r.train_error / scale(X, T)
+    assert E[0] == pytest.approx(ref.objective(net, X, T, **kw), rel=1e-13)
+    assert np.all(np.diff(E) <= 1e-12 * E[:-1])          # (SCG takes reducing steps only)
+    assert E[-1] < 0.6 * E[0]                            # (33.0 -> 18.3)
+    sse = train(net.copy(), X, T, algorithm=SCG(), max_epochs=40)
+    assert not np.array_equal(sse.net.weights, r.net.weights)
+
+
+def test_the_workspace_error_pass_gives_the_objective():
+    net, X, T = _objective_case()
+    for loss, decay in [("sse", 0.0), ("sse", 0.1), ("cross_entropy", 0.0),
+                        ("cross_entropy", 0.1)]:
+        ws = _engine.Workspace(net, X, T, objective=(LOSSES[loss], decay))
+        assert ws.sse() == pytest.approx(ref.objective(net, X, T, loss, decay), rel=1e-13)
+        assert ws.sse() == pytest.approx(ws.gradient(), rel=1e-14)
+
+
+def test_levenberg_marquardt_trains_the_squared_error_only():
+    net, X, T = _objective_case()
+    with pytest.raises(ValueError, match=r"`loss` and `weight_decay` must be 'sse' and 0 for "
+                                         r"Levenberg-Marquardt"):
+        train(net, X, T, algorithm="lm", weight_decay=0.1)

@@ -143,19 +143,23 @@ class Workspace:
                                       sse_out, self.blas_min, *self.objective)
 
     def gradient(self, w=None, g=None):
-        """Summed squared error at ``w`` (default: the trained weights ``self.w``)
-        over the training set, and its gradient into ``g`` (default ``self.g``)."""
+        """Summed squared error (the objective) at ``w`` (default: the trained weights
+        ``self.w``) over the training set, and its gradient into ``g`` (default ``self.g``)."""
         net = self.net
         return _backward.gradient(self.A, self.Y, net._layers, net.n_in,
                                   self.w if w is None else w, self.g if g is None else g,
-                                  self.D, self.Dl, self.blas_min)
+                                  self.D, self.Dl, self.blas_min, *self.objective)
 
     def sse(self, w=None):
-        """Summed squared error at ``w`` (default ``self.w``) over the training set."""
+        """Summed squared error (the objective) at ``w`` (default ``self.w``) over the
+        training set: a forward pass."""
         net = self.net
-        return _forward.sum_squared_error(self.A, self.Y, net._layers, net.n_in,
-                                          self.w if w is None else w, self.check_block,
-                                          self.blas_min)
+        w = self.w if w is None else w
+        if self.objective != (0, 0.0):
+            return _backward.objective(self.A, self.Y, net._layers, net.n_in, w, self.D,
+                                       self.Dl, self.blas_min, *self.objective)
+        return _forward.sum_squared_error(self.A, self.Y, net._layers, net.n_in, w,
+                                          self.check_block, self.blas_min)
 
 
 class Evaluator:

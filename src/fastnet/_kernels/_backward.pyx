@@ -227,6 +227,45 @@ def gradient(double[:, ::1] A, const double[:, ::1] T,
     return sse
 
 
+def objective(double[:, ::1] A, const double[:, ::1] T,
+              const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+              const double[::1] w, double[:, ::1] D, double[:, ::1] Dl,
+              Py_ssize_t blas_min, int loss, double decay):
+    """The objective at w over all rows of A: a forward pass, no gradient.
+
+    Parameters
+    ----------
+    A, T, layers, n_in, w, D, Dl, blas_min, loss, decay : as in :func:`gradient`
+        (D, Dl are overwritten: D with f'(net), Dl with the output deltas).
+
+    Returns
+    -------
+    value : float, the objective (loss plus decay * sum w**2), as gradient returns it.
+    """
+    cdef Py_ssize_t r0 = 0, nb, i, n = A.shape[0], lda = A.shape[1], ldd = D.shape[1]
+    cdef Py_ssize_t ldt = T.shape[1], L = layers.shape[0]
+    cdef int act = <int>layers[L - 1, L_ACT]
+    cdef double total = 0.0, sq = 0.0
+    check_buffers(layers, n_in, A.shape[0], A.shape[1], w.shape[0], T.shape[0], T.shape[1],
+                  D.shape[0], D.shape[1])
+    if Dl.shape[0] != D.shape[0] or Dl.shape[1] != D.shape[1]:
+        raise ValueError("kernel: delta workspace does not match")
+    check_objective(layers, loss, decay)
+    with nogil:
+        while r0 < n:
+            nb = D.shape[0] if D.shape[0] < n - r0 else n - r0
+            forward_rows(&layers[0, 0], L, &w[0], &A[r0, 0], lda, &D[0, 0], ldd, n_in, nb,
+                         blas_min)
+            total += output_objective(loss, act, &A[r0, n_in + ldd - ldt], lda, &T[r0, 0], ldt,
+                                      &D[0, 0], &Dl[0, 0], ldd, ldt, nb)
+            r0 += nb
+        if decay != 0.0:
+            for i in range(w.shape[0]):
+                sq += w[i] * w[i]
+            total += decay * sq
+    return total
+
+
 cdef int check_objective(const Py_ssize_t[:, ::1] layers, int loss, double decay) except -1:
     """The objective's codes before nogil code runs: a known loss, cross-entropy
     only with softmax or logistic outputs, decay >= 0."""

@@ -66,9 +66,10 @@ def train(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
     target_range, classification, callback, block_size, blas_min
         As in :func:`fastnet.train_rprop`.
     loss : {"sse", "cross_entropy"}, default "sse"
-        The training objective, as in :func:`fastnet.train_rprop` (RPROP and
-        backpropagation train any; an algorithm that trains the summed squared
-        error only refuses another).
+        The training objective, as in :func:`fastnet.train_rprop`. RPROP,
+        backpropagation, SCG, L-BFGS and rules written as ``step`` train any;
+        Levenberg-Marquardt trains the summed squared error only and refuses
+        another.
     weight_decay : float >= 0, default 0.0
         L2 weight decay lambda added as lambda * sum w^2 to the objective.
 
