@@ -9,8 +9,8 @@ from libc.string cimport memset
 
 from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS,
-    ACT_LOGISTIC, ACT_SOFTMAX, LOSS_SSE, LOSS_CROSS_ENTROPY, gemm_gradient, gemm_backprop, fn_loops_deltas_bias,
-    fn_loops_output_deltas,
+    ACT_LOGISTIC, ACT_SOFTMAX, LOSS_SSE, LOSS_CROSS_ENTROPY, gemm_gradient, gemm_backprop,
+    fn_loops_deltas_bias, fn_loops_output_deltas,
 )
 from fastnet._kernels._forward cimport check_buffers, forward_rows
 
@@ -141,20 +141,8 @@ cdef double epoch_gradient(const Py_ssize_t* layers, Py_ssize_t n_layers,
                            double* D, double* Dl, Py_ssize_t ldd,
                            Py_ssize_t block, Py_ssize_t blas_min) noexcept nogil:
     """g = dE/dw over all rows (processed in blocks); return the SSE."""
-    cdef Py_ssize_t r0 = 0, nb
-    cdef double sse = 0.0
-    memset(g, 0, n_w * sizeof(double))
-    while r0 < n_rows:
-        nb = block if block < n_rows - r0 else n_rows - r0
-        forward_rows(layers, n_layers, w, A + r0 * lda, lda, D, ldd, n_in, nb,
-                     blas_min)
-        memset(Dl, 0, nb * ldd * sizeof(double))
-        sse += output_deltas(A + r0 * lda + (n_in + ldd - ldt), lda, T + r0 * ldt, ldt,
-                             D, Dl, ldd, ldt, nb)
-        backward_rows(layers, n_layers, w, A + r0 * lda, lda, D, Dl, ldd, n_in,
-                      nb, g, blas_min)
-        r0 += nb
-    return sse
+    return epoch_objective(layers, n_layers, n_in, A, n_rows, lda, T, ldt, w, g, n_w, D, Dl,
+                           ldd, block, blas_min, LOSS_SSE, 0.0)
 
 
 cdef double epoch_objective(const Py_ssize_t* layers, Py_ssize_t n_layers,
@@ -164,25 +152,21 @@ cdef double epoch_objective(const Py_ssize_t* layers, Py_ssize_t n_layers,
                             double* D, double* Dl, Py_ssize_t ldd,
                             Py_ssize_t block, Py_ssize_t blas_min, int loss,
                             double decay) noexcept nogil:
-    """g = dE/dw of the objective (`loss` over all rows, plus decay * sum w**2);
-    return E. The SSE without decay is epoch_gradient, operation for operation."""
+    """g = dE/dw of the objective (`loss` over all rows, processed in blocks, plus
+    decay * sum w**2); return E."""
     cdef Py_ssize_t r0 = 0, nb
     cdef int act = <int>layers[(n_layers - 1) * L_NCOLS + L_ACT]
     cdef double total = 0.0
-    if loss == LOSS_SSE and act != ACT_SOFTMAX:
-        total = epoch_gradient(layers, n_layers, n_in, A, n_rows, lda, T, ldt, w, g, n_w,
-                               D, Dl, ldd, block, blas_min)
-    else:
-        memset(g, 0, n_w * sizeof(double))
-        while r0 < n_rows:
-            nb = block if block < n_rows - r0 else n_rows - r0
-            forward_rows(layers, n_layers, w, A + r0 * lda, lda, D, ldd, n_in, nb, blas_min)
-            memset(Dl, 0, nb * ldd * sizeof(double))
-            total += output_objective(loss, act, A + r0 * lda + (n_in + ldd - ldt), lda,
-                                      T + r0 * ldt, ldt, D, Dl, ldd, ldt, nb)
-            backward_rows(layers, n_layers, w, A + r0 * lda, lda, D, Dl, ldd, n_in, nb, g,
-                          blas_min)
-            r0 += nb
+    memset(g, 0, n_w * sizeof(double))
+    while r0 < n_rows:
+        nb = block if block < n_rows - r0 else n_rows - r0
+        forward_rows(layers, n_layers, w, A + r0 * lda, lda, D, ldd, n_in, nb, blas_min)
+        memset(Dl, 0, nb * ldd * sizeof(double))
+        total += output_objective(loss, act, A + r0 * lda + (n_in + ldd - ldt), lda,
+                                  T + r0 * ldt, ldt, D, Dl, ldd, ldt, nb)
+        backward_rows(layers, n_layers, w, A + r0 * lda, lda, D, Dl, ldd, n_in, nb, g,
+                      blas_min)
+        r0 += nb
     if decay != 0.0:
         total += add_weight_decay(w, g, n_w, decay)
     return total
