@@ -156,14 +156,19 @@ cdef double epoch_objective(const Py_ssize_t* layers, Py_ssize_t n_layers,
     decay * sum w**2); return E."""
     cdef Py_ssize_t r0 = 0, nb
     cdef int act = <int>layers[(n_layers - 1) * L_NCOLS + L_ACT]
+    cdef bint squared = loss == LOSS_SSE and act != ACT_SOFTMAX
     cdef double total = 0.0
     memset(g, 0, n_w * sizeof(double))
     while r0 < n_rows:
         nb = block if block < n_rows - r0 else n_rows - r0
         forward_rows(layers, n_layers, w, A + r0 * lda, lda, D, ldd, n_in, nb, blas_min)
         memset(Dl, 0, nb * ldd * sizeof(double))
-        total += output_objective(loss, act, A + r0 * lda + (n_in + ldd - ldt), lda,
-                                  T + r0 * ldt, ldt, D, Dl, ldd, ldt, nb)
+        if squared:         # (the common case, without output_objective's dispatch)
+            total += output_deltas(A + r0 * lda + (n_in + ldd - ldt), lda, T + r0 * ldt, ldt,
+                                   D, Dl, ldd, ldt, nb)
+        else:
+            total += output_objective(loss, act, A + r0 * lda + (n_in + ldd - ldt), lda,
+                                      T + r0 * ldt, ldt, D, Dl, ldd, ldt, nb)
         backward_rows(layers, n_layers, w, A + r0 * lda, lda, D, Dl, ldd, n_in, nb, g,
                       blas_min)
         r0 += nb

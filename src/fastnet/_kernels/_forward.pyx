@@ -1,12 +1,43 @@
 """Forward pass over a batch of examples (see _types.pxd for the layout)."""
+from libc.math cimport exp, log
+
 from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS,
-    N_ACTIVATIONS, ACT_LINEAR, ACT_PROBEN1, ACT_SOFTMAX, activate, activate_only, softmax_row,
+    N_ACTIVATIONS, ACT_LINEAR, ACT_PROBEN1, ACT_SOFTMAX, activate, activate_only,
     gemm_forward, fn_loops_proben1, fn_loops_linear,
 )
 # Which products this process runs is decided once, in fastnet._kernels._simd
 # (imported with this module); its answers, under their long-standing names here:
 from fastnet._kernels._simd import simd_compiled, simd_level
+
+
+cdef void softmax_rows(Py_ssize_t nb, Py_ssize_t size, double* Z, Py_ssize_t ldz,
+                       const double* b, double* D, Py_ssize_t ldd) noexcept nogil:
+    """Softmax units (an output layer): each row z <- softmax(z + b), shifted by its
+    largest net input so that exp cannot overflow; log y into D (not f', which is
+    not diagonal), unless D is NULL; b NULL: the biases are in z already. A NaN
+    net input makes its row NaN. (Not inline: it keeps forward_rows small.)"""
+    cdef Py_ssize_t r, u
+    cdef double* z
+    cdef double m, s, ls
+    for r in range(nb):
+        z = Z + r * ldz
+        if b != NULL:
+            for u in range(size):
+                z[u] = z[u] + b[u]
+        m = z[0]
+        for u in range(1, size):
+            if not z[u] <= m:        # (a NaN wins, and spreads to the row)
+                m = z[u]
+        s = 0.0
+        for u in range(size):
+            z[u] = z[u] - m
+            s += exp(z[u])
+        ls = log(s)
+        for u in range(size):
+            if D != NULL:
+                D[r * ldd + u] = z[u] - ls
+            z[u] = exp(z[u]) / s
 
 
 cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
@@ -40,13 +71,8 @@ cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
             fn_loops_linear(nb, size, A + start, lda, b,
                             D + (start - n_in) if D != NULL else NULL, ldd)
         elif code == ACT_SOFTMAX:
-            # (output layer only): a row at a time; D gets log y, not f'
-            for r in range(nb):
-                z = A + r * lda + start
-                if b != NULL:
-                    for u in range(size):
-                        z[u] = z[u] + b[u]
-                softmax_row(z, size, D + r * ldd + (start - n_in) if D != NULL else NULL)
+            softmax_rows(nb, size, A + start, lda, b,
+                         D + (start - n_in) if D != NULL else NULL, ldd)
         else:
             for r in range(nb):
                 z = A + r * lda + start

@@ -15,7 +15,7 @@
 # Helpers here are `noexcept nogil` (Cython 3 would otherwise add exception
 # checks to every call).
 
-from libc.math cimport fabs, exp, log, tanh
+from libc.math cimport fabs, exp, tanh
 from scipy.linalg.cython_blas cimport dgemm
 
 cdef extern from "_loops.h" nogil:
@@ -94,24 +94,6 @@ cdef inline double activate(int code, double x, double* deriv) noexcept nogil:
         return 0.0 if x < 0.0 else x
     deriv[0] = 1.0
     return x
-
-
-cdef inline void softmax_row(double* z, Py_ssize_t size, double* logy) noexcept nogil:
-    """z <- softmax(z) in place (shifted by max z, so exp cannot overflow); log y
-    into logy unless NULL. A NaN net input makes the whole row NaN."""
-    cdef Py_ssize_t u
-    cdef double m = z[0], s = 0.0, ls
-    for u in range(1, size):
-        if not z[u] <= m:        # (a NaN wins, and spreads to the row)
-            m = z[u]
-    for u in range(size):
-        z[u] = z[u] - m
-        s += exp(z[u])
-    ls = log(s)
-    for u in range(size):
-        if logy != NULL:
-            logy[u] = z[u] - ls
-        z[u] = exp(z[u]) / s
 
 
 cdef inline double activate_only(int code, double x) noexcept nogil:
