@@ -42,10 +42,11 @@ CFLAGS += shlex.split(os.environ.get("FASTNET_CFLAGS", ""))
 # the other modules call it through cimport. Listed longest compile first: the
 # parallel build starts them in this order (_trials alone takes about as long as
 # all the others together).
-KERNELS = ["_trials", "_simd", "_jacobian", "_forward", "_backward", "_rprop", "_backprop"]
+KERNELS = ["_trials", "_simd", "_jacobian", "_forward", "_backward", "_rprop", "_backprop",
+           "_per_weight"]
 HEADERS = ["_constants.h", "_rule.h", "_loops.h", "_simd.h", "_tiles.h", "_dots512.h", "_lanes.h",
            "_lanes_rule.h", "_lanes_pass.h", "_tiny.h", "_trials.h", "_types.pxd", "_simd.pxd",
-           "_rprop.pxd"]
+           "_rprop.pxd", "_per_weight.h"]
 
 extensions = [
     Extension(

@@ -313,6 +313,77 @@ def train_lm(net, X, T, epochs, mu=1e-3, mu_dec=0.1, mu_inc=10.0, mu_max=1e10,
     return np.array(errors), w, stop, trials
 
 
+# ----------------------------------------------------------------- Quickprop, Adam
+
+def quickprop_update(w, g, s_prev, d_prev, eps, mu, decay, threshold, momentum, branches=None):
+    """One Quickprop step of every weight (Fahlman 1988), weight by weight as
+    written; returns (w, step, d). ``branches`` (a dict) counts the cases taken."""
+    shrink = mu / (1.0 + mu)
+    w, step, d = w.copy(), np.zeros_like(w), -(g + decay * w)
+    for i in range(w.size):
+        s, di, dp = s_prev[i], d[i], d_prev[i]
+        if s > threshold or s < -threshold:
+            up = s > threshold
+            linear = eps * di if (di > 0.0 if up else di < 0.0) else 0.0
+            grow = di > shrink * dp if up else di < shrink * dp
+            secant = s * di / (dp - di) if dp - di != 0.0 else 0.0
+            step[i] = linear + (mu * s if grow else secant)
+            case = ("up" if up else "down") + ("-grow" if grow else
+                                               "-secant" if dp - di != 0.0 else "-equal")
+        else:
+            step[i] = eps * di + momentum * s
+            case = "within"
+        if branches is not None:
+            branches[case] = branches.get(case, 0) + 1
+        w[i] += step[i]
+    return w, step, d
+
+
+def train_quickprop(net, X, T, epochs, eps, mu=1.75, decay=1e-4, threshold=0.0, momentum=0.0,
+                    branches=None, grad=gradient):
+    """Train a copy of net; return (per-epoch SSE before each update, final weights).
+    ``grad(net, X, T)`` -> (flat gradient, SSE): this module's by default."""
+    net = net.copy()
+    s_prev, d_prev = np.zeros(net.n_connections), np.zeros(net.n_connections)
+    errors = []
+    for _ in range(epochs):
+        g, e = grad(net, X, T)
+        errors.append(e)
+        w, s_prev, d_prev = quickprop_update(net.weights, g, s_prev, d_prev, eps, mu, decay,
+                                             threshold, momentum, branches)
+        net.set_weights(w)
+    return np.array(errors), net.weights.copy()
+
+
+def adam_update(w, g, m, v, t, lr, beta1, beta2, eps):
+    """Update t (1-based) of every weight (Kingma & Ba 2015); returns (w, m, v)."""
+    m = beta1 * m + (1.0 - beta1) * g
+    v = beta2 * v + (1.0 - beta2) * (g * g)
+    m_hat, v_hat = m / (1.0 - beta1 ** t), v / (1.0 - beta2 ** t)
+    return w - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
+
+
+def train_adam(net, X, T, epochs, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, *,
+               batch_size=None, orders=None):
+    """Train a copy of net, full batch or in mini-batches of ``batch_size`` taken
+    in ``orders[epoch]``; return (per-epoch SSE, final weights)."""
+    net = net.copy()
+    m, v, t = np.zeros(net.n_connections), np.zeros(net.n_connections), 0
+    errors = []
+    for epoch in range(epochs):
+        rows = [np.arange(len(X))] if batch_size is None else [
+            orders[epoch][p:p + batch_size] for p in range(0, len(X), batch_size)]
+        total = 0.0
+        for r in rows:
+            g, e = gradient(net, X[r], T[r])
+            total += e
+            t += 1
+            w, m, v = adam_update(net.weights, g, m, v, t, lr, beta1, beta2, eps)
+            net.set_weights(w)
+        errors.append(total)
+    return np.array(errors), net.weights.copy()
+
+
 # ---------------------------------------------------------------------------
 # Objectives beyond squared error (tests/test_losses.py): relu and softmax
 # units, cross-entropy, L2 weight decay. Plain NumPy, as above.

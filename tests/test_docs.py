@@ -207,3 +207,37 @@ def test_estimator_docs_state_each_named_stop_rule_as_it_runs(where):
     assert set(claims) == set(fsk.STOP_NAMES) - {"auto"}
     for name, rule in claims.items():
         assert _rule_terms(rule) == _criterion_terms(proben1_stopping(name)), (name, rule)
+
+
+@pytest.mark.parametrize("networks, heading", [("linear", "Tables 3-4"), ("pivot", "Tables 8-9"),
+                                               ("noshortcut", "Tables 10-11")])
+def test_reproduction_page_shows_the_published_means(networks, heading):
+    """Each "fastnet beside Prechelt (1994)" table of docs/reproduction.md holds every
+    published file once, with the shipped published means (Prechelt 1994) in every
+    column; the pivot section's deviations table holds the published test-error and
+    epoch means and deviations."""
+    from fastnet.reproduction import COLUMNS, _fmt, published_results
+
+    pub = published_results(networks)
+    text = (DOCS / "reproduction.md").read_text(encoding="utf-8")
+    sections = [s for s in text.split("\n## ") if s.startswith("fastnet beside Prechelt (1994)")
+                and s.splitlines()[0].endswith(heading)]
+    assert len(sections) == 1
+    column = {head: col for _, col, head, _ in COLUMNS}
+    header, seen, spread = None, [], set()
+    for line in sections[0].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[:2] in (["file", "runs"], ["file", "network"]):
+            header = cells
+        elif header and cells[0] in pub and header[1] == "runs":
+            seen.append(cells[0])
+            for head, cell in zip(header[2:], cells[2:]):
+                mean = pub[cells[0]].get(column[head])
+                assert cell == "–" if mean is None else cell.split(" / ")[1][:-2] == _fmt(mean[0]), \
+                    (cells[0], head, cell)
+        elif header and cells[0] in pub:
+            spread.add(cells[0])
+            (te, te_sd), (ep, ep_sd) = pub[cells[0]]["te"], pub[cells[0]]["epochs"]
+            assert (cells[3], cells[5]) == (f"{te:.2f} ({te_sd:.2f})", f"{ep:.0f} ({ep_sd:.0f})"), cells
+    assert sorted(seen) == sorted(pub)
+    assert spread == (set(pub) if networks == "pivot" else set())

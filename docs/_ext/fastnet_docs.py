@@ -48,7 +48,7 @@ API_GROUPS = (
                                "fastnet.exceptions")),
     ("Data, experiments and reports", ("fastnet.datasets", "fastnet.experiment", "fastnet.report",
                                        "fastnet.reproduction")),
-    ("Statistics and pictures", ("fastnet.stats", "fastnet.plots")),
+    ("Statistics and pictures", ("fastnet.stats", "fastnet.plots", "fastnet.study")),
     ("Embedding and the command line", ("fastnet.sklearn", "fastnet.demo", "fastnet.cli")),
 )
 

@@ -18,6 +18,7 @@ _LAZY_ATTRIBUTES = {
     "train_rprop": "fastnet.training",
     "train_backprop": "fastnet.training",
     "train_rprop_many": "fastnet.training",
+    "train_many": "fastnet.training",
     "TrainResult": "fastnet.training",
     "TrainResults": "fastnet.training",
     "Traversals": "fastnet.training",
@@ -28,7 +29,7 @@ _LAZY_ATTRIBUTES = {
     "jacobian": "fastnet.gradients",
 }
 _LAZY_MODULES = ("algorithms", "gradients", "measures", "stopping", "training", "datasets", "stats", "plots",
-                 "experiment", "report", "reproduction", "sklearn", "demo")
+                 "experiment", "report", "reproduction", "sklearn", "demo", "study")
 
 
 def get_include():
@@ -75,6 +76,7 @@ __all__ = [
     "MLP",
     "train_rprop",
     "train_rprop_many",
+    "train_many",
     "train_backprop",
     "TrainResult",
     "TrainResults",

@@ -11,7 +11,7 @@ has its own layout in ``fastnet.training._lanes``.)
 import numpy as np
 
 from fastnet._blas import single_threaded_blas
-from fastnet._kernels import _backprop, _backward, _forward, _rprop
+from fastnet._kernels import _backprop, _backward, _forward, _per_weight, _rprop
 
 __all__ = ["DEFAULT_BLAS_MIN", "BLOCK_BYTES", "MIN_BLOCK", "MAX_BLOCK", "ROW_ALIGN",
            "activations", "block_rows", "Workspace", "Evaluator", "predict",
@@ -105,6 +105,7 @@ class Workspace:
         self.g = np.zeros(net.n_connections)
         self.dw_prev = np.zeros(net.n_connections)
         self.blas_min = DEFAULT_BLAS_MIN if blas_min is None else blas_min
+        self._batch = None          # Adam's mini-batch buffers, made when first needed
 
     @property
     def block_size(self):
@@ -160,6 +161,28 @@ class Workspace:
                                        self.Dl, self.blas_min, *self.objective)
         return _forward.sum_squared_error(self.A, self.Y, net._layers, net.n_in, w,
                                           self.check_block, self.blas_min)
+
+    def quickprop_epochs(self, s_prev, d_prev, params, sse_out, every, r_c, analog):
+        """Quickprop epochs, one per entry of ``sse_out`` (see
+        ``_kernels._per_weight``); returns the kernel status."""
+        net = self.net
+        return _per_weight.quickprop_epochs(self.A, self.Y, net._layers, net.n_in, self.w,
+                                            self.g, s_prev, d_prev, self.D, self.Dl, params,
+                                            sse_out, self.blas_min, every, r_c, analog,
+                                            self.check_block)
+
+    def adam_epochs(self, m, v, t, params, order, batch, sse_out, every, r_c, analog):
+        """Adam epochs, one per entry of ``sse_out``, in mini-batches of ``batch``
+        rows in the presentation ``order`` if it has rows (see
+        ``_kernels._per_weight``); returns the kernel status."""
+        net, rows = self.net, min(batch, self.A.shape[0])
+        if order.shape[0] and (self._batch is None or self._batch[0].shape[0] != rows):
+            self._batch = (np.zeros((rows, self.A.shape[1])), np.zeros((rows, net.n_out)))
+        B, TB = self._batch if order.shape[0] else (self.A[:1], self.Y[:1])
+        return _per_weight.adam_epochs(self.A, self.Y, net._layers, net.n_in, self.w, self.g,
+                                       m, v, t, self.D, self.Dl, params, order, B, TB,
+                                       sse_out, self.blas_min, every, r_c, analog,
+                                       self.check_block)
 
 
 class Evaluator:

@@ -12,7 +12,8 @@ by short strings, the form the command line takes::
     0.9
 
 ``ALGORITHMS`` maps each name to what makes it; the four RPROP variants
-(Riedmiller & Braun 1993; Igel & Hüsken 2000) are names of their own, and
+(Riedmiller & Braun 1993; Igel & Hüsken 2000) are names of their own, beside
+``"backprop"``, ``"quickprop"`` (Fahlman 1988) and ``"adam"`` (Kingma & Ba 2015);
 ``"scg"``, ``"lm"`` and ``"lbfgs"`` name scaled conjugate gradient (Møller
 1993), Levenberg-Marquardt (Hagan & Menhaj 1994) and SciPy's L-BFGS-B.
 Subclass :class:`Algorithm` to train with a rule of your own (see the guide
@@ -28,13 +29,17 @@ from fastnet.training._algorithms import RPROP, VARIANTS, Algorithm, Backprop
 from fastnet.training._batch_rules import (LM_MAX_MEMORY, SCG, LevenbergMarquardt,
                                            normal_equation_flops)
 from fastnet.training._lbfgs import LBFGS
+from fastnet.training._per_weight import Adam, Quickprop
 
-__all__ = ["Algorithm", "RPROP", "Backprop", "SCG", "LevenbergMarquardt", "LBFGS",
-           "LM_MAX_MEMORY", "normal_equation_flops", "ALGORITHMS", "from_spec", "spec_of"]
+__all__ = ["Algorithm", "RPROP", "Backprop", "Quickprop", "Adam", "SCG", "LevenbergMarquardt",
+           "LBFGS", "LM_MAX_MEMORY", "normal_equation_flops", "ALGORITHMS", "from_spec",
+           "spec_of"]
 
 #: Algorithm names and the callables that make them from keyword parameters.
 ALGORITHMS = {name: functools.partial(RPROP, variant=name) for name in VARIANTS}
 ALGORITHMS["backprop"] = Backprop
+ALGORITHMS["quickprop"] = Quickprop
+ALGORITHMS["adam"] = Adam
 ALGORITHMS["scg"] = SCG
 ALGORITHMS["lm"] = LevenbergMarquardt
 ALGORITHMS["lbfgs"] = LBFGS

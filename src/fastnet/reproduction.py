@@ -263,7 +263,11 @@ def compare_with_published(results, networks=None):
     """
     from fastnet.report._summary import _results
 
-    cells = _results(results).cells()
+    cells = {}
+    for (problem, label), runs in _results(results).cells().items():
+        network, _, algorithm = label.partition(" / ")   # (a file of several algorithms)
+        if algorithm in ("", "rprop+"):                  # the published runs are RPROP's
+            cells[(problem, network)] = runs
     available = sorted({network for _, network in cells} & set(_TABLES))
     if networks is None:
         if len(available) != 1:

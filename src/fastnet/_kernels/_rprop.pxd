@@ -12,3 +12,10 @@ cdef void rprop_update(int variant, Py_ssize_t n, double* w, double* g,
                        double* g_prev, double* dw_prev, double* step,
                        double eta_plus, double eta_minus, double step_min,
                        double step_max, bint error_rose) noexcept nogil
+
+# Hamey's success check at the current weights (forward pass over A), for the
+# other epoch loops (_per_weight.pyx).
+cdef bint network_correct(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                          const double[::1] w, double[:, ::1] A, const double[:, ::1] T,
+                          Py_ssize_t block, Py_ssize_t blas_min, double r_c,
+                          double analog) noexcept nogil

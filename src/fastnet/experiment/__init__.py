@@ -1,8 +1,9 @@
-"""Experiments: problems x networks x runs under one master seed (Prechelt 1994's rules).
+"""Experiments: problems x networks x algorithms x runs under one master seed (Prechelt 1994's rules).
 
 An *experiment* trains every network on every problem a number of times with
-Proben1's RPROP set-up (Prechelt 1994). Each run's seed is derived from the master
-seed and the run's identity (problem, network, run index) alone, so results do
+Proben1's set-up (Prechelt 1994), by default with its RPROP, or with each of several
+algorithms. Each run's seed is derived from the master seed and the run's identity
+(problem, network, run index, algorithm) alone, so results do
 not depend on the order, the number of processes or the machine pool that runs
 them. Runs execute sequentially, in local processes (joblib) or on a Dask
 cluster, through one code path (`joblib.Parallel` with the ``loky`` or

@@ -24,6 +24,43 @@ MULTILAYER_RULES = {"tables": "proben1-multilayer", "literal": "proben1-multilay
 #: 60 for the others.
 PROBEN1_RUNS = {"linear": 10, "pivot": 60, "noshortcut": 60}
 
+#: The algorithm of an experiment that names none: Proben1's RPROP presets. Its runs
+#: are recorded, and their seeds derived, as before experiments had algorithms.
+DEFAULT_ALGORITHM = "rprop+"
+
+
+def normalise_algorithm(spec):
+    """An algorithm's canonical text (`fastnet.algorithms.spec_of` of what
+    `fastnet.algorithms.from_spec` reads)."""
+    from fastnet.algorithms import from_spec, spec_of
+
+    return spec_of(from_spec(spec))
+
+
+def algorithm_arguments(preset, options, spec):
+    """(trainer, keyword arguments) of a run of algorithm ``spec``: ``"rprop"`` with
+    `training_arguments` of the preset, the options and the RPROP parameters the
+    spec changes from RPROP's defaults (its variant unless ``"rprop+"``); else
+    ``"many"`` with ``fastnet.train_many``'s arguments: the algorithm and the
+    preset's (and options') initial weights, strip, epoch limit and stopping rule."""
+    import dataclasses
+
+    from fastnet.algorithms import RPROP, from_spec
+    from fastnet.rprop import PRESETS, proben1_stopping
+
+    algorithm = from_spec(spec)
+    if isinstance(algorithm, RPROP):
+        changed = {f.name: getattr(algorithm, f.name) for f in dataclasses.fields(algorithm)
+                   if getattr(algorithm, f.name) != f.default}
+        changed = {k: (list(v) if isinstance(v, tuple) else v) for k, v in changed.items()}
+        return "rprop", training_arguments(preset, {**options, **changed})
+    rprop = training_arguments(preset, options)
+    params = {**PRESETS[preset], **{k: v for k, v in options.items()
+                                    if k in ("max_epochs", "init_scale")}}
+    stop = rprop.get("stop", proben1_stopping(PRESETS[preset]["stop"]))
+    return "many", dict(algorithm=algorithm, init_scale=params["init_scale"],
+                        strip=params["strip"], max_epochs=params["max_epochs"], stop=stop)
+
 def expand_problems(problems):
     """Turn problem names into Proben1 dataset names.
 
@@ -184,7 +221,7 @@ def _name_key(text):
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "little")
 
 
-def run_seed(master, problem, network, run):
+def run_seed(master, problem, network, run, algorithm=DEFAULT_ALGORITHM):
     """The seed of one run, derived from the master seed and the run's identity only.
 
     Parameters
@@ -195,13 +232,16 @@ def run_seed(master, problem, network, run):
         Dataset name and network name as used by the experiment.
     run : int
         Run index, 0-based.
+    algorithm : str, default "rprop+"
+        The algorithm's canonical text (`fastnet.algorithms.spec_of`).
 
     Returns
     -------
     numpy.random.SeedSequence
         ``SeedSequence(master, spawn_key=(key(problem), key(network), run))`` with
-        ``key`` the first 8 bytes of the SHA-256 of the name. It does not depend on
-        which other runs exist or in which order they run.
+        ``key`` the first 8 bytes of the SHA-256 of the name, and ``key(algorithm)``
+        appended to the spawn key for any algorithm but `DEFAULT_ALGORITHM`. It
+        does not depend on which other runs exist or in which order they run.
 
     Examples
     --------
@@ -209,5 +249,7 @@ def run_seed(master, problem, network, run):
     >>> s.entropy, s.spawn_key[2]
     (0, 3)
     """
-    return np.random.SeedSequence(int(master), spawn_key=(_name_key(problem),
-                                                          _name_key(network), int(run)))
+    key = (_name_key(problem), _name_key(network), int(run))
+    if algorithm != DEFAULT_ALGORITHM:
+        key += (_name_key(algorithm),)
+    return np.random.SeedSequence(int(master), spawn_key=key)

@@ -8,7 +8,7 @@ import time
 import numpy as np
 
 from fastnet._provenance import build_flags, kernel_fingerprint, machine_description
-from fastnet.experiment._protocol import build_network, training_arguments
+from fastnet.experiment._protocol import DEFAULT_ALGORITHM, build_network, training_arguments
 from fastnet.experiment._resultfile import FORMAT, FORMAT_VERSION
 
 
@@ -67,16 +67,32 @@ def _checklist(experiment, datasets):
     return cells
 
 
+def _algorithm_setups(experiment):
+    """{algorithm: {"name", "parameters"}} of the experiment's algorithms."""
+    from fastnet.algorithms import from_spec
+
+    out = {}
+    for spec in experiment.algorithms:
+        name, params = from_spec(spec).record()
+        out[spec] = {"name": name, "parameters": {k: (list(v) if isinstance(v, tuple) else v)
+                                                  for k, v in params.items()}}
+    return out
+
+
 def _header(experiment, datasets):
+    default = experiment.algorithms == (DEFAULT_ALGORITHM,)
     return {
         "type": "header", "format": FORMAT, "format_version": FORMAT_VERSION,
         "setup_hash": experiment.setup_hash(), "identity": experiment.identity(),
         "grid": {"problems": list(experiment.problems), "networks": list(experiment.networks),
-                 "runs": experiment.runs},
+                 "runs": experiment.runs,
+                 **({} if default else {"algorithms": list(experiment.algorithms)})},
         "runs_rule": ("every run of a (problem, network) cell is an independent training from "
                       "its own seed, SeedSequence(master, spawn_key=(sha(problem), sha(network), "
-                      "run)); no run is excluded or restarted; reports may exclude exactly the "
-                      "worst half by validation error (Prechelt 1994)"),
+                      "run" + ("" if default else ", and sha(algorithm) for any algorithm but "
+                               "rprop+") + ")); no run is excluded or restarted; reports may "
+                      "exclude exactly the worst half by validation error (Prechelt 1994)"),
+        **({} if default else {"algorithm_setups": _algorithm_setups(experiment)}),
         "checklist": _checklist(experiment, datasets),
         "data": {p: {"file": datasets[p].path.name, "sha256": datasets[p].sha256,
                      "matches_published": datasets[p].matches_published}

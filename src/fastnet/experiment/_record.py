@@ -189,6 +189,7 @@ _ERRORS = _object({"squared_error_percentage": (True, _measure),
 RUN_SCHEMA = {
     "setup_hash": (True, _string),
     "problem": (True, _text), "network": (True, _text), "run": (True, _count),
+    "algorithm": (False, _text),
     "train": (True, _ERRORS), "val": (True, _ERRORS), "test": (True, _ERRORS),
     "epochs": (True, _count), "relevant_epoch": (True, _count), "stop_reason": (True, _text),
     "gl_end": (True, _measure_or_null),
@@ -208,7 +209,8 @@ RUN_SCHEMA = {
 HEADER_SCHEMA = {
     "setup_hash": (True, _string),
     "grid": (True, _object({"problems": (True, _texts), "networks": (True, _texts),
-                            "runs": (True, _count)})),
+                            "runs": (True, _count), "algorithms": (False, _texts)})),
+    "algorithm_setups": (False, _objects()),
     "identity": (False, _object({"preset_parameters": (False, _objects())})),
     "checklist": (False, _objects({"data": (False, _object()), "stopping": (False, _string)})),
     "data": (False, _objects()),
@@ -311,14 +313,16 @@ def check_header(obj):
     if len(grid["problems"]) * len(grid["networks"]) > MAX_CELLS:
         raise RecordError(f"names {len(grid['problems'])} problems and {len(grid['networks'])} "
                           f"networks; at most {MAX_CELLS:,} cells are allowed.", "grid")
-    cells = {"problem": frozenset(grid["problems"]), "network": frozenset(grid["networks"])}
+    cells = {"problem": frozenset(grid["problems"]), "network": frozenset(grid["networks"]),
+             "algorithm": frozenset(grid.get("algorithms", ["rprop+"]))}
     runs = grid["runs"]
 
     def check_run(record):
         check_fields(record, RUN_SCHEMA)
         for key, names in cells.items():
-            if record[key] not in names:
-                raise RecordError(f"{_got(record[key])} is not in the header's grid "
+            value = record.get(key, "rprop+")
+            if value not in names:
+                raise RecordError(f"{_got(value)} is not in the header's grid "
                                   f"({', '.join(sorted(names))[:200]}).", key)
         if record["run"] >= runs:
             raise RecordError(f"{record['run']} is outside the header's grid of {runs} runs "

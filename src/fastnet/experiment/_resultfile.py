@@ -22,6 +22,22 @@ FORMAT_VERSION = 1
 #: another machine), and so differ between otherwise identical runs.
 TIMING_FIELDS = ("cpu_time", "wall_time", "host", "machine", "batch")
 
+#: The algorithm of a run record without an ``"algorithm"`` field (Proben1's RPROP).
+DEFAULT_ALGORITHM = "rprop+"
+
+
+def run_key(record):
+    """``(problem, network, run, algorithm)`` of a run record."""
+    return (record["problem"], record["network"], record["run"],
+            record.get("algorithm", DEFAULT_ALGORITHM))
+
+
+def cell_label(network, algorithm):
+    """A report's name of the runs of ``network`` with ``algorithm`` in a file of
+    several algorithms: ``"pivot / backprop(learning_rate=0.1)"``."""
+    return f"{network} / {algorithm}"
+
+
 class ResultFileWarning(UserWarning):
     """A result file was repaired (an incomplete last line was cut off) or is unusual."""
 
@@ -66,8 +82,23 @@ class ResultFile:
         return pd.json_normalize(list(self.records), sep=".")
 
     def keys(self):
-        """Set of ``(problem, network, run)`` present."""
-        return {(r["problem"], r["network"], r["run"]) for r in self.records}
+        """Set of ``(problem, network, run)`` present; ``(problem, network, run,
+        algorithm)`` for runs of another algorithm than ``"rprop+"``."""
+        return {run_key(r)[:3 if "algorithm" not in r else 4] for r in self.records}
+
+    @property
+    def algorithms(self):
+        """The algorithms of the header's grid (``("rprop+",)`` if it names none)."""
+        grid = self.header.get("grid")
+        algos = grid.get("algorithms") if isinstance(grid, dict) else None
+        return tuple(algos) if algos else (DEFAULT_ALGORITHM,)
+
+    def _cell(self, r):
+        """The (problem, network) cell of record ``r``; with several algorithms in the
+        grid, the network is labelled with the algorithm (`cell_label`)."""
+        if "algorithms" not in (self.header.get("grid") or {}):
+            return r["problem"], r["network"]
+        return r["problem"], cell_label(r["network"], r.get("algorithm", DEFAULT_ALGORITHM))
 
     def missing_runs(self):
         """Runs of the header's grid that the file does not hold yet.
@@ -91,9 +122,12 @@ class ResultFile:
             return {}
         present = {}
         for r in self.records:
-            present.setdefault((r["problem"], r["network"]), []).append(r["run"])
+            present.setdefault(self._cell(r), []).append(r["run"])
         out = {}
-        for cell in ((p, n) for p in grid["problems"] for n in grid["networks"]):
+        nets = grid["networks"]
+        if "algorithms" in grid:
+            nets = [cell_label(n, a) for n in nets for a in grid["algorithms"]]
+        for cell in ((p, n) for p in grid["problems"] for n in nets):
             gaps, start = [], 0
             for run in sorted(present.get(cell, ())):
                 if run > start:
@@ -106,13 +140,17 @@ class ResultFile:
         return out
 
     def cells(self):
-        """``{(problem, network): [records sorted by run]}`` in header-grid order."""
+        """``{(problem, network): [records sorted by run]}`` in header-grid order; in a
+        file of several algorithms the network is ``"network / algorithm"``."""
         out = {}
         for r in sorted(self.records, key=lambda r: r["run"]):
-            out.setdefault((r["problem"], r["network"]), []).append(r)
+            out.setdefault(self._cell(r), []).append(r)
         grid = self.header.get("grid", {})
         pos_p = {p: i for i, p in enumerate(grid.get("problems", []))}
-        pos_n = {n: i for i, n in enumerate(grid.get("networks", []))}
+        nets = grid.get("networks", [])
+        if "algorithms" in grid:
+            nets = [cell_label(n, a) for n in nets for a in grid["algorithms"]]
+        pos_n = {n: i for i, n in enumerate(nets)}
         return dict(sorted(out.items(), key=lambda kv: (pos_p.get(kv[0][0], 1 << 30), kv[0][0],
                                                           pos_n.get(kv[0][1], 1 << 30), kv[0][1])))
 
@@ -177,7 +215,7 @@ def _parse_lines(path, data):
         if obj["setup_hash"] != header["setup_hash"]:
             raise ResultFileError(f"{path}:{i}: run record of set-up {_short(obj['setup_hash'])} "
                                   f"in a file of set-up {_short(header['setup_hash'])}.")
-        key = (obj["problem"], obj["network"], obj["run"])
+        key = run_key(obj)
         if key in seen:
             warnings.warn(f"{path}:{i}: second record of run {key}; keeping the first.",
                           ResultFileWarning, stacklevel=3)

@@ -13,10 +13,12 @@ import numpy as np
 
 from fastnet._files import atomic_write, exclusive_lock
 from fastnet.exceptions import ResultFileError
-from fastnet.experiment._protocol import build_network, run_seed, training_arguments
+from fastnet.experiment._protocol import (
+    DEFAULT_ALGORITHM, algorithm_arguments, build_network, run_seed,
+)
 from fastnet.experiment._provenance import _header, _load
 from fastnet.experiment._resultfile import (
-    ResultFileWarning, _line, _parse_lines,
+    ResultFileWarning, _line, _parse_lines, run_key,
 )
 from fastnet._validation import check_count
 from fastnet.experiment._spec import Experiment
@@ -53,6 +55,7 @@ class _Task:
     setup_hash: str
     rule: str = "tables"
     one_per_call: bool = False
+    algorithm: str = DEFAULT_ALGORITHM
 
 
 def _watch_parent(parent):
@@ -117,11 +120,23 @@ def _run_task(task):
     for _ in task.runs:
         net, preset = build_network(task.network, ds, task.rule)
         nets.append(net)
-    seeds = [run_seed(task.master, task.problem, task.network, r) for r in task.runs]
+    seeds = [run_seed(task.master, task.problem, task.network, r, task.algorithm)
+             for r in task.runs]
     # No warnings.catch_warnings() here: it is not thread-safe (Dask runs tasks in
     # threads). An epoch cap is part of the stopping rule instead (training_arguments).
-    kw = dict(X_test=ds.test[0], Y_test=ds.test[1], **training_arguments(preset, task.options))
-    if task.one_per_call:
+    trainer, args = algorithm_arguments(preset, task.options, task.algorithm)
+    kw = dict(X_test=ds.test[0], Y_test=ds.test[1], **args)
+    if trainer == "many":
+        from fastnet.training import train, train_many
+
+        if task.one_per_call:
+            results = [train(net, *ds.train, *ds.val, seed=seed, **kw)
+                       for net, seed in zip(nets, seeds)]
+            batch = {"runs": 1, "method": "train"}
+        else:
+            results = train_many(nets, *ds.train, *ds.val, seeds=seeds, **kw)
+            batch = {"runs": len(nets), "method": results[0].setup["batch"]["method"]}
+    elif task.one_per_call:
         results = [train_rprop(net, *ds.train, *ds.val, seed=seed, **kw)
                    for net, seed in zip(nets, seeds)]
         batch = {"runs": 1, "method": "train_rprop"}
@@ -143,6 +158,7 @@ def _record(task, run, seed, net, preset, r, batch, ds):
     record = {
         "type": "run", "setup_hash": task.setup_hash,
         "problem": task.problem, "network": task.network, "run": run,
+        **({} if task.algorithm == DEFAULT_ALGORITHM else {"algorithm": task.algorithm}),
         "seed": {"entropy": task.master, "spawn_key": [int(k) for k in seed.spawn_key]},
         "architecture": net.proben1_spec, "shortcut": net.shortcut,
         "n_connections": net.n_connections, "preset": preset,
@@ -196,6 +212,10 @@ def _prepare_file(path, experiment, datasets):
                                                       if n not in grid.get("networks", [])],
         "runs": max(int(grid.get("runs", 0)), experiment.runs),
     }
+    algorithms = list(grid.get("algorithms", [DEFAULT_ALGORITHM]))
+    algorithms += [a for a in experiment.algorithms if a not in algorithms]
+    if algorithms != [DEFAULT_ALGORITHM]:
+        new_grid["algorithms"] = algorithms
     if partial:
         warnings.warn(f"{path}: cut off an incomplete last line ({partial} bytes, a run that was "
                       "being written when the process died); that run is rerun.",
@@ -205,6 +225,9 @@ def _prepare_file(path, experiment, datasets):
         merged["grid"] = new_grid
         merged["checklist"] = {**old.get("checklist", {}), **header["checklist"]}
         merged["data"] = {**old.get("data", {}), **header["data"]}
+        setups = {**old.get("algorithm_setups", {}), **header.get("algorithm_setups", {})}
+        if setups:
+            merged["algorithm_setups"] = setups
         if old.get("machine") != header["machine"]:
             merged.setdefault("other_machines", [])
             if header["machine"] not in merged["other_machines"]:
@@ -412,24 +435,24 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
 
     with exclusive_lock(path):
         existing = _prepare_file(path, experiment, datasets)
-        done_keys = {(r["problem"], r["network"], r["run"]) for r in existing}
+        done_keys = {run_key(r) for r in existing}
         wanted = set(experiment.run_keys())
         setup_hash = experiment.setup_hash()
-        todo = [(p, n, r) for (p, n, r) in experiment.run_keys() if (p, n, r) not in done_keys]
+        todo = [k for k in experiment.run_keys() if k not in done_keys]
         tasks = []
-        for (p, n) in dict.fromkeys((p, n) for p, n, _ in todo):
-            runs = [r for (pp, nn, r) in todo if (pp, nn) == (p, n)]
+        for (p, n, a) in dict.fromkeys((p, n, a) for p, n, _, a in todo):
+            runs = [r for (pp, nn, r, aa) in todo if (pp, nn, aa) == (p, n, a)]
             for i in range(0, len(runs), batch_size):
                 tasks.append(_Task(p, n, tuple(runs[i:i + batch_size]), experiment.seed,
                                    experiment.options, experiment.keep_predictions,
                                    experiment.root, setup_hash, experiment.rule,
-                                   one_per_call=batch_size == 1))
+                                   one_per_call=batch_size == 1, algorithm=a))
         # Longest tasks first (cost ~ patterns x connections x runs), so that a few long
         # ones do not end up last on one worker. Results do not depend on the order.
         cost = {(p, n): datasets[p].n_train * build_network(n, datasets[p])[0].n_connections
                 for p in experiment.problems for n in experiment.networks}
         tasks.sort(key=lambda t: -cost[(t.problem, t.network)] * len(t.runs))
-        kept = [r for r in existing if (r["problem"], r["network"], r["run"]) in wanted]
+        kept = [r for r in existing if run_key(r) in wanted]
         test_errors = sorted(r["test"]["squared_error_percentage"] for r in existing)
         new = []
 
@@ -472,8 +495,9 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
                 client.close()
         wall = time.perf_counter() - start
 
-    records = sorted(kept + new, key=lambda r: (experiment.problems.index(r["problem"]),
-                                                experiment.networks.index(r["network"]), r["run"]))
+    records = sorted(kept + new, key=lambda r: (
+        experiment.problems.index(r["problem"]), experiment.networks.index(r["network"]),
+        experiment.algorithms.index(run_key(r)[3]), r["run"]))
     return ExperimentResult(path=path, experiment=experiment, records=tuple(records),
                             n_new=len(new), n_resumed=len(kept), backend=backend, wall_time=wall,
                             workers=workers)

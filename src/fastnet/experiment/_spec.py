@@ -11,8 +11,8 @@ import numpy as np
 
 from fastnet._validation import check_count
 from fastnet.experiment._protocol import (
-    _LINEAR_PRESET, MULTILAYER_RULES, TRAIN_OPTIONS, _normalise_network, check_max_epochs,
-    expand_problems,
+    _LINEAR_PRESET, DEFAULT_ALGORITHM, MULTILAYER_RULES, TRAIN_OPTIONS, _normalise_network,
+    check_max_epochs, expand_problems, normalise_algorithm,
 )
 from fastnet.experiment._resultfile import FORMAT_VERSION
 
@@ -28,7 +28,7 @@ MAX_GRID_RUNS = 100_000
 
 @dataclass(frozen=True)
 class Experiment:
-    """Problems x networks x runs with Proben1's RPROP set-ups and one master seed.
+    """Problems x networks x algorithms x runs with Proben1's set-ups and one master seed.
 
     Attributes
     ----------
@@ -42,6 +42,17 @@ class Experiment:
         1 to `MAX_RUNS`; the grid holds at most `MAX_GRID_RUNS` runs.
     seed : int
         Master seed; each run's seed comes from `run_seed`.
+    algorithms : tuple of str
+        The algorithms with their parameters (:func:`fastnet.algorithms.from_spec`
+        texts or objects), kept in their canonical form
+        (:func:`fastnet.algorithms.spec_of`); default ``("rprop+",)``, Proben1's
+        RPROP presets. An RPROP's parameters that differ from RPROP's defaults
+        override the preset (and ``options``); any other algorithm trains under the
+        preset's initial weights, strips, epoch limit and stopping rule
+        (`algorithm_arguments`). A list of values is a parameter grid, one
+        algorithm per cell (``"backprop(learning_rate=[0.1, 0.5])"``; see
+        :func:`fastnet.study.expand_grid`). Like problems and networks, not part of
+        the set-up's identity: more algorithms extend a file.
     options : mapping
         Overrides of the preset's `train_rprop` arguments (keys of
         `TRAIN_OPTIONS`, e.g. ``{"max_epochs": 300}`` or ``{"variant": "irprop+"}``).
@@ -66,6 +77,7 @@ class Experiment:
     keep_predictions: bool = False
     root: str | None = None
     rule: str = "tables"
+    algorithms: tuple = (DEFAULT_ALGORITHM,)
 
     def __post_init__(self):
         from fastnet._validation import check_int
@@ -80,13 +92,21 @@ class Experiment:
             if c not in canon:
                 canon.append(c)
         object.__setattr__(self, "networks", tuple(canon))
+        algos = [self.algorithms] if isinstance(self.algorithms, str) else list(self.algorithms)
+        if not algos:
+            raise ValueError("`algorithms` must name at least one algorithm, got none.")
+        from fastnet.study._setup import expand_grid
+
+        object.__setattr__(self, "algorithms", tuple(dict.fromkeys(
+            normalise_algorithm(cell) for a in algos for cell in expand_grid(a))))
         object.__setattr__(self, "runs", check_count(self.runs, "runs", MAX_RUNS))
-        n_grid = len(self.problems) * len(self.networks) * self.runs
+        n_grid = len(self.problems) * len(self.networks) * len(self.algorithms) * self.runs
         if n_grid > MAX_GRID_RUNS:
+            algos = (f" x {len(self.algorithms)} algorithms" if len(self.algorithms) > 1 else "")
             raise ValueError(
                 f"`runs` must keep the grid within {MAX_GRID_RUNS} runs (MAX_GRID_RUNS), got "
-                f"{len(self.problems)} problems x {len(self.networks)} networks x {self.runs} "
-                f"runs = {n_grid}.")
+                f"{len(self.problems)} problems x {len(self.networks)} networks{algos} x "
+                f"{self.runs} runs = {n_grid}.")
         object.__setattr__(self, "seed", check_int(self.seed, "seed", minimum=0))
         if not isinstance(self.options, Mapping):
             raise TypeError(f"`options` must be a mapping, got {type(self.options).__name__}.")
@@ -116,8 +136,9 @@ class Experiment:
     __hash__ = None  # options is a dict
 
     def run_keys(self):
-        """``(problem, network, run)`` of every run, in a fixed order."""
-        return [(p, n, r) for p in self.problems for n in self.networks for r in range(self.runs)]
+        """``(problem, network, run, algorithm)`` of every run, in a fixed order."""
+        return [(p, n, r, a) for p in self.problems for n in self.networks
+                for a in self.algorithms for r in range(self.runs)]
 
     def identity(self):
         """What makes runs of this experiment comparable: stored in, and checked against, headers.

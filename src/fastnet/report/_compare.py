@@ -152,6 +152,111 @@ class Comparison:
     def __str__(self):
         return self.to_text()
 
+    def _pair_rows(self):
+        """(problem, a, b, n_a, n_b, mean_a, mean_b, p in %, better, unreliable, note) per
+        problem and pair."""
+        rows = []
+        for (problem, a, b), test in self.ttests.items():
+            xa, xb = self.samples[a][problem], self.samples[b][problem]
+            row = [problem, a, b, len(xa), len(xb), float(np.mean(xa)), float(np.mean(xb))]
+            if isinstance(test, str):
+                row += [None, None, None, test]
+            else:
+                row += [100 * test.pvalue, test.better if test.significant else None,
+                        test.unreliable, None]
+            rows.append(row)
+        return rows + self._over_rows()
+
+    def _over_tables(self):
+        return [(name, t) for name, t in (("sign test", self.sign), ("Wilcoxon test", self.wilcoxon),
+                                          ("Lacoste Poisson binomial test", self.lacoste))
+                if t is not None]
+
+    def _over_rows(self):
+        """The tests over problems, one row per pair: ``better`` the algorithm that wins
+        more (sign), has the larger rank sum (Wilcoxon) or is more probably better
+        (Lacoste, whose probability is in ``note``)."""
+        label = {letter: lab for lab, letter in self._letters().items()}
+        rows = []
+        for name, t in self._over_tables():
+            n = len(self.lacoste_problems if t is self.lacoste else self.problems)
+            for i, a in enumerate(t.names):
+                for j in range(i + 1, len(t.names)):
+                    b, m = t.names[j], t.matrix
+                    if t.pvalue is not None:
+                        better = a if np.isfinite(m[i, j]) else b if np.isfinite(m[j, i]) else None
+                        p, note = 100 * float(t.pvalue[i, j]), None
+                    else:
+                        better = a if m[i, j] > 0.5 else b if m[i, j] < 0.5 else None
+                        p, note = None, f"Pr({label[a]} better than {label[b]}) = {m[i, j]:.4g}"
+                    rows.append([f"over problems: {name}", label[a], label[b], n, n, None, None,
+                                 p, label.get(better), None, note])
+        return rows
+
+    def to_csv(self):
+        """The tests as CSV, one row per problem (or test over problems) and pair.
+
+        Columns ``problem, a, b, n_a, n_b, mean_a, mean_b, p_percent, better,
+        unreliable, note``. The t-test rows name ``better`` only if significant; the
+        rows of the tests over problems (``problem`` ``"over problems: sign test"``,
+        ``"... Wilcoxon test"``, ``"... Lacoste Poisson binomial test"``, ``n_a`` the
+        number of problems) name the algorithm that wins more, has the larger rank
+        sum, or is more probably better (the probability in ``note``). Text cells that a
+        spreadsheet would run as a formula get a leading ``'`` (as `Report.to_csv`).
+        """
+        import csv
+        import io
+
+        from fastnet.report._render import _csv_text
+
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["problem", "a", "b", "n_a", "n_b", "mean_a", "mean_b", "p_percent",
+                    "better", "unreliable", "note"])
+        for row in self._pair_rows():
+            w.writerow(["" if v is None else repr(v) if isinstance(v, float)
+                        else _csv_text(v) if isinstance(v, str) else v for v in row])
+        return buf.getvalue()
+
+    def to_latex(self):
+        """The legend, the per-problem t-tests, the means and the tests over problems
+        (sign, Wilcoxon, Lacoste) as LaTeX ``tabular`` environments in ``table``
+        floats (text from the files escaped)."""
+        from fastnet.report._render import _latex_escape
+
+        letters, what = self._letters(), MEASURES[self.measure][1]
+        pairs = [(a, b) for i, a in enumerate(self.labels) for b in self.labels[i + 1:]]
+
+        def table(heads, rows, caption, spec):
+            lines = [r"\begin{table}[ht]", r"\centering", r"\small",
+                     rf"\begin{{tabular}}{{{spec}}}", r"\hline",
+                     " & ".join(map(_latex_escape, heads)) + r" \\", r"\hline"]
+            lines += [" & ".join(_latex_escape(str(c)) for c in r) + r" \\" for r in rows]
+            return "\n".join(lines + [r"\hline", r"\end{tabular}",
+                                       rf"\caption{{{_latex_escape(caption)}}}", r"\end{table}"])
+
+        legend = table(["", "algorithm", "result file", "network"],
+                       [[letters[lab], lab, Path(src).name, net]
+                        for lab, (src, net) in zip(self.labels, self.sources)],
+                       "Algorithms compared.", "llll")
+        tests = table(["problem"] + [f"{letters[a]} vs {letters[b]}" for a, b in pairs],
+                      [[p] + [t if isinstance(t, str) else t.table_entry((letters[a], letters[b]))
+                              for a, b in pairs for t in [self.ttests[(p, a, b)]]]
+                       for p in self.problems],
+                      f"Proben1 t-tests per problem on the log {what}: 'A 1.2' = A is better, "
+                      "p = 1.2 %; '-' = no significant difference.", "l" + "r" * len(pairs))
+        means = table(["problem"] + [letters[lab] for lab in self.labels],
+                      [[p] + [f"{np.mean(self.samples[lab][p]):.3f}" for lab in self.labels]
+                       for p in self.problems], f"Mean {what}.", "l" + "r" * len(self.labels))
+        label = {letter: lab for lab, letter in letters.items()}
+        over = [table([""] + list(t.names),
+                      [[label[r]] + ["-" if not np.isfinite(v) else f"{v:.2f}" for v in row]
+                       for r, row in zip(t.names, t.matrix)],
+                      str(t).splitlines()[0] + f" ({name}, over problems).",
+                      "l" + "r" * len(t.names))
+                for name, t in self._over_tables()]
+        return "\n\n".join([legend, tests, means, *over]) + "\n"
+
     @fill(html_page=HTML_PAGE)
     def to_html(self, *, pictures=True):
         """The comparison as one self-contained HTML page: its tables, set-ups and pictures.
@@ -205,10 +310,9 @@ class Comparison:
         plt = plots._pyplot()
         directory = Path(os.fspath(directory))
         directory.mkdir(parents=True, exist_ok=True)
-        letters = self._letters()
         written, taken, inside = [], set(), directory.resolve()
         for p in self.problems:
-            samples = {letters[lab]: self.samples[lab][p] for lab in self.labels}
+            samples = {lab: self.samples[lab][p] for lab in self.labels}
             stem = _picture_stem(p, taken)
             for kind, fn in (("box", plots.box_whiskers),
                              ("extended-box", plots.extended_box_whiskers)):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fastnet.report._render import _DIST, _MAIN, MEASURES, _cells, _column_groups
+from fastnet.report._render import MEASURES, _cells, _column_groups, _n_text
 
 #: Pixels per inch of the embedded pictures (of `fastnet.plots.panels`' size).
 DPI = 100
@@ -143,7 +143,8 @@ def _setup_pairs(header, source=None):
     pairs += [("fastnet version", header.get("version", "?")),
               ("created", header.get("created", "?")),
               ("machine", header.get("machine", "?")),
-              ("algorithm", ident.get("algorithm", "?")),
+              ("algorithm", ident.get("algorithm", "?")
+               if "algorithms" not in grid else ", ".join(grid["algorithms"])),
               ("multilayer rule", ident.get("multilayer_rule", "?")),
               ("presets", ident.get("presets", "?")),
               ("options", ident.get("options") or "none (the presets' values)"),
@@ -208,8 +209,10 @@ def _grouped_table(table_id, rows, columns, caption):
     out = ["<table>", "<thead>", "<tr>" + "".join(top) + "</tr>", "<tr>" + "".join(sub) + "</tr>",
            "</thead>", "<tbody>"]
     for cells in _cells(rows, columns):
-        tds = [f'<th scope="row">{_e(cells[0])}</th>', f'<td class="txt">{_e(cells[1])}</td>']
-        tds += [f'<td class="num">{_e(c)}</td>' for c in cells[2:]]
+        nt = _n_text(columns)
+        tds = [f'<th scope="row">{_e(cells[0])}</th>']
+        tds += [f'<td class="txt">{_e(c)}</td>' for c in cells[1:nt]]
+        tds += [f'<td class="num">{_e(c)}</td>' for c in cells[nt:]]
         out.append("<tr>" + "".join(tds) + "</tr>")
     out += ["</tbody>", "</table>"]
     return _wrap(table_id, caption, "\n".join(out))
@@ -306,7 +309,8 @@ def _cell_meta(header, row, s):
     reasons = Counter(str(r) for r in s.get("stop_reason", []))
     if reasons:
         parts.append("stopped by " + ", ".join(f"{k} ({v})" for k, v in reasons.most_common()))
-    check = (header.get("checklist") or {}).get(f"{row.problem}/{row.network}") or {}
+    network = row.network.split(" / ")[0]
+    check = (header.get("checklist") or {}).get(f"{row.problem}/{network}") or {}
     if check.get("stopping"):
         parts.append(f"rule {check['stopping']}")
     data = check.get("data") or {}
@@ -341,9 +345,9 @@ def report_html(report, *, timing=None, pictures=True):
                               f'({_e(r.architecture)})</a></li>' for i, r in enumerate(cells))
                     + "</ul></nav>")
     body += ['<h2 id="results">Results</h2>',
-             _grouped_table("results-table", report.rows, _MAIN, report._caption("Results")),
+             _grouped_table("results-table", report.rows, report._main, report._caption("Results")),
              '<h2 id="distribution">Test error distribution</h2>',
-             _grouped_table("distribution-table", report.rows, _DIST,
+             _grouped_table("distribution-table", report.rows, report._dist,
                             report._caption("Test error distribution"))]
     if timing is not None:
         body += ['<h2 id="timing">Cost</h2>', _timing_table(timing)]
@@ -440,7 +444,7 @@ def comparison_html(cmp, *, pictures=True):
     if pictures:
         body.append('<h2 id="pictures">Distributions per problem</h2>')
         for i, p in enumerate(cmp.problems):
-            samples = {letters[lab]: _finite(cmp.samples[lab][p]) for lab in cmp.labels}
+            samples = {lab: _finite(cmp.samples[lab][p]) for lab in cmp.labels}
             samples = {k: v for k, v in samples.items() if v.size}
             body.append(f'<section class="cell" id="problem-{i}"><h3>{_e(p)}</h3>')
             body.append('<p class="meta">' + _e("; ".join(

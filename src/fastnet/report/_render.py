@@ -49,6 +49,14 @@ _DIST = [("problem", "", "problem", None), ("architecture", "", "arch", None),
          ("corr_val_test", "", "corr(val,test)", 2)]
 
 
+def _n_text(columns):
+    """How many leading columns hold text (problem, architecture, algorithm)."""
+    n = 0
+    while n < len(columns) and columns[n][0] in ("problem", "architecture", "algorithm"):
+        n += 1
+    return n
+
+
 def _cells(rows, columns):
     return [[_fmt(getattr(r, f), d) for f, _, _, d in columns] for r in rows]
 
@@ -80,12 +88,13 @@ def _text_table(rows, columns):
     for g, a, b in groups:
         span = sum(widths[a:b]) + 2 * (b - a - 1)
         top.append(g.center(span) if g else " " * span)
+    nt = _n_text(columns)
     lines = ["  ".join(top).rstrip(),
-             "  ".join(s.rjust(w) if k > 1 else s.ljust(w) for k, (s, w) in
+             "  ".join(s.rjust(w) if k >= nt else s.ljust(w) for k, (s, w) in
                        enumerate(zip(subs, widths))).rstrip()]
     lines.append("-" * len(lines[1]))
     for b in body:
-        lines.append("  ".join(c.rjust(w) if k > 1 else c.ljust(w)
+        lines.append("  ".join(c.rjust(w) if k >= nt else c.ljust(w)
                                for k, (c, w) in enumerate(zip(b, widths))).rstrip())
     return "\n".join(lines)
 
@@ -103,7 +112,8 @@ def _markdown_escape(text):
 def _markdown_table(rows, columns):
     heads = [f"{g} {s}".strip() if g else s for _, g, s, _ in columns]
     out = ["| " + " | ".join(map(_markdown_escape, heads)) + " |",
-           "|" + "|".join(":---" if k < 2 else "---:" for k in range(len(columns))) + "|"]
+           "|" + "|".join(":---" if k < _n_text(columns) else "---:"
+                          for k in range(len(columns))) + "|"]
     out += ["| " + " | ".join(map(_markdown_escape, c)) + " |" for c in _cells(rows, columns)]
     return "\n".join(out)
 
@@ -156,7 +166,8 @@ def _incomplete_note(incomplete, header):
 
 def _latex_table(rows, columns, caption):
     groups = [(g, b - a) for g, a, b in _column_groups(columns)]
-    spec = "ll" + "r" * (len(columns) - 2)
+    nt = _n_text(columns)
+    spec = "l" * nt + "r" * (len(columns) - nt)
     lines = [r"\begin{table}[ht]", r"\centering", r"\small", rf"\begin{{tabular}}{{{spec}}}",
              r"\hline",
              " & ".join(rf"\multicolumn{{{n}}}{{c}}{{{_latex_escape(g)}}}" if g and n > 1

@@ -99,6 +99,9 @@ class ReportRow:
         Summed training CPU seconds of the runs.
     traversals : int
         Summed connection traversals.
+    algorithm : str
+        The algorithm of the runs (``"rprop+"``: Proben1's RPROP presets). In a file
+        of several algorithms ``network`` is ``"network / algorithm"``.
     """
 
     problem: str
@@ -134,6 +137,7 @@ class ReportRow:
     test_max: float
     cpu_time: float
     traversals: int
+    algorithm: str = "rprop+"
 
     def traversals_per_cpu_second(self):
         """Summed traversals over summed CPU seconds (inf if no CPU time was measured)."""
@@ -170,7 +174,8 @@ def _row(problem, network, runs, n_excluded):
         best_test_class=best["test"]["classification_error"],
         test_min=q[0], test_q1=q[1], test_median=q[2], test_q3=q[3], test_max=q[4],
         cpu_time=float(sum(r["cpu_time"] for r in runs)),
-        traversals=int(sum(r["traversals"]["total"] for r in runs)))
+        traversals=int(sum(r["traversals"]["total"] for r in runs)),
+        algorithm=first.get("algorithm", "rprop+"))
 
 
 def _samples(runs):
@@ -235,6 +240,21 @@ class Report:
         """One sentence naming the cells that lack runs of the file's set-up ("" if none)."""
         return _incomplete_note(self.incomplete, self.header)
 
+    def _columns(self, columns):
+        """``columns`` with one of the algorithm after the architecture when the file
+        holds several algorithms."""
+        if "algorithms" not in (self.header.get("grid") or {}):
+            return columns
+        return columns[:2] + [("algorithm", "", "algorithm", None)] + columns[2:]
+
+    @property
+    def _main(self):
+        return self._columns(_MAIN)
+
+    @property
+    def _dist(self):
+        return self._columns(_DIST)
+
     def _caption(self, what):
         nets = sorted({r.network for r in self.rows})
         excl = ("; the worst half of the runs by validation error excluded"
@@ -247,8 +267,8 @@ class Report:
         machine = self.header.get("machine", "?")
         note = self.incomplete_note()
         return "\n".join(([note, ""] if note else []) + [
-            self._caption("Results"), "", _text_table(self.rows, _MAIN), "",
-            self._caption("Test error distribution"), "", _text_table(self.rows, _DIST), "",
+            self._caption("Results"), "", _text_table(self.rows, self._main), "",
+            self._caption("Test error distribution"), "", _text_table(self.rows, self._dist), "",
             f"fastnet {self.header.get('version', '?')}, master seed "
             f"{self.header.get('identity', {}).get('seed', '?')}, set-up "
             f"{self.header.get('setup_hash', '?')}; machine: {machine}"])
@@ -266,9 +286,9 @@ class Report:
         note = self.incomplete_note()
         return "\n".join(([f"> **{_markdown_escape(note)}**", ""] if note else []) + [
             f"**{_markdown_escape(self._caption('Results'))}**", "",
-            _markdown_table(self.rows, _MAIN), "",
+            _markdown_table(self.rows, self._main), "",
             f"**{_markdown_escape(self._caption('Test error distribution'))}**", "",
-            _markdown_table(self.rows, _DIST), ""])
+            _markdown_table(self.rows, self._dist), ""])
 
     def to_latex(self):
         """Both tables as LaTeX ``tabular`` environments in ``table`` floats.
@@ -277,8 +297,8 @@ class Report:
         file that lacks runs of its set-up gets a ``%`` comment line saying which.
         """
         note = self.incomplete_note()
-        tables = "\n\n".join([_latex_table(self.rows, _MAIN, self._caption("Results")),
-                              _latex_table(self.rows, _DIST,
+        tables = "\n\n".join([_latex_table(self.rows, self._main, self._caption("Results")),
+                              _latex_table(self.rows, self._dist,
                                            self._caption("Test error distribution"))]) + "\n"
         return (f"% {' '.join(note.splitlines())}\n" if note else "") + tables
 
@@ -452,11 +472,12 @@ class TimingSummary:
 
     def to_text(self):
         """A fixed-width table, one line per problem and network plus the total."""
-        head = (f"{'problem':10s} {'network':10s} {'runs':>5s} {'epochs':>9s} "
+        wn = max([10] + [len(r.network) for r in self.rows])   # (networks / algorithms)
+        head = (f"{'problem':10s} {'network':{wn}s} {'runs':>5s} {'epochs':>9s} "
                 f"{'traversals':>14s} {'CPU s':>9s} {'CPU s/run':>10s} {'trav./CPU s':>12s}")
         lines = [head, "-" * len(head)]
         for r in (*self.rows, self.total):
-            lines.append(f"{r.problem:10s} {r.network:10s} {r.n_runs:5d} {r.epochs:9d} "
+            lines.append(f"{r.problem:10s} {r.network:{wn}s} {r.n_runs:5d} {r.epochs:9d} "
                          f"{r.traversals['total']:14d} {r.cpu_time:9.3f} {r.cpu_per_run:10.4f} "
                          f"{r.traversals_per_cpu_second():12.4g}")
         flags = " ".join(self.build.get("extra_compile_args", []) or [])

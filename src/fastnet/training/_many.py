@@ -224,6 +224,16 @@ def train_rprop_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         variant=variant, eta_plus=eta_plus, eta_minus=eta_minus, delta0=delta0,
         delta_min=delta_min, delta_max=delta_max, max_epochs=max_epochs, stop=stop,
         strip=strip, init_scale=init_scale), _UNSET)
+    return many_trials(nets, (X, Y, X_val, Y_val, X_test, Y_test), plan, n_trials, seed,
+                       initial_weights, seeds, (target_range, classification, block_size,
+                                                blas_min, callback), method, clocks,
+                       extra={"preset": preset})
+
+
+def many_trials(nets, data, plan, n_trials, seed, initial_weights, seeds, options, method,
+                clocks, extra=None):
+    """The many-trials form of any algorithm (``plan.algorithm``): the start of
+    each trial (array or list form), the checks, then the batch."""
     if isinstance(nets, MLP):
         net, start = nets, _array_start(nets, plan, n_trials, seed, initial_weights, seeds)
         nets = seeds = None
@@ -234,20 +244,24 @@ def train_rprop_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         nets = _check_nets(nets)
         seeds = check_seeds(seeds, len(nets))
         net, start = nets[0], None
-    sets = check_sets(net, X, Y, X_val, Y_val, X_test, Y_test)
-    run = check_run(sets, plan.max_epochs, plan.strip, plan.stop, target_range, classification,
-                    block_size, blas_min, callback)
+    sets = check_sets(net, *data)
+    run = check_run(sets, plan.max_epochs, plan.strip, plan.stop, *options)
     with training_of(nets if nets is not None else [], "nets"):
-        return _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, preset,
+        return _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra,
                             clocks)
 
 
-def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, preset, clocks):
+def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, clocks):
     """Draw (list form), choose the backends, run the loop, assemble the results."""
     if start is None:
         start = _list_start(nets, seeds, plan)
     K = start[0].shape[0]
-    if method == "auto":
+    if not plan.algorithm.lanes:
+        if method not in ("auto", "serial"):
+            raise ValueError(f"`method` must be 'auto' or 'serial' for {type(plan.algorithm).__name__}"
+                             f" (it has no vector-lanes kernels), got {method!r}.")
+        method = "serial"
+    elif method == "auto":
         method = _auto_method(sets.X.shape[0], net.n_connections, K)
     if not _lanes_take(net, run):
         method = "serial"
@@ -260,7 +274,7 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, preset,
         columns = loop.columns((zeros, zeros), stacklevel=5, store=store)
     setup = setup_record(
         net, plan.algorithm, run, sets, seed=None if nets is not None else seed,
-        initialisation=start[2], block_size=trials.block_size, extra={"preset": preset})
+        initialisation=start[2], block_size=trials.block_size, extra=extra)
     cpu, wall = time.process_time() - clocks[0], time.perf_counter() - clocks[1]
     shares = time_shares(columns.epochs)
     setup["batch"] = batch_record(method, K, cpu, wall, trials)
@@ -354,6 +368,13 @@ def _array_start(net, plan, n_trials, seed, initial_weights, seeds):
         if n_trials is None:
             raise TypeError("with one network (the topology) give `n_trials` (and `seed`) or "
                             "`initial_weights`; for one run use train_rprop.")
+        if not algorithm.lanes:
+            rng = as_generator(seed)
+            W, _ = draw_trials(net, n_trials, rng, plan.init_scale)
+            scale = plan.init_scale if plan.init_scale is not None else (
+                DEFAULT_INIT_SCALE if net.hidden else DEFAULT_INIT_SCALE_LINEAR)
+            how = initialisation(scale, "per trial, all K x C drawn from the seed in one call")
+            return W, (rng.spawn(W.shape[0]) if algorithm.draws else None), how
         W, steps = draw_trials(net, n_trials, seed, plan.init_scale, algorithm.delta0)
         scale = plan.init_scale if plan.init_scale is not None else (
             DEFAULT_INIT_SCALE if net.hidden else DEFAULT_INIT_SCALE_LINEAR)
@@ -373,9 +394,12 @@ def _array_start(net, plan, n_trials, seed, initial_weights, seeds):
         if zero.size:
             raise ValueError(f"`initial_weights[{int(zero[0])}]` is all zeros: the hidden units "
                              "cannot break symmetry and the trial would not learn.")
+    how = "weights given as initial_weights"
+    if not algorithm.lanes:
+        return W, (as_generator(seed).spawn(W.shape[0]) if drawn else None), how
     steps = algorithm.initial_steps(as_generator(seed) if drawn else None,
                                     (W.shape[0] if drawn else 1, C))
-    return W, steps, "weights given as initial_weights"
+    return W, steps, how
 
 
 def _check_weights(W, C):
@@ -400,6 +424,17 @@ def _list_start(nets, seeds, plan):
     algorithm, init = plan.algorithm, plan.init_scale
     K, C = len(nets), nets[0].n_connections
     flat = np.empty((K, C))
+    if not algorithm.lanes:
+        # each trial drawn as fastnet.train draws it: weights, then the rule's own draws
+        drawn, gens = init is not None or algorithm.draws, []
+        for net, seed in zip(nets, seeds):
+            rng = as_generator(seed) if drawn else None
+            if init is not None:
+                net.init_weights(rng, scale=init)
+            check_start(net, seed, drawn)
+            gens.append(rng)
+        _trials.gather_rows(list(map(_WEIGHTS, nets)), flat)
+        return flat, gens, initialisation(init)
     if init is None and not algorithm.draws:
         # nothing to draw: each trial starts from its network's own weights
         for net, seed in zip(nets, seeds):
@@ -437,6 +472,13 @@ def _backends(method, net, nets, algorithm, sets, run, W, steps, _how):
     def serial():
         return Serial(net, algorithm, sets, run, vector=vector)
 
+    if not algorithm.lanes:
+        # ``steps``: each trial's generator of the rule's own draws, or None
+        backend = serial()
+        for i in range(K):
+            backend.add(i, vector(i, W[i]), algorithm.start(
+                C, None if steps is None else steps[i], run.max_epochs))
+        return Trials(K, serial=backend), K
     if method == "serial":
         backend = serial()
         for i in range(K):

@@ -12,7 +12,7 @@ from fastnet.training._checks import check_run, check_sets
 from fastnet.training._results import TrainResult
 from fastnet.training._single import train_single
 
-__all__ = ["train"]
+__all__ = ["train", "check_stop"]
 
 
 def train(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
@@ -115,9 +115,7 @@ def train(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
     from fastnet.algorithms import from_spec
 
     algorithm = from_spec(algorithm)
-    if isinstance(stop, str):
-        stop = proben1_stopping(stop) if stop in ("linear", "multilayer", "multilayer-literal") \
-            else _bad_stop(stop)
+    stop = check_stop(stop)
     if init_scale is not None:
         init_scale = check_float(init_scale, "init_scale", low=0.0, high=MAX_INIT_SCALE)
     sets = check_sets(net, X, Y, X_val, Y_val, X_test, Y_test)
@@ -126,7 +124,12 @@ def train(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
     return train_single(net, algorithm, sets, run, seed=seed, init_scale=init_scale)
 
 
-def _bad_stop(stop):
+def check_stop(stop):
+    """``stop`` as a criterion or None (a Proben1 rule's name read)."""
+    if not isinstance(stop, str):
+        return stop
+    if stop in ("linear", "multilayer", "multilayer-literal"):
+        return proben1_stopping(stop)
     raise ValueError("`stop` must be None, a fastnet.stopping criterion such as GL(5), or the "
                      "name of a Proben1 rule, one of ['linear', 'multilayer', "
                      f"'multilayer-literal'], got {stop!r}.")

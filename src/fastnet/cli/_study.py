@@ -1,0 +1,70 @@
+"""The ``fastnet study`` subcommand (its parser and what it runs)."""
+import sys
+
+__all__ = ["add_study_parser"]
+
+
+def _study(args):
+    """Hamey's timing study in one command: a task and a network, algorithms with their
+    parameters (lists are grids: every cell is trained), K trials each from the same initial
+    weights, success within T epochs; prints Hamey's measures, Lawrence's description and
+    log-rank tests, and writes a page, every trial and a summary into -o DIR (rerun to
+    resume)."""
+    from fastnet.study import Study, run_study, summary_markdown
+
+    study = Study(args.task, tuple(args.algorithms), network=args.network, trials=args.trials,
+                  limit=args.limit, success=args.success, seed=args.seed,
+                  init_scale=args.init_scale, hidden_activation=args.hidden_activation,
+                  output_activation=args.output_activation, shortcut=args.shortcut)
+    progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    result = run_study(study, args.out, root=args.data, progress=progress,
+                       pictures=not args.no_pictures)
+    print(summary_markdown(result))
+    if args.out is not None and not args.quiet:
+        print(f"fastnet: wrote study.html, trials.csv, study.json, summary.md into {args.out}",
+              file=sys.stderr)
+    return 0
+
+
+def add_study_parser(sub, positive_int, seed):
+    """Add ``study`` to the subcommands ``sub`` (``positive_int``, ``seed``: the
+    command line's argument types)."""
+    from fastnet.study._setup import ACTIVATIONS
+
+    st = sub.add_parser("study", help="Hamey's timing study of algorithms on one task "
+                        "(resumable)", description=_study.__doc__)
+    st.add_argument("task", help="xor, 'encoder 10-5-10', 'parity N', a Proben1 dataset "
+                    "(cancer1) or .dt file (its training set)")
+    st.add_argument("--algorithms", "-a", nargs="+", default=["rprop+"], metavar="ALG",
+                    help="algorithms with parameters, e.g. rprop+ "
+                    "\"backprop(learning_rate=0.1, momentum=0.9)\"; a list is a grid: "
+                    "\"backprop(learning_rate=[0.1, 0.5])\" (default rprop+)")
+    st.add_argument("--network", "-n", default=None, help="layer sizes '2-2-1' or hidden "
+                    "sizes '4' (default: the task's: XOR 2-2-1, encoder N-M-N, parity N-N-1, "
+                    "Proben1 n-4-m)")
+    st.add_argument("--trials", "-k", type=positive_int, default=100,
+                    help="trials per algorithm (default 100)")
+    st.add_argument("--limit", "-T", type=positive_int, default=1000,
+                    help="epoch limit T (default 1000)")
+    st.add_argument("--success", "-s", default="40-20-40",
+                    help="success criterion: 40-20-40 (default), rc=R, or error<E (training "
+                    "squared error percentage)")
+    st.add_argument("--seed", type=seed, default=0, help="seed of the initial weights "
+                    "(default 0; the same for every algorithm)")
+    st.add_argument("--init-scale", type=float, default=1.0,
+                    help="initial weights uniform in +-this (default 1.0)")
+    st.add_argument("--hidden-activation", choices=ACTIVATIONS, default="tanh",
+                    help="default tanh")
+    st.add_argument("--output-activation", choices=ACTIVATIONS, default="logistic",
+                    help="default logistic")
+    st.add_argument("--shortcut", action="store_true", help="shortcut connections")
+    st.add_argument("--out", "-o", metavar="DIR", default=None,
+                    help="output directory: study.html, trials.csv, study.json, summary.md "
+                    "(rerun to resume)")
+    st.add_argument("--no-pictures", action="store_true",
+                    help="no graphs in the page (no matplotlib needed)")
+    st.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    st.add_argument("--data", metavar="DIR", default=None,
+                    help="directory with the Proben1 .dt files (a Proben1 task)")
+    st.set_defaults(func=_study)
+    return st

@@ -1,0 +1,27 @@
+"""Timing studies in one call (Hamey 1992): several algorithms, K trials each, Hamey's measures.
+
+A study trains one task and network from the same K initial weights with every
+algorithm (through :func:`fastnet.train_many`), a trial succeeding at the first
+epoch after which the success criterion holds, failing if not before the epoch
+limit T. For each algorithm it reports the success rate at T, the optimal epoch
+limit T_E, the peak efficiency, the half-efficiency range, the optimised Fahlman
+average, the asymptotic success rate lambda and the corrected mean and median
+successful times (:func:`fastnet.stats.hamey_analysis`), Lawrence et al. (1997)'s
+description of the epochs and CPU times, the training and efficiency graphs of
+all algorithms on shared axes, and which is faster by a log-rank test of the
+success times censored at T (:func:`scipy.stats.logrank`).
+
+>>> from fastnet.study import Study, run_study
+>>> result = run_study(Study("xor", ["rprop+", "backprop(learning_rate=[0.5, 2.0])"],
+...                          trials=20, limit=200))
+>>> [a.spec for a in result.algorithms]
+['rprop+', 'backprop(learning_rate=0.5)', 'backprop(learning_rate=2.0)']
+"""
+from fastnet.study._run import (
+    ALPHA, AlgorithmTrials, LogRank, StudyResult, logrank_test, run_study,
+)
+from fastnet.study._setup import MAX_LIMIT, MAX_TRIALS, Study, expand_grid
+from fastnet.study._write import summary_markdown, write_study
+
+__all__ = ["Study", "run_study", "StudyResult", "AlgorithmTrials", "LogRank", "logrank_test",
+           "expand_grid", "write_study", "summary_markdown", "ALPHA", "MAX_TRIALS", "MAX_LIMIT"]

@@ -1,0 +1,307 @@
+"""Running a study: each algorithm's K trials (through `fastnet.train_many`), resumable per
+algorithm, then Hamey's measures, Lawrence's descriptions and log-rank tests."""
+from __future__ import annotations
+
+import json
+import os
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from fastnet.study._setup import Study, load_task, parse_network
+
+__all__ = ["AlgorithmTrials", "LogRank", "StudyResult", "run_study", "logrank_test"]
+
+#: Significance level below which `fastnet study` names the better algorithm.
+ALPHA = 0.05
+
+
+@dataclass(frozen=True, repr=False)
+class AlgorithmTrials:
+    """One algorithm's trials in a study and their measures.
+
+    Attributes
+    ----------
+    spec : str
+        The algorithm (:func:`fastnet.algorithms.spec_of`).
+    group : int
+        Index of the text (parameter grid) it came from.
+    epochs : ndarray of shape (K,)
+        Epochs each trial trained (to success, or the limit T).
+    success : ndarray of bool, shape (K,)
+        Whether each trial met the criterion before T.
+    cpu_time : ndarray of shape (K,)
+        CPU seconds of each trial (the batch's, shared by epochs trained).
+    diverged : ndarray of bool, shape (K,)
+        Trials that diverged (failures; then every trial was trained alone).
+    hamey : fastnet.stats.HameyResult
+        Success rate at T, T_E, peak efficiency, half-efficiency range, optimised
+        Fahlman average, lambda, corrected mean and median (Hamey 1992).
+    epochs_description, cpu_description : fastnet.stats.Description or None
+        Lawrence et al. (1997)'s description of the successful trials' epochs and
+        of all trials' CPU time (None with fewer than three values).
+    best_in_grid : bool
+        The highest peak efficiency of its parameter grid (False outside grids).
+    """
+
+    spec: str
+    group: int
+    epochs: np.ndarray
+    success: np.ndarray
+    cpu_time: np.ndarray
+    diverged: np.ndarray
+    hamey: object
+    epochs_description: object
+    cpu_description: object
+    best_in_grid: bool = False
+
+    @property
+    def times(self):
+        """Hamey's t_i: epochs to success, failures at T."""
+        return np.where(self.success, self.epochs, self.hamey.limit).astype(float)
+
+    def __repr__(self):
+        h = self.hamey
+        return (f"AlgorithmTrials({self.spec!r}, {h.n_successes}/{h.n_trials} successful, "
+                f"T_E={h.optimal_limit:g}, e={h.peak_efficiency:.4g})")
+
+
+@dataclass(frozen=True)
+class LogRank:
+    """A log-rank test of two algorithms' success-time distributions, censored at T.
+
+    ``statistic`` is scipy's signed z (positive: ``a`` succeeds sooner than
+    expected under equal distributions); ``pvalue`` two-sided; ``better`` the
+    algorithm that trains faster if ``pvalue < alpha``, else None.
+    """
+
+    a: str
+    b: str
+    statistic: float
+    pvalue: float
+    better: str | None
+
+
+@dataclass(frozen=True, repr=False)
+class StudyResult:
+    """What `run_study` returns: the set-up, one `AlgorithmTrials` per algorithm
+    and the pairwise `LogRank` tests."""
+
+    study: Study
+    task_name: str
+    layer_sizes: tuple
+    algorithms: tuple
+    logrank: tuple
+    alpha: float = ALPHA
+
+    def __repr__(self):
+        return (f"StudyResult({self.task_name}, {'-'.join(map(str, self.layer_sizes))}, "
+                f"{len(self.algorithms)} algorithms x {self.study.trials} trials, "
+                f"T={self.study.limit})")
+
+
+def logrank_test(a, b, limit):
+    """The log-rank test of two `AlgorithmTrials`' times (failures censored at ``limit``):
+    (z, two-sided p) by :func:`scipy.stats.logrank`; NaN if neither has a success."""
+    from scipy import stats
+
+    def data(t):
+        ok = t.success & (t.epochs < limit)
+        return stats.CensoredData(uncensored=t.epochs[ok].astype(float),
+                                  right=np.full(int(np.count_nonzero(~ok)), float(limit)))
+
+    if not (a.success.any() or b.success.any()):
+        return float("nan"), float("nan")
+    r = stats.logrank(data(a), data(b))
+    return float(r.statistic), float(r.pvalue)
+
+
+def _network(study, n_in, n_out, default_hidden):
+    from fastnet.network import MLP
+
+    hidden = default_hidden if study.network is None else parse_network(study.network, n_in, n_out)
+    return MLP(n_in, hidden, n_out, shortcut=study.shortcut,
+               hidden_activation=study.hidden_activation,
+               output_activation=study.output_activation)
+
+
+def _train(study, net, X, Y, spec):
+    """(epochs, success, cpu_time, diverged) of one algorithm's K trials: in one
+    `train_many` call; after a divergence, every trial alone (`fastnet.train` from
+    the same initial weights), the diverged ones failures at T."""
+    from fastnet.algorithms import from_spec
+    from fastnet.exceptions import DivergenceError, NoConvergenceWarning
+    from fastnet.training import train, train_many
+    from fastnet.training import draw_trials
+
+    algorithm, stop, K, T = from_spec(spec), study.criterion(), study.trials, study.limit
+    kw = dict(algorithm=algorithm, stop=stop, strip=1, max_epochs=T)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)     # failures are data
+        try:
+            r = train_many(net, X, Y, n_trials=K, seed=study.seed, init_scale=study.init_scale,
+                           **kw)
+            return (r.epochs.copy(), np.array(r.stop_reason) == stop.name, r.cpu_time.copy(),
+                    np.zeros(K, bool))
+        except DivergenceError:
+            pass
+        W, _ = draw_trials(net, K, study.seed, study.init_scale)
+        seeds = np.random.SeedSequence(study.seed).spawn(K) if algorithm.draws else [None] * K
+        epochs, success = np.full(K, T, np.intp), np.zeros(K, bool)
+        cpu, diverged = np.zeros(K), np.zeros(K, bool)
+        for i in range(K):
+            c0 = time.process_time()
+            try:
+                one = train(net.copy().set_weights(W[i]), X, Y, seed=seeds[i], **kw)
+                epochs[i], success[i] = one.epochs, one.stop_reason == stop.name
+            except DivergenceError as exc:
+                epochs[i], diverged[i] = exc.epoch, True
+            cpu[i] = time.process_time() - c0
+        return epochs, success, cpu, diverged
+
+
+def _describe(x):
+    from fastnet.stats import describe
+
+    x = np.asarray(x, dtype=float)
+    return describe(x, lilliefors=False) if x.size >= 3 else None
+
+
+def _analyse(study, spec, group, data):
+    from fastnet.stats import hamey_analysis
+
+    epochs, success, cpu, diverged = data
+    success = success & (epochs < study.limit)
+    times = np.where(success, epochs, study.limit).astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)    # (a degenerate fit's arithmetic)
+        hamey = hamey_analysis(times, study.limit)
+    return AlgorithmTrials(spec, group, epochs, success, cpu, diverged, hamey,
+                           _describe(epochs[success]), _describe(cpu))
+
+
+def _cell_path(out, study, spec):
+    return Path(out) / "trials" / f"{study.cell_hash(spec)}.json"
+
+
+def _load_cell(path, study, spec):
+    """A finished algorithm's trials from its file, or None (absent, another set-up, damaged)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            d = json.load(f)
+        if d.get("hash") != study.cell_hash(spec) or d.get("algorithm") != spec:
+            return None
+        cols = (np.array(d["epochs"], np.intp), np.array(d["success"], bool),
+                np.array(d["cpu_time"], float), np.array(d["diverged"], bool))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return cols if all(c.shape == (study.trials,) for c in cols) else None
+
+
+def _save_cell(path, study, spec, data):
+    from fastnet._files import atomic_write
+
+    epochs, success, cpu, diverged = data
+    record = {"identity": study.identity(), "algorithm": spec, "hash": study.cell_hash(spec),
+              "epochs": epochs.tolist(), "success": success.astype(int).tolist(),
+              "cpu_time": cpu.tolist(), "diverged": diverged.astype(int).tolist()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, [json.dumps(record).encode("utf-8")])
+
+
+def run_study(study: Study, out: str | os.PathLike | None = None, *, root=None,
+              progress=None, pictures: bool = True) -> StudyResult:
+    """Run a timing study (Hamey 1992): every algorithm's K trials, then the measures.
+
+    Parameters
+    ----------
+    study : Study
+    out : path, optional
+        Output directory: each finished algorithm's trials are written there
+        atomically (``trials/<hash>.json``) under a lock, and a rerun reuses them
+        (resuming); at the end the page ``study.html``, ``trials.csv``,
+        ``study.json`` and ``summary.md`` (see :func:`fastnet.study.write_study`).
+    root : path, optional
+        Proben1 data directory (a Proben1 task).
+    progress : callable, optional
+        ``progress(line)`` with a line per algorithm started and finished.
+    pictures : bool, default True
+        Draw the graphs into the page (needs matplotlib).
+
+    Returns
+    -------
+    StudyResult
+
+    Raises
+    ------
+    FileLockedError
+        If another process is writing into ``out``.
+    ValueError, TypeError
+        For a bad task, network or algorithm (naming it).
+    """
+    from fastnet._files import exclusive_lock
+
+    if not isinstance(study, Study):
+        raise TypeError(f"`study` must be a fastnet.study.Study, got {type(study).__name__}.")
+    name, X, Y, hidden = load_task(study.task, root)
+    net = _network(study, X.shape[1], Y.shape[1], hidden)
+    say = progress if progress is not None else (lambda line: None)
+    if out is None:
+        return _run(study, name, net, X, Y, None, say)
+    out = Path(os.fspath(out))
+    out.mkdir(parents=True, exist_ok=True)
+    from fastnet.study._write import write_study
+
+    with exclusive_lock(out / "study.json"):
+        result = _run(study, name, net, X, Y, out, say)
+        write_study(result, out, pictures=pictures)
+    return result
+
+
+def _run(study, name, net, X, Y, out, say):
+    cells = []
+    n = len(study.algorithms)
+    for k, (spec, group) in enumerate(zip(study.algorithms, study.groups), 1):
+        path = _cell_path(out, study, spec) if out is not None else None
+        data = _load_cell(path, study, spec) if path is not None else None
+        if data is not None:
+            say(f"study: [{k}/{n}] {spec}: {study.trials} trials already in {path.name}")
+        else:
+            say(f"study: [{k}/{n}] {spec}: training {study.trials} trials ...")
+            t0 = time.process_time()
+            data = _train(study, net, X, Y, spec)
+            if path is not None:
+                _save_cell(path, study, spec, data)
+            say(f"study: [{k}/{n}] {spec}: {int(np.count_nonzero(data[1]))}/{study.trials} "
+                f"successful, {time.process_time() - t0:.1f} s CPU")
+        cells.append(_analyse(study, spec, group, data))
+    cells = _mark_best(cells)
+    tests = []
+    for i in range(n):
+        for j in range(i + 1, n):
+            z, p = logrank_test(cells[i], cells[j], study.limit)
+            better = None
+            if np.isfinite(p) and p < ALPHA:
+                better = cells[i].spec if z > 0 else cells[j].spec
+            tests.append(LogRank(cells[i].spec, cells[j].spec, z, p, better))
+    return StudyResult(study, name, net.layer_sizes, tuple(cells), tuple(tests))
+
+
+def _mark_best(cells):
+    """Mark the highest peak efficiency of each parameter grid (groups of two or more)."""
+    import dataclasses
+
+    out = list(cells)
+    for g in {c.group for c in cells}:
+        members = [i for i, c in enumerate(cells) if c.group == g]
+        if len(members) < 2:
+            continue
+        scores = [cells[i].hamey.peak_efficiency for i in members]
+        scores = [s if np.isfinite(s) else -np.inf for s in scores]
+        if max(scores) > -np.inf:
+            best = members[int(np.argmax(scores))]
+            out[best] = dataclasses.replace(cells[best], best_in_grid=True)
+    return out

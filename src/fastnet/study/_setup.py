@@ -1,0 +1,249 @@
+"""What a study trains: the task, the network, the algorithms (with parameter grids), the
+success criterion, the trials and the epoch limit."""
+from __future__ import annotations
+
+import ast
+import hashlib
+import itertools
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from fastnet._validation import check_choice, check_count, check_float, check_int
+
+__all__ = ["Study", "expand_grid", "MAX_TRIALS", "MAX_LIMIT", "ACTIVATIONS"]
+
+#: Most trials per algorithm (`Study.trials`).
+MAX_TRIALS = 100_000
+#: Largest epoch limit T (`Study.limit`).
+MAX_LIMIT = 10_000_000
+#: Activations a study's network may take.
+ACTIVATIONS = ("tanh", "logistic", "proben1", "linear")
+
+_SPEC = re.compile(r"^\s*([A-Za-z][\w+\-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_ERROR = re.compile(r"^\s*error\s*<\s*([0-9.eE+\-]+)\s*$")
+_RC = re.compile(r"^\s*r_?c\s*=\s*([0-9.eE+\-]+)\s*$")
+
+
+def expand_grid(spec):
+    """The algorithms a text with parameter grids names, one per cell.
+
+    A parameter whose value is a list is a grid axis:
+    ``"backprop(learning_rate=[0.1, 0.5], momentum=[0, 0.9])"`` names four
+    algorithms (the product, in the order of the lists). Tuples stay values
+    (``delta0=(0.05, 0.2)``).
+
+    Parameters
+    ----------
+    spec : str or Algorithm
+
+    Returns
+    -------
+    list of Algorithm
+
+    Raises
+    ------
+    ValueError
+        As :func:`fastnet.algorithms.from_spec`, and for an empty list.
+    """
+    from fastnet.algorithms import Algorithm, from_spec
+
+    if isinstance(spec, Algorithm) or not isinstance(spec, str):
+        return [from_spec(spec)]
+    match = _SPEC.match(spec)
+    if not match or not (match.group(2) or "").strip() or "[" not in match.group(2):
+        return [from_spec(spec)]
+    try:
+        call = ast.parse(f"f({match.group(2)})", mode="eval").body
+        params = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords if kw.arg}
+    except (SyntaxError, ValueError):
+        return [from_spec(spec)]             # (from_spec names what is wrong)
+    axes = {k: v for k, v in params.items() if isinstance(v, list)}
+    for k, v in axes.items():
+        if not v:
+            raise ValueError(f"`algorithm` {spec!r}: the grid of {k} is empty; give at least "
+                             "one value, such as [0.1, 0.5].")
+    cells = []
+    for values in itertools.product(*axes.values()):
+        kw = {**params, **dict(zip(axes, values))}
+        cells.append(from_spec(f"{match.group(1)}({', '.join(f'{k}={v!r}' for k, v in kw.items())})"))
+    return cells
+
+
+def parse_network(text, n_in, n_out):
+    """Hidden layer sizes from ``"2-2-1"`` (all layers, three or more) or ``"2"``,
+    ``"8-4"`` (hidden layers only, one or two)."""
+    try:
+        sizes = [int(s) for s in str(text).replace("+", "-").split("-") if s.strip()]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"`network` must be layer sizes such as '2-2-1' (inputs, hidden, "
+                         f"outputs) or hidden sizes such as '4' or '8-4', got {text!r}.")
+    if len(sizes) >= 3:
+        if sizes[0] != n_in or sizes[-1] != n_out:
+            raise ValueError(f"`network` {text!r} does not fit the task's {n_in} inputs and "
+                             f"{n_out} outputs.")
+        return tuple(sizes[1:-1])
+    return tuple(sizes)
+
+
+def load_task(task, root=None):
+    """(name, X, Y) of a study's task: ``"xor"``, ``"encoder N-M-N"``, ``"parity N"``, a
+    Proben1 dataset or ``.dt`` file (its training examples), and the task's default
+    hidden layers."""
+    from fastnet.datasets import load_proben1, make_encoder, make_xor
+
+    text = " ".join(str(task).lower().split())
+    if text == "xor":
+        ds = make_xor()
+        return "xor", ds.train.X, ds.train.Y, (2,)
+    m = re.fullmatch(r"encoder[ -]?(\d+)-(\d+)(?:-(\d+))?", text)
+    if m:
+        n, h = int(m.group(1)), int(m.group(2))
+        if m.group(3) is not None and int(m.group(3)) != n:
+            raise ValueError(f"`task` {task!r}: an encoder has as many outputs as inputs "
+                             f"('encoder {n}-{h}-{n}').")
+        ds = make_encoder(n, h)
+        return ds.name, ds.train.X, ds.train.Y, (h,)
+    m = re.fullmatch(r"parity[ -]?(\d+)", text)
+    if m:
+        n = check_int(int(m.group(1)), "parity bits", minimum=1, maximum=16)
+        X = ((np.arange(2 ** n)[:, None] >> np.arange(n - 1, -1, -1)) & 1).astype(float)
+        Y = (X.sum(axis=1, keepdims=True) % 2).astype(float)
+        return f"parity-{n}", X, Y, (n,)
+    if text.endswith(".dt"):
+        from fastnet.datasets import read_proben1
+
+        f = read_proben1(str(task).strip())            # a Proben1 file: its training examples
+        n = f.header.training_examples
+        return Path(str(task).strip()).stem, f.X[:n], f.Y[:n], (4,)
+    if re.fullmatch(r"[a-z]+[0-9][a-z]?", text):
+        ds = load_proben1(text, root)
+        return ds.name, ds.train.X, ds.train.Y, (4,)
+    raise ValueError(f"`task` must be 'xor', 'encoder N-M-N' (e.g. 'encoder 10-5-10'), "
+                     f"'parity N', a Proben1 dataset such as 'cancer1' or a .dt file, got "
+                     f"{task!r}.")
+
+
+def parse_success(text):
+    """(canonical text, stopping criterion) of a success criterion: ``"40-20-40"``
+    (Fahlman's threshold rule, r_c = 0.4), ``"rc=R"`` or ``"error<E"`` (training
+    squared error percentage below E)."""
+    from fastnet.stopping import Correct, ErrorBelow
+
+    s = str(text).strip().lower()
+    if s in ("40-20-40", "correct"):
+        return "40-20-40", Correct(0.4)
+    m = _RC.match(s)
+    if m:
+        r = check_float(float(m.group(1)), "success r_c", low=0.0, high=0.5, low_open=True)
+        return f"rc={r:g}", Correct(r)
+    m = _ERROR.match(s)
+    if m:
+        e = check_float(float(m.group(1)), "success error threshold", low=0.0, low_open=True)
+        return f"error<{e:g}", ErrorBelow(e)
+    raise ValueError(f"`success` must be '40-20-40', 'rc=R' (0 < R <= 0.5) or 'error<E' "
+                     f"(a training squared error percentage), got {text!r}.")
+
+
+@dataclass(frozen=True)
+class Study:
+    """A timing study's set-up (Hamey 1992): one task and network, several algorithms,
+    ``trials`` trials each from the same initial weights, success within ``limit`` epochs.
+
+    Attributes
+    ----------
+    task : str
+        ``"xor"``, ``"encoder 10-5-10"``, ``"parity N"``, a Proben1 dataset
+        (``"cancer1"``) or a Proben1 ``.dt`` file (trained and judged on its training
+        set).
+    algorithms : tuple of str
+        Algorithm texts (:func:`fastnet.algorithms.from_spec`), lists of values
+        being parameter grids (:func:`expand_grid`); kept in their written-back
+        form (:func:`fastnet.algorithms.spec_of`), one per grid cell.
+    network : str or None
+        Layer sizes ``"2-2-1"`` or hidden sizes ``"4"``; None: the task's own
+        (XOR 2-2-1, encoder N-M-N, parity N-N-1, Proben1 n-4-m).
+    trials : int
+        Trials K per algorithm, all algorithms starting from the same K initial
+        weights (drawn from ``seed``).
+    limit : int
+        Epoch limit T; a trial not successful before T is a failure.
+    success : str
+        ``"40-20-40"``, ``"rc=R"`` or ``"error<E"`` (:func:`parse_success`).
+    seed : int
+    init_scale : float
+        Initial weights uniform in [-init_scale, init_scale].
+    hidden_activation, output_activation : str
+    shortcut : bool
+    """
+
+    task: str
+    algorithms: tuple = ("rprop+",)
+    network: str | None = None
+    trials: int = 100
+    limit: int = 1000
+    success: str = "40-20-40"
+    seed: int = 0
+    init_scale: float = 1.0
+    hidden_activation: str = "tanh"
+    output_activation: str = "logistic"
+    shortcut: bool = False
+
+    def __post_init__(self):
+        from fastnet.algorithms import spec_of
+
+        put = object.__setattr__.__get__(self)
+        given = [self.algorithms] if isinstance(self.algorithms, str) else list(self.algorithms)
+        if not given:
+            raise ValueError("`algorithms` must name at least one algorithm, got none.")
+        specs, groups = [], []
+        for g, text in enumerate(given):
+            for algorithm in expand_grid(text):
+                spec = spec_of(algorithm)
+                if spec not in specs:
+                    specs.append(spec)
+                    groups.append(g)
+        put("algorithms", tuple(specs))
+        put("_groups", tuple(groups))
+        put("trials", check_count(self.trials, "trials", MAX_TRIALS))
+        put("limit", check_count(self.limit, "limit", MAX_LIMIT))
+        put("success", parse_success(self.success)[0])
+        put("seed", check_int(self.seed, "seed", minimum=0))
+        put("init_scale", check_float(self.init_scale, "init_scale", low=0.0, low_open=True,
+                                      high=10.0))
+        check_choice(self.hidden_activation, "hidden_activation", ACTIVATIONS)
+        check_choice(self.output_activation, "output_activation", ACTIVATIONS)
+        if not isinstance(self.shortcut, (bool, np.bool_)):
+            raise TypeError(f"`shortcut` must be True or False, got {self.shortcut!r}.")
+        put("shortcut", bool(self.shortcut))
+
+    @property
+    def groups(self):
+        """For each algorithm, the index of the text (grid) it came from."""
+        return self._groups
+
+    def criterion(self):
+        """The stopping criterion of success."""
+        return parse_success(self.success)[1]
+
+    def identity(self):
+        """Everything but the algorithms that makes trials comparable (a dict)."""
+        from fastnet._version import __version__
+
+        return {"task": " ".join(str(self.task).lower().split()), "network": self.network,
+                "trials": self.trials, "limit": self.limit, "success": self.success,
+                "seed": self.seed, "init_scale": self.init_scale,
+                "hidden_activation": self.hidden_activation,
+                "output_activation": self.output_activation, "shortcut": self.shortcut,
+                "fastnet": __version__}
+
+    def cell_hash(self, spec):
+        """SHA-256 (16 hex digits) of the identity and one algorithm: a finished
+        algorithm's file is reused only under the same hash."""
+        text = json.dumps({**self.identity(), "algorithm": spec}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -1,0 +1,135 @@
+"""``fastnet.train_many``: many trials of one topology, any algorithm."""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from fastnet._typing import ArrayLike, Seed
+from fastnet._validation import check_choice, check_float
+from fastnet.network import MAX_INIT_SCALE, MLP
+from fastnet.stopping import StoppingCriterion, TrainingState
+from fastnet.training._algorithms import Algorithm, RpropPlan
+from fastnet.training._checks import check_callback
+from fastnet.training._many import METHODS, many_trials
+from fastnet.training._results import TrainResults
+from fastnet.training._train import check_stop
+
+__all__ = ["train_many"]
+
+
+def train_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
+               X_val: ArrayLike | None = None, Y_val: ArrayLike | None = None, *,
+               algorithm: Algorithm | str = "rprop+", n_trials: int | None = None,
+               seed: Seed = None, initial_weights: ArrayLike | None = None,
+               seeds: Sequence[Seed] | None = None, X_test: ArrayLike | None = None,
+               Y_test: ArrayLike | None = None, max_epochs: int = 100,
+               stop: StoppingCriterion | str | None = None, strip: int = 5,
+               init_scale: float | None = None, target_range: tuple[float, float] = (0.0, 1.0),
+               classification: bool | str = "auto",
+               callback: Callable[[int, int, TrainingState], bool | None] | None = None,
+               block_size: int | None = None, blas_min: int | None = None,
+               method: str = "auto") -> TrainResults:
+    r"""Train many trials of one topology on the same data with any algorithm.
+
+    The many-trials form of :func:`fastnet.train`, for timing studies (Hamey
+    1992: hundreds of trials of one set-up). Trials of an algorithm with
+    vector-lanes kernels (RPROP) train side by side in the lanes, exactly as
+    :func:`fastnet.train_rprop_many` trains them; every other algorithm trains
+    its trials one after another in the single-network kernels, in the same
+    strip loop. Either way each trial is what :func:`fastnet.train` returns for
+    it alone (see Notes), and the results are columnar.
+
+    Parameters
+    ----------
+    nets : MLP or sequence of MLP
+        One network giving the topology (the array form: trials given by
+        ``n_trials`` and ``seed``, or by ``initial_weights``), or one network
+        per trial (the list form, each trained in place, with ``seeds``).
+    X, Y, X_val, Y_val, X_test, Y_test
+        As in :func:`fastnet.train`, shared by all trials.
+    algorithm : Algorithm or str, default "rprop+"
+        An object of :mod:`fastnet.algorithms`, or its name with optional
+        parameters (read by :func:`fastnet.algorithms.from_spec`).
+    n_trials : int, optional
+        The number of trials K of the array form.
+    seed : None, int, SeedSequence or Generator
+        The array form's one seed (see Notes).
+    initial_weights : array-like of shape (K, C), optional
+        The array form's initial weights, one row per trial, in place of
+        ``n_trials``; ``seed`` then only seeds the algorithm's own draws.
+    seeds : sequence, optional
+        The list form's seed per network (``seed`` of :func:`fastnet.train`).
+    max_epochs, stop, strip, init_scale, target_range, classification, block_size, blas_min
+        As in :func:`fastnet.train`, the same for every trial; each trial stops
+        by its own copy of ``stop``. In the array form ``init_scale`` None draws
+        from the network's default range (0.5 with hidden layers, 0.01 without).
+    callback : callable, optional
+        ``callback(i, epoch, state)`` after every strip of trial ``i``.
+    method : {"auto", "lanes", "serial", "mixed"}, default "auto"
+        Where the trials train (see :func:`fastnet.train_rprop_many`); an
+        algorithm without lanes takes only "auto" or "serial".
+
+    Returns
+    -------
+    TrainResults
+        Columns over the trials (``epochs``, ``stop_reason``, ``weights``,
+        histories, ...) and a :class:`TrainResult` per trial on request; the
+        batch's CPU time shared by the epochs each trained
+        (``setup["batch"]``).
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`fastnet.train` and :func:`fastnet.train_rprop_many`, and for
+        a ``method`` of lanes with an algorithm that has none.
+    DivergenceError
+        Where :func:`fastnet.train` raises it for a trial (naming the trial).
+
+    Warns
+    -----
+    NoConvergenceWarning
+        At most once per call, if ``stop`` is given and some trials reach
+        ``max_epochs`` first.
+
+    See Also
+    --------
+    train : one network.
+    train_rprop_many : RPROP's parameters as arguments.
+    fastnet.training.draw_trials : how the array form draws the weights.
+
+    Notes
+    -----
+    The array form draws, from ``rng = numpy.random.default_rng(seed)``, all
+    K x C initial weights in one call (:func:`fastnet.training.draw_trials`;
+    trial i is row i). RPROP then draws its initial steps as
+    :func:`fastnet.train_rprop_many` does. Any other algorithm that draws
+    (online backpropagation's pattern order, ...) gives trial i the i-th
+    generator of ``rng.spawn(K)``, so trial i alone is
+    ``train(net.copy().set_weights(W[i]), ..., seed=numpy.random.SeedSequence(seed).spawn(K)[i])``
+    for an integer ``seed``. The list form's trial i is
+    ``train(nets[i], ..., seed=seeds[i])``. Trials in the single-network
+    kernels equal :func:`fastnet.train` bit for bit; those in lanes to
+    rounding (about 1e-15 relative per epoch).
+
+    Examples
+    --------
+    >>> from fastnet import MLP, train_many
+    >>> from fastnet.datasets import make_xor
+    >>> X, Y = make_xor().train
+    >>> results = train_many(MLP(2, [2], 1), X, Y, algorithm="backprop(learning_rate=0.5)",
+    ...                      n_trials=10, seed=0, max_epochs=50)
+    >>> len(results), results.epochs.tolist()[:3]
+    (10, [50, 50, 50])
+    """
+    from fastnet.algorithms import from_spec
+
+    method = check_choice(method, "method", METHODS)
+    check_callback(callback)
+    clocks = time.process_time(), time.perf_counter()
+    algorithm = from_spec(algorithm)
+    if init_scale is not None:
+        init_scale = check_float(init_scale, "init_scale", low=0.0, high=MAX_INIT_SCALE)
+    plan = RpropPlan(algorithm, max_epochs, check_stop(stop), strip, init_scale, None)
+    return many_trials(nets, (X, Y, X_val, Y_val, X_test, Y_test), plan, n_trials, seed,
+                       initial_weights, seeds, (target_range, classification, block_size,
+                                                blas_min, callback), method, clocks)
