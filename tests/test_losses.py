@@ -11,8 +11,8 @@ from _training_cases import METHODS, alone, assert_same_run, data, nets_for
 from numpy.testing import assert_allclose
 from test_gradients import SMALL, H, central_differences, make
 
-from fastnet import (MLP, NoConvergenceWarning, jacobian, train, train_backprop, train_rprop,
-                     train_rprop_many, value_and_grad)
+from fastnet import (MLP, NoConvergenceWarning, jacobian, train, train_backprop, train_many,
+                     train_rprop, train_rprop_many, value_and_grad)
 from fastnet import _engine
 from fastnet._kernels import _backward, _forward, _trials
 from fastnet.algorithms import LBFGS, RPROP, SCG, Algorithm
@@ -499,8 +499,47 @@ def test_the_workspace_error_pass_gives_the_objective():
         assert ws.sse() == pytest.approx(ws.gradient(), rel=1e-14)
 
 
-def test_levenberg_marquardt_trains_the_squared_error_only():
+@pytest.mark.parametrize("algorithm, name", [("lm", "Levenberg-Marquardt"),
+                                             ("quickprop", "Quickprop"), ("adam", "Adam")])
+def test_rules_of_the_squared_error_only_refuse_another_objective(algorithm, name):
+    net, X, T = _objective_case()
+    with pytest.raises(ValueError, match=f"`loss` and `weight_decay` must be 'sse' and 0 for "
+                                         f"{name}"):
+        train(net, X, T, algorithm=algorithm, weight_decay=0.1)
+
+
+# ------------------------------------------------------- many trials, any objective
+@pytest.mark.parametrize("algorithm", ["rprop+", "backprop(learning_rate=0.01)", "scg"])
+def test_train_many_on_an_objective_equals_train_alone(algorithm):
+    net, X, T = _objective_case()
+    kw = dict(algorithm=algorithm, max_epochs=20, loss="cross_entropy", weight_decay=0.003)
+    nets = [net.copy().init_weights(s) for s in range(9)]
+    starts = [n.copy() for n in nets]                  # (the list form trains in place)
+    got = train_many(nets, X, T, seeds=[None] * 9, **kw)
+    assert got[0].setup["batch"]["method"] == "serial" and got[0].setup["loss"] == "cross_entropy"
+    for g, n in zip(got, starts):
+        alone_ = train(n, X, T, **kw)
+        assert np.array_equal(g.net.weights, alone_.net.weights)
+        assert np.array_equal(g.train_error, alone_.train_error)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_train_rprop_many_with_weight_decay_trains_serially_as_train_rprop(method):
+    X, T = data(n=37)
+    K = 11
+    nets = nets_for(K, (4,), hidden_activation="relu")
+    seeds = list(range(K))
+    kw = dict(max_epochs=40, init_scale=0.5, weight_decay=1e-3)
+    got = train_rprop_many(nets, X, T, seeds=seeds, method=method, **kw)
+    assert got[0].setup["batch"]["method"] == "serial"
+    for g, r in zip(got, alone(nets, seeds, X, T, **kw)):
+        assert_same_run(g, r, rtol=0)
+
+
+def test_many_trials_refuse_an_objective_the_algorithm_cannot_train():
     net, X, T = _objective_case()
     with pytest.raises(ValueError, match=r"`loss` and `weight_decay` must be 'sse' and 0 for "
                                          r"Levenberg-Marquardt"):
-        train(net, X, T, algorithm="lm", weight_decay=0.1)
+        train_many(net, X, T, algorithm="lm", n_trials=2, seed=0, loss="cross_entropy")
+    with pytest.raises(ValueError, match=r"`weight_decay` must be in \[0.0, inf\), got -1.0"):
+        train_rprop_many(net, X, T, n_trials=2, seed=0, weight_decay=-1.0)
