@@ -291,7 +291,9 @@ class RPROP(Algorithm):
         """Initial steps Delta0 of the given shape, drawn from ``rng`` if ``delta0`` is a range."""
         if isinstance(self.delta0, tuple):
             return rng.uniform(self.delta0[0], self.delta0[1], size=shape)
-        return np.full(shape, self.delta0)
+        steps = np.empty(shape)          # (np.full is a Python-level wrapper of these two)
+        steps.fill(self.delta0)
+        return steps
 
     def start(self, n_connections, rng, max_epochs):
         return self.state(np.zeros(n_connections), self.initial_steps(rng, n_connections),

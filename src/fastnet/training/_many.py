@@ -14,7 +14,7 @@ early stopping has left too empty go on one at a time
 """
 from __future__ import annotations
 
-import dataclasses
+import contextlib
 import operator
 import time
 from collections.abc import Callable, Sequence
@@ -276,17 +276,19 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, 
     trials, rows = _backends(method, net, nets, plan.algorithm, sets, run, *start)
     loop = StripLoop(trials, K, net, plan.algorithm, sets, run, rows)
     store = None if nets is None else (lambda w: _trials.scatter_rows(w, list(map(_WEIGHTS, nets))))
-    zeros = np.zeros(K)
-    with single_threaded_blas():            # (once for the batch: the loop's own nest cheaply)
+    times = np.empty((2, K))                # (each trial's share, filled in below)
+    # (once for the batch: the loop's own nest cheaply; the lanes call no BLAS)
+    with single_threaded_blas() if method != "lanes" else contextlib.nullcontext():
         loop.train()
-        columns = loop.columns((zeros, zeros), stacklevel=5, store=store)
+        columns = loop.columns(times, stacklevel=5, store=store)
     setup = setup_record(
         net, plan.algorithm, run, sets, seed=None if nets is not None else seed,
         initialisation=start[2], block_size=trials.block_size, extra=extra)
     cpu, wall = time.process_time() - clocks[0], time.perf_counter() - clocks[1]
     shares = time_shares(columns.epochs)
     setup["batch"] = batch_record(method, K, cpu, wall, trials)
-    columns = dataclasses.replace(columns, cpu_time=cpu * shares, wall_time=wall * shares)
+    np.multiply(shares, cpu, out=times[0])
+    np.multiply(shares, wall, out=times[1])
     return TrainResults._of(columns, nets, net, seeds, setup)
 
 
@@ -308,7 +310,7 @@ def _auto_method(n_train, n_connections, n_trials):
 def time_shares(epochs):
     """Each trial's share of the batch's time: its part of the epochs trained."""
     epochs = np.asarray(epochs, dtype=float)
-    total = epochs.sum()
+    total = np.add.reduce(epochs)
     return epochs / total if total > 0 else np.full(epochs.size, 1.0 / epochs.size)
 
 

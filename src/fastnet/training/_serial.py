@@ -66,7 +66,7 @@ class Serial:
         """``n`` epochs of each of ``trials``; their training errors (the objective,
         scaled as the SSE to squared error percentages) into ``history[i, epoch:epoch + n]``; one
         kernel status per trial."""
-        status = np.zeros(len(trials), np.int64)
+        status = [0] * len(trials)
         for j, i in enumerate(trials.tolist()):
             sse = history[i, epoch:epoch + n]
             status[j] = s = self.algorithm.epochs(self.ws[i], self.state[i], sse, check)
@@ -74,7 +74,7 @@ class Serial:
                 sse[:-s] *= self.scale
             else:
                 sse *= self.scale
-        return status
+        return np.array(status, np.int64)
 
     def stopped(self, trials):
         """``trials`` train no more: their algorithm states are closed."""
@@ -95,6 +95,8 @@ class Serial:
     def weights(self, trials):
         """The current weights of ``trials``: (len(trials), n_connections), a copy."""
         ws = self.ws
+        if len(trials) == 1:
+            return ws[int(trials[0])].w.reshape(1, -1).copy()
         return np.array([ws[i].w for i in np.asarray(trials).tolist()]).reshape(
             len(trials), self.net.n_connections)
 
@@ -102,6 +104,14 @@ class Serial:
         """Summed squared errors of ``trials`` on the validation or test set."""
         evaluators = self.val if which == "val" else self.test
         return np.array([evaluators[i].sse() for i in trials.tolist()], dtype=float)
+
+    def row(self, i):
+        """Trial ``i``'s weight vector (a view)."""
+        return self.ws[i].w
+
+    def sse_one(self, which, i):
+        """Summed squared error of trial ``i`` on the validation or test set."""
+        return (self.val if which == "val" else self.test)[i].sse()
 
     def train_outputs(self, i):
         """Trial ``i``'s outputs on the training set (a forward pass, a view)."""
