@@ -83,6 +83,13 @@ class Algorithm:
     kernel_check = False
     #: Trials can train side by side in vector lanes (see :meth:`lanes_args`).
     lanes = False
+    @property
+    def objectives(self):
+        """Whether the rule trains the run's objective (``loss``, ``weight_decay``:
+        the workspace's ``objective``), not only the summed squared error: True
+        for rules written as :meth:`step` (they get the objective's value and
+        gradient); a rule with its own :meth:`epochs` says so itself."""
+        return type(self).epochs is Algorithm.epochs
     #: The rule counts its own traversals (:meth:`traversals`): its cost varies by epoch.
     variable_cost = False
 
@@ -111,7 +118,8 @@ class Algorithm:
         gradient : ndarray of shape (n_connections,)
             dE/dw over the whole training set at ``weights`` (a copy).
         error : float
-            E, the summed squared error (no factor 1/2) at ``weights``.
+            E, the summed squared error (no factor 1/2) at ``weights``, or the
+            run's objective (``loss``, ``weight_decay`` of :func:`fastnet.train`).
         state : object
             What :meth:`init_state` or the previous :meth:`step` returned.
 
@@ -239,6 +247,7 @@ class RPROP(Algorithm):
 
     kernel_check = True
     lanes = True
+    objectives = True
 
     def __post_init__(self):
         put = object.__setattr__.__get__(self)
@@ -350,6 +359,8 @@ class Backprop(Algorithm):
     learning_rate: float = 0.01
     momentum: float = 0.0
     decay: bool = False
+
+    objectives = True
 
     def __post_init__(self):
         put = object.__setattr__.__get__(self)

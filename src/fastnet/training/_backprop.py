@@ -22,7 +22,8 @@ def train_backprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None
                    target_range: tuple[float, float] = (0.0, 1.0),
                    classification: bool | str = "auto",
                    callback: Callable[[int, TrainingState], bool | None] | None = None,
-                   block_size: int | None = None, blas_min: int | None = None) -> TrainResult:
+                   block_size: int | None = None, blas_min: int | None = None,
+                   loss: str = "sse", weight_decay: float = 0.0) -> TrainResult:
     r"""Train ``net`` in place with backpropagation and momentum.
 
     Each update is dw = -lr * g + momentum * dw_prev, w <- w + dw, with g the
@@ -44,6 +45,10 @@ def train_backprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None
     callback, block_size, blas_min
         As in :func:`fastnet.train_rprop`. ``seed`` also drives the online
         presentation order.
+    loss, weight_decay
+        The objective, as in :func:`fastnet.train_rprop`. Online, each pattern's
+        step follows the gradient of its loss plus weight_decay / N * sum w^2 (the
+        N patterns' terms add up to the batch objective).
 
     Returns
     -------
@@ -90,4 +95,4 @@ def train_backprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None
                  X_test=X_test, Y_test=Y_test, max_epochs=max_epochs, stop=stop, strip=strip,
                  init_scale=init_scale, seed=seed, target_range=target_range,
                  classification=classification, callback=callback, block_size=block_size,
-                 blas_min=blas_min)
+                 blas_min=blas_min, loss=loss, weight_decay=weight_decay)

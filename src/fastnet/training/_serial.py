@@ -33,6 +33,7 @@ class Serial:
         self.vector = vector if vector is not None else (lambda i, w: np.array(w, dtype=float))
         self.block = algorithm.block_size(run.block_size)
         self.blas_min = run.blas_min
+        self.objective = run.objective
         self.scale = run.scale(sets.X.shape[0], net.n_out)
         self.ws, self.state, self.val, self.test = {}, {}, {}, {}
         self._A = None
@@ -50,7 +51,8 @@ class Serial:
         """Trial ``i`` trains in the weight vector ``w`` (in place) from ``state``
         (and the previous change ``dw_prev``, if it comes from another backend)."""
         s = self.sets
-        ws = Workspace(self.net, s.X, s.Y, self.block, self.blas_min, w=w, A=self._A)
+        ws = Workspace(self.net, s.X, s.Y, self.block, self.blas_min, w=w, A=self._A,
+                       objective=self.objective)
         self._A = ws.A
         if dw_prev is not None:
             ws.dw_prev[:] = dw_prev
@@ -61,8 +63,8 @@ class Serial:
             self.test[i] = Evaluator(self.net, None, s.Y_test, self.blas_min, A=self._A_test, w=w)
 
     def run(self, trials, n, check, history, epoch):
-        """``n`` epochs of each of ``trials``; their training errors (scaled to
-        squared error percentages) into ``history[i, epoch:epoch + n]``; one
+        """``n`` epochs of each of ``trials``; their training errors (the objective,
+        scaled as the SSE to squared error percentages) into ``history[i, epoch:epoch + n]``; one
         kernel status per trial."""
         status = [0] * len(trials)
         for j, i in enumerate(trials.tolist()):
