@@ -367,3 +367,36 @@ def test_an_estimator_pickled_before_the_objective_parameters_refits(iris):
         {"activation": None, "loss": "sse", "alpha": 0.0}
     assert_array_equal(clone(old).fit(X, y).net_.weights, clf.net_.weights)
     assert_array_equal(pickle.loads(pickle.dumps(old)).predict(X), clf.predict(X))
+
+
+# ---------------------------------------------- solver: any fastnet algorithm
+@pytest.mark.parametrize("solver, algorithm", [
+    ("lbfgs", "lbfgs"), ("adam", "adam"), ("adam(learning_rate=0.01)", "adam(learning_rate=0.01)"),
+    ("SGD(learning_rate=0.0005)", "backprop(learning_rate=0.0005)"),
+    ("sgd(learning_rate=0.001, momentum=0.9)", "backprop(learning_rate=0.001, momentum=0.9)"),
+    ("scg", "scg"), ("irprop+", "irprop+"), ("quickprop(epsilon=0.001)", "quickprop(epsilon=0.001)"),
+])
+def test_solver_trains_what_fastnet_train_trains(iris, solver, algorithm):
+    from fastnet import train
+    from fastnet.algorithms import from_spec
+
+    X, y = iris
+    clf = RpropClassifier(hidden_layer_sizes=(4,), solver=solver, stop=None, max_iter=30,
+                          random_state=2).fit(X, y)
+    ref = train(MLP(4, (4,), 3, output_activation="logistic"), X, np.eye(3)[y],
+                algorithm=from_spec(algorithm), max_epochs=30,
+                init_scale=0.5, seed=2, classification=True)
+    assert_array_equal(clf.net_.weights, ref.net.weights)
+    assert clf.train_result_.setup["algorithm"] == ref.setup["algorithm"]
+    assert clone(clf).get_params()["solver"] == solver
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(solver="newton"), r"`solver` must name one of"),
+    (dict(solver="scg", eta_plus=1.1), r"RPROP parameters \['eta_plus'\] apply with solver=None"),
+    (dict(solver="adam(beta1=1.5)"), r"`beta1`"),
+])
+def test_solver_errors_name_it(iris, params, match):
+    X, y = iris
+    with pytest.raises(ValueError, match=match):
+        RpropClassifier(hidden_layer_sizes=(3,), max_iter=5, **params).fit(X, y)

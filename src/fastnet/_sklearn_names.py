@@ -8,7 +8,8 @@ module turns them into the arguments of :class:`fastnet.MLP` and
 """
 from fastnet._validation import check_choice
 
-__all__ = ["SKLEARN_ACTIVATIONS", "LOSS_NAMES", "resolve_activation", "resolve_loss"]
+__all__ = ["SKLEARN_ACTIVATIONS", "LOSS_NAMES", "SOLVER_NAMES", "resolve_activation",
+           "resolve_loss", "resolve_solver"]
 
 #: scikit-learn's hidden activation names (``MLPClassifier(activation=...)``)
 #: and fastnet's activations of the same functions.
@@ -19,6 +20,11 @@ SKLEARN_ACTIVATIONS = {"identity": "linear", "logistic": "logistic", "tanh": "ta
 #: ``"log_loss"``, ``"squared_error"``) for the same objectives.
 LOSS_NAMES = {"sse": "sse", "squared_error": "sse", "cross_entropy": "cross_entropy",
               "log_loss": "cross_entropy"}
+
+
+#: scikit-learn's ``solver`` names and fastnet's algorithms of the same kind
+#: (``"sgd"``: gradient descent with momentum, here on the whole training set).
+SOLVER_NAMES = {"lbfgs": "lbfgs", "adam": "adam", "sgd": "backprop"}
 
 
 def resolve_activation(activation, hidden_activation):
@@ -38,3 +44,25 @@ def resolve_activation(activation, hidden_activation):
 def resolve_loss(loss):
     """fastnet's name of the objective ``loss`` (either name), checked."""
     return LOSS_NAMES[check_choice(loss, "loss", LOSS_NAMES)]
+
+
+def resolve_solver(solver, rprop_given):
+    """The training algorithm ``solver`` names (None: RPROP from the estimator's RPROP
+    parameters); ``rprop_given``: the RPROP parameters the user set, which only
+    ``solver=None`` takes."""
+    if solver is None:
+        return None
+    from fastnet.algorithms import from_spec
+
+    if isinstance(solver, str):
+        head, paren, rest = solver.strip().partition("(")
+        solver = SOLVER_NAMES.get(head.strip().lower(), head) + paren + rest
+    try:
+        algorithm = from_spec(solver)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(str(exc).replace("`algorithm`", "`solver`")) from None
+    if rprop_given:
+        raise ValueError(f"the RPROP parameters {sorted(rprop_given)} apply with solver=None "
+                         f"only; give the algorithm's parameters in `solver`, e.g. "
+                         f"'irprop+(eta_plus=1.1)', got solver={solver!r}.")
+    return algorithm

@@ -1,4 +1,4 @@
-"""scikit-learn estimators around :func:`fastnet.train_rprop`.
+"""scikit-learn estimators around :func:`fastnet.train` (RPROP unless ``solver`` says).
 
 ``RpropClassifier`` and ``RpropRegressor`` are ordinary scikit-learn estimators:
 hyper-parameters in ``__init__``, ``fit(X, y, X_val=None, y_val=None)``
@@ -6,10 +6,8 @@ returning ``self``, ``predict``/``predict_proba``/``score``, learned attributes
 with a trailing underscore. They work in :class:`~sklearn.pipeline.Pipeline`,
 :class:`~sklearn.model_selection.GridSearchCV` and
 :func:`~sklearn.model_selection.cross_validate`, and pickle (plain ``pickle``
-or ``joblib``) with a versioned, checksummed state.
-
-scikit-learn is an optional dependency: ``pip install fastnet[sklearn]``
-(scikit-learn >= 1.6).
+or ``joblib``) with a versioned, checksummed state. scikit-learn (>= 1.6) is an
+optional dependency: ``pip install fastnet[sklearn]``.
 
 Examples
 --------
@@ -46,16 +44,15 @@ except ImportError as exc:  # scikit-learn missing, or older than 1.6 (no valida
 from fastnet._estimator_files import FILE_FORMAT_VERSION, PICKLE_FORMAT_VERSION, EstimatorPersistence
 from fastnet.exceptions import NoConvergenceWarning
 from fastnet._docstrings import fill
-from fastnet._sklearn_names import resolve_activation, resolve_loss
+from fastnet._sklearn_names import resolve_activation, resolve_loss, resolve_solver
 from fastnet._validation import check_choice, check_float, check_int
 from fastnet.network import MLP
 from fastnet.rprop import PRESETS, proben1_stopping, train_rprop
+from fastnet.training import train
 from fastnet.stopping import StoppingCriterion
 
 __all__ = ["RpropClassifier", "RpropRegressor", "RpropConvergenceWarning",
            "outputs_to_proba", "PICKLE_FORMAT_VERSION", "FILE_FORMAT_VERSION"]
-
-
 
 #: Values of ``stop`` that are names rather than criterion objects.
 STOP_NAMES = ("auto", "linear", "multilayer", "multilayer-literal")
@@ -136,10 +133,11 @@ class _RpropBase(EstimatorPersistence, BaseEstimator):
     _is_classifier = False
     # The defaults of the parameters added in 0.2.0, for estimators pickled before
     # (their state lacks them; __init__ always sets them on the instance).
-    activation, loss, alpha = None, "sse", 0.0
+    activation, loss, alpha, solver = None, "sse", 0.0, None
 
     def __init__(self, hidden_layer_sizes=(8,), *, shortcut=True, hidden_activation="proben1",
-                 output_activation=None, activation=None, loss="sse", alpha=0.0, preset=None,
+                 output_activation=None, activation=None, loss="sse", alpha=0.0, solver=None,
+                 preset=None,
                  variant=None, eta_plus=None, eta_minus=None, delta0=None, delta_min=None,
                  delta_max=None, init_scale=None, stop="auto", max_iter=200, strip=5,
                  validation_fraction=None, random_state=None):
@@ -150,6 +148,7 @@ class _RpropBase(EstimatorPersistence, BaseEstimator):
         self.activation = activation
         self.loss = loss
         self.alpha = alpha
+        self.solver = solver
         self.preset = preset
         self.variant = variant
         self.eta_plus = eta_plus
@@ -241,15 +240,19 @@ class _RpropBase(EstimatorPersistence, BaseEstimator):
         stop = self._check_stop(X_val is not None, net.hidden)
         given = {name: getattr(self, name) for name in _PRESET_PARAMS
                  if getattr(self, name) is not None}
-        if self.preset is None and "init_scale" not in given:
-            given["init_scale"] = DEFAULT_INIT_SCALE
+        algorithm = resolve_solver(self.solver, [n for n in given if n != "init_scale"])
+        if "init_scale" not in given and (self.preset is None or algorithm is not None):
+            given["init_scale"] = (DEFAULT_INIT_SCALE if self.preset is None else
+                                   PRESETS[check_choice(self.preset, "preset", PRESETS)]["init_scale"])
+        run = dict(stop=stop, max_epochs=self.max_iter, strip=self.strip, seed=seed,
+                   classification=self._is_classifier and Y.shape[1] >= 2, loss=loss,
+                   weight_decay=check_float(self.alpha, "alpha", low=0.0), **given)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", NoConvergenceWarning)
-            result = train_rprop(net, X, Y, X_val, Y_val, preset=self.preset, stop=stop,
-                                 max_epochs=self.max_iter, strip=self.strip, seed=seed,
-                                 classification=self._is_classifier and Y.shape[1] >= 2,
-                                 loss=loss, weight_decay=check_float(self.alpha, "alpha",
-                                                                     low=0.0), **given)
+            if algorithm is None:
+                result = train_rprop(net, X, Y, X_val, Y_val, preset=self.preset, **run)
+            else:
+                result = train(net, X, Y, X_val, Y_val, algorithm=algorithm, **run)
         for w in caught:  # re-emit, NoConvergenceWarning as a ConvergenceWarning too
             if issubclass(w.category, NoConvergenceWarning):
                 # in the estimator's words: max_iter is train_rprop's max_epochs
@@ -344,6 +347,13 @@ _PARAMS_DOC = """
         on a mean loss and without the biases, so its default 1e-4 on the
         cross-entropy is about ``alpha=5e-5`` here (fastnet sums the loss over
         the samples); fastnet's default is no penalty, as in Proben1.
+    solver : None, str or fastnet.algorithms.Algorithm, default=None
+        The training algorithm. None: RPROP with the parameters below. Else a
+        name of :mod:`fastnet.algorithms` with optional parameters (``"scg"``,
+        ``"lm"``, ``"quickprop(epsilon=0.01)"``, ``"irprop+(eta_plus=1.1)"``) or an
+        algorithm object; scikit-learn's ``"lbfgs"``, ``"adam"`` and ``"sgd"`` are
+        L-BFGS-B, Adam and (full-batch) backpropagation with momentum. The
+        preset's initial weights and stopping rule apply to every solver.
     preset : {{"proben1-linear", "proben1-multilayer", "proben1-multilayer-literal"}} or None, default=None
         Proben1's RPROP set-up (:data:`fastnet.rprop.PRESETS`; the multilayer
         preset is the reading that reproduces the report's tables, the literal
