@@ -152,10 +152,8 @@ class Trials:
     def _hand_off(self, out, training):
         if self.serial is None:
             self.serial = self.make_serial()
-        algorithm = self.serial.algorithm
-        for i, w, g_prev, dw_prev, step, last in self.lanes.release(out):
-            self.serial.add(i, self.serial.vector(i, w), algorithm.state(g_prev, step, last),
-                            dw_prev)
+        for i, w, state, dw_prev in self.lanes.release(out):
+            self.serial.add(i, self.serial.vector(i, w), state, dw_prev)
         self.handoffs.append(int(out.size))
         self.in_lanes[out] = False
         self.lanes.freeze(out)
