@@ -544,3 +544,42 @@ def test_lbfgs_stops_abnormal_when_its_line_search_fails(monkeypatch):
     assert (r.stop_reason, r.epochs) == ("abnormal", 1)
     np.testing.assert_array_equal(r.net.weights, net.weights)
     assert r.traversals.backward == (1 + 7) * X.shape[0] * net.n_connections
+
+
+# ------------------------------------------------ every algorithm, everywhere
+
+_EVERY = sorted(ALGORITHMS)
+
+
+@pytest.mark.parametrize("name", _EVERY)
+def test_every_algorithm_trains_many_trials_each_equal_to_training_it_alone(name):
+    from fastnet import train_many
+
+    X, Y = make_xor().train
+    net = _xor_net()
+    W = np.random.default_rng(11).uniform(-0.5, 0.5, (3, net.n_connections))
+    many = train_many(net, X, Y, algorithm=name, initial_weights=W, max_epochs=25, strip=5)
+    for i in range(3):
+        alone = train(_xor_net().set_weights(W[i]), X, Y, algorithm=name, max_epochs=25, strip=5)
+        assert many.epochs[i] == alone.epochs and many.stop_reason[i] == alone.stop_reason
+        np.testing.assert_allclose(many.weights[i], alone.net.weights, rtol=1e-10, atol=1e-12)
+        assert many.trial(i).traversals == alone.traversals
+
+
+@pytest.mark.parametrize("name", _EVERY)
+def test_every_algorithm_runs_in_an_experiment_and_on_the_command_line(name, proben1_root,
+                                                                      tmp_path, capsys):
+    from fastnet import cli
+    from fastnet.experiment import Experiment, read_results, run_experiment
+
+    # (batch backprop's default rate diverges on the summed error of 350 examples)
+    name = {"backprop": "backprop(learning_rate=0.0005)"}.get(name, name)
+    path = tmp_path / "r.jsonl"
+    exp = Experiment(problems=("cancer1",), networks=("linear",), algorithms=(name,), runs=2,
+                     seed=1, options={"max_epochs": 20}, root=str(proben1_root))
+    assert run_experiment(exp, path).n_new == 2
+    records = read_results(path).records
+    assert len(records) == 2
+    assert cli.main(["train", "cancer1", "-n", "linear", "-a", name, "--max-epochs", "10",
+                     "--quiet", "--data", str(proben1_root)]) == 0
+    assert "epochs" in capsys.readouterr().out

@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from fastnet import _progress, cli
+from fastnet import cli
+from fastnet.cli import _commands, _progress
 
 SUBCOMMANDS = [["datasets"], ["datasets", "list"], ["datasets", "fetch"], ["train"], ["bench"],
                ["report"], ["demo"], ["compare"], ["reproduce"], ["reproduce", "proben1"],
@@ -407,10 +408,10 @@ def test_compare_errors_name_the_options_typed(bench_file, capsys):
 
 def test_in_options_maps_library_names_once():
     parser = cli.build_parser()
-    bench = cli._command_parser(parser, cli._bench)
+    bench = cli._command_parser(parser, _commands._bench)
     assert cli._in_options("`name` 'x'; `max_epochs` 7; `X` has 3 columns; `--out`", bench) == (
         "`--problems` 'x'; `--max-epochs` 7; `X` has 3 columns; `--out`")
-    train = cli._command_parser(parser, cli._train)
+    train = cli._command_parser(parser, _commands._train)
     assert cli._in_options("`networks`: 'big'; `root`", train) == "`--network`: 'big'; `--data`"
 
 

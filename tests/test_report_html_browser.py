@@ -168,3 +168,36 @@ def test_comparison_in_chromium(browser, pages):
     for tid in ("means-table", "sign-table", "wilcoxon-table", "setup-table"):
         assert table_rows(browser, tid), tid
     assert "cancer1" in headings(browser, "h3") and "building1" in headings(browser, "h3")
+
+
+def test_study_page_in_chromium(browser, tmp_path):
+    # `fastnet study`'s page: no console error, every picture decoded, and each
+    # algorithm's numbers are fastnet.stats.hamey_analysis of its written trials.
+    import csv
+
+    import numpy as np
+
+    from fastnet.stats import hamey_analysis
+
+    out = tmp_path / "study"
+    T = 300
+    assert cli.main(["study", "xor", "-a", "rprop+", "scg", "quickprop(epsilon=0.5)", "-k", "60",
+                     "-T", str(T), "-o", str(out), "--quiet"]) == 0
+    imgs = check_page(browser, out / "study.html")
+    assert any("efficiency graphs" in i["alt"] for i in imgs)
+    rows = {r[0]: r for r in table_rows(browser, "hamey-table")}
+    assert set(rows) == {"rprop+", "scg", "quickprop(epsilon=0.5)"}
+    with open(out / "trials.csv", newline="") as f:
+        trials = list(csv.DictReader(f))
+    for name, row in rows.items():
+        mine = [t for t in trials if t["algorithm"] == name]
+        assert len(mine) == 60
+        times = np.array([float(t["time_to_success"]) if t["success"] == "1" else T
+                          for t in mine])
+        h = hamey_analysis(times, T)
+        assert row[1] == f"{h.n_successes}/{h.n_trials}"
+        assert float(row[2]) == pytest.approx(h.success_rate, rel=1e-3)
+        if h.n_successes:
+            assert float(row[3]) == pytest.approx(h.optimal_limit, rel=1e-3)
+            assert float(row[4]) == pytest.approx(h.peak_efficiency, rel=1e-3)
+            assert float(row[6]) == pytest.approx(h.fahlman_average, rel=1e-3)

@@ -200,3 +200,39 @@ def test_cli_study(tmp_path, capsys):
     assert cli.main(["study", "parity 2", "-k", "5", "-T", "20", "-s", "rc=0.3"]) == 0
     captured = capsys.readouterr()
     assert "parity-2" in captured.out and "study: [1/1] rprop+" in captured.err
+
+
+def test_sigkill_loses_no_finished_algorithm(tmp_path):
+    # A study killed (SIGKILL) while its second algorithm trains keeps the first
+    # one's trials; the rerun trains only the second and ends where an
+    # uninterrupted study ends.
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    args = ["study", "xor", "-a", "rprop+", "backprop(learning_rate=0.5)", "-k", "400", "-T",
+            "2000", "--seed", "3"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-m", "fastnet", *args, "-o", str(killed)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not list(killed.glob("trials/*.json")):
+        assert proc.poll() is None and time.monotonic() < deadline, "the study ended too soon"
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    first = list((killed / "trials").glob("*.json"))
+    assert len(first) == 1 and not (killed / "study.json").exists()
+    kept = first[0].read_bytes()
+
+    assert cli.main([*args, "-o", str(killed), "--quiet"]) == 0
+    assert first[0].read_bytes() == kept
+    whole = tmp_path / "whole"
+    assert cli.main([*args, "-o", str(whole), "--quiet"]) == 0
+    a = json.loads((killed / "study.json").read_text())["algorithms"]
+    b = json.loads((whole / "study.json").read_text())["algorithms"]
+    assert [x["trials"]["epochs"] for x in a] == [x["trials"]["epochs"] for x in b]
+    assert [x["trials"]["success"] for x in a] == [x["trials"]["success"] for x in b]

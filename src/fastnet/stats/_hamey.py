@@ -329,6 +329,25 @@ def _default_candidates(t_succ, min_fit, max_candidates):
     return cand
 
 
+
+def _peak(g, efficiency, n_successes):
+    """Peak efficiency e, its epoch limit T_E, the range of limits where the
+    efficiency is at least e/2 (and whether it reaches the grid's end), Fahlman's
+    average."""
+    if not n_successes:
+        return 0.0, np.nan, (np.nan, np.nan), False, np.inf
+    i_peak = int(np.argmax(efficiency))
+    e = float(efficiency[i_peak])
+    half = efficiency >= e / 2
+    lo = i_peak
+    while lo > 0 and half[lo - 1]:
+        lo -= 1
+    hi = i_peak
+    while hi < g.size - 1 and half[hi + 1]:
+        hi += 1
+    fahlman = EFFICIENCY_SCALE / e if e > 0 else np.inf
+    return e, float(g[i_peak]), (float(g[lo]), float(g[hi])), bool(hi == g.size - 1), fahlman
+
 def hamey_analysis(
     times,
     limit,
@@ -483,22 +502,7 @@ def hamey_analysis(
     efficiency = _efficiency(t_all, csum, g)
     graph = np.searchsorted(t_succ, g, side="right") / n      # #{t_i <= t, success} / N
 
-    if s:
-        i_peak = int(np.argmax(efficiency))
-        e = float(efficiency[i_peak])
-        half = efficiency >= e / 2
-        lo = i_peak
-        while lo > 0 and half[lo - 1]:
-            lo -= 1
-        hi = i_peak
-        while hi < g.size - 1 and half[hi + 1]:
-            hi += 1
-        t_e = float(g[i_peak])
-        e_range = (float(g[lo]), float(g[hi]))
-        censored = bool(hi == g.size - 1)
-        fahlman = EFFICIENCY_SCALE / e if e > 0 else np.inf
-    else:
-        e, t_e, e_range, censored, fahlman = 0.0, np.nan, (np.nan, np.nan), False, np.inf
+    e, t_e, e_range, censored, fahlman = _peak(g, efficiency, s)
 
     common = dict(
         n_trials=int(n), limit=limit, n_successes=s, success_rate=s / n,

@@ -31,19 +31,17 @@ __all__ = [
 
 #: Proben1's limit on the outliers removed from one sample.
 MAX_OUTLIER_FRACTION = 0.10
-#: Default cap on the outliers removed from one sample, whatever its size. Trying
-#: ``r`` removals costs ``r + 1`` normality tests, so the rule costs
-#: ``(r_max + 1)(r_max + 2)/2`` tests: with the 10% rule alone 80,000 for 4000 runs
-#: (15 s). With this cap at most 350 tests per sample; it binds only above 250 runs
-#: (Proben1 used 60).
+#: Default cap on the outliers removed from one sample, whatever its size. Trying ``r``
+#: removals costs ``r + 1`` normality tests, so the rule costs ``(r_max + 1)(r_max + 2)/2``
+#: tests: with the 10% rule alone 80,000 for 4000 runs (15 s). With this cap at most 350
+#: tests per sample; it binds only above 250 runs (Proben1 used 60).
 MAX_OUTLIERS = 25
 #: Normality tests accepted by :func:`compare_errors`.
 NORMALITY_TESTS = ("shapiro", "ks")
 #: Tests that may decide the verdict of :func:`compare_errors`.
 DECIDING_TESTS = ("cochran_cox", "welch")
 #: Smallest p-value searched for by the Cochran/Cox p-value inversion (scipy.stats.t.isf
-#: loses accuracy below it for small df); below it the
-#: p-value is reported as 0.
+#: loses accuracy below it for small df); below it the p-value is reported as 0.
 _COCHRAN_COX_PMIN = 1e-200
 
 
