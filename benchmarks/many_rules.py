@@ -12,11 +12,13 @@ For each rule -- batch backpropagation with momentum, Quickprop, full-batch Adam
 
 on XOR 2-2-1 (x/(1+|x|) hidden units, linear outputs, shortcut connections, initial
 weights uniform(-0.5, 0.5)), 1000 trials x 200 epochs, fixed epochs. It prints the
-medians and the ratio (one call per trial / many trials). Equal work is checked
-where the rule allows it: every trial's final training error agrees to 1e-9
-relative for backprop, Adam and RPROP; Quickprop amplifies rounding (its secant
-step divides by a difference of slopes), so its trials agree only over the first
-epochs and the check compares the mean final error instead.
+medians, the ratio (one call per trial / many trials) and, for equal work, the
+largest relative difference of a trial's final training error between the two
+and the ratio of their means (relative to errors above 1e-6). Backprop and RPROP agree to about 1e-10; Adam's
+trials near a minimum (error ~1e-3) to about 1e-9; Quickprop magnifies rounding
+differences (its secant step divides by a difference of slopes), so over 200
+epochs its trials part (the lanes sum a gradient in another order than the
+single network) and only the means compare.
 
     PYTHONPATH=src python benchmarks/many_rules.py [--repeats 5] [--trials 1000]
 """
@@ -64,18 +66,17 @@ def measure(name, algorithm, K, epochs, repeats, seed=12345):
         return np.array([fastnet.train(net.copy().set_weights(W[i]), X, Y, algorithm=algorithm,
                                        max_epochs=epochs).train_error[-1] for i in range(K)])
 
-    a_times, b_times = [], []
+    fastnet.train_many(net, X, Y, algorithm=algorithm, n_trials=8, seed=seed, max_epochs=epochs)
+    fastnet.train(net.copy().set_weights(W[0]), X, Y, algorithm=algorithm, max_epochs=epochs)
+    a_times, b_times = [], []                       # (after a warm-up call of each)
     for _ in range(repeats):
         ta, ea = _cpu(many)
         tb, eb = _cpu(single)
         a_times.append(ta)
         b_times.append(tb)
-    if name == "quickprop":
-        same = abs(ea.mean() - eb.mean()) <= 0.1 * eb.mean()
-    else:
-        same = np.allclose(ea, eb, rtol=1e-9, atol=1e-12)
+    dev = float(np.max(np.abs(ea - eb) / np.maximum(np.abs(eb), 1e-6)))   # (XOR errors reach ~0)
     a, b = statistics.median(a_times), statistics.median(b_times)
-    return a, b, b / a, same
+    return a, b, b / a, dev, float(ea.mean() / eb.mean())
 
 
 def main():
@@ -87,12 +88,13 @@ def main():
     args = ap.parse_args()
     print(f"XOR 2-2-1, {args.trials} trials x {args.epochs} epochs, process CPU time, "
           f"medians of {args.repeats} (alternate runs)")
-    print(f"{'rule':<10} {'train_many':>11} {'train x K':>11} {'ratio':>7}  equal work")
+    print(f"{'rule':<10} {'train_many':>11} {'train x K':>11} {'ratio':>7}  {'max rel dev':>11}"
+          f"  {'mean ratio':>10}")
     for name, algorithm in RULES:
         if args.rules and name not in args.rules:
             continue
-        a, b, r, same = measure(name, algorithm, args.trials, args.epochs, args.repeats)
-        print(f"{name:<10} {a:>10.4f}s {b:>10.4f}s {r:>6.1f}x  {'yes' if same else 'NO'}")
+        a, b, r, dev, mean = measure(name, algorithm, args.trials, args.epochs, args.repeats)
+        print(f"{name:<10} {a:>10.4f}s {b:>10.4f}s {r:>6.1f}x  {dev:>11.1e}  {mean:>10.6f}")
 
 
 if __name__ == "__main__":

@@ -176,8 +176,11 @@ class LanesBackend:
                 if a is not None]
         self.w_safe = safe_weight(net.n_units, len(self.layers), max(a.shape[0] for a in data),
                                   max(max(float(a.max()), -float(a.min())) for a in data))
-        # A weight moves at most max_change per epoch; None: no bound (the
-        # kernel then freezes a lane whose weights leave the safe range).
+        # A weight moves at most max_change per epoch (RPROP). None: no bound
+        # (backprop, Quickprop, Adam); their trials leave the lanes once their
+        # weights reach w_safe, checked between calls only (a trial whose
+        # weights grow from below w_safe, about 1e49 for two layers, to the
+        # overflow range within one call is not caught).
         self.max_change = algorithm.max_change
         if (self.max_change is not None
                 and self.lanes.largest() + run.max_epochs * self.max_change < self.w_safe):
