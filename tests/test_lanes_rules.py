@@ -160,6 +160,16 @@ def test_each_trial_equals_training_alone(algorithm, hidden, shortcut):
     assert_allclose(got.weights[K - 1], w, rtol=1e-9, atol=1e-12)
 
 
+def each_equals_alone(net, X, T, Xv, Tv, W, method, **kw):
+    """train_many of the initial weights W; each trial checked against train alone."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        got = train_many(net, X, T, Xv, Tv, initial_weights=W, method=method, **kw)
+        for i in range(W.shape[0]):
+            assert_same_run(got[i], train(net.copy().set_weights(W[i]), X, T, Xv, Tv, **kw))
+    return got
+
+
 @pytest.mark.parametrize("algorithm", RULES, ids=spec_of)
 def test_validation_stops_trials_at_different_epochs(algorithm):
     X, T = data(40, seed=7)
@@ -167,12 +177,8 @@ def test_validation_stops_trials_at_different_epochs(algorithm):
     net = MLP(3, (6,), 2)
     K = 12
     W = np.random.default_rng(1).uniform(-0.5, 0.5, (K, net.n_connections))
-    kw = dict(algorithm=algorithm, max_epochs=epochs_for(algorithm), stop=GL(0.5), strip=3)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NoConvergenceWarning)
-        got = train_many(net, X, T, Xv, Tv, initial_weights=W, method="lanes", **kw)
-        for i in range(K):
-            assert_same_run(got[i], train(net.copy().set_weights(W[i]), X, T, Xv, Tv, **kw))
+    got = each_equals_alone(net, X, T, Xv, Tv, W, "lanes", algorithm=algorithm,
+                            max_epochs=epochs_for(algorithm), stop=GL(0.5), strip=3)
     assert len(set(got.epochs.tolist())) > 1
 
 
@@ -219,25 +225,7 @@ def test_trials_handed_off_go_on_with_their_state(algorithm):
     net = MLP(3, (4,), 2)
     K = 2 * L
     W = np.random.default_rng(4).uniform(-0.5, 0.5, (K, net.n_connections))
-    kw = dict(algorithm=algorithm, max_epochs=epochs_for(algorithm), stop=GL(0.2), strip=2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NoConvergenceWarning)
-        got = train_many(net, X, T, Xv, Tv, initial_weights=W, method="mixed", **kw)
-        for i in range(K):
-            assert_same_run(got[i], train(net.copy().set_weights(W[i]), X, T, Xv, Tv, **kw))
+    got = each_equals_alone(net, X, T, Xv, Tv, W, "mixed", algorithm=algorithm,
+                            max_epochs=epochs_for(algorithm), stop=GL(0.2), strip=2)
     assert got[0].setup["batch"]["handoffs"]
 
-
-def test_backprop_kernel_check_equals_the_loop():
-    # Batch backprop checks in its kernel between epochs; with a callback the
-    # loop checks at strip ends: same epoch, same weights.
-    X, T = _xor(3)
-    nets = [MLP(2, (3,), 1, output_activation="logistic") for _ in range(2)]
-    algorithm = Backprop(learning_rate=0.3, momentum=0.8)
-    runs = [train(nets[0], X, T, algorithm=algorithm, stop=Correct(), max_epochs=3000,
-                  init_scale=0.5, seed=3, strip=2),
-            train(nets[1], X, T, algorithm=algorithm, stop=Correct(), max_epochs=3000,
-                  init_scale=0.5, seed=3, strip=2, callback=lambda epoch, state: None)]
-    assert runs[0].stop_reason == runs[1].stop_reason == "correct"
-    assert runs[0].epochs == runs[1].epochs < 3000
-    assert np.array_equal(nets[0].weights, nets[1].weights)
