@@ -229,3 +229,24 @@ def test_trials_handed_off_go_on_with_their_state(algorithm):
                             max_epochs=epochs_for(algorithm), stop=GL(0.2), strip=2)
     assert got[0].setup["batch"]["handoffs"]
 
+
+
+@pytest.mark.parametrize("strip", [1, 3])
+@pytest.mark.parametrize("algorithm", [XOR_RULES[0], Backprop(learning_rate=0.4, decay=True),
+                                       XOR_RULES[2]], ids=spec_of)
+def test_trials_beyond_the_weight_limit_go_on_alone(algorithm, strip, monkeypatch):
+    # The rules without a bound on their changes stop a trial in the lanes before
+    # an epoch that would start from weights beyond w_limit (w_safe: no value of
+    # the epoch can overflow below it); the trial trains the rest of the call and
+    # on in the single-network kernels, checked at the same epochs. A small
+    # limit here makes trials cross it mid-call.
+    monkeypatch.setattr(_lanes.LanesBackend, "w_limit", property(lambda self: 2.5))
+    X, T = _xor()
+    net = MLP(2, (2,), 1, output_activation="logistic")
+    K = 2 * L
+    W = np.random.default_rng(2).uniform(-1, 1, (K, net.n_connections))
+    kw = dict(algorithm=algorithm, max_epochs=200, stop=Correct(), strip=strip)
+    got = each_equals_alone(net, X, T, None, None, W, "lanes", **kw)
+    handed = sum(got[0].setup["batch"]["handoffs"])
+    assert 0 < handed < K
+    assert "correct" in got.stop_reason

@@ -22,7 +22,8 @@
  * not changed; padding lanes and finished trials). A lane whose epoch error is
  * not finite gets status k (its k-th epoch of this call, weights left as they
  * were before that epoch's update); one that passes the success check after
- * its k-th epoch gets -k. A group whose lanes are all frozen stops early.
+ * its k-th epoch gets -k; one whose weights reach the call's w_limit after k
+ * epochs gets FN_STATUS_BEYOND + k (fn_trials_epochs). A group whose lanes are all frozen stops early.
  *
  * Every sum runs in a fixed order written in the code (no reassociation
  * flags): one machine reproduces a run bit for bit. The sums are ordered
@@ -222,13 +223,19 @@ typedef struct {
  * epochs a lane trained); check_every > 0: the success check (r_c, analog) after
  * every check_every-th epoch of the call; t0: the epochs the trials trained
  * before the call (Adam's bias corrections, backprop's decay), t_max: backprop's
- * decay horizon. */
+ * decay horizon; w_limit > 0: a lane with a weight of that magnitude (or NaN)
+ * stops before its next epoch, with status FN_STATUS_BEYOND + the epochs it
+ * trained in the call (its state as they left it; not for the tiny kernels). */
 typedef struct {
     ptrdiff_t n_epochs, ld, check_every;
     double *sse_out;
     double sse_scale, r_c, analog;
     ptrdiff_t t0, t_max;
+    double w_limit;
 } fn_trials_epochs;
+
+/* The status of a lane that stopped at w_limit: this plus its epochs. */
+#define FN_STATUS_BEYOND ((int64_t)1 << 40)
 
 /* RPROP's parameters in every lane (a kernel's local copy: kept in
  * registers once the functions using it are inlined). */

@@ -300,6 +300,19 @@ fn_trials_epoch_gradient(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t 
     *sse = e;
 }
 
+/* The lanes of a group (weights wg, n_w x FN_TL) with a weight of magnitude
+ * w_limit or more, or NaN, into *far. */
+FN_INLINE void
+fn_trials_beyond(ptrdiff_t n_w, const double *wg, double w_limit, fn_tm *far)
+{
+    fn_tm f = (fn_tm){0};
+    for (ptrdiff_t c = 0; c < n_w; c++) {
+        const fn_tv a = FN_TABS(FN_TLOAD(wg + c * FN_TL));
+        f |= ~(a < w_limit);
+    }
+    *far = f;
+}
+
 /* Run run->n_epochs epochs of a lanes rule (epoch-batched) for every group
  * (see the top). work: 3 * FN_TBLOCK * n_units vectors. */
 FN_TRIALS_CLONES static void
@@ -328,6 +341,13 @@ fn_trials_train_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
         fn_tm lane_status;
         memcpy(&lane_status, sg, sizeof lane_status);
         for (ptrdiff_t ep = 0; ep < e.n_epochs; ep++) {
+            if (e.w_limit > 0.0) {
+                /* Lanes whose weights reached w_limit stop before the epoch. */
+                fn_tm far;
+                fn_trials_beyond(n_w, wg, e.w_limit, &far);
+                far &= lane_status == none;
+                lane_status = (far & ((fn_tm){0} + (FN_STATUS_BEYOND + ep))) | (~far & lane_status);
+            }
             fn_tm active = lane_status == none;
             int all = 1, any = 0;
             for (int l = 0; l < FN_TL; l++) { all &= active[l] != 0; any |= active[l] != 0; }

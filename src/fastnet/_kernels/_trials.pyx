@@ -42,6 +42,8 @@ cdef extern from "_trials.h" nogil:
         double* sse_out
         double sse_scale, r_c, analog
         Py_ssize_t t0, t_max
+        double w_limit
+    int64_t FN_STATUS_BEYOND
     void fn_trials_rule_step(Py_ssize_t n_w, double* w, const double* g, double* g_prev,
                              double* dw_prev, double* step, const fn_trials_rule* rule,
                              const int64_t* rose, Py_ssize_t t, Py_ssize_t t_max)
@@ -55,6 +57,9 @@ cdef extern from "_trials.h" nogil:
 
 #: The lanes' rule codes besides RPROP's variants (0-3), for ``Algorithm.lanes_args``.
 RULE_BACKPROP, RULE_QUICKPROP, RULE_ADAM = FN_RULE_BACKPROP, FN_RULE_QUICKPROP, FN_RULE_ADAM
+
+#: A lane stopped at trials_train's w_limit has status BEYOND + the epochs it trained.
+BEYOND = FN_STATUS_BEYOND
 
 #: Trials per group (lanes of one vector).
 LANES = FN_TL
@@ -210,7 +215,7 @@ def trials_train(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
                  double[::1] last_error, int64_t[::1] status, double[::1] work, tuple rule,
                  double[:, :] sse_out, Py_ssize_t check_every=0, double r_c=0.4,
                  double analog=-1.0, bint special=True, double sse_scale=1.0, Py_ssize_t t0=0,
-                 Py_ssize_t t_max=1):
+                 Py_ssize_t t_max=1, double w_limit=0.0):
     """Run sse_out.shape[1] epochs of a lanes rule for every lane whose status is 0.
 
     Parameters
@@ -237,6 +242,9 @@ def trials_train(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     special : RPROP on tiny shapes in their own kernels (see _tiny.h).
     t0, t_max : the epochs trained before the call (Adam's bias corrections,
         backprop's decay) and backprop's decay horizon (>= 1).
+    w_limit : > 0: a lane with a weight of this magnitude or more (or NaN)
+        stops before its next epoch with status BEYOND + the epochs it trained
+        in the call (the generic kernel: not with ``special`` RPROP shapes).
 
     Returns
     -------
@@ -257,6 +265,8 @@ def trials_train(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
         raise ValueError("kernel: success check needs r_c in (0, 0.5]")
     if t0 < 0 or t_max < 1:
         raise ValueError("kernel: t0 must be >= 0 and t_max >= 1")
+    if w_limit > 0.0 and special and r.code <= FN_IRPROP_PLUS:
+        raise ValueError("kernel: w_limit needs special=False for RPROP")
     if sse_out.shape[1] == 0:
         return 0
     if sse_out.strides[1] != sizeof(double) or sse_out.strides[0] % sizeof(double) != 0 \
@@ -267,7 +277,7 @@ def trials_train(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
         &step[0, 0, 0], &last_error[0], &status[0])
     cdef fn_trials_epochs run = fn_trials_epochs(
         sse_out.shape[1], sse_out.strides[0] // sizeof(double), check_every, &sse_out[0, 0],
-        sse_scale, r_c, analog, t0, t_max)
+        sse_scale, r_c, analog, t0, t_max, w_limit)
     with nogil:
         fn_trials_train(&layers[0, 0], layers.shape[0], n_in, n_units, n_w, X.shape[0],
                         &X[0, 0], &T[0, 0], T.shape[1], &state, &r, &run, &work[0], special)

@@ -12,6 +12,7 @@ the backends.
 """
 import numpy as np
 
+from fastnet._kernels._trials import BEYOND
 from fastnet.training._lanes import LANES
 
 __all__ = ["HANDOFF_FILL", "HANDOFF_EPOCHS", "lanes_fill", "Trials"]
@@ -69,7 +70,34 @@ class Trials:
                                           in_place=self.serial is None)
         if alone.size:
             status[~mine] = self.serial.run(alone, n, check, history, epoch)
+        for j in np.flatnonzero(status >= BEYOND):
+            status[j] = self._go_on_alone(trials, int(trials[j]), int(status[j] - BEYOND), n,
+                                          check, history, epoch)
         return status
+
+    def _go_on_alone(self, trials, i, k, n, check, history, epoch):
+        """Trial ``i`` stopped in the lanes after ``k`` of the call's ``n`` epochs,
+        its weights beyond their safe range (`LanesBackend.w_limit`): it trains
+        the other n - k in the single-network kernels, its success checks at the
+        same epochs (a first part up to the next check's epoch); its status for
+        the whole call."""
+        training = np.zeros(self.in_lanes.size, bool)
+        training[trials] = True
+        self._hand_off(np.array([i]), training, epoch + k)
+        self.overflowing[i] = True
+        every = 0 if check is None else check[0]
+        first = -k % every if every else 0             # epochs to the next check
+        m1 = min(first, n - k)
+        done = k
+        for m, each in ((m1, first), (n - k - m1, every)):
+            if m <= 0:
+                continue
+            part = None if check is None else (each,) + tuple(check[1:])
+            s = int(self.serial.run(np.array([i]), m, part, history, epoch + done)[0])
+            if s:
+                return s + done if s > 0 else s - done
+            done += m
+        return 0
 
     def _gather(self, trials, lanes_fn, serial_fn, *args):
         if self.serial is None:
@@ -149,10 +177,10 @@ class Trials:
         self.repacks.append((self.lanes.lanes.G, int(np.count_nonzero(keep))))
         self.lanes.lanes.repack(keep)
 
-    def _hand_off(self, out, training):
+    def _hand_off(self, out, training, epoch=None):
         if self.serial is None:
             self.serial = self.make_serial()
-        for i, w, state, dw_prev in self.lanes.release(out):
+        for i, w, state, dw_prev in self.lanes.release(out, epoch):
             self.serial.add(i, self.serial.vector(i, w), state, dw_prev)
         self.handoffs.append(int(out.size))
         self.in_lanes[out] = False

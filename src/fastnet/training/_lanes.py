@@ -177,14 +177,20 @@ class LanesBackend:
         self.w_safe = safe_weight(net.n_units, len(self.layers), max(a.shape[0] for a in data),
                                   max(max(float(a.max()), -float(a.min())) for a in data))
         # A weight moves at most max_change per epoch (RPROP). None: no bound
-        # (backprop, Quickprop, Adam); their trials leave the lanes once their
-        # weights reach w_safe, checked between calls only (a trial whose
-        # weights grow from below w_safe, about 1e49 for two layers, to the
-        # overflow range within one call is not caught).
+        # (backprop, Quickprop, Adam): the kernel stops a trial before an epoch
+        # that would start beyond w_safe (`w_limit`), and it goes on alone.
         self.max_change = algorithm.max_change
         if (self.max_change is not None
                 and self.lanes.largest() + run.max_epochs * self.max_change < self.w_safe):
             self.w_safe = None                      # no trial can come near it in this run
+
+    @property
+    def w_limit(self):
+        """The kernel's w_limit: a trial of a rule without a bound on its
+        changes stops in the lanes before an epoch that would start from
+        weights of w_safe or more (status ``_trials.BEYOND`` + its epochs);
+        0: no limit."""
+        return self.w_safe if self.max_change is None and self.w_safe is not None else 0.0
 
     def might_overflow(self, trials, n):
         """Those of ``trials`` whose numbers might overflow in the next ``n``
@@ -206,7 +212,8 @@ class LanesBackend:
         _trials.trials_train(self.layers, self.n_in, s.X, s.Y, lanes.w, lanes.g, lanes.g_prev,
                              lanes.dw_prev, lanes.step, lanes.last_error, lanes.status,
                              self.work, self.args, sse, every, r_c, analog,
-                             sse_scale=self.scale, t0=epoch, t_max=self.max_epochs)
+                             sse_scale=self.scale, t0=epoch, t_max=self.max_epochs,
+                             w_limit=self.w_limit)
         self.epoch = epoch + n
         if not in_place:
             history[trials, epoch:epoch + n] = sse[rows]
@@ -230,17 +237,18 @@ class LanesBackend:
         s = self.lanes.slot[trials]
         self.lanes.status[s] = np.maximum(self.lanes.status[s], 1)
 
-    def release(self, trials):
+    def release(self, trials, epoch=None):
         """(trial, weights, rule state, previous change) of each of ``trials``
         (copies), as the lanes leave them: the state for the single-network
-        kernels (``algorithm.lanes_state``), the previous change for their
-        workspace."""
+        kernels (``algorithm.lanes_state``, after ``epoch`` epochs: by default
+        those of the last call), the previous change for their workspace."""
         lanes, rule = self.lanes, self.algorithm
+        epoch = self.epoch if epoch is None else epoch
         for i in np.asarray(trials).tolist():
             s = int(lanes.slot[i])
             g, k = divmod(s, LANES)
             state = rule.lanes_state(lanes.g_prev[g, :, k], lanes.dw_prev[g, :, k],
-                                     lanes.step[g, :, k], lanes.last_error[s], self.epoch,
+                                     lanes.step[g, :, k], lanes.last_error[s], epoch,
                                      self.max_epochs)
             yield i, lanes.w[g, :, k].copy(), state, lanes.dw_prev[g, :, k].copy()
 
