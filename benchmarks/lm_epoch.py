@@ -29,15 +29,34 @@ benchmarks/peers.py); they differ in how the parts are computed:
     rows of H of unit u are sum_p a_p (x) R_u[p] with R_u[p] = sum_k delta^k_pu J[(p, k)]
     -- the example's n_out rows summed before the product, which then costs 1/n_out of
     dsyrk's multiply-adds (plus forming R, 2 U / C of them; U = units).
+``fastnet-train``
+    what users run: ``fastnet.train(net, X, T, algorithm=LevenbergMarquardt(),
+    max_epochs=n)``, the ``fastnet-NE`` kernels inside the training loop; the whole
+    call is timed (argument checks, buffers, the loop, the final errors), the split
+    through a timing subclass of the kernel object the rule builds. The bar: an epoch
+    >= 3x faster than ``numpy`` on A, >= 1.3x on C (printed PASS / FAIL).
+``pyrenn/tanh`` (a peer, when pyrenn 0.1 is installed; ``--no-pyrenn`` leaves it out)
+    pyrenn's ``train_LM(P, Y, net, k_max=n, E_stop=0, dampfac=1e-3, dampconst=10)``:
+    pure NumPy with a Python loop over the examples (real-time recurrent learning for
+    the Jacobian, one forward pass per example), ``inv(J^T J + mu I)`` for the step, the
+    same mu schedule without mu_max. pyrenn builds layered nets only (tanh hidden
+    units, linear outputs, biases, no shortcuts), so it runs on the case's layers
+    without shortcuts (A: C = 56, C: C = 515, which is case F's net), from weights
+    drawn as the case's; ``fastnet-train/tanh`` is fastnet.train on that same net from
+    the same weights, and both must end at the same SSE. pyrenn's run computes n + 1
+    Jacobians (the last one for its error history), counted in its epoch (CPU time / n)
+    and printed apart; its "solve" column holds J^T J, J^T e and the inverse.
 
 Timing: process CPU time, one thread (BLAS included), the process pinned to one core;
 the implementations run alternately (A B C A B C ...), each repeat restarting from the
 same weights and mu; medians over the repeats; the time split (Jacobian or normal
 equations, J^T J, solve, error evaluations of the tries) is summed over the epochs of
-a run. Every implementation must end at the same SSE (checked).
+a run; "other" is the rest of a run (set-up, the loop, final errors). Every
+implementation must end at the same SSE as the others on its net (checked).
 
     python benchmarks/lm_epoch.py                    # cases A and C, 5 repeats
     python benchmarks/lm_epoch.py --cases C --repeats 3 --epochs 3
+    pip install pyrenn==0.1                          # the pyrenn column
 """
 from __future__ import annotations
 
@@ -56,7 +75,7 @@ import scipy.linalg as sla  # noqa: E402
 from scipy.linalg.blas import dgemv, dsyrk  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _peers.cases import load_case  # noqa: E402
+from _peers.cases import init_weights, load_case  # noqa: E402
 
 MU, MU_DEC, MU_INC, MU_MAX = 1e-3, 0.1, 10.0, 1e10
 EPOCHS = {"A": 40, "C": 4}
@@ -67,7 +86,7 @@ class Clock:
     """CPU seconds per part, summed."""
 
     def __init__(self):
-        self.t = dict.fromkeys(PARTS, 0.0)
+        self.t = dict.fromkeys(PARTS + ("other",), 0.0)
         self.last = time.process_time()
 
     def lap(self, part):
@@ -210,9 +229,152 @@ class FastnetNESyrk(FastnetNE):
     factored = False
 
 
+class FastnetTrain:
+    """What users run: ``fastnet.train(net, X, T, algorithm=LevenbergMarquardt(...))``.
+
+    The whole call is timed (argument checks, workspace, the strip loop, the final
+    errors), as it runs. The split comes from a second run (``laps=True``) through a
+    timing subclass of the normal-equations object that the rule builds: its ten or so
+    ``process_time`` laps per epoch cost ~7 % of an epoch on case A, which the timed
+    run does not pay.
+    """
+
+    name = "fastnet-train"
+    split_run = True
+
+    def __init__(self, net, X, T):
+        import fastnet
+        from fastnet.algorithms import LevenbergMarquardt
+
+        self.net, self.X, self.T, self.train = net, X, T, fastnet.train
+        self.rule = LevenbergMarquardt(mu=MU, mu_dec=MU_DEC, mu_inc=MU_INC, mu_max=MU_MAX)
+
+    def run(self, w0, epochs, laps=False):
+        clock = Clock()
+        self.net.set_weights(w0)
+        if laps:
+            res = self._lapped(clock, epochs)
+        else:
+            res = self.train(self.net, self.X, self.T, algorithm=self.rule, max_epochs=epochs)
+        if res.epochs != epochs:
+            raise AssertionError(f"fastnet.train stopped after {res.epochs} epochs "
+                                 f"({res.stop_reason}), not {epochs}")
+        tries = res.traversals.update // self.net.n_connections
+        return self.net.sum_squared_error(self.X, self.T), clock, tries
+
+    def _lapped(self, clock, epochs):
+        import fastnet.gradients as grad
+
+        base = grad._NormalEquations
+
+        class Timed(base):
+            def compute(self, w=None):
+                clock.lap("other")
+                out = super().compute(w)
+                clock.lap("JtJ")                 # Jacobian and products in one kernel
+                return out
+
+            def solve(self, mu, marquardt=False):
+                clock.lap("other")
+                out = super().solve(mu, marquardt)
+                clock.lap("solve")
+                return out
+
+            def sse(self, w):
+                clock.lap("other")
+                out = super().sse(w)
+                clock.lap("error")
+                return out
+
+        grad._NormalEquations = Timed
+        try:
+            clock.lap("other")
+            res = self.train(self.net, self.X, self.T, algorithm=self.rule, max_epochs=epochs)
+            clock.lap("other")
+        finally:
+            grad._NormalEquations = base
+        return res
+
+
+# --------------------------------------------------------------------------- pyrenn
+class Pyrenn:
+    """pyrenn 0.1's ``train_LM`` (pure NumPy, a Python loop over the examples).
+
+    pyrenn builds layered nets only: tanh hidden units, linear outputs, biases, no
+    shortcut connections. It runs on that net (``pyrenn_net``), from the same weights
+    as ``fastnet-train/tanh`` (fastnet on the same net), with ``dampfac = mu = 1e-3``
+    and ``dampconst = 10`` (trainlm's x0.1 / x10; pyrenn has no mu_max). Its step is
+    ``inv(J^T J + mu I) @ g``, an explicit inverse. ``train_LM(k_max=n)`` computes
+    n + 1 Jacobians (the last one for its error history): the epoch is the run's CPU
+    time / n, as for the others; ``last_jacobian`` holds that extra one's time.
+    """
+
+    name = "pyrenn/tanh"
+    MAX_TRIES = 60          # mu past 1e10 from 1e-3 takes 14 failures; pyrenn has no limit
+
+    def __init__(self, sizes, W, b, X, T):
+        import pyrenn
+
+        self.pr = pyrenn
+        net = pyrenn.CreateNN(list(sizes))
+        IW = {(1, 1, 0): W[(0, 1)].T}
+        LW = {(m, m - 1, 0): W[(m - 1, m)].T for m in range(2, len(sizes))}
+        self.w0 = pyrenn.Wb2w(net, IW, LW, {m: b[m] for m in range(1, len(sizes))})
+        self.base, self.P, self.Y = net, np.ascontiguousarray(X.T), np.ascontiguousarray(T.T)
+        data, _ = pyrenn.prepare_data(self.P, self.Y, dict(net))
+        if not (np.array_equal(data["P"], self.P) and np.array_equal(data["Y"], self.Y)):
+            raise AssertionError("pyrenn rescales these data (an input or target beyond 1)")
+        self.data, self.last_jacobian = data, []
+
+    def sse(self, w):
+        return float(self.pr.calc_error(dict(self.base, w=w), self.data))
+
+    def run(self, w0, epochs):
+        import contextlib
+        import io
+
+        pr, clock = self.pr, Clock()
+        rtrl, calc_error = pr.RTRL, pr.calc_error
+        state = {"tries": 0, "run": 0, "first": True, "jac": 0.0}
+
+        def timed_rtrl(net, data):
+            clock.lap("other" if state["first"] else "solve")
+            state["first"], state["run"] = False, 0
+            t0 = time.process_time()
+            out = rtrl(net, data)
+            state["jac"] = time.process_time() - t0
+            clock.lap("jacobian")
+            return out
+
+        def timed_error(net, data):
+            clock.lap("solve")                  # J^T J, J^T e and the inverse
+            state["tries"] += 1
+            state["run"] += 1
+            if state["run"] > self.MAX_TRIES:
+                raise RuntimeError(f"pyrenn found no step in {self.MAX_TRIES} tries")
+            out = calc_error(net, data)
+            clock.lap("error")
+            return out
+
+        net = dict(self.base, w=w0.copy())
+        pr.RTRL, pr.calc_error = timed_rtrl, timed_error
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):   # "Maximum number of iterations"
+                clock.lap("other")
+                net = pr.train_LM(self.P, self.Y, net, k_max=epochs, E_stop=0.0,
+                                  dampfac=MU, dampconst=MU_INC)
+                clock.lap("other")
+        finally:
+            pr.RTRL, pr.calc_error = rtrl, calc_error
+        self.last_jacobian.append(state["jac"])
+        return self.sse(net["w"]), clock, state["tries"]
+
+
 # --------------------------------------------------------------------------- the epoch loop
 def lm_run(impl, w0, epochs):
     """`epochs` LM epochs from w0 with mu = MU; returns (final SSE, clock, tries)."""
+    if hasattr(impl, "run"):                  # a whole training call (fastnet.train, pyrenn)
+        return impl.run(w0, epochs)
     w, mu, tries = w0.copy(), MU, 0
     clock = Clock()
     for _ in range(epochs):
@@ -233,54 +395,109 @@ def lm_run(impl, w0, epochs):
     return impl.sse(w), clock, tries
 
 
-def measure(key, repeats, epochs):
+def implementations(case, X, T, peer):
+    """(implementation, its starting weights, the implementation whose final SSE it must
+    reach) for the case's net and, with ``peer``, for pyrenn's net."""
     import fastnet
 
-    case = load_case(key)
     net = fastnet.MLP(case.sizes[0], case.sizes[1:-1], case.sizes[-1], shortcut=case.shortcut,
                       hidden_activation="proben1", output_activation="linear")
     net.set_params(*case.init_copy())
-    X, T = np.ascontiguousarray(case.X), np.ascontiguousarray(case.T)
     w0 = net.weights.copy()
-    impls = [NumpyLM(net, X, T), FastnetJ(net.copy(), X, T), FastnetNESyrk(net.copy(), X, T),
-             FastnetNE(net.copy(), X, T)]
-    J_np = impls[0].jacobian(w0)[0]
+    J_np = NumpyLM(net, X, T).jacobian(w0)[0]
     if not np.allclose(J_np, fastnet.jacobian(net, X), rtol=1e-12, atol=1e-14):
         raise AssertionError("the NumPy Jacobian differs from fastnet.jacobian")
-    for impl in impls:                        # warm-up
+    impls = [(NumpyLM(net, X, T), w0, "numpy")]
+    impls += [(cls(net.copy(), X, T), w0, "numpy")
+              for cls in (FastnetJ, FastnetNESyrk, FastnetNE, FastnetTrain)]
+    if peer:
+        # pyrenn's net: the case's layers without shortcuts, tanh hidden units, weights
+        # drawn as for the case (benchmarks/_peers/cases.py:init_weights)
+        W, b = init_weights(case.sizes, False)
+        tanh = fastnet.MLP(case.sizes[0], case.sizes[1:-1], case.sizes[-1], shortcut=False,
+                           hidden_activation="tanh", output_activation="linear")
+        tanh.set_params(W, b)
+        ours = FastnetTrain(tanh, X, T)
+        ours.name = "fastnet-train/tanh"
+        theirs = Pyrenn(case.sizes, W, b, X, T)
+        if abs(theirs.sse(theirs.w0) - tanh.sum_squared_error(X, T)) > 1e-9 * theirs.sse(theirs.w0):
+            raise AssertionError("pyrenn's net does not start at fastnet's SSE")
+        impls += [(ours, tanh.weights.copy(), ours.name), (theirs, theirs.w0, ours.name)]
+    return impls
+
+
+def measure(key, repeats, epochs, peer):
+    case = load_case(key)
+    X, T = np.ascontiguousarray(case.X), np.ascontiguousarray(case.T)
+    impls = implementations(case, X, T, peer)
+    for impl, w0, _ in impls:                 # warm-up
         lm_run(impl, w0, 1)
-    runs = {impl.name: [] for impl in impls}
+    runs = {impl.name: [] for impl, _, _ in impls}
     for _ in range(repeats):
-        for impl in impls:
+        for impl, w0, _ in impls:
             t0 = time.process_time()
             sse, clock, tries = lm_run(impl, w0, epochs)
-            runs[impl.name].append((time.process_time() - t0, clock.t, sse, tries))
-    return case, runs
+            total = lapped = time.process_time() - t0
+            if getattr(impl, "split_run", False):    # the split from a second, lapped run
+                t0 = time.process_time()
+                clock = impl.run(w0, epochs, laps=True)[1]
+                lapped = time.process_time() - t0
+            runs[impl.name].append((total, clock.t, sse, tries, lapped))
+    return case, impls, runs
 
 
-def report(case, runs, epochs):
-    N, C = case.n_patterns, case.n_connections
-    print(f"\ncase {case.spec.label}: N = {N}, C = {C}, n_out = {case.sizes[-1]}, "
-          f"J = {N * case.sizes[-1]} x {C}; {epochs} LM epochs per run, medians over "
-          f"{len(next(iter(runs.values())))} runs (CPU ms per epoch)")
-    print(f"  {'implementation':<16} {'epoch':>9} " + " ".join(f"{p:>9}" for p in PARTS)
-          + f" {'tries':>6} {'final SSE':>14}")
-    med = {}
+def median_epoch(rs, epochs):
+    return statistics.median(r[0] for r in rs) / epochs
+
+
+def ratio_line(runs, slow, fast, epochs, note=""):
+    per_run = [a[0] / b[0] for a, b in zip(runs[slow], runs[fast])]
+    ratio = median_epoch(runs[slow], epochs) / median_epoch(runs[fast], epochs)
+    print(f"  {slow} / {fast}: {ratio:.2f}x (per run: {', '.join(f'{x:.2f}' for x in per_run)})"
+          + note)
+    return ratio
+
+
+def report(case, impls, runs, epochs):
+    N, C, n_out = case.n_patterns, case.n_connections, case.sizes[-1]
+    print(f"\ncase {case.spec.label}: N = {N}, C = {C}, n_out = {n_out}, "
+          f"J = {N * n_out} x {C}; {epochs} LM epochs per run, medians over "
+          f"{len(next(iter(runs.values())))} runs (CPU ms per epoch; other = the rest of "
+          "the run: set-up, loop, final errors)")
+    print(f"  {'implementation':<19} {'epoch':>9} " + " ".join(f"{p:>9}" for p in PARTS)
+          + f" {'other':>9} {'tries':>6} {'final SSE':>14}")
     for name, rs in runs.items():
-        total = statistics.median(r[0] for r in rs) / epochs
+        total = median_epoch(rs, epochs)
         parts = [statistics.median(r[1][p] for r in rs) / epochs for p in PARTS]
-        med[name] = total
-        print(f"  {name:<16} {total * 1e3:9.3f} " + " ".join(f"{p * 1e3:9.3f}" for p in parts)
-              + f" {rs[0][3] / epochs:6.2f} {rs[0][2]:14.8g}")
-    ref = runs["numpy"][0][2]
-    for name, rs in runs.items():
-        if abs(rs[0][2] - ref) > 1e-6 * max(1.0, abs(ref)):   # rounding differs in J
-            print(f"  !! {name} ends at SSE {rs[0][2]!r}, numpy at {ref!r}")
-    for name in med:
-        if name != "numpy":
-            per_run = [a[0] / b[0] for a, b in zip(runs["numpy"], runs[name])]
-            print(f"  numpy / {name}: {med['numpy'] / med[name]:.2f}x "
-                  f"(per run: {', '.join(f'{x:.2f}' for x in per_run)})")
+        other = statistics.median(r[4] - sum(r[1][p] for p in PARTS) for r in rs) / epochs
+        print(f"  {name:<19} {total * 1e3:9.3f} " + " ".join(f"{p * 1e3:9.3f}" for p in parts)
+              + f" {other * 1e3:9.3f} {rs[0][3] / epochs:6.2f} {rs[0][2]:14.8g}")
+    for impl, _, ref in impls:                # rounding differs in J^T J (and pyrenn inverts)
+        sse, ref_sse = runs[impl.name][0][2], runs[ref][0][2]
+        if abs(sse - ref_sse) > 1e-6 * max(1.0, abs(ref_sse)):
+            print(f"  !! {impl.name} ends at SSE {sse!r}, {ref} at {ref_sse!r}")
+    for impl, _, ref in impls:
+        if ref == "numpy" and impl.name != "numpy":
+            ratio_line(runs, "numpy", impl.name, epochs)
+    for impl, _, _ in impls:
+        if getattr(impl, "split_run", False):
+            lapped = statistics.median(r[4] for r in runs[impl.name]) / epochs
+            print(f"  {impl.name}: the split from separate runs with laps, "
+                  f"{lapped * 1e3:.3f} ms per epoch")
+    bar = {"A": 3.0, "C": 1.3}.get(case.spec.key)
+    if bar is not None:
+        got = median_epoch(runs["numpy"], epochs) / median_epoch(runs["fastnet-train"], epochs)
+        print(f"  bar: fastnet.train's LM epoch >= {bar}x NumPy's at its best: {got:.2f}x "
+              f"{'PASS' if got >= bar else 'FAIL'}")
+    if "pyrenn/tanh" in runs:
+        pr = next(impl for impl, _, _ in impls if impl.name == "pyrenn/tanh")
+        extra = statistics.median(pr.last_jacobian[-len(runs["pyrenn/tanh"]):]) / epochs
+        print(f"  pyrenn's net: no shortcuts, tanh hidden units, C = "
+              f"{pr.w0.size}; pyrenn's run computes {epochs + 1} Jacobians, "
+              f"the last {extra * 1e3:.3f} ms per epoch of it")
+        ratio_line(runs, "pyrenn/tanh", "fastnet-train/tanh", epochs, " (the same net)")
+        for name in ("numpy", "fastnet-train"):
+            ratio_line(runs, "pyrenn/tanh", name, epochs, f" ({name} on the case's net, C = {C})")
 
 
 def main(argv=None):
@@ -288,14 +505,22 @@ def main(argv=None):
     ap.add_argument("--cases", default="A,C")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--epochs", type=int, default=None, help="LM epochs per run (default: A 40, C 4)")
+    ap.add_argument("--no-pyrenn", action="store_true", help="leave pyrenn out")
     args = ap.parse_args(argv)
+    peer = not args.no_pyrenn
+    if peer:
+        try:
+            import pyrenn  # noqa: F401
+        except ImportError as exc:
+            print(f"pyrenn: not installed ({exc}); `pip install pyrenn==0.1` adds it")
+            peer = False
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})   # one core
     print(f"load average before: {os.getloadavg()}")
     for key in args.cases.split(","):
         epochs = args.epochs or EPOCHS[key]
-        case, runs = measure(key, args.repeats, epochs)
-        report(case, runs, epochs)
+        case, impls, runs = measure(key, args.repeats, epochs, peer)
+        report(case, impls, runs, epochs)
     print(f"\nload average after: {os.getloadavg()}")
 
 

@@ -382,3 +382,94 @@ def train_adam(net, X, T, epochs, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, *,
             net.set_weights(w)
         errors.append(total)
     return np.array(errors), net.weights.copy()
+
+
+# ---------------------------------------------------------------------------
+# Objectives beyond squared error (tests/test_losses.py): relu and softmax
+# units, cross-entropy, L2 weight decay. Plain NumPy, as above.
+
+def _softmax(z):
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+ACTIVATIONS["relu"] = (lambda x: np.maximum(x, 0.0), lambda x: (x > 0).astype(float))
+ACTIVATIONS["softmax"] = (_softmax, None)       # not elementwise: see output_delta
+
+
+def _xlogy(t, p):
+    """t * log(p) with 0 * log(0) = 0."""
+    return np.where(t == 0, 0.0, t * np.log(np.where(t == 0, 1.0, p)))
+
+
+def objective(net, X, T, loss="sse", weight_decay=0.0):
+    """The minimised objective at the network's weights: the SSE or the
+    cross-entropy (softmax: -sum t log o; logistic: binary, per output), plus
+    weight_decay * sum(w**2) over every weight and bias."""
+    Out = predict(net, X)
+    if loss == "sse":
+        E = np.sum((Out - T) ** 2)
+    elif net.output_activation == "softmax":
+        E = -np.sum(_xlogy(T, Out))
+    else:
+        E = -np.sum(_xlogy(T, Out) + _xlogy(1.0 - T, 1.0 - Out))
+    return float(E + weight_decay * np.sum(net.weights ** 2))
+
+
+def objective_gradient(net, X, T, loss="sse", weight_decay=0.0):
+    """(flat gradient of `objective`, its value) by back-propagation."""
+    W, b = net.get_params()
+    acts, nets = forward(net, W, b, X)
+    L = net.n_layers
+    Out = acts[L]
+    if loss == "sse":
+        dE = 2.0 * (Out - T)
+        if net.output_activation == "softmax":      # d o_i / d z_k = o_i (delta_ik - o_k)
+            delta = Out * (dE - np.sum(dE * Out, axis=1, keepdims=True))
+        else:
+            delta = dE * _act(net, L)[1](nets[L])
+    elif net.output_activation == "softmax":      # -sum t log o: o_k sum(t) - t_k
+        delta = Out * T.sum(axis=1, keepdims=True) - T
+    else:                                         # binary cross-entropy of logistic units
+        delta = Out - T
+    deltas = backward(net, W, acts, nets, delta)
+    gW = {(i, j): acts[i].T @ deltas[j] for (i, j) in W}
+    gb = {j: deltas[j].sum(axis=0) for j in b}
+    flat = net.copy().set_params(gW, gb).weights.copy()
+    flat += 2.0 * weight_decay * net.weights
+    return flat, objective(net, X, T, loss, weight_decay)
+
+
+def train_rprop_objective(net, X, T, variant, epochs, step0, loss="sse", weight_decay=0.0,
+                          **params):
+    """train_rprop on the objective: (per-epoch objective before each update, final weights)."""
+    net = net.copy()
+    opt = Rprop(variant, step0, **params)
+    errors = []
+    for _ in range(epochs):
+        g, e = objective_gradient(net, X, T, loss, weight_decay)
+        errors.append(e)
+        net.set_weights(opt.update(net.weights.copy(), g, e))
+    return np.array(errors), net.weights.copy()
+
+
+def train_backprop_objective(net, X, T, epochs, lr, momentum, loss="sse", weight_decay=0.0, *,
+                             orders=None):
+    """train_backprop on the objective; online (``orders`` given), each pattern's
+    step follows its loss plus weight_decay / N * sum w**2."""
+    net = net.copy()
+    dw_prev = np.zeros(net.n_connections)
+    errors = []
+    N = X.shape[0]
+    for t in range(epochs):
+        batches = [slice(None)] if orders is None else [slice(p, p + 1) for p in orders[t]]
+        decay = weight_decay if orders is None else weight_decay / N
+        total = 0.0
+        for rows in batches:
+            g, e = objective_gradient(net, X[rows], T[rows], loss, decay)
+            total += e
+            dw = -lr * g + momentum * dw_prev
+            net.set_weights(net.weights + dw)
+            dw_prev = dw
+        errors.append(total)
+    return np.array(errors), net.weights.copy()

@@ -176,7 +176,7 @@ def test_load_bad_files(tmp_path):
     ((2, (2,), 0), {}, ValueError, "`n_out`"),
     ((2.5, (), 1), {}, TypeError, "`n_in` must be an integer"),
     ((2, "ab", 1), {}, TypeError, "`hidden`"),
-    ((2, (), 1), {"hidden_activation": "relu"}, ValueError, "`hidden_activation` must be one of"),
+    ((2, (), 1), {"hidden_activation": "softplus"}, ValueError, "`hidden_activation` must be one of"),
     ((2, (), 1), {"output_activation": 3}, TypeError, "`output_activation`"),
     ((2, (), 1), {"shortcut": "yes"}, TypeError, "`shortcut`"),
     ((2, (), 1), {"dtype": np.float32}, ValueError, "`dtype` must be float64"),

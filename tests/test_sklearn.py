@@ -37,7 +37,8 @@ def _expected_failed_checks(estimator):
     return {}
 
 
-@parametrize_with_checks([RpropClassifier(), RpropRegressor()],
+@parametrize_with_checks([RpropClassifier(), RpropRegressor(),
+                          RpropClassifier(loss="log_loss", activation="relu", alpha=1e-4)],
                          expected_failed_checks=_expected_failed_checks)
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
@@ -266,7 +267,7 @@ def test_regressor_shapes_and_validation():
     (dict(variant="adam"), None, ValueError, r"`variant` must be one of"),
     (dict(preset="fast"), None, ValueError, r"`preset` must be one of"),
     (dict(max_iter=0), None, ValueError, r"`max_iter` must be >= 1"),
-    (dict(output_activation="relu"), None, ValueError, r"`output_activation` must be one of"),
+    (dict(output_activation="softplus"), None, ValueError, r"`output_activation` must be one of"),
     (dict(), "xval_only", ValueError, r"give both `X_val` and `y_val`"),
     (dict(), "bad_label", ValueError, r"`y_val` has labels \['x'\] that are not in `y`"),
 ])
@@ -301,3 +302,68 @@ def test_auto_stop_follows_the_presets_own_rule(iris):
         assert clf.train_result_.setup["stopping"] == rule
     with pytest.raises(ValueError, match="`preset` must be one of"):
         RpropClassifier(preset="proben2", stop="auto", validation_fraction=0.25).fit(X, y)
+
+
+# ---------------------------------------------- objectives: scikit-learn's names
+def test_loss_alpha_and_activation_train_what_train_rprop_trains(iris):
+    X, y = iris
+    clf = RpropClassifier(hidden_layer_sizes=(5,), activation="relu", loss="log_loss",
+                          alpha=1e-3, stop=None, max_iter=40, random_state=3).fit(X, y)
+    net = MLP(4, (5,), 3, hidden_activation="relu", output_activation="softmax")
+    ref = train_rprop(net, X, np.eye(3)[y], max_epochs=40, init_scale=0.5, seed=3,
+                      loss="cross_entropy", weight_decay=1e-3)
+    assert_array_equal(clf.net_.weights, ref.net.weights)
+    assert_array_equal(clf.loss_curve_, ref.train_error)
+    assert clf.net_.output_activation == "softmax" and clf.net_.hidden_activation == "relu"
+    proba = clf.predict_proba(X)
+    assert_allclose(proba, clf.net_.predict(X), rtol=1e-14)       # softmax outputs as they are
+    assert clf.score(X, y) > 0.9
+    same = RpropClassifier(hidden_layer_sizes=(5,), hidden_activation="relu",
+                           loss="cross_entropy", alpha=1e-3, stop=None, max_iter=40,
+                           random_state=3).fit(X, y)
+    assert_array_equal(same.net_.weights, clf.net_.weights)
+
+
+def test_regressor_activation_names_and_cross_entropy_outputs():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (40, 2))
+    y = (X[:, 0] > 0).astype(float)
+    reg = RpropRegressor(hidden_layer_sizes=(3,), activation="identity", loss="cross_entropy",
+                         max_iter=30, random_state=0).fit(X, y)
+    assert reg.net_.hidden_activation == "linear" and reg.net_.output_activation == "logistic"
+    assert clone(reg).get_params()["alpha"] == 0.0
+
+
+@pytest.mark.parametrize("params, exc, match", [
+    (dict(loss="hinge"), ValueError,
+     r"`loss` must be one of \['cross_entropy', 'log_loss', 'squared_error', 'sse'\], "
+     r"got 'hinge'"),
+    (dict(alpha=-1.0), ValueError, r"`alpha` must be in \[0.0, inf\), got -1.0"),
+    (dict(activation="softplus"), ValueError,
+     r"`activation` must be one of \['identity', 'logistic', 'relu', 'tanh'\], got 'softplus'"),
+    (dict(activation="relu", hidden_activation="tanh"), ValueError,
+     r"give `activation` \(scikit-learn's name\) or `hidden_activation` \(fastnet's\), "
+     r"not both, got activation='relu' and hidden_activation='tanh'"),
+    (dict(loss="cross_entropy", output_activation="linear"), ValueError,
+     r"`loss`='cross_entropy' needs outputs that are probabilities"),
+])
+def test_objective_parameters_are_named(params, exc, match):
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    y = np.array(["a", "b"] * 10)
+    with pytest.raises(exc, match=match):
+        RpropClassifier(max_iter=2, **params).fit(X, y)
+
+
+def test_an_estimator_pickled_before_the_objective_parameters_refits(iris):
+    import pickle
+    X, y = iris
+    clf = RpropClassifier(hidden_layer_sizes=(3,), stop=None, max_iter=5, random_state=0).fit(X, y)
+    state = clf.__getstate__()
+    for name in ("activation", "loss", "alpha"):       # as saved by fastnet 0.1
+        del state[name]
+    old = RpropClassifier.__new__(RpropClassifier)
+    old.__setstate__(state)
+    assert {k: old.get_params()[k] for k in ("activation", "loss", "alpha")} == \
+        {"activation": None, "loss": "sse", "alpha": 0.0}
+    assert_array_equal(clone(old).fit(X, y).net_.weights, clf.net_.weights)
+    assert_array_equal(pickle.loads(pickle.dumps(old)).predict(X), clf.predict(X))

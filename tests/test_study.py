@@ -236,3 +236,44 @@ def test_sigkill_loses_no_finished_algorithm(tmp_path):
     b = json.loads((whole / "study.json").read_text())["algorithms"]
     assert [x["trials"]["epochs"] for x in a] == [x["trials"]["epochs"] for x in b]
     assert [x["trials"]["success"] for x in a] == [x["trials"]["success"] for x in b]
+
+
+def test_graph_key_hides_no_curve(monkeypatch):
+    """The key of a grid's many curves lies beside the graphs, not on them, and an
+    eleventh algorithm differs from the first by its line style."""
+    from fastnet import plots
+    from fastnet.study import _write as study_write
+
+    rates = ", ".join(str(0.2 * i) for i in range(1, 11))
+    result = run_study(xor_study(algorithms=("rprop+", f"backprop(learning_rate=[{rates}])"),
+                                 trials=5, limit=40))
+    drawn = {}
+    monkeypatch.setattr(plots, "to_png", lambda axes, dpi: drawn.setdefault("axes", axes))
+    study_write._graphs(result, plots)
+    ax1, ax2 = drawn["axes"][:2]
+    fig = ax1.figure
+    keys = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    assert ax1.get_legend() is None and ax2.get_legend() is None and len(keys) == 1
+    assert [t.get_text() for t in keys[0].get_texts()] == list(result.study.algorithms)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    box = keys[0].get_window_extent(renderer)
+    for ax in (ax1, ax2):
+        assert not box.overlaps(ax.get_window_extent(renderer))
+    lines = ax1.get_lines()
+    assert lines[0].get_color() == lines[10].get_color()
+    assert lines[0].get_linestyle() != lines[10].get_linestyle()
+
+
+def test_progress_counts_success_at_the_limit_as_the_tables_do():
+    """A trial that meets the criterion exactly at epoch T is a failure (not before T):
+    the progress line said one success more than the tables."""
+    (a,) = run_study(xor_study(algorithms=("rprop+",))).algorithms
+    limit = int(a.epochs[a.success].max())          # the slowest success, now at T
+    lines = []
+    (b,) = run_study(xor_study(algorithms=("rprop+",), limit=limit),
+                     progress=lines.append).algorithms
+    at_limit = np.count_nonzero(a.epochs == limit)
+    assert at_limit >= 1 and b.hamey.n_successes == a.hamey.n_successes - at_limit
+    assert f": {b.hamey.n_successes}/25 successful, " in lines[-1]

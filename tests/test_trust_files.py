@@ -199,7 +199,8 @@ def test_network_file_with_a_huge_weights_header_allocates_nothing(tmp_path):
     ({"hidden": [3.5]}, r"`hidden` must be list of int"),
     ({"shortcut": 1}, r"`shortcut` must be bool"),
     ({"n_out": 0}, r"layer sizes must be >= 1"),
-    ({"hidden_activation": "relu"}, r"`hidden_activation`"),
+    ({"hidden_activation": "softplus"}, r"`hidden_activation`"),
+    ({"hidden_activation": "softmax"}, r"`hidden_activation` must be one of \[.*\], got 'softmax'"),
 ])
 def test_network_file_configs_are_checked_key_by_key(tmp_path, change, message):
     path = _npz(tmp_path / "net.npz", format_version=np.array(1),

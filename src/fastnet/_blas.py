@@ -16,16 +16,18 @@ from contextlib import contextmanager
 _lock = threading.Lock()
 _depth = 0
 _saved = []
-_controller = None
+_libraries = None
 
 
 def _blas_libraries():
-    global _controller
-    if _controller is None:
+    # A controller lists the libraries loaded when it is made (here once, at first
+    # use), so their selection is made once too.
+    global _libraries
+    if _libraries is None:
         from threadpoolctl import ThreadpoolController
 
-        _controller = ThreadpoolController()
-    return _controller.select(user_api="blas").lib_controllers
+        _libraries = ThreadpoolController().select(user_api="blas").lib_controllers
+    return _libraries
 
 
 @contextmanager

@@ -76,11 +76,17 @@ class Workspace:
     g, dw_prev : ndarray
         The epoch's gradient and the previous weight change, one per connection.
     blas_min : int
+    objective : (int, float)
+        The training objective: loss code and L2 weight decay (``(0, 0.0)``: the
+        summed squared error). The epochs' errors are its values.
     """
 
-    def __init__(self, net, X, Y, block_size=None, blas_min=None, *, w=None, A=None):
-        # A: an activation buffer that already holds X (shared by trials, no copy)
+    def __init__(self, net, X, Y, block_size=None, blas_min=None, *, w=None, A=None,
+                 objective=(0, 0.0)):
+        # A: an activation buffer that already holds X (shared by trials, no copy);
+        # objective: the kernels' (loss code, weight decay), see training._checks.LOSSES
         self.net = net
+        self.objective = objective
         self.w = net._w if w is None else w
         self.Y = Y
         self.A = activations(net, X) if A is None else A
@@ -127,7 +133,7 @@ class Workspace:
         return _rprop.train_epochs(self.A, self.Y, net._layers, net.n_in, self.w, self.g,
                                    g_prev, self.dw_prev, step, self.D, self.Dl, *params, last_error,
                                    sse_out, self.blas_min, every, r_c, analog,
-                                   self.check_block)
+                                   self.check_block, *self.objective)
 
     def backprop_epochs(self, rates, momentum, order, sse_out, every=0, r_c=0.4, analog=-1.0):
         """Backpropagation epochs, one per entry of ``sse_out`` (see
@@ -136,23 +142,27 @@ class Workspace:
         net = self.net
         return _backprop.train_epochs(self.A, self.Y, net._layers, net.n_in, self.w, self.g,
                                       self.dw_prev, self.D, self.Dl, rates, momentum, order,
-                                      sse_out, self.blas_min, every, r_c, analog,
-                                      self.check_block)
+                                      sse_out, self.blas_min, *self.objective, every, r_c,
+                                      analog, self.check_block)
 
     def gradient(self, w=None, g=None):
-        """Summed squared error at ``w`` (default: the trained weights ``self.w``)
-        over the training set, and its gradient into ``g`` (default ``self.g``)."""
+        """Summed squared error (the objective) at ``w`` (default: the trained weights
+        ``self.w``) over the training set, and its gradient into ``g`` (default ``self.g``)."""
         net = self.net
         return _backward.gradient(self.A, self.Y, net._layers, net.n_in,
                                   self.w if w is None else w, self.g if g is None else g,
-                                  self.D, self.Dl, self.blas_min)
+                                  self.D, self.Dl, self.blas_min, *self.objective)
 
     def sse(self, w=None):
-        """Summed squared error at ``w`` (default ``self.w``) over the training set."""
+        """Summed squared error (the objective) at ``w`` (default ``self.w``) over the
+        training set: a forward pass."""
         net = self.net
-        return _forward.sum_squared_error(self.A, self.Y, net._layers, net.n_in,
-                                          self.w if w is None else w, self.check_block,
-                                          self.blas_min)
+        w = self.w if w is None else w
+        if self.objective != (0, 0.0):
+            return _backward.objective(self.A, self.Y, net._layers, net.n_in, w, self.D,
+                                       self.Dl, self.blas_min, *self.objective)
+        return _forward.sum_squared_error(self.A, self.Y, net._layers, net.n_in, w,
+                                          self.check_block, self.blas_min)
 
     def quickprop_epochs(self, s_prev, d_prev, params, sse_out, every, r_c, analog):
         """Quickprop epochs, one per entry of ``sse_out`` (see

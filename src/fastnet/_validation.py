@@ -1,4 +1,5 @@
 """Input checks shared by the public entry points (Python decides, Cython computes)."""
+import math
 import numbers
 
 import numpy as np
@@ -16,7 +17,8 @@ def shown_int(value):
 
 def check_int(value, name, *, minimum=None, maximum=None):
     """Return ``value`` as an int, or raise TypeError/ValueError naming ``name``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    if type(value) is not int and (isinstance(value, (bool, np.bool_))
+                                   or not isinstance(value, numbers.Integral)):
         raise TypeError(f"`{name}` must be an integer, got {type(value).__name__} {value!r}.")
     value = int(value)
     if minimum is not None and value < minimum:
@@ -38,13 +40,14 @@ def check_count(value, name, maximum, minimum=1):
 
 def check_float(value, name, *, low=None, high=None, low_open=False, high_open=False):
     """Return ``value`` as a finite float in the given range, or raise."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+    if type(value) is not float and (isinstance(value, (bool, np.bool_))
+                                     or not isinstance(value, numbers.Real)):
         raise TypeError(f"`{name}` must be a real number, got {type(value).__name__} {value!r}.")
     try:
         value = float(value)
     except OverflowError:  # an int beyond float's range
         raise ValueError(f"`{name}` must be finite, got {_huge(value)}.") from None
-    if not np.isfinite(value):
+    if not math.isfinite(value):
         raise ValueError(f"`{name}` must be finite, got {value}.")
     bad_low = low is not None and (value <= low if low_open else value < low)
     bad_high = high is not None and (value >= high if high_open else value > high)
@@ -102,15 +105,17 @@ def check_matrix(X, name, *, n_cols=None, what="columns", allow_empty=False):
     if X is None:
         raise TypeError(f"`{name}` must be a 2-D array of numbers, got None.")
     try:
-        arr = np.asarray(X)
+        arr = X if type(X) is np.ndarray else np.asarray(X)
     except Exception as exc:  # ragged lists and the like
         raise ValueError(f"`{name}` must be a 2-D array of numbers (rows of equal length), "
                          f"got a {type(X).__name__} that could not be converted to an array: "
                          f"{exc}") from None
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-        raise TypeError(f"`{name}` must hold numbers, got dtype {arr.dtype}.")
-    if np.iscomplexobj(arr):
-        raise TypeError(f"`{name}` must be real, got dtype {arr.dtype}.")
+    if arr.dtype != np.float64:          # (float64, the usual case, is a real number type)
+        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
+                                       or arr.dtype == np.bool_):
+            raise TypeError(f"`{name}` must hold numbers, got dtype {arr.dtype}.")
+        if np.iscomplexobj(arr):
+            raise TypeError(f"`{name}` must be real, got dtype {arr.dtype}.")
     if arr.ndim != 2:
         raise ValueError(
             f"`{name}` must be 2-D (n_patterns, n_{what}), got shape {arr.shape}"
@@ -121,7 +126,7 @@ def check_matrix(X, name, *, n_cols=None, what="columns", allow_empty=False):
     if n_cols is not None and arr.shape[1] != n_cols:
         raise ValueError(f"`{name}` has {arr.shape[1]} {what} but the network has {n_cols}.")
     arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if not np.isfinite(arr).all():
+    if not np.logical_and.reduce(np.isfinite(arr), axis=None):     # (no Python wrapper)
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(
             f"`{name}` must be finite; found {arr[tuple(bad)]} at row {bad[0]}, column {bad[1]}.")

@@ -4,8 +4,9 @@ Both run on fastnet's compiled kernels over the whole data set at once (no Pytho
 per example): :func:`value_and_grad` is the backward pass every trainer uses,
 :func:`jacobian` runs one backward pass per output for each example, a block of
 examples at a time. The error is Proben1's summed squared error (Prechelt 1994)
-with no factor 1/2, and gradients are in the order of ``net.weights``, so a rule
-written in NumPy updates ``net.weights`` directly (see the guide "Gradients and
+with no factor 1/2 (or, on request, the cross-entropy and an L2 weight decay), and
+gradients are in the order of ``net.weights``, so a rule written in NumPy updates
+``net.weights`` directly (see the guide "Gradients and
 Jacobians for your own rules").
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ from fastnet._kernels import _backward, _forward, _jacobian
 from fastnet._typing import ArrayLike
 from fastnet._validation import check_matrix, check_pair
 from fastnet.network import MLP
+from fastnet.training._checks import LOSSES, check_objective
 
 __all__ = ["ValueAndGrad", "value_and_grad", "jacobian"]
 
@@ -30,12 +32,14 @@ NORMAL_BLOCK = 64
 
 
 class ValueAndGrad(NamedTuple):
-    """The summed squared error and its gradient (a tuple: ``E, g = value_and_grad(...)``).
+    """The summed squared error (or another objective) and its gradient (a tuple:
+    ``E, g = value_and_grad(...)``).
 
     Attributes
     ----------
     error : float
-        E = sum over examples p and outputs k of (o_pk - t_pk)**2 (no factor 1/2).
+        E = sum over examples p and outputs k of (o_pk - t_pk)**2 (no factor 1/2),
+        or the objective chosen by ``loss`` and ``weight_decay``.
     gradient : ndarray of shape (n_connections,)
         dE/dw in the order of ``net.weights``.
     """
@@ -62,7 +66,8 @@ def _block(net, n):
     return max(1, -(-n // n_blocks))
 
 
-def value_and_grad(net: MLP, X: ArrayLike, Y: ArrayLike) -> ValueAndGrad:
+def value_and_grad(net: MLP, X: ArrayLike, Y: ArrayLike, *, loss: str = "sse",
+                   weight_decay: float = 0.0) -> ValueAndGrad:
     """Summed squared error of ``net`` on ``(X, Y)`` and its gradient with respect to the weights.
 
     Parameters
@@ -73,12 +78,20 @@ def value_and_grad(net: MLP, X: ArrayLike, Y: ArrayLike) -> ValueAndGrad:
         Inputs (an empty set gives error 0 and a zero gradient).
     Y : array-like of shape (n_patterns, n_out)
         Targets.
+    loss : {"sse", "cross_entropy"}, default "sse"
+        The objective: the summed squared error, or the cross-entropy
+        (-sum t log o with softmax outputs; -sum [t log o + (1 - t) log(1 - o)]
+        with logistic outputs), as :func:`fastnet.train_rprop` trains it.
+    weight_decay : float >= 0, default 0.0
+        L2 weight decay lambda: ``lambda * sum(w**2)`` (every weight and bias) is
+        added to E and ``2 * lambda * w`` to g.
 
     Returns
     -------
     result : ValueAndGrad
-        ``(error, gradient)``: E = sum_p sum_k (o_pk - t_pk)**2 and g = dE/dw, a new
-        float64 array in the order of ``net.weights`` (one full-batch backward pass).
+        ``(error, gradient)``: E = sum_p sum_k (o_pk - t_pk)**2 (or the objective)
+        and g = dE/dw, a new float64 array in the order of ``net.weights`` (one
+        full-batch backward pass).
 
     Raises
     ------
@@ -86,7 +99,9 @@ def value_and_grad(net: MLP, X: ArrayLike, Y: ArrayLike) -> ValueAndGrad:
         If `net` is not an MLP, or `X`/`Y` do not hold real numbers.
     ValueError
         If `X`/`Y` are not 2-D, do not match the network's inputs/outputs or each
-        other's pattern count, or are not finite.
+        other's pattern count, or are not finite; for an unknown `loss`, a
+        negative `weight_decay`, or cross-entropy without softmax or logistic
+        outputs or with targets outside [0, 1].
     FloatingPointError
         If the network's weights are not finite.
 
@@ -97,10 +112,13 @@ def value_and_grad(net: MLP, X: ArrayLike, Y: ArrayLike) -> ValueAndGrad:
     Notes
     -----
     With outputs o_pk, targets t_pk and output deltas 2 (o_pk - t_pk) f'(net_pk),
-    back-propagation (Rumelhart et al. 1986) gives g = dE/dw exactly; it equals
-    ``2 * jacobian(net, X).T @ (O - Y).ravel()``. E and g are what RPROP and
+    back-propagation (Rumelhart et al. 1986) gives g = dE/dw exactly; for the
+    summed squared error it equals ``2 * jacobian(net, X).T @ (O - Y).ravel()``. E and g are what RPROP and
     backprop use per epoch (Riedmiller & Braun 1993 write E with a 1/2; fastnet,
-    like Prechelt 1994, does not, so g is twice theirs).
+    like Prechelt 1994, does not, so g is twice theirs). With cross-entropy the
+    output deltas are o - t (logistic outputs; softmax outputs: o sum(t) - t,
+    which is o - t for one-hot targets). A probability that rounds to 0 enters
+    the logarithm as the smallest normal double, so E stays finite.
 
     Examples
     --------
@@ -120,17 +138,20 @@ def value_and_grad(net: MLP, X: ArrayLike, Y: ArrayLike) -> ValueAndGrad:
     True
     """
     X, Y = _check_arguments(net, X, Y)
+    loss, weight_decay = check_objective(net, Y, loss, weight_decay)
     n = X.shape[0]
     g = np.zeros(net.n_connections)
     if n == 0:
-        return ValueAndGrad(0.0, g)
+        if weight_decay:
+            g = 2.0 * weight_decay * net._w
+        return ValueAndGrad(weight_decay * float(net._w @ net._w), g)
     A = activations(net, X)
     block = _block(net, n)
     n_nonin = net.n_units - net.n_in
     D, Dl = np.empty((block, n_nonin)), np.empty((block, n_nonin))
     with single_threaded_blas():
         error = _backward.gradient(A, Y, net._layers, net.n_in, net._w, g, D, Dl,
-                                   DEFAULT_BLAS_MIN)
+                                   DEFAULT_BLAS_MIN, LOSSES[loss], weight_decay)
     return ValueAndGrad(float(error), g)
 
 
@@ -167,8 +188,9 @@ def jacobian(net: MLP, X: ArrayLike) -> np.ndarray:
     Notes
     -----
     Row (p, k) is one backward pass from output k of example p: output delta
-    f'(net_pk) at output k and 0 at the others, back-propagated as for the
-    gradient. A weight from unit s into unit u gets delta_u * a_s, a bias delta_u.
+    f'(net_pk) at output k and 0 at the others (softmax outputs: o_pk ([i = k] -
+    o_pi) at every output i), back-propagated as for the gradient. A weight from
+    unit s into unit u gets delta_u * a_s, a bias delta_u.
     The kernel runs the n_out passes of a block of examples together (one matrix
     product per layer). This is the Jacobian of Levenberg-Marquardt training
     (Hagan & Menhaj 1994): its normal equations are ``J.T @ J`` and

@@ -34,11 +34,15 @@ from fastnet._validation import (
     shown_int,
 )
 
-__all__ = ["MLP", "ACTIVATIONS", "FORMAT_VERSION", "MAX_CONNECTIONS", "MAX_WEIGHT"]
+__all__ = ["MLP", "ACTIVATIONS", "HIDDEN_ACTIVATIONS", "FORMAT_VERSION", "MAX_CONNECTIONS", "MAX_WEIGHT"]
 
 #: Activation names and the kernel codes they map to (see _kernels/_types.pxd).
-#: ``"proben1"`` is Proben1's sigmoid ``f(x) = x / (1 + |x|)``, ``f'(x) = 1 / (1 + |x|)**2``.
-ACTIVATIONS = {"linear": 0, "proben1": 1, "logistic": 2, "tanh": 3}
+#: ``"proben1"`` is Proben1's sigmoid ``f(x) = x / (1 + |x|)``, ``f'(x) = 1 / (1 + |x|)**2``;
+#: ``"relu"`` is ``max(x, 0)`` with ``f'(0) = 0``; ``"softmax"`` (outputs only)
+#: ``exp(x_k) / sum_i exp(x_i)`` over the output layer.
+ACTIVATIONS = {"linear": 0, "proben1": 1, "logistic": 2, "tanh": 3, "relu": 4, "softmax": 5}
+#: The activations of hidden units (softmax couples a layer's units: outputs only).
+HIDDEN_ACTIVATIONS = {k: v for k, v in ACTIVATIONS.items() if k != "softmax"}
 
 #: Half-widths of the initial weight range when none is given: Proben1's
 #: (Prechelt 1994) for multilayer and for linear networks.
@@ -69,9 +73,14 @@ class MLP:
     shortcut : bool, default=True
         If True every layer feeds every later layer (Proben1's "all feed-forward
         connections including shortcut connections"); if False adjacent layers only.
-    hidden_activation, output_activation : {"proben1", "logistic", "tanh", "linear"}
-        Activation of the hidden and the output units. ``"proben1"`` is
-        ``f(x) = x / (1 + |x|)``. Defaults: ``"proben1"`` and ``"linear"``.
+    hidden_activation : {"proben1", "logistic", "tanh", "relu", "linear"}, default "proben1"
+        Activation of the hidden units. ``"proben1"`` is ``f(x) = x / (1 + |x|)``;
+        ``"relu"`` is ``max(x, 0)``, whose derivative is taken as 0 at ``x = 0``
+        (as in PyTorch and scikit-learn).
+    output_activation : {"linear", "proben1", "logistic", "tanh", "relu", "softmax"}, default "linear"
+        Activation of the output units; ``"softmax"`` gives
+        ``exp(x_k) / sum_i exp(x_i)`` over the outputs (class probabilities, for
+        ``loss="cross_entropy"``; at least two outputs).
     init_scale : float, optional
         The weights (biases too) are drawn uniformly from [-init_scale,
         init_scale] when the network is built. Default: Proben1's ranges
@@ -139,8 +148,12 @@ class MLP:
                              f"{MAX_CONNECTIONS} connections, got {shown_int(n_conn)}.")
         if not isinstance(shortcut, (bool, np.bool_)):
             raise TypeError(f"`shortcut` must be True or False, got {shortcut!r}.")
-        check_choice(hidden_activation, "hidden_activation", ACTIVATIONS)
+        check_choice(hidden_activation, "hidden_activation", HIDDEN_ACTIVATIONS)
         check_choice(output_activation, "output_activation", ACTIVATIONS)
+        if output_activation == "softmax" and n_out < 2:
+            raise ValueError("`output_activation`='softmax' needs n_out >= 2 outputs (one per "
+                             f"class; a single softmax output is always 1), got n_out={n_out}. "
+                             "Use 'logistic' for one binary output.")
         if np.dtype(dtype) != np.float64:
             raise ValueError(f"`dtype` must be float64 (the only precision offered), got {np.dtype(dtype)}.")
         self.n_in = n_in

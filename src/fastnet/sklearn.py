@@ -46,7 +46,8 @@ except ImportError as exc:  # scikit-learn missing, or older than 1.6 (no valida
 from fastnet._estimator_files import FILE_FORMAT_VERSION, PICKLE_FORMAT_VERSION, EstimatorPersistence
 from fastnet.exceptions import NoConvergenceWarning
 from fastnet._docstrings import fill
-from fastnet._validation import check_choice, check_int
+from fastnet._sklearn_names import resolve_activation, resolve_loss
+from fastnet._validation import check_choice, check_float, check_int
 from fastnet.network import MLP
 from fastnet.rprop import PRESETS, proben1_stopping, train_rprop
 from fastnet.stopping import StoppingCriterion
@@ -130,19 +131,25 @@ def outputs_to_proba(outputs):
 class _RpropBase(EstimatorPersistence, BaseEstimator):
     """Shared hyper-parameters, fitting and pickling of the two estimators."""
 
-    # Set by the subclasses.
+    # Set by the subclasses (the output activation by loss).
     _default_output_activation = None
     _is_classifier = False
+    # The defaults of the parameters added in 0.2.0, for estimators pickled before
+    # (their state lacks them; __init__ always sets them on the instance).
+    activation, loss, alpha = None, "sse", 0.0
 
     def __init__(self, hidden_layer_sizes=(8,), *, shortcut=True, hidden_activation="proben1",
-                 output_activation=None, preset=None, variant=None, eta_plus=None,
-                 eta_minus=None, delta0=None, delta_min=None, delta_max=None,
-                 init_scale=None, stop="auto", max_iter=200, strip=5,
+                 output_activation=None, activation=None, loss="sse", alpha=0.0, preset=None,
+                 variant=None, eta_plus=None, eta_minus=None, delta0=None, delta_min=None,
+                 delta_max=None, init_scale=None, stop="auto", max_iter=200, strip=5,
                  validation_fraction=None, random_state=None):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.shortcut = shortcut
         self.hidden_activation = hidden_activation
         self.output_activation = output_activation
+        self.activation = activation
+        self.loss = loss
+        self.alpha = alpha
         self.preset = preset
         self.variant = variant
         self.eta_plus = eta_plus
@@ -222,10 +229,15 @@ class _RpropBase(EstimatorPersistence, BaseEstimator):
         check_int(self.max_iter, "max_iter", minimum=1)
         seed = _seed_from(self.random_state)
         X, Y, X_val, Y_val = self._split(X, Y, X_val, Y_val, seed)
-        output_activation = (self._default_output_activation if self.output_activation is None
-                             else self.output_activation)
+        loss = resolve_loss(self.loss)
+        output_activation = self.output_activation
+        if output_activation is None:
+            output_activation = self._default_output_activation[loss]
+            if output_activation == "softmax" and Y.shape[1] == 1:
+                output_activation = "logistic"   # (one class: one output, not softmax)
         net = MLP(X.shape[1], hidden, Y.shape[1], shortcut=self.shortcut,
-                  hidden_activation=self.hidden_activation, output_activation=output_activation)
+                  hidden_activation=resolve_activation(self.activation, self.hidden_activation),
+                  output_activation=output_activation)
         stop = self._check_stop(X_val is not None, net.hidden)
         given = {name: getattr(self, name) for name in _PRESET_PARAMS
                  if getattr(self, name) is not None}
@@ -235,7 +247,9 @@ class _RpropBase(EstimatorPersistence, BaseEstimator):
             warnings.simplefilter("always", NoConvergenceWarning)
             result = train_rprop(net, X, Y, X_val, Y_val, preset=self.preset, stop=stop,
                                  max_epochs=self.max_iter, strip=self.strip, seed=seed,
-                                 classification=self._is_classifier and Y.shape[1] >= 2, **given)
+                                 classification=self._is_classifier and Y.shape[1] >= 2,
+                                 loss=loss, weight_decay=check_float(self.alpha, "alpha",
+                                                                     low=0.0), **given)
         for w in caught:  # re-emit, NoConvergenceWarning as a ConvergenceWarning too
             if issubclass(w.category, NoConvergenceWarning):
                 # in the estimator's words: max_iter is train_rprop's max_epochs
@@ -308,10 +322,28 @@ _PARAMS_DOC = """
         network without hidden layers.
     shortcut : bool, default=True
         Every layer feeds every later layer (Proben1); False: adjacent layers only.
-    hidden_activation : {{"proben1", "logistic", "tanh", "linear"}}, default="proben1"
+    hidden_activation : {{"proben1", "logistic", "tanh", "relu", "linear"}}, default="proben1"
         ``"proben1"`` is ``x / (1 + |x|)``.
-    output_activation : {{"proben1", "logistic", "tanh", "linear"}} or None
-        None means ``"{out}"``.
+    output_activation : {{"proben1", "logistic", "tanh", "relu", "linear", "softmax"}} or None
+        None means ``"{out}"`` (``"{out_ce}"`` with cross-entropy).
+    activation : {{"identity", "logistic", "tanh", "relu"}} or None, default=None
+        scikit-learn's name for the hidden activation (as in ``MLPClassifier``;
+        ``"identity"`` is ``"linear"``); None: ``hidden_activation`` decides.
+        Give one of the two.
+    loss : {{"sse", "cross_entropy"}}, default="sse"
+        The training objective: the summed squared error (Proben1), or the
+        cross-entropy (softmax outputs: -sum t log o; logistic outputs: binary,
+        per output), which needs softmax or logistic outputs. scikit-learn's
+        names ``"squared_error"`` and ``"log_loss"`` are accepted too.
+        ``validation_scores_`` and early stopping stay Proben1's squared error
+        percentage whatever the loss.
+    alpha : float >= 0, default=0.0
+        L2 penalty: the objective gets ``alpha * sum(w**2)`` over every weight
+        and bias (``weight_decay`` of :func:`fastnet.train_rprop`). scikit-learn's
+        ``MLPClassifier`` writes its penalty ``alpha / (2 n_samples) * sum(W**2)``
+        on a mean loss and without the biases, so its default 1e-4 on the
+        cross-entropy is about ``alpha=5e-5`` here (fastnet sums the loss over
+        the samples); fastnet's default is no penalty, as in Proben1.
     preset : {{"proben1-linear", "proben1-multilayer", "proben1-multilayer-literal"}} or None, default=None
         Proben1's RPROP set-up (:data:`fastnet.rprop.PRESETS`; the multilayer
         preset is the reading that reproduces the report's tables, the literal
@@ -367,7 +399,8 @@ _ATTRIBUTES_DOC = """
     loss_curve_ : ndarray of shape (``n_iter_``,)
         Training squared error percentage of each epoch, measured before that
         epoch's update: 100 / (n_samples * n_outputs) * sum of squared errors,
-        i.e. 100 times the mean squared error per output.
+        i.e. 100 times the mean squared error per output. With another objective
+        (``loss``, ``alpha``) that objective, scaled the same way.
     validation_scores_ : ndarray or None
         Validation squared error percentage (lower is better, unlike
         scikit-learn's MLP) at every strip end; None without a validation set.
@@ -391,9 +424,10 @@ class RpropClassifier(ClassifierMixin, _RpropBase):
 
     Labels of any type are encoded one output per class with one-hot 0/1
     targets, as in Proben1 (a binary problem also gets two outputs), and the
-    network is trained on the summed squared error with
+    network is trained on the summed squared error (or, with
+    ``loss="cross_entropy"``, on the cross-entropy of softmax outputs) with
     :func:`fastnet.train_rprop`.
-""" + _PARAMS_DOC.format(out="logistic") + """
+""" + _PARAMS_DOC.format(out="logistic", out_ce="softmax") + """
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -435,7 +469,7 @@ class RpropClassifier(ClassifierMixin, _RpropBase):
     True
     """)
 
-    _default_output_activation = "logistic"
+    _default_output_activation = {"sse": "logistic", "cross_entropy": "softmax"}
     _is_classifier = True
 
     def fit(self, X, y, X_val=None, y_val=None):
@@ -486,7 +520,7 @@ class RpropRegressor(RegressorMixin, _RpropBase):
     error with :func:`fastnet.train_rprop`. Targets are used as given: scale
     them (e.g. :class:`~sklearn.compose.TransformedTargetRegressor`) if they
     are far from unit size, as RPROP's step bounds are absolute.
-""" + _PARAMS_DOC.format(out="linear") + """
+""" + _PARAMS_DOC.format(out="linear", out_ce="logistic") + """
     Attributes
     ----------
     n_outputs_ : int
@@ -506,7 +540,7 @@ class RpropRegressor(RegressorMixin, _RpropBase):
     True
     """)
 
-    _default_output_activation = "linear"
+    _default_output_activation = {"sse": "linear", "cross_entropy": "logistic"}
     _is_classifier = False
 
     def fit(self, X, y, X_val=None, y_val=None):

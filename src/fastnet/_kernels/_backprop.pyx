@@ -2,7 +2,10 @@
 from libc.math cimport isfinite
 from libc.string cimport memset
 
-from fastnet._kernels._backward cimport epoch_gradient, output_deltas, backward_rows
+from fastnet._kernels._backward cimport (
+    add_weight_decay, backward_rows, check_objective, epoch_objective, output_objective,
+)
+from fastnet._kernels._types cimport L_ACT, LOSS_SSE
 from fastnet._kernels._forward cimport check_buffers, forward_rows
 from fastnet._kernels._rprop cimport network_correct
 
@@ -24,8 +27,9 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
                  double[:, ::1] D, double[:, ::1] Dl,
                  const double[::1] rates, double momentum,
                  const Py_ssize_t[:, ::1] order, double[::1] sse_out,
-                 Py_ssize_t blas_min, Py_ssize_t check_every=0, double r_c=0.4,
-                 double analog=-1.0, Py_ssize_t check_block=0):
+                 Py_ssize_t blas_min, int loss=LOSS_SSE, double decay=0.0,
+                 Py_ssize_t check_every=0, double r_c=0.4, double analog=-1.0,
+                 Py_ssize_t check_block=0):
     """Run len(sse_out) backpropagation epochs in one call.
 
     Parameters
@@ -42,6 +46,9 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
         update. Online: summed over the epoch, each example's error taken before
         its own update.
     blas_min : BLAS threshold on m*n*k.
+    loss, decay : the objective (see _backward.gradient); sse_out then holds it.
+        Online, each example's objective is its loss plus decay / n_patterns *
+        sum w**2 (the epoch's terms add up to the batch objective).
     check_every, r_c, analog, check_block : Hamey's success check after every
         check_every-th epoch (0: none), batch training only, as in
         fastnet._kernels._rprop.train_epochs.
@@ -58,6 +65,7 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
     cdef double sse
     cdef int status = 0
     cdef Py_ssize_t p_check
+    cdef int act = <int>layers[layers.shape[0] - 1, L_ACT]
     check_buffers(layers, n_in, n, lda, n_w, T.shape[0], T.shape[1], D.shape[0], D.shape[1])
     if (g.shape[0] != n_w or dw_prev.shape[0] != n_w or Dl.shape[0] != D.shape[0]
             or Dl.shape[1] != D.shape[1] or rates.shape[0] < n_epochs or n < 1):
@@ -72,13 +80,14 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
             for p_check in range(n):
                 if order[e, p_check] < 0 or order[e, p_check] >= n:
                     raise ValueError("kernel: presentation order out of range")
+    check_objective(layers, loss, decay)
     with nogil:
         for e in range(n_epochs):
             if not online:
-                sse = epoch_gradient(&layers[0, 0], layers.shape[0], n_in,
-                                     &A[0, 0], n, lda, &T[0, 0], ldt, &w[0],
-                                     &g[0], n_w, &D[0, 0], &Dl[0, 0], ldd,
-                                     D.shape[0], blas_min)
+                sse = epoch_objective(&layers[0, 0], layers.shape[0], n_in,
+                                      &A[0, 0], n, lda, &T[0, 0], ldt, &w[0],
+                                      &g[0], n_w, &D[0, 0], &Dl[0, 0], ldd,
+                                      D.shape[0], blas_min, loss, decay)
                 if isfinite(sse):
                     momentum_update(n_w, &w[0], &g[0], &dw_prev[0], rates[e],
                                     momentum)
@@ -91,11 +100,13 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
                                  &A[row, 0], lda, &D[0, 0], ldd, n_in, 1,
                                  blas_min)
                     memset(&Dl[0, 0], 0, ldd * sizeof(double))
-                    sse += output_deltas(&A[row, n_in + ldd - ldt], lda, &T[row, 0], ldt,
-                                         &D[0, 0], &Dl[0, 0], ldd, ldt, 1)
+                    sse += output_objective(loss, act, &A[row, n_in + ldd - ldt], lda,
+                                            &T[row, 0], ldt, &D[0, 0], &Dl[0, 0], ldd, ldt, 1)
                     backward_rows(&layers[0, 0], layers.shape[0], &w[0],
                                   &A[row, 0], lda, &D[0, 0], &Dl[0, 0], ldd,
                                   n_in, 1, &g[0], blas_min)
+                    if decay != 0.0:
+                        sse += add_weight_decay(&w[0], &g[0], n_w, decay / n)
                     momentum_update(n_w, &w[0], &g[0], &dw_prev[0], rates[e],
                                     momentum)
             sse_out[e] = sse

@@ -1,12 +1,16 @@
-"""Backward pass: the gradient of the summed squared error E = sum (y - t)**2.
+"""Backward pass: the gradient of the summed squared error E = sum (y - t)**2,
+or of another training objective (cross-entropy, L2 weight decay).
 
 The gradient has no factor 1/2 in E, so dE/dy = 2 (y - t) (the error has no 1/2).
 """
+from libc.float cimport DBL_MIN
+from libc.math cimport log
 from libc.string cimport memset
 
 from fastnet._kernels._types cimport (
-    L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_NCOLS,
-    gemm_gradient, gemm_backprop, fn_loops_deltas_bias, fn_loops_output_deltas,
+    L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS,
+    ACT_LOGISTIC, ACT_SOFTMAX, LOSS_SSE, LOSS_CROSS_ENTROPY, gemm_gradient, gemm_backprop,
+    fn_loops_deltas_bias, fn_loops_output_deltas,
 )
 from fastnet._kernels._forward cimport check_buffers, forward_rows
 
@@ -23,6 +27,76 @@ cdef double output_deltas(const double* A, Py_ssize_t lda, const double* T,
     """
     return fn_loops_output_deltas(nb, n_out, A, lda, T, ldt,
                                   D + (ldd - n_out), Dl + (ldd - n_out), ldd)
+
+
+cdef inline double log_probability(double p) noexcept nogil:
+    """log p, p raised to DBL_MIN first (a probability that rounded to 0 costs
+    -log(DBL_MIN) = 708.4, not infinity; NaN passes)."""
+    return log(DBL_MIN if p < DBL_MIN else p)
+
+
+cdef double output_objective(int loss, int act, const double* A, Py_ssize_t lda,
+                             const double* T, Py_ssize_t ldt, const double* D, double* Dl,
+                             Py_ssize_t ldd, Py_ssize_t n_out, Py_ssize_t nb) noexcept nogil:
+    """Set the output deltas dE/dnet of nb rows for the objective `loss`, output
+    activation `act`; return the rows' loss (arguments as output_deltas).
+
+    SSE with elementwise outputs is output_deltas itself. SSE with softmax
+    outputs: delta_k = y_k (e_k - sum_i e_i y_i), e = 2 (y - t). Cross-entropy
+    with softmax outputs, -sum t log y (log y from the forward pass, in D):
+    delta_k = y_k sum_i t_i - t_k (y - t for one-hot rows); with logistic outputs,
+    -sum [t log y + (1 - t) log(1 - y)]: delta = y - t. A term whose factor t
+    (or 1 - t) is 0 adds nothing (0 log 0 = 0).
+    """
+    cdef Py_ssize_t r, k, c0 = ldd - n_out
+    cdef const double* y
+    cdef const double* t
+    cdef const double* d
+    cdef double* dl
+    cdef double row, s, e, total = 0.0
+    if loss == LOSS_SSE and act != ACT_SOFTMAX:
+        return output_deltas(A, lda, T, ldt, D, Dl, ldd, n_out, nb)
+    for r in range(nb):
+        y = A + r * lda
+        t = T + r * ldt
+        d = D + r * ldd + c0
+        dl = Dl + r * ldd + c0
+        row = 0.0
+        s = 0.0
+        if loss == LOSS_SSE:                       # softmax outputs
+            for k in range(n_out):
+                e = y[k] - t[k]
+                row += e * e
+                s += 2.0 * e * y[k]
+            for k in range(n_out):
+                dl[k] = y[k] * (2.0 * (y[k] - t[k]) - s)
+        elif act == ACT_SOFTMAX:
+            for k in range(n_out):
+                s += t[k]
+                if t[k] != 0.0:
+                    row -= t[k] * d[k]
+            for k in range(n_out):
+                dl[k] = y[k] * s - t[k]
+        else:                                      # logistic outputs
+            for k in range(n_out):
+                if t[k] != 0.0:
+                    row -= t[k] * log_probability(y[k])
+                if t[k] != 1.0:
+                    row -= (1.0 - t[k]) * log_probability(1.0 - y[k])
+                dl[k] = y[k] - t[k]
+        total += row
+    return total
+
+
+cdef double add_weight_decay(const double* w, double* g, Py_ssize_t n_w,
+                             double decay) noexcept nogil:
+    """g += 2 decay w; return decay * sum w**2 (every weight and bias)."""
+    cdef Py_ssize_t i
+    cdef double sq = 0.0
+    for i in range(n_w):
+        sq += w[i] * w[i]
+        g[i] += 2.0 * decay * w[i]
+    return decay * sq
 
 
 cdef void backward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
@@ -67,27 +141,47 @@ cdef double epoch_gradient(const Py_ssize_t* layers, Py_ssize_t n_layers,
                            double* D, double* Dl, Py_ssize_t ldd,
                            Py_ssize_t block, Py_ssize_t blas_min) noexcept nogil:
     """g = dE/dw over all rows (processed in blocks); return the SSE."""
+    return epoch_objective(layers, n_layers, n_in, A, n_rows, lda, T, ldt, w, g, n_w, D, Dl,
+                           ldd, block, blas_min, LOSS_SSE, 0.0)
+
+
+cdef double epoch_objective(const Py_ssize_t* layers, Py_ssize_t n_layers,
+                            Py_ssize_t n_in, double* A, Py_ssize_t n_rows,
+                            Py_ssize_t lda, const double* T, Py_ssize_t ldt,
+                            const double* w, double* g, Py_ssize_t n_w,
+                            double* D, double* Dl, Py_ssize_t ldd,
+                            Py_ssize_t block, Py_ssize_t blas_min, int loss,
+                            double decay) noexcept nogil:
+    """g = dE/dw of the objective (`loss` over all rows, processed in blocks, plus
+    decay * sum w**2); return E."""
     cdef Py_ssize_t r0 = 0, nb
-    cdef double sse = 0.0
+    cdef int act = <int>layers[(n_layers - 1) * L_NCOLS + L_ACT]
+    cdef bint squared = loss == LOSS_SSE and act != ACT_SOFTMAX
+    cdef double total = 0.0
     memset(g, 0, n_w * sizeof(double))
     while r0 < n_rows:
         nb = block if block < n_rows - r0 else n_rows - r0
-        forward_rows(layers, n_layers, w, A + r0 * lda, lda, D, ldd, n_in, nb,
-                     blas_min)
+        forward_rows(layers, n_layers, w, A + r0 * lda, lda, D, ldd, n_in, nb, blas_min)
         memset(Dl, 0, nb * ldd * sizeof(double))
-        sse += output_deltas(A + r0 * lda + (n_in + ldd - ldt), lda, T + r0 * ldt, ldt,
-                             D, Dl, ldd, ldt, nb)
-        backward_rows(layers, n_layers, w, A + r0 * lda, lda, D, Dl, ldd, n_in,
-                      nb, g, blas_min)
+        if squared:         # (the common case, without output_objective's dispatch)
+            total += output_deltas(A + r0 * lda + (n_in + ldd - ldt), lda, T + r0 * ldt, ldt,
+                                   D, Dl, ldd, ldt, nb)
+        else:
+            total += output_objective(loss, act, A + r0 * lda + (n_in + ldd - ldt), lda,
+                                      T + r0 * ldt, ldt, D, Dl, ldd, ldt, nb)
+        backward_rows(layers, n_layers, w, A + r0 * lda, lda, D, Dl, ldd, n_in, nb, g,
+                      blas_min)
         r0 += nb
-    return sse
+    if decay != 0.0:
+        total += add_weight_decay(w, g, n_w, decay)
+    return total
 
 
 def gradient(double[:, ::1] A, const double[:, ::1] T,
              const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
              const double[::1] w, double[::1] g, double[:, ::1] D,
-             double[:, ::1] Dl, Py_ssize_t blas_min):
-    """Gradient of the summed squared error over all rows of A.
+             double[:, ::1] Dl, Py_ssize_t blas_min, int loss=LOSS_SSE, double decay=0.0):
+    """Gradient of the summed squared error (or of the objective) over all rows of A.
 
     Parameters
     ----------
@@ -98,22 +192,77 @@ def gradient(double[:, ::1] A, const double[:, ::1] T,
     w : flat weights; g : output, same length (overwritten).
     D, Dl : (block, n_units - n_in) workspaces; their row count is the block size.
     blas_min : BLAS threshold on m*n*k.
+    loss : objective code (LOSS_SSE, LOSS_CROSS_ENTROPY of _constants.h).
+    decay : L2 weight decay lambda >= 0 (adds lambda * sum w**2).
 
     Returns
     -------
-    sse : float, the summed squared error at w.
+    sse : float, the summed squared error (the objective) at w.
     """
     cdef double sse
     check_buffers(layers, n_in, A.shape[0], A.shape[1], w.shape[0], T.shape[0], T.shape[1],
                   D.shape[0], D.shape[1])
     if g.shape[0] != w.shape[0] or Dl.shape[0] != D.shape[0] or Dl.shape[1] != D.shape[1]:
         raise ValueError("kernel: gradient or delta workspace does not match")
+    check_objective(layers, loss, decay)
     if A.shape[0] == 0:
         g[:] = 0.0
         return 0.0
     with nogil:
-        sse = epoch_gradient(&layers[0, 0], layers.shape[0], n_in, &A[0, 0],
-                             A.shape[0], A.shape[1], &T[0, 0], T.shape[1], &w[0],
-                             &g[0], g.shape[0], &D[0, 0], &Dl[0, 0], D.shape[1],
-                             D.shape[0], blas_min)
+        sse = epoch_objective(&layers[0, 0], layers.shape[0], n_in, &A[0, 0],
+                              A.shape[0], A.shape[1], &T[0, 0], T.shape[1], &w[0],
+                              &g[0], g.shape[0], &D[0, 0], &Dl[0, 0], D.shape[1],
+                              D.shape[0], blas_min, loss, decay)
     return sse
+
+
+def objective(double[:, ::1] A, const double[:, ::1] T,
+              const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+              const double[::1] w, double[:, ::1] D, double[:, ::1] Dl,
+              Py_ssize_t blas_min, int loss, double decay):
+    """The objective at w over all rows of A: a forward pass, no gradient.
+
+    Parameters
+    ----------
+    A, T, layers, n_in, w, D, Dl, blas_min, loss, decay : as in :func:`gradient`
+        (D, Dl are overwritten: D with f'(net), Dl with the output deltas).
+
+    Returns
+    -------
+    value : float, the objective (loss plus decay * sum w**2), as gradient returns it.
+    """
+    cdef Py_ssize_t r0 = 0, nb, i, n = A.shape[0], lda = A.shape[1], ldd = D.shape[1]
+    cdef Py_ssize_t ldt = T.shape[1], L = layers.shape[0]
+    cdef int act = <int>layers[L - 1, L_ACT]
+    cdef double total = 0.0, sq = 0.0
+    check_buffers(layers, n_in, A.shape[0], A.shape[1], w.shape[0], T.shape[0], T.shape[1],
+                  D.shape[0], D.shape[1])
+    if Dl.shape[0] != D.shape[0] or Dl.shape[1] != D.shape[1]:
+        raise ValueError("kernel: delta workspace does not match")
+    check_objective(layers, loss, decay)
+    with nogil:
+        while r0 < n:
+            nb = D.shape[0] if D.shape[0] < n - r0 else n - r0
+            forward_rows(&layers[0, 0], L, &w[0], &A[r0, 0], lda, &D[0, 0], ldd, n_in, nb,
+                         blas_min)
+            total += output_objective(loss, act, &A[r0, n_in + ldd - ldt], lda, &T[r0, 0], ldt,
+                                      &D[0, 0], &Dl[0, 0], ldd, ldt, nb)
+            r0 += nb
+        if decay != 0.0:
+            for i in range(w.shape[0]):
+                sq += w[i] * w[i]
+            total += decay * sq
+    return total
+
+
+cdef int check_objective(const Py_ssize_t[:, ::1] layers, int loss, double decay) except -1:
+    """The objective's codes before nogil code runs: a known loss, cross-entropy
+    only with softmax or logistic outputs, decay >= 0."""
+    cdef Py_ssize_t act = layers[layers.shape[0] - 1, L_ACT]
+    if loss != LOSS_SSE and loss != LOSS_CROSS_ENTROPY:
+        raise ValueError("kernel: unknown loss code")
+    if loss == LOSS_CROSS_ENTROPY and act != ACT_SOFTMAX and act != ACT_LOGISTIC:
+        raise ValueError("kernel: cross-entropy needs softmax or logistic outputs")
+    if not decay >= 0.0:
+        raise ValueError("kernel: weight decay must be >= 0")
+    return 0

@@ -1,5 +1,6 @@
 /* The constants of the kernels' data: layer-table columns, activation codes,
- * RPROP variants and the lanes' rule codes. Written once, here: _types.pxd and _rprop.pxd declare them
+ * RPROP variants, training objectives, the lanes' rule codes. Written once, here:
+ * _types.pxd and _rprop.pxd declare them
  * from this header (cdef extern) for the Cython kernels, and the lanes'
  * headers (_lanes.h and the files it heads) include it. Python maps names to
  * the codes in fastnet.network.ACTIVATIONS and fastnet.rprop.VARIANTS.
@@ -27,7 +28,18 @@ enum {
     FN_ACT_LINEAR = 0,     /* y = x */
     FN_ACT_PROBEN1 = 1,    /* y = x / (1 + |x|) (Prechelt 1994's "sigmoid") */
     FN_ACT_LOGISTIC = 2,   /* y = 1 / (1 + exp(-x)) */
-    FN_ACT_TANH = 3        /* y = tanh(x) */
+    FN_ACT_TANH = 3,       /* y = tanh(x) */
+    FN_ACT_RELU = 4,       /* y = max(x, 0); f'(x) = 1 for x > 0, else 0 (f'(0) = 0) */
+    FN_ACT_SOFTMAX = 5     /* output layer only: y_k = exp(x_k) / sum_i exp(x_i); the
+                            * derivative slot holds log y_k (the Jacobian is not diagonal) */
+};
+/* Number of activation codes: valid codes are 0 .. FN_N_ACTIVATIONS - 1. */
+enum { FN_N_ACTIVATIONS = 6 };
+
+/* Training objectives (fastnet.training._checks.LOSSES maps names to these). */
+enum {
+    FN_LOSS_SSE = 0,           /* sum (y - t)^2, no factor 1/2 (Prechelt 1994) */
+    FN_LOSS_CROSS_ENTROPY = 1  /* softmax: -sum t log y; logistic: binary, per output */
 };
 
 /* RPROP variants (Riedmiller & Braun 1993; Igel & Huesken 2000). */

@@ -1,12 +1,43 @@
 """Forward pass over a batch of examples (see _types.pxd for the layout)."""
+from libc.math cimport exp, log
+
 from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS,
-    ACT_LINEAR, ACT_PROBEN1, activate, activate_only, gemm_forward, fn_loops_proben1,
-    fn_loops_linear,
+    N_ACTIVATIONS, ACT_LINEAR, ACT_PROBEN1, ACT_SOFTMAX, activate, activate_only,
+    gemm_forward, fn_loops_proben1, fn_loops_linear,
 )
 # Which products this process runs is decided once, in fastnet._kernels._simd
 # (imported with this module); its answers, under their long-standing names here:
 from fastnet._kernels._simd import simd_compiled, simd_level
+
+
+cdef void softmax_rows(Py_ssize_t nb, Py_ssize_t size, double* Z, Py_ssize_t ldz,
+                       const double* b, double* D, Py_ssize_t ldd) noexcept nogil:
+    """Softmax units (an output layer): each row z <- softmax(z + b), shifted by its
+    largest net input so that exp cannot overflow; log y into D (not f', which is
+    not diagonal), unless D is NULL; b NULL: the biases are in z already. A NaN
+    net input makes its row NaN. (Not inline: it keeps forward_rows small.)"""
+    cdef Py_ssize_t r, u
+    cdef double* z
+    cdef double m, s, ls
+    for r in range(nb):
+        z = Z + r * ldz
+        if b != NULL:
+            for u in range(size):
+                z[u] = z[u] + b[u]
+        m = z[0]
+        for u in range(1, size):
+            if not z[u] <= m:        # (a NaN wins, and spreads to the row)
+                m = z[u]
+        s = 0.0
+        for u in range(size):
+            z[u] = z[u] - m
+            s += exp(z[u])
+        ls = log(s)
+        for u in range(size):
+            if D != NULL:
+                D[r * ldd + u] = z[u] - ls
+            z[u] = exp(z[u]) / s
 
 
 cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
@@ -16,7 +47,7 @@ cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
     """Propagate `nb` activation rows (inputs already in columns [0, n_in)).
 
     Fills the non-input columns of A and, unless D is NULL, the derivatives
-    f'(net) into D (column = unit - n_in).
+    f'(net) into D (column = unit - n_in); softmax outputs put log y there.
     """
     cdef Py_ssize_t j, r, u, start, size, lo, hi, code
     cdef const Py_ssize_t* lay
@@ -39,6 +70,9 @@ cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
         elif code == ACT_LINEAR:
             fn_loops_linear(nb, size, A + start, lda, b,
                             D + (start - n_in) if D != NULL else NULL, ldd)
+        elif code == ACT_SOFTMAX:
+            softmax_rows(nb, size, A + start, lda, b,
+                         D + (start - n_in) if D != NULL else NULL, ldd)
         else:
             for r in range(nb):
                 z = A + r * lda + start
@@ -74,7 +108,8 @@ cdef int check_buffers(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
                 or layers[j, L_SRC_LO] >= layers[j, L_SRC_HI]
                 or layers[j, L_W_OFF] != last_w
                 or layers[j, L_B_OFF] != last_w + layers[j, L_SIZE] * (layers[j, L_SRC_HI] - layers[j, L_SRC_LO])
-                or layers[j, L_ACT] < 0 or layers[j, L_ACT] > 3):
+                or layers[j, L_ACT] < 0 or layers[j, L_ACT] >= N_ACTIVATIONS
+                or (layers[j, L_ACT] == ACT_SOFTMAX and j < L - 1)):
             raise ValueError(f"kernel: inconsistent layer table row {j}")
         last_unit = layers[j, L_START] + layers[j, L_SIZE]
         last_w = layers[j, L_B_OFF] + layers[j, L_SIZE]

@@ -21,8 +21,8 @@ from scipy.linalg.cython_blas cimport dgemv, dsyrk
 from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
 from fastnet._kernels._types cimport (
-    L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_NCOLS, gemm_backprop, gemm_rm,
-    gemm_gradient, fn_loops_deltas_bias,
+    L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS, ACT_SOFTMAX,
+    gemm_backprop, gemm_rm, gemm_gradient, fn_loops_deltas_bias,
 )
 from fastnet._kernels._forward cimport check_buffers, forward_rows
 
@@ -76,12 +76,24 @@ cdef void block_rows(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n
     cdef Py_ssize_t n_out = layers[(n_layers - 1) * L_NCOLS + L_SIZE]
     cdef Py_ssize_t c_out = layers[(n_layers - 1) * L_NCOLS + L_START] - n_in
     cdef const Py_ssize_t* lay
+    cdef const double* y
+    cdef double* v
     forward_rows(layers, n_layers, w, A, lda, D, ldd, n_in, nb, blas_min)
-    # Output deltas of the virtual rows: f'(net_pk) at output k, zero elsewhere.
+    # Output deltas of the virtual rows: f'(net_pk) at output k, zero elsewhere;
+    # softmax outputs: d o_pk / d net_pi = o_pk ([i = k] - o_pi) at every output i.
     memset(V, 0, nb * n_out * ldd * sizeof(double))
-    for p in range(nb):
-        for k in range(n_out):
-            V[(p * n_out + k) * ldd + c_out + k] = D[p * ldd + c_out + k]
+    if layers[(n_layers - 1) * L_NCOLS + L_ACT] == ACT_SOFTMAX:
+        for p in range(nb):
+            y = A + p * lda + n_in + c_out
+            for k in range(n_out):
+                v = V + (p * n_out + k) * ldd + c_out
+                for j in range(n_out):
+                    v[j] = -y[k] * y[j]
+                v[k] = y[k] * (1.0 - y[k])
+    else:
+        for p in range(nb):
+            for k in range(n_out):
+                V[(p * n_out + k) * ldd + c_out + k] = D[p * ldd + c_out + k]
     for j in range(n_layers - 1, -1, -1):
         lay = layers + j * L_NCOLS
         start = lay[L_START]; size = lay[L_SIZE]

@@ -176,6 +176,11 @@ fn_lanes_activate(ptrdiff_t act, const fn_tvr *s, fn_tvr *y, fn_tvr *f)
     } else if (act == FN_ACT_LINEAR) {
         *y = *s;
         *f = FN_TSPLAT(1.0);
+    } else if (act == FN_ACT_RELU) {
+        /* s < 0 (not s > 0) selects 0, so that a NaN net input passes */
+        const fn_tv zero = FN_TSPLAT(0.0);
+        *y = FN_TSEL(*s < 0.0, zero, *s);
+        *f = FN_TSEL(*s > 0.0, FN_TSPLAT(1.0), zero);
     } else {
         for (int k = 0; k < FN_TL; k++) {
             const double t = act == FN_ACT_LOGISTIC ? 1.0 / (1.0 + exp(-(*s)[k])) : tanh((*s)[k]);

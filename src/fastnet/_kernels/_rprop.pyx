@@ -1,9 +1,9 @@
 """Epoch-batched RPROP (Riedmiller & Braun 1993; variants after Igel & Hüsken 2000)."""
 from libc.math cimport isfinite
 
-from fastnet._kernels._backward cimport epoch_gradient
+from fastnet._kernels._backward cimport check_objective, epoch_objective
 from fastnet._kernels._forward cimport check_buffers, forward_blocks
-from fastnet._kernels._types cimport L_START
+from fastnet._kernels._types cimport L_START, LOSS_SSE
 
 # Variant codes RPROP_PLUS .. IRPROP_PLUS are declared in _rprop.pxd, from
 # _constants.h (fastnet.rprop.VARIANTS maps names to them). The rule and the
@@ -76,7 +76,8 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
                  double step_min, double step_max,
                  double[::1] last_error, double[::1] sse_out,
                  Py_ssize_t blas_min, Py_ssize_t check_every=0, double r_c=0.4,
-                 double analog=-1.0, Py_ssize_t check_block=0):
+                 double analog=-1.0, Py_ssize_t check_block=0, int loss=LOSS_SSE,
+                 double decay=0.0):
     """Run len(sse_out) RPROP epochs in one call.
 
     Parameters
@@ -100,6 +101,8 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
         blocks of check_block rows) and stop as soon as it holds: the Correct
         criterion without a return to Python per strip.
     r_c, analog : thresholds of the check (analog < 0: no analog targets).
+    loss, decay : the objective (see _backward.gradient); last_error and sse_out
+        then hold it instead of the SSE.
 
     Returns
     -------
@@ -121,12 +124,13 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
         raise ValueError("kernel: unknown RPROP variant")
     if check_every > 0 and (check_block < 1 or not 0.0 < r_c <= 0.5):
         raise ValueError("kernel: success check needs check_block >= 1 and r_c in (0, 0.5]")
+    check_objective(layers, loss, decay)
     with nogil:
         for e in range(n_epochs):
-            sse = epoch_gradient(&layers[0, 0], layers.shape[0], n_in, &A[0, 0],
-                                 A.shape[0], A.shape[1], &T[0, 0], T.shape[1],
-                                 &w[0], &g[0], g.shape[0], &D[0, 0], &Dl[0, 0],
-                                 D.shape[1], D.shape[0], blas_min)
+            sse = epoch_objective(&layers[0, 0], layers.shape[0], n_in, &A[0, 0],
+                                  A.shape[0], A.shape[1], &T[0, 0], T.shape[1],
+                                  &w[0], &g[0], g.shape[0], &D[0, 0], &Dl[0, 0],
+                                  D.shape[1], D.shape[0], blas_min, loss, decay)
             sse_out[e] = sse
             if not isfinite(sse):
                 status = <int>(e + 1)

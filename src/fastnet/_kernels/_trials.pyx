@@ -6,6 +6,7 @@ from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTI
 from cpython.pyport cimport PY_SSIZE_T_MAX
 
 from fastnet._kernels._forward cimport check_buffers
+from fastnet._kernels._types cimport ACT_SOFTMAX, L_ACT
 
 cdef extern from "_trials.h" nogil:
     enum: FN_TL
@@ -133,6 +134,8 @@ cdef Py_ssize_t _check(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
         raise ValueError(f"kernel: per-trial blocks must be (n_groups, n_w, {FN_TL})")
     if work.shape[0] < work_size(n_units):
         raise ValueError("kernel: work buffer too small")
+    if layers[L - 1, L_ACT] == ACT_SOFTMAX:
+        raise ValueError("kernel: the lanes have no softmax units (train them one at a time)")
     return n_units
 
 

@@ -63,6 +63,13 @@ cdef extern from "_constants.h":
         ACT_PROBEN1 "FN_ACT_PROBEN1"
         ACT_LOGISTIC "FN_ACT_LOGISTIC"
         ACT_TANH "FN_ACT_TANH"
+        ACT_RELU "FN_ACT_RELU"
+        ACT_SOFTMAX "FN_ACT_SOFTMAX"
+        N_ACTIVATIONS "FN_N_ACTIVATIONS"
+    # Training objectives (fastnet.training._checks.LOSSES maps names to these).
+    enum:
+        LOSS_SSE "FN_LOSS_SSE"
+        LOSS_CROSS_ENTROPY "FN_LOSS_CROSS_ENTROPY"
 
 
 cdef inline double activate(int code, double x, double* deriv) noexcept nogil:
@@ -80,6 +87,11 @@ cdef inline double activate(int code, double x, double* deriv) noexcept nogil:
         y = tanh(x)
         deriv[0] = 1.0 - y * y
         return y
+    elif code == ACT_RELU:
+        # x < 0 (not x > 0) lets a NaN net input through, so divergence shows;
+        # f'(0) = 0 (the subgradient PyTorch and scikit-learn take).
+        deriv[0] = 1.0 if x > 0.0 else 0.0
+        return 0.0 if x < 0.0 else x
     deriv[0] = 1.0
     return x
 
@@ -91,6 +103,8 @@ cdef inline double activate_only(int code, double x) noexcept nogil:
         return 1.0 / (1.0 + exp(-x))
     elif code == ACT_TANH:
         return tanh(x)
+    elif code == ACT_RELU:
+        return 0.0 if x < 0.0 else x
     return x
 
 

@@ -275,7 +275,8 @@ def _run(study, name, net, X, Y, out, say):
             data = _train(study, net, X, Y, spec)
             if path is not None:
                 _save_cell(path, study, spec, data)
-            say(f"study: [{k}/{n}] {spec}: {int(np.count_nonzero(data[1]))}/{study.trials} "
+            ok = np.count_nonzero(data[1] & (data[0] < study.limit))  # as _analyse counts
+            say(f"study: [{k}/{n}] {spec}: {ok}/{study.trials} "
                 f"successful, {time.process_time() - t0:.1f} s CPU")
         cells.append(_analyse(study, spec, group, data))
     cells = _mark_best(cells)

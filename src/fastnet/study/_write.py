@@ -179,13 +179,17 @@ def _json(result):
 
 
 def _graphs(result, plots):
-    """Training and efficiency graphs of all algorithms on shared axes (PNG bytes)."""
-    ax1, ax2 = plots.panels(2, width=5.2, height=3.6)
+    """Training and efficiency graphs of all algorithms on shared axes (PNG bytes).
+
+    The key has a panel of its own on the right: with a grid's many cells, a key inside
+    the graphs would hide the curves. Colours repeat after ten algorithms, with another
+    line style."""
+    ax1, ax2, key = plots.panels(3, width=4.4, height=3.6)
     for k, a in enumerate(result.algorithms):
-        h, color = a.hamey, f"C{k % 10}"
-        ax1.step(h.grid, h.training_graph, where="post", color=color, label=a.spec,
+        h, color, ls = a.hamey, f"C{k % 10}", ("-", "--", ":")[k // 10 % 3]
+        ax1.step(h.grid, h.training_graph, where="post", color=color, ls=ls, label=a.spec,
                  gid="training_graph")
-        ax2.plot(h.grid, h.efficiency, color=color, label=a.spec, gid="efficiency")
+        ax2.plot(h.grid, h.efficiency, color=color, ls=ls, label=a.spec, gid="efficiency")
         if h.n_successes:
             ax2.plot([h.optimal_limit], [h.peak_efficiency], "o", color=color, ms=4,
                      gid="optimal_limit")
@@ -196,8 +200,10 @@ def _graphs(result, plots):
     ax2.set_ylabel("efficiency (successes per 1000 epochs)")
     for ax in (ax1, ax2):
         ax.set_xscale("log")
-        ax.legend(loc="best", fontsize="x-small")
-    return plots.to_png((ax1, ax2), dpi=100)
+    key.axis("off")
+    key.legend(*ax1.get_legend_handles_labels(), loc="center left", bbox_to_anchor=(-0.12, 0.5),
+               fontsize="small", frameon=False)
+    return plots.to_png((ax1, ax2, key), dpi=100)
 
 
 def study_html(result, *, pictures=True):

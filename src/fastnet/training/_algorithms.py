@@ -87,6 +87,13 @@ class Algorithm:
     #: The most a weight moves in one epoch in the lanes, or None: no bound
     #: (the lanes then watch the weights themselves; see ``_lanes.safe_weight``).
     max_change = None
+    @property
+    def objectives(self):
+        """Whether the rule trains the run's objective (``loss``, ``weight_decay``:
+        the workspace's ``objective``), not only the summed squared error: True
+        for rules written as :meth:`step` (they get the objective's value and
+        gradient); a rule with its own :meth:`epochs` says so itself."""
+        return type(self).epochs is Algorithm.epochs
     #: The rule counts its own traversals (:meth:`traversals`): its cost varies by epoch.
     variable_cost = False
 
@@ -115,7 +122,8 @@ class Algorithm:
         gradient : ndarray of shape (n_connections,)
             dE/dw over the whole training set at ``weights`` (a copy).
         error : float
-            E, the summed squared error (no factor 1/2) at ``weights``.
+            E, the summed squared error (no factor 1/2) at ``weights``, or the
+            run's objective (``loss``, ``weight_decay`` of :func:`fastnet.train`).
         state : object
             What :meth:`init_state` or the previous :meth:`step` returned.
 
@@ -243,6 +251,7 @@ class RPROP(Algorithm):
 
     kernel_check = True
     lanes = True
+    objectives = True
 
     def __post_init__(self):
         put = object.__setattr__.__get__(self)
@@ -291,7 +300,9 @@ class RPROP(Algorithm):
         """Initial steps Delta0 of the given shape, drawn from ``rng`` if ``delta0`` is a range."""
         if isinstance(self.delta0, tuple):
             return rng.uniform(self.delta0[0], self.delta0[1], size=shape)
-        return np.full(shape, self.delta0)
+        steps = np.empty(shape)          # (np.full is a Python-level wrapper of these two)
+        steps.fill(self.delta0)
+        return steps
 
     def start(self, n_connections, rng, max_epochs):
         return self.state(np.zeros(n_connections), self.initial_steps(rng, n_connections),
@@ -357,6 +368,8 @@ class Backprop(Algorithm):
     learning_rate: float = 0.01
     momentum: float = 0.0
     decay: bool = False
+
+    objectives = True
 
     def __post_init__(self):
         put = object.__setattr__.__get__(self)

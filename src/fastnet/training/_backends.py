@@ -44,12 +44,14 @@ class Trials:
 
     def __init__(self, K, lanes=None, serial=None, make_serial=None, handoff=None):
         self.lanes, self.serial, self.make_serial, self.handoff = lanes, serial, make_serial, handoff
-        self.in_lanes = np.full(K, lanes is not None)
+        self.in_lanes = np.empty(K, bool)
+        self.in_lanes.fill(lanes is not None)
         self.finals = lanes if lanes is not None else serial     # who computes final errors
         # What moved, for the batch record: trials per hand-off; (groups before,
         # trials kept) per repacking of the lanes.
         self.handoffs, self.repacks = [], []
-        self.overflowing = np.zeros(K, bool)       # trials that left the lanes for that
+        # trials that left the lanes for that
+        self.overflowing = np.zeros(K, bool) if lanes is not None else None
 
     @property
     def block_size(self):
@@ -63,16 +65,20 @@ class Trials:
         """``n`` epochs of ``trials`` wherever they train; one status per trial."""
         if self.lanes is None:
             return self.serial.run(trials, n, check, history, epoch)
-        mine, in_lanes, alone = self._split(trials)
-        status = np.zeros(trials.size, np.int64)
-        if in_lanes.size:
-            status[mine] = self.lanes.run(in_lanes, n, check, history, epoch,
-                                          in_place=self.serial is None)
-        if alone.size:
-            status[~mine] = self.serial.run(alone, n, check, history, epoch)
-        for j in np.flatnonzero(status >= BEYOND):
-            status[j] = self._go_on_alone(trials, int(trials[j]), int(status[j] - BEYOND), n,
-                                          check, history, epoch)
+        if self.serial is None:
+            status = self.lanes.run(trials, n, check, history, epoch, in_place=True)
+        else:
+            mine, in_lanes, alone = self._split(trials)
+            status = np.zeros(trials.size, np.int64)
+            if in_lanes.size:
+                status[mine] = self.lanes.run(in_lanes, n, check, history, epoch,
+                                              in_place=False)
+            if alone.size:
+                status[~mine] = self.serial.run(alone, n, check, history, epoch)
+        if self.lanes.w_limit:          # (rules without a bound on their changes)
+            for j in np.flatnonzero(status >= BEYOND):
+                status[j] = self._go_on_alone(trials, int(trials[j]), int(status[j] - BEYOND),
+                                              n, check, history, epoch)
         return status
 
     def _go_on_alone(self, trials, i, k, n, check, history, epoch):
@@ -123,6 +129,15 @@ class Trials:
         return self._gather(trials, getattr(self.lanes, "sse", None),
                             getattr(self.serial, "sse", None), which)
 
+    def row(self, i):
+        """Trial ``i``'s current weights (possibly a view: copy before it trains on)."""
+        return (self.serial if self.lanes is None or not self.in_lanes[i] else self.lanes).row(i)
+
+    def sse_one(self, which, i):
+        """Summed squared error of trial ``i`` on the "val" or "test" set (a float)."""
+        return (self.serial if self.lanes is None or not self.in_lanes[i]
+                else self.lanes).sse_one(which, i)
+
     def train_outputs(self, i):
         """Trial ``i``'s outputs on the training set."""
         return (self.lanes if self.in_lanes[i] else self.serial).train_outputs(i)
@@ -151,7 +166,7 @@ class Trials:
         saturated unit), and so do the trials of the lanes' last group if they
         fill too little of it (``training``: a boolean mask of the trials still
         training)."""
-        if self.lanes is None:
+        if self.lanes is None or (self.lanes.w_safe is None and self.handoff is None):
             return
         mine = np.flatnonzero(training & self.in_lanes)
         out = self.lanes.might_overflow(mine, n)
@@ -189,13 +204,21 @@ class Trials:
         if keep.any():
             self._repack(keep)
 
-    def final(self, which, rows, classification):
+    def final(self, which, rows, classification, current=False):
         """(SSE, classification error or None) of the weights ``rows`` (K, C) on
         the "train", "val" or "test" set: by the backend the batch started in,
-        but by the single-network kernels for trials that might overflow."""
-        sse, cls = self.finals.final(which, rows, classification)
-        alone = np.flatnonzero(self.overflowing)
-        if alone.size:
+        but by the single-network kernels for trials that might overflow.
+        ``current``: ``rows`` are the weights each trial stopped at."""
+        if self.lanes is not None:
+            # (the lanes still hold them if no trial ever left)
+            sse, cls = self.lanes.final(which, rows, classification,
+                                        current and self.serial is None)
+        else:
+            sse, cls = self.serial.final(which, rows, classification)
+        # (a trial that might overflow left the lanes for the serial backend)
+        alone = (np.flatnonzero(self.overflowing) if self.lanes is not None
+                 and self.serial is not None else ())
+        if len(alone):
             sse[alone], c = self.serial.final(which, rows[alone], classification)
             if cls is not None:
                 cls[alone] = c

@@ -4,13 +4,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fastnet._typing import ArrayLike, Seed
-from fastnet._validation import check_float
-from fastnet.network import MAX_INIT_SCALE, MLP
+from fastnet.network import MLP
 from fastnet.stopping import StoppingCriterion, TrainingState
 from fastnet.training._algorithms import Backprop
-from fastnet.training._checks import check_run, check_sets
 from fastnet.training._results import TrainResult
-from fastnet.training._single import train_single
+from fastnet.training._train import train
 
 __all__ = ["train_backprop"]
 
@@ -24,7 +22,8 @@ def train_backprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None
                    target_range: tuple[float, float] = (0.0, 1.0),
                    classification: bool | str = "auto",
                    callback: Callable[[int, TrainingState], bool | None] | None = None,
-                   block_size: int | None = None, blas_min: int | None = None) -> TrainResult:
+                   block_size: int | None = None, blas_min: int | None = None,
+                   loss: str = "sse", weight_decay: float = 0.0) -> TrainResult:
     r"""Train ``net`` in place with backpropagation and momentum.
 
     Each update is dw = -lr * g + momentum * dw_prev, w <- w + dw, with g the
@@ -46,6 +45,10 @@ def train_backprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None
     callback, block_size, blas_min
         As in :func:`fastnet.train_rprop`. ``seed`` also drives the online
         presentation order.
+    loss, weight_decay
+        The objective, as in :func:`fastnet.train_rprop`. Online, each pattern's
+        step follows the gradient of its loss plus weight_decay / N * sum w^2 (the
+        N patterns' terms add up to the batch objective).
 
     Returns
     -------
@@ -88,10 +91,8 @@ def train_backprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None
     >>> r.traversals.update == 50 * 4 * net.n_connections
     True
     """
-    algorithm = Backprop(mode, learning_rate, momentum, decay)
-    if init_scale is not None:
-        init_scale = check_float(init_scale, "init_scale", low=0.0, high=MAX_INIT_SCALE)
-    sets = check_sets(net, X, Y, X_val, Y_val, X_test, Y_test)
-    run = check_run(sets, max_epochs, strip, stop, target_range, classification, block_size,
-                    blas_min, callback)
-    return train_single(net, algorithm, sets, run, seed=seed, init_scale=init_scale)
+    return train(net, X, Y, X_val, Y_val, algorithm=Backprop(mode, learning_rate, momentum, decay),
+                 X_test=X_test, Y_test=Y_test, max_epochs=max_epochs, stop=stop, strip=strip,
+                 init_scale=init_scale, seed=seed, target_range=target_range,
+                 classification=classification, callback=callback, block_size=block_size,
+                 blas_min=blas_min, loss=loss, weight_decay=weight_decay)

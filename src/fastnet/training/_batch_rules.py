@@ -121,6 +121,7 @@ class SCG(Algorithm):
     lambda1: float = 1e-6
 
     variable_cost = True
+    objectives = True       # (E and g are the workspace's: the run's objective)
 
     def __post_init__(self):
         put = object.__setattr__.__get__(self)

@@ -12,14 +12,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from fastnet._engine import DEFAULT_BLAS_MIN
-from fastnet._validation import as_generator, check_int, check_pair
+from fastnet._validation import as_generator, check_choice, check_float, check_int, check_pair
 from fastnet.exceptions import TrainingInProgressError
 from fastnet.measures import is_one_hot
 from fastnet.network import MLP
 from fastnet.stopping import StoppingCriterion
 
-__all__ = ["Sets", "RunOptions", "check_sets", "check_run", "check_target_range",
-           "check_start", "check_callback", "resolve_classification", "training_of"]
+__all__ = ["Sets", "RunOptions", "LOSSES", "check_sets", "check_run", "check_objective",
+           "check_algorithm_objective",
+           "check_target_range", "check_start", "check_callback", "resolve_classification",
+           "training_of"]
+
+#: Training objectives and their kernel codes (``_kernels/_constants.h``).
+LOSSES = {"sse": 0, "cross_entropy": 1}
+#: Output activations whose values are probabilities, as cross-entropy needs.
+PROBABILITY_OUTPUTS = ("softmax", "logistic")
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,18 @@ class RunOptions:
     block_size: int | None
     blas_min: int
     callback: Callable | None = None
+    loss: str = "sse"
+    weight_decay: float = 0.0
+
+    @property
+    def objective(self):
+        """The kernels' (loss code, weight decay)."""
+        return LOSSES[self.loss], self.weight_decay
+
+    @property
+    def squared_error(self):
+        """Whether the training objective is the plain summed squared error."""
+        return self.loss == "sse" and self.weight_decay == 0.0
 
     def scale(self, n_patterns, n_out):
         """The factor from a summed squared error to Proben1's squared error percentage."""
@@ -119,9 +138,38 @@ def check_sets(net, X, Y, X_val, Y_val, X_test, Y_test):
     return Sets(X, Y, X_val, Y_val, X_test, Y_test)
 
 
+def check_objective(net, Y, loss, weight_decay):
+    """(loss, weight_decay) checked against the network's outputs and the targets ``Y``
+    (None: not checked)."""
+    loss = check_choice(loss, "loss", LOSSES)
+    weight_decay = check_float(weight_decay, "weight_decay", low=0.0) + 0.0   # -0.0 -> 0.0
+    if loss == "cross_entropy":
+        if net.output_activation not in PROBABILITY_OUTPUTS:
+            raise ValueError(
+                "`loss`='cross_entropy' needs outputs that are probabilities, "
+                "output_activation 'softmax' (one class per example) or 'logistic' "
+                f"(independent binary outputs), got output_activation="
+                f"{net.output_activation!r}. Build the network with output_activation="
+                "'softmax' or 'logistic', or train it with loss='sse'.")
+        if Y is not None and Y.size and (Y.min() < 0.0 or Y.max() > 1.0):
+            raise ValueError(f"`Y` must lie in [0, 1] for loss='cross_entropy' (targets are "
+                             f"probabilities), got values in [{Y.min()}, {Y.max()}].")
+    return loss, weight_decay
+
+
+def check_algorithm_objective(algorithm, run):
+    """Refuse an objective other than the SSE for a rule that trains the SSE only."""
+    if not run.squared_error and not algorithm.objectives:
+        raise ValueError(
+            f"`loss` and `weight_decay` must be 'sse' and 0 for {algorithm.record()[0]}, which "
+            f"trains the summed squared error only, got loss={run.loss!r}, "
+            f"weight_decay={run.weight_decay!r}.")
+
+
 def check_run(sets, max_epochs, strip, stop, target_range, classification, block_size,
-              blas_min, callback=None):
-    """The loop's options checked (``stop`` a criterion object or None)."""
+              blas_min, callback=None, *, net=None, loss="sse", weight_decay=0.0):
+    """The loop's options checked (``stop`` a criterion object or None); the
+    objective (``loss``, ``weight_decay``) against ``net``, if given."""
     max_epochs = check_int(max_epochs, "max_epochs", minimum=1)
     strip = check_int(strip, "strip", minimum=1)
     if stop is not None and not isinstance(stop, StoppingCriterion):
@@ -135,9 +183,11 @@ def check_run(sets, max_epochs, strip, stop, target_range, classification, block
     # (the kernels take a C ssize_t: any larger value would only mean "never BLAS")
     blas_min = (DEFAULT_BLAS_MIN if blas_min is None
                 else check_int(blas_min, "blas_min", minimum=0, maximum=sys.maxsize))
+    if net is not None:
+        loss, weight_decay = check_objective(net, sets.Y, loss, weight_decay)
     return RunOptions(max_epochs, strip, stop, target_range,
                       resolve_classification(classification, sets.Y), block_size, blas_min,
-                      callback)
+                      callback, loss, weight_decay)
 
 
 def resolve_classification(classification, Y):

@@ -22,28 +22,33 @@ LANES = _trials.LANES
 #: magnitude, far from the float64 overflow at 2**1024 (see `safe_weight`).
 SAFE_LOG2 = 1000.0
 
+_MAX, _MIN = np.maximum.reduce, np.minimum.reduce
 
-def aligned(shape):
-    """A zeroed C-contiguous float64 array starting at a 64-byte boundary: the
-    kernels load a vector of 8 lanes at a time, and one that straddles two cache
-    lines costs two loads (unaligned, cancer1 4+2 trains at 0.72x, thyroid1 16+8
-    at 0.53x the speed)."""
+
+def aligned(shape, zero=True):
+    """A C-contiguous float64 array starting at a 64-byte boundary, zeroed unless
+    ``zero`` is False: the kernels load a vector of 8 lanes at a time, and one that
+    straddles two cache lines costs two loads (unaligned, cancer1 4+2 trains at
+    0.72x, thyroid1 16+8 at 0.53x the speed)."""
     n = math.prod(shape)
-    buf = np.zeros(n + 8)
+    buf = np.zeros(n + 8) if zero else np.empty(n + 8)
     start = (-buf.__array_interface__["data"][0] % 64) // 8
     return buf[start:start + n].reshape(shape)
 
 
-def to_lanes(rows, G, C):
+def to_lanes(rows, G, C, out=None):
     """(K, C) rows, K <= G * LANES -> (G, C, LANES) blocks (trial g * LANES + k in lane k
-    of group g; the lanes beyond K zero)."""
-    out = aligned((G, C, LANES))
+    of group g; the lanes beyond K zero), into ``out`` if given."""
+    if out is None:
+        out = aligned((G, C, LANES), zero=False)
     K = rows.shape[0]
     full = K // LANES
     if full:
         out[:full] = rows[:full * LANES].reshape(full, LANES, C).transpose(0, 2, 1)
-    if K > full * LANES:
-        out[full, :, :K - full * LANES] = rows[full * LANES:].T
+    if G > full:
+        out[full:] = 0.0
+        if K > full * LANES:
+            out[full, :, :K - full * LANES] = rows[full * LANES:].T
     return out
 
 
@@ -71,7 +76,7 @@ def safe_weight(n_units, n_layers, n_patterns, data_max):
     gradient sum or the SSE at most 4 N (U W)**(3 L) A**2. That stays below
     2**SAFE_LOG2 for W below the value returned.
     """
-    log2 = (SAFE_LOG2 - np.log2(4.0 * n_patterns) - 2.0 * np.log2(max(1.0, data_max)))
+    log2 = (SAFE_LOG2 - math.log2(4.0 * n_patterns) - 2.0 * math.log2(max(1.0, data_max)))
     return float(2.0 ** min(1000.0, log2 / (3.0 * n_layers))) / (n_units + 1.0)
 
 
@@ -92,27 +97,30 @@ class Lanes:
         or (1, C) initial steps, or None (zeros: a rule without steps)."""
         K, C = weights.shape
         self.C = C
-        self.G = -(-K // LANES)
-        self.w = to_lanes(weights, self.G, C)
+        self.G = G = -(-K // LANES)
+        self.w = to_lanes(weights, G, C)
         if steps is None:
             self.step = aligned(self.w.shape)
         elif steps.shape[0] == 1:             # one step for every weight of every trial
-            self.step = aligned(self.w.shape)
+            self.step = aligned(self.w.shape, zero=False)
             self.step[...] = steps[0][None, :, None]
         else:
-            self.step = to_lanes(steps, self.G, C)
-        self.g = aligned(self.w.shape)
+            self.step = to_lanes(steps, G, C)
+        self.g = aligned(self.w.shape, zero=False)    # (set by the kernels before it is read)
         self.g_prev = aligned(self.w.shape)
         self.dw_prev = aligned(self.w.shape)
-        self.last_error = np.full(self.G * LANES, np.inf)
+        self.last_error = np.empty(G * LANES)
+        self.last_error.fill(np.inf)
         # Padding lanes never train (status 1 is "frozen").
-        self.status = np.zeros(self.G * LANES, np.int64)
+        self.status = np.zeros(G * LANES, np.int64)
         self.status[K:] = 1
         self.slot = np.arange(K)
         self.in_place = True           # trial i in row i of the (G * LANES) numbering
 
     def rows(self, trials):
-        """The current weights of ``trials`` (an index array): (len(trials), C)."""
+        """The current weights of ``trials`` (an ascending index array): (len(trials), C)."""
+        if self.in_place and trials.size == self.slot.size:      # all, in order
+            return from_lanes(self.w)[:trials.size]
         s = self.slot[trials]
         return self.w[s // LANES, :, s % LANES]
 
@@ -124,7 +132,7 @@ class Lanes:
         """max |w| of each of ``trials`` (an index array) at its current weights;
         None: of all lanes (padding and frozen lanes included), one number."""
         if trials is None:
-            return max(float(self.w.max()), -float(self.w.min()))
+            return max(float(_MAX(self.w, axis=None)), -float(_MIN(self.w, axis=None)))
         s = self.slot[trials]
         return np.abs(self.w).max(axis=1)[s // LANES, s % LANES]
 
@@ -175,7 +183,8 @@ class LanesBackend:
         data = [a for a in (sets.X, sets.Y, sets.X_val, sets.Y_val, sets.X_test, sets.Y_test)
                 if a is not None]
         self.w_safe = safe_weight(net.n_units, len(self.layers), max(a.shape[0] for a in data),
-                                  max(max(float(a.max()), -float(a.min())) for a in data))
+                                  max(max(_MAX(a, axis=None), -_MIN(a, axis=None))
+                                      for a in data))
         # A weight moves at most max_change per epoch (RPROP). None: no bound
         # (backprop, Quickprop, Adam): the kernel stops a trial before an epoch
         # that would start beyond w_safe (`w_limit`), and it goes on alone.
@@ -229,6 +238,12 @@ class LanesBackend:
         _trials.trials_sse(self.layers, self.n_in, X, T, self.lanes.w, self.work, sse)
         return sse[self.lanes.slot[trials]]
 
+    def row(self, i):
+        return self.lanes.rows(np.array([i]))[0]
+
+    def sse_one(self, which, i):
+        return float(self.sse(which, np.array([i]))[0])
+
     def train_outputs(self, i):
         return predict(self.net, self.sets.X, self.lanes.rows(np.array([i]))[0])
 
@@ -252,13 +267,17 @@ class LanesBackend:
                                      self.max_epochs)
             yield i, lanes.w[g, :, k].copy(), state, lanes.dw_prev[g, :, k].copy()
 
-    def final(self, which, rows, classification):
-        """(SSE, classification error or None) of the weights ``rows`` (K, C)."""
+    def final(self, which, rows, classification, current=False):
+        """(SSE, classification error or None) of the weights ``rows`` (K, C);
+        ``current``: they are the lanes' own (every trial where it trained)."""
         s = self.sets
         X, T = {"train": (s.X, s.Y), "val": (s.X_val, s.Y_val), "test": (s.X_test, s.Y_test)}[which]
         K = rows.shape[0]
-        G = -(-K // LANES)
-        w = to_lanes(rows, G, rows.shape[1])
+        if current and self.lanes.in_place and K == self.K:
+            w, G = self.lanes.w, self.lanes.G
+        else:
+            G = -(-K // LANES)
+            w = to_lanes(rows, G, rows.shape[1])
         # The kernel sums each trial's errors in a fixed order, so a trial's result
         # does not depend on how many trials share the call.
         sse = np.empty(G * LANES)

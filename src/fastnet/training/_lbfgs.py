@@ -180,6 +180,7 @@ class LBFGS(Algorithm):
     maxls: int = 20
 
     variable_cost = True
+    objectives = True       # (it minimises whatever the workspace's gradient is of)
 
     def __post_init__(self):
         put = object.__setattr__.__get__(self)

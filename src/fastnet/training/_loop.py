@@ -6,6 +6,7 @@ epochs per call (see :mod:`fastnet.training._backends`). The loop alone owns
 Proben1's policy (Prechelt 1994) and Hamey's success check (Hamey 1992).
 """
 import copy
+import math
 import time
 import warnings
 from functools import partial
@@ -15,21 +16,30 @@ import numpy as np
 from fastnet.exceptions import NoConvergenceWarning
 from fastnet.measures import _check_analog, threshold_correct
 from fastnet.stopping import Correct, TrainingState
-from fastnet.training._algorithms import NO_CHECK
+from fastnet.training._algorithms import NO_CHECK, Algorithm
 from fastnet.training._backends import HANDOFF_EPOCHS
-from fastnet.training._divergence import check_finite, check_growth_rows, diverged, growth_limit
+from fastnet.training._divergence import (DIVERGENCE_FLOOR, DIVERGENCE_GROWTH, check_finite,
+                                          check_growth_rows, diverged)
 from fastnet.training._results import Columns, SetColumns
 
 __all__ = ["MAX_EPOCHS_PER_CALL", "StripLoop"]
+
+# (the reductions without ndarray.max's Python wrapper: the loop runs them per strip)
+_FMAX, _MIN = np.fmax.reduce, np.minimum.reduce
+_ANY, _ALL = np.logical_or.reduce, np.logical_and.reduce
 
 # Without strips (no validation, no criterion, no callback) the kernels still
 # return to Python every this many epochs, so Ctrl-C stays responsive.
 MAX_EPOCHS_PER_CALL = 1000
 
 
+def _finite(a):
+    """Whether every value of ``a`` is finite."""
+    return bool(_ALL(np.isfinite(a), axis=None))
+
+
 def _grown(history, needed, limit):
-    """``history`` with room for ``needed`` columns (doubled, at most ``limit``;
-    zeros where nothing was written, which the growth check reads as such)."""
+    """``history`` with room for ``needed`` columns (doubled, at most ``limit``)."""
     if needed <= history.shape[1]:
         return history
     grown = np.zeros((history.shape[0], min(limit, max(needed, 2 * history.shape[1]))))
@@ -79,27 +89,36 @@ class StripLoop:
             # (a batch that hands trials off returns more often, to notice stopped trials)
             every = MAX_EPOCHS_PER_CALL if trials.handoff is None else HANDOFF_EPOCHS
             self.step = run.strip * max(1, every // run.strip)
-        self.history = np.zeros((rows, min(run.max_epochs, 1024)))
+        # (not zeroed: the backends write every epoch a trial trains, and nothing
+        # reads an epoch before it is written, but the growth check, which ignores
+        # NaN). Without a criterion or a callback every trial trains max_epochs:
+        # the history has its final size at once, else it grows as epochs run.
+        fixed = stop is None and run.callback is None
+        self.history = np.empty((rows, run.max_epochs if fixed else min(run.max_epochs, 1024)))
         self.epoch = 0                              # epochs trained by the trials still training
-        self.epochs = np.zeros(K, np.intp)          # (set when a trial stops, and at the end)
-        self.stopped = np.zeros(K, bool)
+        # epochs: set when a trial stops, and at the end; checks: success checks run
+        # from the loop, per trial
+        self.epochs, self.checks = np.zeros((2, K), np.intp)
+        # stopped; fired: by their criterion; called_off: by the callback
+        self.stopped, self.fired, self.called_off = np.zeros((3, K), bool)
         self.training = np.arange(K)                # the trials still training
-        self.fired = np.zeros(K, bool)              # stopped by their criterion
-        self.called_off = np.zeros(K, bool)         # stopped by the callback
         self.reasons = ["max_epochs"] * K
-        self.checks = np.zeros(K, np.int64)         # success checks run from the loop, per trial
-        self.last_rows = np.empty((K, self.C))      # each trial's weights when it stopped
+        self.last_rows = None                       # each trial's weights when it stopped
         # (forward, backward, update, flops) of rules whose cost varies by epoch
         self.counts = np.zeros((K, 4), np.int64) if algorithm.variable_cost else None
+        # the rule's states hold something to release when a trial stops (L-BFGS's thread)
+        self._closes = type(algorithm).close is not Algorithm.close
         self._strip_sets(K)
-        self._masks = {}
+        self._masks, self._checkers = {}, {}
+        self._limits = None
 
     def _strip_sets(self, K):
         s, n_out = self.sets, self.sets.Y.shape[1]
         cap = min(max(1, self.run.max_epochs // self.run.strip), 64)
         self.val = np.empty((K, cap)) if s.X_val is not None else None
         self.test = np.empty((K, cap)) if s.X_test is not None else None
-        self.strip_epochs = self.run.strip * np.arange(1, cap + 1)
+        self.strip_epochs = (self.run.strip * np.arange(1, cap + 1)
+                             if self.val is not None or self.test is not None else None)
         self.val_scale = self.run.scale(s.n_val, n_out) if s.X_val is not None else 0.0
         self.test_scale = self.run.scale(s.n_test, n_out) if s.X_test is not None else 0.0
         self.best_val = [np.inf] * K
@@ -124,7 +143,7 @@ class StripLoop:
             if epoch + n > self.history.shape[1]:
                 self.history = _grown(self.history, epoch + n, run.max_epochs)
             status = trials.run(idx, n, self.check, self.history, epoch)
-            stopping = np.count_nonzero(status)
+            stopping = status[0] if status.size == 1 else _ANY(status)
             if stopping:
                 self._diverged(idx, status, epoch)
             self._check_growth(idx, status, epoch, n)
@@ -133,10 +152,17 @@ class StripLoop:
                 self._succeeded(idx, status, epoch)
             if self.in_strips and not self.kernel_check:
                 self._strip_end(self.training, self.epoch)
-            if trials.lanes is not None:
+            if trials.lanes is not None and self.training.size and self.epoch < run.max_epochs:
                 trials.pack(~self.stopped)
-        self._finish(self.training, self.epoch)
+        self._finish(self.training, self.epoch, last=True)
         return time.process_time() - cpu0, time.perf_counter() - wall0
+
+    @property
+    def limits(self):
+        """Each trial's training error beyond which it diverged (see fastnet.training._divergence)."""
+        if self._limits is None:
+            self._limits = DIVERGENCE_GROWTH * np.maximum(self.first, DIVERGENCE_FLOOR)
+        return self._limits
 
     def _diverged(self, idx, status, epoch):
         """Kernel status k > 0: the training error of epoch k of the call was not finite."""
@@ -150,9 +176,10 @@ class StripLoop:
         K, history = self.K, self.history
         if epoch == 0:
             self.first = history[:K, 0].copy()
-            self.limits = growth_limit(self.first)
-            self.lowest = self.limits.min()
-        if history[:K, epoch:epoch + n].max() > self.lowest:
+            # the smallest of the trials' `limits` (built when needed)
+            self.lowest = DIVERGENCE_GROWTH * max(float(_MIN(self.first)), DIVERGENCE_FLOOR)
+        # (fmax: the epochs of trials that have stopped hold whatever was there)
+        if _FMAX(history[:K, epoch:epoch + n], axis=None) > self.lowest:
             done = np.where(status < 0, -status, n)
             check_growth_rows(history[idx, epoch:epoch + n], done, self.limits, epoch + 1,
                               self.first, idx, self.single)
@@ -167,14 +194,26 @@ class StripLoop:
             self.reasons[i] = self.trials.stop_reason(i) or self.run.stop.name
         self._finish(won, epoch - status[status < 0])
 
-    def _finish(self, trials, epochs):
+    def _finish(self, trials, epochs, last=False):
         """``trials`` stop after ``epochs`` (one number or one per trial): they leave
-        their weights in ``last_rows`` and train no more."""
-        if trials.size:
+        their weights in ``last_rows`` and train no more (``last``: the loop has
+        ended, nothing trains any more)."""
+        if trials.size == self.K:                   # all of them (ascending: 0 .. K - 1)
+            self.epochs[:] = epochs
+            self.last_rows = np.ascontiguousarray(self.trials.weights(trials))
+        elif trials.size:
+            if self.last_rows is None:
+                self.last_rows = np.empty((self.K, self.C))
             self.epochs[trials] = epochs
             self.last_rows[trials] = self.trials.weights(trials)
+        if trials.size:
             if self.counts is not None:
                 self.counts[trials] = self.trials.counts(trials)
+            if last:
+                if self._closes:
+                    self.trials.stopped(trials)
+                self.training = trials[:0]
+                return
             self.trials.stopped(trials)
             self.stopped[trials] = True
             self.training = np.flatnonzero(~self.stopped)
@@ -187,18 +226,21 @@ class StripLoop:
         if at_end and (self.val is not None or self.test is not None):
             self._measure(idx, epoch)
         run, fired, ended = self.run, self.fired, []
+        if self.criteria[0] is None and run.callback is None:
+            return                          # (nobody to show the state to)
         for i in idx.tolist():
             state = self._state(i, epoch)
             crit = self.criteria[i]
-            if crit is not None and at_end and crit.update(state):
+            hit = crit is not None and at_end and crit.update(state)
+            if hit:
                 self.reasons[i] = crit.fired or crit.name
                 fired[i] = True
             # The callback sees every strip end, the last one included.
-            if run.callback is not None and run.callback(i, epoch, state) and not fired[i]:
+            if run.callback is not None and run.callback(i, epoch, state) and not hit:
                 self.reasons[i] = "callback"
                 self.called_off[i] = True
                 ended.append(i)
-            elif fired[i]:
+            elif hit:
                 ended.append(i)
         if ended:
             self._finish(np.array(ended, dtype=np.intp), epoch)
@@ -212,6 +254,9 @@ class StripLoop:
                                    for h in (self.val, self.test))
             self.strip_epochs = self.run.strip * np.arange(1, (self.val if self.val is not None
                                                                else self.test).shape[1] + 1)
+        if idx.size == 1:
+            self._measure_one(idx, j, epoch)
+            return
         if self.val is not None:
             e_va = self.trials.sse("val", idx) * self.val_scale
             if not np.isfinite(e_va).all():
@@ -230,6 +275,24 @@ class StripLoop:
                 check_finite(e_te, epoch, "the test error", None if self.single else idx)
             self.test[idx, j] = e_te
 
+    def _measure_one(self, idx, j, epoch):
+        """`_measure` of one trial (``idx`` of size 1), in floats."""
+        i = int(idx[0])
+        who = None if self.single else i
+        if self.val is not None:
+            e = self.trials.sse_one("val", i) * self.val_scale
+            if not math.isfinite(e):
+                raise diverged(epoch, "the validation error", who)
+            self.val[i, j] = e
+            if e < self.best_val[i]:
+                self.best_rows[i] = self.trials.row(i)
+                self.best_val[i], self.best_epoch[i] = e, epoch
+        if self.test is not None:
+            e = self.trials.sse_one("test", i) * self.test_scale
+            if not math.isfinite(e):
+                raise diverged(epoch, "the test error", who)
+            self.test[i, j] = e
+
     def _state(self, i, epoch):
         n = epoch // self.run.strip if (self.val is not None or self.test is not None) else 0
         return TrainingState(
@@ -237,7 +300,14 @@ class StripLoop:
             val_errors=self.val[i, :n] if self.val is not None else None,
             val_epochs=self.strip_epochs[:n] if self.val is not None else None,
             test_errors=self.test[i, :n] if self.test is not None else None,
-            best_epoch=self.best_epoch[i], is_correct=partial(self._is_correct, i))
+            best_epoch=self.best_epoch[i], is_correct=self._checker(i))
+
+    def _checker(self, i):
+        """Trial ``i``'s ``is_correct`` (made once)."""
+        checker = self._checkers.get(i)
+        if checker is None:
+            checker = self._checkers[i] = partial(self._is_correct, i)
+        return checker
 
     def _is_correct(self, i, r_c, analog):
         # Hamey's success check on trial i's weights (a forward pass, counted as
@@ -261,10 +331,13 @@ class StripLoop:
         """Evaluation traversals of each trial (Prechelt 1994): a forward pass over
         the validation and test sets at every strip end it trained through, and
         over the training set for every success check."""
-        s, strips = self.sets, self.epochs // self.run.strip
-        checks = strips if self.kernel_check else self.checks
-        per_strip = 0 if self.kernel_check or not self.in_strips else s.n_val + s.n_test
-        return (strips * per_strip + checks * self.N) * self.C
+        s, NC = self.sets, self.N * self.C
+        if self.kernel_check:
+            return self.epochs // self.run.strip * NC
+        per_strip = s.n_val + s.n_test if self.in_strips else 0
+        if not per_strip:
+            return self.checks * NC
+        return self.epochs // self.run.strip * (per_strip * self.C) + self.checks * NC
 
     # ---------------------------------------------------------------- results
 
@@ -274,19 +347,20 @@ class StripLoop:
         (given to ``store(rows)``), the final errors. ``clocks``: (cpu, wall)
         seconds per trial (arrays of shape (K,))."""
         epochs, rows = self.epochs, self.last_rows
-        if not np.isfinite(rows).all():
+        if not _finite(rows):
             k = int(np.flatnonzero(~np.isfinite(rows).all(axis=1))[0])
             raise diverged(int(epochs[k]), "the weights", self._who(k))
         self._warn(stacklevel)
-        relevant = epochs.copy()
-        if self.best_rows is not None:
+        current = self.best_rows is None            # the weights each trial stopped at
+        relevant = epochs if current else epochs.copy()
+        if not current:
             has = [i for i, b in enumerate(self.best_epoch) if b is not None]
             rows[has] = self.best_rows[has]
             relevant[has] = [self.best_epoch[i] for i in has]
         if store is not None:
             store(rows)
         s, run = self.sets, self.run
-        finals = tuple(self._final(which, Y, relevant) for which, Y in
+        finals = tuple(self._final(which, Y, relevant, current) for which, Y in
                        (("train", s.Y), ("val", s.Y_val), ("test", s.Y_test)))
         measured = self.val is not None or self.test is not None
         return Columns(
@@ -297,17 +371,18 @@ class StripLoop:
             evaluation=self.evaluation(), n_train=self.N, updates_per_epoch=self.updates,
             cpu_time=clocks[0], wall_time=clocks[1], counts=self.counts)
 
-    def _final(self, which, Y, relevant):
+    def _final(self, which, Y, relevant, current):
         # Errors of the returned weights (after the clock, as in train_rprop).
         if Y is None:
             return None
-        sse, cls = self.trials.final(which, self.last_rows, self.run.classification)
+        sse, cls = self.trials.final(which, self.last_rows, self.run.classification, current)
         e = 100.0 * (self.run.target_range[1] - self.run.target_range[0]) / Y.size * sse
         # finite weights can still overflow in the forward pass (inf - inf)
-        if not np.isfinite(e).all():
+        if not _finite(e):
             check_finite(e, self.epochs, "the error of the trained network",
                          None if self.single else np.arange(self.K))
-        if which == "train" and (e > self.limits).any():    # the last update ran away
+        # the last update ran away
+        if which == "train" and _FMAX(e) > self.lowest and _ANY(e > self.limits):
             check_growth_rows(e[:, None], np.ones(self.K, np.intp), self.limits, relevant + 1,
                               self.first, np.arange(self.K), self.single)
         return SetColumns(e, cls, Y.shape[0])

@@ -14,7 +14,7 @@ early stopping has left too empty go on one at a time
 """
 from __future__ import annotations
 
-import dataclasses
+import contextlib
 import operator
 import time
 from collections.abc import Callable, Sequence
@@ -29,8 +29,8 @@ from fastnet.network import DEFAULT_INIT_SCALE, DEFAULT_INIT_SCALE_LINEAR, MLP
 from fastnet.stopping import StoppingCriterion, TrainingState
 from fastnet.training._algorithms import resolve_rprop
 from fastnet.training._backends import HANDOFF_FILL, Trials
-from fastnet.training._checks import (check_callback, check_run, check_sets, check_start,
-                                     training_of)
+from fastnet.training._checks import (check_algorithm_objective, check_callback, check_run,
+                                     check_sets, check_start, training_of)
 from fastnet.training._lanes import LANES, LanesBackend
 from fastnet.training._loop import StripLoop
 from fastnet.training._record import setup_record
@@ -123,7 +123,8 @@ def train_rprop_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
                      classification: bool | str = "auto",
                      callback: Callable[[int, int, TrainingState], bool | None] | None = None,
                      block_size: int | None = None, blas_min: int | None = None,
-                     method: str = "auto") -> TrainResults:
+                     method: str = "auto", loss: str = "sse",
+                     weight_decay: float = 0.0) -> TrainResults:
     r"""Train many networks of one topology on the same data with RPROP, together.
 
     Each network is a trial: ``train_rprop_many(nets, X, Y, ..., seeds=seeds)[i]``
@@ -159,7 +160,11 @@ def train_rprop_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         training examples x connections is at most :data:`LANES_MAX_WORK`,
         else mixed up to :data:`LANES_MAX_CONNECTIONS` connections if the
         trials fill at least one group of lanes to 3/4, else serial (where
-        each was measured faster).
+        each was measured faster). Networks with softmax outputs and
+        objectives other than the summed squared error train serially
+        whatever the method (the lanes have neither).
+    loss, weight_decay
+        The training objective, as in :func:`train_rprop`, the same for every trial.
 
     Returns
     -------
@@ -227,13 +232,14 @@ def train_rprop_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     return many_trials(nets, (X, Y, X_val, Y_val, X_test, Y_test), plan, n_trials, seed,
                        initial_weights, seeds, (target_range, classification, block_size,
                                                 blas_min, callback), method, clocks,
-                       extra={"preset": preset})
+                       extra={"preset": preset}, objective=(loss, weight_decay))
 
 
 def many_trials(nets, data, plan, n_trials, seed, initial_weights, seeds, options, method,
-                clocks, extra=None):
+                clocks, extra=None, objective=("sse", 0.0)):
     """The many-trials form of any algorithm (``plan.algorithm``): the start of
-    each trial (array or list form), the checks, then the batch."""
+    each trial (array or list form), the checks, then the batch; ``objective``
+    is (loss, weight_decay)."""
     if isinstance(nets, MLP):
         net, start = nets, _array_start(nets, plan, n_trials, seed, initial_weights, seeds)
         nets = seeds = None
@@ -245,7 +251,9 @@ def many_trials(nets, data, plan, n_trials, seed, initial_weights, seeds, option
         seeds = check_seeds(seeds, len(nets))
         net, start = nets[0], None
     sets = check_sets(net, *data)
-    run = check_run(sets, plan.max_epochs, plan.strip, plan.stop, *options)
+    run = check_run(sets, plan.max_epochs, plan.strip, plan.stop, *options, net=net,
+                    loss=objective[0], weight_decay=objective[1])
+    check_algorithm_objective(plan.algorithm, run)
     with training_of(nets if nets is not None else [], "nets"):
         return _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra,
                             clocks)
@@ -263,21 +271,31 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, 
         method = "serial"
     elif method == "auto":
         method = _auto_method(sets.X.shape[0], net.n_connections, K)
+    if not _lanes_take(net, run):
+        method = "serial"
     trials, rows = _backends(method, net, nets, plan.algorithm, sets, run, *start)
     loop = StripLoop(trials, K, net, plan.algorithm, sets, run, rows)
     store = None if nets is None else (lambda w: _trials.scatter_rows(w, list(map(_WEIGHTS, nets))))
-    zeros = np.zeros(K)
-    with single_threaded_blas():            # (once for the batch: the loop's own nest cheaply)
+    times = np.empty((2, K))                # (each trial's share, filled in below)
+    # (once for the batch: the loop's own nest cheaply; the lanes call no BLAS)
+    with single_threaded_blas() if method != "lanes" else contextlib.nullcontext():
         loop.train()
-        columns = loop.columns((zeros, zeros), stacklevel=5, store=store)
+        columns = loop.columns(times, stacklevel=5, store=store)
     setup = setup_record(
         net, plan.algorithm, run, sets, seed=None if nets is not None else seed,
         initialisation=start[2], block_size=trials.block_size, extra=extra)
     cpu, wall = time.process_time() - clocks[0], time.perf_counter() - clocks[1]
     shares = time_shares(columns.epochs)
     setup["batch"] = batch_record(method, K, cpu, wall, trials)
-    columns = dataclasses.replace(columns, cpu_time=cpu * shares, wall_time=wall * shares)
+    np.multiply(shares, cpu, out=times[0])
+    np.multiply(shares, wall, out=times[1])
     return TrainResults._of(columns, nets, net, seeds, setup)
+
+
+def _lanes_take(net, run):
+    """Whether the lanes can train this network and objective: not softmax outputs,
+    nor an objective other than the summed squared error (those train serially)."""
+    return net.output_activation != "softmax" and run.squared_error
 
 
 def _auto_method(n_train, n_connections, n_trials):
@@ -292,7 +310,7 @@ def _auto_method(n_train, n_connections, n_trials):
 def time_shares(epochs):
     """Each trial's share of the batch's time: its part of the epochs trained."""
     epochs = np.asarray(epochs, dtype=float)
-    total = epochs.sum()
+    total = np.add.reduce(epochs)
     return epochs / total if total > 0 else np.full(epochs.size, 1.0 / epochs.size)
 
 

@@ -221,7 +221,7 @@ class SetColumns:
                          None if cls is None else float(cls[i]), self.n_patterns)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Columns:
     """What the training loop hands to `TrainResults`: arrays over K trials.
 
@@ -338,11 +338,11 @@ class TrainResults(Sequence):
     def _fill(self, c, nets, net, seeds, setup):
         self._columns, self._nets, self._net, self._seeds, self._setup = c, nets, net, seeds, setup
         K = c.epochs.size
-        E = int(c.epochs.max()) if K else 0
+        E = int(np.maximum.reduce(c.epochs)) if K else 0
         self.epochs, self.relevant_epoch, self.stop_reason = c.epochs, c.relevant_epoch, c.stop_reason
         self.weights, self.cpu_time, self.wall_time = c.weights, c.cpu_time, c.wall_time
         train = c.train_error[:K, :E]
-        if K and int(c.epochs.min()) < E:
+        if K and int(np.minimum.reduce(c.epochs)) < E:
             train = np.where(np.arange(E) < c.epochs[:, None], train, np.nan)
         self.train_error = train
         self._min_train = None

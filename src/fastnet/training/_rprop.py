@@ -46,11 +46,13 @@ def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = 
                 target_range: tuple[float, float] = (0.0, 1.0),
                 classification: bool | str = "auto",
                 callback: Callable[[int, TrainingState], bool | None] | None = None,
-                block_size: int | None = None, blas_min: int | None = None) -> TrainResult:
+                block_size: int | None = None, blas_min: int | None = None,
+                loss: str = "sse", weight_decay: float = 0.0) -> TrainResult:
     r"""Train ``net`` in place with epoch-batched RPROP.
 
     One update per epoch from the gradient of the summed squared error
-    E = sum_p sum_i (o_pi - t_pi)^2 over the whole training set.
+    E = sum_p sum_i (o_pi - t_pi)^2 over the whole training set (or of the
+    objective chosen by ``loss`` and ``weight_decay``).
 
     Parameters
     ----------
@@ -105,6 +107,16 @@ def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = 
         depend on it only through floating-point summation order.
     blas_min : int, optional
         Layer products with m*n*k below this use plain loops instead of BLAS.
+    loss : {"sse", "cross_entropy"}, default "sse"
+        The training objective E. ``"sse"``: the summed squared error
+        sum_p sum_i (o_pi - t_pi)^2 (Proben1). ``"cross_entropy"``: with softmax
+        outputs -sum_p sum_i t_pi log o_pi, with logistic outputs the binary
+        cross-entropy of each output; needs targets in [0, 1] (see the guide's
+        section "Objectives").
+    weight_decay : float >= 0, default 0.0
+        L2 weight decay lambda: the rule minimises E + lambda * sum w^2 over every
+        weight and bias. ``train_error`` records this objective (scaled as the
+        squared error percentage); the final errors stay Proben1's measures.
 
     Returns
     -------
@@ -172,6 +184,7 @@ def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = 
         strip=strip, init_scale=init_scale), _UNSET)
     sets = check_sets(net, X, Y, X_val, Y_val, X_test, Y_test)
     run = check_run(sets, plan.max_epochs, plan.strip, plan.stop, target_range, classification,
-                    block_size, blas_min, callback)
+                    block_size, blas_min, callback, net=net, loss=loss,
+                    weight_decay=weight_decay)
     return train_single(net, plan.algorithm, sets, run, seed=seed, init_scale=plan.init_scale,
                         extra={"preset": preset})

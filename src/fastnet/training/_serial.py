@@ -33,6 +33,7 @@ class Serial:
         self.vector = vector if vector is not None else (lambda i, w: np.array(w, dtype=float))
         self.block = algorithm.block_size(run.block_size)
         self.blas_min = run.blas_min
+        self.objective = run.objective
         self.scale = run.scale(sets.X.shape[0], net.n_out)
         self.ws, self.state, self.val, self.test = {}, {}, {}, {}
         self._A = None
@@ -50,7 +51,8 @@ class Serial:
         """Trial ``i`` trains in the weight vector ``w`` (in place) from ``state``
         (and the previous change ``dw_prev``, if it comes from another backend)."""
         s = self.sets
-        ws = Workspace(self.net, s.X, s.Y, self.block, self.blas_min, w=w, A=self._A)
+        ws = Workspace(self.net, s.X, s.Y, self.block, self.blas_min, w=w, A=self._A,
+                       objective=self.objective)
         self._A = ws.A
         if dw_prev is not None:
             ws.dw_prev[:] = dw_prev
@@ -61,10 +63,10 @@ class Serial:
             self.test[i] = Evaluator(self.net, None, s.Y_test, self.blas_min, A=self._A_test, w=w)
 
     def run(self, trials, n, check, history, epoch):
-        """``n`` epochs of each of ``trials``; their training errors (scaled to
-        squared error percentages) into ``history[i, epoch:epoch + n]``; one
+        """``n`` epochs of each of ``trials``; their training errors (the objective,
+        scaled as the SSE to squared error percentages) into ``history[i, epoch:epoch + n]``; one
         kernel status per trial."""
-        status = np.zeros(len(trials), np.int64)
+        status = [0] * len(trials)
         for j, i in enumerate(trials.tolist()):
             sse = history[i, epoch:epoch + n]
             status[j] = s = self.algorithm.epochs(self.ws[i], self.state[i], sse, check)
@@ -72,7 +74,7 @@ class Serial:
                 sse[:-s] *= self.scale
             else:
                 sse *= self.scale
-        return status
+        return np.array(status, np.int64)
 
     def stopped(self, trials):
         """``trials`` train no more: their algorithm states are closed."""
@@ -93,6 +95,8 @@ class Serial:
     def weights(self, trials):
         """The current weights of ``trials``: (len(trials), n_connections), a copy."""
         ws = self.ws
+        if len(trials) == 1:
+            return ws[int(trials[0])].w.reshape(1, -1).copy()
         return np.array([ws[i].w for i in np.asarray(trials).tolist()]).reshape(
             len(trials), self.net.n_connections)
 
@@ -100,6 +104,14 @@ class Serial:
         """Summed squared errors of ``trials`` on the validation or test set."""
         evaluators = self.val if which == "val" else self.test
         return np.array([evaluators[i].sse() for i in trials.tolist()], dtype=float)
+
+    def row(self, i):
+        """Trial ``i``'s weight vector (a view)."""
+        return self.ws[i].w
+
+    def sse_one(self, which, i):
+        """Summed squared error of trial ``i`` on the validation or test set."""
+        return (self.val if which == "val" else self.test)[i].sse()
 
     def train_outputs(self, i):
         """Trial ``i``'s outputs on the training set (a forward pass, a view)."""

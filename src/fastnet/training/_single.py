@@ -7,7 +7,7 @@ import numpy as np
 from fastnet._blas import single_threaded_blas
 from fastnet._validation import as_generator
 from fastnet.training._backends import Trials
-from fastnet.training._checks import check_start, training_of
+from fastnet.training._checks import check_algorithm_objective, check_start, training_of
 from fastnet.training._loop import StripLoop
 from fastnet.training._record import setup_record
 from fastnet.training._results import trial_result
@@ -27,6 +27,7 @@ def train_single(net, algorithm, sets, run, *, seed, init_scale, extra=None):
     """Train ``net`` in place with ``algorithm``: draw its start from ``seed``
     (weights with ``init_scale``, then the algorithm's own draws), run the strip
     loop, return its `TrainResult`. ``run.callback`` is ``callback(epoch, state)``."""
+    check_algorithm_objective(algorithm, run)
     with training_of([net], "net"):
         return _train(net, algorithm, sets, run, seed, init_scale, extra)
 

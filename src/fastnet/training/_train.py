@@ -22,7 +22,8 @@ def train(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
           init_scale: float | None = None, seed: Seed = None,
           target_range: tuple[float, float] = (0.0, 1.0), classification: bool | str = "auto",
           callback: Callable[[int, TrainingState], bool | None] | None = None,
-          block_size: int | None = None, blas_min: int | None = None) -> TrainResult:
+          block_size: int | None = None, blas_min: int | None = None, loss: str = "sse",
+          weight_decay: float = 0.0) -> TrainResult:
     """Train ``net`` in place with ``algorithm`` under Proben1's training policy.
 
     Every algorithm gets the same treatment (Prechelt 1994): training in strips
@@ -64,6 +65,13 @@ def train(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
         integer reproduces a run bit for bit.
     target_range, classification, callback, block_size, blas_min
         As in :func:`fastnet.train_rprop`.
+    loss : {"sse", "cross_entropy"}, default "sse"
+        The training objective, as in :func:`fastnet.train_rprop`. RPROP,
+        backpropagation, SCG, L-BFGS and rules written as ``step`` train any;
+        Levenberg-Marquardt, Quickprop and Adam train the summed squared error
+        only and refuse another.
+    weight_decay : float >= 0, default 0.0
+        L2 weight decay lambda added as lambda * sum w^2 to the objective.
 
     Returns
     -------
@@ -112,7 +120,7 @@ def train(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
         init_scale = check_float(init_scale, "init_scale", low=0.0, high=MAX_INIT_SCALE)
     sets = check_sets(net, X, Y, X_val, Y_val, X_test, Y_test)
     run = check_run(sets, max_epochs, strip, stop, target_range, classification, block_size,
-                    blas_min, callback)
+                    blas_min, callback, net=net, loss=loss, weight_decay=weight_decay)
     return train_single(net, algorithm, sets, run, seed=seed, init_scale=init_scale)
 
 

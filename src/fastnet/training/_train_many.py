@@ -28,7 +28,8 @@ def train_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
                classification: bool | str = "auto",
                callback: Callable[[int, int, TrainingState], bool | None] | None = None,
                block_size: int | None = None, blas_min: int | None = None,
-               method: str = "auto") -> TrainResults:
+               method: str = "auto", loss: str = "sse",
+               weight_decay: float = 0.0) -> TrainResults:
     r"""Train many trials of one topology on the same data with any algorithm.
 
     The many-trials form of :func:`fastnet.train`, for timing studies (Hamey
@@ -69,6 +70,9 @@ def train_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     method : {"auto", "lanes", "serial", "mixed"}, default "auto"
         Where the trials train (see :func:`fastnet.train_rprop_many`); an
         algorithm without lanes takes only "auto" or "serial".
+    loss, weight_decay
+        The training objective, as in :func:`fastnet.train`, the same for every
+        trial (objectives other than the summed squared error train serially).
 
     Returns
     -------
@@ -136,4 +140,5 @@ def train_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     plan = RpropPlan(algorithm, max_epochs, check_stop(stop), strip, init_scale, None)
     return many_trials(nets, (X, Y, X_val, Y_val, X_test, Y_test), plan, n_trials, seed,
                        initial_weights, seeds, (target_range, classification, block_size,
-                                                blas_min, callback), method, clocks)
+                                                blas_min, callback), method, clocks,
+                       objective=(loss, weight_decay))

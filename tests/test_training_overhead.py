@@ -1,0 +1,88 @@
+"""The Python around the kernels: what the strip loop skips when nothing needs it
+(timing-free guards of the per-call and per-strip work), and the shortcuts it
+takes instead staying exact."""
+import numpy as np
+import pytest
+
+from fastnet import MLP, DivergenceError, train_rprop, train_rprop_many
+from fastnet._validation import check_matrix
+from fastnet.datasets import make_xor
+from fastnet.training import _backends, _lanes, _loop, _many
+from fastnet.training._loop import StripLoop
+
+
+def _xor():
+    return make_xor().train
+
+
+def test_a_lanes_batch_enters_no_blas_context(monkeypatch):
+    # The lanes call no BLAS: holding it at one thread (threadpoolctl) is pure cost.
+    def refuse():
+        raise AssertionError("single_threaded_blas entered")
+
+    monkeypatch.setattr(_many, "single_threaded_blas", refuse)
+    X, Y = _xor()
+    r = train_rprop_many(MLP(2, (2,), 1), X, Y, n_trials=20, seed=0, max_epochs=30,
+                         method="lanes")
+    assert r.epochs.tolist() == [30] * 20
+    with pytest.raises(AssertionError, match="single_threaded_blas entered"):
+        train_rprop_many(MLP(2, (2,), 1), X, Y, n_trials=20, seed=0, max_epochs=30,
+                         method="serial")
+
+
+@pytest.mark.parametrize("with_val, calls", [(False, 1), (True, 3)])
+def test_lanes_final_errors_on_the_lanes_own_weights(monkeypatch, with_val, calls):
+    # Without a validation set the weights returned are those the trials stopped
+    # at, still in the lanes: the final errors need no second transposition.
+    X, Y = _xor()
+    seen = []
+    to_lanes = _lanes.to_lanes
+
+    def counting(*args, **kwargs):
+        seen.append(args[0].shape)
+        return to_lanes(*args, **kwargs)
+
+    monkeypatch.setattr(_lanes, "to_lanes", counting)
+    val = (X, Y) if with_val else ()
+    r = train_rprop_many(MLP(2, (2,), 1), X, Y, *val, n_trials=13, seed=1, max_epochs=25,
+                         method="lanes")
+    assert len(seen) == calls
+    net = MLP(2, (2,), 1)
+    for i in (0, 12):
+        alone = net.copy().set_weights(r.weights[i])
+        e = 100.0 / Y.size * float(np.sum((alone.predict(X) - Y) ** 2))
+        assert r.final_train.squared_error_percentage[i] == pytest.approx(e, rel=1e-12)
+
+
+def test_one_trials_strip_ends_need_no_index_arrays(monkeypatch):
+    # train_rprop's strip ends measure one trial in floats, not through the
+    # batch's array interface.
+    def refuse(*args):
+        raise AssertionError("Trials.sse called")
+
+    monkeypatch.setattr(_backends.Trials, "sse", refuse)
+    X, Y = _xor()
+    r = train_rprop(MLP(2, (2,), 1), X, Y, X, Y, max_epochs=20, strip=5, init_scale=0.5,
+                    seed=3)
+    assert r.val_error.size == 4 and r.relevant_epoch in (5, 10, 15, 20)
+
+
+def test_growth_check_ignores_what_stopped_trials_left_in_the_history():
+    # The history is not zeroed: epochs after a trial stopped hold whatever was
+    # there (here NaN), and must not hide another trial's growth.
+    loop = StripLoop.__new__(StripLoop)
+    loop.K, loop.single, loop._limits = 3, False, None
+    loop.history = np.array([[1.0, 2.0, np.nan], [1.0, 1.0, 1.0], [1.0, 5e6, 3e7]])
+    with pytest.raises(DivergenceError, match="trial 2"):
+        loop._check_growth(np.array([1, 2]), np.zeros(2, np.int64), 0, 3)
+
+
+def test_finite_checks_without_the_python_wrappers():
+    assert _loop._finite(np.array([1e308, 1e308, 1.0]))
+    assert _loop._finite(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    assert not _loop._finite(np.array([1.0, np.nan]))
+    assert not _loop._finite(np.array([np.inf, -np.inf]))
+    assert _loop._finite(np.empty(0))
+    check_matrix(np.array([[1e308, 1e308]]), "X")
+    with pytest.raises(ValueError, match="`X` must be finite; found inf at row 0, column 1"):
+        check_matrix(np.array([[1e308, np.inf, -np.inf]]), "X")
