@@ -7,7 +7,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 import _reference as ref
 from fastnet import MLP, train
 from fastnet._kernels import _per_weight
-from fastnet.algorithms import ALGORITHMS, Adam, Quickprop, from_spec, spec_of
+from fastnet.algorithms import ALGORITHMS, Adam, Backprop, Quickprop, from_spec, spec_of
 from fastnet.gradients import value_and_grad
 from fastnet.stopping import Correct
 
@@ -205,7 +205,8 @@ def test_traversals_are_exact(algorithm):
             r.traversals.evaluation) == (17 * 23 * C, 17 * 23 * C, 17 * per_epoch, 0)
 
 
-@pytest.mark.parametrize("algorithm", RULES, ids=spec_of)
+@pytest.mark.parametrize("algorithm", RULES + [Backprop(learning_rate=0.3, momentum=0.8)],
+                         ids=spec_of)
 def test_kernel_success_check_equals_the_loop(algorithm):
     # Correct alone: the kernel checks between epochs; with a callback the loop
     # checks at strip ends. Same epoch, same weights.

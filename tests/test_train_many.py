@@ -81,7 +81,7 @@ def test_initial_weights_form():
     net, X, Y = xor()
     W = np.random.default_rng(0).uniform(-0.5, 0.5, (3, net.n_connections))
     got = train_many(net, X, Y, algorithm="backprop(learning_rate=0.3)", initial_weights=W,
-                     max_epochs=30)
+                     max_epochs=30, method="serial")
     for i in range(3):
         ref = train(net.copy().set_weights(W[i]), X, Y, algorithm=Backprop(learning_rate=0.3),
                     max_epochs=30)
@@ -105,7 +105,8 @@ def test_rprop_is_train_rprop_many_bit_for_bit(method):
 
 def test_columns_and_batch_record():
     net, X, Y = xor()
-    got = train_many(net, X, Y, algorithm=BACKPROP, n_trials=6, seed=0, max_epochs=25)
+    got = train_many(net, X, Y, algorithm=BACKPROP, n_trials=6, seed=0, max_epochs=25,
+                     method="serial")
     assert got.epochs.shape == (6,) and got.weights.shape == (6, net.n_connections)
     assert got.train_error.shape == (6, 25)
     batch = got[0].setup["batch"]
@@ -117,7 +118,8 @@ def test_columns_and_batch_record():
 def test_lanes_method_refused_for_an_algorithm_without_lanes():
     net, X, Y = xor()
     with pytest.raises(ValueError, match=r"`method` must be 'auto' or 'serial' for Backprop"):
-        train_many(net, X, Y, algorithm=BACKPROP, n_trials=2, seed=0, method="lanes")
+        train_many(net, X, Y, algorithm=Backprop(mode="online"), n_trials=2, seed=0,
+                   method="lanes")
     with pytest.raises(ValueError, match="`algorithm` must name one of"):
         train_many(net, X, Y, algorithm="no-such-rule", n_trials=2, seed=0)
     with pytest.raises(TypeError, match="`n_trials`, `seed` and `initial_weights` go with one"):

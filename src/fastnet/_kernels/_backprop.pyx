@@ -7,6 +7,7 @@ from fastnet._kernels._backward cimport (
 )
 from fastnet._kernels._types cimport L_ACT, LOSS_SSE
 from fastnet._kernels._forward cimport check_buffers, forward_rows
+from fastnet._kernels._rprop cimport network_correct
 
 
 cdef inline void momentum_update(Py_ssize_t n, double* w, const double* g,
@@ -26,7 +27,9 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
                  double[:, ::1] D, double[:, ::1] Dl,
                  const double[::1] rates, double momentum,
                  const Py_ssize_t[:, ::1] order, double[::1] sse_out,
-                 Py_ssize_t blas_min, int loss=LOSS_SSE, double decay=0.0):
+                 Py_ssize_t blas_min, int loss=LOSS_SSE, double decay=0.0,
+                 Py_ssize_t check_every=0, double r_c=0.4, double analog=-1.0,
+                 Py_ssize_t check_block=0):
     """Run len(sse_out) backpropagation epochs in one call.
 
     Parameters
@@ -46,10 +49,14 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
     loss, decay : the objective (see _backward.gradient); sse_out then holds it.
         Online, each example's objective is its loss plus decay / n_patterns *
         sum w**2 (the epoch's terms add up to the batch objective).
+    check_every, r_c, analog, check_block : Hamey's success check after every
+        check_every-th epoch (0: none), batch training only, as in
+        fastnet._kernels._rprop.train_epochs.
 
     Returns
     -------
-    status : int, 0 or the 1-based epoch with a non-finite error.
+    status : int, 0, the 1-based epoch k with a non-finite error, or -k: the
+        success check held after epoch k.
     """
     cdef Py_ssize_t e, p, row, n_epochs = sse_out.shape[0]
     cdef Py_ssize_t n = A.shape[0], lda = A.shape[1], ldt = T.shape[1]
@@ -63,6 +70,9 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
     if (g.shape[0] != n_w or dw_prev.shape[0] != n_w or Dl.shape[0] != D.shape[0]
             or Dl.shape[1] != D.shape[1] or rates.shape[0] < n_epochs or n < 1):
         raise ValueError("kernel: optimiser state or workspace does not match the network")
+    if check_every > 0 and (online or check_block < 1 or not 0.0 < r_c <= 0.5):
+        raise ValueError("kernel: success check needs batch training, check_block >= 1 and "
+                         "r_c in (0, 0.5]")
     if online:
         if order.shape[0] < n_epochs or order.shape[1] != n:
             raise ValueError("kernel: presentation order has the wrong shape")
@@ -102,5 +112,10 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
             sse_out[e] = sse
             if not isfinite(sse):
                 status = <int>(e + 1)
+                break
+            if (check_every > 0 and (e + 1) % check_every == 0
+                    and network_correct(layers, n_in, w, A, T, check_block, blas_min, r_c,
+                                        analog)):
+                status = -<int>(e + 1)
                 break
     return status

@@ -1,5 +1,6 @@
 /* The constants of the kernels' data: layer-table columns, activation codes,
- * RPROP variants, training objectives. Written once, here: _types.pxd and _rprop.pxd declare them
+ * RPROP variants, training objectives, the lanes' rule codes. Written once, here:
+ * _types.pxd and _rprop.pxd declare them
  * from this header (cdef extern) for the Cython kernels, and the lanes'
  * headers (_lanes.h and the files it heads) include it. Python maps names to
  * the codes in fastnet.network.ACTIVATIONS and fastnet.rprop.VARIANTS.
@@ -47,6 +48,15 @@ enum {
     FN_RPROP_MINUS = 1,    /* rprop-: no backtracking */
     FN_IRPROP_MINUS = 2,   /* irprop-: no step on a sign change, forget the gradient */
     FN_IRPROP_PLUS = 3     /* irprop+: backtrack only if the epoch error rose */
+};
+
+/* The lanes' other per-weight rules (_lanes_rule.h), numbered after the RPROP
+ * variants: a lanes rule code is a variant or one of these. */
+enum {
+    FN_RULE_BACKPROP = 4,  /* batch backpropagation with momentum (Rumelhart et al. 1986) */
+    FN_RULE_QUICKPROP = 5, /* Quickprop (Fahlman 1988) */
+    FN_RULE_ADAM = 6,      /* full-batch Adam (Kingma & Ba 2015) */
+    FN_RULE_COUNT = 7
 };
 
 #endif /* FASTNET_CONSTANTS_H */

@@ -1,7 +1,7 @@
 /* Many trials of one topology side by side in the lanes of a vector: the
  * layout, the vector and mask operations, the CPU levels, the trials' state.
- * The kernels built on it: _lanes_rule.h (RPROP's rule and Hamey's check, lane
- * forms), _lanes_pass.h (forward and backward passes of a block of examples),
+ * The kernels built on it: _lanes_rule.h (the per-weight rules and Hamey's
+ * check, lane forms), _lanes_pass.h (forward and backward passes of a block of examples),
  * _tiny.h (whole epochs of tiny networks), _trials.h (the epoch loop, the
  * entry points).
  *
@@ -11,7 +11,7 @@
  * is that of one network, and no lane reads another.
  *
  * Layout. Trials are grouped FN_TL at a time. Every per-weight quantity of a
- * group (weights, gradient, RPROP's step, previous gradient and change) is a
+ * group (weights, gradient, the rule's state arrays) is a
  * (n_w, FN_TL) row-major block: the FN_TL values of weight c are contiguous. The
  * training inputs X (n, n_in) and targets T (n, n_out) are shared by all trials.
  * The layer table is the single-network one (_constants.h: start, size, src_lo,
@@ -22,7 +22,8 @@
  * not changed; padding lanes and finished trials). A lane whose epoch error is
  * not finite gets status k (its k-th epoch of this call, weights left as they
  * were before that epoch's update); one that passes the success check after
- * its k-th epoch gets -k. A group whose lanes are all frozen stops early.
+ * its k-th epoch gets -k; one whose weights reach the call's w_limit after k
+ * epochs gets FN_STATUS_BEYOND + k (fn_trials_epochs). A group whose lanes are all frozen stops early.
  *
  * Every sum runs in a fixed order written in the code (no reassociation
  * flags): one machine reproduces a run bit for bit. The sums are ordered
@@ -189,33 +190,59 @@ fn_lanes_activate(ptrdiff_t act, const fn_tvr *s, fn_tvr *y, fn_tvr *f)
     }
 }
 
-/* The trials' state, read and updated in place by a call: w, g, g_prev,
- * dw_prev, step: (n_groups, n_w, FN_TL) blocks; last_error (the previous epoch's
- * SSE, for irprop+) and status: (n_groups, FN_TL). */
+/* The trials' state, read and updated in place by a call: w, g and the rule's
+ * three per-weight arrays g_prev, dw_prev, step: (n_groups, n_w, FN_TL)
+ * blocks; last_error (the previous epoch's SSE, for irprop+) and status:
+ * (n_groups, FN_TL). What the rule keeps in its arrays (unused ones are
+ * neither read nor written):
+ *   RPROP      g_prev: the previous gradient; dw_prev: the previous change;
+ *              step: the steps;
+ *   backprop   dw_prev: the previous change (momentum);
+ *   Quickprop  g_prev: the previous slope d'; step: the previous step;
+ *   Adam       g_prev: the first moment m; step: the second moment v. */
 typedef struct {
     ptrdiff_t n_groups;
     double *w, *g, *g_prev, *dw_prev, *step, *last_error;
     int64_t *status;
 } fn_trials_state;
 
-/* RPROP's rule (as train_epochs in _rprop.pyx; variant an FN_*RPROP_* code). */
+/* Parameters per rule. */
+#define FN_RULE_NP 5
+
+/* A lanes rule: its code (an FN_*RPROP_* variant, or FN_RULE_BACKPROP,
+ * FN_RULE_QUICKPROP, FN_RULE_ADAM) and its parameters p, in order:
+ *   RPROP      eta_plus, eta_minus, step_min, step_max (as train_epochs in _rprop.pyx);
+ *   backprop   learning rate, momentum, decay (1: the rate falls linearly to 0
+ *              at epoch t_max, as train_backprop's decay; 0: constant);
+ *   Quickprop  epsilon, mu, decay, threshold, momentum;
+ *   Adam       learning rate, beta1, beta2, epsilon.
+ * The unused ones are 0. */
 typedef struct {
-    int variant;
-    double eta_plus, eta_minus, step_min, step_max;
+    int code;
+    double p[FN_RULE_NP];
 } fn_trials_rule;
 
 /* What a call runs and reports: n_epochs epochs; sse_out: n_groups * FN_TL rows
  * (trial g * FN_TL + lane), row stride ld >= n_epochs: the training SSE of each
  * epoch times sse_scale (its forward pass, before its update; meaningful for the
  * epochs a lane trained); check_every > 0: the success check (r_c, analog) after
- * every check_every-th epoch of the call. */
+ * every check_every-th epoch of the call; t0: the epochs the trials trained
+ * before the call (Adam's bias corrections, backprop's decay), t_max: backprop's
+ * decay horizon; w_limit > 0: a lane with a weight of that magnitude (or NaN)
+ * stops before its next epoch, with status FN_STATUS_BEYOND + the epochs it
+ * trained in the call (its state as they left it; not for the tiny kernels). */
 typedef struct {
     ptrdiff_t n_epochs, ld, check_every;
     double *sse_out;
     double sse_scale, r_c, analog;
+    ptrdiff_t t0, t_max;
+    double w_limit;
 } fn_trials_epochs;
 
-/* The rule's parameters in every lane (a kernel's local copy: kept in
+/* The status of a lane that stopped at w_limit: this plus its epochs. */
+#define FN_STATUS_BEYOND ((int64_t)1 << 40)
+
+/* RPROP's parameters in every lane (a kernel's local copy: kept in
  * registers once the functions using it are inlined). */
 typedef struct {
     fn_tvr eta_plus, eta_minus, step_min, step_max;
@@ -224,14 +251,44 @@ typedef struct {
 FN_INLINE void
 fn_lanes_steps_init(fn_lanes_steps *k, const fn_trials_rule *rule)
 {
-    k->eta_plus = FN_TSPLAT(rule->eta_plus);
-    k->eta_minus = FN_TSPLAT(rule->eta_minus);
-    k->step_min = FN_TSPLAT(rule->step_min);
-    k->step_max = FN_TSPLAT(rule->step_max);
+    k->eta_plus = FN_TSPLAT(rule->p[0]);
+    k->eta_minus = FN_TSPLAT(rule->p[1]);
+    k->step_min = FN_TSPLAT(rule->p[2]);
+    k->step_max = FN_TSPLAT(rule->p[3]);
 }
 
-/* The lane forms of RPROP's rule and Hamey's check, once per mask
- * representation: fn_lanes_rprop_gm, fn_lanes_correct_gm (generic vectors,
+/* Quickprop's and Adam's parameters (shrink = mu / (1 + mu), as the scalar
+ * kernels compute it). */
+typedef struct {
+    double eps, mu, shrink, decay, threshold, momentum;
+} fn_lanes_quickprop_params;
+
+typedef struct {
+    double rate, beta1, beta2, eps;
+} fn_lanes_adam_params;
+
+FN_INLINE void
+fn_lanes_quickprop_init(fn_lanes_quickprop_params *q, const fn_trials_rule *rule)
+{
+    q->eps = rule->p[0];
+    q->mu = rule->p[1];
+    q->shrink = q->mu / (1.0 + q->mu);
+    q->decay = rule->p[2];
+    q->threshold = rule->p[3];
+    q->momentum = rule->p[4];
+}
+
+FN_INLINE void
+fn_lanes_adam_init(fn_lanes_adam_params *a, const fn_trials_rule *rule)
+{
+    a->rate = rule->p[0];
+    a->beta1 = rule->p[1];
+    a->beta2 = rule->p[2];
+    a->eps = rule->p[3];
+}
+
+/* The lane forms of the rules and Hamey's check, once per mask
+ * representation: fn_lanes_rprop_gm, ..., fn_lanes_correct_gm (generic vectors,
  * every CPU level) and, where the tiny kernels have AVX-512, _km (mask
  * registers). */
 #define FN_LR_MASKS FN_GM

@@ -1,6 +1,8 @@
-/* RPROP's rule and Hamey's success check, lane forms: FN_TL trials of one
- * weight (one output) at once, lane by lane what fn_rprop_weight and
- * fn_output_correct of _rule.h do for one.
+/* The lanes' per-weight rules and Hamey's success check, lane forms: FN_TL
+ * trials of one weight (one output) at once, lane by lane what the scalar
+ * forms do for one: fn_rprop_weight and fn_output_correct of _rule.h,
+ * fn_quickprop_weight and fn_adam_weight of _per_weight.h, and batch
+ * backpropagation's momentum step (_backprop.pyx).
  *
  * Not an ordinary header: _lanes.h includes it once per mask representation
  * (as _simd.h does _tiles.h), after defining the parameters below, so it has
@@ -10,7 +12,8 @@
  *   FN_LR_MASKS   the mask operations: FN_GM (generic vectors) or FN_KM
  *                 (AVX-512 mask registers); see _lanes.h for FN_<set>_<op>.
  *   FN_LR_SUFFIX  the functions' names end in it: fn_lanes_rprop_<suffix>,
- *                 fn_lanes_correct_<suffix>.
+ *                 fn_lanes_backprop_<suffix>, fn_lanes_quickprop_<suffix>,
+ *                 fn_lanes_adam_<suffix>, fn_lanes_correct_<suffix>.
  *   FN_LR_ATTR    attributes of the functions (the target of FN_KM's
  *                 intrinsics; empty for FN_GM).
  */
@@ -67,6 +70,65 @@ FN_LR_NAME(fn_lanes_rprop)(const int V, fn_tvr *w, const fn_tvr *g, fn_tvr *gp, 
         *dw = FN_LR(SEL)(neg, zero, change);
         *gp = FN_LR(SEL)(neg, zero, gv);
     }
+}
+
+/* The three rules below compute lane by lane what their scalar forms compute,
+ * operation for operation, except that the compiler may fuse a product and a
+ * sum into one multiply-add where the CPU level has them (as in the lanes'
+ * passes): a lane agrees with the scalar form to rounding. */
+
+/* Batch backpropagation's step of one weight in every lane, in place (as
+ * _backprop.pyx's momentum_update): dw = -rate g + momentum dw_prev,
+ * w += dw, dw_prev = dw. */
+FN_LR_ATTR FN_INLINE void
+FN_LR_NAME(fn_lanes_backprop)(fn_tvr *w, const fn_tvr *g, fn_tvr *dw, double rate,
+                              double momentum)
+{
+    const fn_tv d = -rate * *g + momentum * *dw;
+    *w += d;
+    *dw = d;
+}
+
+/* Quickprop's step of one weight in every lane, in place (fn_quickprop_weight's
+ * branches as selects): weight w, epoch gradient g, previous slope dp and
+ * step sp; shrink = mu / (1 + mu). The secant term is 0 where dp - d is 0. */
+FN_LR_ATTR FN_INLINE void
+FN_LR_NAME(fn_lanes_quickprop)(fn_tvr *w, const fn_tvr *g, fn_tvr *dp, fn_tvr *sp,
+                               const fn_lanes_quickprop_params *q)
+{
+    const fn_tv zero = FN_TSPLAT(0.0);
+    const fn_tv d = -(*g + q->decay * *w);
+    const fn_tv s = *sp, dpv = *dp, den = dpv - d;
+    const fn_tv secant = FN_LR(SEL)(FN_LR(EQ)(den, zero), zero, s * d / den);
+    const fn_tv lin = q->eps * d, grow = q->mu * s, lim = q->shrink * dpv;
+    const fn_tv up = FN_LR(SEL)(FN_LR(GT)(d, zero), lin, zero)
+        + FN_LR(SEL)(FN_LR(GT)(d, lim), grow, secant);
+    const fn_tv down = FN_LR(SEL)(FN_LR(LT)(d, zero), lin, zero)
+        + FN_LR(SEL)(FN_LR(LT)(d, lim), grow, secant);
+    const fn_tv plain = lin + q->momentum * s;
+    const fn_tv step = FN_LR(SEL)(FN_LR(GT)(s, FN_TSPLAT(q->threshold)), up,
+                                  FN_LR(SEL)(FN_LR(LT)(s, FN_TSPLAT(-q->threshold)), down,
+                                             plain));
+    *w += step;
+    *sp = step;
+    *dp = d;
+}
+
+/* Adam's step of one weight in every lane, in place (fn_adam_weight): moment
+ * estimates m and v; c1 = 1 - beta1^t and c2 = 1 - beta2^t of update t. */
+FN_LR_ATTR FN_INLINE void
+FN_LR_NAME(fn_lanes_adam)(fn_tvr *w, const fn_tvr *g, fn_tvr *m, fn_tvr *v,
+                          const fn_lanes_adam_params *a, double c1, double c2)
+{
+    const fn_tv gv = *g;
+    const fn_tv mv = a->beta1 * *m + (1.0 - a->beta1) * gv;
+    const fn_tv vv = a->beta2 * *v + (1.0 - a->beta2) * (gv * gv);
+    const fn_tv q = vv / c2;
+    fn_tvr r;
+    for (int k = 0; k < FN_TL; k++) r[k] = sqrt(q[k]);
+    *w -= a->rate * (mv / c1) / (r + a->eps);
+    *m = mv;
+    *v = vv;
 }
 
 /* Hamey's success check (1992) of one output y of target t in every lane:

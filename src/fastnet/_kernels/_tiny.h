@@ -336,7 +336,7 @@ FN_TINY_NAME(fn_tiny_variants)(const int OA, ptrdiff_t n, const double *XB, cons
                                const fn_trials_state *state, const fn_trials_rule *rule,
                                const fn_trials_epochs *run, double *snap)
 {
-    switch (rule->variant) {
+    switch (rule->code) {
     case FN_RPROP_PLUS:
         FN_TINY_NAME(fn_tiny_groups)(OA, FN_RPROP_PLUS, n, XB, T, state, rule, run, snap);
         break;
@@ -353,7 +353,7 @@ FN_TINY_NAME(fn_tiny_variants)(const int OA, ptrdiff_t n, const double *XB, cons
 }
 
 /* Run run->n_epochs epochs of epoch-batched RPROP for every group (as
- * fn_trials_rprop_generic), x/(1+|x|) hidden units, output activation oact
+ * fn_trials_train_generic), x/(1+|x|) hidden units, output activation oact
  * (linear or x/(1+|x|)). work: n * TI vectors. */
 FN_TINY_TARGET static void
 FN_TINY_NAME(fn_tiny)(ptrdiff_t oact, ptrdiff_t n, const double *X, const double *T,

@@ -3,14 +3,15 @@
  * _trials.pyx.
  *
  *   fn_trials_sse, fn_trials_outputs   a data set's error or outputs, forward alone;
- *   fn_trials_rprop                    epochs of epoch-batched RPROP: the tiny
- *                                      kernels (_tiny.h) for their shapes, else
- *                                      fn_trials_rprop_generic (here).
+ *   fn_trials_train                    epochs of an epoch-batched rule (RPROP,
+ *                                      backprop, Quickprop, Adam): for RPROP the
+ *                                      tiny kernels (_tiny.h) for their shapes,
+ *                                      else fn_trials_train_generic (here).
  *
  * Order of work: a group runs all epochs of the call before the next group
  * starts (its state stays in L1/L2), examples in blocks of FN_TBLOCK, each
  * block forward, then backward into the gradient (_lanes_pass.h); after each
- * epoch RPROP's rule and, every check_every epochs, Hamey's check (their lane
+ * epoch the rule and, every check_every epochs, Hamey's check (their lane
  * forms: _lanes_rule.h).
  */
 #ifndef FASTNET_TRIALS_H
@@ -140,20 +141,107 @@ fn_trials_update_variant(int variant, const int blend, ptrdiff_t n_w, double *wg
     }
 }
 
-/* RPROP's lane rule alone (the twin of _rprop.pyx's rprop_step, for tests):
- * one step of n_w weights of FN_TL lanes, (n_w, FN_TL) blocks in place given the
- * gradient g; rose[lane] != 0: that lane's epoch error rose (irprop+). */
+/* The values of a rule that change from epoch to epoch: backprop's rate and
+ * Adam's bias corrections c1 = 1 - beta1^t, c2 = 1 - beta2^t (update t). */
+typedef struct {
+    double rate, c1, c2;
+} fn_lanes_epoch;
+
+/* Those of the epoch after the trials' t-th (t = 0: their first), as the
+ * single-network kernels and train_backprop compute them (decay horizon t_max). */
+FN_INLINE void
+fn_lanes_epoch_values(const fn_trials_rule *rule, ptrdiff_t t, ptrdiff_t t_max,
+                      fn_lanes_epoch *v)
+{
+    v->rate = rule->p[0];
+    v->c1 = v->c2 = 1.0;
+    if (rule->code == FN_RULE_BACKPROP && rule->p[2] != 0.0) {
+        v->rate = rule->p[0] * (1.0 - (double)t / (double)t_max);
+    } else if (rule->code == FN_RULE_ADAM) {
+        v->c1 = 1.0 - pow(rule->p[1], (double)(t + 1));
+        v->c2 = 1.0 - pow(rule->p[2], (double)(t + 1));
+    }
+}
+
+/* One step of rule R (FN_RULE_BACKPROP, _QUICKPROP or _ADAM, a constant) of
+ * every weight of a group, in memory (blocks of n_w x FN_TL at wg, gg and the
+ * rule's arrays gp, dwp, st: see fn_trials_state). With `blend` (a constant),
+ * the lanes outside *active keep their state. */
+FN_INLINE void
+fn_trials_update_rule(const int R, const int blend, ptrdiff_t n_w, double *wg, const double *gg,
+                      double *gp, double *dwp, double *st, const fn_tm *active,
+                      const fn_trials_rule *rule, const fn_lanes_epoch *ev)
+{
+    fn_lanes_quickprop_params q;
+    fn_lanes_adam_params a;
+    fn_lanes_quickprop_init(&q, rule);
+    fn_lanes_adam_init(&a, rule);
+    const double momentum = rule->p[1];
+    /* backprop keeps one array (dw_prev), the others two (g_prev, step) */
+    double *xs = R == FN_RULE_BACKPROP ? dwp : gp;
+    for (ptrdiff_t c = 0; c < n_w; c++) {
+        double *pw = wg + c * FN_TL, *px = xs + c * FN_TL, *py = st + c * FN_TL;
+        const fn_tvr g = FN_TLOAD(gg + c * FN_TL);
+        const fn_tvr w0 = FN_TLOAD(pw), x0 = FN_TLOAD(px);
+        const fn_tvr y0 = R == FN_RULE_BACKPROP ? (fn_tvr){0} : FN_TLOAD(py);
+        fn_tvr w = w0, x = x0, y = y0;
+        if (R == FN_RULE_BACKPROP) fn_lanes_backprop_gm(&w, &g, &x, ev->rate, momentum);
+        else if (R == FN_RULE_QUICKPROP) fn_lanes_quickprop_gm(&w, &g, &x, &y, &q);
+        else fn_lanes_adam_gm(&w, &g, &x, &y, &a, ev->c1, ev->c2);
+        if (blend) {
+            w = FN_TSEL(*active, w, w0);
+            x = FN_TSEL(*active, x, x0);
+            y = FN_TSEL(*active, y, y0);
+        }
+        FN_TSTORE(pw, w);
+        FN_TSTORE(px, x);
+        if (R != FN_RULE_BACKPROP) FN_TSTORE(py, y);
+    }
+}
+
+/* One step of any lanes rule (rule->code; RPROP's variants by
+ * fn_trials_update_variant, with its parameters k and the lanes whose error
+ * rose; the others with the epoch's values ev): each its own loop. */
+FN_INLINE void
+fn_trials_update_any(const int blend, ptrdiff_t n_w, double *wg, const double *gg, double *gp,
+                     double *dwp, double *st, const fn_tm *active, const fn_tm *rose,
+                     const fn_lanes_steps *k, const fn_trials_rule *rule,
+                     const fn_lanes_epoch *ev)
+{
+    switch (rule->code) {
+    case FN_RULE_BACKPROP:
+        fn_trials_update_rule(FN_RULE_BACKPROP, blend, n_w, wg, gg, gp, dwp, st, active, rule, ev);
+        break;
+    case FN_RULE_QUICKPROP:
+        fn_trials_update_rule(FN_RULE_QUICKPROP, blend, n_w, wg, gg, gp, dwp, st, active, rule,
+                              ev);
+        break;
+    case FN_RULE_ADAM:
+        fn_trials_update_rule(FN_RULE_ADAM, blend, n_w, wg, gg, gp, dwp, st, active, rule, ev);
+        break;
+    default:
+        fn_trials_update_variant(rule->code, blend, n_w, wg, gg, gp, dwp, st, active, rose, k);
+        break;
+    }
+}
+
+/* A lanes rule alone (the twin of the single-network rules, for tests): one
+ * step of n_w weights of FN_TL lanes, (n_w, FN_TL) blocks in place given the
+ * gradient g, after t epochs (decay horizon t_max); rose[lane] != 0: that
+ * lane's epoch error rose (irprop+). */
 FN_TRIALS_CLONES static void
 fn_trials_rule_step(ptrdiff_t n_w, double *w, const double *g, double *g_prev, double *dw_prev,
-                    double *step, const fn_trials_rule *rule, const int64_t *rose)
+                    double *step, const fn_trials_rule *rule, const int64_t *rose, ptrdiff_t t,
+                    ptrdiff_t t_max)
 {
     fn_lanes_steps k;
     fn_lanes_steps_init(&k, rule);
+    fn_lanes_epoch ev;
+    fn_lanes_epoch_values(rule, t, t_max, &ev);
     fn_tm r;
     memcpy(&r, rose, sizeof r);
     const fn_tm all = FN_GM_ALL, rose_mask = r != 0;
-    fn_trials_update_variant(rule->variant, 0, n_w, w, g, g_prev, dw_prev, step, &all,
-                             &rose_mask, &k);
+    fn_trials_update_any(0, n_w, w, g, g_prev, dw_prev, step, &all, &rose_mask, &k, rule, &ev);
 }
 
 /* Hamey's lane check alone (for tests): the lanes of outputs Y (n, n_out,
@@ -212,10 +300,23 @@ fn_trials_epoch_gradient(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t 
     *sse = e;
 }
 
-/* Run run->n_epochs epochs of epoch-batched RPROP for every group (see the
- * top). work: 3 * FN_TBLOCK * n_units vectors. */
+/* The lanes of a group (weights wg, n_w x FN_TL) with a weight of magnitude
+ * w_limit or more, or NaN, into *far. */
+FN_INLINE void
+fn_trials_beyond(ptrdiff_t n_w, const double *wg, double w_limit, fn_tm *far)
+{
+    fn_tm f = (fn_tm){0};
+    for (ptrdiff_t c = 0; c < n_w; c++) {
+        const fn_tv a = FN_TABS(FN_TLOAD(wg + c * FN_TL));
+        f |= ~(a < w_limit);
+    }
+    *far = f;
+}
+
+/* Run run->n_epochs epochs of a lanes rule (epoch-batched) for every group
+ * (see the top). work: 3 * FN_TBLOCK * n_units vectors. */
 FN_TRIALS_CLONES static void
-fn_trials_rprop_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
+fn_trials_train_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                         ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
                         const double *T, ptrdiff_t n_out, const fn_trials_state *state,
                         const fn_trials_rule *rule, const fn_trials_epochs *run, double *work)
@@ -224,7 +325,6 @@ fn_trials_rprop_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
      * otherwise make the compiler reload the fields) */
     const fn_trials_state s = *state;
     const fn_trials_epochs e = *run;
-    const int variant = rule->variant;
     fn_lanes_steps k;
     fn_lanes_steps_init(&k, rule);
     /* work: FN_TBLOCK rows each of activations, f'(net) (which become dE/dnet)
@@ -241,6 +341,13 @@ fn_trials_rprop_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
         fn_tm lane_status;
         memcpy(&lane_status, sg, sizeof lane_status);
         for (ptrdiff_t ep = 0; ep < e.n_epochs; ep++) {
+            if (e.w_limit > 0.0) {
+                /* Lanes whose weights reached w_limit stop before the epoch. */
+                fn_tm far;
+                fn_trials_beyond(n_w, wg, e.w_limit, &far);
+                far &= lane_status == none;
+                lane_status = (far & ((fn_tm){0} + (FN_STATUS_BEYOND + ep))) | (~far & lane_status);
+            }
             fn_tm active = lane_status == none;
             int all = 1, any = 0;
             for (int l = 0; l < FN_TL; l++) { all &= active[l] != 0; any |= active[l] != 0; }
@@ -257,10 +364,12 @@ fn_trials_rprop_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
             const fn_tv last = FN_TLOAD(s.last_error + grp * FN_TL);
             const fn_tm rose = sse > last;
             FN_TSTORE(s.last_error + grp * FN_TL, FN_TSEL(active, sse, last));
+            fn_lanes_epoch ev;
+            fn_lanes_epoch_values(rule, e.t0 + ep, e.t_max, &ev);
             if (all)
-                fn_trials_update_variant(variant, 0, n_w, wg, gg, gp, dwp, st, &active, &rose, &k);
+                fn_trials_update_any(0, n_w, wg, gg, gp, dwp, st, &active, &rose, &k, rule, &ev);
             else
-                fn_trials_update_variant(variant, 1, n_w, wg, gg, gp, dwp, st, &active, &rose, &k);
+                fn_trials_update_any(1, n_w, wg, gg, gp, dwp, st, &active, &rose, &k, rule, &ev);
             if (e.check_every > 0 && (ep + 1) % e.check_every == 0) {
                 fn_tm ok = FN_GM_ALL;
                 fn_trials_data_pass(FN_PASS_CHECK, layers, n_layers, n_in, n, X, T, n_out, wg, A,
@@ -305,17 +414,17 @@ fn_trials_tiny(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrd
     return listed && fn_tiny_supported();
 }
 
-/* Run run->n_epochs epochs of epoch-batched RPROP for every group (as
- * fn_trials_rprop_generic; work: trials_work_size doubles); tiny shapes go to
- * their own kernels unless `special` is 0. */
+/* Run run->n_epochs epochs of a lanes rule for every group (as
+ * fn_trials_train_generic; work: trials_work_size doubles); RPROP on tiny
+ * shapes goes to their own kernels unless `special` is 0. */
 static void
-fn_trials_rprop(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_units,
+fn_trials_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_units,
                 ptrdiff_t n_w, ptrdiff_t n, const double *X, const double *T, ptrdiff_t n_out,
                 const fn_trials_state *state, const fn_trials_rule *rule,
                 const fn_trials_epochs *run, double *work, int special)
 {
     int ni = 0, nh = 0, no = 0, sc = 0;
-    if (special && fn_trials_tiny(layers, n_layers, n_in, n_w, n_out)) {
+    if (special && rule->code <= FN_IRPROP_PLUS && fn_trials_tiny(layers, n_layers, n_in, n_w, n_out)) {
         const ptrdiff_t oact = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_ACT];
         fn_tiny_shape(layers, n_layers, n_in, n_w, n_out, &ni, &nh, &no, &sc);
 #define FN_TINY_CALL(a, b, c, d)                                                       \
@@ -326,7 +435,7 @@ fn_trials_rprop(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptr
         FN_TINY_SHAPES(FN_TINY_CALL)
 #undef FN_TINY_CALL
     }
-    fn_trials_rprop_generic(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, state,
+    fn_trials_train_generic(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, state,
                             rule, run, work);
 }
 

@@ -29,23 +29,38 @@ cdef extern from "_trials.h" nogil:
         double* step
         double* last_error
         int64_t* status
+    enum: FN_RULE_NP
+    enum: FN_IRPROP_PLUS
+    enum: FN_RULE_BACKPROP
+    enum: FN_RULE_QUICKPROP
+    enum: FN_RULE_ADAM
+    enum: FN_RULE_COUNT
     ctypedef struct fn_trials_rule:
-        int variant
-        double eta_plus, eta_minus, step_min, step_max
+        int code
+        double p[FN_RULE_NP]
     ctypedef struct fn_trials_epochs:
         Py_ssize_t n_epochs, ld, check_every
         double* sse_out
         double sse_scale, r_c, analog
+        Py_ssize_t t0, t_max
+        double w_limit
+    int64_t FN_STATUS_BEYOND
     void fn_trials_rule_step(Py_ssize_t n_w, double* w, const double* g, double* g_prev,
                              double* dw_prev, double* step, const fn_trials_rule* rule,
-                             const int64_t* rose)
+                             const int64_t* rose, Py_ssize_t t, Py_ssize_t t_max)
     unsigned fn_trials_check(Py_ssize_t n, Py_ssize_t n_out, const double* Y, const double* T,
                              double r_c, double analog)
-    void fn_trials_rprop(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
+    void fn_trials_train(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
                          Py_ssize_t n_units, Py_ssize_t n_w, Py_ssize_t n, const double* X,
                          const double* T, Py_ssize_t n_out, const fn_trials_state* state,
                          const fn_trials_rule* rule, const fn_trials_epochs* run, double* work,
                          int special)
+
+#: The lanes' rule codes besides RPROP's variants (0-3), for ``Algorithm.lanes_args``.
+RULE_BACKPROP, RULE_QUICKPROP, RULE_ADAM = FN_RULE_BACKPROP, FN_RULE_QUICKPROP, FN_RULE_ADAM
+
+#: A lane stopped at trials_train's w_limit has status BEYOND + the epochs it trained.
+BEYOND = FN_STATUS_BEYOND
 
 #: Trials per group (lanes of one vector).
 LANES = FN_TL
@@ -124,6 +139,25 @@ cdef Py_ssize_t _check(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
     return n_units
 
 
+cdef fn_trials_rule _rule(tuple rule) except *:
+    """A lanes rule from (code, *parameters) (see fn_trials_rule in _lanes.h)."""
+    cdef fn_trials_rule r
+    cdef Py_ssize_t i, n = len(rule) - 1
+    if n < 0 or n > FN_RULE_NP:
+        raise ValueError(f"kernel: a rule is (code, up to {FN_RULE_NP} parameters)")
+    r.code = rule[0]
+    if r.code < 0 or r.code >= FN_RULE_COUNT:
+        raise ValueError("kernel: unknown lanes rule")
+    for i in range(FN_RULE_NP):
+        r.p[i] = rule[i + 1] if i < n else 0.0
+    if r.code == FN_RULE_QUICKPROP and not (r.p[0] > 0.0 and r.p[1] > 0.0):
+        raise ValueError("kernel: Quickprop parameters out of range")
+    if r.code == FN_RULE_ADAM and not (r.p[0] > 0.0 and 0.0 <= r.p[1] < 1.0
+                                       and 0.0 <= r.p[2] < 1.0 and r.p[3] > 0.0):
+        raise ValueError("kernel: Adam parameters out of range")
+    return r
+
+
 cdef bint _same_shape(const double[:, :, ::1] a, const double[:, :, ::1] b):
     return a.shape[0] == b.shape[0] and a.shape[1] == b.shape[1] and a.shape[2] == b.shape[2]
 
@@ -178,51 +212,64 @@ def trials_outputs(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const doubl
     return 0
 
 
-def trials_rprop(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:, ::1] X,
+def trials_train(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:, ::1] X,
                  const double[:, ::1] T, double[:, :, ::1] w, double[:, :, ::1] g,
                  double[:, :, ::1] g_prev, double[:, :, ::1] dw_prev, double[:, :, ::1] step,
-                 double[::1] last_error, int64_t[::1] status, double[::1] work,
-                 int variant, double eta_plus, double eta_minus, double step_min,
-                 double step_max, double[:, :] sse_out, Py_ssize_t check_every=0,
-                 double r_c=0.4, double analog=-1.0, bint special=True, double sse_scale=1.0):
-    """Run sse_out.shape[1] epochs of RPROP for every lane whose status is 0.
+                 double[::1] last_error, int64_t[::1] status, double[::1] work, tuple rule,
+                 double[:, :] sse_out, Py_ssize_t check_every=0, double r_c=0.4,
+                 double analog=-1.0, bint special=True, double sse_scale=1.0, Py_ssize_t t0=0,
+                 Py_ssize_t t_max=1, double w_limit=0.0):
+    """Run sse_out.shape[1] epochs of a lanes rule for every lane whose status is 0.
 
     Parameters
     ----------
     layers, n_in : the network's layer table and input count.
     X, T : training inputs and targets, shared by all trials.
-    w, g, g_prev, dw_prev, step : (n_groups, n_w, LANES) weights and RPROP state,
-        read and updated in place (frozen lanes are left unchanged).
+    w, g, g_prev, dw_prev, step : (n_groups, n_w, LANES) weights, gradient and
+        the rule's three state arrays (see fn_trials_state in _lanes.h), read
+        and updated in place (frozen lanes are left unchanged).
     last_error : (n_groups * LANES,) previous epoch's SSE per lane (irprop+).
     status : (n_groups * LANES,) int64, 0 = train; see _lanes.h for what the
         kernel writes (k > 0: non-finite error in epoch k of this call; -k: the
         success check held after epoch k).
     work : scratch of at least work_size(n_units, n, n_in) doubles.
-    variant, eta_plus, eta_minus, step_min, step_max : as train_epochs in _rprop.
+    rule : (code, *parameters): an RPROP variant code 0-3 with (eta_plus,
+        eta_minus, step_min, step_max), or RULE_BACKPROP with (rate, momentum,
+        decay), RULE_QUICKPROP with (epsilon, mu, decay, threshold, momentum),
+        RULE_ADAM with (rate, beta1, beta2, epsilon).
     sse_out : (n_groups * LANES, n_epochs), rows contiguous (any row stride):
         the training SSE per lane (trial g * LANES + lane) and epoch, times
         sse_scale (only the epochs a lane trained are meaningful).
     check_every, r_c, analog : Hamey's success check after every check_every-th
         epoch (0: none), as in _rprop.train_epochs.
+    special : RPROP on tiny shapes in their own kernels (see _tiny.h).
+    t0, t_max : the epochs trained before the call (Adam's bias corrections,
+        backprop's decay) and backprop's decay horizon (>= 1).
+    w_limit : > 0: a lane with a weight of this magnitude or more (or NaN)
+        stops before its next epoch with status BEYOND + the epochs it trained
+        in the call (the generic kernel: not with ``special`` RPROP shapes).
 
     Returns
     -------
     status : int, 0.
     """
+    cdef fn_trials_rule r = _rule(rule)
     cdef Py_ssize_t n_units = _check(layers, n_in, X, T.shape[0], T.shape[1], w, work)
     cdef Py_ssize_t n_groups = w.shape[0], n_w = w.shape[1]
     if work.shape[0] < work_size(n_units, X.shape[0], n_in):
         raise ValueError("kernel: work buffer too small")
     if not (_same_shape(g, w) and _same_shape(g_prev, w) and _same_shape(dw_prev, w)
             and _same_shape(step, w)):
-        raise ValueError("kernel: RPROP state does not match the weights")
+        raise ValueError("kernel: the rule's state does not match the weights")
     if (last_error.shape[0] != n_groups * FN_TL or status.shape[0] != n_groups * FN_TL
             or sse_out.shape[0] != n_groups * FN_TL):
         raise ValueError("kernel: per-lane vectors must hold one value per lane")
-    if variant < 0 or variant > 3:
-        raise ValueError("kernel: unknown RPROP variant")
     if check_every < 0 or (check_every > 0 and not 0.0 < r_c <= 0.5):
         raise ValueError("kernel: success check needs r_c in (0, 0.5]")
+    if t0 < 0 or t_max < 1:
+        raise ValueError("kernel: t0 must be >= 0 and t_max >= 1")
+    if w_limit > 0.0 and special and r.code <= FN_IRPROP_PLUS:
+        raise ValueError("kernel: w_limit needs special=False for RPROP")
     if sse_out.shape[1] == 0:
         return 0
     if sse_out.strides[1] != sizeof(double) or sse_out.strides[0] % sizeof(double) != 0 \
@@ -231,19 +278,35 @@ def trials_rprop(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     cdef fn_trials_state state = fn_trials_state(
         n_groups, &w[0, 0, 0], &g[0, 0, 0], &g_prev[0, 0, 0], &dw_prev[0, 0, 0],
         &step[0, 0, 0], &last_error[0], &status[0])
-    cdef fn_trials_rule rule = fn_trials_rule(variant, eta_plus, eta_minus, step_min, step_max)
     cdef fn_trials_epochs run = fn_trials_epochs(
         sse_out.shape[1], sse_out.strides[0] // sizeof(double), check_every, &sse_out[0, 0],
-        sse_scale, r_c, analog)
+        sse_scale, r_c, analog, t0, t_max, w_limit)
     with nogil:
-        fn_trials_rprop(&layers[0, 0], layers.shape[0], n_in, n_units, n_w, X.shape[0],
-                        &X[0, 0], &T[0, 0], T.shape[1], &state, &rule, &run, &work[0], special)
+        fn_trials_train(&layers[0, 0], layers.shape[0], n_in, n_units, n_w, X.shape[0],
+                        &X[0, 0], &T[0, 0], T.shape[1], &state, &r, &run, &work[0], special)
     return 0
 
 
-def rule_step(int variant, double[:, ::1] w, const double[:, ::1] g, double[:, ::1] g_prev,
-              double[:, ::1] dw_prev, double[:, ::1] step, double eta_plus, double eta_minus,
-              double step_min, double step_max, const int64_t[::1] rose):
+def trials_rprop(layers, Py_ssize_t n_in, X, T, w, g, g_prev, dw_prev, step, last_error,
+                 status, work, int variant, double eta_plus, double eta_minus, double step_min,
+                 double step_max, sse_out, Py_ssize_t check_every=0, double r_c=0.4,
+                 double analog=-1.0, bint special=True, double sse_scale=1.0):
+    """trials_train for RPROP: ``variant`` (0-3), eta_plus, eta_minus, step_min
+    and step_max as train_epochs in _rprop; the rest as trials_train's.
+
+    Returns
+    -------
+    status : int, 0.
+    """
+    if variant < 0 or variant > FN_IRPROP_PLUS:
+        raise ValueError("kernel: unknown RPROP variant")
+    return trials_train(layers, n_in, X, T, w, g, g_prev, dw_prev, step, last_error, status,
+                        work, (variant, eta_plus, eta_minus, step_min, step_max), sse_out,
+                        check_every, r_c, analog, special, sse_scale)
+
+
+def rule_step(int variant, w, g, g_prev, dw_prev, step, double eta_plus, double eta_minus,
+              double step_min, double step_max, rose):
     """Python twin of the lanes' RPROP rule for tests: one step of (n_w, LANES)
     blocks in place (as _rprop.rprop_step, lane k with error_rose = rose[k] != 0).
 
@@ -251,19 +314,36 @@ def rule_step(int variant, double[:, ::1] w, const double[:, ::1] g, double[:, :
     -------
     status : int, 0.
     """
+    if variant < 0 or variant > FN_IRPROP_PLUS:
+        raise ValueError("kernel: unknown RPROP variant")
+    return lanes_rule_step((variant, eta_plus, eta_minus, step_min, step_max), w, g, g_prev,
+                           dw_prev, step, rose)
+
+
+def lanes_rule_step(tuple rule, double[:, ::1] w, const double[:, ::1] g,
+                    double[:, ::1] g_prev, double[:, ::1] dw_prev, double[:, ::1] step,
+                    const int64_t[::1] rose, Py_ssize_t t=0, Py_ssize_t t_max=1):
+    """Python twin of any lanes rule for tests: one step of (n_w, LANES) blocks
+    in place, the epoch after the trials' t-th (``rule`` and ``t_max`` as in
+    trials_train; rose[k] != 0: lane k's error rose, for irprop+).
+
+    Returns
+    -------
+    status : int, 0.
+    """
+    cdef fn_trials_rule r = _rule(rule)
     cdef Py_ssize_t n = w.shape[0]
     if (w.shape[1] != FN_TL or g.shape[0] != n or g.shape[1] != FN_TL or g_prev.shape[0] != n
             or g_prev.shape[1] != FN_TL or dw_prev.shape[0] != n or dw_prev.shape[1] != FN_TL
             or step.shape[0] != n or step.shape[1] != FN_TL or rose.shape[0] != FN_TL):
-        raise ValueError(f"kernel: RPROP blocks must all be (n_w, {FN_TL}), rose ({FN_TL},)")
-    if variant < 0 or variant > 3:
-        raise ValueError("kernel: unknown RPROP variant")
+        raise ValueError(f"kernel: rule blocks must all be (n_w, {FN_TL}), rose ({FN_TL},)")
+    if t < 0 or t_max < 1:
+        raise ValueError("kernel: t must be >= 0 and t_max >= 1")
     if n == 0:
         return 0
-    cdef fn_trials_rule rule = fn_trials_rule(variant, eta_plus, eta_minus, step_min, step_max)
     with nogil:
         fn_trials_rule_step(n, &w[0, 0], &g[0, 0], &g_prev[0, 0], &dw_prev[0, 0], &step[0, 0],
-                            &rule, &rose[0])
+                            &r, &rose[0], t, t_max)
     return 0
 
 

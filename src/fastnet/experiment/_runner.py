@@ -134,6 +134,8 @@ def _run_task(task):
                        for net, seed in zip(nets, seeds)]
             batch = {"runs": 1, "method": "train"}
         else:
+            if args["algorithm"].lanes:       # (as RPROP's: the cell decides, not the batch)
+                kw["method"] = _cell_method(ds.n_train, nets[0].n_connections)
             results = train_many(nets, *ds.train, *ds.val, seeds=seeds, **kw)
             batch = {"runs": len(nets), "method": results[0].setup["batch"]["method"]}
     elif task.one_per_call:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fastnet._kernels import _trials
 from fastnet._validation import check_choice, check_float
 from fastnet.network import MAX_INIT_SCALE
 from fastnet.stopping import GL, AnyOf, MaxEpochs, ProgressBelow, StoppingCriterion, proben1_multilayer
@@ -83,6 +84,9 @@ class Algorithm:
     kernel_check = False
     #: Trials can train side by side in vector lanes (see :meth:`lanes_args`).
     lanes = False
+    #: The most a weight moves in one epoch in the lanes, or None: no bound
+    #: (the lanes then watch the weights themselves; see ``_lanes.safe_weight``).
+    max_change = None
     @property
     def objectives(self):
         """Whether the rule trains the run's objective (``loss``, ``weight_decay``:
@@ -287,6 +291,11 @@ class RPROP(Algorithm):
         delta_min, delta_max)."""
         return self._args
 
+    def lanes_state(self, g_prev, dw_prev, step, last_error, epoch, max_epochs):
+        """A trial's state in the single-network kernels from the lanes' arrays
+        (its previous change ``dw_prev`` goes to the workspace)."""
+        return self.state(g_prev, step, last_error)
+
     def initial_steps(self, rng, shape):
         """Initial steps Delta0 of the given shape, drawn from ``rng`` if ``delta0`` is a range."""
         if isinstance(self.delta0, tuple):
@@ -377,6 +386,27 @@ class Backprop(Algorithm):
     def draws(self):
         return self.mode == "online"
 
+    @property
+    def lanes(self):
+        """Batch training has vector-lanes kernels (constant or decaying rate)."""
+        return self.mode == "batch"
+
+    @property
+    def kernel_check(self):
+        """Batch training runs Hamey's success check in the kernels."""
+        return self.mode == "batch"
+
+    def lanes_args(self):
+        """The rule's arguments of the kernels: (code, learning_rate, momentum, decay)."""
+        return (_trials.RULE_BACKPROP, self.learning_rate, self.momentum, float(self.decay))
+
+    def lanes_state(self, g_prev, dw_prev, step, last_error, epoch, max_epochs):
+        """A trial's state in the single-network kernels after ``epoch`` epochs
+        in the lanes (its previous change ``dw_prev`` goes to the workspace)."""
+        state = _BackpropState(None, max_epochs)
+        state.epoch = epoch
+        return state
+
     def record(self):
         return (f"backpropagation ({self.mode}) with momentum",
                 {"learning_rate": self.learning_rate, "momentum": self.momentum,
@@ -407,7 +437,8 @@ class Backprop(Algorithm):
         else:
             order = np.zeros((0, 0), dtype=np.intp)
         state.epoch += n
-        return ws.backprop_epochs(rates, self.momentum, order, sse_out)
+        every, r_c, analog = NO_CHECK if check is None else check
+        return ws.backprop_epochs(rates, self.momentum, order, sse_out, every, r_c, analog)
 
 
 def proben1_stopping(kind: str) -> StoppingCriterion:

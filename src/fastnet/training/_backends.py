@@ -12,6 +12,7 @@ the backends.
 """
 import numpy as np
 
+from fastnet._kernels._trials import BEYOND
 from fastnet.training._lanes import LANES
 
 __all__ = ["HANDOFF_FILL", "HANDOFF_EPOCHS", "lanes_fill", "Trials"]
@@ -65,15 +66,44 @@ class Trials:
         if self.lanes is None:
             return self.serial.run(trials, n, check, history, epoch)
         if self.serial is None:
-            return self.lanes.run(trials, n, check, history, epoch, in_place=True)
-        mine, in_lanes, alone = self._split(trials)
-        status = np.zeros(trials.size, np.int64)
-        if in_lanes.size:
-            status[mine] = self.lanes.run(in_lanes, n, check, history, epoch,
-                                          in_place=self.serial is None)
-        if alone.size:
-            status[~mine] = self.serial.run(alone, n, check, history, epoch)
+            status = self.lanes.run(trials, n, check, history, epoch, in_place=True)
+        else:
+            mine, in_lanes, alone = self._split(trials)
+            status = np.zeros(trials.size, np.int64)
+            if in_lanes.size:
+                status[mine] = self.lanes.run(in_lanes, n, check, history, epoch,
+                                              in_place=False)
+            if alone.size:
+                status[~mine] = self.serial.run(alone, n, check, history, epoch)
+        if self.lanes.w_limit:          # (rules without a bound on their changes)
+            for j in np.flatnonzero(status >= BEYOND):
+                status[j] = self._go_on_alone(trials, int(trials[j]), int(status[j] - BEYOND),
+                                              n, check, history, epoch)
         return status
+
+    def _go_on_alone(self, trials, i, k, n, check, history, epoch):
+        """Trial ``i`` stopped in the lanes after ``k`` of the call's ``n`` epochs,
+        its weights beyond their safe range (`LanesBackend.w_limit`): it trains
+        the other n - k in the single-network kernels, its success checks at the
+        same epochs (a first part up to the next check's epoch); its status for
+        the whole call."""
+        training = np.zeros(self.in_lanes.size, bool)
+        training[trials] = True
+        self._hand_off(np.array([i]), training, epoch + k)
+        self.overflowing[i] = True
+        every = 0 if check is None else check[0]
+        first = -k % every if every else 0             # epochs to the next check
+        m1 = min(first, n - k)
+        done = k
+        for m, each in ((m1, first), (n - k - m1, every)):
+            if m <= 0:
+                continue
+            part = None if check is None else (each,) + tuple(check[1:])
+            s = int(self.serial.run(np.array([i]), m, part, history, epoch + done)[0])
+            if s:
+                return s + done if s > 0 else s - done
+            done += m
+        return 0
 
     def _gather(self, trials, lanes_fn, serial_fn, *args):
         if self.serial is None:
@@ -162,13 +192,11 @@ class Trials:
         self.repacks.append((self.lanes.lanes.G, int(np.count_nonzero(keep))))
         self.lanes.lanes.repack(keep)
 
-    def _hand_off(self, out, training):
+    def _hand_off(self, out, training, epoch=None):
         if self.serial is None:
             self.serial = self.make_serial()
-        algorithm = self.serial.algorithm
-        for i, w, g_prev, dw_prev, step, last in self.lanes.release(out):
-            self.serial.add(i, self.serial.vector(i, w), algorithm.state(g_prev, step, last),
-                            dw_prev)
+        for i, w, state, dw_prev in self.lanes.release(out, epoch):
+            self.serial.add(i, self.serial.vector(i, w), state, dw_prev)
         self.handoffs.append(int(out.size))
         self.in_lanes[out] = False
         self.lanes.freeze(out)

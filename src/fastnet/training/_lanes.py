@@ -81,7 +81,9 @@ def safe_weight(n_units, n_layers, n_patterns, data_max):
 
 
 class Lanes:
-    """The trials' weights and RPROP state, side by side in vector lanes.
+    """The trials' weights and rule state, side by side in vector lanes (the
+    rule's three arrays g_prev, dw_prev, step: RPROP's names; see
+    fn_trials_state in ``_kernels/_lanes.h`` for what the other rules keep there).
 
     ``slot[i]`` is trial i's row in the flat (G * LANES) numbering, -1 once the
     trial has been packed away (`repack`): finished trials leave the lanes, so
@@ -92,12 +94,14 @@ class Lanes:
 
     def __init__(self, weights, steps):
         """``weights``: (K, C) initial weights, trial i in row i; ``steps``: (K, C)
-        or (1, C) initial steps."""
+        or (1, C) initial steps, or None (zeros: a rule without steps)."""
         K, C = weights.shape
         self.C = C
         self.G = G = -(-K // LANES)
         self.w = to_lanes(weights, G, C)
-        if steps.shape[0] == 1:               # one step for every weight of every trial
+        if steps is None:
+            self.step = aligned(self.w.shape)
+        elif steps.shape[0] == 1:             # one step for every weight of every trial
             self.step = aligned(self.w.shape, zero=False)
             self.step[...] = steps[0][None, :, None]
         else:
@@ -162,8 +166,8 @@ class LanesBackend:
     run : RunOptions
     weights : ndarray of shape (K, C)
         The trials' initial weights, trial i in row i.
-    steps : ndarray of shape (K, C) or (1, C)
-        The initial steps.
+    steps : ndarray of shape (K, C) or (1, C), or None
+        The initial steps (RPROP; None for the other rules).
     """
 
     block_size = _trials.BLOCK
@@ -171,7 +175,8 @@ class LanesBackend:
     def __init__(self, net, algorithm, sets, run, weights, steps):
         self.net, self.sets, self.K = net, sets, weights.shape[0]
         self.layers, self.n_in, self.n_out = net.layer_table, net.n_in, net.n_out
-        self.args = algorithm.lanes_args()
+        self.algorithm, self.args = algorithm, algorithm.lanes_args()
+        self.max_epochs, self.epoch = run.max_epochs, 0     # (epochs trained by the trials)
         self.lanes = Lanes(weights, steps)
         self.work = aligned((_trials.work_size(net.n_units, sets.X.shape[0], net.n_in),))
         self.scale = run.scale(sets.X.shape[0], net.n_out)
@@ -180,14 +185,26 @@ class LanesBackend:
         self.w_safe = safe_weight(net.n_units, len(self.layers), max(a.shape[0] for a in data),
                                   max(max(_MAX(a, axis=None), -_MIN(a, axis=None))
                                       for a in data))
-        self.max_change = algorithm.max_change     # a weight moves at most this per epoch
-        if self.lanes.largest() + run.max_epochs * self.max_change < self.w_safe:
+        # A weight moves at most max_change per epoch (RPROP). None: no bound
+        # (backprop, Quickprop, Adam): the kernel stops a trial before an epoch
+        # that would start beyond w_safe (`w_limit`), and it goes on alone.
+        self.max_change = algorithm.max_change
+        if (self.max_change is not None
+                and self.lanes.largest() + run.max_epochs * self.max_change < self.w_safe):
             self.w_safe = None                      # no trial can come near it in this run
+
+    @property
+    def w_limit(self):
+        """The kernel's w_limit: a trial of a rule without a bound on its
+        changes stops in the lanes before an epoch that would start from
+        weights of w_safe or more (status ``_trials.BEYOND`` + its epochs);
+        0: no limit."""
+        return self.w_safe if self.max_change is None and self.w_safe is not None else 0.0
 
     def might_overflow(self, trials, n):
         """Those of ``trials`` whose numbers might overflow in the next ``n``
         epochs (see `safe_weight`; all lanes at once first: one number)."""
-        reach = n * self.max_change
+        reach = n * (self.max_change or 0.0)
         if self.w_safe is None or self.lanes.largest() + reach < self.w_safe:
             return trials[:0]
         return trials[~(self.lanes.largest(trials) + reach < self.w_safe)]
@@ -201,10 +218,12 @@ class LanesBackend:
         rows = lanes.slot[trials]
         in_place = in_place and lanes.in_place
         sse = history[:, epoch:epoch + n] if in_place else np.empty((lanes.G * LANES, n))
-        _trials.trials_rprop(self.layers, self.n_in, s.X, s.Y, lanes.w, lanes.g, lanes.g_prev,
+        _trials.trials_train(self.layers, self.n_in, s.X, s.Y, lanes.w, lanes.g, lanes.g_prev,
                              lanes.dw_prev, lanes.step, lanes.last_error, lanes.status,
-                             self.work, *self.args, sse, every, r_c, analog,
-                             sse_scale=self.scale)
+                             self.work, self.args, sse, every, r_c, analog,
+                             sse_scale=self.scale, t0=epoch, t_max=self.max_epochs,
+                             w_limit=self.w_limit)
+        self.epoch = epoch + n
         if not in_place:
             history[trials, epoch:epoch + n] = sse[rows]
         return lanes.status[rows]
@@ -233,15 +252,20 @@ class LanesBackend:
         s = self.lanes.slot[trials]
         self.lanes.status[s] = np.maximum(self.lanes.status[s], 1)
 
-    def release(self, trials):
-        """(weights, previous gradient, previous change, steps, last error) of each
-        of ``trials`` (copies), as the lanes leave them."""
-        lanes = self.lanes
+    def release(self, trials, epoch=None):
+        """(trial, weights, rule state, previous change) of each of ``trials``
+        (copies), as the lanes leave them: the state for the single-network
+        kernels (``algorithm.lanes_state``, after ``epoch`` epochs: by default
+        those of the last call), the previous change for their workspace."""
+        lanes, rule = self.lanes, self.algorithm
+        epoch = self.epoch if epoch is None else epoch
         for i in np.asarray(trials).tolist():
             s = int(lanes.slot[i])
             g, k = divmod(s, LANES)
-            yield (i, lanes.w[g, :, k].copy(), lanes.g_prev[g, :, k], lanes.dw_prev[g, :, k],
-                   lanes.step[g, :, k], lanes.last_error[s])
+            state = rule.lanes_state(lanes.g_prev[g, :, k], lanes.dw_prev[g, :, k],
+                                     lanes.step[g, :, k], lanes.last_error[s], epoch,
+                                     self.max_epochs)
+            yield i, lanes.w[g, :, k].copy(), state, lanes.dw_prev[g, :, k].copy()
 
     def final(self, which, rows, classification, current=False):
         """(SSE, classification error or None) of the weights ``rows`` (K, C);

@@ -378,7 +378,7 @@ def _array_start(net, plan, n_trials, seed, initial_weights, seeds):
         if n_trials is None:
             raise TypeError("with one network (the topology) give `n_trials` (and `seed`) or "
                             "`initial_weights`; for one run use train_rprop.")
-        if not algorithm.lanes:
+        if not _has_steps(algorithm):
             rng = as_generator(seed)
             W, _ = draw_trials(net, n_trials, rng, plan.init_scale)
             scale = plan.init_scale if plan.init_scale is not None else (
@@ -405,7 +405,7 @@ def _array_start(net, plan, n_trials, seed, initial_weights, seeds):
             raise ValueError(f"`initial_weights[{int(zero[0])}]` is all zeros: the hidden units "
                              "cannot break symmetry and the trial would not learn.")
     how = "weights given as initial_weights"
-    if not algorithm.lanes:
+    if not _has_steps(algorithm):
         return W, (as_generator(seed).spawn(W.shape[0]) if drawn else None), how
     steps = algorithm.initial_steps(as_generator(seed) if drawn else None,
                                     (W.shape[0] if drawn else 1, C))
@@ -434,7 +434,7 @@ def _list_start(nets, seeds, plan):
     algorithm, init = plan.algorithm, plan.init_scale
     K, C = len(nets), nets[0].n_connections
     flat = np.empty((K, C))
-    if not algorithm.lanes:
+    if not _has_steps(algorithm):
         # each trial drawn as fastnet.train draws it: weights, then the rule's own draws
         drawn, gens = init is not None or algorithm.draws, []
         for net, seed in zip(nets, seeds):
@@ -467,6 +467,13 @@ def _list_start(nets, seeds, plan):
     return flat, steps, initialisation(init)
 
 
+def _has_steps(algorithm):
+    """Whether the lanes start ``algorithm``'s trials from initial steps (RPROP's
+    Delta0, drawn with the weights); the other rules start from zeros, and their
+    trials start as :func:`fastnet.train` starts them."""
+    return algorithm.lanes and hasattr(algorithm, "initial_steps")
+
+
 def _backends(method, net, nets, algorithm, sets, run, W, steps, _how):
     """The `Trials` of ``method`` holding the K trials of initial weights ``W``
     and steps, and the rows of the training-error history."""
@@ -482,7 +489,7 @@ def _backends(method, net, nets, algorithm, sets, run, W, steps, _how):
     def serial():
         return Serial(net, algorithm, sets, run, vector=vector)
 
-    if not algorithm.lanes:
+    if not _has_steps(algorithm) and (not algorithm.lanes or method == "serial"):
         # ``steps``: each trial's generator of the rule's own draws, or None
         backend = serial()
         for i in range(K):
@@ -495,6 +502,6 @@ def _backends(method, net, nets, algorithm, sets, run, W, steps, _how):
             backend.add(i, vector(i, W[i]),
                         algorithm.state(np.zeros(C), steps[i if steps.shape[0] > 1 else 0], np.inf))
         return Trials(K, serial=backend), K
-    lanes = LanesBackend(net, algorithm, sets, run, W, steps)
+    lanes = LanesBackend(net, algorithm, sets, run, W, steps if _has_steps(algorithm) else None)
     handoff = HANDOFF_FILL if method == "mixed" else None
     return Trials(K, lanes=lanes, make_serial=serial, handoff=handoff), lanes.lanes.G * LANES

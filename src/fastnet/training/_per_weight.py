@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fastnet._kernels import _trials
 from fastnet._validation import check_float, check_int
 from fastnet.training._algorithms import NO_CHECK, Algorithm
 
@@ -83,6 +84,7 @@ class Quickprop(Algorithm):
     momentum: float = 0.0
 
     kernel_check = True
+    lanes = True
 
     def __post_init__(self):
         put = object.__setattr__.__get__(self)
@@ -96,6 +98,18 @@ class Quickprop(Algorithm):
     def kernel_params(self):
         """The kernels' parameters: (epsilon, mu, decay, threshold, momentum)."""
         return (self.epsilon, self.mu, self.decay, self.threshold, self.momentum)
+
+    def lanes_args(self):
+        """The rule's arguments of the vector-lanes kernels: (code, epsilon, mu,
+        decay, threshold, momentum)."""
+        return (_trials.RULE_QUICKPROP,) + self.kernel_params()
+
+    def lanes_state(self, g_prev, dw_prev, step, last_error, epoch, max_epochs):
+        """A trial's state in the single-network kernels from the lanes' arrays:
+        the previous slope in ``g_prev``, the previous step in ``step``."""
+        state = _QuickpropState(g_prev.shape[0])
+        state.s_prev[:], state.d_prev[:] = step, g_prev
+        return state
 
     def record(self):
         return ("Quickprop (Fahlman 1988), epoch-batched",
@@ -175,6 +189,23 @@ class Adam(Algorithm):
     @property
     def draws(self):
         return self.batch_size is not None
+
+    @property
+    def lanes(self):
+        """Full-batch Adam has vector-lanes kernels."""
+        return self.batch_size is None
+
+    def lanes_args(self):
+        """The rule's arguments of the vector-lanes kernels: (code, learning_rate,
+        beta1, beta2, epsilon)."""
+        return (_trials.RULE_ADAM,) + self.kernel_params()
+
+    def lanes_state(self, g_prev, dw_prev, step, last_error, epoch, max_epochs):
+        """A trial's state in the single-network kernels after ``epoch`` updates
+        in the lanes: the first moment in ``g_prev``, the second in ``step``."""
+        state = _AdamState(g_prev.shape[0], None)
+        state.m[:], state.v[:], state.t[0] = g_prev, step, epoch
+        return state
 
     def kernel_params(self):
         """The kernels' parameters: (learning_rate, beta1, beta2, epsilon)."""
