@@ -15,9 +15,14 @@ from fastnet._files import atomic_write, exclusive_lock
 from fastnet.exceptions import FileLockedError, ResultFileError
 
 
-def bench_command(root, out, runs):
-    return [sys.executable, "-m", "fastnet", "bench", "-p", "cancer1", "glass1", "-n", "pivot",
+def bench_command(root, out, runs, problems=("cancer1", "glass1")):
+    return [sys.executable, "-m", "fastnet", "bench", "-p", *problems, "-n", "pivot",
             "-r", str(runs), "-q", "--data", str(root), "-o", str(out)]
+
+
+# A writer that cannot finish while the test runs (soybean1's 60 runs take seconds;
+# 3000 of them minutes): the test stops it with SIGINT.
+LONG_WRITER = dict(runs=3000, problems=("cancer1", "glass1", "soybean1"))
 
 
 def wait_for(predicate, timeout=60.0):
@@ -57,11 +62,11 @@ def test_three_writers_one_file(proben1_root, tmp_path):
     # lock on its way out, so the third ran beside the first and duplicated runs).
     out = tmp_path / "x.jsonl"
     env = dict(os.environ, FASTNET_DATA=str(proben1_root))
-    first = subprocess.Popen(bench_command(proben1_root, out, 500), env=env,
+    first = subprocess.Popen(bench_command(proben1_root, out, **LONG_WRITER), env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         assert wait_for(lambda: out.exists() and len(out.read_bytes().splitlines()) > 3)
-        others = [subprocess.run(bench_command(proben1_root, out, 500), env=env,
+        others = [subprocess.run(bench_command(proben1_root, out, **LONG_WRITER), env=env,
                                  capture_output=True, text=True, timeout=60)
                   for _ in range(2)]
         assert first.poll() is None, "the first writer finished too early for this test"
