@@ -4,7 +4,8 @@ takes instead staying exact."""
 import numpy as np
 import pytest
 
-from fastnet import MLP, DivergenceError, train_rprop, train_rprop_many
+from fastnet import MLP, DivergenceError, train_backprop, train_rprop, train_rprop_many
+from fastnet import _blas
 from fastnet._validation import check_matrix
 from fastnet.datasets import make_xor
 from fastnet.training import _backends, _lanes, _loop, _many
@@ -15,19 +16,55 @@ def _xor():
     return make_xor().train
 
 
-def test_a_lanes_batch_enters_no_blas_context(monkeypatch):
-    # The lanes call no BLAS: holding it at one thread (threadpoolctl) is pure cost.
+def _refuse_blas_limits(monkeypatch):
+    # Every BLAS thread limit reads the libraries (threadpoolctl) first.
     def refuse():
         raise AssertionError("single_threaded_blas entered")
 
-    monkeypatch.setattr(_many, "single_threaded_blas", refuse)
+    monkeypatch.setattr(_blas, "_blas_libraries", refuse)
+
+
+def test_a_lanes_batch_enters_no_blas_context(monkeypatch):
+    # The lanes call no BLAS: holding it at one thread (threadpoolctl) is pure cost.
+    _refuse_blas_limits(monkeypatch)
     X, Y = _xor()
     r = train_rprop_many(MLP(2, (2,), 1), X, Y, n_trials=20, seed=0, max_epochs=30,
                          method="lanes")
     assert r.epochs.tolist() == [30] * 20
     with pytest.raises(AssertionError, match="single_threaded_blas entered"):
         train_rprop_many(MLP(2, (2,), 1), X, Y, n_trials=20, seed=0, max_epochs=30,
-                         method="serial")
+                         method="serial", blas_min=0)
+
+
+@pytest.mark.parametrize("train", ["rprop", "backprop", "serial"])
+def test_no_blas_context_where_every_product_is_below_blas_min(monkeypatch, train):
+    # XOR 2-2-1 on 4 patterns: every layer product has m*n*k = 4 * 2 * 2 = 16 (the
+    # output layer's 4 * 1 * 4 too), so the kernels never call BLAS below blas_min=17;
+    # at 16 the products reach it and BLAS is held at one thread.
+    _refuse_blas_limits(monkeypatch)
+    X, Y = _xor()
+
+    def run(blas_min):
+        net = MLP(2, (2,), 1)
+        if train == "rprop":
+            return train_rprop(net, X, Y, X, Y, max_epochs=10, init_scale=0.5, seed=1,
+                               blas_min=blas_min)
+        if train == "backprop":
+            return train_backprop(net, X, Y, max_epochs=10, init_scale=0.5, seed=1,
+                                  blas_min=blas_min)
+        return train_rprop_many(net, X, Y, n_trials=3, seed=1, max_epochs=10,
+                                method="serial", blas_min=blas_min)
+
+    run(17)
+    with pytest.raises(AssertionError, match="single_threaded_blas entered"):
+        run(16)
+
+
+def test_calls_blas_bounds_every_product():
+    net = MLP(3, (5,), 2)                     # shortcut: output layer 2 x (3 + 5) = 16
+    assert _blas.calls_blas(net, 10, 160) and not _blas.calls_blas(net, 10, 161)
+    plain = MLP(3, (5,), 2, shortcut=False)   # widest: the hidden layer, 5 x 3
+    assert _blas.calls_blas(plain, 10, 150) and not _blas.calls_blas(plain, 10, 151)
 
 
 @pytest.mark.parametrize("with_val, calls", [(False, 1), (True, 3)])

@@ -21,7 +21,6 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from fastnet._blas import single_threaded_blas
 from fastnet._kernels import _trials
 from fastnet._typing import ArrayLike, Seed
 from fastnet._validation import as_generator, check_choice, check_int, check_seeds
@@ -37,7 +36,7 @@ from fastnet.training._record import setup_record
 from fastnet.training._results import TrainResults
 from fastnet.training._rprop import _UNSET
 from fastnet.training._serial import Serial
-from fastnet.training._single import initialisation
+from fastnet.training._single import blas_held, initialisation
 
 __all__ = ["train_rprop_many", "LANES_MAX_WORK", "LANES_MAX_CONNECTIONS", "draw_trials"]
 
@@ -268,7 +267,7 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, 
     store = None if nets is None else (lambda w: _trials.scatter_rows(w, list(map(_WEIGHTS, nets))))
     times = np.empty((2, K))                # (each trial's share, filled in below)
     # (once for the batch: the loop's own nest cheaply; the lanes call no BLAS)
-    with single_threaded_blas() if method != "lanes" else contextlib.nullcontext():
+    with blas_held(net, plan.algorithm, sets, run) if method != "lanes" else contextlib.nullcontext():
         loop.train()
         columns = loop.columns(times, stacklevel=5, store=store)
     setup = setup_record(
