@@ -8,7 +8,7 @@ from fastnet import MLP, DivergenceError, train_backprop, train_rprop, train_rpr
 from fastnet import _blas
 from fastnet._validation import check_matrix
 from fastnet.datasets import make_xor
-from fastnet.training import _backends, _lanes, _loop, _many
+from fastnet.training import _backends, _lanes, _loop
 from fastnet.training._loop import StripLoop
 
 
