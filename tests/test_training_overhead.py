@@ -4,7 +4,8 @@ takes instead staying exact."""
 import numpy as np
 import pytest
 
-from fastnet import MLP, DivergenceError, train_backprop, train_rprop, train_rprop_many
+from fastnet import (MLP, DivergenceError, NoConvergenceWarning, train_backprop, train_rprop,
+                     train_rprop_many)
 from fastnet import _blas
 from fastnet._validation import check_matrix
 from fastnet.datasets import make_xor
@@ -123,3 +124,45 @@ def test_finite_checks_without_the_python_wrappers():
     check_matrix(np.array([[1e308, 1e308]]), "X")
     with pytest.raises(ValueError, match="`X` must be finite; found inf at row 0, column 1"):
         check_matrix(np.array([[1e308, np.inf, -np.inf]]), "X")
+
+
+def test_results_built_without_the_constructor_equal_its_objects():
+    # trial_result fills the frozen dataclasses' __dict__ directly: every field,
+    # nothing else, equal to (and pickled as) what the constructors make.
+    import dataclasses
+    import pickle
+
+    from fastnet.training._results import TrainResult, Traversals
+
+    X, Y = _xor()
+    results = [train_rprop(MLP(2, (2,), 1), X, Y, X, Y, max_epochs=20, init_scale=0.5,
+                           seed=3),
+               train_rprop_many(MLP(2, (2,), 1), X, Y, n_trials=2, seed=0, max_epochs=10)[1]]
+    for r in results:
+        for obj, cls in ((r, TrainResult), (r.traversals, Traversals)):
+            names = [f.name for f in dataclasses.fields(cls)]
+            assert list(vars(obj)) == names
+            assert cls(**vars(obj)) == obj
+        again = pickle.loads(pickle.dumps(r))
+        assert vars(again).keys() == vars(r).keys() and again.traversals == r.traversals
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            r.epochs = 3
+
+
+def test_strip_end_states_hold_every_field():
+    # The loop fills TrainingState's __dict__ directly (see _results._made).
+    import dataclasses
+
+    from fastnet.stopping import GL, TrainingState
+
+    X, Y = _xor()
+    seen = []
+    with pytest.warns(NoConvergenceWarning, match="GL1e"):
+        train_rprop(MLP(2, (2,), 1), X, Y, X, Y, max_epochs=10, stop=GL(1e9), init_scale=0.5,
+                    seed=3, callback=lambda epoch, state: seen.append(state))
+    assert len(seen) == 2
+    for state in seen:
+        assert list(vars(state)) == [f.name for f in dataclasses.fields(TrainingState)]
+        assert state.opt_val_error == float(np.min(state.val_errors)) and state.gl >= 0.0
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            state.epoch = 3

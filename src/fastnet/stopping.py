@@ -96,6 +96,9 @@ def training_progress(strip_errors: ArrayLike) -> float:
     return float(1000.0 * (e.sum() / (e.size * low) - 1.0))
 
 
+_MIN = np.minimum.reduce
+
+
 @dataclass(frozen=True)
 class TrainingState:
     """What a criterion (or a callback) sees at a strip end.
@@ -142,7 +145,7 @@ class TrainingState:
     @property
     def opt_val_error(self):
         """E_opt(t), the lowest validation error so far."""
-        return float(np.min(self.val_errors))
+        return float(_MIN(self.val_errors))   # (np.min without its Python wrapper)
 
     @property
     def gl(self):

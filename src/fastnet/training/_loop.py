@@ -20,7 +20,7 @@ from fastnet.training._algorithms import NO_CHECK, Algorithm
 from fastnet.training._backends import HANDOFF_EPOCHS
 from fastnet.training._divergence import (DIVERGENCE_FLOOR, DIVERGENCE_GROWTH, check_finite,
                                           check_growth_rows, diverged)
-from fastnet.training._results import Columns, SetColumns
+from fastnet.training._results import Columns, SetColumns, _made
 
 __all__ = ["MAX_EPOCHS_PER_CALL", "StripLoop"]
 
@@ -295,12 +295,14 @@ class StripLoop:
 
     def _state(self, i, epoch):
         n = epoch // self.run.strip if (self.val is not None or self.test is not None) else 0
-        return TrainingState(
+        # (its constructor's checked object.__setattr__ per field skipped: a strip
+        # end of a short run pays it; see fastnet.training._results._made)
+        return _made(TrainingState, dict(
             epoch=epoch, strip=self.run.strip, train_errors=self.history[i, :epoch],
             val_errors=self.val[i, :n] if self.val is not None else None,
             val_epochs=self.strip_epochs[:n] if self.val is not None else None,
             test_errors=self.test[i, :n] if self.test is not None else None,
-            best_epoch=self.best_epoch[i], is_correct=self._checker(i))
+            best_epoch=self.best_epoch[i], is_correct=self._checker(i)))
 
     def _checker(self, i):
         """Trial ``i``'s ``is_correct`` (made once)."""
