@@ -166,3 +166,21 @@ def test_strip_end_states_hold_every_field():
         assert state.opt_val_error == float(np.min(state.val_errors)) and state.gl >= 0.0
         with pytest.raises(dataclasses.FrozenInstanceError):
             state.epoch = 3
+
+
+@pytest.mark.parametrize("net", [MLP(2, (2,), 1), MLP(2, (2,), 1, shortcut=False),
+                                 MLP(9, (4, 2), 2), MLP(3, (), 2),
+                                 MLP(2, (3,), 1, hidden_activation="tanh",
+                                     output_activation="logistic")])
+def test_network_record_made_once_per_topology_as_from_the_network(net):
+    from fastnet.training._record import network_record
+
+    expected = {"repr": repr(net), "layer_sizes": list(net.layer_sizes),
+                "shortcut": net.shortcut, "n_connections": net.n_connections,
+                "hidden_activation": net.hidden_activation,
+                "output_activation": net.output_activation, "proben1": net.proben1_spec}
+    first = network_record(net)
+    assert first == expected and list(first) == list(expected)
+    first["layer_sizes"].append(99)
+    first["repr"] = "changed"
+    assert network_record(net.copy()) == expected

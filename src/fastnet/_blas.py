@@ -57,6 +57,8 @@ def calls_blas(net, n_rows, blas_min):
     """Whether the training kernels may call BLAS for ``net`` on sets of at most
     ``n_rows`` patterns: only products of m*n*k >= ``blas_min`` go to BLAS, and
     every product of a layer has m*n*k = rows x units x source units."""
+    if n_rows * net.n_connections < blas_min:     # (no layer has more weights than that)
+        return False
     widest = max(size * (hi - lo) for _, size, lo, hi, _, _, _ in net._layers.tolist())
     return n_rows * widest >= blas_min
 
