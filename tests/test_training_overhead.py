@@ -132,14 +132,16 @@ def test_results_built_without_the_constructor_equal_its_objects():
     import dataclasses
     import pickle
 
-    from fastnet.training._results import TrainResult, Traversals
+    from fastnet.training._results import SetErrors, TrainResult, Traversals
 
     X, Y = _xor()
     results = [train_rprop(MLP(2, (2,), 1), X, Y, X, Y, max_epochs=20, init_scale=0.5,
                            seed=3),
-               train_rprop_many(MLP(2, (2,), 1), X, Y, n_trials=2, seed=0, max_epochs=10)[1]]
+               train_rprop_many(MLP(2, (2,), 1), X, Y, X, Y, n_trials=2, seed=0,
+                                max_epochs=10)[1]]
     for r in results:
-        for obj, cls in ((r, TrainResult), (r.traversals, Traversals)):
+        for obj, cls in ((r, TrainResult), (r.traversals, Traversals),
+                         (r.final_train, SetErrors), (r.final_val, SetErrors)):
             names = [f.name for f in dataclasses.fields(cls)]
             assert list(vars(obj)) == names
             assert cls(**vars(obj)) == obj
