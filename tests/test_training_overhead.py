@@ -186,3 +186,21 @@ def test_network_record_made_once_per_topology_as_from_the_network(net):
     first["layer_sizes"].append(99)
     first["repr"] = "changed"
     assert network_record(net.copy()) == expected
+
+
+@pytest.mark.parametrize("scale, delta0", [(0.5, (0.05, 0.2)), (0.37, None), (0.0, (0.0, 0.0)),
+                                           (1e100, (1e-300, 1.0)), (3, (1, 2))])
+def test_draw_trials_is_the_documented_uniform_draw_bit_for_bit(scale, delta0):
+    # (drawn as random() scaled in place: the same low + (high - low) * u)
+    from fastnet.training import draw_trials
+
+    net = MLP(2, (3,), 2)
+    W, steps = draw_trials(net, 257, 11, init_scale=scale, delta0=delta0)
+    rng = np.random.default_rng(11)
+    expected = rng.uniform(-scale, scale, (257, net.n_connections))
+    assert W.dtype == np.float64 and W.flags.c_contiguous
+    assert W.tobytes() == expected.tobytes()
+    if delta0 is None:
+        assert steps is None
+    else:
+        assert steps.tobytes() == rng.uniform(*delta0, (257, net.n_connections)).tobytes()

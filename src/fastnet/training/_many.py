@@ -15,6 +15,7 @@ early stopping has left too empty go on one at a time
 from __future__ import annotations
 
 import contextlib
+import math
 import operator
 import time
 from collections.abc import Callable, Sequence
@@ -344,11 +345,25 @@ def draw_trials(net, n_trials, seed, init_scale=None, delta0=None):
     rng = as_generator(seed)
     if init_scale is None:
         init_scale = DEFAULT_INIT_SCALE if net.hidden else DEFAULT_INIT_SCALE_LINEAR
-    W = rng.uniform(-init_scale, init_scale, (K, net.n_connections))
+    W = _uniform(rng, -init_scale, init_scale, (K, net.n_connections))
     steps = None
     if isinstance(delta0, tuple):
-        steps = rng.uniform(delta0[0], delta0[1], (K, net.n_connections))
+        steps = _uniform(rng, delta0[0], delta0[1], (K, net.n_connections))
     return W, steps
+
+
+def _uniform(rng, low, high, shape):
+    """``rng.uniform(low, high, shape)`` bit for bit: it draws low + (high - low) * u
+    with u from ``rng.random``; here u fills a new array, scaled in place (a third
+    of uniform's time on XOR's 1000 x 9, which its argument handling takes)."""
+    span = high - low
+    if not math.isfinite(span):
+        return rng.uniform(low, high, shape)        # (raises its OverflowError)
+    out = np.empty(shape)
+    rng.random(out=out)
+    out *= span
+    out += low
+    return out
 
 
 def _array_start(net, plan, n_trials, seed, initial_weights, seeds):
