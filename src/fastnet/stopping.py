@@ -217,9 +217,11 @@ class StoppingCriterion:
         return new
 
 
-def _need_val(state, name):
-    if not state.has_validation:
-        raise ValueError(f"stopping criterion {name} needs a validation set; pass `X_val`, `Y_val`.")
+def _need_val(state, criterion):
+    # (the criterion's name is formatted only for the message: checked every strip)
+    if state.val_errors is None or not len(state.val_errors):
+        raise ValueError(f"stopping criterion {criterion.name} needs a validation set; pass "
+                         "`X_val`, `Y_val`.")
 
 
 class _ValidationQuantityAbove(StoppingCriterion):
@@ -233,7 +235,7 @@ class _ValidationQuantityAbove(StoppingCriterion):
         self.reset()
 
     def _holds(self, state):
-        _need_val(state, self.name)
+        _need_val(state, self)
         return self._quantity(state) > self.alpha
 
     @property
@@ -277,7 +279,7 @@ class UP(StoppingCriterion):
         self._seen = 0
 
     def update(self, state: TrainingState) -> bool:
-        _need_val(state, self.name)
+        _need_val(state, self)
         v = state.val_errors
         # Process each strip end once, even if update is called for several.
         while self._seen < len(v):
@@ -338,7 +340,7 @@ class ErrorBelow(StoppingCriterion):
 
     def _holds(self, state):
         if self.on == "val":
-            _need_val(state, self.name)
+            _need_val(state, self)
             return state.val_error < self.threshold
         return float(state.train_errors[-1]) < self.threshold
 
