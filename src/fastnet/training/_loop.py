@@ -20,7 +20,7 @@ from fastnet.training._algorithms import NO_CHECK, Algorithm
 from fastnet.training._backends import HANDOFF_EPOCHS
 from fastnet.training._divergence import (DIVERGENCE_FLOOR, DIVERGENCE_GROWTH, check_finite,
                                           check_growth_rows, diverged)
-from fastnet.training._results import Columns, SetColumns, _made
+from fastnet.training._results import Columns, SetColumns
 
 __all__ = ["MAX_EPOCHS_PER_CALL", "StripLoop"]
 
@@ -296,14 +296,12 @@ class StripLoop:
 
     def _state(self, i, epoch):
         n = epoch // self.run.strip if (self.val is not None or self.test is not None) else 0
-        # (its constructor's checked object.__setattr__ per field skipped: a strip
-        # end of a short run pays it; see fastnet.training._results._made)
-        return _made(TrainingState, dict(
+        return TrainingState(
             epoch=epoch, strip=self.run.strip, train_errors=self.history[i, :epoch],
             val_errors=self.val[i, :n] if self.val is not None else None,
             val_epochs=self.strip_epochs[:n] if self.val is not None else None,
             test_errors=self.test[i, :n] if self.test is not None else None,
-            best_epoch=self.best_epoch[i], is_correct=self._checker(i)))
+            best_epoch=self.best_epoch[i], is_correct=self._checker(i))
 
     def _checker(self, i):
         """Trial ``i``'s ``is_correct`` (made once)."""
@@ -391,8 +389,7 @@ class StripLoop:
                 e > self.limits):
             check_growth_rows(e[:, None], np.ones(self.K, np.intp), self.limits, relevant + 1,
                               self.first, np.arange(self.K), self.single)
-        return _made(SetColumns, dict(squared_error_percentage=e, classification_error=cls,
-                                      n_patterns=Y.shape[0]))
+        return SetColumns(e, cls, Y.shape[0])
 
     def _warn(self, stacklevel):
         stop = self.run.stop
