@@ -4,10 +4,12 @@ takes instead staying exact."""
 import numpy as np
 import pytest
 
-from fastnet import MLP, DivergenceError, train_rprop, train_rprop_many
+from fastnet import (MLP, DivergenceError, NoConvergenceWarning, train_backprop, train_rprop,
+                     train_rprop_many)
+from fastnet import _blas
 from fastnet._validation import check_matrix
 from fastnet.datasets import make_xor
-from fastnet.training import _backends, _lanes, _loop, _many
+from fastnet.training import _backends, _lanes, _loop
 from fastnet.training._loop import StripLoop
 
 
@@ -15,19 +17,55 @@ def _xor():
     return make_xor().train
 
 
-def test_a_lanes_batch_enters_no_blas_context(monkeypatch):
-    # The lanes call no BLAS: holding it at one thread (threadpoolctl) is pure cost.
+def _refuse_blas_limits(monkeypatch):
+    # Every BLAS thread limit reads the libraries (threadpoolctl) first.
     def refuse():
         raise AssertionError("single_threaded_blas entered")
 
-    monkeypatch.setattr(_many, "single_threaded_blas", refuse)
+    monkeypatch.setattr(_blas, "_blas_libraries", refuse)
+
+
+def test_a_lanes_batch_enters_no_blas_context(monkeypatch):
+    # The lanes call no BLAS: holding it at one thread (threadpoolctl) is pure cost.
+    _refuse_blas_limits(monkeypatch)
     X, Y = _xor()
     r = train_rprop_many(MLP(2, (2,), 1), X, Y, n_trials=20, seed=0, max_epochs=30,
                          method="lanes")
     assert r.epochs.tolist() == [30] * 20
     with pytest.raises(AssertionError, match="single_threaded_blas entered"):
         train_rprop_many(MLP(2, (2,), 1), X, Y, n_trials=20, seed=0, max_epochs=30,
-                         method="serial")
+                         method="serial", blas_min=0)
+
+
+@pytest.mark.parametrize("train", ["rprop", "backprop", "serial"])
+def test_no_blas_context_where_every_product_is_below_blas_min(monkeypatch, train):
+    # XOR 2-2-1 on 4 patterns: every layer product has m*n*k = 4 * 2 * 2 = 16 (the
+    # output layer's 4 * 1 * 4 too), so the kernels never call BLAS below blas_min=17;
+    # at 16 the products reach it and BLAS is held at one thread.
+    _refuse_blas_limits(monkeypatch)
+    X, Y = _xor()
+
+    def run(blas_min):
+        net = MLP(2, (2,), 1)
+        if train == "rprop":
+            return train_rprop(net, X, Y, X, Y, max_epochs=10, init_scale=0.5, seed=1,
+                               blas_min=blas_min)
+        if train == "backprop":
+            return train_backprop(net, X, Y, max_epochs=10, init_scale=0.5, seed=1,
+                                  blas_min=blas_min)
+        return train_rprop_many(net, X, Y, n_trials=3, seed=1, max_epochs=10,
+                                method="serial", blas_min=blas_min)
+
+    run(17)
+    with pytest.raises(AssertionError, match="single_threaded_blas entered"):
+        run(16)
+
+
+def test_calls_blas_bounds_every_product():
+    net = MLP(3, (5,), 2)                     # shortcut: output layer 2 x (3 + 5) = 16
+    assert _blas.calls_blas(net, 10, 160) and not _blas.calls_blas(net, 10, 161)
+    plain = MLP(3, (5,), 2, shortcut=False)   # widest: the hidden layer, 5 x 3
+    assert _blas.calls_blas(plain, 10, 150) and not _blas.calls_blas(plain, 10, 151)
 
 
 @pytest.mark.parametrize("with_val, calls", [(False, 1), (True, 3)])
@@ -86,3 +124,54 @@ def test_finite_checks_without_the_python_wrappers():
     check_matrix(np.array([[1e308, 1e308]]), "X")
     with pytest.raises(ValueError, match="`X` must be finite; found inf at row 0, column 1"):
         check_matrix(np.array([[1e308, np.inf, -np.inf]]), "X")
+
+
+def test_strip_end_states_read_the_validation_curve():
+    # (opt_val_error as np.minimum.reduce; GL formats its name only for a message)
+    from fastnet.stopping import GL
+
+    X, Y = _xor()
+    seen = []
+    with pytest.warns(NoConvergenceWarning, match="GL1e"):
+        train_rprop(MLP(2, (2,), 1), X, Y, X, Y, max_epochs=10, stop=GL(1e9), init_scale=0.5,
+                    seed=3, callback=lambda epoch, state: seen.append(state))
+    assert [s.epoch for s in seen] == [5, 10]
+    for state in seen:
+        assert state.opt_val_error == float(np.min(state.val_errors))
+        assert state.gl == 100.0 * (state.val_error / state.opt_val_error - 1.0)
+
+
+@pytest.mark.parametrize("net", [MLP(2, (2,), 1), MLP(2, (2,), 1, shortcut=False),
+                                 MLP(9, (4, 2), 2), MLP(3, (), 2),
+                                 MLP(2, (3,), 1, hidden_activation="tanh",
+                                     output_activation="logistic")])
+def test_network_record_made_once_per_topology_as_from_the_network(net):
+    from fastnet.training._record import network_record
+
+    expected = {"repr": repr(net), "layer_sizes": list(net.layer_sizes),
+                "shortcut": net.shortcut, "n_connections": net.n_connections,
+                "hidden_activation": net.hidden_activation,
+                "output_activation": net.output_activation, "proben1": net.proben1_spec}
+    first = network_record(net)
+    assert first == expected and list(first) == list(expected)
+    first["layer_sizes"].append(99)
+    first["repr"] = "changed"
+    assert network_record(net.copy()) == expected
+
+
+@pytest.mark.parametrize("scale, delta0", [(0.5, (0.05, 0.2)), (0.37, None), (0.0, (0.0, 0.0)),
+                                           (1e100, (1e-300, 1.0)), (3, (1, 2))])
+def test_draw_trials_is_the_documented_uniform_draw_bit_for_bit(scale, delta0):
+    # (drawn as random() scaled in place: the same low + (high - low) * u)
+    from fastnet.training import draw_trials
+
+    net = MLP(2, (3,), 2)
+    W, steps = draw_trials(net, 257, 11, init_scale=scale, delta0=delta0)
+    rng = np.random.default_rng(11)
+    expected = rng.uniform(-scale, scale, (257, net.n_connections))
+    assert W.dtype == np.float64 and W.flags.c_contiguous
+    assert W.tobytes() == expected.tobytes()
+    if delta0 is None:
+        assert steps is None
+    else:
+        assert steps.tobytes() == rng.uniform(*delta0, (257, net.n_connections)).tobytes()

@@ -11,7 +11,7 @@ keep BLAS at one thread until the last of them finishes; then the previous
 setting is restored.
 """
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 _lock = threading.Lock()
 _depth = 0
@@ -51,3 +51,19 @@ def single_threaded_blas():
                     if n != 1:
                         lib.set_num_threads(n)
                 _saved = []
+
+
+def calls_blas(net, n_rows, blas_min):
+    """Whether the training kernels may call BLAS for ``net`` on sets of at most
+    ``n_rows`` patterns: only products of m*n*k >= ``blas_min`` go to BLAS, and
+    every product of a layer has m*n*k = rows x units x source units."""
+    if n_rows * net.n_connections < blas_min:     # (no layer has more weights than that)
+        return False
+    widest = max(size * (hi - lo) for _, size, lo, hi, _, _, _ in net._layers.tolist())
+    return n_rows * widest >= blas_min
+
+
+def kernels_blas(net, n_rows, blas_min):
+    """`single_threaded_blas` around kernels that may call BLAS (see `calls_blas`);
+    a context that does nothing where they make no BLAS call at all."""
+    return single_threaded_blas() if calls_blas(net, n_rows, blas_min) else nullcontext()

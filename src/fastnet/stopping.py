@@ -96,6 +96,9 @@ def training_progress(strip_errors: ArrayLike) -> float:
     return float(1000.0 * (e.sum() / (e.size * low) - 1.0))
 
 
+_MIN = np.minimum.reduce
+
+
 @dataclass(frozen=True)
 class TrainingState:
     """What a criterion (or a callback) sees at a strip end.
@@ -142,7 +145,7 @@ class TrainingState:
     @property
     def opt_val_error(self):
         """E_opt(t), the lowest validation error so far."""
-        return float(np.min(self.val_errors))
+        return float(_MIN(self.val_errors))   # (np.min without its Python wrapper)
 
     @property
     def gl(self):
@@ -214,9 +217,11 @@ class StoppingCriterion:
         return new
 
 
-def _need_val(state, name):
-    if not state.has_validation:
-        raise ValueError(f"stopping criterion {name} needs a validation set; pass `X_val`, `Y_val`.")
+def _need_val(state, criterion):
+    # (the criterion's name is formatted only for the message: checked every strip)
+    if state.val_errors is None or not len(state.val_errors):
+        raise ValueError(f"stopping criterion {criterion.name} needs a validation set; pass "
+                         "`X_val`, `Y_val`.")
 
 
 class _ValidationQuantityAbove(StoppingCriterion):
@@ -230,7 +235,7 @@ class _ValidationQuantityAbove(StoppingCriterion):
         self.reset()
 
     def _holds(self, state):
-        _need_val(state, self.name)
+        _need_val(state, self)
         return self._quantity(state) > self.alpha
 
     @property
@@ -274,7 +279,7 @@ class UP(StoppingCriterion):
         self._seen = 0
 
     def update(self, state: TrainingState) -> bool:
-        _need_val(state, self.name)
+        _need_val(state, self)
         v = state.val_errors
         # Process each strip end once, even if update is called for several.
         while self._seen < len(v):
@@ -335,7 +340,7 @@ class ErrorBelow(StoppingCriterion):
 
     def _holds(self, state):
         if self.on == "val":
-            _need_val(state, self.name)
+            _need_val(state, self)
             return state.val_error < self.threshold
         return float(state.train_errors[-1]) < self.threshold
 

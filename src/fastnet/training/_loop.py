@@ -177,7 +177,8 @@ class StripLoop:
         if epoch == 0:
             self.first = history[:K, 0].copy()
             # the smallest of the trials' `limits` (built when needed)
-            self.lowest = DIVERGENCE_GROWTH * max(float(_MIN(self.first)), DIVERGENCE_FLOOR)
+            low = float(self.first[0]) if K == 1 else float(_MIN(self.first))
+            self.lowest = DIVERGENCE_GROWTH * max(low, DIVERGENCE_FLOOR)
         # (fmax: the epochs of trials that have stopped hold whatever was there)
         if _FMAX(history[:K, epoch:epoch + n], axis=None) > self.lowest:
             done = np.where(status < 0, -status, n)
@@ -377,12 +378,15 @@ class StripLoop:
             return None
         sse, cls = self.trials.final(which, self.last_rows, self.run.classification, current)
         e = 100.0 * (self.run.target_range[1] - self.run.target_range[0]) / Y.size * sse
-        # finite weights can still overflow in the forward pass (inf - inf)
-        if not _finite(e):
+        # finite weights can still overflow in the forward pass (inf - inf); (one
+        # trial: in a float)
+        top = float(e[0]) if self.K == 1 else None
+        if not (math.isfinite(top) if top is not None else _finite(e)):
             check_finite(e, self.epochs, "the error of the trained network",
                          None if self.single else np.arange(self.K))
         # the last update ran away
-        if which == "train" and _FMAX(e) > self.lowest and _ANY(e > self.limits):
+        if which == "train" and (top if top is not None else _FMAX(e)) > self.lowest and _ANY(
+                e > self.limits):
             check_growth_rows(e[:, None], np.ones(self.K, np.intp), self.limits, relevant + 1,
                               self.first, np.arange(self.K), self.single)
         return SetColumns(e, cls, Y.shape[0])

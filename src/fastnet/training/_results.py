@@ -15,6 +15,9 @@ import numpy as np
 from fastnet.network import MLP
 from fastnet.stopping import generalization_loss
 
+# (ndarray.min without its Python wrapper: per result built)
+_MIN = np.minimum.reduce
+
 __all__ = ["Traversals", "SetErrors", "TrainResult", "SetColumns", "Columns", "TrainResults",
            "trial_result"]
 
@@ -482,7 +485,7 @@ def trial_result(c, i, net, setup):
     if c.val_error is not None:
         val, vep = c.val_error[i, :n].copy(), c.strip_epochs[:n].copy()
         if n:
-            min_val = float(val.min())
+            min_val = float(_MIN(val))
             gl = generalization_loss(float(val[-1]), min_val)
     N, C = c.n_train, c.weights.shape[1]
     train = c.train_error[i, :e]
@@ -494,7 +497,7 @@ def trial_result(c, i, net, setup):
     return TrainResult(
         net=net, epochs=e, stop_reason=c.stop_reason[i], train_error=train, val_error=val,
         val_epochs=vep, test_error=None if c.test_error is None else c.test_error[i, :n].copy(),
-        relevant_epoch=int(c.relevant_epoch[i]), min_train_error=float(train.min()),
+        relevant_epoch=int(c.relevant_epoch[i]), min_train_error=float(_MIN(train)),
         min_val_error=min_val, gl_end=gl, final_train=c.finals[0].trial(i),
         final_val=None if c.finals[1] is None else c.finals[1].trial(i),
         final_test=None if c.finals[2] is None else c.finals[2].trial(i),

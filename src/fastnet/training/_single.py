@@ -4,8 +4,9 @@ import dataclasses
 
 import numpy as np
 
-from fastnet._blas import single_threaded_blas
+from fastnet._blas import kernels_blas, single_threaded_blas
 from fastnet._validation import as_generator
+from fastnet.training._algorithms import RPROP, Backprop
 from fastnet.training._backends import Trials
 from fastnet.training._checks import check_algorithm_objective, check_start, training_of
 from fastnet.training._loop import StripLoop
@@ -13,7 +14,7 @@ from fastnet.training._record import setup_record
 from fastnet.training._results import trial_result
 from fastnet.training._serial import Serial
 
-__all__ = ["train_single", "initialisation"]
+__all__ = ["train_single", "initialisation", "blas_held"]
 
 
 def initialisation(init_scale, how="from the seed"):
@@ -21,6 +22,16 @@ def initialisation(init_scale, how="from the seed"):
     if init_scale is None:
         return "weights of the network as given"
     return f"uniform in [-{init_scale}, {init_scale}] {how}"
+
+
+def blas_held(net, algorithm, sets, run):
+    """The context that holds BLAS at one thread while ``algorithm`` trains ``net``
+    in the single-network kernels (see fastnet._blas): none where RPROP's or
+    backpropagation's kernels make no BLAS call (every product below
+    ``run.blas_min``); other rules may call BLAS or LAPACK themselves."""
+    if type(algorithm) in (RPROP, Backprop):
+        return kernels_blas(net, max(sets.X.shape[0], sets.n_val, sets.n_test), run.blas_min)
+    return single_threaded_blas()
 
 
 def train_single(net, algorithm, sets, run, *, seed, init_scale, extra=None):
@@ -52,7 +63,7 @@ def _train(net, algorithm, sets, run, seed, init_scale, extra):
     def store(rows):
         net._w[:] = rows[0]
 
-    with single_threaded_blas():            # (once for the run: the loop's own nest cheaply)
+    with blas_held(net, algorithm, sets, run):  # (once for the run: the loop's own nest cheaply)
         cpu, wall = loop.train()
         columns = loop.columns((np.array([cpu]), np.array([wall])), stacklevel=6, store=store)
     return trial_result(columns, 0, net, setup)
