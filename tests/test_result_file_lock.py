@@ -25,6 +25,13 @@ def bench_command(root, out, runs, problems=("cancer1", "glass1")):
 LONG_WRITER = dict(runs=3000, problems=("cancer1", "glass1", "soybean1"))
 
 
+def _default_sigint():
+    # A child inherits an ignored SIGINT (an earlier test's dask or loky machinery may
+    # leave the test process ignoring it), and Python then never raises
+    # KeyboardInterrupt: give the writer the ordinary disposition, as in a terminal.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def wait_for(predicate, timeout=60.0):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -63,7 +70,8 @@ def test_three_writers_one_file(proben1_root, tmp_path):
     out = tmp_path / "x.jsonl"
     env = dict(os.environ, FASTNET_DATA=str(proben1_root))
     first = subprocess.Popen(bench_command(proben1_root, out, **LONG_WRITER), env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             preexec_fn=_default_sigint)
     try:
         assert wait_for(lambda: out.exists() and len(out.read_bytes().splitlines()) > 3)
         others = [subprocess.run(bench_command(proben1_root, out, **LONG_WRITER), env=env,
