@@ -20,7 +20,7 @@ from fastnet.network import MAX_INIT_SCALE
 from fastnet.stopping import GL, AnyOf, MaxEpochs, ProgressBelow, StoppingCriterion, proben1_multilayer
 
 __all__ = ["Algorithm", "RPROP", "Backprop", "VARIANTS", "PRESETS", "proben1_stopping",
-           "resolve_rprop"]
+           "resolve_rprop", "check_stop"]
 
 #: RPROP variant names (Igel & Hüsken 2000) and their kernel codes.
 VARIANTS = {"rprop+": 0, "rprop-": 1, "irprop-": 2, "irprop+": 3}
@@ -464,6 +464,17 @@ def proben1_stopping(kind: str) -> StoppingCriterion:
     return proben1_multilayer("tables" if kind == "multilayer" else "literal")
 
 
+
+def check_stop(stop):
+    """``stop`` as a criterion or None (the name of a Proben1 rule read)."""
+    if not isinstance(stop, str):
+        return stop
+    if stop in ("linear", "multilayer", "multilayer-literal"):
+        return proben1_stopping(stop)
+    raise ValueError("`stop` must be None, a fastnet.stopping criterion such as GL(5) or "
+                     "AnyOf(GL(5), MaxEpochs(3000)), or the name of a Proben1 rule, one of "
+                     f"['linear', 'multilayer', 'multilayer-literal'], got {stop!r}.")
+
 #: Proben1's RPROP set-ups (Prechelt 1994). ``init_scale`` is the half-width of
 #: the uniform initial weights; ``delta0`` a range is drawn per weight.
 #: ``"proben1-multilayer"`` is the reading of the report that reproduces its
@@ -513,12 +524,7 @@ def resolve_rprop(preset, given, unset):
         params.update(PRESETS[preset])
     params.update({k: v for k, v in given.items() if v is not unset})
     stop = params["stop"]
-    if isinstance(stop, str):
-        if stop not in ("linear", "multilayer", "multilayer-literal"):
-            raise ValueError("`stop` must be None, a fastnet.stopping criterion such as GL(5) or "
-                             "AnyOf(GL(5), MaxEpochs(3000)), or the name of a Proben1 rule, one of "
-                             f"['linear', 'multilayer', 'multilayer-literal'], got {stop!r}.")
-        stop = proben1_stopping(stop)
+    stop = check_stop(stop)
     algorithm = RPROP(**{k: params[k] for k in _RULE})
     init = params["init_scale"]
     if init is not None:

@@ -15,9 +15,8 @@ from fastnet._typing import ArrayLike, Seed
 from fastnet.network import MLP
 from fastnet.stopping import StoppingCriterion, TrainingState
 from fastnet.training._algorithms import resolve_rprop
-from fastnet.training._checks import check_run, check_sets
 from fastnet.training._results import TrainResult
-from fastnet.training._single import train_single
+from fastnet.training._train import train_checked
 
 __all__ = ["train_rprop"]
 
@@ -182,9 +181,9 @@ def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = 
         variant=variant, eta_plus=eta_plus, eta_minus=eta_minus, delta0=delta0,
         delta_min=delta_min, delta_max=delta_max, max_epochs=max_epochs, stop=stop,
         strip=strip, init_scale=init_scale), _UNSET)
-    sets = check_sets(net, X, Y, X_val, Y_val, X_test, Y_test)
-    run = check_run(sets, plan.max_epochs, plan.strip, plan.stop, target_range, classification,
-                    block_size, blas_min, callback, net=net, loss=loss,
-                    weight_decay=weight_decay)
-    return train_single(net, plan.algorithm, sets, run, seed=seed, init_scale=plan.init_scale,
-                        extra={"preset": preset})
+    return train_checked(net, plan.algorithm, (X, Y, X_val, Y_val, X_test, Y_test),
+                         max_epochs=plan.max_epochs, stop=plan.stop, strip=plan.strip,
+                         init_scale=plan.init_scale, seed=seed, target_range=target_range,
+                         classification=classification, callback=callback,
+                         block_size=block_size, blas_min=blas_min, loss=loss,
+                         weight_decay=weight_decay, extra={"preset": preset})

@@ -7,12 +7,12 @@ from fastnet._typing import ArrayLike, Seed
 from fastnet._validation import check_float
 from fastnet.network import MAX_INIT_SCALE, MLP
 from fastnet.stopping import StoppingCriterion, TrainingState
-from fastnet.training._algorithms import Algorithm, proben1_stopping
+from fastnet.training._algorithms import Algorithm, check_stop
 from fastnet.training._checks import check_run, check_sets
 from fastnet.training._results import TrainResult
 from fastnet.training._single import train_single
 
-__all__ = ["train", "check_stop"]
+__all__ = ["train", "train_checked"]
 
 
 def train(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
@@ -114,22 +114,24 @@ def train(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
     """
     from fastnet.algorithms import from_spec
 
-    algorithm = from_spec(algorithm)
-    stop = check_stop(stop)
     if init_scale is not None:
         init_scale = check_float(init_scale, "init_scale", low=0.0, high=MAX_INIT_SCALE)
-    sets = check_sets(net, X, Y, X_val, Y_val, X_test, Y_test)
+    return train_checked(net, from_spec(algorithm), (X, Y, X_val, Y_val, X_test, Y_test),
+                         max_epochs=max_epochs, stop=check_stop(stop), strip=strip,
+                         init_scale=init_scale, seed=seed, target_range=target_range,
+                         classification=classification, callback=callback,
+                         block_size=block_size, blas_min=blas_min, loss=loss,
+                         weight_decay=weight_decay)
+
+
+def train_checked(net, algorithm, data, *, max_epochs, stop, strip, init_scale, seed,
+                  target_range, classification, callback, block_size, blas_min, loss,
+                  weight_decay, extra=None):
+    """Check the data sets and the run's options, then train ``net`` with the
+    algorithm object (``stop`` a criterion or None, ``init_scale`` checked):
+    the one path of :func:`train` and :func:`fastnet.train_rprop`."""
+    sets = check_sets(net, *data)
     run = check_run(sets, max_epochs, strip, stop, target_range, classification, block_size,
                     blas_min, callback, net=net, loss=loss, weight_decay=weight_decay)
-    return train_single(net, algorithm, sets, run, seed=seed, init_scale=init_scale)
-
-
-def check_stop(stop):
-    """``stop`` as a criterion or None (a Proben1 rule's name read)."""
-    if not isinstance(stop, str):
-        return stop
-    if stop in ("linear", "multilayer", "multilayer-literal"):
-        return proben1_stopping(stop)
-    raise ValueError("`stop` must be None, a fastnet.stopping criterion such as GL(5), or the "
-                     "name of a Proben1 rule, one of ['linear', 'multilayer', "
-                     f"'multilayer-literal'], got {stop!r}.")
+    return train_single(net, algorithm, sets, run, seed=seed, init_scale=init_scale,
+                        extra=extra)

@@ -12,7 +12,7 @@ from fastnet.training._algorithms import Algorithm, RpropPlan
 from fastnet.training._checks import check_callback
 from fastnet.training._many import METHODS, many_trials
 from fastnet.training._results import TrainResults
-from fastnet.training._train import check_stop
+from fastnet.training._algorithms import check_stop
 
 __all__ = ["train_many"]
 
