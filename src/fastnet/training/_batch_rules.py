@@ -9,6 +9,7 @@ the rule's vector arithmetic is NumPy on vectors of n_connections numbers.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -339,20 +340,21 @@ class LevenbergMarquardt(Algorithm):
             state.count = _Counts(ws)
         ne, count, w = state.ne, state.count, ws.w
         n_out, marquardt = ws.Y.shape[1], self.damping == "diagonal"
-        c = count.counts
+        c, NC = count.counts, count.N * count.C
+        trial = np.empty_like(w)             # (the trial weights, reused by every try)
         for j in range(sse_out.shape[0]):
             _, _, sse = ne.compute(w)
-            c[0] += count.N * count.C
-            c[1] += n_out * count.N * count.C
+            c[0] += NC
+            c[1] += n_out * NC
             sse_out[j] = sse
-            if not np.isfinite(sse):
+            if not math.isfinite(sse):
                 return j + 1
             solves = 0
             while True:
                 dw = ne.solve(state.mu, marquardt)
                 solves += 1
                 if dw is not None:
-                    trial = w + dw
+                    np.add(w, dw, out=trial)
                     error = ne.sse(trial)
                     count.error()
                     state.trials += 1
