@@ -7,7 +7,8 @@ is close to d, and the lanes sum a gradient in another order than the
 single-network kernels: with hidden units a Quickprop trial here parts from
 its single-network run beyond 1e-10 after 27-60 epochs (and the rule step
 itself may round a fused multiply-add differently), so its whole-training
-comparisons stop at 12 epochs."""
+comparisons stop at 12 epochs; beyond, a trial must part from its single-network
+run no earlier than that run parts from itself started one ulp away."""
 import warnings
 
 import numpy as np
@@ -213,6 +214,38 @@ def test_success_check_runs_in_the_lanes(algorithm, monkeypatch):
                 assert_same_run(got[i], train(net.copy().set_weights(W[i]), X, T, **kw))
     assert "correct" in got.stop_reason
     assert len(set(got.epochs[np.array(got.stop_reason) == "correct"].tolist())) > 1
+
+
+def _parting(a, b, tol=1e-10):
+    """The first epoch (from 1) whose training errors in ``a`` and ``b`` differ by more
+    than ``tol`` relative; len(a) + 1 if none does."""
+    k = np.flatnonzero(np.abs(a - b) > tol * np.abs(a))
+    return int(k[0]) + 1 if k.size else len(a) + 1
+
+
+@pytest.mark.parametrize("hidden", [(4,), (3, 2)])
+@pytest.mark.parametrize("algorithm", [QUICKPROP, Quickprop()], ids=spec_of)
+def test_quickprop_trials_part_from_alone_where_rounding_alone_does(algorithm, hidden):
+    # "To rounding", made checkable for the rule that magnifies rounding: Quickprop
+    # trained alone from weights one ulp away parts from its own run (1e-10 in the
+    # training error) after some tens of epochs; a trial in the lanes (the gradient
+    # summed in another order) must part no earlier than that, give or take a few
+    # epochs. A wrong rule or gradient parts in the first epochs.
+    X, T = data(30, seed=3)
+    net = MLP(3, hidden, 2)
+    K, epochs = 2 * L, 200
+    W = np.random.default_rng(4).uniform(-0.5, 0.5, (K, net.n_connections))
+    kw = dict(algorithm=algorithm, max_epochs=epochs)
+    got = train_many(net, X, T, initial_weights=W, method="lanes", **kw)
+    rounding = []
+    for i in range(K):
+        alone = train(net.copy().set_weights(W[i]), X, T, **kw).train_error
+        ulp = min(_parting(alone, train(net.copy().set_weights(np.nextafter(W[i], side)), X, T,
+                                        **kw).train_error) for side in (np.inf, -np.inf))
+        assert _parting(alone, got.train_error[i, :epochs]) >= ulp - 8, i
+        rounding.append(ulp)
+    # (the premise: rounding alone parts the runs within the call, after tens of epochs)
+    assert 20 <= np.median(rounding) <= epochs
 
 
 @pytest.mark.parametrize("algorithm", [RULES[1], RULES[3], QUICKPROP], ids=spec_of)
