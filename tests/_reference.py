@@ -364,9 +364,11 @@ def adam_update(w, g, m, v, t, lr, beta1, beta2, eps):
 
 
 def train_adam(net, X, T, epochs, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, *,
-               batch_size=None, orders=None):
+               batch_size=None, orders=None, loss="sse", weight_decay=0.0):
     """Train a copy of net, full batch or in mini-batches of ``batch_size`` taken
-    in ``orders[epoch]``; return (per-epoch SSE, final weights)."""
+    in ``orders[epoch]``; return (per-epoch SSE, final weights). With ``loss`` or
+    ``weight_decay``: the objective (see `objective`), a mini-batch of b of the N
+    rows carrying b / N of the decay."""
     net = net.copy()
     m, v, t = np.zeros(net.n_connections), np.zeros(net.n_connections), 0
     errors = []
@@ -375,7 +377,10 @@ def train_adam(net, X, T, epochs, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, *,
             orders[epoch][p:p + batch_size] for p in range(0, len(X), batch_size)]
         total = 0.0
         for r in rows:
-            g, e = gradient(net, X[r], T[r])
+            if loss == "sse" and not weight_decay and net.output_activation != "softmax":
+                g, e = gradient(net, X[r], T[r])
+            else:
+                g, e = objective_gradient(net, X[r], T[r], loss, weight_decay * len(r) / len(X))
             total += e
             t += 1
             w, m, v = adam_update(net.weights, g, m, v, t, lr, beta1, beta2, eps)

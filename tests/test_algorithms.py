@@ -583,3 +583,40 @@ def test_every_algorithm_runs_in_an_experiment_and_on_the_command_line(name, pro
     assert cli.main(["train", "cancer1", "-n", "linear", "-a", name, "--max-epochs", "10",
                      "--quiet", "--data", str(proben1_root)]) == 0
     assert "epochs" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("algorithm", [None, "scg"])
+def test_the_command_line_trains_the_cross_entropy_with_weight_decay(algorithm, proben1_root,
+                                                                     capsys):
+    # `fastnet train --loss cross_entropy --weight-decay L`: softmax outputs for one-hot
+    # targets, and the run that the Python API gives for that network and objective.
+    from fastnet import cli
+    from fastnet.datasets import load_proben1
+    from fastnet.rprop import PRESETS, proben1_stopping
+
+    argv = ["train", "cancer1", "--loss", "cross_entropy", "--weight-decay", "0.001",
+            "--max-epochs", "40", "--quiet", "--seed", "3", "--data", str(proben1_root)]
+    assert cli.main(argv + (["-a", algorithm] if algorithm else [])) == 0
+    out = capsys.readouterr().out
+    assert "loss cross_entropy (softmax outputs) + 0.001 * sum w^2" in out
+    ds = load_proben1("cancer1", proben1_root)
+    net = MLP(ds.n_in, (4, 2), ds.n_out, output_activation="softmax")
+    p = PRESETS["proben1-multilayer"]
+    kw = dict(X_test=ds.test[0], Y_test=ds.test[1], seed=3, loss="cross_entropy",
+              weight_decay=0.001, max_epochs=40, strip=p["strip"], init_scale=p["init_scale"],
+              stop=proben1_stopping(p["stop"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = (train(net, *ds.train, *ds.val, algorithm=algorithm, **kw) if algorithm else
+             train_rprop(net, *ds.train, *ds.val, preset="proben1-multilayer", **kw))
+    test_line = next(line.split() for line in out.splitlines() if line.startswith("test "))
+    assert test_line[1] == f"{r.final_test.squared_error_percentage:.4f}"
+    assert f"after {r.epochs} epochs" in out
+
+
+def test_the_command_line_refuses_the_cross_entropy_for_sse_only_rules(proben1_root, capsys):
+    from fastnet import cli
+
+    assert cli.main(["train", "cancer1", "-a", "lm", "--loss", "cross_entropy", "--quiet",
+                     "--data", str(proben1_root)]) != 0
+    assert "`--loss` and `--weight-decay` must be 'sse' and 0" in capsys.readouterr().err

@@ -15,7 +15,7 @@ from fastnet import (MLP, NoConvergenceWarning, jacobian, train, train_backprop,
                      train_rprop, train_rprop_many, value_and_grad)
 from fastnet import _engine
 from fastnet._kernels import _backward, _forward, _trials
-from fastnet.algorithms import LBFGS, RPROP, SCG, Algorithm
+from fastnet.algorithms import LBFGS, RPROP, SCG, Adam, Algorithm, Quickprop, spec_of
 from fastnet.network import ACTIVATIONS, HIDDEN_ACTIVATIONS
 from fastnet.stopping import GL
 from fastnet.training._checks import LOSSES
@@ -499,8 +499,42 @@ def test_the_workspace_error_pass_gives_the_objective():
         assert ws.sse() == pytest.approx(ws.gradient(), rel=1e-14)
 
 
-@pytest.mark.parametrize("algorithm, name", [("lm", "Levenberg-Marquardt"),
-                                             ("quickprop", "Quickprop"), ("adam", "Adam")])
+@pytest.mark.parametrize("out_act, loss, decay", TRAINED)
+@pytest.mark.parametrize("hidden, shortcut", [((), True), ((3,), False), ((4, 2), True)])
+@pytest.mark.parametrize("algorithm", [Quickprop(epsilon=0.001, threshold=1e-3, momentum=0.5),
+                                       Adam(learning_rate=0.02), Adam(learning_rate=0.01,
+                                                                      batch_size=7)],
+                         ids=spec_of)
+def test_quickprop_and_adam_on_each_objective_match_the_oracle(algorithm, hidden, shortcut,
+                                                               out_act, loss, decay):
+    X, _ = data(n=30, n_out=3)
+    T = targets(30, 3, "onehot")
+    net = MLP(4, hidden, 3, shortcut=shortcut, hidden_activation="tanh",
+              output_activation=out_act, seed=2, init_scale=0.5)
+    # (Quickprop's parabola step magnifies the oracle's other summation order: see
+    # tests/test_lanes_rules.py; its rule on the kernels' own gradients runs 60 epochs
+    # in tests/test_per_weight_rules.py)
+    epochs = 20 if isinstance(algorithm, Quickprop) else 60
+    draws = isinstance(algorithm, Adam) and algorithm.batch_size is not None
+    res = train(net.copy(), X, T, algorithm=algorithm, max_epochs=epochs,
+                seed=5 if draws else None, loss=loss, weight_decay=decay)
+    if isinstance(algorithm, Quickprop):
+        a = algorithm
+        err_ref, w_ref = ref.train_quickprop(
+            net, X, T, epochs, a.epsilon, a.mu, a.decay, a.threshold, a.momentum,
+            grad=lambda n, X_, T_: ref.objective_gradient(n, X_, T_, loss, decay))
+    else:
+        rng = np.random.default_rng(5)             # the order train draws from its seed
+        orders = [rng.permutation(30) for _ in range(epochs)] if algorithm.batch_size else None
+        err_ref, w_ref = ref.train_adam(net, X, T, epochs, algorithm.learning_rate,
+                                        batch_size=algorithm.batch_size, orders=orders,
+                                        loss=loss, weight_decay=decay)
+    assert_allclose(res.train_error, err_ref * scale(X, T), rtol=1e-10)
+    assert_allclose(res.net.weights, w_ref, rtol=1e-10, atol=1e-12)
+    assert res.setup["loss"] == loss and res.setup["weight_decay"] == decay
+
+
+@pytest.mark.parametrize("algorithm, name", [("lm", "Levenberg-Marquardt")])
 def test_rules_of_the_squared_error_only_refuse_another_objective(algorithm, name):
     net, X, T = _objective_case()
     with pytest.raises(ValueError, match=f"`loss` and `weight_decay` must be 'sse' and 0 for "
@@ -509,7 +543,8 @@ def test_rules_of_the_squared_error_only_refuse_another_objective(algorithm, nam
 
 
 # ------------------------------------------------------- many trials, any objective
-@pytest.mark.parametrize("algorithm", ["rprop+", "backprop(learning_rate=0.01)", "scg"])
+@pytest.mark.parametrize("algorithm", ["rprop+", "backprop(learning_rate=0.01)", "scg",
+                                       "quickprop(epsilon=0.001)", "adam(learning_rate=0.01)"])
 def test_train_many_on_an_objective_equals_train_alone(algorithm):
     net, X, T = _objective_case()
     kw = dict(algorithm=algorithm, max_epochs=20, loss="cross_entropy", weight_decay=0.003)

@@ -400,3 +400,21 @@ def test_solver_errors_name_it(iris, params, match):
     X, y = iris
     with pytest.raises(ValueError, match=match):
         RpropClassifier(hidden_layer_sizes=(3,), max_iter=5, **params).fit(X, y)
+
+
+@pytest.mark.parametrize("solver", ["adam", "quickprop(epsilon=0.001)"])
+def test_scikit_learns_default_pair_adam_and_log_loss_trains_the_cross_entropy(iris, solver):
+    # MLPClassifier's defaults: solver="adam" on the log-loss; here with softmax outputs
+    # and a penalty, the run of fastnet.train on that objective.
+    from fastnet import train
+    from fastnet.algorithms import from_spec
+
+    X, y = iris
+    clf = RpropClassifier(hidden_layer_sizes=(4,), solver=solver, loss="log_loss", alpha=1e-3,
+                          output_activation="softmax", stop=None, max_iter=30,
+                          random_state=2).fit(X, y)
+    ref = train(MLP(4, (4,), 3, output_activation="softmax"), X, np.eye(3)[y],
+                algorithm=from_spec(solver), max_epochs=30, init_scale=0.5, seed=2,
+                classification=True, loss="cross_entropy", weight_decay=1e-3)
+    assert_array_equal(clf.net_.weights, ref.net.weights)
+    assert clf.train_result_.setup["loss"] == "cross_entropy"

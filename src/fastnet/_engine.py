@@ -171,7 +171,7 @@ class Workspace:
         return _per_weight.quickprop_epochs(self.A, self.Y, net._layers, net.n_in, self.w,
                                             self.g, s_prev, d_prev, self.D, self.Dl, params,
                                             sse_out, self.blas_min, every, r_c, analog,
-                                            self.check_block)
+                                            self.check_block, *self.objective)
 
     def adam_epochs(self, m, v, t, params, order, batch, sse_out, every, r_c, analog):
         """Adam epochs, one per entry of ``sse_out``, in mini-batches of ``batch``
@@ -184,7 +184,7 @@ class Workspace:
         return _per_weight.adam_epochs(self.A, self.Y, net._layers, net.n_in, self.w, self.g,
                                        m, v, t, self.D, self.Dl, params, order, B, TB,
                                        sse_out, self.blas_min, every, r_c, analog,
-                                       self.check_block)
+                                       self.check_block, *self.objective)
 
 
 class Evaluator:

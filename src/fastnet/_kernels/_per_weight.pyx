@@ -8,7 +8,7 @@ in _rprop.pyx.
 from libc.math cimport isfinite, pow
 from libc.string cimport memcpy
 
-from fastnet._kernels._backward cimport epoch_gradient
+from fastnet._kernels._backward cimport check_objective, epoch_objective
 from fastnet._kernels._forward cimport check_buffers
 from fastnet._kernels._rprop cimport network_correct
 
@@ -115,11 +115,13 @@ cdef int check_common(double[:, ::1] A, const double[:, ::1] T,
 cdef inline double whole_set(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
                              double[:, ::1] A, const double[:, ::1] T, const double[::1] w,
                              double[::1] g, double[:, ::1] D, double[:, ::1] Dl,
-                             Py_ssize_t blas_min) noexcept nogil:
-    """g = dE/dw over the whole training set; its SSE."""
-    return epoch_gradient(&layers[0, 0], layers.shape[0], n_in, &A[0, 0], A.shape[0],
-                          A.shape[1], &T[0, 0], T.shape[1], &w[0], &g[0], w.shape[0],
-                          &D[0, 0], &Dl[0, 0], D.shape[1], D.shape[0], blas_min)
+                             Py_ssize_t blas_min, int loss, double weight_decay) noexcept nogil:
+    """g = dE/dw over the whole training set; E (the SSE, or the objective `loss`
+    plus weight_decay * sum w**2)."""
+    return epoch_objective(&layers[0, 0], layers.shape[0], n_in, &A[0, 0], A.shape[0],
+                           A.shape[1], &T[0, 0], T.shape[1], &w[0], &g[0], w.shape[0],
+                           &D[0, 0], &Dl[0, 0], D.shape[1], D.shape[0], blas_min, loss,
+                           weight_decay)
 
 
 cdef inline bint check_holds(Py_ssize_t e, Py_ssize_t every, const Py_ssize_t[:, ::1] layers,
@@ -136,7 +138,8 @@ def quickprop_epochs(double[:, ::1] A, const double[:, ::1] T,
                      double[::1] w, double[::1] g, double[::1] s_prev, double[::1] d_prev,
                      double[:, ::1] D, double[:, ::1] Dl, tuple params,
                      double[::1] sse_out, Py_ssize_t blas_min, Py_ssize_t check_every=0,
-                     double r_c=0.4, double analog=-1.0, Py_ssize_t check_block=0):
+                     double r_c=0.4, double analog=-1.0, Py_ssize_t check_block=0,
+                     int loss=0, double weight_decay=0.0):
     """Run len(sse_out) Quickprop epochs in one call.
 
     Parameters
@@ -146,6 +149,7 @@ def quickprop_epochs(double[:, ::1] A, const double[:, ::1] T,
     s_prev, d_prev : the previous step and descent slope of every weight (updated).
     params : (epsilon, mu, decay, threshold, momentum).
     sse_out : output, the SSE of each epoch at the weights it starts from.
+    loss, weight_decay : the objective (see _backward.gradient); sse_out then holds it.
 
     Returns
     -------
@@ -156,9 +160,10 @@ def quickprop_epochs(double[:, ::1] A, const double[:, ::1] T,
     cdef double sse
     cdef int status = 0
     check_common(A, T, layers, n_in, w, g, s_prev, d_prev, D, Dl, check_every, r_c, check_block)
+    check_objective(layers, loss, weight_decay)
     with nogil:
         for e in range(sse_out.shape[0]):
-            sse = whole_set(layers, n_in, A, T, w, g, D, Dl, blas_min)
+            sse = whole_set(layers, n_in, A, T, w, g, D, Dl, blas_min, loss, weight_decay)
             sse_out[e] = sse
             if not isfinite(sse):
                 status = <int>(e + 1)
@@ -176,15 +181,17 @@ cdef double batch_gradient(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
                            const Py_ssize_t* rows, Py_ssize_t nb,
                            double[:, ::1] B, double[:, ::1] TB, const double[::1] w,
                            double[::1] g, double[:, ::1] D, double[:, ::1] Dl,
-                           Py_ssize_t blas_min) noexcept nogil:
-    """g = dE/dw over the nb training rows ``rows`` (gathered into B, TB); their SSE."""
+                           Py_ssize_t blas_min, int loss, double weight_decay) noexcept nogil:
+    """g = dE/dw over the nb training rows ``rows`` (gathered into B, TB); their E
+    (the SSE, or the objective `loss` plus weight_decay * sum w**2, the decay given
+    already scaled to the batch)."""
     cdef Py_ssize_t r, n_out = T.shape[1]
     for r in range(nb):
         memcpy(&B[r, 0], &A[rows[r], 0], n_in * sizeof(double))
         memcpy(&TB[r, 0], &T[rows[r], 0], n_out * sizeof(double))
-    return epoch_gradient(&layers[0, 0], layers.shape[0], n_in, &B[0, 0], nb, B.shape[1],
-                          &TB[0, 0], n_out, &w[0], &g[0], w.shape[0], &D[0, 0], &Dl[0, 0],
-                          D.shape[1], D.shape[0], blas_min)
+    return epoch_objective(&layers[0, 0], layers.shape[0], n_in, &B[0, 0], nb, B.shape[1],
+                           &TB[0, 0], n_out, &w[0], &g[0], w.shape[0], &D[0, 0], &Dl[0, 0],
+                           D.shape[1], D.shape[0], blas_min, loss, weight_decay)
 
 
 def adam_epochs(double[:, ::1] A, const double[:, ::1] T,
@@ -193,7 +200,8 @@ def adam_epochs(double[:, ::1] A, const double[:, ::1] T,
                 Py_ssize_t[::1] t, double[:, ::1] D, double[:, ::1] Dl, tuple params,
                 const Py_ssize_t[:, ::1] order, double[:, ::1] B, double[:, ::1] TB,
                 double[::1] sse_out, Py_ssize_t blas_min, Py_ssize_t check_every=0,
-                double r_c=0.4, double analog=-1.0, Py_ssize_t check_block=0):
+                double r_c=0.4, double analog=-1.0, Py_ssize_t check_block=0,
+                int loss=0, double weight_decay=0.0):
     """Run len(sse_out) Adam epochs in one call.
 
     Parameters
@@ -210,6 +218,9 @@ def adam_epochs(double[:, ::1] A, const double[:, ::1] T,
         one shorter). Unused (any shape with one row) without ``order``.
     sse_out : output, per-epoch SSE: at the weights the epoch starts from; with
         mini-batches summed over the batches, each measured before its update.
+    loss, weight_decay : the objective (see _backward.gradient); sse_out then holds
+        it. A mini-batch of nb rows carries weight_decay * nb / n_patterns of the
+        decay, so that an epoch's batches sum to the whole objective.
 
     Returns
     -------
@@ -221,6 +232,7 @@ def adam_epochs(double[:, ::1] A, const double[:, ::1] T,
     cdef double sse, part
     cdef int status = 0
     check_common(A, T, layers, n_in, w, g, m, v, D, Dl, check_every, r_c, check_block)
+    check_objective(layers, loss, weight_decay)
     if t.shape[0] != 1 or t[0] < 0:
         raise ValueError("kernel: Adam's update count must have length 1 and be >= 0")
     if batches:
@@ -235,7 +247,7 @@ def adam_epochs(double[:, ::1] A, const double[:, ::1] T,
     with nogil:
         for e in range(sse_out.shape[0]):
             if not batches:
-                sse = whole_set(layers, n_in, A, T, w, g, D, Dl, blas_min)
+                sse = whole_set(layers, n_in, A, T, w, g, D, Dl, blas_min, loss, weight_decay)
                 if isfinite(sse):
                     adam_update(n_w, &w[0], &g[0], &m[0], &v[0], &a, &t[0])
             else:
@@ -244,7 +256,7 @@ def adam_epochs(double[:, ::1] A, const double[:, ::1] T,
                 while p < n:
                     nb = bs if bs < n - p else n - p
                     part = batch_gradient(layers, n_in, A, T, &order[e, p], nb, B, TB, w, g,
-                                          D, Dl, blas_min)
+                                          D, Dl, blas_min, loss, weight_decay * nb / n)
                     sse += part
                     if not isfinite(part):
                         break

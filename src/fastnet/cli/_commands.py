@@ -69,7 +69,11 @@ def _train(args):
         raise _UserError(f"`--plot` must end in .png, .svg or .pdf, got {args.plot!r}.")
     ds = load_proben1(names[0], args.data)
     net, preset = build_network(args.network, ds, args.rule)
+    spec = net.proben1_spec              # (the outputs' change below leaves Proben1's notation)
+    if args.loss == "cross_entropy":
+        net = _probability_outputs(net, ds.train[1])
     kwargs = training_arguments(preset, _options(args))
+    kwargs.update(loss=args.loss, weight_decay=args.weight_decay)
     from fastnet.rprop import PRESETS
 
     algorithm = _algorithm_option(args)
@@ -84,14 +88,16 @@ def _train(args):
 
         r = train(net, *ds.train, *ds.val, X_test=ds.test[0], Y_test=ds.test[1],
                   algorithm=algorithm, seed=args.seed, callback=progress,
-                  **_policy(preset, kwargs))
+                  loss=args.loss, weight_decay=args.weight_decay, **_policy(preset, kwargs))
     if progress is not None:
         progress.finish()
-    shown = (args.network if args.network.strip() == net.proben1_spec
-             else f"{args.network} = {net.proben1_spec}")
+    shown = args.network if args.network.strip() == spec else f"{args.network} = {spec}"
+    objective = ("" if args.loss == "sse" and not args.weight_decay else
+                 f", loss {args.loss} ({net.output_activation} outputs)"
+                 + (f" + {args.weight_decay:g} * sum w^2" if args.weight_decay else ""))
     print(f"{ds.name}: network {shown} "
           f"({'shortcuts' if net.shortcut else 'no shortcuts'}, {net.n_connections} connections), "
-          f"preset {preset}, seed {args.seed}")
+          f"preset {preset}, seed {args.seed}{objective}")
     gl = "-" if r.gl_end is None else f"{r.gl_end:.2f}"
     print(f"stopped by {r.stop_reason} after {r.epochs} epochs; relevant epoch "
           f"{r.relevant_epoch}; GL at end {gl}")
@@ -121,6 +127,17 @@ def _train(args):
                                     f"stopped by {r.stop_reason} after {r.epochs} epochs")
         print(f"learning curves drawn to {args.plot}")
     return 0
+
+
+def _probability_outputs(net, Y):
+    """``net`` with outputs for the cross-entropy: softmax where every row of the
+    targets ``Y`` is one-hot (one class per example), else logistic."""
+    from fastnet.measures import is_one_hot
+    from fastnet.network import MLP
+
+    return MLP(net.n_in, net.hidden, net.n_out, shortcut=net.shortcut,
+               hidden_activation=net.hidden_activation,
+               output_activation="softmax" if is_one_hot(Y) else "logistic")
 
 
 def _algorithm_option(args):

@@ -73,6 +73,14 @@ def _train_parser(sub, net_help):
                          "Proben1's parameters; an RPROP name keeps the preset's parameters but "
                          "those it sets); the preset's stopping rule, strips and initial "
                          "weights apply to every algorithm")
+    tr.add_argument("--loss", choices=("sse", "cross_entropy"), default="sse",
+                    help="training objective (default sse, Proben1's); cross_entropy gives the "
+                         "network softmax outputs where every target row is one-hot (one class "
+                         "per example), else logistic outputs; the reported errors stay "
+                         "Proben1's squared error and classification error")
+    tr.add_argument("--weight-decay", type=float, default=0.0, metavar="LAMBDA",
+                    help="L2 weight decay: LAMBDA * sum of squared weights joins the objective "
+                         "(default 0)")
     _add_training(tr)
     _add_data(tr)
     tr.set_defaults(func=_train)

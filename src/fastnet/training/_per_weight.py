@@ -85,6 +85,7 @@ class Quickprop(Algorithm):
 
     kernel_check = True
     lanes = True
+    objectives = True       # (the kernels train the run's loss and weight decay)
 
     def __post_init__(self):
         put = object.__setattr__.__get__(self)
@@ -142,7 +143,9 @@ class Adam(Algorithm):
     """Adam (Kingma & Ba 2015): full batch, or shuffled mini-batches.
 
     Update t = 1, 2, ... of each weight, with g its gradient of the summed
-    squared error (over the whole set, or over one mini-batch):
+    squared error, or of the run's objective (``loss``, ``weight_decay``; a
+    mini-batch of b of the N patterns carries b / N of the decay), over the whole
+    set or over one mini-batch:
     m = beta1 m + (1 - beta1) g, v = beta2 v + (1 - beta2) g^2,
     w -= learning_rate mhat / (sqrt(vhat) + epsilon), with the bias corrections
     mhat = m / (1 - beta1^t) and vhat = v / (1 - beta2^t).
@@ -189,6 +192,8 @@ class Adam(Algorithm):
     @property
     def draws(self):
         return self.batch_size is not None
+
+    objectives = True       # (the kernels train the run's loss and weight decay)
 
     @property
     def lanes(self):

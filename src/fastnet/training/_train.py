@@ -67,9 +67,9 @@ def train(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
         As in :func:`fastnet.train_rprop`.
     loss : {"sse", "cross_entropy"}, default "sse"
         The training objective, as in :func:`fastnet.train_rprop`. RPROP,
-        backpropagation, SCG, L-BFGS and rules written as ``step`` train any;
-        Levenberg-Marquardt, Quickprop and Adam train the summed squared error
-        only and refuse another.
+        backpropagation, Quickprop, Adam, SCG, L-BFGS and rules written as
+        ``step`` train any; Levenberg-Marquardt trains the summed squared error
+        only and refuses another.
     weight_decay : float >= 0, default 0.0
         L2 weight decay lambda added as lambda * sum w^2 to the objective.
 
