@@ -191,3 +191,17 @@ def test_ci_and_cmake_name_only_test_files_that_exist():
     assert named, "CMakeLists.txt and .ci/run should name the kernel test files"
     missing = sorted(n for n in named if not os.path.exists(os.path.join(root, "tests", n)))
     assert not missing, f"CI names test files that do not exist: {missing}"
+
+
+def test_the_command_line_loads_no_study_machinery_nor_downloader_to_train():
+    # A `fastnet train` process pays for what it uses: building the parser (whose
+    # `study` command names its activations) loads neither the study's statistics
+    # and writers nor pooch (ssl, ftplib), which only `datasets fetch` needs.
+    code = ("import sys; from fastnet.cli import build_parser; build_parser(); "
+            "import fastnet.datasets; "
+            "print(sorted(m for m in sys.modules if m in ('fastnet.study._run', "
+            "'fastnet.study._write', 'pooch', 'ftplib')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    from fastnet.study import Study, run_study       # (the names resolve when used)
+    assert Study.__module__ == "fastnet.study._setup" and callable(run_study)

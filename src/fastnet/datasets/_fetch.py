@@ -9,7 +9,6 @@ ever written (never an archive path: Python < 3.12 has no safe tar filter), and 
 
 from __future__ import annotations
 
-import ftplib
 import lzma
 import os
 import shutil
@@ -21,7 +20,6 @@ import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
 
-import pooch
 
 from fastnet.datasets._checksums import PROBEN1_SHA256
 from fastnet.datasets._proben1 import default_cache_dir
@@ -44,6 +42,8 @@ class FetchError(OSError):
 
 
 def _sha256_file(path: Path) -> str:
+    import pooch        # (here, not at import: pooch brings ssl, ftplib and more)
+
     return pooch.file_hash(str(path), alg="sha256")
 
 
@@ -153,6 +153,10 @@ def _copy_file_url(url: str, output_file: str, pooch_instance=None) -> None:
 
 def _download(url: str, dest: Path, timeout: float) -> None:
     """Download `url` to `dest` with pooch (no known hash: the 45 files are checked)."""
+    import ftplib
+
+    import pooch
+
     scheme = urllib.parse.urlsplit(url).scheme.lower()
     downloader = (_copy_file_url if scheme == "file" else
                   pooch.FTPDownloader(timeout=timeout) if scheme == "ftp" else

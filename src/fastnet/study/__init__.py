@@ -17,11 +17,29 @@ success times censored at T (:func:`scipy.stats.logrank`).
 >>> [a.spec for a in result.algorithms]
 ['rprop+', 'backprop(learning_rate=0.5)', 'backprop(learning_rate=2.0)']
 """
-from fastnet.study._run import (
-    ALPHA, AlgorithmTrials, LogRank, StudyResult, logrank_test, run_study,
-)
-from fastnet.study._setup import MAX_LIMIT, MAX_TRIALS, Study, expand_grid
-from fastnet.study._write import summary_markdown, write_study
+import importlib
+
+# Names and the modules that hold them, imported on first use: the command line
+# builds its `study` parser (and experiments read algorithm grids) without
+# loading the study's statistics and writers.
+_LAZY = {
+    **dict.fromkeys(["ALPHA", "AlgorithmTrials", "LogRank", "StudyResult", "logrank_test",
+                     "run_study"], "fastnet.study._run"),
+    **dict.fromkeys(["MAX_LIMIT", "MAX_TRIALS", "Study", "expand_grid"], "fastnet.study._setup"),
+    **dict.fromkeys(["summary_markdown", "write_study"], "fastnet.study._write"),
+}
 
 __all__ = ["Study", "run_study", "StudyResult", "AlgorithmTrials", "LogRank", "logrank_test",
            "expand_grid", "write_study", "summary_markdown", "ALPHA", "MAX_TRIALS", "MAX_LIMIT"]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'fastnet.study' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
