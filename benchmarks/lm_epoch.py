@@ -233,14 +233,12 @@ class FastnetTrain:
     """What users run: ``fastnet.train(net, X, T, algorithm=LevenbergMarquardt(...))``.
 
     The whole call is timed (argument checks, workspace, the strip loop, the final
-    errors), as it runs. The split comes from a second run (``laps=True``) through a
-    timing subclass of the normal-equations object that the rule builds: its ten or so
-    ``process_time`` laps per epoch cost ~7 % of an epoch on case A, which the timed
-    run does not pay.
+    errors), as it runs. Its epochs and their tries run in one kernel call
+    (``_jacobian.lm_epochs``) on the kernels of ``fastnet-NE``, whose split applies;
+    its row shows the whole time as ``other``.
     """
 
     name = "fastnet-train"
-    split_run = True
 
     def __init__(self, net, X, T):
         import fastnet
@@ -249,51 +247,15 @@ class FastnetTrain:
         self.net, self.X, self.T, self.train = net, X, T, fastnet.train
         self.rule = LevenbergMarquardt(mu=MU, mu_dec=MU_DEC, mu_inc=MU_INC, mu_max=MU_MAX)
 
-    def run(self, w0, epochs, laps=False):
+    def run(self, w0, epochs):
         clock = Clock()
         self.net.set_weights(w0)
-        if laps:
-            res = self._lapped(clock, epochs)
-        else:
-            res = self.train(self.net, self.X, self.T, algorithm=self.rule, max_epochs=epochs)
+        res = self.train(self.net, self.X, self.T, algorithm=self.rule, max_epochs=epochs)
         if res.epochs != epochs:
             raise AssertionError(f"fastnet.train stopped after {res.epochs} epochs "
                                  f"({res.stop_reason}), not {epochs}")
         tries = res.traversals.update // self.net.n_connections
         return self.net.sum_squared_error(self.X, self.T), clock, tries
-
-    def _lapped(self, clock, epochs):
-        import fastnet.gradients as grad
-
-        base = grad._NormalEquations
-
-        class Timed(base):
-            def compute(self, w=None):
-                clock.lap("other")
-                out = super().compute(w)
-                clock.lap("JtJ")                 # Jacobian and products in one kernel
-                return out
-
-            def solve(self, mu, marquardt=False):
-                clock.lap("other")
-                out = super().solve(mu, marquardt)
-                clock.lap("solve")
-                return out
-
-            def sse(self, w):
-                clock.lap("other")
-                out = super().sse(w)
-                clock.lap("error")
-                return out
-
-        grad._NormalEquations = Timed
-        try:
-            clock.lap("other")
-            res = self.train(self.net, self.X, self.T, algorithm=self.rule, max_epochs=epochs)
-            clock.lap("other")
-        finally:
-            grad._NormalEquations = base
-        return res
 
 
 # --------------------------------------------------------------------------- pyrenn
@@ -437,12 +399,8 @@ def measure(key, repeats, epochs, peer):
         for impl, w0, _ in impls:
             t0 = time.process_time()
             sse, clock, tries = lm_run(impl, w0, epochs)
-            total = lapped = time.process_time() - t0
-            if getattr(impl, "split_run", False):    # the split from a second, lapped run
-                t0 = time.process_time()
-                clock = impl.run(w0, epochs, laps=True)[1]
-                lapped = time.process_time() - t0
-            runs[impl.name].append((total, clock.t, sse, tries, lapped))
+            total = time.process_time() - t0
+            runs[impl.name].append((total, clock.t, sse, tries, total))
     return case, impls, runs
 
 
@@ -479,11 +437,6 @@ def report(case, impls, runs, epochs):
     for impl, _, ref in impls:
         if ref == "numpy" and impl.name != "numpy":
             ratio_line(runs, "numpy", impl.name, epochs)
-    for impl, _, _ in impls:
-        if getattr(impl, "split_run", False):
-            lapped = statistics.median(r[4] for r in runs[impl.name]) / epochs
-            print(f"  {impl.name}: the split from separate runs with laps, "
-                  f"{lapped * 1e3:.3f} ms per epoch")
     bar = {"A": 3.0, "C": 1.3}.get(case.spec.key)
     if bar is not None:
         got = median_epoch(runs["numpy"], epochs) / median_epoch(runs["fastnet-train"], epochs)

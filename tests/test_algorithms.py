@@ -377,24 +377,55 @@ def test_traversals_count_every_pass_the_rule_ran(algorithm, monkeypatch):
     assert t.evaluation == r.epochs // 5 * 10 * C
 
 
-def test_lm_traversals_and_flops_count_every_jacobian_and_trial_step(monkeypatch):
-    from fastnet.algorithms import normal_equation_flops
+def _lm_by_hand(net, X, Y, epochs, lm):
+    """Levenberg-Marquardt epochs in Python from the normal-equations object's
+    pieces (compute, solve, sse), each call counted: (weights, errors, calls)."""
     from fastnet.gradients import _NormalEquations
 
-    counted = {"compute": 0, "solve": 0, "sse": 0}
-    for name in counted:
-        method = getattr(_NormalEquations, name)
+    ne = _NormalEquations(net, X, Y)
+    w, mu, errors = net.weights.copy(), lm.mu, []
+    calls = {"compute": 0, "solve": 0, "sse": 0, "compute_finite": 0}
+    for _ in range(epochs):
+        _, _, sse = ne.compute(w)
+        calls["compute"] += 1
+        errors.append(sse)
+        while True:
+            dw = ne.solve(mu, lm.damping == "diagonal")
+            calls["solve"] += 1
+            if dw is not None:
+                trial = w + dw
+                calls["sse"] += 1
+                if ne.sse(trial) < sse:
+                    w, mu = trial, mu * lm.mu_dec
+                    break
+            mu *= lm.mu_inc
+            if mu > lm.mu_max:
+                break
+        if mu > lm.mu_max:
+            break
+    return w, np.array(errors), calls
 
-        def wrapper(self, *args, _method=method, _name=name, **kw):
-            counted[_name] += 1
-            return _method(self, *args, **kw)
-        monkeypatch.setattr(_NormalEquations, name, wrapper)
+
+@pytest.mark.parametrize("lm", [LevenbergMarquardt(), LevenbergMarquardt(damping="diagonal"),
+                                LevenbergMarquardt(mu=1e3, mu_max=1e5, mu_inc=100.0),
+                                LevenbergMarquardt(mu=1e-3, mu_max=1e-2)])
+def test_lm_traversals_and_flops_count_every_jacobian_and_trial_step(lm):
+    # The kernel's epoch loop against the same epochs run in Python, step by step
+    # (bit for bit), and the counts against that run's calls.
+    from fastnet.algorithms import normal_equation_flops
+
     X, Y = _data()
     net = _net((4,), True)
-    r = train(net, X, Y, algorithm=LevenbergMarquardt(), max_epochs=10)
+    w, errors, counted = _lm_by_hand(net, X, Y, 10, lm)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = train(net, X, Y, algorithm=lm, max_epochs=10)
+    assert np.array_equal(r.net.weights, w) and r.epochs == len(errors)
+    np.testing.assert_allclose(r.train_error, errors * 100.0 / Y.size, rtol=1e-15)
+    assert r.stop_reason == ("mu_max" if r.epochs < 10 else "max_epochs")
     N, C, n_out = X.shape[0], net.n_connections, Y.shape[1]
     t = r.traversals
-    assert counted["compute"] == r.epochs and counted["solve"] > r.epochs
+    assert counted["compute"] == r.epochs and counted["solve"] >= r.epochs
     assert t.forward == (counted["compute"] + counted["sse"]) * N * C
     assert t.backward == counted["compute"] * n_out * N * C
     assert t.update == counted["sse"] * C

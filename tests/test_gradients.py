@@ -201,6 +201,28 @@ def test_kernel_refuses_mismatched_buffers():
                            V, 0)
 
 
+def test_lm_epoch_kernel_refuses_mismatched_workspaces():
+    net, X, T = make(4, (5,), 3, True)
+    ne = _NormalEquations(net, X, T)
+    C = net.n_connections
+    w, mu, sse = net.weights.copy(), np.array([1e-3]), np.empty(3)
+    counts = np.empty(3, np.intp)
+    good = (ne.A, ne.Y, net.layer_table, net.n_in, w, np.empty(C), ne.H, ne.r, ne.D, ne.V,
+            ne.Jb, ne.e, ne.R, ne.factored, ne.L, ne.dw, mu, 0.1, 10.0, 1e10, False, sse,
+            counts, counts.copy(), 8, 0)
+    assert _jacobian.lm_epochs(*good) == 0 and np.isfinite(sse).all()
+    for k, bad in [(5, np.empty(C - 1)), (14, np.empty((C, C - 1))), (16, np.empty(2)),
+                   (22, np.empty(2, np.intp)), (24, 0)]:
+        args = list(good)
+        args[k] = bad
+        with pytest.raises(ValueError, match="Levenberg-Marquardt workspaces do not match"):
+            _jacobian.lm_epochs(*args)
+    args = list(good)
+    args[9] = np.empty((3, 2))              # V: the normal equations' own gate
+    with pytest.raises(ValueError):
+        _jacobian.lm_epochs(*args)
+
+
 @pytest.mark.parametrize("marquardt", [False, True])
 def test_normal_equations_solve_and_trial_error(marquardt):
     # The step of Levenberg-Marquardt (Hagan & Menhaj 1994): -(J^T J + mu D)^-1 J^T e.

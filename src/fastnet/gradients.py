@@ -254,6 +254,7 @@ class _NormalEquations:
         self.H, self.r = np.empty((C, C)), np.empty(C)
         self.L, self.dw = np.empty((C, C)), np.empty(C)
         self.eval_block = block_rows(net)
+        self._trial = None                  # (lm_epochs' trial weights, made on first use)
 
     def compute(self, w=None):
         """(H, r, sse) at the weight vector ``w`` (default: the network's own)."""
@@ -269,6 +270,20 @@ class _NormalEquations:
         ``marquardt``); None if H + mu D is not positive definite (numerically)."""
         info = _jacobian.solve_damped(self.H, self.r, mu, marquardt, self.L, self.dw)
         return None if info else self.dw
+
+    def lm_epochs(self, w, mu, mu_dec, mu_inc, mu_max, marquardt, sse_out, solves, tries):
+        """Levenberg-Marquardt epochs at the weight vector ``w`` (updated), one per
+        entry of ``sse_out``, in the kernel (see ``_jacobian.lm_epochs``): ``mu`` (a
+        length-1 array) the damping, updated; each epoch's Cholesky ``solves`` and
+        trial-weight evaluations ``tries`` into those arrays. Returns the kernel status."""
+        net = self.net
+        if self._trial is None:
+            self._trial = np.empty(net.n_connections)
+        return _jacobian.lm_epochs(self.A, self.Y, net._layers, net.n_in, w, self._trial,
+                                   self.H, self.r, self.D, self.V, self.Jb, self.e, self.R,
+                                   self.factored, self.L, self.dw, mu, mu_dec, mu_inc, mu_max,
+                                   marquardt, sse_out, solves, tries, self.eval_block,
+                                   DEFAULT_BLAS_MIN)
 
     def sse(self, w):
         """SSE at the weight vector ``w`` (float64, C-contiguous; the net is not changed)."""

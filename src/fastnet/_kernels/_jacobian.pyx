@@ -16,6 +16,7 @@ passes first (G_p = products of their deltas, see add_block_factored) leaves 1/n
 of the multiply-adds of J^T J on J's rows (BLAS dsyrk, the other method, kept for
 comparison). :func:`solve_damped` then gives the step by LAPACK Cholesky.
 """
+from libc.math cimport isfinite
 from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemv, dsyrk
 from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
@@ -24,7 +25,7 @@ from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS, ACT_SOFTMAX,
     gemm_backprop, gemm_rm, gemm_gradient, fn_loops_deltas_bias,
 )
-from fastnet._kernels._forward cimport check_buffers, forward_rows
+from fastnet._kernels._forward cimport check_buffers, forward_blocks, forward_rows
 
 
 cdef void layer_deltas(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t size, double* V,
@@ -301,10 +302,21 @@ def normal_equations(double[:, ::1] A, const double[:, ::1] T,
     -------
     sse : float, the summed squared error at w.
     """
-    cdef Py_ssize_t n = A.shape[0], nb, r0 = 0, n_w = w.shape[0]
+    cdef double sse
+    check_normal_equations(A, T, layers, n_in, w, H, g, D, V, Jb, e, R, factored)
+    with nogil:
+        sse = ne_compute(A, T, layers, n_in, w, H, g, D, V, Jb, e, R, factored, blas_min)
+    return sse
+
+
+cdef int check_normal_equations(double[:, ::1] A, const double[:, ::1] T,
+                                const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                                const double[::1] w, double[:, ::1] H, double[::1] g,
+                                double[:, ::1] D, double[:, ::1] V, double[:, ::1] Jb,
+                                double[::1] e, double[::1] R, bint factored) except -1:
+    """The memory-safety gate of `ne_compute`'s buffers."""
+    cdef Py_ssize_t n = A.shape[0], n_w = w.shape[0]
     cdef Py_ssize_t n_out = layers[layers.shape[0] - 1, L_SIZE]
-    cdef Py_ssize_t out0 = layers[layers.shape[0] - 1, L_START]
-    cdef double sse = 0.0
     check_workspaces(layers, n_in, n, A.shape[1], n_w, D.shape[0], D.shape[1],
                      V.shape[0], V.shape[1], Jb.shape[0], Jb.shape[1],
                      0 if factored else D.shape[0] * n_out)
@@ -316,22 +328,34 @@ def normal_equations(double[:, ::1] A, const double[:, ::1] T,
     cdef Py_ssize_t nu = D.shape[1]
     if factored and R.shape[0] < D.shape[0] * (n_w + nu * (nu + 1) + 1):
         raise ValueError("kernel: the product workspace is too short")
-    with nogil:
-        memset(&H[0, 0], 0, n_w * n_w * sizeof(double))
-        memset(&g[0], 0, n_w * sizeof(double))
-        while r0 < n:
-            nb = D.shape[0] if D.shape[0] < n - r0 else n - r0
-            block_rows(&layers[0, 0], layers.shape[0], n_in, &w[0], &A[r0, 0], A.shape[1],
-                       &D[0, 0], &V[0, 0], nu, nb, NULL if factored else &Jb[0, 0], n_w,
-                       blas_min)
-            sse += block_errors(&A[r0, 0], A.shape[1], out0, &T[r0, 0], n_out, nb, &e[0])
-            if factored:
-                add_block_factored(&layers[0, 0], layers.shape[0], n_in, &A[r0, 0],
-                                   A.shape[1], &V[0, 0], nu, &e[0], nb, n_out, n_w,
-                                   &R[D.shape[0] * n_w], &R[0], &H[0, 0], &g[0], blas_min)
-            else:
-                add_block_products(&Jb[0, 0], nb * n_out, n_w, &e[0], &H[0, 0], &g[0])
-            r0 += nb
+    return 0
+
+
+cdef double ne_compute(double[:, ::1] A, const double[:, ::1] T,
+                       const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[::1] w,
+                       double[:, ::1] H, double[::1] g, double[:, ::1] D, double[:, ::1] V,
+                       double[:, ::1] Jb, double[::1] e, double[::1] R, bint factored,
+                       Py_ssize_t blas_min) noexcept nogil:
+    """`normal_equations` on checked buffers."""
+    cdef Py_ssize_t n = A.shape[0], nb, r0 = 0, n_w = w.shape[0], nu = D.shape[1]
+    cdef Py_ssize_t n_out = layers[layers.shape[0] - 1, L_SIZE]
+    cdef Py_ssize_t out0 = layers[layers.shape[0] - 1, L_START]
+    cdef double sse = 0.0
+    memset(&H[0, 0], 0, n_w * n_w * sizeof(double))
+    memset(&g[0], 0, n_w * sizeof(double))
+    while r0 < n:
+        nb = D.shape[0] if D.shape[0] < n - r0 else n - r0
+        block_rows(&layers[0, 0], layers.shape[0], n_in, &w[0], &A[r0, 0], A.shape[1],
+                   &D[0, 0], &V[0, 0], nu, nb, NULL if factored else &Jb[0, 0], n_w,
+                   blas_min)
+        sse += block_errors(&A[r0, 0], A.shape[1], out0, &T[r0, 0], n_out, nb, &e[0])
+        if factored:
+            add_block_factored(&layers[0, 0], layers.shape[0], n_in, &A[r0, 0],
+                               A.shape[1], &V[0, 0], nu, &e[0], nb, n_out, n_w,
+                               &R[D.shape[0] * n_w], &R[0], &H[0, 0], &g[0], blas_min)
+        else:
+            add_block_products(&Jb[0, 0], nb * n_out, n_w, &e[0], &H[0, 0], &g[0])
+        r0 += nb
     return sse
 
 
@@ -354,24 +378,101 @@ def solve_damped(const double[:, ::1] H, const double[::1] r, double mu, bint ma
     info : int, 0 on success; k > 0 when the leading minor of order k is not
         positive definite (dw is then not set).
     """
-    cdef int n = <int>H.shape[0], one = 1, info = 0
-    cdef Py_ssize_t i
-    cdef char lower = b'L'
+    cdef int n = <int>H.shape[0], info = 0
     if H.shape[1] != n or r.shape[0] != n or L.shape[0] != n or L.shape[1] != n or dw.shape[0] != n:
         raise ValueError("kernel: H, r, L and dw must be (n, n), (n,), (n, n) and (n,)")
     if n == 0:
         return 0
     with nogil:
-        memcpy(&L[0, 0], &H[0, 0], n * n * sizeof(double))
-        for i in range(n):
-            if marquardt:
-                L[i, i] = H[i, i] * (1.0 + mu)
-            else:
-                L[i, i] = H[i, i] + mu
-        # The row-major upper triangle is LAPACK's (column-major) lower one.
-        dpotrf(&lower, &n, &L[0, 0], &n, &info)
-        if info == 0:
-            for i in range(n):
-                dw[i] = -r[i]
-            dpotrs(&lower, &n, &one, &L[0, 0], &n, &dw[0], &n, &info)
+        info = ne_solve(H, r, mu, marquardt, L, dw)
     return info
+
+
+cdef int ne_solve(const double[:, ::1] H, const double[::1] r, double mu, bint marquardt,
+                  double[:, ::1] L, double[::1] dw) noexcept nogil:
+    """`solve_damped` on checked buffers (n >= 1)."""
+    cdef int n = <int>H.shape[0], one = 1, info = 0
+    cdef Py_ssize_t i
+    cdef char lower = b'L'
+    memcpy(&L[0, 0], &H[0, 0], n * n * sizeof(double))
+    for i in range(n):
+        if marquardt:
+            L[i, i] = H[i, i] * (1.0 + mu)
+        else:
+            L[i, i] = H[i, i] + mu
+    # The row-major upper triangle is LAPACK's (column-major) lower one.
+    dpotrf(&lower, &n, &L[0, 0], &n, &info)
+    if info == 0:
+        for i in range(n):
+            dw[i] = -r[i]
+        dpotrs(&lower, &n, &one, &L[0, 0], &n, &dw[0], &n, &info)
+    return info
+
+
+def lm_epochs(double[:, ::1] A, const double[:, ::1] T, const Py_ssize_t[:, ::1] layers,
+              Py_ssize_t n_in, double[::1] w, double[::1] trial, double[:, ::1] H,
+              double[::1] g, double[:, ::1] D, double[:, ::1] V, double[:, ::1] Jb,
+              double[::1] e, double[::1] R, bint factored, double[:, ::1] L, double[::1] dw,
+              double[::1] mu, double mu_dec, double mu_inc, double mu_max, bint marquardt,
+              double[::1] sse_out, Py_ssize_t[::1] solves, Py_ssize_t[::1] tries,
+              Py_ssize_t eval_block, Py_ssize_t blas_min):
+    """Levenberg-Marquardt epochs (Hagan & Menhaj 1994), one per entry of sse_out.
+
+    Each epoch forms the normal equations at w (`normal_equations`), then solves
+    the damped ones (`solve_damped`) for trial weights w + dw and evaluates their
+    SSE, until one lowers it (taken, mu *= mu_dec) or mu passes mu_max (mu *=
+    mu_inc after every failed or not positive definite try).
+
+    Parameters
+    ----------
+    A, T, layers, n_in, H, g, D, V, Jb, e, R, factored, blas_min : as in
+        `normal_equations` (A also serves the trial weights' forward passes, in
+        blocks of ``eval_block`` rows).
+    w : (n_weights,) the weights, updated.
+    trial, dw : (n_weights,) workspaces; L : (n_weights, n_weights) workspace.
+    mu : length 1, the damping, updated.
+    sse_out : output, each epoch's SSE at the weights it starts from.
+    solves, tries : outputs (as long as sse_out), each epoch's Cholesky solves
+        and trial-weight evaluations.
+
+    Returns
+    -------
+    status : int, 0 after every epoch; k > 0 if epoch k's SSE was not finite;
+        -k if mu passed mu_max in epoch k.
+    """
+    cdef Py_ssize_t j, i, n_w = w.shape[0], n_ep = sse_out.shape[0]
+    cdef double sse, err
+    cdef int info, status = 0
+    check_normal_equations(A, T, layers, n_in, w, H, g, D, V, Jb, e, R, factored)
+    if (trial.shape[0] != n_w or dw.shape[0] != n_w or L.shape[0] != n_w
+            or L.shape[1] != n_w or n_w == 0 or mu.shape[0] != 1
+            or solves.shape[0] < n_ep or tries.shape[0] < n_ep or eval_block < 1):
+        raise ValueError("kernel: Levenberg-Marquardt workspaces do not match the network")
+    with nogil:
+        for j in range(n_ep):
+            sse = ne_compute(A, T, layers, n_in, w, H, g, D, V, Jb, e, R, factored, blas_min)
+            sse_out[j] = sse
+            solves[j] = tries[j] = 0
+            if not isfinite(sse):
+                status = <int>(j + 1)
+                break
+            while True:
+                info = ne_solve(H, g, mu[0], marquardt, L, dw)
+                solves[j] += 1
+                if info == 0:
+                    for i in range(n_w):
+                        trial[i] = w[i] + dw[i]
+                    err = forward_blocks(layers, n_in, trial, A, &T[0, 0], eval_block,
+                                         blas_min)
+                    tries[j] += 1
+                    if err < sse:
+                        memcpy(&w[0], &trial[0], n_w * sizeof(double))
+                        mu[0] *= mu_dec
+                        break
+                mu[0] *= mu_inc
+                if mu[0] > mu_max:
+                    break
+            if mu[0] > mu_max:
+                status = -<int>(j + 1)
+                break
+    return status
