@@ -18,6 +18,7 @@ import pytest
 
 from fastnet.experiment import (
     Experiment,
+    MIXED_BLOCK,
     ResultFileError,
     ResultFileWarning,
     TIMING_FIELDS,
@@ -402,29 +403,67 @@ def test_batched_runs_equal_one_call_per_run(proben1_root, tmp_path):
 
 
 def test_records_independent_of_batch_composition_resume_and_jobs(proben1_root, tmp_path):
-    """A record is the same bits whichever runs share its batch: batch sizes, resume
-    points (mid-batch too) and -j. horse1/pivot (1793 connections, past the narrow
-    lanes' limit) was trained "mixed" in a batch of 16 and "serial" in a batch of 4,
-    and a mixed batch hands a trial to the single-network kernels depending on when
-    the others stop: 9 to 16 of these records differed by ~1e-15."""
-    exp = Experiment(problems=("cancer1", "horse1"), networks=("linear", "pivot"), runs=20,
-                     seed=0, options={"max_epochs": 300}, root=str(proben1_root))
+    """A record is the same bits whichever runs share its task: batch sizes, resume
+    points (mid-block too) and -j. horse1/pivot (1793 connections, past the narrow
+    lanes' limit) trains in method "mixed", whose hand-off of a run to the
+    single-network kernels depends on when the other runs of its call stop (in batches
+    of 16 and 4, 9 to 16 of these records differed by ~1e-15): its runs train in fixed
+    blocks of MIXED_BLOCK by run index, the last one up to the last run."""
+    B = MIXED_BLOCK
+    exp = dict(problems=("cancer1", "horse1"), networks=("linear", "pivot"), runs=B + 5,
+               seed=0, options={"max_epochs": 300}, root=str(proben1_root))
     ref_path = tmp_path / "ref.jsonl"
-    run_experiment(exp, ref_path)
+    run_experiment(Experiment(**exp), ref_path)
     want = _records(ref_path)
-    for bs in (7, 3):
-        run_experiment(exp, tmp_path / f"b{bs}.jsonl", batch_size=bs)
+    mixed = [r["batch"] for r in read_results(ref_path).records
+             if (r["problem"], r["network"]) == ("horse1", "pivot")]
+    assert [(b["method"], b.get("first_run"), b["runs"]) for b in mixed] == \
+        [("mixed", 0, B)] * B + [("mixed", B, 5)] * 5
+    assert any(b["handoffs"] for b in mixed)        # runs were handed on
+    assert {r["batch"]["method"] for r in read_results(ref_path).records
+            if r["problem"] == "cancer1"} == {"lanes"}
+    for bs in (7, 3, 2 * B + 5):
+        run_experiment(Experiment(**exp), tmp_path / f"b{bs}.jsonl", batch_size=bs)
         assert _records(tmp_path / f"b{bs}.jsonl") == want, bs
+    # whole blocks do not depend on the number of runs (the last, partial one does)
+    run_experiment(Experiment(**{**exp, "runs": B}), tmp_path / "B.jsonl")
+    assert _records(tmp_path / "B.jsonl") == [r for r in want if r["run"] < B]
     lines = ref_path.read_bytes().splitlines(keepends=True)
-    order = [(r["problem"], r["network"]) for r in map(json.loads, lines[1:])]
-    # the first cell in the file is cut after 5 of its runs (mid-batch), the others whole
-    assert order[:16] == [order[0]] * 16
-    for keep, jobs in ((5, 1), (27, 2), (50, 1)):
+    order = [(r["problem"], r["network"], r["run"]) for r in map(json.loads, lines[1:])]
+    # horse1/pivot comes first: cut in its first block, in its second, or after it
+    assert order[:B + 5] == [("horse1", "pivot", r) for r in range(B + 5)]
+    n = 4 * (B + 5)
+    for keep, jobs in ((5, 1), (B + 3, 2), (B + 12, 1)):
         path = tmp_path / f"k{keep}.jsonl"
         path.write_bytes(b"".join(lines[:1 + keep]))
-        res = run_experiment(exp, path, jobs=jobs)
-        assert (res.n_resumed, res.n_new) == (keep, 80 - keep)
+        res = run_experiment(Experiment(**exp), path, jobs=jobs)
+        assert (res.n_resumed, res.n_new) == (keep, n - keep)
         assert _records(path) == want, (keep, jobs)
+
+
+def test_mixed_cell_tasks_are_whole_blocks(proben1_root):
+    """A task of a "mixed" cell trains whole blocks (the last up to the last run) and
+    writes only its missing runs; ``batch_size`` groups whole blocks (at least one a
+    task); 1 is one call per run; "lanes" cells go by ``batch_size`` alone."""
+    from fastnet.experiment._provenance import _load
+    from fastnet.experiment._runner import _tasks
+
+    B = MIXED_BLOCK
+    exp = Experiment(problems="horse1", networks=("linear", "pivot"), runs=2 * B + 10,
+                     seed=0, root=str(proben1_root))
+    datasets = {"horse1": _load("horse1", str(proben1_root))}
+    todo = [("horse1", n, r, "rprop+") for n in ("linear", "pivot")
+            for r in (3, 4, B + 1, 2 * B, 2 * B + 7)]
+    tasks = _tasks(exp, todo, datasets, 16, "h")
+    assert [(t.network, t.method, t.runs, t.blocks) for t in tasks] == [
+        ("linear", "lanes", (3, 4, B + 1, 2 * B, 2 * B + 7), ()),
+        ("pivot", "mixed", (3, 4), ((0, B),)), ("pivot", "mixed", (B + 1,), ((B, 2 * B),)),
+        ("pivot", "mixed", (2 * B, 2 * B + 7), ((2 * B, 2 * B + 10),))]
+    tasks = _tasks(exp, todo, datasets, 2 * B + 1, "h")
+    assert [(t.runs, t.blocks) for t in tasks if t.network == "pivot"] == [
+        ((3, 4, B + 1), ((0, B), (B, 2 * B))), ((2 * B, 2 * B + 7), ((2 * B, 2 * B + 10),))]
+    tasks = _tasks(exp, todo, datasets, 1, "h")
+    assert all(t.one_per_call and len(t.runs) == 1 and not t.blocks for t in tasks)
 
 
 def _proc_children(pid):

@@ -14,7 +14,7 @@ import pytest
 from fastnet import cli, train, train_rprop
 from fastnet.algorithms import Backprop
 from fastnet.experiment import (
-    Experiment, ResultFileError, build_network, read_results, run_experiment, run_seed,
+    MIXED_BLOCK, Experiment, ResultFileError, build_network, read_results, run_experiment, run_seed,
     strip_timing,
 )
 from fastnet.experiment._protocol import algorithm_arguments
@@ -115,6 +115,25 @@ def test_another_algorithm_extends_a_file_and_trains_as_train(proben1_root, tmp_
         for which in ("train", "val", "test"):
             assert a[which]["squared_error_percentage"] == pytest.approx(
                 b[which]["squared_error_percentage"], rel=1e-10)
+
+
+def test_a_lanes_algorithm_in_a_mixed_cell_trains_in_blocks(proben1_root, tmp_path):
+    """Batch backpropagation on horse1/pivot trains "mixed" (runs handed on to the
+    single-network kernels) in blocks of MIXED_BLOCK runs, as RPROP's: the records are
+    the same bits in batches of 4 and resumed in the middle of a block."""
+    exp = _exp(proben1_root, problems=("horse1",), networks=("pivot",),
+               runs=MIXED_BLOCK + 2, options={"max_epochs": 100}, algorithms=(BP,))
+    ref = run_experiment(exp, tmp_path / "ref.jsonl")
+    assert {r["batch"]["method"] for r in ref.records} == {"mixed"}
+    assert any(r["batch"]["handoffs"] for r in ref.records)
+    want = [strip_timing(r) for r in ref.records]
+    small = run_experiment(exp, tmp_path / "b4.jsonl", batch_size=4)
+    assert [strip_timing(r) for r in small.records] == want
+    lines = (tmp_path / "ref.jsonl").read_bytes().splitlines(keepends=True)
+    (tmp_path / "cut.jsonl").write_bytes(b"".join(lines[:6]))
+    resumed = run_experiment(exp, tmp_path / "cut.jsonl")
+    assert (resumed.n_resumed, resumed.n_new) == (5, MIXED_BLOCK - 3)
+    assert [strip_timing(r) for r in resumed.records] == want
 
 
 def test_rprop_parameters_override_the_preset(proben1_root):

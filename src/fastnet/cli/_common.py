@@ -152,8 +152,10 @@ def _add_running(p):
                    help="run on a Dask cluster, e.g. tcp://host:8786 (needs dask.distributed; "
                         "the workers need fastnet and the data)")
     p.add_argument("--batch-size", type=_positive_int, default=None, metavar="N",
-                   help="runs of one problem and network trained together (default 16; 1 = "
-                        "one train_rprop call per run, for comparison)")
+                   help="runs of one problem and network trained together (default 16; "
+                        "in whole blocks of 30 where runs are handed from the lanes "
+                        "to the single-network kernels; 1 = one train_rprop call per run, for "
+                        "comparison)")
     p.add_argument("--keep-predictions", action="store_true",
                    help="store per-example test predictions (for Lacoste's tests in `compare`)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")

@@ -48,7 +48,7 @@ from fastnet.experiment._resultfile import (
     strip_timing,
 )
 from fastnet.experiment._runner import (
-    BATCH_SIZE, EXPERIMENT_LANES_MAX_TRAIN, MAX_JOBS, PARENT_POLL, SCHEDULER_TIMEOUT,
+    BATCH_SIZE, MAX_JOBS, MIXED_BLOCK, PARENT_POLL, SCHEDULER_TIMEOUT,
     ExperimentProgress, ExperimentResult, run_experiment,
 )
 from fastnet.experiment._spec import MAX_GRID_RUNS, MAX_RUNS, Experiment
@@ -89,5 +89,5 @@ __all__ = [
     "MAX_JOBS",
     "MAX_RUNS",
     "PARENT_POLL",
-    "EXPERIMENT_LANES_MAX_TRAIN",
+    "MIXED_BLOCK",
 ]

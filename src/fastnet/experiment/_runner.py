@@ -29,16 +29,21 @@ SCHEDULER_TIMEOUT = 10.0
 #: Most local worker processes of `run_experiment` (``jobs``): each imports
 #: NumPy and fastnet (tens of MB), and more processes than cores only share them.
 MAX_JOBS = 256
-#: An experiment's cell past ``fastnet.training._many.LANES_MAX_WORK`` trains in lanes
-#: only up to this many training examples (and 6,000 connections), else one
-#: `train_rprop` call per run (see `_cell_method`). CPU seconds for 16 runs of
-#: Proben1's pivot and no-shortcut networks, lanes / one call per run / method
-#: "mixed" (which `run_experiment` never uses): horse1 0.020/0.026/0.026,
-#: diabetes1 0.066/0.075/0.058, heart1 0.062/0.074/0.057, card1 0.033/0.045/0.030,
-#: soybean1 1.62/1.78/1.54, gene1 (1588 examples) 0.14/0.15/0.13 and no-shortcut
-#: 0.23/0.25/0.19; building1 (2104) 0.09/0.06/0.06, thyroid1 (3600) 2.22/1.73/1.51
-#: and no-shortcut 0.86/0.87/0.71.
-EXPERIMENT_LANES_MAX_TRAIN = 2000
+#: Runs of a cell that `run_experiment` trains in method ``"mixed"`` (see
+#: `_cell_method`) train in fixed blocks by run index, block b being runs
+#: b * MIXED_BLOCK to (b + 1) * MIXED_BLOCK - 1 (the last one up to the experiment's
+#: last run), each block in one `train_rprop_many` call: when a run is handed from the
+#: lanes to the single-network kernels depends on the other runs of its call, so a
+#: call's runs must not depend on the batch size, resuming or ``jobs``. 30 divides
+#: Proben1's 60 runs, holds Proben1's 10 of linear networks in one block, and fills 4
+#: groups of 8 lanes to 15/16. CPU seconds for 60 runs of the pivot network in blocks
+#: of 15/20/30/60, against one call of 60 in lanes (and batches of 16 in lanes, as
+#: experiments trained before, scaled from 64 runs):
+#: soybean1 5.29/5.34/5.22/5.10, lanes 5.11 (5.8); diabetes1 0.227/0.239/0.228/0.220,
+#: lanes 0.212 (0.26); heart1 0.193/0.192/0.188/0.179, lanes 0.179 (0.198); card1
+#: 0.112/0.113/0.106/0.106, lanes 0.115 (0.124); thyroid1 (3600 examples)
+#: 7.21/7.02/6.98/6.83, one call per run 7.4.
+MIXED_BLOCK = 30
 #: Seconds between a local worker's checks that the process that started it
 #: still runs: a worker whose parent died (even by SIGKILL) exits within this.
 PARENT_POLL = 0.2
@@ -56,6 +61,8 @@ class _Task:
     rule: str = "tables"
     one_per_call: bool = False
     algorithm: str = DEFAULT_ALGORITHM
+    method: str | None = None       # the cell's `_cell_method` (None: the rule has no lanes)
+    blocks: tuple = ()              # "mixed": the blocks to train, as (first run, stop)
 
 
 def _watch_parent(parent):
@@ -78,76 +85,89 @@ def _watch_parent(parent):
 
 
 def _cell_method(n_train, n_connections):
-    """How `run_experiment` trains the runs of a cell: ``"lanes"`` or ``"serial"``.
+    """How `run_experiment` trains the runs of a cell: ``"lanes"``, ``"mixed"`` or ``"serial"``.
 
     The `fastnet.train_rprop_many` method of a cell, chosen from the cell alone
-    (training examples, connections), never from the number of runs in a batch:
-    a trial's arithmetic in the lanes is its own lane's, and in ``"serial"`` its
-    own `fastnet.train_rprop` call's, so either way a record does not depend on
-    which runs share its batch, on the batch size, on resuming or on ``jobs``
-    (bit for bit). Method ``"mixed"`` (and ``"auto"``, which picks it from six
-    trials on) would not: a trial handed from the lanes to the single-network
-    kernels sums its errors in another order from then on, and when it is handed
-    on depends on when the other trials of its batch stop.
+    (training examples, connections), never from the number of runs in a batch, as
+    ``"auto"`` chooses: lanes where training examples x connections is at most
+    ``LANES_MAX_WORK``, lanes with a hand-off of the last runs to the single-network
+    kernels (``"mixed"``) beyond it up to ``LANES_MAX_CONNECTIONS`` connections (both
+    of ``fastnet.training._many``), one run after another in the single-network
+    kernels beyond that. A run's arithmetic in the lanes is its own lane's, and in
+    ``"serial"`` its own, so in those a record does not depend on which runs share
+    its call. In ``"mixed"`` it does (a run handed on sums its errors in another
+    order from then on, and when it is handed on depends on when the others stop),
+    so those runs train in fixed blocks of `MIXED_BLOCK` by run index (`_tasks`).
 
-    Lanes where training examples x connections is at most ``LANES_MAX_WORK``
-    (as ``"auto"``), and beyond it up to ``LANES_MAX_CONNECTIONS`` connections
-    (both of ``fastnet.training._many``) and `EXPERIMENT_LANES_MAX_TRAIN` training
-    examples, where full lanes beat one network at a time per trial-epoch; one
-    `train_rprop` call per run otherwise.
+    CPU seconds for 60 runs (10 of linear networks), one call per run against
+    blocks of 30 in ``"mixed"``: building2 pivot 6.78/5.54, building3 8.69/6.97,
+    building1 noshortcut 0.806/0.777, thyroid1 7.30/6.81, thyroid2 10.25/8.82 and
+    noshortcut 3.07/2.45, thyroid1 linear 0.048/0.040, gene1 0.50 (lanes, 15 a
+    call)/0.47. Only building1 pivot (0.618/0.635) and mushroom1 linear (3.19/3.40)
+    train faster one call per run, by too little for a rule of their own.
     """
     from fastnet.training._many import LANES_MAX_CONNECTIONS, LANES_MAX_WORK
 
     if n_train * n_connections <= LANES_MAX_WORK:
         return "lanes"
-    if n_connections <= LANES_MAX_CONNECTIONS and n_train <= EXPERIMENT_LANES_MAX_TRAIN:
-        return "lanes"
-    return "serial"
+    return "mixed" if n_connections <= LANES_MAX_CONNECTIONS else "serial"
 
 
 def _run_task(task):
     """Train the runs of one task (one cell's runs) and return their records (in a worker).
 
-    The runs train in one `train_rprop_many` call with the cell's `_cell_method`
-    (so that a record does not depend on how the runs were batched or resumed),
-    or with ``one_per_call`` in one `train_rprop` call each.
+    The runs train in one `train_rprop_many` call with the cell's method
+    (`_cell_method`), or with ``one_per_call`` in one `train_rprop` call each. A
+    task of a ``"mixed"`` cell trains whole blocks instead (``task.blocks``), one
+    call each, and returns the records of its ``runs`` only (a block's other runs
+    are in the file already). Either way a record does not depend on how the runs
+    were batched or resumed, nor on ``jobs``.
     """
-    from fastnet.training import train_rprop_many
-    from fastnet.rprop import train_rprop
-
     ds = _load(task.problem, task.root)
-    nets, preset = [], None
-    for _ in task.runs:
-        net, preset = build_network(task.network, ds, task.rule)
-        nets.append(net)
-    seeds = [run_seed(task.master, task.problem, task.network, r, task.algorithm)
-             for r in task.runs]
-    # No warnings.catch_warnings() here: it is not thread-safe (Dask runs tasks in
-    # threads). An epoch cap is part of the stopping rule instead (training_arguments).
+    preset = build_network(task.network, ds, task.rule)[1]
     trainer, args = algorithm_arguments(preset, task.options, task.algorithm)
     kw = dict(X_test=ds.test[0], Y_test=ds.test[1], **args)
+    wanted = set(task.runs)
+    records = []
+    for runs in [range(*b) for b in task.blocks] if task.blocks else (task.runs,):
+        nets = [build_network(task.network, ds, task.rule)[0] for _ in runs]
+        seeds = [run_seed(task.master, task.problem, task.network, r, task.algorithm)
+                 for r in runs]
+        results, batch = _train(task, trainer, ds, nets, seeds, kw)
+        if task.blocks:
+            batch["first_run"] = runs[0]
+        records += [_record(task, run, seed, net, preset, r, batch, ds)
+                    for run, seed, net, r in zip(runs, seeds, nets, results) if run in wanted]
+    return records
+
+
+def _train(task, trainer, ds, nets, seeds, kw):
+    """(results, the records' ``"batch"``) of ``nets`` trained as ``task`` says."""
+    # No warnings.catch_warnings() here: it is not thread-safe (Dask runs tasks in
+    # threads). An epoch cap is part of the stopping rule instead (training_arguments).
     if trainer == "many":
         from fastnet.training import train, train_many
 
         if task.one_per_call:
-            results = [train(net, *ds.train, *ds.val, seed=seed, **kw)
-                       for net, seed in zip(nets, seeds)]
-            batch = {"runs": 1, "method": "train"}
-        else:
-            if args["algorithm"].lanes:       # (as RPROP's: the cell decides, not the batch)
-                kw["method"] = _cell_method(ds.n_train, nets[0].n_connections)
-            results = train_many(nets, *ds.train, *ds.val, seeds=seeds, **kw)
-            batch = {"runs": len(nets), "method": results[0].setup["batch"]["method"]}
+            return ([train(net, *ds.train, *ds.val, seed=seed, **kw)
+                     for net, seed in zip(nets, seeds)], {"runs": 1, "method": "train"})
+        if task.method is not None:     # (a rule without lanes trains "serial")
+            kw = {**kw, "method": task.method}
+        results = train_many(nets, *ds.train, *ds.val, seeds=seeds, **kw)
     elif task.one_per_call:
-        results = [train_rprop(net, *ds.train, *ds.val, seed=seed, **kw)
-                   for net, seed in zip(nets, seeds)]
-        batch = {"runs": 1, "method": "train_rprop"}
+        from fastnet.rprop import train_rprop
+
+        return ([train_rprop(net, *ds.train, *ds.val, seed=seed, **kw)
+                 for net, seed in zip(nets, seeds)], {"runs": 1, "method": "train_rprop"})
     else:
-        method = _cell_method(ds.n_train, nets[0].n_connections)
-        results = train_rprop_many(nets, *ds.train, *ds.val, seeds=seeds, method=method, **kw)
-        batch = {"runs": len(nets), "method": results[0].setup["batch"]["method"]}
-    return [_record(task, run, seed, net, preset, r, batch, ds)
-            for run, seed, net, r in zip(task.runs, seeds, nets, results)]
+        from fastnet.training import train_rprop_many
+
+        results = train_rprop_many(nets, *ds.train, *ds.val, seeds=seeds, method=task.method,
+                                   **kw)
+    done = results[0].setup["batch"]
+    # (a record of a "mixed" block also says how many of its runs were handed on, when)
+    return results, {"runs": len(nets), "method": done["method"],
+                     **({"handoffs": done["handoffs"]} if task.blocks else {})}
 
 
 def _record(task, run, seed, net, preset, r, batch, ds):
@@ -180,6 +200,38 @@ def _record(task, run, seed, net, preset, r, batch, ds):
             record["test_wrong"] = "".join(
                 "1" if w else "0" for w in pred != np.argmax(T_test, axis=1))
     return record
+
+def _tasks(experiment, todo, datasets, batch_size, setup_hash):
+    """The tasks of the runs ``todo`` (run keys): per cell, ``batch_size`` runs each, or
+    with a batch size of 1 one run each, one `train_rprop` call per run (``one_per_call``);
+    but in a ``"mixed"`` cell (`_cell_method`), whole blocks of `MIXED_BLOCK` runs,
+    ``batch_size // MIXED_BLOCK`` blocks a task (at least one), writing only the runs
+    of ``todo``."""
+    tasks = []
+    for (p, n, a) in dict.fromkeys((p, n, a) for p, n, _, a in todo):
+        runs = [r for (pp, nn, r, aa) in todo if (pp, nn, aa) == (p, n, a)]
+        net, preset = build_network(n, datasets[p], experiment.rule)
+        trainer, args = algorithm_arguments(preset, experiment.options, a)
+        method = (_cell_method(datasets[p].n_train, net.n_connections)
+                  if trainer == "rprop" or args["algorithm"].lanes else None)
+        if batch_size == 1 or method != "mixed":
+            groups = [(tuple(runs[i:i + batch_size]), ())
+                      for i in range(0, len(runs), batch_size)]
+        else:
+            blocks = list(dict.fromkeys(r // MIXED_BLOCK for r in runs))
+            per = max(1, batch_size // MIXED_BLOCK)
+            groups = [(tuple(r for r in runs if r // MIXED_BLOCK in blocks[i:i + per]),
+                       tuple((b * MIXED_BLOCK, min(b * MIXED_BLOCK + MIXED_BLOCK,
+                                                   experiment.runs))
+                             for b in blocks[i:i + per]))
+                      for i in range(0, len(blocks), per)]
+        tasks += [_Task(p, n, group, experiment.seed, experiment.options,
+                        experiment.keep_predictions, experiment.root, setup_hash,
+                        experiment.rule, one_per_call=batch_size == 1, algorithm=a,
+                        method=method, blocks=blocks_of)
+                  for group, blocks_of in groups]
+    return tasks
+
 
 def _check_identity(path, header, experiment, datasets):
     old, new = header.get("identity", {}), experiment.identity()
@@ -361,19 +413,28 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
     progress : callable, optional
         ``progress(ExperimentProgress)`` after each record is written.
     batch_size : int, default `BATCH_SIZE` (16)
-        Runs of one (problem, network) cell trained in one call of
-        `fastnet.train_rprop_many` (networks of up to 6,000 connections on up
-        to 2,000 training examples, `EXPERIMENT_LANES_MAX_TRAIN`, side by side in
-        vector lanes, larger ones one after another): each record is what one
+        Runs of one (problem, network) cell trained in one task, in one call of
+        `fastnet.train_rprop_many`: networks of up to 6,000 connections side by
+        side in vector lanes (past ``LANES_MAX_WORK``, training examples x
+        connections, with the last runs of a group of lanes that early stopping
+        has left too empty handed on to the single-network kernels: method
+        ``"mixed"``), larger ones one after another. Each record is what one
         `train_rprop` call gives (to rounding), and a killed experiment loses at
-        most the batches in flight. Records do not depend on the batch size, on
-        which runs share a batch, on interruptions or on ``jobs``, bit for bit:
-        each run sums in a lane of its own, or in a call of its own (never
-        ``train_rprop_many``'s method ``"mixed"``, whose hand-off of a run to the
-        single-network kernels depends on when the others stop). 1 trains one run per
-        `train_rprop` call instead, for comparison (its records differ from the
-        batched ones in the last bits where the lanes ran). Each record says how
-        it was trained (``"batch"``, one of `TIMING_FIELDS`).
+        most the tasks in flight. Records do not depend on the batch size, on which
+        runs share a task, on interruptions or on ``jobs``, bit for bit: each run
+        sums in a lane of its own, or in a call of its own, and a cell of method
+        ``"mixed"`` (whose hand-off of a run depends on when the other runs of its
+        call stop) trains in fixed blocks of `MIXED_BLOCK` (30) runs by run index,
+        whole blocks a task (``batch_size // MIXED_BLOCK``, at least one); a block
+        with runs in the file already trains whole, and only its missing runs are
+        written. The last block ends at the last run, so its records depend on
+        ``experiment.runs`` when that is no multiple of `MIXED_BLOCK` (Proben1's
+        60 runs are; its 10 of linear networks make one block of 10). 1
+        trains one run per `train_rprop` call instead, for comparison (its records
+        differ from the batched ones in the last bits where the lanes ran). Each
+        record says how it was trained (``"batch"``, one of `TIMING_FIELDS`: the
+        method and the runs of its call, and for a block its first run and the
+        runs of each hand-off).
 
     Returns
     -------
@@ -441,19 +502,13 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
         wanted = set(experiment.run_keys())
         setup_hash = experiment.setup_hash()
         todo = [k for k in experiment.run_keys() if k not in done_keys]
-        tasks = []
-        for (p, n, a) in dict.fromkeys((p, n, a) for p, n, _, a in todo):
-            runs = [r for (pp, nn, r, aa) in todo if (pp, nn, aa) == (p, n, a)]
-            for i in range(0, len(runs), batch_size):
-                tasks.append(_Task(p, n, tuple(runs[i:i + batch_size]), experiment.seed,
-                                   experiment.options, experiment.keep_predictions,
-                                   experiment.root, setup_hash, experiment.rule,
-                                   one_per_call=batch_size == 1, algorithm=a))
+        tasks = _tasks(experiment, todo, datasets, batch_size, setup_hash)
         # Longest tasks first (cost ~ patterns x connections x runs), so that a few long
         # ones do not end up last on one worker. Results do not depend on the order.
         cost = {(p, n): datasets[p].n_train * build_network(n, datasets[p])[0].n_connections
                 for p in experiment.problems for n in experiment.networks}
-        tasks.sort(key=lambda t: -cost[(t.problem, t.network)] * len(t.runs))
+        tasks.sort(key=lambda t: -cost[(t.problem, t.network)] * (
+            sum(stop - first for first, stop in t.blocks) if t.blocks else len(t.runs)))
         kept = [r for r in existing if run_key(r) in wanted]
         test_errors = sorted(r["test"]["squared_error_percentage"] for r in existing)
         new = []
