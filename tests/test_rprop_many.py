@@ -59,10 +59,12 @@ def test_lanes_kernel_matches_the_numpy_oracle(variant, hidden, shortcut):
     status[K:] = 1
     sse = np.zeros((G * L, epochs))
     code = {"rprop+": 0, "rprop-": 1, "irprop-": 2, "irprop+": 3}[variant]
-    _trials.trials_rprop(nets[0].layer_table, 4, X, T, w, zeros(), zeros(), zeros(), step,
-                         np.full(G * L, np.inf), status, np.zeros(_trials.work_size(nets[0].n_units)),
-                         code, 1.2, 0.5, 0.0, 50.0, sse)
+    top = _trials.trials_rprop(nets[0].layer_table, 4, X, T, w, zeros(), zeros(), zeros(), step,
+                               np.full(G * L, np.inf), status,
+                               np.zeros(_trials.work_size(nets[0].n_units)), code, 1.2, 0.5,
+                               0.0, 50.0, sse)
     assert not status[:K].any()
+    assert top == sse.max()             # the largest error written (the growth check's)
     for i, net in enumerate(nets):
         err_ref, w_ref = ref.train_rprop(net, X, T, variant, epochs, steps[i], eta_plus=1.2,
                                          eta_minus=0.5, step_min=0.0, step_max=50.0)
@@ -316,9 +318,10 @@ def test_tiny_kernel_equals_the_generic_kernel_bit_for_bit(variant, shortcut, ou
         last = np.full(G * _trials.LANES, np.inf)
         sse = np.zeros((G * _trials.LANES, epochs))
         work = np.zeros(_trials.work_size(nets[0].n_units, 7, 2))
-        _trials.trials_rprop(nets[0].layer_table, 2, X, T, w, g, g_prev, dw_prev, step, last,
-                             status, work, code, 1.2, 0.5, 1e-6, 50.0, sse, check, 0.4, -1.0,
-                             special=special)
+        top = _trials.trials_rprop(nets[0].layer_table, 2, X, T, w, g, g_prev, dw_prev, step,
+                                   last, status, work, code, 1.2, 0.5, 1e-6, 50.0, sse, check,
+                                   0.4, -1.0, special=special)
+        assert top == sse.max()         # (every error is >= 0; the unwritten ones 0)
         runs.append((w, g_prev, dw_prev, step, last, status, sse))
     (w, gp, dw, st, last, status, sse), tiny = runs
     assert np.array_equal(status, tiny[5])

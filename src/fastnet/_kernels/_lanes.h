@@ -230,13 +230,17 @@ typedef struct {
  * before the call (Adam's bias corrections, backprop's decay), t_max: backprop's
  * decay horizon; w_limit > 0: a lane with a weight of that magnitude (or NaN)
  * stops before its next epoch, with status FN_STATUS_BEYOND + the epochs it
- * trained in the call (its state as they left it; not for the tiny kernels). */
+ * trained in the call (its state as they left it; not for the tiny kernels).
+ * *sse_max: raised to the largest value the call writes to sse_out (NaN not
+ * counted; frozen and padding lanes included), which spares the caller a pass
+ * over them (the divergence check by growth). */
 typedef struct {
     ptrdiff_t n_epochs, ld, check_every;
     double *sse_out;
     double sse_scale, r_c, analog;
     ptrdiff_t t0, t_max;
     double w_limit;
+    double *sse_max;
 } fn_trials_epochs;
 
 /* The status of a lane that stopped at w_limit: this plus its epochs. */

@@ -77,15 +77,21 @@ fn_tiny_shape(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdi
 }
 
 /* Epochs [e0, e1) of the errors held in sbuf (FN_TINY_CHUNK epochs of FN_TINY_Q
- * groups, whole vectors: lane k's is row k) into their rows of sse_out. */
+ * groups, whole vectors: lane k's is row k) into their rows of sse_out; *top
+ * raised to the largest of them (NaN not counted). */
 FN_INLINE void
 fn_tiny_flush(const double *sbuf, ptrdiff_t e0, ptrdiff_t e1, const ptrdiff_t *grps,
-              double *sse_out, ptrdiff_t ld)
+              double *sse_out, ptrdiff_t ld, double *top)
 {
+    double t = *top;
     FN_TINY_UNROLL for (int q = 0; q < FN_TINY_Q; q++)
         for (int k = 0; k < FN_TL; k++)
-            for (ptrdiff_t e = e0; e < e1; e++)
-                sse_out[(grps[q] * FN_TL + k) * ld + e] = sbuf[(q * FN_TINY_CHUNK + e - e0) * FN_TL + k];
+            for (ptrdiff_t e = e0; e < e1; e++) {
+                const double v = sbuf[(q * FN_TINY_CHUNK + e - e0) * FN_TL + k];
+                sse_out[(grps[q] * FN_TL + k) * ld + e] = v;
+                if (v > t) t = v;
+            }
+    *top = t;
 }
 
 #endif /* FASTNET_TINY_H */
@@ -248,6 +254,7 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
         gr[q].last = FN_TLOAD(st.last_error + grps[q] * FN_TL);
     }
     ptrdiff_t ep = 0, ep0 = 0;
+    double top = -INFINITY;                 /* the largest error written (*sse_max) */
     for (; ep < ep_.n_epochs && any; ep++) {
         FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
             gr[q].sse = zero;
@@ -294,11 +301,12 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
         any = 0;
         FN_TINY_UNROLL for (int q = 0; q < Q; q++) any |= live[q];
         if (ep + 1 - ep0 == FN_TINY_CHUNK) {
-            fn_tiny_flush(sbuf, ep0, ep + 1, grps, ep_.sse_out, ep_.ld);
+            fn_tiny_flush(sbuf, ep0, ep + 1, grps, ep_.sse_out, ep_.ld, &top);
             ep0 = ep + 1;
         }
     }
-    fn_tiny_flush(sbuf, ep0, ep, grps, ep_.sse_out, ep_.ld);
+    fn_tiny_flush(sbuf, ep0, ep, grps, ep_.sse_out, ep_.ld, &top);
+    if (top > *ep_.sse_max) *ep_.sse_max = top;
     FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
         if (live[q] == full) {
             FN_TINY_UNROLL for (int c = 0; c < TNW; c++) {

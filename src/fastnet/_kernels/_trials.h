@@ -259,14 +259,19 @@ fn_trials_check(ptrdiff_t n, ptrdiff_t n_out, const double *Y, const double *T, 
 }
 
 /* Epoch ep's training SSE of the lanes of group grp, times sse_scale, into
- * row grp * FN_TL + lane, column ep of sse_out (row stride ld). */
-FN_INLINE void
+ * row grp * FN_TL + lane, column ep of sse_out (row stride ld); returns the
+ * largest of them (NaN not counted; -inf if all are NaN). */
+FN_INLINE double
 fn_trials_sse_out(const fn_trials_epochs *run, ptrdiff_t grp, ptrdiff_t ep, const fn_tvr *sse)
 {
     const fn_tv o = *sse * run->sse_scale;
-    double l[FN_TL];
+    double l[FN_TL], top = -INFINITY;
     memcpy(l, &o, sizeof l);
-    for (int k = 0; k < FN_TL; k++) run->sse_out[(grp * FN_TL + k) * run->ld + ep] = l[k];
+    for (int k = 0; k < FN_TL; k++) {
+        run->sse_out[(grp * FN_TL + k) * run->ld + ep] = l[k];
+        if (l[k] > top) top = l[k];
+    }
+    return top;
 }
 
 /* One epoch's error and gradient (into gg) of a group at its weights wg: the
@@ -333,6 +338,7 @@ fn_trials_train_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
     fn_tv *D = A + FN_TBLOCK * n_units;
     fn_tv *E = D + FN_TBLOCK * n_units;
     const fn_tm none = (fn_tm){0};
+    double top = -INFINITY;                 /* the largest error written (*sse_max) */
     for (ptrdiff_t grp = 0; grp < s.n_groups; grp++) {
         double *wg = s.w + grp * n_w * FN_TL, *gg = s.g + grp * n_w * FN_TL;
         double *gp = s.g_prev + grp * n_w * FN_TL, *dwp = s.dw_prev + grp * n_w * FN_TL;
@@ -355,7 +361,8 @@ fn_trials_train_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
             fn_tvr sse;
             fn_trials_epoch_gradient(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, wg,
                                      gg, A, D, E, &sse);
-            fn_trials_sse_out(&e, grp, ep, &sse);
+            const double top_ep = fn_trials_sse_out(&e, grp, ep, &sse);
+            if (top_ep > top) top = top_ep;
             /* Lanes whose error is not finite stop here, un-updated. */
             const fn_tm bad = active & ~((sse == sse) & (sse - sse == 0.0));
             for (int l = 0; l < FN_TL; l++) all &= bad[l] == 0;
@@ -380,6 +387,7 @@ fn_trials_train_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
         }
         memcpy(sg, &lane_status, sizeof lane_status);
     }
+    if (top > *e.sse_max) *e.sse_max = top;
 }
 
 /* The tiny kernels, one per shape of FN_TINY_SHAPES (_tiny.h). */

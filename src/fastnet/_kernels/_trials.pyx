@@ -1,4 +1,5 @@
 """Many trials of one topology at once, side by side in vector lanes (see _trials.h)."""
+from libc.math cimport INFINITY
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS,
@@ -44,6 +45,7 @@ cdef extern from "_trials.h" nogil:
         double sse_scale, r_c, analog
         Py_ssize_t t0, t_max
         double w_limit
+        double* sse_max
     int64_t FN_STATUS_BEYOND
     void fn_trials_rule_step(Py_ssize_t n_w, double* w, const double* g, double* g_prev,
                              double* dw_prev, double* step, const fn_trials_rule* rule,
@@ -251,7 +253,8 @@ def trials_train(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
 
     Returns
     -------
-    status : int, 0.
+    top : float, the largest value written to sse_out (NaN not counted; frozen
+        and padding lanes included), -inf if none.
     """
     cdef fn_trials_rule r = _rule(rule)
     cdef Py_ssize_t n_units = _check(layers, n_in, X, T.shape[0], T.shape[1], w, work)
@@ -271,20 +274,21 @@ def trials_train(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     if w_limit > 0.0 and special and r.code <= FN_IRPROP_PLUS:
         raise ValueError("kernel: w_limit needs special=False for RPROP")
     if sse_out.shape[1] == 0:
-        return 0
+        return -INFINITY
     if sse_out.strides[1] != sizeof(double) or sse_out.strides[0] % sizeof(double) != 0 \
             or sse_out.strides[0] < sse_out.shape[1] * <Py_ssize_t>sizeof(double):
         raise ValueError("kernel: sse_out rows must be contiguous and not overlap")
     cdef fn_trials_state state = fn_trials_state(
         n_groups, &w[0, 0, 0], &g[0, 0, 0], &g_prev[0, 0, 0], &dw_prev[0, 0, 0],
         &step[0, 0, 0], &last_error[0], &status[0])
+    cdef double top = -INFINITY
     cdef fn_trials_epochs run = fn_trials_epochs(
         sse_out.shape[1], sse_out.strides[0] // sizeof(double), check_every, &sse_out[0, 0],
-        sse_scale, r_c, analog, t0, t_max, w_limit)
+        sse_scale, r_c, analog, t0, t_max, w_limit, &top)
     with nogil:
         fn_trials_train(&layers[0, 0], layers.shape[0], n_in, n_units, n_w, X.shape[0],
                         &X[0, 0], &T[0, 0], T.shape[1], &state, &r, &run, &work[0], special)
-    return 0
+    return top
 
 
 def trials_rprop(layers, Py_ssize_t n_in, X, T, w, g, g_prev, dw_prev, step, last_error,
@@ -296,7 +300,7 @@ def trials_rprop(layers, Py_ssize_t n_in, X, T, w, g, g_prev, dw_prev, step, las
 
     Returns
     -------
-    status : int, 0.
+    top : float, as trials_train's.
     """
     if variant < 0 or variant > FN_IRPROP_PLUS:
         raise ValueError("kernel: unknown RPROP variant")

@@ -50,6 +50,7 @@ class Trials:
         # What moved, for the batch record: trials per hand-off; (groups before,
         # trials kept) per repacking of the lanes.
         self.handoffs, self.repacks = [], []
+        self.top = None                 # see run()
         # trials that left the lanes for that
         self.overflowing = np.zeros(K, bool) if lanes is not None else None
 
@@ -62,11 +63,15 @@ class Trials:
         return mine, trials[mine], trials[~mine]
 
     def run(self, trials, n, check, history, epoch):
-        """``n`` epochs of ``trials`` wherever they train; one status per trial."""
+        """``n`` epochs of ``trials`` wherever they train; one status per trial.
+        ``self.top``: the largest training error the call wrote where the lanes
+        alone trained them (the lanes' kernel keeps it), else None."""
+        self.top = None
         if self.lanes is None:
             return self.serial.run(trials, n, check, history, epoch)
         if self.serial is None:
             status = self.lanes.run(trials, n, check, history, epoch, in_place=True)
+            top = self.lanes.top
         else:
             mine, in_lanes, alone = self._split(trials)
             status = np.zeros(trials.size, np.int64)
@@ -75,10 +80,13 @@ class Trials:
                                               in_place=False)
             if alone.size:
                 status[~mine] = self.serial.run(alone, n, check, history, epoch)
+            top = None
         if self.lanes.w_limit:          # (rules without a bound on their changes)
             for j in np.flatnonzero(status >= BEYOND):
                 status[j] = self._go_on_alone(trials, int(trials[j]), int(status[j] - BEYOND),
                                               n, check, history, epoch)
+                top = None                      # (it trained on in the single-network kernels)
+        self.top = top
         return status
 
     def _go_on_alone(self, trials, i, k, n, check, history, epoch):

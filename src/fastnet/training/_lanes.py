@@ -216,13 +216,14 @@ class LanesBackend:
     def run(self, trials, n, check, history, epoch, in_place):
         """``n`` epochs of every unfrozen lane; ``trials``' training errors (scaled)
         into ``history[i, epoch:epoch + n]`` (written there by the kernel while
-        trial i is in row i and ``in_place``); one status per trial."""
+        trial i is in row i and ``in_place``); one status per trial. ``self.top``:
+        the largest error the call wrote (an upper bound of every error it trained)."""
         lanes, s = self.lanes, self.sets
         every, r_c, analog = NO_CHECK if check is None else check
         rows = lanes.slot[trials]
         in_place = in_place and lanes.in_place
         sse = history[:, epoch:epoch + n] if in_place else np.empty((lanes.G * LANES, n))
-        _trials.trials_train(self.layers, self.n_in, s.X, s.Y, lanes.w, lanes.g, lanes.g_prev,
+        self.top = _trials.trials_train(self.layers, self.n_in, s.X, s.Y, lanes.w, lanes.g, lanes.g_prev,
                              lanes.dw_prev, lanes.step, lanes.last_error, lanes.status,
                              self.work, self.args, sse, every, r_c, analog,
                              sse_scale=self.scale, t0=epoch, t_max=self.max_epochs,

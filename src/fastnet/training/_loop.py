@@ -179,8 +179,12 @@ class StripLoop:
             # the smallest of the trials' `limits` (built when needed)
             low = float(self.first[0]) if K == 1 else float(_MIN(self.first))
             self.lowest = DIVERGENCE_GROWTH * max(low, DIVERGENCE_FLOOR)
-        # (fmax: the epochs of trials that have stopped hold whatever was there)
-        if _FMAX(history[:K, epoch:epoch + n], axis=None) > self.lowest:
+        # (the lanes' kernel keeps the largest error it wrote; else one pass, fmax:
+        # the epochs of trials that have stopped hold whatever was there)
+        top = self.trials.top
+        if top is None:
+            top = _FMAX(history[:K, epoch:epoch + n], axis=None)
+        if top > self.lowest:
             done = np.where(status < 0, -status, n)
             check_growth_rows(history[idx, epoch:epoch + n], done, self.limits, epoch + 1,
                               self.first, idx, self.single)
