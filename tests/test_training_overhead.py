@@ -110,7 +110,14 @@ def test_growth_check_ignores_what_stopped_trials_left_in_the_history():
     # there (here NaN), and must not hide another trial's growth.
     loop = StripLoop.__new__(StripLoop)
     loop.K, loop.single, loop._limits = 3, False, None
+    loop.trials = _backends.Trials(3)          # (no lanes: no largest error kept)
     loop.history = np.array([[1.0, 2.0, np.nan], [1.0, 1.0, 1.0], [1.0, 5e6, 3e7]])
+    with pytest.raises(DivergenceError, match="trial 2"):
+        loop._check_growth(np.array([1, 2]), np.zeros(2, np.int64), 0, 3)
+    # where the lanes kept the largest error they wrote, that bound decides
+    loop.trials.top = 1.0
+    loop._check_growth(np.array([1, 2]), np.zeros(2, np.int64), 0, 3)
+    loop.trials.top = 3e7
     with pytest.raises(DivergenceError, match="trial 2"):
         loop._check_growth(np.array([1, 2]), np.zeros(2, np.int64), 0, 3)
 
