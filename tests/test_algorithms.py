@@ -219,8 +219,8 @@ def _close(got, want, rtol=1e-10):
 # its probe is a difference quotient that amplifies rounding by 1/sigma_k, and
 # ill-conditioned steps amplify it further, so an oracle with other summation
 # orders parts from it (1e-10) after 17-35 iterations for reasons that are not the
-# rule's: exactly where fastnet's own run started one ulp away parts from it, which
-# the test checks too (the rule's arithmetic is the oracle's own, written out in
+# rule's: where fastnet's own run started one ulp away parts from it, which the test
+# checks too (no earlier than half as late) (the rule's arithmetic is the oracle's own, written out in
 # NumPy). Levenberg-Marquardt's oracle is wholly NumPy's (its passes, Jacobian and
 # solve): it stays within 1e-15 over the 60 epochs.
 
@@ -250,7 +250,7 @@ def test_scg_follows_moller_step_by_step(hidden, shortcut):
     ulp = min(_parting(_sse(r, Y), _sse(train(net.copy().set_weights(np.nextafter(
         net.weights, side)), X, Y, algorithm=SCG(), max_epochs=60), Y))
         for side in (np.inf, -np.inf))
-    assert 10 < ulp <= 60 and _parting(_sse(r, Y), E_np) >= ulp - 8
+    assert 10 < ulp <= 60 and _parting(_sse(r, Y), E_np) >= ulp // 2
 
 
 def test_scg_not_positive_curvature_branch():

@@ -229,8 +229,9 @@ def test_quickprop_trials_part_from_alone_where_rounding_alone_does(algorithm, h
     # "To rounding", made checkable for the rule that magnifies rounding: Quickprop
     # trained alone from weights one ulp away parts from its own run (1e-10 in the
     # training error) after some tens of epochs; a trial in the lanes (the gradient
-    # summed in another order) must part no earlier than that, give or take a few
-    # epochs. A wrong rule or gradient parts in the first epochs.
+    # summed in another order, rounded afresh every epoch) must part no earlier than
+    # half as late (measured: 0.8-1.2 times as late, in the sanitizer build too). A
+    # wrong rule or gradient parts in the first epochs (a 1e-9 change of epsilon: 4-6).
     X, T = data(30, seed=3)
     net = MLP(3, hidden, 2)
     K, epochs = 2 * L, 200
@@ -242,7 +243,7 @@ def test_quickprop_trials_part_from_alone_where_rounding_alone_does(algorithm, h
         alone = train(net.copy().set_weights(W[i]), X, T, **kw).train_error
         ulp = min(_parting(alone, train(net.copy().set_weights(np.nextafter(W[i], side)), X, T,
                                         **kw).train_error) for side in (np.inf, -np.inf))
-        assert _parting(alone, got.train_error[i, :epochs]) >= ulp - 8, i
+        assert _parting(alone, got.train_error[i, :epochs]) >= ulp // 2, i
         rounding.append(ulp)
     # (the premise: rounding alone parts the runs within the call, after tens of epochs)
     assert 20 <= np.median(rounding) <= epochs
