@@ -1,6 +1,8 @@
 """The Python around the kernels: what the strip loop skips when nothing needs it
 (timing-free guards of the per-call and per-strip work), and the shortcuts it
 takes instead staying exact."""
+import math
+
 import numpy as np
 import pytest
 
@@ -175,3 +177,42 @@ def test_draw_trials_is_the_documented_uniform_draw_bit_for_bit(scale, delta0):
         assert steps is None
     else:
         assert steps.tobytes() == rng.uniform(*delta0, (257, net.n_connections)).tobytes()
+
+
+def _rule_parameters(**kw):
+    X, Y = _xor()
+    r = train_rprop(MLP(2, (2,), 1), X, Y, **{"max_epochs": 2, "init_scale": 0.5, "seed": 0, **kw})
+    return r.setup["parameters"]
+
+
+def test_rprop_rules_are_checked_once_per_arguments():
+    from fastnet.training._algorithms import resolve_rprop
+    from fastnet.training._rprop import _UNSET
+
+    def plan(**kw):
+        return resolve_rprop(None, kw, _UNSET)
+
+    assert plan(eta_plus=1.3).algorithm is plan(eta_plus=1.3).algorithm
+    assert plan(eta_plus=1.3).algorithm is not plan(eta_plus=1.4).algorithm
+    assert plan(delta0=[0.05, 0.2]).algorithm == plan(delta0=(0.05, 0.2)).algorithm
+
+
+def test_cached_rprop_rules_tell_bools_and_signed_zeros_from_equal_numbers():
+    # True == 1 and -0.0 == 0.0, with equal hashes: a rule cached by value alone
+    # would accept a bool it refuses and record a zero with the other sign.
+    assert _rule_parameters(delta_max=1)["delta_max"] == 1.0
+    with pytest.raises(TypeError, match="`delta_max` must be a real number, got bool True"):
+        _rule_parameters(delta_max=True)
+    assert _rule_parameters(delta0=(1, 1))["delta0"] == [1.0, 1.0]
+    with pytest.raises(TypeError, match=r"`delta0\[0\]` must be a real number, got bool True"):
+        _rule_parameters(delta0=(True, 1))
+    for zero, sign in ((0.0, 1.0), (-0.0, -1.0), (0.0, 1.0)):
+        assert math.copysign(1.0, _rule_parameters(delta_min=zero)["delta_min"]) == sign
+    assert _rule_parameters(delta0=[0.05, 0.1])["delta0"] == [0.05, 0.1]
+
+
+def test_cached_rprop_rules_follow_the_preset():
+    for preset, eta_plus in (("proben1-multilayer", 1.2), ("proben1-multilayer-literal", 1.1),
+                             ("proben1-multilayer", 1.2)):
+        parameters = _rule_parameters(preset=preset, stop=None)
+        assert (parameters["eta_plus"], parameters["preset"]) == (eta_plus, preset)

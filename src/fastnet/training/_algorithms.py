@@ -10,6 +10,7 @@ kernel also give the kernel's arguments (:meth:`RPROP.lanes_args`).
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -503,6 +504,46 @@ _RPROP_DEFAULTS = dict(variant="rprop+", eta_plus=1.2, eta_minus=0.5, delta0=0.1
 _RULE = ("variant", "eta_plus", "eta_minus", "delta0", "delta_min", "delta_max")
 
 
+# The RPROP rules checked so far, by their arguments (a study trains thousands of
+# runs with one rule; building and checking it costs several microseconds). The
+# key holds each argument's type, and a zero's sign, besides its value: True == 1
+# and 0.0 == -0.0, but a bool is refused and -0.0 is recorded as given.
+_RULES = {}
+
+
+def _rule_key(values):
+    """``values`` (str, int, float or tuples of them) as a key of `_RULES`, or
+    None: not cached (other types, e.g. a list or a NumPy number)."""
+    key = []
+    for v in values:
+        t = type(v)
+        if t is float:
+            if v == 0.0:
+                v = (v, math.copysign(1.0, v))
+        elif t is tuple:
+            v = _rule_key(v)
+            if v is None:
+                return None
+        elif t is not str and t is not int:
+            return None
+        key.append((t, v))
+    return tuple(key)
+
+
+def _rule(values):
+    """``RPROP(*values)`` (in the order of `_RULE`), checked once per distinct
+    arguments."""
+    key = _rule_key(values)
+    rule = _RULES.get(key) if key is not None else None
+    if rule is None:
+        rule = RPROP(*values)
+        if key is not None:
+            if len(_RULES) >= 256:
+                _RULES.clear()
+            _RULES[key] = rule
+    return rule
+
+
 @dataclass(frozen=True)
 class RpropPlan:
     """What ``train_rprop``'s options resolve to: the rule and the run's limits."""
@@ -523,9 +564,8 @@ def resolve_rprop(preset, given, unset):
         check_choice(preset, "preset", PRESETS)
         params.update(PRESETS[preset])
     params.update({k: v for k, v in given.items() if v is not unset})
-    stop = params["stop"]
-    stop = check_stop(stop)
-    algorithm = RPROP(**{k: params[k] for k in _RULE})
+    stop = check_stop(params["stop"])
+    algorithm = _rule(tuple([params[k] for k in _RULE]))
     init = params["init_scale"]
     if init is not None:
         init = check_float(init, "init_scale", low=0.0, high=MAX_INIT_SCALE)
