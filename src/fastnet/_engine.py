@@ -199,12 +199,13 @@ class Evaluator:
         self.A = activations(net, X) if A is None else A
         self.blas_min = blas_min
         self.n = Y.shape[0]
+        self.block = block_rows(net)
 
     def sse(self):
         """Summed squared error; leaves the outputs in ``self.A`` (see :meth:`outputs`)."""
         net = self.net
         return _forward.sum_squared_error(self.A, self.Y, net._layers, net.n_in, self.w,
-                                          block_rows(net), self.blas_min)
+                                          self.block, self.blas_min)
 
     def outputs(self):
         """The outputs of the last :meth:`sse` (a view)."""

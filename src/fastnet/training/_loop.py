@@ -98,9 +98,11 @@ class StripLoop:
         self.epoch = 0                              # epochs trained by the trials still training
         # epochs: set when a trial stops, and at the end; checks: success checks run
         # from the loop, per trial
-        self.epochs, self.checks = np.zeros((2, K), np.intp)
+        # (one array each: unpacking one array of rows costs more than making them)
+        self.epochs, self.checks = np.zeros(K, np.intp), np.zeros(K, np.intp)
         # stopped; fired: by their criterion; called_off: by the callback
-        self.stopped, self.fired, self.called_off = np.zeros((3, K), bool)
+        self.stopped, self.fired, self.called_off = (np.zeros(K, bool), np.zeros(K, bool),
+                                                     np.zeros(K, bool))
         self.training = np.arange(K)                # the trials still training
         self.reasons = ["max_epochs"] * K
         self.last_rows = None                       # each trial's weights when it stopped
@@ -132,12 +134,13 @@ class StripLoop:
 
     def train(self):
         """Train every trial until it stops; returns (cpu seconds, wall seconds)."""
-        run, trials = self.run, self.trials
+        run, trials, lanes = self.run, self.trials, self.trials.lanes is not None
+        strip_ends = self.in_strips and not self.kernel_check
         cpu0, wall0 = time.process_time(), time.perf_counter()
         while self.epoch < run.max_epochs and self.training.size:
             epoch = self.epoch
             n = min(self.step - epoch % self.step, run.max_epochs - epoch)
-            if trials.lanes is not None:
+            if lanes:
                 trials.hand_off(~self.stopped, n)
             idx = self.training
             if epoch + n > self.history.shape[1]:
@@ -150,9 +153,9 @@ class StripLoop:
             self.epoch = epoch + n
             if stopping:
                 self._succeeded(idx, status, epoch)
-            if self.in_strips and not self.kernel_check:
+            if strip_ends:
                 self._strip_end(self.training, self.epoch)
-            if trials.lanes is not None and self.training.size and self.epoch < run.max_epochs:
+            if lanes and self.training.size and self.epoch < run.max_epochs:
                 trials.pack(~self.stopped)
         self._finish(self.training, self.epoch, last=True)
         return time.process_time() - cpu0, time.perf_counter() - wall0
@@ -295,13 +298,14 @@ class StripLoop:
             self.test[i, j] = e
 
     def _state(self, i, epoch):
-        n = epoch // self.run.strip if (self.val is not None or self.test is not None) else 0
+        strip, val, test = self.run.strip, self.val, self.test
+        n = epoch // strip if (val is not None or test is not None) else 0
+        # (positional: TrainingState's fields epoch, strip, train_errors, val_errors,
+        # val_epochs, test_errors, best_epoch, is_correct)
         return TrainingState(
-            epoch=epoch, strip=self.run.strip, train_errors=self.history[i, :epoch],
-            val_errors=self.val[i, :n] if self.val is not None else None,
-            val_epochs=self.strip_epochs[:n] if self.val is not None else None,
-            test_errors=self.test[i, :n] if self.test is not None else None,
-            best_epoch=self.best_epoch[i], is_correct=self._checker(i))
+            epoch, strip, self.history[i, :epoch], val[i, :n] if val is not None else None,
+            self.strip_epochs[:n] if val is not None else None,
+            test[i, :n] if test is not None else None, self.best_epoch[i], self._checker(i))
 
     def _checker(self, i):
         """Trial ``i``'s ``is_correct`` (made once)."""
@@ -361,8 +365,9 @@ class StripLoop:
         if store is not None:
             store(rows)
         s, run = self.sets, self.run
-        finals = tuple(self._final(which, Y, relevant, current) for which, Y in
-                       (("train", s.Y), ("val", s.Y_val), ("test", s.Y_test)))
+        finals = (self._final("train", s.Y, relevant, current),
+                  self._final("val", s.Y_val, relevant, current),
+                  self._final("test", s.Y_test, relevant, current))
         measured = self.val is not None or self.test is not None
         return Columns(
             epochs=epochs, relevant_epoch=relevant, stop_reason=tuple(self.reasons),

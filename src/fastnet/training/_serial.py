@@ -66,7 +66,7 @@ class Serial:
         """``n`` epochs of each of ``trials``; their training errors (the objective,
         scaled as the SSE to squared error percentages) into ``history[i, epoch:epoch + n]``; one
         kernel status per trial."""
-        status = [0] * len(trials)
+        status = np.empty(trials.shape[0], np.int64)
         for j, i in enumerate(trials.tolist()):
             sse = history[i, epoch:epoch + n]
             status[j] = s = self.algorithm.epochs(self.ws[i], self.state[i], sse, check)
@@ -74,7 +74,7 @@ class Serial:
                 sse[:-s] *= self.scale
             else:
                 sse *= self.scale
-        return np.array(status, np.int64)
+        return status
 
     def stopped(self, trials):
         """``trials`` train no more: their algorithm states are closed."""
@@ -121,15 +121,17 @@ class Serial:
         """(SSE, classification error or None) of the weights ``rows`` (K, C) on
         the training, validation or test set (trial k at row k)."""
         s = self.sets
-        Y = {"train": s.Y, "val": s.Y_val, "test": s.Y_test}[which]
         if which == "train":
             if self._A is None:
                 self._A = activations(self.net, s.X)
-            A = self._A
+            Y, A = s.Y, self._A
+        elif which == "val":
+            Y, A = s.Y_val, self._A_val
         else:
-            A = self._A_val if which == "val" else self._A_test
-        sse, cls = np.empty(rows.shape[0]), np.empty(rows.shape[0]) if classification else None
-        for k in range(rows.shape[0]):
+            Y, A = s.Y_test, self._A_test
+        K = rows.shape[0]
+        sse, cls = np.empty(K), np.empty(K) if classification else None
+        for k in range(K):
             ev = Evaluator(self.net, None, Y, self.blas_min, A=A, w=rows[k])
             sse[k] = ev.sse()
             if classification:
