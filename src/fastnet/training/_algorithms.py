@@ -306,8 +306,9 @@ class RPROP(Algorithm):
         return steps
 
     def start(self, n_connections, rng, max_epochs):
-        return self.state(np.zeros(n_connections), self.initial_steps(rng, n_connections),
-                          np.inf)
+        # (the arrays are new: no copies as in `state`)
+        return _RpropState(np.zeros(n_connections), self.initial_steps(rng, n_connections),
+                           np.array([np.inf]))
 
     def state(self, g_prev, step, last_error):
         """A trial's state from its previous gradient, steps and last error (copied)."""

@@ -5,6 +5,7 @@ Each returns what it checked, coerced, as a typed object (no dicts).
 from __future__ import annotations
 
 from collections.abc import Callable
+import math
 import sys
 import threading
 from dataclasses import dataclass
@@ -82,7 +83,7 @@ class RunOptions:
 def check_target_range(target_range):
     """(o_min, o_max) as floats with a finite, positive width o_max - o_min."""
     try:
-        o_min, o_max = (float(v) for v in target_range)
+        o_min, o_max = map(float, target_range)
     except OverflowError:  # an int beyond float's range
         raise ValueError("`target_range` must be finite with 0 < o_max - o_min < inf, got an "
                          "integer beyond float range.") from None
@@ -90,7 +91,7 @@ def check_target_range(target_range):
         raise TypeError(f"`target_range` must be a pair of numbers (o_min, o_max), got "
                         f"{target_range!r}.") from None
     width = o_max - o_min
-    if not (np.isfinite(o_min) and np.isfinite(o_max) and np.isfinite(width) and width > 0):
+    if not (math.isfinite(o_min) and math.isfinite(o_max) and math.isfinite(width) and width > 0):
         raise ValueError(f"`target_range` must be finite with 0 < o_max - o_min < inf, got "
                          f"{target_range!r}, whose width o_max - o_min is {width}.")
     return o_min, o_max
