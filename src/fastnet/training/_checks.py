@@ -207,6 +207,7 @@ def resolve_classification(classification, Y):
 # The trainings under way: their training_of -> (thread identity, ids of its networks).
 _IN_TRAINING = {}
 _IN_TRAINING_GUARD = threading.Lock()
+_get_ident = threading.get_ident
 
 
 class training_of:                                       # noqa: N801 (used as a function)
@@ -223,9 +224,9 @@ class training_of:                                       # noqa: N801 (used as a
         self.nets, self.name = nets, name
 
     def __enter__(self):
-        me, ids = threading.get_ident(), frozenset(map(id, self.nets))
+        me, ids = _get_ident(), frozenset(map(id, self.nets))
         with _IN_TRAINING_GUARD:
-            for owner, held in _IN_TRAINING.values():
+            for owner, held in _IN_TRAINING.values() if _IN_TRAINING else ():
                 if owner != me and not ids.isdisjoint(held):
                     i = next(i for i, net in enumerate(self.nets) if id(net) in held)
                     which = f"`{self.name}[{i}]`" if self.name == "nets" else f"`{self.name}`"

@@ -204,7 +204,9 @@ class StripLoop:
         ended, nothing trains any more)."""
         if trials.size == self.K:                   # all of them (ascending: 0 .. K - 1)
             self.epochs[:] = epochs
-            self.last_rows = np.ascontiguousarray(self.trials.weights(trials))
+            # (one trial: its row, copied as a (1, C) array, without the gathering)
+            self.last_rows = (np.array(self.trials.row(0), ndmin=2) if self.K == 1
+                              else np.ascontiguousarray(self.trials.weights(trials)))
         elif trials.size:
             if self.last_rows is None:
                 self.last_rows = np.empty((self.K, self.C))

@@ -13,6 +13,11 @@ from fastnet.measures import _winner_takes_all_error
 __all__ = ["Serial"]
 
 
+def _copy(i, w):
+    """Trial ``i``'s weight vector: a copy of ``w`` (`Serial`'s default ``vector``)."""
+    return np.array(w, dtype=float)
+
+
 class Serial:
     """Trials in the single-network kernels, each with its algorithm state.
 
@@ -30,7 +35,7 @@ class Serial:
 
     def __init__(self, net, algorithm, sets, run, vector=None):
         self.net, self.algorithm, self.sets = net, algorithm, sets
-        self.vector = vector if vector is not None else (lambda i, w: np.array(w, dtype=float))
+        self.vector = vector if vector is not None else _copy
         self.block = algorithm.block_size(run.block_size)
         self.blas_min = run.blas_min
         self.objective = run.objective
