@@ -20,13 +20,15 @@ from fastnet.training._algorithms import NO_CHECK, Algorithm
 from fastnet.training._backends import HANDOFF_EPOCHS
 from fastnet.training._divergence import (DIVERGENCE_FLOOR, DIVERGENCE_GROWTH, check_finite,
                                           check_growth_rows, diverged)
-from fastnet.training._results import Columns, SetColumns
+from fastnet.training._results import Columns, SetColumns, maker
 
 __all__ = ["MAX_EPOCHS_PER_CALL", "StripLoop"]
 
 # (the reductions without ndarray.max's Python wrapper: the loop runs them per strip)
 _FMAX, _MIN = np.fmax.reduce, np.minimum.reduce
 _ANY, _ALL = np.logical_or.reduce, np.logical_and.reduce
+
+_make_state = maker(TrainingState)
 
 # Without strips (no validation, no criterion, no callback) the kernels still
 # return to Python every this many epochs, so Ctrl-C stays responsive.
@@ -52,8 +54,9 @@ class StripLoop:
 
     Parameters
     ----------
-    trials : fastnet.training._backends.Trials
-        Where the trials train.
+    trials : fastnet.training._backends.Trials or fastnet.training._serial.Serial
+        Where the trials train (a `Serial` backend alone where every trial
+        trains in it).
     K, net, algorithm, sets, run
         The trial count, the topology, the `Algorithm`, the checked `Sets` and
         `RunOptions` (``run.callback`` is called ``callback(i, epoch, state)``).
@@ -69,18 +72,16 @@ class StripLoop:
 
     def __init__(self, trials, K, net, algorithm, sets, run, rows, single=False):
         self.trials, self.K, self.sets, self.run, self.single = trials, K, sets, run, single
-        self.N, self.C = sets.X.shape[0], net.n_connections
-        self.updates = algorithm.updates_per_epoch(self.N, self.C)
-        stop = run.stop
+        self.N, self.C = N, C = sets.X.shape[0], net.n_connections
+        self.updates = algorithm.updates_per_epoch(N, C)
+        stop, measured = run.stop, sets.X_val is not None or sets.X_test is not None
         self.criteria = [None] * K
         if stop is not None:
             for i in range(K):
                 self.criteria[i] = copy.deepcopy(stop)
                 self.criteria[i].reset()
-        self.in_strips = (sets.X_val is not None or sets.X_test is not None or stop is not None
-                          or run.callback is not None)
-        self.kernel_check = (type(stop) is Correct and sets.X_val is None
-                             and sets.X_test is None and run.callback is None
+        self.in_strips = measured or stop is not None or run.callback is not None
+        self.kernel_check = (type(stop) is Correct and not measured and run.callback is None
                              and algorithm.kernel_check)
         self.check, self.step = None, run.strip if self.in_strips else MAX_EPOCHS_PER_CALL
         if self.kernel_check:
@@ -110,22 +111,26 @@ class StripLoop:
         self.counts = np.zeros((K, 4), np.int64) if algorithm.variable_cost else None
         # the rule's states hold something to release when a trial stops (L-BFGS's thread)
         self._closes = type(algorithm).close is not Algorithm.close
-        self._strip_sets(K)
+        self.best_val, self.best_epoch = [np.inf] * K, [None] * K
+        self.val = self.test = self.strip_epochs = self.best_rows = None
+        self.val_scale = self.test_scale = 0.0
+        if measured:
+            self._strip_sets(K)
         self._masks, self._checkers = {}, {}
         self._limits = None
 
     def _strip_sets(self, K):
-        s, n_out = self.sets, self.sets.Y.shape[1]
-        cap = min(max(1, self.run.max_epochs // self.run.strip), 64)
-        self.val = np.empty((K, cap)) if s.X_val is not None else None
-        self.test = np.empty((K, cap)) if s.X_test is not None else None
-        self.strip_epochs = (self.run.strip * np.arange(1, cap + 1)
-                             if self.val is not None or self.test is not None else None)
-        self.val_scale = self.run.scale(s.n_val, n_out) if s.X_val is not None else 0.0
-        self.test_scale = self.run.scale(s.n_test, n_out) if s.X_test is not None else 0.0
-        self.best_val = [np.inf] * K
-        self.best_epoch = [None] * K
-        self.best_rows = np.empty((K, self.C)) if s.X_val is not None else None
+        """The validation and test errors' columns (at least one of the sets is given)."""
+        s, run, n_out = self.sets, self.run, self.sets.Y.shape[1]
+        cap = min(max(1, run.max_epochs // run.strip), 64)
+        if s.X_val is not None:
+            self.val = np.empty((K, cap))
+            self.val_scale = run.scale(s.n_val, n_out)
+            self.best_rows = np.empty((K, self.C))
+        if s.X_test is not None:
+            self.test = np.empty((K, cap))
+            self.test_scale = run.scale(s.n_test, n_out)
+        self.strip_epochs = run.strip * np.arange(1, cap + 1)
 
     def _who(self, trial):
         return None if self.single else int(trial)
@@ -302,9 +307,9 @@ class StripLoop:
     def _state(self, i, epoch):
         strip, val, test = self.run.strip, self.val, self.test
         n = epoch // strip if (val is not None or test is not None) else 0
-        # (positional: TrainingState's fields epoch, strip, train_errors, val_errors,
+        # (TrainingState's fields in order: epoch, strip, train_errors, val_errors,
         # val_epochs, test_errors, best_epoch, is_correct)
-        return TrainingState(
+        return _make_state(
             epoch, strip, self.history[i, :epoch], val[i, :n] if val is not None else None,
             self.strip_epochs[:n] if val is not None else None,
             test[i, :n] if test is not None else None, self.best_epoch[i], self._checker(i))

@@ -21,6 +21,10 @@ def _copy(i, w):
 class Serial:
     """Trials in the single-network kernels, each with its algorithm state.
 
+    Also the strip loop's `fastnet.training._backends.Trials` where every trial
+    trains here (no lanes, no hand-off): the single run of `train_rprop` goes
+    through no layer in between.
+
     Parameters
     ----------
     net : MLP
@@ -32,6 +36,9 @@ class Serial:
         ``vector(i, w)``: the weight vector trial i trains in, holding ``w``
         (default: a copy of ``w``); the list form gives each network's own.
     """
+
+    #: (as `Trials`: no lanes, nothing handed off)
+    lanes = handoff = None
 
     def __init__(self, net, algorithm, sets, run, vector=None):
         self.net, self.algorithm, self.sets = net, algorithm, sets
@@ -122,9 +129,10 @@ class Serial:
         """Trial ``i``'s outputs on the training set (a forward pass, a view)."""
         return self.ws[i].forward()
 
-    def final(self, which, rows, classification):
+    def final(self, which, rows, classification, current=False):
         """(SSE, classification error or None) of the weights ``rows`` (K, C) on
-        the training, validation or test set (trial k at row k)."""
+        the training, validation or test set (trial k at row k; ``current``, as
+        for `Trials.final`, changes nothing here)."""
         s = self.sets
         if which == "train":
             if self._A is None:
