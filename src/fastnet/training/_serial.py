@@ -48,7 +48,7 @@ class Serial:
         self.objective = run.objective
         self.scale = run.scale(sets.X.shape[0], net.n_out)
         self.ws, self.state, self.val, self.test = {}, {}, {}, {}
-        self._A = None
+        self._A, self._block = None, None          # (the workspaces' block_rows(net))
         self._A_val = activations(net, sets.X_val) if sets.X_val is not None else None
         self._A_test = activations(net, sets.X_test) if sets.X_test is not None else None
 
@@ -65,14 +65,16 @@ class Serial:
         s = self.sets
         ws = Workspace(self.net, s.X, s.Y, self.block, self.blas_min, w=w, A=self._A,
                        objective=self.objective)
-        self._A = ws.A
+        self._A, self._block = ws.A, ws.check_block
         if dw_prev is not None:
             ws.dw_prev[:] = dw_prev
         self.ws[i], self.state[i] = ws, state
         if self._A_val is not None:
-            self.val[i] = Evaluator(self.net, None, s.Y_val, self.blas_min, A=self._A_val, w=w)
+            self.val[i] = Evaluator(self.net, None, s.Y_val, self.blas_min, A=self._A_val, w=w,
+                                    block=self._block)
         if self._A_test is not None:
-            self.test[i] = Evaluator(self.net, None, s.Y_test, self.blas_min, A=self._A_test, w=w)
+            self.test[i] = Evaluator(self.net, None, s.Y_test, self.blas_min, A=self._A_test,
+                                     w=w, block=self._block)
 
     def run(self, trials, n, check, history, epoch):
         """``n`` epochs of each of ``trials``; their training errors (the objective,
@@ -145,7 +147,7 @@ class Serial:
         K = rows.shape[0]
         sse, cls = np.empty(K), np.empty(K) if classification else None
         for k in range(K):
-            ev = Evaluator(self.net, None, Y, self.blas_min, A=A, w=rows[k])
+            ev = Evaluator(self.net, None, Y, self.blas_min, A=A, w=rows[k], block=self._block)
             sse[k] = ev.sse()
             if classification:
                 cls[k] = _winner_takes_all_error(ev.outputs(), Y)
