@@ -28,7 +28,7 @@ __all__ = ["MAX_EPOCHS_PER_CALL", "StripLoop"]
 _FMAX, _MIN = np.fmax.reduce, np.minimum.reduce
 _ANY, _ALL = np.logical_or.reduce, np.logical_and.reduce
 
-_make_state = maker(TrainingState)
+_make_state, _make_columns = maker(TrainingState), maker(Columns)
 
 # Without strips (no validation, no criterion, no callback) the kernels still
 # return to Python every this many epochs, so Ctrl-C stays responsive.
@@ -376,23 +376,29 @@ class StripLoop:
                   self._final("val", s.Y_val, relevant, current),
                   self._final("test", s.Y_test, relevant, current))
         measured = self.val is not None or self.test is not None
-        return Columns(
-            epochs=epochs, relevant_epoch=relevant, stop_reason=tuple(self.reasons),
-            train_error=self.history, val_error=self.val, test_error=self.test,
-            strip_epochs=self.strip_epochs if measured else None,
-            n_strips=epochs // run.strip if measured else None, weights=rows, finals=finals,
-            evaluation=self.evaluation(), n_train=self.N, updates_per_epoch=self.updates,
-            cpu_time=clocks[0], wall_time=clocks[1], counts=self.counts)
+        # (Columns' fields in order: epochs, relevant_epoch, stop_reason, train_error,
+        # val_error, test_error, strip_epochs, n_strips, weights, finals, evaluation,
+        # n_train, updates_per_epoch, cpu_time, wall_time, counts)
+        return _make_columns(
+            epochs, relevant, tuple(self.reasons), self.history, self.val, self.test,
+            self.strip_epochs if measured else None, epochs // run.strip if measured else None,
+            rows, finals, self.evaluation(), self.N, self.updates, clocks[0], clocks[1],
+            self.counts)
 
     def _final(self, which, Y, relevant, current):
         # Errors of the returned weights (after the clock, as in train_rprop).
         if Y is None:
             return None
         sse, cls = self.trials.final(which, self.last_rows, self.run.classification, current)
-        e = 100.0 * (self.run.target_range[1] - self.run.target_range[0]) / Y.size * sse
-        # finite weights can still overflow in the forward pass (inf - inf); (one
-        # trial: in a float)
-        top = float(e[0]) if self.K == 1 else None
+        low, high = self.run.target_range
+        factor = 100.0 * (high - low) / Y.size
+        # (one trial: in a float, the same product)
+        if self.K == 1:
+            top = sse[0] = factor * float(sse[0])
+            e = sse
+        else:
+            top, e = None, factor * sse
+        # finite weights can still overflow in the forward pass (inf - inf)
         if not (math.isfinite(top) if top is not None else _finite(e)):
             check_finite(e, self.epochs, "the error of the trained network",
                          None if self.single else np.arange(self.K))

@@ -23,15 +23,15 @@ __all__ = ["Traversals", "SetErrors", "TrainResult", "SetColumns", "Columns", "T
 
 
 def maker(cls):
-    """``make(*values)``: an instance of the frozen dataclass ``cls`` holding its
-    fields' ``values`` in order, equal to ``cls(*values)``.
+    """``make(*values)``: an instance of the dataclass ``cls`` holding its fields'
+    ``values`` in order, equal to ``cls(*values)``.
 
     The generated ``__init__`` of a frozen dataclass sets each field through
     ``object.__setattr__``; this fills the instance's ``__dict__`` at once (half
     the cost for `TrainResult`'s 18 fields), for what the training loop makes by
     the thousand: a result per run, a state per strip end. Only for classes
-    whose ``__init__`` does nothing else (no ``__post_init__``, no slots, no
-    field left to a default).
+    whose ``__init__`` does nothing else (no ``__post_init__``, no slots; every
+    field given).
     """
     names, new = tuple(f.name for f in fields(cls)), object.__new__
 
