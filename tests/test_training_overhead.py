@@ -219,19 +219,19 @@ def test_cached_rprop_rules_follow_the_preset():
 
 
 @pytest.mark.parametrize("cls", ["TrainResult", "TrainingState", "Sets", "RunOptions",
-                                 "Columns"])
+                                 "Columns", "RpropPlan"])
 def test_filled_at_once_equals_the_constructors_instance(cls):
     # maker fills a frozen dataclass's __dict__ without its __init__: only for
     # classes whose __init__ does nothing else.
     import dataclasses
 
     from fastnet.stopping import TrainingState
-    from fastnet.training import _checks, _results
+    from fastnet.training import _algorithms, _checks, _results
     from fastnet.training._results import maker
 
     cls = {"TrainResult": _results.TrainResult, "TrainingState": TrainingState,
            "Sets": _checks.Sets, "RunOptions": _checks.RunOptions,
-           "Columns": _results.Columns}[cls]
+           "Columns": _results.Columns, "RpropPlan": _algorithms.RpropPlan}[cls]
     assert not hasattr(cls, "__post_init__") and "__slots__" not in vars(cls)
     values = [object() for _ in dataclasses.fields(cls)]
     made, built = maker(cls)(*values), cls(*values)

@@ -19,6 +19,7 @@ from fastnet._kernels import _trials
 from fastnet._validation import check_choice, check_float
 from fastnet.network import MAX_INIT_SCALE
 from fastnet.stopping import GL, AnyOf, MaxEpochs, ProgressBelow, StoppingCriterion, proben1_multilayer
+from fastnet.training._results import maker
 
 __all__ = ["Algorithm", "RPROP", "Backprop", "VARIANTS", "PRESETS", "proben1_stopping",
            "resolve_rprop", "check_stop"]
@@ -557,6 +558,9 @@ class RpropPlan:
     preset: str | None
 
 
+_make_plan = maker(RpropPlan)           # (one per train_rprop call)
+
+
 def resolve_rprop(preset, given, unset):
     """The defaults, ``preset`` and the arguments in ``given`` that are not
     ``unset``, as an `RpropPlan` (the rule checked; ``stop`` a criterion)."""
@@ -564,10 +568,12 @@ def resolve_rprop(preset, given, unset):
     if preset is not None:
         check_choice(preset, "preset", PRESETS)
         params.update(PRESETS[preset])
-    params.update({k: v for k, v in given.items() if v is not unset})
+    for k, v in given.items():
+        if v is not unset:
+            params[k] = v
     stop = check_stop(params["stop"])
     algorithm = _rule(tuple([params[k] for k in _RULE]))
     init = params["init_scale"]
     if init is not None:
         init = check_float(init, "init_scale", low=0.0, high=MAX_INIT_SCALE)
-    return RpropPlan(algorithm, params["max_epochs"], stop, params["strip"], init, preset)
+    return _make_plan(algorithm, params["max_epochs"], stop, params["strip"], init, preset)
