@@ -240,3 +240,19 @@ def test_filled_at_once_equals_the_constructors_instance(cls):
     if cls.__dataclass_params__.frozen:
         with pytest.raises(dataclasses.FrozenInstanceError):
             made.__setattr__(dataclasses.fields(cls)[0].name, 1)
+
+
+@pytest.mark.parametrize("method", ["lanes", "serial", "mixed"])
+def test_one_trial_batches_end_as_the_first_trial_of_two(method):
+    # (one trial: its last weights copied from its row, its final errors scaled in
+    # a float; a trial's numbers do not depend on how many share the call)
+    X, Y = _xor()
+    kw = dict(seed=5, max_epochs=40, method=method, init_scale=0.5)
+    one = train_rprop_many(MLP(2, (2,), 1), X, Y, X, Y, X_test=X, Y_test=Y, n_trials=1, **kw)
+    two = train_rprop_many(MLP(2, (2,), 1), X, Y, X, Y, X_test=X, Y_test=Y, n_trials=2, **kw)
+    assert one.weights.tobytes() == two.weights[:1].tobytes()
+    for a, b in ((one.final_train, two.final_train), (one.final_val, two.final_val),
+                 (one.final_test, two.final_test)):
+        assert a.squared_error_percentage.tobytes() == b.squared_error_percentage[:1].tobytes()
+    assert one[0].relevant_epoch == two[0].relevant_epoch
+    assert one[0].traversals == two[0].traversals
