@@ -11,7 +11,7 @@ from fastnet import (MLP, DivergenceError, NoConvergenceWarning, train_backprop,
 from fastnet import _blas
 from fastnet._validation import check_matrix
 from fastnet.datasets import make_xor
-from fastnet.training import _backends, _lanes, _loop
+from fastnet.training import _backends, _lanes, _loop, _serial
 from fastnet.training._loop import StripLoop
 
 
@@ -101,10 +101,25 @@ def test_one_trials_strip_ends_need_no_index_arrays(monkeypatch):
         raise AssertionError("Trials.sse called")
 
     monkeypatch.setattr(_backends.Trials, "sse", refuse)
+    monkeypatch.setattr(_serial.Serial, "sse", refuse)
     X, Y = _xor()
     r = train_rprop(MLP(2, (2,), 1), X, Y, X, Y, max_epochs=20, strip=5, init_scale=0.5,
                     seed=3)
     assert r.val_error.size == 4 and r.relevant_epoch in (5, 10, 15, 20)
+
+
+def test_a_single_network_trains_in_the_serial_backend_directly(monkeypatch):
+    # (no layer of Trials between train_rprop's strip loop and its workspace)
+    def refuse(*args, **kwargs):
+        raise AssertionError("Trials built")
+
+    monkeypatch.setattr(_backends.Trials, "__init__", refuse)
+    X, Y = _xor()
+    r = train_rprop(MLP(2, (2,), 1), X, Y, X, Y, max_epochs=20, init_scale=0.5, seed=3)
+    assert r.epochs == 20
+    with pytest.raises(AssertionError, match="Trials built"):
+        train_rprop_many(MLP(2, (2,), 1), X, Y, n_trials=2, seed=0, max_epochs=5,
+                         method="serial")
 
 
 def test_growth_check_ignores_what_stopped_trials_left_in_the_history():
