@@ -271,3 +271,25 @@ def test_one_trial_batches_end_as_the_first_trial_of_two(method):
         assert a.squared_error_percentage.tobytes() == b.squared_error_percentage[:1].tobytes()
     assert one[0].relevant_epoch == two[0].relevant_epoch
     assert one[0].traversals == two[0].traversals
+
+
+def test_cached_rprop_plans_follow_every_argument():
+    from fastnet.stopping import GL
+    from fastnet.training._algorithms import resolve_rprop
+    from fastnet.training._rprop import _UNSET
+
+    def plan(preset=None, **kw):
+        return resolve_rprop(preset, kw, _UNSET)
+
+    assert plan(init_scale=0.5) is plan(init_scale=0.5)
+    assert plan(stop="linear").stop.name != plan(stop="multilayer").stop.name
+    assert plan("proben1-linear").init_scale == 0.01
+    assert plan("proben1-multilayer").init_scale == 0.2
+    assert plan(max_epochs=1).max_epochs == 1 and plan(max_epochs=True).max_epochs is True
+    assert math.copysign(1.0, plan(init_scale=0.0).init_scale) == 1.0
+    assert math.copysign(1.0, plan(init_scale=-0.0).init_scale) == -1.0
+    stop = GL(5)
+    assert plan(stop=stop).stop is stop and plan(stop=GL(5)).stop is not stop
+    _rule_parameters(max_epochs=1)
+    with pytest.raises(TypeError, match="`max_epochs` must be an integer, got bool True"):
+        _rule_parameters(max_epochs=True)

@@ -506,16 +506,18 @@ _RPROP_DEFAULTS = dict(variant="rprop+", eta_plus=1.2, eta_minus=0.5, delta0=0.1
 _RULE = ("variant", "eta_plus", "eta_minus", "delta0", "delta_min", "delta_max")
 
 
-# The RPROP rules checked so far, by their arguments (a study trains thousands of
-# runs with one rule; building and checking it costs several microseconds). The
-# key holds each argument's type, and a zero's sign, besides its value: True == 1
-# and 0.0 == -0.0, but a bool is refused and -0.0 is recorded as given.
-_RULES = {}
+# The RPROP rules checked so far, by their arguments, and the plans of
+# `resolve_rprop` by its own (a study trains thousands of runs with one rule;
+# building and checking it costs several microseconds). A key holds each
+# argument's type, and a zero's sign, besides its value: True == 1 and
+# 0.0 == -0.0, but a bool is refused and -0.0 is recorded as given.
+_RULES, _PLANS = {}, {}
 
 
-def _rule_key(values):
-    """``values`` (str, int, float or tuples of them) as a key of `_RULES`, or
-    None: not cached (other types, e.g. a list or a NumPy number)."""
+def _rule_key(values, unset=None):
+    """``values`` (str, int, float, None, ``unset`` or tuples of them) as a key
+    of `_RULES` or `_PLANS`, or None: not cached (other types, e.g. a list, a
+    NumPy number or a stopping criterion)."""
     key = []
     for v in values:
         t = type(v)
@@ -526,10 +528,19 @@ def _rule_key(values):
             v = _rule_key(v)
             if v is None:
                 return None
-        elif t is not str and t is not int:
+        elif t is not str and t is not int and v is not None and v is not unset:
             return None
         key.append((t, v))
     return tuple(key)
+
+
+def _kept(cache, key, made):
+    """``made``, kept in ``cache`` under ``key`` (unless None; at most 256 entries)."""
+    if key is not None:
+        if len(cache) >= 256:
+            cache.clear()
+        cache[key] = made
+    return made
 
 
 def _rule(values):
@@ -537,13 +548,7 @@ def _rule(values):
     arguments."""
     key = _rule_key(values)
     rule = _RULES.get(key) if key is not None else None
-    if rule is None:
-        rule = RPROP(*values)
-        if key is not None:
-            if len(_RULES) >= 256:
-                _RULES.clear()
-            _RULES[key] = rule
-    return rule
+    return rule if rule is not None else _kept(_RULES, key, RPROP(*values))
 
 
 @dataclass(frozen=True)
@@ -563,7 +568,19 @@ _make_plan = maker(RpropPlan)           # (one per train_rprop call)
 
 def resolve_rprop(preset, given, unset):
     """The defaults, ``preset`` and the arguments in ``given`` that are not
-    ``unset``, as an `RpropPlan` (the rule checked; ``stop`` a criterion)."""
+    ``unset``, as an `RpropPlan` (the rule checked; ``stop`` a criterion), made
+    once per distinct arguments (unless one is, e.g., a criterion object: the
+    plan's criterion, made from a name, is shared, and the strip loop copies it)."""
+    key = _rule_key((preset, *given.values()), unset)
+    if key is not None:
+        key = (tuple(given), key)
+        plan = _PLANS.get(key)
+        if plan is not None:
+            return plan
+    return _kept(_PLANS, key, _plan(preset, given, unset))
+
+
+def _plan(preset, given, unset):
     params = dict(_RPROP_DEFAULTS)
     if preset is not None:
         check_choice(preset, "preset", PRESETS)
