@@ -520,6 +520,9 @@ def _rule_key(values, unset=None):
     NumPy number or a stopping criterion)."""
     key = []
     for v in values:
+        if v is unset or v is None:
+            key.append(v)
+            continue
         t = type(v)
         if t is float:
             if v == 0.0:
@@ -528,7 +531,7 @@ def _rule_key(values, unset=None):
             v = _rule_key(v)
             if v is None:
                 return None
-        elif t is not str and t is not int and v is not None and v is not unset:
+        elif t is not str and t is not int:
             return None
         key.append((t, v))
     return tuple(key)

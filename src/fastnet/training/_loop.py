@@ -373,8 +373,9 @@ class StripLoop:
             store(rows)
         s, run = self.sets, self.run
         finals = (self._final("train", s.Y, relevant, current),
-                  self._final("val", s.Y_val, relevant, current),
-                  self._final("test", s.Y_test, relevant, current))
+                  None if s.Y_val is None else self._final("val", s.Y_val, relevant, current),
+                  None if s.Y_test is None else self._final("test", s.Y_test, relevant,
+                                                            current))
         measured = self.val is not None or self.test is not None
         # (Columns' fields in order: epochs, relevant_epoch, stop_reason, train_error,
         # val_error, test_error, strip_epochs, n_strips, weights, finals, evaluation,
@@ -387,8 +388,6 @@ class StripLoop:
 
     def _final(self, which, Y, relevant, current):
         # Errors of the returned weights (after the clock, as in train_rprop).
-        if Y is None:
-            return None
         sse, cls = self.trials.final(which, self.last_rows, self.run.classification, current)
         low, high = self.run.target_range
         factor = 100.0 * (high - low) / Y.size
