@@ -37,8 +37,9 @@ class Serial:
         (default: a copy of ``w``); the list form gives each network's own.
     """
 
-    #: (as `Trials`: no lanes, nothing handed off)
-    lanes = handoff = None
+    #: (as `Trials`: no lanes, nothing handed off, no largest error kept by a
+    #: kernel for the loop's growth check)
+    lanes = handoff = top = None
 
     def __init__(self, net, algorithm, sets, run, vector=None):
         self.net, self.algorithm, self.sets = net, algorithm, sets
