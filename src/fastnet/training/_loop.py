@@ -28,7 +28,7 @@ __all__ = ["MAX_EPOCHS_PER_CALL", "StripLoop"]
 _FMAX, _MIN = np.fmax.reduce, np.minimum.reduce
 _ANY, _ALL = np.logical_or.reduce, np.logical_and.reduce
 
-_make_state, _make_columns = maker(TrainingState), maker(Columns)
+_make_columns = maker(Columns)                  # (one per run)
 
 # Without strips (no validation, no criterion, no callback) the kernels still
 # return to Python every this many epochs, so Ctrl-C stays responsive.
@@ -307,9 +307,9 @@ class StripLoop:
     def _state(self, i, epoch):
         strip, val, test = self.run.strip, self.val, self.test
         n = epoch // strip if (val is not None or test is not None) else 0
-        # (TrainingState's fields in order: epoch, strip, train_errors, val_errors,
+        # (positional: TrainingState's fields epoch, strip, train_errors, val_errors,
         # val_epochs, test_errors, best_epoch, is_correct)
-        return _make_state(
+        return TrainingState(
             epoch, strip, self.history[i, :epoch], val[i, :n] if val is not None else None,
             self.strip_epochs[:n] if val is not None else None,
             test[i, :n] if test is not None else None, self.best_epoch[i], self._checker(i))

@@ -27,11 +27,11 @@ def maker(cls):
     ``values`` in order, equal to ``cls(*values)``.
 
     The generated ``__init__`` of a frozen dataclass sets each field through
-    ``object.__setattr__``; this fills the instance's ``__dict__`` at once (half
-    the cost for `TrainResult`'s 18 fields), for what the training loop makes by
-    the thousand: a result per run, a state per strip end. Only for classes
-    whose ``__init__`` does nothing else (no ``__post_init__``, no slots; every
-    field given).
+    ``object.__setattr__``; this fills the instance's ``__dict__`` at once, for
+    the internal records made once per run (the checked sets and options, the
+    loop's columns, the resolved RPROP plan). Only for classes whose ``__init__``
+    does nothing else (no ``__post_init__``, no slots; every field given). What
+    users receive (`TrainResult`, `TrainingState`) is built by its constructor.
     """
     names, new = tuple(f.name for f in fields(cls)), object.__new__
 
@@ -516,8 +516,8 @@ def trial_result(c, i, net, setup):
     else:
         forward, backward, update, flops = (int(x) for x in c.counts[i])
     final_train, final_val, final_test = c.finals
-    # (in the order of the fields)
-    return _make_result(
+    # (positional, in the order of the fields)
+    return TrainResult(
         net, e, c.stop_reason[i], train, val, vep,
         None if c.test_error is None else c.test_error[i, :n].copy(),
         int(c.relevant_epoch[i]), float(_MIN(train)), min_val, gl, final_train.trial(i),
@@ -526,5 +526,3 @@ def trial_result(c, i, net, setup):
         Traversals(forward, backward, update, int(c.evaluation[i]), flops),
         float(c.cpu_time[i]), float(c.wall_time[i]), setup)
 
-
-_make_result = maker(TrainResult)
