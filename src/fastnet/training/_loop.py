@@ -80,6 +80,7 @@ class StripLoop:
             for i in range(K):
                 self.criteria[i] = copy.deepcopy(stop)
                 self.criteria[i].reset()
+        self.measured = measured                   # a validation or test set
         self.in_strips = measured or stop is not None or run.callback is not None
         self.kernel_check = (type(stop) is Correct and not measured and run.callback is None
                              and algorithm.kernel_check)
@@ -234,7 +235,7 @@ class StripLoop:
     def _strip_end(self, idx, epoch):
         """Measure, test the criteria and call the callback at a strip end."""
         at_end = epoch % self.run.strip == 0
-        if at_end and (self.val is not None or self.test is not None):
+        if at_end and self.measured:
             self._measure(idx, epoch)
         run, fired, ended = self.run, self.fired, []
         if self.criteria[0] is None and run.callback is None:
@@ -312,7 +313,8 @@ class StripLoop:
         return TrainingState(
             epoch, strip, self.history[i, :epoch], val[i, :n] if val is not None else None,
             self.strip_epochs[:n] if val is not None else None,
-            test[i, :n] if test is not None else None, self.best_epoch[i], self._checker(i))
+            test[i, :n] if test is not None else None, self.best_epoch[i],
+            self._checkers.get(i) or self._checker(i))
 
     def _checker(self, i):
         """Trial ``i``'s ``is_correct`` (made once)."""
