@@ -1,6 +1,8 @@
 """The Python around the kernels: what the strip loop skips when nothing needs it
 (timing-free guards of the per-call and per-strip work), and the shortcuts it
 takes instead staying exact."""
+import math
+
 import numpy as np
 import pytest
 
@@ -9,7 +11,7 @@ from fastnet import (MLP, DivergenceError, NoConvergenceWarning, train_backprop,
 from fastnet import _blas
 from fastnet._validation import check_matrix
 from fastnet.datasets import make_xor
-from fastnet.training import _backends, _lanes, _loop
+from fastnet.training import _backends, _lanes, _loop, _serial
 from fastnet.training._loop import StripLoop
 
 
@@ -99,10 +101,25 @@ def test_one_trials_strip_ends_need_no_index_arrays(monkeypatch):
         raise AssertionError("Trials.sse called")
 
     monkeypatch.setattr(_backends.Trials, "sse", refuse)
+    monkeypatch.setattr(_serial.Serial, "sse", refuse)
     X, Y = _xor()
     r = train_rprop(MLP(2, (2,), 1), X, Y, X, Y, max_epochs=20, strip=5, init_scale=0.5,
                     seed=3)
     assert r.val_error.size == 4 and r.relevant_epoch in (5, 10, 15, 20)
+
+
+def test_a_single_network_trains_in_the_serial_backend_directly(monkeypatch):
+    # (no layer of Trials between train_rprop's strip loop and its workspace)
+    def refuse(*args, **kwargs):
+        raise AssertionError("Trials built")
+
+    monkeypatch.setattr(_backends.Trials, "__init__", refuse)
+    X, Y = _xor()
+    r = train_rprop(MLP(2, (2,), 1), X, Y, X, Y, max_epochs=20, init_scale=0.5, seed=3)
+    assert r.epochs == 20
+    with pytest.raises(AssertionError, match="Trials built"):
+        train_rprop_many(MLP(2, (2,), 1), X, Y, n_trials=2, seed=0, max_epochs=5,
+                         method="serial")
 
 
 def test_growth_check_ignores_what_stopped_trials_left_in_the_history():
@@ -182,3 +199,120 @@ def test_draw_trials_is_the_documented_uniform_draw_bit_for_bit(scale, delta0):
         assert steps is None
     else:
         assert steps.tobytes() == rng.uniform(*delta0, (257, net.n_connections)).tobytes()
+
+
+def _rule_parameters(**kw):
+    X, Y = _xor()
+    r = train_rprop(MLP(2, (2,), 1), X, Y, **{"max_epochs": 2, "init_scale": 0.5, "seed": 0, **kw})
+    return r.setup["parameters"]
+
+
+def test_rprop_rules_are_checked_once_per_arguments():
+    from fastnet.training._algorithms import resolve_rprop
+    from fastnet.training._rprop import _UNSET
+
+    def plan(**kw):
+        return resolve_rprop(None, kw, _UNSET)
+
+    assert plan(eta_plus=1.3).algorithm is plan(eta_plus=1.3).algorithm
+    assert plan(eta_plus=1.3).algorithm is not plan(eta_plus=1.4).algorithm
+    assert plan(delta0=[0.05, 0.2]).algorithm == plan(delta0=(0.05, 0.2)).algorithm
+
+
+def test_cached_rprop_rules_tell_bools_and_signed_zeros_from_equal_numbers():
+    # True == 1 and -0.0 == 0.0, with equal hashes: a rule cached by value alone
+    # would accept a bool it refuses and record a zero with the other sign.
+    assert _rule_parameters(delta_max=1)["delta_max"] == 1.0
+    with pytest.raises(TypeError, match="`delta_max` must be a real number, got bool True"):
+        _rule_parameters(delta_max=True)
+    assert _rule_parameters(delta0=(1, 1))["delta0"] == [1.0, 1.0]
+    with pytest.raises(TypeError, match=r"`delta0\[0\]` must be a real number, got bool True"):
+        _rule_parameters(delta0=(True, 1))
+    for zero, sign in ((0.0, 1.0), (-0.0, -1.0), (0.0, 1.0)):
+        assert math.copysign(1.0, _rule_parameters(delta_min=zero)["delta_min"]) == sign
+    assert _rule_parameters(delta0=[0.05, 0.1])["delta0"] == [0.05, 0.1]
+
+
+def test_cached_rprop_rules_follow_the_preset():
+    for preset, eta_plus in (("proben1-multilayer", 1.2), ("proben1-multilayer-literal", 1.1),
+                             ("proben1-multilayer", 1.2)):
+        parameters = _rule_parameters(preset=preset, stop=None)
+        assert (parameters["eta_plus"], parameters["preset"]) == (eta_plus, preset)
+
+
+@pytest.mark.parametrize("cls", ["Sets", "RunOptions", "Columns", "RpropPlan"])
+def test_filled_at_once_equals_the_constructors_instance(cls):
+    # maker fills a dataclass's __dict__ without its __init__: only for classes
+    # whose __init__ does nothing else.
+    import dataclasses
+
+    from fastnet.training import _algorithms, _checks, _results
+    from fastnet.training._results import maker
+
+    cls = {"Sets": _checks.Sets, "RunOptions": _checks.RunOptions,
+           "Columns": _results.Columns, "RpropPlan": _algorithms.RpropPlan}[cls]
+    assert not hasattr(cls, "__post_init__") and "__slots__" not in vars(cls)
+    values = [object() for _ in dataclasses.fields(cls)]
+    made, built = maker(cls)(*values), cls(*values)
+    assert type(made) is cls and made == built and vars(made) == vars(built)
+    assert list(vars(made)) == [f.name for f in dataclasses.fields(cls)]
+    if cls.__dataclass_params__.frozen:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            made.__setattr__(dataclasses.fields(cls)[0].name, 1)
+
+
+@pytest.mark.parametrize("method", ["lanes", "serial", "mixed"])
+def test_one_trial_batches_end_as_the_first_trial_of_two(method):
+    # (one trial: its last weights copied from its row, its final errors scaled in
+    # a float; a trial's numbers do not depend on how many share the call)
+    X, Y = _xor()
+    kw = dict(seed=5, max_epochs=40, method=method, init_scale=0.5)
+    one = train_rprop_many(MLP(2, (2,), 1), X, Y, X, Y, X_test=X, Y_test=Y, n_trials=1, **kw)
+    two = train_rprop_many(MLP(2, (2,), 1), X, Y, X, Y, X_test=X, Y_test=Y, n_trials=2, **kw)
+    assert one.weights.tobytes() == two.weights[:1].tobytes()
+    for a, b in ((one.final_train, two.final_train), (one.final_val, two.final_val),
+                 (one.final_test, two.final_test)):
+        assert a.squared_error_percentage.tobytes() == b.squared_error_percentage[:1].tobytes()
+    assert one[0].relevant_epoch == two[0].relevant_epoch
+    assert one[0].traversals == two[0].traversals
+
+
+def test_cached_rprop_plans_follow_every_argument():
+    from fastnet.stopping import GL
+    from fastnet.training._algorithms import resolve_rprop
+    from fastnet.training._rprop import _UNSET
+
+    def plan(preset=None, **kw):
+        return resolve_rprop(preset, kw, _UNSET)
+
+    assert plan(init_scale=0.5) is plan(init_scale=0.5)
+    assert plan(stop="linear").stop.name != plan(stop="multilayer").stop.name
+    assert plan("proben1-linear").init_scale == 0.01
+    assert plan("proben1-multilayer").init_scale == 0.2
+    assert plan(max_epochs=1).max_epochs == 1 and plan(max_epochs=True).max_epochs is True
+    assert math.copysign(1.0, plan(init_scale=0.0).init_scale) == 1.0
+    assert math.copysign(1.0, plan(init_scale=-0.0).init_scale) == -1.0
+    stop = GL(5)
+    assert plan(stop=stop).stop is stop and plan(stop=GL(5)).stop is not stop
+    _rule_parameters(max_epochs=1)
+    with pytest.raises(TypeError, match="`max_epochs` must be an integer, got bool True"):
+        _rule_parameters(max_epochs=True)
+
+
+def test_results_and_states_users_see_come_from_their_constructors(monkeypatch):
+    from fastnet.stopping import TrainingState
+    from fastnet.training._results import TrainResult
+
+    built = []
+    for cls in (TrainResult, TrainingState):
+        def init(self, *args, _init=cls.__init__, **kwargs):
+            built.append(type(self).__name__)
+            _init(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "__init__", init)
+    X, Y = _xor()
+    states = []
+    r = train_rprop(MLP(2, (2,), 1), X, Y, X, Y, max_epochs=10, init_scale=0.5, seed=3,
+                    callback=lambda epoch, state: states.append(state))
+    assert built == ["TrainingState", "TrainingState", "TrainResult"]
+    assert [s.epoch for s in states] == [5, 10] and r.epochs == 10

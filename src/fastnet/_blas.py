@@ -66,4 +66,8 @@ def calls_blas(net, n_rows, blas_min):
 def kernels_blas(net, n_rows, blas_min):
     """`single_threaded_blas` around kernels that may call BLAS (see `calls_blas`);
     a context that does nothing where they make no BLAS call at all."""
-    return single_threaded_blas() if calls_blas(net, n_rows, blas_min) else nullcontext()
+    return single_threaded_blas() if calls_blas(net, n_rows, blas_min) else _NO_LIMIT
+
+
+# (a null context can be entered any number of times, nested or from several threads)
+_NO_LIMIT = nullcontext()

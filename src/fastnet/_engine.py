@@ -124,7 +124,8 @@ class Workspace:
 
     def evaluator(self):
         """An :class:`Evaluator` of the training set on this workspace's buffer."""
-        return Evaluator(self.net, None, self.Y, self.blas_min, A=self.A, w=self.w)
+        return Evaluator(self.net, None, self.Y, self.blas_min, A=self.A, w=self.w,
+                         block=self.check_block)
 
     def rprop_epochs(self, g_prev, step, params, last_error, sse_out, every, r_c, analog):
         """RPROP epochs, one per entry of ``sse_out`` (see ``_kernels._rprop``);
@@ -190,21 +191,23 @@ class Workspace:
 class Evaluator:
     """SSE of a fixed data set at the network's current weights (validation, test sets)."""
 
-    def __init__(self, net, X, Y, blas_min, *, A=None, w=None):
+    def __init__(self, net, X, Y, blas_min, *, A=None, w=None, block=None):
         # A: an activation buffer that already holds X (a workspace's own, no copy);
-        # w: the weights to evaluate (default: the network's own)
+        # w: the weights to evaluate (default: the network's own); block: the
+        # network's block_rows, if known
         self.net = net
         self.w = net._w if w is None else w
         self.Y = Y
         self.A = activations(net, X) if A is None else A
         self.blas_min = blas_min
         self.n = Y.shape[0]
+        self.block = block_rows(net) if block is None else block
 
     def sse(self):
         """Summed squared error; leaves the outputs in ``self.A`` (see :meth:`outputs`)."""
         net = self.net
         return _forward.sum_squared_error(self.A, self.Y, net._layers, net.n_in, self.w,
-                                          block_rows(net), self.blas_min)
+                                          self.block, self.blas_min)
 
     def outputs(self):
         """The outputs of the last :meth:`sse` (a view)."""

@@ -160,6 +160,8 @@ def as_generator(seed, name="seed"):
     """Turn None, an int, a SeedSequence or a Generator into a numpy Generator."""
     if isinstance(seed, np.random.Generator):
         return seed
+    if type(seed) is int and seed >= 0:          # (the usual case, without the ABC check)
+        return np.random.default_rng(seed)
     if seed is None or isinstance(seed, np.random.SeedSequence):
         return np.random.default_rng(seed)
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):

@@ -10,6 +10,7 @@ kernel also give the kernel's arguments (:meth:`RPROP.lanes_args`).
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +19,7 @@ from fastnet._kernels import _trials
 from fastnet._validation import check_choice, check_float
 from fastnet.network import MAX_INIT_SCALE
 from fastnet.stopping import GL, AnyOf, MaxEpochs, ProgressBelow, StoppingCriterion, proben1_multilayer
+from fastnet.training._results import maker
 
 __all__ = ["Algorithm", "RPROP", "Backprop", "VARIANTS", "PRESETS", "proben1_stopping",
            "resolve_rprop", "check_stop"]
@@ -305,8 +307,9 @@ class RPROP(Algorithm):
         return steps
 
     def start(self, n_connections, rng, max_epochs):
-        return self.state(np.zeros(n_connections), self.initial_steps(rng, n_connections),
-                          np.inf)
+        # (the arrays are new: no copies as in `state`)
+        return _RpropState(np.zeros(n_connections), self.initial_steps(rng, n_connections),
+                           np.array([np.inf]))
 
     def state(self, g_prev, step, last_error):
         """A trial's state from its previous gradient, steps and last error (copied)."""
@@ -503,6 +506,54 @@ _RPROP_DEFAULTS = dict(variant="rprop+", eta_plus=1.2, eta_minus=0.5, delta0=0.1
 _RULE = ("variant", "eta_plus", "eta_minus", "delta0", "delta_min", "delta_max")
 
 
+# The RPROP rules checked so far, by their arguments, and the plans of
+# `resolve_rprop` by its own (a study trains thousands of runs with one rule;
+# building and checking it costs several microseconds). A key holds each
+# argument's type, and a zero's sign, besides its value: True == 1 and
+# 0.0 == -0.0, but a bool is refused and -0.0 is recorded as given.
+_RULES, _PLANS = {}, {}
+
+
+def _rule_key(values, unset=None):
+    """``values`` (str, int, float, None, ``unset`` or tuples of them) as a key
+    of `_RULES` or `_PLANS`, or None: not cached (other types, e.g. a list, a
+    NumPy number or a stopping criterion)."""
+    key = []
+    for v in values:
+        if v is unset or v is None:
+            key.append(v)
+            continue
+        t = type(v)
+        if t is float:
+            if v == 0.0:
+                v = (v, math.copysign(1.0, v))
+        elif t is tuple:
+            v = _rule_key(v)
+            if v is None:
+                return None
+        elif t is not str and t is not int:
+            return None
+        key.append((t, v))
+    return tuple(key)
+
+
+def _kept(cache, key, made):
+    """``made``, kept in ``cache`` under ``key`` (unless None; at most 256 entries)."""
+    if key is not None:
+        if len(cache) >= 256:
+            cache.clear()
+        cache[key] = made
+    return made
+
+
+def _rule(values):
+    """``RPROP(*values)`` (in the order of `_RULE`), checked once per distinct
+    arguments."""
+    key = _rule_key(values)
+    rule = _RULES.get(key) if key is not None else None
+    return rule if rule is not None else _kept(_RULES, key, RPROP(*values))
+
+
 @dataclass(frozen=True)
 class RpropPlan:
     """What ``train_rprop``'s options resolve to: the rule and the run's limits."""
@@ -515,18 +566,34 @@ class RpropPlan:
     preset: str | None
 
 
+_make_plan = maker(RpropPlan)           # (one per train_rprop call)
+
+
 def resolve_rprop(preset, given, unset):
     """The defaults, ``preset`` and the arguments in ``given`` that are not
-    ``unset``, as an `RpropPlan` (the rule checked; ``stop`` a criterion)."""
+    ``unset``, as an `RpropPlan` (the rule checked; ``stop`` a criterion), made
+    once per distinct arguments (unless one is, e.g., a criterion object: the
+    plan's criterion, made from a name, is shared, and the strip loop copies it)."""
+    key = _rule_key((preset, *given.values()), unset)
+    if key is not None:
+        key = (tuple(given), key)
+        plan = _PLANS.get(key)
+        if plan is not None:
+            return plan
+    return _kept(_PLANS, key, _plan(preset, given, unset))
+
+
+def _plan(preset, given, unset):
     params = dict(_RPROP_DEFAULTS)
     if preset is not None:
         check_choice(preset, "preset", PRESETS)
         params.update(PRESETS[preset])
-    params.update({k: v for k, v in given.items() if v is not unset})
-    stop = params["stop"]
-    stop = check_stop(stop)
-    algorithm = RPROP(**{k: params[k] for k in _RULE})
+    for k, v in given.items():
+        if v is not unset:
+            params[k] = v
+    stop = check_stop(params["stop"])
+    algorithm = _rule(tuple([params[k] for k in _RULE]))
     init = params["init_scale"]
     if init is not None:
         init = check_float(init, "init_scale", low=0.0, high=MAX_INIT_SCALE)
-    return RpropPlan(algorithm, params["max_epochs"], stop, params["strip"], init, preset)
+    return _make_plan(algorithm, params["max_epochs"], stop, params["strip"], init, preset)

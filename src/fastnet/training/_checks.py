@@ -5,6 +5,7 @@ Each returns what it checked, coerced, as a typed object (no dicts).
 from __future__ import annotations
 
 from collections.abc import Callable
+import math
 import sys
 import threading
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from fastnet.exceptions import TrainingInProgressError
 from fastnet.measures import is_one_hot
 from fastnet.network import MLP
 from fastnet.stopping import StoppingCriterion
+from fastnet.training._results import maker
 
 __all__ = ["Sets", "RunOptions", "LOSSES", "check_sets", "check_run", "check_objective",
            "check_algorithm_objective",
@@ -79,10 +81,14 @@ class RunOptions:
         return 100.0 * (self.target_range[1] - self.target_range[0]) / (n_patterns * n_out)
 
 
+# (made per call: filled at once, see fastnet.training._results.maker)
+_make_sets, _make_run = maker(Sets), maker(RunOptions)
+
+
 def check_target_range(target_range):
     """(o_min, o_max) as floats with a finite, positive width o_max - o_min."""
     try:
-        o_min, o_max = (float(v) for v in target_range)
+        o_min, o_max = map(float, target_range)
     except OverflowError:  # an int beyond float's range
         raise ValueError("`target_range` must be finite with 0 < o_max - o_min < inf, got an "
                          "integer beyond float range.") from None
@@ -90,7 +96,7 @@ def check_target_range(target_range):
         raise TypeError(f"`target_range` must be a pair of numbers (o_min, o_max), got "
                         f"{target_range!r}.") from None
     width = o_max - o_min
-    if not (np.isfinite(o_min) and np.isfinite(o_max) and np.isfinite(width) and width > 0):
+    if not (math.isfinite(o_min) and math.isfinite(o_max) and math.isfinite(width) and width > 0):
         raise ValueError(f"`target_range` must be finite with 0 < o_max - o_min < inf, got "
                          f"{target_range!r}, whose width o_max - o_min is {width}.")
     return o_min, o_max
@@ -110,7 +116,7 @@ def check_start(net, seed, drawn):
             "`init_scale`) and nothing else is drawn. Pass `init_scale` to re-initialise "
             "the weights from `seed`, or give the seed when building the network "
             "(MLP(..., seed=...)) and drop it here.")
-    if net.hidden and not np.logical_or.reduce(net._w):    # (any() without its wrapper)
+    if net.hidden and not np.count_nonzero(net._w):        # (any() without its wrapper)
         raise ValueError(
             "`net` has all weights zero: its hidden units cannot break symmetry and it would "
             "not learn. Pass `init_scale` (with a `seed`), or call net.init_weights(seed).")
@@ -135,7 +141,7 @@ def check_sets(net, X, Y, X_val, Y_val, X_test, Y_test):
         X_val, Y_val = check_pair(X_val, Y_val, "X_val", "Y_val", net.n_in, net.n_out)
     if X_test is not None:
         X_test, Y_test = check_pair(X_test, Y_test, "X_test", "Y_test", net.n_in, net.n_out)
-    return Sets(X, Y, X_val, Y_val, X_test, Y_test)
+    return _make_sets(X, Y, X_val, Y_val, X_test, Y_test)
 
 
 def check_objective(net, Y, loss, weight_decay):
@@ -185,9 +191,9 @@ def check_run(sets, max_epochs, strip, stop, target_range, classification, block
                 else check_int(blas_min, "blas_min", minimum=0, maximum=sys.maxsize))
     if net is not None:
         loss, weight_decay = check_objective(net, sets.Y, loss, weight_decay)
-    return RunOptions(max_epochs, strip, stop, target_range,
-                      resolve_classification(classification, sets.Y), block_size, blas_min,
-                      callback, loss, weight_decay)
+    return _make_run(max_epochs, strip, stop, target_range,
+                     resolve_classification(classification, sets.Y), block_size, blas_min,
+                     callback, loss, weight_decay)
 
 
 def resolve_classification(classification, Y):
@@ -206,6 +212,7 @@ def resolve_classification(classification, Y):
 # The trainings under way: their training_of -> (thread identity, ids of its networks).
 _IN_TRAINING = {}
 _IN_TRAINING_GUARD = threading.Lock()
+_get_ident = threading.get_ident
 
 
 class training_of:                                       # noqa: N801 (used as a function)
@@ -222,9 +229,9 @@ class training_of:                                       # noqa: N801 (used as a
         self.nets, self.name = nets, name
 
     def __enter__(self):
-        me, ids = threading.get_ident(), frozenset(map(id, self.nets))
+        me, ids = _get_ident(), frozenset(map(id, self.nets))
         with _IN_TRAINING_GUARD:
-            for owner, held in _IN_TRAINING.values():
+            for owner, held in _IN_TRAINING.values() if _IN_TRAINING else ():
                 if owner != me and not ids.isdisjoint(held):
                     i = next(i for i, net in enumerate(self.nets) if id(net) in held)
                     which = f"`{self.name}[{i}]`" if self.name == "nets" else f"`{self.name}`"

@@ -20,13 +20,15 @@ from fastnet.training._algorithms import NO_CHECK, Algorithm
 from fastnet.training._backends import HANDOFF_EPOCHS
 from fastnet.training._divergence import (DIVERGENCE_FLOOR, DIVERGENCE_GROWTH, check_finite,
                                           check_growth_rows, diverged)
-from fastnet.training._results import Columns, SetColumns
+from fastnet.training._results import Columns, SetColumns, maker
 
 __all__ = ["MAX_EPOCHS_PER_CALL", "StripLoop"]
 
 # (the reductions without ndarray.max's Python wrapper: the loop runs them per strip)
 _FMAX, _MIN = np.fmax.reduce, np.minimum.reduce
 _ANY, _ALL = np.logical_or.reduce, np.logical_and.reduce
+
+_make_columns = maker(Columns)                  # (one per run)
 
 # Without strips (no validation, no criterion, no callback) the kernels still
 # return to Python every this many epochs, so Ctrl-C stays responsive.
@@ -52,8 +54,9 @@ class StripLoop:
 
     Parameters
     ----------
-    trials : fastnet.training._backends.Trials
-        Where the trials train.
+    trials : fastnet.training._backends.Trials or fastnet.training._serial.Serial
+        Where the trials train (a `Serial` backend alone where every trial
+        trains in it).
     K, net, algorithm, sets, run
         The trial count, the topology, the `Algorithm`, the checked `Sets` and
         `RunOptions` (``run.callback`` is called ``callback(i, epoch, state)``).
@@ -69,18 +72,17 @@ class StripLoop:
 
     def __init__(self, trials, K, net, algorithm, sets, run, rows, single=False):
         self.trials, self.K, self.sets, self.run, self.single = trials, K, sets, run, single
-        self.N, self.C = sets.X.shape[0], net.n_connections
-        self.updates = algorithm.updates_per_epoch(self.N, self.C)
-        stop = run.stop
+        self.N, self.C = N, C = sets.X.shape[0], net.n_connections
+        self.updates = algorithm.updates_per_epoch(N, C)
+        stop, measured = run.stop, sets.X_val is not None or sets.X_test is not None
         self.criteria = [None] * K
         if stop is not None:
             for i in range(K):
                 self.criteria[i] = copy.deepcopy(stop)
                 self.criteria[i].reset()
-        self.in_strips = (sets.X_val is not None or sets.X_test is not None or stop is not None
-                          or run.callback is not None)
-        self.kernel_check = (type(stop) is Correct and sets.X_val is None
-                             and sets.X_test is None and run.callback is None
+        self.measured = measured                   # a validation or test set
+        self.in_strips = measured or stop is not None or run.callback is not None
+        self.kernel_check = (type(stop) is Correct and not measured and run.callback is None
                              and algorithm.kernel_check)
         self.check, self.step = None, run.strip if self.in_strips else MAX_EPOCHS_PER_CALL
         if self.kernel_check:
@@ -98,9 +100,11 @@ class StripLoop:
         self.epoch = 0                              # epochs trained by the trials still training
         # epochs: set when a trial stops, and at the end; checks: success checks run
         # from the loop, per trial
-        self.epochs, self.checks = np.zeros((2, K), np.intp)
+        # (one array each: unpacking one array of rows costs more than making them)
+        self.epochs, self.checks = np.zeros(K, np.intp), np.zeros(K, np.intp)
         # stopped; fired: by their criterion; called_off: by the callback
-        self.stopped, self.fired, self.called_off = np.zeros((3, K), bool)
+        self.stopped, self.fired, self.called_off = (np.zeros(K, bool), np.zeros(K, bool),
+                                                     np.zeros(K, bool))
         self.training = np.arange(K)                # the trials still training
         self.reasons = ["max_epochs"] * K
         self.last_rows = None                       # each trial's weights when it stopped
@@ -108,22 +112,26 @@ class StripLoop:
         self.counts = np.zeros((K, 4), np.int64) if algorithm.variable_cost else None
         # the rule's states hold something to release when a trial stops (L-BFGS's thread)
         self._closes = type(algorithm).close is not Algorithm.close
-        self._strip_sets(K)
+        self.best_val, self.best_epoch = [np.inf] * K, [None] * K
+        self.val = self.test = self.strip_epochs = self.best_rows = None
+        self.val_scale = self.test_scale = 0.0
+        if measured:
+            self._strip_sets(K)
         self._masks, self._checkers = {}, {}
         self._limits = None
 
     def _strip_sets(self, K):
-        s, n_out = self.sets, self.sets.Y.shape[1]
-        cap = min(max(1, self.run.max_epochs // self.run.strip), 64)
-        self.val = np.empty((K, cap)) if s.X_val is not None else None
-        self.test = np.empty((K, cap)) if s.X_test is not None else None
-        self.strip_epochs = (self.run.strip * np.arange(1, cap + 1)
-                             if self.val is not None or self.test is not None else None)
-        self.val_scale = self.run.scale(s.n_val, n_out) if s.X_val is not None else 0.0
-        self.test_scale = self.run.scale(s.n_test, n_out) if s.X_test is not None else 0.0
-        self.best_val = [np.inf] * K
-        self.best_epoch = [None] * K
-        self.best_rows = np.empty((K, self.C)) if s.X_val is not None else None
+        """The validation and test errors' columns (at least one of the sets is given)."""
+        s, run, n_out = self.sets, self.run, self.sets.Y.shape[1]
+        cap = min(max(1, run.max_epochs // run.strip), 64)
+        if s.X_val is not None:
+            self.val = np.empty((K, cap))
+            self.val_scale = run.scale(s.n_val, n_out)
+            self.best_rows = np.empty((K, self.C))
+        if s.X_test is not None:
+            self.test = np.empty((K, cap))
+            self.test_scale = run.scale(s.n_test, n_out)
+        self.strip_epochs = run.strip * np.arange(1, cap + 1)
 
     def _who(self, trial):
         return None if self.single else int(trial)
@@ -132,12 +140,13 @@ class StripLoop:
 
     def train(self):
         """Train every trial until it stops; returns (cpu seconds, wall seconds)."""
-        run, trials = self.run, self.trials
+        run, trials, lanes = self.run, self.trials, self.trials.lanes is not None
+        strip_ends = self.in_strips and not self.kernel_check
         cpu0, wall0 = time.process_time(), time.perf_counter()
         while self.epoch < run.max_epochs and self.training.size:
             epoch = self.epoch
             n = min(self.step - epoch % self.step, run.max_epochs - epoch)
-            if trials.lanes is not None:
+            if lanes:
                 trials.hand_off(~self.stopped, n)
             idx = self.training
             if epoch + n > self.history.shape[1]:
@@ -150,9 +159,9 @@ class StripLoop:
             self.epoch = epoch + n
             if stopping:
                 self._succeeded(idx, status, epoch)
-            if self.in_strips and not self.kernel_check:
+            if strip_ends:
                 self._strip_end(self.training, self.epoch)
-            if trials.lanes is not None and self.training.size and self.epoch < run.max_epochs:
+            if lanes and self.training.size and self.epoch < run.max_epochs:
                 trials.pack(~self.stopped)
         self._finish(self.training, self.epoch, last=True)
         return time.process_time() - cpu0, time.perf_counter() - wall0
@@ -205,7 +214,9 @@ class StripLoop:
         ended, nothing trains any more)."""
         if trials.size == self.K:                   # all of them (ascending: 0 .. K - 1)
             self.epochs[:] = epochs
-            self.last_rows = np.ascontiguousarray(self.trials.weights(trials))
+            # (one trial: its row, copied as a (1, C) array, without the gathering)
+            self.last_rows = (np.array(self.trials.row(0), ndmin=2) if self.K == 1
+                              else np.ascontiguousarray(self.trials.weights(trials)))
         elif trials.size:
             if self.last_rows is None:
                 self.last_rows = np.empty((self.K, self.C))
@@ -228,7 +239,7 @@ class StripLoop:
     def _strip_end(self, idx, epoch):
         """Measure, test the criteria and call the callback at a strip end."""
         at_end = epoch % self.run.strip == 0
-        if at_end and (self.val is not None or self.test is not None):
+        if at_end and self.measured:
             self._measure(idx, epoch)
         run, fired, ended = self.run, self.fired, []
         if self.criteria[0] is None and run.callback is None:
@@ -299,13 +310,15 @@ class StripLoop:
             self.test[i, j] = e
 
     def _state(self, i, epoch):
-        n = epoch // self.run.strip if (self.val is not None or self.test is not None) else 0
+        strip, val, test = self.run.strip, self.val, self.test
+        n = epoch // strip if (val is not None or test is not None) else 0
+        # (positional: TrainingState's fields epoch, strip, train_errors, val_errors,
+        # val_epochs, test_errors, best_epoch, is_correct)
         return TrainingState(
-            epoch=epoch, strip=self.run.strip, train_errors=self.history[i, :epoch],
-            val_errors=self.val[i, :n] if self.val is not None else None,
-            val_epochs=self.strip_epochs[:n] if self.val is not None else None,
-            test_errors=self.test[i, :n] if self.test is not None else None,
-            best_epoch=self.best_epoch[i], is_correct=self._checker(i))
+            epoch, strip, self.history[i, :epoch], val[i, :n] if val is not None else None,
+            self.strip_epochs[:n] if val is not None else None,
+            test[i, :n] if test is not None else None, self.best_epoch[i],
+            self._checkers.get(i) or self._checker(i))
 
     def _checker(self, i):
         """Trial ``i``'s ``is_correct`` (made once)."""
@@ -365,26 +378,32 @@ class StripLoop:
         if store is not None:
             store(rows)
         s, run = self.sets, self.run
-        finals = tuple(self._final(which, Y, relevant, current) for which, Y in
-                       (("train", s.Y), ("val", s.Y_val), ("test", s.Y_test)))
+        finals = (self._final("train", s.Y, relevant, current),
+                  None if s.Y_val is None else self._final("val", s.Y_val, relevant, current),
+                  None if s.Y_test is None else self._final("test", s.Y_test, relevant,
+                                                            current))
         measured = self.val is not None or self.test is not None
-        return Columns(
-            epochs=epochs, relevant_epoch=relevant, stop_reason=tuple(self.reasons),
-            train_error=self.history, val_error=self.val, test_error=self.test,
-            strip_epochs=self.strip_epochs if measured else None,
-            n_strips=epochs // run.strip if measured else None, weights=rows, finals=finals,
-            evaluation=self.evaluation(), n_train=self.N, updates_per_epoch=self.updates,
-            cpu_time=clocks[0], wall_time=clocks[1], counts=self.counts)
+        # (Columns' fields in order: epochs, relevant_epoch, stop_reason, train_error,
+        # val_error, test_error, strip_epochs, n_strips, weights, finals, evaluation,
+        # n_train, updates_per_epoch, cpu_time, wall_time, counts)
+        return _make_columns(
+            epochs, relevant, tuple(self.reasons), self.history, self.val, self.test,
+            self.strip_epochs if measured else None, epochs // run.strip if measured else None,
+            rows, finals, self.evaluation(), self.N, self.updates, clocks[0], clocks[1],
+            self.counts)
 
     def _final(self, which, Y, relevant, current):
         # Errors of the returned weights (after the clock, as in train_rprop).
-        if Y is None:
-            return None
         sse, cls = self.trials.final(which, self.last_rows, self.run.classification, current)
-        e = 100.0 * (self.run.target_range[1] - self.run.target_range[0]) / Y.size * sse
-        # finite weights can still overflow in the forward pass (inf - inf); (one
-        # trial: in a float)
-        top = float(e[0]) if self.K == 1 else None
+        low, high = self.run.target_range
+        factor = 100.0 * (high - low) / Y.size
+        # (one trial: in a float, the same product)
+        if self.K == 1:
+            top = sse[0] = factor * float(sse[0])
+            e = sse
+        else:
+            top, e = None, factor * sse
+        # finite weights can still overflow in the forward pass (inf - inf)
         if not (math.isfinite(top) if top is not None else _finite(e)):
             check_finite(e, self.epochs, "the error of the trained network",
                          None if self.single else np.arange(self.K))

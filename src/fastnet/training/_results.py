@@ -7,7 +7,7 @@ its ordinary constructor.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import overload
 
 import numpy as np
@@ -19,7 +19,28 @@ from fastnet.stopping import generalization_loss
 _MIN = np.minimum.reduce
 
 __all__ = ["Traversals", "SetErrors", "TrainResult", "SetColumns", "Columns", "TrainResults",
-           "trial_result"]
+           "trial_result", "maker"]
+
+
+def maker(cls):
+    """``make(*values)``: an instance of the dataclass ``cls`` holding its fields'
+    ``values`` in order, equal to ``cls(*values)``.
+
+    The generated ``__init__`` of a frozen dataclass sets each field through
+    ``object.__setattr__``; this fills the instance's ``__dict__`` at once, for
+    the internal records made once per run (the checked sets and options, the
+    loop's columns, the resolved RPROP plan). Only for classes whose ``__init__``
+    does nothing else (no ``__post_init__``, no slots; every field given). What
+    users receive (`TrainResult`, `TrainingState`) is built by its constructor.
+    """
+    names, new = tuple(f.name for f in fields(cls)), object.__new__
+
+    def make(*values):
+        made = new(cls)
+        made.__dict__.update(zip(names, values))
+        return made
+
+    return make
 
 
 @dataclass(frozen=True)
@@ -494,13 +515,14 @@ def trial_result(c, i, net, setup):
         update, flops = e * c.updates_per_epoch, 0
     else:
         forward, backward, update, flops = (int(x) for x in c.counts[i])
+    final_train, final_val, final_test = c.finals
+    # (positional, in the order of the fields)
     return TrainResult(
-        net=net, epochs=e, stop_reason=c.stop_reason[i], train_error=train, val_error=val,
-        val_epochs=vep, test_error=None if c.test_error is None else c.test_error[i, :n].copy(),
-        relevant_epoch=int(c.relevant_epoch[i]), min_train_error=float(_MIN(train)),
-        min_val_error=min_val, gl_end=gl, final_train=c.finals[0].trial(i),
-        final_val=None if c.finals[1] is None else c.finals[1].trial(i),
-        final_test=None if c.finals[2] is None else c.finals[2].trial(i),
-        traversals=Traversals(forward=forward, backward=backward, update=update,
-                              evaluation=int(c.evaluation[i]), flops=flops),
-        cpu_time=float(c.cpu_time[i]), wall_time=float(c.wall_time[i]), setup=setup)
+        net, e, c.stop_reason[i], train, val, vep,
+        None if c.test_error is None else c.test_error[i, :n].copy(),
+        int(c.relevant_epoch[i]), float(_MIN(train)), min_val, gl, final_train.trial(i),
+        None if final_val is None else final_val.trial(i),
+        None if final_test is None else final_test.trial(i),
+        Traversals(forward, backward, update, int(c.evaluation[i]), flops),
+        float(c.cpu_time[i]), float(c.wall_time[i]), setup)
+

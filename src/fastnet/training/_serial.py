@@ -13,8 +13,17 @@ from fastnet.measures import _winner_takes_all_error
 __all__ = ["Serial"]
 
 
+def _copy(i, w):
+    """Trial ``i``'s weight vector: a copy of ``w`` (`Serial`'s default ``vector``)."""
+    return np.array(w, dtype=float)
+
+
 class Serial:
     """Trials in the single-network kernels, each with its algorithm state.
+
+    Also the strip loop's `fastnet.training._backends.Trials` where every trial
+    trains here (no lanes, no hand-off): the single run of `train_rprop` goes
+    through no layer in between.
 
     Parameters
     ----------
@@ -28,15 +37,19 @@ class Serial:
         (default: a copy of ``w``); the list form gives each network's own.
     """
 
+    #: (as `Trials`: no lanes, nothing handed off, no largest error kept by a
+    #: kernel for the loop's growth check)
+    lanes = handoff = top = None
+
     def __init__(self, net, algorithm, sets, run, vector=None):
         self.net, self.algorithm, self.sets = net, algorithm, sets
-        self.vector = vector if vector is not None else (lambda i, w: np.array(w, dtype=float))
+        self.vector = vector if vector is not None else _copy
         self.block = algorithm.block_size(run.block_size)
         self.blas_min = run.blas_min
         self.objective = run.objective
         self.scale = run.scale(sets.X.shape[0], net.n_out)
         self.ws, self.state, self.val, self.test = {}, {}, {}, {}
-        self._A = None
+        self._A, self._block = None, None          # (the workspaces' block_rows(net))
         self._A_val = activations(net, sets.X_val) if sets.X_val is not None else None
         self._A_test = activations(net, sets.X_test) if sets.X_test is not None else None
 
@@ -53,20 +66,22 @@ class Serial:
         s = self.sets
         ws = Workspace(self.net, s.X, s.Y, self.block, self.blas_min, w=w, A=self._A,
                        objective=self.objective)
-        self._A = ws.A
+        self._A, self._block = ws.A, ws.check_block
         if dw_prev is not None:
             ws.dw_prev[:] = dw_prev
         self.ws[i], self.state[i] = ws, state
         if self._A_val is not None:
-            self.val[i] = Evaluator(self.net, None, s.Y_val, self.blas_min, A=self._A_val, w=w)
+            self.val[i] = Evaluator(self.net, None, s.Y_val, self.blas_min, A=self._A_val, w=w,
+                                    block=self._block)
         if self._A_test is not None:
-            self.test[i] = Evaluator(self.net, None, s.Y_test, self.blas_min, A=self._A_test, w=w)
+            self.test[i] = Evaluator(self.net, None, s.Y_test, self.blas_min, A=self._A_test,
+                                     w=w, block=self._block)
 
     def run(self, trials, n, check, history, epoch):
         """``n`` epochs of each of ``trials``; their training errors (the objective,
         scaled as the SSE to squared error percentages) into ``history[i, epoch:epoch + n]``; one
         kernel status per trial."""
-        status = [0] * len(trials)
+        status = np.empty(trials.shape[0], np.int64)
         for j, i in enumerate(trials.tolist()):
             sse = history[i, epoch:epoch + n]
             status[j] = s = self.algorithm.epochs(self.ws[i], self.state[i], sse, check)
@@ -74,7 +89,7 @@ class Serial:
                 sse[:-s] *= self.scale
             else:
                 sse *= self.scale
-        return np.array(status, np.int64)
+        return status
 
     def stopped(self, trials):
         """``trials`` train no more: their algorithm states are closed."""
@@ -117,20 +132,23 @@ class Serial:
         """Trial ``i``'s outputs on the training set (a forward pass, a view)."""
         return self.ws[i].forward()
 
-    def final(self, which, rows, classification):
+    def final(self, which, rows, classification, current=False):
         """(SSE, classification error or None) of the weights ``rows`` (K, C) on
-        the training, validation or test set (trial k at row k)."""
+        the training, validation or test set (trial k at row k; ``current``, as
+        for `Trials.final`, changes nothing here)."""
         s = self.sets
-        Y = {"train": s.Y, "val": s.Y_val, "test": s.Y_test}[which]
         if which == "train":
             if self._A is None:
                 self._A = activations(self.net, s.X)
-            A = self._A
+            Y, A = s.Y, self._A
+        elif which == "val":
+            Y, A = s.Y_val, self._A_val
         else:
-            A = self._A_val if which == "val" else self._A_test
-        sse, cls = np.empty(rows.shape[0]), np.empty(rows.shape[0]) if classification else None
-        for k in range(rows.shape[0]):
-            ev = Evaluator(self.net, None, Y, self.blas_min, A=A, w=rows[k])
+            Y, A = s.Y_test, self._A_test
+        K = rows.shape[0]
+        sse, cls = np.empty(K), np.empty(K) if classification else None
+        for k in range(K):
+            ev = Evaluator(self.net, None, Y, self.blas_min, A=A, w=rows[k], block=self._block)
             sse[k] = ev.sse()
             if classification:
                 cls[k] = _winner_takes_all_error(ev.outputs(), Y)

@@ -7,7 +7,6 @@ import numpy as np
 from fastnet._blas import kernels_blas, single_threaded_blas
 from fastnet._validation import as_generator
 from fastnet.training._algorithms import RPROP, Backprop
-from fastnet.training._backends import Trials
 from fastnet.training._checks import check_algorithm_objective, check_start, training_of
 from fastnet.training._loop import StripLoop
 from fastnet.training._record import setup_record
@@ -58,7 +57,7 @@ def _train(net, algorithm, sets, run, seed, init_scale, extra):
     setup = setup_record(net, algorithm, run, sets, seed=seed,
                          initialisation=initialisation(init_scale),
                          block_size=serial.block_size, extra=extra)
-    loop = StripLoop(Trials(1, serial=serial), 1, net, algorithm, sets, run, rows=1, single=True)
+    loop = StripLoop(serial, 1, net, algorithm, sets, run, rows=1, single=True)
 
     def store(rows):
         net._w[:] = rows[0]
