@@ -240,27 +240,6 @@ def test_cached_rprop_rules_follow_the_preset():
         assert (parameters["eta_plus"], parameters["preset"]) == (eta_plus, preset)
 
 
-@pytest.mark.parametrize("cls", ["Sets", "RunOptions", "Columns", "RpropPlan"])
-def test_filled_at_once_equals_the_constructors_instance(cls):
-    # maker fills a dataclass's __dict__ without its __init__: only for classes
-    # whose __init__ does nothing else.
-    import dataclasses
-
-    from fastnet.training import _algorithms, _checks, _results
-    from fastnet.training._results import maker
-
-    cls = {"Sets": _checks.Sets, "RunOptions": _checks.RunOptions,
-           "Columns": _results.Columns, "RpropPlan": _algorithms.RpropPlan}[cls]
-    assert not hasattr(cls, "__post_init__") and "__slots__" not in vars(cls)
-    values = [object() for _ in dataclasses.fields(cls)]
-    made, built = maker(cls)(*values), cls(*values)
-    assert type(made) is cls and made == built and vars(made) == vars(built)
-    assert list(vars(made)) == [f.name for f in dataclasses.fields(cls)]
-    if cls.__dataclass_params__.frozen:
-        with pytest.raises(dataclasses.FrozenInstanceError):
-            made.__setattr__(dataclasses.fields(cls)[0].name, 1)
-
-
 @pytest.mark.parametrize("method", ["lanes", "serial", "mixed"])
 def test_one_trial_batches_end_as_the_first_trial_of_two(method):
     # (one trial: its last weights copied from its row, its final errors scaled in

@@ -19,7 +19,6 @@ from fastnet._kernels import _trials
 from fastnet._validation import check_choice, check_float
 from fastnet.network import MAX_INIT_SCALE
 from fastnet.stopping import GL, AnyOf, MaxEpochs, ProgressBelow, StoppingCriterion, proben1_multilayer
-from fastnet.training._results import maker
 
 __all__ = ["Algorithm", "RPROP", "Backprop", "VARIANTS", "PRESETS", "proben1_stopping",
            "resolve_rprop", "check_stop"]
@@ -566,7 +565,6 @@ class RpropPlan:
     preset: str | None
 
 
-_make_plan = maker(RpropPlan)           # (one per train_rprop call)
 
 
 def resolve_rprop(preset, given, unset):
@@ -596,4 +594,4 @@ def _plan(preset, given, unset):
     init = params["init_scale"]
     if init is not None:
         init = check_float(init, "init_scale", low=0.0, high=MAX_INIT_SCALE)
-    return _make_plan(algorithm, params["max_epochs"], stop, params["strip"], init, preset)
+    return RpropPlan(algorithm, params["max_epochs"], stop, params["strip"], init, preset)

@@ -18,7 +18,6 @@ from fastnet.exceptions import TrainingInProgressError
 from fastnet.measures import is_one_hot
 from fastnet.network import MLP
 from fastnet.stopping import StoppingCriterion
-from fastnet.training._results import maker
 
 __all__ = ["Sets", "RunOptions", "LOSSES", "check_sets", "check_run", "check_objective",
            "check_algorithm_objective",
@@ -81,8 +80,6 @@ class RunOptions:
         return 100.0 * (self.target_range[1] - self.target_range[0]) / (n_patterns * n_out)
 
 
-# (made per call: filled at once, see fastnet.training._results.maker)
-_make_sets, _make_run = maker(Sets), maker(RunOptions)
 
 
 def check_target_range(target_range):
@@ -141,7 +138,7 @@ def check_sets(net, X, Y, X_val, Y_val, X_test, Y_test):
         X_val, Y_val = check_pair(X_val, Y_val, "X_val", "Y_val", net.n_in, net.n_out)
     if X_test is not None:
         X_test, Y_test = check_pair(X_test, Y_test, "X_test", "Y_test", net.n_in, net.n_out)
-    return _make_sets(X, Y, X_val, Y_val, X_test, Y_test)
+    return Sets(X, Y, X_val, Y_val, X_test, Y_test)
 
 
 def check_objective(net, Y, loss, weight_decay):
@@ -191,7 +188,7 @@ def check_run(sets, max_epochs, strip, stop, target_range, classification, block
                 else check_int(blas_min, "blas_min", minimum=0, maximum=sys.maxsize))
     if net is not None:
         loss, weight_decay = check_objective(net, sets.Y, loss, weight_decay)
-    return _make_run(max_epochs, strip, stop, target_range,
+    return RunOptions(max_epochs, strip, stop, target_range,
                      resolve_classification(classification, sets.Y), block_size, blas_min,
                      callback, loss, weight_decay)
 

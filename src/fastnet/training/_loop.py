@@ -20,7 +20,7 @@ from fastnet.training._algorithms import NO_CHECK, Algorithm
 from fastnet.training._backends import HANDOFF_EPOCHS
 from fastnet.training._divergence import (DIVERGENCE_FLOOR, DIVERGENCE_GROWTH, check_finite,
                                           check_growth_rows, diverged)
-from fastnet.training._results import Columns, SetColumns, maker
+from fastnet.training._results import Columns, SetColumns
 
 __all__ = ["MAX_EPOCHS_PER_CALL", "StripLoop"]
 
@@ -28,7 +28,6 @@ __all__ = ["MAX_EPOCHS_PER_CALL", "StripLoop"]
 _FMAX, _MIN = np.fmax.reduce, np.minimum.reduce
 _ANY, _ALL = np.logical_or.reduce, np.logical_and.reduce
 
-_make_columns = maker(Columns)                  # (one per run)
 
 # Without strips (no validation, no criterion, no callback) the kernels still
 # return to Python every this many epochs, so Ctrl-C stays responsive.
@@ -383,14 +382,13 @@ class StripLoop:
                   None if s.Y_test is None else self._final("test", s.Y_test, relevant,
                                                             current))
         measured = self.val is not None or self.test is not None
-        # (Columns' fields in order: epochs, relevant_epoch, stop_reason, train_error,
-        # val_error, test_error, strip_epochs, n_strips, weights, finals, evaluation,
-        # n_train, updates_per_epoch, cpu_time, wall_time, counts)
-        return _make_columns(
-            epochs, relevant, tuple(self.reasons), self.history, self.val, self.test,
-            self.strip_epochs if measured else None, epochs // run.strip if measured else None,
-            rows, finals, self.evaluation(), self.N, self.updates, clocks[0], clocks[1],
-            self.counts)
+        return Columns(
+            epochs=epochs, relevant_epoch=relevant, stop_reason=tuple(self.reasons),
+            train_error=self.history, val_error=self.val, test_error=self.test,
+            strip_epochs=self.strip_epochs if measured else None,
+            n_strips=epochs // run.strip if measured else None, weights=rows, finals=finals,
+            evaluation=self.evaluation(), n_train=self.N, updates_per_epoch=self.updates,
+            cpu_time=clocks[0], wall_time=clocks[1], counts=self.counts)
 
     def _final(self, which, Y, relevant, current):
         # Errors of the returned weights (after the clock, as in train_rprop).

@@ -7,7 +7,7 @@ its ordinary constructor.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import overload
 
 import numpy as np
@@ -19,28 +19,7 @@ from fastnet.stopping import generalization_loss
 _MIN = np.minimum.reduce
 
 __all__ = ["Traversals", "SetErrors", "TrainResult", "SetColumns", "Columns", "TrainResults",
-           "trial_result", "maker"]
-
-
-def maker(cls):
-    """``make(*values)``: an instance of the dataclass ``cls`` holding its fields'
-    ``values`` in order, equal to ``cls(*values)``.
-
-    The generated ``__init__`` of a frozen dataclass sets each field through
-    ``object.__setattr__``; this fills the instance's ``__dict__`` at once, for
-    the internal records made once per run (the checked sets and options, the
-    loop's columns, the resolved RPROP plan). Only for classes whose ``__init__``
-    does nothing else (no ``__post_init__``, no slots; every field given). What
-    users receive (`TrainResult`, `TrainingState`) is built by its constructor.
-    """
-    names, new = tuple(f.name for f in fields(cls)), object.__new__
-
-    def make(*values):
-        made = new(cls)
-        made.__dict__.update(zip(names, values))
-        return made
-
-    return make
+           "trial_result"]
 
 
 @dataclass(frozen=True)
