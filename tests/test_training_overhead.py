@@ -295,3 +295,17 @@ def test_results_and_states_users_see_come_from_their_constructors(monkeypatch):
                     callback=lambda epoch, state: states.append(state))
     assert built == ["TrainingState", "TrainingState", "TrainResult"]
     assert [s.epoch for s in states] == [5, 10] and r.epochs == 10
+
+
+def test_one_trials_growth_check_ignores_what_a_stop_left_after_it():
+    # One trial: the strip's maximum in Python floats. The epochs after a success
+    # check stopped the trial hold whatever was there (here NaN); growth before
+    # them is still seen, and NaN after them hides nothing.
+    loop = StripLoop.__new__(StripLoop)
+    loop.K, loop.single, loop._limits = 1, True, None
+    loop.trials = _backends.Trials(1)
+    loop.history = np.array([[1.0, 2.0, 3e7, np.nan, np.nan]])
+    with pytest.raises(DivergenceError, match="grew from 1 % in epoch 1 to 3e\\+07 % in epoch 3"):
+        loop._check_growth(np.array([0]), np.array([-3], np.int64), 0, 5)
+    loop.history = np.array([[1.0, 2.0, 3.0, np.nan, 5e7]])        # (5e7: after the stop)
+    loop._check_growth(np.array([0]), np.array([-3], np.int64), 0, 5)

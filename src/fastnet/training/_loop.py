@@ -188,10 +188,13 @@ class StripLoop:
             low = float(self.first[0]) if K == 1 else float(_MIN(self.first))
             self.lowest = DIVERGENCE_GROWTH * max(low, DIVERGENCE_FLOOR)
         # (the lanes' kernel keeps the largest error it wrote; else one pass, fmax:
-        # the epochs of trials that have stopped hold whatever was there)
+        # the epochs of trials that have stopped hold whatever was there. One trial:
+        # Python's max of a strip's few floats, a third of fmax's call; the call's
+        # first epoch always trained, so a NaN left after a stop cannot lead)
         top = self.trials.top
         if top is None:
-            top = _FMAX(history[:K, epoch:epoch + n], axis=None)
+            top = (max(history[0, epoch:epoch + n].tolist()) if K == 1
+                   else _FMAX(history[:K, epoch:epoch + n], axis=None))
         if top > self.lowest:
             done = np.where(status < 0, -status, n)
             check_growth_rows(history[idx, epoch:epoch + n], done, self.limits, epoch + 1,
