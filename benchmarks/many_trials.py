@@ -1,9 +1,9 @@
 """Many trials of one topology at once: fastnet against JAX (jit + vmap), one core.
 
 A timing study trains one topology from many initialisations on the same data. This
-script measures, in one process and alternately (A B A B ...), the CPU time of (each
-call timed with the garbage collector off, as timeit times; ``--collect``: a full
-collection before each call instead)
+script measures, in one process and alternately (A B A B ...), the CPU time of (after
+`WARMUP` untimed rounds of every contestant; each call timed with the garbage collector
+off, as timeit times; ``--collect``: a full collection before each call instead)
 
 * fastnet ``train_rprop_many`` with trials as arrays (one network giving the topology,
   ``n_trials=K, seed=12345``: the K x C initial weights drawn inside the timed call,
@@ -130,6 +130,9 @@ def jax_trainer(net, X, T, epochs):
 
 # ------------------------------------------------------------------------- timing
 
+#: Untimed rounds of every contestant before the timed ones.
+WARMUP = 3
+
 #: Collect garbage before each timed call (``--collect``) instead of timeit's
 #: convention (the collector off during the call, nothing collected before it).
 COLLECT = False
@@ -193,6 +196,14 @@ def study(name, data, hidden, trials, epochs, repeats):
         jax.block_until_ready(jax_fn(W0j))                 # compile
     except ImportError:
         print("  (jax not installed: pip install '.[bench]')")
+    # Warm-up, untimed, for every contestant alike (JAX's first call compiles; a
+    # process's first calls of fastnet grow the heap, 200-600 page faults each for
+    # XOR's arrays, and ran 1.9-2.8 ms against 1.5 after).
+    for _ in range(WARMUP):
+        arrays()
+        many()
+        if jax_fn is not None:
+            jax.block_until_ready(jax_fn(W0j))
     results = None
     for _ in range(repeats):
         t, columns = cpu(arrays)
