@@ -201,6 +201,7 @@ def _record(task, run, seed, net, preset, r, batch, ds):
                 "1" if w else "0" for w in pred != np.argmax(T_test, axis=1))
     return record
 
+
 def _tasks(experiment, todo, datasets, batch_size, setup_hash):
     """The tasks of the runs ``todo`` (run keys): per cell, ``batch_size`` runs each, or
     with a batch size of 1 one run each, one `train_rprop` call per run (``one_per_call``);

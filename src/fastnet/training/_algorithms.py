@@ -565,8 +565,6 @@ class RpropPlan:
     preset: str | None
 
 
-
-
 def resolve_rprop(preset, given, unset):
     """The defaults, ``preset`` and the arguments in ``given`` that are not
     ``unset``, as an `RpropPlan` (the rule checked; ``stop`` a criterion), made

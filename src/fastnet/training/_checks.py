@@ -4,10 +4,10 @@ Each returns what it checked, coerced, as a typed object (no dicts).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 import math
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,7 +81,6 @@ class RunOptions:
 
 
 
-
 def check_target_range(target_range):
     """(o_min, o_max) as floats with a finite, positive width o_max - o_min."""
     try:
@@ -113,7 +112,7 @@ def check_start(net, seed, drawn):
             "`init_scale`) and nothing else is drawn. Pass `init_scale` to re-initialise "
             "the weights from `seed`, or give the seed when building the network "
             "(MLP(..., seed=...)) and drop it here.")
-    if net.hidden and not np.count_nonzero(net._w):        # (any() without its wrapper)
+    if net.hidden and not np.count_nonzero(net._w):        # (no weight is non-zero)
         raise ValueError(
             "`net` has all weights zero: its hidden units cannot break symmetry and it would "
             "not learn. Pass `init_scale` (with a `seed`), or call net.init_weights(seed).")
@@ -209,7 +208,6 @@ def resolve_classification(classification, Y):
 # The trainings under way: their training_of -> (thread identity, ids of its networks).
 _IN_TRAINING = {}
 _IN_TRAINING_GUARD = threading.Lock()
-_get_ident = threading.get_ident
 
 
 class training_of:                                       # noqa: N801 (used as a function)
@@ -226,9 +224,9 @@ class training_of:                                       # noqa: N801 (used as a
         self.nets, self.name = nets, name
 
     def __enter__(self):
-        me, ids = _get_ident(), frozenset(map(id, self.nets))
+        me, ids = threading.get_ident(), frozenset(map(id, self.nets))
         with _IN_TRAINING_GUARD:
-            for owner, held in _IN_TRAINING.values() if _IN_TRAINING else ():
+            for owner, held in _IN_TRAINING.values():
                 if owner != me and not ids.isdisjoint(held):
                     i = next(i for i, net in enumerate(self.nets) if id(net) in held)
                     which = f"`{self.name}[{i}]`" if self.name == "nets" else f"`{self.name}`"

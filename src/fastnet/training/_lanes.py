@@ -223,11 +223,10 @@ class LanesBackend:
         rows = lanes.slot[trials]
         in_place = in_place and lanes.in_place
         sse = history[:, epoch:epoch + n] if in_place else np.empty((lanes.G * LANES, n))
-        self.top = _trials.trials_train(self.layers, self.n_in, s.X, s.Y, lanes.w, lanes.g, lanes.g_prev,
-                             lanes.dw_prev, lanes.step, lanes.last_error, lanes.status,
-                             self.work, self.args, sse, every, r_c, analog,
-                             sse_scale=self.scale, t0=epoch, t_max=self.max_epochs,
-                             w_limit=self.w_limit)
+        self.top = _trials.trials_train(
+            self.layers, self.n_in, s.X, s.Y, lanes.w, lanes.g, lanes.g_prev, lanes.dw_prev,
+            lanes.step, lanes.last_error, lanes.status, self.work, self.args, sse, every, r_c,
+            analog, sse_scale=self.scale, t0=epoch, t_max=self.max_epochs, w_limit=self.w_limit)
         self.epoch = epoch + n
         if not in_place:
             history[trials, epoch:epoch + n] = sse[rows]

@@ -28,7 +28,6 @@ __all__ = ["MAX_EPOCHS_PER_CALL", "StripLoop"]
 _FMAX, _MIN = np.fmax.reduce, np.minimum.reduce
 _ANY, _ALL = np.logical_or.reduce, np.logical_and.reduce
 
-
 # Without strips (no validation, no criterion, no callback) the kernels still
 # return to Python every this many epochs, so Ctrl-C stays responsive.
 MAX_EPOCHS_PER_CALL = 1000
@@ -314,13 +313,12 @@ class StripLoop:
     def _state(self, i, epoch):
         strip, val, test = self.run.strip, self.val, self.test
         n = epoch // strip if (val is not None or test is not None) else 0
-        # (positional: TrainingState's fields epoch, strip, train_errors, val_errors,
-        # val_epochs, test_errors, best_epoch, is_correct)
         return TrainingState(
-            epoch, strip, self.history[i, :epoch], val[i, :n] if val is not None else None,
-            self.strip_epochs[:n] if val is not None else None,
-            test[i, :n] if test is not None else None, self.best_epoch[i],
-            self._checkers.get(i) or self._checker(i))
+            epoch=epoch, strip=strip, train_errors=self.history[i, :epoch],
+            val_errors=val[i, :n] if val is not None else None,
+            val_epochs=self.strip_epochs[:n] if val is not None else None,
+            test_errors=test[i, :n] if test is not None else None,
+            best_epoch=self.best_epoch[i], is_correct=self._checker(i))
 
     def _checker(self, i):
         """Trial ``i``'s ``is_correct`` (made once)."""

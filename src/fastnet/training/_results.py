@@ -495,13 +495,13 @@ def trial_result(c, i, net, setup):
     else:
         forward, backward, update, flops = (int(x) for x in c.counts[i])
     final_train, final_val, final_test = c.finals
-    # (positional, in the order of the fields)
     return TrainResult(
-        net, e, c.stop_reason[i], train, val, vep,
-        None if c.test_error is None else c.test_error[i, :n].copy(),
-        int(c.relevant_epoch[i]), float(_MIN(train)), min_val, gl, final_train.trial(i),
-        None if final_val is None else final_val.trial(i),
-        None if final_test is None else final_test.trial(i),
-        Traversals(forward, backward, update, int(c.evaluation[i]), flops),
-        float(c.cpu_time[i]), float(c.wall_time[i]), setup)
-
+        net=net, epochs=e, stop_reason=c.stop_reason[i], train_error=train, val_error=val,
+        val_epochs=vep, test_error=None if c.test_error is None else c.test_error[i, :n].copy(),
+        relevant_epoch=int(c.relevant_epoch[i]), min_train_error=float(_MIN(train)),
+        min_val_error=min_val, gl_end=gl, final_train=final_train.trial(i),
+        final_val=None if final_val is None else final_val.trial(i),
+        final_test=None if final_test is None else final_test.trial(i),
+        traversals=Traversals(forward=forward, backward=backward, update=update,
+                              evaluation=int(c.evaluation[i]), flops=flops),
+        cpu_time=float(c.cpu_time[i]), wall_time=float(c.wall_time[i]), setup=setup)
