@@ -77,12 +77,16 @@ fn_tiny_shape(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdi
     return 1;
 }
 
-#if FN_TL == 8
+#ifdef FN_KM_AVAILABLE
 typedef long long fn_tiny_idx __attribute__((vector_size(8 * sizeof(long long))));
 
 /* dst[k * ld + j] = src[j * 8 + k] for j, k < 8: eight vectors of eight lanes
  * (lane k of vector j: row k's value j) into their eight rows, in three rounds of
- * two-vector shuffles, not 64 single loads and stores. */
+ * two-vector shuffles, not 64 single loads and stores. The rows are streamed to
+ * memory (stores that bypass the cache) where they fill whole cache lines: a
+ * timing study's history is written once and not read in the call (XOR 2-2-1
+ * 1000 x 200: 1.6 MB), and its writes would otherwise first read each line
+ * (ordered by the fence at the end of the kernel call, fn_tiny). */
 FN_TINY_TARGET FN_INLINE void
 fn_tiny_transpose8(const double *src, double *dst, ptrdiff_t ld)
 {
@@ -104,7 +108,10 @@ fn_tiny_transpose8(const double *src, double *dst, ptrdiff_t ld)
         t[i] = __builtin_shuffle(r[i], r[i + 4], (fn_tiny_idx){0, 1, 2, 3, 8, 9, 10, 11});
         t[i + 4] = __builtin_shuffle(r[i], r[i + 4], (fn_tiny_idx){4, 5, 6, 7, 12, 13, 14, 15});
     }
-    for (int k = 0; k < 8; k++) FN_TSTORE(dst + k * ld, t[k]);
+    if ((((uintptr_t)dst | (uintptr_t)ld * sizeof(double)) & 63) == 0)
+        for (int k = 0; k < 8; k++) _mm512_stream_pd(dst + k * ld, (__m512d)t[k]);
+    else
+        for (int k = 0; k < 8; k++) FN_TSTORE(dst + k * ld, t[k]);
 }
 #endif
 
@@ -133,7 +140,7 @@ fn_tiny_flush(const double *sbuf, ptrdiff_t e0, ptrdiff_t e1, const ptrdiff_t *g
         const double *src = sbuf + q * FN_TINY_CHUNK * FN_TL;
         double *dst = sse_out + grps[q] * FN_TL * ld;
         ptrdiff_t e = e0;
-#if FN_TL == 8
+#ifdef FN_KM_AVAILABLE
         for (; e + 8 <= e1; e += 8, src += 8 * FN_TL) fn_tiny_transpose8(src, dst + e, ld);
 #endif
         for (; e < e1; e++, src += FN_TL)
@@ -424,6 +431,9 @@ FN_TINY_NAME(fn_tiny)(ptrdiff_t oact, ptrdiff_t n, const double *X, const double
         FN_TINY_NAME(fn_tiny_variants)(FN_ACT_LINEAR, n, XB, T, state, rule, run, snap);
     else
         FN_TINY_NAME(fn_tiny_variants)(FN_ACT_PROBEN1, n, XB, T, state, rule, run, snap);
+#ifdef FN_KM_AVAILABLE
+    _mm_sfence();                           /* (the streamed rows of fn_tiny_transpose8) */
+#endif
 }
 
 #undef TI

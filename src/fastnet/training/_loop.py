@@ -20,6 +20,7 @@ from fastnet.training._algorithms import NO_CHECK, Algorithm
 from fastnet.training._backends import HANDOFF_EPOCHS
 from fastnet.training._divergence import (DIVERGENCE_FLOOR, DIVERGENCE_GROWTH, check_finite,
                                           check_growth_rows, diverged)
+from fastnet.training._lanes import aligned
 from fastnet.training._results import Columns, SetColumns
 
 __all__ = ["MAX_EPOCHS_PER_CALL", "StripLoop"]
@@ -93,8 +94,11 @@ class StripLoop:
         # reads an epoch before it is written, but the growth check, which ignores
         # NaN). Without a criterion or a callback every trial trains max_epochs:
         # the history has its final size at once, else it grows as epochs run.
+        # Where lanes train, at a 64-byte boundary: their tiny kernels stream whole
+        # cache lines of it to memory.
         fixed = stop is None and run.callback is None
-        self.history = np.empty((rows, run.max_epochs if fixed else min(run.max_epochs, 1024)))
+        shape = (rows, run.max_epochs if fixed else min(run.max_epochs, 1024))
+        self.history = np.empty(shape) if trials.lanes is None else aligned(shape, zero=False)
         self.epoch = 0                              # epochs trained by the trials still training
         # epochs: set when a trial stops, and at the end; checks: success checks run
         # from the loop, per trial
