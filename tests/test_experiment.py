@@ -317,6 +317,21 @@ def test_unreachable_scheduler(proben1_root, tmp_path, monkeypatch):
                            scheduler="tcp://127.0.0.1:9")
 
 
+def test_malformed_scheduler_address(proben1_root, tmp_path, monkeypatch):
+    # refused before a Client is made (one that fails on its address is left half
+    # made, and its clean-up at exit waits 20 s)
+    distributed = pytest.importorskip("dask.distributed")
+
+    def no_client(*args, **kwargs):
+        raise AssertionError("a Client was made for a malformed address")
+
+    monkeypatch.setattr(distributed, "Client", no_client)
+    for address in ("local", "tcp://host", "host:port"):
+        with pytest.raises(ValueError, match="`scheduler` must be a Dask scheduler address"):
+            run_experiment(_experiment(proben1_root), tmp_path / "r.jsonl", scheduler=address)
+    assert not (tmp_path / "r.jsonl").exists()
+
+
 # --------------------------------------------------------------------------- killed runs
 
 _SELF_KILL = textwrap.dedent("""

@@ -366,12 +366,18 @@ class ExperimentResult:
     workers: int = 1
 
 
-def _client(scheduler):
+def _dask_distributed():
+    """dask.distributed, or an ImportError saying how to install it."""
     try:
-        from dask.distributed import Client
+        import dask.distributed
     except ImportError:
         raise ImportError("running on a Dask cluster needs dask.distributed: "
                           "pip install 'fastnet[dask]'") from None
+    return dask.distributed
+
+
+def _client(scheduler):
+    Client = _dask_distributed().Client
     if isinstance(scheduler, str):
         try:
             return Client(scheduler, timeout=SCHEDULER_TIMEOUT, set_as_default=False), True
@@ -382,6 +388,22 @@ def _client(scheduler):
         raise TypeError(f"`scheduler` must be an address such as 'tcp://host:8786' or a "
                         f"dask.distributed.Client, got {scheduler!r}.")
     return scheduler, False
+
+
+def _check_address(scheduler):
+    """A ValueError naming ``scheduler`` if it is no Dask address. (Checked before a
+    Client is made: a Client that fails on its address is left half made, and its
+    clean-up at exit waits 20 s.)"""
+    _dask_distributed()
+    from distributed.comm import parse_address, parse_host_port
+
+    try:
+        protocol, location = parse_address(scheduler)
+        if protocol in ("tcp", "tls", "ucx"):
+            parse_host_port(location)
+    except ValueError as exc:
+        raise ValueError(f"`scheduler` must be a Dask scheduler address such as "
+                         f"'tcp://host:8786', got {scheduler!r} ({exc}).") from None
 
 
 #: Runs of one (problem, network) cell trained together by default (`run_experiment`).
@@ -451,6 +473,9 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
         dies with its process, so after a crash the next writer resumes).
     ResultFileError
         If the file is malformed or belongs to another set-up.
+    ValueError
+        If ``scheduler`` is a string but no Dask address (such as ``"local"``:
+        for local processes give ``jobs``).
     ConnectionError
         If the Dask scheduler cannot be reached.
 
@@ -483,6 +508,8 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
             jobs = check_count(jobs, "jobs", MAX_JOBS)
         except ValueError as exc:
             raise ValueError(f"{str(exc)[:-1]} (or -1: every core).") from None
+    if isinstance(scheduler, str):
+        _check_address(scheduler)
     path = Path(os.fspath(path))
     if path.is_dir():
         raise ResultFileError(f"{path}: is a directory; give a result file name such as "
