@@ -169,6 +169,12 @@ class _BadShape(Algorithm):
 
 
 @dataclass(frozen=True)
+class _Complex(Algorithm):
+    def step(self, weights, gradient, error, state):
+        return weights - 0.1 * gradient + 1e-3j, state
+
+
+@dataclass(frozen=True)
 class _NoTuple(Algorithm):
     def step(self, weights, gradient, error, state):
         return weights
@@ -186,6 +192,9 @@ def test_user_rule_divergence_and_bad_returns_are_named():
         train(net, X, Y, algorithm=_Exploding(), max_epochs=10, init_scale=0.5, seed=0)
     with pytest.raises(ValueError, match=r"_BadShape.step must return weights of shape \(11,\), got shape \(10,\)"):
         train(MLP(2, (2,), 1), X, Y, algorithm=_BadShape(), max_epochs=3)
+    with pytest.raises(TypeError, match=r"^_Complex.step must return real weights, got dtype "
+                                        r"complex128\.$"):
+        train(MLP(2, (2,), 1), X, Y, algorithm=_Complex(), max_epochs=3)
     with pytest.raises(TypeError, match=r"_NoTuple.step must return \(new_weights, new_state\)"):
         train(MLP(2, (2,), 1), X, Y, algorithm=_NoTuple(), max_epochs=3)
     with pytest.raises(NotImplementedError, match=r"_NoStep must define step"):

@@ -1,6 +1,8 @@
 """The Examples sections of the public modules' docstrings run and give what they show."""
 import doctest
 import importlib
+import inspect
+import re
 
 import pytest
 
@@ -22,3 +24,53 @@ def test_docstring_examples(name, tmp_path, monkeypatch):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0, f"{name} has no examples to run"
     assert result.failed == 0
+
+
+PUBLIC = ["fastnet", "fastnet.algorithms", "fastnet.datasets", "fastnet.experiment",
+          "fastnet.gradients", "fastnet.measures", "fastnet.network", "fastnet.plots",
+          "fastnet.report", "fastnet.reproduction", "fastnet.sklearn", "fastnet.stats",
+          "fastnet.stopping", "fastnet.study", "fastnet.training", "fastnet.traversal"]
+
+
+def _documented_parameters(doc):
+    """The names a numpydoc Parameters section gives (``a, b : type`` names two)."""
+    section = re.search(r"^Parameters\n-+\n(.*?)(?=^\S[^\n]*\n-+\n|\Z)", doc, re.S | re.M)
+    names = set()
+    for line in (section.group(1) if section else "").splitlines():
+        if line[:1].strip():                       # a name line, not its indented text
+            names.update(n.strip().lstrip("*") for n in line.split(" : ")[0].split(","))
+    return names
+
+
+def _public_callables():
+    for module_name in PUBLIC:
+        module = importlib.import_module(module_name)
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isfunction(obj):
+                yield f"{module_name}.{name}", obj
+            elif inspect.isclass(obj):
+                yield f"{module_name}.{name}", obj
+                for attr, member in vars(obj).items():
+                    if inspect.isfunction(member) and not attr.startswith("_"):
+                        yield f"{module_name}.{name}.{attr}", member
+
+
+def test_parameters_sections_name_every_parameter():
+    # a Parameters section that leaves arguments out reads as complete and is not
+    missing = {}
+    for qualname, obj in _public_callables():
+        doc = inspect.getdoc(obj) or ""
+        if "\nParameters\n" not in f"\n{doc}":
+            continue
+        try:
+            params = inspect.signature(obj).parameters
+        except (TypeError, ValueError):
+            continue
+        gone = [p for p in params if p not in ("self", "cls")
+                and p not in _documented_parameters(doc)]
+        if gone:
+            missing[qualname] = gone
+    assert not missing
+    assert _documented_parameters("Parameters\n----------\na, b : int\n    text\nc\n\nReturns\n"
+                                  "-------\nd : int\n") == {"a", "b", "c"}

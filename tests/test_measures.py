@@ -65,6 +65,11 @@ def test_input_validation(func):
         func([[np.nan]], [[1.0]])
     with pytest.raises(ValueError, match="no patterns"):
         func(np.zeros((0, 2)), np.zeros((0, 2)))
+    # NumPy's cast would only warn and drop the imaginary parts
+    with pytest.raises(TypeError, match=r"^`Y_pred` must be real, got dtype complex128\.$"):
+        func(np.full((2, 2), 0.5 + 1j), np.ones((2, 2)))
+    with pytest.raises(TypeError, match=r"^`Y` must be real, got dtype complex64\.$"):
+        func(np.ones((2, 2)), [np.ones(2, np.complex64)] * 2)
 
 
 def test_squared_error_percentage_range_check():

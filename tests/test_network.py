@@ -275,3 +275,5 @@ def test_the_largest_weights_allowed_give_finite_outputs_for_the_largest_inputs(
 def test_set_weights_names_what_it_cannot_convert():
     with pytest.raises(TypeError, match=r"`w` must be an array of numbers, got str"):
         MLP(2, (3,), 1).set_weights("abc")
+    with pytest.raises(TypeError, match=r"^`w` must be real, got dtype complex128\.$"):
+        MLP(2, (3,), 1).set_weights(np.ones(15) + 1e-3j)   # (NumPy's cast would only warn)

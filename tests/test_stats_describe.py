@@ -147,6 +147,8 @@ def test_describe_validation(sample, match):
 def test_describe_type_and_option_validation():
     with pytest.raises(TypeError, match="`sample` must be a sequence of numbers"):
         describe(["a", "b", "c"])
+    with pytest.raises(TypeError, match=r"^`sample` must be real, got dtype complex128\.$"):
+        describe(np.array([1.0, 2.0, 3.0]) + 1e-3j)
     with pytest.raises(ValueError, match="`n_mc_samples` must be >= 1, got 0"):
         describe([1.0, 2.0, 3.0], n_mc_samples=0)
 

@@ -307,3 +307,14 @@ def test_counts_beyond_float_range_are_value_errors():
         prob_better(0, [1, -10**400])
     with pytest.raises(TypeError, match=r"`k_h` must be a count or an array of counts, got str"):
         prob_better("many", 0)
+    with pytest.raises(TypeError, match=r"^`k_h` must be real, got dtype complex128\.$"):
+        prob_better(np.array([3 + 1j]), 0)
+
+
+def test_complex_error_tables_are_refused_not_cut_to_their_real_parts():
+    rates = np.array([[0.1, 0.2], [0.3, 0.4]])
+    with pytest.raises(TypeError, match=r"^`errors` must be real, got dtype complex128\.$"):
+        pairwise_table(rates + 1e-3j, names=["a", "b"])
+    losses = {"a": [np.array([0, 1, 1])], "b": [np.array([1, 0, 1]) + 0j]}
+    with pytest.raises(TypeError, match=r"must be real, got dtype complex128\.$"):
+        pairwise_table(losses, method="poisson_binomial")

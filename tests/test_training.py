@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from _training_cases import METHODS, assert_same_run, data, early_stopping_study
 
-from fastnet import MLP, NoConvergenceWarning, TrainResult, train_rprop, train_rprop_many
+from fastnet import (MLP, DivergenceError, NoConvergenceWarning, TrainResult, train_rprop,
+                     train_rprop_many)
 from fastnet.stopping import GL
 from fastnet.training import RPROP, Backprop
 from fastnet.training import draw_trials
@@ -165,6 +166,12 @@ def test_early_stopping_in_the_array_form():
      r"`initial_weights` must have shape \(K, 31\)"),
     (dict(initial_weights=np.ones(31)), ValueError, r"`initial_weights` must have shape"),
     (dict(initial_weights=np.full((2, 31), np.nan)), ValueError, "`initial_weights` must be finite"),
+    (dict(initial_weights=np.ones((2, 31)) * np.r_[[1.0] * 3, 1e151, [1.0] * 27]), ValueError,
+     r"at most MAX_WEIGHT = 1e\+150, as MLP.set_weights takes, got 1e\+151 in row 0, column 3\.$"),
+    (dict(initial_weights=np.ones((2, 31)) + 1e-9j), TypeError,
+     r"^`initial_weights` must be real, got dtype complex128\.$"),
+    (dict(initial_weights=list(np.ones((2, 31)) + 1e-9j)), TypeError,
+     r"^`initial_weights` must be real, got dtype complex128\.$"),
     (dict(initial_weights=[["a"] * 31]), TypeError, "`initial_weights` must be a"),
     (dict(initial_weights=np.zeros((2, 31))), ValueError, r"`initial_weights\[0\]` is all zeros"),
     (dict(initial_weights=np.ones((2, 31)), init_scale=0.5), TypeError,
@@ -175,6 +182,24 @@ def test_bad_arrays_are_named(kwargs, error, match):
     X, T = data()
     with pytest.raises(error, match=match):
         train_rprop_many(_topology(), X, T, **kwargs)
+
+
+def test_arrays_divergence_names_the_trial_by_its_row():
+    # inputs of 1e200 overflow in epoch 1; the array form has no list of networks to name
+    X, T = data()
+    with pytest.raises(DivergenceError, match=r"^the training error of trial 0 became "
+                                              r"non-finite in epoch 1: training diverged\.") as info:
+        train_rprop_many(_topology(), X * 1e200, T, n_trials=3, seed=0, max_epochs=5)
+    assert (info.value.trial, info.value.epoch) == (0, 1)
+
+
+def test_initial_weights_up_to_max_weight_are_taken_as_a_network_takes_them():
+    X, T = data()
+    W = np.ones((1, 31))
+    W[0, 3] = -1e150
+    got = train_rprop_many(_topology(), X, T, initial_weights=W, max_epochs=3, method="serial")
+    alone = train_rprop(_topology().set_weights(W[0]), X, T, max_epochs=3)
+    assert np.array_equal(got.weights[0], alone.net.weights)
 
 
 def test_the_list_form_refuses_the_array_arguments():

@@ -112,7 +112,7 @@ def test_rprop_running_away_without_nan_diverges():
 @pytest.mark.parametrize("method", ["lanes", "serial", "mixed", "auto"])
 def test_every_method_diverges_by_growth_as_train_rprop(method):
     X, Y, kw, nets = _runaway()
-    with pytest.raises(DivergenceError, match=r"trial 0 \(nets\[0\]\).*grew from 7.37 % in "
+    with pytest.raises(DivergenceError, match=r"trial 0.*grew from 7.37 % in "
                                               r"epoch 1 to 1.259e\+09 % in epoch 2") as info:
         train_rprop_many(nets, X, Y, method=method, **kw)
     assert (info.value.trial, info.value.epoch) == (0, 2)
@@ -222,7 +222,7 @@ def test_every_method_raises_where_train_rprop_raises(method):
     X, Y, nets = _saturating_overflow()
     with pytest.raises(DivergenceError, match="epoch 1") as alone:
         train_rprop(nets()[0], X, Y, seed=0, init_scale=1e50, max_epochs=20)
-    with pytest.raises(DivergenceError, match=r"trial 0 \(nets\[0\]\).*epoch 1") as many:
+    with pytest.raises(DivergenceError, match=r"trial 0.*epoch 1") as many:
         train_rprop_many(nets(), X, Y, seeds=range(4), init_scale=1e50, max_epochs=20,
                          method=method)
     assert (many.value.trial, many.value.epoch) == (0, alone.value.epoch)

@@ -97,6 +97,23 @@ def check_choice(value, name, choices):
     return value
 
 
+def refuse_complex(x, name):
+    """Raise TypeError naming ``name`` if ``x`` holds complex numbers.
+
+    NumPy casts a complex array (or a list holding one) to float64 with only a
+    ComplexWarning, dropping the imaginary parts; a bare complex number already
+    fails to convert. Anything that does not convert is left to the caller.
+    """
+    dtype = getattr(x, "dtype", None)
+    if dtype is None and isinstance(x, (list, tuple)):
+        try:
+            dtype = np.asarray(x).dtype
+        except (TypeError, ValueError):      # ragged and the like: the caller says what
+            return
+    if getattr(dtype, "kind", None) == "c":
+        raise TypeError(f"`{name}` must be real, got dtype {dtype}.")
+
+
 def check_matrix(X, name, *, n_cols=None, what="columns", allow_empty=False):
     """Coerce ``X`` to a C-contiguous 2-D float64 array of finite numbers.
 
@@ -114,8 +131,7 @@ def check_matrix(X, name, *, n_cols=None, what="columns", allow_empty=False):
         if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
                                        or arr.dtype == np.bool_):
             raise TypeError(f"`{name}` must hold numbers, got dtype {arr.dtype}.")
-        if np.iscomplexobj(arr):
-            raise TypeError(f"`{name}` must be real, got dtype {arr.dtype}.")
+        refuse_complex(arr, name)
     if arr.ndim != 2:
         raise ValueError(
             f"`{name}` must be 2-D (n_patterns, n_{what}), got shape {arr.shape}"

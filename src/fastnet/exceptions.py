@@ -62,8 +62,10 @@ class DivergenceError(FloatingPointError):
         whose training error is not finite), or whose training error grew too
         much.
     trial : int or None
-        Index of the diverged network in :func:`fastnet.train_rprop_many`,
-        None for one network.
+        Index of the diverged trial in :func:`fastnet.train_rprop_many` or
+        :func:`fastnet.train_many` (its row of ``initial_weights`` or of the
+        drawn weights, or its place in the list of networks), None for one
+        network.
     """
 
     def __init__(self, message, epoch, trial=None):

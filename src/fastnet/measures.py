@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from fastnet._typing import ArrayLike
-from fastnet._validation import check_float
+from fastnet._validation import check_float, refuse_complex
 
 __all__ = [
     "sum_squared_error",
@@ -26,6 +26,8 @@ __all__ = [
 
 
 def _pair(Y_pred, Y):
+    refuse_complex(Y_pred, "Y_pred")
+    refuse_complex(Y, "Y")
     Y_pred = np.asarray(Y_pred, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
     if Y_pred.ndim == 1:
@@ -47,6 +49,23 @@ def _pair(Y_pred, Y):
 def sum_squared_error(Y_pred: ArrayLike, Y: ArrayLike) -> float:
     """Summed squared error sum_p sum_i (o_pi - t_pi)**2 (no factor 1/2).
 
+    Parameters
+    ----------
+    Y_pred, Y : array-like of shape (n_patterns, n_outputs)
+        Network outputs and targets (a 1-D array is one output per pattern);
+        real and finite.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ, there are no patterns, or a value is not finite.
+    TypeError
+        If a value is not a real number.
+
     Examples
     --------
     >>> sum_squared_error([[0.5, 0.0]], [[1.0, 0.0]])
@@ -58,6 +77,23 @@ def sum_squared_error(Y_pred: ArrayLike, Y: ArrayLike) -> float:
 
 def mean_squared_error(Y_pred: ArrayLike, Y: ArrayLike) -> float:
     """Mean over patterns and outputs of (o_pi - t_pi)**2.
+
+    Parameters
+    ----------
+    Y_pred, Y : array-like of shape (n_patterns, n_outputs)
+        Network outputs and targets (a 1-D array is one output per pattern);
+        real and finite.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ, there are no patterns, or a value is not finite.
+    TypeError
+        If a value is not a real number.
 
     Examples
     --------
@@ -113,6 +149,22 @@ def classification_error(Y_pred: ArrayLike, Y: ArrayLike) -> float:
     target class is the index of the highest target. Reported as an error (percent
     wrong), not an accuracy. Ties go to the first maximum (numpy.argmax).
 
+    Parameters
+    ----------
+    Y_pred, Y : array-like of shape (n_patterns, n_outputs)
+        Network outputs and targets (a 1-D array is one output per pattern);
+        real and finite.
+
+    Returns
+    -------
+    float
+        Percent of patterns wrong, 0 to 100.
+
+    Raises
+    ------
+    ValueError
+        As :func:`sum_squared_error`, and for fewer than 2 outputs.
+
     Examples
     --------
     >>> classification_error([[0.9, 0.2], [0.6, 0.7]], [[1, 0], [1, 0]])
@@ -139,10 +191,21 @@ def nmse(Y_pred: ArrayLike, Y: ArrayLike) -> float:
     with d the targets, y the outputs, and means over all outputs and patterns.
     1.0 is the error of predicting the mean target.
 
+    Parameters
+    ----------
+    Y_pred, Y : array-like of shape (n_patterns, n_outputs)
+        Network outputs and targets (a 1-D array is one output per pattern);
+        real and finite.
+
+    Returns
+    -------
+    float
+
     Raises
     ------
     ValueError
-        If the targets are constant (the denominator is zero).
+        As :func:`sum_squared_error`, and if the targets are constant (the
+        denominator is zero).
 
     Examples
     --------
@@ -205,7 +268,24 @@ def _check_analog(binary, analog):
 
 
 def is_one_hot(Y: ArrayLike) -> bool:
-    """True if every row of Y has exactly one 1 and zeros elsewhere (class coding)."""
+    """True if every row of Y has exactly one 1 and zeros elsewhere (class coding).
+
+    Parameters
+    ----------
+    Y : array-like
+        Targets, one row per pattern.
+
+    Returns
+    -------
+    bool
+        False also for anything that is not a 2-D array of at least one row
+        and two columns.
+
+    Examples
+    --------
+    >>> is_one_hot([[0, 1], [1, 0]]), is_one_hot([[0.9, 0.1]])
+    (True, False)
+    """
     Y = np.asarray(Y)
     if Y.ndim != 2 or Y.shape[1] < 2 or Y.shape[0] == 0:
         return False

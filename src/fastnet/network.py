@@ -31,6 +31,7 @@ from fastnet._validation import (
     check_int,
     check_matrix,
     check_pair,
+    refuse_complex,
     shown_int,
 )
 
@@ -306,8 +307,9 @@ class MLP:
             If ``w`` has another shape, or a weight is NaN, infinite or above
             ``MAX_WEIGHT`` in magnitude.
         TypeError
-            If ``w`` cannot be converted to float64 numbers.
+            If ``w`` cannot be converted to float64 numbers or is complex.
         """
+        refuse_complex(w, "w")
         try:
             w = np.asarray(w, dtype=np.float64)
         except (TypeError, ValueError) as exc:

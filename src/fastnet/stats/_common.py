@@ -7,11 +7,14 @@ import dataclasses
 import numpy as np
 from scipy import special
 
+from fastnet._validation import refuse_complex
+
 __all__ = []  # private module
 
 
 def _as_floats(x, name, what, *, copy=False):
     """`x` as a float64 array, or TypeError/ValueError naming `name` (`what` it must be)."""
+    refuse_complex(x, name)
     try:
         return np.array(x, dtype=np.float64, copy=copy or None)
     except OverflowError:  # a Python int beyond float range

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastnet._validation import check_choice, check_positive
+from fastnet._validation import check_choice, check_positive, refuse_complex
 
 from ._common import _ReprMixin
 from ._lacoste_datasets import poisson_binomial_test, sign_test, wilcoxon_test
@@ -81,6 +81,7 @@ def _as_per_example(errors, names):
             )
         vecs = []
         for j, v in enumerate(per_alg):
+            refuse_complex(v, f"errors[{name!r}][{j}]")
             v = np.asarray(v, dtype=np.float64)
             if v.ndim != 1 or v.size == 0:
                 raise ValueError(
@@ -190,6 +191,7 @@ def pairwise_table(errors, *, names=None, method="poisson_binomial", datasets=No
 
     # Decide the input form: a rectangular table of numbers (rates) or nested losses.
     rates = None
+    refuse_complex(data, "errors")
     try:
         arr = np.asarray(data, dtype=np.float64)
     except (TypeError, ValueError):
@@ -216,6 +218,7 @@ def pairwise_table(errors, *, names=None, method="poisson_binomial", datasets=No
         if n_datasets == 0:
             raise ValueError("`errors` must hold at least one dataset.")
         if n_test is not None:
+            refuse_complex(n_test, "n_test")
             m = np.asarray(n_test, dtype=np.float64)
             if m.shape != (n_datasets,) or np.any(m <= 0):
                 raise ValueError(

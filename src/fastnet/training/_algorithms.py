@@ -177,7 +177,11 @@ class Algorithm:
                 return j + 1
             new, state.user = _new_state(self.step(w.copy(), g.copy(), float(error),
                                                    state.user), self)
-            new = np.asarray(new, dtype=float)
+            new = np.asarray(new)
+            if new.dtype.kind == "c":          # (NumPy's cast would drop the imaginary parts)
+                raise TypeError(f"{type(self).__name__}.step must return real weights, got "
+                                f"dtype {new.dtype}.")
+            new = new.astype(float, copy=False)
             if new.shape != w.shape:
                 raise ValueError(f"{type(self).__name__}.step must return weights of shape "
                                  f"{w.shape}, got shape {new.shape}.")

@@ -25,7 +25,7 @@ DIVERGENCE_FLOOR = 1.0
 
 def diverged(epoch, what="the training error", trial=None):
     """The DivergenceError of a run that produced non-finite ``what`` by ``epoch``."""
-    who = "" if trial is None else f" of trial {trial} (nets[{trial}])"
+    who = "" if trial is None else f" of trial {trial}"
     return DivergenceError(
         f"{what}{who} became non-finite in epoch {epoch}: training diverged. Lower the "
         "learning rate (backpropagation), delta_max or init_scale (RPROP), or scale the data.",
@@ -54,7 +54,7 @@ def growth_limit(first_error):
 def grew(epoch, first, error, trial=None):
     """The DivergenceError of a run whose training error grew from ``first`` to
     ``error`` by ``epoch`` (see DIVERGENCE_GROWTH)."""
-    who = "" if trial is None else f" of trial {trial} (nets[{trial}])"
+    who = "" if trial is None else f" of trial {trial}"
     return DivergenceError(
         f"the training error{who} grew from {first:.4g} % in epoch 1 to {error:.4g} % in "
         f"epoch {epoch}, more than {DIVERGENCE_GROWTH:g} times max(E_tr(1), "

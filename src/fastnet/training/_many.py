@@ -24,8 +24,9 @@ import numpy as np
 
 from fastnet._kernels import _trials
 from fastnet._typing import ArrayLike, Seed
-from fastnet._validation import as_generator, check_choice, check_int, check_seeds
-from fastnet.network import DEFAULT_INIT_SCALE, DEFAULT_INIT_SCALE_LINEAR, MLP
+from fastnet._validation import (as_generator, check_choice, check_int, check_seeds,
+                                 refuse_complex)
+from fastnet.network import DEFAULT_INIT_SCALE, DEFAULT_INIT_SCALE_LINEAR, MAX_WEIGHT, MLP
 from fastnet.stopping import StoppingCriterion, TrainingState
 from fastnet.training._algorithms import resolve_rprop
 from fastnet.training._backends import HANDOFF_FILL, Trials
@@ -125,23 +126,42 @@ def train_rprop_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
                      block_size: int | None = None, blas_min: int | None = None,
                      method: str = "auto", loss: str = "sse",
                      weight_decay: float = 0.0) -> TrainResults:
-    r"""Train many networks of one topology on the same data with RPROP, together.
+    r"""Train many trials of one topology on the same data with RPROP, together.
 
-    Each network is a trial: ``train_rprop_many(nets, X, Y, ..., seeds=seeds)[i]``
-    is what ``train_rprop(nets[i], X, Y, ..., seed=seeds[i])`` returns on its own
-    -- the same weights (to rounding), epochs, relevant epoch, stop reason and
-    exact traversal counts -- but the trials run side by side in the lanes of
+    The trials come in two forms. **Trials as arrays** (a timing study): one
+    network gives the topology and the trials are ``n_trials=K`` with a
+    ``seed``, or a (K, C) array ``initial_weights``; nothing is built per trial
+    and the results are columns. **A list of networks**: each network is a
+    trial, and ``train_rprop_many(nets, X, Y, ..., seeds=seeds)[i]`` is what
+    ``train_rprop(nets[i], X, Y, ..., seed=seeds[i])`` returns on its own -- the
+    same weights (to rounding), epochs, relevant epoch, stop reason and exact
+    traversal counts. Either way the trials run side by side in the lanes of
     one vector (narrow networks) or back to back in one call (wide ones).
 
     Parameters
     ----------
-    nets : sequence of MLP
-        One network per trial, all of one topology (layer sizes, shortcuts,
-        activations); each is trained in place.
+    nets : MLP or sequence of MLP
+        One network giving the topology (layer sizes, shortcuts, activations)
+        for trials as arrays; its own weights are neither read nor changed. Or
+        one network per trial, all of one topology, each trained in place.
     X, Y, X_val, Y_val, X_test, Y_test
         As in :func:`train_rprop`, shared by all trials.
+    n_trials : int, optional
+        The number of trials K, drawn from ``seed`` (trials as arrays).
+    seed : None, int, SeedSequence or Generator
+        Trials as arrays: ``rng = numpy.random.default_rng(seed)`` draws all
+        K x C initial weights in one call, ``rng.uniform(-init_scale,
+        init_scale, (K, C))`` (trial i is row i; see Notes). With
+        ``initial_weights`` it seeds only what RPROP draws (a ``delta0`` range).
+    initial_weights : array-like of shape (K, C), optional
+        Trials as arrays, in place of ``n_trials``: row i is trial i's initial
+        weights in :attr:`MLP.weights` order (C = ``nets.n_connections``),
+        finite and at most :data:`MAX_WEIGHT` in magnitude, as
+        :meth:`MLP.set_weights` takes them; with hidden layers no row may be
+        all zeros (such a trial could not break symmetry).
     seeds : sequence or None
-        One seed per network (``seed`` of :func:`train_rprop`), or None.
+        The list form's seed per network (``seed`` of :func:`train_rprop`), or
+        None.
     preset, variant, eta_plus, eta_minus, delta0, delta_min, delta_max
         As in :func:`train_rprop`, the same for every trial.
     max_epochs, stop, strip, init_scale, target_range, classification, block_size, blas_min
@@ -169,18 +189,23 @@ def train_rprop_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     Returns
     -------
     TrainResults
-        A sequence of :class:`TrainResult`, one per network, in order (each
-        built on first access; the arrays of epochs, stop reasons and times
-        are its attributes). ``cpu_time`` and ``wall_time`` are the batch's,
-        apportioned to the trials by the epochs each trained
-        (``result.setup["batch"]`` says so and holds the batch totals).
+        Columns over the trials: (K,) ``epochs``, ``relevant_epoch``,
+        ``stop_reason``, the errors at the relevant epoch, ``cpu_time`` and
+        ``wall_time``; (K, C) ``weights``; (K, epochs) histories (NaN after a
+        trial's last epoch). It is also a sequence of :class:`TrainResult`,
+        one per trial in order, each built on first access. ``cpu_time`` and
+        ``wall_time`` are the batch's, apportioned to the trials by the epochs
+        each trained (``result.setup["batch"]`` says so and holds the batch
+        totals).
 
     Raises
     ------
     ValueError, TypeError
         As :func:`train_rprop`, and for an empty ``nets``, networks of
-        different topology (naming the first mismatch), or ``seeds`` of the
-        wrong length.
+        different topology (naming the first mismatch), ``seeds`` of the
+        wrong length, trials given in neither or both forms, or
+        ``initial_weights`` of another shape or with a weight that
+        :meth:`MLP.set_weights` refuses (naming its row and column).
     DivergenceError
         Whatever the method, where :func:`train_rprop` raises it for a trial:
         its errors or outputs become non-finite, or its training error grows
@@ -206,6 +231,15 @@ def train_rprop_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
 
     Notes
     -----
+    With ``n_trials`` and ``seed``, ``init_scale`` None draws from the
+    network's default range (0.5 with hidden layers, 0.01 without); a
+    ``delta0`` range (lo, hi) then draws all initial steps from the same
+    generator, ``rng.uniform(lo, hi, (K, C))``.
+    :func:`fastnet.training.draw_trials` returns exactly these arrays; with a
+    fixed ``delta0``, ``train_rprop_many(net, X, Y, ..., initial_weights=W[i:i + 1])``
+    reproduces trial i, and so does :func:`train_rprop` on a network holding
+    ``W[i]``.
+
     In the lanes, trial ``i`` sums its products in an order of its own, so its
     errors and weights agree with :func:`train_rprop`'s to rounding (about
     1e-15 relative per epoch), not bit for bit; one seed still reproduces a
@@ -221,6 +255,13 @@ def train_rprop_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     ...                            max_epochs=50)
     >>> len(results), results[0].epochs
     (20, 50)
+
+    Trials as arrays, the initial weights drawn from one seed:
+
+    >>> study = train_rprop_many(MLP(2, (2,), 1), X, Y, n_trials=1000, seed=0,
+    ...                          init_scale=0.5, max_epochs=50)
+    >>> study.epochs.shape, study.weights.shape, study.stop_reason[0]
+    ((1000,), (1000, 11), 'max_epochs')
     """
     method = check_choice(method, "method", METHODS)
     check_callback(callback)
@@ -427,7 +468,9 @@ def _array_start(net, plan, n_trials, seed, initial_weights, seeds):
 
 
 def _check_weights(W, C):
-    """``initial_weights`` as a C-contiguous float64 (K, C) array of finite values."""
+    """``initial_weights`` as a C-contiguous float64 (K, C) array of weights that
+    MLP.set_weights would take (finite, within MAX_WEIGHT)."""
+    refuse_complex(W, "initial_weights")
     try:
         W = np.array(W, dtype=np.float64, order="C")
     except (TypeError, ValueError):
@@ -436,8 +479,12 @@ def _check_weights(W, C):
     if W.ndim != 2 or W.shape[1] != C or W.shape[0] < 1:
         raise ValueError(f"`initial_weights` must have shape (K, {C}) with K >= 1 (one row per "
                          f"trial, one column per connection), got shape {W.shape}.")
-    if not np.isfinite(W).all():
-        raise ValueError("`initial_weights` must be finite, got NaN or infinity.")
+    magnitude = np.abs(W)
+    if not magnitude.max() <= MAX_WEIGHT:                # (NaN fails it too)
+        k, c = np.argwhere(~(magnitude <= MAX_WEIGHT))[0]
+        raise ValueError("`initial_weights` must be finite with magnitude at most MAX_WEIGHT = "
+                         f"{MAX_WEIGHT:g}, as MLP.set_weights takes, got {float(W[k, c])!r} in row "
+                         f"{k}, column {c}.")
     return W
 
 
