@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 
+from fastnet._docstrings import fill
 from fastnet._typing import ArrayLike
 from fastnet._validation import check_float, refuse_complex
 
@@ -23,6 +24,28 @@ __all__ = [
     "is_one_hot",
     "cpu_timer",
 ]
+
+
+#: The Parameters and Returns, and the Raises, of the measures of one pair of arrays.
+_PAIR = """
+Parameters
+----------
+Y_pred, Y : array-like of shape (n_patterns, n_outputs)
+    Network outputs and targets (a 1-D array is one output per pattern);
+    real and finite.
+
+Returns
+-------
+float
+"""
+_PAIR_RAISES = """
+Raises
+------
+ValueError
+    If the shapes differ, there are no patterns, or a value is not finite.
+TypeError
+    If a value is not a real number.
+"""
 
 
 def _pair(Y_pred, Y):
@@ -46,25 +69,13 @@ def _pair(Y_pred, Y):
     return Y_pred, Y
 
 
+@fill(pair=_PAIR, pair_raises=_PAIR_RAISES)
 def sum_squared_error(Y_pred: ArrayLike, Y: ArrayLike) -> float:
     """Summed squared error sum_p sum_i (o_pi - t_pi)**2 (no factor 1/2).
 
-    Parameters
-    ----------
-    Y_pred, Y : array-like of shape (n_patterns, n_outputs)
-        Network outputs and targets (a 1-D array is one output per pattern);
-        real and finite.
+    {{pair}}
 
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError
-        If the shapes differ, there are no patterns, or a value is not finite.
-    TypeError
-        If a value is not a real number.
+    {{pair_raises}}
 
     Examples
     --------
@@ -75,25 +86,13 @@ def sum_squared_error(Y_pred: ArrayLike, Y: ArrayLike) -> float:
     return float(np.sum((Y_pred - Y) ** 2))
 
 
+@fill(pair=_PAIR, pair_raises=_PAIR_RAISES)
 def mean_squared_error(Y_pred: ArrayLike, Y: ArrayLike) -> float:
     """Mean over patterns and outputs of (o_pi - t_pi)**2.
 
-    Parameters
-    ----------
-    Y_pred, Y : array-like of shape (n_patterns, n_outputs)
-        Network outputs and targets (a 1-D array is one output per pattern);
-        real and finite.
+    {{pair}}
 
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError
-        If the shapes differ, there are no patterns, or a value is not finite.
-    TypeError
-        If a value is not a real number.
+    {{pair_raises}}
 
     Examples
     --------
@@ -142,6 +141,7 @@ def squared_error_percentage(Y_pred: ArrayLike, Y: ArrayLike, o_min: float = 0.0
     return float(100.0 * (o_max - o_min) / Y.size * np.sum((Y_pred - Y) ** 2))
 
 
+@fill(pair=_PAIR)
 def classification_error(Y_pred: ArrayLike, Y: ArrayLike) -> float:
     """Percentage of patterns whose highest output is not the target class.
 
@@ -149,15 +149,7 @@ def classification_error(Y_pred: ArrayLike, Y: ArrayLike) -> float:
     target class is the index of the highest target. Reported as an error (percent
     wrong), not an accuracy. Ties go to the first maximum (numpy.argmax).
 
-    Parameters
-    ----------
-    Y_pred, Y : array-like of shape (n_patterns, n_outputs)
-        Network outputs and targets (a 1-D array is one output per pattern);
-        real and finite.
-
-    Returns
-    -------
-    float
+    {{pair}}
         Percent of patterns wrong, 0 to 100.
 
     Raises
@@ -183,6 +175,7 @@ def _winner_takes_all_error(Y_pred, Y):
     return float(100.0 * wrong / Y_pred.shape[0])
 
 
+@fill(pair=_PAIR)
 def nmse(Y_pred: ArrayLike, Y: ArrayLike) -> float:
     r"""Normalised mean squared error (Lawrence et al. 1997).
 
@@ -191,15 +184,7 @@ def nmse(Y_pred: ArrayLike, Y: ArrayLike) -> float:
     with d the targets, y the outputs, and means over all outputs and patterns.
     1.0 is the error of predicting the mean target.
 
-    Parameters
-    ----------
-    Y_pred, Y : array-like of shape (n_patterns, n_outputs)
-        Network outputs and targets (a 1-D array is one output per pattern);
-        real and finite.
-
-    Returns
-    -------
-    float
+    {{pair}}
 
     Raises
     ------
