@@ -288,6 +288,28 @@ def test_scg_stops_converged_at_a_zero_gradient_and_when_lambda_overflows():
     np.testing.assert_array_equal(r.net.weights, net.weights)
 
 
+
+@pytest.mark.parametrize("case, reason", [
+    # |p|^2 overflows: unscaled inputs of 1e150 into a linear output
+    ((MLP(1, (), 1, output_activation="linear"), [[1e150]], [[1.0]], 0.5), "abnormal"),
+    ((MLP(2, (2,), 1, output_activation="linear"), [[1e150, 1.0], [2.0, -1e149]],
+      [[1.0], [0.0]], 0.5), "abnormal"),
+    # |p|^2 underflows: a gradient of 1e-170, and a saturated output (f' ~ 1e-200)
+    ((MLP(1, (), 1, output_activation="linear"), [[1e-170]], [[0.0]], 1e-170), "converged"),
+    ((MLP(1, (), 1, output_activation="proben1"), [[1.0]], [[0.0]], 1e100), "converged"),
+])
+def test_scg_stops_by_reason_when_its_scalars_leave_the_float_range(case, reason):
+    # (it raised ZeroDivisionError or OverflowError, or warned and called the run diverged)
+    net, X, Y, scale = case
+    start = net.copy().init_weights(0, scale=scale).weights      # as train draws them
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = train(net, np.array(X), np.array(Y), algorithm=SCG(), max_epochs=30,
+                  init_scale=scale, seed=0)
+    assert (r.stop_reason, r.epochs) == (reason, 1)
+    assert np.isfinite(r.train_error).all() and np.isfinite(r.net.weights).all()
+    np.testing.assert_array_equal(r.net.weights, start)      # the last step taken: none
+
 #: A damping schedule that keeps 60 epochs away from the minimum, where the
 #: comparisons E(w + dw) < E(w) become rounding noise.
 LM_SLOW = dict(mu=100.0, mu_dec=0.95, mu_inc=3.0)

@@ -45,6 +45,8 @@ class _Counts:
         self.counts[2] += self.C
 
 
+_INF = float("inf")
+
 class _SCGState:
     __slots__ = ("started", "r", "p", "s", "delta", "lam", "lam_bar", "success", "k", "E",
                  "count", "stop_reason")
@@ -95,6 +97,12 @@ class SCG(Algorithm):
     or once λ overflows: at a minimum to working precision the error
     differences of step 5 are rounding noise, steps fail and λ grows until it
     is no longer a finite number (the weights stay at the last step taken).
+    It stops the same way when ‖p‖², μ or μ² underflow to zero (no reduction
+    left to working precision), and with reason ``"abnormal"`` when ‖p‖², δ,
+    μ, α or μ² overflow or δ is not positive after step 3 (gradients or
+    curvatures beyond the floating-point range, such as on unscaled data of
+    magnitude 1e150): the weights stay at the last step taken, every error
+    finite.
     An iteration costs one gradient at a probe point after a success, an
     error evaluation at w + αp and, if the step is taken, the gradient there;
     ``traversals`` counts each (see :class:`fastnet.Traversals`).
@@ -147,24 +155,34 @@ class SCG(Algorithm):
     def epochs(self, ws, state, sse_out, check):
         if not state.started:
             self._begin(ws, state)
-        for j in range(sse_out.shape[0]):
-            sse_out[j] = state.E
-            if not np.isfinite(state.E):
-                return j + 1
-            if not state.r.any():
-                state.stop_reason = "converged"
-                return -(j + 1)
-            if not self._iteration(ws, state):
-                return j + 1
-            if not state.r.any() or not np.isfinite(state.lam):
-                state.stop_reason = "converged"
-                return -(j + 1)
+        # the scalars that leave the floating-point range are checked where they arise
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            for j in range(sse_out.shape[0]):
+                sse_out[j] = state.E
+                if not np.isfinite(state.E):
+                    return j + 1
+                if not state.r.any():
+                    state.stop_reason = "converged"
+                    return -(j + 1)
+                outcome = self._iteration(ws, state)
+                if outcome is not True:
+                    if outcome is False:
+                        return j + 1
+                    state.stop_reason = outcome
+                    return -(j + 1)
+                if not state.r.any() or not np.isfinite(state.lam):
+                    state.stop_reason = "converged"
+                    return -(j + 1)
         return 0
 
     def _iteration(self, ws, st):
-        """One iteration (steps 1-7 of the class notes); False if an error was not finite."""
+        """One iteration (steps 1-7 of the class notes): True, False if an error was
+        not finite, or the stop reason when a scalar left the floating-point range
+        ("converged" below it, "abnormal" above it)."""
         w, p, r, count = ws.w, st.p, st.r, st.count
         p2 = float(p @ p)
+        if not 0.0 < p2 < _INF:
+            return "converged" if p2 == 0.0 else "abnormal"
         if st.success:                                          # (1)
             sigma_k = self.sigma / np.sqrt(p2)
             g = ws.g.copy()
@@ -181,13 +199,24 @@ class SCG(Algorithm):
             st.delta = -st.delta + st.lam * p2
             st.lam = st.lam_bar
         mu = float(p @ r)                                       # (4)
+        if not (0.0 < st.delta < _INF and -_INF < mu < _INF):    # (NaN fails too)
+            return "abnormal"
+        if mu == 0.0:
+            return "converged"
         alpha = mu / st.delta
+        if not -_INF < alpha < _INF:
+            return "abnormal"
         trial = w + alpha * p
         E_new = ws.sse(trial)                                   # (5)
         count.error()
         if not np.isfinite(E_new):
             return False
-        Delta = 2.0 * st.delta * (st.E - E_new) / mu ** 2
+        try:
+            Delta = 2.0 * st.delta * (st.E - E_new) / mu ** 2
+        except OverflowError:
+            return "abnormal"
+        except ZeroDivisionError:                               # (mu**2 underflowed)
+            return "converged"
         if Delta >= 0:                                          # (6)
             w[:] = trial
             st.E = ws.gradient()

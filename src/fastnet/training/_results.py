@@ -101,7 +101,8 @@ class TrainResult:
     stop_reason : str
         The criterion that fired (e.g. ``"GL5"``, ``"P<0.1"``), ``"max_epochs"``,
         ``"callback"``, or the reason a rule stopped itself: ``"converged"`` (SCG,
-        L-BFGS), ``"abnormal"`` (L-BFGS) or ``"mu_max"`` (Levenberg-Marquardt).
+        L-BFGS), ``"abnormal"`` (SCG, L-BFGS) or ``"mu_max"``
+        (Levenberg-Marquardt).
     train_error : ndarray of shape (epochs,)
         E_tr(t): squared error percentage of the training set in epoch t,
         measured in that epoch's forward pass, i.e. *before* its update.
