@@ -16,8 +16,9 @@ FUZZER = textwrap.dedent('''
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    from fastnet import (MLP, DivergenceError, NoConvergenceWarning, train_backprop,
-                         train_rprop, train_rprop_many)
+    from fastnet import (MLP, DivergenceError, NoConvergenceWarning, train, train_backprop,
+                         train_many, train_rprop, train_rprop_many)
+    from fastnet.algorithms import LBFGS, RPROP, SCG, Adam, Backprop, LevenbergMarquardt, Quickprop
     from fastnet.stopping import GL, UP, AnyOf, Correct, MaxEpochs, ProgressBelow
 
     ACTS = ["proben1", "logistic", "tanh", "linear"]
@@ -146,16 +147,91 @@ FUZZER = textwrap.dedent('''
             assert np.isfinite(r.final_train.squared_error_percentage), r
 
 
+    RULES = {
+        "rprop": lambda d: RPROP(variant=d.draw(st.sampled_from(["rprop+", "irprop-"])),
+                                 delta0=d.draw(st.one_of(st.floats(1e-6, 10),
+                                                         st.just((0.05, 0.2))))),
+        "backprop": lambda d: Backprop(mode=d.draw(st.sampled_from(["batch", "online"])),
+                                       learning_rate=d.draw(st.floats(1e-4, 50.0)),
+                                       momentum=d.draw(st.sampled_from([0.0, 0.5, 0.99]))),
+        "quickprop": lambda d: Quickprop(epsilon=d.draw(st.floats(1e-6, 10.0)),
+                                         mu=d.draw(st.floats(0.1, 10.0))),
+        "adam": lambda d: Adam(learning_rate=d.draw(st.floats(1e-5, 10.0)),
+                               batch_size=d.draw(st.sampled_from([None, 1, 3]))),
+        "scg": lambda d: SCG(sigma=d.draw(st.sampled_from([1e-4, 1e-10, 1.0])),
+                             lambda1=d.draw(st.sampled_from([1e-6, 1e-300, 1e6]))),
+        "lm": lambda d: LevenbergMarquardt(mu=d.draw(st.sampled_from([1e-3, 1e-300, 1e9]))),
+        "lbfgs": lambda d: LBFGS(maxcor=d.draw(st.sampled_from([1, 10]))),
+    }
+
+
+    @settings(max_examples=MAX_RULE_EXAMPLES, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def fuzz_rules(data):
+        # every algorithm, one trial and many (drawn, given weights, a list), on data
+        # and weights from 1e-170 to 1e150: a result with finite errors and weights,
+        # or ValueError, TypeError or DivergenceError; no other exception or warning
+        n_in, n_out = data.draw(st.integers(1, 5)), data.draw(st.integers(1, 3))
+        net = MLP(n_in, tuple(data.draw(st.lists(st.integers(1, 5), max_size=2))), n_out,
+                  shortcut=data.draw(st.booleans()),
+                  hidden_activation=data.draw(st.sampled_from(ACTS + ["relu"])),
+                  output_activation=data.draw(st.sampled_from(
+                      ACTS + ["softmax"] if n_out > 1 else ACTS)), seed=1)
+        n = data.draw(st.integers(1, 16))
+        rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
+        scale = data.draw(st.sampled_from([1.0, 1e3, 1e30, 1e150, 1e-170]))
+        X = rng.uniform(-scale, scale, (n, n_in))
+        T = (rng.uniform(size=(n, n_out)) > 0.5) * 1.0
+        rule = RULES[data.draw(st.sampled_from(sorted(RULES)))](data)
+        kw = dict(max_epochs=data.draw(st.integers(1, 40)),
+                  loss=data.draw(st.sampled_from(["sse", "cross_entropy"])),
+                  weight_decay=data.draw(st.sampled_from([0.0, 1e-3, 10.0])))
+        if data.draw(st.booleans()):
+            kw["stop"] = data.draw(st.sampled_from([Correct(), AnyOf(GL(5), ProgressBelow(0.1))]))
+            if kw["stop"].needs_validation:
+                kw["X_val"], kw["Y_val"] = X[: max(1, n // 2)], T[: max(1, n // 2)]
+        init = data.draw(st.sampled_from([None, 0.5, 1e10, 1e100, 1e-170]))
+        K = data.draw(st.integers(1, 12))
+        form = data.draw(st.sampled_from(["one", "arrays", "weights", "list"]))
+        method = data.draw(st.sampled_from(["auto", "serial", "lanes", "mixed"]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            warnings.simplefilter("ignore", NoConvergenceWarning)
+            # (known: a tiny set's SSE of ~1e307 overflows when scaled to percent in
+            # the single-network backend, which then raises DivergenceError)
+            warnings.filterwarnings("ignore", "overflow encountered in multiply",
+                                    RuntimeWarning, r"fastnet\\.training\\._serial")
+            try:
+                if form == "one":
+                    results = [train(net, X, T, algorithm=rule, seed=3, init_scale=init, **kw)]
+                elif form == "list":
+                    results = train_many([net.copy() for _ in range(K)], X, T, algorithm=rule,
+                                         seeds=range(K), init_scale=init, method=method, **kw)
+                else:
+                    W = np.random.default_rng(K).uniform(-1, 1, (K, net.n_connections))
+                    start = (dict(n_trials=K, seed=3, init_scale=init) if form == "arrays"
+                             else dict(initial_weights=W * (init or 1.0)))
+                    results = train_many(net, X, T, algorithm=rule, method=method, **start,
+                                         **kw)
+            except (ValueError, TypeError, DivergenceError):
+                return
+        for r in results:
+            assert np.isfinite(r.train_error).all(), r
+            assert np.isfinite(r.net.weights).all(), r
+
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoConvergenceWarning)
         fuzz_lanes()
     fuzz()
+    fuzz_rules()
     print("fuzzed", MAX_EXAMPLES, "calls")
 ''')
 
 
 def test_training_api_fuzz_in_a_subprocess():
-    script = "MAX_EXAMPLES = 1000\nMAX_LANES_EXAMPLES = 300\n" + FUZZER
+    script = "MAX_EXAMPLES = 1000\nMAX_LANES_EXAMPLES = 300\nMAX_RULE_EXAMPLES = 600\n" + FUZZER
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=240)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]

@@ -4,8 +4,9 @@ import warnings
 import numpy as np
 import pytest
 
-from fastnet import (MLP, DivergenceError, NoConvergenceWarning, train_backprop, train_rprop,
-                     train_rprop_many)
+from fastnet import (MLP, DivergenceError, NoConvergenceWarning, train, train_backprop, train_many,
+                     train_rprop, train_rprop_many)
+from fastnet.algorithms import Backprop
 from fastnet.network import MAX_INIT_SCALE
 from fastnet.stopping import Correct
 
@@ -57,9 +58,9 @@ def test_seed_is_never_silently_ignored():
 def test_an_all_zero_multilayer_network_is_refused():
     net = MLP(2, (2,), 1)
     net.set_weights(np.zeros(net.n_connections))
-    for train in (train_rprop, train_backprop):
+    for trainer in (train_rprop, train_backprop):
         with pytest.raises(ValueError, match="`net` has all weights zero.*init_scale"):
-            train(net, XOR_X, XOR_T, max_epochs=5)
+            trainer(net, XOR_X, XOR_T, max_epochs=5)
     # a linear network from zero is fine (no symmetry to break)
     lin = MLP(2, (), 1)
     lin.set_weights(np.zeros(lin.n_connections))
@@ -117,6 +118,24 @@ def test_every_method_diverges_by_growth_as_train_rprop(method):
         train_rprop_many(nets, X, Y, method=method, **kw)
     assert (info.value.trial, info.value.epoch) == (0, 2)
 
+
+
+@pytest.mark.parametrize("form", ["one", "arrays", "list"])
+def test_weights_beyond_max_weight_are_divergence(form):
+    # a finite weight beyond MAX_WEIGHT could be neither set nor loaded again: the
+    # many-trials result could not even build its TrainResult (set_weights refused it)
+    X, T = np.array([[-1.6e150]]), np.array([[1.0]])
+    kw = dict(algorithm=Backprop(learning_rate=1.0), loss="cross_entropy", max_epochs=1)
+    net = MLP(1, (), 1, output_activation="logistic").set_weights([0.3, 0.2])
+    with pytest.raises(DivergenceError, match=r"grew to 1\.6e\+150 by epoch 1, beyond "
+                                              r"MAX_WEIGHT = 1e\+150") as info:
+        if form == "one":
+            train(net, X, T, **kw)
+        elif form == "arrays":
+            train_many(net, X, T, initial_weights=[net.weights], **kw)
+        else:
+            train_many([net], X, T, **kw)
+    assert (info.value.epoch, info.value.trial) == (1, None if form == "one" else 0)
 
 def test_cancer1_batch_backprop_with_momentum_diverges(proben1_root):
     # Without the growth rule: stop_reason "GL2" and E_te = 5e14 %.

@@ -111,16 +111,23 @@ def _n_connections(config):
     return total
 
 
-def _check_weight_range(w, name):
-    """Refuse NaN, infinite and larger than ``MAX_WEIGHT`` weights of a 1-D ``w``.
+def within_max_weight(w):
+    """Whether every weight of ``w`` (any shape) is finite with magnitude at
+    most ``MAX_WEIGHT``: the weights a network takes.
 
     One dot product decides in the usual case (timing studies set thousands of
-    networks): w.w <= MAX_WEIGHT**2 bounds every |w_i|; otherwise the exact check.
+    networks; training checks its weights at the end of every run): w.w <=
+    MAX_WEIGHT**2 bounds every |w_i|, NaN fails it, and numpy.vdot warns of no
+    overflow; otherwise the exact check.
     """
-    with np.errstate(over="ignore", invalid="ignore"):  # huge weights are refused below
-        if w.dot(w) <= MAX_WEIGHT * MAX_WEIGHT:
-            return
-    if w.size and not (w.max() <= MAX_WEIGHT and w.min() >= -MAX_WEIGHT):
+    if np.vdot(w, w) <= MAX_WEIGHT * MAX_WEIGHT:
+        return True
+    return bool(w.max() <= MAX_WEIGHT and w.min() >= -MAX_WEIGHT)
+
+
+def _check_weight_range(w, name):
+    """Refuse NaN, infinite and larger than ``MAX_WEIGHT`` weights of a 1-D ``w``."""
+    if not within_max_weight(w):
         bad = np.flatnonzero(~(np.abs(w) <= MAX_WEIGHT))[0]
         raise ValueError(f"{name} must be finite with magnitude at most MAX_WEIGHT = "
                          f"{MAX_WEIGHT:g}, got {w[bad]!r} at index {bad}.")

@@ -45,10 +45,11 @@ class FileLockedError(ResultFileError):
 
 
 class DivergenceError(FloatingPointError):
-    """Training diverged: errors, weights or outputs became non-finite, or the
+    """Training diverged: errors, weights or outputs became non-finite, the
     training error grew beyond 1e6 times max(E_tr(1), 1 %) (the run-away of
     unbounded outputs, which a stopping criterion would otherwise take for a
-    normal stop).
+    normal stop), or a weight ended beyond ``MAX_WEIGHT`` (1e150, the largest
+    a network takes).
 
     Raised instead of returning a result with NaN, infinite or run-away errors. Lower the
     learning rate (backpropagation), ``delta_max`` or ``init_scale`` (RPROP), or
@@ -59,8 +60,8 @@ class DivergenceError(FloatingPointError):
     epoch : int
         The epoch after which the non-finite values were found (at a strip end
         or at the end of training; the kernels also stop at the first epoch
-        whose training error is not finite), or whose training error grew too
-        much.
+        whose training error is not finite), whose training error grew too
+        much, or at whose end a weight was beyond ``MAX_WEIGHT``.
     trial : int or None
         Index of the diverged trial in :func:`fastnet.train_rprop_many` or
         :func:`fastnet.train_many` (its row of ``initial_weights`` or of the

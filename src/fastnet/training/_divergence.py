@@ -6,10 +6,11 @@ ever returned.
 """
 import numpy as np
 
+from fastnet._netfile import MAX_WEIGHT
 from fastnet.exceptions import DivergenceError
 
-__all__ = ["DIVERGENCE_GROWTH", "DIVERGENCE_FLOOR", "diverged", "check_finite",
-           "growth_limit", "grew", "check_growth_rows"]
+__all__ = ["DIVERGENCE_GROWTH", "DIVERGENCE_FLOOR", "diverged", "beyond_max_weight",
+           "check_finite", "growth_limit", "grew", "check_growth_rows"]
 
 #: Divergence by growth: a run whose training error E_tr(t) exceeds
 #: DIVERGENCE_GROWTH * max(E_tr(1), DIVERGENCE_FLOOR) raises DivergenceError, as
@@ -28,6 +29,17 @@ def diverged(epoch, what="the training error", trial=None):
     who = "" if trial is None else f" of trial {trial}"
     return DivergenceError(
         f"{what}{who} became non-finite in epoch {epoch}: training diverged. Lower the "
+        "learning rate (backpropagation), delta_max or init_scale (RPROP), or scale the data.",
+        epoch, trial)
+
+
+def beyond_max_weight(epoch, largest, trial=None):
+    """The DivergenceError of a run whose finite weights grew beyond MAX_WEIGHT
+    (which no MLP takes: it could neither be set nor loaded again)."""
+    who = "" if trial is None else f" of trial {trial}"
+    return DivergenceError(
+        f"a weight{who} grew to {largest:.4g} by epoch {epoch}, beyond MAX_WEIGHT = "
+        f"{MAX_WEIGHT:g} (the largest a network takes): training diverged. Lower the "
         "learning rate (backpropagation), delta_max or init_scale (RPROP), or scale the data.",
         epoch, trial)
 

@@ -13,13 +13,14 @@ from functools import partial
 
 import numpy as np
 
+from fastnet._netfile import MAX_WEIGHT, within_max_weight
 from fastnet.exceptions import NoConvergenceWarning
 from fastnet.measures import _check_analog, threshold_correct
 from fastnet.stopping import Correct, TrainingState
 from fastnet.training._algorithms import NO_CHECK, Algorithm
 from fastnet.training._backends import HANDOFF_EPOCHS
-from fastnet.training._divergence import (DIVERGENCE_FLOOR, DIVERGENCE_GROWTH, check_finite,
-                                          check_growth_rows, diverged)
+from fastnet.training._divergence import (DIVERGENCE_FLOOR, DIVERGENCE_GROWTH, beyond_max_weight,
+                                          check_finite, check_growth_rows, diverged)
 from fastnet.training._lanes import aligned
 from fastnet.training._results import Columns, SetColumns
 
@@ -365,12 +366,15 @@ class StripLoop:
 
     def columns(self, clocks, stacklevel, store=None):
         """The loop's outcome as `Columns`, after the checks of the end of a run:
-        finite weights, the no-convergence warning, the relevant epoch's weights
+        weights an MLP takes (finite, within MAX_WEIGHT), the no-convergence warning, the relevant epoch's weights
         (given to ``store(rows)``), the final errors. ``clocks``: (cpu, wall)
         seconds per trial (arrays of shape (K,))."""
         epochs, rows = self.epochs, self.last_rows
-        if not _finite(rows):
-            k = int(np.flatnonzero(~np.isfinite(rows).all(axis=1))[0])
+        if not within_max_weight(rows):
+            k = int(np.flatnonzero(~(np.abs(rows) <= MAX_WEIGHT).all(axis=1))[0])
+            if _finite(rows[k]):
+                raise beyond_max_weight(int(epochs[k]), float(np.abs(rows[k]).max()),
+                                        self._who(k))
             raise diverged(int(epochs[k]), "the weights", self._who(k))
         self._warn(stacklevel)
         current = self.best_rows is None            # the weights each trial stopped at

@@ -23,10 +23,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from fastnet._kernels import _trials
+from fastnet._netfile import MAX_WEIGHT, within_max_weight
 from fastnet._typing import ArrayLike, Seed
 from fastnet._validation import (as_generator, check_choice, check_int, check_seeds,
                                  refuse_complex)
-from fastnet.network import DEFAULT_INIT_SCALE, DEFAULT_INIT_SCALE_LINEAR, MAX_WEIGHT, MLP
+from fastnet.network import DEFAULT_INIT_SCALE, DEFAULT_INIT_SCALE_LINEAR, MLP
 from fastnet.stopping import StoppingCriterion, TrainingState
 from fastnet.training._algorithms import resolve_rprop
 from fastnet.training._backends import HANDOFF_FILL, Trials
@@ -479,9 +480,8 @@ def _check_weights(W, C):
     if W.ndim != 2 or W.shape[1] != C or W.shape[0] < 1:
         raise ValueError(f"`initial_weights` must have shape (K, {C}) with K >= 1 (one row per "
                          f"trial, one column per connection), got shape {W.shape}.")
-    magnitude = np.abs(W)
-    if not magnitude.max() <= MAX_WEIGHT:                # (NaN fails it too)
-        k, c = np.argwhere(~(magnitude <= MAX_WEIGHT))[0]
+    if not within_max_weight(W):
+        k, c = np.argwhere(~(np.abs(W) <= MAX_WEIGHT))[0]
         raise ValueError("`initial_weights` must be finite with magnitude at most MAX_WEIGHT = "
                          f"{MAX_WEIGHT:g}, as MLP.set_weights takes, got {float(W[k, c])!r} in row "
                          f"{k}, column {c}.")
