@@ -90,6 +90,12 @@ def test_growth_limit_has_a_floor():
 
     assert growth_limit(1e-9) == DIVERGENCE_GROWTH * DIVERGENCE_FLOOR   # a perfect start
     assert growth_limit(58.0) == DIVERGENCE_GROWTH * 58.0
+    # by trial, as the loop uses it; a start beyond 1.8e302 % has no finite limit (no warning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        limits = growth_limit(np.array([1e-9, 58.0, 1e303]))
+    assert limits.tolist() == [DIVERGENCE_GROWTH * DIVERGENCE_FLOOR, DIVERGENCE_GROWTH * 58.0,
+                               np.inf]
 
 
 def _runaway():

@@ -58,8 +58,9 @@ def check_finite(values, epoch, what, trials=None):
 def growth_limit(first_error):
     """The training error beyond which a run that started at ``first_error`` (a
     number or an array by trial) diverged."""
-    if np.ndim(first_error):
-        return DIVERGENCE_GROWTH * np.maximum(first_error, DIVERGENCE_FLOOR)
+    if isinstance(first_error, np.ndarray):
+        with np.errstate(over="ignore"):           # (a start beyond 1.8e302 % has no limit)
+            return DIVERGENCE_GROWTH * np.maximum(first_error, DIVERGENCE_FLOOR)
     return DIVERGENCE_GROWTH * max(float(first_error), DIVERGENCE_FLOOR)
 
 

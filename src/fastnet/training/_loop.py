@@ -19,8 +19,8 @@ from fastnet.measures import _check_analog, threshold_correct
 from fastnet.stopping import Correct, TrainingState
 from fastnet.training._algorithms import NO_CHECK, Algorithm
 from fastnet.training._backends import HANDOFF_EPOCHS
-from fastnet.training._divergence import (DIVERGENCE_FLOOR, DIVERGENCE_GROWTH, beyond_max_weight,
-                                          check_finite, check_growth_rows, diverged)
+from fastnet.training._divergence import (beyond_max_weight, check_finite, check_growth_rows,
+                                          diverged, growth_limit)
 from fastnet.training._lanes import aligned
 from fastnet.training._results import Columns, SetColumns
 
@@ -173,7 +173,7 @@ class StripLoop:
     def limits(self):
         """Each trial's training error beyond which it diverged (see fastnet.training._divergence)."""
         if self._limits is None:
-            self._limits = DIVERGENCE_GROWTH * np.maximum(self.first, DIVERGENCE_FLOOR)
+            self._limits = growth_limit(self.first)
         return self._limits
 
     def _diverged(self, idx, status, epoch):
@@ -189,8 +189,7 @@ class StripLoop:
         if epoch == 0:
             self.first = history[:K, 0].copy()
             # the smallest of the trials' `limits` (built when needed)
-            low = float(self.first[0]) if K == 1 else float(_MIN(self.first))
-            self.lowest = DIVERGENCE_GROWTH * max(low, DIVERGENCE_FLOOR)
+            self.lowest = growth_limit(float(self.first[0]) if K == 1 else float(_MIN(self.first)))
         # (the lanes' kernel keeps the largest error it wrote; else one pass, fmax:
         # the epochs of trials that have stopped hold whatever was there. One trial:
         # Python's max of a strip's few floats, a third of fmax's call; the call's
