@@ -175,17 +175,8 @@ class Algorithm:
             sse_out[j] = error = ws.gradient()
             if not np.isfinite(error):
                 return j + 1
-            new, state.user = _new_state(self.step(w.copy(), g.copy(), float(error),
-                                                   state.user), self)
-            new = np.asarray(new)
-            if new.dtype.kind == "c":          # (NumPy's cast would drop the imaginary parts)
-                raise TypeError(f"{type(self).__name__}.step must return real weights, got "
-                                f"dtype {new.dtype}.")
-            new = new.astype(float, copy=False)
-            if new.shape != w.shape:
-                raise ValueError(f"{type(self).__name__}.step must return weights of shape "
-                                 f"{w.shape}, got shape {new.shape}.")
-            w[:] = new
+            w[:], state.user = _stepped(self.step(w.copy(), g.copy(), float(error),
+                                                  state.user), self, w.shape)
         return 0
 
     def stop_reason(self, state):
@@ -201,11 +192,19 @@ class Algorithm:
         """The trial trains no more: release what its state holds (threads, buffers)."""
 
 
-def _new_state(returned, algorithm):
+def _stepped(returned, algorithm, shape):
+    """(new weights, new state) of what ``algorithm.step`` returned, checked."""
+    name = type(algorithm).__name__
     if not (isinstance(returned, tuple) and len(returned) == 2):
-        raise TypeError(f"{type(algorithm).__name__}.step must return (new_weights, new_state), "
+        raise TypeError(f"{name}.step must return (new_weights, new_state), "
                         f"got {type(returned).__name__}.")
-    return returned
+    new = np.asarray(returned[0])
+    if new.dtype.kind == "c":                  # (NumPy's cast would drop the imaginary parts)
+        raise TypeError(f"{name}.step must return real weights, got dtype {new.dtype}.")
+    if new.shape != shape:
+        raise ValueError(f"{name}.step must return weights of shape {shape}, got shape "
+                         f"{new.shape}.")
+    return new, returned[1]
 
 
 class _UserState:
