@@ -98,6 +98,10 @@ def test_set_params_errors():
         net.set_params({**W, (0, 1): np.full((3, 4), np.nan)}, b)
     with pytest.raises(TypeError):
         net.set_params([], b)
+    with pytest.raises(TypeError, match=r"^`W\[\(0, 1\)\]` must be real, got dtype complex128"):
+        net.set_params({**W, (0, 1): W[(0, 1)] + 1e-3j}, b)
+    with pytest.raises(TypeError, match=r"^`b\[1\]` must be real, got dtype complex128"):
+        net.set_params(W, {**b, 1: b[1] + 1e-3j})
 
 
 def test_init_weights_uniform_and_reproducible():

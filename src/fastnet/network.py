@@ -386,7 +386,8 @@ class MLP:
         """Set the weights from the dicts returned by :meth:`get_params`.
 
         Every connected pair and every layer's biases must be present with the
-        right shape and finite values; extra or missing keys are errors.
+        right shape and real, finite values (at most ``MAX_WEIGHT`` in
+        magnitude); extra or missing keys are errors.
         """
         if not isinstance(W, dict) or not isinstance(b, dict):
             raise TypeError("`W` and `b` must be dicts as returned by get_params().")
@@ -398,6 +399,7 @@ class MLP:
                              f"got {sorted(b)}.")
         new = self._w.copy()
         for (i, j) in pairs:
+            refuse_complex(W[(i, j)], f"W[{(i, j)}]")
             Wij = np.asarray(W[(i, j)], dtype=np.float64)
             shape = (self.layer_sizes[i], self.layer_sizes[j])
             if Wij.shape != shape:
@@ -407,6 +409,7 @@ class MLP:
             c0 = self._starts[i] - lo
             Wj[:, c0:c0 + shape[0]] = Wij.T
         for j in range(1, self.n_layers + 1):
+            refuse_complex(b[j], f"b[{j}]")
             bj = np.asarray(b[j], dtype=np.float64)
             if bj.shape != (self.layer_sizes[j],):
                 raise ValueError(f"`b[{j}]` must have shape ({self.layer_sizes[j]},), got {bj.shape}.")
