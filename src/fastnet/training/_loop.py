@@ -365,9 +365,10 @@ class StripLoop:
 
     def columns(self, clocks, stacklevel, store=None):
         """The loop's outcome as `Columns`, after the checks of the end of a run:
-        weights an MLP takes (finite, within MAX_WEIGHT), the no-convergence warning, the relevant epoch's weights
-        (given to ``store(rows)``), the final errors. ``clocks``: (cpu, wall)
-        seconds per trial (arrays of shape (K,))."""
+        weights an MLP takes (finite, within MAX_WEIGHT), the no-convergence
+        warning, the relevant epoch's weights (given to ``store(rows)``), the
+        final errors. ``clocks``: (cpu, wall) seconds per trial (arrays of
+        shape (K,))."""
         epochs, rows = self.epochs, self.last_rows
         if not within_max_weight(rows):
             k = int(np.flatnonzero(~(np.abs(rows) <= MAX_WEIGHT).all(axis=1))[0])
