@@ -47,6 +47,7 @@ class _Counts:
 
 _INF = float("inf")
 
+
 class _SCGState:
     __slots__ = ("started", "r", "p", "s", "delta", "lam", "lam_bar", "success", "k", "E",
                  "count", "stop_reason")
