@@ -48,7 +48,7 @@ CFLAGS += shlex.split(os.environ.get("FASTNET_CFLAGS", ""))
 # all the others together).
 KERNELS = ["_trials", "_simd", "_jacobian", "_forward", "_backward", "_rprop", "_backprop",
            "_per_weight"]
-HEADERS = ["_constants.h", "_rule.h", "_loops.h", "_simd.h", "_tiles.h", "_dots512.h", "_lanes.h",
+HEADERS = ["_constants.h", "_activations.h", "_activation_forms.h", "_rule.h", "_loops.h", "_simd.h", "_tiles.h", "_dots512.h", "_lanes.h",
            "_lanes_rule.h", "_lanes_pass.h", "_tiny.h", "_trials.h", "_types.pxd", "_simd.pxd",
            "_rprop.pxd", "_per_weight.h"]
 

@@ -19,9 +19,12 @@ off, as timeit times; ``--collect``: a full collection before each call instead)
   to one core (compile time excluded: a warm-up call first),
 
 on the studies: XOR 2-2-1 1000 trials x 200 epochs, an 8-3-8 encoder 1000 x 300,
-cancer1 4+2 (shortcuts) 100 x 300, thyroid1 16+8 (shortcuts) 60 x 300. All: iRPROP-,
-fixed epochs, x/(1+|x|) hidden units, linear outputs, shortcut connections, initial
-weights uniform(-0.5, 0.5) per trial, Delta0 0.1, eta+ 1.2, eta- 0.5, Delta_max 50.
+cancer1 4+2 (shortcuts) 100 x 300, thyroid1 16+8 (shortcuts) 60 x 300, with Proben1's
+network (x/(1+|x|) hidden units, linear outputs, shortcut connections); and XOR 2-2-1
+1000 x 200 and a 10-5-10 encoder 200 x 200 with ``fastnet study``'s default network
+(tanh hidden units, logistic outputs, no shortcuts). All: iRPROP-, fixed epochs, initial
+weights uniform(-0.5, 0.5) per trial, Delta0 0.1, eta+ 1.2, eta- 0.5, Delta_max 50. The
+arrays call's time per trial and epoch is printed beside the ratio.
 Equal work is checked: every trial's final training SSE agrees between JAX and fastnet
 to 1e-9 relative.
 
@@ -50,12 +53,18 @@ import numpy as np  # noqa: E402
 import fastnet  # noqa: E402
 from fastnet import MLP, train_rprop, train_rprop_many  # noqa: E402
 
+#: Proben1's network: x/(1+|x|) hidden units, linear outputs, shortcut connections.
+PROBEN1_NET = dict(hidden_activation="proben1", output_activation="linear", shortcut=True)
+#: ``fastnet study``'s default network: tanh hidden units, logistic outputs, no shortcuts.
+STUDY_NET = dict(hidden_activation="tanh", output_activation="logistic", shortcut=False)
 STUDIES = [
-    # name, data, hidden, trials, epochs
-    ("XOR 2-2-1", "xor", (2,), 1000, 200),
-    ("encoder 8-3-8", "encoder", (3,), 1000, 300),
-    ("cancer1 4+2", "cancer1", (4, 2), 100, 300),
-    ("thyroid1 16+8", "thyroid1", (16, 8), 60, 300),
+    # name, data, hidden, trials, epochs, network
+    ("XOR 2-2-1", "xor", (2,), 1000, 200, PROBEN1_NET),
+    ("encoder 8-3-8", "encoder", (3,), 1000, 300, PROBEN1_NET),
+    ("cancer1 4+2", "cancer1", (4, 2), 100, 300, PROBEN1_NET),
+    ("thyroid1 16+8", "thyroid1", (16, 8), 60, 300, PROBEN1_NET),
+    ("XOR 2-2-1 tanh/logistic", "xor", (2,), 1000, 200, STUDY_NET),
+    ("encoder 10-5-10 tanh/logistic", "encoder10", (5,), 200, 200, STUDY_NET),
 ]
 RPROP = dict(variant="irprop-", eta_plus=1.2, eta_minus=0.5, delta0=0.1, delta_min=0.0,
              delta_max=50.0)
@@ -67,6 +76,8 @@ def load(data):
         return X, np.array([[0.], [1.], [1.], [0.]])
     if data == "encoder":
         return np.eye(8), np.eye(8)
+    if data == "encoder10":
+        return np.eye(10), np.eye(10)
     from fastnet.datasets import load_proben1
 
     return load_proben1(data).train
@@ -93,13 +104,16 @@ def jax_trainer(net, X, T, epochs):
     layers = [tuple(int(v) for v in row) for row in net.layer_table]
     Xj, Tj = jnp.asarray(X), jnp.asarray(T)
     p = RPROP
+    # fastnet's activation codes (fastnet.network.ACTIVATIONS)
+    ACTIVATIONS_JAX = {0: lambda z: z, 1: lambda z: z / (1.0 + jnp.abs(z)), 2: jax.nn.sigmoid,
+                       3: jnp.tanh, 4: jax.nn.relu}
 
     def forward(w):
         A = Xj
         for _start, size, lo, hi, w_off, b_off, act in layers:
             W = w[w_off:b_off].reshape(size, hi - lo)
             z = A[:, lo:hi] @ W.T + w[b_off:b_off + size]
-            a = z / (1.0 + jnp.abs(z)) if act == 1 else z
+            a = ACTIVATIONS_JAX[act](z)
             A = jnp.concatenate([A, a], axis=1)
         return A[:, -T.shape[1]:]
 
@@ -156,9 +170,9 @@ def cpu(fn):
         gc.enable()
 
 
-def study(name, data, hidden, trials, epochs, repeats):
+def study(name, data, hidden, trials, epochs, network, repeats):
     X, T = load(data)
-    net = MLP(X.shape[1], hidden, T.shape[1])
+    net = MLP(X.shape[1], hidden, T.shape[1], **network)
     W0 = initial_weights(net, trials)
 
     def nets():
@@ -221,7 +235,7 @@ def study(name, data, hidden, trials, epochs, repeats):
         times["many_objects"].append(cpu(many_objects)[0])
         times["loop"].append(cpu(loop)[0])
     row = {"study": name, "trials": trials, "epochs": epochs, "C": net.n_connections,
-           "method": results[0].setup["batch"]["method"]}
+           "method": results[0].setup["batch"]["method"], **network}
     for k, v in times.items():
         if v:
             row[f"{k}_s"] = statistics.median(v)
@@ -239,7 +253,7 @@ def study(name, data, hidden, trials, epochs, repeats):
         worst = 0.0
         for i, r in enumerate(results):
             ours = r.final_train.squared_error_percentage
-            other = MLP(X.shape[1], hidden, T.shape[1])
+            other = MLP(X.shape[1], hidden, T.shape[1], **network)
             other.set_weights(w_jax[i])
             theirs = 100.0 / T.size * float(np.sum((other.predict(X) - T) ** 2))
             # relative where the error is not ~0 (XOR ends near 0 SSE)
@@ -263,10 +277,10 @@ def main(argv=None):
     rows = []
     print(f"fastnet {fastnet.__version__}, kernels {fastnet._provenance.build_flags()['vector_kernels']}; "
           f"{platform.processor() or platform.machine()}; load {os.getloadavg()}")
-    for name, data, hidden, trials, epochs in STUDIES:
+    for name, data, hidden, trials, epochs, network in STUDIES:
         if args.studies and name.split()[0] not in args.studies:
             continue
-        row = study(name, data, hidden, trials, epochs, args.repeats)
+        row = study(name, data, hidden, trials, epochs, network, args.repeats)
         rows.append(row)
         jax_part = (f"; JAX {row['jax_s']:.4f} s -> fastnet {row['arrays_vs_jax']:.2f}x JAX "
                     f"with trials as arrays; with a list of networks {row['many_vs_jax']:.2f}x "
@@ -274,7 +288,9 @@ def main(argv=None):
                     f"beforehand; {row['many_objects_vs_jax']:.2f}x with every result object "
                     f"built; "
                     f"SSE agree to {row['max_rel_sse_diff']:.1e})" if "jax_s" in row else "")
-        print(f"{name:<16} {trials:>5} x {epochs:<4}: arrays {row['arrays_s']:.4f} s, "
+        row["arrays_ns_per_trial_epoch"] = 1e9 * row["arrays_s"] / (trials * epochs)
+        print(f"{name:<16} {trials:>5} x {epochs:<4}: arrays {row['arrays_s']:.4f} s "
+              f"({row['arrays_ns_per_trial_epoch']:.1f} ns per trial-epoch), "
               f"many {row['many_s']:.4f} s ({row['method']}), "
               f"one call per trial {row['loop_s']:.4f} s ({row['many_vs_loop']:.1f}x){jax_part}",
               flush=True)

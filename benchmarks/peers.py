@@ -8,6 +8,12 @@ main figure, wall time is reported too). See benchmarks/README.md.
     python benchmarks/peers.py                          # all cases, all available peers, float64
     python benchmarks/peers.py --cases A,C --peers fastnet,numpy    # the "core bar" check
     python benchmarks/peers.py --dtype float64,float32 --json peers.json
+    python benchmarks/peers.py --cases A,S --activation proben1,tanh,logistic,relu
+
+Case S (synthetic 4096 x 32-32-4, no shortcuts) is not one of PEERS.md's A-G; with
+``--activation`` every peer runs the same hidden units (tanh, logistic, relu; proben1 is
+x/(1+|x|), the default), outputs linear. A case with another activation is reported as
+e.g. ``S/tanh``. benchmarks/activations.py measures the same cases in alternation.
 """
 
 from __future__ import annotations
@@ -57,7 +63,11 @@ BARS = [
     ("issue 7", "D", "best", 1.3),
     ("issue 7", "E", "best", 1.3),
     ("issue 7", "G", "best", 1.3),
-] + [("issue 23", key, "ffnet", 3.0) for key in "ABCDEFG"]
+] + [("issue 23", key, "ffnet", 3.0) for key in "ABCDEFG"] + [
+    # every activation as fast as Proben1's: >= 1.2x the best peer per epoch
+    ("issue 31", f"{key}/{act}", "best", 1.2) for key in "AS" for act in ("tanh", "logistic", "relu")
+] + [("issue 31", f"{key}/tanh", "best", 1.2) for key in "BCDEFG"] + [
+    ("issue 31", key, "best", 1.2) for key in "S"]
 
 
 def peer_class(name):
@@ -128,10 +138,16 @@ def progress(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def run_case(key, peers, dtypes, args, peaks, unavailable, log):
-    case = cases_mod.load_case(key)
+def case_key(key, activation):
+    """A case's name in the tables and the JSON: "A" (proben1 units) or "A/tanh"."""
+    return key if activation == "proben1" else f"{key}/{activation}"
+
+
+def run_case(key, activation, peers, dtypes, args, peaks, unavailable, log):
+    case = cases_mod.load_case(key, activation)
     info = {
         "label": case.spec.label, "dataset": case.spec.dataset, "hidden": list(case.spec.hidden),
+        "activation": activation,
         "shortcut": case.shortcut, "sizes": list(case.sizes), "N": case.n_patterns,
         "C": case.n_connections, "traversals_per_epoch": case.traversals_per_epoch,
         "flop_per_epoch": case.flop_per_epoch, "sse_init_ref": case.sse_init_ref,
@@ -339,7 +355,9 @@ def check_bars(all_cases, args, log):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--cases", default=",".join(cases_mod.CASES), help="comma list of A-G (default all)")
+    p.add_argument("--cases", default="ABCDEFG", help="comma list of A-G and S (default A-G)")
+    p.add_argument("--activation", default="proben1",
+                   help="comma list of hidden activations: " + ",".join(cases_mod.HIDDEN_ACTIVATIONS))
     p.add_argument("--peers", default=None,
                    help=f"comma list of {','.join(ALL_PEERS)} (default: all that are available)")
     p.add_argument("--epochs", type=int, default=300)
@@ -353,6 +371,7 @@ def main(argv=None):
     p.add_argument("-v", "--verbose", action="store_true", help="tracebacks for peers that raise")
     args = p.parse_args(argv)
     args.cases = parse_list(args.cases.upper(), tuple(cases_mod.CASES), "cases")
+    args.activations = parse_list(args.activation, cases_mod.HIDDEN_ACTIVATIONS, "activation")
     explicit = args.peers is not None
     args.peers = parse_list(args.peers or ",".join(ALL_PEERS), ALL_PEERS, "peers")
     args.dtypes = parse_list(args.dtype, DTYPES, "dtype")
@@ -417,7 +436,9 @@ def main(argv=None):
 
     all_cases = {}
     for key in args.cases:
-        all_cases[key] = run_case(key, args.peers, args.dtypes, args, peaks, unavailable, log)
+        for act in args.activations:
+            all_cases[case_key(key, act)] = run_case(key, act, args.peers, args.dtypes, args, peaks,
+                                                     unavailable, log)
 
     summary(all_cases, args, log)
     bars = check_bars(all_cases, args, log)
@@ -434,6 +455,7 @@ def main(argv=None):
             "settings": {"epochs": args.epochs, "repeats": args.repeats, "warmup_epochs": 5,
                          "native_blas": args.native_blas, "openblas_env_before": ORIGINAL_OPENBLAS_ENV,
                          "dtypes": args.dtypes, "peers": args.peers, "cases": args.cases,
+                         "activations": args.activations,
                          "rprop": cases_mod.RPROP, "variant": "irprop-", "init_seed": cases_mod.INIT_SEED,
                          "init_range": cases_mod.INIT_RANGE, "synthetic_seed": cases_mod.SYNTH_SEED,
                          "timer": "process_time (main), perf_counter (wall)",

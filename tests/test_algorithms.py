@@ -274,9 +274,11 @@ def test_scg_not_positive_curvature_branch():
 
 def test_scg_stops_converged_at_a_zero_gradient_and_when_lambda_overflows():
     X, Y = _data()
-    net = _net((), True)
+    net = _net((), True, seed=3)
     # no hidden layer: the minimum is reached to working precision within 60 epochs,
-    # steps then fail on rounding noise until lambda overflows
+    # steps then fail on rounding noise until lambda overflows (which start the
+    # noise gives: with seed 1 this took 60 epochs and more once logistic units ran
+    # on the vector exp, 34 with seed 3; the reference runs on the same kernels)
     want_E, want_w, log = ref.train_scg(net, X, Y, 60, kernels=True)
     r = train(net.copy(), X, Y, algorithm=SCG(), max_epochs=60, stop=GL(5), X_val=X, Y_val=Y)
     assert want_E.size < 60 and r.epochs == want_E.size and r.stop_reason == "converged"

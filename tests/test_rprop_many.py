@@ -287,27 +287,33 @@ def _lanes_state(nets, steps):
     return G, to_lanes([n.weights for n in nets]), to_lanes(steps)
 
 
+# Proben1's pairs have kernels with their activations compiled in; every other pair
+# (the study's default tanh/logistic, relu, ...) shares one that picks them per call.
+TINY_ACTIVATIONS = [("proben1", "linear"), ("proben1", "proben1"), ("tanh", "logistic"),
+                    ("relu", "linear"), ("logistic", "tanh")]
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("shortcut", [True, False])
-@pytest.mark.parametrize("output", ["linear", "proben1"])
+@pytest.mark.parametrize("hidden,output", TINY_ACTIVATIONS)
 @pytest.mark.parametrize("check", [0, 3])
 @pytest.mark.parametrize("epochs", [91, 96])
-def test_tiny_kernel_equals_the_generic_kernel_bit_for_bit(variant, shortcut, output, check,
-                                                           epochs):
+def test_tiny_kernel_equals_the_generic_kernel_bit_for_bit(variant, shortcut, hidden, output,
+                                                           check, epochs):
     # 21 trials (3 groups: an odd group out, a partly filled one), two lanes frozen
     # from the start, 7 examples, the success check on or off; the tiny kernel
     # writes its errors 16 epochs at a time, 8 by 8: 91 = 5 x 16 + 8 + 3 epochs,
     # and 96 in rows of whole cache lines (streamed past the cache). Every array
     # the kernel writes is the generic kernel's, bit for bit.
-    net = MLP(2, (2,), 1, shortcut=shortcut, output_activation=output)
+    net = MLP(2, (2,), 1, shortcut=shortcut, hidden_activation=hidden, output_activation=output)
     if not _trials.tiny_kernel(net.layer_table, 2, 1):
         pytest.skip("no tiny-network kernel on this CPU (x86-64 with AVX-512 only)")
     rng = np.random.default_rng(11)
     X = rng.uniform(-1, 1, (7, 2))
     T = (rng.uniform(size=(7, 1)) > 0.5).astype(float)
     K = 21
-    nets = [MLP(2, (2,), 1, shortcut=shortcut, output_activation=output, seed=s)
-            for s in range(K)]
+    nets = [MLP(2, (2,), 1, shortcut=shortcut, hidden_activation=hidden,
+                output_activation=output, seed=s) for s in range(K)]
     steps = rng.uniform(0.05, 0.2, (K, nets[0].n_connections))
     steps[0, :3] = 1e-7                      # steps out of [delta_min, delta_max]
     steps[1, 2:4] = 60.0
@@ -353,8 +359,10 @@ def test_which_shapes_have_tiny_kernels():
     assert tiny(2, (2,), 1, shortcut=False) and tiny(2, (2,), 1, output_activation="proben1")
     assert not tiny(2, (3,), 1) and not tiny(3, (2,), 1) and not tiny(2, (2,), 2)
     assert not tiny(2, (2, 2), 1) and not tiny(2, (), 1)
-    assert not tiny(2, (2,), 1, hidden_activation="tanh")
-    assert not tiny(2, (2,), 1, output_activation="logistic")
+    for hidden in ("tanh", "logistic", "relu", "linear"):
+        assert tiny(2, (2,), 1, hidden_activation=hidden, output_activation="logistic")
+    assert tiny(2, (2,), 1, hidden_activation="relu")
+    assert not tiny(2, (2,), 2, output_activation="softmax")
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -8,7 +8,7 @@ shape ``(n_j,)``. Every peer loads its weights from these two dicts.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +21,11 @@ INIT_RANGE = 0.5
 #: Case G: uniform[-1, 1] inputs, one-hot targets of random classes.
 SYNTH_SEED = 2024
 SYNTH_SHAPE = (4096, 128, 10)  # examples, inputs, classes
+#: Case S: the same kind of data, 4096 examples of 32 inputs, 4 classes.
+SYNTH_SMALL_SHAPE = (4096, 32, 4)
+#: Hidden activations every peer runs (``--activation``); outputs stay linear. proben1 is
+#: x/(1+|x|), the one of PEERS.md's cases A-G.
+HIDDEN_ACTIVATIONS = ("proben1", "tanh", "logistic", "relu")
 
 
 @dataclass(frozen=True)
@@ -29,11 +34,13 @@ class CaseSpec:
     dataset: str  # Proben1 file stem or "synthetic"
     hidden: tuple
     shortcut: bool
+    activation: str = "proben1"
 
     @property
     def label(self):
         h = "+".join(str(n) for n in self.hidden)
-        return f"{self.key} {self.dataset} {h}{' sc' if self.shortcut else ''}"
+        act = "" if self.activation == "proben1" else f" {self.activation}"
+        return f"{self.key} {self.dataset} {h}{' sc' if self.shortcut else ''}{act}"
 
 
 CASES = {
@@ -44,10 +51,12 @@ CASES = {
     "E": CaseSpec("E", "mushroom1", (32,), False),
     "F": CaseSpec("F", "thyroid1", (16, 8), False),
     "G": CaseSpec("G", "synthetic", (64, 32), False),
+    "S": CaseSpec("S", "synthetic-32", (32, 32), False),
 }
 
 # C per case from PEERS.md (a self-check of the topology code).
-EXPECTED_C = {"A": 100, "B": 1115, "C": 794, "D": 4153, "E": 4098, "F": 515, "G": 10666}
+EXPECTED_C = {"A": 100, "B": 1115, "C": 794, "D": 4153, "E": 4098, "F": 515, "G": 10666,
+              "S": 2244}
 
 
 def connected_pairs(sizes, shortcut):
@@ -90,13 +99,43 @@ def init_weights(sizes, shortcut, seed=INIT_SEED, r=INIT_RANGE):
     return W, b
 
 
-def reference_outputs(sizes, shortcut, W, b, X):
-    """Plain float64 forward pass: x/(1+|x|) hidden units, linear outputs."""
+def hidden_units(activation, Z, out, D):
+    """NumPy hidden units at their best (in place, no temporaries): out = f(Z), D = f'(Z)."""
+    if activation == "proben1":          # a = z/(1+|z|), f' = 1/(1+|z|)^2
+        np.abs(Z, out=D)
+        D += 1.0
+        np.divide(Z, D, out=out)
+        np.reciprocal(D, out=D)
+        D *= D
+    elif activation == "tanh":           # f' = 1 - a^2
+        np.tanh(Z, out=out)
+        np.multiply(out, out, out=D)
+        np.subtract(1.0, D, out=D)
+    elif activation == "logistic":       # f' = a (1 - a)
+        np.negative(Z, out=out)
+        np.exp(out, out=out)
+        out += 1.0
+        np.reciprocal(out, out=out)
+        np.subtract(1.0, out, out=D)
+        D *= out
+    elif activation == "relu":           # f' = 1 for z > 0, else 0
+        np.maximum(Z, 0.0, out=out)
+        np.greater(Z, 0.0, out=D)
+    else:
+        raise ValueError(f"no hidden activation {activation!r}; one of {HIDDEN_ACTIVATIONS}")
+
+
+def reference_outputs(sizes, shortcut, W, b, X, activation="proben1"):
+    """Plain float64 forward pass: `activation` hidden units, linear outputs."""
     acts = [np.asarray(X, dtype=np.float64)]
     last = len(sizes) - 1
     for j in range(1, last + 1):
         z = b[j] + sum(acts[i] @ W[(i, j)] for i in sources(sizes, shortcut, j))
-        acts.append(z if j == last else z / (1.0 + np.abs(z)))
+        if j < last:
+            a, d = np.empty_like(z), np.empty_like(z)
+            hidden_units(activation, z, a, d)
+            z = a
+        acts.append(z)
     return acts[-1]
 
 
@@ -215,9 +254,11 @@ class Case:
     def __post_init__(self):
         self.sizes = (self.X.shape[1],) + tuple(self.spec.hidden) + (self.T.shape[1],)
         self.W0, self.b0 = init_weights(self.sizes, self.spec.shortcut)
-        self.sse_init_ref = sse_of(reference_outputs(self.sizes, self.shortcut, self.W0, self.b0, self.X), self.T)
+        self.sse_init_ref = sse_of(reference_outputs(self.sizes, self.shortcut, self.W0, self.b0, self.X,
+                                                     self.activation), self.T)
 
     key = property(lambda self: self.spec.key)
+    activation = property(lambda self: self.spec.activation)
     shortcut = property(lambda self: self.spec.shortcut)
     n_patterns = property(lambda self: self.X.shape[0])
 
@@ -240,11 +281,17 @@ class Case:
         return ({k: v.copy() for k, v in self.W0.items()}, {k: v.copy() for k, v in self.b0.items()})
 
 
-def load_case(key):
-    spec = CASES[key]
+def load_case(key, activation="proben1"):
+    """Case `key` of CASES with `activation` hidden units (linear outputs)."""
+    if activation not in HIDDEN_ACTIVATIONS:
+        raise ValueError(f"no hidden activation {activation!r}; one of {HIDDEN_ACTIVATIONS}")
+    spec = replace(CASES[key], activation=activation)
     if spec.dataset == "synthetic":
         X, T = synthetic_set()
         note = f"synthetic, seed {SYNTH_SEED}"
+    elif spec.dataset == "synthetic-32":
+        X, T = synthetic_set(shape=SYNTH_SMALL_SHAPE)
+        note = f"synthetic {SYNTH_SMALL_SHAPE}, seed {SYNTH_SEED}"
     else:
         X, T, note = load_training_set(spec.dataset)
     case = Case(spec, X, T, note)

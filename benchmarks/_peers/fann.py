@@ -32,6 +32,11 @@ from .harness import Peer, PeerUnavailable
 
 FANN_LINEAR = 0
 FANN_ELLIOT_SYMMETRIC = 11
+FANN_SIGMOID = 3             # 1 / (1 + exp(-2 s x)): logistic at steepness s = 0.5
+FANN_SIGMOID_SYMMETRIC = 5   # tanh(s x): tanh at steepness s = 1
+#: Hidden activation -> (FANN function, steepness); FANN 2.2 has no relu.
+FANN_HIDDEN = {"proben1": (FANN_ELLIOT_SYMMETRIC, 1.0), "tanh": (FANN_SIGMOID_SYMMETRIC, 1.0),
+               "logistic": (FANN_SIGMOID, 0.5)}
 FANN_ERRORFUNC_LINEAR = 0
 FANN_TRAIN_RPROP = 2
 
@@ -150,9 +155,12 @@ class FannPeer(Peer):
         ann = create(len(sizes), layers)
         if not ann:
             raise PeerUnavailable("fann_create_*_array failed")
-        lib.fann_set_activation_function_hidden(ann, FANN_ELLIOT_SYMMETRIC)
+        if case.activation not in FANN_HIDDEN:
+            raise PeerUnavailable(f"FANN 2.2 has no {case.activation} units")
+        function, steepness = FANN_HIDDEN[case.activation]
+        lib.fann_set_activation_function_hidden(ann, function)
         lib.fann_set_activation_function_output(ann, FANN_LINEAR)
-        lib.fann_set_activation_steepness_hidden(ann, 1.0)
+        lib.fann_set_activation_steepness_hidden(ann, steepness)
         lib.fann_set_activation_steepness_output(ann, 1.0)
         lib.fann_set_train_error_function(ann, FANN_ERRORFUNC_LINEAR)
         lib.fann_set_training_algorithm(ann, FANN_TRAIN_RPROP)

@@ -52,7 +52,7 @@ class FastnetPeer(Peer):
         fn = import_fastnet()
         self.fn, self.case, self.dtype = fn, case, dtype
         hidden = tuple(case.spec.hidden)
-        kwargs = dict(shortcut=case.shortcut, hidden_activation="proben1", output_activation="linear")
+        kwargs = dict(shortcut=case.shortcut, hidden_activation=case.activation, output_activation="linear")
         n_in, n_out = case.sizes[0], case.sizes[-1]
         if dtype == "float64":
             self.net = fn.MLP(n_in, hidden, n_out, **kwargs)

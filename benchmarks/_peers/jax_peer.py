@@ -55,6 +55,8 @@ class JaxPeer(Peer):
             layout.append((lo, hi, n, off, off + (hi - lo) * n, j == len(sizes) - 1))
             off += (hi - lo) * n + n
         X, T = jnp.asarray(case.X, jnp.float64), jnp.asarray(case.T, jnp.float64)
+        hidden = {"proben1": lambda z: z / (1.0 + jnp.abs(z)), "tanh": jnp.tanh,
+                  "logistic": jax.nn.sigmoid, "relu": jax.nn.relu}[case.activation]
 
         def forward(w):
             A = X
@@ -62,7 +64,7 @@ class JaxPeer(Peer):
                 z = A[:, lo:hi] @ w[w_off:b_off].reshape(hi - lo, n) + w[b_off:b_off + n]
                 if last:
                     return z
-                A = jnp.concatenate([A, z / (1.0 + jnp.abs(z))], axis=1)
+                A = jnp.concatenate([A, hidden(z)], axis=1)
 
         def sse(w):
             return jnp.sum((forward(w) - T) ** 2)

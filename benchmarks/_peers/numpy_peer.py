@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cases import RPROP, sources
+from .cases import RPROP, hidden_units, sources
 from .harness import Peer
 
 
@@ -94,13 +94,8 @@ class NumpyPeer(Peer):
             Z = lay["Z"]
             np.matmul(lay["A"], lay["W"], out=Z)
             Z += lay["b"]
-            if lay["out"] is not None:          # hidden: a = z/(1+|z|), f' = 1/(1+|z|)^2
-                D = lay["D"]
-                np.abs(Z, out=D)
-                D += self.one
-                np.divide(Z, D, out=lay["out"])
-                np.reciprocal(D, out=D)
-                D *= D
+            if lay["out"] is not None:          # hidden: a = f(z), D = f'(z)
+                hidden_units(self.case.activation, Z, lay["out"], lay["D"])
         return self.layers[-1]["Z"]
 
     def gradient(self):

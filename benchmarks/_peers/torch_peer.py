@@ -57,6 +57,12 @@ class TorchPeer(Peer):
         self.params = [p for j in range(1, self.L + 1) for p in (self.W[j], self.b[j])]
         self.extra = {"torch_version": torch.__version__}
 
+    @property
+    def hidden(self):
+        torch, F = self.torch, self.F
+        return {"proben1": F.softsign, "tanh": torch.tanh, "logistic": torch.sigmoid,
+                "relu": F.relu}[self.case.activation]
+
     def reset(self):
         torch = self.torch
         with torch.no_grad():
@@ -77,7 +83,7 @@ class TorchPeer(Peer):
             src = self.src[j]
             A = acts[src[0]] if len(src) == 1 else torch.cat([acts[i] for i in src], dim=1)
             z = torch.addmm(self.b[j], A, self.W[j])
-            acts.append(z if j == self.L else F.softsign(z))
+            acts.append(z if j == self.L else self.hidden(z))
         return acts[-1]
 
     def run(self, epochs):

@@ -1,43 +1,13 @@
 """Forward pass over a batch of examples (see _types.pxd for the layout)."""
-from libc.math cimport exp, log
-
 from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS,
-    N_ACTIVATIONS, ACT_LINEAR, ACT_PROBEN1, ACT_SOFTMAX, activate, activate_only,
-    gemm_forward, fn_loops_proben1, fn_loops_linear,
+    N_ACTIVATIONS, ACT_LINEAR, ACT_PROBEN1, ACT_SOFTMAX,
+    gemm_forward, fn_loops_proben1, fn_loops_linear, fn_loops_activate, fn_loops_softmax,
+    fn_loops_activate_at,
 )
 # Which products this process runs is decided once, in fastnet._kernels._simd
 # (imported with this module); its answers, under their long-standing names here:
 from fastnet._kernels._simd import simd_compiled, simd_level
-
-
-cdef void softmax_rows(Py_ssize_t nb, Py_ssize_t size, double* Z, Py_ssize_t ldz,
-                       const double* b, double* D, Py_ssize_t ldd) noexcept nogil:
-    """Softmax units (an output layer): each row z <- softmax(z + b), shifted by its
-    largest net input so that exp cannot overflow; log y into D (not f', which is
-    not diagonal), unless D is NULL; b NULL: the biases are in z already. A NaN
-    net input makes its row NaN. (Not inline: it keeps forward_rows small.)"""
-    cdef Py_ssize_t r, u
-    cdef double* z
-    cdef double m, s, ls
-    for r in range(nb):
-        z = Z + r * ldz
-        if b != NULL:
-            for u in range(size):
-                z[u] = z[u] + b[u]
-        m = z[0]
-        for u in range(1, size):
-            if not z[u] <= m:        # (a NaN wins, and spreads to the row)
-                m = z[u]
-        s = 0.0
-        for u in range(size):
-            z[u] = z[u] - m
-            s += exp(z[u])
-        ls = log(s)
-        for u in range(size):
-            if D != NULL:
-                D[r * ldd + u] = z[u] - ls
-            z[u] = exp(z[u]) / s
 
 
 cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
@@ -49,11 +19,9 @@ cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
     Fills the non-input columns of A and, unless D is NULL, the derivatives
     f'(net) into D (column = unit - n_in); softmax outputs put log y there.
     """
-    cdef Py_ssize_t j, r, u, start, size, lo, hi, code
+    cdef Py_ssize_t j, start, size, lo, hi, code
     cdef const Py_ssize_t* lay
     cdef const double* b
-    cdef double* z
-    cdef double* d
     for j in range(n_layers):
         lay = layers + j * L_NCOLS
         start = lay[L_START]; size = lay[L_SIZE]
@@ -71,21 +39,12 @@ cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
             fn_loops_linear(nb, size, A + start, lda, b,
                             D + (start - n_in) if D != NULL else NULL, ldd)
         elif code == ACT_SOFTMAX:
-            softmax_rows(nb, size, A + start, lda, b,
-                         D + (start - n_in) if D != NULL else NULL, ldd)
+            fn_loops_softmax(nb, size, A + start, lda, b,
+                             D + (start - n_in) if D != NULL else NULL, ldd)
         else:
-            for r in range(nb):
-                z = A + r * lda + start
-                if b != NULL:
-                    for u in range(size):
-                        z[u] = z[u] + b[u]
-                if D != NULL:
-                    d = D + r * ldd + (start - n_in)
-                    for u in range(size):
-                        z[u] = activate(code, z[u], d + u)
-                else:
-                    for u in range(size):
-                        z[u] = activate_only(code, z[u])
+            # logistic, tanh, relu: the vector functions of _activations.h
+            fn_loops_activate(<int>code, nb, size, A + start, lda, b,
+                              D + (start - n_in) if D != NULL else NULL, ldd)
 
 
 cdef int check_buffers(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
@@ -198,3 +157,35 @@ def sum_squared_error(double[:, ::1] A, const double[:, ::1] T,
         with nogil:
             sse = forward_blocks(layers, n_in, w, A, &T[0, 0], block, blas_min)
     return sse
+
+
+def activation_at_level(int level, int code, double[:, ::1] Z, double[:, ::1] D=None):
+    """Apply an elementwise activation to the rows of Z in place, at one CPU level.
+
+    For the tests of the vector functions (_activations.h) at every level this
+    CPU runs, whichever the loader would pick; rows narrower than a vector are
+    taken across the rows, as in the forward pass.
+
+    Parameters
+    ----------
+    level : 2 x86-64-v4 (AVX-512), 1 x86-64-v3 (AVX2 + FMA), 0 the portable baseline.
+    code : activation code (not softmax).
+    Z : (rows, units) values, overwritten with f(Z).
+    D : None, or of Z's shape: overwritten with f'(Z).
+
+    Returns
+    -------
+    done : bool, False when this build or CPU has no such level (Z untouched).
+    """
+    if code < 0 or code >= N_ACTIVATIONS or code == ACT_SOFTMAX:
+        raise ValueError(f"kernel: no elementwise activation code {code}")
+    if D is not None and (D.shape[0] != Z.shape[0] or D.shape[1] != Z.shape[1]):
+        raise ValueError("kernel: D must have Z's shape")
+    cdef int done
+    cdef Py_ssize_t nb = Z.shape[0], size = Z.shape[1]
+    if nb == 0 or size == 0:
+        return True
+    cdef double* dp = &D[0, 0] if D is not None else NULL
+    with nogil:
+        done = fn_loops_activate_at(level, code, nb, size, &Z[0, 0], size, NULL, dp, size)
+    return bool(done)

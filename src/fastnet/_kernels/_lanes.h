@@ -47,6 +47,7 @@
 #include <math.h>
 
 #include "_constants.h"
+#include "_activations.h"
 
 /* Lanes per group. */
 #ifndef FN_TL
@@ -162,32 +163,16 @@ fn_tiny_supported(void)
 #endif
 }
 
-/* y = f(s) and f = f'(s) for activation code `act` (as activate() in
- * _types.pxd, operation for operation; with act a constant, only its branch
- * is compiled: the tiny kernels take x/(1+|x|) and linear units, whose code
- * keeps their arrays in registers, where libm's lane by lane would not). */
+/* y = f(s) and f = f'(s) for activation code `act`: the eight-lane form of
+ * _activations.h (with act a constant, only its branch is compiled; the tiny
+ * kernels keep their arrays in registers). */
+#if FN_TL != 8
+#error "the lanes' activations are the eight-lane vector functions of _activations.h"
+#endif
 FN_INLINE void
 fn_lanes_activate(ptrdiff_t act, const fn_tvr *s, fn_tvr *y, fn_tvr *f)
 {
-    if (act == FN_ACT_PROBEN1) {
-        const fn_tv q = 1.0 / (1.0 + FN_TABS(*s));
-        *y = *s * q;
-        *f = q * q;
-    } else if (act == FN_ACT_LINEAR) {
-        *y = *s;
-        *f = FN_TSPLAT(1.0);
-    } else if (act == FN_ACT_RELU) {
-        /* s < 0 (not s > 0) selects 0, so that a NaN net input passes */
-        const fn_tv zero = FN_TSPLAT(0.0);
-        *y = FN_TSEL(*s < 0.0, zero, *s);
-        *f = FN_TSEL(*s > 0.0, FN_TSPLAT(1.0), zero);
-    } else {
-        for (int k = 0; k < FN_TL; k++) {
-            const double t = act == FN_ACT_LOGISTIC ? 1.0 / (1.0 + exp(-(*s)[k])) : tanh((*s)[k]);
-            (*y)[k] = t;
-            (*f)[k] = act == FN_ACT_LOGISTIC ? t * (1.0 - t) : 1.0 - t * t;
-        }
-    }
+    fn_activate_8((int)act, s, y, f);
 }
 
 /* The trials' state, read and updated in place by a call: w, g and the rule's

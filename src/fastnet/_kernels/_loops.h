@@ -23,6 +23,8 @@
 #include <string.h>
 #include <math.h>
 
+#include "_activations.h"
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
     && (__GNUC__ >= 12) && !defined(FASTNET_NO_CLONES)
 #define FASTNET_CLONES __attribute__((target_clones("arch=x86-64-v3", "default"), unused))
@@ -251,6 +253,125 @@ fn_loops_linear(ptrdiff_t nb, ptrdiff_t size, double *Z, ptrdiff_t ldz,
                 d[u] = 1.0;
         }
     }
+}
+
+/* Units of any elementwise activation `code` (_constants.h: logistic, tanh,
+ * relu, ...; the vector functions of _activations.h) and softmax units, at
+ * the CPU's own vector width: eight lanes in AVX-512 code, four in AVX2, two
+ * in the baseline (SSE2). (target_clones would compile one width into every
+ * clone, and GCC splits a vector wider than the instruction set into slow
+ * scalar compares.) Each level is a function of its own; fn_loops_level picks
+ * one when first asked. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && (__GNUC__ >= 12) \
+    && !defined(FASTNET_NO_CLONES)
+#define FN_LOOPS_LEVELS 1
+#define FN_LOOPS_V4 __attribute__((target("arch=x86-64-v4"), unused))
+#define FN_LOOPS_V3 __attribute__((target("arch=x86-64-v3"), unused))
+#else
+#define FN_LOOPS_LEVELS 0
+#define FN_LOOPS_V4 __attribute__((unused))
+#define FN_LOOPS_V3 __attribute__((unused))
+#endif
+
+/* Softmax rows at width W (fn_exp_row_W): each row z <- softmax(z + b),
+ * shifted by its largest net input so that exp cannot overflow; log y into D
+ * (not f', which is not diagonal), unless D is NULL; b NULL: the biases are in
+ * z already. A NaN net input makes its row NaN. */
+#define FN_LOOPS_SOFTMAX_BODY(W)                                                  \
+    ptrdiff_t r, u;                                                               \
+    for (r = 0; r < nb; r++) {                                                    \
+        double *z = Z + r * ldz, *d = D ? D + r * ldd : NULL;                     \
+        double m, s = 0.0, ls;                                                    \
+        if (b)                                                                    \
+            for (u = 0; u < size; u++) z[u] += b[u];                              \
+        m = z[0];                                                                 \
+        for (u = 1; u < size; u++)                                                \
+            if (!(z[u] <= m)) m = z[u];   /* (a NaN wins, and spreads to the row) */ \
+        for (u = 0; u < size; u++) z[u] -= m;                                     \
+        if (d)                                                                    \
+            for (u = 0; u < size; u++) d[u] = z[u];                               \
+        fn_exp_row_##W(size, z);                                                  \
+        for (u = 0; u < size; u++) s += z[u];                                     \
+        ls = log(s);                                                              \
+        if (d)                                                                    \
+            for (u = 0; u < size; u++) d[u] -= ls;                                \
+        for (u = 0; u < size; u++) z[u] /= s;                                     \
+    }
+
+#define FN_LOOPS_AT_LEVEL(SUFFIX, ATTR, W)                                        \
+ATTR static void                                                                  \
+fn_loops_activate_##SUFFIX(int code, ptrdiff_t nb, ptrdiff_t size, double *Z,     \
+                           ptrdiff_t ldz, const double *b, double *D, ptrdiff_t ldd) \
+{                                                                                 \
+    fn_activate_rows_##W(code, nb, size, Z, ldz, b, D, ldd);                      \
+}                                                                                 \
+ATTR static void                                                                  \
+fn_loops_softmax_##SUFFIX(ptrdiff_t nb, ptrdiff_t size, double *Z, ptrdiff_t ldz, \
+                          const double *b, double *D, ptrdiff_t ldd)              \
+{                                                                                 \
+    FN_LOOPS_SOFTMAX_BODY(W)                                                      \
+}
+FN_LOOPS_AT_LEVEL(v4, FN_LOOPS_V4, 8)
+FN_LOOPS_AT_LEVEL(v3, FN_LOOPS_V3, 4)
+FN_LOOPS_AT_LEVEL(base, __attribute__((unused)), 2)
+#undef FN_LOOPS_AT_LEVEL
+#undef FN_LOOPS_SOFTMAX_BODY
+
+/* The highest level this CPU runs: 2 x86-64-v4 (AVX-512F/DQ/VL/BW), 1 x86-64-v3
+ * (AVX2 + FMA), 0 the baseline; decided once (a race decides it twice, alike). */
+static int fn_loops_cpu_level = -1;
+
+__attribute__((unused)) static int
+fn_loops_level(void)
+{
+    if (fn_loops_cpu_level < 0) {
+        int level = 0;
+#if FN_LOOPS_LEVELS
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+            level = 1;
+            if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
+                && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
+                level = 2;
+        }
+#endif
+        fn_loops_cpu_level = level;
+    }
+    return fn_loops_cpu_level;
+}
+
+/* z <- f(z + b), D <- f' for nb rows of `size` units (rows have strides ldz
+ * and ldd; D may be NULL; b NULL: the biases are in z already), at the level
+ * `level` (-1: the CPU's); returns 0 when the CPU lacks that level (nothing
+ * done). The tests ask for every level the CPU runs. */
+__attribute__((unused)) static int
+fn_loops_activate_at(int level, int code, ptrdiff_t nb, ptrdiff_t size, double *Z,
+                     ptrdiff_t ldz, const double *b, double *D, ptrdiff_t ldd)
+{
+    const int top = fn_loops_level();
+    if (level < 0) level = top;
+    if (level > top) return 0;
+    if (level == 2) fn_loops_activate_v4(code, nb, size, Z, ldz, b, D, ldd);
+    else if (level == 1) fn_loops_activate_v3(code, nb, size, Z, ldz, b, D, ldd);
+    else fn_loops_activate_base(code, nb, size, Z, ldz, b, D, ldd);
+    return 1;
+}
+
+__attribute__((unused)) static void
+fn_loops_activate(int code, ptrdiff_t nb, ptrdiff_t size, double *Z, ptrdiff_t ldz,
+                  const double *b, double *D, ptrdiff_t ldd)
+{
+    fn_loops_activate_at(-1, code, nb, size, Z, ldz, b, D, ldd);
+}
+
+__attribute__((unused)) static void
+fn_loops_softmax(ptrdiff_t nb, ptrdiff_t size, double *Z, ptrdiff_t ldz, const double *b,
+                 double *D, ptrdiff_t ldd)
+{
+    const int level = fn_loops_level();
+    if (level == 2) fn_loops_softmax_v4(nb, size, Z, ldz, b, D, ldd);
+    else if (level == 1) fn_loops_softmax_v3(nb, size, Z, ldz, b, D, ldd);
+    else fn_loops_softmax_base(nb, size, Z, ldz, b, D, ldd);
 }
 
 /* Layer deltas and bias gradient in one pass: for hidden layers (D != NULL)

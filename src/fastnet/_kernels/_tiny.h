@@ -377,16 +377,16 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
     }
 }
 
-/* Every group, FN_TINY_Q at a time, with output activation OA and variant V. */
+/* Every group, FN_TINY_Q at a time, with activations HA, OA and variant V. */
 FN_TINY_TARGET FN_INLINE void
-FN_TINY_NAME(fn_tiny_groups)(const int OA, const int V, ptrdiff_t n, const double *XB,
+FN_TINY_NAME(fn_tiny_groups)(const int HA, const int OA, const int V, ptrdiff_t n, const double *XB,
                              const double *T, const fn_trials_state *state,
                              const fn_trials_rule *rule, const fn_trials_epochs *run, double *snap)
 {
     for (ptrdiff_t grp = 0; grp < state->n_groups; grp += FN_TINY_Q) {
         ptrdiff_t grps[FN_TINY_Q];
         for (int q = 0; q < FN_TINY_Q; q++) grps[q] = grp + q < state->n_groups ? grp + q : grp;
-        FN_TINY_NAME(fn_tiny_run)(FN_ACT_PROBEN1, OA, V, grps, n, XB, T, state, rule, run, snap);
+        FN_TINY_NAME(fn_tiny_run)(HA, OA, V, grps, n, XB, T, state, rule, run, snap);
     }
 }
 
@@ -394,32 +394,37 @@ FN_TINY_NAME(fn_tiny_groups)(const int OA, const int V, ptrdiff_t n, const doubl
  * hoist the variants' common part above it, and keep more of the state out of
  * registers). */
 FN_TINY_TARGET FN_INLINE void
-FN_TINY_NAME(fn_tiny_variants)(const int OA, ptrdiff_t n, const double *XB, const double *T,
+FN_TINY_NAME(fn_tiny_variants)(const int HA, const int OA, ptrdiff_t n, const double *XB, const double *T,
                                const fn_trials_state *state, const fn_trials_rule *rule,
                                const fn_trials_epochs *run, double *snap)
 {
     switch (rule->code) {
     case FN_RPROP_PLUS:
-        FN_TINY_NAME(fn_tiny_groups)(OA, FN_RPROP_PLUS, n, XB, T, state, rule, run, snap);
+        FN_TINY_NAME(fn_tiny_groups)(HA, OA, FN_RPROP_PLUS, n, XB, T, state, rule, run, snap);
         break;
     case FN_RPROP_MINUS:
-        FN_TINY_NAME(fn_tiny_groups)(OA, FN_RPROP_MINUS, n, XB, T, state, rule, run, snap);
+        FN_TINY_NAME(fn_tiny_groups)(HA, OA, FN_RPROP_MINUS, n, XB, T, state, rule, run, snap);
         break;
     case FN_IRPROP_MINUS:
-        FN_TINY_NAME(fn_tiny_groups)(OA, FN_IRPROP_MINUS, n, XB, T, state, rule, run, snap);
+        FN_TINY_NAME(fn_tiny_groups)(HA, OA, FN_IRPROP_MINUS, n, XB, T, state, rule, run, snap);
         break;
     default:
-        FN_TINY_NAME(fn_tiny_groups)(OA, FN_IRPROP_PLUS, n, XB, T, state, rule, run, snap);
+        FN_TINY_NAME(fn_tiny_groups)(HA, OA, FN_IRPROP_PLUS, n, XB, T, state, rule, run, snap);
         break;
     }
 }
 
 /* Run run->n_epochs epochs of epoch-batched RPROP for every group (as
- * fn_trials_train_generic), x/(1+|x|) hidden units, output activation oact
- * (linear or x/(1+|x|)). work: n * TI vectors. */
+ * fn_trials_train_generic), hidden activation hact and output activation oact
+ * (any elementwise code: not softmax). Proben1's networks (x/(1+|x|) hidden
+ * units, linear or x/(1+|x|) outputs) have kernels of their own with the
+ * activations compiled in; every other pair shares one whose activations are
+ * chosen per call (a branch per activation that the CPU predicts; compiling
+ * each pair apart would multiply the code and the build time by the pairs).
+ * work: n * TI vectors. */
 FN_TINY_TARGET static void
-FN_TINY_NAME(fn_tiny)(ptrdiff_t oact, ptrdiff_t n, const double *X, const double *T,
-                      const fn_trials_state *state, const fn_trials_rule *rule,
+FN_TINY_NAME(fn_tiny)(ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const double *X,
+                      const double *T, const fn_trials_state *state, const fn_trials_rule *rule,
                       const fn_trials_epochs *run, double *work)
 {
     /* The inputs broadcast once for the call: XB[(p * TI + i) * FN_TL + lane]
@@ -427,10 +432,14 @@ FN_TINY_NAME(fn_tiny)(ptrdiff_t oact, ptrdiff_t n, const double *X, const double
     double *XB = work;
     for (ptrdiff_t j = 0; j < n * TI; j++) FN_TSTORE(XB + j * FN_TL, FN_TSPLAT(X[j]));
     double snap[(5 * TNW + 1) * FN_TL];
-    if (oact == FN_ACT_LINEAR)
-        FN_TINY_NAME(fn_tiny_variants)(FN_ACT_LINEAR, n, XB, T, state, rule, run, snap);
+    if (hact == FN_ACT_PROBEN1 && oact == FN_ACT_LINEAR)
+        FN_TINY_NAME(fn_tiny_variants)(FN_ACT_PROBEN1, FN_ACT_LINEAR, n, XB, T, state, rule, run,
+                                       snap);
+    else if (hact == FN_ACT_PROBEN1 && oact == FN_ACT_PROBEN1)
+        FN_TINY_NAME(fn_tiny_variants)(FN_ACT_PROBEN1, FN_ACT_PROBEN1, n, XB, T, state, rule,
+                                       run, snap);
     else
-        FN_TINY_NAME(fn_tiny_variants)(FN_ACT_PROBEN1, n, XB, T, state, rule, run, snap);
+        FN_TINY_NAME(fn_tiny_variants)((int)hact, (int)oact, n, XB, T, state, rule, run, snap);
 #ifdef FN_KM_AVAILABLE
     _mm_sfence();                           /* (the streamed rows of fn_tiny_transpose8) */
 #endif

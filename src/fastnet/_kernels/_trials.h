@@ -406,7 +406,7 @@ fn_trials_train_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
 #undef FN_TINY_SC
 
 /* Whether a network of this layer table has a tiny-network kernel on this
- * CPU (a listed shape, x/(1+|x|) hidden units, linear or x/(1+|x|) outputs). */
+ * CPU (a listed shape, elementwise activations: not softmax). */
 static int
 fn_trials_tiny(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_w,
                ptrdiff_t n_out)
@@ -414,7 +414,8 @@ fn_trials_tiny(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrd
     int ni, nh, no, sc;
     if (!fn_tiny_shape(layers, n_layers, n_in, n_w, n_out, &ni, &nh, &no, &sc)) return 0;
     const ptrdiff_t hact = layers[FN_L_ACT], oact = layers[FN_L_NCOLS + FN_L_ACT];
-    if (hact != FN_ACT_PROBEN1 || (oact != FN_ACT_PROBEN1 && oact != FN_ACT_LINEAR)) return 0;
+    if (hact < 0 || hact >= FN_N_ACTIVATIONS || hact == FN_ACT_SOFTMAX
+        || oact < 0 || oact >= FN_N_ACTIVATIONS || oact == FN_ACT_SOFTMAX) return 0;
     int listed = 0;
 #define FN_TINY_LISTED(a, b, c, d) listed |= ni == a && nh == b && no == c && sc == d;
     FN_TINY_SHAPES(FN_TINY_LISTED)
@@ -433,11 +434,12 @@ fn_trials_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptr
 {
     int ni = 0, nh = 0, no = 0, sc = 0;
     if (special && rule->code <= FN_IRPROP_PLUS && fn_trials_tiny(layers, n_layers, n_in, n_w, n_out)) {
+        const ptrdiff_t hact = layers[FN_L_ACT];
         const ptrdiff_t oact = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_ACT];
         fn_tiny_shape(layers, n_layers, n_in, n_w, n_out, &ni, &nh, &no, &sc);
 #define FN_TINY_CALL(a, b, c, d)                                                       \
         if (ni == a && nh == b && no == c && sc == d) {                                \
-            FN_TINY_CAT(fn_tiny, a, b, c, d)(oact, n, X, T, state, rule, run, work);   \
+            FN_TINY_CAT(fn_tiny, a, b, c, d)(hact, oact, n, X, T, state, rule, run, work); \
             return;                                                                    \
         }
         FN_TINY_SHAPES(FN_TINY_CALL)

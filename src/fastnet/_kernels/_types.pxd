@@ -15,7 +15,6 @@
 # Helpers here are `noexcept nogil` (Cython 3 would otherwise add exception
 # checks to every call).
 
-from libc.math cimport fabs, exp, tanh
 from scipy.linalg.cython_blas cimport dgemm
 
 cdef extern from "_loops.h" nogil:
@@ -34,6 +33,13 @@ cdef extern from "_loops.h" nogil:
                           const double* b, double* D, Py_ssize_t ldd)
     void fn_loops_linear(Py_ssize_t nb, Py_ssize_t size, double* Z, Py_ssize_t ldz,
                          const double* b, double* D, Py_ssize_t ldd)
+    # Every other activation through the vector functions of _activations.h.
+    void fn_loops_activate(int code, Py_ssize_t nb, Py_ssize_t size, double* Z, Py_ssize_t ldz,
+                           const double* b, double* D, Py_ssize_t ldd)
+    int fn_loops_activate_at(int level, int code, Py_ssize_t nb, Py_ssize_t size, double* Z,
+                             Py_ssize_t ldz, const double* b, double* D, Py_ssize_t ldd)
+    void fn_loops_softmax(Py_ssize_t nb, Py_ssize_t size, double* Z, Py_ssize_t ldz,
+                          const double* b, double* D, Py_ssize_t ldd)
     void fn_loops_deltas_bias(Py_ssize_t nb, Py_ssize_t size, double* Delta,
                               Py_ssize_t ldd, const double* D, double* gb)
     double fn_loops_output_deltas(Py_ssize_t nb, Py_ssize_t n_out, const double* Y,
@@ -70,42 +76,6 @@ cdef extern from "_constants.h":
     enum:
         LOSS_SSE "FN_LOSS_SSE"
         LOSS_CROSS_ENTROPY "FN_LOSS_CROSS_ENTROPY"
-
-
-cdef inline double activate(int code, double x, double* deriv) noexcept nogil:
-    """Return f(x) and store f'(x) in deriv[0]."""
-    cdef double y, d
-    if code == ACT_PROBEN1:
-        d = 1.0 / (1.0 + fabs(x))
-        deriv[0] = d * d
-        return x * d
-    elif code == ACT_LOGISTIC:
-        y = 1.0 / (1.0 + exp(-x))
-        deriv[0] = y * (1.0 - y)
-        return y
-    elif code == ACT_TANH:
-        y = tanh(x)
-        deriv[0] = 1.0 - y * y
-        return y
-    elif code == ACT_RELU:
-        # x < 0 (not x > 0) lets a NaN net input through, so divergence shows;
-        # f'(0) = 0 (the subgradient PyTorch and scikit-learn take).
-        deriv[0] = 1.0 if x > 0.0 else 0.0
-        return 0.0 if x < 0.0 else x
-    deriv[0] = 1.0
-    return x
-
-
-cdef inline double activate_only(int code, double x) noexcept nogil:
-    if code == ACT_PROBEN1:
-        return x / (1.0 + fabs(x))
-    elif code == ACT_LOGISTIC:
-        return 1.0 / (1.0 + exp(-x))
-    elif code == ACT_TANH:
-        return tanh(x)
-    elif code == ACT_RELU:
-        return 0.0 if x < 0.0 else x
-    return x
 
 
 # ---------------------------------------------------------------------------

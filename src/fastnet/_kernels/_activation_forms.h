@@ -1,0 +1,251 @@
+/* The activation functions at one vector width: a template that
+ * _activations.h includes once per width (see there for the algorithms and
+ * their accuracy). Parameters, defined by the includer and undefined here:
+ *   FN_AV_T   a GCC vector of doubles;
+ *   FN_AV_I   the int64 vector of as many lanes (the masks of comparisons);
+ *   FN_AV_U   the uint64 vector of as many lanes;
+ *   FN_AV_W   the number of lanes, the functions' suffix (fn_exp_8, ...).
+ * Vectors go in and out by pointer (a vector argument would have another ABI
+ * in each CPU clone); the functions are always inlined, so the pointers vanish.
+ */
+#define FN_AV_NAME(f) FN_AV_CAT(f, FN_AV_W)
+/* a where the mask m is set, else b (m: all ones or all zeros per lane) */
+#define FN_AV_SEL(m, a, b) ((FN_AV_T)(((m) & (FN_AV_I)(a)) | (~(m) & (FN_AV_I)(b))))
+/* c in every lane, as a vector constant (GCC then loads it whole; splatting a
+ * scalar at run time costs SSE2 code two instructions per constant) */
+#if FN_AV_W == 8
+#define FN_AV_SPLAT(c) ((FN_AV_T){(c), (c), (c), (c), (c), (c), (c), (c)})
+#elif FN_AV_W == 4
+#define FN_AV_SPLAT(c) ((FN_AV_T){(c), (c), (c), (c)})
+#elif FN_AV_W == 2
+#define FN_AV_SPLAT(c) ((FN_AV_T){(c), (c)})
+#else
+#define FN_AV_SPLAT(c) ((FN_AV_T){(c)})
+#endif
+
+/* exp's range reduction and polynomial: x = k ln2 + r, |r| <= ln2 / 2, and
+ * *p = exp(r) - 1 = r + r^2 q(r); *k as an integer. x must lie in
+ * [FN_AV_EXP_MIN, FN_AV_EXP_MAX] (or be NaN, which passes to *p). */
+FN_AV_INLINE void
+FN_AV_NAME(fn_exp_reduced)(const FN_AV_T *px, FN_AV_T *pp, FN_AV_I *pk)
+{
+    const FN_AV_T x = *px;
+    /* k = round(x / ln2), as a double and as an integer */
+    FN_AV_T kd = x * FN_AV_SPLAT(FN_AV_LOG2E) + FN_AV_SPLAT(FN_AV_SHIFTER);
+    *pk = (FN_AV_I)kd - (FN_AV_I)FN_AV_SPLAT(FN_AV_SHIFTER);
+    kd -= FN_AV_SPLAT(FN_AV_SHIFTER);
+    /* r = x - k ln2 in two steps: the first is exact */
+    FN_AV_T r = x - kd * FN_AV_SPLAT(FN_AV_LN2_HI);
+    r = r - kd * FN_AV_SPLAT(FN_AV_LN2_LO);
+    /* q = 1/2! + r/3! + ... + r^11/13!, by Estrin's scheme: pairs, then pairs of
+     * pairs (a chain of four multiply-adds, not eleven: the tiny kernels wait on
+     * it) */
+#define FN_AV_C(c) FN_AV_SPLAT(c)
+    const FN_AV_T r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
+    const FN_AV_T q01 = FN_AV_C(0.16666666666666666) * r + FN_AV_C(0.5);
+    const FN_AV_T q23 = FN_AV_C(0.008333333333333333) * r + FN_AV_C(0.041666666666666664);
+    const FN_AV_T q45 = FN_AV_C(0.0001984126984126984) * r + FN_AV_C(0.001388888888888889);
+    const FN_AV_T q67 = FN_AV_C(2.7557319223985893e-06) * r + FN_AV_C(2.48015873015873e-05);
+    const FN_AV_T q89 = FN_AV_C(2.505210838544172e-08) * r + FN_AV_C(2.755731922398589e-07);
+    const FN_AV_T qab = FN_AV_C(1.6059043836821613e-10) * r + FN_AV_C(2.08767569878681e-09);
+    const FN_AV_T q03 = q23 * r2 + q01, q47 = q67 * r2 + q45, q8b = qab * r2 + q89;
+    const FN_AV_T q = (q8b * r4 + q47) * r4 + q03;
+    *pp = r + r2 * q;
+}
+
+/* 2^k for integers k in the normal exponents [-1022, 1023]. */
+#define FN_AV_POW2(k) ((FN_AV_T)(((k) + 1023) << 52))
+
+/* *y = exp(*x) for x <= 0 (or NaN): the result may be subnormal or 0. */
+FN_AV_INLINE void
+FN_AV_NAME(fn_exp_nonpositive)(const FN_AV_T *px, FN_AV_T *py)
+{
+    FN_AV_T x = *px, p;
+    FN_AV_I k;
+    /* (comparisons are false for NaN, which passes to the polynomial) */
+    x = FN_AV_SEL(x < FN_AV_SPLAT(FN_AV_EXP_MIN), FN_AV_SPLAT(FN_AV_EXP_MIN), x);
+    FN_AV_NAME(fn_exp_reduced)(&x, &p, &k);
+    /* times 2^k = 2^k1 2^k2 (k1 = floor(k / 2), both within the normal exponents;
+     * k + 2048 > 0, so a logical shift halves it: AVX2 has no 64-bit arithmetic one) */
+    const FN_AV_I k1 = (FN_AV_I)((FN_AV_U)(k + 2048) >> 1) - 1024, k2 = k - k1;
+    *py = ((FN_AV_SPLAT(1.0) + p) * FN_AV_POW2(k1)) * FN_AV_POW2(k2);
+}
+
+/* *y = exp(*x), lane by lane. */
+FN_AV_INLINE void
+FN_AV_NAME(fn_exp)(const FN_AV_T *px, FN_AV_T *py)
+{
+    FN_AV_T x = *px;
+    x = FN_AV_SEL(x > FN_AV_SPLAT(FN_AV_EXP_MAX), FN_AV_SPLAT(FN_AV_EXP_MAX), x);
+    FN_AV_NAME(fn_exp_nonpositive)(&x, py);
+}
+
+/* *y = tanh(*x). |x| < 0.55: |x| + |x| s P(s), s = x^2; else e / (e + 2) with
+ * e = exp(2|x|) - 1 computed as 2^k (exp(r) - 1) + (2^k - 1) (k >= 2 there, so
+ * the sum cancels little); then the sign of x. |x| is taken at most 20, where
+ * tanh rounds to 1. Both forms are computed, and each lane takes its own. */
+FN_AV_INLINE void
+FN_AV_NAME(fn_tanh)(const FN_AV_T *px, FN_AV_T *py)
+{
+    const FN_AV_I sign = (FN_AV_I){0} + INT64_MIN;
+    const FN_AV_T x = *px;
+    FN_AV_T a = (FN_AV_T)((FN_AV_I)x & ~sign), p;
+    a = FN_AV_SEL(a > FN_AV_SPLAT(FN_AV_TANH_ONE), FN_AV_SPLAT(FN_AV_TANH_ONE), a);
+    /* |x| >= 0.55 */
+    const FN_AV_T a2 = a + a;
+    FN_AV_I k;
+    FN_AV_NAME(fn_exp_reduced)(&a2, &p, &k);
+    const FN_AV_T s = FN_AV_POW2(k);
+    const FN_AV_T e = s * p + (s - FN_AV_SPLAT(1.0));
+    const FN_AV_T large = e / (e + FN_AV_SPLAT(2.0));
+    /* |x| < 0.55 */
+    const FN_AV_T a_sq = a * a, s2 = a_sq * a_sq, s4 = s2 * s2, s8 = s4 * s4;
+    const FN_AV_T c01 = FN_AV_C(0.13333333333332714) * a_sq + FN_AV_C(-0.3333333333333333);
+    const FN_AV_T c23 = FN_AV_C(0.021869488493666944) * a_sq + FN_AV_C(-0.053968253967434016);
+    const FN_AV_T c45 = FN_AV_C(0.003592110378689024) * a_sq + FN_AV_C(-0.008863234397814355);
+    const FN_AV_T c67 = FN_AV_C(0.0005889360520074057) * a_sq + FN_AV_C(-0.001455661830100716);
+    const FN_AV_T c89 = FN_AV_C(8.511313685577672e-05) * a_sq + FN_AV_C(-0.0002346347410887237);
+    const FN_AV_T c03 = c23 * s2 + c01, c47 = c67 * s2 + c45;
+    const FN_AV_T c8a = FN_AV_C(-2.060276537636634e-05) * s2 + c89;
+    const FN_AV_T c = (c8a * s8 + c47 * s4) + c03;
+    const FN_AV_T small = a + (a * a_sq) * c;
+    const FN_AV_T t = FN_AV_SEL(a < FN_AV_SPLAT(FN_AV_TANH_SMALL), small, large);
+    *py = (FN_AV_T)((FN_AV_I)t | ((FN_AV_I)x & sign));
+}
+
+/* *y = 1 / (1 + exp(-*x)), as e / (1 + e) with e = exp(x) for x < 0: exp
+ * of -|x| is at most 1, so 1 + e rounds no more than for x >= 0. */
+FN_AV_INLINE void
+FN_AV_NAME(fn_logistic)(const FN_AV_T *px, FN_AV_T *py)
+{
+    const FN_AV_I sign = (FN_AV_I){0} + INT64_MIN;
+    const FN_AV_T x = *px;
+    const FN_AV_T m = (FN_AV_T)((FN_AV_I)x | sign);      /* -|x| */
+    FN_AV_T e;
+    FN_AV_NAME(fn_exp_nonpositive)(&m, &e);
+    const FN_AV_T one = FN_AV_SPLAT(1.0);
+    *py = FN_AV_SEL(x < FN_AV_SPLAT(0.0), e, one) / (one + e);
+}
+
+/* *y = f(*s) for the activation `code` (_constants.h; not softmax) and, unless
+ * d is NULL, *d = f'(*s). With `code` a constant only its branch is compiled.
+ * relu: s < 0 (not s > 0) selects 0, so a NaN net input passes; f'(0) = 0
+ * (the subgradient PyTorch and scikit-learn take). proben1 without the
+ * derivative divides, x / (1 + |x|), with it multiplies by q = 1 / (1 + |x|)
+ * (then f' = q^2). */
+FN_AV_INLINE void
+FN_AV_NAME(fn_activate)(int code, const FN_AV_T *ps, FN_AV_T *y, FN_AV_T *d)
+{
+    const FN_AV_T x = *ps;
+    if (code == FN_ACT_PROBEN1) {
+        const FN_AV_T den = 1.0 + (FN_AV_T)((FN_AV_I)x & ((FN_AV_I){0} + INT64_MAX));
+        if (d) {
+            const FN_AV_T q = 1.0 / den;
+            *y = x * q;
+            *d = q * q;
+        } else {
+            *y = x / den;
+        }
+    } else if (code == FN_ACT_LOGISTIC) {
+        FN_AV_NAME(fn_logistic)(ps, y);
+        if (d) *d = *y * (1.0 - *y);
+    } else if (code == FN_ACT_TANH) {
+        FN_AV_NAME(fn_tanh)(ps, y);
+        if (d) *d = 1.0 - *y * *y;
+    } else if (code == FN_ACT_RELU) {
+        const FN_AV_T zero = FN_AV_SPLAT(0.0);
+        *y = FN_AV_SEL(x < zero, zero, x);
+        if (d) *d = FN_AV_SEL(x > zero, FN_AV_SPLAT(1.0), zero);
+    } else {
+        *y = x;
+        if (d) *d = FN_AV_SPLAT(1.0);
+    }
+}
+
+/* n values of one row: z[u] <- f(z[u] + b[u]) (b NULL: the biases are in z
+ * already), d[u] <- f'(..) unless d is NULL; whole vectors, then one vector
+ * over the tail, the rest of it padded with zeros (every value's result is
+ * the one it would get anywhere in a row). */
+FN_AV_INLINE void
+FN_AV_NAME(fn_activate_row)(int code, ptrdiff_t n, double *z, const double *b, double *d)
+{
+    ptrdiff_t u = 0;
+    FN_AV_T s, y, f;
+    for (; u + FN_AV_W <= n; u += FN_AV_W) {
+        __builtin_memcpy(&s, z + u, sizeof s);
+        if (b) { FN_AV_T c; __builtin_memcpy(&c, b + u, sizeof c); s += c; }
+        FN_AV_NAME(fn_activate)(code, &s, &y, d ? &f : NULL);
+        __builtin_memcpy(z + u, &y, sizeof y);
+        if (d) __builtin_memcpy(d + u, &f, sizeof f);
+    }
+    if (u < n) {
+        const ptrdiff_t m = n - u;
+        s = (FN_AV_T){0};
+        for (ptrdiff_t i = 0; i < m; i++) s[i] = b ? z[u + i] + b[u + i] : z[u + i];
+        FN_AV_NAME(fn_activate)(code, &s, &y, d ? &f : NULL);
+        for (ptrdiff_t i = 0; i < m; i++) z[u + i] = y[i];
+        if (d) for (ptrdiff_t i = 0; i < m; i++) d[u + i] = f[i];
+    }
+}
+
+/* nb rows of `size` units (rows have strides ldz and ldd; D may be NULL; b
+ * NULL: the biases are in Z already), as fn_activate_row row by row. Layers
+ * narrower than a vector (Proben1's 4+2, XOR's 2) are taken across the rows
+ * instead, a whole vector of values at a time in row order, so that no lane
+ * computes padding. */
+FN_AV_INLINE void
+FN_AV_NAME(fn_activate_rows)(int code, ptrdiff_t nb, ptrdiff_t size, double *Z, ptrdiff_t ldz,
+                             const double *b, double *D, ptrdiff_t ldd)
+{
+    if (size >= FN_AV_W || nb == 1) {
+        for (ptrdiff_t r = 0; r < nb; r++)
+            FN_AV_NAME(fn_activate_row)(code, size, Z + r * ldz, b, D ? D + r * ldd : NULL);
+        return;
+    }
+    const ptrdiff_t total = nb * size;
+    ptrdiff_t r = 0, u = 0;                /* the next value to write */
+    for (ptrdiff_t i0 = 0; i0 < total; i0 += FN_AV_W) {
+        const ptrdiff_t m = total - i0 < FN_AV_W ? total - i0 : FN_AV_W;
+        FN_AV_T s = FN_AV_SPLAT(0.0), y, f;
+        ptrdiff_t rr = r, uu = u;
+        for (ptrdiff_t i = 0; i < m; i++) {
+            s[i] = b ? Z[rr * ldz + uu] + b[uu] : Z[rr * ldz + uu];
+            if (++uu == size) { uu = 0; rr++; }
+        }
+        FN_AV_NAME(fn_activate)(code, &s, &y, D ? &f : NULL);
+        for (ptrdiff_t i = 0; i < m; i++) {
+            Z[r * ldz + u] = y[i];
+            if (D) D[r * ldd + u] = f[i];
+            if (++u == size) { u = 0; r++; }
+        }
+    }
+}
+
+/* n values of exp in place (softmax rows), as fn_activate_row. */
+FN_AV_INLINE void
+FN_AV_NAME(fn_exp_row)(ptrdiff_t n, double *z)
+{
+    ptrdiff_t u = 0;
+    FN_AV_T s, y;
+    for (; u + FN_AV_W <= n; u += FN_AV_W) {
+        __builtin_memcpy(&s, z + u, sizeof s);
+        FN_AV_NAME(fn_exp)(&s, &y);
+        __builtin_memcpy(z + u, &y, sizeof y);
+    }
+    if (u < n) {
+        s = (FN_AV_T){0};
+        for (ptrdiff_t i = 0; i < n - u; i++) s[i] = z[u + i];
+        FN_AV_NAME(fn_exp)(&s, &y);
+        for (ptrdiff_t i = 0; i < n - u; i++) z[u + i] = y[i];
+    }
+}
+
+#undef FN_AV_NAME
+#undef FN_AV_SEL
+#undef FN_AV_SPLAT
+#undef FN_AV_POW2
+#undef FN_AV_C
+#undef FN_AV_U
+#undef FN_AV_T
+#undef FN_AV_I
+#undef FN_AV_W

@@ -1,0 +1,132 @@
+/* Every activation and its derivative, written once: the vector functions
+ * exp, tanh and logistic (our own polynomial kernels) and the activation
+ * codes of _constants.h built on them. Every kernel family includes this
+ * header: the single-network loops (_loops.h, for forward_rows and predict),
+ * and softmax outputs (_loops.h), the lanes and the trials kernels
+ * (_lanes.h, _lanes_pass.h) and the tiny kernels (_tiny.h).
+ *
+ * One source, four widths. _activation_forms.h is a template included here
+ * once per width, on GCC's generic vectors:
+ *   fn_*_8   eight doubles: one AVX-512 register (the lanes' width, FN_TL = 8;
+ *            in code for another level GCC splits it, and its comparisons
+ *            into scalar ones);
+ *   fn_*_4   four doubles: one AVX2 register;
+ *   fn_*_2   two doubles: one SSE2 register (the portable baseline);
+ *   fn_*_1   one double: the scalar form.
+ * Lane for lane, every width runs the same operations in the same order, so
+ * within one CPU level a value's result does not depend on the width or the
+ * place it was computed in (tested bit for bit). The CPU level is the
+ * includer's: the functions are always inlined into the kernels, each of
+ * which is compiled per level (target_clones, or _loops.h's functions of one
+ * level each, which take the width native to their level).
+ *
+ * Accuracy (tests/test_activations.py sweeps the whole range against the C
+ * library; docs/performance.md gives the measured maxima): within 2 ulp of
+ * libm's exp and tanh, logistic within 2 ulp of its exact value.
+ *   exp(x)   x = k ln2 + r, |r| <= ln2 / 2 (Cody & Waite's two-part ln2, whose
+ *            high part has 32 significant bits, so k * ln2_hi is exact);
+ *            exp(r) = 1 + (r + r^2 Q(r)), r^2 Q(r) the Taylor terms to r^13
+ *            (truncation below 1e-19 relative); the result is scaled by
+ *            2^k as 2^k1 * 2^k2, k1 + k2 = k, so that results near the
+ *            overflow threshold and subnormal results need no special case.
+ *            x > 710 is taken as 710 (exp overflows to +inf) and x < -746 as
+ *            -746 (exp underflows to +0): out of range, k would overflow.
+ *   tanh(x)  |x| < 0.55: |x| + |x| s P(s), s = x^2, P a near-minimax fit of
+ *            degree 10 (Chebyshev fit in 60-digit arithmetic, approximation
+ *            error 8e-18 of P, i.e. < 3e-18 relative to tanh);
+ *            |x| >= 0.55: e / (e + 2), e = exp(2|x|) - 1 = 2^k (exp(r) - 1)
+ *            + (2^k - 1) (k >= 2 there: little cancellation); then the sign
+ *            of x. tanh(+-0) = +-0, subnormals pass unchanged, |x| >= 20 gives
+ *            +-1 exactly (as libm rounds it), +-inf gives +-1.
+ *            The polynomials run by Estrin's scheme (a short chain of
+ *            dependent operations: the tiny kernels wait on it).
+ *   logistic 1 / (1 + exp(-x)) for x >= 0, e / (1 + e) with e = exp(x) for
+ *            x < 0 (1 + e then rounds no more than for x >= 0); subnormal
+ *            below -708.4, 0 below -745.2, 1 above 36.7. Within 2 ulp of the
+ *            exact value (tested against long double), not of the formula
+ *            1 / (1 + exp(-x)), which loses accuracy for x < 0.
+ * NaN propagates through every function (a NaN net input still shows as
+ * divergence). No function reads errno or the rounding mode, and no branch
+ * depends on the data: a vector computes both tanh forms and selects.
+ */
+#ifndef FASTNET_ACTIVATIONS_H
+#define FASTNET_ACTIVATIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "_constants.h"
+
+#define FN_AV_INLINE static inline __attribute__((always_inline))
+
+typedef double fn_av8 __attribute__((vector_size(8 * sizeof(double))));
+typedef int64_t fn_av8i __attribute__((vector_size(8 * sizeof(double))));
+typedef uint64_t fn_av8u __attribute__((vector_size(8 * sizeof(double))));
+typedef double fn_av4 __attribute__((vector_size(4 * sizeof(double))));
+typedef int64_t fn_av4i __attribute__((vector_size(4 * sizeof(double))));
+typedef uint64_t fn_av4u __attribute__((vector_size(4 * sizeof(double))));
+typedef double fn_av2 __attribute__((vector_size(2 * sizeof(double))));
+typedef int64_t fn_av2i __attribute__((vector_size(2 * sizeof(double))));
+typedef uint64_t fn_av2u __attribute__((vector_size(2 * sizeof(double))));
+typedef double fn_av1 __attribute__((vector_size(sizeof(double))));
+typedef int64_t fn_av1i __attribute__((vector_size(sizeof(double))));
+typedef uint64_t fn_av1u __attribute__((vector_size(sizeof(double))));
+
+/* exp's constants: ln2 in two parts (the high part's last 21 bits are zero),
+ * log2(e), and 1.5 * 2^52, which rounds x * log2(e) to an integer when added
+ * (and leaves that integer in the low bits of its representation). */
+#define FN_AV_LN2_HI 6.93147180369123816490e-01
+#define FN_AV_LN2_LO 1.90821492927058770002e-10
+#define FN_AV_LOG2E 1.4426950408889634
+#define FN_AV_SHIFTER 6755399441055744.0
+#define FN_AV_EXP_MAX 710.0
+#define FN_AV_EXP_MIN -746.0
+/* Where tanh rounds to 1 (1 - tanh(20) = 8.5e-18, below half an ulp of 1). */
+#define FN_AV_TANH_ONE 20.0
+/* Below it, tanh is a polynomial. */
+#define FN_AV_TANH_SMALL 0.55
+
+#define FN_AV_CAT_(f, w) f##_##w
+#define FN_AV_CAT(f, w) FN_AV_CAT_(f, w)
+
+#define FN_AV_T fn_av8
+#define FN_AV_I fn_av8i
+#define FN_AV_U fn_av8u
+#define FN_AV_W 8
+#include "_activation_forms.h"
+#define FN_AV_T fn_av4
+#define FN_AV_I fn_av4i
+#define FN_AV_U fn_av4u
+#define FN_AV_W 4
+#include "_activation_forms.h"
+#define FN_AV_T fn_av2
+#define FN_AV_I fn_av2i
+#define FN_AV_U fn_av2u
+#define FN_AV_W 2
+#include "_activation_forms.h"
+#define FN_AV_T fn_av1
+#define FN_AV_I fn_av1i
+#define FN_AV_U fn_av1u
+#define FN_AV_W 1
+#include "_activation_forms.h"
+
+/* The scalar form, on plain doubles: y = f(x), and f'(x) into *d unless d is
+ * NULL (softmax is not an elementwise code: not here). */
+FN_AV_INLINE double
+fn_activate_scalar(int code, double x, double *d)
+{
+    fn_av1 s = {x}, y, f;
+    fn_activate_1(code, &s, &y, d ? &f : NULL);
+    if (d) *d = f[0];
+    return y[0];
+}
+
+FN_AV_INLINE double
+fn_exp_scalar(double x)
+{
+    fn_av1 s = {x}, y;
+    fn_exp_1(&s, &y);
+    return y[0];
+}
+
+#endif /* FASTNET_ACTIVATIONS_H */
