@@ -250,15 +250,21 @@ def study(name, data, hidden, trials, epochs, network, repeats):
             j / m for j, m in zip(times["jax"], times["many_objects"]))
         # equal work: every trial's training SSE after the last epoch's update
         w_jax = np.asarray(jout[0])
-        worst = 0.0
+        worst, diffs = 0.0, []
         for i, r in enumerate(results):
             ours = r.final_train.squared_error_percentage
             other = MLP(X.shape[1], hidden, T.shape[1], **network)
             other.set_weights(w_jax[i])
             theirs = 100.0 / T.size * float(np.sum((other.predict(X) - T) ** 2))
             # relative where the error is not ~0 (XOR ends near 0 SSE)
-            worst = max(worst, abs(ours - theirs) / (abs(theirs) + 1e-6))
+            diffs.append(abs(ours - theirs) / (abs(theirs) + 1e-6))
+            worst = max(worst, diffs[-1])
         row["max_rel_sse_diff"] = worst
+        # Saturated logistic outputs (the encoder's one-hot targets) leave gradients of
+        # ~1e-16 whose signs decide RPROP's steps: last-bit differences between fastnet's
+        # and XLA's exp then send a few trials elsewhere (as a different seed would). The
+        # work is the same (every trial runs every epoch); the share that agrees is shown.
+        row["share_sse_agree_1e-6"] = float(np.mean(np.array(diffs) < 1e-6))
     return row
 
 
@@ -287,7 +293,9 @@ def main(argv=None):
                     f"({row['call_only_vs_jax']:.2f}x for the call alone, its networks built "
                     f"beforehand; {row['many_objects_vs_jax']:.2f}x with every result object "
                     f"built; "
-                    f"SSE agree to {row['max_rel_sse_diff']:.1e})" if "jax_s" in row else "")
+                    f"SSE agree to {row['max_rel_sse_diff']:.1e} in "
+                    f"{100 * row['share_sse_agree_1e-6']:.0f} % of the trials to 1e-6)"
+                    if "jax_s" in row else "")
         row["arrays_ns_per_trial_epoch"] = 1e9 * row["arrays_s"] / (trials * epochs)
         print(f"{name:<16} {trials:>5} x {epochs:<4}: arrays {row['arrays_s']:.4f} s "
               f"({row['arrays_ns_per_trial_epoch']:.1f} ns per trial-epoch), "

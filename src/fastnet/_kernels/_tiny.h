@@ -39,6 +39,11 @@
 #ifndef FN_TINY_Q
 #define FN_TINY_Q 2
 #endif
+/* Examples whose forward passes a tiny kernel with exp-based units runs before
+ * their backward passes. */
+#ifndef FN_TINY_AHEAD
+#define FN_TINY_AHEAD 4
+#endif
 /* Epochs whose errors a tiny kernel keeps before writing them to their rows. */
 #define FN_TINY_CHUNK 16
 
@@ -218,13 +223,13 @@ FN_TINY_NAME(fn_tiny_save)(const FN_TINY_NAME(fn_tiny_group) *g, unsigned lanes,
     }
 }
 
-/* One epoch's error, gradient (into g->sse, g->G) of a group at its weights. */
+/* Example p's share of the epoch's error and gradient (into g->sse, g->G) of a
+ * group, from its forward pass A, F (F is overwritten). */
 FN_TINY_TARGET FN_INLINE void
-FN_TINY_NAME(fn_tiny_gradient)(const int HA, const int OA, FN_TINY_NAME(fn_tiny_group) *g,
-                               ptrdiff_t p, const double *XB, const double *T)
+FN_TINY_NAME(fn_tiny_backward)(FN_TINY_NAME(fn_tiny_group) *g, ptrdiff_t p, const double *T,
+                               const fn_tvr *A, fn_tvr *F)
 {
-    fn_tvr A[TNU], F[TH + TO], DO[TO];
-    FN_TINY_NAME(fn_tiny_forward)(HA, OA, g->W, A, F, XB, p);
+    fn_tvr DO[TO];
     /* dE/dnet of the outputs (E = sum (y - t)^2), of the hidden units */
     FN_TINY_UNROLL for (int o = 0; o < TO; o++) {
         const fn_tv res = A[TI + TH + o] - T[p * TO + o];
@@ -244,6 +249,16 @@ FN_TINY_NAME(fn_tiny_gradient)(const int HA, const int OA, FN_TINY_NAME(fn_tiny_
         g->G[TB2 + o] += DO[o];
         FN_TINY_UNROLL for (int i = 0; i < TFAN; i++) g->G[TW2 + o * TFAN + i] += DO[o] * A[TLO + i];
     }
+}
+
+/* Example p's share of the epoch's error and gradient of a group at its weights. */
+FN_TINY_TARGET FN_INLINE void
+FN_TINY_NAME(fn_tiny_gradient)(const int HA, const int OA, FN_TINY_NAME(fn_tiny_group) *g,
+                               ptrdiff_t p, const double *XB, const double *T)
+{
+    fn_tvr A[TNU], F[TH + TO];
+    FN_TINY_NAME(fn_tiny_forward)(HA, OA, g->W, A, F, XB, p);
+    FN_TINY_NAME(fn_tiny_backward)(g, p, T, A, F);
 }
 
 /* Hamey's success check of a group at its weights: the lanes that pass. */
@@ -286,6 +301,9 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
     const int Q = FN_TINY_Q;
     const fn_tv zero = FN_TSPLAT(0.0), scale = FN_TSPLAT(ep_.sse_scale);
     const unsigned full = (1u << FN_TL) - 1;
+    /* whether a unit's activation runs on exp (their chains are long) */
+    const int ahead = HA == FN_ACT_TANH || HA == FN_ACT_LOGISTIC || OA == FN_ACT_TANH
+        || OA == FN_ACT_LOGISTIC;
     /* Each epoch's errors (times sse_scale) wait here, whole vectors, for their
      * scattered places in sse_out: lane k's is row k. */
     double sbuf[FN_TINY_Q * FN_TINY_CHUNK * FN_TL];
@@ -317,10 +335,23 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
         /* (n >= 1: a do-while leaves no path on which G stays zero, which would
          * turn the update's masks into PHIs that GCC lowers lane by lane) */
         ptrdiff_t p = 0;
-        do {
+        if (ahead) {
+            /* exp-based units: the forward passes of FN_TINY_AHEAD examples first
+             * (independent chains of dependent operations, which the CPU overlaps),
+             * then their backward passes, in example order (the sums' order) */
+            for (; p + FN_TINY_AHEAD <= n; p += FN_TINY_AHEAD) {
+                fn_tvr A[FN_TINY_AHEAD][FN_TINY_Q][TNU], F[FN_TINY_AHEAD][FN_TINY_Q][TH + TO];
+                FN_TINY_UNROLL for (int j = 0; j < FN_TINY_AHEAD; j++)
+                    FN_TINY_UNROLL for (int q = 0; q < Q; q++)
+                        FN_TINY_NAME(fn_tiny_forward)(HA, OA, gr[q].W, A[j][q], F[j][q], XB, p + j);
+                FN_TINY_UNROLL for (int j = 0; j < FN_TINY_AHEAD; j++)
+                    FN_TINY_UNROLL for (int q = 0; q < Q; q++)
+                        FN_TINY_NAME(fn_tiny_backward)(&gr[q], p + j, T, A[j][q], F[j][q]);
+            }
+        }
+        for (; p < n; p++)
             FN_TINY_UNROLL for (int q = 0; q < Q; q++)
                 FN_TINY_NAME(fn_tiny_gradient)(HA, OA, &gr[q], p, XB, T);
-        } while (++p < n);
         FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
             FN_TSTORE(sbuf + (q * FN_TINY_CHUNK + ep - ep0) * FN_TL, gr[q].sse * scale);
             /* Lanes whose error is not finite stop here, un-updated. */
