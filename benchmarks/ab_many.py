@@ -1,7 +1,8 @@
 """``train_rprop_many`` with a list of networks in two trees of fastnet, run alternately.
 
 The studies of ``benchmarks/many_trials.py`` (XOR 2-2-1, 8-3-8 encoder, cancer1
-4+2, thyroid1 16+8; iRPROP-, fixed epochs), each timed as one call (the
+4+2, thyroid1 16+8 with Proben1's network; XOR and a 10-5-10 encoder with the
+study's default network; iRPROP-, fixed epochs), each timed as one call (the
 networks built beforehand, ``time.process_time``, median of ``--calls`` after a
 warm-up) in a fresh process per tree, A then B (A B A B ...), with that tree's
 ``src`` first on ``PYTHONPATH``. Prints per study the median seconds of each
@@ -30,11 +31,11 @@ def worker(names, calls):
     from fastnet import MLP, train_rprop_many
 
     out = {}
-    for name, data, hidden, trials, epochs in mt.STUDIES:
+    for name, data, hidden, trials, epochs, network in mt.STUDIES:
         if name.split()[0] not in names:
             continue
         X, T = mt.load(data)
-        net = MLP(X.shape[1], hidden, T.shape[1])
+        net = MLP(X.shape[1], hidden, T.shape[1], **network)
         W0 = mt.initial_weights(net, trials)
 
         def nets(net=net, W0=W0):
