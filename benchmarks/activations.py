@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _peers import cases as cases_mod  # noqa: E402
 from _peers import machine  # noqa: E402
 from _peers.harness import WARMUP_EPOCHS, PeerUnavailable, _timed  # noqa: E402
+from overhead import one_core_one_thread  # noqa: E402
 from peers import peer_class  # noqa: E402
 
 PEERS = ("fastnet", "numpy", "jax", "torch", "fann")
@@ -93,13 +94,7 @@ def main(argv=None):
         if a not in cases_mod.HIDDEN_ACTIVATIONS:
             raise SystemExit(f"`--activation`: unknown {a}; valid: "
                              + ", ".join(cases_mod.HIDDEN_ACTIVATIONS))
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    try:
-        from threadpoolctl import threadpool_limits
-        threadpool_limits(1)
-    except ImportError:
-        pass
+    one_core_one_thread()
     desc = machine.describe({})
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     print(f"machine: {desc['cpu_model']}; load {load}; {args.rounds} alternating rounds of "

@@ -88,6 +88,16 @@ def pin_one_core():
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
 
 
+def one_core_one_thread():
+    """Pin the process to one core and hold every loaded BLAS/OpenMP pool to one thread."""
+    pin_one_core()
+    try:
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(1)
+    except ImportError:
+        pass
+
+
 def parser(doc, repeats, calls, calls_help):
     """The arguments of an A/B script: the two trees' src, repeats, calls, the worker flag."""
     ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])

@@ -77,13 +77,13 @@ class TorchPeer(Peer):
             step_sizes=(RPROP["delta_min"], RPROP["delta_max"]))
 
     def forward(self):
-        torch, F = self.torch, self.F
+        torch, hidden = self.torch, self.hidden
         acts = [self.X]
         for j in range(1, self.L + 1):
             src = self.src[j]
             A = acts[src[0]] if len(src) == 1 else torch.cat([acts[i] for i in src], dim=1)
             z = torch.addmm(self.b[j], A, self.W[j])
-            acts.append(z if j == self.L else self.hidden(z))
+            acts.append(z if j == self.L else hidden(z))
         return acts[-1]
 
     def run(self, epochs):

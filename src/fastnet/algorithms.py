@@ -33,6 +33,7 @@ from fastnet.training._per_weight import Adam, Quickprop
 
 __all__ = ["Algorithm", "RPROP", "Backprop", "Quickprop", "Adam", "SCG", "LevenbergMarquardt",
            "LBFGS", "LM_MAX_MEMORY", "normal_equation_flops", "ALGORITHMS", "from_spec",
+           "parse_spec", "MAX_SPEC_LENGTH",
            "spec_of"]
 
 #: Algorithm names and the callables that make them from keyword parameters.
@@ -79,12 +80,7 @@ def from_spec(spec: str | Algorithm) -> Algorithm:
     if not isinstance(spec, str):
         raise TypeError(f"`algorithm` must be an Algorithm or a name such as 'rprop+' or "
                         f"'backprop(learning_rate=0.1)', got {spec!r}.")
-    match = _SPEC.match(spec)
-    name = match.group(1).lower() if match else None
-    if name not in ALGORITHMS:
-        raise ValueError(f"`algorithm` must name one of {sorted(ALGORITHMS)}, optionally with "
-                         f"parameters such as 'backprop(learning_rate=0.1)', got {spec!r}.")
-    kwargs = _parameters(match.group(2) or "", spec)
+    name, kwargs = parse_spec(spec)
     try:
         return ALGORITHMS[name](**kwargs)
     except TypeError as exc:
@@ -93,18 +89,80 @@ def from_spec(spec: str | Algorithm) -> Algorithm:
         raise
 
 
+#: The longest algorithm text :func:`parse_spec` reads (a spec is a name and a few
+#: parameters; the limit keeps a crafted text from tying up the parser).
+MAX_SPEC_LENGTH = 10_000
+
+
+def parse_spec(spec: str) -> tuple[str, dict]:
+    """The name and keyword parameters of an algorithm text, unchecked against the algorithm.
+
+    The one reader of specs: :func:`from_spec` and the grids of ``fastnet study``
+    (lists as values) both use it.
+
+    Parameters
+    ----------
+    spec : str
+        ``name`` or ``name(key=literal, ...)``; the name from ``ALGORITHMS`` (any case),
+        the values Python literals (lists are kept: grid axes).
+
+    Returns
+    -------
+    name : str
+        The name, in lower case.
+    params : dict
+        The parameters in the order given.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, a text longer than ``MAX_SPEC_LENGTH``, positional or
+        ``**``-unpacked arguments, a parameter given twice, a value that is not a literal,
+        and an RPROP name with another ``variant``.
+
+    Examples
+    --------
+    >>> parse_spec("Backprop(learning_rate=[0.1, 0.5])")
+    ('backprop', {'learning_rate': [0.1, 0.5]})
+    """
+    if len(spec) > MAX_SPEC_LENGTH:
+        raise ValueError(f"`algorithm` must be at most {MAX_SPEC_LENGTH} characters, got "
+                         f"{len(spec)}.")
+    match = _SPEC.match(spec)
+    name = match.group(1).lower() if match else None
+    if name not in ALGORITHMS:
+        raise ValueError(f"`algorithm` must name one of {sorted(ALGORITHMS)}, optionally with "
+                         f"parameters such as 'backprop(learning_rate=0.1)', got {spec!r}.")
+    params = _parameters(match.group(2) or "", spec)
+    if name in VARIANTS and "variant" in params and params["variant"] != name:
+        raise ValueError(f"`algorithm` {spec!r} names the variant twice ({name!r} and "
+                         f"variant={params['variant']!r}); write {params['variant']!r} as the "
+                         "name instead.")
+    return name, params
+
+
 def _parameters(text, spec):
     if not text.strip():
         return {}
+    usage = (f"`algorithm` parameters must be name=value pairs with literal values, such as "
+             f"'quickprop(epsilon=0.01, mu=1.75)', got {spec!r}")
     try:
         call = ast.parse(f"f({text})", mode="eval").body
-        if call.args:
-            raise ValueError("positional")
-        return {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords if kw.arg}
-    except (SyntaxError, ValueError):
-        raise ValueError(f"`algorithm` parameters must be name=value pairs with literal "
-                         f"values, such as 'quickprop(epsilon=0.01, mu=1.75)', got {spec!r}.")\
-            from None
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        raise ValueError(usage + ".") from None
+    if not isinstance(call, ast.Call) or call.args:
+        raise ValueError(usage + " (a positional value names no parameter).")
+    params = {}
+    for kw in call.keywords:
+        if kw.arg is None:
+            raise ValueError(usage + " (no ** unpacking).")
+        if kw.arg in params:
+            raise ValueError(f"`algorithm` {spec!r} gives {kw.arg} twice.")
+        try:
+            params[kw.arg] = ast.literal_eval(kw.value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            raise ValueError(usage + f" ({kw.arg} is not a literal).") from None
+    return params
 
 
 def spec_of(algorithm: Algorithm) -> str:

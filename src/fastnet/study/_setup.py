@@ -2,10 +2,10 @@
 success criterion, the trials and the epoch limit."""
 from __future__ import annotations
 
-import ast
 import hashlib
 import itertools
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +28,10 @@ _ERROR = re.compile(r"^\s*error\s*<\s*([0-9.eE+\-]+)\s*$")
 _RC = re.compile(r"^\s*r_?c\s*=\s*([0-9.eE+\-]+)\s*$")
 
 
+#: The most cells one algorithm grid of a study may have (checked before any is made).
+MAX_GRID_CELLS = 10_000
+
+
 def expand_grid(spec):
     """The algorithms a text with parameter grids names, one per cell.
 
@@ -47,29 +51,29 @@ def expand_grid(spec):
     Raises
     ------
     ValueError
-        As :func:`fastnet.algorithms.from_spec`, and for an empty list.
+        As :func:`fastnet.algorithms.from_spec`, for an empty list, and for a grid of more
+        than ``MAX_GRID_CELLS`` cells (counted before any cell is made).
     """
-    from fastnet.algorithms import Algorithm, from_spec
+    from fastnet.algorithms import Algorithm, from_spec, parse_spec
 
     if isinstance(spec, Algorithm) or not isinstance(spec, str):
         return [from_spec(spec)]
-    match = _SPEC.match(spec)
-    if not match or not (match.group(2) or "").strip() or "[" not in match.group(2):
-        return [from_spec(spec)]
-    try:
-        call = ast.parse(f"f({match.group(2)})", mode="eval").body
-        params = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords if kw.arg}
-    except (SyntaxError, ValueError):
-        return [from_spec(spec)]             # (from_spec names what is wrong)
+    name, params = parse_spec(spec)        # (refuses what from_spec refuses, before expanding)
     axes = {k: v for k, v in params.items() if isinstance(v, list)}
+    if not axes:
+        return [from_spec(spec)]
     for k, v in axes.items():
         if not v:
             raise ValueError(f"`algorithm` {spec!r}: the grid of {k} is empty; give at least "
                              "one value, such as [0.1, 0.5].")
+    n_cells = math.prod(len(v) for v in axes.values())
+    if n_cells > MAX_GRID_CELLS:
+        raise ValueError(f"`algorithm` {spec!r} is a grid of {n_cells} cells; at most "
+                         f"{MAX_GRID_CELLS} are trained in one study.")
     cells = []
     for values in itertools.product(*axes.values()):
         kw = {**params, **dict(zip(axes, values))}
-        cells.append(from_spec(f"{match.group(1)}({', '.join(f'{k}={v!r}' for k, v in kw.items())})"))
+        cells.append(from_spec(f"{name}({', '.join(f'{k}={v!r}' for k, v in kw.items())})"))
     return cells
 
 
