@@ -24,15 +24,17 @@
 #endif
 
 /* exp's range reduction and polynomial: x = k ln2 + r, |r| <= ln2 / 2, and
- * *p = exp(r) - 1 = r + r^2 q(r); *k as an integer. x must lie in
+ * *p = exp(r) - 1 = r + r^2 q(r); *k as a two's complement integer (the integer
+ * arithmetic is unsigned throughout: with a NaN x the bits are garbage, and a
+ * signed overflow would be undefined even though the result is discarded). x must lie in
  * [FN_AV_EXP_MIN, FN_AV_EXP_MAX] (or be NaN, which passes to *p). */
 FN_AV_INLINE void
-FN_AV_NAME(fn_exp_reduced)(const FN_AV_T *px, FN_AV_T *pp, FN_AV_I *pk)
+FN_AV_NAME(fn_exp_reduced)(const FN_AV_T *px, FN_AV_T *pp, FN_AV_U *pk)
 {
     const FN_AV_T x = *px;
     /* k = round(x / ln2), as a double and as an integer */
     FN_AV_T kd = x * FN_AV_SPLAT(FN_AV_LOG2E) + FN_AV_SPLAT(FN_AV_SHIFTER);
-    *pk = (FN_AV_I)kd - (FN_AV_I)FN_AV_SPLAT(FN_AV_SHIFTER);
+    *pk = (FN_AV_U)kd - (FN_AV_U)FN_AV_SPLAT(FN_AV_SHIFTER);
     kd -= FN_AV_SPLAT(FN_AV_SHIFTER);
     /* r = x - k ln2 in two steps: the first is exact */
     FN_AV_T r = x - kd * FN_AV_SPLAT(FN_AV_LN2_HI);
@@ -53,7 +55,8 @@ FN_AV_NAME(fn_exp_reduced)(const FN_AV_T *px, FN_AV_T *pp, FN_AV_I *pk)
     *pp = r + r2 * q;
 }
 
-/* 2^k for integers k in the normal exponents [-1022, 1023]. */
+/* 2^k for integers k (two's complement, unsigned) in the normal exponents
+ * [-1022, 1023]. */
 #define FN_AV_POW2(k) ((FN_AV_T)(((k) + 1023) << 52))
 
 /* *y = exp(*x) for x <= 0 (or NaN): the result may be subnormal or 0. */
@@ -61,13 +64,13 @@ FN_AV_INLINE void
 FN_AV_NAME(fn_exp_nonpositive)(const FN_AV_T *px, FN_AV_T *py)
 {
     FN_AV_T x = *px, p;
-    FN_AV_I k;
+    FN_AV_U k;
     /* (comparisons are false for NaN, which passes to the polynomial) */
     x = FN_AV_SEL(x < FN_AV_SPLAT(FN_AV_EXP_MIN), FN_AV_SPLAT(FN_AV_EXP_MIN), x);
     FN_AV_NAME(fn_exp_reduced)(&x, &p, &k);
     /* times 2^k = 2^k1 2^k2 (k1 = floor(k / 2), both within the normal exponents;
      * k + 2048 > 0, so a logical shift halves it: AVX2 has no 64-bit arithmetic one) */
-    const FN_AV_I k1 = (FN_AV_I)((FN_AV_U)(k + 2048) >> 1) - 1024, k2 = k - k1;
+    const FN_AV_U k1 = ((k + 2048) >> 1) - 1024, k2 = k - k1;
     *py = ((FN_AV_SPLAT(1.0) + p) * FN_AV_POW2(k1)) * FN_AV_POW2(k2);
 }
 
@@ -93,7 +96,7 @@ FN_AV_NAME(fn_tanh)(const FN_AV_T *px, FN_AV_T *py)
     a = FN_AV_SEL(a > FN_AV_SPLAT(FN_AV_TANH_ONE), FN_AV_SPLAT(FN_AV_TANH_ONE), a);
     /* |x| >= 0.55 */
     const FN_AV_T a2 = a + a;
-    FN_AV_I k;
+    FN_AV_U k;
     FN_AV_NAME(fn_exp_reduced)(&a2, &p, &k);
     const FN_AV_T s = FN_AV_POW2(k);
     const FN_AV_T e = s * p + (s - FN_AV_SPLAT(1.0));
