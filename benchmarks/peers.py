@@ -10,7 +10,7 @@ main figure, wall time is reported too). See benchmarks/README.md.
     python benchmarks/peers.py --dtype float64,float32 --json peers.json
     python benchmarks/peers.py --cases A,S --activation proben1,tanh,logistic,relu
 
-Case S (synthetic 4096 x 32-32-4, no shortcuts) is not one of PEERS.md's A-G; with
+Case S (synthetic 4096 x 32-32-4, one hidden layer, no shortcuts) is not one of PEERS.md's A-G; with
 ``--activation`` every peer runs the same hidden units (tanh, logistic, relu; proben1 is
 x/(1+|x|), the default), outputs linear. A case with another activation is reported as
 e.g. ``S/tanh``. benchmarks/activations.py measures the same cases in alternation.

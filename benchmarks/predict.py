@@ -5,7 +5,7 @@ The NumPy pass is what a user would write with the weights prepared once:
 ``f(X @ W1 + b1) @ W2 + b2 ...`` (no shortcuts), float64, BLAS held to one thread. Both
 are timed by ``timeit`` (best of ``--repeats`` runs of ``--number`` calls), taking turns
 (A B A B ...), on one core; reported: the best time per call of each and NumPy's time
-divided by fastnet's (> 1: fastnet faster). Cases: 10,000 rows of a 32-32-32-4 network
+divided by fastnet's (> 1: fastnet faster). Cases: 10,000 rows of a 32-32-4 network
 and one row of it.
 
     python benchmarks/predict.py [--rows 10000] [--repeats 7]
@@ -60,7 +60,7 @@ def main(argv=None):
         X = rng.normal(0, 1, (rows, 32))
         number = max(1, 2_000_000 // (rows * 32))
         for act in ACTIVATIONS:
-            net = MLP(32, (32, 32), 4, shortcut=False, hidden_activation=act, seed=1)
+            net = MLP(32, (32,), 4, shortcut=False, hidden_activation=act, seed=1)
             ref = numpy_forward(net)
             assert np.allclose(net.predict(X), ref(X), rtol=1e-12, atol=1e-12)
             best = {"fastnet": np.inf, "numpy": np.inf}

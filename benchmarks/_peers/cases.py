@@ -21,7 +21,7 @@ INIT_RANGE = 0.5
 #: Case G: uniform[-1, 1] inputs, one-hot targets of random classes.
 SYNTH_SEED = 2024
 SYNTH_SHAPE = (4096, 128, 10)  # examples, inputs, classes
-#: Case S: the same kind of data, 4096 examples of 32 inputs, 4 classes.
+#: Case S: the same kind of data, 4096 examples of 32 inputs, 4 classes; a 32-32-4 network.
 SYNTH_SMALL_SHAPE = (4096, 32, 4)
 #: Hidden activations every peer runs (``--activation``); outputs stay linear. proben1 is
 #: x/(1+|x|), the one of PEERS.md's cases A-G.
@@ -51,12 +51,12 @@ CASES = {
     "E": CaseSpec("E", "mushroom1", (32,), False),
     "F": CaseSpec("F", "thyroid1", (16, 8), False),
     "G": CaseSpec("G", "synthetic", (64, 32), False),
-    "S": CaseSpec("S", "synthetic-32", (32, 32), False),
+    "S": CaseSpec("S", "synthetic-32", (32,), False),
 }
 
 # C per case from PEERS.md (a self-check of the topology code).
 EXPECTED_C = {"A": 100, "B": 1115, "C": 794, "D": 4153, "E": 4098, "F": 515, "G": 10666,
-              "S": 2244}
+              "S": 1188}
 
 
 def connected_pairs(sizes, shortcut):
