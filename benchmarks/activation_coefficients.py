@@ -1,10 +1,10 @@
 #!/usr/bin/env python
 """How the constants of src/fastnet/_kernels/_activation_forms.h were made (needs mpmath).
 
-* tanh for |x| < 0.55: tanh(a) = a + a s P(s), s = a^2, with P a Chebyshev fit of degree 10
-  to (tanh(sqrt s) - sqrt s) / (s sqrt s) on [0, 0.55^2], in 60-digit arithmetic; prints
-  its coefficients, highest degree first, and the fit's error (of P; times s <= 0.3025 it
-  is the error relative to tanh).
+* tanh for |x| < 0.55: tanh(a) = a + a s P(s) / Q(s), s = a^2, with P/Q the [3/4] Pade
+  approximant (in s) of (tanh(a)/a - 1)/s, from the [3/4] Pade approximant of tanh(a)/a
+  (Lambert's continued fraction); prints P and Q (lowest degree first, Q(0) = 1) and the
+  largest error relative to tanh on [0, 0.55] with the coefficients rounded to double.
 * exp: the Taylor coefficients 1/k!, k = 2 .. 13, rounded to double (r^2 Q(r), |r| <= ln2/2,
   truncated after r^13: below 1e-19 relative), and Cody & Waite's two-part ln2.
 
@@ -14,24 +14,31 @@ import mpmath as mp
 
 
 def main():
-    mp.mp.dps = 60
-
-    def p_of_s(s):
-        if s == 0:
-            return mp.mpf(-1) / 3
-        a = mp.sqrt(s)
-        return (mp.tanh(a) - a) / (s * a)
-
-    edge = mp.mpf("0.55")
-    coeffs, err = mp.chebyfit(p_of_s, [0, edge * edge], 11, error=True)
-    print(f"tanh: P of degree 10 on [0, 0.55^2], fit error {mp.nstr(err, 3)}")
-    for c in coeffs:
-        print(f"    {float(c)!r}")
+    mp.mp.dps = 50
+    series = mp.taylor(mp.tanh, 0, 41)
+    over_a = [series[2 * k + 1] for k in range(20)]          # tanh(a)/a in powers of s
+    p, q = mp.pade(over_a, 3, 4)
+    p = [c / q[0] for c in p]
+    q = [c / q[0] for c in q]
+    # (P/Q - 1)/s = (P - Q)/(s Q): P - Q has no constant term
+    num = [(p[i + 1] if i + 1 < len(p) else 0) - q[i + 1] for i in range(len(q) - 1)]
+    num_d, den_d = [float(c) for c in num], [float(c) for c in q]
+    worst = 0
+    for i in range(1, 4001):
+        a = mp.mpf("0.55") * i / 4000
+        s = a * a
+        ratio = (sum(mp.mpf(c) * s ** k for k, c in enumerate(num_d))
+                 / sum(mp.mpf(c) * s ** k for k, c in enumerate(den_d)))
+        worst = max(worst, abs((a + a * s * ratio) / mp.tanh(a) - 1))
+    print("tanh, |x| < 0.55: P =", [repr(c) for c in num_d])
+    print("                  Q =", [repr(c) for c in den_d])
+    print(f"   largest error relative to tanh on [0, 0.55]: {mp.nstr(worst, 3)}")
     print("exp: 1/k!, k = 2 .. 13")
     for k in range(2, 14):
         print(f"    {float(1 / mp.factorial(k))!r}")
-    print(f"ln2 = {float(mp.log(2))!r}; the high part 6.93147180369123816490e-01 has 32 "
-          f"significant bits, the low part ln2 - high = {float(mp.log(2) - mp.mpf('6.93147180369123816490e-01'))!r}")
+    high = mp.mpf("6.93147180369123816490e-01")
+    print(f"ln2 = {float(mp.log(2))!r}; the high part {float(high)!r} has 32 significant bits, "
+          f"the low part ln2 - high = {float(mp.log(2) - high)!r}")
 
 
 if __name__ == "__main__":

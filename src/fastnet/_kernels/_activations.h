@@ -31,14 +31,15 @@
  *            overflow threshold and subnormal results need no special case.
  *            x > 710 is taken as 710 (exp overflows to +inf) and x < -746 as
  *            -746 (exp underflows to +0): out of range, k would overflow.
- *   tanh(x)  |x| < 0.55: |x| + |x| s P(s), s = x^2, P a near-minimax fit of
- *            degree 10 (Chebyshev fit in 60-digit arithmetic, approximation
- *            error 8e-18 of P, i.e. < 3e-18 relative to tanh);
+ *   tanh(x)  |x| < 0.55: |x| + |x| s P(s) / Q(s), s = x^2, P/Q the [3/4] Pade
+ *            approximant of (tanh(x)/x - 1)/s (Lambert's continued fraction;
+ *            4.7e-18 relative to tanh with its coefficients rounded);
  *            |x| >= 0.55: e / (e + 2), e = exp(2|x|) - 1 = 2^k (exp(r) - 1)
- *            + (2^k - 1) (k >= 2 there: little cancellation); then the sign
- *            of x. tanh(+-0) = +-0, subnormals pass unchanged, |x| >= 20 gives
+ *            + (2^k - 1) (k >= 2 there: little cancellation); the two forms
+ *            share one division; then the sign of x. tanh(+-0) = +-0,
+ *            subnormals pass unchanged, |x| >= 20 gives
  *            +-1 exactly (as libm rounds it), +-inf gives +-1.
- *            The polynomials run by Estrin's scheme (a short chain of
+ *            exp's polynomial runs by Estrin's scheme (a short chain of
  *            dependent operations: the tiny kernels wait on it).
  *   logistic 1 / (1 + exp(-x)) for x >= 0, e / (1 + e) with e = exp(x) for
  *            x < 0 (1 + e then rounds no more than for x >= 0); subnormal
