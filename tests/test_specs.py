@@ -35,6 +35,8 @@ def test_the_same_variant_twice_and_the_usual_forms_are_read():
         parse_spec("xxx(a=1)")
     assert len(expand_grid("backprop(learning_rate=[0.1, 0.5], momentum=[0, 0.9])")) == 4
     assert MAX_SPEC_LENGTH == 10_000
+    with pytest.raises(TypeError, match="`algorithm` must be a name"):
+        parse_spec(3)
 
 
 def test_a_huge_grid_is_refused_before_any_cell_is_made():

@@ -119,12 +119,17 @@ def parse_spec(spec: str) -> tuple[str, dict]:
         For an unknown name, a text longer than ``MAX_SPEC_LENGTH``, positional or
         ``**``-unpacked arguments, a parameter given twice, a value that is not a literal,
         and an RPROP name with another ``variant``.
+    TypeError
+        If ``spec`` is not a string.
 
     Examples
     --------
     >>> parse_spec("Backprop(learning_rate=[0.1, 0.5])")
     ('backprop', {'learning_rate': [0.1, 0.5]})
     """
+    if not isinstance(spec, str):
+        raise TypeError(f"`algorithm` must be a name such as 'rprop+' or "
+                        f"'backprop(learning_rate=0.1)', got {spec!r}.")
     if len(spec) > MAX_SPEC_LENGTH:
         raise ValueError(f"`algorithm` must be at most {MAX_SPEC_LENGTH} characters, got "
                          f"{len(spec)}.")

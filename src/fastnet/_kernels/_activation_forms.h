@@ -183,6 +183,15 @@ FN_AV_NAME(fn_activate_row)(int code, ptrdiff_t n, double *z, const double *b, d
         __builtin_memcpy(z + u, &y, sizeof y);
         if (d) __builtin_memcpy(d + u, &f, sizeof f);
     }
+#if FN_AV_W > 1
+    if (u + 1 == n) {                      /* one value left: the scalar form */
+        fn_av1 s1 = {b ? z[u] + b[u] : z[u]}, y1, f1;
+        fn_activate_1(code, &s1, &y1, d ? &f1 : NULL);
+        z[u] = y1[0];
+        if (d) d[u] = f1[0];
+        return;
+    }
+#endif
     if (u < n) {
         const ptrdiff_t m = n - u;
         s = (FN_AV_T){0};

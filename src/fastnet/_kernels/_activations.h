@@ -12,7 +12,7 @@
  *            into scalar ones);
  *   fn_*_4   four doubles: one AVX2 register;
  *   fn_*_2   two doubles: one SSE2 register (the portable baseline);
- *   fn_*_1   one double: the scalar form.
+ *   fn_*_1   one double: the scalar form (a row's last value when one is left).
  * Lane for lane, every width runs the same operations in the same order, so
  * within one CPU level a value's result does not depend on the width or the
  * place it was computed in (tested bit for bit). The CPU level is the
@@ -84,12 +84,18 @@ typedef uint64_t fn_av1u __attribute__((vector_size(sizeof(double))));
 #define FN_AV_EXP_MIN -746.0
 /* Where tanh rounds to 1 (1 - tanh(20) = 8.5e-18, below half an ulp of 1). */
 #define FN_AV_TANH_ONE 20.0
-/* Below it, tanh is a polynomial. */
+/* Below it, tanh is a rational function (Pade); above, it runs on exp. */
 #define FN_AV_TANH_SMALL 0.55
 
 #define FN_AV_CAT_(f, w) f##_##w
 #define FN_AV_CAT(f, w) FN_AV_CAT_(f, w)
 
+/* (the scalar form first: the wider ones' rows end with it) */
+#define FN_AV_T fn_av1
+#define FN_AV_I fn_av1i
+#define FN_AV_U fn_av1u
+#define FN_AV_W 1
+#include "_activation_forms.h"
 #define FN_AV_T fn_av8
 #define FN_AV_I fn_av8i
 #define FN_AV_U fn_av8u
@@ -105,29 +111,5 @@ typedef uint64_t fn_av1u __attribute__((vector_size(sizeof(double))));
 #define FN_AV_U fn_av2u
 #define FN_AV_W 2
 #include "_activation_forms.h"
-#define FN_AV_T fn_av1
-#define FN_AV_I fn_av1i
-#define FN_AV_U fn_av1u
-#define FN_AV_W 1
-#include "_activation_forms.h"
-
-/* The scalar form, on plain doubles: y = f(x), and f'(x) into *d unless d is
- * NULL (softmax is not an elementwise code: not here). */
-FN_AV_INLINE double
-fn_activate_scalar(int code, double x, double *d)
-{
-    fn_av1 s = {x}, y, f;
-    fn_activate_1(code, &s, &y, d ? &f : NULL);
-    if (d) *d = f[0];
-    return y[0];
-}
-
-FN_AV_INLINE double
-fn_exp_scalar(double x)
-{
-    fn_av1 s = {x}, y;
-    fn_exp_1(&s, &y);
-    return y[0];
-}
 
 #endif /* FASTNET_ACTIVATIONS_H */

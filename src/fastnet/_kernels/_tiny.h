@@ -349,9 +349,14 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
                         FN_TINY_NAME(fn_tiny_backward)(&gr[q], p + j, T, A[j][q], F[j][q]);
             }
         }
-        for (; p < n; p++)
-            FN_TINY_UNROLL for (int q = 0; q < Q; q++)
-                FN_TINY_NAME(fn_tiny_gradient)(HA, OA, &gr[q], p, XB, T);
+        /* the rest one by one (with Proben1's units, ahead is a constant 0: the
+         * do-while as it always ran) */
+        if (!ahead || p < n) {
+            do {
+                FN_TINY_UNROLL for (int q = 0; q < Q; q++)
+                    FN_TINY_NAME(fn_tiny_gradient)(HA, OA, &gr[q], p, XB, T);
+            } while (++p < n);
+        }
         FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
             FN_TSTORE(sbuf + (q * FN_TINY_CHUNK + ep - ep0) * FN_TL, gr[q].sse * scale);
             /* Lanes whose error is not finite stop here, un-updated. */
