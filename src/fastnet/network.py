@@ -29,7 +29,6 @@ from fastnet._validation import (
     check_choice,
     check_float,
     check_int,
-    check_matrix,
     check_pair,
     refuse_complex,
     shown_int,
@@ -186,6 +185,9 @@ class MLP:
         self._starts = starts
         self.n_units = int(starts[-1])
         self.n_connections = int(offset)
+        # How predict lays out and cuts a batch (fixed by the topology; kept for its fast path).
+        self._stride = _engine.row_stride(self)
+        self._block = _engine.block_rows(self)
 
     @property
     def layer_table(self):
@@ -420,19 +422,66 @@ class MLP:
         return self
 
     # -------------------------------------------------------------- evaluate
-    def predict(self, X: ArrayLike) -> np.ndarray:
+    def predict(self, X: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
         """Outputs of the network for the patterns X.
 
         Parameters
         ----------
         X : array-like of shape (n_patterns, n_in)
+            Finite inputs, one pattern per row (a single pattern is
+            ``x.reshape(1, -1)``). A C-contiguous float64 array is used as it
+            is; anything else is converted (a copy).
+        out : ndarray of shape (n_patterns, n_out), optional
+            C-contiguous, writeable float64 array to write the outputs into
+            (it must not share memory with X); by default a new array.
 
         Returns
         -------
         Y : ndarray of shape (n_patterns, n_out)
+            ``out`` if given.
+
+        Raises
+        ------
+        ValueError
+            If X has another number of columns, is not 2-D, or holds NaN or
+            infinite values; if ``out`` has the wrong shape or layout.
+        TypeError
+            If X does not hold numbers, or ``out`` is not a float64 ndarray.
+
+        Notes
+        -----
+        The network runs in C with the GIL released: threads predicting with
+        one network (or several) run in parallel, one core each. Batches of up
+        to 4,096 values of activations (rows x units, e.g. 100 patterns of a
+        30-unit network) are propagated in a buffer on the C stack, larger
+        ones in blocks of a few hundred patterns: predict allocates only the
+        returned array, and nothing with ``out``. BLAS is not called where the
+        CPU has fastnet's AVX2 or AVX-512 products, so the process's BLAS
+        threads are left alone.
+
+        Predicting with a network while another thread trains it is allowed
+        and memory-safe, but sees the weights of some epoch in progress,
+        possibly partly updated; from a training callback, between epochs,
+        it sees that epoch's weights.
+
+        The same call gives the same bits on one machine. Rows predicted in
+        another batch agree to rounding (about 1e-15 relative), not bit for
+        bit: blocks of 8 or more patterns take the vector products, fewer the
+        loops, which add in another order.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastnet import MLP
+        >>> net = MLP(3, (4,), 2, hidden_activation="tanh", seed=0)
+        >>> X = np.zeros((5, 3))
+        >>> net.predict(X).shape
+        (5, 2)
+        >>> out = np.empty((5, 2))
+        >>> net.predict(X, out=out) is out
+        True
         """
-        X = check_matrix(X, "X", n_cols=self.n_in, what="inputs", allow_empty=True)
-        return _engine.predict(self, X)
+        return _engine.predict(self, X, out)
 
     def sum_squared_error(self, X: ArrayLike, Y: ArrayLike) -> float:
         """Summed squared error sum_p sum_i (o_pi - t_pi)**2 (no factor 1/2)."""

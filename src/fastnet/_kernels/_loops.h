@@ -20,6 +20,7 @@
 #define FASTNET_LOOPS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <math.h>
 
@@ -427,6 +428,29 @@ fn_loops_output_deltas(ptrdiff_t nb, ptrdiff_t n_out, const double *Y, ptrdiff_t
         sse += row;
     }
     return sse;
+}
+
+/* Copy nb rows of n values (X contiguous) into the first columns of the rows of
+ * A (stride lda); returns 1 when every value is finite, 0 otherwise. The test
+ * reads the exponent bits as integers, so that it vectorises with the copy (a
+ * floating-point sum would wait on the add latency value by value). */
+FASTNET_CLONES static int
+fn_loops_load_rows(ptrdiff_t nb, ptrdiff_t n, const double *X, double *A, ptrdiff_t lda)
+{
+    const uint64_t exponent = 0x7ff0000000000000ULL;
+    uint64_t nonfinite = 0;
+    ptrdiff_t r, c;
+    for (r = 0; r < nb; r++) {
+        const double *__restrict x = X + r * n;
+        double *__restrict a = A + r * lda;
+        for (c = 0; c < n; c++) {
+            uint64_t bits;
+            memcpy(&bits, x + c, sizeof bits);
+            nonfinite |= (uint64_t)((bits & exponent) == exponent);
+            a[c] = x[c];
+        }
+    }
+    return nonfinite == 0;
 }
 
 #endif /* FASTNET_LOOPS_H */

@@ -38,6 +38,8 @@ cdef extern from "_loops.h" nogil:
                            const double* b, double* D, Py_ssize_t ldd)
     int fn_loops_activate_at(int level, int code, Py_ssize_t nb, Py_ssize_t size, double* Z,
                              Py_ssize_t ldz, const double* b, double* D, Py_ssize_t ldd)
+    int fn_loops_load_rows(Py_ssize_t nb, Py_ssize_t n, const double* X, double* A,
+                           Py_ssize_t lda)
     void fn_loops_softmax(Py_ssize_t nb, Py_ssize_t size, double* Z, Py_ssize_t ldz,
                           const double* b, double* D, Py_ssize_t ldd)
     void fn_loops_deltas_bias(Py_ssize_t nb, Py_ssize_t size, double* Delta,

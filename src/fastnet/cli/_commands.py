@@ -281,6 +281,20 @@ def _report(args):
     return 0
 
 
+def _export(args):
+    """Export a saved network (MLP.save, `fastnet train --save`) as an ONNX model or C source."""
+    from fastnet.export import to_c, to_onnx
+    from fastnet.network import MLP
+
+    net = MLP.load(args.network)
+    if args.format == "onnx":
+        to_onnx(net, args.out, dtype=args.dtype, name=args.name)
+    else:
+        to_c(net, args.out, name=args.name, dtype=args.dtype)
+    _err(f"fastnet: wrote {args.out} ({args.format}, {args.dtype}) from {net!r}")
+    return 0
+
+
 def _compare(args):
     """Compare result files: Proben1 t-tests per problem, sign/Wilcoxon/Lacoste over problems."""
     from fastnet.report import compare

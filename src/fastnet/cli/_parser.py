@@ -2,7 +2,7 @@
 import argparse
 
 from fastnet.cli._commands import (_bench, _compare, _datasets_fetch, _datasets_list, _demo,
-                                   _report, _reproduce, _train)
+                                   _export, _report, _reproduce, _train)
 from fastnet.cli._common import (_add_data, _add_running, _add_training, _positive_int,
                                  _runs_option, _seed)
 from fastnet.cli._study import add_study_parser
@@ -31,7 +31,26 @@ def build_parser():
     _compare_parser(sub)
     _reproduce_parser(sub, NETWORK_KINDS)
     add_study_parser(sub, _positive_int, _seed)
+    _export_parser(sub)
     return parser
+
+
+def _export_parser(sub):
+    """``export``: a saved network as ONNX or C."""
+    ex = sub.add_parser("export", help="export a saved network as an ONNX model or C source",
+                        description=_export.__doc__ + " See fastnet.export.")
+    ex.add_argument("network", metavar="NET.npz", help="a network file (fastnet.MLP.save)")
+    ex.add_argument("--format", "-f", choices=("onnx", "c"), required=True,
+                    help="onnx: an ONNX model (needs the onnx package: fastnet[onnx]); "
+                    "c: one self-contained C99 file")
+    ex.add_argument("--out", "-o", metavar="FILE", required=True,
+                    help="the file to write (replaced atomically)")
+    ex.add_argument("--dtype", choices=("float64", "float32"), default="float64",
+                    help="element type of the weights and arithmetic (default float64)")
+    ex.add_argument("--name", default="fastnet_predict",
+                    help="the C function's name (default fastnet_predict; the batch function "
+                    "is NAME_batch), or the ONNX graph's")
+    ex.set_defaults(func=_export)
 
 
 def _datasets_parser(sub):
