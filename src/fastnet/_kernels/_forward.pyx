@@ -3,7 +3,7 @@ from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS,
     N_ACTIVATIONS, ACT_LINEAR, ACT_PROBEN1, ACT_SOFTMAX,
     NARROW_LAYER, gemm_forward, fn_loops_proben1, fn_loops_linear, fn_loops_activate,
-    fn_loops_softmax, fn_loops_activate_at, fn_loops_load_rows,
+    fn_loops_softmax, fn_loops_activate_at, fn_loops_load_rows, fn_loops_all_finite,
 )
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport malloc, free
@@ -25,16 +25,32 @@ cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
     Fills the non-input columns of A and, unless D is NULL, the derivatives
     f'(net) into D (column = unit - n_in); softmax outputs put log y there.
     """
+    forward_rows_from(layers, n_layers, w, NULL, 0, A, lda, D, ldd, n_in, nb, blas_min)
+
+
+cdef void forward_rows_from(const Py_ssize_t* layers, Py_ssize_t n_layers,
+                            const double* w, const double* X, Py_ssize_t ldx,
+                            double* A, Py_ssize_t lda, double* D, Py_ssize_t ldd,
+                            Py_ssize_t n_in, Py_ssize_t nb, Py_ssize_t blas_min) noexcept nogil:
+    """forward_rows, with the layers that read inputs only reading them from the
+    rows of X (row stride ldx) when X is not NULL; a layer that reads inputs and
+    units together (a shortcut) still reads A, which must then hold the inputs."""
     cdef Py_ssize_t j, start, size, lo, hi, code
     cdef const Py_ssize_t* lay
     cdef const double* b
+    cdef const double* src
+    cdef Py_ssize_t ld
     for j in range(n_layers):
         lay = layers + j * L_NCOLS
         start = lay[L_START]; size = lay[L_SIZE]
         lo = lay[L_SRC_LO]; hi = lay[L_SRC_HI]
         code = lay[L_ACT]
         b = w + lay[L_B_OFF]
-        if gemm_forward(nb, size, hi - lo, A + lo, lda, w + lay[L_W_OFF], b,
+        if X != NULL and hi <= n_in:
+            src, ld = X + lo, ldx
+        else:
+            src, ld = A + lo, lda
+        if gemm_forward(nb, size, hi - lo, src, ld, w + lay[L_W_OFF], b,
                         A + start, lda, blas_min):
             b = NULL   # the product kernel added the biases already
         if code == ACT_PROBEN1:
@@ -183,15 +199,26 @@ cdef bint predict_blocks(const Py_ssize_t[:, ::1] layers, const double* w,
     """Outputs Y (n x n_out) of the inputs X (n x n_in), `block` rows at a time
     through the activation rows A (block x stride, 64-byte aligned). Returns
     False when an input is not finite (Y then partly written)."""
-    cdef Py_ssize_t L = layers.shape[0], r0 = 0, nb, r
+    cdef Py_ssize_t L = layers.shape[0], r0 = 0, nb, r, j
     cdef Py_ssize_t out0 = layers[L - 1, L_START], n_units = out0 + n_out
+    # Only a shortcut from the inputs past the first layer needs them beside the
+    # units; otherwise the first layer reads X where it lies (no copy).
+    cdef bint copy_inputs = False
+    for j in range(1, L):
+        copy_inputs = copy_inputs or layers[j, L_SRC_LO] < n_in
     for r in range(min(block, n)):          # the padding is never written: zero it once
         memset(A + r * stride + n_units, 0, (stride - n_units) * sizeof(double))
     while r0 < n:
         nb = min(block, n - r0)
-        if not fn_loops_load_rows(nb, n_in, X + r0 * n_in, A, stride):
-            return False
-        forward_rows(&layers[0, 0], L, w, A, stride, NULL, 0, n_in, nb, blas_min)
+        if copy_inputs:
+            if not fn_loops_load_rows(nb, n_in, X + r0 * n_in, A, stride):
+                return False
+            forward_rows(&layers[0, 0], L, w, A, stride, NULL, 0, n_in, nb, blas_min)
+        else:
+            if not fn_loops_all_finite(nb * n_in, X + r0 * n_in):
+                return False
+            forward_rows_from(&layers[0, 0], L, w, X + r0 * n_in, n_in, A, stride, NULL, 0,
+                              n_in, nb, blas_min)
         for r in range(nb):
             memcpy(Y + (r0 + r) * n_out, A + r * stride + out0, n_out * sizeof(double))
         r0 += nb

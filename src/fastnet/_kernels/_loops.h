@@ -430,26 +430,44 @@ fn_loops_output_deltas(ptrdiff_t nb, ptrdiff_t n_out, const double *Y, ptrdiff_t
     return sse;
 }
 
+/* Whether the bits of a double are those of +-inf or NaN (all exponent bits set).
+ * Read as integers, so that the tests vectorise (a floating-point sum of x - x
+ * would wait on the add latency value by value). */
+static inline uint64_t
+fn_loops_nonfinite(const double *x)
+{
+    const uint64_t exponent = 0x7ff0000000000000ULL;
+    uint64_t bits;
+    memcpy(&bits, x, sizeof bits);
+    return (uint64_t)((bits & exponent) == exponent);
+}
+
 /* Copy nb rows of n values (X contiguous) into the first columns of the rows of
- * A (stride lda); returns 1 when every value is finite, 0 otherwise. The test
- * reads the exponent bits as integers, so that it vectorises with the copy (a
- * floating-point sum would wait on the add latency value by value). */
+ * A (stride lda); returns 1 when every value is finite, 0 otherwise. */
 FASTNET_CLONES static int
 fn_loops_load_rows(ptrdiff_t nb, ptrdiff_t n, const double *X, double *A, ptrdiff_t lda)
 {
-    const uint64_t exponent = 0x7ff0000000000000ULL;
     uint64_t nonfinite = 0;
     ptrdiff_t r, c;
     for (r = 0; r < nb; r++) {
         const double *__restrict x = X + r * n;
         double *__restrict a = A + r * lda;
         for (c = 0; c < n; c++) {
-            uint64_t bits;
-            memcpy(&bits, x + c, sizeof bits);
-            nonfinite |= (uint64_t)((bits & exponent) == exponent);
+            nonfinite |= fn_loops_nonfinite(x + c);
             a[c] = x[c];
         }
     }
+    return nonfinite == 0;
+}
+
+/* Whether the n values of X are all finite. */
+FASTNET_CLONES static int
+fn_loops_all_finite(ptrdiff_t n, const double *X)
+{
+    uint64_t nonfinite = 0;
+    ptrdiff_t i;
+    for (i = 0; i < n; i++)
+        nonfinite |= fn_loops_nonfinite(X + i);
     return nonfinite == 0;
 }
 
