@@ -22,13 +22,13 @@ Every peer computes the same network with the same float64 weights, on one core:
 Networks (no shortcut connections, so every peer runs them): 10-8-1 tanh hidden,
 logistic output; Proben1's 9-6-2 (x/(1+|x|) hidden, linear outputs); 32-32-4 with
 proben1, tanh, logistic and relu hidden units and linear outputs. Rows: 1, 10,
-1,000, 100,000. Each call is timed by ``timeit`` (``--repeats`` rounds, the peers
+1,000, 10,000, 100,000. Each call is timed by ``timeit`` (``--repeats`` rounds, the peers
 taking turns within each round, each round timing a loop of calls that lasts about
 ``--seconds``); printed per case: each peer's best (minimum) time per call, and
 fastnet's speed relative to each peer (peer time / fastnet time, > 1: fastnet faster),
 from the minima and, in brackets, from the medians of the rounds.
 
-    python benchmarks/inference.py [--repeats 7] [--seconds 0.05] [--rows 1 10 1000 100000]
+    python benchmarks/inference.py [--repeats 7] [--seconds 0.05] [--rows 1 10 1000 10000 100000]
     python benchmarks/inference.py --threads     # two threads predicting with one network
 
 ``--threads`` measures instead how two threads predicting with the same network scale
@@ -235,7 +235,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--seconds", type=float, default=0.05, help="time per timed loop")
-    ap.add_argument("--rows", type=int, nargs="+", default=[1, 10, 1000, 100_000])
+    ap.add_argument("--rows", type=int, nargs="+", default=[1, 10, 1000, 10_000, 100_000])
     ap.add_argument("--networks", nargs="+", default=None,
                     help="labels (or parts of labels) of the networks to run (default all)")
     ap.add_argument("--threads", action="store_true",

@@ -252,6 +252,12 @@ def test_onnx_export_errors(monkeypatch):
         to_onnx({"weights": [1.0]})
     with pytest.raises(ValueError, match="`dtype` must be 'float64' or 'float32', got 'int8'"):
         to_onnx(net, dtype="int8")
+    with pytest.raises(ValueError, match="`dtype` must be 'float64' or 'float32', got None"):
+        to_onnx(net, dtype=None)
+    with pytest.raises(ValueError, match="`name` must be a non-empty string"):
+        to_onnx(net, name="")
+    with pytest.raises(TypeError, match="`name` must be a string, got int"):
+        to_onnx(net, name=3)
     monkeypatch.setitem(sys.modules, "onnx", None)
     with pytest.raises(ImportError, match=r'pip install "fastnet\[onnx\]"'):
         to_onnx(net)
@@ -322,6 +328,15 @@ def test_c_export_default_name_and_sizes(tmp_path):
     assert_allclose(_c_batch(lib, "fastnet_predict", X, 2, "float64"), net.predict(X), **TOL)
 
 
+def test_c_export_refuses_networks_too_large_for_c(monkeypatch):
+    import fastnet.export
+
+    monkeypatch.setattr(fastnet.export, "MAX_C_CONNECTIONS", 20)
+    with pytest.raises(ValueError, match="25 connections, more than MAX_C_CONNECTIONS"):
+        to_c(MLP(2, (3,), 4, shortcut=False, seed=0))     # (2+1)*3 + (3+1)*4 = 25
+    to_c(MLP(2, (3,), 1, shortcut=False, seed=0))          # 13 weights: fine
+
+
 def test_c_export_writes_weights_exactly():
     net = MLP(3, (2,), 1, seed=5)
     w = net.weights.copy()
@@ -339,9 +354,19 @@ def test_c_export_refuses_names_that_are_not_c_identifiers(name):
         to_c(MLP(2, (), 1, seed=0), name=name)
 
 
-def test_c_export_errors():
+def test_c_export_errors(tmp_path):
     with pytest.raises(TypeError, match="`name` must be a string"):
         to_c(MLP(2, (), 1, seed=0), name=3)
+    for dtype in (None, "float16", "int8", complex):
+        with pytest.raises(ValueError, match="`dtype` must be 'float64' or 'float32'"):
+            to_c(MLP(2, (), 1, seed=0), dtype=dtype)
+    with pytest.raises(ValueError, match="`path` must name a file, got the directory"):
+        to_c(MLP(2, (), 1, seed=0), tmp_path)
+    with pytest.raises(FileNotFoundError, match="no such directory"):
+        to_c(MLP(2, (), 1, seed=0), tmp_path / "missing" / "net.c")
+    with pytest.raises(TypeError, match="`path` must be a str or path-like"):
+        to_c(MLP(2, (), 1, seed=0), 3)
+    assert list(tmp_path.iterdir()) == []
     with pytest.raises(TypeError, match="`net` must be a fastnet.MLP"):
         to_c("net.npz")
     with pytest.raises(ValueError, match="`dtype`"):

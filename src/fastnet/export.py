@@ -14,6 +14,7 @@ The ``onnx`` package is needed for :func:`to_onnx` only (``pip install
 """
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -22,7 +23,7 @@ from fastnet._files import atomic_write
 from fastnet._typing import PathLike
 from fastnet._version import __version__
 
-__all__ = ["to_onnx", "to_c", "ONNX_OPSET", "C_KEYWORDS"]
+__all__ = ["to_onnx", "to_c", "ONNX_OPSET", "C_KEYWORDS", "MAX_C_CONNECTIONS"]
 
 #: The ONNX operator set the models use (Gemm, Concat, Tanh, Sigmoid, Relu, Abs,
 #: Div, Softmax with its opset-13 axis meaning). Runtimes from onnxruntime 1.10
@@ -30,6 +31,10 @@ __all__ = ["to_onnx", "to_c", "ONNX_OPSET", "C_KEYWORDS"]
 ONNX_OPSET = 13
 # The IR version written: the one of opset 13 (onnx 1.8), so that older runtimes load it.
 _ONNX_IR_VERSION = 7
+
+#: The largest network :func:`to_c` writes: 10^7 weights are about 250 MB of C source,
+#: which GCC and Clang still compile (slowly); beyond it ONNX (weights in binary) serves.
+MAX_C_CONNECTIONS = 10_000_000
 
 #: Reserved words of C99 (and C11/C23 additions), refused as function names.
 C_KEYWORDS = frozenset(
@@ -50,12 +55,27 @@ def _check_net(net, function):
 
 def _check_dtype(dtype):
     try:
-        dt = np.dtype(dtype)
+        dt = None if dtype is None else np.dtype(dtype)   # (np.dtype(None) is float64)
     except TypeError:
         dt = None
-    if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
+    # (compared by name: np.dtype("float64") == None is True)
+    if dt is None or dt.name not in ("float64", "float32"):
         raise ValueError(f"`dtype` must be 'float64' or 'float32', got {dtype!r}.")
     return dt
+
+
+def _check_path(path):
+    """None, or a path to a file (not a directory) whose folder exists."""
+    if path is None:
+        return None
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"`path` must be a str or path-like (or None), got {type(path).__name__}.")
+    if os.path.isdir(path):
+        raise ValueError(f"`path` must name a file, got the directory {os.fspath(path)!r}.")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"`path`: no such directory {folder!r} (for {os.fspath(path)!r}).")
+    return path
 
 
 def _layers(net):
@@ -105,9 +125,12 @@ def to_onnx(net, path: PathLike | None = None, *, dtype="float64", name="fastnet
     ImportError
         If the ``onnx`` package is not installed (``pip install "fastnet[onnx]"``).
     TypeError
-        If ``net`` is not an :class:`~fastnet.MLP`.
+        If ``net`` is not an :class:`~fastnet.MLP`, or ``name`` not a string.
     ValueError
-        If ``dtype`` is not float64 or float32.
+        If ``dtype`` is not float64 or float32, ``name`` is empty, or ``path``
+        is a directory.
+    FileNotFoundError
+        If the folder of ``path`` does not exist.
 
     Notes
     -----
@@ -131,8 +154,11 @@ def to_onnx(net, path: PathLike | None = None, *, dtype="float64", name="fastnet
     """
     _check_net(net, "to_onnx")
     dt = _check_dtype(dtype)
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"`name` must be a non-empty string, got {name!r}.")
+    path = _check_path(path)
+    if not isinstance(name, str):
+        raise TypeError(f"`name` must be a string, got {type(name).__name__}.")
+    if not name:
+        raise ValueError("`name` must be a non-empty string, got ''.")
     try:
         import onnx
         from onnx import TensorProto, helper, numpy_helper
@@ -249,7 +275,10 @@ def to_c(net, path: PathLike | None = None, *, name: str = "fastnet_predict",
         If ``net`` is not an :class:`~fastnet.MLP`, or ``name`` not a string.
     ValueError
         If ``name`` is not a C identifier of at most 63 characters or is a
-        reserved word, or ``dtype`` is not float64 or float32.
+        reserved word, ``dtype`` is not float64 or float32, ``path`` is a
+        directory, or the network has more than ``MAX_C_CONNECTIONS`` weights.
+    FileNotFoundError
+        If the folder of ``path`` does not exist.
 
     Notes
     -----
@@ -271,6 +300,12 @@ def to_c(net, path: PathLike | None = None, *, name: str = "fastnet_predict",
     """
     _check_net(net, "to_c")
     dt = _check_dtype(dtype)
+    path = _check_path(path)
+    if net.n_connections > MAX_C_CONNECTIONS:
+        raise ValueError(f"to_c: the network has {net.n_connections:,} connections, more than "
+                         f"MAX_C_CONNECTIONS ({MAX_C_CONNECTIONS:,}): its C source would take "
+                         "gigabytes and compilers fail on arrays that large; export it with "
+                         "to_onnx instead.")
     if not isinstance(name, str):
         raise TypeError(f"`name` must be a string (a C identifier), got {type(name).__name__}.")
     if not _C_NAME.match(name) or name in C_KEYWORDS:
