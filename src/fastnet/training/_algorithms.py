@@ -566,6 +566,12 @@ class RpropPlan:
     strip: object
     init_scale: float | None
     preset: str | None
+    init: str = "uniform"
+
+    @property
+    def draws_weights(self):
+        """Whether each trial's weights are drawn (not taken from its network)."""
+        return self.init_scale is not None or self.init != "uniform"
 
 
 def resolve_rprop(preset, given, unset):
