@@ -130,3 +130,12 @@ def test_rate_is_on_the_sum_of_squares_without_half():
     e = A @ w0 - T[:, :1].ravel()
     train_backprop(net, X, T[:, :1], learning_rate=0.01, max_epochs=1)
     assert_allclose(net.weights, w0 - 0.01 * 2 * A.T @ e, rtol=1e-12)
+
+
+def test_decay_update_in_algorithm_texts():
+    from fastnet.algorithms import from_spec
+    from fastnet.training import Backprop
+    rule = from_spec("backprop(mode='online', learning_rate=0.05, decay='update')")
+    assert rule == Backprop("online", 0.05, 0.0, "update")
+    with pytest.raises(ValueError, match="`decay`='update' needs mode='online'"):
+        from_spec("backprop(decay='update')")
