@@ -144,15 +144,17 @@ class Workspace:
                                    sse_out, self.blas_min, every, r_c, analog,
                                    self.check_block, *self.objective)
 
-    def backprop_epochs(self, rates, momentum, order, sse_out, every=0, r_c=0.4, analog=-1.0):
+    def backprop_epochs(self, rates, momentum, order, sse_out, every=0, r_c=0.4, analog=-1.0,
+                        per_update=False):
         """Backpropagation epochs, one per entry of ``sse_out`` (see
         ``_kernels._backprop``; Hamey's check every ``every`` epochs of batch
-        training); returns the kernel status."""
+        training; ``per_update``: ``rates`` holds one rate per online update);
+        returns the kernel status."""
         net = self.net
         return _backprop.train_epochs(self.A, self.Y, net._layers, net.n_in, self.w, self.g,
                                       self.dw_prev, self.D, self.Dl, rates, momentum, order,
                                       sse_out, self.blas_min, *self.objective, every, r_c,
-                                      analog, self.check_block)
+                                      analog, self.check_block, per_update)
 
     def gradient(self, w=None, g=None):
         """Summed squared error (the objective) at ``w`` (default: the trained weights
