@@ -222,7 +222,7 @@ def test_compare(bench_file, proben1_root, tmp_path, capsys):
     pics = tmp_path / "pics"
     assert cli.main(["compare", str(bench_file), str(other), "--plot", str(pics)]) == 0
     out = capsys.readouterr().out
-    assert "Proben1 t-tests" in out and "A vs B" in out and "Poisson binomial" in out
+    assert "Verdicts per problem" in out and "A vs B" in out and "Poisson binomial" in out
     assert "pictures written" in out and (pics / "cancer1-box.png").is_file()
 
 

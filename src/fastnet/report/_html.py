@@ -60,6 +60,7 @@ figcaption { font-size: 0.8rem; color: #57606a; }
 section.cell { border-top: 1px solid #eaeef2; }
 .meta { font-size: 0.85rem; color: #57606a; margin: 0.1rem 0 0.5rem; }
 ul.notes { font-size: 0.9rem; }
+ul.verdicts { max-width: 70rem; padding-left: 1.2rem; }
 p.warn { border-left: 4px solid #bf8700; background: #fff8c5; padding: 0.4rem 0.7rem;
          max-width: 70rem; }
 footer { margin-top: 2rem; font-size: 0.8rem; color: #57606a; }
@@ -389,58 +390,51 @@ def comparison_html(cmp, *, pictures=True):
     body = [f"<h1>{_e(title)}</h1>",
             f'<p class="sub">{_e(what.capitalize())} of {len(cmp.labels)} result sets on '
             f"{_n(len(cmp.problems), 'problem')}.</p>"]
+    pairs = cmp._pairs()
+    alpha = cmp._alpha()
+    body.append('<h2 id="verdicts">Verdicts per problem</h2>')
+    body.append(f'<p class="cap">Proben1\'s t-test at {100 * alpha:g} % on the '
+                + ("log errors, so an effect is a ratio of geometric mean errors"
+                   if cmp._log() else "errors (percent)")
+                + "; the interval is Welch's; the details are in the table of effects.</p>")
+    body.append('<ul class="verdicts">' + "".join(
+        f"<li><b>{_e(p)}</b>: {_e(cmp.verdict(p, a, b))}</li>"
+        for p in cmp.problems for a, b in pairs) + "</ul>")
+    over = cmp.over_problems()
+    if over:
+        heads, rows = cmp._over_table()
+        body.append('<h2 id="over">Across problems</h2>')
+        body.append(_simple_table(
+            "over-table", heads, rows, numeric_from=1,
+            caption=(f"Sign and Wilcoxon signed-rank tests on each problem's mean {what} "
+                     "(Demšar 2006): how often each algorithm is lower, and the two-sided "
+                     "p-values.")))
+        if len(over) > len(rows):
+            body.append('<p class="warn">' + _e(" ".join(over[len(rows):])) + "</p>")
     body += ['<h2 id="algorithms">Algorithms</h2>', _simple_table(
         "algorithms-table", ["", "label", "result file", "network"],
         [[letters[lab], lab, Path(src).name, net] for lab, (src, net) in zip(cmp.labels, cmp.sources)],
         numeric_from=99)]
-    pairs = [(a, b) for i, a in enumerate(cmp.labels) for b in cmp.labels[i + 1:]]
-    rows = []
-    for p in cmp.problems:
-        row = [p]
-        for a, b in pairs:
-            t = cmp.ttests[(p, a, b)]
-            if isinstance(t, str):
-                row.append(t)
-            else:
-                row.append((t.table_entry((letters[a], letters[b])),
-                            f"p = {100 * t.pvalue:.3g} %"
-                            + (", unreliable" if t.unreliable else "")))
-        rows.append(row)
-    body += ['<h2 id="ttests">Proben1 t-tests per problem</h2>', _simple_table(
-        "ttests-table", ["problem"] + [f"{letters[a]} vs {letters[b]}" for a, b in pairs], rows,
-        caption=(f"Proben1 t-tests per problem on the log {what} (Cochran/Cox t', 5 %): "
-                 "'A 1.2' = A is better, p = 1.2 %; '-' = no significant difference; "
-                 "(...) = unreliable, a sample stays non-normal after removing outliers; "
-                 "'n/a' = no test possible."))]
-    rows = [[p] + [f"{np.mean(cmp.samples[lab][p]):.3f} ({len(cmp.samples[lab][p])})"
-                   for lab in cmp.labels] for p in cmp.problems]
+    rows = [[p, f"{letters[a]} vs {letters[b]}", *cmp._effect_cells(p, a, b, letters)]
+            for p in cmp.problems for a, b in pairs]
+    body += ['<h2 id="ttests">Effects and p-values per problem</h2>', _simple_table(
+        "ttests-table", cmp._effect_heads(), rows, caption=cmp._effect_caption(),
+        numeric_from=2)]
+    rows = [[p] + [f"{np.mean(x):.3f} ± {np.std(x, ddof=1) if len(x) > 1 else math.nan:.3f} "
+                   f"({len(x)})" for lab in cmp.labels for x in [cmp.samples[lab][p]]]
+            for p in cmp.problems]
     body += [f'<h2 id="means">Mean {_e(what)}</h2>', _simple_table(
         "means-table", ["problem"] + [letters[lab] for lab in cmp.labels], rows,
-        caption=f"Mean {what} (n runs).")]
-    over = [("sign-table", "Sign test over problems (mean " + what + ")", cmp.sign),
-            ("wilcoxon-table", "Wilcoxon signed-rank test over problems (mean " + what + ")",
-             cmp.wilcoxon),
-            ("lacoste-table", f"Lacoste et al. Poisson binomial test over "
-             f"{len(cmp.lacoste_problems)} classification problems (best run by validation "
-             "error per problem)", cmp.lacoste)]
-    if any(t is not None for _, _, t in over):
-        body.append('<h2 id="over">Tests over problems</h2>')
-        body.append('<div class="row">' + "".join(_pairwise_table(i, t, ttl)
-                                                  for i, ttl, t in over if t is not None)
-                    + "</div>")
+        caption=f"Mean {what} ± standard deviation over the runs (n runs).")]
+    if cmp.lacoste is not None:
+        body.append('<h2 id="lacoste">Lacoste et al. over classification problems</h2>')
+        body.append(_pairwise_table(
+            "lacoste-table", cmp.lacoste, f"Lacoste et al. Poisson binomial test over "
+            f"{len(cmp.lacoste_problems)} classification problems (best run by validation "
+            "error per problem)"))
     if cmp.notes:
         body.append('<h2 id="notes">Notes</h2><ul class="notes">'
                     + "".join(f"<li>{_e(n)}</li>" for n in cmp.notes) + "</ul>")
-    if cmp.headers:
-        files = list(cmp.headers)
-        table = {}
-        for f in files:
-            for k, v in _setup_pairs(cmp.headers[f]):
-                table.setdefault(k, {})[f] = _value(v)
-        rows = [[k] + [vals.get(f, "-") for f in files] for k, vals in table.items()]
-        body += ['<h2 id="setup">Set-up</h2>',
-                 _simple_table("setup-table", ["", *(Path(f).name for f in files)], rows,
-                               numeric_from=99).replace("<table", '<table class="setup"', 1)]
     if pictures:
         body.append('<h2 id="pictures">Distributions per problem</h2>')
         for i, p in enumerate(cmp.problems):
@@ -474,5 +468,15 @@ def comparison_html(cmp, *, pictures=True):
                     "Fraction of runs with an error at most x: the curve further left is "
                     "the better algorithm."))
             body.append('<div class="figs">' + "".join(figs) + "</div></section>")
+    if cmp.headers:
+        files = list(cmp.headers)
+        table = {}
+        for f in files:
+            for k, v in _setup_pairs(cmp.headers[f]):
+                table.setdefault(k, {})[f] = _value(v)
+        rows = [[k] + [vals.get(f, "-") for f in files] for k, vals in table.items()]
+        body += ['<h2 id="setup">Set-up</h2>',
+                 _simple_table("setup-table", ["", *(Path(f).name for f in files)], rows,
+                               numeric_from=99).replace("<table", '<table class="setup"', 1)]
     version = next((h.get("version", "?") for h in cmp.headers.values()), "?")
     return _page(title, "\n".join(body), version)
