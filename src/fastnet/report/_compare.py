@@ -35,9 +35,15 @@ def _p(p):
     return "< 0.0001" if p < 1e-4 else f"{p:.2g}"
 
 
+def _p_is(p):
+    """``p = 0.042`` or ``p < 0.0001``."""
+    text = _p(p)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
 def _g(x):
     """Three significant digits, never in exponent form for the values a comparison shows."""
-    return f"{x:.3g}" if 1e-3 <= abs(x) < 1e4 or x == 0 else f"{x:.3e}"
+    return f"{x:#.3g}".rstrip(".") if 1e-3 <= abs(x) < 1e4 or x == 0 else f"{x:.3e}"
 
 
 def _sd(x):
@@ -202,9 +208,9 @@ class Comparison:
         e = self.effect(problem, a, b)
         level = f"{100 * e['level']:g} % CI"
         test = "Cochran/Cox t'" if t.decided_by == "cochran_cox" else "Welch"
-        sure = f"p = {_p(e['pvalue'])} ({test})"
+        sure = f"{_p_is(e['pvalue'])} ({test})"
         if t.decided_by == "cochran_cox":
-            sure += f"; Welch p = {_p(e['welch_pvalue'])}"
+            sure += f"; Welch {_p_is(e['welch_pvalue'])}"
         flip = t.significant and t.better == b  # state the effect from the better one's side
         first, second = (b, a) if flip else (a, b)
         if self._log():
@@ -275,7 +281,7 @@ class Comparison:
         for a, b, wins, losses, ps, pw in self._over_counts():
             line = (f"{letters[a]} vs {letters[b]}: {a} lower on {wins}, {b} lower on "
                     f"{losses}, tied on {n - wins - losses} of {n} problems; sign test "
-                    f"p = {_p(ps)}, Wilcoxon signed-rank p = {_p(pw)}: "
+                    f"{_p_is(ps)}, Wilcoxon signed-rank {_p_is(pw)}: "
                     f"{self._over_word(wins, losses, ps, pw, a, b)}.")
             untied = wins + losses
             if n >= datasets_needed(alpha) and smallest_pvalue(untied) >= alpha:
