@@ -105,6 +105,45 @@ def _key_above(ax, title=None):
         ax.set_title(title, pad=22, fontsize="medium")
 
 
+def _wrapped(label, width):
+    """`label` on lines of at most about `width` characters, broken after spaces, ``/``,
+    ``,``, ``:`` and ``(`` where it can be (within a word only if a word is longer)."""
+    import re
+    import textwrap
+
+    spaced = re.sub(r"([/,(:])(?=\S)", "\\1\u200b", label)  # break chances after / , (
+    lines = textwrap.wrap(spaced.replace("\u200b", " \u200b"), width=max(4, width),
+                          break_long_words=True, break_on_hyphens=False)
+    return "\n".join(line.replace(" \u200b", "").replace("\u200b", "") for line in lines)
+
+
+def _category_ticks(ax, positions, labels):
+    """Tick labels at `positions`, wrapped to the room each has on the axes (they never
+    run into each other; a label too long for three lines is cut with an ellipsis)."""
+    fig = ax.figure
+    px = ax.get_position().width * fig.get_figwidth() * fig.dpi * 0.85
+    lo, hi = ax.get_xlim() if ax.get_autoscalex_on() is False else (0.5, len(positions) + 0.5)
+    slot = px / max(hi - lo, 1.0)  # pixels per unit of x: one box's room
+    from matplotlib import rcParams
+    from matplotlib.font_manager import FontProperties
+
+    size = FontProperties(size=rcParams["xtick.labelsize"]).get_size_in_points()
+    chars = int(slot / (0.62 * size * fig.dpi / 72))
+    out = []
+    for lab in labels:
+        lines = _wrapped(lab, chars).split("\n")
+        if len(lines) > 3:
+            lines = lines[:2] + [lines[2][:max(1, chars - 1)] + "…"]
+        out.append("\n".join(lines))
+    ax.set_xticks(list(positions), out)
+    if fig.get_layout_engine() is None:  # fixed margins (`panels`): make room for the lines
+        lines = max(t.count("\n") + 1 for t in out)
+        label = 1.4 if ax.get_xlabel() else 0.0
+        need = ((lines + label) * 1.25 * size + 8) / 72 / fig.get_figheight()
+        if fig.subplotpars.bottom < need:
+            fig.subplots_adjust(bottom=need)
+
+
 def _finish(ax, path):
     if path is not None:
         ax.figure.savefig(path)
@@ -150,10 +189,13 @@ def _mean_sd(ax, x, sample, color="k"):
     return line, dot
 
 
-def _box_key(ax, what, mean_sd, ylabel, key=True):
-    """Label the ordinate and add a key saying what each mark of a box plot is."""
+def _box_key(ax, what, mean_sd, ylabel, key=True, title=None):
+    """Label the ordinate and add a key saying what each mark of a box plot is, with
+    `title` above the key."""
     ax.set_ylabel(ylabel)
     if not key:
+        if title:
+            ax.set_title(title, fontsize="medium")
         return
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -163,9 +205,11 @@ def _box_key(ax, what, mean_sd, ylabel, key=True):
     if mean_sd:
         handles.append(Line2D([], [], color="k", lw=1.2, marker="o", ms=4,
                               label="mean ± 1 sd"))
-    # above the axes, so it never hides a box
+    # above the axes, so it never hides a box; the title above the key
     ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(handles),
               fontsize="small", frameon=False)
+    if title:
+        ax.set_title(title, pad=22, fontsize="medium")
 
 
 def panels(n, *, width=3.4, height=2.8):

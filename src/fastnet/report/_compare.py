@@ -555,8 +555,8 @@ class Comparison:
                 if path.resolve().parent != inside:
                     raise ValueError(f"`directory`: the picture {path} would be written to "
                                      f"{path.resolve()}, outside {inside}; remove that link.")
-                ax = fn(samples)
-                ax.set_title(f"{p}: {MEASURES[self.measure][1]}")
+                ax = fn(samples, ylabel=f"{MEASURES[self.measure][1]} (%)",
+                        title=f"{p}: {MEASURES[self.measure][1]}")
                 ax.figure.savefig(path)
                 plt.close(ax.figure)
                 written.append(path)
