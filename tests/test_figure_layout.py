@@ -68,6 +68,8 @@ def layout_problems(fig):
         legends = [lg for lg in [ax.get_legend(), *fig.legends] if lg is not None]
         for lg in legends:
             lb = lg.get_window_extent(r)
+            if lb.x0 < box.x0 - SLACK or lb.x1 > box.x1 + SLACK or lb.y1 > box.y1 + SLACK:
+                problems.append(f"axes {k}: the legend leaves the figure")
             for t in titles:
                 if _shrunk(lb).overlaps(_shrunk(t.get_window_extent(r))):
                     problems.append(f"axes {k}: the legend covers the title {t.get_text()!r}")
@@ -186,3 +188,24 @@ def test_compare_plot_and_train_plot_lay_out_cleanly(two_files, drawn, tmp_path,
     assert len(drawn) == 5
     problems = [p for fig in drawn for p in layout_problems(fig)]
     assert not problems, "\n".join(problems)
+
+
+def test_learning_curves_mark_the_gl_threshold_that_stopped_the_run(proben1_root):
+    from fastnet import MLP, train_rprop
+    from fastnet.datasets import load_proben1
+
+    ds = load_proben1("cancer1", proben1_root)
+    r = train_rprop(MLP(9, [4, 2], 2, shortcut=True), *ds.train, *ds.val,
+                    preset="proben1-multilayer", seed=0)
+    assert r.stop_reason.startswith("GL")
+    alpha = float(r.stop_reason[2:])
+    ax = plots.learning_curves(r, log_y=True, title="cancer1")
+    (line,) = [ln for ln in ax.lines if ln.get_gid() == "gl_threshold"]
+    # the run stopped at the first strip end whose validation error passed this level
+    level = line.get_ydata()[0]
+    assert level == pytest.approx(min(r.val_error) * (1 + alpha / 100))
+    assert r.val_error[-1] > level and np.all(r.val_error[:-1] <= np.minimum.accumulate(
+        r.val_error[:-1]) * (1 + alpha / 100))
+    assert_clean(ax.figure)
+    ax = plots.learning_curves(np.arange(1, 4), [3.0, 2.0, 1.0])
+    assert not [ln for ln in ax.lines if ln.get_gid() == "gl_threshold"]

@@ -98,11 +98,17 @@ def _plain_log(axis):
 def _key_above(ax, title=None):
     """A key in one row above the axes (it never hides a curve or a marked epoch),
     and `title` above the key."""
+    import math
+
     handles, labels = ax.get_legend_handles_labels()
-    ax.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(handles),
-              fontsize="small", frameon=False, handlelength=1.6, columnspacing=1.2)
+    # as many rows as the labels need to stay within about the figure's width
+    room = ax.figure.get_figwidth() * 72 / (0.6 * 9) - 6 * len(labels)  # characters
+    rows = max(1, min(len(labels), math.ceil(sum(map(len, labels)) / max(room, 20))))
+    ax.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0),
+              ncol=math.ceil(len(handles) / rows), fontsize="small", frameon=False,
+              handlelength=1.6, columnspacing=1.2)
     if title:
-        ax.set_title(title, pad=22, fontsize="medium")
+        ax.set_title(title, pad=8 + 15 * rows, fontsize="medium")
 
 
 def _wrapped(label, width):
