@@ -209,3 +209,39 @@ def test_learning_curves_mark_the_gl_threshold_that_stopped_the_run(proben1_root
     assert_clean(ax.figure)
     ax = plots.learning_curves(np.arange(1, 4), [3.0, 2.0, 1.0])
     assert not [ln for ln in ax.lines if ln.get_gid() == "gl_threshold"]
+
+
+@pytest.mark.parametrize("n_test, spread", [(174, 6), (174, 80), (50, 1)])
+def test_grid_edges_put_every_value_inside_a_bin_of_whole_steps(n_test, spread):
+    rng = np.random.default_rng(n_test + spread)
+    step = 100.0 / n_test
+    k = rng.integers(3, 3 + spread, 40)
+    values = k * step  # classification errors in percent on n_test examples
+    edges = plots._grid_edges(values, step)
+    assert len(edges) - 1 <= 30
+    widths = np.diff(edges) / step
+    assert np.allclose(widths, np.rint(widths)) and np.allclose(widths, widths[0])
+    # every value lies half a step or more inside its bin: no value on an edge
+    gap = np.min(np.abs(values[:, None] - edges[None, :]))
+    assert gap == pytest.approx(step / 2)
+    assert edges[0] < values.min() and edges[-1] > values.max()
+    counts, _ = np.histogram(values, edges)
+    if round(widths[0]) == 1:  # one bin per grid point: as many filled bins as distinct values
+        assert np.count_nonzero(counts) == len(np.unique(k))
+
+
+def test_report_histograms_of_classification_errors_use_the_grid(two_files, monkeypatch):
+    seen = []
+    real = plots.histogram
+
+    def spy(sample, **kw):
+        seen.append((np.asarray(sample), kw.get("bins")))
+        return real(sample, **kw)
+
+    monkeypatch.setattr(plots, "histogram", spy)
+    summarize(two_files[0]).to_html()
+    grids = [(x, b) for x, b in seen if b is not None and not isinstance(b, str)]
+    assert grids  # cancer1's classification errors (174 test examples)
+    for x, edges in grids:
+        assert np.allclose(np.diff(edges) / (100 / 174), np.rint(np.diff(edges) / (100 / 174)))
+        assert np.allclose(x * 174 / 100, np.rint(x * 174 / 100))

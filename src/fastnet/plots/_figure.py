@@ -150,6 +150,20 @@ def _category_ticks(ax, positions, labels):
             fig.subplots_adjust(bottom=need)
 
 
+def _grid_edges(values, step, max_bins=30):
+    """Histogram edges for values on a grid of `step` (e.g. classification errors in
+    percent, multiples of 100/N on N test examples): every edge halfway between grid
+    points, so that each bin holds whole grid points (`max_bins` at most, joining
+    neighbouring points when there are more)."""
+    import math
+
+    k = np.rint(np.asarray(values, dtype=float) / step)
+    lo, hi = float(k.min()), float(k.max())
+    m = max(1, math.ceil((hi - lo + 1) / max_bins))
+    n = math.ceil((hi - lo + 1) / m)
+    return (lo - 0.5 + m * np.arange(n + 1)) * step
+
+
 def _finish(ax, path):
     if path is not None:
         ax.figure.savefig(path)

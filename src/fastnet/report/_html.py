@@ -259,7 +259,14 @@ def _timing_table(timing):
 
 # --------------------------------------------------------------------------- report
 
-def _cell_pictures(plots, row, s):
+def _n_test(header, problem, network):
+    """Test examples of a report cell (from the file's checklist), or None."""
+    check = (header.get("checklist") or {}).get(f"{problem}/{network.split(' / ')[0]}") or {}
+    n = (check.get("data") or {}).get("n_test")
+    return n if isinstance(n, int) and n > 0 else None
+
+
+def _cell_pictures(plots, row, s, header=None):
     """The pictures of one (problem, network) cell of a report."""
     figs = []
     name = f"{row.problem}, {row.network}"
@@ -282,11 +289,16 @@ def _cell_pictures(plots, row, s):
             f"Test squared error percentage: histogram of the {test.size} runs."))
     cls = _finite(s.get("test_class", []))
     if cls.size:
+        n_test = _n_test(header or {}, row.problem, row.network)
+        # on N test examples the error takes the values 100 k / N: bins on that grid
+        bins = "auto" if n_test is None else plots._grid_edges(cls, 100.0 / n_test)
         figs.append(_picture(
-            plots, lambda ax: plots.histogram(cls, xlabel="test classification error [%]",
-                                              ax=ax),
+            plots, lambda ax: plots.histogram(cls, bins=bins,
+                                              xlabel="test classification error (%)", ax=ax),
             f"{name}: histogram of the test classification error over the runs",
-            "Test set classification error (winner takes all), per run."))
+            "Test set classification error (winner takes all), per run"
+            + ("." if n_test is None else f"; one bin per step of 100/{n_test} % "
+               f"(one of the {n_test} test examples) or a few of them.")))
     epochs = {"total": _finite(s["epochs"]), "relevant": _finite(s["relevant_epoch"])}
     epochs = {k: v for k, v in epochs.items() if v.size}
     if epochs:
@@ -363,7 +375,7 @@ def report_html(report, *, timing=None, pictures=True):
                 body += ['<p class="meta">no per-run values in this report</p>', "</section>"]
                 continue
             body.append(f'<p class="meta">{_e(_cell_meta(h, row, s))}</p>')
-            body.append('<div class="figs">' + "".join(_cell_pictures(plots, row, s)) + "</div>")
+            body.append('<div class="figs">' + "".join(_cell_pictures(plots, row, s, h)) + "</div>")
             body.append("</section>")
     return _page(f"fastnet report: {name}", "\n".join(body), h.get("version", "?"))
 
