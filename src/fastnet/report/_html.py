@@ -53,6 +53,15 @@ table.setup th { text-align: left; white-space: nowrap; vertical-align: top; }
 table.setup td { max-width: 60rem; overflow-wrap: anywhere; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.95em; }
 nav ul { columns: 16rem; padding-left: 1.2rem; margin: 0.3rem 0; }
+nav li { break-inside: avoid; }
+/* a table wider than the screen scrolls, its first (key) column staying in view */
+.scroll tbody th:first-child, .scroll thead tr:first-child th:first-child {
+  position: sticky; left: 0; z-index: 1; }
+.scroll thead tr:first-child th:first-child { background: #f3f5f7; }
+@media (max-width: 1100px) {
+  table { font-size: 0.8rem; }
+  th, td { padding: 0.15rem 0.3rem; }
+}
 .figs { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: flex-start; }
 figure { margin: 0; max-width: 100%; }
 figure img { display: block; width: 100%; height: auto; }
