@@ -298,6 +298,10 @@ def test_logrank_tests_are_holm_adjusted_with_a_median_ratio():
         assert t.median_ratio == pytest.approx(np.median(ta) / np.median(tb))
         assert t.median_bound == (min(np.sum(ta < 150), np.sum(tb < 150)) <= 10)
         assert (t.better is not None) == (t.pvalue_holm < 0.05)
+        lo, hi = t.median_ratio_interval
+        assert lo <= t.median_ratio <= hi and lo > 0
+        # a percentile interval: its ends are ratios of medians of resampled trials
+        assert np.min(ta) / np.max(tb) <= lo and hi <= np.max(ta) / np.min(tb)
     from fastnet.study import summary_markdown
 
     text = summary_markdown(result)

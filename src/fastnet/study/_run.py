@@ -79,7 +79,9 @@ class LogRank:
     (`fastnet.stats.holm`); ``better`` the algorithm that trains faster if
     ``pvalue_holm < alpha``, else None. ``median_ratio`` is the effect size: the
     median epochs to success of ``a`` over that of ``b``, over all K trials with
-    failures counted at T (below 1: ``a`` faster); ``median_bound`` is True when at
+    failures counted at T (below 1: ``a`` faster), with ``median_ratio_interval``, its
+    95 % percentile bootstrap interval (:func:`scipy.stats.bootstrap`, 2000 resamples of
+    each algorithm's trials, seeded by the study's seed); ``median_bound`` is True when at
     most half of one algorithm's trials succeeded, so that its median is T (or
     averages with T) and the ratio is only a bound.
     """
@@ -92,6 +94,7 @@ class LogRank:
     pvalue_holm: float = float("nan")
     median_ratio: float = float("nan")
     median_bound: bool = False
+    median_ratio_interval: tuple = (float("nan"), float("nan"))
 
 
 @dataclass(frozen=True, repr=False)
@@ -290,10 +293,31 @@ def _run(study, name, net, X, Y, out, say):
         cells.append(_analyse(study, spec, group, data))
     cells = _mark_best(cells)
     return StudyResult(study, name, net.layer_sizes, tuple(cells),
-                       _logrank_tests(cells, study.limit))
+                       _logrank_tests(cells, study.limit, seed=study.seed))
 
 
-def _logrank_tests(cells, limit, alpha=ALPHA):
+#: Resamples of the bootstrap interval of a ratio of medians.
+BOOTSTRAP_RESAMPLES = 2000
+
+
+def _median_ratio_interval(ta, tb, seed):
+    """95 % percentile bootstrap interval of median(ta) / median(tb)."""
+    import warnings
+
+    from scipy import stats
+
+    def ratio(a, b, axis):
+        return np.median(a, axis=axis) / np.median(b, axis=axis)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a degenerate resample distribution is no error here
+        ci = stats.bootstrap((ta, tb), ratio, vectorized=True, paired=False,
+                             n_resamples=BOOTSTRAP_RESAMPLES, method="percentile",
+                             confidence_level=0.95, random_state=np.random.default_rng(seed))
+    return float(ci.confidence_interval.low), float(ci.confidence_interval.high)
+
+
+def _logrank_tests(cells, limit, alpha=ALPHA, seed=0):
     """Every pair's log-rank test, Holm-adjusted over the pairs, with the ratio of medians."""
     from fastnet.stats import holm
 
@@ -310,7 +334,9 @@ def _logrank_tests(cells, limit, alpha=ALPHA):
         bound = any(2 * np.count_nonzero(c.times < limit) <= c.times.size
                     for c in (cells[i], cells[j]))
         tests.append(LogRank(cells[i].spec, cells[j].spec, z, p, better, pvalue_holm=float(q),
-                             median_ratio=ma / mb, median_bound=bound))
+                             median_ratio=ma / mb, median_bound=bound,
+                             median_ratio_interval=_median_ratio_interval(
+                                 cells[i].times, cells[j].times, seed)))
     return tuple(tests)
 
 

@@ -90,7 +90,7 @@ def _description_rows(result):
 
 _DESC_HEADS = ("algorithm", "of", "n", "mean", "sd", "median", "quartiles", "range",
                "5% trimmed mean", "MAD", "KS p (normal)")
-_LR_HEADS = ("algorithm A", "algorithm B", "median ratio A/B", "log-rank z", "p",
+_LR_HEADS = ("algorithm A", "algorithm B", "median ratio A/B [95 % CI]", "log-rank z", "p",
              "p (Holm)", "verdict")
 
 
@@ -105,7 +105,9 @@ def _verdict(t, alpha):
 def _ratio(t):
     if not np.isfinite(t.median_ratio):
         return "-"
-    return f"{t.median_ratio:.3g}" + (" (bound)" if t.median_bound else "")
+    lo, hi = t.median_ratio_interval
+    ci = f" [{lo:.3g}, {hi:.3g}]" if np.isfinite(lo) and np.isfinite(hi) else ""
+    return f"{t.median_ratio:.3g}{ci}" + (" (bound)" if t.median_bound else "")
 
 
 def _logrank_rows(result):
@@ -116,7 +118,8 @@ def _logrank_rows(result):
 _LR_NOTE = ("Log-rank tests (scipy.stats.logrank) of the epochs to success, failures censored "
             "at T; p two-sided; p (Holm): adjusted over all pairs by Holm's (1979) procedure, "
             "which the verdict uses. Median ratio A/B: the median epochs to success of A over "
-            "B's, over all trials with failures counted at T (below 1: A faster); (bound): at "
+            "B's, over all trials with failures counted at T (below 1: A faster), with its 95 % "
+            "percentile bootstrap interval; (bound): at "
             "most half of an algorithm's trials succeeded, so its median is T or averages "
             "with it.")
 
@@ -216,6 +219,7 @@ def _json(result):
             "logrank": [{"a": t.a, "b": t.b, "statistic": num(t.statistic),
                          "pvalue": num(t.pvalue), "pvalue_holm": num(t.pvalue_holm),
                          "median_ratio": num(t.median_ratio), "median_bound": t.median_bound,
+                         "median_ratio_interval": [num(x) for x in t.median_ratio_interval],
                          "better": t.better} for t in result.logrank]}
 
 
@@ -239,6 +243,9 @@ def _graphs(result, plots):
     ax1.set_ylim(0, 1.05)
     ax2.set_xlabel("epoch limit t")
     ax2.set_ylabel("efficiency (successes per 1000 epochs)")
+    ax1.set_title("training graph: successes by t", fontsize="medium")
+    ax2.set_title("efficiency E(t), dot at T_E", fontsize="medium")
+    ax1.figure.subplots_adjust(top=1 - 0.4 / 3.6)  # room for the panel titles
     for ax in (ax1, ax2):
         ax.set_xscale("log")
     key.axis("off")
