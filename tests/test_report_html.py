@@ -160,9 +160,17 @@ def test_report_page_has_the_text_reports_tables(report_page):
 def test_report_page_pictures_per_cell(report_page):
     rep, text = report_page
     page = Page(text)
-    # per cell: errors, test error histogram, epochs; classification problems add one
+    # per cell: errors, test error histogram, epochs; classification problems add one;
+    # per problem of two or more networks, their test errors side by side (box, ECDF)
     expected = sum(4 if r.test_class_mean is not None else 3 for r in rep.rows)
-    assert len(page.imgs) == expected
+    problems = [r.problem for r in rep.rows]
+    shared = [p for p in dict.fromkeys(problems) if problems.count(p) >= 2]
+    assert len(page.imgs) == expected + 2 * len(shared)
+    alts = [img["alt"] for img in page.imgs]
+    for p in shared:  # before the cells' own pictures, on one pair of axes per problem
+        assert f"{p}: box-whiskers of the test squared error percentage per network" in alts
+        assert f"{p}: side by side" in page.headings
+    assert page.headings.index("Distributions over the runs") < page.headings.index("Set-up")
     for i, r in enumerate(rep.rows):
         assert f"cell-{i}" in page.ids and f"{r.problem}, {r.network}" in page.headings
     alts = " | ".join(img["alt"] for img in page.imgs)
@@ -223,7 +231,7 @@ def test_report_page_of_constant_and_single_runs(report_page):
     r = dataclasses.replace(rep, rows=(row, row2), samples={(row.problem, row.network): one,
                                                             (row.problem, "same"): same})
     page = Page(r.to_html())
-    assert len(page.imgs) == 8
+    assert len(page.imgs) == 8 + 2  # and the two side by side
 
 
 # --------------------------------------------------------------------------- compare
@@ -292,7 +300,7 @@ def test_cli_report_html(files, tmp_path, capsys):
     text = out.read_text(encoding="utf-8")
     page = Page(text)
     assert_self_contained(text, page)
-    assert "timing-table" in page.ids and len(page.imgs) == 14
+    assert "timing-table" in page.ids and len(page.imgs) == 14 + 2 * 2
     assert "worst half of the runs by validation error excluded" in text
     assert sorted(os.listdir(tmp_path)) == ["report.html"]  # no temporary file left
     assert out.stat().st_mode & 0o777 == new_file_mode()  # the mode of any new file

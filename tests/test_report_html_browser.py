@@ -133,11 +133,14 @@ def table_rows(driver, table_id):
 
 def test_report_in_chromium(browser, pages):
     imgs = check_page(browser, pages[0])
-    assert len(imgs) == 14  # 2 classification cells x 4 pictures, 2 approximation cells x 3
+    # 2 classification cells x 4 pictures, 2 approximation cells x 3, and per problem the
+    # two networks side by side (box-whiskers and ECDF)
+    assert len(imgs) == 14 + 2 * 2
     assert browser.title == "fastnet report: plus.jsonl"
-    assert headings(browser, "h2") == ["Results", "Test error distribution", "Cost", "Set-up",
-                                       "Distributions over the runs"]
-    assert headings(browser, "h3") == ["cancer1, linear", "cancer1, pivot", "building1, linear",
+    assert headings(browser, "h2") == ["Results", "Test error distribution", "Cost",
+                                       "Distributions over the runs", "Set-up"]
+    assert headings(browser, "h3") == ["cancer1: side by side", "building1: side by side",
+                                       "cancer1, linear", "cancer1, pivot", "building1, linear",
                                        "building1, pivot"]
     results = table_rows(browser, "results-table")
     assert [r[:3] for r in results] == [["cancer1", "0+0 l", "4"], ["cancer1", "4+2 l", "4"],

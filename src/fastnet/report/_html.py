@@ -54,6 +54,7 @@ table.setup td { max-width: 60rem; overflow-wrap: anywhere; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.95em; }
 nav ul { columns: 16rem; padding-left: 1.2rem; margin: 0.3rem 0; }
 nav li { break-inside: avoid; }
+#logrank-table td, #logrank-table th { white-space: normal; }
 /* a table wider than the screen scrolls, its first (key) column staying in view */
 .scroll tbody th:first-child, .scroll thead tr:first-child th:first-child {
   position: sticky; left: 0; z-index: 1; }
@@ -344,6 +345,32 @@ def _cell_meta(header, row, s):
     return "; ".join(parts)
 
 
+def _side_by_side(plots, report):
+    """Per problem with two or more networks (or algorithms): their test errors on one
+    pair of axes, so that they compare by eye."""
+    out, what = [], "test squared error percentage"
+    problems = list(dict.fromkeys(r.problem for r in report.rows))
+    for k, p in enumerate(problems):
+        samples = {r.network: _finite(report.samples[(r.problem, r.network)]["test"])
+                   for r in report.rows if r.problem == p and (r.problem, r.network)
+                   in report.samples}
+        samples = {n: v for n, v in samples.items() if v.size}
+        if len(samples) < 2:
+            continue
+        out += [f'<section class="cell" id="problem-{k}"><h3>{_e(p)}: side by side</h3>',
+                '<div class="figs">' + _picture(
+                    plots, lambda ax, s=samples: plots.box_whiskers(
+                        s, ylabel=f"{what} (%)", key=False, ax=ax),
+                    f"{p}: box-whiskers of the {what} per network",
+                    f"{what.capitalize()} per run, one box per network on one axis. "
+                    + _BOX_KEY) + _picture(
+                    plots, lambda ax, s=samples: plots.ecdf(s, xlabel=f"{what} (%)", ax=ax),
+                    f"{p}: empirical distribution functions of the {what} per network",
+                    "Fraction of runs with an error at most x: the curve further left is "
+                    "the better network.") + "</div></section>"]
+    return out
+
+
 def report_html(report, *, timing=None, pictures=True):
     """The HTML page of a `Report` (see `Report.to_html`)."""
     plots = _plots() if pictures else None
@@ -373,9 +400,9 @@ def report_html(report, *, timing=None, pictures=True):
                             report._caption("Test error distribution"))]
     if timing is not None:
         body += ['<h2 id="timing">Cost</h2>', _timing_table(timing)]
-    body += ['<h2 id="setup">Set-up</h2>', _kv_table("setup-table", _setup_pairs(h, report.source))]
     if pictures:
         body.append('<h2 id="pictures">Distributions over the runs</h2>')
+        body += _side_by_side(plots, report)
         for i, row in enumerate(cells):
             s = report.samples.get((row.problem, row.network))
             body.append(f'<section class="cell" id="cell-{i}">')
@@ -386,6 +413,7 @@ def report_html(report, *, timing=None, pictures=True):
             body.append(f'<p class="meta">{_e(_cell_meta(h, row, s))}</p>')
             body.append('<div class="figs">' + "".join(_cell_pictures(plots, row, s, h)) + "</div>")
             body.append("</section>")
+    body += ['<h2 id="setup">Set-up</h2>', _kv_table("setup-table", _setup_pairs(h, report.source))]
     return _page(f"fastnet report: {name}", "\n".join(body), h.get("version", "?"))
 
 
