@@ -327,3 +327,21 @@ def test_study_tables_have_no_exponents_and_say_what_n_counts():
     a = result.algorithms[0]
     assert f"{a.hamey.n_successes} successes of 10 trials" in text and "all 10 trials" in text
     assert " to " in text  # ranges as "a to b"
+
+
+def test_median_ratio_interval_agrees_with_scipys_two_sample_bootstrap():
+    rng = np.random.default_rng(4)
+    ta = np.minimum(np.ceil(rng.lognormal(3.0, 0.6, 300)), 500.0)
+    tb = np.minimum(np.ceil(rng.lognormal(3.4, 0.6, 300)), 500.0)
+    mine = study_run._ratio_interval(study_run._resampled_medians(ta, 0, 0),
+                                     study_run._resampled_medians(tb, 0, 1))
+    ref = stats.bootstrap((ta, tb), lambda a, b, axis: np.median(a, axis=axis)
+                          / np.median(b, axis=axis), vectorized=True, paired=False,
+                          method="percentile", n_resamples=4000,
+                          random_state=np.random.default_rng(1)).confidence_interval
+    # two Monte Carlo estimates of the same interval: close, not equal
+    assert mine == pytest.approx((ref.low, ref.high), rel=0.06)
+    assert mine[0] < np.median(ta) / np.median(tb) < mine[1]
+    # the same seed, the same interval
+    assert mine == study_run._ratio_interval(study_run._resampled_medians(ta, 0, 0),
+                                             study_run._resampled_medians(tb, 0, 1))

@@ -80,8 +80,9 @@ class LogRank:
     ``pvalue_holm < alpha``, else None. ``median_ratio`` is the effect size: the
     median epochs to success of ``a`` over that of ``b``, over all K trials with
     failures counted at T (below 1: ``a`` faster), with ``median_ratio_interval``, its
-    95 % percentile bootstrap interval (:func:`scipy.stats.bootstrap`, 2000 resamples of
-    each algorithm's trials, seeded by the study's seed); ``median_bound`` is True when at
+    95 % percentile bootstrap interval (2000 resamples of each algorithm's trials, drawn
+    independently for each algorithm from the study's seed; the two-sample percentile
+    bootstrap of :func:`scipy.stats.bootstrap`); ``median_bound`` is True when at
     most half of one algorithm's trials succeeded, so that its median is T (or
     averages with T) and the ratio is only a bound.
     """
@@ -300,21 +301,22 @@ def _run(study, name, net, X, Y, out, say):
 BOOTSTRAP_RESAMPLES = 2000
 
 
-def _median_ratio_interval(ta, tb, seed):
-    """95 % percentile bootstrap interval of median(ta) / median(tb)."""
-    import warnings
+def _resampled_medians(times, seed, k):
+    """Medians of `BOOTSTRAP_RESAMPLES` resamples (with replacement) of one algorithm's
+    trial times, from a stream of its own (the study's seed and its index `k`)."""
+    rng = np.random.default_rng([seed, k])
+    draws = rng.integers(0, times.size, size=(BOOTSTRAP_RESAMPLES, times.size))
+    return np.median(times[draws], axis=1)
 
-    from scipy import stats
 
-    def ratio(a, b, axis):
-        return np.median(a, axis=axis) / np.median(b, axis=axis)
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a degenerate resample distribution is no error here
-        ci = stats.bootstrap((ta, tb), ratio, vectorized=True, paired=False,
-                             n_resamples=BOOTSTRAP_RESAMPLES, method="percentile",
-                             confidence_level=0.95, random_state=np.random.default_rng(seed))
-    return float(ci.confidence_interval.low), float(ci.confidence_interval.high)
+def _ratio_interval(medians_a, medians_b, level=0.95):
+    """Percentile interval of the ratio of two algorithms' resampled medians: the
+    two-sample percentile bootstrap (each algorithm's trials resampled on their own, as
+    scipy.stats.bootstrap does with ``paired=False``), with every algorithm's resampled
+    medians drawn once for all its pairs."""
+    q = 100 * (1 - level) / 2
+    lo, hi = np.percentile(medians_a / medians_b, [q, 100 - q])
+    return float(lo), float(hi)
 
 
 def _logrank_tests(cells, limit, alpha=ALPHA, seed=0):
@@ -323,6 +325,7 @@ def _logrank_tests(cells, limit, alpha=ALPHA, seed=0):
 
     pairs = [(i, j) for i in range(len(cells)) for j in range(i + 1, len(cells))]
     raw = [logrank_test(cells[i], cells[j], limit) for i, j in pairs]
+    medians = [_resampled_medians(c.times, seed, k) for k, c in enumerate(cells)] if pairs else []
     adjusted = holm([p for _, p in raw]) if raw else []
     tests = []
     for (i, j), (z, p), q in zip(pairs, raw, adjusted):
@@ -335,8 +338,7 @@ def _logrank_tests(cells, limit, alpha=ALPHA, seed=0):
                     for c in (cells[i], cells[j]))
         tests.append(LogRank(cells[i].spec, cells[j].spec, z, p, better, pvalue_holm=float(q),
                              median_ratio=ma / mb, median_bound=bound,
-                             median_ratio_interval=_median_ratio_interval(
-                                 cells[i].times, cells[j].times, seed)))
+                             median_ratio_interval=_ratio_interval(medians[i], medians[j])))
     return tuple(tests)
 
 
