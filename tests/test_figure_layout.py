@@ -245,3 +245,21 @@ def test_report_histograms_of_classification_errors_use_the_grid(two_files, monk
     for x, edges in grids:
         assert np.allclose(np.diff(edges) / (100 / 174), np.rint(np.diff(edges) / (100 / 174)))
         assert np.allclose(x * 174 / 100, np.rint(x * 174 / 100))
+
+
+def test_comparison_histograms_of_classification_errors_use_the_grid(two_files, monkeypatch):
+    seen = []
+    real = plots.histograms
+
+    def spy(samples, **kw):
+        seen.append((np.concatenate(list(samples.values())), kw.get("bins")))
+        return real(samples, **kw)
+
+    monkeypatch.setattr(plots, "histograms", spy)
+    compare(two_files, measure="classification").to_html()
+    ((values, edges),) = seen  # cancer1 only: building1 is an approximation problem
+    steps = np.diff(edges) / (100 / 174)
+    assert np.allclose(steps, np.rint(steps)) and np.all(np.rint(steps) >= 1)
+    k = values * 174 / 100  # the errors are whole test examples
+    assert np.allclose(k, np.rint(k))
+    assert edges[0] < values.min() and edges[-1] > values.max()

@@ -429,6 +429,14 @@ def _pairwise_table(table_id, table, title):
                          cls="tbl small")
 
 
+def _problem_n_test(headers, problem):
+    """The test examples of `problem` in the result files' checklists, if they agree."""
+    found = {_n_test(h, problem, key.split("/", 1)[1])
+             for h in headers.values() for key in (h.get("checklist") or {})
+             if key.startswith(f"{problem}/")}
+    return found.pop() if len(found) == 1 else None
+
+
 def comparison_html(cmp, *, pictures=True):
     """The HTML page of a `Comparison` (see `Comparison.to_html`)."""
 
@@ -507,10 +515,17 @@ def comparison_html(cmp, *, pictures=True):
                         "Extended box-whiskers (Lawrence et al.): eight segments of one "
                         "eighth of the runs each; orange bar: median; dot and line: mean "
                         "± one standard deviation."))
+                n_test = (_problem_n_test(cmp.headers, p) if cmp.measure == "classification"
+                          else None)
+                bins = ("auto" if n_test is None else
+                        plots._grid_edges(np.concatenate(list(samples.values())), 100 / n_test))
                 figs.append(_picture(
-                    plots, lambda ax, s=samples: plots.histograms(s, xlabel=what, ax=ax),
+                    plots, lambda ax, s=samples, b=bins: plots.histograms(
+                        s, bins=b, xlabel=f"{what} (%)", ax=ax),
                     f"{p}: histograms of the {what} per algorithm",
-                    "Histograms on common bins, in percent of each algorithm's runs."))
+                    "Histograms on common bins, in percent of each algorithm's runs"
+                    + ("." if n_test is None else f", each bin whole steps of 100/{n_test} % "
+                       f"(one of the {n_test} test examples).")))
                 figs.append(_picture(
                     plots, lambda ax, s=samples: plots.ecdf(s, xlabel=what, ax=ax),
                     f"{p}: empirical distribution functions of the {what}",
