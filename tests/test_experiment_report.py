@@ -355,7 +355,7 @@ def test_compare_over_problems_with_enough_problems():
                      lacoste=None, lacoste_problems=(), notes=())
     over = cmp.over_problems()
     assert over == ["A vs B: A lower on 6, B lower on 0, tied on 0 of 6 problems; sign test "
-                    "p = 0.031, Wilcoxon signed-rank p = 0.031: A better (at 5 %)."]
+                    "p = 0.031, Wilcoxon signed-rank p = 0.031: A better (both tests, at 5 %)."]
     assert cmp.verdict("p0", "A", "B").startswith("A better than B: A's errors 0.")
 
 
@@ -363,3 +363,33 @@ def test_compare_one_file_labels_carry_no_file_name(results):
     cmp = compare([results[0]])
     assert cmp.labels == ("linear", "pivot")
     assert compare([results[0]], labels=["x"]).labels == ("x:linear", "x:pivot")
+
+
+def test_compare_over_problems_says_which_test_alone_is_significant():
+    """Eight problems: A lower on seven by a little, B lower on one by a lot. The sign test
+    (7 of 8: p = 0.07) is not significant; the Wilcoxon test (B's one win has rank 1 of
+    8 when it is the smallest difference) is, p = 2 * 2/256."""
+    from fastnet.report import Comparison
+    from fastnet.stats import compare_errors, pairwise_table, sign_test, wilcoxon_test
+
+    probs = tuple(f"p{i}" for i in range(8))
+    base = np.linspace(1.0, 2.0, 8)
+    shift = np.array([0.01, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8])  # A - B: B wins p0 only
+    samples = {"A": {}, "B": {}}
+    for p, m, d in zip(probs, base, shift):
+        noise = np.array([-0.01, 0.0, 0.01])
+        samples["B"][p] = m + noise
+        samples["A"][p] = (m + d if p == "p0" else m - d) + noise
+    means = np.array([[samples[k][p].mean() for p in probs] for k in "AB"])
+    cmp = Comparison(labels=("A", "B"), sources=(("a.jsonl", "n"), ("b.jsonl", "n")),
+                     problems=probs, measure="squared", samples=samples,
+                     ttests={(p, "A", "B"): compare_errors(samples["A"][p], samples["B"][p],
+                                                            names=("A", "B")) for p in probs},
+                     sign=pairwise_table(means, names="AB", method="sign"),
+                     wilcoxon=pairwise_table(means, names="AB", method="wilcoxon"),
+                     lacoste=None, lacoste_problems=(), notes=())
+    ps, pw = sign_test(means[0], means[1]).pvalue, wilcoxon_test(means[0], means[1]).pvalue
+    assert ps > 0.05 > pw
+    (line,) = cmp.over_problems()
+    assert line.endswith("A better by the Wilcoxon test only (at 5 %).")
+    assert "A lower on 7, B lower on 1" in line

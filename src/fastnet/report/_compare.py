@@ -253,13 +253,25 @@ class Comparison:
         rows = [[f"{letters[a]} vs {letters[b]}", wa, wb, n - wa - wb, _p(ps), _p(pw),
                  self._over_word(wa, wb, ps, pw, a, b)]
                 for a, b, wa, wb, ps, pw in self._over_counts()]
-        return (["pair", "A lower on", "B lower on", "tied", "sign test p", "Wilcoxon p",
+        return (["pair X vs Y", "X lower on", "Y lower on", "tied", "sign test p", "Wilcoxon p",
                  "verdict"], rows)
 
     def _over_word(self, wins, losses, ps, pw, a, b):
+        """The verdict of the two tests over problems on one pair, in words."""
         alpha = self._alpha()
-        if min(ps, pw) < alpha:
-            return f"{a if wins > losses else b} better (at {100 * alpha:g} %)"
+        i = self.labels.index(a)
+        j = self.labels.index(b)
+        by_sign = a if wins > losses else b  # who wins more often
+        by_rank = a if np.isfinite(self.wilcoxon.matrix[i, j]) else b  # larger rank sum
+        level = f"{100 * alpha:g} %"
+        if ps < alpha and pw < alpha:
+            return (f"{by_sign} better (both tests, at {level})" if by_sign == by_rank else
+                    f"the tests disagree: the sign test favours {by_sign}, the Wilcoxon test "
+                    f"{by_rank}")
+        if ps < alpha:
+            return f"{by_sign} better by the sign test only (at {level})"
+        if pw < alpha:
+            return f"{by_rank} better by the Wilcoxon test only (at {level})"
         return "no significant difference"
 
     def over_problems(self):
