@@ -210,7 +210,7 @@ def test_study_page_in_chromium(browser, tmp_path):
 
 # --------------------------------------------------------------------------- on a laptop screen
 
-LAYOUT = """
+LAYOUT = r"""
 var vw = document.documentElement.clientWidth, out = {vw: vw, problems: []};
 if (document.documentElement.scrollWidth > vw + 1)
   out.problems.push('the page scrolls sideways');
@@ -223,9 +223,17 @@ document.querySelectorAll('.scroll').forEach(function (w) {
     out.problems.push(t.id + ': its first column scrolls out of view');
   w.scrollLeft = 0;
 });
-document.querySelectorAll('p, li, figcaption, td.txt').forEach(function (e) {
+document.querySelectorAll('p, li, figcaption, td').forEach(function (e) {
+  // text is left-aligned: every paragraph, and every cell that holds a sentence (starts
+  // with a letter and has three words; "16 successes of 30 trials" is a number)
+  if (e.tagName === 'TD' && !e.classList.contains('txt')
+      && !/^[A-Za-z]/.test(e.textContent.trim()) ) return;
+  if (e.tagName === 'TD' && !e.classList.contains('txt')
+      && e.textContent.trim().split(/\s+/).filter(function (w) {
+           return /^[A-Za-z]{2,}$/.test(w); }).length < 3) return;
   var a = getComputedStyle(e).textAlign;
-  if (a !== 'left' && a !== 'start') out.problems.push(e.tagName + ' aligned ' + a);
+  if (a !== 'left' && a !== 'start')
+    out.problems.push(e.tagName + ' aligned ' + a + ': ' + e.textContent.slice(0, 40));
 });
 document.querySelectorAll('nav li').forEach(function (li) {
   if (li.getClientRects().length !== 1) out.problems.push('a navigation entry is split');
