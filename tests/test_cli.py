@@ -222,7 +222,7 @@ def test_compare(bench_file, proben1_root, tmp_path, capsys):
     pics = tmp_path / "pics"
     assert cli.main(["compare", str(bench_file), str(other), "--plot", str(pics)]) == 0
     out = capsys.readouterr().out
-    assert "Proben1 t-tests" in out and "A vs B" in out and "Poisson binomial" in out
+    assert "Verdicts per problem" in out and "A vs B" in out and "Poisson binomial" in out
     assert "pictures written" in out and (pics / "cancer1-box.png").is_file()
 
 
@@ -457,7 +457,8 @@ def test_train_plot_has_a_title_units_and_a_log_error_axis(proben1_root, tmp_pat
                      "--plot", str(tmp_path / "c.png")]) == 0
     (ax,) = drawn
     assert ax.get_yscale() == "log" and ax.get_ylabel() == "squared error percentage E (%), log scale"
-    assert re.match(r"cancer1, network 4\+2 l, seed 2: stopped by \S+ after \d+ epochs$", ax.get_title())
+    assert re.match(r"cancer1, network 4\+2 l, RPROP \(rprop\+\), epoch-batched, seed 2:\n"
+                    r"stopped by \S+ after \d+ epochs$", ax.get_title())
     ax.figure.canvas.draw()
     renderer = ax.figure.canvas.get_renderer()
     assert ax.get_legend().get_window_extent(renderer).y0 >= ax.patch.get_window_extent(renderer).y1 - 1

@@ -251,4 +251,7 @@ def test_compare_csv_and_latex_hold_the_tests_over_problems(proben1_root, tmp_pa
     assert lac["better"] == (cmp.labels[0] if cmp.lacoste.matrix[0, 1] > 0.5 else cmp.labels[1])
     assert f"= {cmp.lacoste.matrix[0, 1]:.4g}" in lac["note"]
     latex = cmp.to_latex()
-    assert latex.count(r"\begin{table}") == 6 and "Poisson binomial test" in latex
+    # legend, effects, means, sign and Wilcoxon in one table (with the too-few sentence),
+    # Lacoste
+    assert latex.count(r"\begin{table}") == 5 and "Poisson binomial test" in latex
+    assert "sign test p & Wilcoxon p" in latex and "Too few problems: on 2 problems" in latex

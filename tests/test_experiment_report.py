@@ -302,3 +302,94 @@ def test_missing_runs_of_a_file(results, tmp_path):
     assert missing[("cancer1", "linear")] == (range(4, 10 ** 18),) and len(missing) == 4
     assert "has 4 of 1000000000000000000 runs (missing 4-999999999999999999)" in \
         summarize(path).incomplete_note()
+
+
+def test_compare_prints_effects_p_values_and_too_few_problems(results):
+    from scipy import stats
+
+    cmp = compare(results)
+    a, b = cmp.labels[:2]
+    text = cmp.to_text()
+    for p in cmp.problems:
+        t = cmp.ttests[(p, a, b)]
+        if t.sample_a.n_removed or t.sample_b.n_removed:
+            continue
+        # the interval and p-value of Welch's test on the log errors, recomputed here
+        x, y = np.log(cmp.samples[a][p]), np.log(cmp.samples[b][p])
+        w = stats.ttest_ind(x, y, equal_var=False)
+        ci = w.confidence_interval(0.95)
+        e = cmp.effect(p, a, b)
+        assert (e["difference"], e["low"], e["high"], e["welch_pvalue"]) == pytest.approx(
+            (x.mean() - y.mean(), ci.low, ci.high, w.pvalue))
+        assert e["ratio"] == pytest.approx(np.exp(x.mean()) / np.exp(y.mean()))
+        assert f"95 % CI {e['ratio_low']:.3g} to {e['ratio_high']:.3g}" in cmp.verdict(p, a, b) \
+            or t.significant
+        assert f"p = {t.pvalue:.2g}" in cmp.verdict(p, a, b) or t.pvalue < 1e-4
+    # two problems: the tests over problems are said never to reach 5 %
+    assert "Too few problems: on 2 problems" in text and "at least 6 problems" in text
+    # means with standard deviations and n
+    m = cmp.samples[a]["cancer1"]
+    assert f"{m.mean():.3f} ± {m.std(ddof=1):.3f} (4)" in text
+    assert "1 - p" not in text and "where row wins" not in text
+    rows = list(csv.DictReader(io.StringIO(cmp.to_csv())))
+    first = cmp.effect(cmp.problems[0], a, b)
+    assert float(rows[0]["ci_low"]) == first["low"] and float(rows[0]["std_a"]) > 0
+
+
+def test_compare_over_problems_with_enough_problems():
+    """Six problems on which A is always lower: the sign test reaches 2/64 < 5 %."""
+    from fastnet.report import Comparison
+    from fastnet.stats import compare_errors, pairwise_table
+
+    rng = np.random.default_rng(0)
+    probs = tuple(f"p{i}" for i in range(6))
+    samples = {"A": {p: np.exp(rng.normal(0, 0.1, 8)) for p in probs},
+               "B": {p: np.exp(rng.normal(0.5, 0.1, 8)) for p in probs}}
+    means = np.array([[samples[k][p].mean() for p in probs] for k in "AB"])
+    cmp = Comparison(labels=("A", "B"), sources=(("a.jsonl", "n"), ("b.jsonl", "n")),
+                     problems=probs, measure="squared", samples=samples,
+                     ttests={(p, "A", "B"): compare_errors(samples["A"][p], samples["B"][p],
+                                                            names=("A", "B")) for p in probs},
+                     sign=pairwise_table(means, names="AB", method="sign"),
+                     wilcoxon=pairwise_table(means, names="AB", method="wilcoxon"),
+                     lacoste=None, lacoste_problems=(), notes=())
+    over = cmp.over_problems()
+    assert over == ["A vs B: A lower on 6, B lower on 0, tied on 0 of 6 problems; sign test "
+                    "p = 0.031, Wilcoxon signed-rank p = 0.031: A better (both tests, at 5 %)."]
+    assert cmp.verdict("p0", "A", "B").startswith("A better than B: A's errors 0.")
+
+
+def test_compare_one_file_labels_carry_no_file_name(results):
+    cmp = compare([results[0]])
+    assert cmp.labels == ("linear", "pivot")
+    assert compare([results[0]], labels=["x"]).labels == ("x:linear", "x:pivot")
+
+
+def test_compare_over_problems_says_which_test_alone_is_significant():
+    """Eight problems: A lower on seven by a little, B lower on one by a lot. The sign test
+    (7 of 8: p = 0.07) is not significant; the Wilcoxon test (B's one win has rank 1 of
+    8 when it is the smallest difference) is, p = 2 * 2/256."""
+    from fastnet.report import Comparison
+    from fastnet.stats import compare_errors, pairwise_table, sign_test, wilcoxon_test
+
+    probs = tuple(f"p{i}" for i in range(8))
+    base = np.linspace(1.0, 2.0, 8)
+    shift = np.array([0.01, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8])  # A - B: B wins p0 only
+    samples = {"A": {}, "B": {}}
+    for p, m, d in zip(probs, base, shift):
+        noise = np.array([-0.01, 0.0, 0.01])
+        samples["B"][p] = m + noise
+        samples["A"][p] = (m + d if p == "p0" else m - d) + noise
+    means = np.array([[samples[k][p].mean() for p in probs] for k in "AB"])
+    cmp = Comparison(labels=("A", "B"), sources=(("a.jsonl", "n"), ("b.jsonl", "n")),
+                     problems=probs, measure="squared", samples=samples,
+                     ttests={(p, "A", "B"): compare_errors(samples["A"][p], samples["B"][p],
+                                                            names=("A", "B")) for p in probs},
+                     sign=pairwise_table(means, names="AB", method="sign"),
+                     wilcoxon=pairwise_table(means, names="AB", method="wilcoxon"),
+                     lacoste=None, lacoste_problems=(), notes=())
+    ps, pw = sign_test(means[0], means[1]).pvalue, wilcoxon_test(means[0], means[1]).pvalue
+    assert ps > 0.05 > pw
+    (line,) = cmp.over_problems()
+    assert line.endswith("A better by the Wilcoxon test only (at 5 %).")
+    assert "A lower on 7, B lower on 1" in line

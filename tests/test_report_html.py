@@ -160,9 +160,17 @@ def test_report_page_has_the_text_reports_tables(report_page):
 def test_report_page_pictures_per_cell(report_page):
     rep, text = report_page
     page = Page(text)
-    # per cell: errors, test error histogram, epochs; classification problems add one
+    # per cell: errors, test error histogram, epochs; classification problems add one;
+    # per problem of two or more networks, their test errors side by side (box, ECDF)
     expected = sum(4 if r.test_class_mean is not None else 3 for r in rep.rows)
-    assert len(page.imgs) == expected
+    problems = [r.problem for r in rep.rows]
+    shared = [p for p in dict.fromkeys(problems) if problems.count(p) >= 2]
+    assert len(page.imgs) == expected + 2 * len(shared)
+    alts = [img["alt"] for img in page.imgs]
+    for p in shared:  # before the cells' own pictures, on one pair of axes per problem
+        assert f"{p}: box-whiskers of the test squared error percentage per network" in alts
+        assert f"{p}: side by side" in page.headings
+    assert page.headings.index("Distributions over the runs") < page.headings.index("Set-up")
     for i, r in enumerate(rep.rows):
         assert f"cell-{i}" in page.ids and f"{r.problem}, {r.network}" in page.headings
     alts = " | ".join(img["alt"] for img in page.imgs)
@@ -223,10 +231,14 @@ def test_report_page_of_constant_and_single_runs(report_page):
     r = dataclasses.replace(rep, rows=(row, row2), samples={(row.problem, row.network): one,
                                                             (row.problem, "same"): same})
     page = Page(r.to_html())
-    assert len(page.imgs) == 8
+    assert len(page.imgs) == 8 + 2  # and the two side by side
 
 
 # --------------------------------------------------------------------------- compare
+
+def cmp_means(cmp, i):
+    return np.array([cmp.samples[cmp.labels[i]][p].mean() for p in cmp.problems])
+
 
 def test_comparison_page(files):
     cmp = compare(files, labels=["plus", EVIL])
@@ -234,20 +246,34 @@ def test_comparison_page(files):
     page = Page(text)
     assert_self_contained(text, page)
     assert "<script>" not in text and EVIL in page.headings[0]
-    for h in ("Algorithms", "Proben1 t-tests per problem", "Tests over problems", "Set-up",
-              "Distributions per problem", "cancer1", "building1"):
+    for h in ("Verdicts per problem", "Across problems", "Algorithms",
+              "Effects and p-values per problem", "Set-up", "Distributions per problem",
+              "cancer1", "building1"):
         assert h in page.headings
+    # the verdicts first, the pictures above the set-up
+    assert page.headings.index("Verdicts per problem") == 1
+    assert page.headings.index("Distributions per problem") < page.headings.index("Set-up")
     letters = [r[0] for r in body_rows(page.tables["algorithms-table"])[1:]]
     assert letters == ["A", "B", "C", "D"]
     assert [r[1] for r in page.tables["algorithms-table"][1:]] == list(cmp.labels)
     ttests = page.tables["ttests-table"]
-    assert ttests[0] == ["problem", "A vs B", "A vs C", "A vs D", "B vs C", "B vs D", "C vs D"]
+    assert ttests[0][:2] == ["problem", "pair"] and "Welch p" in ttests[0]
+    assert [r[1] for r in ttests[1:7]] == ["A vs B", "A vs C", "A vs D", "B vs C", "B vs D",
+                                           "C vs D"]
     t = cmp.ttests[("cancer1", cmp.labels[0], cmp.labels[1])]
-    assert ttests[1][1] == (t if isinstance(t, str) else t.table_entry(("A", "B")))
+    assert ttests[1][-1] == (t if isinstance(t, str) else t.table_entry(("A", "B")))
+    a, b = (cmp.samples[lab]["cancer1"] for lab in cmp.labels[:2])
+    if t.sample_a.n_removed == t.sample_b.n_removed == 0:  # the geometric means' ratio
+        ratio = np.exp(np.log(a).mean() - np.log(b).mean())
+        assert float(ttests[1][4].split()[0]) == pytest.approx(ratio, rel=5e-3)
     means = page.tables["means-table"]
-    assert means[1][1] == f"{cmp.samples[cmp.labels[0]]['cancer1'].mean():.3f} (4)"
-    for tid in ("sign-table", "wilcoxon-table", "lacoste-table"):
-        assert len(page.tables[tid]) == 1 + len(cmp.labels)
+    assert means[1][1] == f"{a.mean():.3f} ± {a.std(ddof=1):.3f} (4)"
+    over = page.tables["over-table"]
+    assert len(over) == 1 + 6 and over[1][:4] == ["A vs B", *map(str, (
+        np.sum(cmp_means(cmp, 0) < cmp_means(cmp, 1)), np.sum(cmp_means(cmp, 0) > cmp_means(cmp, 1)),
+        np.sum(cmp_means(cmp, 0) == cmp_means(cmp, 1))))]
+    assert "Too few problems: on 2 problems" in text and "0.5" in text
+    assert len(page.tables["lacoste-table"]) == 1 + len(cmp.labels)
     setup = page.tables["setup-table"]
     assert setup[0] == ["", "plus.jsonl", "iminus.jsonl"]
     assert ["options", "max_epochs: 60", "max_epochs: 60; variant: irprop-"] in setup
@@ -274,7 +300,7 @@ def test_cli_report_html(files, tmp_path, capsys):
     text = out.read_text(encoding="utf-8")
     page = Page(text)
     assert_self_contained(text, page)
-    assert "timing-table" in page.ids and len(page.imgs) == 14
+    assert "timing-table" in page.ids and len(page.imgs) == 14 + 2 * 2
     assert "worst half of the runs by validation error excluded" in text
     assert sorted(os.listdir(tmp_path)) == ["report.html"]  # no temporary file left
     assert out.stat().st_mode & 0o777 == new_file_mode()  # the mode of any new file

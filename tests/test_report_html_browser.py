@@ -133,11 +133,14 @@ def table_rows(driver, table_id):
 
 def test_report_in_chromium(browser, pages):
     imgs = check_page(browser, pages[0])
-    assert len(imgs) == 14  # 2 classification cells x 4 pictures, 2 approximation cells x 3
+    # 2 classification cells x 4 pictures, 2 approximation cells x 3, and per problem the
+    # two networks side by side (box-whiskers and ECDF)
+    assert len(imgs) == 14 + 2 * 2
     assert browser.title == "fastnet report: plus.jsonl"
-    assert headings(browser, "h2") == ["Results", "Test error distribution", "Cost", "Set-up",
-                                       "Distributions over the runs"]
-    assert headings(browser, "h3") == ["cancer1, linear", "cancer1, pivot", "building1, linear",
+    assert headings(browser, "h2") == ["Results", "Test error distribution", "Cost",
+                                       "Distributions over the runs", "Set-up"]
+    assert headings(browser, "h3") == ["cancer1: side by side", "building1: side by side",
+                                       "cancer1, linear", "cancer1, pivot", "building1, linear",
                                        "building1, pivot"]
     results = table_rows(browser, "results-table")
     assert [r[:3] for r in results] == [["cancer1", "0+0 l", "4"], ["cancer1", "4+2 l", "4"],
@@ -163,9 +166,11 @@ def test_comparison_in_chromium(browser, pages):
         "return document.querySelectorAll('img[src=\"x\"], img[onerror]').length") == 0
     labels = [r[1] for r in table_rows(browser, "algorithms-table")]
     assert labels == ["plus:linear", "plus:pivot", f"{EVIL}:linear", f"{EVIL}:pivot"]
-    assert headings(browser, "h2")[:2] == ["Algorithms", "Proben1 t-tests per problem"]
-    assert [r[0] for r in table_rows(browser, "ttests-table")] == ["cancer1", "building1"]
-    for tid in ("means-table", "sign-table", "wilcoxon-table", "setup-table"):
+    assert headings(browser, "h2")[:4] == ["Verdicts per problem", "Across problems",
+                                           "Algorithms", "Effects and p-values per problem"]
+    assert [r[0] for r in table_rows(browser, "ttests-table")] == ["cancer1"] * 6 + \
+        ["building1"] * 6
+    for tid in ("means-table", "over-table", "setup-table"):
         assert table_rows(browser, tid), tid
     assert "cancer1" in headings(browser, "h3") and "building1" in headings(browser, "h3")
 
@@ -201,3 +206,74 @@ def test_study_page_in_chromium(browser, tmp_path):
             assert float(row[3]) == pytest.approx(h.optimal_limit, rel=1e-3)
             assert float(row[4]) == pytest.approx(h.peak_efficiency, rel=1e-3)
             assert float(row[6]) == pytest.approx(h.fahlman_average, rel=1e-3)
+
+
+# --------------------------------------------------------------------------- on a laptop screen
+
+LAYOUT = r"""
+var vw = document.documentElement.clientWidth, out = {vw: vw, problems: []};
+if (document.documentElement.scrollWidth > vw + 1)
+  out.problems.push('the page scrolls sideways');
+document.querySelectorAll('.scroll').forEach(function (w) {
+  var t = w.querySelector('table');
+  if (w.scrollWidth <= w.clientWidth + 1) return;
+  w.scrollLeft = w.scrollWidth;  // scrolled to its right end, the key column stays in view
+  var key = t.querySelector('tbody tr th, tbody tr td');
+  if (key.getBoundingClientRect().left < w.getBoundingClientRect().left - 1)
+    out.problems.push(t.id + ': its first column scrolls out of view');
+  w.scrollLeft = 0;
+});
+document.querySelectorAll('p, li, figcaption, td').forEach(function (e) {
+  // text is left-aligned: every paragraph, and every cell that holds a sentence (starts
+  // with a letter and has three words; "16 successes of 30 trials" is a number)
+  if (e.tagName === 'TD' && !e.classList.contains('txt')
+      && !/^[A-Za-z]/.test(e.textContent.trim()) ) return;
+  if (e.tagName === 'TD' && !e.classList.contains('txt')
+      && e.textContent.trim().split(/\s+/).filter(function (w) {
+           return /^[A-Za-z]{2,}$/.test(w); }).length < 3) return;
+  var a = getComputedStyle(e).textAlign;
+  if (a !== 'left' && a !== 'start')
+    out.problems.push(e.tagName + ' aligned ' + a + ': ' + e.textContent.slice(0, 40));
+});
+document.querySelectorAll('nav li').forEach(function (li) {
+  if (li.getClientRects().length !== 1) out.problems.push('a navigation entry is split');
+  var next = li.nextElementSibling;
+  if (!next) return;
+  var a = li.getBoundingClientRect(), b = next.getBoundingClientRect();
+  if (a.left === b.left && a.bottom > b.top + 1)
+    out.problems.push('navigation entries overlap');
+});
+return out;
+"""
+
+
+def fits(driver, table_id):
+    """Whether the table is whole on the screen (no sideways scrolling)."""
+    return driver.execute_script(
+        f"var t = document.getElementById('{table_id}'), w = t.parentElement;"
+        " return w.scrollWidth <= w.clientWidth + 1"
+        " && t.getBoundingClientRect().right <= document.documentElement.clientWidth;")
+
+
+@pytest.mark.parametrize("width", [1000, 1400])
+def test_pages_work_on_a_laptop_screen(browser, pages, tmp_path, width):
+    out = tmp_path / "study"
+    assert cli.main(["study", "xor", "-a", "rprop+", "backprop(learning_rate=2.0)",
+                     "quickprop(epsilon=0.5)", "-k", "20", "-T", "200", "-o", str(out),
+                     "--quiet"]) == 0
+    browser.set_window_size(width, 900)
+    try:
+        for page in (pages[0], pages[1], out / "study.html"):
+            load(browser, page)
+            found = browser.execute_script(LAYOUT)
+            assert found["problems"] == [], (page.name, found)
+        load(browser, pages[1])  # the comparison: verdicts first, their table whole
+        assert headings(browser, "h2")[0] == "Verdicts per problem"
+        assert fits(browser, "ttests-table") and fits(browser, "over-table")
+        assert browser.execute_script(
+            "return document.getElementById('setup-table').getBoundingClientRect().top"
+            " > document.images[document.images.length - 1].getBoundingClientRect().top")
+        load(browser, out / "study.html")  # the study: the log-rank verdicts whole
+        assert fits(browser, "logrank-table")
+    finally:
+        browser.set_window_size(1500, 1200)

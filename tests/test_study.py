@@ -277,3 +277,71 @@ def test_progress_counts_success_at_the_limit_as_the_tables_do():
     at_limit = np.count_nonzero(a.epochs == limit)
     assert at_limit >= 1 and b.hamey.n_successes == a.hamey.n_successes - at_limit
     assert f": {b.hamey.n_successes}/25 successful, " in lines[-1]
+
+
+def test_logrank_tests_are_holm_adjusted_with_a_median_ratio():
+    result = run_study(xor_study(algorithms=("rprop+", "backprop(learning_rate=0.05)",
+                                             "backprop(learning_rate=2.0)"), trials=20))
+    tests = result.logrank
+    assert len(tests) == 3
+    raw = np.array([t.pvalue for t in tests])
+    # Holm by hand: the sorted p-values times 3, 2, 1, then the running maximum
+    order = np.argsort(raw)
+    expect = np.maximum.accumulate(np.minimum(1, raw[order] * np.array([3, 2, 1])))
+    got = np.array([t.pvalue_holm for t in tests])[order]
+    finite = np.isfinite(raw[order])
+    assert got[finite] == pytest.approx(expect[finite])
+    spec = {a.spec: a for a in result.algorithms}
+    for t in tests:
+        ta = np.where(spec[t.a].success, spec[t.a].epochs, 150)
+        tb = np.where(spec[t.b].success, spec[t.b].epochs, 150)
+        assert t.median_ratio == pytest.approx(np.median(ta) / np.median(tb))
+        assert t.median_bound == (min(np.sum(ta < 150), np.sum(tb < 150)) <= 10)
+        assert (t.better is not None) == (t.pvalue_holm < 0.05)
+        lo, hi = t.median_ratio_interval
+        assert lo <= t.median_ratio <= hi and lo > 0
+        # a percentile interval: its ends are ratios of medians of resampled trials
+        assert np.min(ta) / np.max(tb) <= lo and hi <= np.max(ta) / np.min(tb)
+    from fastnet.study import summary_markdown
+
+    text = summary_markdown(result)
+    assert "p (Holm)" in text and "median ratio A/B" in text
+    assert f"{tests[0].median_ratio:.3g}" in text
+
+
+@pytest.mark.parametrize("seconds, text", [(0.0002941, "294 µs"), (5.446e-05, "54.5 µs"),
+                                           (0.0012, "1.20 ms"), (2.5, "2.50 s"),
+                                           (0.99996, "1.00 s"), (0, "0 s")])
+def test_cpu_times_read_in_units(seconds, text):
+    from fastnet.study._write import _duration
+
+    assert _duration(seconds) == text
+
+
+def test_study_tables_have_no_exponents_and_say_what_n_counts():
+    from fastnet.study import summary_markdown
+
+    result = run_study(xor_study(algorithms=("rprop+",), trials=10))
+    text = summary_markdown(result)
+    assert not __import__("re").search(r"\de-\d", text)
+    a = result.algorithms[0]
+    assert f"{a.hamey.n_successes} successes of 10 trials" in text and "all 10 trials" in text
+    assert " to " in text  # ranges as "a to b"
+
+
+def test_median_ratio_interval_agrees_with_scipys_two_sample_bootstrap():
+    rng = np.random.default_rng(4)
+    ta = np.minimum(np.ceil(rng.lognormal(3.0, 0.6, 300)), 500.0)
+    tb = np.minimum(np.ceil(rng.lognormal(3.4, 0.6, 300)), 500.0)
+    mine = study_run._ratio_interval(study_run._resampled_medians(ta, 0, 0),
+                                     study_run._resampled_medians(tb, 0, 1))
+    ref = stats.bootstrap((ta, tb), lambda a, b, axis: np.median(a, axis=axis)
+                          / np.median(b, axis=axis), vectorized=True, paired=False,
+                          method="percentile", n_resamples=4000,
+                          random_state=np.random.default_rng(1)).confidence_interval
+    # two Monte Carlo estimates of the same interval: close, not equal
+    assert mine == pytest.approx((ref.low, ref.high), rel=0.06)
+    assert mine[0] < np.median(ta) / np.median(tb) < mine[1]
+    # the same seed, the same interval
+    assert mine == study_run._ratio_interval(study_run._resampled_medians(ta, 0, 0),
+                                             study_run._resampled_medians(tb, 0, 1))

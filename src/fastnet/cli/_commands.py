@@ -124,7 +124,8 @@ def _train(args):
         from fastnet import plots
 
         plots.learning_curves(r, log_y=True, path=args.plot,
-                              title=f"{ds.name}, network {net.proben1_spec}, seed {args.seed}: "
+                              title=f"{ds.name}, network {net.proben1_spec}, "
+                                    f"{r.setup.get('algorithm', '?')}, seed {args.seed}:\n"
                                     f"stopped by {r.stop_reason} after {r.epochs} epochs")
         print(f"learning curves drawn to {args.plot}")
     return 0

@@ -18,7 +18,7 @@ from fastnet.plots._distributions import (
     box_whiskers, ecdf, extended_box_whiskers, histogram, histograms,
 )
 from fastnet.plots._figure import (  # noqa: F401  (the report draws through these)
-    _figure_class, _pyplot, panels, to_png,
+    _figure_class, _grid_edges, _pyplot, panels, to_png,
 )
 
 __all__ = [

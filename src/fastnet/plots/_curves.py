@@ -1,6 +1,8 @@
 """Curves over epochs: Hamey's training and efficiency graphs, learning curves."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from fastnet._docstrings import fill
@@ -173,7 +175,9 @@ def learning_curves(epochs, train_error=None, val_error=None, val_epochs=None, *
         Lines with gids ``"train_error"``, ``"val_error"``, ``"test_error"``,
         ``"stopping_point"``; the key sits in one row above the axes, clear of the
         curves and of the relevant epoch. With a TrainResult the error axis says
-        its unit, Proben1's squared error percentage.
+        its unit, Proben1's squared error percentage, and if the GL criterion stopped
+        the run, a dotted line (gid ``"gl_threshold"``) marks the validation error at
+        which it stops: the lowest validation error times ``1 + alpha/100``.
 
     Raises
     ------
@@ -194,6 +198,7 @@ def learning_curves(epochs, train_error=None, val_error=None, val_epochs=None, *
     from fastnet.training._results import TrainResult
 
     ylabel = "error"
+    gl_alpha = None
     if isinstance(epochs, TrainResult):
         given = [name for name, v in (("train_error", train_error), ("val_error", val_error),
                                       ("val_epochs", val_epochs), ("test_error", test_error),
@@ -211,6 +216,9 @@ def learning_curves(epochs, train_error=None, val_error=None, val_epochs=None, *
             test_error = r.test_error
             test_epochs = np.arange(1, test_error.size + 1) * strip
         relevant_epoch = r.relevant_epoch if r.val_error is not None else None
+        gl = re.fullmatch(r"GL(\d+(?:\.\d+)?)", str(r.stop_reason or ""))
+        if gl and r.val_error is not None and len(r.val_error):
+            gl_alpha = float(gl.group(1))
     if train_error is None:
         shown = repr(epochs) if len(repr(epochs)) <= 40 else f"{type(epochs).__name__} {repr(epochs)[:30]}..."
         raise TypeError("`epochs` must be a TrainResult, or epoch numbers given with `train_error`; "
@@ -245,6 +253,11 @@ def learning_curves(epochs, train_error=None, val_error=None, val_epochs=None, *
     if relevant_epoch is not None:
         ax.axvline(relevant_epoch, ls="--", color="k", lw=1.0, gid="stopping_point",
                    label=f"relevant epoch {relevant_epoch}")
+    if gl_alpha is not None:
+        # GL(t) = 100 (E_va(t) / E_opt(t) - 1) > alpha stopped the run (Prechelt 1994)
+        level = float(np.min(val_error)) * (1 + gl_alpha / 100)
+        ax.axhline(level, ls=":", color="C3", lw=1.2, gid="gl_threshold",
+                   label=f"GL{gl_alpha:g} stop: E_va > {1 + gl_alpha / 100:g} x lowest E_va")
     if log_y:
         ax.set_yscale("log")
         _plain_log(ax.yaxis)

@@ -7,7 +7,7 @@ from fastnet._docstrings import fill
 from fastnet.stats import segment_points
 from fastnet.plots._figure import (
     BOX_WIDTH, MEAN_SD_OFFSET, OCTILE_BOX_WIDTH, _AX_PATH, _RAISES_SAMPLES, _SAMPLES, _axes,
-    _box_key, _check_path, _finish, _mean_sd, _samples,
+    _box_key, _category_ticks, _check_path, _finish, _mean_sd, _samples,
 )
 from fastnet.stats._common import _check_sample
 
@@ -74,7 +74,7 @@ def histogram(sample, *, bins="auto", percent=True, xlabel="result of a trial", 
 
 @fill(samples=_SAMPLES, ax_path=_AX_PATH, raises_samples=_RAISES_SAMPLES)
 def box_whiskers(samples, *, labels=None, outliers=False, mean_sd=True,
-                 ylabel="result of a trial", key=True, ax=None, path=None):
+                 ylabel="result of a trial", key=True, title=None, ax=None, path=None):
     """Box-whiskers plots with mean +- sd beside each box (Lawrence et al., Fig. 2).
 
     Parameters
@@ -93,6 +93,8 @@ def box_whiskers(samples, *, labels=None, outliers=False, mean_sd=True,
     key : bool, default=True
         Add a key above the axes naming the box, the median and the mean mark (leave
         it out where a caption says it, e.g. on small panels).
+    title : str, optional
+        Title, above the key (a title set afterwards would sit on the key).
     {{ax_path}}
 
     Returns
@@ -145,14 +147,15 @@ def box_whiskers(samples, *, labels=None, outliers=False, mean_sd=True,
         for pos, x in zip(positions, data):
             _mean_sd(ax, pos + MEAN_SD_OFFSET * BOX_WIDTH, x)
         ax.set_xlim(0.5, len(data) + 0.5 + MEAN_SD_OFFSET * BOX_WIDTH)
+    _category_ticks(ax, positions, labels)  # wrapped to the room of a box
     _box_key(ax, "quartiles; whiskers to " + ("1.5 IQR" if outliers else "min and max"),
-             mean_sd, ylabel, key)
+             mean_sd, ylabel, key, title)
     return _finish(ax, path)
 
 
 @fill(ax_path=_AX_PATH)
 def extended_box_whiskers(samples, *, labels=None, mean_sd=True, ylabel="result of a trial",
-                          key=True, ax=None, path=None):
+                          key=True, title=None, ax=None, path=None):
     """Extended box-whiskers plots of eight segments (Lawrence et al., Fig. 11).
 
     Each quarter of the standard plot is split again at its own median, so that each of
@@ -169,6 +172,8 @@ def extended_box_whiskers(samples, *, labels=None, mean_sd=True, ylabel="result 
         Label of the ordinate.
     key : bool, default=True
         Add a key above the axes naming the segments, the median and the mean mark.
+    title : str, optional
+        Title, above the key.
     {{ax_path}}
 
     Returns
@@ -218,10 +223,10 @@ def extended_box_whiskers(samples, *, labels=None, mean_sd=True, ylabel="result 
         ax.plot([pos - half, pos + half], [p[4], p[4]], color="C1", lw=2.0, gid="median")
         if mean_sd:
             _mean_sd(ax, pos + MEAN_SD_OFFSET * BOX_WIDTH, x)
-    ax.set_xticks(range(1, len(data) + 1), labels)
     ax.set_xlim(0.5, len(data) + 0.5 + MEAN_SD_OFFSET * BOX_WIDTH)
+    _category_ticks(ax, range(1, len(data) + 1), labels)
     ax.autoscale_view(scalex=False)
-    _box_key(ax, "8 segments of 1/8 of the values each", mean_sd, ylabel, key)
+    _box_key(ax, "8 segments of 1/8 of the values each", mean_sd, ylabel, key, title)
     return _finish(ax, path)
 
 

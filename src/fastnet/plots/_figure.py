@@ -98,11 +98,70 @@ def _plain_log(axis):
 def _key_above(ax, title=None):
     """A key in one row above the axes (it never hides a curve or a marked epoch),
     and `title` above the key."""
+    import math
+
     handles, labels = ax.get_legend_handles_labels()
-    ax.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(handles),
-              fontsize="small", frameon=False, handlelength=1.6, columnspacing=1.2)
+    # as many rows as the labels need to stay within about the figure's width
+    room = ax.figure.get_figwidth() * 72 / (0.6 * 9) - 6 * len(labels)  # characters
+    rows = max(1, min(len(labels), math.ceil(sum(map(len, labels)) / max(room, 20))))
+    ax.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0),
+              ncol=math.ceil(len(handles) / rows), fontsize="small", frameon=False,
+              handlelength=1.6, columnspacing=1.2)
     if title:
-        ax.set_title(title, pad=22, fontsize="medium")
+        ax.set_title(title, pad=8 + 15 * rows, fontsize="medium")
+
+
+def _wrapped(label, width):
+    """`label` on lines of at most about `width` characters, broken after spaces, ``/``,
+    ``,``, ``:`` and ``(`` where it can be (within a word only if a word is longer)."""
+    import re
+    import textwrap
+
+    spaced = re.sub(r"([/,(:])(?=\S)", "\\1\u200b", label)  # break chances after / , (
+    lines = textwrap.wrap(spaced.replace("\u200b", " \u200b"), width=max(4, width),
+                          break_long_words=True, break_on_hyphens=False)
+    return "\n".join(line.replace(" \u200b", "").replace("\u200b", "") for line in lines)
+
+
+def _category_ticks(ax, positions, labels):
+    """Tick labels at `positions`, wrapped to the room each has on the axes (they never
+    run into each other; a label too long for three lines is cut with an ellipsis)."""
+    fig = ax.figure
+    px = ax.get_position().width * fig.get_figwidth() * fig.dpi * 0.85
+    lo, hi = ax.get_xlim() if ax.get_autoscalex_on() is False else (0.5, len(positions) + 0.5)
+    slot = px / max(hi - lo, 1.0)  # pixels per unit of x: one box's room
+    from matplotlib import rcParams
+    from matplotlib.font_manager import FontProperties
+
+    size = FontProperties(size=rcParams["xtick.labelsize"]).get_size_in_points()
+    chars = int(slot / (0.62 * size * fig.dpi / 72))
+    out = []
+    for lab in labels:
+        lines = _wrapped(lab, chars).split("\n")
+        if len(lines) > 3:
+            lines = lines[:2] + [lines[2][:max(1, chars - 1)] + "…"]
+        out.append("\n".join(lines))
+    ax.set_xticks(list(positions), out)
+    if fig.get_layout_engine() is None:  # fixed margins (`panels`): make room for the lines
+        lines = max(t.count("\n") + 1 for t in out)
+        label = 1.4 if ax.get_xlabel() else 0.0
+        need = ((lines + label) * 1.25 * size + 8) / 72 / fig.get_figheight()
+        if fig.subplotpars.bottom < need:
+            fig.subplots_adjust(bottom=need)
+
+
+def _grid_edges(values, step, max_bins=30):
+    """Histogram edges for values on a grid of `step` (e.g. classification errors in
+    percent, multiples of 100/N on N test examples): every edge halfway between grid
+    points, so that each bin holds whole grid points (`max_bins` at most, joining
+    neighbouring points when there are more)."""
+    import math
+
+    k = np.rint(np.asarray(values, dtype=float) / step)
+    lo, hi = float(k.min()), float(k.max())
+    m = max(1, math.ceil((hi - lo + 1) / max_bins))
+    n = math.ceil((hi - lo + 1) / m)
+    return (lo - 0.5 + m * np.arange(n + 1)) * step
 
 
 def _finish(ax, path):
@@ -150,10 +209,13 @@ def _mean_sd(ax, x, sample, color="k"):
     return line, dot
 
 
-def _box_key(ax, what, mean_sd, ylabel, key=True):
-    """Label the ordinate and add a key saying what each mark of a box plot is."""
+def _box_key(ax, what, mean_sd, ylabel, key=True, title=None):
+    """Label the ordinate and add a key saying what each mark of a box plot is, with
+    `title` above the key."""
     ax.set_ylabel(ylabel)
     if not key:
+        if title:
+            ax.set_title(title, fontsize="medium")
         return
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -163,9 +225,11 @@ def _box_key(ax, what, mean_sd, ylabel, key=True):
     if mean_sd:
         handles.append(Line2D([], [], color="k", lw=1.2, marker="o", ms=4,
                               label="mean ± 1 sd"))
-    # above the axes, so it never hides a box
+    # above the axes, so it never hides a box; the title above the key
     ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(handles),
               fontsize="small", frameon=False)
+    if title:
+        ax.set_title(title, pad=22, fontsize="medium")
 
 
 def panels(n, *, width=3.4, height=2.8):

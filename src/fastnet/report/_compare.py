@@ -30,6 +30,42 @@ def _picture_stem(problem, taken):
     return stem
 
 
+def _p(p):
+    """A p-value for reading: two significant digits, ``< 0.0001`` below that."""
+    return "< 0.0001" if p < 1e-4 else f"{p:.2g}"
+
+
+def _p_is(p):
+    """``p = 0.042`` or ``p < 0.0001``."""
+    text = _p(p)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
+def _g(x):
+    """Three significant digits, never in exponent form for the values a comparison shows."""
+    return f"{x:#.3g}".rstrip(".") if 1e-3 <= abs(x) < 1e4 or x == 0 else f"{x:.3e}"
+
+
+def _sd(x):
+    """The (n-1) standard deviation, NaN for one value."""
+    return float(np.std(x, ddof=1)) if len(x) > 1 else float("nan")
+
+
+def _plain_table(heads, rows, left=1):
+    """Columns padded to their widest cell; the first `left` left-aligned, the rest right."""
+    widths = [max(len(str(c)) for c in col) for col in zip(heads, *rows)]
+
+    def line(cells):
+        return "  ".join(str(c).ljust(w) if k < left else str(c).rjust(w)
+                         for k, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return "\n".join([line(heads)] + [line(r) for r in rows])
+
+
+def _level(alpha):
+    return f"{100 * (1 - alpha):g} %"
+
+
 @dataclass(frozen=True)
 class Comparison:
     """Several result sets compared per problem and over problems (see `compare`).
@@ -80,9 +116,11 @@ class Comparison:
         """The per-problem comparisons as a pandas DataFrame, one row per pair.
 
         Columns: ``problem``, ``a``, ``b`` (labels), ``n_a``, ``n_b``, ``mean_a``,
-        ``mean_b`` (test errors), ``pvalue`` (of the test Proben1's rule chose, in
-        [0, 1]), ``significant``, ``better`` (a label or None), ``unreliable`` and
-        ``note`` (why no test was possible, else None).
+        ``mean_b``, ``std_a``, ``std_b`` (test errors over the runs), ``pvalue`` (of the
+        test Proben1's rule chose, in [0, 1]), ``significant``, ``better`` (a label or
+        None), ``unreliable``, ``note`` (why no test was possible, else None), then
+        ``difference``, ``ci_low``, ``ci_high``, ``ratio``, ``ratio_low``,
+        ``ratio_high`` and ``welch_pvalue`` as `effect` gives them.
 
         {{pandas_raises}}
         """
@@ -92,59 +130,252 @@ class Comparison:
             xa, xb = self.samples[a][problem], self.samples[b][problem]
             row = {"problem": problem, "a": a, "b": b, "n_a": len(xa), "n_b": len(xb),
                    "mean_a": float(np.mean(xa)), "mean_b": float(np.mean(xb)),
-                   "pvalue": None, "significant": None, "better": None, "unreliable": None,
-                   "note": None}
+                   "std_a": _sd(xa), "std_b": _sd(xb), "pvalue": None, "significant": None,
+                   "better": None, "unreliable": None, "note": None}
             if isinstance(test, str):
                 row["note"] = test
             else:
                 row.update(pvalue=test.pvalue, significant=test.significant, better=test.better,
                            unreliable=test.unreliable)
+            e = self.effect(problem, a, b) or {}
+            row.update(difference=e.get("difference"), ci_low=e.get("low"),
+                       ci_high=e.get("high"), ratio=e.get("ratio"),
+                       ratio_low=e.get("ratio_low"), ratio_high=e.get("ratio_high"),
+                       welch_pvalue=e.get("welch_pvalue"))
             rows.append(row)
         return pd.DataFrame(rows, columns=["problem", "a", "b", "n_a", "n_b", "mean_a", "mean_b",
-                                           "pvalue", "significant", "better", "unreliable",
-                                           "note"])
+                                           "std_a", "std_b", "pvalue", "significant", "better",
+                                           "unreliable", "note", "difference", "ci_low",
+                                           "ci_high", "ratio", "ratio_low", "ratio_high",
+                                           "welch_pvalue"])
+
+    def _log(self):
+        """Whether the t-tests ran on log errors (then an effect is a ratio)."""
+        return self.measure == "squared"
+
+    def effect(self, problem, a, b):
+        """How much ``a`` and ``b`` differ on ``problem``, with Welch's interval.
+
+        Parameters
+        ----------
+        problem : str
+        a, b : str
+            Labels of two algorithms, in the order of `labels`.
+
+        Returns
+        -------
+        dict or None
+            None if no t-test was possible; else ``difference`` (mean of ``a`` minus
+            mean of ``b``: of the log errors for the squared error percentage, of the
+            errors for the classification error, on the values that entered the test,
+            outliers removed by Proben1's rule), ``low`` and ``high`` (Welch's
+            interval of it at level ``1 - alpha``), ``ratio``, ``ratio_low``,
+            ``ratio_high`` (their exponentials for log errors: the ratio of the
+            geometric mean errors of ``a`` and ``b``; None otherwise), ``pvalue`` (of
+            the test that decides, Cochran/Cox t' by default), ``welch_pvalue``,
+            ``level``, ``n_a`` and ``n_b`` (values that entered the test).
+        """
+        t = self.ttests[(problem, a, b)]
+        if isinstance(t, str):
+            return None
+        lo, hi = t.welch.confidence_interval
+        d = t.mean_difference
+        ratio = (float(np.exp(d)), float(np.exp(lo)), float(np.exp(hi))) if self._log() \
+            else (None, None, None)
+        return {"difference": d, "low": lo, "high": hi, "ratio": ratio[0],
+                "ratio_low": ratio[1], "ratio_high": ratio[2], "pvalue": t.pvalue,
+                "welch_pvalue": t.welch.pvalue, "level": t.welch.confidence_level,
+                "n_a": t.sample_a.n, "n_b": t.sample_b.n}
+
+    def verdict(self, problem, a, b):
+        """One sentence: which of ``a`` and ``b`` is better on ``problem``, by how much,
+        how sure ("rprop+ better than quickprop: errors 0.82 times as large (95 % CI
+        0.75 to 0.90), p = 0.0012 (Cochran/Cox t'); Welch p = 0.0010").
+
+        Parameters
+        ----------
+        problem : str
+        a, b : str
+            Labels of two algorithms.
+
+        Returns
+        -------
+        str
+        """
+        t = self.ttests[(problem, a, b)]
+        if isinstance(t, str):
+            return f"{a} vs {b}: no t-test possible (see the notes)"
+        e = self.effect(problem, a, b)
+        level = f"{100 * e['level']:g} % CI"
+        test = "Cochran/Cox t'" if t.decided_by == "cochran_cox" else "Welch"
+        sure = f"{_p_is(e['pvalue'])} ({test})"
+        if t.decided_by == "cochran_cox":
+            sure += f"; Welch {_p_is(e['welch_pvalue'])}"
+        flip = t.significant and t.better == b  # state the effect from the better one's side
+        first, second = (b, a) if flip else (a, b)
+        if self._log():
+            r, lo, hi = ((1 / e["ratio"], 1 / e["ratio_high"], 1 / e["ratio_low"]) if flip
+                         else (e["ratio"], e["ratio_low"], e["ratio_high"]))
+            size = (f"{first}'s errors {_g(r)} times {second}'s "
+                    f"({level} {_g(lo)} to {_g(hi)})")
+        else:
+            d, lo, hi = ((-e["difference"], -e["high"], -e["low"]) if flip
+                         else (e["difference"], e["low"], e["high"]))
+            size = (f"{first} minus {second}: {d:+.3g} percentage points "
+                    f"({level} {lo:+.3g} to {hi:+.3g})")
+        head = (f"{first} better than {second}" if t.significant
+                else f"{a} vs {b}: no significant difference")
+        tail = ("; unreliable: a sample stays non-normal after removing outliers"
+                if t.unreliable else "")
+        return f"{head}: {size}, {sure}{tail}"
+
+    def _pairs(self):
+        return [(a, b) for i, a in enumerate(self.labels) for b in self.labels[i + 1:]]
+
+    def _alpha(self):
+        return next((t.alpha for t in self.ttests.values() if not isinstance(t, str)), 0.05)
+
+    def _over_counts(self):
+        """Per pair: (a, b, wins of a, wins of b, sign p, Wilcoxon p) over the problems."""
+        index = {lab: i for i, lab in enumerate(self.labels)}
+        out = []
+        for a, b in self._pairs():
+            ma = np.array([self.samples[a][p].mean() for p in self.problems])
+            mb = np.array([self.samples[b][p].mean() for p in self.problems])
+            i, j = index[a], index[b]
+            out.append((a, b, int(np.sum(ma < mb)), int(np.sum(ma > mb)),
+                        float(self.sign.pvalue[i, j]), float(self.wilcoxon.pvalue[i, j])))
+        return out
+
+    def _over_table(self):
+        """Heads and rows of the tests over problems, one row per pair."""
+        letters, n = self._letters(), len(self.problems)
+        rows = [[f"{letters[a]} vs {letters[b]}", wa, wb, n - wa - wb, _p(ps), _p(pw),
+                 self._over_word(wa, wb, ps, pw, a, b)]
+                for a, b, wa, wb, ps, pw in self._over_counts()]
+        return (["pair X vs Y", "X lower on", "Y lower on", "tied", "sign test p", "Wilcoxon p",
+                 "verdict"], rows)
+
+    def _over_word(self, wins, losses, ps, pw, a, b):
+        """The verdict of the two tests over problems on one pair, in words."""
+        alpha = self._alpha()
+        i = self.labels.index(a)
+        j = self.labels.index(b)
+        by_sign = a if wins > losses else b  # who wins more often
+        by_rank = a if np.isfinite(self.wilcoxon.matrix[i, j]) else b  # larger rank sum
+        level = f"{100 * alpha:g} %"
+        if ps < alpha and pw < alpha:
+            return (f"{by_sign} better (both tests, at {level})" if by_sign == by_rank else
+                    f"the tests disagree: the sign test favours {by_sign}, the Wilcoxon test "
+                    f"{by_rank}")
+        if ps < alpha:
+            return f"{by_sign} better by the sign test only (at {level})"
+        if pw < alpha:
+            return f"{by_rank} better by the Wilcoxon test only (at {level})"
+        return "no significant difference"
+
+    def over_problems(self):
+        """The sign and Wilcoxon tests over problems in words, one sentence per pair,
+        then, with fewer problems than `fastnet.stats.datasets_needed`, a sentence saying
+        that they can never be significant (Demšar 2006).
+
+        Returns
+        -------
+        list of str
+            Empty when there are fewer than two problems (see `notes`).
+        """
+        from fastnet.stats import datasets_needed, smallest_pvalue
+
+        if self.sign is None:
+            return []
+        letters, n, alpha = self._letters(), len(self.problems), self._alpha()
+        out = []
+        for a, b, wins, losses, ps, pw in self._over_counts():
+            line = (f"{letters[a]} vs {letters[b]}: {a} lower on {wins}, {b} lower on "
+                    f"{losses}, tied on {n - wins - losses} of {n} problems; sign test "
+                    f"{_p_is(ps)}, Wilcoxon signed-rank {_p_is(pw)}: "
+                    f"{self._over_word(wins, losses, ps, pw, a, b)}.")
+            untied = wins + losses
+            if n >= datasets_needed(alpha) and smallest_pvalue(untied) >= alpha:
+                line += (f" With {untied} untied problems the smallest p these tests can "
+                         f"give is {_p(smallest_pvalue(untied))}.")
+            out.append(line)
+        need = datasets_needed(alpha)
+        if n < need:
+            out.append(f"Too few problems: on {n} problems the smallest p-value the sign and "
+                       f"Wilcoxon tests can give is {_p(smallest_pvalue(n))} (2^(1-{n}), "
+                       f"one algorithm better on every problem), so they can never be "
+                       f"significant at {100 * alpha:g} %; that needs at least {need} "
+                       "problems (Demšar 2006).")
+        return out
 
     def _letters(self):
         return {lab: chr(ord("A") + i) if i < 26 else f"A{i}" for i, lab in enumerate(self.labels)}
 
+    def _effect_cells(self, p, a, b, letters):
+        """Cells of the per-problem table: difference, interval, ratio, p-values, entry."""
+        t = self.ttests[(p, a, b)]
+        if isinstance(t, str):
+            return [t, "", "", "", "", t]
+        e = self.effect(p, a, b)
+        ratio = (f"{_g(e['ratio'])} [{_g(e['ratio_low'])}, {_g(e['ratio_high'])}]"
+                 if self._log() else "")
+        return [f"{e['difference']:+.3g}", f"[{e['low']:+.3g}, {e['high']:+.3g}]", ratio,
+                _p(e["pvalue"]), _p(e["welch_pvalue"]),
+                t.table_entry((letters[a], letters[b]))]
+
+    def _effect_heads(self):
+        what = "log error" if self._log() else "error"
+        level = _level(self._alpha())
+        return ["problem", "pair", f"mean {what} A-B", f"{level} CI (Welch)",
+                *(["ratio A/B [CI]"] if self._log() else []), "p (t')", "Welch p", "Proben1"]
+
+    def _effect_caption(self):
+        what = MEASURES[self.measure][1]
+        level = _level(self._alpha())
+        on = f"the log {what}" if self._log() else f"the {what} (percent)"
+        return (f"Per problem and pair, on {on}: the difference of the means (A minus B; "
+                f"negative: A lower) with Welch's {level} confidence interval"
+                + ("; the ratio A/B of the geometric mean errors (exp of the difference) and "
+                   "its interval" if self._log() else "")
+                + "; p of Proben1's Cochran/Cox t' test and of Welch's test (outliers removed "
+                "by Proben1's rule first); the Proben1 table entry: 'A 1.2' = A better, "
+                "p = 1.2 %; '-' = no significant difference; (...) = unreliable, a sample "
+                "stays non-normal after removing outliers; 'n/a' = no test possible.")
+
     def to_text(self):
-        """Legend, per-problem t-test table, means, and the tests over problems."""
+        """Legend, verdicts per problem, the effects and p-values per problem and pair,
+        means with standard deviations, and the tests over problems in words."""
         letters = self._letters()
         what = MEASURES[self.measure][1]
+        alpha = self._alpha()
         out = ["Algorithms:"]
         for lab, (src, net) in zip(self.labels, self.sources):
-            out.append(f"  {letters[lab]} = {lab}  ({src}, network {net})")
-        pairs = [(a, b) for i, a in enumerate(self.labels) for b in self.labels[i + 1:]]
-        out += ["", f"Proben1 t-tests per problem on the log {what} (Cochran/Cox t', 5 %): "
-                "'A 1.2' = A is better, p = 1.2 %; '-' = no significant difference; "
-                "(...) = unreliable, a sample stays non-normal after removing outliers; "
-                "'n/a' = no test possible."]
-        heads = [f"{letters[a]} vs {letters[b]}" for a, b in pairs]
-        width = max([10] + [len(p) for p in self.problems])
-        cols = [max(9, len(h)) for h in heads]
-        out.append(f"{'problem':{width}s}  " + "  ".join(h.rjust(c) for h, c in zip(heads, cols)))
+            out.append(f"  {letters[lab]} = {lab}  ({Path(src).name}, network {net})")
+        pairs = self._pairs()
+        out += ["", f"Verdicts per problem ({what}; Proben1's t-test at {100 * alpha:g} %"
+                + (" on the log errors, so sizes are ratios of geometric means" if self._log()
+                   else "") + "):"]
         for p in self.problems:
-            cells = []
-            for (a, b), c in zip(pairs, cols):
-                t = self.ttests[(p, a, b)]
-                cells.append((t if isinstance(t, str) else
-                              t.table_entry((letters[a], letters[b]))).rjust(c))
-            out.append(f"{p:{width}s}  " + "  ".join(cells))
-        out += ["", f"Mean {what} (n runs):"]
-        out.append(f"{'problem':{width}s}  " + "  ".join(f"{letters[lab]:>14s}" for lab in self.labels))
-        for p in self.problems:
-            out.append(f"{p:{width}s}  " + "  ".join(
-                f"{np.mean(self.samples[lab][p]):9.3f} ({len(self.samples[lab][p]):2d})"
-                for lab in self.labels))
-        for title, table in (("Sign test over problems (mean " + what + ")", self.sign),
-                             ("Wilcoxon signed-rank test over problems (mean " + what + ")",
-                              self.wilcoxon),
-                             ("Lacoste et al. Poisson binomial test over "
-                              f"{len(self.lacoste_problems)} classification problems "
-                              "(best run by validation error per problem)", self.lacoste)):
-            if table is None:
-                continue
-            out += ["", title + ":", str(table)]
+            out += [f"  {p}: {self.verdict(p, a, b)}" for a, b in pairs]
+        over = self.over_problems()
+        if over:
+            out += ["", f"Across problems (on each problem's mean {what}):"]
+            out += [f"  {line}" for line in over]
+        heads = self._effect_heads()
+        rows = [[p, f"{letters[a]} vs {letters[b]}", *self._effect_cells(p, a, b, letters)]
+                for p in self.problems for a, b in pairs]
+        out += ["", self._effect_caption(), _plain_table(heads, rows, left=2)]
+        heads = ["problem"] + [f"{letters[lab]}: mean ± sd (n runs)" for lab in self.labels]
+        rows = [[p] + [f"{np.mean(x):.3f} ± {_sd(x):.3f} ({len(x)})"
+                       for lab in self.labels for x in [self.samples[lab][p]]]
+                for p in self.problems]
+        out += ["", f"{what.capitalize()}: mean ± standard deviation (n runs):",
+                _plain_table(heads, rows, left=1)]
+        if self.lacoste is not None:
+            out += ["", "Lacoste et al. Poisson binomial test over "
+                    f"{len(self.lacoste_problems)} classification problems "
+                    "(best run by validation error per problem):", str(self.lacoste)]
         if self.notes:
             out += [""] + [f"note: {n}" for n in self.notes]
         return "\n".join(out)
@@ -164,8 +395,12 @@ class Comparison:
             else:
                 row += [100 * test.pvalue, test.better if test.significant else None,
                         test.unreliable, None]
+            e = self.effect(problem, a, b)
+            row += [_sd(xa), _sd(xb)] + ([None] * 4 if e is None else
+                                         [e["difference"], e["low"], e["high"],
+                                          100 * e["welch_pvalue"]])
             rows.append(row)
-        return rows + self._over_rows()
+        return rows + [r + [None] * 6 for r in self._over_rows()]
 
     def _over_tables(self):
         return [(name, t) for name, t in (("sign test", self.sign), ("Wilcoxon test", self.wilcoxon),
@@ -197,8 +432,10 @@ class Comparison:
         """The tests as CSV, one row per problem (or test over problems) and pair.
 
         Columns ``problem, a, b, n_a, n_b, mean_a, mean_b, p_percent, better,
-        unreliable, note``. The t-test rows name ``better`` only if significant; the
-        rows of the tests over problems (``problem`` ``"over problems: sign test"``,
+        unreliable, note, std_a, std_b, difference, ci_low, ci_high,
+        welch_p_percent`` (the last six as `effect` gives them; ``std`` over the
+        runs). The t-test rows name ``better`` only if significant; the rows of the
+        tests over problems (``problem`` ``"over problems: sign test"``,
         ``"... Wilcoxon test"``, ``"... Lacoste Poisson binomial test"``, ``n_a`` the
         number of problems) name the algorithm that wins more, has the larger rank
         sum, or is more probably better (the probability in ``note``). Text cells that a
@@ -212,7 +449,8 @@ class Comparison:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["problem", "a", "b", "n_a", "n_b", "mean_a", "mean_b", "p_percent",
-                    "better", "unreliable", "note"])
+                    "better", "unreliable", "note", "std_a", "std_b", "difference", "ci_low",
+                    "ci_high", "welch_p_percent"])
         for row in self._pair_rows():
             w.writerow(["" if v is None else repr(v) if isinstance(v, float)
                         else _csv_text(v) if isinstance(v, str) else v for v in row])
@@ -225,7 +463,7 @@ class Comparison:
         from fastnet.report._render import _latex_escape
 
         letters, what = self._letters(), MEASURES[self.measure][1]
-        pairs = [(a, b) for i, a in enumerate(self.labels) for b in self.labels[i + 1:]]
+        pairs = self._pairs()
 
         def table(heads, rows, caption, spec):
             lines = [r"\begin{table}[ht]", r"\centering", r"\small",
@@ -239,22 +477,29 @@ class Comparison:
                        [[letters[lab], lab, Path(src).name, net]
                         for lab, (src, net) in zip(self.labels, self.sources)],
                        "Algorithms compared.", "llll")
-        tests = table(["problem"] + [f"{letters[a]} vs {letters[b]}" for a, b in pairs],
-                      [[p] + [t if isinstance(t, str) else t.table_entry((letters[a], letters[b]))
-                              for a, b in pairs for t in [self.ttests[(p, a, b)]]]
-                       for p in self.problems],
-                      f"Proben1 t-tests per problem on the log {what}: 'A 1.2' = A is better, "
-                      "p = 1.2 %; '-' = no significant difference.", "l" + "r" * len(pairs))
+        tests = table(self._effect_heads(),
+                      [[p, f"{letters[a]} vs {letters[b]}", *self._effect_cells(p, a, b, letters)]
+                       for p in self.problems for a, b in pairs],
+                      self._effect_caption(), "ll" + "r" * (len(self._effect_heads()) - 2))
         means = table(["problem"] + [letters[lab] for lab in self.labels],
-                      [[p] + [f"{np.mean(self.samples[lab][p]):.3f}" for lab in self.labels]
-                       for p in self.problems], f"Mean {what}.", "l" + "r" * len(self.labels))
-        label = {letter: lab for lab, letter in letters.items()}
-        over = [table([""] + list(t.names),
-                      [[label[r]] + ["-" if not np.isfinite(v) else f"{v:.2f}" for v in row]
-                       for r, row in zip(t.names, t.matrix)],
-                      str(t).splitlines()[0] + f" ({name}, over problems).",
-                      "l" + "r" * len(t.names))
-                for name, t in self._over_tables()]
+                      [[p] + [f"{np.mean(x):.3f} ± {_sd(x):.3f} ({len(x)})"
+                              for lab in self.labels for x in [self.samples[lab][p]]]
+                       for p in self.problems],
+                      f"Mean {what} ± standard deviation (n runs).", "l" + "r" * len(self.labels))
+        over = []
+        if self.sign is not None:
+            heads, rows = self._over_table()
+            over.append(table(heads, rows, " ".join(self.over_problems()[len(rows):])
+                              or "Sign and Wilcoxon signed-rank tests over problems.",
+                              "l" + "r" * (len(heads) - 2) + "l"))
+        if self.lacoste is not None:
+            label = {letter: lab for lab, letter in letters.items()}
+            t = self.lacoste
+            over.append(table([""] + list(t.names),
+                              [[label[r]] + ["-" if not np.isfinite(v) else f"{v:.2f}"
+                                             for v in row] for r, row in zip(t.names, t.matrix)],
+                              str(t).splitlines()[0] + " (over problems).",
+                              "l" + "r" * len(t.names)))
         return "\n\n".join([legend, tests, means, *over]) + "\n"
 
     @fill(html_page=HTML_PAGE)
@@ -322,8 +567,8 @@ class Comparison:
                 if path.resolve().parent != inside:
                     raise ValueError(f"`directory`: the picture {path} would be written to "
                                      f"{path.resolve()}, outside {inside}; remove that link.")
-                ax = fn(samples)
-                ax.set_title(f"{p}: {MEASURES[self.measure][1]}")
+                ax = fn(samples, ylabel=f"{MEASURES[self.measure][1]} (%)",
+                        title=f"{p}: {MEASURES[self.measure][1]}")
                 ax.figure.savefig(path)
                 plt.close(ax.figure)
                 written.append(path)
@@ -340,7 +585,8 @@ def compare(results, *, labels=None, measure="squared", alpha=0.05):
         are needed in all.
     labels : sequence of str, optional
         One label per file (default: the file names without ``.jsonl``); with
-        several networks in a file, ``":network"`` is appended.
+        several networks in a file, ``":network"`` is appended. Without `labels`, a
+        single file's networks are labelled by their names alone.
     measure : {"squared", "classification"}, default="squared"
         Test squared error percentage (Proben1's headline measure) or test
         classification error (classification problems only).
@@ -362,6 +608,7 @@ def compare(results, *, labels=None, measure="squared", alpha=0.05):
     if measure not in MEASURES:
         raise ValueError(f"`measure` must be one of {list(MEASURES)}, got {measure!r}.")
     files = [_results(r) for r in results]
+    own_labels = labels is None
     if labels is None:
         labels = [f.path.name[:-6] if f.path.name.endswith(".jsonl") else f.path.name
                   for f in files]
@@ -378,7 +625,9 @@ def compare(results, *, labels=None, measure="squared", alpha=0.05):
             if n not in nets:
                 nets.append(n)
         for n in nets:
-            name = lab if len(nets) == 1 else f"{lab}:{n}"
+            # the file's name says nothing when there is one file and no label given
+            name = (lab if len(nets) == 1 else n if own_labels and len(files) == 1
+                    else f"{lab}:{n}")
             k = 2
             base = name
             while name in seen:

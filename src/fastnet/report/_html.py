@@ -53,6 +53,18 @@ table.setup th { text-align: left; white-space: nowrap; vertical-align: top; }
 table.setup td { max-width: 60rem; overflow-wrap: anywhere; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.95em; }
 nav ul { columns: 16rem; padding-left: 1.2rem; margin: 0.3rem 0; }
+nav li { break-inside: avoid; }
+#logrank-table td, #logrank-table th { white-space: normal; }
+/* verdicts are sentences: left-aligned like all text */
+#logrank-table td:last-child, #over-table td:last-child { text-align: left; }
+/* a table wider than the screen scrolls, its first (key) column staying in view */
+.scroll tbody th:first-child, .scroll thead tr:first-child th:first-child {
+  position: sticky; left: 0; z-index: 1; }
+.scroll thead tr:first-child th:first-child { background: #f3f5f7; }
+@media (max-width: 1100px) {
+  table { font-size: 0.8rem; }
+  th, td { padding: 0.15rem 0.3rem; }
+}
 .figs { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: flex-start; }
 figure { margin: 0; max-width: 100%; }
 figure img { display: block; width: 100%; height: auto; }
@@ -60,6 +72,7 @@ figcaption { font-size: 0.8rem; color: #57606a; }
 section.cell { border-top: 1px solid #eaeef2; }
 .meta { font-size: 0.85rem; color: #57606a; margin: 0.1rem 0 0.5rem; }
 ul.notes { font-size: 0.9rem; }
+ul.verdicts { max-width: 70rem; padding-left: 1.2rem; }
 p.warn { border-left: 4px solid #bf8700; background: #fff8c5; padding: 0.4rem 0.7rem;
          max-width: 70rem; }
 footer { margin-top: 2rem; font-size: 0.8rem; color: #57606a; }
@@ -258,7 +271,14 @@ def _timing_table(timing):
 
 # --------------------------------------------------------------------------- report
 
-def _cell_pictures(plots, row, s):
+def _n_test(header, problem, network):
+    """Test examples of a report cell (from the file's checklist), or None."""
+    check = (header.get("checklist") or {}).get(f"{problem}/{network.split(' / ')[0]}") or {}
+    n = (check.get("data") or {}).get("n_test")
+    return n if isinstance(n, int) and n > 0 else None
+
+
+def _cell_pictures(plots, row, s, header=None):
     """The pictures of one (problem, network) cell of a report."""
     figs = []
     name = f"{row.problem}, {row.network}"
@@ -281,11 +301,16 @@ def _cell_pictures(plots, row, s):
             f"Test squared error percentage: histogram of the {test.size} runs."))
     cls = _finite(s.get("test_class", []))
     if cls.size:
+        n_test = _n_test(header or {}, row.problem, row.network)
+        # on N test examples the error takes the values 100 k / N: bins on that grid
+        bins = "auto" if n_test is None else plots._grid_edges(cls, 100.0 / n_test)
         figs.append(_picture(
-            plots, lambda ax: plots.histogram(cls, xlabel="test classification error [%]",
-                                              ax=ax),
+            plots, lambda ax: plots.histogram(cls, bins=bins,
+                                              xlabel="test classification error (%)", ax=ax),
             f"{name}: histogram of the test classification error over the runs",
-            "Test set classification error (winner takes all), per run."))
+            "Test set classification error (winner takes all), per run"
+            + ("." if n_test is None else f"; one bin per step of 100/{n_test} % "
+               f"(one of the {n_test} test examples) or a few of them.")))
     epochs = {"total": _finite(s["epochs"]), "relevant": _finite(s["relevant_epoch"])}
     epochs = {k: v for k, v in epochs.items() if v.size}
     if epochs:
@@ -322,6 +347,32 @@ def _cell_meta(header, row, s):
     return "; ".join(parts)
 
 
+def _side_by_side(plots, report):
+    """Per problem with two or more networks (or algorithms): their test errors on one
+    pair of axes, so that they compare by eye."""
+    out, what = [], "test squared error percentage"
+    problems = list(dict.fromkeys(r.problem for r in report.rows))
+    for k, p in enumerate(problems):
+        samples = {r.network: _finite(report.samples[(r.problem, r.network)]["test"])
+                   for r in report.rows if r.problem == p and (r.problem, r.network)
+                   in report.samples}
+        samples = {n: v for n, v in samples.items() if v.size}
+        if len(samples) < 2:
+            continue
+        out += [f'<section class="cell" id="problem-{k}"><h3>{_e(p)}: side by side</h3>',
+                '<div class="figs">' + _picture(
+                    plots, lambda ax, s=samples: plots.box_whiskers(
+                        s, ylabel=f"{what} (%)", key=False, ax=ax),
+                    f"{p}: box-whiskers of the {what} per network",
+                    f"{what.capitalize()} per run, one box per network on one axis. "
+                    + _BOX_KEY) + _picture(
+                    plots, lambda ax, s=samples: plots.ecdf(s, xlabel=f"{what} (%)", ax=ax),
+                    f"{p}: empirical distribution functions of the {what} per network",
+                    "Fraction of runs with an error at most x: the curve further left is "
+                    "the better network.") + "</div></section>"]
+    return out
+
+
 def report_html(report, *, timing=None, pictures=True):
     """The HTML page of a `Report` (see `Report.to_html`)."""
     plots = _plots() if pictures else None
@@ -351,9 +402,9 @@ def report_html(report, *, timing=None, pictures=True):
                             report._caption("Test error distribution"))]
     if timing is not None:
         body += ['<h2 id="timing">Cost</h2>', _timing_table(timing)]
-    body += ['<h2 id="setup">Set-up</h2>', _kv_table("setup-table", _setup_pairs(h, report.source))]
     if pictures:
         body.append('<h2 id="pictures">Distributions over the runs</h2>')
+        body += _side_by_side(plots, report)
         for i, row in enumerate(cells):
             s = report.samples.get((row.problem, row.network))
             body.append(f'<section class="cell" id="cell-{i}">')
@@ -362,8 +413,9 @@ def report_html(report, *, timing=None, pictures=True):
                 body += ['<p class="meta">no per-run values in this report</p>', "</section>"]
                 continue
             body.append(f'<p class="meta">{_e(_cell_meta(h, row, s))}</p>')
-            body.append('<div class="figs">' + "".join(_cell_pictures(plots, row, s)) + "</div>")
+            body.append('<div class="figs">' + "".join(_cell_pictures(plots, row, s, h)) + "</div>")
             body.append("</section>")
+    body += ['<h2 id="setup">Set-up</h2>', _kv_table("setup-table", _setup_pairs(h, report.source))]
     return _page(f"fastnet report: {name}", "\n".join(body), h.get("version", "?"))
 
 
@@ -379,6 +431,14 @@ def _pairwise_table(table_id, table, title):
                          cls="tbl small")
 
 
+def _problem_n_test(headers, problem):
+    """The test examples of `problem` in the result files' checklists, if they agree."""
+    found = {_n_test(h, problem, key.split("/", 1)[1])
+             for h in headers.values() for key in (h.get("checklist") or {})
+             if key.startswith(f"{problem}/")}
+    return found.pop() if len(found) == 1 else None
+
+
 def comparison_html(cmp, *, pictures=True):
     """The HTML page of a `Comparison` (see `Comparison.to_html`)."""
 
@@ -389,58 +449,51 @@ def comparison_html(cmp, *, pictures=True):
     body = [f"<h1>{_e(title)}</h1>",
             f'<p class="sub">{_e(what.capitalize())} of {len(cmp.labels)} result sets on '
             f"{_n(len(cmp.problems), 'problem')}.</p>"]
+    pairs = cmp._pairs()
+    alpha = cmp._alpha()
+    body.append('<h2 id="verdicts">Verdicts per problem</h2>')
+    body.append(f'<p class="cap">Proben1\'s t-test at {100 * alpha:g} % on the '
+                + ("log errors, so an effect is a ratio of geometric mean errors"
+                   if cmp._log() else "errors (percent)")
+                + "; the interval is Welch's; the details are in the table of effects.</p>")
+    body.append('<ul class="verdicts">' + "".join(
+        f"<li><b>{_e(p)}</b>: {_e(cmp.verdict(p, a, b))}</li>"
+        for p in cmp.problems for a, b in pairs) + "</ul>")
+    over = cmp.over_problems()
+    if over:
+        heads, rows = cmp._over_table()
+        body.append('<h2 id="over">Across problems</h2>')
+        body.append(_simple_table(
+            "over-table", heads, rows, numeric_from=1,
+            caption=(f"Sign and Wilcoxon signed-rank tests on each problem's mean {what} "
+                     "(Demšar 2006): how often each algorithm is lower, and the two-sided "
+                     "p-values.")))
+        if len(over) > len(rows):
+            body.append('<p class="warn">' + _e(" ".join(over[len(rows):])) + "</p>")
     body += ['<h2 id="algorithms">Algorithms</h2>', _simple_table(
         "algorithms-table", ["", "label", "result file", "network"],
         [[letters[lab], lab, Path(src).name, net] for lab, (src, net) in zip(cmp.labels, cmp.sources)],
         numeric_from=99)]
-    pairs = [(a, b) for i, a in enumerate(cmp.labels) for b in cmp.labels[i + 1:]]
-    rows = []
-    for p in cmp.problems:
-        row = [p]
-        for a, b in pairs:
-            t = cmp.ttests[(p, a, b)]
-            if isinstance(t, str):
-                row.append(t)
-            else:
-                row.append((t.table_entry((letters[a], letters[b])),
-                            f"p = {100 * t.pvalue:.3g} %"
-                            + (", unreliable" if t.unreliable else "")))
-        rows.append(row)
-    body += ['<h2 id="ttests">Proben1 t-tests per problem</h2>', _simple_table(
-        "ttests-table", ["problem"] + [f"{letters[a]} vs {letters[b]}" for a, b in pairs], rows,
-        caption=(f"Proben1 t-tests per problem on the log {what} (Cochran/Cox t', 5 %): "
-                 "'A 1.2' = A is better, p = 1.2 %; '-' = no significant difference; "
-                 "(...) = unreliable, a sample stays non-normal after removing outliers; "
-                 "'n/a' = no test possible."))]
-    rows = [[p] + [f"{np.mean(cmp.samples[lab][p]):.3f} ({len(cmp.samples[lab][p])})"
-                   for lab in cmp.labels] for p in cmp.problems]
+    rows = [[p, f"{letters[a]} vs {letters[b]}", *cmp._effect_cells(p, a, b, letters)]
+            for p in cmp.problems for a, b in pairs]
+    body += ['<h2 id="ttests">Effects and p-values per problem</h2>', _simple_table(
+        "ttests-table", cmp._effect_heads(), rows, caption=cmp._effect_caption(),
+        numeric_from=2)]
+    rows = [[p] + [f"{np.mean(x):.3f} ± {np.std(x, ddof=1) if len(x) > 1 else math.nan:.3f} "
+                   f"({len(x)})" for lab in cmp.labels for x in [cmp.samples[lab][p]]]
+            for p in cmp.problems]
     body += [f'<h2 id="means">Mean {_e(what)}</h2>', _simple_table(
         "means-table", ["problem"] + [letters[lab] for lab in cmp.labels], rows,
-        caption=f"Mean {what} (n runs).")]
-    over = [("sign-table", "Sign test over problems (mean " + what + ")", cmp.sign),
-            ("wilcoxon-table", "Wilcoxon signed-rank test over problems (mean " + what + ")",
-             cmp.wilcoxon),
-            ("lacoste-table", f"Lacoste et al. Poisson binomial test over "
-             f"{len(cmp.lacoste_problems)} classification problems (best run by validation "
-             "error per problem)", cmp.lacoste)]
-    if any(t is not None for _, _, t in over):
-        body.append('<h2 id="over">Tests over problems</h2>')
-        body.append('<div class="row">' + "".join(_pairwise_table(i, t, ttl)
-                                                  for i, ttl, t in over if t is not None)
-                    + "</div>")
+        caption=f"Mean {what} ± standard deviation over the runs (n runs).")]
+    if cmp.lacoste is not None:
+        body.append('<h2 id="lacoste">Lacoste et al. over classification problems</h2>')
+        body.append(_pairwise_table(
+            "lacoste-table", cmp.lacoste, f"Lacoste et al. Poisson binomial test over "
+            f"{len(cmp.lacoste_problems)} classification problems (best run by validation "
+            "error per problem)"))
     if cmp.notes:
         body.append('<h2 id="notes">Notes</h2><ul class="notes">'
                     + "".join(f"<li>{_e(n)}</li>" for n in cmp.notes) + "</ul>")
-    if cmp.headers:
-        files = list(cmp.headers)
-        table = {}
-        for f in files:
-            for k, v in _setup_pairs(cmp.headers[f]):
-                table.setdefault(k, {})[f] = _value(v)
-        rows = [[k] + [vals.get(f, "-") for f in files] for k, vals in table.items()]
-        body += ['<h2 id="setup">Set-up</h2>',
-                 _simple_table("setup-table", ["", *(Path(f).name for f in files)], rows,
-                               numeric_from=99).replace("<table", '<table class="setup"', 1)]
     if pictures:
         body.append('<h2 id="pictures">Distributions per problem</h2>')
         for i, p in enumerate(cmp.problems):
@@ -464,15 +517,32 @@ def comparison_html(cmp, *, pictures=True):
                         "Extended box-whiskers (Lawrence et al.): eight segments of one "
                         "eighth of the runs each; orange bar: median; dot and line: mean "
                         "± one standard deviation."))
+                n_test = (_problem_n_test(cmp.headers, p) if cmp.measure == "classification"
+                          else None)
+                bins = ("auto" if n_test is None else
+                        plots._grid_edges(np.concatenate(list(samples.values())), 100 / n_test))
                 figs.append(_picture(
-                    plots, lambda ax, s=samples: plots.histograms(s, xlabel=what, ax=ax),
+                    plots, lambda ax, s=samples, b=bins: plots.histograms(
+                        s, bins=b, xlabel=f"{what} (%)", ax=ax),
                     f"{p}: histograms of the {what} per algorithm",
-                    "Histograms on common bins, in percent of each algorithm's runs."))
+                    "Histograms on common bins, in percent of each algorithm's runs"
+                    + ("." if n_test is None else f", each bin whole steps of 100/{n_test} % "
+                       f"(one of the {n_test} test examples).")))
                 figs.append(_picture(
                     plots, lambda ax, s=samples: plots.ecdf(s, xlabel=what, ax=ax),
                     f"{p}: empirical distribution functions of the {what}",
                     "Fraction of runs with an error at most x: the curve further left is "
                     "the better algorithm."))
             body.append('<div class="figs">' + "".join(figs) + "</div></section>")
+    if cmp.headers:
+        files = list(cmp.headers)
+        table = {}
+        for f in files:
+            for k, v in _setup_pairs(cmp.headers[f]):
+                table.setdefault(k, {})[f] = _value(v)
+        rows = [[k] + [vals.get(f, "-") for f in files] for k, vals in table.items()]
+        body += ['<h2 id="setup">Set-up</h2>',
+                 _simple_table("setup-table", ["", *(Path(f).name for f in files)], rows,
+                               numeric_from=99).replace("<table", '<table class="setup"', 1)]
     version = next((h.get("version", "?") for h in cmp.headers.values()), "?")
     return _page(title, "\n".join(body), version)

@@ -259,8 +259,13 @@ class Report:
         nets = sorted({r.network for r in self.rows})
         excl = ("; the worst half of the runs by validation error excluded"
                 if self.exclude == "worst-half" else "; all runs included")
+        key = ("; arch: Proben1's notation of the network, hidden units per layer and the "
+               "outputs (l linear, s sigmoid): '4+2 l' has 4 and 2 hidden units and linear "
+               "outputs; errors in percent; overfit GL: the generalization loss at the end of "
+               "training, 100 (E_va / lowest E_va - 1) (Prechelt 1994)"
+               if what == "Results" else "")
         return (f"{what}: {', '.join(nets)} networks, squared error percentages of the network "
-                f"with the lowest validation error{excl} ({Path(self.source).name})")
+                f"with the lowest validation error{excl} ({Path(self.source).name}){key}")
 
     def to_text(self):
         """Both tables in Proben1's layout, as plain text."""

@@ -10,6 +10,8 @@ Two samples of test errors (Prechelt 1994, Proben1)
 Classifiers and algorithms over datasets (Lacoste et al. 2012)
     prob_better, prob_better_predictions, poisson_binomial_test, sign_test,
     wilcoxon_test, pairwise_table
+Many tests at once (Holm 1979; Demšar 2006)
+    holm, smallest_pvalue, datasets_needed
 Resampled hold-out cross-validation (Larsen & Hansen 1995)
     resampled_holdout, compare_resampled, holdout_paired_ttest
 Training-time benchmarks (Hamey 1992)
@@ -31,6 +33,7 @@ from ._lacoste_datasets import (
 )
 from ._lacoste_pairwise import PairwiseTable, pairwise_table
 from ._lacoste_single import prob_better, prob_better_predictions
+from ._multiple import datasets_needed, holm, smallest_pvalue
 from ._proben1_ttest import (
     CleanedSample,
     CochranCoxResult,
@@ -72,6 +75,10 @@ __all__ = [
     "SignTestResult",
     "WilcoxonResult",
     "PairwiseTable",
+    # many tests
+    "holm",
+    "smallest_pvalue",
+    "datasets_needed",
     # Larsen & Hansen
     "resampled_holdout",
     "compare_resampled",

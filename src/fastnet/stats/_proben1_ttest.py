@@ -81,11 +81,19 @@ class WelchResult(_ReprMixin):
         Two-sided p-value.
     df : float
         Welch-Satterthwaite degrees of freedom.
+    confidence_interval : tuple of float
+        ``(low, high)``: the interval for the difference of means (first sample minus
+        second) at ``confidence_level``, from the Welch-Satterthwaite t distribution
+        (``confidence_interval`` of :func:`scipy.stats.ttest_ind`'s result).
+    confidence_level : float
+        Its level (``1 - alpha`` in :func:`compare_errors`).
     """
 
     statistic: float
     pvalue: float
     df: float
+    confidence_interval: tuple = (float("nan"), float("nan"))
+    confidence_level: float = 0.95
 
 
 @dataclass(frozen=True, repr=False)
@@ -153,6 +161,7 @@ class ErrorComparison(_ReprMixin):
         What entered the tests, what was removed and the normality p-values.
     mean_difference : float
         Mean of transformed ``a`` minus mean of transformed ``b``; negative favours ``a``.
+        Its Welch interval at level ``1 - alpha`` is ``welch.confidence_interval``.
     alpha : float
         Significance level.
     log : bool
@@ -243,9 +252,15 @@ class ErrorComparison(_ReprMixin):
             f"t'({cc.alpha:g})={cc.critical_value:.4g}, "
             f"p={_format_percent(cc.pvalue)} %"
         )
+        lo, hi = w.confidence_interval
         lines.append(
             f"  Welch t test:        t={w.statistic:.4g}, df={w.df:.4g}, "
             f"p={_format_percent(w.pvalue)} %"
+        )
+        lines.append(
+            f"  difference of means ({self.names[0]} - {self.names[1]}): "
+            f"{self.mean_difference:.4g}, {100 * w.confidence_level:g} % CI "
+            f"[{lo:.4g}, {hi:.4g}] (Welch)"
         )
         if self.significant:
             verdict = (
@@ -573,10 +588,13 @@ def compare_errors(
             # about "precision loss" for nearly identical data.
             warnings.filterwarnings("ignore", message=r".*Precision loss occurred.*")
         welch_res = stats.ttest_ind(va, vb, equal_var=False)
+        ci = welch_res.confidence_interval(confidence_level=1.0 - alpha)
     welch = WelchResult(
         statistic=float(welch_res.statistic),
         pvalue=float(welch_res.pvalue),
         df=float(welch_res.df),
+        confidence_interval=(float(ci.low), float(ci.high)),
+        confidence_level=1.0 - alpha,
     )
     pvalue = cc.pvalue if decided_by == "cochran_cox" else welch.pvalue
     diff = float(va.mean() - vb.mean())

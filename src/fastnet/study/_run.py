@@ -74,8 +74,17 @@ class LogRank:
     """A log-rank test of two algorithms' success-time distributions, censored at T.
 
     ``statistic`` is scipy's signed z (positive: ``a`` succeeds sooner than
-    expected under equal distributions); ``pvalue`` two-sided; ``better`` the
-    algorithm that trains faster if ``pvalue < alpha``, else None.
+    expected under equal distributions); ``pvalue`` two-sided; ``pvalue_holm`` that
+    p-value adjusted by Holm's (1979) procedure over all pairs of the study
+    (`fastnet.stats.holm`); ``better`` the algorithm that trains faster if
+    ``pvalue_holm < alpha``, else None. ``median_ratio`` is the effect size: the
+    median epochs to success of ``a`` over that of ``b``, over all K trials with
+    failures counted at T (below 1: ``a`` faster), with ``median_ratio_interval``, its
+    95 % percentile bootstrap interval (2000 resamples of each algorithm's trials, drawn
+    independently for each algorithm from the study's seed; the two-sample percentile
+    bootstrap of :func:`scipy.stats.bootstrap`); ``median_bound`` is True when at
+    most half of one algorithm's trials succeeded, so that its median is T (or
+    averages with T) and the ratio is only a bound.
     """
 
     a: str
@@ -83,6 +92,10 @@ class LogRank:
     statistic: float
     pvalue: float
     better: str | None
+    pvalue_holm: float = float("nan")
+    median_ratio: float = float("nan")
+    median_bound: bool = False
+    median_ratio_interval: tuple = (float("nan"), float("nan"))
 
 
 @dataclass(frozen=True, repr=False)
@@ -280,15 +293,53 @@ def _run(study, name, net, X, Y, out, say):
                 f"successful, {time.process_time() - t0:.1f} s CPU")
         cells.append(_analyse(study, spec, group, data))
     cells = _mark_best(cells)
+    return StudyResult(study, name, net.layer_sizes, tuple(cells),
+                       _logrank_tests(cells, study.limit, seed=study.seed))
+
+
+#: Resamples of the bootstrap interval of a ratio of medians.
+BOOTSTRAP_RESAMPLES = 2000
+
+
+def _resampled_medians(times, seed, k):
+    """Medians of `BOOTSTRAP_RESAMPLES` resamples (with replacement) of one algorithm's
+    trial times, from a stream of its own (the study's seed and its index `k`)."""
+    rng = np.random.default_rng([seed, k])
+    draws = rng.integers(0, times.size, size=(BOOTSTRAP_RESAMPLES, times.size))
+    return np.median(times[draws], axis=1)
+
+
+def _ratio_interval(medians_a, medians_b, level=0.95):
+    """Percentile interval of the ratio of two algorithms' resampled medians: the
+    two-sample percentile bootstrap (each algorithm's trials resampled on their own, as
+    scipy.stats.bootstrap does with ``paired=False``), with every algorithm's resampled
+    medians drawn once for all its pairs."""
+    q = 100 * (1 - level) / 2
+    lo, hi = np.percentile(medians_a / medians_b, [q, 100 - q])
+    return float(lo), float(hi)
+
+
+def _logrank_tests(cells, limit, alpha=ALPHA, seed=0):
+    """Every pair's log-rank test, Holm-adjusted over the pairs, with the ratio of medians."""
+    from fastnet.stats import holm
+
+    pairs = [(i, j) for i in range(len(cells)) for j in range(i + 1, len(cells))]
+    raw = [logrank_test(cells[i], cells[j], limit) for i, j in pairs]
+    medians = [_resampled_medians(c.times, seed, k) for k, c in enumerate(cells)] if pairs else []
+    adjusted = holm([p for _, p in raw]) if raw else []
     tests = []
-    for i in range(n):
-        for j in range(i + 1, n):
-            z, p = logrank_test(cells[i], cells[j], study.limit)
-            better = None
-            if np.isfinite(p) and p < ALPHA:
-                better = cells[i].spec if z > 0 else cells[j].spec
-            tests.append(LogRank(cells[i].spec, cells[j].spec, z, p, better))
-    return StudyResult(study, name, net.layer_sizes, tuple(cells), tuple(tests))
+    for (i, j), (z, p), q in zip(pairs, raw, adjusted):
+        better = None
+        if np.isfinite(q) and q < alpha:
+            better = cells[i].spec if z > 0 else cells[j].spec
+        ma, mb = float(np.median(cells[i].times)), float(np.median(cells[j].times))
+        # with at most half the trials successful, a median is (or averages with) T
+        bound = any(2 * np.count_nonzero(c.times < limit) <= c.times.size
+                    for c in (cells[i], cells[j]))
+        tests.append(LogRank(cells[i].spec, cells[j].spec, z, p, better, pvalue_holm=float(q),
+                             median_ratio=ma / mb, median_bound=bound,
+                             median_ratio_interval=_ratio_interval(medians[i], medians[j])))
+    return tuple(tests)
 
 
 def _mark_best(cells):

@@ -14,7 +14,7 @@ __all__ = ["write_study", "summary_markdown", "summary_rows"]
 
 _HEADS = ("algorithm", "successes", "rate at T", "T_E", "peak e", "E >= e/2 over",
           "Fahlman average", "lambda", "corrected mean", "corrected median", "mean (raw)",
-          "median (raw)", "CPU s/trial")
+          "median (raw)", "CPU time per trial (mean of all)")
 
 
 def _f(v, digits=4):
@@ -32,53 +32,96 @@ def _f(v, digits=4):
     return f"{v:.{digits}g}"
 
 
+def _duration(seconds):
+    """A time in s, ms or µs with three significant digits ("294 µs", "5.45 ms")."""
+    if seconds is None or not np.isfinite(seconds):
+        return _f(seconds)
+    v = float(seconds)
+    if v == 0:
+        return "0 s"
+    if abs(v) >= 999.5:
+        return f"{v:.0f} s"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if abs(v) >= scale * 0.9995 or unit == "ns":
+            text = f"{v / scale:#.3g}".rstrip(".")
+            return f"{text} {unit}"
+    return _f(v)
+
+
+def _range(lo, hi, fmt):
+    return f"{fmt(lo)} to {fmt(hi)}"
+
+
 def summary_rows(result):
     """One row of strings per algorithm (the columns of ``_HEADS``)."""
     rows = []
     for a in result.algorithms:
         h = a.hamey
         lo, hi = h.efficiency_range
-        span = "-" if not h.n_successes else f"{_f(lo)}-{_f(hi)}{'+' if h.range_censored else ''}"
+        span = ("-" if not h.n_successes
+                else f"{_range(lo, hi, _f)}{'+' if h.range_censored else ''}")
         lam = _f(h.asymptotic_success_rate, 3) + (" (capped)" if h.capped else "")
         name = a.spec + (" *" if a.best_in_grid else "")
         rows.append([name, f"{h.n_successes}/{h.n_trials}", _f(h.success_rate, 3),
                      _f(h.optimal_limit), _f(h.peak_efficiency), span, _f(h.fahlman_average),
                      lam, _f(h.corrected_mean), _f(h.corrected_median), _f(h.mean_time),
-                     _f(h.median_time), _f(float(np.mean(a.cpu_time)), 3)])
+                     _f(h.median_time), _duration(float(np.mean(a.cpu_time)))])
     return rows
 
 
 def _description_rows(result):
-    """Lawrence's description of each algorithm's successful epochs and CPU times."""
+    """Lawrence's description of each algorithm's successful epochs and CPU times, with
+    what its n counts."""
     rows = []
     for a in result.algorithms:
-        for what, d in (("epochs to success", a.epochs_description),
-                        ("CPU s per trial", a.cpu_description)):
+        k = a.hamey.n_trials
+        for what, d, fmt in (("epochs to success", a.epochs_description, _f),
+                             ("CPU time per trial", a.cpu_description, _duration)):
             if d is None:
                 rows.append([a.spec, what] + ["-"] * 9)
                 continue
-            rows.append([a.spec, what, str(d.n), _f(d.mean), _f(d.std), _f(d.median),
-                         f"{_f(d.q1)}-{_f(d.q3)}", f"{_f(d.min)}-{_f(d.max)}",
-                         _f(d.trimmed_mean), _f(d.mad), _f(d.ks_pvalue, 3)])
+            n = (f"{d.n} successes of {k} trials" if what.startswith("epochs")
+                 else f"all {d.n} trials")
+            rows.append([a.spec, what, n, fmt(d.mean), fmt(d.std), fmt(d.median),
+                         _range(d.q1, d.q3, fmt), _range(d.min, d.max, fmt),
+                         fmt(d.trimmed_mean), fmt(d.mad), _f(d.ks_pvalue, 3)])
     return rows
 
 
 _DESC_HEADS = ("algorithm", "of", "n", "mean", "sd", "median", "quartiles", "range",
                "5% trimmed mean", "MAD", "KS p (normal)")
-_LR_HEADS = ("algorithm A", "algorithm B", "log-rank z", "p (two-sided)", "verdict")
+_LR_HEADS = ("algorithm A", "algorithm B", "median ratio A/B [95 % CI]", "log-rank z", "p",
+             "p (Holm)", "verdict")
 
 
 def _verdict(t, alpha):
     if not np.isfinite(t.pvalue):
         return "no successes to compare"
     if t.better is None:
-        return f"no significant difference at {alpha:g}"
-    return f"{t.better} trains faster (one-sided p = {_f(t.pvalue / 2, 3)})"
+        return f"no significant difference at {alpha:g} (Holm)"
+    return f"{t.better} trains faster (Holm p = {_f(t.pvalue_holm, 2)})"
+
+
+def _ratio(t):
+    if not np.isfinite(t.median_ratio):
+        return "-"
+    lo, hi = t.median_ratio_interval
+    ci = f" [{lo:.3g}, {hi:.3g}]" if np.isfinite(lo) and np.isfinite(hi) else ""
+    return f"{t.median_ratio:.3g}{ci}" + (" (bound)" if t.median_bound else "")
 
 
 def _logrank_rows(result):
-    return [[t.a, t.b, _f(t.statistic, 3), _f(t.pvalue, 3), _verdict(t, result.alpha)]
-            for t in result.logrank]
+    return [[t.a, t.b, _ratio(t), _f(t.statistic, 3), _f(t.pvalue, 2), _f(t.pvalue_holm, 2),
+             _verdict(t, result.alpha)] for t in result.logrank]
+
+
+_LR_NOTE = ("Log-rank tests (scipy.stats.logrank) of the epochs to success, failures censored "
+            "at T; p two-sided; p (Holm): adjusted over all pairs by Holm's (1979) procedure, "
+            "which the verdict uses. Median ratio A/B: the median epochs to success of A over "
+            "B's, over all trials with failures counted at T (below 1: A faster), with its 95 % "
+            "percentile bootstrap interval; (bound): at "
+            "most half of an algorithm's trials succeeded, so its median is T or averages "
+            "with it.")
 
 
 def _setup_pairs(result):
@@ -103,8 +146,7 @@ def _md_table(heads, rows):
 _NOTES = ("Hamey (1992): a trial is successful at the first epoch after which the criterion "
           "holds, a failure if not before T. T_E: the epoch limit of highest efficiency e "
           "(successes per 1000 epochs when trials restart at T_E); Fahlman average 1000/e; "
-          "lambda, corrected mean and median: the asymptotic model's. Log-rank test "
-          "(scipy.stats.logrank) of the success times, failures censored at T. "
+          "lambda, corrected mean and median: the asymptotic model's. "
           "* marks the highest peak efficiency of a parameter grid.")
 
 
@@ -128,7 +170,7 @@ def summary_markdown(result):
              _md_table(_DESC_HEADS, _description_rows(result)), ""]
     if result.logrank:
         lines += ["## Which is faster: log-rank tests", "",
-                  _md_table(_LR_HEADS, _logrank_rows(result)), ""]
+                  _md_table(_LR_HEADS, _logrank_rows(result)), "", _LR_NOTE, ""]
     lines += [_NOTES, ""]
     return "\n".join(lines)
 
@@ -175,7 +217,10 @@ def _json(result):
     return {"study": result.study.identity(), "task": result.task_name,
             "layer_sizes": list(result.layer_sizes), "algorithms": algos,
             "logrank": [{"a": t.a, "b": t.b, "statistic": num(t.statistic),
-                         "pvalue": num(t.pvalue), "better": t.better} for t in result.logrank]}
+                         "pvalue": num(t.pvalue), "pvalue_holm": num(t.pvalue_holm),
+                         "median_ratio": num(t.median_ratio), "median_bound": t.median_bound,
+                         "median_ratio_interval": [num(x) for x in t.median_ratio_interval],
+                         "better": t.better} for t in result.logrank]}
 
 
 def _graphs(result, plots):
@@ -198,6 +243,9 @@ def _graphs(result, plots):
     ax1.set_ylim(0, 1.05)
     ax2.set_xlabel("epoch limit t")
     ax2.set_ylabel("efficiency (successes per 1000 epochs)")
+    ax1.set_title("training graph: successes by t", fontsize="medium")
+    ax2.set_title("efficiency E(t), dot at T_E", fontsize="medium")
+    ax1.figure.subplots_adjust(top=1 - 0.4 / 3.6)  # room for the panel titles
     for ax in (ax1, ax2):
         ax.set_xscale("log")
     key.axis("off")
@@ -226,7 +274,7 @@ def study_html(result, *, pictures=True):
     if result.logrank:
         body += ['<h2 id="logrank">Which is faster: log-rank tests</h2>',
                  _simple_table("logrank-table", _LR_HEADS, _logrank_rows(result),
-                               "Success times, failures censored at T (scipy.stats.logrank).",
+                               _LR_NOTE,
                                numeric_from=2)]
     body += ['<h2 id="lawrence">Epochs and CPU time (Lawrence et al. 1997)</h2>',
              _simple_table("lawrence-table", _DESC_HEADS, _description_rows(result),
