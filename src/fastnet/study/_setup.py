@@ -96,15 +96,16 @@ def parse_network(text, n_in, n_out):
 
 
 def load_task(task, root=None):
-    """(name, X, Y) of a study's task: ``"xor"``, ``"encoder N-M-N"``, ``"parity N"``, a
-    Proben1 dataset or ``.dt`` file (its training examples), and the task's default
-    hidden layers."""
+    """(name, X, Y, hidden, sha256) of a study's task: ``"xor"``, ``"encoder N-M-N"``,
+    ``"parity N"``, a Proben1 dataset or ``.dt`` file (its training examples), the task's
+    default hidden layers, and the SHA-256 of the data file's contents (None for the
+    generated tasks), as :func:`fastnet.datasets.read_proben1` computes it."""
     from fastnet.datasets import load_proben1, make_encoder, make_xor
 
     text = " ".join(str(task).lower().split())
     if text == "xor":
         ds = make_xor()
-        return "xor", ds.train.X, ds.train.Y, (2,)
+        return "xor", ds.train.X, ds.train.Y, (2,), None
     m = re.fullmatch(r"encoder[ -]?(\d+)-(\d+)(?:-(\d+))?", text)
     if m:
         n, h = int(m.group(1)), int(m.group(2))
@@ -112,22 +113,22 @@ def load_task(task, root=None):
             raise ValueError(f"`task` {task!r}: an encoder has as many outputs as inputs "
                              f"('encoder {n}-{h}-{n}').")
         ds = make_encoder(n, h)
-        return ds.name, ds.train.X, ds.train.Y, (h,)
+        return ds.name, ds.train.X, ds.train.Y, (h,), None
     m = re.fullmatch(r"parity[ -]?(\d+)", text)
     if m:
         n = check_int(int(m.group(1)), "parity bits", minimum=1, maximum=16)
         X = ((np.arange(2 ** n)[:, None] >> np.arange(n - 1, -1, -1)) & 1).astype(float)
         Y = (X.sum(axis=1, keepdims=True) % 2).astype(float)
-        return f"parity-{n}", X, Y, (n,)
+        return f"parity-{n}", X, Y, (n,), None
     if text.endswith(".dt"):
         from fastnet.datasets import read_proben1
 
         f = read_proben1(str(task).strip())            # a Proben1 file: its training examples
         n = f.header.training_examples
-        return Path(str(task).strip()).stem, f.X[:n], f.Y[:n], (4,)
+        return Path(str(task).strip()).stem, f.X[:n], f.Y[:n], (4,), f.sha256
     if re.fullmatch(r"[a-z]+[0-9][a-z]?", text):
         ds = load_proben1(text, root)
-        return ds.name, ds.train.X, ds.train.Y, (4,)
+        return ds.name, ds.train.X, ds.train.Y, (4,), ds.sha256
     raise ValueError(f"`task` must be 'xor', 'encoder N-M-N' (e.g. 'encoder 10-5-10'), "
                      f"'parity N', a Proben1 dataset such as 'cancer1' or a .dt file, got "
                      f"{task!r}.")
@@ -235,19 +236,29 @@ class Study:
         """The stopping criterion of success."""
         return parse_success(self.success)[1]
 
-    def identity(self):
-        """Everything but the algorithms that makes trials comparable (a dict)."""
+    def identity(self, data_sha256):
+        """Everything but the algorithms that makes trials comparable (a dict).
+
+        Parameters
+        ----------
+        data_sha256 : str or None
+            SHA-256 of the task's data file contents (the fifth value of
+            ``load_task``; None for the generated tasks): trials trained on other
+            data are never taken for these. The task is kept exactly as given (a
+            ``.dt`` file's name is case sensitive).
+        """
         from fastnet._version import __version__
 
-        return {"task": " ".join(str(self.task).lower().split()), "network": self.network,
+        return {"task": str(self.task), "data_sha256": data_sha256, "network": self.network,
                 "trials": self.trials, "limit": self.limit, "success": self.success,
                 "seed": self.seed, "init_scale": self.init_scale,
                 "hidden_activation": self.hidden_activation,
                 "output_activation": self.output_activation, "shortcut": self.shortcut,
                 "fastnet": __version__}
 
-    def cell_hash(self, spec):
-        """SHA-256 (16 hex digits) of the identity and one algorithm: a finished
-        algorithm's file is reused only under the same hash."""
-        text = json.dumps({**self.identity(), "algorithm": spec}, sort_keys=True)
+    def cell_hash(self, spec, data_sha256):
+        """SHA-256 (16 hex digits) of the identity (with the data's SHA-256, see
+        `identity`) and one algorithm: a finished algorithm's file is reused only under
+        the same hash."""
+        text = json.dumps({**self.identity(data_sha256), "algorithm": spec}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
