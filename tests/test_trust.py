@@ -2,6 +2,7 @@
 checked before anything is expanded or allocated, one-line CLI errors."""
 import json
 
+import numpy as np
 import pytest
 
 from fastnet.study import Study, run_study
@@ -88,3 +89,89 @@ def test_no_best_cell_when_no_cell_succeeded():
                              limit=3))
     assert all(a.hamey.n_successes == 0 for a in result.algorithms)
     assert not any(a.best_in_grid for a in result.algorithms)
+
+
+# ------------------------------------------------------ weights written while training
+
+def _xor():
+    from fastnet.datasets import make_xor
+
+    ds = make_xor()
+    return ds.train.X, ds.train.Y
+
+
+WRITERS = {
+    "set_weights": lambda net: net.set_weights(np.zeros(net.n_connections)),
+    "init_weights": lambda net: net.init_weights(1),
+    "set_params": lambda net: net.set_params(*net.get_params()),
+    "__setstate__": lambda net: net.__setstate__(net.copy().__getstate__()),
+}
+
+
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+@pytest.mark.parametrize("algorithm", ["rprop+", "scg", "lm", "adam", "lbfgs", "backprop"])
+def test_a_training_callback_cannot_write_its_networks_weights(writer, algorithm):
+    from fastnet import MLP, TrainingInProgressError, train
+
+    X, Y = _xor()
+    net, refused = MLP(2, (2,), 1, seed=0), []
+
+    def callback(epoch, state):
+        with pytest.raises(TrainingInProgressError, match=f"net.{writer}\\(\\) would write"):
+            WRITERS[writer](net)
+        refused.append(epoch)
+
+    before = MLP(2, (2,), 1, seed=0)
+    alone = train(before, X, Y, algorithm=algorithm, max_epochs=6, strip=2)
+    result = train(net, X, Y, algorithm=algorithm, max_epochs=6, strip=2, callback=callback)
+    assert refused and np.array_equal(result.net.weights, alone.net.weights)
+    WRITERS[writer](net)                                  # free again once training returned
+
+
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+def test_another_thread_cannot_write_the_weights_of_a_network_in_training(writer):
+    import threading
+
+    from fastnet import MLP, TrainingInProgressError, train_rprop
+
+    X, Y = _xor()
+    net, started, release = MLP(2, (2,), 1, seed=0), threading.Event(), threading.Event()
+
+    def callback(epoch, state):
+        started.set()
+        assert release.wait(30)
+
+    thread = threading.Thread(target=lambda: train_rprop(net, X, Y, max_epochs=4,
+                                                         callback=callback))
+    thread.start()
+    try:
+        assert started.wait(30)
+        with pytest.raises(TrainingInProgressError, match="being trained by another thread"):
+            WRITERS[writer](net)
+        assert np.isfinite(net.predict(X)).all()          # reading stays allowed
+    finally:
+        release.set()
+        thread.join(30)
+
+
+@pytest.mark.parametrize("how", ["train", "train_rprop", "train_many", "train_rprop_many"])
+def test_a_training_callback_cannot_train_its_network_again(how):
+    from fastnet import MLP, TrainingInProgressError, train, train_many, train_rprop
+    from fastnet import train_rprop_many
+
+    X, Y = _xor()
+    net, other, refused = MLP(2, (2,), 1, seed=0), MLP(2, (2,), 1, seed=1), []
+    again = {"train": lambda: train(net, X, Y, max_epochs=2),
+             "train_rprop": lambda: train_rprop(net, X, Y, max_epochs=2),
+             "train_many": lambda: train_many([other, net], X, Y, max_epochs=2),
+             "train_rprop_many": lambda: train_rprop_many([other, net], X, Y, max_epochs=2)}[how]
+
+    def callback(epoch, state):
+        with pytest.raises(TrainingInProgressError, match="being trained by this thread"):
+            again()
+        train_rprop(other if how in ("train", "train_rprop") else other.copy(), X, Y,
+                    max_epochs=2)                         # another network still may
+        refused.append(epoch)
+
+    train_rprop(net, X, Y, max_epochs=4, strip=2, callback=callback)
+    assert refused == [2, 4]

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from fastnet import _engine
 from fastnet._typing import ArrayLike, PathLike, Seed
 from fastnet._files import atomic_write
+from fastnet._in_training import refuse_writes
 from fastnet._netfile import (  # noqa: F401 (the limits are part of this module's API)
     FORMAT_VERSION,
     MAX_CONNECTIONS,
@@ -308,7 +309,11 @@ class MLP:
             ``MAX_WEIGHT`` in magnitude.
         TypeError
             If ``w`` cannot be converted to float64 numbers or is complex.
+        TrainingInProgressError
+            If the network is being trained (by another thread, or from a training
+            callback): the trainer holds the weights and would not take these.
         """
+        refuse_writes(self, "set_weights")
         refuse_complex(w, "w")
         try:
             w = np.asarray(w, dtype=np.float64)
@@ -341,7 +346,15 @@ class MLP:
         ------
         ValueError
             If ``scale`` is negative, not finite or above ``MAX_INIT_SCALE``.
+        TrainingInProgressError
+            If the network is being trained (by another thread, or from a training
+            callback).
         """
+        refuse_writes(self, "init_weights")
+        return self._draw_weights(seed, scale)
+
+    def _draw_weights(self, seed, scale):
+        """`init_weights` for fastnet's trainers, which hold the network."""
         scale = check_float(scale, "scale", low=0.0, high=MAX_INIT_SCALE) + 0.0  # -0.0 -> 0.0
         rng = as_generator(seed)
         self._w[:] = rng.uniform(-scale, scale, size=self.n_connections)
@@ -388,7 +401,14 @@ class MLP:
         Every connected pair and every layer's biases must be present with the
         right shape and real, finite values (at most ``MAX_WEIGHT`` in
         magnitude); extra or missing keys are errors.
+
+        Raises
+        ------
+        TrainingInProgressError
+            If the network is being trained (by another thread, or from a training
+            callback).
         """
+        refuse_writes(self, "set_params")
         if not isinstance(W, dict) or not isinstance(b, dict):
             raise TypeError("`W` and `b` must be dicts as returned by get_params().")
         pairs = self.connected_pairs()
@@ -458,6 +478,8 @@ class MLP:
                 "sha256": self._checksum(config, self._w)}
 
     def __setstate__(self, state):
+        if "_w" in self.__dict__:                       # (restoring into a live network)
+            refuse_writes(self, "__setstate__")
         version = state.get("format_version") if isinstance(state, dict) else None
         if type(version) is not int or version != FORMAT_VERSION:
             raise ValueError(f"cannot restore MLP: format version {version!r}, this fastnet reads "

@@ -134,7 +134,8 @@ def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = 
         FloatingPointError naming the epoch). No result with NaN errors is
         ever returned.
     TrainingInProgressError
-        If another thread is training ``net`` (a RuntimeError).
+        If ``net`` is being trained, by another thread or by the training whose
+        callback calls this (a RuntimeError).
 
     Warns
     -----
