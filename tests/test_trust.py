@@ -175,3 +175,102 @@ def test_a_training_callback_cannot_train_its_network_again(how):
 
     train_rprop(net, X, Y, max_epochs=4, strip=2, callback=callback)
     assert refused == [2, 4]
+
+
+# ------------------------------------------------- caps before expansion or allocation
+
+GRID_10K = "backprop(learning_rate=[{}], momentum=[{}])".format(
+    ", ".join(str(0.001 * (i + 1)) for i in range(100)),
+    ", ".join(str(0.009 * i) for i in range(100)))
+
+
+def test_an_experiment_counts_its_grid_before_expanding_it(monkeypatch):
+    import time
+
+    from fastnet.experiment import Experiment
+    from fastnet.study import _setup
+
+    monkeypatch.setattr(_setup, "expand_grid", lambda spec: pytest.fail("expanded first"))
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=r"`algorithms` must keep the grid within 100000 runs "
+                                         r"\(MAX_GRID_RUNS\), got 1 problems x 1 networks x "
+                                         r"1000000 algorithms .* x 10 runs = 10000000\."):
+        Experiment(problems="cancer1", algorithms=[GRID_10K] * 100, runs=10)
+    assert time.perf_counter() - t0 < 1
+
+
+def test_bench_blames_its_algorithms(tmp_path, capsys):
+    from fastnet import cli
+
+    argv = ["bench", "-p", "cancer1", "-a", *[GRID_10K] * 100, "-o", str(tmp_path / "r.jsonl")]
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert "`--algorithms` must keep the grid within 100000 runs" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "r.jsonl").exists()
+
+
+def test_a_study_caps_its_trial_epochs_and_algorithms_before_making_them(monkeypatch):
+    from fastnet import cli
+    from fastnet.study import MAX_GRID_CELLS, MAX_TRIAL_EPOCHS, _setup
+
+    assert MAX_TRIAL_EPOCHS == 100_000_000 and MAX_GRID_CELLS == 10_000
+    with pytest.raises(ValueError, match=r"`trials` x `limit` must be at most 100,000,000 "
+                                         r"\(MAX_TRIAL_EPOCHS.*got 100000 x 10000000"):
+        Study("xor", trials=100_000, limit=10_000_000)
+    assert Study("xor", trials=10_000, limit=10_000).limit == 10_000
+    monkeypatch.setattr(_setup, "expand_grid", lambda spec: pytest.fail("expanded first"))
+    with pytest.raises(ValueError, match=r"`algorithms` must name at most 10000 algorithms"):
+        Study("xor", [GRID_10K, "rprop+"])
+    monkeypatch.undo()
+    assert cli.main(["study", "xor", "-k", "100000", "-T", "10000000", "-q"]) == 1
+
+
+@pytest.mark.parametrize("how", ["train_rprop", "lanes", "serial", "lm"])
+def test_histories_grow_as_training_goes(how):
+    import tracemalloc
+
+    from fastnet import MLP, train, train_rprop, train_rprop_many
+
+    X, Y = _xor()
+    net = MLP(2, (2,), 1, seed=0)
+    stop_at_50 = lambda epoch, state: epoch >= 50          # noqa: E731
+    tracemalloc.start()
+    try:
+        if how == "train_rprop":
+            r = train_rprop(net, X, Y, max_epochs=10**12, strip=10, callback=stop_at_50)
+            assert r.epochs == 50 and r.stop_reason == "callback"
+        elif how == "lm":
+            r = train(net, X, Y, algorithm="lm", max_epochs=10**12, strip=10,
+                      callback=stop_at_50)
+            assert r.epochs <= 50                        # (or mu reached its bound)
+        else:
+            r = train_rprop_many(net, X, Y, n_trials=3, seed=0, max_epochs=10**12, strip=10,
+                                 callback=lambda i, epoch, state: epoch >= 50, method=how)
+            assert list(r.epochs) == [50] * 3
+        assert tracemalloc.get_traced_memory()[1] < 50e6
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("method", ["single", "lanes", "serial"])
+def test_no_history_is_allocated_for_max_epochs(monkeypatch, method):
+    # Nothing stops these before 10**12 epochs: the loop's history starts small
+    # (it used to be allocated for max_epochs at once: MemoryError).
+    from fastnet import MLP, train_rprop, train_rprop_many
+    from fastnet.training import _loop
+
+    class Started(Exception):
+        pass
+
+    def train(self):
+        raise Started(self.history.shape)
+
+    monkeypatch.setattr(_loop.StripLoop, "train", train)
+    X, Y = _xor()
+    net = MLP(2, (2,), 1, seed=0)
+    with pytest.raises(Started) as started:
+        if method == "single":
+            train_rprop(net, X, Y, max_epochs=10**12)
+        else:
+            train_rprop_many(net, X, Y, n_trials=3, seed=0, max_epochs=10**12, method=method)
+    assert started.value.args[0][1] <= 1024

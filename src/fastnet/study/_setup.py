@@ -14,7 +14,8 @@ import numpy as np
 
 from fastnet._validation import check_choice, check_count, check_float, check_int
 
-__all__ = ["Study", "expand_grid", "MAX_TRIALS", "MAX_LIMIT", "ACTIVATIONS"]
+__all__ = ["Study", "expand_grid", "grid_size", "MAX_TRIALS", "MAX_LIMIT", "MAX_GRID_CELLS",
+           "MAX_TRIAL_EPOCHS", "ACTIVATIONS"]
 
 #: Most trials per algorithm (`Study.trials`).
 MAX_TRIALS = 100_000
@@ -28,8 +29,13 @@ _ERROR = re.compile(r"^\s*error\s*<\s*([0-9.eE+\-]+)\s*$")
 _RC = re.compile(r"^\s*r_?c\s*=\s*([0-9.eE+\-]+)\s*$")
 
 
-#: The most cells one algorithm grid of a study may have (checked before any is made).
+#: The most cells one algorithm grid of a study may have, and the most algorithms of
+#: a study, all grids together (checked before any is made).
 MAX_GRID_CELLS = 10_000
+#: The most trial-epochs of one algorithm, trials K x epoch limit T (100,000,000):
+#: its K trials train together and keep a training error per epoch (8 bytes), at most
+#: 800 MB (checked before anything is trained or allocated).
+MAX_TRIAL_EPOCHS = 100_000_000
 
 
 def expand_grid(spec):
@@ -54,14 +60,27 @@ def expand_grid(spec):
         As :func:`fastnet.algorithms.from_spec`, for an empty list, and for a grid of more
         than ``MAX_GRID_CELLS`` cells (counted before any cell is made).
     """
-    from fastnet.algorithms import Algorithm, from_spec, parse_spec
+    from fastnet.algorithms import from_spec
 
-    if isinstance(spec, Algorithm) or not isinstance(spec, str):
-        return [from_spec(spec)]
-    name, params = parse_spec(spec)        # (refuses what from_spec refuses, before expanding)
-    axes = {k: v for k, v in params.items() if isinstance(v, list)}
+    name, params, axes = _grid(spec)
     if not axes:
         return [from_spec(spec)]
+    cells = []
+    for values in itertools.product(*axes.values()):
+        kw = {**params, **dict(zip(axes, values))}
+        cells.append(from_spec(f"{name}({', '.join(f'{k}={v!r}' for k, v in kw.items())})"))
+    return cells
+
+
+def _grid(spec):
+    """(name, parameters, grid axes) of an algorithm text, its grid checked and counted
+    (``name`` None for an Algorithm object or a non-string, which have no grid)."""
+    from fastnet.algorithms import Algorithm, parse_spec
+
+    if isinstance(spec, Algorithm) or not isinstance(spec, str):
+        return None, None, {}
+    name, params = parse_spec(spec)        # (refuses what from_spec refuses, before expanding)
+    axes = {k: v for k, v in params.items() if isinstance(v, list)}
     for k, v in axes.items():
         if not v:
             raise ValueError(f"`algorithm` {spec!r}: the grid of {k} is empty; give at least "
@@ -69,12 +88,29 @@ def expand_grid(spec):
     n_cells = math.prod(len(v) for v in axes.values())
     if n_cells > MAX_GRID_CELLS:
         raise ValueError(f"`algorithm` {spec!r} is a grid of {n_cells} cells; at most "
-                         f"{MAX_GRID_CELLS} are trained in one study.")
-    cells = []
-    for values in itertools.product(*axes.values()):
-        kw = {**params, **dict(zip(axes, values))}
-        cells.append(from_spec(f"{name}({', '.join(f'{k}={v!r}' for k, v in kw.items())})"))
-    return cells
+                         f"{MAX_GRID_CELLS} (MAX_GRID_CELLS) are trained from one text.")
+    return name, params, axes
+
+
+def grid_size(spec):
+    """How many algorithms `expand_grid` makes of ``spec``, counted without making them.
+
+    Parameters
+    ----------
+    spec : str or Algorithm
+
+    Returns
+    -------
+    int
+        The product of the grid's list lengths (1 without lists), at most
+        ``MAX_GRID_CELLS``; duplicates are counted as written.
+
+    Raises
+    ------
+    ValueError
+        As `expand_grid`.
+    """
+    return math.prod(len(v) for v in _grid(spec)[2].values())
 
 
 def parse_network(text, n_in, n_out):
@@ -203,20 +239,30 @@ class Study:
         from fastnet.algorithms import spec_of
 
         put = object.__setattr__.__get__(self)
+        # the sizes first, all counted before anything is made
+        put("trials", check_count(self.trials, "trials", MAX_TRIALS))
+        put("limit", check_count(self.limit, "limit", MAX_LIMIT))
+        if self.trials * self.limit > MAX_TRIAL_EPOCHS:
+            raise ValueError(f"`trials` x `limit` must be at most {MAX_TRIAL_EPOCHS:,} "
+                             f"(MAX_TRIAL_EPOCHS: the trials train together, keeping an error "
+                             f"per epoch), got {self.trials} x {self.limit} = "
+                             f"{self.trials * self.limit:,}.")
         given = [self.algorithms] if isinstance(self.algorithms, str) else list(self.algorithms)
         if not given:
             raise ValueError("`algorithms` must name at least one algorithm, got none.")
-        specs, groups = [], []
+        n_cells = 0
+        for text in given:
+            n_cells += grid_size(text)
+            if n_cells > MAX_GRID_CELLS:
+                raise ValueError(f"`algorithms` must name at most {MAX_GRID_CELLS} algorithms "
+                                 f"(MAX_GRID_CELLS), grid cells included, got {len(given)} "
+                                 f"texts of more (counted before any cell is made).")
+        specs = {}                                  # spec -> its group (the first text)
         for g, text in enumerate(given):
             for algorithm in expand_grid(text):
-                spec = spec_of(algorithm)
-                if spec not in specs:
-                    specs.append(spec)
-                    groups.append(g)
+                specs.setdefault(spec_of(algorithm), g)
         put("algorithms", tuple(specs))
-        put("_groups", tuple(groups))
-        put("trials", check_count(self.trials, "trials", MAX_TRIALS))
-        put("limit", check_count(self.limit, "limit", MAX_LIMIT))
+        put("_groups", tuple(specs.values()))
         put("success", parse_success(self.success)[0])
         put("seed", check_int(self.seed, "seed", minimum=0))
         put("init_scale", check_float(self.init_scale, "init_scale", low=0.0, low_open=True,

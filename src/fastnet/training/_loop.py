@@ -40,11 +40,19 @@ def _finite(a):
     return bool(_ALL(np.isfinite(a), axis=None))
 
 
-def _grown(history, needed, limit):
+def _history(shape, lanes, zero=False):
+    """A history of ``shape`` (zeroed or not); at a 64-byte boundary for the lanes."""
+    if lanes:
+        return aligned(shape, zero=zero)
+    return np.zeros(shape) if zero else np.empty(shape)
+
+
+def _grown(history, needed, limit, lanes=False):
     """``history`` with room for ``needed`` columns (doubled, at most ``limit``)."""
     if needed <= history.shape[1]:
         return history
-    grown = np.zeros((history.shape[0], min(limit, max(needed, 2 * history.shape[1]))))
+    grown = _history((history.shape[0], min(limit, max(needed, 2 * history.shape[1]))), lanes,
+                     zero=True)
     grown[:, :history.shape[1]] = history
     return grown
 
@@ -93,13 +101,11 @@ class StripLoop:
             self.step = run.strip * max(1, every // run.strip)
         # (not zeroed: the backends write every epoch a trial trains, and nothing
         # reads an epoch before it is written, but the growth check, which ignores
-        # NaN). Without a criterion or a callback every trial trains max_epochs:
-        # the history has its final size at once, else it grows as epochs run.
+        # NaN). It grows as epochs run (doubling), never allocated for max_epochs at
+        # once: max_epochs=10**12 trains, and memory follows the epochs trained.
         # Where lanes train, at a 64-byte boundary: their tiny kernels stream whole
         # cache lines of it to memory.
-        fixed = stop is None and run.callback is None
-        shape = (rows, run.max_epochs if fixed else min(run.max_epochs, 1024))
-        self.history = np.empty(shape) if trials.lanes is None else aligned(shape, zero=False)
+        self.history = _history((rows, min(run.max_epochs, 1024)), trials.lanes is not None)
         self.epoch = 0                              # epochs trained by the trials still training
         # epochs: set when a trial stops, and at the end; checks: success checks run
         # from the loop, per trial
@@ -153,7 +159,7 @@ class StripLoop:
                 trials.hand_off(~self.stopped, n)
             idx = self.training
             if epoch + n > self.history.shape[1]:
-                self.history = _grown(self.history, epoch + n, run.max_epochs)
+                self.history = _grown(self.history, epoch + n, run.max_epochs, lanes)
             status = trials.run(idx, n, self.check, self.history, epoch)
             stopping = status[0] if status.size == 1 else _ANY(status)
             if stopping:
