@@ -274,3 +274,78 @@ def test_no_history_is_allocated_for_max_epochs(monkeypatch, method):
         else:
             train_rprop_many(net, X, Y, n_trials=3, seed=0, max_epochs=10**12, method=method)
     assert started.value.args[0][1] <= 1024
+
+
+# ------------------------------------------------------------- one-line CLI errors
+
+def _one_line(capsys, argv):
+    from fastnet import cli
+
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["train", "cancer1", "-a", "backprop(learning_rate=1e308)"],
+     r"training diverged\. Lower what was given \(learning_rate=1e\+308\)"),
+    (["train", "cancer1", "-a", "backprop(learning_rate=0.1)", "--weight-decay", "1e300"],
+     r"Lower what was given \(weight_decay=1e\+300, learning_rate=0\.1\)"),
+    (["train", "cancer1", "-a", "lbfgs(maxcor=100000000)"], r"`maxcor` must be <= 1000"),
+    (["train", "cancer1", "-a", "backprop(learning_rate=" + "-" * 9900 + "1)"],
+     r"\.\.\. \(9925 characters\) \(nested too deeply to read\)\.$"),
+])
+def test_cli_training_errors_are_one_line(capsys, monkeypatch, proben1_root, argv, message):
+    import re
+
+    monkeypatch.setenv("FASTNET_DATA", str(proben1_root))
+    assert re.search(message, _one_line(capsys, argv))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["study", "encoder 100000-1-100000"],
+     r"`task` 'encoder 100000-1-100000': an encoder's N .* must be from 2 to 1024, got 100000\."),
+    (["study", "encoder 99999999999999999999-1"], r"must be from 2 to 1024, got 9{20}\."),
+    (["study", "parity " + "9" * 5000], r"parity's bits must be from 1 to 16, got a number of "
+                                        r"5000 digits\."),
+    (["study", "xor", "-a", "backprop(learning_rate=[0.1, 1e999])"],
+     r"learning_rate must be finite, got \[0\.1, 1e999\]"),
+])
+def test_cli_study_errors_are_one_line(capsys, argv, message):
+    import re
+
+    assert re.search(message, _one_line(capsys, [*argv, "-k", "2", "-T", "5", "-q"]))
+
+
+def test_a_divergence_names_the_parameters_given():
+    from fastnet import MLP, DivergenceError, train
+
+    X, Y = _xor()
+    with pytest.raises(DivergenceError) as exc:
+        train(MLP(2, (2,), 1, seed=0, output_activation="linear"), X, Y, weight_decay=1e300,
+              algorithm="backprop", max_epochs=20)
+    assert "weight_decay=1e+300" in str(exc.value) and "learning rate" not in str(exc.value)
+    with pytest.raises(DivergenceError, match="diverged at its default parameters"):
+        train(MLP(2, (2,), 1, seed=0, output_activation="linear"), X * 1e150, Y,
+              algorithm="backprop", max_epochs=20)
+
+
+def test_a_target_range_that_would_overflow_is_refused():
+    from fastnet import MLP, train_rprop
+    from fastnet.training import MAX_TARGET
+
+    X, Y = _xor()
+    assert MAX_TARGET == 1e100
+    with pytest.raises(ValueError, match=r"`target_range` must lie within \+-1e\+100"):
+        train_rprop(MLP(2, (2,), 1, seed=0), X, Y, target_range=(-1e307, 1e307))
+    r = train_rprop(MLP(2, (2,), 1, seed=0), X, Y, target_range=(-1e100, 1e100), max_epochs=5)
+    assert np.isfinite(r.train_error).all()
+
+
+def test_make_encoder_is_bounded():
+    from fastnet.datasets import MAX_ENCODER, make_encoder
+
+    assert MAX_ENCODER == 1024 and make_encoder(MAX_ENCODER).train.X.shape == (1024, 1024)
+    with pytest.raises(ValueError, match=r"`n` must be <= 1024, got 1025"):
+        make_encoder(1025)

@@ -44,6 +44,7 @@ from fastnet.datasets._registry import (
     Proben1Problem,
 )
 from fastnet.datasets._synthetic import (
+    MAX_ENCODER,
     TEACHER_BIAS_RANGE,
     make_encoder,
     make_mackey_glass,
@@ -58,6 +59,7 @@ __all__ = [
     "ENV_DATA_DIR",
     "FetchError",
     "HEADER_KEYS",
+    "MAX_ENCODER",
     "PARTITIONINGS",
     "PROBEN1_PROBLEMS",
     "Proben1File",

@@ -144,15 +144,19 @@ def load_task(task, root=None):
         return "xor", ds.train.X, ds.train.Y, (2,), None
     m = re.fullmatch(r"encoder[ -]?(\d+)-(\d+)(?:-(\d+))?", text)
     if m:
-        n, h = int(m.group(1)), int(m.group(2))
-        if m.group(3) is not None and int(m.group(3)) != n:
+        from fastnet.datasets import MAX_ENCODER
+        from fastnet.network import MAX_CONNECTIONS
+
+        n = _size(m.group(1), task, "an encoder's N (inputs, outputs, patterns)", 2, MAX_ENCODER)
+        h = _size(m.group(2), task, "an encoder's hidden units", 1, MAX_CONNECTIONS)
+        if m.group(3) is not None and m.group(3).lstrip("0") != m.group(1).lstrip("0"):
             raise ValueError(f"`task` {task!r}: an encoder has as many outputs as inputs "
                              f"('encoder {n}-{h}-{n}').")
         ds = make_encoder(n, h)
         return ds.name, ds.train.X, ds.train.Y, (h,), None
     m = re.fullmatch(r"parity[ -]?(\d+)", text)
     if m:
-        n = check_int(int(m.group(1)), "parity bits", minimum=1, maximum=16)
+        n = _size(m.group(1), task, "parity's bits", 1, 16)
         X = ((np.arange(2 ** n)[:, None] >> np.arange(n - 1, -1, -1)) & 1).astype(float)
         Y = (X.sum(axis=1, keepdims=True) % 2).astype(float)
         return f"parity-{n}", X, Y, (n,), None
@@ -168,6 +172,17 @@ def load_task(task, root=None):
     raise ValueError(f"`task` must be 'xor', 'encoder N-M-N' (e.g. 'encoder 10-5-10'), "
                      f"'parity N', a Proben1 dataset such as 'cancer1' or a .dt file, got "
                      f"{task!r}.")
+
+
+def _size(digits, task, what, low, high):
+    """The integer ``digits`` of ``task``, from ``low`` to ``high`` (refused before any
+    data of that size is made; a huge number is described, not converted)."""
+    value = int(digits) if len(digits) <= len(str(high)) else None
+    if value is None or not low <= value <= high:
+        shown = digits if len(digits) <= 20 else f"a number of {len(digits)} digits"
+        raise ValueError(f"`task` {str(task)[:60]!r}: {what} must be from {low} to {high}, "
+                         f"got {shown}.")
+    return value
 
 
 def parse_success(text):

@@ -18,7 +18,7 @@ from fastnet.measures import is_one_hot
 from fastnet.network import MLP
 from fastnet.stopping import StoppingCriterion
 
-__all__ = ["Sets", "RunOptions", "LOSSES", "check_sets", "check_run", "check_objective",
+__all__ = ["Sets", "RunOptions", "LOSSES", "MAX_TARGET", "check_sets", "check_run", "check_objective",
            "check_algorithm_objective",
            "check_target_range", "check_start", "check_callback", "resolve_classification",
            "training_of"]
@@ -80,8 +80,15 @@ class RunOptions:
 
 
 
+#: Largest magnitude of `target_range`'s bounds: the squared error percentage is the
+#: width times summed squares that grow with the width squared, so it cannot overflow
+#: below 1e100 (1e300 %), while (-1e307, 1e307) overflowed and was taken for divergence.
+MAX_TARGET = 1e100
+
+
 def check_target_range(target_range):
-    """(o_min, o_max) as floats with a finite, positive width o_max - o_min."""
+    """(o_min, o_max) as floats with a finite, positive width o_max - o_min, each at
+    most MAX_TARGET in magnitude."""
     try:
         o_min, o_max = map(float, target_range)
     except OverflowError:  # an int beyond float's range
@@ -94,6 +101,10 @@ def check_target_range(target_range):
     if not (math.isfinite(o_min) and math.isfinite(o_max) and math.isfinite(width) and width > 0):
         raise ValueError(f"`target_range` must be finite with 0 < o_max - o_min < inf, got "
                          f"{target_range!r}, whose width o_max - o_min is {width}.")
+    if max(abs(o_min), abs(o_max)) > MAX_TARGET:
+        raise ValueError(f"`target_range` must lie within +-{MAX_TARGET:g} (MAX_TARGET: the "
+                         f"squared error percentage would overflow beyond), got "
+                         f"{target_range!r}.")
     return o_min, o_max
 
 

@@ -14,13 +14,13 @@ from functools import partial
 import numpy as np
 
 from fastnet._netfile import MAX_WEIGHT, within_max_weight
-from fastnet.exceptions import NoConvergenceWarning
+from fastnet.exceptions import DivergenceError, NoConvergenceWarning
 from fastnet.measures import _check_analog, threshold_correct
 from fastnet.stopping import Correct, TrainingState
 from fastnet.training._algorithms import NO_CHECK, Algorithm
 from fastnet.training._backends import HANDOFF_EPOCHS
 from fastnet.training._divergence import (beyond_max_weight, check_finite, check_growth_rows,
-                                          diverged, growth_limit)
+                                          diverged, growth_limit, hinted)
 from fastnet.training._lanes import aligned
 from fastnet.training._results import Columns, SetColumns
 
@@ -80,6 +80,7 @@ class StripLoop:
 
     def __init__(self, trials, K, net, algorithm, sets, run, rows, single=False):
         self.trials, self.K, self.sets, self.run, self.single = trials, K, sets, run, single
+        self.algorithm = algorithm
         self.N, self.C = N, C = sets.X.shape[0], net.n_connections
         self.updates = algorithm.updates_per_epoch(N, C)
         stop, measured = run.stop, sets.X_val is not None or sets.X_test is not None
@@ -148,7 +149,14 @@ class StripLoop:
     # ------------------------------------------------------------------ the loop
 
     def train(self):
-        """Train every trial until it stops; returns (cpu seconds, wall seconds)."""
+        """Train every trial until it stops; returns (cpu seconds, wall seconds).
+        A divergence names what to change (`hinted`)."""
+        try:
+            return self._train()
+        except DivergenceError as exc:
+            raise hinted(exc, self.algorithm, self.run.weight_decay) from None
+
+    def _train(self):
         run, trials, lanes = self.run, self.trials, self.trials.lanes is not None
         strip_ends = self.in_strips and not self.kernel_check
         cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -375,6 +383,12 @@ class StripLoop:
         warning, the relevant epoch's weights (given to ``store(rows)``), the
         final errors. ``clocks``: (cpu, wall) seconds per trial (arrays of
         shape (K,))."""
+        try:
+            return self._columns(clocks, stacklevel + 1, store)
+        except DivergenceError as exc:
+            raise hinted(exc, self.algorithm, self.run.weight_decay) from None
+
+    def _columns(self, clocks, stacklevel, store):
         epochs, rows = self.epochs, self.last_rows
         if not within_max_weight(rows):
             k = int(np.flatnonzero(~(np.abs(rows) <= MAX_WEIGHT).all(axis=1))[0])
