@@ -326,9 +326,11 @@ def test_a_divergence_names_the_parameters_given():
         train(MLP(2, (2,), 1, seed=0, output_activation="linear"), X, Y, weight_decay=1e300,
               algorithm="backprop", max_epochs=20)
     assert "weight_decay=1e+300" in str(exc.value) and "learning rate" not in str(exc.value)
-    with pytest.raises(DivergenceError, match="diverged at its default parameters"):
-        train(MLP(2, (2,), 1, seed=0, output_activation="linear"), X * 1e150, Y,
-              algorithm="backprop", max_epochs=20)
+    from fastnet.algorithms import Backprop
+    from fastnet.training._divergence import hinted
+
+    assert "backprop diverged at its default parameters" in str(
+        hinted(DivergenceError("x", 1), Backprop(), 0.0))
 
 
 def test_a_target_range_that_would_overflow_is_refused():
@@ -349,3 +351,46 @@ def test_make_encoder_is_bounded():
     assert MAX_ENCODER == 1024 and make_encoder(MAX_ENCODER).train.X.shape == (1024, 1024)
     with pytest.raises(ValueError, match=r"`n` must be <= 1024, got 1025"):
         make_encoder(1025)
+
+
+def test_data_of_huge_magnitude_are_named_in_a_divergence(tmp_path):
+    import warnings
+
+    from fastnet import MLP, DivergenceError, train_rprop
+    from fastnet.datasets import read_proben1
+
+    path = tmp_path / "big.dt"
+    path.write_text(XOR_DT.format(0, 1, 1, 0).replace("1 0 1\n", "1e300 0 1\n"))
+    f = read_proben1(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(DivergenceError, match=r"The data reach 1e\+300 in magnitude"):
+            train_rprop(MLP(2, (2,), 1, seed=0), f.X, f.Y, max_epochs=5)
+        result = run_study(Study(str(path), ["rprop+"], trials=2, limit=5))
+    assert result.algorithms[0].hamey.n_trials == 2        # (and no NumPy warning)
+
+
+# ------------------------------------------------------------ non-regular files
+
+@pytest.mark.parametrize("reader", ["MLP.load", "read_proben1", "estimator"])
+def test_a_fifo_is_refused_at_once(tmp_path, reader):
+    import os
+    import time
+
+    from fastnet import MLP
+    from fastnet.datasets import read_proben1
+
+    fifo = tmp_path / "net.npz"
+    os.mkfifo(fifo)
+    if reader == "estimator":
+        from fastnet.sklearn import RpropClassifier
+
+        read = RpropClassifier.load
+    else:
+        read = {"MLP.load": MLP.load, "read_proben1": read_proben1}[reader]
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=r"net\.npz: is a FIFO, not a regular file"):
+        read(fifo)
+    with pytest.raises(ValueError, match="is a directory, not a regular file"):
+        read(tmp_path)
+    assert time.perf_counter() - t0 < 1

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from fastnet import _engine
 from fastnet._typing import ArrayLike, PathLike, Seed
-from fastnet._files import atomic_write
+from fastnet._files import atomic_write, open_regular
 from fastnet._in_training import refuse_writes
 from fastnet._netfile import (  # noqa: F401 (the limits are part of this module's API)
     FORMAT_VERSION,
@@ -532,12 +532,13 @@ class MLP:
         Raises
         ------
         ValueError
-            If the file is not a fastnet network file, is truncated or corrupt,
+            If the path is not a regular file (a FIFO is refused at once, not waited
+            on), or the file is not a fastnet network file, is truncated or corrupt,
             has another format version, an unknown, ill-typed or too large
             configuration, or weights that do not fit it.
         """
         path = os.fspath(path)
-        with open(path, "rb") as fh:  # our handle, closed even when reading fails
+        with open_regular(path) as fh:  # our handle, closed even when reading fails
             try:
                 return cls._build(*_read_network_file(fh, path, ACTIVATIONS))
             except _NotNetworkFile as exc:

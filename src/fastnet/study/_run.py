@@ -195,8 +195,10 @@ def _load_cell(path, study, spec, data_sha256):
     the file if it does not parse or holds trials this set-up cannot have (another
     set-up, edited by hand: a trial's epochs outside 0..T, a flag not 0 or 1, a negative
     or non-finite CPU time, a count other than K)."""
+    from fastnet._files import open_regular
+
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             d = json.loads(f.read().decode("utf-8"))
     except FileNotFoundError:
         return None

@@ -42,11 +42,27 @@ def beyond_max_weight(epoch, largest, trial=None):
         epoch, trial)
 
 
-def hinted(exc, algorithm, weight_decay):
-    """``exc`` (a DivergenceError) with what to change: the parameters actually given
-    (``weight_decay`` and the algorithm's that differ from their defaults), not a
-    guess at one algorithm's step size."""
+#: Data beyond this magnitude are named first in a divergence's message: their
+#: products with the weights overflow whatever the algorithm's parameters.
+LARGE_DATA = 1e100
+
+
+def hinted(exc, algorithm, weight_decay, sets=None):
+    """``exc`` (a DivergenceError) with what to change: data of huge magnitude (the
+    checked `Sets`), else the parameters actually given (``weight_decay`` and the
+    algorithm's that differ from their defaults), not a guess at one algorithm's step
+    size."""
     from fastnet.algorithms import parse_spec, spec_of
+
+    if sets is not None:
+        largest = max(float(np.abs(a).max(initial=0.0)) for a in
+                      (sets.X, sets.Y, sets.X_val, sets.Y_val, sets.X_test, sets.Y_test)
+                      if a is not None)
+        if largest > LARGE_DATA:
+            return DivergenceError(
+                f"{exc} The data reach {largest:.3g} in magnitude, beyond what a network's "
+                "sums hold: scale them (e.g. to [0, 1] or unit variance).", exc.epoch,
+                exc.trial)
 
     try:
         name, given = parse_spec(spec_of(algorithm))

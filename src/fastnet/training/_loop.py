@@ -154,7 +154,7 @@ class StripLoop:
         try:
             return self._train()
         except DivergenceError as exc:
-            raise hinted(exc, self.algorithm, self.run.weight_decay) from None
+            raise hinted(exc, self.algorithm, self.run.weight_decay, self.sets) from None
 
     def _train(self):
         run, trials, lanes = self.run, self.trials, self.trials.lanes is not None
@@ -386,7 +386,7 @@ class StripLoop:
         try:
             return self._columns(clocks, stacklevel + 1, store)
         except DivergenceError as exc:
-            raise hinted(exc, self.algorithm, self.run.weight_decay) from None
+            raise hinted(exc, self.algorithm, self.run.weight_decay, self.sets) from None
 
     def _columns(self, clocks, stacklevel, store):
         epochs, rows = self.epochs, self.last_rows
