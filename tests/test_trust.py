@@ -394,3 +394,71 @@ def test_a_fifo_is_refused_at_once(tmp_path, reader):
     with pytest.raises(ValueError, match="is a directory, not a regular file"):
         read(tmp_path)
     assert time.perf_counter() - t0 < 1
+
+
+# ------------------------------------------------------------------ BLAS threads
+
+def test_training_beside_other_threads_equals_a_run_alone_bit_for_bit(proben1_root):
+    # threadpoolctl lets one "controlling" thread change OpenBLAS and ignores the
+    # others: a hold taken by another thread left this thread's LM at two BLAS
+    # threads (weights 2.6e-7 off after 60 epochs) and a restore from another
+    # thread was dropped. fastnet sets the libraries itself.
+    import threading
+
+    from fastnet import MLP, train
+    from fastnet._blas import _blas_libraries, _set_num_threads, single_threaded_blas
+    from fastnet.datasets import load_proben1
+
+    X, Y = load_proben1("cancer1", proben1_root).train
+
+    def lm():
+        net = MLP(X.shape[1], (16,), Y.shape[1], seed=1)
+        return train(net, X, Y, algorithm="lm", max_epochs=60, seed=0, init_scale=0.5,
+                     blas_min=0).net.weights.copy()
+
+    libs = _blas_libraries()
+    before = [lib.num_threads for lib in libs]
+    try:
+        for lib in libs:
+            _set_num_threads(lib, 2)
+        if not libs or any(lib.num_threads != 2 for lib in libs):
+            pytest.skip("no BLAS library that runs two threads here")
+        alone = lm()
+        held, done, stop = threading.Event(), threading.Event(), threading.Event()
+
+        def hold():                        # another thread takes the limit first
+            with single_threaded_blas():
+                held.set()
+                done.wait(60)
+
+        def trainer(k):
+            while not stop.is_set():
+                train(MLP(X.shape[1], (8,), Y.shape[1], seed=k), X, Y,
+                      algorithm=("scg", "lm", "rprop+")[k], max_epochs=5, seed=k,
+                      init_scale=0.5, blas_min=0)
+
+        def products():
+            A = np.random.default_rng(0).random((200, 200))
+            while not stop.is_set():
+                A @ A
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        assert held.wait(60)
+        others = [threading.Thread(target=trainer, args=(k,)) for k in range(3)]
+        others.append(threading.Thread(target=products))
+        for t in others:
+            t.start()
+        try:
+            beside = lm()
+        finally:
+            done.set()
+            holder.join(60)                # the holder ends first: this thread restores
+            stop.set()
+            for t in others:
+                t.join(60)
+        assert np.array_equal(beside, alone)
+        assert [lib.num_threads for lib in libs] == [2] * len(libs)   # restored exactly
+    finally:
+        for lib, n in zip(libs, before):
+            _set_num_threads(lib, n)
