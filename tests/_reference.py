@@ -12,6 +12,10 @@ ACTIVATIONS = {
     "logistic": (lambda x: 1.0 / (1.0 + np.exp(-x)),
                  lambda x: np.exp(-x) / (1.0 + np.exp(-x)) ** 2),
     "tanh": (np.tanh, lambda x: 1.0 - np.tanh(x) ** 2),
+    "relu": (lambda x: np.maximum(x, 0.0), lambda x: (x > 0).astype(float)),
+    # (outputs only; its Jacobian couples the units, so no elementwise derivative)
+    "softmax": (lambda x: np.exp(x - x.max(axis=1, keepdims=True))
+                / np.exp(x - x.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True), None),
 }
 
 

@@ -251,3 +251,60 @@ def test_generated_datasets_are_frozen():
         ds.name = "other"
     with pytest.raises(TypeError):
         ds.params["seed"] = 5
+
+
+# ---- standardize (inputs by the training set's mean and sd)
+def test_standardize_by_training_statistics():
+    from fastnet.datasets import Split, standardize
+    rng = np.random.default_rng(0)
+    X = rng.normal([3.0, -2.0, 0.5], [2.0, 0.1, 5.0], size=(50, 3))
+    V = rng.normal(size=(7, 3))
+    Z, W, none = standardize(X, V, None)
+    assert none is None
+    assert np.allclose(Z.mean(axis=0), 0.0, atol=1e-14) and np.allclose(Z.std(axis=0), 1.0)
+    # the other set moved by the training set's numbers, computed here by hand
+    n = X.shape[0]
+    for j in range(3):
+        m = sum(X[:, j]) / n
+        s = (sum((x - m) ** 2 for x in X[:, j]) / n) ** 0.5
+        assert np.allclose(W[:, j], (V[:, j] - m) / s, rtol=1e-12)
+    assert Z.flags.c_contiguous and W.dtype == np.float64
+    # Splits keep their targets; a 1-D input is one column
+    Y = rng.normal(size=(50, 1))
+    (s,) = standardize(Split(X, Y))
+    assert isinstance(s, Split) and s.Y is Y and np.array_equal(s.X, Z)
+    (c,) = standardize([1.0, 2.0, 3.0])
+    assert c.shape == (3, 1)
+    # a constant column is centred, not scaled
+    (k,) = standardize(np.array([[5.0, 1.0], [5.0, 3.0]]))
+    assert k[:, 0].tolist() == [0.0, 0.0] and k[:, 1].tolist() == [-1.0, 1.0]
+
+
+def test_standardize_refuses_bad_sets():
+    from fastnet.datasets import standardize
+    with pytest.raises(ValueError, match="`others\\[0\\]` must have 2 columns"):
+        standardize(np.ones((3, 2)), np.ones((3, 3)))
+    with pytest.raises(ValueError, match="`train` must be finite"):
+        standardize(np.array([[np.nan]]))
+    with pytest.raises(ValueError, match="at least one row"):
+        standardize(np.empty((0, 2)))
+    with pytest.raises(TypeError, match="`train` must be an array of inputs or a Split, got None"):
+        standardize(None)
+    with pytest.raises(TypeError, match="`others\\[0\\]` must be an array of numbers"):
+        standardize(np.ones((2, 1)), "abc")
+    with pytest.raises(ValueError, match="must be 2-D"):
+        standardize(np.ones((2, 2, 2)))
+
+
+@pytest.mark.parametrize("make", [make_teacher, make_mackey_glass])
+def test_generated_tasks_standardize_inputs_by_training_set(make):
+    from fastnet.datasets import standardize
+    raw = make(n_train=300, n_test=100, seed=4)
+    std = make(n_train=300, n_test=100, seed=4, standardize=True)
+    Z, T = standardize(raw.train.X, raw.test.X)
+    assert np.array_equal(std.train.X, Z) and np.array_equal(std.test.X, T)
+    assert np.array_equal(std.train.Y, raw.train.Y) and np.array_equal(std.test.Y, raw.test.Y)
+    assert np.allclose(std.train.X.mean(axis=0), 0.0, atol=1e-12)
+    assert std.params["standardize"] is True and raw.params["standardize"] is False
+    with pytest.raises(TypeError, match="`standardize` must be True or False"):
+        make(n_train=10, n_test=0, standardize="yes")

@@ -144,7 +144,8 @@ def test_file_layout(reference):
                 "epochs", "relevant_epoch", "stop_reason", "gl_end", "traversals", "cpu_time"):
         assert key in r
     assert r["setup_hash"] == header["setup_hash"]
-    assert set(r["test"]) == {"squared_error_percentage", "classification_error"}
+    assert set(r["test"]) == {"squared_error_percentage", "classification_error", "nmse"}
+    assert 0.0 < r["test"]["nmse"] < 2.0           # Lawrence et al.'s NMSE of the test set
     assert r["traversals"]["total"] > 0 and "test_predictions" not in r
     # the epoch cap joins the stopping rule: capped runs stop by it, at a strip end
     assert "max_epochs" in cell["stopping"]

@@ -173,13 +173,19 @@ def _gemm_case(ta, tb, m, n, k, seed, pad=3):
     return A, B, C, rng.uniform(-1, 1, n)
 
 
-def _gemm_tiles_take(ta, tb, n, beta):
+def _broadcast_narrow(n, k):
+    """AVX-512: a forward product of fewer than 8 units goes to the broadcast tiles when
+    k multiply-adds per row are fewer than the dot products' operations (_simd.h)."""
+    return 8 * k < 8 * n * (-(-k // 8)) + 21 * (-(-n // 2)) + 8 * n
+
+
+def _gemm_tiles_take(ta, tb, n, beta, k):
     """Whether the tiles of this process's level compute the product (else it is declined)."""
     level = _forward.simd_level()
     if level == "default":
         return False
     if (ta, tb) == ("N", "T"):
-        return n >= 4 if level == "avx2" else (n >= 8 or beta == 0.0)
+        return n >= 4 if level == "avx2" else (n >= 8 or beta == 0.0 or _broadcast_narrow(n, k))
     return True
 
 
@@ -196,7 +202,7 @@ def test_simd_gemm_matches_reference(ta, tb):
                     want = opA @ opB + beta * Cv + (bias if with_bias else 0.0)
                     C0 = C.copy()
                     done = _simd.gemm(ta, tb, Av, Bv, Cv, beta, bias if with_bias else None)
-                    assert done == _gemm_tiles_take(ta, tb, n, beta), (ta, tb, m, n, k)
+                    assert done == _gemm_tiles_take(ta, tb, n, beta, k), (ta, tb, m, n, k)
                     assert np.isnan(C[:, n:]).all()
                     if done:
                         assert_allclose(Cv, want, rtol=1e-12, atol=1e-12, err_msg=str((ta, tb, m, n, k)))

@@ -75,3 +75,58 @@ def test_input_validation(func):
 def test_squared_error_percentage_range_check():
     with pytest.raises(ValueError, match="`o_max` - `o_min` must be positive and finite"):
         m.squared_error_percentage([[0.0]], [[0.0]], 1.0, 0.0)
+
+
+# ---- NMSE in training results (Lawrence et al. 1997)
+def _nmse_by_hand(P, T):
+    P, T = np.asarray(P, float).ravel(), np.asarray(T, float).ravel()
+    mean = sum(T) / len(T)
+    return sum((t - p) ** 2 for p, t in zip(P, T)) / sum((t - mean) ** 2 for t in T)
+
+
+def test_nmse_over_all_outputs_by_hand():
+    from fastnet.measures import nmse
+    P = [[0.5, 1.0], [2.0, 0.0], [1.0, 3.5]]
+    T = [[0.0, 1.0], [2.5, 0.5], [1.0, 4.0]]
+    # one mean over all six targets (not one per output)
+    assert nmse(P, T) == pytest.approx(_nmse_by_hand(P, T), rel=1e-14)
+    per_output = np.mean([nmse(np.array(P)[:, j], np.array(T)[:, j]) for j in range(2)])
+    assert nmse(P, T) != pytest.approx(per_output)
+
+
+@pytest.mark.parametrize("method", ["serial", "lanes"])
+def test_final_nmse_equals_measures_nmse(method):
+    from fastnet import MLP, train_many
+    from fastnet.measures import nmse
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 3))
+    Y = np.column_stack([np.sin(X[:, 0]), X[:, 1] * X[:, 2] + 2.0])
+    Xv, Yv = X[:20] + 0.1, Y[:20]
+    Xt = rng.standard_normal((30, 3))
+    Yt = np.column_stack([np.sin(Xt[:, 0]), Xt[:, 1] * Xt[:, 2] + 2.0])
+    net = MLP(3, (4,), 2, hidden_activation="tanh")
+    r = train_many(net, X, Y, Xv, Yv, X_test=Xt, Y_test=Yt, n_trials=3, seed=1,
+                   max_epochs=20, method=method)
+    for i in range(3):
+        trained = net.copy().set_weights(r.weights[i])
+        for split, (A, B) in (("final_train", (X, Y)), ("final_val", (Xv, Yv)),
+                              ("final_test", (Xt, Yt))):
+            want = _nmse_by_hand(trained.predict(A), B)
+            assert getattr(r, split).nmse[i] == pytest.approx(want, rel=1e-10)
+            assert getattr(r[i], split).nmse == pytest.approx(nmse(trained.predict(A), B),
+                                                              rel=1e-10)
+
+
+def test_final_nmse_single_run_and_constant_targets():
+    from fastnet import MLP, train
+    from fastnet.measures import nmse
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((40, 2))
+    Y = (X[:, :1] ** 2)
+    net = MLP(2, (3,), 1, seed=0)
+    r = train(net, X, Y, X_test=X[:10], Y_test=Y[:10], max_epochs=10)
+    assert r.final_train.nmse == pytest.approx(nmse(net.predict(X), Y), rel=1e-10)
+    assert r.final_test.nmse == pytest.approx(nmse(net.predict(X[:10]), Y[:10]), rel=1e-10)
+    # constant targets: no variance, NMSE undefined -> None
+    r = train(MLP(2, (3,), 1, seed=0), X, np.ones((40, 1)), max_epochs=3)
+    assert r.final_train.nmse is None

@@ -565,6 +565,29 @@ def test_callback_and_is_correct_after_the_handoff():
     assert batch(got)["handoffs"] == [K]
 
 
+@pytest.mark.parametrize("method", ["lanes", "mixed"])
+def test_callback_and_is_correct_in_the_lanes(method):
+    # the general loop's success check on a trial that trains in the lanes: a forward
+    # pass with that lane's weights (fastnet._engine.predict's w), which must be the
+    # answers the trial gets alone
+    X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
+    T = np.array([[0.], [1.], [1.], [0.]])
+    K = 16
+    nets = nets_for(K, (2,), n_in=2, n_out=1)
+    answers_many, answers_alone = [], []
+
+    def cb(i, epoch, state):
+        answers_many.append((i, epoch, state.is_correct(0.4, None)))
+
+    kw = dict(max_epochs=60, init_scale=1.0, strip=3)
+    train_rprop_many(nets, X, T, seeds=range(K), method=method, callback=cb, **kw)
+    for i, c in enumerate(net.copy() for net in nets):
+        train_rprop(c, X, T, seed=i, callback=lambda e, s, i=i: answers_alone.append(
+            (i, e, s.is_correct(0.4, None))), **kw)
+    assert sorted(answers_many) == sorted(answers_alone)
+    assert any(a for *_, a in answers_alone) and not all(a for *_, a in answers_alone)
+
+
 def test_bad_input_is_refused_by_the_mixed_method():
     X, T = data()
     with pytest.raises(ValueError, match="`X` has 3 inputs but the network has 4"):

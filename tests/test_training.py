@@ -42,7 +42,8 @@ def test_algorithm_objects_are_checked_frozen_and_comparable():
     (lambda: Backprop(mode="stochastic"), "`mode` must be one of", ValueError),
     (lambda: Backprop(momentum=1.0), "`momentum`", ValueError),
     (lambda: Backprop(learning_rate="fast"), "`learning_rate` must be a real number", TypeError),
-    (lambda: Backprop(decay=1), "`decay` must be True or False", TypeError),
+    (lambda: Backprop(decay=1), "`decay` must be True, False, 'epoch' or 'update'",
+         TypeError),
 ])
 def test_algorithm_objects_name_a_bad_parameter(make, match, error):
     with pytest.raises(error, match=match):

@@ -49,7 +49,8 @@ API_GROUPS = (
     ("Data, experiments and reports", ("fastnet.datasets", "fastnet.experiment", "fastnet.report",
                                        "fastnet.reproduction")),
     ("Statistics and pictures", ("fastnet.stats", "fastnet.plots", "fastnet.study")),
-    ("Embedding and the command line", ("fastnet.sklearn", "fastnet.demo", "fastnet.cli")),
+    ("Embedding and the command line", ("fastnet.sklearn", "fastnet.export", "fastnet.demo",
+                                        "fastnet.cli")),
 )
 
 #: Type aliases shown by name in signatures (``autodoc_type_aliases``): the annotation

@@ -10,16 +10,24 @@ has its own layout in ``fastnet.training._lanes``.)
 """
 import numpy as np
 
-from fastnet._blas import single_threaded_blas
+from fastnet._blas import kernels_blas, single_threaded_blas
 from fastnet._kernels import _backprop, _backward, _forward, _per_weight, _rprop
+from fastnet._kernels._simd import simd_level
+from fastnet._validation import check_matrix
 
 __all__ = ["DEFAULT_BLAS_MIN", "BLOCK_BYTES", "MIN_BLOCK", "MAX_BLOCK", "ROW_ALIGN",
-           "activations", "block_rows", "Workspace", "Evaluator", "predict",
+           "PREDICT_BLAS_MIN", "activations", "block_rows", "Workspace", "Evaluator", "predict",
            "sum_squared_error"]
 
 # Products with m*n*k below this go to plain loops instead of BLAS: the call
 # overhead of dgemm outweighs its speed on tiny layers. Measured, see benchmarks/.
 DEFAULT_BLAS_MIN = 4096
+# predict's products: where the CPU has the register tiles (fastnet._kernels._simd)
+# they take every product of a block of >= 8 rows, and smaller blocks (a few
+# patterns) run the loops, so predict never calls BLAS and needs no BLAS thread
+# limit (a process-wide setting that costs microseconds to change). Other CPUs
+# keep BLAS for large products, under the limit.
+PREDICT_BLAS_MIN = DEFAULT_BLAS_MIN if simd_level() == "default" else np.iinfo(np.intp).max
 # Cache blocking: rows per block so that a block's activations, derivatives and
 # deltas take about this many bytes (kept within L2).
 BLOCK_BYTES = 256 * 1024
@@ -136,15 +144,17 @@ class Workspace:
                                    sse_out, self.blas_min, every, r_c, analog,
                                    self.check_block, *self.objective)
 
-    def backprop_epochs(self, rates, momentum, order, sse_out, every=0, r_c=0.4, analog=-1.0):
+    def backprop_epochs(self, rates, momentum, order, sse_out, every=0, r_c=0.4, analog=-1.0,
+                        per_update=False):
         """Backpropagation epochs, one per entry of ``sse_out`` (see
         ``_kernels._backprop``; Hamey's check every ``every`` epochs of batch
-        training); returns the kernel status."""
+        training; ``per_update``: ``rates`` holds one rate per online update);
+        returns the kernel status."""
         net = self.net
         return _backprop.train_epochs(self.A, self.Y, net._layers, net.n_in, self.w, self.g,
                                       self.dw_prev, self.D, self.Dl, rates, momentum, order,
                                       sse_out, self.blas_min, *self.objective, every, r_c,
-                                      analog, self.check_block)
+                                      analog, self.check_block, per_update)
 
     def gradient(self, w=None, g=None):
         """Summed squared error (the objective) at ``w`` (default: the trained weights
@@ -214,14 +224,44 @@ class Evaluator:
         return _outputs(self.net, self.A)
 
 
-def predict(net, X, w=None):
-    """Outputs of ``net`` (with weights ``w`` if given) for the checked float64
-    matrix ``X`` (a new array)."""
-    A = activations(net, X)
-    with single_threaded_blas():
-        _forward.forward(A, net._layers, net.n_in, net._w if w is None else w,
-                         block_rows(net), DEFAULT_BLAS_MIN)
-    return _outputs(net, A).copy()
+def predict(net, X, out=None, w=None):
+    """Outputs of ``net`` (with weights ``w`` if given) for the inputs ``X``,
+    written into ``out`` (a new array if None).
+
+    A C-contiguous float64 ``X`` of the network's width (and ``out`` of the
+    right shape) goes straight to the kernel, which checks the sizes and that
+    every input is finite as it copies the rows; anything else is checked,
+    explained or converted here, then run.
+    """
+    weights = net._w if w is None else w
+    Y = _forward.predict(X, out, net._layers, weights, net._stride, net._block, PREDICT_BLAS_MIN,
+                         False)
+    if Y is None:
+        X = check_matrix(X, "X", n_cols=net.n_in, what="inputs", allow_empty=True)
+        if out is not None:
+            check_out(out, X, net.n_out)
+        with kernels_blas(net, X.shape[0], PREDICT_BLAS_MIN):
+            Y = _forward.predict(X, out, net._layers, weights, net._stride, net._block,
+                                 PREDICT_BLAS_MIN, True)
+    return Y
+
+
+def check_out(out, X, n_out):
+    """Refuse an ``out`` array that the predict kernel cannot write as given."""
+    shape = (X.shape[0], n_out)
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"`out` must be a numpy.ndarray of shape {shape} and dtype float64, "
+                        f"got {type(out).__name__}.")
+    if out.dtype != np.float64:
+        raise TypeError(f"`out` must have dtype float64, got {out.dtype}.")
+    if out.shape != shape:
+        raise ValueError(f"`out` must have shape {shape} (the patterns of `X`, the network's "
+                         f"outputs), got {out.shape}.")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("`out` must be C-contiguous and writeable (np.empty(shape) is).")
+    if np.may_share_memory(out, X):
+        raise ValueError("`out` must not share memory with `X` (outputs are written while inputs "
+                         "are read).")
 
 
 def sum_squared_error(net, X, Y):

@@ -184,6 +184,13 @@ def nmse(Y_pred: ArrayLike, Y: ArrayLike) -> float:
     with d the targets, y the outputs, and means over all outputs and patterns.
     1.0 is the error of predicting the mean target.
 
+    Lawrence et al.'s equation (10) divides the denominator alone by
+    N_p N_o; read literally that multiplies this ratio by the number of
+    values. The NMSE of Weigend & Gershenfeld (1993), which they cite, is the
+    ratio above, and their tables' levels (0.0019 on Mackey-Glass) are of its
+    size. Training results carry it as
+    ``final_test.nmse`` (:class:`fastnet.SetErrors`).
+
     {{pair}}
 
     Raises

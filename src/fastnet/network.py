@@ -30,13 +30,13 @@ from fastnet._validation import (
     check_choice,
     check_float,
     check_int,
-    check_matrix,
     check_pair,
     refuse_complex,
     shown_int,
 )
 
-__all__ = ["MLP", "ACTIVATIONS", "HIDDEN_ACTIVATIONS", "FORMAT_VERSION", "MAX_CONNECTIONS", "MAX_WEIGHT"]
+__all__ = ["MLP", "ACTIVATIONS", "HIDDEN_ACTIVATIONS", "INIT_SCHEMES", "FORMAT_VERSION",
+           "MAX_CONNECTIONS", "MAX_WEIGHT"]
 
 #: Activation names and the kernel codes they map to (see _kernels/_types.pxd).
 #: ``"proben1"`` is Proben1's sigmoid ``f(x) = x / (1 + |x|)``, ``f'(x) = 1 / (1 + |x|)**2``;
@@ -57,6 +57,33 @@ DEFAULT_INIT_SCALE_LINEAR = 0.01
 #: error (1e206), while init_scale=1e200 gave NaN outputs. Networks that need
 #: larger weights than this are not trainable in float64 anyway.
 MAX_INIT_SCALE = 1e100
+
+#: The rules that draw initial weights (``init=`` of :class:`MLP`,
+#: :meth:`MLP.init_weights` and :func:`fastnet.train_many`); see
+#: :meth:`MLP.init_weights`.
+INIT_SCHEMES = ("uniform", "fan_in", "glorot", "he")
+
+#: ``init_scale`` of ``init="fan_in"`` when none is given: the 2.4 of Haykin
+#: (1994) that Lawrence et al. (1997) use, each unit's weights in +-2.4/F.
+DEFAULT_FAN_IN_SCALE = 2.4
+
+
+def check_init(init, init_scale, scale_name="init_scale"):
+    """``(init, init_scale)`` checked: ``init`` one of INIT_SCHEMES and the scale
+    a half-width (uniform), a numerator (fan_in) or None (glorot, he; refused)."""
+    check_choice(init, "init", INIT_SCHEMES)
+    if init in ("glorot", "he"):
+        if init_scale is not None:
+            raise ValueError(
+                f"`{scale_name}` must be None with init={init!r}, which sets each layer's range "
+                f"from its fan-in{' and fan-out' if init == 'glorot' else ''} alone "
+                f"({'Glorot & Bengio 2010' if init == 'glorot' else 'He et al. 2015'}), got "
+                f"{scale_name}={init_scale!r}. Use "
+                "init='fan_in' for ranges init_scale/F, or init='uniform'.")
+        return init, None
+    if init_scale is not None:
+        init_scale = check_float(init_scale, scale_name, low=0.0, high=MAX_INIT_SCALE) + 0.0
+    return init, init_scale
 
 _PROBEN1_SPEC = re.compile(r"^\s*(\d+)\s*\+\s*(\d+)\s*([ls])\s*$")
 
@@ -87,6 +114,13 @@ class MLP:
         The weights (biases too) are drawn uniformly from [-init_scale,
         init_scale] when the network is built. Default: Proben1's ranges
         (Prechelt 1994), 0.5 with hidden layers and 0.01 for a linear network.
+        With ``init="fan_in"`` it is the numerator of each unit's range
+        ±init_scale/F (default 2.4); ``init="glorot"`` and ``"he"`` take none.
+    init : {"uniform", "fan_in", "glorot", "he"}, default "uniform"
+        How the weights are drawn (see :meth:`init_weights`). The default is
+        Proben1's one range for every weight. The rule is not part of the
+        network: it is not saved with it (:meth:`save` stores the topology and
+        the weights, which is all a network needs to be restored exactly).
     seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
         Source of those weights. One integer reproduces them bit for bit; None
         draws fresh entropy, as scikit-learn's ``random_state=None`` does.
@@ -124,12 +158,12 @@ class MLP:
     def __init__(self, n_in: int, hidden: Sequence[int] = (), n_out: int = 1, *,
                  shortcut: bool = True, hidden_activation: str = "proben1",
                  output_activation: str = "linear", init_scale: float | None = None,
-                 seed: Seed = None, dtype: type = np.float64) -> None:
+                 seed: Seed = None, dtype: type = np.float64, init: str = "uniform") -> None:
         self._setup(n_in, hidden, n_out, shortcut, hidden_activation, output_activation, dtype)
-        if init_scale is None:
+        init, init_scale = check_init(init, init_scale)
+        if init_scale is None and init == "uniform":
             init_scale = DEFAULT_INIT_SCALE if self.hidden else DEFAULT_INIT_SCALE_LINEAR
-        init_scale = check_float(init_scale, "init_scale", low=0.0, high=MAX_INIT_SCALE)
-        self.init_weights(seed, init_scale)
+        self._draw_weights(seed, init_scale, init=init)
 
     def _setup(self, n_in, hidden, n_out, shortcut, hidden_activation, output_activation,
                dtype=np.float64):
@@ -187,6 +221,9 @@ class MLP:
         self._starts = starts
         self.n_units = int(starts[-1])
         self.n_connections = int(offset)
+        # How predict lays out and cuts a batch (fixed by the topology; kept for its fast path).
+        self._stride = _engine.row_stride(self)
+        self._block = _engine.block_rows(self)
 
     @property
     def layer_table(self):
@@ -326,16 +363,40 @@ class MLP:
         self._w[:] = w
         return self
 
-    def init_weights(self, seed: Seed = None, scale: float = 0.5) -> MLP:
-        """Draw every weight (biases too) uniformly from [-scale, scale].
+    def init_weights(self, seed: Seed = None, scale: float | None = None, *,
+                     init: str = "uniform") -> MLP:
+        """Draw every weight (biases too) by the rule ``init``.
 
         Parameters
         ----------
         seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
             One integer reproduces the weights bit for bit.
-        scale : float, default=0.5
-            Half-width r of the interval, 0 <= r <= MAX_INIT_SCALE (1e100);
-            Proben1 uses 0.5 for multilayer and 0.01 for linear networks.
+        scale : float, optional
+            ``init="uniform"``: the half-width r of the one interval [-r, r]
+            (default 0.5; Proben1 uses 0.5 for multilayer and 0.01 for linear
+            networks). ``init="fan_in"``: the numerator s of each unit's
+            ±s/F (default 2.4). 0 <= scale <= MAX_INIT_SCALE (1e100). Must be
+            None for ``"glorot"`` and ``"he"``, whose ranges are fixed.
+        init : {"uniform", "fan_in", "glorot", "he"}, default "uniform"
+            The rule; with F the fan-in of a unit (its incoming weights, the
+            bias not counted) and n the number of units of its layer:
+
+            * ``"uniform"``: every weight and bias in [-scale, scale]
+              (Prechelt 1994).
+            * ``"fan_in"``: each unit's incoming weights and its bias in
+              ±scale/F (Haykin 1994, as Lawrence et al. 1997 use it with
+              scale 2.4).
+            * ``"glorot"``: weights and biases of a layer in ±sqrt(f/(F + n)),
+              f = 2 if the hidden units are logistic, else 6 -- Glorot &
+              Bengio (2010) as scikit-learn's ``MLPRegressor``/``MLPClassifier``
+              draw them (``_init_coef``: biases from the same range, and the
+              factor set by the hidden activation for every layer, outputs
+              included; a network without hidden layers goes by its output
+              activation).
+            * ``"he"``: weights in ±sqrt(6/F) and biases 0 -- He et al.
+              (2015) as PyTorch's ``torch.nn.init.kaiming_uniform_`` draws
+              them with its defaults (mode "fan_in", gain sqrt(2):
+              bound = gain * sqrt(3/F)); He et al. set the biases to 0.
 
         Returns
         -------
@@ -345,20 +406,68 @@ class MLP:
         Raises
         ------
         ValueError
-            If ``scale`` is negative, not finite or above ``MAX_INIT_SCALE``.
+            If ``init`` is not one of those, ``scale`` is negative, not finite
+            or above ``MAX_INIT_SCALE``, or ``scale`` is given with
+            ``"glorot"`` or ``"he"``.
         TrainingInProgressError
             If the network is being trained (by another thread, or from a training
             callback).
+
+        Notes
+        -----
+        F does not count the bias because the bias is not an input of the unit
+        the way the others are: Haykin's rule (and Glorot's and He's) keeps the
+        variance of the weighted sum of F inputs of unit variance near a
+        fixed value, and the bias's constant input adds the same whatever F is.
+        With shortcut connections a unit's sources are all the units of the
+        layers before it, so F counts them all: an output of
+        ``MLP(5, (7,), 2)`` has F = 5 + 7 = 12 with shortcuts and 7 without.
+        All units of a layer share F. Every rule but ``"uniform"`` draws
+        ``rng.uniform(-b, b)`` with b the (n_connections,) array of each
+        weight's half-width (one call, in :attr:`weights` order), which is
+        what :func:`fastnet.training.draw_trials` draws for each trial.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastnet import MLP
+        >>> net = MLP(5, (7,), 2, shortcut=False, init="fan_in", init_scale=2.4, seed=0)
+        >>> W, b = net.get_params()
+        >>> bool(np.abs(W[(0, 1)]).max() <= 2.4 / 5), bool(np.abs(W[(1, 2)]).max() <= 2.4 / 7)
+        (True, True)
         """
         refuse_writes(self, "init_weights")
-        return self._draw_weights(seed, scale)
+        return self._draw_weights(seed, scale, init=init)
 
-    def _draw_weights(self, seed, scale):
+    def _draw_weights(self, seed, scale, *, init="uniform"):
         """`init_weights` for fastnet's trainers, which hold the network."""
-        scale = check_float(scale, "scale", low=0.0, high=MAX_INIT_SCALE) + 0.0  # -0.0 -> 0.0
+        init, scale = check_init(init, scale, "scale")
         rng = as_generator(seed)
-        self._w[:] = rng.uniform(-scale, scale, size=self.n_connections)
+        if init == "uniform":
+            scale = 0.5 if scale is None else scale
+            self._w[:] = rng.uniform(-scale, scale, size=self.n_connections)
+            return self
+        bound = self._init_bounds(init, scale)
+        self._w[:] = rng.uniform(-bound, bound)
+        self._w += 0.0                                  # (-0.0 -> 0.0 where b = 0)
         return self
+
+    def _init_bounds(self, init, scale=None):
+        """Half-width of each weight's initial range under ``init`` (not
+        "uniform"), shape (n_connections,), in :attr:`weights` order."""
+        bound = np.empty(self.n_connections)
+        logistic = (self.hidden_activation if self.hidden else self.output_activation) == "logistic"
+        for _start, size, lo, hi, w_off, b_off, _ in self._layers:
+            fan_in = int(hi - lo)
+            if init == "fan_in":
+                w = b = (DEFAULT_FAN_IN_SCALE if scale is None else scale) / fan_in
+            elif init == "glorot":
+                w = b = np.sqrt((2.0 if logistic else 6.0) / (fan_in + int(size)))
+            else:                                       # he
+                w, b = np.sqrt(6.0 / fan_in), 0.0
+            bound[w_off:b_off] = w
+            bound[b_off:b_off + size] = b
+        return bound
 
     def _slices(self, j):
         """Views (W_j, b_j) of layer j >= 1 into the flat vector."""
@@ -440,19 +549,66 @@ class MLP:
         return self
 
     # -------------------------------------------------------------- evaluate
-    def predict(self, X: ArrayLike) -> np.ndarray:
+    def predict(self, X: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
         """Outputs of the network for the patterns X.
 
         Parameters
         ----------
         X : array-like of shape (n_patterns, n_in)
+            Finite inputs, one pattern per row (a single pattern is
+            ``x.reshape(1, -1)``). A C-contiguous float64 array is used as it
+            is; anything else is converted (a copy).
+        out : ndarray of shape (n_patterns, n_out), optional
+            C-contiguous, writeable float64 array to write the outputs into
+            (it must not share memory with X); by default a new array.
 
         Returns
         -------
         Y : ndarray of shape (n_patterns, n_out)
+            ``out`` if given.
+
+        Raises
+        ------
+        ValueError
+            If X has another number of columns, is not 2-D, or holds NaN or
+            infinite values; if ``out`` has the wrong shape or layout.
+        TypeError
+            If X does not hold numbers, or ``out`` is not a float64 ndarray.
+
+        Notes
+        -----
+        The network runs in C with the GIL released: threads predicting with
+        one network (or several) run in parallel, one core each. Batches of up
+        to 4,096 values of activations (rows x units, e.g. 100 patterns of a
+        30-unit network) are propagated in a buffer on the C stack, larger
+        ones in blocks of a few hundred patterns: predict allocates only the
+        returned array, and nothing with ``out``. BLAS is not called where the
+        CPU has fastnet's AVX2 or AVX-512 products, so the process's BLAS
+        threads are left alone.
+
+        Predicting with a network while another thread trains it is allowed
+        and memory-safe, but sees the weights of some epoch in progress,
+        possibly partly updated; from a training callback, between epochs,
+        it sees that epoch's weights.
+
+        The same call gives the same bits on one machine. Rows predicted in
+        another batch agree to rounding (about 1e-15 relative), not bit for
+        bit: blocks of 8 or more patterns take the vector products, fewer the
+        loops, which add in another order.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastnet import MLP
+        >>> net = MLP(3, (4,), 2, hidden_activation="tanh", seed=0)
+        >>> X = np.zeros((5, 3))
+        >>> net.predict(X).shape
+        (5, 2)
+        >>> out = np.empty((5, 2))
+        >>> net.predict(X, out=out) is out
+        True
         """
-        X = check_matrix(X, "X", n_cols=self.n_in, what="inputs", allow_empty=True)
-        return _engine.predict(self, X)
+        return _engine.predict(self, X, out)
 
     def sum_squared_error(self, X: ArrayLike, Y: ArrayLike) -> float:
         """Summed squared error sum_p sum_i (o_pi - t_pi)**2 (no factor 1/2)."""

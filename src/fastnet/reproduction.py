@@ -1,4 +1,5 @@
-"""fastnet's Proben1 results beside the report's published ones, with a match test.
+"""fastnet's Proben1 results beside the report's published ones, with a match test;
+and Lawrence et al.'s (1997) Tables 3 (MLP row) and 4 (:func:`reproduce_lawrence`).
 
 Prechelt (1994) publishes, per data file, the mean and standard deviation of the
 training, validation and test errors, the test classification error, GL at the
@@ -28,8 +29,13 @@ import math
 from dataclasses import dataclass
 from importlib import resources
 
+from fastnet._lawrence import (LAWRENCE_STATISTICS, LAWRENCE_TABLE3_MLP, LAWRENCE_TABLE4,
+                               LAWRENCE_UPDATES, LawrenceReproduction, reproduce_lawrence)
+
 __all__ = ["COLUMNS", "PUBLISHED_RUNS", "Reproduction", "ReproductionRow",
-           "compare_with_published", "match", "published_results"]
+           "compare_with_published", "match", "published_results",
+           "LAWRENCE_STATISTICS", "LAWRENCE_TABLE3_MLP", "LAWRENCE_TABLE4", "LAWRENCE_UPDATES",
+           "LawrenceReproduction", "reproduce_lawrence"]
 
 #: Columns compared: (our name, published CSV column, heading, relative tolerance).
 #: Training and validation errors are the minima reached in training (as the report's

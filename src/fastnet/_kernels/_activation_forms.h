@@ -39,19 +39,20 @@ FN_AV_NAME(fn_exp_reduced)(const FN_AV_T *px, FN_AV_T *pp, FN_AV_U *pk)
     /* r = x - k ln2 in two steps: the first is exact */
     FN_AV_T r = x - kd * FN_AV_SPLAT(FN_AV_LN2_HI);
     r = r - kd * FN_AV_SPLAT(FN_AV_LN2_LO);
-    /* q = 1/2! + r/3! + ... + r^11/13!, by Estrin's scheme: pairs, then pairs of
-     * pairs (a chain of four multiply-adds, not eleven: the tiny kernels wait on
-     * it) */
+    /* q(r) = (exp(r) - 1 - r) / r^2 on |r| <= ln2 / 2: a polynomial of degree 9,
+     * the Chebyshev fit (near minimax; benchmarks/activation_coefficients.py) that
+     * puts 1 + r + r^2 q within 1.6e-17 of exp(r) (the Taylor series needs degree
+     * 11 for that). By Estrin's scheme: pairs, then pairs of pairs (a chain of
+     * four multiply-adds, not nine: the tiny kernels wait on it) */
 #define FN_AV_C(c) FN_AV_SPLAT(c)
-    const FN_AV_T r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
-    const FN_AV_T q01 = FN_AV_C(0.16666666666666666) * r + FN_AV_C(0.5);
-    const FN_AV_T q23 = FN_AV_C(0.008333333333333333) * r + FN_AV_C(0.041666666666666664);
-    const FN_AV_T q45 = FN_AV_C(0.0001984126984126984) * r + FN_AV_C(0.001388888888888889);
-    const FN_AV_T q67 = FN_AV_C(2.7557319223985893e-06) * r + FN_AV_C(2.48015873015873e-05);
-    const FN_AV_T q89 = FN_AV_C(2.505210838544172e-08) * r + FN_AV_C(2.755731922398589e-07);
-    const FN_AV_T qab = FN_AV_C(1.6059043836821613e-10) * r + FN_AV_C(2.08767569878681e-09);
-    const FN_AV_T q03 = q23 * r2 + q01, q47 = q67 * r2 + q45, q8b = qab * r2 + q89;
-    const FN_AV_T q = (q8b * r4 + q47) * r4 + q03;
+    const FN_AV_T r2 = r * r, r4 = r2 * r2;
+    const FN_AV_T q01 = FN_AV_C(0.16666666666666669) * r + FN_AV_C(0.5000000000000001);
+    const FN_AV_T q23 = FN_AV_C(0.008333333333330062) * r + FN_AV_C(0.04166666666662413);
+    const FN_AV_T q45 = FN_AV_C(0.00019841269863053618) * r + FN_AV_C(0.0013888888917213717);
+    const FN_AV_T q67 = FN_AV_C(2.7557268459997064e-06) * r + FN_AV_C(2.4801521295954376e-05);
+    const FN_AV_T q89 = FN_AV_C(2.510038549551032e-08) * r + FN_AV_C(2.7620088445409746e-07);
+    const FN_AV_T q03 = q23 * r2 + q01, q47 = q67 * r2 + q45;
+    const FN_AV_T q = (q89 * r4 + q47) * r4 + q03;
     *pp = r + r2 * q;
 }
 

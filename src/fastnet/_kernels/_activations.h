@@ -25,8 +25,9 @@
  * libm's exp and tanh, logistic within 2 ulp of its exact value.
  *   exp(x)   x = k ln2 + r, |r| <= ln2 / 2 (Cody & Waite's two-part ln2, whose
  *            high part has 32 significant bits, so k * ln2_hi is exact);
- *            exp(r) = 1 + (r + r^2 Q(r)), r^2 Q(r) the Taylor terms to r^13
- *            (truncation below 1e-19 relative); the result is scaled by
+ *            exp(r) = 1 + (r + r^2 Q(r)), Q the degree-9 Chebyshev fit of
+ *            (exp(r) - 1 - r) / r^2 (1.6e-17 relative at most, with its
+ *            coefficients rounded to double); the result is scaled by
  *            2^k as 2^k1 * 2^k2, k1 + k2 = k, so that results near the
  *            overflow threshold and subnormal results need no special case.
  *            x > 710 is taken as 710 (exp overflows to +inf) and x < -746 as

@@ -29,7 +29,7 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
                  const Py_ssize_t[:, ::1] order, double[::1] sse_out,
                  Py_ssize_t blas_min, int loss=LOSS_SSE, double decay=0.0,
                  Py_ssize_t check_every=0, double r_c=0.4, double analog=-1.0,
-                 Py_ssize_t check_block=0):
+                 Py_ssize_t check_block=0, bint rate_per_update=False):
     """Run len(sse_out) backpropagation epochs in one call.
 
     Parameters
@@ -38,7 +38,8 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
     w, g, dw_prev : weights, gradient workspace and the previous change (momentum).
     D, Dl : (block, n_units - n_in) workspaces.
     rates : learning rate of each epoch (length n_epochs; decay is computed by
-        the caller).
+        the caller), or with rate_per_update (online only) of each update, update p
+        of epoch e at rates[e * n_patterns + p] (length n_epochs * n_patterns).
     momentum : momentum factor.
     order : (n_epochs, n_patterns) presentation order for online training, or
         shape (0, 0) for batch training (one update per epoch).
@@ -70,6 +71,9 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
     if (g.shape[0] != n_w or dw_prev.shape[0] != n_w or Dl.shape[0] != D.shape[0]
             or Dl.shape[1] != D.shape[1] or rates.shape[0] < n_epochs or n < 1):
         raise ValueError("kernel: optimiser state or workspace does not match the network")
+    if rate_per_update and (not online or rates.shape[0] < n_epochs * n):
+        raise ValueError("kernel: rates per update need online training and n_epochs * "
+                         "n_patterns of them")
     if check_every > 0 and (online or check_block < 1 or not 0.0 < r_c <= 0.5):
         raise ValueError("kernel: success check needs batch training, check_block >= 1 and "
                          "r_c in (0, 0.5]")
@@ -107,7 +111,8 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
                                   n_in, 1, &g[0], blas_min)
                     if decay != 0.0:
                         sse += add_weight_decay(&w[0], &g[0], n_w, decay / n)
-                    momentum_update(n_w, &w[0], &g[0], &dw_prev[0], rates[e],
+                    momentum_update(n_w, &w[0], &g[0], &dw_prev[0],
+                                    rates[e * n + p] if rate_per_update else rates[e],
                                     momentum)
             sse_out[e] = sse
             if not isfinite(sse):

@@ -1,4 +1,5 @@
-/* AVX-512 dot products for forward products of layers of fewer than 8 units,
+/* AVX-512 dot products for forward products of layers of fewer than 8 units
+ * on many sources (few sources go to the tiles: FN_BROADCAST_NARROW in _simd.h),
  * where a vector of units would be mostly empty: 8 rows x 1 or 2 units per
  * tile, each sum reduced across its 8 lanes in a fixed order. The one kernel
  * that only AVX-512 has (on AVX2 the loops of _loops.h serve these layers, whose

@@ -2,9 +2,15 @@
 from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS,
     N_ACTIVATIONS, ACT_LINEAR, ACT_PROBEN1, ACT_SOFTMAX,
-    gemm_forward, fn_loops_proben1, fn_loops_linear, fn_loops_activate, fn_loops_softmax,
-    fn_loops_activate_at,
+    NARROW_LAYER, gemm_forward, fn_loops_proben1, fn_loops_linear, fn_loops_activate,
+    fn_loops_softmax, fn_loops_activate_at, fn_loops_load_rows, fn_loops_all_finite,
 )
+from libc.stdint cimport uintptr_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, memset
+
+import numpy as np
+
 # Which products this process runs is decided once, in fastnet._kernels._simd
 # (imported with this module); its answers, under their long-standing names here:
 from fastnet._kernels._simd import simd_compiled, simd_level
@@ -19,16 +25,32 @@ cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
     Fills the non-input columns of A and, unless D is NULL, the derivatives
     f'(net) into D (column = unit - n_in); softmax outputs put log y there.
     """
+    forward_rows_from(layers, n_layers, w, NULL, 0, A, lda, D, ldd, n_in, nb, blas_min)
+
+
+cdef void forward_rows_from(const Py_ssize_t* layers, Py_ssize_t n_layers,
+                            const double* w, const double* X, Py_ssize_t ldx,
+                            double* A, Py_ssize_t lda, double* D, Py_ssize_t ldd,
+                            Py_ssize_t n_in, Py_ssize_t nb, Py_ssize_t blas_min) noexcept nogil:
+    """forward_rows, with the layers that read inputs only reading them from the
+    rows of X (row stride ldx) when X is not NULL; a layer that reads inputs and
+    units together (a shortcut) still reads A, which must then hold the inputs."""
     cdef Py_ssize_t j, start, size, lo, hi, code
     cdef const Py_ssize_t* lay
     cdef const double* b
+    cdef const double* src
+    cdef Py_ssize_t ld
     for j in range(n_layers):
         lay = layers + j * L_NCOLS
         start = lay[L_START]; size = lay[L_SIZE]
         lo = lay[L_SRC_LO]; hi = lay[L_SRC_HI]
         code = lay[L_ACT]
         b = w + lay[L_B_OFF]
-        if gemm_forward(nb, size, hi - lo, A + lo, lda, w + lay[L_W_OFF], b,
+        if X != NULL and hi <= n_in:
+            src, ld = X + lo, ldx
+        else:
+            src, ld = A + lo, lda
+        if gemm_forward(nb, size, hi - lo, src, ld, w + lay[L_W_OFF], b,
                         A + start, lda, blas_min):
             b = NULL   # the product kernel added the biases already
         if code == ACT_PROBEN1:
@@ -157,6 +179,132 @@ def sum_squared_error(double[:, ::1] A, const double[:, ::1] T,
         with nogil:
             sse = forward_blocks(layers, n_in, w, A, &T[0, 0], block, blas_min)
     return sse
+
+
+cdef enum:
+    # predict propagates batches of up to this many doubles (rows x row stride)
+    # in a buffer on the C stack (32 KiB): nothing is allocated per call for one
+    # pattern or a few; larger batches take one heap block of `block` rows.
+    PREDICT_STACK_DOUBLES = 4096
+    # Activation rows start on 64-byte cache lines (fastnet._engine.ROW_ALIGN):
+    # the stack buffer has that many bytes (8 doubles) more to align its start.
+    ROW_ALIGN_BYTES = 64
+    ROW_ALIGN_DOUBLES = 8
+
+
+cdef bint predict_blocks(const Py_ssize_t[:, ::1] layers, const double* w,
+                         const double* X, Py_ssize_t n, Py_ssize_t n_in,
+                         double* Y, Py_ssize_t n_out, double* A, Py_ssize_t stride,
+                         Py_ssize_t block, Py_ssize_t blas_min) noexcept nogil:
+    """Outputs Y (n x n_out) of the inputs X (n x n_in), `block` rows at a time
+    through the activation rows A (block x stride, 64-byte aligned). Returns
+    False when an input is not finite (Y then partly written)."""
+    cdef Py_ssize_t L = layers.shape[0], r0 = 0, nb, r, j
+    cdef Py_ssize_t out0 = layers[L - 1, L_START], n_units = out0 + n_out
+    # Only a shortcut from the inputs past the first layer needs them beside the
+    # units; otherwise the first layer reads X where it lies (no copy).
+    cdef bint copy_inputs = False
+    for j in range(1, L):
+        copy_inputs = copy_inputs or layers[j, L_SRC_LO] < n_in
+    for r in range(min(block, n)):          # the padding is never written: zero it once
+        memset(A + r * stride + n_units, 0, (stride - n_units) * sizeof(double))
+    while r0 < n:
+        nb = min(block, n - r0)
+        if copy_inputs:
+            if not fn_loops_load_rows(nb, n_in, X + r0 * n_in, A, stride):
+                return False
+            forward_rows(&layers[0, 0], L, w, A, stride, NULL, 0, n_in, nb, blas_min)
+        else:
+            if not fn_loops_all_finite(nb * n_in, X + r0 * n_in):
+                return False
+            forward_rows_from(&layers[0, 0], L, w, X + r0 * n_in, n_in, A, stride, NULL, 0,
+                              n_in, nb, blas_min)
+        for r in range(nb):
+            memcpy(Y + (r0 + r) * n_out, A + r * stride + out0, n_out * sizeof(double))
+        r0 += nb
+    return True
+
+
+def predict(object X, object Y, const Py_ssize_t[:, ::1] layers, const double[::1] w,
+            Py_ssize_t stride, Py_ssize_t block, Py_ssize_t blas_min, bint blas_allowed):
+    """The network's outputs for the inputs X, written into Y (a new array if None).
+
+    The fast path of ``MLP.predict``: it takes X and Y only as they come from a
+    caller who prepared them (C-contiguous float64, X of n_in columns, Y of X's
+    rows and n_out columns, not overlapping X), and returns None for anything
+    else -- and for inputs that are not finite -- so that the caller checks and
+    explains. The GIL is released while the network runs.
+
+    Parameters
+    ----------
+    X : object, (n_patterns, n_in) inputs.
+    Y : object, None or the (n_patterns, n_out) output array.
+    layers : (n_layers, 7) intp layer table.
+    w : flat weights.
+    stride : doubles per activation row (>= n_units, a multiple of 8).
+    block : rows per block for batches larger than the stack buffer.
+    blas_min : products with m*n*k >= blas_min may go to BLAS.
+    blas_allowed : whether the caller holds BLAS at one thread; if not, and some
+        product could reach BLAS, None is returned before anything runs.
+
+    Returns
+    -------
+    Y : ndarray, or None (nothing usable written).
+    """
+    cdef const double[:, ::1] Xv
+    cdef double[:, ::1] Yv
+    cdef Py_ssize_t L = layers.shape[0], j, n, n_in, n_out, nb
+    cdef double stack[PREDICT_STACK_DOUBLES + ROW_ALIGN_DOUBLES]
+    cdef double* raw = NULL
+    cdef double* A
+    cdef bint finite
+    cdef uintptr_t x0, x1, y0, y1
+    if L < 1:
+        raise ValueError("kernel: malformed layer table")
+    n_in, n_out = layers[0, L_START], layers[L - 1, L_SIZE]
+    try:
+        Xv = X
+    except (TypeError, ValueError, BufferError):
+        return None
+    n = Xv.shape[0]
+    if Xv.shape[1] != n_in:
+        return None
+    if Y is None:
+        Y = np.empty((n, n_out))
+    try:
+        Yv = Y
+    except (TypeError, ValueError, BufferError):
+        return None
+    if Yv.shape[0] != n or Yv.shape[1] != n_out:
+        return None
+    if n == 0:
+        return Y
+    check_buffers(layers, n_in, n, stride, w.shape[0], n, n_out, -1, -1)
+    if stride % 8 or block < 1:
+        raise ValueError("kernel: the row stride must be a multiple of 8 and block >= 1")
+    x0 = <uintptr_t>&Xv[0, 0]; x1 = x0 + n * n_in * sizeof(double)
+    y0 = <uintptr_t>&Yv[0, 0]; y1 = y0 + n * n_out * sizeof(double)
+    if x0 < y1 and y0 < x1:
+        return None
+    nb = n if n * stride <= PREDICT_STACK_DOUBLES else min(block, n)
+    if not blas_allowed:
+        for j in range(L):
+            if (layers[j, L_SIZE] > NARROW_LAYER and
+                    nb * layers[j, L_SIZE] * (layers[j, L_SRC_HI] - layers[j, L_SRC_LO]) >= blas_min):
+                return None
+    if n * stride <= PREDICT_STACK_DOUBLES:
+        A = stack
+    else:
+        raw = <double*>malloc((nb * stride) * sizeof(double) + ROW_ALIGN_BYTES)
+        if raw == NULL:
+            raise MemoryError(f"predict: no memory for {nb} activation rows of {stride} doubles")
+        A = raw
+    A = <double*>((<uintptr_t>A + ROW_ALIGN_BYTES - 1) & ~(<uintptr_t>ROW_ALIGN_BYTES - 1))
+    with nogil:
+        finite = predict_blocks(layers, &w[0], &Xv[0, 0], n, n_in, &Yv[0, 0], n_out, A, stride,
+                                nb, blas_min)
+    free(raw)
+    return Y if finite else None
 
 
 def activation_at_level(int level, int code, double[:, ::1] Z, double[:, ::1] D=None):

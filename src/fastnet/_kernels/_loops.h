@@ -20,6 +20,7 @@
 #define FASTNET_LOOPS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <math.h>
 
@@ -427,6 +428,47 @@ fn_loops_output_deltas(ptrdiff_t nb, ptrdiff_t n_out, const double *Y, ptrdiff_t
         sse += row;
     }
     return sse;
+}
+
+/* Whether the bits of a double are those of +-inf or NaN (all exponent bits set).
+ * Read as integers, so that the tests vectorise (a floating-point sum of x - x
+ * would wait on the add latency value by value). */
+static inline uint64_t
+fn_loops_nonfinite(const double *x)
+{
+    const uint64_t exponent = 0x7ff0000000000000ULL;
+    uint64_t bits;
+    memcpy(&bits, x, sizeof bits);
+    return (uint64_t)((bits & exponent) == exponent);
+}
+
+/* Copy nb rows of n values (X contiguous) into the first columns of the rows of
+ * A (stride lda); returns 1 when every value is finite, 0 otherwise. */
+FASTNET_CLONES static int
+fn_loops_load_rows(ptrdiff_t nb, ptrdiff_t n, const double *X, double *A, ptrdiff_t lda)
+{
+    uint64_t nonfinite = 0;
+    ptrdiff_t r, c;
+    for (r = 0; r < nb; r++) {
+        const double *__restrict x = X + r * n;
+        double *__restrict a = A + r * lda;
+        for (c = 0; c < n; c++) {
+            nonfinite |= fn_loops_nonfinite(x + c);
+            a[c] = x[c];
+        }
+    }
+    return nonfinite == 0;
+}
+
+/* Whether the n values of X are all finite. */
+FASTNET_CLONES static int
+fn_loops_all_finite(ptrdiff_t n, const double *X)
+{
+    uint64_t nonfinite = 0;
+    ptrdiff_t i;
+    for (i = 0; i < n; i++)
+        nonfinite |= fn_loops_nonfinite(X + i);
+    return nonfinite == 0;
 }
 
 #endif /* FASTNET_LOOPS_H */

@@ -83,6 +83,7 @@ fn_pack_wt(const double *W, ptrdiff_t ldw, ptrdiff_t j0, ptrdiff_t w, ptrdiff_t 
 #define FN_TILE_VECS 3
 #define FN_NARROW_VECS 5
 #define FN_FORWARD_UNITS 4
+#define FN_BROADCAST_NARROW(n, k) 0
 #include "_tiles.h"
 
 /* AVX-512F/DQ (+VL for the mask forms): fn512_*. Masks are k registers. 32 zmm
@@ -100,6 +101,15 @@ fn_pack_wt(const double *W, ptrdiff_t ldw, ptrdiff_t j0, ptrdiff_t w, ptrdiff_t 
 #define FN_TILE_VECS 4
 #define FN_NARROW_VECS 8
 #define FN_FORWARD_UNITS 8
+/* Forward products of fewer than 8 units: each row as k multiply-adds of a
+ * broadcast input and a masked vector of units (the tiles of gemm_nt), where
+ * that is fewer operations than the dot products: about n ceil(k/8)
+ * multiply-adds per row, plus the reductions, 21 instructions for each pair of
+ * units of 8 rows, and n stores. So layers of 2-7 units on few sources (9-6-2:
+ * 6 units on 9 inputs; cancer1 4+2: 4 units on 9), dot products for wide
+ * sources and single units. */
+#define FN_BROADCAST_NARROW(n, k) \
+    (8 * (k) < 8 * (n) * (((k) + 7) / 8) + 21 * (((n) + 1) / 2) + 8 * (n))
 #include "_tiles.h"
 
 #endif /* FASTNET_SIMD_TILES */

@@ -223,7 +223,7 @@ FN_NAME(gemm)(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const dou
     }
     if (ta != 'N')
         return 0;
-    if (n >= FN_FORWARD_UNITS) {
+    if (n >= FN_FORWARD_UNITS || FN_BROADCAST_NARROW(n, k)) {
         FN_NAME(gemm_nt)(m, n, k, A, lda, B, ldb, C, ldc, accumulate, bias);
         return 1;
     }
@@ -269,4 +269,5 @@ FN_NAME(gemm)(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const dou
 #undef FN_TILE_VECS
 #undef FN_NARROW_VECS
 #undef FN_FORWARD_UNITS
+#undef FN_BROADCAST_NARROW
 #undef FN_DOTS

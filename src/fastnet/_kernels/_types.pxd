@@ -38,6 +38,9 @@ cdef extern from "_loops.h" nogil:
                            const double* b, double* D, Py_ssize_t ldd)
     int fn_loops_activate_at(int level, int code, Py_ssize_t nb, Py_ssize_t size, double* Z,
                              Py_ssize_t ldz, const double* b, double* D, Py_ssize_t ldd)
+    int fn_loops_load_rows(Py_ssize_t nb, Py_ssize_t n, const double* X, double* A,
+                           Py_ssize_t lda)
+    int fn_loops_all_finite(Py_ssize_t n, const double* X)
     void fn_loops_softmax(Py_ssize_t nb, Py_ssize_t size, double* Z, Py_ssize_t ldz,
                           const double* b, double* D, Py_ssize_t ldd)
     void fn_loops_deltas_bias(Py_ssize_t nb, Py_ssize_t size, double* Delta,
@@ -96,7 +99,8 @@ cdef enum:
     # take every product of >= SIMD_MIN_ROWS rows (fewer, as in online training,
     # gain nothing, and the forward kernels pack W^T per call). AVX-512: every
     # such product, forward products of layers of < 8 units (less than one
-    # vector) as 8-lane dot products. They beat the loops and BLAS on every
+    # vector) as 8-lane dot products, or on few sources as masked vectors of
+    # units (FN_BROADCAST_NARROW in _simd.h). They beat the loops and BLAS on every
     # benchmark case A-G, tiny layers included (case A 0.0168 -> 0.0111
     # ms/epoch), and OpenBLAS's own AVX-512 kernels on wide layers (256-256-10:
     # 6.2 against 8.3 ms/epoch). AVX2 (CPUs without AVX-512): the same products,

@@ -1,5 +1,6 @@
 """What each subcommand runs (``args`` from :func:`fastnet.cli.build_parser`)."""
 import os
+import sys
 import time
 
 from fastnet.cli._common import _check_out, _emit, _err, _UserError
@@ -281,6 +282,20 @@ def _report(args):
     return 0
 
 
+def _export(args):
+    """Export a saved network (MLP.save, `fastnet train --save`) as an ONNX model or C source."""
+    from fastnet.export import to_c, to_onnx
+    from fastnet.network import MLP
+
+    net = MLP.load(args.network)
+    if args.format == "onnx":
+        to_onnx(net, args.out, dtype=args.dtype, name=args.name)
+    else:
+        to_c(net, args.out, name=args.name, dtype=args.dtype)
+    _err(f"fastnet: wrote {args.out} ({args.format}, {args.dtype}) from {net!r}")
+    return 0
+
+
 def _compare(args):
     """Compare result files: Proben1 t-tests per problem, sign/Wilcoxon/Lacoste over problems."""
     from fastnet.report import compare
@@ -330,6 +345,25 @@ def _reproduce(args):
     print(f"Beside Prechelt's (1994) published means ({table}), multilayer rule "
           f"{args.rule!r}:")
     print(compare_with_published(res.path, which).to_text())
+    return 0
+
+
+def _reproduce_lawrence(args):
+    """Run Lawrence et al.'s (1997) Table 3 (MLP on Mackey-Glass) and Table 4 (5-5-1
+    students of 5-5-1 teachers) and print them beside the paper's figures; Table 4 is run
+    for several teachers (the paper does not give its own) and shown as the spread over
+    them."""
+    from fastnet._files import atomic_write
+    from fastnet.reproduction import reproduce_lawrence
+
+    rep = reproduce_lawrence(args.runs, teachers=tuple(range(args.teachers)),
+                             tables=tuple(sorted(set(args.tables))), seed=args.seed,
+                             progress=lambda text: print(text, file=sys.stderr))
+    print(rep.to_text())
+    if args.out:
+        text = rep.to_json().encode()
+        atomic_write(args.out, lambda f: f.write(text))
+        print(f"rows written to {args.out}")
     return 0
 
 

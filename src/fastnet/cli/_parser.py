@@ -2,9 +2,9 @@
 import argparse
 
 from fastnet.cli._commands import (_bench, _compare, _datasets_fetch, _datasets_list, _demo,
-                                   _report, _reproduce, _train)
-from fastnet.cli._common import (_add_data, _add_running, _add_training, _positive_int,
-                                 _runs_option, _seed)
+                                   _export, _report, _reproduce, _reproduce_lawrence, _train)
+from fastnet.cli._common import (_add_data, _add_running, _add_training, _int_option,
+                                 _positive_int, _runs_option, _seed)
 from fastnet.cli._study import add_study_parser
 
 
@@ -31,7 +31,26 @@ def build_parser():
     _compare_parser(sub)
     _reproduce_parser(sub, NETWORK_KINDS)
     add_study_parser(sub, _positive_int, _seed)
+    _export_parser(sub)
     return parser
+
+
+def _export_parser(sub):
+    """``export``: a saved network as ONNX or C."""
+    ex = sub.add_parser("export", help="export a saved network as an ONNX model or C source",
+                        description=_export.__doc__ + " See fastnet.export.")
+    ex.add_argument("network", metavar="NET.npz", help="a network file (fastnet.MLP.save)")
+    ex.add_argument("--format", "-f", choices=("onnx", "c"), required=True,
+                    help="onnx: an ONNX model (needs the onnx package: fastnet[onnx]); "
+                    "c: one self-contained C99 file")
+    ex.add_argument("--out", "-o", metavar="FILE", required=True,
+                    help="the file to write (replaced atomically)")
+    ex.add_argument("--dtype", choices=("float64", "float32"), default="float64",
+                    help="element type of the weights and arithmetic (default float64)")
+    ex.add_argument("--name", default="fastnet_predict",
+                    help="the C function's name (default fastnet_predict; the batch function "
+                    "is NAME_batch), or the ONNX graph's")
+    ex.set_defaults(func=_export)
 
 
 def _datasets_parser(sub):
@@ -153,7 +172,8 @@ def _compare_parser(sub):
 
 def _reproduce_parser(sub, NETWORK_KINDS):
     """``reproduce proben1 ...``: a Proben1 protocol."""
-    rr = sub.add_parser("reproduce", help="run a Proben1 protocol and print its tables",
+    rr = sub.add_parser("reproduce", help="run a Proben1 protocol or Lawrence et al.'s (1997) "
+                        "set-ups and print their tables",
                         description=_reproduce.__doc__ + " Default runs: 10 for linear "
                         "networks, 60 for the others (Proben1).")
     rr_sub = rr.add_subparsers(dest="benchmark", metavar="BENCHMARK")
@@ -169,4 +189,20 @@ def _reproduce_parser(sub, NETWORK_KINDS):
                     help="result file (default proben1-NETWORKS.jsonl; rerun to resume)")
     _add_running(pr)
     pr.set_defaults(func=_reproduce)
+    lw = rr_sub.add_parser("lawrence", help="Lawrence et al. (1997): Table 3's MLP row and "
+                           "Table 4", description=_reproduce_lawrence.__doc__)
+    lw.add_argument("--runs", "-r", type=_int_option(3, "an integer from 3 to 10000",
+                                                     maximum=10000), default=100,
+                    help="trials per set-up (default 100, the paper's)")
+    lw.add_argument("--teachers", "-t", type=_int_option(1, "an integer from 1 to 100",
+                                                         maximum=100), default=5,
+                    help="teacher seeds 0..N-1 of Table 4 (default 5)")
+    lw.add_argument("--tables", nargs="+", type=int, choices=(3, 4), default=[3, 4],
+                    help="which tables (default both)")
+    lw.add_argument("--seed", type=_int_option(0, "an integer >= 0"), default=0,
+                    help="master seed of the trials (default 0)")
+    lw.add_argument("--out", "-o", metavar="FILE.json", default=None,
+                    help="write the rows {table, model, K, set, statistic, paper, ours} "
+                         "(and the per-teacher values) as JSON")
+    lw.set_defaults(func=_reproduce_lawrence)
     rr.set_defaults(func=None, subparser=rr)

@@ -22,6 +22,10 @@ Proben1
 Generated tasks
 ---------------
 `make_xor`, `make_encoder`, `make_teacher`, `make_mackey_glass`
+
+Preprocessing
+-------------
+`standardize` -- inputs to zero mean and unit variance by the training set
 """
 
 from fastnet.datasets._dataset import Dataset, Split
@@ -43,6 +47,7 @@ from fastnet.datasets._registry import (
     Architecture,
     Proben1Problem,
 )
+from fastnet.datasets._preprocess import standardize
 from fastnet.datasets._synthetic import (
     MAX_ENCODER,
     TEACHER_BIAS_RANGE,
@@ -80,5 +85,6 @@ __all__ = [
     "parse_proben1_name",
     "proben1_search_dirs",
     "read_proben1",
+    "standardize",
     "verify_proben1",
 ]

@@ -101,7 +101,8 @@ def make_encoder(n: int = 10, m: int = 5) -> Dataset:
 
 
 def make_teacher(K: float = 1.0, n_train: int = 1000, n_val: int = 0, n_test: int = 5000,
-                 *, n_in: int = 5, n_hidden: int = 5, seed=0) -> Dataset:
+                 *, n_in: int = 5, n_hidden: int = 5, seed=0,
+                 standardize: bool = False) -> Dataset:
     """Lawrence et al.'s artificial task: data labelled by a random 5-5-1 teacher net.
 
     Parameters
@@ -120,6 +121,11 @@ def make_teacher(K: float = 1.0, n_train: int = 1000, n_val: int = 0, n_test: in
     seed : int, numpy.random.Generator or None, default=0
         Passed to `numpy.random.default_rng`. The same integer gives identical
         arrays; ``None`` draws fresh entropy.
+    standardize : bool, default=False
+        If True the inputs of every set are standardised by the training set's
+        mean and standard deviation (:func:`fastnet.datasets.standardize`), as
+        Lawrence et al. normalise all inputs; the targets stay the teacher's
+        outputs of the raw inputs.
 
     Returns
     -------
@@ -176,8 +182,10 @@ def make_teacher(K: float = 1.0, n_train: int = 1000, n_val: int = 0, n_test: in
         return _split(X, np.tanh(X @ W_hidden + b_hidden) @ W_out + b_out)
 
     train, valid, test = sample(n_train), sample(n_val), sample(n_test)
+    if _check_flag(standardize, "standardize"):
+        train, valid, test = _standardized(train, valid, test)
     params = {
-        "K": K, "seed": seed, "n_train": n_train, "n_val": n_val, "n_test": n_test,
+        "K": K, "seed": seed, "standardize": bool(standardize), "n_train": n_train, "n_val": n_val, "n_test": n_test,
         "hidden_activation": "tanh", "output_activation": "linear",
         "W_hidden": _readonly(W_hidden), "b_hidden": _readonly(b_hidden),
         "W_out": _readonly(W_out), "b_out": _readonly(b_out),
@@ -189,6 +197,18 @@ def make_teacher(K: float = 1.0, n_train: int = 1000, n_val: int = 0, n_test: in
                                   _count_connections(n_in, (n_hidden,), 1, False)),
         params=MappingProxyType(params),
     )
+
+
+def _check_flag(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"`{name}` must be True or False, got {value!r}.")
+    return bool(value)
+
+
+def _standardized(*parts):
+    """The Splits ``parts`` (None kept) with inputs standardised by the first's."""
+    from fastnet.datasets._preprocess import standardize
+    return tuple(None if p is None else _split(p.X, p.Y) for p in standardize(*parts))
 
 
 def _is_multiple(x: float, step: float) -> bool:
@@ -236,7 +256,8 @@ def _mackey_glass_series(n_samples, x0, tau, a, b, c, sample_step, dt, transient
 def make_mackey_glass(n_train: int = 1000, n_val: int = 0, n_test: int = 1000, *,
                       seed=0, x0: float | None = None, tau: float = 30.0, a: float = 0.2,
                       b: float = 0.1, c: float = 10.0, sample_step: float = 6.0,
-                      window: int = 6, dt: float = 0.1, transient: float = 1000.0) -> Dataset:
+                      window: int = 6, dt: float = 0.1, transient: float = 1000.0,
+                      standardize: bool = False) -> Dataset:
     """One-step-ahead prediction of the Mackey-Glass chaotic time series.
 
     Parameters
@@ -266,6 +287,10 @@ def make_mackey_glass(n_train: int = 1000, n_val: int = 0, n_test: int = 1000, *
     transient : float, default=1000.0
         Time integrated and discarded before the first sample (rounded to whole
         steps), so the series lies on the attractor.
+    standardize : bool, default=False
+        If True the inputs of every set are standardised by the training set's
+        mean and standard deviation (:func:`fastnet.datasets.standardize`), as
+        Lawrence et al. normalise all inputs; the targets stay the raw series.
 
     Returns
     -------
@@ -350,7 +375,9 @@ def make_mackey_glass(n_train: int = 1000, n_val: int = 0, n_test: int = 1000, *
     bounds = np.cumsum([0, n_train, n_val, n_test])
     parts = [None if lo == hi else _split(X_all[lo:hi], T_all[lo:hi])
              for lo, hi in zip(bounds[:-1], bounds[1:])]
-    params = {"seed": seed, "x0": x0, "tau": tau, "a": a, "b": b, "c": c,
+    if _check_flag(standardize, "standardize"):
+        parts = _standardized(*parts)
+    params = {"seed": seed, "standardize": bool(standardize), "x0": x0, "tau": tau, "a": a, "b": b, "c": c,
               "sample_step": sample_step, "window": window, "dt": dt,
               "transient": transient, "n_train": n_train, "n_val": n_val,
               "n_test": n_test, "series": _readonly(series)}

@@ -182,7 +182,8 @@ def check_fields(obj, schema):
 
 # ------------------------------------------------------------------ schemas
 _ERRORS = _object({"squared_error_percentage": (True, _measure),
-                   "classification_error": (True, _percent_or_null)})
+                   "classification_error": (True, _percent_or_null),
+                   "nmse": (False, _measure_or_null)})
 
 #: The run record `run_experiment` writes: {field: (required, check)}. Fields not listed
 #: (from later versions) are kept unchecked, within `MAX_NESTING` and finite.

@@ -175,7 +175,7 @@ def _record(task, run, seed, net, preset, r, batch, ds):
 
     def errors(s):
         return {"squared_error_percentage": s.squared_error_percentage,
-                "classification_error": s.classification_error}
+                "classification_error": s.classification_error, "nmse": s.nmse}
 
     record = {
         "type": "run", "setup_hash": task.setup_hash,

@@ -358,21 +358,32 @@ class Backprop(Algorithm):
         One update per epoch, or one per pattern in a fresh random order
         every epoch (drawn from the run's seed).
     learning_rate : float > 0, default 0.01
+        The rate on the gradient of the summed squared error *without* a factor
+        1/2: a paper whose cost is (1/2) sum e^2 (Lawrence et al. 1997's
+        "quadratic cost", after Haykin 1994) and rate eta trains as
+        ``learning_rate = eta / 2`` here.
     momentum : float in [0, 1), default 0.0
-    decay : bool, default False
-        Decay the rate linearly to 0 over ``max_epochs`` (Lawrence et al. 1997).
+    decay : bool or {"epoch", "update"}, default False
+        Decay the rate linearly towards 0. True (or ``"epoch"``, stored as
+        True): per epoch over ``max_epochs``, epoch t = 0, 1, ... at
+        learning_rate * (1 - t / max_epochs). ``"update"`` (online only): per
+        update over the U = max_epochs * N updates of the run, update u = 0, 1,
+        ..., U - 1 at learning_rate * (U - 1 - u) / (U - 1), from the full rate
+        at the first update to 0 at the last (Lawrence et al. 1997: "reduced
+        linearly to zero over the training period").
 
     Raises
     ------
     ValueError, TypeError
         For an unknown mode, a rate that is not positive, a momentum outside
-        [0, 1) or a ``decay`` that is not a bool, naming it.
+        [0, 1), a ``decay`` that is none of those, or ``decay="update"`` with
+        batch training (one update per epoch: use True), naming it.
     """
 
     mode: str = "batch"
     learning_rate: float = 0.01
     momentum: float = 0.0
-    decay: bool = False
+    decay: bool | str = False
 
     objectives = True
 
@@ -383,9 +394,19 @@ class Backprop(Algorithm):
                                          low_open=True))
         put("momentum", check_float(self.momentum, "momentum", low=0.0, high=1.0,
                                     high_open=True))
-        if not isinstance(self.decay, (bool, np.bool_)):
-            raise TypeError(f"`decay` must be True or False, got {self.decay!r}.")
-        put("decay", bool(self.decay))
+        decay = self.decay
+        if isinstance(decay, str):
+            check_choice(decay, "decay", {"epoch", "update"})
+            if decay == "update" and self.mode != "online":
+                raise ValueError("`decay`='update' needs mode='online' (one update per pattern); "
+                                 "batch training updates once per epoch: use decay=True, got "
+                                 f"mode={self.mode!r}.")
+            decay = True if decay == "epoch" else decay
+        elif isinstance(decay, (bool, np.bool_)):
+            decay = bool(decay)
+        else:
+            raise TypeError(f"`decay` must be True, False, 'epoch' or 'update', got {decay!r}.")
+        put("decay", decay)
 
     @property
     def draws(self):
@@ -403,7 +424,7 @@ class Backprop(Algorithm):
 
     def lanes_args(self):
         """The rule's arguments of the kernels: (code, learning_rate, momentum, decay)."""
-        return (_trials.RULE_BACKPROP, self.learning_rate, self.momentum, float(self.decay))
+        return (_trials.RULE_BACKPROP, self.learning_rate, self.momentum, float(bool(self.decay)))
 
     def lanes_state(self, g_prev, dw_prev, step, last_error, epoch, max_epochs):
         """A trial's state in the single-network kernels after ``epoch`` epochs
@@ -429,7 +450,16 @@ class Backprop(Algorithm):
     def epochs(self, ws, state, sse_out, check):
         n = sse_out.shape[0]
         t = np.arange(state.epoch, state.epoch + n)
-        if self.decay:
+        per_update = self.decay == "update"
+        if per_update:
+            # Linear decay per update: update u of U = max_epochs * N at lr (U-1-u)/(U-1),
+            # the last update at 0 (Lawrence et al. 1997).
+            N = ws.A.shape[0]
+            U = state.max_epochs * N
+            u = (t[:, None] * N + np.arange(N)).ravel()
+            rates = (self.learning_rate * ((U - 1 - u) / (U - 1)) if U > 1
+                     else np.full(u.size, self.learning_rate))
+        elif self.decay:
             # Linear decay to 0 at max_epochs: epoch t (0-based) uses lr (1 - t/T).
             rates = self.learning_rate * (1.0 - t / state.max_epochs)
         else:
@@ -443,7 +473,8 @@ class Backprop(Algorithm):
             order = np.zeros((0, 0), dtype=np.intp)
         state.epoch += n
         every, r_c, analog = NO_CHECK if check is None else check
-        return ws.backprop_epochs(rates, self.momentum, order, sse_out, every, r_c, analog)
+        return ws.backprop_epochs(rates, self.momentum, order, sse_out, every, r_c, analog,
+                                  per_update)
 
 
 def proben1_stopping(kind: str) -> StoppingCriterion:
@@ -566,6 +597,12 @@ class RpropPlan:
     strip: object
     init_scale: float | None
     preset: str | None
+    init: str = "uniform"
+
+    @property
+    def draws_weights(self):
+        """Whether each trial's weights are drawn (not taken from its network)."""
+        return self.init_scale is not None or self.init != "uniform"
 
 
 def resolve_rprop(preset, given, unset):

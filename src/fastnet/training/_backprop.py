@@ -16,7 +16,8 @@ __all__ = ["train_backprop"]
 def train_backprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
                    Y_val: ArrayLike | None = None, *, X_test: ArrayLike | None = None,
                    Y_test: ArrayLike | None = None, mode: str = "batch",
-                   learning_rate: float = 0.01, momentum: float = 0.0, decay: bool = False,
+                   learning_rate: float = 0.01, momentum: float = 0.0,
+                   decay: bool | str = False,
                    max_epochs: int = 100, stop: StoppingCriterion | None = None,
                    strip: int = 5, init_scale: float | None = None, seed: Seed = None,
                    target_range: tuple[float, float] = (0.0, 1.0),
@@ -31,16 +32,28 @@ def train_backprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None
     training set (``mode="batch"``, one update per epoch) or of one pattern
     (``mode="online"``, patterns in a fresh random order every epoch).
 
+    Because g is the gradient of sum e^2, twice that of the (1/2) sum e^2 many
+    papers minimise, a paper's rate eta on the halved cost is
+    ``learning_rate = eta / 2`` here: Lawrence et al.'s (1997) 0.1 on Haykin's
+    quadratic cost is ``learning_rate=0.05``.
+
     Parameters
     ----------
     net, X, Y, X_val, Y_val, X_test, Y_test
         As in :func:`fastnet.train_rprop`.
     mode : {"batch", "online"}, default "batch"
     learning_rate : float > 0, default 0.01
+        The rate on the gradient of sum e^2 (see above for a paper's rate on
+        (1/2) sum e^2).
     momentum : float in [0, 1), default 0.0
-    decay : bool, default False
-        Decay the learning rate linearly to 0 over ``max_epochs`` (Lawrence et
-        al.): epoch t = 0, 1, ... uses learning_rate * (1 - t / max_epochs).
+    decay : bool or {"epoch", "update"}, default False
+        Decay the learning rate linearly towards 0 (Lawrence et al. 1997).
+        True or ``"epoch"``: per epoch over ``max_epochs``, epoch t = 0, 1, ...
+        at learning_rate * (1 - t / max_epochs) (the last epoch at
+        learning_rate / max_epochs). ``"update"`` (online only): per update
+        over the U = max_epochs * N updates, update u = 0, ..., U - 1 at
+        learning_rate * (U - 1 - u) / (U - 1), exactly 0 at the last, as the
+        paper's "reduced linearly to zero over the training period".
     max_epochs, stop, strip, init_scale, seed, target_range, classification,
     callback, block_size, blas_min
         As in :func:`fastnet.train_rprop`. ``seed`` also drives the online

@@ -249,7 +249,7 @@ class LanesBackend:
         return float(self.sse(which, np.array([i]))[0])
 
     def train_outputs(self, i):
-        return predict(self.net, self.sets.X, self.lanes.rows(np.array([i]))[0])
+        return predict(self.net, self.sets.X, w=self.lanes.rows(np.array([i]))[0])
 
     def freeze(self, trials):
         """Trials that stopped (or left) keep their lanes but train no more."""

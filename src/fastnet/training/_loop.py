@@ -422,6 +422,9 @@ class StripLoop:
     def _final(self, which, Y, relevant, current):
         # Errors of the returned weights (after the clock, as in train_rprop).
         sse, cls = self.trials.final(which, self.last_rows, self.run.classification, current)
+        # NMSE (Lawrence et al. 1997): SSE over that of the one mean target, as measures.nmse
+        spread = float(np.sum((Y - Y.mean()) ** 2)) if Y.size else 0.0
+        nmse = sse / spread if spread > 0.0 else None
         low, high = self.run.target_range
         factor = 100.0 * (high - low) / Y.size
         # (one trial: in a float, the same product)
@@ -439,7 +442,7 @@ class StripLoop:
                 e > self.limits):
             check_growth_rows(e[:, None], np.ones(self.K, np.intp), self.limits, relevant + 1,
                               self.first, np.arange(self.K), self.single)
-        return SetColumns(e, cls, Y.shape[0])
+        return SetColumns(e, cls, Y.shape[0], nmse)
 
     def _warn(self, stacklevel):
         stop = self.run.stop

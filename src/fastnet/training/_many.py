@@ -27,7 +27,7 @@ from fastnet._netfile import MAX_WEIGHT, within_max_weight
 from fastnet._typing import ArrayLike, Seed
 from fastnet._validation import (as_generator, check_choice, check_int, check_seeds,
                                  refuse_complex)
-from fastnet.network import DEFAULT_INIT_SCALE, DEFAULT_INIT_SCALE_LINEAR, MLP
+from fastnet.network import DEFAULT_INIT_SCALE, DEFAULT_INIT_SCALE_LINEAR, MLP, check_init
 from fastnet.stopping import StoppingCriterion, TrainingState
 from fastnet.training._algorithms import resolve_rprop
 from fastnet.training._backends import HANDOFF_FILL, Trials
@@ -367,7 +367,7 @@ def batch_record(method, n_trials, cpu, wall, trials):
             "handoffs": trials.handoffs, "repacks": trials.repacks}
 
 
-def draw_trials(net, n_trials, seed, init_scale=None, delta0=None):
+def draw_trials(net, n_trials, seed, init_scale=None, delta0=None, *, init="uniform"):
     """The initial weights (and RPROP steps) of ``train_rprop_many(net, ...,
     n_trials=K, seed=seed)``, drawn as it draws them.
 
@@ -375,7 +375,10 @@ def draw_trials(net, n_trials, seed, init_scale=None, delta0=None):
     all K x C weights ``rng.uniform(-init_scale, init_scale, (K, C))`` (trial i
     is row i), then, if ``delta0`` is a range (lo, hi), all initial steps
     ``rng.uniform(lo, hi, (K, C))``. ``init_scale`` None is the network's
-    default range (0.5 with hidden layers, 0.01 without).
+    default range (0.5 with hidden layers, 0.01 without). Another ``init``
+    draws ``rng.uniform(-b, b, (K, C))`` with b each connection's half-width
+    under that rule (see :meth:`fastnet.MLP.init_weights`): row i of K = 1 is
+    what ``MLP.init_weights(seed, init_scale, init=init)`` draws.
 
     Parameters
     ----------
@@ -384,7 +387,10 @@ def draw_trials(net, n_trials, seed, init_scale=None, delta0=None):
     n_trials : int
     seed : None, int, SeedSequence or Generator
     init_scale : float, optional
+        The half-width (``init="uniform"``) or numerator of ±init_scale/F
+        (``"fan_in"``, default 2.4); None with ``"glorot"`` and ``"he"``.
     delta0 : float or (lo, hi), optional
+    init : {"uniform", "fan_in", "glorot", "he"}, default "uniform"
 
     Returns
     -------
@@ -399,12 +405,24 @@ def draw_trials(net, n_trials, seed, init_scale=None, delta0=None):
     >>> W, _ = draw_trials(MLP(2, [2], 1), 100, seed=0)
     >>> W.shape
     (100, 11)
+    >>> W, _ = draw_trials(MLP(2, [2], 1, shortcut=False), 100, seed=0, init="fan_in")
+    >>> bool(abs(W).max() <= 2.4 / 2)
+    True
     """
     K = check_int(n_trials, "n_trials", minimum=1)
+    init, init_scale = check_init(init, init_scale)
     rng = as_generator(seed)
-    if init_scale is None:
-        init_scale = DEFAULT_INIT_SCALE if net.hidden else DEFAULT_INIT_SCALE_LINEAR
-    W = _uniform(rng, -init_scale, init_scale, (K, net.n_connections))
+    if init != "uniform":
+        bound = net._init_bounds(init, init_scale)
+        W = np.empty((K, net.n_connections))
+        rng.random(out=W)
+        W *= 2.0 * bound                # rng.uniform(-b, b): low + (high - low) * u
+        W -= bound
+        W += 0.0                        # (-0.0 -> 0.0 where b = 0)
+    else:
+        if init_scale is None:
+            init_scale = DEFAULT_INIT_SCALE if net.hidden else DEFAULT_INIT_SCALE_LINEAR
+        W = _uniform(rng, -init_scale, init_scale, (K, net.n_connections))
     steps = None
     if isinstance(delta0, tuple):
         steps = _uniform(rng, delta0[0], delta0[1], (K, net.n_connections))
@@ -435,23 +453,22 @@ def _array_start(net, plan, n_trials, seed, initial_weights, seeds):
         if n_trials is None:
             raise TypeError("with one network (the topology) give `n_trials` (and `seed`) or "
                             "`initial_weights`; for one run use train_rprop.")
+        scale = plan.init_scale if plan.init_scale is not None or plan.init != "uniform" else (
+            DEFAULT_INIT_SCALE if net.hidden else DEFAULT_INIT_SCALE_LINEAR)
+        how = initialisation(scale, "per trial, all K x C drawn from the seed in one call",
+                             plan.init)
         if not _has_steps(algorithm):
             rng = as_generator(seed)
-            W, _ = draw_trials(net, n_trials, rng, plan.init_scale)
-            scale = plan.init_scale if plan.init_scale is not None else (
-                DEFAULT_INIT_SCALE if net.hidden else DEFAULT_INIT_SCALE_LINEAR)
-            how = initialisation(scale, "per trial, all K x C drawn from the seed in one call")
+            W, _ = draw_trials(net, n_trials, rng, plan.init_scale, init=plan.init)
             return W, (rng.spawn(W.shape[0]) if algorithm.draws else None), how
-        W, steps = draw_trials(net, n_trials, seed, plan.init_scale, algorithm.delta0)
-        scale = plan.init_scale if plan.init_scale is not None else (
-            DEFAULT_INIT_SCALE if net.hidden else DEFAULT_INIT_SCALE_LINEAR)
-        how = initialisation(scale, "per trial, all K x C drawn from the seed in one call")
+        W, steps = draw_trials(net, n_trials, seed, plan.init_scale, algorithm.delta0,
+                               init=plan.init)
         return W, (steps if steps is not None else algorithm.initial_steps(None, (1, C))), how
     if n_trials is not None:
         raise TypeError("give `n_trials` or `initial_weights`, not both.")
-    if plan.init_scale is not None:
-        raise TypeError("`init_scale` would have no effect: `initial_weights` are used as "
-                        "given.")
+    if plan.draws_weights:
+        what = "init_scale" if plan.init_scale is not None else "init"
+        raise TypeError(f"`{what}` would have no effect: `initial_weights` are used as given.")
     W = _check_weights(initial_weights, C)
     drawn = algorithm.draws
     if seed is not None and not drawn:
@@ -494,20 +511,21 @@ def _list_start(nets, seeds, plan):
     drawn from its own seed as train_rprop draws it (the checks of check_start
     included)."""
     algorithm, init = plan.algorithm, plan.init_scale
+    redraw = plan.draws_weights
     K, C = len(nets), nets[0].n_connections
     flat = np.empty((K, C))
     if not _has_steps(algorithm):
         # each trial drawn as fastnet.train draws it: weights, then the rule's own draws
-        drawn, gens = init is not None or algorithm.draws, []
+        drawn, gens = redraw or algorithm.draws, []
         for net, seed in zip(nets, seeds):
             rng = as_generator(seed) if drawn else None
-            if init is not None:
-                net._draw_weights(rng, init)
+            if redraw:
+                net._draw_weights(rng, init, init=plan.init)
             check_start(net, seed, drawn)
             gens.append(rng)
         _trials.gather_rows(list(map(_WEIGHTS, nets)), flat)
-        return flat, gens, initialisation(init)
-    if init is None and not algorithm.draws:
+        return flat, gens, initialisation(init, init=plan.init)
+    if not redraw and not algorithm.draws:
         # nothing to draw: each trial starts from its network's own weights
         for net, seed in zip(nets, seeds):
             if seed is not None:
@@ -521,12 +539,12 @@ def _list_start(nets, seeds, plan):
     steps = np.empty((K, C))
     for k, (net, seed) in enumerate(zip(nets, seeds)):
         rng = as_generator(seed)
-        if init is not None:
-            net._draw_weights(rng, init)
+        if redraw:
+            net._draw_weights(rng, init, init=plan.init)
         check_start(net, seed, True)
         steps[k] = algorithm.initial_steps(rng, C)
     _trials.gather_rows(list(map(_WEIGHTS, nets)), flat)
-    return flat, steps, initialisation(init)
+    return flat, steps, initialisation(init, init=plan.init)
 
 
 def _has_steps(algorithm):

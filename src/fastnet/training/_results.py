@@ -80,11 +80,18 @@ class SetErrors:
     classification_error : float or None
         Percent wrong by winner-takes-all, or None for approximation tasks.
     n_patterns : int
+    nmse : float or None
+        Normalised mean squared error (Lawrence et al. 1997), the summed
+        squared error over all outputs and patterns divided by that of the
+        mean target (the one mean over all outputs and patterns):
+        :func:`fastnet.measures.nmse` of the network's outputs. None where the
+        targets are constant (no variance to divide by).
     """
 
     squared_error_percentage: float
     classification_error: float | None = None
     n_patterns: int = 0
+    nmse: float | None = None
 
 
 @dataclass(frozen=True)
@@ -212,17 +219,22 @@ class SetColumns:
     classification_error : ndarray of shape (K,) or None
         None for approximation tasks.
     n_patterns : int
+    nmse : ndarray of shape (K,) or None
+        Each trial's NMSE (see :class:`SetErrors`); None where the targets are
+        constant.
     """
 
     squared_error_percentage: np.ndarray
     classification_error: np.ndarray | None
     n_patterns: int
+    nmse: np.ndarray | None = None
 
     def trial(self, i):
         """Trial ``i``'s errors as a :class:`SetErrors`."""
-        cls = self.classification_error
+        cls, nmse = self.classification_error, self.nmse
         return SetErrors(float(self.squared_error_percentage[i]),
-                         None if cls is None else float(cls[i]), self.n_patterns)
+                         None if cls is None else float(cls[i]), self.n_patterns,
+                         None if nmse is None else float(nmse[i]))
 
 
 @dataclass
@@ -286,7 +298,8 @@ class TrainResults(Sequence):
         Minimum E_tr of each trial.
     final_train, final_val, final_test : SetColumns or None
         The errors of each trial's returned weights (its relevant epoch) on the
-        training, validation and test sets; what a study reports.
+        training, validation and test sets; what a study reports
+        (``final_test.nmse``: each trial's NMSE on the test set).
     cpu_time, wall_time : ndarray of float, shape (K,)
         Each trial's share of the batch's CPU and wall seconds, by the epochs it
         trained (``results[i].setup["batch"]`` holds the totals).
@@ -455,9 +468,11 @@ def _columns_of(built):
         if not K or sets[0] is None:
             return None
         cls = [s.classification_error for s in sets]
+        nmse = [s.nmse for s in sets]
         return SetColumns(np.array([s.squared_error_percentage for s in sets]),
                           None if cls[0] is None else np.array(cls, dtype=float),
-                          sets[0].n_patterns)
+                          sets[0].n_patterns,
+                          None if any(v is None for v in nmse) else np.array(nmse, dtype=float))
 
     return Columns(
         epochs=epochs, relevant_epoch=np.array([r.relevant_epoch for r in built], dtype=np.intp),

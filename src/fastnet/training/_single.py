@@ -16,8 +16,19 @@ from fastnet.training._serial import Serial
 __all__ = ["train_single", "initialisation", "blas_held"]
 
 
-def initialisation(init_scale, how="from the seed"):
-    """The set-up record's words for the initial weights."""
+def initialisation(init_scale, how="from the seed", init="uniform"):
+    """The set-up record's words for the initial weights (``init_scale`` None
+    with ``init="uniform"``: the network's weights as given)."""
+    if init == "fan_in":
+        s = 2.4 if init_scale is None else init_scale
+        return (f"fan_in: each unit's weights and bias uniform in [-{s}/F, {s}/F], F its "
+                f"fan-in (bias not counted), {how}")
+    if init == "glorot":
+        return (f"glorot: each layer's weights and biases uniform in [-b, b], b = sqrt(f/(F + n)), "
+                f"f = 2 for logistic hidden units else 6 (scikit-learn's rule), {how}")
+    if init == "he":
+        return (f"he: weights uniform in [-sqrt(6/F), sqrt(6/F)], biases 0 (PyTorch's "
+                f"kaiming_uniform_), {how}")
     if init_scale is None:
         return "weights of the network as given"
     return f"uniform in [-{init_scale}, {init_scale}] {how}"

@@ -5,8 +5,8 @@ import time
 from collections.abc import Callable, Sequence
 
 from fastnet._typing import ArrayLike, Seed
-from fastnet._validation import check_choice, check_float
-from fastnet.network import MAX_INIT_SCALE, MLP
+from fastnet._validation import check_choice
+from fastnet.network import MLP, check_init
 from fastnet.stopping import StoppingCriterion, TrainingState
 from fastnet.training._algorithms import Algorithm, RpropPlan
 from fastnet.training._checks import check_callback
@@ -29,7 +29,7 @@ def train_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
                callback: Callable[[int, int, TrainingState], bool | None] | None = None,
                block_size: int | None = None, blas_min: int | None = None,
                method: str = "auto", loss: str = "sse",
-               weight_decay: float = 0.0) -> TrainResults:
+               weight_decay: float = 0.0, init: str = "uniform") -> TrainResults:
     r"""Train many trials of one topology on the same data with any algorithm.
 
     The many-trials form of :func:`fastnet.train`, for timing studies (Hamey
@@ -65,6 +65,12 @@ def train_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         As in :func:`fastnet.train`, the same for every trial; each trial stops
         by its own copy of ``stop``. In the array form ``init_scale`` None draws
         from the network's default range (0.5 with hidden layers, 0.01 without).
+    init : {"uniform", "fan_in", "glorot", "he"}, default "uniform"
+        The rule that draws each trial's weights, as :meth:`fastnet.MLP.init_weights`
+        applies it; ``init_scale`` is then its scale (``"fan_in"``: the numerator
+        of ±init_scale/F, default 2.4; None with ``"glorot"`` and ``"he"``).
+        Any rule but ``"uniform"`` draws the weights even when ``init_scale`` is
+        None (the list form redraws each network from its seed).
     callback : callable, optional
         ``callback(i, epoch, state)`` after every strip of trial ``i``.
     method : {"auto", "lanes", "serial", "mixed"}, default "auto"
@@ -135,9 +141,8 @@ def train_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     check_callback(callback)
     clocks = time.process_time(), time.perf_counter()
     algorithm = from_spec(algorithm)
-    if init_scale is not None:
-        init_scale = check_float(init_scale, "init_scale", low=0.0, high=MAX_INIT_SCALE)
-    plan = RpropPlan(algorithm, max_epochs, check_stop(stop), strip, init_scale, None)
+    init, init_scale = check_init(init, init_scale)
+    plan = RpropPlan(algorithm, max_epochs, check_stop(stop), strip, init_scale, None, init)
     return many_trials(nets, (X, Y, X_val, Y_val, X_test, Y_test), plan, n_trials, seed,
                        initial_weights, seeds, (target_range, classification, block_size,
                                                 blas_min, callback), method, clocks,
