@@ -482,3 +482,15 @@ def test_standardize_takes_huge_values_without_numpy_warnings():
     ordinary = np.random.default_rng(0).normal(size=(50, 3))
     (Z,) = standardize(ordinary)                  # unchanged, bit for bit, for ordinary data
     assert np.array_equal(Z, (ordinary - ordinary.mean(axis=0)) / ordinary.std(axis=0))
+
+
+def test_export_errors_name_the_options_typed(tmp_path, capsys):
+    from fastnet import MLP
+
+    MLP(2, (2,), 1, seed=0).save(tmp_path / "n.npz")
+    net = str(tmp_path / "n.npz")
+    err = _one_line(capsys, ["export", net, "-f", "c", "-o", str(tmp_path)])
+    assert err.startswith("fastnet: error: `--out` must name a file")
+    err = _one_line(capsys, ["export", net, "-f", "c", "-o", str(tmp_path / "o.c"), "--name",
+                             "1x"])
+    assert err.startswith("fastnet: error: `--name` must be a C identifier")
