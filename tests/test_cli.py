@@ -365,7 +365,8 @@ def test_bench_grid_limit_names_runs(tmp_path, capsys):
             "-o", str(tmp_path / "r.jsonl")]
     assert cli.main(argv) == 1
     assert re.search(r"`--runs` must keep the grid within 100000 runs \(MAX_GRID_RUNS\), got 45 "
-                     r"problems x 3 networks x 1000 runs = 135000\.", capsys.readouterr().err)
+                     r"problems x 3 networks x 1 algorithms \(grid cells, counted before any is "
+                     r"made\) x 1000 runs = 135000\.", capsys.readouterr().err)
     assert not (tmp_path / "r.jsonl").exists()
 
 

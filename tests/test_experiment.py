@@ -553,7 +553,8 @@ def test_run_counts_and_jobs_are_bounded(proben1_root, tmp_path):
         Experiment(problems="cancer1", runs=10**400)
     with pytest.raises(ValueError, match=r"`runs` must keep the grid within 100000 runs "
                                          r"\(MAX_GRID_RUNS\), got 45 problems x 3 networks x "
-                                         r"1000 runs = 135000\."):
+                                         r"1 algorithms \(grid cells, counted before any is "
+                                         r"made\) x 1000 runs = 135000\."):
         Experiment(problems="all", networks=("linear", "pivot", "noshortcut"), runs=1000)
     assert Experiment(problems="cancer1", runs=MAX_RUNS).runs == MAX_RUNS
     exp = _experiment(proben1_root, problems=("cancer1",), networks=("linear",), runs=2)

@@ -47,7 +47,8 @@ def test_algorithms_are_canonical_and_checked(proben1_root):
         _exp(proben1_root, algorithms=("nope",))
     with pytest.raises(ValueError, match="`algorithms` must name at least one"):
         _exp(proben1_root, algorithms=())
-    with pytest.raises(ValueError, match="x 2 algorithms x 10000 runs"):
+    with pytest.raises(ValueError, match=r"x 2 algorithms \(grid cells, counted before any is "
+                                         r"made\) x 10000 runs"):
         _exp(proben1_root, problems=("cancer",), networks=("linear", "pivot"), runs=10_000,
              algorithms=("rprop+", BP))
 

@@ -1,4 +1,5 @@
 """fastnet.study and `fastnet study`: Hamey's timing study of several algorithms."""
+import hashlib
 import json
 import warnings
 
@@ -54,21 +55,22 @@ def test_proben1_tasks(proben1_root):
     from fastnet.datasets import find_proben1_file, load_proben1
 
     ds = load_proben1("cancer1", proben1_root)
-    name, X, Y, hidden = load_task("cancer1", proben1_root)
+    name, X, Y, hidden, sha = load_task("cancer1", proben1_root)
     assert name == "cancer1" and np.array_equal(X, ds.train.X) and hidden == (4,)
     path = find_proben1_file("cancer1", proben1_root)
-    name, X2, Y2, _ = load_task(str(path))
+    name, X2, Y2, _, sha2 = load_task(str(path))
     assert name == path.stem and np.array_equal(X2, X) and np.array_equal(Y2, Y)
+    assert sha == sha2 == hashlib.sha256(path.read_bytes()).hexdigest()
     result = run_study(Study("cancer1", ["rprop+"], trials=3, limit=20, success="error<10"),
                        root=proben1_root)
     assert result.layer_sizes == (9, 4, 2)
 
 
 def test_tasks_and_criteria():
-    name, X, Y, hidden = load_task("parity 3")
+    name, X, Y, hidden, _ = load_task("parity 3")
     assert name == "parity-3" and X.shape == (8, 3) and hidden == (3,)
     assert Y.ravel().tolist() == [0, 1, 1, 0, 1, 0, 0, 1]
-    name, X, Y, hidden = load_task("encoder 8-3-8")
+    name, X, Y, hidden, _ = load_task("encoder 8-3-8")
     assert name == "encoder-8-3-8" and hidden == (3,)
     assert parse_success("40-20-40")[1].r_c == 0.4
     assert isinstance(parse_success("rc=0.3")[1], Correct)
@@ -170,8 +172,12 @@ def test_outputs_and_resuming(tmp_path, monkeypatch):
     for a, b in zip(first.algorithms, again.algorithms):
         assert np.array_equal(a.epochs, b.epochs) and np.array_equal(a.cpu_time, b.cpu_time)
     monkeypatch.undo()
-    # another set-up (limit) or a damaged file: trained again
-    (next((tmp_path / "trials").glob("*.json"))).write_text("{not json")
+    # a damaged file is named, not trained over; another set-up (limit): trained again
+    damaged = next((tmp_path / "trials").glob("*.json"))
+    damaged.write_text("{not json")
+    with pytest.raises(ValueError, match=f"{damaged.name}: not a study's trials file"):
+        run_study(study, tmp_path)
+    damaged.unlink()
     lines = []
     run_study(study, tmp_path, progress=lines.append)
     assert sum("training" in line for line in lines) == 1

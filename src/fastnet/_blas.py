@@ -8,7 +8,17 @@ one training per thread instead (see ``threading`` in the README).
 
 The limit is reference counted, so concurrent trainings in several Python threads
 keep BLAS at one thread until the last of them finishes; then the previous
-setting is restored.
+setting is restored exactly, whichever thread finishes last.
+
+The setting is the library's own (``openblas_set_num_threads`` for OpenBLAS), not
+threadpoolctl's ``set_num_threads``: threadpoolctl lets only one "controlling"
+Python thread change OpenBLAS and silently ignores the others, so a training
+started by another thread ran with BLAS at its former thread count (LM's weights
+then differed from a run alone by 2.6e-7 after 60 epochs on cancer1) and a
+restore from another thread was dropped (BLAS left at one thread). OpenBLAS built
+with pthreads has one process-wide thread count (``openblas_set_num_threads_local``
+sets it too), so while any fastnet training runs, every BLAS call of the process
+runs on one thread.
 """
 import threading
 from contextlib import contextmanager, nullcontext
@@ -23,11 +33,34 @@ def _blas_libraries():
     # A controller lists the libraries loaded when it is made (here once, at first
     # use), so their selection is made once too.
     global _libraries
-    if _libraries is None:
+    if not _libraries:            # (none loaded yet: look again next time)
         from threadpoolctl import ThreadpoolController
 
         _libraries = ThreadpoolController().select(user_api="blas").lib_controllers
     return _libraries
+
+
+def _set_num_threads(lib, n):
+    """Set ``lib``'s thread count from any thread (see the module's docstring)."""
+    if lib.internal_api == "openblas" and getattr(lib, "threading_layer", None) != "openmp":
+        setter = _openblas_symbol(lib, "openblas_set_num_threads")
+        if setter is not None:
+            setter(n)
+            return
+    lib.set_num_threads(n)
+
+
+def _openblas_symbol(lib, name):
+    """OpenBLAS's function ``name`` in ``lib``, whose builds rename their symbols (SciPy's
+    wheels: ``scipy_openblas_set_num_threads``, ``..._set_num_threads64_``); None if
+    absent."""
+    for prefix in dict.fromkeys((getattr(lib, "_symbol_prefix", ""), "", "scipy_")):
+        for suffix in dict.fromkeys((getattr(lib, "_symbol_suffix", ""), "", "64_")):
+            try:
+                return getattr(lib.dynlib, f"{prefix}{name}{suffix}")
+            except AttributeError:
+                continue
+    return None
 
 
 @contextmanager
@@ -39,7 +72,7 @@ def single_threaded_blas():
             _saved = [(lib, lib.num_threads) for lib in _blas_libraries()]
             for lib, n in _saved:
                 if n != 1:
-                    lib.set_num_threads(1)
+                    _set_num_threads(lib, 1)
         _depth += 1
     try:
         yield
@@ -49,7 +82,7 @@ def single_threaded_blas():
             if _depth == 0:
                 for lib, n in _saved:
                     if n != 1:
-                        lib.set_num_threads(n)
+                        _set_num_threads(lib, n)
                 _saved = []
 
 

@@ -11,7 +11,8 @@ import pickle
 
 import numpy as np
 
-from fastnet._files import MAX_PICKLE_BYTES, NotNpzError, NpzMember, atomic_write, read_npz
+from fastnet._files import (MAX_PICKLE_BYTES, NotNpzError, NpzMember, atomic_write,
+                            open_regular, read_npz)
 from fastnet._version import __version__
 from fastnet.network import MLP
 
@@ -80,7 +81,7 @@ class EstimatorPersistence:
         members = {"format_version": NpzMember("iu", 1, ndim=0, what="the format version"),
                    "estimator": NpzMember("U", 1, ndim=0, itemsize=4 * 256),
                    "pickle": NpzMember("u", MAX_PICKLE_BYTES, ndim=1, itemsize=1)}
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             try:
                 data, _ = read_npz(fh, members)
             except NotNpzError as exc:

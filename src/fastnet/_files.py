@@ -11,6 +11,7 @@ import contextlib
 import io
 import math
 import os
+import stat
 import tempfile
 import zipfile
 from pathlib import Path
@@ -20,7 +21,7 @@ import numpy as np
 from fastnet.exceptions import FileLockedError
 
 __all__ = ["MAX_COMPRESSION_RATIO",
-           "MAX_PICKLE_BYTES", "NpzMember", "atomic_write",
+           "MAX_PICKLE_BYTES", "NpzMember", "atomic_write", "open_regular",
            "exclusive_lock", "fsync_dir", "new_file_mode", "read_npz"]
 
 
@@ -51,6 +52,43 @@ def fsync_dir(directory):
         pass
     finally:
         os.close(fd)
+
+
+def open_regular(path):
+    """``path`` opened for binary reading if it is a regular file (symbolic links
+    followed); anything else is refused at once with a ValueError naming it: a FIFO
+    would wait forever for a writer, a device or directory is no file of ours.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    binary file object
+
+    Raises
+    ------
+    ValueError
+        If ``path`` is not a regular file.
+    OSError
+        If it cannot be opened (FileNotFoundError, PermissionError, ...).
+    """
+    path = os.fspath(path)
+    # (non-blocking: opening a FIFO for reading would otherwise wait for a writer)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode)
+                    else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                    else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+            raise ValueError(f"{path}: is {kind}, not a regular file; give the file itself.")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def atomic_write(path, write):

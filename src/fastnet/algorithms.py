@@ -22,17 +22,18 @@ Subclass :class:`Algorithm` to train with a rule of your own (see the guide
 from __future__ import annotations
 
 import ast
+import cmath
 import functools
 import re
 
 from fastnet.training._algorithms import RPROP, VARIANTS, Algorithm, Backprop
 from fastnet.training._batch_rules import (LM_MAX_MEMORY, SCG, LevenbergMarquardt,
                                            normal_equation_flops)
-from fastnet.training._lbfgs import LBFGS
+from fastnet.training._lbfgs import LBFGS, MAX_MAXCOR
 from fastnet.training._per_weight import Adam, Quickprop
 
 __all__ = ["Algorithm", "RPROP", "Backprop", "Quickprop", "Adam", "SCG", "LevenbergMarquardt",
-           "LBFGS", "LM_MAX_MEMORY", "normal_equation_flops", "ALGORITHMS", "from_spec",
+           "LBFGS", "LM_MAX_MEMORY", "MAX_MAXCOR", "normal_equation_flops", "ALGORITHMS", "from_spec",
            "parse_spec", "MAX_SPEC_LENGTH",
            "spec_of"]
 
@@ -149,11 +150,14 @@ def parse_spec(spec: str) -> tuple[str, dict]:
 def _parameters(text, spec):
     if not text.strip():
         return {}
+    shown = repr(spec) if len(spec) <= 200 else f"{spec[:100]!r}... ({len(spec)} characters)"
     usage = (f"`algorithm` parameters must be name=value pairs with literal values, such as "
-             f"'quickprop(epsilon=0.01, mu=1.75)', got {spec!r}")
+             f"'quickprop(epsilon=0.01, mu=1.75)', got {shown}")
     try:
         call = ast.parse(f"f({text})", mode="eval").body
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    except (MemoryError, RecursionError):
+        raise ValueError(usage + " (nested too deeply to read).") from None
+    except (SyntaxError, ValueError):
         raise ValueError(usage + ".") from None
     if not isinstance(call, ast.Call) or call.args:
         raise ValueError(usage + " (a positional value names no parameter).")
@@ -165,9 +169,22 @@ def _parameters(text, spec):
             raise ValueError(f"`algorithm` {spec!r} gives {kw.arg} twice.")
         try:
             params[kw.arg] = ast.literal_eval(kw.value)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        except (MemoryError, RecursionError):
+            raise ValueError(usage + f" ({kw.arg} is nested too deeply to read).") from None
+        except (ValueError, TypeError, SyntaxError):
             raise ValueError(usage + f" ({kw.arg} is not a literal).") from None
+        if not _finite(params[kw.arg]):
+            raise ValueError(f"`algorithm` {spec!r}: {kw.arg} must be finite, got "
+                             f"{ast.get_source_segment(f'f({text})', kw.value)} "
+                             f"({params[kw.arg]!r}).")
     return params
+
+
+def _finite(value):
+    """Whether every number of a literal (lists and tuples walked) is finite."""
+    if isinstance(value, (list, tuple)):
+        return all(map(_finite, value))
+    return not isinstance(value, (float, complex)) or cmath.isfinite(value)
 
 
 def spec_of(algorithm: Algorithm) -> str:

@@ -76,13 +76,17 @@ class DivergenceError(FloatingPointError):
 
 
 class TrainingInProgressError(RuntimeError):
-    """A network is already being trained, in another thread.
+    """A network is already being trained (by another thread, or it is the network of
+    the training whose callback is running).
 
     Two trainers of one network would write its weights in turn and return
     results that disagree with the network, so the second is refused at its
-    start. Train a copy (``net.copy()``) instead, or wait for the first
-    training to return. Predicting with a network while it trains is allowed:
-    the Notes of :func:`fastnet.train_rprop` say what it sees.
+    start, and so is writing the weights of a network in training
+    (``set_weights``, ``set_params``, ``init_weights``): the trainer would continue
+    from them, ignore or overwrite them, and its result would not say so. Train a
+    copy (``net.copy()``) instead, or wait for the training to return. Predicting
+    with a network while it trains is allowed: the Notes of
+    :func:`fastnet.train_rprop` say what it sees.
     """
 
 

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 from fastnet import _engine
 from fastnet._typing import ArrayLike, PathLike, Seed
-from fastnet._files import atomic_write
+from fastnet._files import atomic_write, open_regular
+from fastnet._in_training import refuse_writes
 from fastnet._netfile import (  # noqa: F401 (the limits are part of this module's API)
     FORMAT_VERSION,
     MAX_CONNECTIONS,
@@ -162,7 +163,7 @@ class MLP:
         init, init_scale = check_init(init, init_scale)
         if init_scale is None and init == "uniform":
             init_scale = DEFAULT_INIT_SCALE if self.hidden else DEFAULT_INIT_SCALE_LINEAR
-        self.init_weights(seed, init_scale, init=init)
+        self._draw_weights(seed, init_scale, init=init)
 
     def _setup(self, n_in, hidden, n_out, shortcut, hidden_activation, output_activation,
                dtype=np.float64):
@@ -345,7 +346,11 @@ class MLP:
             ``MAX_WEIGHT`` in magnitude.
         TypeError
             If ``w`` cannot be converted to float64 numbers or is complex.
+        TrainingInProgressError
+            If the network is being trained (by another thread, or from a training
+            callback): the trainer holds the weights and would not take these.
         """
+        refuse_writes(self, "set_weights")
         refuse_complex(w, "w")
         try:
             w = np.asarray(w, dtype=np.float64)
@@ -404,6 +409,9 @@ class MLP:
             If ``init`` is not one of those, ``scale`` is negative, not finite
             or above ``MAX_INIT_SCALE``, or ``scale`` is given with
             ``"glorot"`` or ``"he"``.
+        TrainingInProgressError
+            If the network is being trained (by another thread, or from a training
+            callback).
 
         Notes
         -----
@@ -428,6 +436,11 @@ class MLP:
         >>> bool(np.abs(W[(0, 1)]).max() <= 2.4 / 5), bool(np.abs(W[(1, 2)]).max() <= 2.4 / 7)
         (True, True)
         """
+        refuse_writes(self, "init_weights")
+        return self._draw_weights(seed, scale, init=init)
+
+    def _draw_weights(self, seed, scale, *, init="uniform"):
+        """`init_weights` for fastnet's trainers, which hold the network."""
         init, scale = check_init(init, scale, "scale")
         rng = as_generator(seed)
         if init == "uniform":
@@ -497,7 +510,14 @@ class MLP:
         Every connected pair and every layer's biases must be present with the
         right shape and real, finite values (at most ``MAX_WEIGHT`` in
         magnitude); extra or missing keys are errors.
+
+        Raises
+        ------
+        TrainingInProgressError
+            If the network is being trained (by another thread, or from a training
+            callback).
         """
+        refuse_writes(self, "set_params")
         if not isinstance(W, dict) or not isinstance(b, dict):
             raise TypeError("`W` and `b` must be dicts as returned by get_params().")
         pairs = self.connected_pairs()
@@ -614,6 +634,8 @@ class MLP:
                 "sha256": self._checksum(config, self._w)}
 
     def __setstate__(self, state):
+        if "_w" in self.__dict__:                       # (restoring into a live network)
+            refuse_writes(self, "__setstate__")
         version = state.get("format_version") if isinstance(state, dict) else None
         if type(version) is not int or version != FORMAT_VERSION:
             raise ValueError(f"cannot restore MLP: format version {version!r}, this fastnet reads "
@@ -666,12 +688,13 @@ class MLP:
         Raises
         ------
         ValueError
-            If the file is not a fastnet network file, is truncated or corrupt,
+            If the path is not a regular file (a FIFO is refused at once, not waited
+            on), or the file is not a fastnet network file, is truncated or corrupt,
             has another format version, an unknown, ill-typed or too large
             configuration, or weights that do not fit it.
         """
         path = os.fspath(path)
-        with open(path, "rb") as fh:  # our handle, closed even when reading fails
+        with open_regular(path) as fh:  # our handle, closed even when reading fails
             try:
                 return cls._build(*_read_network_file(fh, path, ACTIVATIONS))
             except _NotNetworkFile as exc:

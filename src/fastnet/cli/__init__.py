@@ -43,7 +43,7 @@ def main(argv=None):
     if getattr(args, "func", None) is None:
         (getattr(args, "subparser", None) or parser).print_help(sys.stderr)
         return EXIT_USAGE
-    from fastnet.exceptions import DataFormatError
+    from fastnet.exceptions import DataFormatError, DivergenceError, TrainingInProgressError
     from fastnet.experiment import ResultFileError
 
     with warnings.catch_warnings(record=True) as caught:
@@ -54,7 +54,7 @@ def main(argv=None):
         except KeyboardInterrupt:
             status = EXIT_INTERRUPTED
         except (_UserError, ResultFileError, DataFormatError, FileNotFoundError,
-                ConnectionError, ImportError) as exc:
+                ConnectionError, ImportError, DivergenceError, TrainingInProgressError) as exc:
             _err(f"fastnet: error: {_in_options(str(exc), _command_parser(parser, args.func))}")
             status = EXIT_USER_ERROR
         except (ValueError, TypeError, OSError) as exc:

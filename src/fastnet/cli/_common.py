@@ -24,7 +24,7 @@ def _err(*parts):
 #: `dest` to try in turn (the others match: `max_epochs` is --max-epochs).
 _LIBRARY_NAMES = {"name": ("problems", "problem"), "networks": ("networks", "network"),
                   "spec": ("networks", "network"), "root": ("data",), "results": ("files",),
-                  "path": ("file",)}
+                  "path": ("file", "out")}
 
 
 def _in_options(message, parser):
@@ -39,7 +39,7 @@ def _in_options(message, parser):
             typed[action.dest] = action.metavar or action.dest
 
     def option(m):
-        for dest in _LIBRARY_NAMES.get(m.group(1), (m.group(1),)):
+        for dest in (*_LIBRARY_NAMES.get(m.group(1), ()), m.group(1)):
             if dest in typed:
                 return f"`{typed[dest]}`"
         return m.group(0)

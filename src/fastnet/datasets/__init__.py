@@ -49,6 +49,7 @@ from fastnet.datasets._registry import (
 )
 from fastnet.datasets._preprocess import standardize
 from fastnet.datasets._synthetic import (
+    MAX_ENCODER,
     TEACHER_BIAS_RANGE,
     make_encoder,
     make_mackey_glass,
@@ -63,6 +64,7 @@ __all__ = [
     "ENV_DATA_DIR",
     "FetchError",
     "HEADER_KEYS",
+    "MAX_ENCODER",
     "PARTITIONINGS",
     "PROBEN1_PROBLEMS",
     "Proben1File",

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fastnet._files import open_regular
 from fastnet.exceptions import DataFormatError
 
 __all__ = ["HEADER_KEYS", "MAX_COLUMNS", "MAX_HEADER_VALUE", "Proben1Header", "Proben1File",
@@ -175,7 +176,8 @@ def read_proben1(path: str | os.PathLike) -> Proben1File:
     (2, 1, (4, 2), [0.0, 1.0, 1.0, 0.0])
     """
     path = Path(os.fspath(path))
-    raw = path.read_bytes()
+    with open_regular(path) as f:           # (a FIFO refused, not waited on)
+        raw = f.read()
     digest = hashlib.sha256(raw).hexdigest()
     try:
         text = raw.decode("ascii")

@@ -58,7 +58,9 @@ def standardize(train, *others):
     ------
     ValueError
         If a set is not 2-D, holds NaN or infinite values, the training set has
-        no rows, or a set has another number of columns than ``train``.
+        no rows, a set has another number of columns than ``train``, or a value
+        would leave float range once standardised (1e300 beside a training set
+        of spread 1e-10).
     TypeError
         If a set is not an array of real numbers, a Split or None (``train``
         must not be None).
@@ -92,14 +94,29 @@ def standardize(train, *others):
         if a is not None and a.shape[1] != X.shape[1]:
             raise ValueError(f"`{n}` must have {X.shape[1]} columns, as `train` has, got "
                              f"{a.shape[1]}.")
-    mean = X.mean(axis=0)
-    sd = X.std(axis=0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = X.mean(axis=0)
+        sd = X.std(axis=0)
+    bad = ~(np.isfinite(mean) & np.isfinite(sd))
+    if bad.any():
+        # a column whose sums overflow (values near 1e300): the same statistics of
+        # the column divided by its largest magnitude, scaled back (finite, as that is)
+        big = np.abs(X[:, bad]).max(axis=0)
+        scaled = X[:, bad] / big
+        mean[bad], sd[bad] = scaled.mean(axis=0) * big, scaled.std(axis=0) * big
     sd[sd == 0.0] = 1.0
     out = []
-    for s, a in zip(sets, arrays):
+    for s, a, name in zip(sets, arrays, names):
         if a is None:
             out.append(None)
             continue
-        Z = np.ascontiguousarray((a - mean) / sd)
+        with np.errstate(over="ignore", invalid="ignore"):
+            Z = np.ascontiguousarray((a - mean) / sd)
+        if not np.isfinite(Z).all():
+            row, col = np.argwhere(~np.isfinite(Z))[0]
+            raise ValueError(f"`{name}` row {row}, column {col}: {float(a[row, col])!r} lies "
+                             f"beyond float range from the training mean "
+                             f"{float(mean[col])!r} in units of its standard deviation "
+                             f"{float(sd[col])!r}; scale the data first.")
         out.append(Split(Z, s.Y) if isinstance(s, Split) else Z)
     return tuple(out)

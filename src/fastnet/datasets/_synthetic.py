@@ -13,8 +13,11 @@ from fastnet.datasets._dataset import Dataset, Split
 from fastnet.datasets._registry import Architecture, _count_connections
 
 __all__ = ["make_xor", "make_encoder", "make_teacher", "make_mackey_glass",
-           "TEACHER_BIAS_RANGE"]
+           "TEACHER_BIAS_RANGE", "MAX_ENCODER"]
 
+#: Most patterns of an encoder task (`make_encoder`'s n): its inputs and targets are
+#: n x n identity matrices, 8 MiB each at 1024 (100,000 asked for 2 x 74.5 GiB).
+MAX_ENCODER = 1024
 #: Teacher biases are drawn from U(-0.01, 0.01) (Lawrence et al. 1997, section 3.4).
 TEACHER_BIAS_RANGE = 0.01
 
@@ -63,7 +66,7 @@ def make_encoder(n: int = 10, m: int = 5) -> Dataset:
     Parameters
     ----------
     n : int, default=10
-        Number of inputs, outputs and patterns (>= 2).
+        Number of inputs, outputs and patterns, from 2 to ``MAX_ENCODER`` (1024).
     m : int, default=5
         Hidden units of the task's network (>= 1); it does not change the data.
 
@@ -78,7 +81,7 @@ def make_encoder(n: int = 10, m: int = 5) -> Dataset:
     TypeError
         If `n` or `m` is not an integer.
     ValueError
-        If `n` < 2 or `m` < 1.
+        If `n` < 2 or `n` > ``MAX_ENCODER``, or `m` < 1.
 
     Examples
     --------
@@ -86,7 +89,7 @@ def make_encoder(n: int = 10, m: int = 5) -> Dataset:
     >>> ds.name, ds.train.X.shape, bool((ds.train.X == ds.train.Y).all())
     ('encoder-4-2-4', (4, 4), True)
     """
-    n = check_int(n, "n", minimum=2)
+    n = check_int(n, "n", minimum=2, maximum=MAX_ENCODER)
     m = check_int(m, "m", minimum=1)
     eye = np.eye(n, dtype=np.float64)
     return Dataset(

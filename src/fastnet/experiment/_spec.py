@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -95,18 +96,17 @@ class Experiment:
         algos = [self.algorithms] if isinstance(self.algorithms, str) else list(self.algorithms)
         if not algos:
             raise ValueError("`algorithms` must name at least one algorithm, got none.")
-        from fastnet.study._setup import expand_grid
+        from fastnet.study._setup import expand_grid, grid_size
 
+        object.__setattr__(self, "runs", check_count(self.runs, "runs", MAX_RUNS))
+        # The grid's size, counted before any algorithm cell is made (cells as written,
+        # duplicates included); the largest factor is the argument blamed.
+        sizes = {"problems": len(self.problems), "networks": len(self.networks),
+                 "algorithms": sum(map(grid_size, algos)), "runs": self.runs}
+        if math.prod(sizes.values()) > MAX_GRID_RUNS:
+            _refuse_grid(sizes)
         object.__setattr__(self, "algorithms", tuple(dict.fromkeys(
             normalise_algorithm(cell) for a in algos for cell in expand_grid(a))))
-        object.__setattr__(self, "runs", check_count(self.runs, "runs", MAX_RUNS))
-        n_grid = len(self.problems) * len(self.networks) * len(self.algorithms) * self.runs
-        if n_grid > MAX_GRID_RUNS:
-            algos = (f" x {len(self.algorithms)} algorithms" if len(self.algorithms) > 1 else "")
-            raise ValueError(
-                f"`runs` must keep the grid within {MAX_GRID_RUNS} runs (MAX_GRID_RUNS), got "
-                f"{len(self.problems)} problems x {len(self.networks)} networks{algos} x "
-                f"{self.runs} runs = {n_grid}.")
         object.__setattr__(self, "seed", check_int(self.seed, "seed", minimum=0))
         if not isinstance(self.options, Mapping):
             raise TypeError(f"`options` must be a mapping, got {type(self.options).__name__}.")
@@ -169,6 +169,17 @@ class Experiment:
     def setup_hash(self):
         """SHA-256 (hex, 16 digits) of `identity`; every record carries it."""
         return _hash(self.identity())
+
+
+def _refuse_grid(sizes):
+    """The ValueError of a grid beyond MAX_GRID_RUNS, blaming its largest factor."""
+    blamed = max(reversed(list(sizes)), key=sizes.get)    # (ties: the later argument)
+    n = math.prod(sizes.values())
+    raise ValueError(
+        f"`{blamed}` must keep the grid within {MAX_GRID_RUNS} runs (MAX_GRID_RUNS), got "
+        f"{sizes['problems']} problems x {sizes['networks']} networks x "
+        f"{sizes['algorithms']} algorithms (grid cells, counted before any is made) x "
+        f"{sizes['runs']} runs = {n}.")
 
 
 def _hash(obj):

@@ -25,13 +25,14 @@ import importlib
 _LAZY = {
     **dict.fromkeys(["ALPHA", "AlgorithmTrials", "LogRank", "StudyResult", "logrank_test",
                      "run_study"], "fastnet.study._run"),
-    **dict.fromkeys(["MAX_LIMIT", "MAX_TRIALS", "MAX_GRID_CELLS", "Study", "expand_grid"], "fastnet.study._setup"),
+    **dict.fromkeys(["MAX_LIMIT", "MAX_TRIALS", "MAX_GRID_CELLS", "MAX_TRIAL_EPOCHS", "Study",
+                     "expand_grid", "grid_size"], "fastnet.study._setup"),
     **dict.fromkeys(["summary_markdown", "write_study"], "fastnet.study._write"),
 }
 
 __all__ = ["Study", "run_study", "StudyResult", "AlgorithmTrials", "LogRank", "logrank_test",
-           "expand_grid", "write_study", "summary_markdown", "ALPHA", "MAX_TRIALS", "MAX_LIMIT",
-           "MAX_GRID_CELLS"]
+           "expand_grid", "grid_size", "write_study", "summary_markdown", "ALPHA", "MAX_TRIALS",
+           "MAX_LIMIT", "MAX_GRID_CELLS", "MAX_TRIAL_EPOCHS"]
 
 
 def __getattr__(name):

@@ -3,6 +3,7 @@ algorithm, then Hamey's measures, Lawrence's descriptions and log-rank tests."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 import warnings
@@ -109,6 +110,8 @@ class StudyResult:
     algorithms: tuple
     logrank: tuple
     alpha: float = ALPHA
+    #: SHA-256 of the task's data file contents (None for the generated tasks).
+    data_sha256: str | None = None
 
     def __repr__(self):
         return (f"StudyResult({self.task_name}, {'-'.join(map(str, self.layer_sizes))}, "
@@ -196,29 +199,63 @@ def _analyse(study, spec, group, data):
                            _describe(epochs[success]), _describe(cpu))
 
 
-def _cell_path(out, study, spec):
-    return Path(out) / "trials" / f"{study.cell_hash(spec)}.json"
+def _cell_path(out, study, spec, data_sha256):
+    return Path(out) / "trials" / f"{study.cell_hash(spec, data_sha256)}.json"
 
 
-def _load_cell(path, study, spec):
-    """A finished algorithm's trials from its file, or None (absent, another set-up, damaged)."""
+def _load_cell(path, study, spec, data_sha256):
+    """A finished algorithm's trials from its file: None if absent; a ValueError naming
+    the file if it does not parse or holds trials this set-up cannot have (another
+    set-up, edited by hand: a trial's epochs outside 0..T, a flag not 0 or 1, a negative
+    or non-finite CPU time, a count other than K)."""
+    from fastnet._files import open_regular
+
     try:
-        with open(path, encoding="utf-8") as f:
-            d = json.load(f)
-        if d.get("hash") != study.cell_hash(spec) or d.get("algorithm") != spec:
-            return None
-        cols = (np.array(d["epochs"], np.intp), np.array(d["success"], bool),
-                np.array(d["cpu_time"], float), np.array(d["diverged"], bool))
-    except (OSError, ValueError, KeyError, TypeError):
+        with open_regular(path) as f:
+            d = json.loads(f.read().decode("utf-8"))
+    except FileNotFoundError:
         return None
-    return cols if all(c.shape == (study.trials,) for c in cols) else None
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a study's trials file ({exc}); delete it to train "
+                         "that algorithm again.") from None
+    K, T = study.trials, study.limit
+
+    def column(key, dtype, ok):
+        v = d.get(key) if isinstance(d, dict) else None
+        if (not isinstance(v, list) or len(v) != K
+                or not all(type(x) in (int, float) and ok(x) for x in v)):
+            raise ValueError(f"{path}: `{key}` must be {K} values ({ok.__doc__}), as this "
+                             f"study writes them; delete the file to train that algorithm "
+                             "again.")
+        return np.array(v, dtype)
+
+    def epoch(x):
+        """integers from 0 to the epoch limit"""
+        return type(x) is int and 0 <= x <= T
+
+    def flag(x):
+        """0 or 1"""
+        return type(x) is int and x in (0, 1)
+
+    def seconds(x):
+        """finite seconds, not negative"""
+        return math.isfinite(x) and x >= 0
+
+    if not isinstance(d, dict) or d.get("hash") != path.stem or d.get("algorithm") != spec \
+            or d.get("identity") != study.identity(data_sha256):
+        raise ValueError(f"{path}: not the trials of {spec!r} in this study's set-up (its "
+                         "hash, algorithm or set-up differ from the file's name); delete it "
+                         "to train that algorithm again.")
+    return (column("epochs", np.intp, epoch), column("success", bool, flag),
+            column("cpu_time", float, seconds), column("diverged", bool, flag))
 
 
-def _save_cell(path, study, spec, data):
+def _save_cell(path, study, spec, data_sha256, data):
     from fastnet._files import atomic_write
 
     epochs, success, cpu, diverged = data
-    record = {"identity": study.identity(), "algorithm": spec, "hash": study.cell_hash(spec),
+    record = {"identity": study.identity(data_sha256), "algorithm": spec,
+              "hash": study.cell_hash(spec, data_sha256),
               "epochs": epochs.tolist(), "success": success.astype(int).tolist(),
               "cpu_time": cpu.tolist(), "diverged": diverged.astype(int).tolist()}
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -259,27 +296,33 @@ def run_study(study: Study, out: str | os.PathLike | None = None, *, root=None,
 
     if not isinstance(study, Study):
         raise TypeError(f"`study` must be a fastnet.study.Study, got {type(study).__name__}.")
-    name, X, Y, hidden = load_task(study.task, root)
+    name, X, Y, hidden, sha = load_task(study.task, root)
     net = _network(study, X.shape[1], Y.shape[1], hidden)
     say = progress if progress is not None else (lambda line: None)
     if out is None:
-        return _run(study, name, net, X, Y, None, say)
+        return _run(study, name, net, X, Y, sha, None, say)
     out = Path(os.fspath(out))
     out.mkdir(parents=True, exist_ok=True)
-    from fastnet.study._write import write_study
+    from fastnet.study._write import OUTPUTS, write_study
 
+    for what in ("trials",) + OUTPUTS:     # refused before training, not after
+        p = out / what
+        if os.path.lexists(p) and not (p.is_dir() if what == "trials" else p.is_file()):
+            kind = "a directory" if what == "trials" else "a regular file"
+            raise ValueError(f"`out` {str(out)!r}: {p} must be {kind} (or absent), as the "
+                             "study writes it; move it away.")
     with exclusive_lock(out / "study.json"):
-        result = _run(study, name, net, X, Y, out, say)
+        result = _run(study, name, net, X, Y, sha, out, say)
         write_study(result, out, pictures=pictures)
     return result
 
 
-def _run(study, name, net, X, Y, out, say):
+def _run(study, name, net, X, Y, sha, out, say):
     cells = []
     n = len(study.algorithms)
     for k, (spec, group) in enumerate(zip(study.algorithms, study.groups), 1):
-        path = _cell_path(out, study, spec) if out is not None else None
-        data = _load_cell(path, study, spec) if path is not None else None
+        path = _cell_path(out, study, spec, sha) if out is not None else None
+        data = _load_cell(path, study, spec, sha) if path is not None else None
         if data is not None:
             say(f"study: [{k}/{n}] {spec}: {study.trials} trials already in {path.name}")
         else:
@@ -287,14 +330,14 @@ def _run(study, name, net, X, Y, out, say):
             t0 = time.process_time()
             data = _train(study, net, X, Y, spec)
             if path is not None:
-                _save_cell(path, study, spec, data)
+                _save_cell(path, study, spec, sha, data)
             ok = np.count_nonzero(data[1] & (data[0] < study.limit))  # as _analyse counts
             say(f"study: [{k}/{n}] {spec}: {ok}/{study.trials} "
                 f"successful, {time.process_time() - t0:.1f} s CPU")
         cells.append(_analyse(study, spec, group, data))
     cells = _mark_best(cells)
     return StudyResult(study, name, net.layer_sizes, tuple(cells),
-                       _logrank_tests(cells, study.limit, seed=study.seed))
+                       _logrank_tests(cells, study.limit, seed=study.seed), data_sha256=sha)
 
 
 #: Resamples of the bootstrap interval of a ratio of medians.
@@ -343,7 +386,8 @@ def _logrank_tests(cells, limit, alpha=ALPHA, seed=0):
 
 
 def _mark_best(cells):
-    """Mark the highest peak efficiency of each parameter grid (groups of two or more)."""
+    """Mark the highest peak efficiency of each parameter grid (groups of two or more);
+    none when no cell of the grid had a success."""
     import dataclasses
 
     out = list(cells)
@@ -351,7 +395,8 @@ def _mark_best(cells):
         members = [i for i, c in enumerate(cells) if c.group == g]
         if len(members) < 2:
             continue
-        scores = [cells[i].hamey.peak_efficiency for i in members]
+        scores = [cells[i].hamey.peak_efficiency if cells[i].hamey.n_successes else -np.inf
+                  for i in members]                  # (no success: no best cell)
         scores = [s if np.isfinite(s) else -np.inf for s in scores]
         if max(scores) > -np.inf:
             best = members[int(np.argmax(scores))]

@@ -14,7 +14,8 @@ import numpy as np
 
 from fastnet._validation import check_choice, check_count, check_float, check_int
 
-__all__ = ["Study", "expand_grid", "MAX_TRIALS", "MAX_LIMIT", "ACTIVATIONS"]
+__all__ = ["Study", "expand_grid", "grid_size", "MAX_TRIALS", "MAX_LIMIT", "MAX_GRID_CELLS",
+           "MAX_TRIAL_EPOCHS", "ACTIVATIONS"]
 
 #: Most trials per algorithm (`Study.trials`).
 MAX_TRIALS = 100_000
@@ -28,8 +29,13 @@ _ERROR = re.compile(r"^\s*error\s*<\s*([0-9.eE+\-]+)\s*$")
 _RC = re.compile(r"^\s*r_?c\s*=\s*([0-9.eE+\-]+)\s*$")
 
 
-#: The most cells one algorithm grid of a study may have (checked before any is made).
+#: The most cells one algorithm grid of a study may have, and the most algorithms of
+#: a study, all grids together (checked before any is made).
 MAX_GRID_CELLS = 10_000
+#: The most trial-epochs of one algorithm, trials K x epoch limit T (100,000,000):
+#: its K trials train together and keep a training error per epoch (8 bytes), at most
+#: 800 MB (checked before anything is trained or allocated).
+MAX_TRIAL_EPOCHS = 100_000_000
 
 
 def expand_grid(spec):
@@ -54,14 +60,27 @@ def expand_grid(spec):
         As :func:`fastnet.algorithms.from_spec`, for an empty list, and for a grid of more
         than ``MAX_GRID_CELLS`` cells (counted before any cell is made).
     """
-    from fastnet.algorithms import Algorithm, from_spec, parse_spec
+    from fastnet.algorithms import from_spec
 
-    if isinstance(spec, Algorithm) or not isinstance(spec, str):
-        return [from_spec(spec)]
-    name, params = parse_spec(spec)        # (refuses what from_spec refuses, before expanding)
-    axes = {k: v for k, v in params.items() if isinstance(v, list)}
+    name, params, axes = _grid(spec)
     if not axes:
         return [from_spec(spec)]
+    cells = []
+    for values in itertools.product(*axes.values()):
+        kw = {**params, **dict(zip(axes, values))}
+        cells.append(from_spec(f"{name}({', '.join(f'{k}={v!r}' for k, v in kw.items())})"))
+    return cells
+
+
+def _grid(spec):
+    """(name, parameters, grid axes) of an algorithm text, its grid checked and counted
+    (``name`` None for an Algorithm object or a non-string, which have no grid)."""
+    from fastnet.algorithms import Algorithm, parse_spec
+
+    if isinstance(spec, Algorithm) or not isinstance(spec, str):
+        return None, None, {}
+    name, params = parse_spec(spec)        # (refuses what from_spec refuses, before expanding)
+    axes = {k: v for k, v in params.items() if isinstance(v, list)}
     for k, v in axes.items():
         if not v:
             raise ValueError(f"`algorithm` {spec!r}: the grid of {k} is empty; give at least "
@@ -69,12 +88,29 @@ def expand_grid(spec):
     n_cells = math.prod(len(v) for v in axes.values())
     if n_cells > MAX_GRID_CELLS:
         raise ValueError(f"`algorithm` {spec!r} is a grid of {n_cells} cells; at most "
-                         f"{MAX_GRID_CELLS} are trained in one study.")
-    cells = []
-    for values in itertools.product(*axes.values()):
-        kw = {**params, **dict(zip(axes, values))}
-        cells.append(from_spec(f"{name}({', '.join(f'{k}={v!r}' for k, v in kw.items())})"))
-    return cells
+                         f"{MAX_GRID_CELLS} (MAX_GRID_CELLS) are trained from one text.")
+    return name, params, axes
+
+
+def grid_size(spec):
+    """How many algorithms `expand_grid` makes of ``spec``, counted without making them.
+
+    Parameters
+    ----------
+    spec : str or Algorithm
+
+    Returns
+    -------
+    int
+        The product of the grid's list lengths (1 without lists), at most
+        ``MAX_GRID_CELLS``; duplicates are counted as written.
+
+    Raises
+    ------
+    ValueError
+        As `expand_grid`.
+    """
+    return math.prod(len(v) for v in _grid(spec)[2].values())
 
 
 def parse_network(text, n_in, n_out):
@@ -96,41 +132,57 @@ def parse_network(text, n_in, n_out):
 
 
 def load_task(task, root=None):
-    """(name, X, Y) of a study's task: ``"xor"``, ``"encoder N-M-N"``, ``"parity N"``, a
-    Proben1 dataset or ``.dt`` file (its training examples), and the task's default
-    hidden layers."""
+    """(name, X, Y, hidden, sha256) of a study's task: ``"xor"``, ``"encoder N-M-N"``,
+    ``"parity N"``, a Proben1 dataset or ``.dt`` file (its training examples), the task's
+    default hidden layers, and the SHA-256 of the data file's contents (None for the
+    generated tasks), as :func:`fastnet.datasets.read_proben1` computes it."""
     from fastnet.datasets import load_proben1, make_encoder, make_xor
 
     text = " ".join(str(task).lower().split())
     if text == "xor":
         ds = make_xor()
-        return "xor", ds.train.X, ds.train.Y, (2,)
+        return "xor", ds.train.X, ds.train.Y, (2,), None
     m = re.fullmatch(r"encoder[ -]?(\d+)-(\d+)(?:-(\d+))?", text)
     if m:
-        n, h = int(m.group(1)), int(m.group(2))
-        if m.group(3) is not None and int(m.group(3)) != n:
+        from fastnet.datasets import MAX_ENCODER
+        from fastnet.network import MAX_CONNECTIONS
+
+        n = _size(m.group(1), task, "an encoder's N (inputs, outputs, patterns)", 2, MAX_ENCODER)
+        h = _size(m.group(2), task, "an encoder's hidden units", 1, MAX_CONNECTIONS)
+        if m.group(3) is not None and m.group(3).lstrip("0") != m.group(1).lstrip("0"):
             raise ValueError(f"`task` {task!r}: an encoder has as many outputs as inputs "
                              f"('encoder {n}-{h}-{n}').")
         ds = make_encoder(n, h)
-        return ds.name, ds.train.X, ds.train.Y, (h,)
+        return ds.name, ds.train.X, ds.train.Y, (h,), None
     m = re.fullmatch(r"parity[ -]?(\d+)", text)
     if m:
-        n = check_int(int(m.group(1)), "parity bits", minimum=1, maximum=16)
+        n = _size(m.group(1), task, "parity's bits", 1, 16)
         X = ((np.arange(2 ** n)[:, None] >> np.arange(n - 1, -1, -1)) & 1).astype(float)
         Y = (X.sum(axis=1, keepdims=True) % 2).astype(float)
-        return f"parity-{n}", X, Y, (n,)
+        return f"parity-{n}", X, Y, (n,), None
     if text.endswith(".dt"):
         from fastnet.datasets import read_proben1
 
         f = read_proben1(str(task).strip())            # a Proben1 file: its training examples
         n = f.header.training_examples
-        return Path(str(task).strip()).stem, f.X[:n], f.Y[:n], (4,)
+        return Path(str(task).strip()).stem, f.X[:n], f.Y[:n], (4,), f.sha256
     if re.fullmatch(r"[a-z]+[0-9][a-z]?", text):
         ds = load_proben1(text, root)
-        return ds.name, ds.train.X, ds.train.Y, (4,)
+        return ds.name, ds.train.X, ds.train.Y, (4,), ds.sha256
     raise ValueError(f"`task` must be 'xor', 'encoder N-M-N' (e.g. 'encoder 10-5-10'), "
                      f"'parity N', a Proben1 dataset such as 'cancer1' or a .dt file, got "
                      f"{task!r}.")
+
+
+def _size(digits, task, what, low, high):
+    """The integer ``digits`` of ``task``, from ``low`` to ``high`` (refused before any
+    data of that size is made; a huge number is described, not converted)."""
+    value = int(digits) if len(digits) <= len(str(high)) else None
+    if value is None or not low <= value <= high:
+        shown = digits if len(digits) <= 20 else f"a number of {len(digits)} digits"
+        raise ValueError(f"`task` {str(task)[:60]!r}: {what} must be from {low} to {high}, "
+                         f"got {shown}.")
+    return value
 
 
 def parse_success(text):
@@ -202,20 +254,30 @@ class Study:
         from fastnet.algorithms import spec_of
 
         put = object.__setattr__.__get__(self)
+        # the sizes first, all counted before anything is made
+        put("trials", check_count(self.trials, "trials", MAX_TRIALS))
+        put("limit", check_count(self.limit, "limit", MAX_LIMIT))
+        if self.trials * self.limit > MAX_TRIAL_EPOCHS:
+            raise ValueError(f"`trials` x `limit` must be at most {MAX_TRIAL_EPOCHS:,} "
+                             f"(MAX_TRIAL_EPOCHS: the trials train together, keeping an error "
+                             f"per epoch), got {self.trials} x {self.limit} = "
+                             f"{self.trials * self.limit:,}.")
         given = [self.algorithms] if isinstance(self.algorithms, str) else list(self.algorithms)
         if not given:
             raise ValueError("`algorithms` must name at least one algorithm, got none.")
-        specs, groups = [], []
+        n_cells = 0
+        for text in given:
+            n_cells += grid_size(text)
+            if n_cells > MAX_GRID_CELLS:
+                raise ValueError(f"`algorithms` must name at most {MAX_GRID_CELLS} algorithms "
+                                 f"(MAX_GRID_CELLS), grid cells included, got {len(given)} "
+                                 f"texts of more (counted before any cell is made).")
+        specs = {}                                  # spec -> its group (the first text)
         for g, text in enumerate(given):
             for algorithm in expand_grid(text):
-                spec = spec_of(algorithm)
-                if spec not in specs:
-                    specs.append(spec)
-                    groups.append(g)
+                specs.setdefault(spec_of(algorithm), g)
         put("algorithms", tuple(specs))
-        put("_groups", tuple(groups))
-        put("trials", check_count(self.trials, "trials", MAX_TRIALS))
-        put("limit", check_count(self.limit, "limit", MAX_LIMIT))
+        put("_groups", tuple(specs.values()))
         put("success", parse_success(self.success)[0])
         put("seed", check_int(self.seed, "seed", minimum=0))
         put("init_scale", check_float(self.init_scale, "init_scale", low=0.0, low_open=True,
@@ -235,19 +297,29 @@ class Study:
         """The stopping criterion of success."""
         return parse_success(self.success)[1]
 
-    def identity(self):
-        """Everything but the algorithms that makes trials comparable (a dict)."""
+    def identity(self, data_sha256):
+        """Everything but the algorithms that makes trials comparable (a dict).
+
+        Parameters
+        ----------
+        data_sha256 : str or None
+            SHA-256 of the task's data file contents (the fifth value of
+            ``load_task``; None for the generated tasks): trials trained on other
+            data are never taken for these. The task is kept exactly as given (a
+            ``.dt`` file's name is case sensitive).
+        """
         from fastnet._version import __version__
 
-        return {"task": " ".join(str(self.task).lower().split()), "network": self.network,
+        return {"task": str(self.task), "data_sha256": data_sha256, "network": self.network,
                 "trials": self.trials, "limit": self.limit, "success": self.success,
                 "seed": self.seed, "init_scale": self.init_scale,
                 "hidden_activation": self.hidden_activation,
                 "output_activation": self.output_activation, "shortcut": self.shortcut,
                 "fastnet": __version__}
 
-    def cell_hash(self, spec):
-        """SHA-256 (16 hex digits) of the identity and one algorithm: a finished
-        algorithm's file is reused only under the same hash."""
-        text = json.dumps({**self.identity(), "algorithm": spec}, sort_keys=True)
+    def cell_hash(self, spec, data_sha256):
+        """SHA-256 (16 hex digits) of the identity (with the data's SHA-256, see
+        `identity`) and one algorithm: a finished algorithm's file is reused only under
+        the same hash."""
+        text = json.dumps({**self.identity(data_sha256), "algorithm": spec}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -10,7 +10,10 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["write_study", "summary_markdown", "summary_rows"]
+__all__ = ["write_study", "summary_markdown", "summary_rows", "OUTPUTS"]
+
+#: The files `write_study` writes into a study's folder.
+OUTPUTS = ("summary.md", "trials.csv", "study.json", "study.html")
 
 _HEADS = ("algorithm", "successes", "rate at T", "T_E", "peak e", "E >= e/2 over",
           "Fahlman average", "lambda", "corrected mean", "corrected median", "mean (raw)",
@@ -214,7 +217,7 @@ def _json(result):
                 k: num(v) for k, v in a.cpu_description.as_dict().items()},
             "trials": {"epochs": a.epochs.tolist(), "success": a.success.astype(int).tolist(),
                        "cpu_time": a.cpu_time.tolist(), "diverged": a.diverged.astype(int).tolist()}})
-    return {"study": result.study.identity(), "task": result.task_name,
+    return {"study": result.study.identity(result.data_sha256), "task": result.task_name,
             "layer_sizes": list(result.layer_sizes), "algorithms": algos,
             "logrank": [{"a": t.a, "b": t.b, "statistic": num(t.statistic),
                          "pvalue": num(t.pvalue), "pvalue_holm": num(t.pvalue_holm),

@@ -12,6 +12,7 @@ backends and the results.
 """
 from fastnet.training._algorithms import RPROP, Algorithm, Backprop
 from fastnet.training._backprop import train_backprop
+from fastnet.training._checks import MAX_TARGET
 from fastnet.training._many import draw_trials, train_rprop_many
 from fastnet.training._results import SetColumns, SetErrors, TrainResult, TrainResults, Traversals
 from fastnet.training._rprop import train_rprop
@@ -20,4 +21,4 @@ from fastnet.training._train_many import train_many
 
 __all__ = ["train", "train_many", "train_rprop", "train_backprop", "train_rprop_many", "TrainResult", "TrainResults",
            "Traversals", "SetErrors", "SetColumns", "Algorithm", "RPROP", "Backprop",
-           "draw_trials"]
+           "draw_trials", "MAX_TARGET"]

@@ -80,7 +80,7 @@ def train_backprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None
         (a FloatingPointError naming the epoch). No result with NaN errors is
         ever returned.
     TrainingInProgressError
-        If another thread is training ``net`` (see :func:`fastnet.train_rprop`).
+        If ``net`` is being trained (see :func:`fastnet.train_rprop`).
 
     See Also
     --------

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import sys
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -14,12 +13,12 @@ import numpy as np
 
 from fastnet._engine import DEFAULT_BLAS_MIN
 from fastnet._validation import as_generator, check_choice, check_float, check_int, check_pair
-from fastnet.exceptions import TrainingInProgressError
+from fastnet._in_training import training_of  # noqa: F401 (re-exported)
 from fastnet.measures import is_one_hot
 from fastnet.network import MLP
 from fastnet.stopping import StoppingCriterion
 
-__all__ = ["Sets", "RunOptions", "LOSSES", "check_sets", "check_run", "check_objective",
+__all__ = ["Sets", "RunOptions", "LOSSES", "MAX_TARGET", "check_sets", "check_run", "check_objective",
            "check_algorithm_objective",
            "check_target_range", "check_start", "check_callback", "resolve_classification",
            "training_of"]
@@ -81,8 +80,15 @@ class RunOptions:
 
 
 
+#: Largest magnitude of `target_range`'s bounds: the squared error percentage is the
+#: width times summed squares that grow with the width squared, so it cannot overflow
+#: below 1e100 (1e300 %), while (-1e307, 1e307) overflowed and was taken for divergence.
+MAX_TARGET = 1e100
+
+
 def check_target_range(target_range):
-    """(o_min, o_max) as floats with a finite, positive width o_max - o_min."""
+    """(o_min, o_max) as floats with a finite, positive width o_max - o_min, each at
+    most MAX_TARGET in magnitude."""
     try:
         o_min, o_max = map(float, target_range)
     except OverflowError:  # an int beyond float's range
@@ -95,6 +101,10 @@ def check_target_range(target_range):
     if not (math.isfinite(o_min) and math.isfinite(o_max) and math.isfinite(width) and width > 0):
         raise ValueError(f"`target_range` must be finite with 0 < o_max - o_min < inf, got "
                          f"{target_range!r}, whose width o_max - o_min is {width}.")
+    if max(abs(o_min), abs(o_max)) > MAX_TARGET:
+        raise ValueError(f"`target_range` must lie within +-{MAX_TARGET:g} (MAX_TARGET: the "
+                         f"squared error percentage would overflow beyond), got "
+                         f"{target_range!r}.")
     return o_min, o_max
 
 
@@ -203,39 +213,3 @@ def resolve_classification(classification, Y):
         raise TypeError(f"`classification` must be True, False or 'auto', got "
                         f"{type(classification).__name__} {classification!r}.")
     return bool(classification)
-
-
-# The trainings under way: their training_of -> (thread identity, ids of its networks).
-_IN_TRAINING = {}
-_IN_TRAINING_GUARD = threading.Lock()
-
-
-class training_of:                                       # noqa: N801 (used as a function)
-    """``with training_of(nets, name):`` holds ``nets`` (a list of MLP, the argument
-    ``name``) as being trained by this thread until the block ends, and refuses a
-    network that another thread is training (TrainingInProgressError). The same
-    thread may nest. A check per call, in C-level set operations for the
-    thousands of networks of a timing study (a class, not a generator: a few
-    microseconds per call)."""
-
-    __slots__ = ("nets", "name")
-
-    def __init__(self, nets, name):
-        self.nets, self.name = nets, name
-
-    def __enter__(self):
-        me, ids = threading.get_ident(), frozenset(map(id, self.nets))
-        with _IN_TRAINING_GUARD:
-            for owner, held in _IN_TRAINING.values():
-                if owner != me and not ids.isdisjoint(held):
-                    i = next(i for i, net in enumerate(self.nets) if id(net) in held)
-                    which = f"`{self.name}[{i}]`" if self.name == "nets" else f"`{self.name}`"
-                    raise TrainingInProgressError(
-                        f"{which} is being trained by another thread; one network takes one "
-                        "trainer at a time. Train a copy (net.copy()) or wait for that "
-                        "training to return.")
-            _IN_TRAINING[self] = (me, ids)
-
-    def __exit__(self, *exc):
-        with _IN_TRAINING_GUARD:
-            del _IN_TRAINING[self]

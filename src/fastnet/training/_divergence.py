@@ -9,7 +9,7 @@ import numpy as np
 from fastnet._netfile import MAX_WEIGHT
 from fastnet.exceptions import DivergenceError
 
-__all__ = ["DIVERGENCE_GROWTH", "DIVERGENCE_FLOOR", "diverged", "beyond_max_weight",
+__all__ = ["DIVERGENCE_GROWTH", "DIVERGENCE_FLOOR", "diverged", "beyond_max_weight", "hinted",
            "check_finite", "growth_limit", "grew", "check_growth_rows"]
 
 #: Divergence by growth: a run whose training error E_tr(t) exceeds
@@ -28,8 +28,7 @@ def diverged(epoch, what="the training error", trial=None):
     """The DivergenceError of a run that produced non-finite ``what`` by ``epoch``."""
     who = "" if trial is None else f" of trial {trial}"
     return DivergenceError(
-        f"{what}{who} became non-finite in epoch {epoch}: training diverged. Lower the "
-        "learning rate (backpropagation), delta_max or init_scale (RPROP), or scale the data.",
+        f"{what}{who} became non-finite in epoch {epoch}: training diverged.",
         epoch, trial)
 
 
@@ -39,9 +38,46 @@ def beyond_max_weight(epoch, largest, trial=None):
     who = "" if trial is None else f" of trial {trial}"
     return DivergenceError(
         f"a weight{who} grew to {largest:.4g} by epoch {epoch}, beyond MAX_WEIGHT = "
-        f"{MAX_WEIGHT:g} (the largest a network takes): training diverged. Lower the "
-        "learning rate (backpropagation), delta_max or init_scale (RPROP), or scale the data.",
+        f"{MAX_WEIGHT:g} (the largest a network takes): training diverged.",
         epoch, trial)
+
+
+#: Data beyond this magnitude are named first in a divergence's message: their
+#: products with the weights overflow whatever the algorithm's parameters.
+LARGE_DATA = 1e100
+
+
+def hinted(exc, algorithm, weight_decay, sets=None):
+    """``exc`` (a DivergenceError) with what to change: data of huge magnitude (the
+    checked `Sets`), else the parameters actually given (``weight_decay`` and the
+    algorithm's that differ from their defaults), not a guess at one algorithm's step
+    size."""
+    from fastnet.algorithms import parse_spec, spec_of
+
+    if sets is not None:
+        largest = max(float(np.abs(a).max(initial=0.0)) for a in
+                      (sets.X, sets.Y, sets.X_val, sets.Y_val, sets.X_test, sets.Y_test)
+                      if a is not None)
+        if largest > LARGE_DATA:
+            return DivergenceError(
+                f"{exc} The data reach {largest:.3g} in magnitude, beyond what a network's "
+                "sums hold: scale them (e.g. to [0, 1] or unit variance).", exc.epoch,
+                exc.trial)
+
+    try:
+        name, given = parse_spec(spec_of(algorithm))
+    except (TypeError, ValueError):                 # (a user's unregistered rule)
+        name, given = type(algorithm).__name__, {}
+    parts = [f"weight_decay={weight_decay:g}"] if weight_decay else []
+    parts += [f"{k}={v!r}" for k, v in given.items()
+              if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if parts:
+        hint = (f"Lower what was given ({', '.join(parts)}) or the initial weights' scale, "
+                "or scale the data.")
+    else:
+        hint = (f"{name} diverged at its default parameters: give it smaller steps, smaller "
+                "initial weights, or scale the data.")
+    return DivergenceError(f"{exc} {hint}", exc.epoch, exc.trial)
 
 
 def check_finite(values, epoch, what, trials=None):
@@ -71,8 +107,7 @@ def grew(epoch, first, error, trial=None):
     return DivergenceError(
         f"the training error{who} grew from {first:.4g} % in epoch 1 to {error:.4g} % in "
         f"epoch {epoch}, more than {DIVERGENCE_GROWTH:g} times max(E_tr(1), "
-        f"{DIVERGENCE_FLOOR:g} %): training diverged. Lower the learning rate "
-        "(backpropagation), delta_max or init_scale (RPROP), or scale the data.",
+        f"{DIVERGENCE_FLOOR:g} %): training diverged.",
         epoch, trial)
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from fastnet._validation import check_float, check_int
 from fastnet.training._algorithms import Algorithm
 
-__all__ = ["LBFGS"]
+__all__ = ["MAX_MAXCOR", "LBFGS"]
 
 # SciPy's own limits, set beyond reach: the loop's max_epochs and stopping rule decide.
 _NO_LIMIT = 2 ** 31 - 1
@@ -116,6 +116,11 @@ def _close(inbox, thread):
             thread.join()
 
 
+#: Most correction pairs of L-BFGS (`LBFGS.maxcor`): SciPy's workspace grows as
+#: maxcor * (2 C + 11 maxcor) floats (1000 pairs: 88 MB besides 2000 C floats).
+MAX_MAXCOR = 1000
+
+
 @dataclass(frozen=True)
 class LBFGS(Algorithm):
     """Limited-memory BFGS, SciPy's L-BFGS-B without bounds, one iteration per epoch.
@@ -128,8 +133,10 @@ class LBFGS(Algorithm):
 
     Parameters
     ----------
-    maxcor : int >= 1, default 10
-        Correction pairs kept (the "m" of L-BFGS).
+    maxcor : int, 1 <= maxcor <= MAX_MAXCOR (1000), default 10
+        Correction pairs kept (the "m" of L-BFGS; Liu & Nocedal 1989 use 3 to 7).
+        SciPy allocates (2 C + 11 m) m + 5 C + 8 m floats for them at the start, so
+        the bound keeps a mistyped value from asking for petabytes.
     ftol : float >= 0, default 2.220446049250313e-09
         SciPy stops when ``(f_k - f_{k+1}) / max(|f_k|, |f_{k+1}|, 1) <= ftol``.
     gtol : float >= 0, default 1e-05
@@ -184,7 +191,7 @@ class LBFGS(Algorithm):
 
     def __post_init__(self):
         put = object.__setattr__.__get__(self)
-        put("maxcor", check_int(self.maxcor, "maxcor", minimum=1))
+        put("maxcor", check_int(self.maxcor, "maxcor", minimum=1, maximum=MAX_MAXCOR))
         put("ftol", check_float(self.ftol, "ftol", low=0.0))
         put("gtol", check_float(self.gtol, "gtol", low=0.0))
         put("maxls", check_int(self.maxls, "maxls", minimum=1))

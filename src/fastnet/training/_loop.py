@@ -14,13 +14,13 @@ from functools import partial
 import numpy as np
 
 from fastnet._netfile import MAX_WEIGHT, within_max_weight
-from fastnet.exceptions import NoConvergenceWarning
+from fastnet.exceptions import DivergenceError, NoConvergenceWarning
 from fastnet.measures import _check_analog, threshold_correct
 from fastnet.stopping import Correct, TrainingState
 from fastnet.training._algorithms import NO_CHECK, Algorithm
 from fastnet.training._backends import HANDOFF_EPOCHS
 from fastnet.training._divergence import (beyond_max_weight, check_finite, check_growth_rows,
-                                          diverged, growth_limit)
+                                          diverged, growth_limit, hinted)
 from fastnet.training._lanes import aligned
 from fastnet.training._results import Columns, SetColumns
 
@@ -40,11 +40,19 @@ def _finite(a):
     return bool(_ALL(np.isfinite(a), axis=None))
 
 
-def _grown(history, needed, limit):
+def _history(shape, lanes, zero=False):
+    """A history of ``shape`` (zeroed or not); at a 64-byte boundary for the lanes."""
+    if lanes:
+        return aligned(shape, zero=zero)
+    return np.zeros(shape) if zero else np.empty(shape)
+
+
+def _grown(history, needed, limit, lanes=False):
     """``history`` with room for ``needed`` columns (doubled, at most ``limit``)."""
     if needed <= history.shape[1]:
         return history
-    grown = np.zeros((history.shape[0], min(limit, max(needed, 2 * history.shape[1]))))
+    grown = _history((history.shape[0], min(limit, max(needed, 2 * history.shape[1]))), lanes,
+                     zero=True)
     grown[:, :history.shape[1]] = history
     return grown
 
@@ -72,6 +80,7 @@ class StripLoop:
 
     def __init__(self, trials, K, net, algorithm, sets, run, rows, single=False):
         self.trials, self.K, self.sets, self.run, self.single = trials, K, sets, run, single
+        self.algorithm = algorithm
         self.N, self.C = N, C = sets.X.shape[0], net.n_connections
         self.updates = algorithm.updates_per_epoch(N, C)
         stop, measured = run.stop, sets.X_val is not None or sets.X_test is not None
@@ -93,13 +102,11 @@ class StripLoop:
             self.step = run.strip * max(1, every // run.strip)
         # (not zeroed: the backends write every epoch a trial trains, and nothing
         # reads an epoch before it is written, but the growth check, which ignores
-        # NaN). Without a criterion or a callback every trial trains max_epochs:
-        # the history has its final size at once, else it grows as epochs run.
+        # NaN). It grows as epochs run (doubling), never allocated for max_epochs at
+        # once: max_epochs=10**12 trains, and memory follows the epochs trained.
         # Where lanes train, at a 64-byte boundary: their tiny kernels stream whole
         # cache lines of it to memory.
-        fixed = stop is None and run.callback is None
-        shape = (rows, run.max_epochs if fixed else min(run.max_epochs, 1024))
-        self.history = np.empty(shape) if trials.lanes is None else aligned(shape, zero=False)
+        self.history = _history((rows, min(run.max_epochs, 1024)), trials.lanes is not None)
         self.epoch = 0                              # epochs trained by the trials still training
         # epochs: set when a trial stops, and at the end; checks: success checks run
         # from the loop, per trial
@@ -142,7 +149,14 @@ class StripLoop:
     # ------------------------------------------------------------------ the loop
 
     def train(self):
-        """Train every trial until it stops; returns (cpu seconds, wall seconds)."""
+        """Train every trial until it stops; returns (cpu seconds, wall seconds).
+        A divergence names what to change (`hinted`)."""
+        try:
+            return self._train()
+        except DivergenceError as exc:
+            raise hinted(exc, self.algorithm, self.run.weight_decay, self.sets) from None
+
+    def _train(self):
         run, trials, lanes = self.run, self.trials, self.trials.lanes is not None
         strip_ends = self.in_strips and not self.kernel_check
         cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -153,7 +167,7 @@ class StripLoop:
                 trials.hand_off(~self.stopped, n)
             idx = self.training
             if epoch + n > self.history.shape[1]:
-                self.history = _grown(self.history, epoch + n, run.max_epochs)
+                self.history = _grown(self.history, epoch + n, run.max_epochs, lanes)
             status = trials.run(idx, n, self.check, self.history, epoch)
             stopping = status[0] if status.size == 1 else _ANY(status)
             if stopping:
@@ -369,6 +383,12 @@ class StripLoop:
         warning, the relevant epoch's weights (given to ``store(rows)``), the
         final errors. ``clocks``: (cpu, wall) seconds per trial (arrays of
         shape (K,))."""
+        try:
+            return self._columns(clocks, stacklevel + 1, store)
+        except DivergenceError as exc:
+            raise hinted(exc, self.algorithm, self.run.weight_decay, self.sets) from None
+
+    def _columns(self, clocks, stacklevel, store):
         epochs, rows = self.epochs, self.last_rows
         if not within_max_weight(rows):
             k = int(np.flatnonzero(~(np.abs(rows) <= MAX_WEIGHT).all(axis=1))[0])

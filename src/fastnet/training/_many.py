@@ -215,7 +215,8 @@ def train_rprop_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         lanes for train_rprop's kernels, whose separate products and sums give
         NaN where the lanes' fused multiply-adds could give a saturated unit.
     TrainingInProgressError
-        If another thread is training one of ``nets`` (naming the first).
+        If one of ``nets`` is being trained (by another thread, or this is its
+        training's callback; naming the first).
 
     Warns
     -----
@@ -519,7 +520,7 @@ def _list_start(nets, seeds, plan):
         for net, seed in zip(nets, seeds):
             rng = as_generator(seed) if drawn else None
             if redraw:
-                net.init_weights(rng, init, init=plan.init)
+                net._draw_weights(rng, init, init=plan.init)
             check_start(net, seed, drawn)
             gens.append(rng)
         _trials.gather_rows(list(map(_WEIGHTS, nets)), flat)
@@ -539,7 +540,7 @@ def _list_start(nets, seeds, plan):
     for k, (net, seed) in enumerate(zip(nets, seeds)):
         rng = as_generator(seed)
         if redraw:
-            net.init_weights(rng, init, init=plan.init)
+            net._draw_weights(rng, init, init=plan.init)
         check_start(net, seed, True)
         steps[k] = algorithm.initial_steps(rng, C)
     _trials.gather_rows(list(map(_WEIGHTS, nets)), flat)

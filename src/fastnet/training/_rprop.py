@@ -94,7 +94,9 @@ def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = 
         Source of the initial weights (with ``init_scale``) and of per-weight
         ``delta0`` draws. One integer reproduces a run bit for bit.
     target_range : (o_min, o_max), default (0.0, 1.0)
-        Range of the target representation for the squared error percentage.
+        Range of the target representation for the squared error percentage
+        (finite, o_min < o_max, within +-``MAX_TARGET`` = 1e100 of
+        :mod:`fastnet.training`).
     classification : bool or "auto", default "auto"
         Whether to report classification errors; "auto" means "targets are one-hot".
     callback : callable, optional
@@ -134,7 +136,8 @@ def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = 
         FloatingPointError naming the epoch). No result with NaN errors is
         ever returned.
     TrainingInProgressError
-        If another thread is training ``net`` (a RuntimeError).
+        If ``net`` is being trained, by another thread or by the training whose
+        callback calls this (a RuntimeError).
 
     Warns
     -----

@@ -57,7 +57,7 @@ def _train(net, algorithm, sets, run, seed, init_scale, extra):
     drawn = init_scale is not None or algorithm.draws
     rng = as_generator(seed) if drawn else None
     if init_scale is not None:
-        net.init_weights(rng, scale=init_scale)
+        net._draw_weights(rng, init_scale)
     check_start(net, seed, drawn)
     state = algorithm.start(net.n_connections, rng, run.max_epochs)
     serial = Serial(net, algorithm, sets, run)

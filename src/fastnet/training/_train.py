@@ -86,7 +86,8 @@ def train(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
         If training diverges (non-finite errors, weights or outputs, or the
         training error growing beyond 1e6 times max(E_tr(1), 1 %)).
     TrainingInProgressError
-        If another thread is training ``net``.
+        If ``net`` is being trained (by another thread, or this is its training's
+        callback).
 
     Warns
     -----
