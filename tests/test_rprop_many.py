@@ -540,52 +540,40 @@ def test_mixed_trial_counts(K):
     assert batch(got)["handoffs"] == ([last] if last < 0.75 * L else [])
 
 
-def test_callback_and_is_correct_after_the_handoff():
-    # a callback that asks whether the trial is correct (the general loop's check,
-    # on the handed-off trial's own weights)
+def _is_correct_answers(K, method, max_epochs):
+    """Trials of XOR trained together (with `method`) and alone, each with a callback
+    that asks whether the trial is correct (the general loop's check, on that trial's
+    own weights): the results of both and the answers of both, sorted."""
     X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
     T = np.array([[0.], [1.], [1.], [0.]])
-    K = 4
     nets = nets_for(K, (2,), n_in=2, n_out=1)
     answers_many, answers_alone = [], []
 
     def cb(i, epoch, state):
         answers_many.append((i, epoch, state.is_correct(0.4, None)))
 
-    kw = dict(max_epochs=30, init_scale=1.0, strip=3)
-    got = train_rprop_many(nets, X, T, seeds=range(K), method="mixed", callback=cb, **kw)
-    copies = [net.copy() for net in nets]
-    refs = []
-    for i, c in enumerate(copies):
-        refs.append(train_rprop(c, X, T, seed=i, callback=lambda e, s, i=i: answers_alone.append(
-            (i, e, s.is_correct(0.4, None))), **kw))
+    kw = dict(max_epochs=max_epochs, init_scale=1.0, strip=3)
+    got = train_rprop_many(nets, X, T, seeds=range(K), method=method, callback=cb, **kw)
+    refs = [train_rprop(net.copy(), X, T, seed=i, callback=lambda e, s, i=i: answers_alone.append(
+        (i, e, s.is_correct(0.4, None))), **kw) for i, net in enumerate(nets)]
+    return got, refs, sorted(answers_many), sorted(answers_alone)
+
+
+def test_callback_and_is_correct_after_the_handoff():
+    got, refs, many, alone = _is_correct_answers(4, "mixed", 30)
     for g, r in zip(got, refs):
         assert_same_run(g, r)
-    assert sorted(answers_many) == sorted(answers_alone)
-    assert batch(got)["handoffs"] == [K]
+    assert many == alone
+    assert batch(got)["handoffs"] == [4]
 
 
 @pytest.mark.parametrize("method", ["lanes", "mixed"])
 def test_callback_and_is_correct_in_the_lanes(method):
-    # the general loop's success check on a trial that trains in the lanes: a forward
-    # pass with that lane's weights (fastnet._engine.predict's w), which must be the
-    # answers the trial gets alone
-    X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
-    T = np.array([[0.], [1.], [1.], [0.]])
-    K = 16
-    nets = nets_for(K, (2,), n_in=2, n_out=1)
-    answers_many, answers_alone = [], []
-
-    def cb(i, epoch, state):
-        answers_many.append((i, epoch, state.is_correct(0.4, None)))
-
-    kw = dict(max_epochs=60, init_scale=1.0, strip=3)
-    train_rprop_many(nets, X, T, seeds=range(K), method=method, callback=cb, **kw)
-    for i, c in enumerate(net.copy() for net in nets):
-        train_rprop(c, X, T, seed=i, callback=lambda e, s, i=i: answers_alone.append(
-            (i, e, s.is_correct(0.4, None))), **kw)
-    assert sorted(answers_many) == sorted(answers_alone)
-    assert any(a for *_, a in answers_alone) and not all(a for *_, a in answers_alone)
+    # a trial that trains in the lanes is checked by a forward pass with its lane's
+    # weights (fastnet._engine.predict's w): the answers it gets alone
+    _, _, many, alone = _is_correct_answers(16, method, 60)
+    assert many == alone
+    assert any(a for *_, a in alone) and not all(a for *_, a in alone)
 
 
 def test_bad_input_is_refused_by_the_mixed_method():
