@@ -16,8 +16,7 @@ Resampled hold-out cross-validation (Larsen & Hansen 1995)
     resampled_holdout, compare_resampled, holdout_paired_ttest
 Training-time benchmarks (Hamey 1992)
     hamey_analysis
-Algorithms across problems (Dolan & Moré 2002; Dahl et al. 2023; Dodge et al. 2019;
-Demšar 2006; Benavoli et al. 2017)
+Algorithms across problems (Dolan & Moré 2002, Dodge et al. 2019, Demšar 2006, Benavoli et al. 2017)
     performance_profiles, expected_best, friedman_nemenyi, nemenyi_q,
     bayesian_signed_rank
 
