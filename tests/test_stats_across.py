@@ -88,6 +88,8 @@ def test_profiles_refuse_what_has_no_ratio():
         performance_profiles({"A": {"p": 1.0}, "B": {"q": 1.0}})
     with pytest.raises(ValueError, match="names"):
         performance_profiles([[1.0, 2.0]], problems=["p"])
+    with pytest.raises(ValueError, match="distinct"):
+        performance_profiles([[1.0, 2.0]], problems=["p", "p"])
 
 
 # ------------------------------------------------------------------ expected best of k
@@ -226,6 +228,8 @@ def test_friedman_refuses_too_small_a_table():
         friedman_nemenyi([[1.0], [2.0]])
     with pytest.raises(ValueError):
         nemenyi_q(1)
+    with pytest.raises(ValueError, match="finite"):   # a miss is a cost, not an accuracy
+        friedman_nemenyi([[1.0, np.inf], [2.0, 3.0]], lower_is_better=False)
 
 
 # ------------------------------------------------------------------ Bayesian signed-rank test
@@ -301,3 +305,18 @@ def test_bayesian_signed_rank_agrees_with_baycomp(n, rope, shift):
     for mine, theirs in ((r.p_a_better, right), (r.p_equivalent, equal), (r.p_b_better, left)):
         tol = math.sqrt(2) * _mc_tolerance(theirs, samples)
         assert mine == pytest.approx(theirs, abs=tol)
+
+
+def test_the_three_forms_of_a_table_agree():
+    table = [[1.0, 2.0, np.inf], [2.0, 1.0, 4.0]]
+    as_array = performance_profiles(table, algorithms=["A", "B"], problems=["p", "q", "r"])
+    as_rows = performance_profiles({"A": table[0], "B": table[1]}, problems=["p", "q", "r"])
+    as_maps = performance_profiles({"A": dict(zip("pqr", table[0])),
+                                    "B": dict(zip("rqp", table[1][::-1]))})
+    for r in (as_rows, as_maps):
+        assert r.algorithms == as_array.algorithms and r.problems == as_array.problems
+        assert r.ratios.tolist() == as_array.ratios.tolist()
+    assert friedman_nemenyi(table).ranks.tolist() == friedman_nemenyi(
+        {"A": table[0], "B": table[1]}).ranks.tolist() == [[1.0, 2.0, 2.0], [2.0, 1.0, 1.0]]
+    with pytest.raises(ValueError, match="not both"):
+        performance_profiles({"A": table[0]}, algorithms=["A"])

@@ -74,6 +74,8 @@ def _table(costs, algorithms, problems, *, allow_inf):
         raise ValueError(f"`problems` has {len(problems)} names for {p} columns of `costs`.")
     if len(set(algorithms)) != a:
         raise ValueError(f"`algorithms` must be distinct, got {algorithms}.")
+    if len(set(problems)) != p:
+        raise ValueError(f"`problems` must be distinct, got {problems}.")
     if np.isnan(values).any():
         raise ValueError("`costs` contains NaN; mark a missed target with inf.")
     if not allow_inf and not np.isfinite(values).all():
@@ -497,7 +499,8 @@ def friedman_nemenyi(costs, *, algorithms=None, problems=None, alpha=0.05, lower
     ----------
     costs : array_like, shape (a, p), or mapping
         A table algorithm x problem (the same forms as :func:`performance_profiles`);
-        ``inf`` (a missed target) ranks after every finite value, and misses tie.
+        with `lower_is_better`, ``inf`` (a missed target) ranks after every finite
+        value, and misses tie; otherwise the values must be finite.
     algorithms : sequence of str, optional
         Names of the rows; not with a mapping.
     problems : sequence of str, optional
@@ -516,8 +519,8 @@ def friedman_nemenyi(costs, *, algorithms=None, problems=None, alpha=0.05, lower
     Raises
     ------
     ValueError
-        If the table has fewer than 2 algorithms or 2 problems, or holds NaN or -inf;
-        if `alpha` is not in (0, 1).
+        If the table has fewer than 2 algorithms or 2 problems, or holds NaN, -inf, or
+        inf where higher is better; if `alpha` is not in (0, 1).
 
     Notes
     -----
@@ -563,7 +566,8 @@ def friedman_nemenyi(costs, *, algorithms=None, problems=None, alpha=0.05, lower
     >>> round(r.statistic, 3), round(r.critical_difference, 3)
     (4.5, 1.657)
     """
-    values, algorithms, problems = _table(costs, algorithms, problems, allow_inf=True)
+    lower_is_better = bool(lower_is_better)
+    values, algorithms, problems = _table(costs, algorithms, problems, allow_inf=lower_is_better)
     alpha = check_probability(alpha, "alpha")
     k, n = values.shape
     if k < 2 or n < 2:
