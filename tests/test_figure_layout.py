@@ -141,6 +141,12 @@ DRAWINGS = {
     "cd_diagram twelve": lambda: plots.cd_diagram(friedman_nemenyi(
         _across([f"algorithm {i}" for i in range(12)], problems=30),
         algorithms=[f"algorithm {i}" for i in range(12)])),
+    "cd_diagram on panels": lambda: plots.cd_diagram(
+        friedman_nemenyi(_across(SPECS[:4]), algorithms=SPECS[:4]),
+        ax=plots.panels(1, width=9.0, height=3.2)[0]),
+    "performance_profile on panels": lambda: plots.performance_profile(
+        performance_profiles(_across("ABCD"), algorithms=list("ABCD")),
+        ax=plots.panels(1, width=6.0, height=3.0)[0]),
     "performance_profile": lambda: plots.performance_profile(
         performance_profiles(_across(SPECS), algorithms=SPECS), title="time to target"),
     "learning_curves": lambda: plots.learning_curves(
@@ -166,6 +172,10 @@ def _texts(fig):
 def test_cd_diagram_names_neither_overlap_nor_leave_the_figure(name):
     ax = DRAWINGS[name]()
     fig = ax.figure
+    if not hasattr(fig.canvas, "get_renderer"):  # a figure of `panels`
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(fig)
     fig.canvas.draw()
     texts = _texts(fig)
     # a name per algorithm and the critical difference's value

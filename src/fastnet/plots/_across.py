@@ -55,7 +55,8 @@ def cd_diagram(result, *, best_on_right=True, title=None, ax=None, path=None):
     matplotlib.axes.Axes
         Lines of gid ``"algorithm"`` (one per algorithm), ``"clique"`` (one per
         group) and ``"critical_difference"``; the rank axis is the top spine, its tick
-        labels the ranks. A new figure is sized to its labels (long names are wrapped).
+        labels the ranks. A new figure is sized to its labels (long names are wrapped);
+        on a figure with fixed margins (`panels`) the top margin grows to hold the ranks.
 
     Raises
     ------
@@ -98,7 +99,7 @@ def cd_diagram(result, *, best_on_right=True, title=None, ax=None, path=None):
     step = lines + 0.5
     y_last = y_first + (rows - 1) * step
     y_cd = y_last + lines / 2 + 1.0
-    y_bottom = y_cd + 2.0
+    y_bottom = y_cd + 1.8
     top_in = 0.42 + (0.3 if title else 0.0)    # the rank labels (and title) above the axis
 
     if ax is None:
@@ -111,6 +112,9 @@ def cd_diagram(result, *, best_on_right=True, title=None, ax=None, path=None):
     else:
         fig = ax.figure
         axis_in = max(0.5, ax.get_position().width * fig.get_figwidth() - 2 * side)
+        room = 1 - top_in / fig.get_figheight()
+        if fig.get_layout_engine() is None and fig.subplotpars.top > room:
+            fig.subplots_adjust(top=room)      # fixed margins (`panels`): room for the ranks
     per_in = max(k - 1, 1) / axis_in           # rank units per inch
     lo, hi = 1.0 - side * per_in, k + side * per_in
     ax.set_xlim((hi, lo) if best_on_right else (lo, hi))
@@ -176,8 +180,9 @@ def performance_profile(result, *, tau_max=None, xlabel="ratio τ to the best co
     Returns
     -------
     matplotlib.axes.Axes
-        One step line (gid ``"profile"``) per algorithm, labelled with its score, the
-        key to the right of the axes.
+        One step line (gid ``"profile"``) per algorithm, labelled with its score; the
+        key to the right of the axes (inside at the lower right on a figure with fixed
+        margins, such as those of `panels`).
 
     Raises
     ------
@@ -215,9 +220,13 @@ def performance_profile(result, *, tau_max=None, xlabel="ratio τ to the best co
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("share of problems")
-    # the key beside the axes (a new figure's layout engine makes room): long
-    # specifications of algorithms fit there, and it never hides a curve
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False)
+    if ax.figure.get_layout_engine() is None:
+        # fixed margins (`panels`): inside, where the profiles, rising to 1, seldom are
+        ax.legend(loc="lower right", fontsize="small")
+    else:
+        # beside the axes (the layout engine makes room): long specifications of
+        # algorithms fit there, and it never hides a curve
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False)
     if title:
         ax.set_title(title, fontsize="medium")
     return _finish(ax, path)
