@@ -320,3 +320,9 @@ def test_the_three_forms_of_a_table_agree():
         {"A": table[0], "B": table[1]}).ranks.tolist() == [[1.0, 2.0, 2.0], [2.0, 1.0, 1.0]]
     with pytest.raises(ValueError, match="not both"):
         performance_profiles({"A": table[0]}, algorithms=["A"])
+
+
+def test_without_a_prior_far_differences_decide_for_certain():
+    r = bayesian_signed_rank(np.zeros(5), np.full(5, 3.0), rope=0.5, prior=0, n_samples=500)
+    assert (r.p_a_better, r.p_equivalent, r.p_b_better) == (1.0, 0.0, 0.0)
+    assert np.allclose(r.samples[:, 0], 1.0)
