@@ -11,7 +11,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from fastnet import cli, plots  # noqa: E402
 from fastnet.experiment import Experiment, run_experiment  # noqa: E402
 from fastnet.report import compare, summarize  # noqa: E402
-from fastnet.stats import hamey_analysis  # noqa: E402
+from fastnet.stats import friedman_nemenyi, hamey_analysis, performance_profiles  # noqa: E402
 
 #: Pixels two boxes may share (antialiased edges touch).
 SLACK = 1.0
@@ -113,6 +113,17 @@ def _hamey():
     return hamey_analysis(t, 1000)
 
 
+SPECS = ["rprop+", "adam(learning_rate=loguniform(1e-3, 1e-1))",
+         "backprop(learning_rate=loguniform(1e-4, 1e-1), momentum=uniform(0, 0.9))", "quickprop",
+         "scg"]
+
+
+def _across(names, problems=8, seed=0):
+    """A table algorithm x problem of costs, the later algorithms a little worse."""
+    rng = np.random.default_rng(seed)
+    return rng.lognormal(0.0, 0.5, (len(names), problems)) + 0.3 * np.arange(len(names))[:, None]
+
+
 DRAWINGS = {
     "box_whiskers": lambda: plots.box_whiskers(LONG, ylabel="test squared error percentage (%)"),
     "box_whiskers titled": lambda: plots.box_whiskers(
@@ -123,6 +134,21 @@ DRAWINGS = {
     "ecdf": lambda: plots.ecdf({k: v * 1000 for k, v in LONG.items()}, xlabel="test error"),
     "training_graph": lambda: plots.training_graph(_hamey()),
     "efficiency_graph": lambda: plots.efficiency_graph(_hamey()),
+    "cd_diagram": lambda: plots.cd_diagram(friedman_nemenyi(_across(SPECS), algorithms=SPECS),
+                                           title="test error, 8 problems"),
+    "cd_diagram two, best left": lambda: plots.cd_diagram(
+        friedman_nemenyi(_across("AB"), algorithms=["A", "B"]), best_on_right=False),
+    "cd_diagram twelve": lambda: plots.cd_diagram(friedman_nemenyi(
+        _across([f"algorithm {i}" for i in range(12)], problems=30),
+        algorithms=[f"algorithm {i}" for i in range(12)])),
+    "cd_diagram on panels": lambda: plots.cd_diagram(
+        friedman_nemenyi(_across(SPECS[:4]), algorithms=SPECS[:4]),
+        ax=plots.panels(1, width=9.0, height=3.2)[0]),
+    "performance_profile on panels": lambda: plots.performance_profile(
+        performance_profiles(_across("ABCD"), algorithms=list("ABCD")),
+        ax=plots.panels(1, width=6.0, height=3.0)[0]),
+    "performance_profile": lambda: plots.performance_profile(
+        performance_profiles(_across(SPECS), algorithms=SPECS), title="time to target"),
     "learning_curves": lambda: plots.learning_curves(
         np.arange(1, 101), 10 / np.arange(1, 101), 12 / np.arange(1, 21) + 1,
         np.arange(5, 101, 5), relevant_epoch=60, log_y=True,
@@ -135,6 +161,35 @@ def test_every_plotting_function_lays_out_cleanly(name):
     out = DRAWINGS[name]()
     ax = out if hasattr(out, "figure") else plt.gca()
     assert_clean(ax.figure)
+
+
+def _texts(fig):
+    return [(t.get_text(), t.get_window_extent(fig.canvas.get_renderer()))
+            for ax in fig.axes for t in ax.texts if t.get_text().strip()]
+
+
+@pytest.mark.parametrize("name", [n for n in DRAWINGS if n.startswith("cd_diagram")])
+def test_cd_diagram_names_neither_overlap_nor_leave_the_figure(name):
+    ax = DRAWINGS[name]()
+    fig = ax.figure
+    if not hasattr(fig.canvas, "get_renderer"):  # a figure of `panels`
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    texts = _texts(fig)
+    # a name per algorithm and the critical difference's value
+    assert len(texts) == sum(ln.get_gid() == "algorithm" for ln in ax.get_lines()) + 1
+    box = fig.bbox
+    for i, (t1, b1) in enumerate(texts):
+        assert box.x0 - SLACK <= b1.x0 and b1.x1 <= box.x1 + SLACK, f"{t1!r} leaves the figure"
+        assert box.y0 - SLACK <= b1.y0 and b1.y1 <= box.y1 + SLACK, f"{t1!r} leaves the figure"
+        for t2, b2 in texts[i + 1:]:
+            assert not _shrunk(b1).overlaps(_shrunk(b2)), f"{t1!r} and {t2!r} overlap"
+        for t2, b2 in _tick_labels(ax.xaxis, fig.canvas.get_renderer()):
+            assert not _shrunk(b1).overlaps(_shrunk(b2)), f"{t1!r} and the rank {t2!r} overlap"
+        if ax.get_title():
+            assert not _shrunk(b1).overlaps(_shrunk(ax.title.get_window_extent())), t1
 
 
 # ------------------------------------------------------------------ pages and the command line

@@ -310,3 +310,44 @@ def test_training_graph_chooses_a_log_epoch_axis_for_a_long_tail():
     assert plots.training_graph(spread, 1000).get_xscale() == "linear"
     assert plots.training_graph(spread, 1000, log_x=True).get_xscale() == "log"
     assert plots.training_graph([1000.0, 1000.0], 1000).get_xscale() == "linear"   # no success
+
+
+# ------------------------------------------------------------------ across problems
+
+def test_cd_diagram_draws_the_mean_ranks_the_cliques_and_the_critical_difference(tmp_path):
+    from fastnet.stats import friedman_nemenyi
+
+    table = np.array([[1.0, 1.0, 2.0, 1.0, 1.0, 2.0],
+                      [2.0, 3.0, 1.0, 2.0, 2.0, 1.0],
+                      [3.0, 2.0, 3.0, 3.0, 4.0, 3.0],
+                      [4.0, 4.0, 4.0, 4.0, 3.0, 4.0]])
+    r = friedman_nemenyi(table, algorithms=["a", "b", "c", "d"])
+    ax = plots.cd_diagram(r, path=tmp_path / "cd.svg")
+    assert (tmp_path / "cd.svg").stat().st_size > 0
+    lines = by_gid(ax, "algorithm")
+    assert sorted(ln.get_xdata()[0] for ln in lines) == sorted(r.mean_ranks.tolist())
+    assert all(ln.get_ydata()[0] == 0.0 for ln in lines)       # each starts on the axis
+    assert len(by_gid(ax, "clique")) == len(r.cliques) > 0
+    bar = by_gid(ax, "critical_difference")[0]
+    assert np.ptp(bar.get_xdata()) == pytest.approx(r.critical_difference)
+    assert ax.get_xlim()[0] > ax.get_xlim()[1]                  # rank 1 on the right
+    assert {t.get_text().split(" (")[0] for t in ax.texts} >= {"a", "b", "c", "d"}
+    assert ax.get_xticks().tolist() == [1, 2, 3, 4]
+    left = plots.cd_diagram(r, best_on_right=False)
+    assert left.get_xlim()[0] < left.get_xlim()[1]
+    with pytest.raises(TypeError, match="FriedmanNemenyi"):
+        plots.cd_diagram(table)
+
+
+def test_performance_profile_draws_each_profile_and_its_score():
+    from fastnet.stats import performance_profiles
+
+    r = performance_profiles({"A": [1.0, 2.0, np.inf], "B": [2.0, 2.0, 3.0]})
+    ax = plots.performance_profile(r, tau_max=3.0)
+    lines = by_gid(ax, "profile")
+    assert [ln.get_label() for ln in lines] == ["A (score 0.67)", "B (score 0.89)"]
+    for ln, rho in zip(lines, r.rho(lines[0].get_xdata())):
+        assert ln.get_ydata().tolist() == rho.tolist()
+    assert lines[0].get_xdata().tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match="tau_max"):
+        plots.performance_profile(r, tau_max=1.0)

@@ -1,4 +1,5 @@
-"""Pictures of training results: distributions, box-whiskers, Hamey's graphs, learning curves.
+"""Pictures of training results: distributions, box-whiskers, Hamey's graphs, learning curves,
+and of comparisons across problems: critical-difference diagrams, performance profiles.
 
 matplotlib is an optional dependency (``pip install fastnet[plot]``) and is imported only
 inside the functions. Every function draws into the given ``ax`` (or a new figure), can
@@ -7,12 +8,14 @@ save the figure with ``path=`` (``.png``, ``.svg`` or ``.pdf``) and returns the 
 Artists carry a ``gid`` naming their role (``"box"``, ``"median"``, ``"whisker"``,
 ``"segment"``, ``"mean_sd"``, ``"histogram"``, ``"training_graph"``, ``"model"``,
 ``"asymptote"``, ``"efficiency"``, ``"optimal_limit"``, ``"half_range"``,
-``"train_error"``, ``"val_error"``, ``"test_error"``, ``"stopping_point"``, ``"ecdf"``) so
+``"train_error"``, ``"val_error"``, ``"test_error"``, ``"stopping_point"``, ``"ecdf"``,
+``"algorithm"``, ``"clique"``, ``"critical_difference"``, ``"profile"``) so
 that they can be found again, e.g. for styling.
 
 `panels` and `to_png` serve pages that embed pictures (the HTML report): a row of
 axes on a figure that pyplot does not keep, and its PNG bytes.
 """
+from fastnet.plots._across import cd_diagram, performance_profile
 from fastnet.plots._curves import efficiency_graph, learning_curves, training_graph
 from fastnet.plots._distributions import (
     box_whiskers, ecdf, extended_box_whiskers, histogram, histograms,
@@ -23,6 +26,7 @@ from fastnet.plots._figure import (  # noqa: F401  (the report draws through the
 
 __all__ = [
     "box_whiskers",
+    "cd_diagram",
     "ecdf",
     "efficiency_graph",
     "extended_box_whiskers",
@@ -30,6 +34,7 @@ __all__ = [
     "histograms",
     "learning_curves",
     "panels",
+    "performance_profile",
     "to_png",
     "training_graph",
 ]

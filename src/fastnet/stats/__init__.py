@@ -1,7 +1,7 @@
 """Statistics for describing and comparing training runs.
 
-After Prechelt 1994, Lawrence et al. 1997, Larsen & Hansen 1995, Hamey 1992 and
-Lacoste et al. 2012.
+After Prechelt 1994, Lawrence et al. 1997, Larsen & Hansen 1995, Hamey 1992,
+Lacoste et al. 2012, Demšar 2006 and Benavoli et al. 2017.
 
 Descriptive statistics (Lawrence et al. 1997)
     describe, segment_points
@@ -16,11 +16,25 @@ Resampled hold-out cross-validation (Larsen & Hansen 1995)
     resampled_holdout, compare_resampled, holdout_paired_ttest
 Training-time benchmarks (Hamey 1992)
     hamey_analysis
+Algorithms across problems (Dolan & Moré 2002, Dodge et al. 2019, Demšar 2006, Benavoli et al. 2017)
+    performance_profiles, expected_best, friedman_nemenyi, nemenyi_q,
+    bayesian_signed_rank
 
 Every function returns a frozen dataclass (SciPy-style result object); none of them
 imports the compiled kernels. Pictures of these results are in :mod:`fastnet.plots`.
 """
 
+from ._across import (
+    BayesianSignedRank,
+    ExpectedBest,
+    FriedmanNemenyi,
+    PerformanceProfiles,
+    bayesian_signed_rank,
+    expected_best,
+    friedman_nemenyi,
+    nemenyi_q,
+    performance_profiles,
+)
 from ._describe import Description, describe, segment_points
 from ._hamey import AsymptoticModel, HameyResult, hamey_analysis
 from ._lacoste_datasets import (
@@ -91,4 +105,14 @@ __all__ = [
     "hamey_analysis",
     "HameyResult",
     "AsymptoticModel",
+    # across problems
+    "performance_profiles",
+    "expected_best",
+    "friedman_nemenyi",
+    "nemenyi_q",
+    "bayesian_signed_rank",
+    "PerformanceProfiles",
+    "ExpectedBest",
+    "FriedmanNemenyi",
+    "BayesianSignedRank",
 ]
