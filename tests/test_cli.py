@@ -6,6 +6,7 @@ import pytest
 
 from fastnet import cli
 from fastnet.cli import _commands, _progress
+from _extras import needs
 
 SUBCOMMANDS = [["datasets"], ["datasets", "list"], ["datasets", "fetch"], ["train"], ["bench"],
                ["report"], ["demo"], ["compare"], ["reproduce"], ["reproduce", "proben1"],
@@ -214,6 +215,7 @@ def test_report_partial_line_warns(bench_file, capsys):
 
 
 def test_compare(bench_file, proben1_root, tmp_path, capsys):
+    needs("matplotlib")
     other = tmp_path / "other.jsonl"
     assert cli.main(["bench", "-p", "cancer1", "-n", "linear", "pivot", "-r", "3",
                      "--max-epochs", "100", "--variant", "irprop-", "--keep-predictions",
@@ -286,7 +288,7 @@ def test_demo_is_a_library_function():
 
 
 def test_bench_on_dask_scheduler(proben1_root, tmp_path, capsys):
-    distributed = pytest.importorskip("dask.distributed")
+    distributed = needs("dask.distributed")
     path = tmp_path / "dask.jsonl"
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   dashboard_address=None) as cluster:
@@ -321,7 +323,7 @@ def test_bench_all_with_the_default_network_leaves_out_problems_without_a_pivot(
 
 
 def test_train_saves_the_net_and_draws_its_curves(proben1_root, tmp_path, capsys):
-    pytest.importorskip("matplotlib")
+    needs("matplotlib")
     from fastnet import MLP
 
     net_file, pic = tmp_path / "net.npz", tmp_path / "curves.png"
@@ -448,7 +450,7 @@ def test_demo_batches_do_not_change_the_trials(monkeypatch):
 
 
 def test_train_plot_has_a_title_units_and_a_log_error_axis(proben1_root, tmp_path, monkeypatch):
-    pytest.importorskip("matplotlib")
+    needs("matplotlib")
     from fastnet import plots
 
     drawn = []
@@ -467,7 +469,7 @@ def test_train_plot_has_a_title_units_and_a_log_error_axis(proben1_root, tmp_pat
 
 @pytest.mark.parametrize("command", ["report", "compare"])
 def test_html_without_out_says_the_real_size(command, bench_file, capsys):
-    pytest.importorskip("matplotlib")
+    needs("matplotlib")
     argv = [command, str(bench_file)] + ([str(bench_file)] if command == "compare" else [])
     assert cli.main(argv + ["-f", "html"]) == 1
     cap = capsys.readouterr()

@@ -9,12 +9,16 @@ import re
 from pathlib import Path
 
 import pytest
+from _extras import needs
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 PAGES = sorted(p.name for p in DOCS.glob("*.md"))
 # Pages whose examples read Proben1 files.
 NEEDS_PROBEN1 = {"quickstart.md", "stopping.md", "proben1.md", "experiments.md", "statistics.md",
                  "performance.md"}
+# Pages whose examples need optional packages (skipped without them, failed under
+# FASTNET_REQUIRE_EXTRAS=1).
+NEEDS_EXTRAS = {"experiments.md": ("pandas", "matplotlib"), "statistics.md": ("pandas", "matplotlib")}
 # Pages whose examples need more than the installed package; a test of their own runs them.
 NOT_RUN = {"cython.md": "compiles an extension (tests/test_embedding.py runs it)"}
 # Fenced ```pycon blocks (the fence may carry more backticks or be indented by a list).
@@ -36,6 +40,8 @@ def _examples(page):
 
 @pytest.mark.parametrize("page", [p for p in PAGES if _examples(p) and p not in NOT_RUN])
 def test_page_examples(page, tmp_path, monkeypatch, request):
+    for module in NEEDS_EXTRAS.get(page, ()):
+        needs(module)
     if page in NEEDS_PROBEN1:
         monkeypatch.setenv("FASTNET_DATA", str(request.getfixturevalue("proben1_root")))
     monkeypatch.chdir(tmp_path)   # examples that write files write them here
@@ -198,7 +204,7 @@ def test_estimator_docs_state_each_named_stop_rule_as_it_runs(where):
     """The estimators' ``stop`` names (the issue: the page said "multilayer" was
     "P5<0.1, or ever GL5, UP8 and PQ3" while it runs GL2; "multilayer-literal" was
     accepted but undocumented)."""
-    pytest.importorskip("sklearn")
+    needs("sklearn")
     from fastnet import sklearn as fsk
     from fastnet.rprop import proben1_stopping
 

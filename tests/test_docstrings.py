@@ -5,6 +5,7 @@ import inspect
 import re
 
 import pytest
+from _extras import available, needs
 
 MODULES = ["fastnet", "fastnet.training._backprop", "fastnet.experiment", "fastnet.gradients",
            "fastnet.measures",
@@ -12,7 +13,7 @@ MODULES = ["fastnet", "fastnet.training._backprop", "fastnet.experiment", "fastn
            "fastnet.traversal", "fastnet.stats._describe", "fastnet.stats._hamey",
            "fastnet.stats._lacoste_single", "fastnet.stats._lacoste_datasets",
            "fastnet.stats._lacoste_pairwise", "fastnet.stats._proben1_ttest", "fastnet.stats._multiple",
-           "fastnet.stats._across",
+           "fastnet.stats._across", "fastnet.export",
            "fastnet.stats._resampling", "fastnet.training._many",
            "fastnet.training._results", "fastnet.reproduction", "fastnet.demo"]
 # fastnet.datasets' modules: tests/test_datasets_proben1.py::test_docstring_examples
@@ -20,6 +21,8 @@ MODULES = ["fastnet", "fastnet.training._backprop", "fastnet.experiment", "fastn
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name, tmp_path, monkeypatch):
+    if name == "fastnet.sklearn":
+        needs("sklearn")
     monkeypatch.chdir(tmp_path)   # examples that write files write them here
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
@@ -28,7 +31,7 @@ def test_docstring_examples(name, tmp_path, monkeypatch):
 
 
 PUBLIC = ["fastnet", "fastnet.algorithms", "fastnet.datasets", "fastnet.experiment",
-          "fastnet.gradients", "fastnet.measures", "fastnet.network", "fastnet.plots",
+          "fastnet.export", "fastnet.gradients", "fastnet.measures", "fastnet.network", "fastnet.plots",
           "fastnet.report", "fastnet.reproduction", "fastnet.sklearn", "fastnet.stats",
           "fastnet.stopping", "fastnet.study", "fastnet.training", "fastnet.traversal"]
 
@@ -45,6 +48,8 @@ def _documented_parameters(doc):
 
 def _public_callables():
     for module_name in PUBLIC:
+        if module_name == "fastnet.sklearn" and not available("sklearn"):
+            continue                      # (checked wherever scikit-learn is installed)
         module = importlib.import_module(module_name)
         for name in module.__all__:
             obj = getattr(module, name)

@@ -27,8 +27,9 @@ from numpy.testing import assert_allclose, assert_array_equal
 import fastnet
 import fastnet.network
 from fastnet import MLP, TrainResult, train_rprop
+from _extras import needs
 
-joblib = pytest.importorskip("joblib")
+joblib = needs("joblib")
 
 
 # ------------------------------------------------------------------ fixtures
@@ -59,7 +60,7 @@ def _flip_byte_in(raw, needle, offset=3):
 
 
 def _sklearn_estimators():
-    sk = pytest.importorskip("fastnet.sklearn")
+    sk = needs("fastnet.sklearn")
     X, Y = _data(seed=1)
     y = np.array(["low", "mid", "high"])[Y.argmax(axis=1)]
     clf = sk.RpropClassifier(hidden_layer_sizes=(6,), max_iter=50, random_state=0).fit(X, y)
@@ -130,6 +131,7 @@ def test_train_result_pickle_and_joblib_round_trip(trained, tmp_path):
 
 # -------------------------------------------------- round trips: estimators
 def test_estimator_round_trips(tmp_path):
+    needs("sklearn")
     sk, clf, reg, X = _sklearn_estimators()
     for est in (clf, reg):
         expected = _predictions(est, X)
@@ -169,6 +171,7 @@ def test_mlp_other_format_version(trained, tmp_path, monkeypatch):
 
 
 def test_estimator_other_format_version(tmp_path, monkeypatch):
+    needs("sklearn")
     from fastnet import _estimator_files as _files   # the estimators' persistence
 
     sk, clf, _, _ = _sklearn_estimators()
@@ -226,6 +229,7 @@ def test_mlp_and_result_pickle_corrupted_weights_detected(trained, what):
 
 
 def test_estimator_corrupted_or_truncated(tmp_path):
+    needs("sklearn")
     sk, clf, reg, _ = _sklearn_estimators()
     for est in (clf, reg):
         name = type(est).__name__
@@ -320,7 +324,7 @@ def test_thread_parallel_training_equals_sequential_and_is_faster():
     instead of failing; ``test_kernels_release_the_gil`` checks the GIL release
     independently of load.
     """
-    threadpoolctl = pytest.importorskip("threadpoolctl")
+    threadpoolctl = needs("threadpoolctl")
     if _usable_cpus() < 2:
         pytest.skip("needs 2 CPUs for a speed-up")
     # Long enough (~0.4 s sequential) that thread start-up and the per-call Python
@@ -394,6 +398,7 @@ def test_concurrent_predict_on_one_network_is_safe(trained):
 
 
 def test_concurrent_predict_on_one_estimator_is_safe():
+    needs("sklearn")
     _, clf, _, X = _sklearn_estimators()
     Xs = [X[i::4] for i in range(4)] * 8
     expected = [clf.predict_proba(x) for x in Xs]
@@ -424,8 +429,8 @@ def _doc_block(text, lang):
 
 def test_cimport_kernels_from_another_extension(tmp_path):
     """Compile the example of docs/cython.md against the installed .pxd files."""
-    pytest.importorskip("Cython", reason="Cython is needed to compile an extension")
-    pytest.importorskip("setuptools", reason="setuptools is needed to build an extension")
+    needs("Cython")
+    needs("setuptools")
     cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(cc) is None:
         pytest.skip(f"no C compiler ({cc}) to build a test extension")

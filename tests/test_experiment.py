@@ -31,6 +31,7 @@ from fastnet.experiment import (
 )
 
 import fastnet
+from _extras import needs
 
 # Subprocesses must import the same fastnet as this process (the in-place build
 # under src/ or the installed package).
@@ -290,7 +291,7 @@ def test_same_records_with_local_processes(reference, proben1_root, tmp_path):
 
 
 def test_same_records_on_dask_cluster(reference, proben1_root, tmp_path):
-    distributed = pytest.importorskip("dask.distributed")
+    distributed = needs("dask.distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster:
         path = tmp_path / "dask-address.jsonl"
@@ -307,7 +308,7 @@ def test_same_records_on_dask_cluster(reference, proben1_root, tmp_path):
 
 
 def test_unreachable_scheduler(proben1_root, tmp_path, monkeypatch):
-    pytest.importorskip("dask.distributed")
+    needs("dask.distributed")
     import fastnet.experiment as experiment
 
     monkeypatch.setattr(experiment, "SCHEDULER_TIMEOUT", 1.0)
@@ -321,7 +322,7 @@ def test_unreachable_scheduler(proben1_root, tmp_path, monkeypatch):
 def test_malformed_scheduler_address(proben1_root, tmp_path, monkeypatch):
     # refused before a Client is made (one that fails on its address is left half
     # made, and its clean-up at exit waits 20 s)
-    distributed = pytest.importorskip("dask.distributed")
+    distributed = needs("dask.distributed")
 
     def no_client(*args, **kwargs):
         raise AssertionError("a Client was made for a malformed address")

@@ -21,6 +21,7 @@ from fastnet.experiment._protocol import algorithm_arguments
 from fastnet.experiment._provenance import _load
 from fastnet.report import compare, summarize, timing_summary
 from fastnet.stopping import MaxEpochs
+from _extras import needs
 
 BP = "backprop(learning_rate=0.0005, momentum=0.5)"
 
@@ -157,6 +158,7 @@ def test_records_outside_the_algorithms_of_the_grid_are_refused(proben1_root, tm
 
 
 def test_report_groups_by_algorithm_and_compare_within_one_file(proben1_root, tmp_path):
+    needs("matplotlib")
     path = tmp_path / "a.jsonl"
     run_experiment(_exp(proben1_root, runs=3, algorithms=("rprop+", BP)), path)
     rep = summarize(path)
@@ -189,6 +191,7 @@ def test_report_groups_by_algorithm_and_compare_within_one_file(proben1_root, tm
 
 
 def test_compare_pictures_show_the_labels(proben1_root, tmp_path, monkeypatch):
+    needs("matplotlib")
     from fastnet import plots
 
     # two files of the default algorithm: the pictures name them by their labels

@@ -13,6 +13,7 @@ from _result_files import rename_problem, rewrite
 from fastnet import cli
 from fastnet.experiment import Experiment, ResultFileError, read_results, run_experiment
 from fastnet.report import compare, summarize, timing_summary
+from _extras import needs
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +92,7 @@ def test_formats(results):
 
 
 def test_dataframe(results):
-    pd = pytest.importorskip("pandas")
+    pd = needs("pandas")
     df = summarize(results[0]).to_dataframe()
     assert isinstance(df, pd.DataFrame) and df.shape[0] == 4
     assert {"test_mean", "test_std", "corr_val_test", "traversals_per_cpu_second"} <= set(df.columns)
@@ -118,7 +119,7 @@ def test_compare_files(results, tmp_path):
     assert np.allclose(m + m.T, 1.0)
     text = cmp.to_text()
     assert "A vs B" in text and "Poisson binomial" in text and "Wilcoxon" in text
-    pytest.importorskip("matplotlib")
+    needs("matplotlib")
     paths = cmp.plot(tmp_path / "pics")
     assert {p.name for p in paths} == {"cancer1-box.png", "cancer1-extended-box.png",
                                        "building1-box.png", "building1-extended-box.png"}
@@ -150,7 +151,7 @@ def test_report_errors(tmp_path):
 
 
 def test_dataframes_have_flat_columns(results):
-    pd = pytest.importorskip("pandas")
+    pd = needs("pandas")
     path = results[0] if isinstance(results, (list, tuple)) else results
     rf = read_results(path)
     df = rf.to_dataframe()
@@ -214,7 +215,7 @@ def test_latex_escapes_every_special_character(results):
 
 @pytest.mark.parametrize("name", ["../../outside", "/abs/outside", "..", ""])
 def test_compare_plot_writes_only_into_its_directory(results, tmp_path, name):
-    pytest.importorskip("matplotlib")
+    needs("matplotlib")
     if name.startswith("/"):
         name = str(tmp_path / "abs" / "outside")
         (tmp_path / "abs").mkdir()
@@ -235,7 +236,7 @@ def test_compare_plot_writes_only_into_its_directory(results, tmp_path, name):
 
 
 def test_compare_plot_names_collide_and_links_are_refused(results, tmp_path):
-    pytest.importorskip("matplotlib")
+    needs("matplotlib")
     files = [rename_problem(rename_problem(p, tmp_path / f"{k}.jsonl", "cancer1", "a/b"),
                             tmp_path / f"{k}.jsonl", "building1", "a_b")
              for k, p in enumerate(results)]
@@ -253,7 +254,7 @@ def test_compare_plot_names_collide_and_links_are_refused(results, tmp_path):
 
 
 def test_cli_compare_plot_stays_in_its_directory(results, tmp_path, capsys):
-    pytest.importorskip("matplotlib")
+    needs("matplotlib")
     files = [rename_problem(p, tmp_path / f"{k}.jsonl", "cancer1", "../../../escaped")
              for k, p in enumerate(results)]
     pics = tmp_path / "a" / "b" / "pics"  # pics/../../../escaped would be in tmp_path

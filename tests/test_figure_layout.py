@@ -2,8 +2,9 @@
 covers a title, no tick label leaves the figure."""
 import numpy as np
 import pytest
+from _extras import needs
 
-matplotlib = pytest.importorskip("matplotlib")
+matplotlib = needs("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402

@@ -7,6 +7,7 @@ from fastnet import MLP, train_many
 from fastnet.datasets import make_xor
 from fastnet.network import INIT_SCHEMES
 from fastnet.training import draw_trials
+from _extras import needs
 
 
 def _unit_ranges(n_in, hidden, n_out, shortcut):
@@ -64,7 +65,7 @@ def test_glorot_as_scikit_learn():
 
 
 def test_glorot_matches_scikit_learn_bounds_when_available():
-    sk = pytest.importorskip("sklearn.neural_network")
+    sk = needs("sklearn.neural_network")
     mlp = sk.MLPRegressor(hidden_layer_sizes=(7,), activation="logistic")
     mlp._random_state = np.random.RandomState(0)
     coef, intercept = mlp._init_coef(5, 7, np.float64)

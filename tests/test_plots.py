@@ -4,8 +4,9 @@ import sys
 
 import numpy as np
 import pytest
+from _extras import needs
 
-matplotlib = pytest.importorskip("matplotlib")
+matplotlib = needs("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import PathPatch, Rectangle  # noqa: E402

@@ -10,6 +10,7 @@ from html.parser import HTMLParser
 
 import numpy as np
 import pytest
+from _extras import needs
 
 from fastnet import cli
 from fastnet._files import new_file_mode
@@ -17,7 +18,7 @@ from fastnet.experiment import Experiment, run_experiment
 from fastnet.report import compare, summarize, timing_summary
 from fastnet.report._render import _DIST, _MAIN, _cells
 
-matplotlib = pytest.importorskip("matplotlib")
+matplotlib = needs("matplotlib")
 
 from fastnet import plots  # noqa: E402
 

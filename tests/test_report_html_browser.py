@@ -14,8 +14,9 @@ import pytest
 
 from fastnet import cli
 from fastnet.experiment import Experiment, run_experiment
+from _extras import needs
 
-pytest.importorskip("matplotlib")
+needs("matplotlib")
 
 REQUIRE = os.environ.get("FASTNET_REQUIRE_BROWSER", "0") not in ("", "0")
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")

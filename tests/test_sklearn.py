@@ -6,9 +6,10 @@ import warnings
 
 import numpy as np
 import pytest
+from _extras import needs
 from numpy.testing import assert_allclose, assert_array_equal
 
-pytest.importorskip("sklearn")
+needs("sklearn")
 
 from sklearn.base import clone  # noqa: E402
 from sklearn.datasets import load_iris  # noqa: E402

@@ -14,6 +14,7 @@ from fastnet.stats import (
     nemenyi_q,
     performance_profiles,
 )
+from _extras import needs
 
 # ------------------------------------------------------------------ performance profiles
 
@@ -293,7 +294,7 @@ CASES = [(10, 0.05, 0.05), (8, 0.0, 0.02), (15, 0.1, 0.0), (4, 0.02, 0.2)]
 
 @pytest.mark.parametrize("n, rope, shift", CASES)
 def test_bayesian_signed_rank_agrees_with_baycomp(n, rope, shift):
-    baycomp = pytest.importorskip("baycomp")
+    baycomp = needs("baycomp")
     rng = np.random.default_rng(n)
     a = rng.random(n)
     b = a + rng.normal(shift, 0.1, n)

@@ -16,6 +16,7 @@ from fastnet.study import Study, expand_grid, logrank_test, run_study
 from fastnet.study import _run as study_run
 from fastnet.study._setup import load_task, parse_success
 from fastnet.training import draw_trials
+from _extras import needs
 
 
 def xor_study(**kw):
@@ -150,6 +151,7 @@ def test_diverged_trials_are_failures_and_the_others_train_alone():
 
 
 def test_outputs_and_resuming(tmp_path, monkeypatch):
+    needs("matplotlib")
     study = xor_study(algorithms=("rprop+", "backprop(learning_rate=[0.5, 2.0])"))
     first = run_study(study, tmp_path)
     for name in ("study.html", "trials.csv", "study.json", "summary.md"):
@@ -195,6 +197,7 @@ def test_the_output_directory_is_locked(tmp_path):
 
 
 def test_cli_study(tmp_path, capsys):
+    needs("matplotlib")
     status = cli.main(["study", "xor", "-a", "rprop+", "backprop(learning_rate=[0.5, 2.0])",
                        "-k", "20", "-T", "100", "-o", str(tmp_path), "-q"])
     assert status == 0
@@ -209,6 +212,7 @@ def test_cli_study(tmp_path, capsys):
 
 
 def test_sigkill_loses_no_finished_algorithm(tmp_path):
+    needs("matplotlib")
     # A study killed (SIGKILL) while its second algorithm trains keeps the first
     # one's trials; the rerun trains only the second and ends where an
     # uninterrupted study ends.
@@ -245,6 +249,7 @@ def test_sigkill_loses_no_finished_algorithm(tmp_path):
 
 
 def test_graph_key_hides_no_curve(monkeypatch):
+    needs("matplotlib")
     """The key of a grid's many curves lies beside the graphs, not on them, and an
     eleventh algorithm differs from the first by its line style."""
     from fastnet import plots

@@ -19,6 +19,7 @@ from fastnet.datasets._format import MAX_COLUMNS, MAX_HEADER_VALUE
 from fastnet.exceptions import DataFormatError, DataIntegrityWarning
 from fastnet.experiment import MAX_NESTING, ResultFileError
 from fastnet.report import summarize
+from _extras import needs
 
 FIXTURE = Path(__file__).parent / "data" / "proben1_tiny_fixture.txt"
 HEADER = ["bool_in=1", "real_in=2", "bool_out=2", "real_out=0", "training_examples=4",
@@ -411,6 +412,7 @@ def test_a_format_version_of_20m_zeros_is_refused_from_its_header(tmp_path):
 
 
 def test_an_estimator_file_with_a_huge_member_is_refused_from_its_header(tmp_path):
+    needs("sklearn")
     from fastnet.sklearn import RpropRegressor
 
     members = {"estimator": _npy(np.array("RpropRegressor")), "pickle": _npy(np.zeros(3, np.uint8))}

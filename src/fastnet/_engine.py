@@ -236,7 +236,12 @@ def predict(net, X, out=None, w=None):
     weights = net._w if w is None else w
     Y = _forward.predict(X, out, net._layers, weights, net._stride, net._block, PREDICT_BLAS_MIN,
                          False)
-    if Y is None:
+    if type(Y) is int and Y == _forward.PREDICT_NEEDS_BLAS_LIMIT:
+        # (CPUs without the tiles: large products go to BLAS, held at one thread)
+        with single_threaded_blas():
+            Y = _forward.predict(X, out, net._layers, weights, net._stride, net._block,
+                                 PREDICT_BLAS_MIN, True)
+    if type(Y) is int:
         X = check_matrix(X, "X", n_cols=net.n_in, what="inputs", allow_empty=True)
         if out is not None:
             check_out(out, X, net.n_out)

@@ -295,7 +295,7 @@ def to_c(net, path: PathLike | None = None, *, name: str = "fastnet_predict",
     >>> from fastnet import MLP
     >>> from fastnet.export import to_c
     >>> source = to_c(MLP(2, (2,), 1, hidden_activation="tanh", seed=0), name="xor_net")
-    >>> print(source[source.index("void xor_net("):].splitlines()[0])
+    >>> print(next(line for line in source.splitlines() if line.startswith("void xor_net(")))
     void xor_net(const double *x, double *y)
     """
     _check_net(net, "to_c")

@@ -584,7 +584,8 @@ class MLP:
         ones in blocks of a few hundred patterns: predict allocates only the
         returned array, and nothing with ``out``. BLAS is not called where the
         CPU has fastnet's AVX2 or AVX-512 products, so the process's BLAS
-        threads are left alone.
+        threads are left alone; on other CPUs large batches run their large
+        products in BLAS held at one thread meanwhile.
 
         Predicting with a network while another thread trains it is allowed
         and memory-safe, but sees the weights of some epoch in progress,

@@ -192,6 +192,12 @@ cdef enum:
     ROW_ALIGN_DOUBLES = 8
 
 
+# predict's answers when it wrote nothing usable (see predict)
+PREDICT_NOT_PREPARED = 1
+PREDICT_NOT_FINITE = 2
+PREDICT_NEEDS_BLAS_LIMIT = 3
+
+
 cdef bint predict_blocks(const Py_ssize_t[:, ::1] layers, const double* w,
                          const double* X, Py_ssize_t n, Py_ssize_t n_in,
                          double* Y, Py_ssize_t n_out, double* A, Py_ssize_t stride,
@@ -231,7 +237,7 @@ def predict(object X, object Y, const Py_ssize_t[:, ::1] layers, const double[::
 
     The fast path of ``MLP.predict``: it takes X and Y only as they come from a
     caller who prepared them (C-contiguous float64, X of n_in columns, Y of X's
-    rows and n_out columns, not overlapping X), and returns None for anything
+    rows and n_out columns, not overlapping X), and returns a code for anything
     else -- and for inputs that are not finite -- so that the caller checks and
     explains. The GIL is released while the network runs.
 
@@ -245,11 +251,14 @@ def predict(object X, object Y, const Py_ssize_t[:, ::1] layers, const double[::
     block : rows per block for batches larger than the stack buffer.
     blas_min : products with m*n*k >= blas_min may go to BLAS.
     blas_allowed : whether the caller holds BLAS at one thread; if not, and some
-        product could reach BLAS, None is returned before anything runs.
+        product could reach BLAS, PREDICT_NEEDS_BLAS_LIMIT is returned before anything
+        runs.
 
     Returns
     -------
-    Y : ndarray, or None (nothing usable written).
+    Y : ndarray, or an int when nothing usable was written: PREDICT_NOT_PREPARED (X or
+        Y not as described), PREDICT_NOT_FINITE (an input is NaN or infinite),
+        PREDICT_NEEDS_BLAS_LIMIT.
     """
     cdef const double[:, ::1] Xv
     cdef double[:, ::1] Yv
@@ -259,24 +268,30 @@ def predict(object X, object Y, const Py_ssize_t[:, ::1] layers, const double[::
     cdef double* A
     cdef bint finite
     cdef uintptr_t x0, x1, y0, y1
-    if L < 1:
+    if L < 1 or layers.shape[1] != L_NCOLS:     # (the full check follows, before any nogil code)
         raise ValueError("kernel: malformed layer table")
     n_in, n_out = layers[0, L_START], layers[L - 1, L_SIZE]
     try:
         Xv = X
     except (TypeError, ValueError, BufferError):
-        return None
+        return PREDICT_NOT_PREPARED
     n = Xv.shape[0]
     if Xv.shape[1] != n_in:
-        return None
+        return PREDICT_NOT_PREPARED
+    nb = n if n * stride <= PREDICT_STACK_DOUBLES else min(block, n)
+    if not blas_allowed:
+        for j in range(L):
+            if (layers[j, L_SIZE] > NARROW_LAYER and
+                    nb * layers[j, L_SIZE] * (layers[j, L_SRC_HI] - layers[j, L_SRC_LO]) >= blas_min):
+                return PREDICT_NEEDS_BLAS_LIMIT
     if Y is None:
         Y = np.empty((n, n_out))
     try:
         Yv = Y
     except (TypeError, ValueError, BufferError):
-        return None
+        return PREDICT_NOT_PREPARED
     if Yv.shape[0] != n or Yv.shape[1] != n_out:
-        return None
+        return PREDICT_NOT_PREPARED
     if n == 0:
         return Y
     check_buffers(layers, n_in, n, stride, w.shape[0], n, n_out, -1, -1)
@@ -285,13 +300,7 @@ def predict(object X, object Y, const Py_ssize_t[:, ::1] layers, const double[::
     x0 = <uintptr_t>&Xv[0, 0]; x1 = x0 + n * n_in * sizeof(double)
     y0 = <uintptr_t>&Yv[0, 0]; y1 = y0 + n * n_out * sizeof(double)
     if x0 < y1 and y0 < x1:
-        return None
-    nb = n if n * stride <= PREDICT_STACK_DOUBLES else min(block, n)
-    if not blas_allowed:
-        for j in range(L):
-            if (layers[j, L_SIZE] > NARROW_LAYER and
-                    nb * layers[j, L_SIZE] * (layers[j, L_SRC_HI] - layers[j, L_SRC_LO]) >= blas_min):
-                return None
+        return PREDICT_NOT_PREPARED
     if n * stride <= PREDICT_STACK_DOUBLES:
         A = stack
     else:
@@ -304,7 +313,7 @@ def predict(object X, object Y, const Py_ssize_t[:, ::1] layers, const double[::
         finite = predict_blocks(layers, &w[0], &Xv[0, 0], n, n_in, &Yv[0, 0], n_out, A, stride,
                                 nb, blas_min)
     free(raw)
-    return Y if finite else None
+    return Y if finite else PREDICT_NOT_FINITE
 
 
 def activation_at_level(int level, int code, double[:, ::1] Z, double[:, ::1] D=None):
