@@ -462,13 +462,13 @@ def test_mixed_cell_tasks_are_whole_blocks(proben1_root):
     """A task of a "mixed" cell trains whole blocks (the last up to the last run) and
     writes only its missing runs; ``batch_size`` groups whole blocks (at least one a
     task); 1 is one call per run; "lanes" cells go by ``batch_size`` alone."""
-    from fastnet.experiment._provenance import _load
-    from fastnet.experiment._runner import _tasks
+    from fastnet.datasets import load_proben1
+    from fastnet.experiment._runner import _tasks   # the runner's task plan: no public face
 
     B = MIXED_BLOCK
     exp = Experiment(problems="horse1", networks=("linear", "pivot"), runs=2 * B + 10,
                      seed=0, root=str(proben1_root))
-    datasets = {"horse1": _load("horse1", str(proben1_root))}
+    datasets = {"horse1": load_proben1("horse1", str(proben1_root))}
     todo = [("horse1", n, r, "rprop+") for n in ("linear", "pivot")
             for r in (3, 4, B + 1, 2 * B, 2 * B + 7)]
     tasks = _tasks(exp, todo, datasets, 16, "h")

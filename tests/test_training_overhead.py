@@ -170,7 +170,11 @@ def test_strip_end_states_read_the_validation_curve():
                                  MLP(2, (3,), 1, hidden_activation="tanh",
                                      output_activation="logistic")])
 def test_network_record_made_once_per_topology_as_from_the_network(net):
-    from fastnet.training._record import network_record
+    rng = np.random.default_rng(0)
+    X, Y = rng.uniform(size=(4, net.n_in)), rng.uniform(0.2, 0.8, size=(4, net.n_out))
+
+    def network_record(net):   # the set-up record's network entry
+        return train_rprop(net, X, Y, max_epochs=1, init_scale=0.5, seed=0).setup["network"]
 
     expected = {"repr": repr(net), "layer_sizes": list(net.layer_sizes),
                 "shortcut": net.shortcut, "n_connections": net.n_connections,
@@ -280,7 +284,7 @@ def test_cached_rprop_plans_follow_every_argument():
 
 def test_results_and_states_users_see_come_from_their_constructors(monkeypatch):
     from fastnet.stopping import TrainingState
-    from fastnet.training._results import TrainResult
+    from fastnet import TrainResult
 
     built = []
     for cls in (TrainResult, TrainingState):
