@@ -5,6 +5,7 @@ import re
 import pytest
 
 from fastnet import cli
+# (the progress interval and the command functions: no public face)
 from fastnet.cli import _commands, _progress
 from _extras import needs
 

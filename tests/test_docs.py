@@ -222,6 +222,7 @@ def test_reproduction_page_shows_the_published_means(networks, heading):
     published file once, with the shipped published means (Prechelt 1994) in every
     column; the pivot section's deviations table holds the published test-error and
     epoch means and deviations."""
+    # (_fmt: the number format of the reproduction tables)
     from fastnet.reproduction import COLUMNS, _fmt, published_results
 
     pub = published_results(networks)

@@ -10,8 +10,9 @@ import pytest
 from numpy.testing import assert_allclose
 
 import _reference as ref
-from fastnet import MLP, _engine
+from fastnet import MLP, _engine  # (_engine: the activation buffers, as the kernels take them)
 from fastnet._kernels import _backward, _forward, _rprop, _simd, _trials
+# (the flags this build was compiled with: no public face)
 from fastnet._provenance import build_flags
 from fastnet.measures import threshold_correct
 from fastnet.network import ACTIVATIONS, HIDDEN_ACTIVATIONS

@@ -13,9 +13,10 @@ import pytest
 from _extras import needs
 
 from fastnet import cli
-from fastnet._files import new_file_mode
+from fastnet._files import new_file_mode  # (the mode any new file gets)
 from fastnet.experiment import Experiment, run_experiment
 from fastnet.report import compare, summarize, timing_summary
+# (the columns the text report renders, to compare the HTML tables with)
 from fastnet.report._render import _DIST, _MAIN, _cells
 
 matplotlib = needs("matplotlib")

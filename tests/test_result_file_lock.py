@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from fastnet import MLP
-from fastnet._files import atomic_write, exclusive_lock
+from fastnet._files import atomic_write, exclusive_lock  # (the file helpers under test: internal)
 from fastnet.exceptions import FileLockedError, ResultFileError
 
 
