@@ -307,6 +307,7 @@ def test_same_records_on_dask_cluster(reference, proben1_root, tmp_path):
         assert _records(half) == _records(reference)
 
 
+@pytest.mark.slow  # 10.0 s on a loaded two-core machine (--durations)
 def test_unreachable_scheduler(proben1_root, tmp_path, monkeypatch):
     needs("dask.distributed")
     import fastnet.experiment as experiment
@@ -419,6 +420,7 @@ def test_batched_runs_equal_one_call_per_run(proben1_root, tmp_path):
         run_experiment(_experiment(proben1_root), tmp_path / "x.jsonl", batch_size=0)
 
 
+@pytest.mark.slow  # 7.2 s on a loaded two-core machine (--durations)
 def test_records_independent_of_batch_composition_resume_and_jobs(proben1_root, tmp_path):
     """A record is the same bits whichever runs share its task: batch sizes, resume
     points (mid-block too) and -j. horse1/pivot (1793 connections, past the narrow

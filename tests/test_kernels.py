@@ -131,6 +131,7 @@ def test_simd_level_follows_the_cpu_and_the_environment():
                                      "none": "default"}[os.environ.get("FASTNET_SIMD")]
 
 
+@pytest.mark.slow  # 11.7 s and 6.8 s on a loaded two-core machine (--durations)
 @pytest.mark.parametrize("level", ["avx2", "none"])
 def test_lower_simd_levels_match_reference(level):
     # The AVX2 tiles and the loops + BLAS, which CPUs without AVX-512 run: the

@@ -212,6 +212,7 @@ def test_cli_study(tmp_path, capsys):
     assert "parity-2" in captured.out and "study: [1/1] rprop+" in captured.err
 
 
+@pytest.mark.slow  # 5.3 s on a loaded two-core machine (--durations)
 def test_sigkill_loses_no_finished_algorithm(tmp_path):
     needs("matplotlib")
     # A study killed (SIGKILL) while its second algorithm trains keeps the first
