@@ -4,8 +4,6 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 import fastnet
 
 SRC = os.path.dirname(os.path.abspath(fastnet.__file__))
@@ -22,7 +20,6 @@ def _submodule_names():
     return names
 
 
-@pytest.mark.slow  # 5.1 s on a loaded two-core machine (--durations)
 def test_no_submodule_imports_names_from_the_package_root():
     # The root re-exports; submodules import from the module that defines a name,
     # so the root can load lazily and no import cycle runs through it.
