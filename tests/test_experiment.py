@@ -293,7 +293,7 @@ def test_same_records_with_local_processes(reference, proben1_root, tmp_path):
 def test_same_records_on_dask_cluster(reference, proben1_root, tmp_path):
     distributed = needs("dask.distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:  # (None takes 8787)
         path = tmp_path / "dask-address.jsonl"
         res = run_experiment(_experiment(proben1_root), path, scheduler=cluster.scheduler_address)
         assert res.backend == "dask"
