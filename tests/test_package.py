@@ -108,7 +108,7 @@ def test_shared_docstring_sections_are_filled_in_and_checked():
     import pytest
 
     from fastnet import plots
-    from fastnet._docstrings import fill
+    from fastnet._docstrings import fill  # (the docstring helper itself)
 
     assert "{{" not in plots.ecdf.__doc__ and "ImportError" in plots.ecdf.__doc__
 

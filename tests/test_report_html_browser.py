@@ -18,6 +18,9 @@ from _extras import needs
 
 needs("matplotlib")
 
+# Starting the browser took 5.6 s on a loaded two-core machine (the first test pays it).
+pytestmark = pytest.mark.slow
+
 REQUIRE = os.environ.get("FASTNET_REQUIRE_BROWSER", "0") not in ("", "0")
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 EVIL = "<img src=x onerror=alert(1)><script>alert(2)</script>"

@@ -14,6 +14,7 @@ from numpy.testing import assert_allclose
 from fastnet import MLP, DivergenceError, NoConvergenceWarning, train_rprop, train_rprop_many
 from fastnet._kernels import _trials
 from fastnet.stopping import GL
+# (the method choice, the lanes' fill and aligned buffers: no public face)
 from fastnet.training import _backends as backends
 from fastnet.training import _many as many
 from fastnet.training._lanes import aligned
@@ -150,6 +151,7 @@ def test_serial_method_is_train_rprop():
 
 
 def test_auto_method_by_the_work_of_an_epoch():
+    # (documented in train_rprop_many, not exported)
     from fastnet.training._many import LANES_MAX_WORK
 
     X, T = data()                                    # 40 examples
