@@ -176,3 +176,36 @@ def test_the_page_pictures_the_distributions_of_the_times_to_success(monkeypatch
         assert [t.get_text() for t in ax.get_xticklabels()] == ["scg", "rprop+"]
     top = max(p.get_y() + p.get_height() for p in traversals.patches)
     assert top <= np.max(result.algorithms[0].costs("traversals"))
+
+
+def test_the_unit_can_be_chosen(capsys):
+    study = Study("xor", ("rprop+", "lm"), trials=8, limit=60, cost="traversals")
+    result = run_study(study)
+    assert result.cost_unit == "traversals" and "lm (" in result.cost_reason
+    assert all(t.unit == "traversals" for t in result.logrank)
+    auto = run_study(Study("xor", ("rprop+", "lm"), trials=8, limit=60))
+    assert auto.cost_unit == "CPU time"
+    # the unit is no part of the set-up: the same trials serve every unit
+    assert study.identity(None) == Study("xor", ("rprop+", "lm"), trials=8,
+                                         limit=60).identity(None)
+    with pytest.raises(ValueError, match="`cost`"):
+        Study("xor", cost="epochs")
+    from fastnet import cli
+
+    assert cli.main(["study", "xor", "-a", "rprop+", "scg", "-k", "6", "-T", "40", "--cost",
+                     "cpu", "-q"]) == 0
+    assert "Which is faster in CPU time" in capsys.readouterr().out
+
+
+def test_a_trials_file_without_traversal_counts_is_trained_again(tmp_path):
+    study = Study("xor", ("rprop+",), trials=6, limit=50)
+    run_study(study, tmp_path, pictures=False)
+    (cell,) = (tmp_path / "trials").glob("*.json")
+    old = json.loads(cell.read_text())
+    del old["traversals"], old["flops"]                    # as studies wrote them before
+    cell.write_text(json.dumps(old))
+    lines = []
+    again = run_study(study, tmp_path, progress=lines.append, pictures=False)
+    assert any("training" in line for line in lines)
+    assert np.isfinite(again.algorithms[0].traversals).all()
+    assert "traversals" in json.loads(cell.read_text())

@@ -197,7 +197,7 @@ def _per_epoch(values, epochs):
     return values[ok] / epochs[ok]
 
 
-def cost_unit(algorithms):
+def cost_unit(algorithms, choice="auto"):
     """The unit in which a study compares its algorithms' times to success, and why.
 
     Epochs compare only where they cost the same: an epoch of Levenberg-Marquardt or of
@@ -211,9 +211,14 @@ def cost_unit(algorithms):
       equations of Levenberg-Marquardt, whose floating-point operations no traversal
       count holds): then only the CPU time counts all of it.
 
+    ``choice`` ``"traversals"`` or ``"cpu"`` takes that unit whatever the epochs cost
+    (the reason then says what it leaves out).
+
     Parameters
     ----------
     algorithms : sequence of AlgorithmTrials
+    choice : {"auto", "traversals", "cpu"}, default "auto"
+        `Study.cost`.
 
     Returns
     -------
@@ -228,10 +233,21 @@ def cost_unit(algorithms):
        benchmarking rules", Technical Report 21/94, Universitaet Karlsruhe, 1994,
        Section 3.3 (connection traversals).
     """
+    from fastnet._validation import check_choice
+
+    check_choice(choice, "choice", ("auto", "traversals", "cpu"))
     outside = [a for a in algorithms if np.nansum(a.flops) > 0]
+    names = ", ".join(f"{a.spec} ({a.cost_per_epoch('flops'):,.0f} per epoch)"
+                      for a in outside)
+    if choice == "cpu":
+        return "CPU time", ("chosen (cost cpu): the CPU time of this implementation on this "
+                            "machine, all work included.")
+    if choice == "traversals":
+        left_out = ("" if not outside else " They leave out the floating-point operations "
+                    f"some algorithms do besides ({names}).")
+        return "traversals", ("chosen (cost traversals): Prechelt 1994's count of the work "
+                              "(forward, backward and update)." + left_out)
     if outside:
-        names = ", ".join(f"{a.spec} ({a.cost_per_epoch('flops'):,.0f} per epoch)"
-                          for a in outside)
         return "CPU time", ("some algorithms also work outside the connection traversals "
                             "(floating-point operations of their own, e.g. normal equations: "
                             f"{names}), which only the CPU time counts.")
@@ -468,7 +484,7 @@ def _run(study, name, net, X, Y, sha, out, say):
                 f"successful, {time.process_time() - t0:.1f} s CPU")
         cells.append(_analyse(study, spec, group, data))
     cells = _mark_best(cells)
-    unit, why = cost_unit(cells)
+    unit, why = cost_unit(cells, study.cost)
     return StudyResult(study, name, net.layer_sizes, tuple(cells),
                        _logrank_tests(cells, study.limit, seed=study.seed, unit=unit),
                        data_sha256=sha, cost_unit=unit, cost_reason=why)
