@@ -209,3 +209,10 @@ def test_a_trials_file_without_traversal_counts_is_trained_again(tmp_path):
     assert any("training" in line for line in lines)
     assert np.isfinite(again.algorithms[0].traversals).all()
     assert "traversals" in json.loads(cell.read_text())
+
+
+def test_p_values_that_underflow_are_bounds_not_zeros():
+    t = study_run.LogRank("rprop+", "scg", 49.3, 0.0, "rprop+", pvalue_holm=0.0,
+                          unit="traversals")
+    assert study_write._p(0.0) == "< 1e-300" and study_write._p(0.0032) == "0.0032"
+    assert study_write._verdict(t, 0.05) == "rprop+ succeeds in fewer traversals (Holm p < 1e-300)"

@@ -59,9 +59,16 @@ def _f(v, digits=4, why="-"):
                                       trim="-")
 
 
+#: Below this a p-value is written as a bound (a double underflows to 0 below ~5e-324).
+P_FLOOR = 1e-300
+
+
 def _p(v, why="-"):
-    """A p-value: two significant digits, an exponent for the tiny ones."""
-    return f"{float(v):.2g}" if v is not None and math.isfinite(v) else why
+    """A p-value: two significant digits, an exponent for the tiny ones, "< 1e-300" for
+    one that underflowed."""
+    if v is None or not math.isfinite(v):
+        return why
+    return f"< {P_FLOOR:.0e}" if 0 <= v < P_FLOOR else f"{float(v):.2g}"
 
 
 def _duration(seconds, why="-"):
@@ -204,7 +211,8 @@ def _verdict(t, alpha):
         return "not tested"
     if t.better is None:
         return f"no significant difference in {t.unit} at {alpha:g} (Holm)"
-    return f"{t.better} succeeds {_FEWER[t.unit]} (Holm p = {_p(t.pvalue_holm)})"
+    p = _p(t.pvalue_holm)
+    return f"{t.better} succeeds {_FEWER[t.unit]} (Holm p {p if p[0] == '<' else '= ' + p})"
 
 
 def _why_untested(t, result):
