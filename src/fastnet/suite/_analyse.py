@@ -258,23 +258,29 @@ def _rows(suite, configs, records, targets):
     rows = []
     for a in suite.algorithms:
         for p in suite.problems:
+            # a configuration that several studies drew (a text without distributions)
+            # trained once: its runs are listed once, under the first study
+            where = {}
             for s, study in enumerate(configs[a]):
                 for k, c in enumerate(study):
-                    rec = records[(p, c)]
-                    st = _config_stats(suite, p, rec, targets[p])
-                    for r, t in zip(rec["runs"], st[3]):
-                        rows.append({
-                            "algorithm": a, "problem": p, "study": s, "configuration": k,
-                            "parameters": c, "run": r["run"], "epochs": r["epochs"],
-                            "relevant_epoch": r["relevant_epoch"],
-                            "stop_reason": r["stop_reason"],
-                            "validation_error": r["val_error"], "test_error": r["test_error"],
-                            "train_error": r["train_error"], "traversals": r["traversals"],
-                            "cpu_seconds": r["cpu_time"],
-                            "on_target": math.isfinite(t[0]),
-                            "epochs_to_target": t[0] if math.isfinite(t[0]) else None,
-                            "traversals_to_target": t[1] if math.isfinite(t[1]) else None,
-                            "cpu_seconds_to_target": t[2] if math.isfinite(t[2]) else None})
+                    where.setdefault(c, (s, k, []))[2].append(s)
+            for c, (s, k, studies) in where.items():
+                rec = records[(p, c)]
+                st = _config_stats(suite, p, rec, targets[p])
+                for r, t in zip(rec["runs"], st[3]):
+                    rows.append({
+                        "algorithm": a, "problem": p, "study": s, "configuration": k,
+                        "studies": " ".join(map(str, studies)),
+                        "parameters": c, "run": r["run"], "epochs": r["epochs"],
+                        "relevant_epoch": r["relevant_epoch"],
+                        "stop_reason": r["stop_reason"],
+                        "validation_error": r["val_error"], "test_error": r["test_error"],
+                        "train_error": r["train_error"], "traversals": r["traversals"],
+                        "cpu_seconds": r["cpu_time"],
+                        "on_target": math.isfinite(t[0]),
+                        "epochs_to_target": t[0] if math.isfinite(t[0]) else None,
+                        "traversals_to_target": t[1] if math.isfinite(t[1]) else None,
+                        "cpu_seconds_to_target": t[2] if math.isfinite(t[2]) else None})
     return rows
 
 

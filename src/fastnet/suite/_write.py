@@ -13,7 +13,8 @@ __all__ = ["write_suite", "summary_markdown", "suite_json", "suite_html", "OUTPU
 OUTPUTS = ("suite.html", "scores.csv", "suite.json", "summary.md")
 
 #: Columns of ``scores.csv``, one row per trained run.
-CSV_COLUMNS = ("algorithm", "problem", "study", "configuration", "parameters", "run", "epochs",
+CSV_COLUMNS = ("algorithm", "problem", "study", "configuration", "studies", "parameters", "run",
+               "epochs",
                "relevant_epoch", "stop_reason", "validation_error", "test_error", "train_error",
                "traversals", "cpu_seconds", "on_target", "epochs_to_target",
                "traversals_to_target", "cpu_seconds_to_target")
