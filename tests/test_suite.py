@@ -288,3 +288,38 @@ def test_page_in_chromium(browser, issue_run):
     assert "critical-difference diagram" in alts
     assert "performance profiles of error and time to target" in alts
     assert "expected best validation result after k configurations" in alts
+
+
+@pytest.mark.parametrize("name", ["fastnet.suite", "fastnet.suite._space"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name),
+                             optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_public_functions_document_every_parameter():
+    import inspect
+
+    import fastnet.suite as suite
+    from test_docstrings import _documented_parameters
+
+    missing = {}
+    for name in suite.__all__:
+        obj = getattr(suite, name)
+        members = [(name, obj)] if inspect.isfunction(obj) else [
+            (f"{name}.{a}", f) for a, f in vars(obj).items()
+            if inspect.isfunction(f) and not a.startswith("_")] if inspect.isclass(obj) else []
+        for qual, f in members:
+            params = set(inspect.signature(f).parameters) - {"self", "cls"}
+            if params - _documented_parameters(inspect.getdoc(f) or ""):
+                missing[qual] = params - _documented_parameters(inspect.getdoc(f) or "")
+    assert not missing
+
+
+def test_cells_say_how_their_runs_trained(tiny_reference):
+    methods = {json.loads(p.read_text())["method"] for p in (tiny_reference / "cells").glob("*")}
+    # RPROP's and Quickprop's runs train side by side in the lanes
+    assert methods <= {"lanes", "mixed"} and "lanes" in methods

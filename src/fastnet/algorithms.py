@@ -180,7 +180,7 @@ def _distribution(node, key, text, spec, space, usage):
                          f"{shown}).") from None
     if not _finite(args):
         raise ValueError(f"`algorithm` {spec!r}: {key}={shown} must have finite bounds.")
-    from fastnet.suite._space import make_distribution
+    from fastnet.suite._distributions import make_distribution
 
     return make_distribution(name, args, key, spec)
 

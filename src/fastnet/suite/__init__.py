@@ -17,7 +17,7 @@ al. 2019).
 
 >>> from fastnet.suite import Suite, draw_configurations
 >>> draw_configurations("adam(learning_rate=loguniform(1e-3, 1e-1))", 2, seed=0)
-['adam(learning_rate=0.003900936741828047)', 'adam(learning_rate=0.033546428025437376)']
+['adam(learning_rate=0.034947729371048855)', 'adam(learning_rate=0.003494772937104883)']
 >>> Suite(["xor"], ["rprop+", "quickprop"], budget=4, runs=2, studies=2).n_runs
 4
 """
@@ -27,7 +27,8 @@ _LAZY = {
     **dict.fromkeys(["Suite", "MAX_SUITE_RUNS", "MAX_BUDGET", "MAX_STUDIES", "generated_task",
                      "GENERATED_SUCCESS"], "fastnet.suite._setup"),
     **dict.fromkeys(["Uniform", "LogUniform", "IntUniform", "IntLogUniform", "Choice",
-                     "SearchSpace", "DISTRIBUTIONS", "search_space", "draw_configurations"],
+                     "DISTRIBUTIONS"], "fastnet.suite._distributions"),
+    **dict.fromkeys(["SearchSpace", "search_space", "draw_configurations"],
                     "fastnet.suite._space"),
     **dict.fromkeys(["run_suite", "SuiteProgress"], "fastnet.suite._run"),
     **dict.fromkeys(["SuiteResult", "CellSummary", "PairComparison", "analyse_suite", "PRIOR",

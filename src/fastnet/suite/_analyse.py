@@ -154,8 +154,19 @@ class SuiteResult:
     labels: dict = field(default_factory=dict)
 
     def table(self, what="error"):
-        """{algorithm: {problem: value}} of a `CellSummary` field (``"error"``,
-        ``"traversals"``, ``"epochs"``, ``"cpu_seconds"``, ...)."""
+        """One measure of every algorithm on every problem.
+
+        Parameters
+        ----------
+        what : str, default "error"
+            A `CellSummary` field: ``"error"``, ``"validation"``, ``"epochs"``,
+            ``"traversals"``, ``"cpu_seconds"``, ``"successes"``, ...
+
+        Returns
+        -------
+        dict
+            {algorithm: {problem: value}}.
+        """
         return {a: {p: getattr(self.cells[(a, p)], what) for p in self.suite.problems}
                 for a in self.suite.algorithms}
 
@@ -385,6 +396,10 @@ def analyse_suite(suite, configs, records, shas, *, n_trained=0, n_resumed=0,
         {(problem, configuration): cell record}.
     shas : dict
         {problem: data SHA-256 or None}.
+    n_trained, n_resumed : int, default 0
+        Cells trained now and found finished (reported, not used).
+    backend : str, default "none"
+    wall_time : float, default 0.0
 
     Returns
     -------

@@ -121,8 +121,11 @@ def _train_cell(cell):
     start = time.process_time()
     try:
         nets = [net.copy() for _ in seeds]
-        results = [(r, None) for r in _fit(trainer, nets, train, val, test, seeds, kw)]
+        batch = _fit(trainer, nets, train, val, test, seeds, kw)
+        method = batch[0].setup["batch"]["method"]
+        results = [(r, None) for r in batch]
     except DivergenceError:
+        method = "one run per call (after a divergence)"
         results = []
         for s in seeds:
             c0 = time.process_time()
@@ -132,7 +135,7 @@ def _train_cell(cell):
                 results.append((None, (str(exc), time.process_time() - c0)))
     runs = [_run_record(cell, i, r, failed, test) for i, (r, failed) in enumerate(results)]
     return {"hash": cell.hash, "identity": cell.identity, "algorithm": cell.configuration,
-            "runs": runs, "cpu_time": time.process_time() - start}
+            "runs": runs, "method": method, "cpu_time": time.process_time() - start}
 
 
 def _finite(x):

@@ -201,7 +201,12 @@ class Suite:
         return configs * self.runs * len(self.problems)
 
     def is_generated(self, problem):
-        """Whether ``problem`` is a generated task (judged by success, no validation set)."""
+        """Whether a problem is a generated task (judged by success, no validation set).
+
+        Parameters
+        ----------
+        problem : str
+        """
         return generated_task(problem) is not None
 
     def configurations(self):
@@ -210,8 +215,20 @@ class Suite:
                 for a, s in zip(self.algorithms, self.spaces)}
 
     def identity(self, problem, data_sha256):
-        """What makes a cell's runs of ``problem`` the same: everything but the
-        algorithms, budget and studies (a configuration drawn twice trains once)."""
+        """What makes a cell's runs the same: everything but the algorithms, budget and
+        studies (a configuration drawn twice trains once).
+
+        Parameters
+        ----------
+        problem : str
+        data_sha256 : str or None
+            SHA-256 of the Proben1 file's contents (None for a generated task): runs on
+            other data are never taken for these.
+
+        Returns
+        -------
+        dict
+        """
         from fastnet._version import __version__
 
         base = {"fastnet": __version__, "seed": self.seed, "runs": self.runs,
@@ -224,7 +241,15 @@ class Suite:
                 "rule": "tables"}
 
     def cell_hash(self, problem, data_sha256, configuration):
-        """SHA-256 (16 hex digits) of a cell: the identity and the configuration."""
+        """SHA-256 (16 hex digits) of a cell: the identity and the configuration.
+
+        Parameters
+        ----------
+        problem : str
+        data_sha256 : str or None
+        configuration : str
+            A canonical algorithm text.
+        """
         text = json.dumps({**self.identity(problem, data_sha256),
                            "algorithm": configuration}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]

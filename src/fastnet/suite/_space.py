@@ -2,162 +2,13 @@
 configurations drawn from them."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Uniform", "LogUniform", "IntUniform", "IntLogUniform", "Choice", "SearchSpace",
-           "DISTRIBUTIONS", "search_space", "draw_configurations"]
+from fastnet.suite._distributions import DISTRIBUTIONS, Choice
 
-
-def _number(value, what, spec, *, integer=False):
-    ok = (type(value) is int) if integer else (type(value) in (int, float))
-    if not ok or (isinstance(value, float) and not math.isfinite(value)):
-        kind = "an integer" if integer else "a finite number"
-        raise ValueError(f"`algorithm` {spec!r}: {what} must be {kind}, got {value!r}.")
-    return value
-
-
-@dataclass(frozen=True)
-class Uniform:
-    """Uniform on [low, high]: ``uniform(low, high)``.
-
-    Attributes
-    ----------
-    low, high : float
-    """
-
-    low: float
-    high: float
-
-    def value(self, u):
-        """The value at quantile ``u`` in [0, 1)."""
-        return float(self.low + u * (self.high - self.low))
-
-    def text(self):
-        return f"uniform({self.low!r}, {self.high!r})"
-
-
-@dataclass(frozen=True)
-class LogUniform:
-    """Uniform in log scale on [low, high], 0 < low: ``loguniform(low, high)``.
-
-    Attributes
-    ----------
-    low, high : float
-    """
-
-    low: float
-    high: float
-
-    def value(self, u):
-        """The value at quantile ``u`` in [0, 1)."""
-        lo, hi = math.log(self.low), math.log(self.high)
-        return float(min(self.high, max(self.low, math.exp(lo + u * (hi - lo)))))
-
-    def text(self):
-        return f"loguniform({self.low!r}, {self.high!r})"
-
-
-@dataclass(frozen=True)
-class IntUniform:
-    """Each integer of low..high (both included) equally likely: ``intuniform(low, high)``.
-
-    Attributes
-    ----------
-    low, high : int
-    """
-
-    low: int
-    high: int
-
-    def value(self, u):
-        """The value at quantile ``u`` in [0, 1)."""
-        return int(min(self.high, self.low + math.floor(u * (self.high - self.low + 1))))
-
-    def text(self):
-        return f"intuniform({self.low!r}, {self.high!r})"
-
-
-@dataclass(frozen=True)
-class IntLogUniform:
-    """Integers of low..high (1 <= low) uniform in log scale: ``intloguniform(low, high)``,
-    the integer part of a log-uniform value on [low, high + 1).
-
-    Attributes
-    ----------
-    low, high : int
-    """
-
-    low: int
-    high: int
-
-    def value(self, u):
-        """The value at quantile ``u`` in [0, 1)."""
-        lo, hi = math.log(self.low), math.log(self.high + 1)
-        return int(min(self.high, max(self.low, math.floor(math.exp(lo + u * (hi - lo))))))
-
-    def text(self):
-        return f"intloguniform({self.low!r}, {self.high!r})"
-
-
-@dataclass(frozen=True)
-class Choice:
-    """One of a list of values, each equally likely: ``choice([v1, v2, ...])``.
-
-    Attributes
-    ----------
-    values : tuple
-    """
-
-    values: tuple
-
-    def value(self, u):
-        """The value at quantile ``u`` in [0, 1)."""
-        return self.values[min(len(self.values) - 1, math.floor(u * len(self.values)))]
-
-    def text(self):
-        return f"choice({list(self.values)!r})"
-
-
-#: The distributions an algorithm text may give as a parameter's value, by name.
-DISTRIBUTIONS = {"uniform": Uniform, "loguniform": LogUniform, "intuniform": IntUniform,
-                 "intloguniform": IntLogUniform, "choice": Choice}
-
-
-def make_distribution(name, args, param, spec):
-    """The distribution ``name(*args)`` of parameter ``param`` (literal arguments), checked.
-
-    Raises
-    ------
-    ValueError
-        Naming the parameter, what its distribution needs and what it got.
-    """
-    where = f"{param}={name}(...)"
-    if name == "choice":
-        if len(args) != 1 or not isinstance(args[0], (list, tuple)) or not args[0]:
-            raise ValueError(f"`algorithm` {spec!r}: {where} must be choice([v1, v2, ...]) with "
-                             f"at least one value, got choice{tuple(args)!r}.")
-        values = tuple(args[0])
-        if len(set(map(repr, values))) != len(values):
-            raise ValueError(f"`algorithm` {spec!r}: {where} must list distinct values, got "
-                             f"{list(values)!r}.")
-        return Choice(values)
-    if len(args) != 2:
-        raise ValueError(f"`algorithm` {spec!r}: {where} must have two bounds, {name}(low, high), "
-                         f"got {len(args)} values.")
-    integer = name.startswith("int")
-    low = _number(args[0], f"the low bound of {where}", spec, integer=integer)
-    high = _number(args[1], f"the high bound of {where}", spec, integer=integer)
-    if name in ("loguniform", "intloguniform") and not low > 0:
-        raise ValueError(f"`algorithm` {spec!r}: {where} needs a low bound > 0 (a log scale), "
-                         f"got {low!r}.")
-    if not (low <= high if integer else low < high):
-        rel = "<=" if integer else "<"
-        raise ValueError(f"`algorithm` {spec!r}: {where} needs low {rel} high, got {low!r} and "
-                         f"{high!r}.")
-    return DISTRIBUTIONS[name](low, high)
+__all__ = ["SearchSpace", "search_space", "draw_configurations"]
 
 
 @dataclass(frozen=True)
@@ -190,8 +41,17 @@ class SearchSpace:
         return not self.dimensions
 
     def configuration(self, values):
-        """The canonical text (`fastnet.algorithms.spec_of`) of the algorithm with
-        ``values`` (parameter -> value) for the dimensions."""
+        """The canonical text (`fastnet.algorithms.spec_of`) of one configuration.
+
+        Parameters
+        ----------
+        values : dict
+            Parameter -> value for the dimensions.
+
+        Returns
+        -------
+        str
+        """
         from fastnet.algorithms import from_spec, spec_of
 
         params = {**self.fixed, **values}

@@ -55,7 +55,17 @@ def _tau_key(t):
 
 
 def suite_json(result):
-    """The content of ``suite.json`` (a dict of JSON values)."""
+    """The content of ``suite.json``.
+
+    Parameters
+    ----------
+    result : SuiteResult
+
+    Returns
+    -------
+    dict
+        JSON values only: a miss or an error of diverged runs is None (null).
+    """
     from fastnet._provenance import machine_description
     from fastnet._version import __version__
     from fastnet.suite._analyse import PRIOR
@@ -159,7 +169,16 @@ def _problem_heads(result, p):
 
 
 def summary_markdown(result):
-    """The suite's results as Markdown (what ``fastnet suite`` prints)."""
+    """The suite's results as Markdown (what ``fastnet suite`` prints).
+
+    Parameters
+    ----------
+    result : SuiteResult
+
+    Returns
+    -------
+    str
+    """
     s = result.suite
     out = [f"# fastnet suite: {len(s.algorithms)} algorithms x {len(s.problems)} problems",
            "", f"Budget {s.budget} configurations x {s.studies} studies, {s.runs} runs each, "
@@ -225,7 +244,18 @@ def _pictures(result, plots):
 
 
 def suite_html(result, *, pictures=True):
-    """The suite's self-contained HTML page."""
+    """The suite's self-contained HTML page.
+
+    Parameters
+    ----------
+    result : SuiteResult
+    pictures : bool, default True
+        Draw the pictures (needs matplotlib).
+
+    Returns
+    -------
+    str
+    """
     from fastnet._version import __version__
     from fastnet.report._html import _e, _figure, _kv_table, _page, _plots, _simple_table
 
