@@ -134,6 +134,8 @@ class SuiteResult:
         Cells trained now and found finished.
     backend : str
     wall_time : float
+    labels : dict
+        {algorithm text: short label} as the tables and pictures name them.
     """
 
     suite: object
@@ -165,10 +167,11 @@ class SuiteResult:
         Returns
         -------
         dict
-            {algorithm: {problem: value}}.
+            {algorithm's label: {problem: value}} (labels: the algorithms' names, or
+            their whole texts where two share a name).
         """
-        return {a: {p: getattr(self.cells[(a, p)], what) for p in self.suite.problems}
-                for a in self.suite.algorithms}
+        return {self.labels[a]: {p: getattr(self.cells[(a, p)], what)
+                                 for p in self.suite.problems} for a in self.suite.algorithms}
 
     def __repr__(self):
         s = self.suite

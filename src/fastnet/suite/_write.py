@@ -12,6 +12,9 @@ __all__ = ["write_suite", "summary_markdown", "suite_json", "suite_html", "OUTPU
 #: The files `write_suite` writes into the output directory.
 OUTPUTS = ("suite.html", "scores.csv", "suite.json", "summary.md")
 
+#: A tuning curve's axis turns logarithmic where its values span more than this factor.
+LOG_SCALE_RATIO = 20.0
+
 #: Columns of ``scores.csv``, one row per trained run.
 CSV_COLUMNS = ("algorithm", "problem", "study", "configuration", "studies", "parameters", "run",
                "epochs",
@@ -226,6 +229,7 @@ def _pictures(result, plots):
                               xlabel="ratio τ to the least selected error")
     plots.performance_profile(result.time_profiles, ax=a2, title="time to target",
                               xlabel="ratio τ to the fewest traversals")
+    a1.figure.subplots_adjust(top=1 - 0.35 / 3.4)          # room for the panel titles
     profiles = plots.to_png((a1, a2), dpi=DPI)
     curves = []
     per_row = 3
@@ -236,9 +240,15 @@ def _pictures(result, plots):
         for ax, p in zip(axes, row):
             ylabel = ("median epochs to success" if s.is_generated(p)
                       else "best validation error")
-            plots.expected_best_curves({result.labels[a]: result.cells[(a, p)].curve
-                                        for a in s.algorithms}, ax=ax, title=p, ylabel=ylabel)
+            drawn = {result.labels[a]: result.cells[(a, p)].curve for a in s.algorithms}
+            plots.expected_best_curves(drawn, ax=ax, title=p, ylabel=ylabel)
+            low = min(float(c.expected.min()) for c in drawn.values())
+            high = max(float((c.high if c.high is not None else c.expected).max())
+                       for c in drawn.values())
+            if low > 0 and high / low > LOG_SCALE_RATIO:
+                ax.set_yscale("log")              # (a few bad configurations dwarf the rest)
             ax.legend(fontsize="x-small")
+        axes[0].figure.subplots_adjust(top=1 - 0.35 / 3.0)
         curves.append(plots.to_png(axes, dpi=DPI))
     return cd, profiles, curves
 
