@@ -2,6 +2,7 @@
 read by :func:`fastnet.algorithms.parse_spec`; nothing here imports the rest of fastnet."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -17,8 +18,35 @@ def _number(value, what, spec, *, integer=False):
     return value
 
 
+class _Distribution:
+    """What every distribution has: its name in an algorithm text, a value per quantile."""
+
+    #: The function an algorithm text calls it by.
+    name = ""
+
+    def value(self, u):
+        """The value at quantile ``u``.
+
+        Parameters
+        ----------
+        u : float
+            A point of [0, 1) (a coordinate of a quasi-random point).
+
+        Returns
+        -------
+        The parameter's value.
+        """
+        return self._value(float(u))
+
+    def text(self):
+        """The distribution as an algorithm text writes it, such as ``loguniform(0.0001, 0.1)``."""
+        args = (list(v) if isinstance(v, tuple) else v
+                for v in (getattr(self, f.name) for f in dataclasses.fields(self)))
+        return f"{self.name}({', '.join(map(repr, args))})"
+
+
 @dataclass(frozen=True)
-class Uniform:
+class Uniform(_Distribution):
     """Uniform on [low, high]: ``uniform(low, high)``.
 
     Attributes
@@ -26,30 +54,16 @@ class Uniform:
     low, high : float
     """
 
+    name = "uniform"
     low: float
     high: float
 
-    def value(self, u):
-        """The value at quantile ``u``.
-
-        Parameters
-        ----------
-        u : float
-            A point of [0, 1) (a coordinate of a quasi-random point).
-
-        Returns
-        -------
-        The parameter's value.
-        """
+    def _value(self, u):
         return float(self.low + u * (self.high - self.low))
-
-    def text(self):
-        """The distribution as an algorithm text writes it."""
-        return f"uniform({self.low!r}, {self.high!r})"
 
 
 @dataclass(frozen=True)
-class LogUniform:
+class LogUniform(_Distribution):
     """Uniform in log scale on [low, high], 0 < low: ``loguniform(low, high)``.
 
     Attributes
@@ -57,31 +71,17 @@ class LogUniform:
     low, high : float
     """
 
+    name = "loguniform"
     low: float
     high: float
 
-    def value(self, u):
-        """The value at quantile ``u``.
-
-        Parameters
-        ----------
-        u : float
-            A point of [0, 1) (a coordinate of a quasi-random point).
-
-        Returns
-        -------
-        The parameter's value.
-        """
+    def _value(self, u):
         lo, hi = math.log(self.low), math.log(self.high)
         return float(min(self.high, max(self.low, math.exp(lo + u * (hi - lo)))))
 
-    def text(self):
-        """The distribution as an algorithm text writes it."""
-        return f"loguniform({self.low!r}, {self.high!r})"
-
 
 @dataclass(frozen=True)
-class IntUniform:
+class IntUniform(_Distribution):
     """Each integer of low..high (both included) equally likely: ``intuniform(low, high)``.
 
     Attributes
@@ -89,30 +89,16 @@ class IntUniform:
     low, high : int
     """
 
+    name = "intuniform"
     low: int
     high: int
 
-    def value(self, u):
-        """The value at quantile ``u``.
-
-        Parameters
-        ----------
-        u : float
-            A point of [0, 1) (a coordinate of a quasi-random point).
-
-        Returns
-        -------
-        The parameter's value.
-        """
+    def _value(self, u):
         return int(min(self.high, self.low + math.floor(u * (self.high - self.low + 1))))
-
-    def text(self):
-        """The distribution as an algorithm text writes it."""
-        return f"intuniform({self.low!r}, {self.high!r})"
 
 
 @dataclass(frozen=True)
-class IntLogUniform:
+class IntLogUniform(_Distribution):
     """Integers of low..high (1 <= low) uniform in log scale: ``intloguniform(low, high)``,
     the integer part of a log-uniform value on [low, high + 1).
 
@@ -121,31 +107,17 @@ class IntLogUniform:
     low, high : int
     """
 
+    name = "intloguniform"
     low: int
     high: int
 
-    def value(self, u):
-        """The value at quantile ``u``.
-
-        Parameters
-        ----------
-        u : float
-            A point of [0, 1) (a coordinate of a quasi-random point).
-
-        Returns
-        -------
-        The parameter's value.
-        """
+    def _value(self, u):
         lo, hi = math.log(self.low), math.log(self.high + 1)
         return int(min(self.high, max(self.low, math.floor(math.exp(lo + u * (hi - lo))))))
 
-    def text(self):
-        """The distribution as an algorithm text writes it."""
-        return f"intloguniform({self.low!r}, {self.high!r})"
-
 
 @dataclass(frozen=True)
-class Choice:
+class Choice(_Distribution):
     """One of a list of values, each equally likely: ``choice([v1, v2, ...])``.
 
     Attributes
@@ -153,30 +125,15 @@ class Choice:
     values : tuple
     """
 
+    name = "choice"
     values: tuple
 
-    def value(self, u):
-        """The value at quantile ``u``.
-
-        Parameters
-        ----------
-        u : float
-            A point of [0, 1) (a coordinate of a quasi-random point).
-
-        Returns
-        -------
-        The parameter's value.
-        """
+    def _value(self, u):
         return self.values[min(len(self.values) - 1, math.floor(u * len(self.values)))]
-
-    def text(self):
-        """The distribution as an algorithm text writes it."""
-        return f"choice({list(self.values)!r})"
 
 
 #: The distributions an algorithm text may give as a parameter's value, by name.
-DISTRIBUTIONS = {"uniform": Uniform, "loguniform": LogUniform, "intuniform": IntUniform,
-                 "intloguniform": IntLogUniform, "choice": Choice}
+DISTRIBUTIONS = {d.name: d for d in (Uniform, LogUniform, IntUniform, IntLogUniform, Choice)}
 
 
 def make_distribution(name, args, param, spec):
