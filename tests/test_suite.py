@@ -121,6 +121,9 @@ def test_suite_refuses_too_many_runs_before_training(tmp_path):
         Suite(["xor"], ["rprop+", "rprop+"])
     with pytest.raises(ValueError, match="encoder N-M-N needs"):
         Suite(["encoder99-3-99"], ["rprop+"])
+    with pytest.raises(ValueError, match=r"`problems`: 'xnor' is neither a generated task "
+                                         r"\(xor, encoderN-M-N"):
+        Suite(["xnor"], ["rprop+"])
     with pytest.raises(TypeError, match="`suite` must be a fastnet.suite.Suite"):
         run_suite("xor", tmp_path)
 

@@ -151,7 +151,13 @@ class Suite:
             if not isinstance(p, str):
                 raise TypeError(f"`problems` must hold strings, got {p!r}.")
             task = generated_task(p)
-            for n in ((task[0],) if task else expand_problems(p)):
+            try:
+                found = (task[0],) if task else expand_problems(p)
+            except ValueError as exc:
+                raise ValueError(f"`problems`: {p!r} is neither a generated task (xor, "
+                                 f"encoderN-M-N such as encoder8-3-8, parityN) nor a Proben1 "
+                                 f"data set ({exc})") from None
+            for n in found:
                 if n not in names:
                     names.append(n)
         put("problems", tuple(names))

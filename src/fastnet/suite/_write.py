@@ -171,6 +171,30 @@ def _problem_heads(result, p):
             "CPU s", "on target", "diverged")
 
 
+def _decision(c, labels):
+    """The Bayesian signed-rank test's decision in a word or two."""
+    from fastnet.suite._analyse import BAYES_DECISION
+
+    probs = (c.p_a_better, c.p_equivalent, c.p_b_better)
+    if not all(math.isfinite(p) for p in probs):
+        return "not made"
+    words = (f"{labels[c.a]} better", "equivalent", f"{labels[c.b]} better")
+    best = max(range(3), key=probs.__getitem__)
+    return words[best] if probs[best] > BAYES_DECISION else "undecided"
+
+
+def _lacoste_decision(c, labels):
+    from fastnet.suite._analyse import LACOSTE_DECISION
+
+    if c.lacoste is None:
+        return "not made"
+    if c.lacoste > LACOSTE_DECISION:
+        return f"{labels[c.a]} better"
+    if 1 - c.lacoste > LACOSTE_DECISION:
+        return f"{labels[c.b]} better"
+    return "undecided"
+
+
 def summary_markdown(result):
     """The suite's results as Markdown (what ``fastnet suite`` prints).
 
@@ -309,16 +333,18 @@ def suite_html(result, *, pictures=True):
                                                "mean rank"), prow))
     body.append('<h2 id="pairs">Pairs</h2>')
     body.append(_simple_table(
-        "pairs-table", ("pair", "P(A better)", "P(equivalent)", "P(B better)",
-                        "Bayesian signed-rank", "Lacoste P(A better)", "Lacoste"),
-        [[f"A = {result.labels[c.a]}, B = {result.labels[c.b]}", _text(c.p_a_better, 3),
-          _text(c.p_equivalent, 3), _text(c.p_b_better, 3), c.bayes_verdict,
-          _text(c.lacoste, 3), c.lacoste_verdict] for c in result.pairs],
-        f"Bayesian signed-rank test (Benavoli et al. 2017) on the selected errors: Dirichlet "
-        f"process prior of strength 0.5 with its pseudo-observation at 0, ROPE "
-        f"±{s.rope:g} percentage points. Lacoste et al. (2012)'s Poisson-binomial test over the "
-        "Proben1 classification problems, from a representative network's test predictions "
-        "(median study, median run).", numeric_from=1))
+        "pairs-table", ("A", "B", "selected error", "test classification", "P(A better)",
+                        "P(equivalent)", "P(B better)", "Lacoste P(A better)"),
+        [[result.labels[c.a], result.labels[c.b], _decision(c, result.labels),
+          _lacoste_decision(c, result.labels), _text(c.p_a_better, 3),
+          _text(c.p_equivalent, 3), _text(c.p_b_better, 3), _text(c.lacoste, 3)]
+         for c in result.pairs],
+        f"Selected error: the Bayesian signed-rank test (Benavoli et al. 2017) on the selected "
+        f"errors, Dirichlet process prior of strength 0.5 with its pseudo-observation at 0, "
+        f"ROPE ±{s.rope:g} percentage points; it decides above 0.95. Test classification: "
+        "Lacoste et al. (2012)'s Poisson-binomial test over the Proben1 classification "
+        "problems, from a representative network's test predictions (median study, median "
+        "run); it decides above 0.85.", numeric_from=4))
     body.append('<h2 id="tuning">Tuning: expected best after k configurations '
                 '(Dodge et al. 2019)</h2>')
     for png in curves:
