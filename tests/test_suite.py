@@ -326,3 +326,15 @@ def test_cells_say_how_their_runs_trained(tiny_reference):
     methods = {json.loads(p.read_text())["method"] for p in (tiny_reference / "cells").glob("*")}
     # RPROP's and Quickprop's runs train side by side in the lanes
     assert methods <= {"lanes", "mixed"} and "lanes" in methods
+
+
+def test_two_writers_never_mix(proben1_root, tmp_path):
+    from fastnet._files import exclusive_lock
+    from fastnet.exceptions import FileLockedError
+
+    out = tmp_path / "locked"
+    out.mkdir()
+    with exclusive_lock(out / "suite.json"):      # another writer holds the directory
+        with pytest.raises(FileLockedError):
+            run_suite(_tiny(str(proben1_root)), out, pictures=False)
+    assert not (out / "cells").exists()          # refused before anything was written
