@@ -16,6 +16,7 @@ without debugging information (``-g0``: Python's own flags add ``-g``, which
 costs compile time and multiplies the wheel's size; FASTNET_DEBUG_KERNELS=1
 keeps it). Cython translates the ``.pyx`` files in parallel too.
 """
+import json
 import os
 import shlex
 
@@ -59,16 +60,67 @@ def kernel_lists(path="src/fastnet/_kernels/kernels.txt"):
 
 KERNELS, HEADERS = kernel_lists()
 
-extensions = [
-    Extension(
+KERNEL_DIR = "src/fastnet/_kernels"
+# What a translated .c file was made with: reused only while this matches.
+CYTHON_STAMP = os.path.join(KERNEL_DIR, ".cython-stamp.json")
+
+
+def translation_setup():
+    """The Cython version and directives the .c files must have been made with."""
+    import Cython
+
+    return {"cython": Cython.__version__, "directives": DIRECTIVES}
+
+
+def up_to_date(name):
+    """Whether kernel `name`'s .c file is newer than its .pyx and every header.
+
+    cythonize also compares against Cython's own .pxd files (libc/string.pxd, ...),
+    which pip's isolated build environment installs afresh for every build: the
+    second ``pip install`` of a tree would translate and compile everything again
+    although nothing of the project changed. Its own sources decide here, with the
+    Cython version and directives of the last translation (CYTHON_STAMP).
+    """
+    c_file = os.path.join(KERNEL_DIR, f"{name}.c")
+    own = [os.path.join(KERNEL_DIR, f) for f in [f"{name}.pyx"] + HEADERS]
+    try:
+        with open(CYTHON_STAMP) as f:
+            if json.load(f) != translation_setup():
+                return False
+        return os.path.getmtime(c_file) >= max(os.path.getmtime(f) for f in own)
+    except (OSError, ValueError):
+        return False
+
+
+def kernel_extension(name, source):
+    return Extension(
         f"fastnet._kernels.{name}",
-        [f"src/fastnet/_kernels/{name}.pyx"],
-        include_dirs=["src/fastnet/_kernels"],
-        depends=[f"src/fastnet/_kernels/{h}" for h in HEADERS],
+        [source],
+        include_dirs=[KERNEL_DIR],
+        depends=[os.path.join(KERNEL_DIR, h) for h in HEADERS],
         extra_compile_args=CFLAGS,
     )
-    for name in KERNELS
-]
+
+
+def kernel_extensions():
+    """The extension modules: .c files that are up to date as they are, the rest
+    translated by cythonize (in parallel)."""
+    ready = [name for name in KERNELS if up_to_date(name)]
+    stale = [name for name in KERNELS if name not in ready]
+    translated = cythonize(
+        [kernel_extension(name, os.path.join(KERNEL_DIR, f"{name}.pyx")) for name in stale],
+        compiler_directives=DIRECTIVES,
+        include_path=["src"],
+        nthreads=os.cpu_count() or 1,
+        force=True,                 # (stale by the test above, whatever cythonize thinks)
+    ) if stale else []
+    if stale:
+        with open(CYTHON_STAMP, "w") as f:
+            json.dump(translation_setup(), f)
+    by_name = {ext.name.rsplit(".", 1)[1]: ext for ext in translated}
+    for name in ready:
+        by_name[name] = kernel_extension(name, os.path.join(KERNEL_DIR, f"{name}.c"))
+    return [by_name[name] for name in KERNELS]      # (longest compile first)
 
 
 def write_build_info(path="src/fastnet/_build_info.py"):
@@ -110,11 +162,6 @@ class ParallelBuildExt(build_ext):
 write_build_info()
 
 setup(
-    ext_modules=cythonize(
-        extensions,
-        compiler_directives=DIRECTIVES,
-        include_path=["src"],
-        nthreads=os.cpu_count() or 1,
-    ),
+    ext_modules=kernel_extensions(),
     cmdclass={"build_ext": ParallelBuildExt},
 )
