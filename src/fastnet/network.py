@@ -609,12 +609,12 @@ class MLP:
         >>> net.predict(X, out=out) is out
         True
         """
-        return _engine.predict(self, X, out)
+        return _engine.predict(self, X, out, self._w, self._layers, self._stride, self._block)
 
     def sum_squared_error(self, X: ArrayLike, Y: ArrayLike) -> float:
         """Summed squared error sum_p sum_i (o_pi - t_pi)**2 (no factor 1/2)."""
         X, Y = check_pair(X, Y, "X", "Y", self.n_in, self.n_out, allow_empty=True)
-        return _engine.sum_squared_error(self, X, Y)
+        return _engine.sum_squared_error(self, X, Y, self._w)
 
     # ------------------------------------------------------------- copy / io
     def copy(self) -> MLP:
@@ -713,6 +713,41 @@ class MLP:
         return self._config() == other._config() and np.array_equal(self._w, other._w)
 
     __hash__ = None
+
+
+# ------------------------------------------------------------ internal interface
+# How fastnet's own modules reach a network's buffers; the public forms are the
+# read-only MLP.weights and MLP.layer_table. Trainers write the weight vector in
+# place (a run trains the network it is given), and copies of a network share
+# its layer table (the one object, which says they have one topology). Nothing
+# else reads an MLP's private attributes from outside this module.
+
+def weight_buffer(net):
+    """``net``'s own weight vector, writable: trainers update it in place (not a copy)."""
+    return net._w
+
+
+def kernel_layers(net):
+    """``net``'s layer table as the kernels take it: the object itself, shared by
+    ``net.copy()`` and the networks made from one (read-only by convention)."""
+    return net._layers
+
+
+def draw_weights(net, rng, scale, init="uniform"):
+    """Draw ``net``'s initial weights as :meth:`MLP.init_weights` does, from the
+    trainer's generator ``rng`` (or seed), in place; returns ``net``."""
+    return net._draw_weights(rng, scale, init=init)
+
+
+def init_bounds(net, init, scale=None):
+    """Half-width of each weight's initial range under ``init`` (not "uniform"),
+    shape (n_connections,), in :attr:`MLP.weights` order."""
+    return net._init_bounds(init, scale)
+
+
+def outputs_at(net, X, w):
+    """Outputs of ``net``'s topology with the weights ``w`` (not its own) for ``X``."""
+    return _engine.predict(net, X, None, w, net._layers, net._stride, net._block)
 
 
 def __dir__():

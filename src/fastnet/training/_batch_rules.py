@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fastnet._engine import NormalEquations
 from fastnet._validation import check_choice, check_float, check_int
 from fastnet.training._algorithms import Algorithm
 
@@ -361,11 +362,9 @@ class LevenbergMarquardt(Algorithm):
         return _LMState(self.mu)
 
     def epochs(self, ws, state, sse_out, check):
-        from fastnet.gradients import _NormalEquations
-
         if state.ne is None:
             net = ws.net
-            state.ne = _NormalEquations(net, ws.A[:, :net.n_in], ws.Y)
+            state.ne = NormalEquations(net, ws.A[:, :net.n_in], ws.Y)
             state.count = _Counts(ws)
         # the epochs and their tries run in the kernel (one call for the strip: a
         # Python loop over the tries cost 3 % of an epoch on cancer1 4+2)

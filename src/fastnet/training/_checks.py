@@ -122,7 +122,7 @@ def check_start(net, seed, drawn):
             "`init_scale`) and nothing else is drawn. Pass `init_scale` to re-initialise "
             "the weights from `seed`, or give the seed when building the network "
             "(MLP(..., seed=...)) and drop it here.")
-    if net.hidden and not np.count_nonzero(net._w):        # (no weight is non-zero)
+    if net.hidden and not np.count_nonzero(net.weights):   # (no weight is non-zero)
         raise ValueError(
             "`net` has all weights zero: its hidden units cannot break symmetry and it would "
             "not learn. Pass `init_scale` (with a `seed`), or call net.init_weights(seed).")

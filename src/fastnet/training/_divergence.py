@@ -8,6 +8,7 @@ import numpy as np
 
 from fastnet._netfile import MAX_WEIGHT
 from fastnet.exceptions import DivergenceError
+from fastnet.training._specs import parse_spec, spec_of
 
 __all__ = ["DIVERGENCE_GROWTH", "DIVERGENCE_FLOOR", "diverged", "beyond_max_weight", "hinted",
            "check_finite", "growth_limit", "grew", "check_growth_rows"]
@@ -52,8 +53,6 @@ def hinted(exc, algorithm, weight_decay, sets=None):
     checked `Sets`), else the parameters actually given (``weight_decay`` and the
     algorithm's that differ from their defaults), not a guess at one algorithm's step
     size."""
-    from fastnet.algorithms import parse_spec, spec_of
-
     if sets is not None:
         largest = max(float(np.abs(a).max(initial=0.0)) for a in
                       (sets.X, sets.Y, sets.X_val, sets.Y_val, sets.X_test, sets.Y_test)
