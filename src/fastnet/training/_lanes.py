@@ -198,6 +198,15 @@ class LanesBackend:
             self.w_safe = None                      # no trial can come near it in this run
 
     @property
+    def groups(self):
+        """Groups of LANES trials the lanes hold now."""
+        return self.lanes.G
+
+    def repack(self, keep):
+        """Keep the trials of the boolean mask ``keep`` only, in as few groups as they fill."""
+        self.lanes.repack(keep)
+
+    @property
     def w_limit(self):
         """The kernel's w_limit: a trial of a rule without a bound on its
         changes stops in the lanes before an epoch that would start from

@@ -29,7 +29,7 @@ from fastnet._validation import (as_generator, check_choice, check_int, check_se
 from fastnet.network import (DEFAULT_INIT_SCALE, DEFAULT_INIT_SCALE_LINEAR, MLP, check_init,
                              draw_weights, init_bounds, kernel_layers, weight_buffer)
 from fastnet.stopping import StoppingCriterion, TrainingState
-from fastnet.training._algorithms import resolve_rprop
+from fastnet.training._plans import resolve_rprop
 from fastnet.training._backends import HANDOFF_FILL, Trials
 from fastnet.training._checks import (check_algorithm_objective, check_callback, check_run,
                                      check_sets, check_start, training_of)
@@ -581,4 +581,4 @@ def _backends(method, net, nets, algorithm, sets, run, W, steps, _how):
         return Trials(K, serial=backend), K
     lanes = LanesBackend(net, algorithm, sets, run, W, steps if _has_steps(algorithm) else None)
     handoff = HANDOFF_FILL if method == "mixed" else None
-    return Trials(K, lanes=lanes, make_serial=serial, handoff=handoff), lanes.lanes.G * LANES
+    return Trials(K, lanes=lanes, make_serial=serial, handoff=handoff), lanes.groups * LANES

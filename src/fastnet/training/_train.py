@@ -7,7 +7,8 @@ from fastnet._typing import ArrayLike, Seed
 from fastnet._validation import check_float
 from fastnet.network import MAX_INIT_SCALE, MLP
 from fastnet.stopping import StoppingCriterion, TrainingState
-from fastnet.training._algorithms import Algorithm, check_stop
+from fastnet.training._algorithms import Algorithm
+from fastnet.training._plans import check_stop
 from fastnet.training._checks import check_run, check_sets
 from fastnet.training._results import TrainResult
 from fastnet.training._single import train_single
