@@ -61,10 +61,10 @@ class StripLoop:
         self.algorithm = algorithm
         self.N, self.C = sets.X.shape[0], net.n_connections
         self.updates = algorithm.updates_per_epoch(self.N, self.C)
-        self.policy = StopPolicy(K, algorithm, sets, run, trials, self._who, MAX_EPOCHS_PER_CALL)
+        self.policy = StopPolicy(K, algorithm, sets, run, trials, single, MAX_EPOCHS_PER_CALL)
         self.growth = GrowthWatch(K, single)
         measured = sets.X_val is not None or sets.X_test is not None
-        self.measures = StripMeasures(K, self.C, sets, run, self._who) if measured else None
+        self.measures = StripMeasures(K, self.C, sets, run, single) if measured else None
         # The training errors (not zeroed: the backends write every epoch a trial
         # trains, and nothing reads an epoch before it is written, but the growth
         # check, which ignores NaN). It grows as epochs run (doubling), never
@@ -154,7 +154,7 @@ class StripLoop:
     def _strip_end(self, idx, epoch):
         """Measure, test the criteria and call the callback at a strip end."""
         if self.measures is not None and epoch % self.run.strip == 0:
-            self.measures.measure(self.trials, idx, epoch, self.single)
+            self.measures.measure(self.trials, idx, epoch)
         ended = self.policy.strip_end(idx, epoch, self._state)
         if ended:
             self._finish(np.array(ended, dtype=np.intp), epoch)
@@ -201,7 +201,7 @@ class StripLoop:
                 raise beyond_max_weight(int(epochs[k]), float(np.abs(rows[k]).max()),
                                         self._who(k))
             raise diverged(int(epochs[k]), "the weights", self._who(k))
-        self.policy.warn(stacklevel, self.single)
+        self.policy.warn(stacklevel)
         m = self.measures
         current = m is None or m.best_rows is None      # the weights each trial stopped at
         relevant = epochs if current else m.relevant(rows, epochs)

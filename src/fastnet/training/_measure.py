@@ -38,8 +38,8 @@ class StripMeasures:
     sets : Sets
         The checked data sets (at least one of the validation and test sets given).
     run : RunOptions
-    who : callable
-        ``who(trial)``: the trial a message names (None for a single run).
+    single : bool
+        A single run (`train_rprop`): its messages name no trial.
 
     Attributes
     ----------
@@ -54,8 +54,8 @@ class StripMeasures:
         The weights at ``best_epoch`` (with a validation set).
     """
 
-    def __init__(self, K, C, sets, run, who):
-        self.run, self.who = run, who
+    def __init__(self, K, C, sets, run, single):
+        self.run, self.single = run, single
         n_out = sets.Y.shape[1]
         cap = min(max(1, run.max_epochs // run.strip), 64)
         self.val = self.test = self.best_rows = None
@@ -70,9 +70,8 @@ class StripMeasures:
         self.strip_epochs = run.strip * np.arange(1, cap + 1)
         self.best_val, self.best_epoch = [np.inf] * K, [None] * K
 
-    def measure(self, backend, idx, epoch, single):
-        """Validation and test errors of the trials ``idx`` at the strip end ``epoch``
-        (``single``: one trial's run, whose messages name no trial)."""
+    def measure(self, backend, idx, epoch):
+        """Validation and test errors of the trials ``idx`` at the strip end ``epoch``."""
         j = epoch // self.run.strip - 1            # (every trial still training has all before)
         if j >= self.strip_epochs.size:
             limit = max(1, self.run.max_epochs // self.run.strip)
@@ -86,7 +85,7 @@ class StripMeasures:
         if self.val is not None:
             e_va = backend.sse("val", idx) * self.val_scale
             if not np.isfinite(e_va).all():
-                check_finite(e_va, epoch, "the validation error", None if single else idx)
+                check_finite(e_va, epoch, "the validation error", None if self.single else idx)
             self.val[idx, j] = e_va
             best = self.best_val
             better = [(i, e) for i, e in zip(idx.tolist(), e_va.tolist()) if e < best[i]]
@@ -98,7 +97,7 @@ class StripMeasures:
         if self.test is not None:
             e_te = backend.sse("test", idx) * self.test_scale
             if not np.isfinite(e_te).all():
-                check_finite(e_te, epoch, "the test error", None if single else idx)
+                check_finite(e_te, epoch, "the test error", None if self.single else idx)
             self.test[idx, j] = e_te
 
     def _measure_one(self, backend, i, j, epoch):
@@ -106,7 +105,7 @@ class StripMeasures:
         if self.val is not None:
             e = backend.sse_one("val", i) * self.val_scale
             if not math.isfinite(e):
-                raise diverged(epoch, "the validation error", self.who(i))
+                raise diverged(epoch, "the validation error", None if self.single else i)
             self.val[i, j] = e
             if e < self.best_val[i]:
                 self.best_rows[i] = backend.row(i)
@@ -114,7 +113,7 @@ class StripMeasures:
         if self.test is not None:
             e = backend.sse_one("test", i) * self.test_scale
             if not math.isfinite(e):
-                raise diverged(epoch, "the test error", self.who(i))
+                raise diverged(epoch, "the test error", None if self.single else i)
             self.test[i, j] = e
 
     def curves(self, i, epoch):

@@ -30,8 +30,8 @@ class StopPolicy:
     backend : Backend
         Where the trials train (its outputs for the success check; how often
         it returns when nothing else asks, ``backend.returns_every``).
-    who : callable
-        ``who(trial)``: the trial a message names (None for a single run).
+    single : bool
+        A single run (`train_rprop`): its messages name no trial.
 
     Attributes
     ----------
@@ -49,8 +49,10 @@ class StopPolicy:
         Success checks run from Python, per trial (forward passes).
     """
 
-    def __init__(self, K, algorithm, sets, run, backend, who, max_per_call):
-        self.run, self.sets, self.backend, self.who = run, sets, backend, who
+    def __init__(self, K, algorithm, sets, run, backend, single, max_per_call):
+        # (no reference back to the loop: a cycle would leave each run's buffers to
+        # the cyclic garbage collector, whose passes then land in later epochs)
+        self.run, self.sets, self.backend, self.single = run, sets, backend, single
         stop = run.stop
         measured = sets.X_val is not None or sets.X_test is not None
         self.criteria = [None] * K
@@ -118,7 +120,7 @@ class StopPolicy:
         self.checks[i] += 1
         outputs = self.backend.train_outputs(i)
         if not np.isfinite(outputs).all():
-            raise diverged(self.epoch, "the network's outputs", self.who(i))
+            raise diverged(self.epoch, "the network's outputs", None if self.single else i)
         Y = self.sets.Y
         if (r_c, analog) not in self._masks:
             threshold_correct(outputs, Y, r_c=r_c, analog=analog)  # validates
@@ -127,13 +129,13 @@ class StopPolicy:
         binary, tolerance = self._masks[(r_c, analog)]
         return bool(hamey_correct(outputs, Y, r_c, tolerance, binary).all())
 
-    def warn(self, stacklevel, single):
+    def warn(self, stacklevel):
         """The no-convergence warning, if trials reached max_epochs before ``run.stop``."""
         stop, K = self.run.stop, self.fired.size
         late = ~(self.fired | self.called_off) if stop is not None else None
         if late is None or not late.any():
             return
-        if single:
+        if self.single:
             message = (f"training reached max_epochs={self.run.max_epochs} before the stopping "
                        f"criterion {stop.name} held.")
         else:
