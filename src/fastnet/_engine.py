@@ -11,12 +11,13 @@ has its own layout in ``fastnet.training._lanes``.)
 import numpy as np
 
 from fastnet._blas import kernels_blas, single_threaded_blas
-from fastnet._kernels import _backprop, _backward, _forward, _jacobian, _per_weight, _rprop
+from fastnet._kernels import _backprop, _backward, _forward, _jacobian, _per_weight, _rprop, _trials
 from fastnet._kernels._simd import simd_level
 from fastnet._validation import check_matrix
 
 __all__ = ["DEFAULT_BLAS_MIN", "BLOCK_BYTES", "MIN_BLOCK", "MAX_BLOCK", "ROW_ALIGN",
-           "PREDICT_BLAS_MIN", "NORMAL_BLOCK", "activations", "block_rows", "Workspace", "Evaluator",
+           "PREDICT_BLAS_MIN", "NORMAL_BLOCK", "EPOCH_KERNELS", "activations", "block_rows", "Workspace",
+           "Evaluator",
            "NormalEquations", "predict",
            "sum_squared_error"]
 
@@ -125,7 +126,7 @@ class Workspace:
         self.g = np.zeros(net.n_connections)
         self.dw_prev = np.zeros(net.n_connections)
         self.blas_min = DEFAULT_BLAS_MIN if blas_min is None else blas_min
-        self._batch = None          # Adam's mini-batch buffers, made when first needed
+        self.batch = None           # Adam's mini-batch buffers, made when first needed
 
     @property
     def block_size(self):
@@ -146,24 +147,13 @@ class Workspace:
         return Evaluator(self.net, None, self.Y, self.blas_min, A=self.A, w=self.w,
                          block=self.check_block)
 
-    def rprop_epochs(self, g_prev, step, params, last_error, sse_out, every, r_c, analog):
-        """RPROP epochs, one per entry of ``sse_out`` (see ``_kernels._rprop``);
-        returns the kernel status."""
-        return _rprop.train_epochs(self.A, self.Y, self.layers, self.n_in, self.w, self.g,
-                                   g_prev, self.dw_prev, step, self.D, self.Dl, *params, last_error,
-                                   sse_out, self.blas_min, every, r_c, analog,
-                                   self.check_block, *self.objective)
-
-    def backprop_epochs(self, rates, momentum, order, sse_out, every=0, r_c=0.4, analog=-1.0,
-                        per_update=False):
-        """Backpropagation epochs, one per entry of ``sse_out`` (see
-        ``_kernels._backprop``; Hamey's check every ``every`` epochs of batch
-        training; ``per_update``: ``rates`` holds one rate per online update);
-        returns the kernel status."""
-        return _backprop.train_epochs(self.A, self.Y, self.layers, self.n_in, self.w, self.g,
-                                      self.dw_prev, self.D, self.Dl, rates, momentum, order,
-                                      sse_out, self.blas_min, *self.objective, every, r_c,
-                                      analog, self.check_block, per_update)
+    def epochs(self, rule, args, sse_out, check):
+        """Epochs of the kernel rule ``rule`` (its code, e.g. ``_trials.RULE_ADAM``),
+        one per entry of ``sse_out`` (the training errors, unscaled), on this
+        workspace's weights; ``args``: the rule's state and parameters in its
+        kernel's order (see `EPOCH_KERNELS`); ``check``: Hamey's success check
+        (every, r_c, analog). Returns the kernel status (``training._status``)."""
+        return EPOCH_KERNELS[rule](self, args, sse_out, *check)
 
     def gradient(self, w=None, g=None):
         """Summed squared error (the objective) at ``w`` (default: the trained weights
@@ -182,26 +172,52 @@ class Workspace:
         return _forward.sum_squared_error(self.A, self.Y, self.layers, self.n_in, w,
                                           self.check_block, self.blas_min)
 
-    def quickprop_epochs(self, s_prev, d_prev, params, sse_out, every, r_c, analog):
-        """Quickprop epochs, one per entry of ``sse_out`` (see
-        ``_kernels._per_weight``); returns the kernel status."""
-        return _per_weight.quickprop_epochs(self.A, self.Y, self.layers, self.n_in, self.w,
-                                            self.g, s_prev, d_prev, self.D, self.Dl, params,
-                                            sse_out, self.blas_min, every, r_c, analog,
-                                            self.check_block, *self.objective)
 
-    def adam_epochs(self, m, v, t, params, order, batch, sse_out, every, r_c, analog):
-        """Adam epochs, one per entry of ``sse_out``, in mini-batches of ``batch``
-        rows in the presentation ``order`` if it has rows (see
-        ``_kernels._per_weight``); returns the kernel status."""
-        rows = min(batch, self.A.shape[0])
-        if order.shape[0] and (self._batch is None or self._batch[0].shape[0] != rows):
-            self._batch = (np.zeros((rows, self.A.shape[1])), np.zeros((rows, self.net.n_out)))
-        B, TB = self._batch if order.shape[0] else (self.A[:1], self.Y[:1])
-        return _per_weight.adam_epochs(self.A, self.Y, self.layers, self.n_in, self.w, self.g,
-                                       m, v, t, self.D, self.Dl, params, order, B, TB,
-                                       sse_out, self.blas_min, every, r_c, analog,
-                                       self.check_block, *self.objective)
+def _rprop_epochs(ws, args, sse_out, every, r_c, analog):
+    # args: (g_prev, step, last_error, params: (variant, eta+, eta-, delta_min, delta_max))
+    g_prev, step, last_error, params = args
+    return _rprop.train_epochs(ws.A, ws.Y, ws.layers, ws.n_in, ws.w, ws.g, g_prev, ws.dw_prev,
+                               step, ws.D, ws.Dl, *params, last_error, sse_out, ws.blas_min,
+                               every, r_c, analog, ws.check_block, *ws.objective)
+
+
+def _backprop_epochs(ws, args, sse_out, every, r_c, analog):
+    # args: (rates: one per epoch or per online update, momentum, order: the online
+    # presentation order or (0, 0), per_update)
+    rates, momentum, order, per_update = args
+    return _backprop.train_epochs(ws.A, ws.Y, ws.layers, ws.n_in, ws.w, ws.g, ws.dw_prev, ws.D,
+                                  ws.Dl, rates, momentum, order, sse_out, ws.blas_min,
+                                  *ws.objective, every, r_c, analog, ws.check_block, per_update)
+
+
+def _quickprop_epochs(ws, args, sse_out, every, r_c, analog):
+    # args: (s_prev, d_prev, params: (epsilon, mu, decay, threshold, momentum))
+    s_prev, d_prev, params = args
+    return _per_weight.quickprop_epochs(ws.A, ws.Y, ws.layers, ws.n_in, ws.w, ws.g, s_prev,
+                                        d_prev, ws.D, ws.Dl, params, sse_out, ws.blas_min,
+                                        every, r_c, analog, ws.check_block, *ws.objective)
+
+
+def _adam_epochs(ws, args, sse_out, every, r_c, analog):
+    # args: (m, v, t, params: (learning_rate, beta1, beta2, epsilon), order: mini-batch
+    # presentation order or (0, 0) for full batch, batch: rows per mini-batch)
+    m, v, t, params, order, batch = args
+    rows = min(batch, ws.A.shape[0])
+    if order.shape[0] and (ws.batch is None or ws.batch[0].shape[0] != rows):
+        ws.batch = (np.zeros((rows, ws.A.shape[1])), np.zeros((rows, ws.net.n_out)))
+    B, TB = ws.batch if order.shape[0] else (ws.A[:1], ws.Y[:1])
+    return _per_weight.adam_epochs(ws.A, ws.Y, ws.layers, ws.n_in, ws.w, ws.g, m, v, t, ws.D,
+                                   ws.Dl, params, order, B, TB, sse_out, ws.blas_min, every, r_c,
+                                   analog, ws.check_block, *ws.objective)
+
+
+#: The single-network epoch kernel of each rule, by the rule's kernel code (the
+#: code the lanes take too: RPROP's variant codes 0-3, RULE_BACKPROP,
+#: RULE_QUICKPROP, RULE_ADAM of ``_kernels/_constants.h``). Each entry passes
+#: the workspace's buffers and the rule's ``args`` in its kernel's order.
+EPOCH_KERNELS = {0: _rprop_epochs, 1: _rprop_epochs, 2: _rprop_epochs, 3: _rprop_epochs,
+                 _trials.RULE_BACKPROP: _backprop_epochs,
+                 _trials.RULE_QUICKPROP: _quickprop_epochs, _trials.RULE_ADAM: _adam_epochs}
 
 
 class Evaluator:

@@ -218,6 +218,9 @@ class MLP:
             offset = b_off + size
             rows.append((starts[j], size, lo, hi, w_off, b_off, ACTIVATIONS[act]))
         self._layers = np.ascontiguousarray(rows, dtype=np.intp)
+        # (its read-only view, made once: the engine reads it for every workspace)
+        self._layer_view = self._layers.view()
+        self._layer_view.flags.writeable = False
         self._starts = starts
         self.n_units = int(starts[-1])
         self.n_connections = int(offset)
@@ -233,9 +236,7 @@ class MLP:
         range [lo, hi), offsets of W_j and of the biases in the flat weight vector,
         activation code (see ``fastnet/_kernels/_types.pxd`` and docs/cython.md).
         """
-        view = self._layers.view()
-        view.flags.writeable = False
-        return view
+        return self._layer_view
 
     @property
     def layer_sizes(self):

@@ -17,7 +17,8 @@ import numpy as np
 from fastnet._kernels import _trials
 from fastnet._validation import check_choice, check_float
 
-__all__ = ["Algorithm", "RPROP", "Backprop", "VARIANTS", "NO_CHECK"]
+__all__ = ["Algorithm", "KernelRule", "RPROP", "Backprop", "VARIANTS", "NO_CHECK",
+           "counts_itself", "closes", "checks_in_kernel"]
 
 #: RPROP variant names (Igel & Hüsken 2000) and their kernel codes.
 VARIANTS = {"rprop+": 0, "rprop-": 1, "irprop-": 2, "irprop+": 3}
@@ -77,13 +78,9 @@ class Algorithm:
 
     #: The seed draws something for this rule besides the initial weights.
     draws = False
-    #: The kernels can run Hamey's success check between epochs themselves.
-    kernel_check = False
-    #: Trials can train side by side in vector lanes (see :meth:`lanes_args`).
+    #: Trials can train side by side in vector lanes (a `KernelRule`'s lanes kernel).
     lanes = False
-    #: The most a weight moves in one epoch in the lanes, or None: no bound
-    #: (the lanes then watch the weights themselves; see ``_lanes.safe_weight``).
-    max_change = None
+
     @property
     def objectives(self):
         """Whether the rule trains the run's objective (``loss``, ``weight_decay``:
@@ -91,8 +88,6 @@ class Algorithm:
         for rules written as :meth:`step` (they get the objective's value and
         gradient); a rule with its own :meth:`epochs` says so itself."""
         return type(self).epochs is Algorithm.epochs
-    #: The rule counts its own traversals (:meth:`traversals`): its cost varies by epoch.
-    variable_cost = False
 
     def init_state(self, weights):
         """A user rule's state before its first epoch.
@@ -180,12 +175,70 @@ class Algorithm:
         return getattr(state, "stop_reason", None)
 
     def traversals(self, state, n_train, n_connections):
-        """(forward, backward, update, flops) the trial has run so far, for rules
-        with ``variable_cost``."""
+        """(forward, backward, update, flops) the trial has run so far: a rule whose
+        cost varies by epoch overrides it and counts its own (see `counts_itself`);
+        the others cost one gradient an epoch, counted by the loop."""
         return tuple(state.counts)
 
     def close(self, state):
         """The trial trains no more: release what its state holds (threads, buffers)."""
+
+
+def counts_itself(algorithm):
+    """Whether ``algorithm`` counts its own traversals (it overrides `Algorithm.traversals`)."""
+    return type(algorithm).traversals is not Algorithm.traversals
+
+
+def closes(algorithm):
+    """Whether ``algorithm``'s states hold something to release (it overrides `Algorithm.close`)."""
+    return type(algorithm).close is not Algorithm.close
+
+
+def checks_in_kernel(algorithm):
+    """Whether the kernels run Hamey's success check between ``algorithm``'s epochs."""
+    return isinstance(algorithm, KernelRule) and algorithm.kernel_check
+
+
+class KernelRule(Algorithm):
+    """A rule whose epochs run in compiled kernels: one Python class that holds and
+    checks the parameters, makes a trial's state and hands the kernels their
+    arguments; the rule itself is C (``fastnet/_kernels``).
+
+    ``code`` names the rule to the kernels of both layouts: the single network's
+    (``fastnet._engine.EPOCH_KERNELS[code]``, given :meth:`kernel_args`) and the
+    vector lanes' (given :meth:`lanes_args`; a trial that leaves the lanes takes
+    its state from :meth:`lanes_state`).
+    """
+
+    lanes = True
+    #: The kernels run Hamey's success check between epochs themselves.
+    kernel_check = True
+    #: The most a weight moves in one epoch in the lanes, or None: no bound
+    #: (the lanes then watch the weights themselves; see ``_lanes.safe_weight``).
+    max_change = None
+    objectives = True       # (the kernels train the run's loss and weight decay)
+
+    def kernel_params(self):
+        """The rule's parameters as its kernels take them (a tuple of floats)."""
+        raise NotImplementedError
+
+    def kernel_args(self, ws, state, n):
+        """The arguments of the single-network kernel for ``n`` epochs of the
+        trial in ``state`` (see ``fastnet._engine.EPOCH_KERNELS``)."""
+        raise NotImplementedError
+
+    def lanes_args(self):
+        """The rule's arguments of the vector-lanes kernels: (code, *kernel_params)."""
+        return (self.code,) + self.kernel_params()
+
+    def lanes_state(self, g_prev, dw_prev, step, last_error, epoch, max_epochs):
+        """A trial's state in the single-network kernels from the lanes' three
+        arrays (its previous change ``dw_prev`` goes to the workspace)."""
+        raise NotImplementedError
+
+    def epochs(self, ws, state, sse_out, check):
+        return ws.epochs(self.code, self.kernel_args(ws, state, sse_out.shape[0]), sse_out,
+                         NO_CHECK if check is None else check)
 
 
 def _stepped(returned, algorithm, shape):
@@ -222,7 +275,7 @@ class _RpropState:
 
 
 @dataclass(frozen=True)
-class RPROP(Algorithm):
+class RPROP(KernelRule):
     """Epoch-batched RPROP (Riedmiller & Braun 1993; variants after Igel & Hüsken 2000).
 
     Parameters
@@ -249,10 +302,6 @@ class RPROP(Algorithm):
     delta_min: float = 0.0
     delta_max: float = 50.0
 
-    kernel_check = True
-    lanes = True
-    objectives = True
-
     def __post_init__(self):
         put = object.__setattr__.__get__(self)
         put("variant", check_choice(self.variant, "variant", VARIANTS))
@@ -268,6 +317,7 @@ class RPROP(Algorithm):
         put("delta0", _check_delta0(self.delta0, delta_max))
         put("_args", (VARIANTS[self.variant], self.eta_plus, self.eta_minus, delta_min,
                       delta_max))                 # (not a field: the kernels' arguments)
+        put("code", self._args[0])                # (the variant's kernel code, `VARIANTS`)
 
     @property
     def draws(self):
@@ -285,6 +335,10 @@ class RPROP(Algorithm):
                 {"eta_plus": self.eta_plus, "eta_minus": self.eta_minus,
                  "delta0": list(d0) if isinstance(d0, tuple) else d0,
                  "delta_min": self.delta_min, "delta_max": self.delta_max})
+
+    def kernel_params(self):
+        """(eta_plus, eta_minus, delta_min, delta_max)."""
+        return self._args[1:]
 
     def lanes_args(self):
         """The rule's arguments of the kernels: (variant code, eta_plus, eta_minus,
@@ -314,10 +368,8 @@ class RPROP(Algorithm):
         return _RpropState(np.array(g_prev, dtype=float), np.array(step, dtype=float),
                            np.array([last_error], dtype=float))
 
-    def epochs(self, ws, state, sse_out, check):
-        every, r_c, analog = NO_CHECK if check is None else check
-        return ws.rprop_epochs(state.g_prev, state.step, self._args, state.last_error, sse_out,
-                               every, r_c, analog)
+    def kernel_args(self, ws, state, n):
+        return state.g_prev, state.step, state.last_error, self._args
 
 
 def _check_delta0(delta0, delta_max):
@@ -345,7 +397,7 @@ class _BackpropState:
 
 
 @dataclass(frozen=True)
-class Backprop(Algorithm):
+class Backprop(KernelRule):
     """Backpropagation with momentum, batch or online (Rumelhart et al. 1986).
 
     Parameters
@@ -381,7 +433,7 @@ class Backprop(Algorithm):
     momentum: float = 0.0
     decay: bool | str = False
 
-    objectives = True
+    code = _trials.RULE_BACKPROP
 
     def __post_init__(self):
         put = object.__setattr__.__get__(self)
@@ -418,9 +470,9 @@ class Backprop(Algorithm):
         """Batch training runs Hamey's success check in the kernels."""
         return self.mode == "batch"
 
-    def lanes_args(self):
-        """The rule's arguments of the kernels: (code, learning_rate, momentum, decay)."""
-        return (_trials.RULE_BACKPROP, self.learning_rate, self.momentum, float(bool(self.decay)))
+    def kernel_params(self):
+        """(learning_rate, momentum, decay as 0.0 or 1.0)."""
+        return (self.learning_rate, self.momentum, float(bool(self.decay)))
 
     def lanes_state(self, g_prev, dw_prev, step, last_error, epoch, max_epochs):
         """A trial's state in the single-network kernels after ``epoch`` epochs
@@ -443,8 +495,7 @@ class Backprop(Algorithm):
     def start(self, n_connections, rng, max_epochs):
         return _BackpropState(rng, max_epochs)
 
-    def epochs(self, ws, state, sse_out, check):
-        n = sse_out.shape[0]
+    def kernel_args(self, ws, state, n):
         t = np.arange(state.epoch, state.epoch + n)
         per_update = self.decay == "update"
         if per_update:
@@ -468,6 +519,4 @@ class Backprop(Algorithm):
         else:
             order = np.zeros((0, 0), dtype=np.intp)
         state.epoch += n
-        every, r_c, analog = NO_CHECK if check is None else check
-        return ws.backprop_epochs(rates, self.momentum, order, sse_out, every, r_c, analog,
-                                  per_update)
+        return rates, self.momentum, order, per_update

@@ -17,7 +17,7 @@ from fastnet._netfile import MAX_WEIGHT, within_max_weight
 from fastnet.exceptions import DivergenceError
 from fastnet.stopping import TrainingState
 from fastnet.training import _status
-from fastnet.training._algorithms import Algorithm
+from fastnet.training._algorithms import closes, counts_itself
 from fastnet.training._backends import MAX_EPOCHS_PER_CALL
 from fastnet.training._divergence import (GrowthWatch, beyond_max_weight, check_finite,
                                           diverged, hinted)
@@ -78,9 +78,9 @@ class StripLoop:
         self.training = np.arange(K)                # the trials still training
         self.last_rows = None                       # each trial's weights when it stopped
         # (forward, backward, update, flops) of rules whose cost varies by epoch
-        self.counts = np.zeros((K, 4), np.int64) if algorithm.variable_cost else None
+        self.counts = np.zeros((K, 4), np.int64) if counts_itself(algorithm) else None
         # the rule's states hold something to release when a trial stops (L-BFGS's thread)
-        self._closes = type(algorithm).close is not Algorithm.close
+        self._closes = closes(algorithm)
 
     def _who(self, trial):
         return None if self.single else int(trial)

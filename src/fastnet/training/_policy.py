@@ -10,7 +10,7 @@ import numpy as np
 from fastnet.exceptions import NoConvergenceWarning
 from fastnet.measures import _check_analog, hamey_correct, threshold_correct
 from fastnet.stopping import Correct
-from fastnet.training._algorithms import NO_CHECK
+from fastnet.training._algorithms import NO_CHECK, checks_in_kernel
 from fastnet.training._divergence import diverged
 
 __all__ = ["StopPolicy"]
@@ -62,7 +62,7 @@ class StopPolicy:
                 self.criteria[i].reset()
         self.in_strips = measured or stop is not None or run.callback is not None
         self.kernel_check = (type(stop) is Correct and not measured and run.callback is None
-                             and algorithm.kernel_check)
+                             and checks_in_kernel(algorithm))
         self.check, self.step = None, run.strip if self.in_strips else max_per_call
         if self.kernel_check:
             analog = _check_analog((sets.Y == 0.0) | (sets.Y == 1.0), stop.analog)

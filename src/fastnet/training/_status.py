@@ -18,7 +18,8 @@ import numpy as np
 
 from fastnet._kernels._trials import BEYOND
 
-__all__ = ["BEYOND", "first_diverged", "stopped", "stopped_after",
+__all__ = ["BEYOND", "first_diverged", "stopped", "stopped_after", "epochs_run", "diverged_in",
+           "stopped_in",
            "epochs_trained", "epochs_written", "beyond", "after", "shifted"]
 
 
@@ -70,3 +71,19 @@ def shifted(s, done):
     if s < 0:
         return s - done
     return 0
+
+
+def epochs_run(s, n):
+    """The epochs one trial's call of ``n`` epochs ran (an int status): k for k
+    (the diverged epoch included) or -k, else all ``n``."""
+    return abs(s) if s else n
+
+
+def diverged_in(s):
+    """1 if one trial's status says its call diverged, else 0."""
+    return int(s > 0)
+
+
+def stopped_in(s):
+    """Whether one trial's status says it stopped early (the check held, or the rule stopped)."""
+    return s < 0
