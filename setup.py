@@ -42,15 +42,22 @@ CFLAGS = (["-O3", "-fno-math-errno", "-g0", "-falign-functions=64", "-falign-loo
           if not DEBUG else ["-O0", "-g"])
 CFLAGS += shlex.split(os.environ.get("FASTNET_CFLAGS", ""))
 
-# _simd holds the register-tiled products and the one choice among them (_simd.h);
-# the other modules call it through cimport. Listed longest compile first: the
-# parallel build starts them in this order (_trials alone takes about as long as
-# all the others together).
-KERNELS = ["_trials", "_simd", "_jacobian", "_forward", "_backward", "_rprop", "_backprop",
-           "_per_weight"]
-HEADERS = ["_constants.h", "_activations.h", "_activation_forms.h", "_rule.h", "_loops.h", "_simd.h", "_tiles.h", "_dots512.h", "_lanes.h",
-           "_lanes_rule.h", "_lanes_pass.h", "_tiny.h", "_trials.h", "_types.pxd", "_simd.pxd",
-           "_rprop.pxd", "_per_weight.h"]
+# _simd holds the register-tiled products and the one choice among them (_simd.h)
+# and finds SciPy's BLAS and LAPACK at import; the other modules call it through
+# cimport. The modules and headers are listed once, in _kernels/kernels.txt, which
+# CMakeLists.txt reads too.
+def kernel_lists(path="src/fastnet/_kernels/kernels.txt"):
+    """Return (modules, headers) of the kernel list file."""
+    lists = {}
+    with open(path) as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                key, _, names = line.partition(":")
+                lists[key.strip()] = names.split()
+    return lists["modules"], lists["headers"]
+
+
+KERNELS, HEADERS = kernel_lists()
 
 extensions = [
     Extension(

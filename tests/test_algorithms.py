@@ -387,6 +387,7 @@ class _Calls:
     """Counts calls of the workspace's error and gradient passes."""
 
     def __init__(self, monkeypatch):
+        # (counts the engine's gradient and error passes: no public face)
         from fastnet._engine import Workspace
 
         self.gradients = self.gradients_at_new_points = self.errors = 0
@@ -427,6 +428,7 @@ def test_traversals_count_every_pass_the_rule_ran(algorithm, monkeypatch):
 def _lm_by_hand(net, X, Y, epochs, lm):
     """Levenberg-Marquardt epochs in Python from the normal-equations object's
     pieces (compute, solve, sse), each call counted: (weights, errors, calls)."""
+    # (the Gauss-Newton products behind LM: no public face)
     from fastnet.gradients import _NormalEquations
 
     ne = _NormalEquations(net, X, Y)
@@ -607,6 +609,7 @@ def test_lbfgs_divergence_is_named():
 def test_lbfgs_stops_abnormal_when_its_line_search_fails(monkeypatch):
     # A gradient of the wrong sign: no step along -H g lowers E, SciPy's line search
     # gives up after maxls evaluations; that epoch counts, the weights stay.
+    # (an uphill gradient planted in the engine: no public face)
     from fastnet._engine import Workspace
 
     gradient = Workspace.gradient

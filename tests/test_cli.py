@@ -5,6 +5,7 @@ import re
 import pytest
 
 from fastnet import cli
+# (the progress interval and the command functions: no public face)
 from fastnet.cli import _commands, _progress
 from _extras import needs
 
@@ -291,7 +292,7 @@ def test_bench_on_dask_scheduler(proben1_root, tmp_path, capsys):
     distributed = needs("dask.distributed")
     path = tmp_path / "dask.jsonl"
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:  # (None takes 8787)
         assert cli.main(["bench", "-p", "cancer1", "-n", "linear", "-r", "2", "--data",
                          str(proben1_root), "--scheduler", cluster.scheduler_address,
                          "-o", str(path)]) == 0

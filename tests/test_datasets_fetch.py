@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+# (the shipped checksums and the downloader patched here: no public face)
 import fastnet.datasets._fetch as fetch_mod
 from fastnet.datasets import (
     PROBEN1_PROBLEMS,

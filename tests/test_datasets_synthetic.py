@@ -13,6 +13,7 @@ from fastnet.datasets import (
     make_teacher,
     make_xor,
 )
+# (the integrator alone, to measure its step-size error: no public face)
 from fastnet.datasets._synthetic import _mackey_glass_series
 
 

@@ -222,7 +222,10 @@ def test_reproduction_page_shows_the_published_means(networks, heading):
     published file once, with the shipped published means (Prechelt 1994) in every
     column; the pivot section's deviations table holds the published test-error and
     epoch means and deviations."""
-    from fastnet.reproduction import COLUMNS, _fmt, published_results
+    from fastnet.reproduction import COLUMNS, published_results
+
+    def _fmt(v):   # the tables' numbers: two decimals, whole numbers from 100 on
+        return f"{v:.2f}" if abs(v) < 100 else f"{v:.0f}"
 
     pub = published_results(networks)
     text = (DOCS / "reproduction.md").read_text(encoding="utf-8")

@@ -312,6 +312,7 @@ def _timed(fn):
     return out, cpu, wall, others
 
 
+@pytest.mark.slow  # 7.5 s on a loaded two-core machine (--durations)
 def test_thread_parallel_training_equals_sequential_and_is_faster():
     """Four trainings on two threads: identical results, about twice as fast.
 
@@ -427,6 +428,7 @@ def _doc_block(text, lang):
     return blocks[0]
 
 
+@pytest.mark.slow  # 6.4 s on a loaded two-core machine (--durations)
 def test_cimport_kernels_from_another_extension(tmp_path):
     """Compile the example of docs/cython.md against the installed .pxd files."""
     needs("Cython")

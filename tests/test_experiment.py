@@ -293,7 +293,7 @@ def test_same_records_with_local_processes(reference, proben1_root, tmp_path):
 def test_same_records_on_dask_cluster(reference, proben1_root, tmp_path):
     distributed = needs("dask.distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:  # (None takes 8787)
         path = tmp_path / "dask-address.jsonl"
         res = run_experiment(_experiment(proben1_root), path, scheduler=cluster.scheduler_address)
         assert res.backend == "dask"
@@ -307,6 +307,7 @@ def test_same_records_on_dask_cluster(reference, proben1_root, tmp_path):
         assert _records(half) == _records(reference)
 
 
+@pytest.mark.slow  # 10.0 s on a loaded two-core machine (--durations)
 def test_unreachable_scheduler(proben1_root, tmp_path, monkeypatch):
     needs("dask.distributed")
     import fastnet.experiment as experiment
@@ -419,6 +420,7 @@ def test_batched_runs_equal_one_call_per_run(proben1_root, tmp_path):
         run_experiment(_experiment(proben1_root), tmp_path / "x.jsonl", batch_size=0)
 
 
+@pytest.mark.slow  # 7.2 s on a loaded two-core machine (--durations)
 def test_records_independent_of_batch_composition_resume_and_jobs(proben1_root, tmp_path):
     """A record is the same bits whichever runs share its task: batch sizes, resume
     points (mid-block too) and -j. horse1/pivot (1793 connections, past the narrow
@@ -462,13 +464,13 @@ def test_mixed_cell_tasks_are_whole_blocks(proben1_root):
     """A task of a "mixed" cell trains whole blocks (the last up to the last run) and
     writes only its missing runs; ``batch_size`` groups whole blocks (at least one a
     task); 1 is one call per run; "lanes" cells go by ``batch_size`` alone."""
-    from fastnet.experiment._provenance import _load
-    from fastnet.experiment._runner import _tasks
+    from fastnet.datasets import load_proben1
+    from fastnet.experiment._runner import _tasks   # the runner's task plan: no public face
 
     B = MIXED_BLOCK
     exp = Experiment(problems="horse1", networks=("linear", "pivot"), runs=2 * B + 10,
                      seed=0, root=str(proben1_root))
-    datasets = {"horse1": _load("horse1", str(proben1_root))}
+    datasets = {"horse1": load_proben1("horse1", str(proben1_root))}
     todo = [("horse1", n, r, "rprop+") for n in ("linear", "pivot")
             for r in (3, 4, B + 1, 2 * B, 2 * B + 7)]
     tasks = _tasks(exp, todo, datasets, 16, "h")

@@ -12,13 +12,14 @@ import numpy as np
 import pytest
 
 from fastnet import cli, train, train_rprop
-from fastnet.algorithms import Backprop
+from fastnet.algorithms import Backprop, from_spec
 from fastnet.experiment import (
     MIXED_BLOCK, Experiment, ResultFileError, build_network, read_results, run_experiment, run_seed,
-    strip_timing,
+    strip_timing, training_arguments,
 )
+from fastnet.datasets import load_proben1
+# (how the runner turns an algorithm's text into trainer arguments: no public face)
 from fastnet.experiment._protocol import algorithm_arguments
-from fastnet.experiment._provenance import _load
 from fastnet.report import compare, summarize, timing_summary
 from fastnet.stopping import MaxEpochs
 from _extras import needs
@@ -70,12 +71,12 @@ def test_default_experiment_writes_what_it_wrote_before(proben1_root, tmp_path):
     assert "algorithms" not in header["grid"] and "algorithm_setups" not in header
     assert all("algorithm" not in r for r in res.records)
     # and the default's runs equal train_rprop with the preset, as before
-    ds = _load("cancer1", str(proben1_root))
+    ds = load_proben1("cancer1", str(proben1_root))
     net, preset = build_network("linear", ds)
     r = res.records[1]
     one = train_rprop(net, *ds.train, *ds.val, X_test=ds.test[0], Y_test=ds.test[1],
-                      seed=run_seed(3, "cancer1", "linear", 1), preset=preset, max_epochs=50,
-                      stop=algorithm_arguments(preset, {"max_epochs": 50}, "rprop+")[1]["stop"])
+                      seed=run_seed(3, "cancer1", "linear", 1),
+                      **training_arguments(preset, {"max_epochs": 50}))
     assert r["epochs"] == one.epochs
     assert r["test"]["squared_error_percentage"] == pytest.approx(
         one.final_test.squared_error_percentage, rel=1e-10)
@@ -94,12 +95,13 @@ def test_another_algorithm_extends_a_file_and_trains_as_train(proben1_root, tmp_
     bp = [r for r in rf.records if r.get("algorithm") == BP]
     assert [r["run"] for r in bp] == [0, 1]
     # each run is fastnet.train of the run alone, seeded by its own identity
-    ds = _load("cancer1", str(proben1_root))
+    ds = load_proben1("cancer1", str(proben1_root))
     net, preset = build_network("linear", ds)
     seed = run_seed(3, "cancer1", "linear", 1, BP)
     assert bp[1]["seed"]["spawn_key"] == [int(k) for k in seed.spawn_key]
-    kind, kw = algorithm_arguments(preset, {"max_epochs": 50}, BP)
-    assert kind == "many" and kw["init_scale"] == 0.01 and kw["strip"] == 5
+    # (the preset's initial weights and strip, its stopping rule capped at 50 epochs)
+    kw = dict(algorithm=from_spec(BP), init_scale=0.01, strip=5, max_epochs=50,
+              stop=training_arguments(preset, {"max_epochs": 50})["stop"])
     assert isinstance(kw["stop"].criteria[-1], MaxEpochs)
     one = train(net, *ds.train, *ds.val, X_test=ds.test[0], Y_test=ds.test[1], seed=seed, **kw)
     # (batch backprop trains in the lanes: to rounding, as RPROP's records)

@@ -222,14 +222,13 @@ def two_files(proben1_root, tmp_path_factory):
     return paths
 
 
-def test_report_comparison_and_study_pages_lay_out_cleanly(two_files, drawn):
-    from fastnet.study import Study, run_study
-    from fastnet.study._write import study_html
+def test_report_comparison_and_study_pages_lay_out_cleanly(two_files, drawn, tmp_path):
+    from fastnet.study import Study, run_study, write_study
 
     summarize(two_files[0]).to_html()
     compare(two_files, labels=["two:pivot / rprop+", "two:pivot / irprop-"]).to_html()
-    study_html(run_study(Study("xor", ("rprop+", "backprop(learning_rate=2.0)"), trials=10,
-                               limit=100)))
+    write_study(run_study(Study("xor", ("rprop+", "backprop(learning_rate=2.0)"), trials=10,
+                                limit=100)), tmp_path)
     assert len(drawn) > 10
     problems = [p for fig in drawn for p in layout_problems(fig)]
     assert not problems, "\n".join(problems)

@@ -6,6 +6,7 @@ from numpy.testing import assert_allclose
 import _reference as ref
 import fastnet
 from fastnet import MLP, jacobian, value_and_grad
+# The engine's activations, the Jacobian kernel and LM's normal equations: no public face.
 from fastnet import _engine
 from fastnet._kernels import _jacobian
 from fastnet.gradients import _NormalEquations

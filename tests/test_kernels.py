@@ -10,8 +10,9 @@ import pytest
 from numpy.testing import assert_allclose
 
 import _reference as ref
-from fastnet import MLP, _engine
+from fastnet import MLP, _engine  # (_engine: the activation buffers, as the kernels take them)
 from fastnet._kernels import _backward, _forward, _rprop, _simd, _trials
+# (the flags this build was compiled with: no public face)
 from fastnet._provenance import build_flags
 from fastnet.measures import threshold_correct
 from fastnet.network import ACTIVATIONS, HIDDEN_ACTIVATIONS
@@ -130,6 +131,7 @@ def test_simd_level_follows_the_cpu_and_the_environment():
                                      "none": "default"}[os.environ.get("FASTNET_SIMD")]
 
 
+@pytest.mark.slow  # 11.7 s and 6.8 s on a loaded two-core machine (--durations)
 @pytest.mark.parametrize("level", ["avx2", "none"])
 def test_lower_simd_levels_match_reference(level):
     # The AVX2 tiles and the loops + BLAS, which CPUs without AVX-512 run: the

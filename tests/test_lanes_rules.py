@@ -21,6 +21,7 @@ from fastnet import MLP, NoConvergenceWarning, train, train_many
 from fastnet._kernels import _per_weight, _trials
 from fastnet.algorithms import Adam, Backprop, Quickprop, spec_of
 from fastnet.stopping import GL, Correct
+# (the lanes backend, patched to show where a check runs: no public face)
 from fastnet.training import _lanes
 
 L = _trials.LANES

@@ -13,12 +13,13 @@ from test_gradients import SMALL, H, central_differences, make
 
 from fastnet import (MLP, NoConvergenceWarning, jacobian, train, train_backprop, train_many,
                      train_rprop, train_rprop_many, value_and_grad)
+# (the engine's activation buffers and workspace, as the kernels take them)
 from fastnet import _engine
 from fastnet._kernels import _backward, _forward, _trials
 from fastnet.algorithms import LBFGS, RPROP, SCG, Adam, Algorithm, Quickprop, spec_of
 from fastnet.network import ACTIVATIONS, HIDDEN_ACTIVATIONS
 from fastnet.stopping import GL
-from fastnet.training._checks import LOSSES
+from fastnet.training._checks import LOSSES  # (the kernels' loss codes)
 
 
 def hidden_net_inputs(net, X):

@@ -6,6 +6,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 import _reference as ref
+# (_engine: the activation buffer's layout, which the kernels rely on)
 from fastnet import MLP, _engine, count_connections
 
 # Proben1 Table 7 (SPEC §5.4): (problem, inputs, outputs, [spec, C] for permutations 1, 2, 3).

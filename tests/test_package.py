@@ -4,6 +4,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 import fastnet
 
 SRC = os.path.dirname(os.path.abspath(fastnet.__file__))
@@ -108,7 +110,7 @@ def test_shared_docstring_sections_are_filled_in_and_checked():
     import pytest
 
     from fastnet import plots
-    from fastnet._docstrings import fill
+    from fastnet._docstrings import fill  # (the docstring helper itself)
 
     assert "{{" not in plots.ecdf.__doc__ and "ImportError" in plots.ecdf.__doc__
 
@@ -209,3 +211,23 @@ def test_the_command_line_loads_no_study_machinery_nor_downloader_to_train():
     assert out.stdout.strip() == "[]"
     from fastnet.study import Study, run_study       # (the names resolve when used)
     assert Study.__module__ == "fastnet.study._setup" and callable(run_study)
+
+
+def test_kernel_list_names_every_kernel_source():
+    # setup.py and CMakeLists.txt build the kernels from this one list: a module or
+    # header missing from it would not be built, or not rebuilt when it changes.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    kernels = os.path.join(root, "src", "fastnet", "_kernels")
+    if not os.path.exists(os.path.join(kernels, "kernels.txt")):
+        pytest.skip("not a source tree")
+    lists = {}
+    with open(os.path.join(kernels, "kernels.txt")) as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                key, _, names = line.partition(":")
+                lists[key.strip()] = names.split()
+    files = os.listdir(kernels)
+    assert sorted(lists["modules"]) == sorted(f[:-4] for f in files if f.endswith(".pyx"))
+    assert sorted(lists["headers"]) == sorted(f for f in files if f.endswith((".h", ".pxd")))
+    with open(os.path.join(root, "CMakeLists.txt")) as f:
+        assert "kernels.txt" in f.read()

@@ -269,7 +269,7 @@ def test_bad_parameters_are_named(cls, kwargs, exc, match):
 def test_kernels_refuse_mismatched_buffers():
     X, T = data()
     net = MLP(3, (4,), 2).init_weights(0)
-    from fastnet._engine import Workspace
+    from fastnet._engine import Workspace  # (the kernels' buffer checks, behind the public trainers)
     ws = Workspace(net, X, T)
     C, sse = net.n_connections, np.zeros(2)
     check = (0, 0.4, -1.0)

@@ -4,7 +4,9 @@ The page in a real browser: tests/test_report_html_browser.py.
 """
 import base64
 import dataclasses
+import html
 import os
+import re
 import sys
 from html.parser import HTMLParser
 
@@ -13,10 +15,9 @@ import pytest
 from _extras import needs
 
 from fastnet import cli
-from fastnet._files import new_file_mode
+from fastnet._files import new_file_mode  # (the mode any new file gets)
 from fastnet.experiment import Experiment, run_experiment
 from fastnet.report import compare, summarize, timing_summary
-from fastnet.report._render import _DIST, _MAIN, _cells
 
 matplotlib = needs("matplotlib")
 
@@ -124,6 +125,17 @@ def plots_size(png):
     return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
 
 
+def markdown_body_rows(md):
+    """The body rows of each Markdown table in ``md``, as unescaped cell texts."""
+    tables = []
+    for block in md.split("\n\n"):
+        lines = [line for line in block.splitlines() if line.startswith("|")]
+        if len(lines) > 2:   # heading, alignment, rows
+            tables.append([[html.unescape(re.sub(r"\\(.)", r"\1", c.strip()))
+                            for c in re.split(r"(?<!\\)\|", line)[1:-1]] for line in lines[2:]])
+    return tables
+
+
 def body_rows(table):
     return [r for r in table if r and not all(c == "" for c in r)]
 
@@ -138,10 +150,12 @@ def test_report_page_has_the_text_reports_tables(report_page):
     for h in ("Results", "Test error distribution", "Cost", "Set-up",
               "Distributions over the runs"):
         assert h in page.headings
-    for table_id, columns in (("results-table", _MAIN), ("distribution-table", _DIST)):
+    main, dist = markdown_body_rows(rep.to_markdown())
+    assert len(main) == len(dist) == len(rep.rows)
+    for table_id, cells in (("results-table", main), ("distribution-table", dist)):
         rows = page.tables[table_id]
         # two heading rows (group headings span their columns), then one row per cell
-        assert rows[2:] == _cells(rep.rows, columns)
+        assert rows[2:] == cells
     assert page.tables["results-table"][0] == [
         "problem", "arch", "n", "training", "validation", "test", "test set classif.", "overfit",
         "total epochs", "relevant epochs"]

@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-import fastnet._lawrence as lawrence
+import fastnet._lawrence as lawrence  # (LAWRENCE_UPDATES is patched where it is read)
 from fastnet import cli
 from fastnet.reproduction import (LAWRENCE_STATISTICS, LAWRENCE_TABLE3_MLP, LAWRENCE_TABLE4,
                                   reproduce_lawrence)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from fastnet import MLP
-from fastnet._files import atomic_write, exclusive_lock
+from fastnet._files import atomic_write, exclusive_lock  # (the file helpers under test: internal)
 from fastnet.exceptions import FileLockedError, ResultFileError
 
 
@@ -63,6 +63,7 @@ def test_refused_writer_leaves_the_holders_lock_alone(tmp_path):
     assert issubclass(FileLockedError, ResultFileError)
 
 
+@pytest.mark.slow  # 15.2 s on a loaded two-core machine (--durations)
 def test_three_writers_one_file(proben1_root, tmp_path):
     # The reproducer: a long writer in the background, two more on the same file
     # while it runs. Both are refused (the old code's second writer deleted the

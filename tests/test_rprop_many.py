@@ -14,6 +14,7 @@ from numpy.testing import assert_allclose
 from fastnet import MLP, DivergenceError, NoConvergenceWarning, train_rprop, train_rprop_many
 from fastnet._kernels import _trials
 from fastnet.stopping import GL
+# (the method choice, the lanes' fill and aligned buffers: no public face)
 from fastnet.training import _backends as backends
 from fastnet.training import _many as many
 from fastnet.training._lanes import aligned
@@ -150,6 +151,7 @@ def test_serial_method_is_train_rprop():
 
 
 def test_auto_method_by_the_work_of_an_epoch():
+    # (documented in train_rprop_many, not exported)
     from fastnet.training._many import LANES_MAX_WORK
 
     X, T = data()                                    # 40 examples
@@ -287,10 +289,15 @@ def _lanes_state(nets, steps):
     return G, to_lanes([n.weights for n in nets]), to_lanes(steps)
 
 
-# Proben1's pairs have kernels with their activations compiled in; every other pair
-# (the study's default tanh/logistic, relu, ...) shares one that picks them per call.
+# The pairs with tiny kernels (each compiled with its activations): Proben1's, the
+# study's default tanh/logistic, Hamey's logistic/logistic and relu hidden units.
 TINY_ACTIVATIONS = [("proben1", "linear"), ("proben1", "proben1"), ("tanh", "logistic"),
-                    ("relu", "linear"), ("logistic", "tanh")]
+                    ("logistic", "logistic"), ("relu", "linear"), ("relu", "logistic")]
+
+
+def has_tiny_kernels():
+    net = MLP(2, (2,), 1)
+    return _trials.tiny_kernel(net.layer_table, 2, 1)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -306,8 +313,9 @@ def test_tiny_kernel_equals_the_generic_kernel_bit_for_bit(variant, shortcut, hi
     # and 96 in rows of whole cache lines (streamed past the cache). Every array
     # the kernel writes is the generic kernel's, bit for bit.
     net = MLP(2, (2,), 1, shortcut=shortcut, hidden_activation=hidden, output_activation=output)
-    if not _trials.tiny_kernel(net.layer_table, 2, 1):
+    if not has_tiny_kernels():
         pytest.skip("no tiny-network kernel on this CPU (x86-64 with AVX-512 only)")
+    assert _trials.tiny_kernel(net.layer_table, 2, 1)
     rng = np.random.default_rng(11)
     X = rng.uniform(-1, 1, (7, 2))
     T = (rng.uniform(size=(7, 1)) > 0.5).astype(float)
@@ -359,9 +367,12 @@ def test_which_shapes_have_tiny_kernels():
     assert tiny(2, (2,), 1, shortcut=False) and tiny(2, (2,), 1, output_activation="proben1")
     assert not tiny(2, (3,), 1) and not tiny(3, (2,), 1) and not tiny(2, (2,), 2)
     assert not tiny(2, (2, 2), 1) and not tiny(2, (), 1)
-    for hidden in ("tanh", "logistic", "relu", "linear"):
-        assert tiny(2, (2,), 1, hidden_activation=hidden, output_activation="logistic")
-    assert tiny(2, (2,), 1, hidden_activation="relu")
+    for hidden, output in TINY_ACTIVATIONS:
+        assert tiny(2, (2,), 1, hidden_activation=hidden, output_activation=output)
+    # the other pairs train in the generic kernel (the same arithmetic, bit for bit)
+    for hidden, output in [("linear", "logistic"), ("logistic", "tanh"), ("tanh", "linear"),
+                           ("relu", "relu")]:
+        assert not tiny(2, (2,), 1, hidden_activation=hidden, output_activation=output)
     assert not tiny(2, (2,), 2, output_activation="softmax")
 
 

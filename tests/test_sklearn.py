@@ -161,6 +161,7 @@ def test_cross_validate_classifier_and_regressor():
     assert res["test_score"].min() > 0.8
 
 
+@pytest.mark.slow  # 5.1 s on a loaded two-core machine (--durations)
 def test_cross_validate_in_worker_processes_equals_sequential():
     # n_jobs=2 sends the estimators to joblib's worker processes (pickled there
     # and back); the fitted networks equal those of a sequential run bit for bit.

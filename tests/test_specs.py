@@ -8,7 +8,7 @@ import time
 import pytest
 
 from fastnet.algorithms import MAX_SPEC_LENGTH, from_spec, parse_spec
-from fastnet.study._setup import MAX_GRID_CELLS, expand_grid
+from fastnet.study import MAX_GRID_CELLS, expand_grid
 
 READERS = [from_spec, expand_grid]
 

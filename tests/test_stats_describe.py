@@ -6,6 +6,7 @@ from numpy.testing import assert_allclose
 from scipy import special, stats
 
 from fastnet.stats import Description, describe, segment_points
+# (the distribution functions behind describe's normality tests)
 from fastnet.stats._common import _q_ks, _stephens_pvalue
 
 
@@ -200,7 +201,7 @@ def test_lilliefors_beyond_the_simulated_size_agrees_with_full_simulation(monkey
     # Stephens' modified statistic makes the null distribution nearly size-free: p-values
     # from samples of 1000 for n = 3000 match a full simulation of size 3000 and
     # Lilliefors' asymptotic critical values c / sqrt(n) (Stephens 1974, Table 1A)
-    import fastnet.stats._describe as describe_module
+    import fastnet.stats._describe as describe_module  # (its simulation cap is patched)
 
     n = 3000
     d = c / np.sqrt(n)

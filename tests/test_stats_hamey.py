@@ -225,7 +225,7 @@ def test_type_validation():
 
 @pytest.mark.parametrize("seed", range(6))
 def test_the_sparse_default_grid_gives_the_dense_grids_measures(monkeypatch, seed):
-    import fastnet.stats._hamey as hamey
+    import fastnet.stats._hamey as hamey  # (its grid size is patched)
 
     rng = np.random.default_rng(seed)
     limit = [300, 300.5, 97][seed % 3]

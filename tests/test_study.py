@@ -13,6 +13,7 @@ from fastnet.datasets import make_xor
 from fastnet.stats import hamey_analysis
 from fastnet.stopping import Correct, ErrorBelow
 from fastnet.study import Study, expand_grid, logrank_test, run_study
+# (the study's steps, patched and checked one by one: no public face)
 from fastnet.study import _run as study_run
 from fastnet.study._setup import load_task, parse_success
 from fastnet.training import draw_trials
@@ -211,6 +212,7 @@ def test_cli_study(tmp_path, capsys):
     assert "parity-2" in captured.out and "study: [1/1] rprop+" in captured.err
 
 
+@pytest.mark.slow  # 5.3 s on a loaded two-core machine (--durations)
 def test_sigkill_loses_no_finished_algorithm(tmp_path):
     needs("matplotlib")
     # A study killed (SIGKILL) while its second algorithm trains keeps the first

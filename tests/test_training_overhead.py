@@ -8,9 +8,9 @@ import pytest
 
 from fastnet import (MLP, DivergenceError, NoConvergenceWarning, train_backprop, train_rprop,
                      train_rprop_many)
-from fastnet import _blas
-from fastnet._validation import check_matrix
+from fastnet import _blas   # (the BLAS thread limit and its bound: no public face)
 from fastnet.datasets import make_xor
+# The strip loop and its backends are what this file measures: no public face.
 from fastnet.training import _backends, _lanes, _loop, _serial
 from fastnet.training._divergence import GrowthWatch
 
@@ -144,9 +144,10 @@ def test_finite_checks_without_the_python_wrappers():
     assert not _loop._finite(np.array([1.0, np.nan]))
     assert not _loop._finite(np.array([np.inf, -np.inf]))
     assert _loop._finite(np.empty(0))
-    check_matrix(np.array([[1e308, 1e308]]), "X")
+    net = MLP(2, (), 1)
+    net.predict(np.array([[1e308, 1e308]]))          # large but finite data is taken
     with pytest.raises(ValueError, match="`X` must be finite; found inf at row 0, column 1"):
-        check_matrix(np.array([[1e308, np.inf, -np.inf]]), "X")
+        MLP(3, (), 1).predict(np.array([[1e308, np.inf, -np.inf]]))
 
 
 def test_strip_end_states_read_the_validation_curve():
@@ -169,7 +170,11 @@ def test_strip_end_states_read_the_validation_curve():
                                  MLP(2, (3,), 1, hidden_activation="tanh",
                                      output_activation="logistic")])
 def test_network_record_made_once_per_topology_as_from_the_network(net):
-    from fastnet.training._record import network_record
+    rng = np.random.default_rng(0)
+    X, Y = rng.uniform(size=(4, net.n_in)), rng.uniform(0.2, 0.8, size=(4, net.n_out))
+
+    def network_record(net):   # the set-up record's network entry
+        return train_rprop(net, X, Y, max_epochs=1, init_scale=0.5, seed=0).setup["network"]
 
     expected = {"repr": repr(net), "layer_sizes": list(net.layer_sizes),
                 "shortcut": net.shortcut, "n_connections": net.n_connections,
@@ -207,6 +212,8 @@ def _rule_parameters(**kw):
 
 
 def test_rprop_rules_are_checked_once_per_arguments():
+    # (the cache of checked rules is internal; what it must not change is checked below
+    # through train_rprop)
     from fastnet.training._plans import resolve_rprop
     from fastnet.training._rprop import _UNSET
 
@@ -257,7 +264,7 @@ def test_one_trial_batches_end_as_the_first_trial_of_two(method):
 
 def test_cached_rprop_plans_follow_every_argument():
     from fastnet.stopping import GL
-    from fastnet.training._plans import resolve_rprop
+    from fastnet.training._plans import resolve_rprop   # (the plan cache: internal)
     from fastnet.training._rprop import _UNSET
 
     def plan(preset=None, **kw):
@@ -279,7 +286,7 @@ def test_cached_rprop_plans_follow_every_argument():
 
 def test_results_and_states_users_see_come_from_their_constructors(monkeypatch):
     from fastnet.stopping import TrainingState
-    from fastnet.training._results import TrainResult
+    from fastnet import TrainResult
 
     built = []
     for cls in (TrainResult, TrainingState):

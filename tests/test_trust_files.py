@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from _result_files import rewrite, small_result_file
 from fastnet import MLP, cli
 from fastnet.datasets import load_proben1, read_proben1
+# (the reader's limits, not exported)
 from fastnet.datasets._format import MAX_COLUMNS, MAX_HEADER_VALUE
 from fastnet.exceptions import DataFormatError, DataIntegrityWarning
 from fastnet.experiment import MAX_NESTING, ResultFileError

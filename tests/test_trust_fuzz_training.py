@@ -9,6 +9,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 FUZZER = textwrap.dedent('''
     import warnings
 
@@ -230,6 +232,7 @@ FUZZER = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow  # 17.7 s on a loaded two-core machine (--durations)
 def test_training_api_fuzz_in_a_subprocess():
     script = "MAX_EXAMPLES = 1000\nMAX_LANES_EXAMPLES = 300\nMAX_RULE_EXAMPLES = 600\n" + FUZZER
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

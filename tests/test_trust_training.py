@@ -86,6 +86,7 @@ def test_batch_backprop_diverging_in_its_last_epoch_raises(max_epochs):
 
 
 def test_growth_limit_has_a_floor():
+    # (the divergence bound alone: no public face)
     from fastnet.training._divergence import DIVERGENCE_FLOOR, DIVERGENCE_GROWTH, growth_limit
 
     assert growth_limit(1e-9) == DIVERGENCE_GROWTH * DIVERGENCE_FLOOR   # a perfect start

@@ -48,7 +48,8 @@ API_GROUPS = (
                                "fastnet.exceptions")),
     ("Data, experiments and reports", ("fastnet.datasets", "fastnet.experiment", "fastnet.report",
                                        "fastnet.reproduction")),
-    ("Statistics and pictures", ("fastnet.stats", "fastnet.plots", "fastnet.study")),
+    ("Statistics and pictures", ("fastnet.stats", "fastnet.plots", "fastnet.study",
+                                 "fastnet.suite")),
     ("Embedding and the command line", ("fastnet.sklearn", "fastnet.export", "fastnet.demo",
                                         "fastnet.cli")),
 )

@@ -19,6 +19,9 @@ by short strings, the form the command line takes::
 Subclass :class:`Algorithm` to train with a rule of your own (see the guide
 "Training algorithms").
 """
+from __future__ import annotations
+
+from fastnet.training import _specs
 from fastnet.training._algorithms import RPROP, Algorithm, Backprop
 from fastnet.training._batch_rules import (LM_MAX_MEMORY, SCG, LevenbergMarquardt,
                                            normal_equation_flops)
@@ -26,9 +29,59 @@ from fastnet.training._lbfgs import LBFGS, MAX_MAXCOR
 from fastnet.training._per_weight import Adam, Quickprop
 # (the catalogue and the reader of algorithm texts live with the trainers, which
 # take texts; this is their public home)
-from fastnet.training._specs import ALGORITHMS, MAX_SPEC_LENGTH, from_spec, parse_spec, spec_of
+from fastnet.training._specs import (  # noqa: F401 (SPACE_FUNCTIONS: read by fastnet.suite)
+    ALGORITHMS, MAX_SPEC_LENGTH, SPACE_FUNCTIONS, from_spec, spec_of)
 
 __all__ = ["Algorithm", "RPROP", "Backprop", "Quickprop", "Adam", "SCG", "LevenbergMarquardt",
            "LBFGS", "LM_MAX_MEMORY", "MAX_MAXCOR", "normal_equation_flops", "ALGORITHMS", "from_spec",
            "parse_spec", "MAX_SPEC_LENGTH",
            "spec_of"]
+
+
+def parse_spec(spec: str, *, space: bool = False) -> tuple[str, dict]:
+    """The name and keyword parameters of an algorithm text, unchecked against the algorithm.
+
+    The one reader of specs: :func:`from_spec`, the grids of ``fastnet study``
+    (lists as values) and the search spaces of ``fastnet suite`` (distributions as
+    values) all use it.
+
+    Parameters
+    ----------
+    spec : str
+        ``name`` or ``name(key=literal, ...)``; the name from ``ALGORITHMS`` (any case),
+        the values Python literals (lists are kept: grid axes).
+    space : bool, default False
+        Also read a search space: a value may be ``uniform(a, b)``, ``loguniform(a, b)``,
+        ``intuniform(a, b)``, ``intloguniform(a, b)`` or ``choice([v, ...])`` with
+        literal arguments (returned as the distribution objects of
+        :mod:`fastnet.suite`; nothing is called or evaluated). Without it such a value
+        is refused, naming the parameter.
+
+    Returns
+    -------
+    name : str
+        The name, in lower case.
+    params : dict
+        The parameters in the order given.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, a text longer than ``MAX_SPEC_LENGTH``, positional or
+        ``**``-unpacked arguments, a parameter given twice, a value that is not a literal,
+        an RPROP name with another ``variant``, and a distribution without ``space``
+        or malformed (bounds not numbers, low not below high, an empty choice).
+    TypeError
+        If ``spec`` is not a string.
+
+    Examples
+    --------
+    >>> parse_spec("Backprop(learning_rate=[0.1, 0.5])")
+    ('backprop', {'learning_rate': [0.1, 0.5]})
+    >>> parse_spec("adam(learning_rate=loguniform(1e-4, 0.1))", space=True)
+    ('adam', {'learning_rate': LogUniform(low=0.0001, high=0.1)})
+    """
+    make = None
+    if space:
+        from fastnet.suite._distributions import make_distribution as make
+    return _specs.parse_spec(spec, space=space, make_distribution=make)

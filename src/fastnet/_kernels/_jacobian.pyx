@@ -18,8 +18,8 @@ comparison). :func:`solve_damped` then gives the step by LAPACK Cholesky.
 """
 from libc.math cimport isfinite
 from libc.string cimport memcpy, memset
-from scipy.linalg.cython_blas cimport dgemv, dsyrk
-from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
+from fastnet._kernels._simd cimport (blas_dgemv as dgemv, blas_dsyrk as dsyrk,
+                                     lapack_dpotrf as dpotrf, lapack_dpotrs as dpotrs)
 
 from fastnet._kernels._types cimport (
     L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS, ACT_SOFTMAX,

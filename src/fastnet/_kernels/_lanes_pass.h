@@ -35,24 +35,64 @@ fn_trials_dot_tile(const int RT, const int UT, const fn_tv *a, ptrdiff_t as, con
     }
 }
 
-/* Forward tile: rows r0.. (RT) x units u0.. (UT) of a layer: sum, + bias,
- * activation into A and (unless NULL) f'(net) into D. */
+/* Forward tile: rows r0.. (RT) x units u0.. (UT) of a layer: net input (the
+ * sum, + bias) into A; the layer's activation follows over the whole layer
+ * (fn_trials_activate_layer). */
 FN_INLINE void
-fn_trials_forward_tile(const int RT, const int UT, fn_tv *A, fn_tv *D, ptrdiff_t n_units,
-                       ptrdiff_t r0, ptrdiff_t u0, ptrdiff_t lo, ptrdiff_t fan, ptrdiff_t st,
-                       ptrdiff_t act, const double *wj, const double *bj)
+fn_trials_forward_tile(const int RT, const int UT, fn_tv *A, ptrdiff_t n_units, ptrdiff_t r0,
+                       ptrdiff_t u0, ptrdiff_t lo, ptrdiff_t fan, ptrdiff_t st, const double *wj,
+                       const double *bj)
 {
     fn_tvr acc[FN_T_TILE][FN_T_TILE];
     fn_trials_dot_tile(RT, UT, A + r0 * n_units + lo, n_units, wj + u0 * fan * FN_TL,
                        fan * FN_TL, fan, acc);
     FN_T_UNROLL for (int r = 0; r < RT; r++)
-        FN_T_UNROLL for (int u = 0; u < UT; u++) {
-            const fn_tvr s = acc[r][u] + FN_TLOAD(bj + (u0 + u) * FN_TL);
+        FN_T_UNROLL for (int u = 0; u < UT; u++)
+            A[(r0 + r) * n_units + st + u0 + u] = acc[r][u] + FN_TLOAD(bj + (u0 + u) * FN_TL);
+}
+
+/* Activation ACT (a constant) of rows [0, nb) x units [st, st + size) of A in
+ * place: A = f(net) and, unless D is NULL, D = f'(net). */
+FN_INLINE void
+fn_trials_activate_units(const int ACT, fn_tv *A, fn_tv *D, ptrdiff_t nb, ptrdiff_t n_units,
+                         ptrdiff_t st, ptrdiff_t size)
+{
+    for (ptrdiff_t r = 0; r < nb; r++)
+        for (ptrdiff_t u = st; u < st + size; u++) {
+            const fn_tvr s = A[r * n_units + u];
             fn_tvr y, f;
-            fn_lanes_activate(act, &s, &y, &f);
-            A[(r0 + r) * n_units + st + u0 + u] = y;
-            if (D != NULL) D[(r0 + r) * n_units + st + u0 + u] = f;
+            fn_lanes_activate(ACT, &s, &y, &f);
+            A[r * n_units + u] = y;
+            if (D != NULL) D[r * n_units + u] = f;
         }
+}
+
+/* The same for activation code act: one loop per activation. Applied to the
+ * whole layer after its products rather than inside each tile: inlined in
+ * the nine tile shapes, every activation's code would be compiled some fifty
+ * times per pass and CPU level (most of this module's build time), for no
+ * measurable speed. */
+FN_INLINE void
+fn_trials_activate_layer(ptrdiff_t act, fn_tv *A, fn_tv *D, ptrdiff_t nb, ptrdiff_t n_units,
+                         ptrdiff_t st, ptrdiff_t size)
+{
+    switch (act) {
+    case FN_ACT_PROBEN1:
+        fn_trials_activate_units(FN_ACT_PROBEN1, A, D, nb, n_units, st, size);
+        break;
+    case FN_ACT_LOGISTIC:
+        fn_trials_activate_units(FN_ACT_LOGISTIC, A, D, nb, n_units, st, size);
+        break;
+    case FN_ACT_TANH:
+        fn_trials_activate_units(FN_ACT_TANH, A, D, nb, n_units, st, size);
+        break;
+    case FN_ACT_RELU:
+        fn_trials_activate_units(FN_ACT_RELU, A, D, nb, n_units, st, size);
+        break;
+    default:                                /* (as fn_activate_8: linear) */
+        fn_trials_activate_units(FN_ACT_LINEAR, A, D, nb, n_units, st, size);
+        break;
+    }
 }
 
 /* Calls TILE(RT, UT) for tiles covering rows [0, nb) x units [0, size): RT and
@@ -90,10 +130,10 @@ fn_trials_forward_rows(const ptrdiff_t *layers, ptrdiff_t n_layers, const double
         const ptrdiff_t lo = l[FN_L_SRC_LO], fan = l[FN_L_SRC_HI] - lo;
         const ptrdiff_t st = l[FN_L_START], act = l[FN_L_ACT], size = l[FN_L_SIZE];
         const double *wj = w + l[FN_L_W_OFF] * FN_TL, *bj = w + l[FN_L_B_OFF] * FN_TL;
-#define FN_T_FWD(RT, UT) fn_trials_forward_tile(RT, UT, A, D, n_units, r0, u0, lo, fan, st, \
-                                                act, wj, bj)
+#define FN_T_FWD(RT, UT) fn_trials_forward_tile(RT, UT, A, n_units, r0, u0, lo, fan, st, wj, bj)
         FN_T_TILES(nb, size, r0, u0, FN_T_FWD)
 #undef FN_T_FWD
+        fn_trials_activate_layer(act, A, D, nb, n_units, st, size);
     }
 }
 
@@ -199,8 +239,10 @@ fn_trials_inputs(fn_tv *a, const double *X, ptrdiff_t p, ptrdiff_t n_in)
 }
 
 /* Rows [0, nb) of a block of A (rows of n_units vectors): the inputs of
- * examples p0.., then the forward pass (f'(net) into D unless it is NULL). */
-FN_INLINE void
+ * examples p0.., then the forward pass (f'(net) into D unless it is NULL).
+ * Not inlined (one call per block): its four callers would each compile the
+ * tiles and activations again. */
+FN_TRIALS_CLONES static void
 fn_trials_forward_block(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                         const double *w, const double *X, ptrdiff_t p0, fn_tv *A, fn_tv *D,
                         ptrdiff_t nb, ptrdiff_t n_units)

@@ -21,6 +21,73 @@ cdef extern from "_simd.h" nogil:
 # Decide once, at import (before any kernel can run, and outside threads).
 fn_simd_init()
 
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
+
+ctypedef void (*dgemm_t)(char*, char*, int*, int*, int*, double*, double*, int*, double*,
+                         int*, double*, double*, int*) noexcept nogil
+ctypedef void (*dgemv_t)(char*, int*, int*, double*, double*, int*, double*, int*, double*,
+                         double*, int*) noexcept nogil
+ctypedef void (*dsyrk_t)(char*, char*, int*, int*, double*, double*, int*, double*, double*,
+                         int*) noexcept nogil
+ctypedef void (*dpotrf_t)(char*, int*, double*, int*, int*) noexcept nogil
+ctypedef void (*dpotrs_t)(char*, int*, int*, double*, int*, double*, int*, int*) noexcept nogil
+
+cdef dgemm_t _dgemm
+cdef dgemv_t _dgemv
+cdef dsyrk_t _dsyrk
+cdef dpotrf_t _dpotrf
+cdef dpotrs_t _dpotrs
+
+
+cdef void* _scipy_routine(module, str name) except NULL:
+    # SciPy exports each routine as a capsule named by its C signature (Cython's
+    # __pyx_capi__, the interface scipy.linalg.cython_blas documents for C callers).
+    capsule = module.__pyx_capi__[name]
+    return PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
+
+
+def _load_scipy_routines():
+    from scipy.linalg import cython_blas, cython_lapack
+    global _dgemm, _dgemv, _dsyrk, _dpotrf, _dpotrs
+    _dgemm = <dgemm_t>_scipy_routine(cython_blas, "dgemm")
+    _dgemv = <dgemv_t>_scipy_routine(cython_blas, "dgemv")
+    _dsyrk = <dsyrk_t>_scipy_routine(cython_blas, "dsyrk")
+    _dpotrf = <dpotrf_t>_scipy_routine(cython_lapack, "dpotrf")
+    _dpotrs = <dpotrs_t>_scipy_routine(cython_lapack, "dpotrs")
+
+
+_load_scipy_routines()
+
+
+cdef void blas_dgemm(char* transa, char* transb, int* m, int* n, int* k, double* alpha,
+                     double* a, int* lda, double* b, int* ldb, double* beta, double* c,
+                     int* ldc) noexcept nogil:
+    """BLAS dgemm (column-major), SciPy's."""
+    _dgemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+
+
+cdef void blas_dgemv(char* trans, int* m, int* n, double* alpha, double* a, int* lda,
+                     double* x, int* incx, double* beta, double* y, int* incy) noexcept nogil:
+    """BLAS dgemv, SciPy's."""
+    _dgemv(trans, m, n, alpha, a, lda, x, incx, beta, y, incy)
+
+
+cdef void blas_dsyrk(char* uplo, char* trans, int* n, int* k, double* alpha, double* a,
+                     int* lda, double* beta, double* c, int* ldc) noexcept nogil:
+    """BLAS dsyrk, SciPy's."""
+    _dsyrk(uplo, trans, n, k, alpha, a, lda, beta, c, ldc)
+
+
+cdef void lapack_dpotrf(char* uplo, int* n, double* a, int* lda, int* info) noexcept nogil:
+    """LAPACK dpotrf (Cholesky factor), SciPy's."""
+    _dpotrf(uplo, n, a, lda, info)
+
+
+cdef void lapack_dpotrs(char* uplo, int* n, int* nrhs, double* a, int* lda, double* b,
+                        int* ldb, int* info) noexcept nogil:
+    """LAPACK dpotrs (solve with a Cholesky factor), SciPy's."""
+    _dpotrs(uplo, n, nrhs, a, lda, b, ldb, info)
+
 _NAMES = {2: "avx512", 1: "avx2"}
 
 

@@ -25,8 +25,17 @@
 
 #include "_lanes.h"
 
-/* The specialised shapes (n_in, n_hidden, n_out, shortcut). */
+/* The specialised shapes (n_in, n_hidden, n_out, shortcut) and activation
+ * pairs (hidden, output): Proben1's networks (x/(1+|x|) hidden units, linear or
+ * x/(1+|x|) outputs), the timing study's default (tanh hidden, logistic
+ * outputs), Hamey's (logistic throughout) and relu hidden units with linear or
+ * logistic outputs (scikit-learn's). Each pair is compiled apart (its
+ * activations known to the compiler); any other pair trains in the generic
+ * kernel: a pair chosen per call would compile every activation into every
+ * unit of the unrolled epoch (half this module's build time). */
 #define FN_TINY_SHAPES(X) X(2, 2, 1, 1) X(2, 2, 1, 0)
+#define FN_TINY_PAIRS(X) X(PROBEN1, LINEAR) X(PROBEN1, PROBEN1) X(TANH, LOGISTIC) \
+    X(LOGISTIC, LOGISTIC) X(RELU, LINEAR) X(RELU, LOGISTIC)
 
 #define FN_TINY_UNROLL _Pragma("GCC unroll 256")
 
@@ -280,7 +289,9 @@ FN_TINY_NAME(fn_tiny_check)(const int HA, const int OA, const FN_TINY_NAME(fn_ti
 /* Groups grps[0 .. FN_TINY_Q) side by side (independent streams of work that
  * hide each other's latencies); a group repeated for the last few (the
  * streams then compute and write the same). HA, OA: the hidden and output
- * activations, V the RPROP variant (constants).
+ * activations (constants), V the RPROP variant (a switch around the update
+ * alone: an epoch loop per variant multiplied the code by four, for 5 % on
+ * XOR 2-2-1 with Proben1's units).
  * Every lane runs every epoch; a lane that is frozen (status != 0 when the
  * call starts, or stopped during it) computes on, but its state in memory is
  * the one it had when it froze: lanes never mix, so the others are
@@ -296,7 +307,9 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
      * otherwise make the compiler reload the fields) */
     const fn_trials_state st = *state;
     const fn_trials_epochs ep_ = *run;
-    fn_lanes_steps k;
+    /* (zeroed first, a store the compiler drops: without it GCC takes the
+     * vectors in the variants' branches for unset, -Wmaybe-uninitialized) */
+    fn_lanes_steps k = {0};
     fn_lanes_steps_init(&k, rule);
     const int Q = FN_TINY_Q;
     const fn_tv zero = FN_TSPLAT(0.0), scale = FN_TSPLAT(ep_.sse_scale);
@@ -368,12 +381,20 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
                 live[q] &= ~bad;
             }
         }
-        FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
-            const FN_TK(T) rose = FN_TK(GT)(gr[q].sse, gr[q].last);
-            FN_TINY_UNROLL for (int c = 0; c < TNW; c++)
-                FN_TINY_RPROP(V, &gr[q].W[c], &gr[q].G[c], &gr[q].GP[c], &gr[q].S[c],
-                              &gr[q].DW[c], &rose, &k);
+#define FN_TINY_UPDATE(VV)                                                              \
+        FN_TINY_UNROLL for (int q = 0; q < Q; q++) {                                    \
+            const FN_TK(T) rose = FN_TK(GT)(gr[q].sse, gr[q].last);                     \
+            FN_TINY_UNROLL for (int c = 0; c < TNW; c++)                                \
+                FN_TINY_RPROP(VV, &gr[q].W[c], &gr[q].G[c], &gr[q].GP[c], &gr[q].S[c],  \
+                              &gr[q].DW[c], &rose, &k);                                 \
         }
+        switch (V) {
+        case FN_RPROP_PLUS: FN_TINY_UPDATE(FN_RPROP_PLUS); break;
+        case FN_RPROP_MINUS: FN_TINY_UPDATE(FN_RPROP_MINUS); break;
+        case FN_IRPROP_MINUS: FN_TINY_UPDATE(FN_IRPROP_MINUS); break;
+        default: FN_TINY_UPDATE(FN_IRPROP_PLUS); break;
+        }
+#undef FN_TINY_UPDATE
         FN_TINY_UNROLL for (int q = 0; q < Q; q++) gr[q].last = gr[q].sse;
         if (ep_.check_every > 0 && (ep + 1) % ep_.check_every == 0) {
             FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
@@ -413,7 +434,8 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
     }
 }
 
-/* Every group, FN_TINY_Q at a time, with activations HA, OA and variant V. */
+/* Every group, FN_TINY_Q at a time, with activations HA, OA (constants) and
+ * variant V. */
 FN_TINY_TARGET FN_INLINE void
 FN_TINY_NAME(fn_tiny_groups)(const int HA, const int OA, const int V, ptrdiff_t n, const double *XB,
                              const double *T, const fn_trials_state *state,
@@ -426,38 +448,10 @@ FN_TINY_NAME(fn_tiny_groups)(const int HA, const int OA, const int V, ptrdiff_t 
     }
 }
 
-/* A loop of its own for each RPROP variant (no switch in the epoch: GCC would
- * hoist the variants' common part above it, and keep more of the state out of
- * registers). */
-FN_TINY_TARGET FN_INLINE void
-FN_TINY_NAME(fn_tiny_variants)(const int HA, const int OA, ptrdiff_t n, const double *XB, const double *T,
-                               const fn_trials_state *state, const fn_trials_rule *rule,
-                               const fn_trials_epochs *run, double *snap)
-{
-    switch (rule->code) {
-    case FN_RPROP_PLUS:
-        FN_TINY_NAME(fn_tiny_groups)(HA, OA, FN_RPROP_PLUS, n, XB, T, state, rule, run, snap);
-        break;
-    case FN_RPROP_MINUS:
-        FN_TINY_NAME(fn_tiny_groups)(HA, OA, FN_RPROP_MINUS, n, XB, T, state, rule, run, snap);
-        break;
-    case FN_IRPROP_MINUS:
-        FN_TINY_NAME(fn_tiny_groups)(HA, OA, FN_IRPROP_MINUS, n, XB, T, state, rule, run, snap);
-        break;
-    default:
-        FN_TINY_NAME(fn_tiny_groups)(HA, OA, FN_IRPROP_PLUS, n, XB, T, state, rule, run, snap);
-        break;
-    }
-}
-
 /* Run run->n_epochs epochs of epoch-batched RPROP for every group (as
- * fn_trials_train_generic), hidden activation hact and output activation oact
- * (any elementwise code: not softmax). Proben1's networks (x/(1+|x|) hidden
- * units, linear or x/(1+|x|) outputs) have kernels of their own with the
- * activations compiled in; every other pair shares one whose activations are
- * chosen per call (a branch per activation that the CPU predicts; compiling
- * each pair apart would multiply the code and the build time by the pairs).
- * work: n * TI vectors. */
+ * fn_trials_train_generic), hidden activation hact and output activation oact:
+ * one of the pairs of FN_TINY_PAIRS, each with its activations compiled in
+ * (fn_trials_tiny sends no other pair here). work: n * TI vectors. */
 FN_TINY_TARGET static void
 FN_TINY_NAME(fn_tiny)(ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const double *X,
                       const double *T, const fn_trials_state *state, const fn_trials_rule *rule,
@@ -468,14 +462,13 @@ FN_TINY_NAME(fn_tiny)(ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const double 
     double *XB = work;
     for (ptrdiff_t j = 0; j < n * TI; j++) FN_TSTORE(XB + j * FN_TL, FN_TSPLAT(X[j]));
     double snap[(5 * TNW + 1) * FN_TL];
-    if (hact == FN_ACT_PROBEN1 && oact == FN_ACT_LINEAR)
-        FN_TINY_NAME(fn_tiny_variants)(FN_ACT_PROBEN1, FN_ACT_LINEAR, n, XB, T, state, rule, run,
-                                       snap);
-    else if (hact == FN_ACT_PROBEN1 && oact == FN_ACT_PROBEN1)
-        FN_TINY_NAME(fn_tiny_variants)(FN_ACT_PROBEN1, FN_ACT_PROBEN1, n, XB, T, state, rule,
-                                       run, snap);
+#define FN_TINY_PAIR_CALL(h, o)                                                             \
+    if (hact == FN_ACT_##h && oact == FN_ACT_##o)                                           \
+        FN_TINY_NAME(fn_tiny_groups)(FN_ACT_##h, FN_ACT_##o, rule->code, n, XB, T, state, rule, \
+                                     run, snap);                                    \
     else
-        FN_TINY_NAME(fn_tiny_variants)((int)hact, (int)oact, n, XB, T, state, rule, run, snap);
+    FN_TINY_PAIRS(FN_TINY_PAIR_CALL) {}
+#undef FN_TINY_PAIR_CALL
 #ifdef FN_KM_AVAILABLE
     _mm_sfence();                           /* (the streamed rows of fn_tiny_transpose8) */
 #endif

@@ -406,7 +406,7 @@ fn_trials_train_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
 #undef FN_TINY_SC
 
 /* Whether a network of this layer table has a tiny-network kernel on this
- * CPU (a listed shape, elementwise activations: not softmax). */
+ * CPU (a listed shape and activation pair). */
 static int
 fn_trials_tiny(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_w,
                ptrdiff_t n_out)
@@ -414,13 +414,14 @@ fn_trials_tiny(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrd
     int ni, nh, no, sc;
     if (!fn_tiny_shape(layers, n_layers, n_in, n_w, n_out, &ni, &nh, &no, &sc)) return 0;
     const ptrdiff_t hact = layers[FN_L_ACT], oact = layers[FN_L_NCOLS + FN_L_ACT];
-    if (hact < 0 || hact >= FN_N_ACTIVATIONS || hact == FN_ACT_SOFTMAX
-        || oact < 0 || oact >= FN_N_ACTIVATIONS || oact == FN_ACT_SOFTMAX) return 0;
-    int listed = 0;
+    int listed = 0, paired = 0;
 #define FN_TINY_LISTED(a, b, c, d) listed |= ni == a && nh == b && no == c && sc == d;
     FN_TINY_SHAPES(FN_TINY_LISTED)
 #undef FN_TINY_LISTED
-    return listed && fn_tiny_supported();
+#define FN_TINY_PAIRED(h, o) paired |= hact == FN_ACT_##h && oact == FN_ACT_##o;
+    FN_TINY_PAIRS(FN_TINY_PAIRED)
+#undef FN_TINY_PAIRED
+    return listed && paired && fn_tiny_supported();
 }
 
 /* Run run->n_epochs epochs of a lanes rule for every group (as

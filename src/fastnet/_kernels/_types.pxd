@@ -15,7 +15,7 @@
 # Helpers here are `noexcept nogil` (Cython 3 would otherwise add exception
 # checks to every call).
 
-from scipy.linalg.cython_blas cimport dgemm
+from fastnet._kernels._simd cimport blas_dgemm
 
 cdef extern from "_loops.h" nogil:
     # Narrow-layer loops in C, compiled per CPU level (see _loops.h).
@@ -122,7 +122,8 @@ cdef inline void dgemm_rm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize
     cdef int im = <int>m, i_n = <int>n, ik = <int>k
     cdef int ia = <int>lda, ib = <int>ldb, ic = <int>ldc
     cdef double one = 1.0
-    dgemm(&tb, &ta, &i_n, &im, &ik, &one, <double*>B, &ib, <double*>A, &ia, &beta, C, &ic)
+    blas_dgemm(&tb, &ta, &i_n, &im, &ik, &one, <double*>B, &ib, <double*>A, &ia, &beta, C,
+               &ic)
 
 
 cdef enum:

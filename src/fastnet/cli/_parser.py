@@ -4,8 +4,9 @@ import argparse
 from fastnet.cli._commands import (_bench, _compare, _datasets_fetch, _datasets_list, _demo,
                                    _export, _report, _reproduce, _reproduce_lawrence, _train)
 from fastnet.cli._common import (_add_data, _add_running, _add_training, _int_option,
-                                 _positive_int, _runs_option, _seed)
+                                 _jobs_option, _positive_int, _runs_option, _seed)
 from fastnet.cli._study import add_study_parser
+from fastnet.cli._suite import add_suite_parser
 
 
 def build_parser():
@@ -31,6 +32,7 @@ def build_parser():
     _compare_parser(sub)
     _reproduce_parser(sub, NETWORK_KINDS)
     add_study_parser(sub, _positive_int, _seed)
+    add_suite_parser(sub, _positive_int, _seed, _jobs_option())
     _export_parser(sub)
     return parser
 

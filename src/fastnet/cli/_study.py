@@ -15,7 +15,8 @@ def _study(args):
     study = Study(args.task, tuple(args.algorithms), network=args.network, trials=args.trials,
                   limit=args.limit, success=args.success, seed=args.seed,
                   init_scale=args.init_scale, hidden_activation=args.hidden_activation,
-                  output_activation=args.output_activation, shortcut=args.shortcut)
+                  output_activation=args.output_activation, shortcut=args.shortcut,
+                  cost=args.cost)
     progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     result = run_study(study, args.out, root=args.data, progress=progress,
                        pictures=not args.no_pictures)
@@ -58,6 +59,10 @@ def add_study_parser(sub, positive_int, seed):
     st.add_argument("--output-activation", choices=ACTIVATIONS, default="logistic",
                     help="default logistic")
     st.add_argument("--shortcut", action="store_true", help="shortcut connections")
+    st.add_argument("--cost", choices=("auto", "traversals", "cpu"), default="auto",
+                    help="unit of the verdicts: auto (epochs where every epoch costs the "
+                    "same, else connection traversals, else CPU time; the default), "
+                    "traversals or cpu")
     st.add_argument("--out", "-o", metavar="DIR", default=None,
                     help="output directory: study.html, trials.csv, study.json, summary.md "
                     "(rerun to resume)")

@@ -9,13 +9,14 @@ Artists carry a ``gid`` naming their role (``"box"``, ``"median"``, ``"whisker"`
 ``"segment"``, ``"mean_sd"``, ``"histogram"``, ``"training_graph"``, ``"model"``,
 ``"asymptote"``, ``"efficiency"``, ``"optimal_limit"``, ``"half_range"``,
 ``"train_error"``, ``"val_error"``, ``"test_error"``, ``"stopping_point"``, ``"ecdf"``,
-``"algorithm"``, ``"clique"``, ``"critical_difference"``, ``"profile"``) so
+``"algorithm"``, ``"clique"``, ``"critical_difference"``, ``"profile"``,
+``"expected_best"``, ``"band"``) so
 that they can be found again, e.g. for styling.
 
 `panels` and `to_png` serve pages that embed pictures (the HTML report): a row of
 axes on a figure that pyplot does not keep, and its PNG bytes.
 """
-from fastnet.plots._across import cd_diagram, performance_profile
+from fastnet.plots._across import cd_diagram, expected_best_curves, performance_profile
 from fastnet.plots._curves import efficiency_graph, learning_curves, training_graph
 from fastnet.plots._distributions import (
     box_whiskers, ecdf, extended_box_whiskers, histogram, histograms,
@@ -29,6 +30,7 @@ __all__ = [
     "cd_diagram",
     "ecdf",
     "efficiency_graph",
+    "expected_best_curves",
     "extended_box_whiskers",
     "histogram",
     "histograms",

@@ -230,3 +230,69 @@ def performance_profile(result, *, tau_max=None, xlabel="ratio τ to the best co
     if title:
         ax.set_title(title, fontsize="medium")
     return _finish(ax, path)
+
+
+@fill(ax_path=_AX_PATH)
+def expected_best_curves(curves, *, ylabel="expected best validation error", title=None,
+                         ax=None, path=None):
+    """Expected best result after k trials (Dodge et al. 2019), one line and band per
+    algorithm: how a result improves with the tuning budget.
+
+    Parameters
+    ----------
+    curves : mapping
+        ``{label: ExpectedBest}`` (:func:`fastnet.stats.expected_best`), e.g. one per
+        algorithm on one problem.
+    ylabel : str, default="expected best validation error"
+        Say what the trials' result is.
+    title : str, optional
+        Title above the axes (the problem).
+    {{ax_path}}
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One line per algorithm (gid ``"expected_best"``) and its bootstrap band where the
+        result has one (gid ``"band"``); k on a log axis when it reaches 8 or more.
+
+    Raises
+    ------
+    TypeError
+        If `curves` is not a mapping of ExpectedBest.
+    ValueError
+        If `curves` is empty or `path` has another suffix.
+    ImportError
+        If matplotlib is not installed.
+
+    References
+    ----------
+    .. [1] J. Dodge, S. Gururangan, D. Card, R. Schwartz and N. A. Smith, "Show your
+       work: improved reporting of experimental results", EMNLP-IJCNLP 2019, 2185-2194.
+    """
+    from collections.abc import Mapping
+
+    from fastnet.stats import ExpectedBest
+
+    if not isinstance(curves, Mapping) or not all(isinstance(c, ExpectedBest)
+                                                  for c in curves.values()):
+        raise TypeError("`curves` must be a mapping label -> ExpectedBest "
+                        f"(fastnet.stats.expected_best), got {type(curves).__name__}.")
+    if not curves:
+        raise ValueError("`curves` must hold at least one curve, got none.")
+    path = _check_path(path)
+    ax = _axes(ax)
+    styles = ("-", "--", "-.", ":")
+    for i, (label, c) in enumerate(curves.items()):
+        color = f"C{i % 10}"
+        if c.low is not None:
+            ax.fill_between(c.k, c.low, c.high, color=color, alpha=0.18, lw=0, gid="band")
+        ax.plot(c.k, c.expected, color=color, ls=styles[(i // 10) % 4], lw=1.5,
+                marker="o" if c.k.size < 3 else None, ms=3,
+                label=_wrapped(str(label), PROFILE_LABEL_WIDTH), gid="expected_best")
+    if max(int(c.k.max()) for c in curves.values()) >= 8:
+        ax.set_xscale("log", base=2)
+    ax.set_xlabel("configurations tried k")
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title, fontsize="medium")
+    return _finish(ax, path)

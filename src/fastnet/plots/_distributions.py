@@ -223,7 +223,8 @@ def extended_box_whiskers(samples, *, labels=None, mean_sd=True, ylabel="result 
         ax.plot([pos - half, pos + half], [p[4], p[4]], color="C1", lw=2.0, gid="median")
         if mean_sd:
             _mean_sd(ax, pos + MEAN_SD_OFFSET * BOX_WIDTH, x)
-    ax.set_xlim(0.5, len(data) + 0.5 + MEAN_SD_OFFSET * BOX_WIDTH)
+    # room for the mean +- sd marks only where they are drawn
+    ax.set_xlim(0.5, len(data) + 0.5 + (MEAN_SD_OFFSET * BOX_WIDTH if mean_sd else 0.0))
     _category_ticks(ax, range(1, len(data) + 1), labels)
     ax.autoscale_view(scalex=False)
     _box_key(ax, "8 segments of 1/8 of the values each", mean_sd, ylabel, key, title)

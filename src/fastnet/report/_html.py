@@ -102,13 +102,14 @@ def _plots():
     return plots
 
 
-def _page(title, body, version):
+def _page(title, body, version, css=""):
+    """The whole page; `css`: rules of this page alone, after the shared ones."""
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{_e(_CSP)}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         '<link rel="icon" href="data:,">',
-        f"<title>{_e(title)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>", body,
+        f"<title>{_e(title)}</title>", f"<style>{_CSS}{css}</style>", "</head>", "<body>", body,
         f"<footer>Written by fastnet {_e(version)}; one file, nothing loaded from elsewhere."
         "</footer>",
         "</body>", "</html>", ""])

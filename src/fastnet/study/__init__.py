@@ -24,7 +24,7 @@ import importlib
 # loading the study's statistics and writers.
 _LAZY = {
     **dict.fromkeys(["ALPHA", "AlgorithmTrials", "LogRank", "StudyResult", "logrank_test",
-                     "run_study"], "fastnet.study._run"),
+                     "run_study", "cost_unit", "COST_UNITS"], "fastnet.study._run"),
     **dict.fromkeys(["MAX_LIMIT", "MAX_TRIALS", "MAX_GRID_CELLS", "MAX_TRIAL_EPOCHS", "Study",
                      "expand_grid", "grid_size"], "fastnet.study._setup"),
     **dict.fromkeys(["summary_markdown", "write_study"], "fastnet.study._write"),
@@ -32,7 +32,7 @@ _LAZY = {
 
 __all__ = ["Study", "run_study", "StudyResult", "AlgorithmTrials", "LogRank", "logrank_test",
            "expand_grid", "grid_size", "write_study", "summary_markdown", "ALPHA", "MAX_TRIALS",
-           "MAX_LIMIT", "MAX_GRID_CELLS", "MAX_TRIAL_EPOCHS"]
+           "MAX_LIMIT", "MAX_GRID_CELLS", "MAX_TRIAL_EPOCHS", "cost_unit", "COST_UNITS"]
 
 
 def __getattr__(name):

@@ -14,10 +14,14 @@ import numpy as np
 
 from fastnet.study._setup import Study, load_task, parse_network
 
-__all__ = ["AlgorithmTrials", "LogRank", "StudyResult", "run_study", "logrank_test"]
+__all__ = ["AlgorithmTrials", "LogRank", "StudyResult", "run_study", "logrank_test",
+           "cost_unit", "COST_UNITS"]
 
 #: Significance level below which `fastnet study` names the better algorithm.
 ALPHA = 0.05
+
+#: The units a study's verdicts compare times to success in (see `cost_unit`).
+COST_UNITS = ("epochs", "traversals", "CPU time")
 
 
 @dataclass(frozen=True, repr=False)
@@ -38,6 +42,14 @@ class AlgorithmTrials:
         CPU seconds of each trial (the batch's, shared by epochs trained).
     diverged : ndarray of bool, shape (K,)
         Trials that diverged (failures; then every trial was trained alone).
+    traversals : ndarray of float, shape (K,)
+        Training connection traversals each trial ran (forward + backward + update,
+        :attr:`fastnet.Traversals.training`, as the training loop counted them; the
+        success checks' evaluations are left out: they cost the same per epoch for every
+        algorithm). NaN where unknown: a diverged trial trained alone.
+    flops : ndarray of float, shape (K,)
+        Floating-point operations outside the traversals (:attr:`fastnet.Traversals.flops`:
+        Levenberg-Marquardt's normal equations; 0 for the others), NaN where unknown.
     hamey : fastnet.stats.HameyResult
         Success rate at T, T_E, peak efficiency, half-efficiency range, optimised
         Fahlman average, lambda, corrected mean and median (Hamey 1992).
@@ -54,6 +66,8 @@ class AlgorithmTrials:
     success: np.ndarray
     cpu_time: np.ndarray
     diverged: np.ndarray
+    traversals: np.ndarray
+    flops: np.ndarray
     hamey: object
     epochs_description: object
     cpu_description: object
@@ -63,6 +77,35 @@ class AlgorithmTrials:
     def times(self):
         """Hamey's t_i: epochs to success, failures at T."""
         return np.where(self.success, self.epochs, self.hamey.limit).astype(float)
+
+    def costs(self, unit):
+        """Each trial's time to success in `unit` (one of `COST_UNITS`), failures at the
+        cost of T epochs.
+
+        A success costs what it ran; a failure that trained to T likewise. A trial that
+        stopped before T without success (it diverged) counts as T epochs at the mean
+        cost per epoch of the algorithm's trials whose cost is known (NaN if none is).
+        """
+        if unit == "epochs":
+            return self.times
+        T = float(self.hamey.limit)
+        spent = self.traversals if unit == "traversals" else self.cpu_time.astype(float)
+        spent = np.asarray(spent, dtype=float)
+        known = np.isfinite(spent) & (self.epochs > 0)
+        per_epoch = (float(spent[known].sum() / self.epochs[known].sum()) if known.any()
+                     else float("nan"))
+        ran_to_t = (self.epochs >= T) & np.isfinite(spent)
+        return np.where(self.success | ran_to_t, spent, T * per_epoch)
+
+    def cost_per_epoch(self, unit):
+        """Mean cost of one epoch in `unit` (``"traversals"``, ``"flops"`` or
+        ``"CPU time"``) over the trials whose cost is known (NaN if none is)."""
+        spent = {"traversals": self.traversals, "flops": self.flops,
+                 "CPU time": self.cpu_time}[unit]
+        spent = np.asarray(spent, dtype=float)
+        known = np.isfinite(spent) & (self.epochs > 0)
+        return (float(spent[known].sum() / self.epochs[known].sum()) if known.any()
+                else float("nan"))
 
     def __repr__(self):
         h = self.hamey
@@ -78,9 +121,12 @@ class LogRank:
     expected under equal distributions); ``pvalue`` two-sided; ``pvalue_holm`` that
     p-value adjusted by Holm's (1979) procedure over all pairs of the study
     (`fastnet.stats.holm`); ``better`` the algorithm that trains faster if
-    ``pvalue_holm < alpha``, else None. ``median_ratio`` is the effect size: the
-    median epochs to success of ``a`` over that of ``b``, over all K trials with
-    failures counted at T (below 1: ``a`` faster), with ``median_ratio_interval``, its
+    ``pvalue_holm < alpha``, else None. ``unit`` is what the times to success are
+    counted in (one of `COST_UNITS`, the study's `cost_unit`: epochs only where every
+    algorithm's epoch costs the same). ``median_ratio`` is the effect size: the
+    median time to success of ``a`` over that of ``b`` in ``unit``, over all K trials with
+    failures counted at the cost of T epochs (below 1: ``a`` faster), with
+    ``median_ratio_interval``, its
     95 % percentile bootstrap interval (2000 resamples of each algorithm's trials, drawn
     independently for each algorithm from the study's seed; the two-sample percentile
     bootstrap of :func:`scipy.stats.bootstrap`); ``median_bound`` is True when at
@@ -97,12 +143,14 @@ class LogRank:
     median_ratio: float = float("nan")
     median_bound: bool = False
     median_ratio_interval: tuple = (float("nan"), float("nan"))
+    unit: str = "epochs"
 
 
 @dataclass(frozen=True, repr=False)
 class StudyResult:
     """What `run_study` returns: the set-up, one `AlgorithmTrials` per algorithm
-    and the pairwise `LogRank` tests."""
+    and the pairwise `LogRank` tests, in the unit ``cost_unit`` (see `cost_unit`)
+    for the reason ``cost_reason``."""
 
     study: Study
     task_name: str
@@ -112,6 +160,10 @@ class StudyResult:
     alpha: float = ALPHA
     #: SHA-256 of the task's data file contents (None for the generated tasks).
     data_sha256: str | None = None
+    #: The unit the log-rank tests compare times to success in (one of `COST_UNITS`).
+    cost_unit: str = "epochs"
+    #: Why that unit, as a sentence for the page.
+    cost_reason: str = ""
 
     def __repr__(self):
         return (f"StudyResult({self.task_name}, {'-'.join(map(str, self.layer_sizes))}, "
@@ -119,20 +171,98 @@ class StudyResult:
                 f"T={self.study.limit})")
 
 
-def logrank_test(a, b, limit):
-    """The log-rank test of two `AlgorithmTrials`' times (failures censored at ``limit``):
-    (z, two-sided p) by :func:`scipy.stats.logrank`; NaN if neither has a success."""
+def logrank_test(a, b, limit, unit="epochs"):
+    """The log-rank test of two `AlgorithmTrials`' times to success in ``unit`` (one of
+    `COST_UNITS`; failures censored at the cost of ``limit`` epochs, see
+    `AlgorithmTrials.costs`): (z, two-sided p) by :func:`scipy.stats.logrank`; NaN if
+    neither has a success or a cost is unknown."""
     from scipy import stats
 
-    def data(t):
+    def data(t, cost):
         ok = t.success & (t.epochs < limit)
-        return stats.CensoredData(uncensored=t.epochs[ok].astype(float),
-                                  right=np.full(int(np.count_nonzero(~ok)), float(limit)))
+        return stats.CensoredData(uncensored=cost[ok], right=cost[~ok])
 
-    if not (a.success.any() or b.success.any()):
+    ca, cb = a.costs(unit), b.costs(unit)
+    if not (a.success.any() or b.success.any()) or not (np.isfinite(ca).all()
+                                                          and np.isfinite(cb).all()):
         return float("nan"), float("nan")
-    r = stats.logrank(data(a), data(b))
+    r = stats.logrank(data(a, ca), data(b, cb))
     return float(r.statistic), float(r.pvalue)
+
+
+def _per_epoch(values, epochs):
+    """Each trial's cost per epoch (trials of at least one epoch whose cost is known)."""
+    values = np.asarray(values, dtype=float)
+    ok = np.isfinite(values) & (epochs > 0)
+    return values[ok] / epochs[ok]
+
+
+def cost_unit(algorithms, choice="auto"):
+    """The unit in which a study compares its algorithms' times to success, and why.
+
+    Epochs compare only where they cost the same: an epoch of Levenberg-Marquardt or of
+    scaled conjugate gradients is not an epoch of RPROP. So the unit is
+
+    * ``"epochs"`` if every trial of every algorithm spent the same number of connection
+      traversals per epoch (Prechelt 1994's count) and no algorithm works outside them;
+    * ``"traversals"`` if epochs cost different numbers of traversals, but the traversals
+      count all the work (every forward and backward pass, every weight vector formed);
+    * ``"CPU time"`` if an algorithm also works outside the traversals (the normal
+      equations of Levenberg-Marquardt, whose floating-point operations no traversal
+      count holds): then only the CPU time counts all of it.
+
+    ``choice`` ``"traversals"`` or ``"cpu"`` takes that unit whatever the epochs cost
+    (the reason then says what it leaves out).
+
+    Parameters
+    ----------
+    algorithms : sequence of AlgorithmTrials
+    choice : {"auto", "traversals", "cpu"}, default "auto"
+        `Study.cost`.
+
+    Returns
+    -------
+    unit : str
+        One of `COST_UNITS`.
+    reason : str
+        Why, as a sentence naming the costs per epoch.
+
+    References
+    ----------
+    .. [1] L. Prechelt, "PROBEN1 - A set of neural network benchmark problems and
+       benchmarking rules", Technical Report 21/94, Universitaet Karlsruhe, 1994,
+       Section 3.3 (connection traversals).
+    """
+    from fastnet._validation import check_choice
+
+    check_choice(choice, "choice", ("auto", "traversals", "cpu"))
+    outside = [a for a in algorithms if np.nansum(a.flops) > 0]
+    names = ", ".join(f"{a.spec} ({a.cost_per_epoch('flops'):,.0f} per epoch)"
+                      for a in outside)
+    if choice == "cpu":
+        return "CPU time", ("chosen (cost cpu): the CPU time of this implementation on this "
+                            "machine, all work included.")
+    if choice == "traversals":
+        left_out = ("" if not outside else " They leave out the floating-point operations "
+                    f"some algorithms do besides ({names}).")
+        return "traversals", ("chosen (cost traversals): Prechelt 1994's count of the work "
+                              "(forward, backward and update)." + left_out)
+    if outside:
+        return "CPU time", ("some algorithms also work outside the connection traversals "
+                            "(floating-point operations of their own, e.g. normal equations: "
+                            f"{names}), which only the CPU time counts.")
+    rates = [_per_epoch(a.traversals, a.epochs) for a in algorithms]
+    every = np.concatenate(rates) if rates else np.empty(0)
+    if not every.size:
+        return "epochs", "no trial's cost in connection traversals is known."
+    if every.min() == every.max():
+        return "epochs", (f"every epoch of every algorithm costs the same {every[0]:,.0f} "
+                          "connection traversals.")
+    names = ", ".join(f"{a.spec} {a.cost_per_epoch('traversals'):,.0f}" for a in algorithms)
+    return "traversals", ("epochs cost different numbers of connection traversals "
+                          f"(per epoch, mean: {names}); traversals (Prechelt 1994's count of "
+                          "the work: forward, backward and update) compare across "
+                          "algorithms, epochs do not.")
 
 
 def _network(study, n_in, n_out, default_hidden):
@@ -145,9 +275,10 @@ def _network(study, n_in, n_out, default_hidden):
 
 
 def _train(study, net, X, Y, spec):
-    """(epochs, success, cpu_time, diverged) of one algorithm's K trials: in one
-    `train_many` call; after a divergence, every trial alone (`fastnet.train` from
-    the same initial weights), the diverged ones failures at T."""
+    """(epochs, success, cpu_time, diverged, traversals, flops) of one algorithm's K
+    trials: in one `train_many` call; after a divergence, every trial alone
+    (`fastnet.train` from the same initial weights), the diverged ones failures at T
+    (their traversals and flops NaN: the error holds no count)."""
     from fastnet.algorithms import from_spec
     from fastnet.exceptions import DivergenceError, NoConvergenceWarning
     from fastnet.training import train, train_many
@@ -160,23 +291,27 @@ def _train(study, net, X, Y, spec):
         try:
             r = train_many(net, X, Y, n_trials=K, seed=study.seed, init_scale=study.init_scale,
                            **kw)
+            counts = [r[i].traversals for i in range(K)]
             return (r.epochs.copy(), np.array(r.stop_reason) == stop.name, r.cpu_time.copy(),
-                    np.zeros(K, bool))
+                    np.zeros(K, bool), np.array([c.training for c in counts], float),
+                    np.array([c.flops for c in counts], float))
         except DivergenceError:
             pass
         W, _ = draw_trials(net, K, study.seed, study.init_scale)
         seeds = np.random.SeedSequence(study.seed).spawn(K) if algorithm.draws else [None] * K
         epochs, success = np.full(K, T, np.intp), np.zeros(K, bool)
         cpu, diverged = np.zeros(K), np.zeros(K, bool)
+        traversals, flops = np.full(K, np.nan), np.full(K, np.nan)
         for i in range(K):
             c0 = time.process_time()
             try:
                 one = train(net.copy().set_weights(W[i]), X, Y, seed=seeds[i], **kw)
                 epochs[i], success[i] = one.epochs, one.stop_reason == stop.name
+                traversals[i], flops[i] = one.traversals.training, one.traversals.flops
             except DivergenceError as exc:
                 epochs[i], diverged[i] = exc.epoch, True
             cpu[i] = time.process_time() - c0
-        return epochs, success, cpu, diverged
+        return epochs, success, cpu, diverged, traversals, flops
 
 
 def _describe(x):
@@ -189,14 +324,14 @@ def _describe(x):
 def _analyse(study, spec, group, data):
     from fastnet.stats import hamey_analysis
 
-    epochs, success, cpu, diverged = data
+    epochs, success, cpu, diverged, traversals, flops = data
     success = success & (epochs < study.limit)
     times = np.where(success, epochs, study.limit).astype(float)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)    # (a degenerate fit's arithmetic)
         hamey = hamey_analysis(times, study.limit)
-    return AlgorithmTrials(spec, group, epochs, success, cpu, diverged, hamey,
-                           _describe(epochs[success]), _describe(cpu))
+    return AlgorithmTrials(spec, group, epochs, success, cpu, diverged, traversals, flops,
+                           hamey, _describe(epochs[success]), _describe(cpu))
 
 
 def _cell_path(out, study, spec, data_sha256):
@@ -207,7 +342,8 @@ def _load_cell(path, study, spec, data_sha256):
     """A finished algorithm's trials from its file: None if absent; a ValueError naming
     the file if it does not parse or holds trials this set-up cannot have (another
     set-up, edited by hand: a trial's epochs outside 0..T, a flag not 0 or 1, a negative
-    or non-finite CPU time, a count other than K)."""
+    or non-finite CPU time, a count other than K). A file written before studies
+    counted traversals (without ``traversals``) is None too: trained again."""
     from fastnet._files import open_regular
 
     try:
@@ -223,11 +359,11 @@ def _load_cell(path, study, spec, data_sha256):
     def column(key, dtype, ok):
         v = d.get(key) if isinstance(d, dict) else None
         if (not isinstance(v, list) or len(v) != K
-                or not all(type(x) in (int, float) and ok(x) for x in v)):
+                or not all(type(x) in (int, float, type(None)) and ok(x) for x in v)):
             raise ValueError(f"{path}: `{key}` must be {K} values ({ok.__doc__}), as this "
                              f"study writes them; delete the file to train that algorithm "
                              "again.")
-        return np.array(v, dtype)
+        return np.array([np.nan if x is None else x for x in v], dtype)
 
     def epoch(x):
         """integers from 0 to the epoch limit"""
@@ -241,23 +377,35 @@ def _load_cell(path, study, spec, data_sha256):
         """finite seconds, not negative"""
         return math.isfinite(x) and x >= 0
 
+    def count(x):
+        """whole numbers, not negative, or null where unknown"""
+        return x is None or (type(x) is int and x >= 0)
+
     if not isinstance(d, dict) or d.get("hash") != path.stem or d.get("algorithm") != spec \
             or d.get("identity") != study.identity(data_sha256):
         raise ValueError(f"{path}: not the trials of {spec!r} in this study's set-up (its "
                          "hash, algorithm or set-up differ from the file's name); delete it "
                          "to train that algorithm again.")
+    if "traversals" not in d or "flops" not in d:
+        return None                           # (written before traversals were kept)
     return (column("epochs", np.intp, epoch), column("success", bool, flag),
-            column("cpu_time", float, seconds), column("diverged", bool, flag))
+            column("cpu_time", float, seconds), column("diverged", bool, flag),
+            column("traversals", float, count), column("flops", float, count))
 
 
 def _save_cell(path, study, spec, data_sha256, data):
     from fastnet._files import atomic_write
 
-    epochs, success, cpu, diverged = data
+    epochs, success, cpu, diverged, traversals, flops = data
+
+    def counts(v):
+        return [int(x) if np.isfinite(x) else None for x in v]
+
     record = {"identity": study.identity(data_sha256), "algorithm": spec,
               "hash": study.cell_hash(spec, data_sha256),
               "epochs": epochs.tolist(), "success": success.astype(int).tolist(),
-              "cpu_time": cpu.tolist(), "diverged": diverged.astype(int).tolist()}
+              "cpu_time": cpu.tolist(), "diverged": diverged.astype(int).tolist(),
+              "traversals": counts(traversals), "flops": counts(flops)}
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, [json.dumps(record).encode("utf-8")])
 
@@ -336,8 +484,10 @@ def _run(study, name, net, X, Y, sha, out, say):
                 f"successful, {time.process_time() - t0:.1f} s CPU")
         cells.append(_analyse(study, spec, group, data))
     cells = _mark_best(cells)
+    unit, why = cost_unit(cells, study.cost)
     return StudyResult(study, name, net.layer_sizes, tuple(cells),
-                       _logrank_tests(cells, study.limit, seed=study.seed), data_sha256=sha)
+                       _logrank_tests(cells, study.limit, seed=study.seed, unit=unit),
+                       data_sha256=sha, cost_unit=unit, cost_reason=why)
 
 
 #: Resamples of the bootstrap interval of a ratio of medians.
@@ -362,26 +512,30 @@ def _ratio_interval(medians_a, medians_b, level=0.95):
     return float(lo), float(hi)
 
 
-def _logrank_tests(cells, limit, alpha=ALPHA, seed=0):
-    """Every pair's log-rank test, Holm-adjusted over the pairs, with the ratio of medians."""
+def _logrank_tests(cells, limit, alpha=ALPHA, seed=0, unit="epochs"):
+    """Every pair's log-rank test in `unit`, Holm-adjusted over the pairs, with the ratio
+    of medians."""
     from fastnet.stats import holm
 
     pairs = [(i, j) for i in range(len(cells)) for j in range(i + 1, len(cells))]
-    raw = [logrank_test(cells[i], cells[j], limit) for i, j in pairs]
-    medians = [_resampled_medians(c.times, seed, k) for k, c in enumerate(cells)] if pairs else []
+    raw = [logrank_test(cells[i], cells[j], limit, unit) for i, j in pairs]
+    costs = [c.costs(unit) for c in cells]
+    medians = ([_resampled_medians(c, seed, k) for k, c in enumerate(costs)] if pairs
+               else [])
     adjusted = holm([p for _, p in raw]) if raw else []
     tests = []
     for (i, j), (z, p), q in zip(pairs, raw, adjusted):
         better = None
         if np.isfinite(q) and q < alpha:
             better = cells[i].spec if z > 0 else cells[j].spec
-        ma, mb = float(np.median(cells[i].times)), float(np.median(cells[j].times))
+        ma, mb = float(np.median(costs[i])), float(np.median(costs[j]))
         # with at most half the trials successful, a median is (or averages with) T
         bound = any(2 * np.count_nonzero(c.times < limit) <= c.times.size
                     for c in (cells[i], cells[j]))
         tests.append(LogRank(cells[i].spec, cells[j].spec, z, p, better, pvalue_holm=float(q),
                              median_ratio=ma / mb, median_bound=bound,
-                             median_ratio_interval=_ratio_interval(medians[i], medians[j])))
+                             median_ratio_interval=_ratio_interval(medians[i], medians[j]),
+                             unit=unit))
     return tuple(tests)
 
 

@@ -206,6 +206,10 @@ def parse_success(text):
                      f"(a training squared error percentage), got {text!r}.")
 
 
+#: What `Study.cost` may be.
+COSTS = ("auto", "traversals", "cpu")
+
+
 @dataclass(frozen=True)
 class Study:
     """A timing study's set-up (Hamey 1992): one task and network, several algorithms,
@@ -236,6 +240,12 @@ class Study:
         Initial weights uniform in [-init_scale, init_scale].
     hidden_activation, output_activation : str
     shortcut : bool
+    cost : {"auto", "traversals", "cpu"}
+        The unit the verdicts compare times to success in (:func:`fastnet.study.cost_unit`):
+        ``"auto"`` epochs where every epoch costs the same, else connection traversals,
+        else (an algorithm working outside the traversals, such as Levenberg-Marquardt)
+        CPU time; ``"traversals"`` or ``"cpu"`` (CPU time) whatever the epochs cost.
+        Not part of the set-up's identity: trials trained for one unit serve another.
     """
 
     task: str
@@ -249,6 +259,7 @@ class Study:
     hidden_activation: str = "tanh"
     output_activation: str = "logistic"
     shortcut: bool = False
+    cost: str = "auto"
 
     def __post_init__(self):
         from fastnet.algorithms import spec_of
@@ -287,6 +298,7 @@ class Study:
         if not isinstance(self.shortcut, (bool, np.bool_)):
             raise TypeError(f"`shortcut` must be True or False, got {self.shortcut!r}.")
         put("shortcut", bool(self.shortcut))
+        check_choice(self.cost, "cost", COSTS)
 
     @property
     def groups(self):

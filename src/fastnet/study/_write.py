@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -17,28 +18,64 @@ OUTPUTS = ("summary.md", "trials.csv", "study.json", "study.html")
 
 _HEADS = ("algorithm", "successes", "rate at T", "T_E", "peak e", "E >= e/2 over",
           "Fahlman average", "lambda", "corrected mean", "corrected median", "mean (raw)",
-          "median (raw)", "CPU time per trial (mean of all)")
+          "median (raw)")
+
+#: Why a value is missing, as its table cell says it (and `_MISSING_NOTE` explains).
+NO_SUCCESS = "no successes"
+NO_MODEL = {"too_few_successes": "few successes", "degenerate_fit": "degenerate fit",
+            "fit_failed": "fit failed", "not_requested": "not fitted"}
+NO_MEAN = "none: k ≤ 1"
+TOO_FEW = "n < 3"
+CONSTANT = "all equal"
+UNKNOWN_COST = "cost unknown"
+
+_MISSING_NOTE = (
+    "A value that does not exist says why (in two words at most, explained here): 'no "
+    "successes' (no trial succeeded before T); 'few successes' (too few after every "
+    "candidate T0 to fit Hamey's asymptotic model), 'degenerate fit' (its fit predicts "
+    "nothing beyond T), 'fit failed': no lambda, corrected mean or median; "
+    f"'{NO_MEAN}' (the fitted tail is so heavy, Hamey's exponent k at most 1, that the "
+    "model's mean successful time does not exist); "
+    f"'{TOO_FEW}' (Lawrence's description needs at least three values); "
+    f"'{CONSTANT}' (no spread: no normality test); "
+    f"'{UNKNOWN_COST}' (a diverged trial trained alone leaves no traversal count).")
 
 
-def _f(v, digits=4):
+def _f(v, digits=4, why="-"):
+    """A number with `digits` significant digits and no exponent; `why` in place of a
+    value that is None, NaN or infinite (say why it is missing)."""
     if v is None:
-        return "-"
+        return why
     if isinstance(v, (bool, np.bool_)):
         return "yes" if v else "no"
     if isinstance(v, (int, np.integer)):
         return str(int(v))
     v = float(v)
-    if math.isnan(v):
-        return "-"
-    if math.isinf(v):
-        return "inf"
-    return f"{v:.{digits}g}"
+    if not math.isfinite(v):
+        return why
+    if v == 0:
+        return "0"
+    return np.format_float_positional(v, precision=digits, unique=False, fractional=False,
+                                      trim="-")
 
 
-def _duration(seconds):
-    """A time in s, ms or µs with three significant digits ("294 µs", "5.45 ms")."""
+#: Below this a p-value is written as a bound (a double underflows to 0 below ~5e-324).
+P_FLOOR = 1e-300
+
+
+def _p(v, why="-"):
+    """A p-value: two significant digits, an exponent for the tiny ones, "< 1e-300" for
+    one that underflowed."""
+    if v is None or not math.isfinite(v):
+        return why
+    return f"< {P_FLOOR:.0e}" if 0 <= v < P_FLOOR else f"{float(v):.2g}"
+
+
+def _duration(seconds, why="-"):
+    """A time in s, ms or µs with three significant digits ("294 µs", "5.45 ms"); `why`
+    in place of a value that is None, NaN or infinite."""
     if seconds is None or not np.isfinite(seconds):
-        return _f(seconds)
+        return why
     v = float(seconds)
     if v == 0:
         return "0 s"
@@ -56,38 +93,105 @@ def _range(lo, hi, fmt):
 
 
 def summary_rows(result):
-    """One row of strings per algorithm (the columns of ``_HEADS``)."""
+    """One row of strings per algorithm (the columns of ``_HEADS``); a value that does
+    not exist says why (``NO_SUCCESS``, ``NO_MODEL``, ``NO_MEAN``), never inf or nan."""
     rows = []
     for a in result.algorithms:
         h = a.hamey
+        none = NO_SUCCESS if not h.n_successes else "-"
         lo, hi = h.efficiency_range
-        span = ("-" if not h.n_successes
+        span = (NO_SUCCESS if not h.n_successes
                 else f"{_range(lo, hi, _f)}{'+' if h.range_censored else ''}")
-        lam = _f(h.asymptotic_success_rate, 3) + (" (capped)" if h.capped else "")
+        model = (NO_SUCCESS if not h.n_successes
+                 else NO_MODEL.get(h.status, "no model"))
+        lam = _f(h.asymptotic_success_rate, 3, model)
+        if h.capped and math.isfinite(h.asymptotic_success_rate):
+            lam += " (capped)"
+        mean_why = NO_MEAN if math.isinf(h.corrected_mean) and h.model is not None else model
         name = a.spec + (" *" if a.best_in_grid else "")
         rows.append([name, f"{h.n_successes}/{h.n_trials}", _f(h.success_rate, 3),
-                     _f(h.optimal_limit), _f(h.peak_efficiency), span, _f(h.fahlman_average),
-                     lam, _f(h.corrected_mean), _f(h.corrected_median), _f(h.mean_time),
-                     _f(h.median_time), _duration(float(np.mean(a.cpu_time)))])
+                     _f(h.optimal_limit, why=none), _f(h.peak_efficiency, why=none), span,
+                     _f(h.fahlman_average, why=none), lam,
+                     _f(h.corrected_mean, why=mean_why), _f(h.corrected_median, why=model),
+                     _f(h.mean_time, why=none), _f(h.median_time, why=none)])
     return rows
 
 
-def _description_rows(result):
-    """Lawrence's description of each algorithm's successful epochs and CPU times, with
-    what its n counts."""
+_COST_HEADS = ("algorithm", "traversals per epoch", "other flops per epoch",
+               "CPU time per epoch", "CPU time per trial (mean of all)")
+
+
+def _cost_rows(result):
+    """What an epoch of each algorithm costs: connection traversals (mean, with the range
+    where it varies), floating-point operations outside them, CPU time."""
     rows = []
     for a in result.algorithms:
-        k = a.hamey.n_trials
-        for what, d, fmt in (("epochs to success", a.epochs_description, _f),
-                             ("CPU time per trial", a.cpu_description, _duration)):
+        per = a.traversals / np.where(a.epochs > 0, a.epochs, np.nan)
+        per = per[np.isfinite(per)]
+        mean = a.cost_per_epoch("traversals")
+        trav = _f(mean, 4, UNKNOWN_COST)
+        if per.size and per.min() != per.max():
+            trav += f" ({_range(per.min(), per.max(), lambda v: _f(v, 3))})"
+        rows.append([a.spec, trav, _f(a.cost_per_epoch("flops"), 4, UNKNOWN_COST),
+                     _duration(a.cost_per_epoch("CPU time"), UNKNOWN_COST),
+                     _duration(float(np.mean(a.cpu_time)))])
+    return rows
+
+
+_COST_NOTE = ("Traversals per epoch: training connection traversals (Prechelt 1994: forward, "
+              "backward and weight update; the success checks left out, which cost the same "
+              "per epoch for every algorithm) over the epochs trained, the mean over all "
+              "trials, with the range of the trials' own where they differ. Other flops: "
+              "floating-point operations outside the traversals (Levenberg-Marquardt's "
+              "normal equations). CPU time: the batch's, shared by the epochs each trial "
+              "trained; it measures this implementation on this machine and its load "
+              "(per-weight rules train many trials side by side in vector lanes, the others "
+              "one trial at a time), where traversals count the algorithm's work.")
+
+
+def _unit_label(unit):
+    return {"epochs": "epochs", "traversals": "traversals", "CPU time": "CPU time"}[unit]
+
+
+def _unit_fmt(unit):
+    """Formatter of a time to success in `unit`."""
+    if unit == "CPU time":
+        return _duration
+    return lambda v, why="-": _f(v, 4, why)
+
+
+def _cost_description(a, unit):
+    """Lawrence's description of an algorithm's successful trials' times in `unit`."""
+    from fastnet.stats import describe
+
+    x = a.costs(unit)[a.success]
+    return describe(x, lilliefors=False) if x.size >= 3 and np.isfinite(x).all() else None
+
+
+def _description_rows(result):
+    """Lawrence's description of each algorithm's successful epochs (and times to
+    success in the verdicts' unit, where that is not epochs) and CPU times, with what
+    its n counts; a description that does not exist says why."""
+    unit = result.cost_unit
+    rows = []
+    for a in result.algorithms:
+        k, s = a.hamey.n_trials, a.hamey.n_successes
+        kinds = [("epochs to success", a.epochs_description, _f)]
+        if unit != "epochs":
+            kinds.append((f"{_unit_label(unit)} to success", _cost_description(a, unit),
+                          _unit_fmt(unit)))
+        kinds.append(("CPU time per trial", a.cpu_description, _duration))
+        for what, d, fmt in kinds:
+            success = not what.startswith("CPU time per")
+            n = f"{_n(s, 'success')} of {k} trials" if success else f"all {k} trials"
             if d is None:
-                rows.append([a.spec, what] + ["-"] * 9)
+                why = TOO_FEW if not success or s < 3 else UNKNOWN_COST
+                rows.append([a.spec, what, n] + [why] * 8)
                 continue
-            n = (f"{d.n} successes of {k} trials" if what.startswith("epochs")
-                 else f"all {d.n} trials")
             rows.append([a.spec, what, n, fmt(d.mean), fmt(d.std), fmt(d.median),
                          _range(d.q1, d.q3, fmt), _range(d.min, d.max, fmt),
-                         fmt(d.trimmed_mean), fmt(d.mad), _f(d.ks_pvalue, 3)])
+                         fmt(d.trimmed_mean), fmt(d.mad),
+                         _p(d.ks_pvalue, CONSTANT if d.std == 0 else "-")])
     return rows
 
 
@@ -97,34 +201,62 @@ _LR_HEADS = ("algorithm A", "algorithm B", "median ratio A/B [95 % CI]", "log-ra
              "p (Holm)", "verdict")
 
 
+_FEWER = {"epochs": "in fewer epochs", "traversals": "in fewer traversals",
+          "CPU time": "in less CPU time"}
+
+
 def _verdict(t, alpha):
+    """The verdict of one pair, naming its unit ("scg succeeds in fewer traversals")."""
     if not np.isfinite(t.pvalue):
-        return "no successes to compare"
+        return "not tested"
     if t.better is None:
-        return f"no significant difference at {alpha:g} (Holm)"
-    return f"{t.better} trains faster (Holm p = {_f(t.pvalue_holm, 2)})"
+        return f"no significant difference in {t.unit} at {alpha:g} (Holm)"
+    p = _p(t.pvalue_holm)
+    return f"{t.better} succeeds {_FEWER[t.unit]} (Holm p {p if p[0] == '<' else '= ' + p})"
 
 
-def _ratio(t):
+def _why_untested(t, result):
+    """Why a pair has no test: neither succeeded, or a cost is unknown."""
+    spec = {a.spec: a for a in result.algorithms}
+    if not (spec[t.a].success.any() or spec[t.b].success.any()):
+        return NO_SUCCESS
+    return UNKNOWN_COST
+
+
+def _ratio(t, why="-"):
     if not np.isfinite(t.median_ratio):
-        return "-"
+        return why
     lo, hi = t.median_ratio_interval
     ci = f" [{lo:.3g}, {hi:.3g}]" if np.isfinite(lo) and np.isfinite(hi) else ""
     return f"{t.median_ratio:.3g}{ci}" + (" (bound)" if t.median_bound else "")
 
 
 def _logrank_rows(result):
-    return [[t.a, t.b, _ratio(t), _f(t.statistic, 3), _f(t.pvalue, 2), _f(t.pvalue_holm, 2),
-             _verdict(t, result.alpha)] for t in result.logrank]
+    rows = []
+    for t in result.logrank:
+        why = _why_untested(t, result)
+        verdict = (_verdict(t, result.alpha) if np.isfinite(t.pvalue)
+                   else ("no successes to compare" if why == NO_SUCCESS
+                         else "a cost is unknown: not tested"))
+        rows.append([t.a, t.b, _ratio(t, why), _f(t.statistic, 3, why), _p(t.pvalue, why),
+                     _p(t.pvalue_holm, why), verdict])
+    return rows
 
 
-_LR_NOTE = ("Log-rank tests (scipy.stats.logrank) of the epochs to success, failures censored "
-            "at T; p two-sided; p (Holm): adjusted over all pairs by Holm's (1979) procedure, "
-            "which the verdict uses. Median ratio A/B: the median epochs to success of A over "
-            "B's, over all trials with failures counted at T (below 1: A faster), with its 95 % "
-            "percentile bootstrap interval; (bound): at "
-            "most half of an algorithm's trials succeeded, so its median is T or averages "
-            "with it.")
+def _lr_note(result):
+    unit = _unit_label(result.cost_unit)
+    return (f"Log-rank tests (scipy.stats.logrank) of the times to success in {unit}, "
+            f"failures censored at the cost of T epochs; p two-sided; p (Holm): adjusted "
+            "over all pairs by Holm's (1979) procedure, which the verdict uses. Median ratio "
+            f"A/B: the median {unit} to success of A over B's, over all trials with failures "
+            "counted at the cost of T epochs (below 1: A faster), with its 95 % percentile "
+            "bootstrap interval; (bound): at most half of an algorithm's trials succeeded, so "
+            "its median is T or averages with it. " + _verdict_unit(result))
+
+
+def _verdict_unit(result):
+    """The sentence saying which unit the verdicts count in, and why."""
+    return f"The verdicts count {_unit_label(result.cost_unit)}: {result.cost_reason}"
 
 
 def _setup_pairs(result):
@@ -150,7 +282,9 @@ _NOTES = ("Hamey (1992): a trial is successful at the first epoch after which th
           "holds, a failure if not before T. T_E: the epoch limit of highest efficiency e "
           "(successes per 1000 epochs when trials restart at T_E); Fahlman average 1000/e; "
           "lambda, corrected mean and median: the asymptotic model's. "
-          "* marks the highest peak efficiency of a parameter grid.")
+          "* marks the highest peak efficiency of a parameter grid. Hamey's measures "
+          "count epochs: compare them across algorithms only where epochs cost the same "
+          "(see the cost of an epoch).")
 
 
 def summary_markdown(result):
@@ -163,31 +297,46 @@ def summary_markdown(result):
     Returns
     -------
     str
-        The set-up, Hamey's measures per algorithm, Lawrence's description of the
-        epochs and CPU times, and the log-rank tests, as Markdown tables.
+        The set-up, Hamey's measures per algorithm, the cost of an epoch, Lawrence's
+        description of the times to success and CPU times, and the log-rank tests in
+        the study's cost unit, as Markdown tables. No cell shows inf or nan: a value
+        that does not exist says why.
     """
     lines = [f"# fastnet study: {result.task_name}", "",
              _md_table(("set-up", ""), [[k, str(v)] for k, v in _setup_pairs(result)]), "",
              "## Hamey's measures", "", _md_table(_HEADS, summary_rows(result)), "",
-             "## Epochs and CPU time (Lawrence et al. 1997)", "",
+             _NOTES, "", "## Cost of an epoch", "", _md_table(_COST_HEADS, _cost_rows(result)),
+             "", _COST_NOTE, "", _verdict_unit(result), "",
+             f"## {_description_title(result)} (Lawrence et al. 1997)", "",
              _md_table(_DESC_HEADS, _description_rows(result)), ""]
     if result.logrank:
-        lines += ["## Which is faster: log-rank tests", "",
-                  _md_table(_LR_HEADS, _logrank_rows(result)), "", _LR_NOTE, ""]
-    lines += [_NOTES, ""]
+        lines += [f"## Which is faster in {_unit_label(result.cost_unit)}: log-rank tests", "",
+                  _md_table(_LR_HEADS, _logrank_rows(result)), "", _lr_note(result), ""]
+    lines += [_MISSING_NOTE, ""]
     return "\n".join(lines)
+
+
+def _description_title(result):
+    if result.cost_unit in ("epochs", "CPU time"):
+        return "Epochs and CPU time"
+    return f"Epochs, {_unit_label(result.cost_unit)} and CPU time"
 
 
 def _trials_csv(result):
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["algorithm", "trial", "epochs", "success", "time_to_success", "cpu_time",
-                "diverged"])
+                "diverged", "traversals", "flops"])
+
+    def count(v):
+        return int(v) if np.isfinite(v) else ""
+
     for a in result.algorithms:
         for i in range(a.epochs.size):
             ok = bool(a.success[i])
             w.writerow([a.spec, i, int(a.epochs[i]), int(ok), int(a.epochs[i]) if ok else "",
-                        repr(float(a.cpu_time[i])), int(a.diverged[i])])
+                        repr(float(a.cpu_time[i])), int(a.diverged[i]),
+                        count(a.traversals[i]), count(a.flops[i])])
     return buf.getvalue()
 
 
@@ -215,11 +364,17 @@ def _json(result):
                 k: num(v) for k, v in a.epochs_description.as_dict().items()},
             "cpu_description": None if a.cpu_description is None else {
                 k: num(v) for k, v in a.cpu_description.as_dict().items()},
+            "cost_per_epoch": {k: num(a.cost_per_epoch(k))
+                               for k in ("traversals", "flops", "CPU time")},
             "trials": {"epochs": a.epochs.tolist(), "success": a.success.astype(int).tolist(),
-                       "cpu_time": a.cpu_time.tolist(), "diverged": a.diverged.astype(int).tolist()}})
+                       "cpu_time": a.cpu_time.tolist(), "diverged": a.diverged.astype(int).tolist(),
+                       "traversals": [None if not math.isfinite(v) else int(v)
+                                      for v in a.traversals],
+                       "flops": [None if not math.isfinite(v) else int(v) for v in a.flops]}})
     return {"study": result.study.identity(result.data_sha256), "task": result.task_name,
             "layer_sizes": list(result.layer_sizes), "algorithms": algos,
-            "logrank": [{"a": t.a, "b": t.b, "statistic": num(t.statistic),
+            "cost_unit": result.cost_unit, "cost_reason": result.cost_reason,
+            "logrank": [{"a": t.a, "b": t.b, "unit": t.unit, "statistic": num(t.statistic),
                          "pvalue": num(t.pvalue), "pvalue_holm": num(t.pvalue_holm),
                          "median_ratio": num(t.median_ratio), "median_bound": t.median_bound,
                          "median_ratio_interval": [num(x) for x in t.median_ratio_interval],
@@ -257,10 +412,88 @@ def _graphs(result, plots):
     return plots.to_png((ax1, ax2, key), dpi=100)
 
 
+#: The study page's own rules: its wide tables wrap inside their cells (a number stays
+#: whole: see `_glued`) rather than scroll sideways on a 1000 px screen.
+_CSS = """
+#hamey-table td, #lawrence-table td, #cost-table td { white-space: normal; }
+#hamey-table tbody th, #lawrence-table tbody th, #cost-table tbody th {
+  overflow-wrap: normal; min-width: 5.5em; }
+"""
+
+_GLUE = re.compile(r"(?<=[\d<≤:]) (?=[\dµmns<≤k]|to\b)|(?<=\b[nk]) (?=[<≤])")
+
+
+def _glued(rows):
+    """Rows whose numbers keep their units ("171 µs"), comparisons ("n < 3", "k ≤ 1")
+    and ranges' ends on one line: those spaces become no-break spaces; a range wraps
+    only after its "to"."""
+    return [[c if not isinstance(c, str) else _GLUE.sub("\u00a0", c) for c in row]
+            for row in rows]
+
+
+#: Fewest successes an extended box-whiskers plot draws (eight segments need four values).
+MIN_DRAWN = 4
+
+
+def _times_to_success(result, unit):
+    """{algorithm: its successful trials' times in `unit`} for the algorithms with at
+    least `MIN_DRAWN` successes (of known cost), and [(algorithm, why not drawn)]."""
+    drawn, left = {}, []
+    for a in result.algorithms:
+        x = a.costs(unit)[a.success]
+        if a.hamey.n_successes < MIN_DRAWN:
+            left.append((a.spec, f"{_n(a.hamey.n_successes, 'success')}"))
+        elif not np.isfinite(x).all():
+            left.append((a.spec, UNKNOWN_COST))
+        else:
+            drawn[a.spec] = x
+    return drawn, left
+
+
+def _n(k, word):
+    return f"{k} {word}{'' if k == 1 else ('es' if word.endswith('s') else 's')}"
+
+
+def _distributions(result, plots):
+    """Lawrence et al. (1997)'s extended box-whiskers of each algorithm's times to
+    success: in epochs and, where epochs cost differently, in the verdicts' unit (PNG
+    bytes, or None with nothing to draw), and a sentence on what is not drawn."""
+    units = ["epochs"] + ([result.cost_unit] if result.cost_unit != "epochs" else [])
+    samples = [_times_to_success(result, u) for u in units]
+    drawn, left = samples[0]
+    if not drawn:
+        return None, left, ""
+    n = len(drawn)
+    width = min(max(1.4 + 0.9 * n, 4.4), 9.0 if len(units) == 1 else 6.0)
+    height = 3.6
+    axes = plots.panels(len(units), width=width, height=height)
+    # names too long for a box's room (three lines of what fits) are numbered instead,
+    # and the caption says which is which
+    chars = (width - 1.2) / n * 72 / (0.62 * 10)
+    numbered = max(len(name) for name in drawn) > 3 * chars
+    for ax, unit, (data, _) in zip(axes, units, samples):
+        if not data:
+            ax.set_axis_off()
+            continue
+        names = list(drawn)
+        labels = [str(names.index(k) + 1) if numbered else k for k in data]
+        plots.extended_box_whiskers(list(data.values()), labels=labels, mean_sd=False,
+                                    key=False, ax=ax,
+                                    ylabel=f"{_unit_label(unit)} to success"
+                                    + (" [s]" if unit == "CPU time" else ""))
+        if all(float(np.min(x)) > 0 for x in data.values()):
+            ax.set_yscale("log")
+        ax.set_title(f"{_unit_label(unit)} to success", fontsize="medium")
+    axes[0].figure.subplots_adjust(top=1 - 0.4 / height)  # room for the panel titles
+    key = ("" if not numbered else " Boxes: " + "; ".join(
+        f"{k} {name}" for k, name in enumerate(drawn, 1)) + ".")
+    return plots.to_png(axes, dpi=100), left, key
+
+
 def study_html(result, *, pictures=True):
     """The study's self-contained HTML page."""
     from fastnet._version import __version__
-    from fastnet.report._html import _figure, _kv_table, _page, _plots, _simple_table
+    from fastnet.report._html import _e, _figure, _kv_table, _page, _plots, _simple_table
 
     s = result.study
     title = f"fastnet study: {result.task_name}"
@@ -268,22 +501,48 @@ def study_html(result, *, pictures=True):
             f'<p class="sub">{len(s.algorithms)} algorithms x {s.trials} trials, epoch limit '
             f"{s.limit}, success {s.success}.</p>",
             '<h2 id="hamey">Hamey\'s measures</h2>',
-            _simple_table("hamey-table", _HEADS, summary_rows(result), _NOTES)]
+            _simple_table("hamey-table", _HEADS, _glued(summary_rows(result)), _NOTES)]
     if pictures:
-        png = _graphs(result, _plots())
+        plots = _plots()
+        png = _graphs(result, plots)
         body.append(_figure(png, "training and efficiency graphs of every algorithm",
                             "Left: Hamey's training graph (fraction of trials successful by "
                             "t); right: efficiency E(t), the dot at T_E. Log epoch axes."))
+    body += ['<h2 id="cost">Cost of an epoch</h2>',
+             _simple_table("cost-table", _COST_HEADS, _glued(_cost_rows(result)), _COST_NOTE),
+             f'<p class="cap">{_e(_verdict_unit(result))}</p>']
     if result.logrank:
-        body += ['<h2 id="logrank">Which is faster: log-rank tests</h2>',
+        body += [f'<h2 id="logrank">Which is faster in {_unit_label(result.cost_unit)}: '
+                 "log-rank tests</h2>",
                  _simple_table("logrank-table", _LR_HEADS, _logrank_rows(result),
-                               _LR_NOTE,
-                               numeric_from=2)]
-    body += ['<h2 id="lawrence">Epochs and CPU time (Lawrence et al. 1997)</h2>',
-             _simple_table("lawrence-table", _DESC_HEADS, _description_rows(result),
+                               _lr_note(result), numeric_from=2)]
+    body.append(f'<h2 id="lawrence">{_e(_description_title(result))} '
+                "(Lawrence et al. 1997)</h2>")
+    if pictures:
+        png, left, key = _distributions(result, plots)
+        not_drawn = ("" if not left else " Not drawn (an extended box-whiskers plot needs "
+                     f"{MIN_DRAWN} successes): "
+                     + "; ".join(f"{name} ({why})" for name, why in left) + ".")
+        unit = _unit_label(result.cost_unit)
+        if png is None:
+            body.append(f'<p class="cap">No distribution to draw.{_e(not_drawn)}</p>')
+        else:
+            body.append(_figure(
+                png, "distributions of the times to success (extended box-whiskers)",
+                "Extended box-whiskers (Lawrence et al. 1997) of each algorithm's successful "
+                "trials' times to success"
+                + ("" if result.cost_unit == "epochs"
+                   else f": left in epochs (each algorithm's own), right in {unit}, the "
+                   "verdicts' unit (comparable across algorithms)")
+                + ". Eight segments of one eighth of the successes each: whiskers to the "
+                "minimum and maximum, boxes between the octiles (the two outer ones "
+                "narrower), orange bar at the median; log axis. Failures are not drawn: "
+                "the successes column of Hamey's table counts them." + key + not_drawn))
+    body += [_simple_table("lawrence-table", _DESC_HEADS, _glued(_description_rows(result)),
                            numeric_from=2),
+             f'<p class="cap">{_e(_MISSING_NOTE)}</p>',
              '<h2 id="setup">Set-up</h2>', _kv_table("setup-table", _setup_pairs(result))]
-    return _page(title, "\n".join(body), __version__)
+    return _page(title, "\n".join(body), __version__, css=_CSS)
 
 
 def write_study(result, out, *, pictures=True):

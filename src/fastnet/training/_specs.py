@@ -18,7 +18,8 @@ from fastnet.training._batch_rules import SCG, LevenbergMarquardt
 from fastnet.training._lbfgs import LBFGS
 from fastnet.training._per_weight import Adam, Quickprop
 
-__all__ = ["ALGORITHMS", "from_spec", "parse_spec", "MAX_SPEC_LENGTH", "spec_of"]
+__all__ = ["ALGORITHMS", "from_spec", "parse_spec", "MAX_SPEC_LENGTH", "SPACE_FUNCTIONS",
+           "spec_of"]
 
 #: Algorithm names and the callables that make them from keyword parameters.
 ALGORITHMS = {name: functools.partial(RPROP, variant=name) for name in VARIANTS}
@@ -79,40 +80,13 @@ def from_spec(spec: str | Algorithm) -> Algorithm:
 MAX_SPEC_LENGTH = 10_000
 
 
-def parse_spec(spec: str) -> tuple[str, dict]:
-    """The name and keyword parameters of an algorithm text, unchecked against the algorithm.
-
-    The one reader of specs: :func:`from_spec` and the grids of ``fastnet study``
-    (lists as values) both use it.
-
-    Parameters
-    ----------
-    spec : str
-        ``name`` or ``name(key=literal, ...)``; the name from ``ALGORITHMS`` (any case),
-        the values Python literals (lists are kept: grid axes).
-
-    Returns
-    -------
-    name : str
-        The name, in lower case.
-    params : dict
-        The parameters in the order given.
-
-    Raises
-    ------
-    ValueError
-        For an unknown name, a text longer than ``MAX_SPEC_LENGTH``, positional or
-        ``**``-unpacked arguments, a parameter given twice, a value that is not a literal,
-        and an RPROP name with another ``variant``.
-    TypeError
-        If ``spec`` is not a string.
-
-    Examples
-    --------
-    >>> from fastnet.algorithms import parse_spec
-    >>> parse_spec("Backprop(learning_rate=[0.1, 0.5])")
-    ('backprop', {'learning_rate': [0.1, 0.5]})
-    """
+def parse_spec(spec: str, *, space: bool = False,
+               make_distribution=None) -> tuple[str, dict]:
+    """The name and keyword parameters of an algorithm text (see
+    :func:`fastnet.algorithms.parse_spec`, its public form). With ``space``, a
+    value may name a distribution, which ``make_distribution(name, args, key,
+    spec)`` makes (the search-space layer gives it: nothing here knows its
+    classes)."""
     if not isinstance(spec, str):
         raise TypeError(f"`algorithm` must be a name such as 'rprop+' or "
                         f"'backprop(learning_rate=0.1)', got {spec!r}.")
@@ -124,7 +98,7 @@ def parse_spec(spec: str) -> tuple[str, dict]:
     if name not in ALGORITHMS:
         raise ValueError(f"`algorithm` must name one of {sorted(ALGORITHMS)}, optionally with "
                          f"parameters such as 'backprop(learning_rate=0.1)', got {spec!r}.")
-    params = _parameters(match.group(2) or "", spec)
+    params = _parameters(match.group(2) or "", spec, space, make_distribution)
     if name in VARIANTS and "variant" in params and params["variant"] != name:
         raise ValueError(f"`algorithm` {spec!r} names the variant twice ({name!r} and "
                          f"variant={params['variant']!r}); write {params['variant']!r} as the "
@@ -132,7 +106,33 @@ def parse_spec(spec: str) -> tuple[str, dict]:
     return name, params
 
 
-def _parameters(text, spec):
+#: The distributions of a search space (:func:`parse_spec` with ``space=True``).
+SPACE_FUNCTIONS = ("uniform", "loguniform", "intuniform", "intloguniform", "choice")
+
+
+def _distribution(node, key, text, spec, space, usage, make_distribution):
+    """The distribution a call ``loguniform(1e-4, 0.1)`` names (its arguments literals,
+    nothing evaluated), or a ValueError naming parameter ``key``."""
+    name = node.func.id if isinstance(node.func, ast.Name) else None
+    shown = ast.get_source_segment(f"f({text})", node)
+    if name not in SPACE_FUNCTIONS or node.keywords:
+        raise ValueError(usage + f" ({key} is not a literal; a search space is one of "
+                         f"{', '.join(f'{n}(...)' for n in SPACE_FUNCTIONS)} with "
+                         f"positional literal arguments, got {shown}).")
+    if not space:
+        raise ValueError(f"`algorithm` {spec!r}: {key}={shown} is a search space; only "
+                         "`fastnet suite` draws configurations from one: give one value.")
+    try:
+        args = [ast.literal_eval(a) for a in node.args]
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise ValueError(usage + f" (the arguments of {key}={name}(...) must be literals, got "
+                         f"{shown}).") from None
+    if not _finite(args):
+        raise ValueError(f"`algorithm` {spec!r}: {key}={shown} must have finite bounds.")
+    return make_distribution(name, args, key, spec)
+
+
+def _parameters(text, spec, space=False, make_distribution=None):
     if not text.strip():
         return {}
     shown = repr(spec) if len(spec) <= 200 else f"{spec[:100]!r}... ({len(spec)} characters)"
@@ -152,6 +152,10 @@ def _parameters(text, spec):
             raise ValueError(usage + " (no ** unpacking).")
         if kw.arg in params:
             raise ValueError(f"`algorithm` {spec!r} gives {kw.arg} twice.")
+        if isinstance(kw.value, ast.Call):
+            params[kw.arg] = _distribution(kw.value, kw.arg, text, spec, space, usage,
+                                           make_distribution)
+            continue
         try:
             params[kw.arg] = ast.literal_eval(kw.value)
         except (MemoryError, RecursionError):

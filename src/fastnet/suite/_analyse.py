@@ -1,0 +1,432 @@
+"""A suite's analysis: selection by validation per study, time to target, the expected best
+after k configurations, and the comparisons across problems."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["SuiteResult", "CellSummary", "PairComparison", "analyse_suite", "PRIOR",
+           "PROFILE_TAUS", "BAYES_DECISION", "LACOSTE_DECISION"]
+
+#: Strength of the Dirichlet process prior of the Bayesian signed-rank test (its
+#: pseudo-observation at 0: no difference), baycomp's default.
+PRIOR = 0.5
+#: Posterior probability above which the Bayesian signed-rank test decides
+#: (Benavoli et al. 2017).
+BAYES_DECISION = 0.95
+#: Posterior probability above which Lacoste's Poisson-binomial test names the better
+#: algorithm (Lacoste et al. 2012 found 0.85 safe at the type-I error of a 0.9 test).
+LACOSTE_DECISION = 0.85
+#: The ratios tau at which ``suite.json`` lists every profile (beside each profile's
+#: own steps up to r_max = 4).
+PROFILE_TAUS = (1.0, 1.25, 1.5, 2.0, 3.0, 4.0)
+#: Monte Carlo samples of the Bayesian signed-rank test's posterior.
+BAYES_SAMPLES = 20_000
+#: Bootstrap resamples of the expected-best band.
+CURVE_BOOTSTRAP = 1000
+
+
+def _median(values):
+    """Median with misses as inf (the median is inf once half or more miss)."""
+    v = np.sort(np.asarray(values, dtype=float))
+    return float(np.median(v)) if v.size else math.inf
+
+
+@dataclass(frozen=True)
+class CellSummary:
+    """One algorithm on one problem: its selected configurations and their measures.
+
+    Attributes
+    ----------
+    algorithm, problem : str
+    selected : tuple of str
+        The configuration selected in each study (lowest median validation error; on a
+        generated task the lowest median epochs to success, then the fewest failures).
+    error : float
+        Median over studies of the selected configuration's median test squared error
+        percentage (generated tasks: its percentage of runs that failed).
+    validation : float
+        The same of the median best validation error (generated tasks: median epochs
+        to success, failures inf); inf where runs diverged.
+    epochs, traversals, cpu_seconds : float
+        Median over studies of the selected configuration's median time to target
+        (inf: more than half of its runs missed it).
+    successes : int
+        Runs of the selected configurations that reached the target, all studies.
+    n_runs : int
+        Runs of the selected configurations, all studies.
+    diverged : int
+        Runs of all this algorithm's configurations on the problem that diverged.
+    curve : fastnet.stats.ExpectedBest
+        Expected best validation result after k configurations (k = 1..budget),
+        with its bootstrap band, from all studies' configurations.
+    """
+
+    algorithm: str
+    problem: str
+    selected: tuple
+    error: float
+    validation: float
+    epochs: float
+    traversals: float
+    cpu_seconds: float
+    successes: int
+    n_runs: int
+    diverged: int
+    curve: object
+
+
+@dataclass(frozen=True)
+class PairComparison:
+    """Two algorithms compared across problems on the selected errors.
+
+    Attributes
+    ----------
+    a, b : str
+    p_a_better, p_equivalent, p_b_better : float
+        Bayesian signed-rank test (Benavoli et al. 2017) with ROPE ``rope``
+        percentage points and prior strength `PRIOR`.
+    bayes_verdict : str
+        What it decides (above `BAYES_DECISION`), naming the unit.
+    lacoste : float or None
+        Lacoste's Poisson-binomial P(a better than b) over the Proben1 classification
+        problems (representative networks' test predictions); None without such problems.
+    lacoste_problems : int
+    lacoste_verdict : str
+    """
+
+    a: str
+    b: str
+    p_a_better: float
+    p_equivalent: float
+    p_b_better: float
+    bayes_verdict: str
+    lacoste: float | None
+    lacoste_problems: int
+    lacoste_verdict: str
+
+
+@dataclass(frozen=True, repr=False)
+class SuiteResult:
+    """What `run_suite` returns.
+
+    Attributes
+    ----------
+    suite : Suite
+    configurations : dict
+        {algorithm: [configurations of each study]}.
+    cells : dict
+        {(algorithm, problem): CellSummary}.
+    targets : dict
+        {problem: validation error target (Proben1) or None (generated: success)}.
+    error_profiles, time_profiles : fastnet.stats.PerformanceProfiles
+        Of the selected errors and of the times to target in traversals.
+    friedman : fastnet.stats.FriedmanNemenyi or None
+        On the selected errors (None with fewer than 2 algorithms or problems).
+    pairs : tuple of PairComparison
+    verdicts : tuple of str
+    rows : tuple of dict
+        One per trained run (``scores.csv``).
+    data_sha256 : dict
+    n_trained, n_resumed : int
+        Cells trained now and found finished.
+    backend : str
+    wall_time : float
+    labels : dict
+        {algorithm text: short label} as the tables and pictures name them.
+    """
+
+    suite: object
+    configurations: dict
+    cells: dict
+    targets: dict
+    error_profiles: object
+    time_profiles: object
+    friedman: object
+    pairs: tuple
+    verdicts: tuple
+    rows: tuple
+    data_sha256: dict
+    n_trained: int
+    n_resumed: int
+    backend: str
+    wall_time: float
+    labels: dict = field(default_factory=dict)
+
+    def table(self, what="error"):
+        """One measure of every algorithm on every problem.
+
+        Parameters
+        ----------
+        what : str, default "error"
+            A `CellSummary` field: ``"error"``, ``"validation"``, ``"epochs"``,
+            ``"traversals"``, ``"cpu_seconds"``, ``"successes"``, ...
+
+        Returns
+        -------
+        dict
+            {algorithm's label: {problem: value}} (labels: the algorithms' names, or
+            their whole texts where two share a name).
+        """
+        return {self.labels[a]: {p: getattr(self.cells[(a, p)], what)
+                                 for p in self.suite.problems} for a in self.suite.algorithms}
+
+    def __repr__(self):
+        s = self.suite
+        return (f"SuiteResult({len(s.algorithms)} algorithms x {len(s.problems)} problems, "
+                f"budget {s.budget}, {s.runs} runs, {s.studies} studies; "
+                f"{self.n_trained} cells trained, {self.n_resumed} resumed)")
+
+
+def _config_stats(suite, problem, rec, target):
+    """Per configuration: (selection key, error, validation, times (3), successes, runs,
+    diverged, curve value) with a given target (None before the target is known)."""
+    runs = rec["runs"]
+    n = len(runs)
+    diverged = sum(bool(r["diverged"]) for r in runs)
+    if suite.is_generated(problem):
+        t = [r["epochs"] if r["success"] else math.inf for r in runs]
+        times = [(r["epochs"], r["traversals"], r["cpu_time"]) if r["success"]
+                 else (math.inf,) * 3 for r in runs]
+        fails = 100.0 * sum(not r["success"] for r in runs) / n
+        med = _median(t)
+        censored = float(np.median([min(x, suite.limit) for x in t]))
+        ok = sum(bool(r["success"]) for r in runs)
+        return ((med, fails), fails, med, times, ok, n, diverged, censored)
+    val = [math.inf if r["val_error"] is None else r["val_error"] for r in runs]
+    test = [math.inf if r["test_error"] is None else r["test_error"] for r in runs]
+    times, ok = [], 0
+    for r in runs:
+        hit = None
+        if target is not None:
+            hit = next((k for k, v in enumerate(r["curve"]) if v is not None and v <= target),
+                       None)
+        if hit is None:
+            times.append((math.inf,) * 3)
+            continue
+        ok += 1
+        e = (hit + 1) * r.get("strip", 5)
+        share = e / r["epochs"] if r["epochs"] else 1.0
+        times.append((float(e), r["traversals"] * share, r["cpu_time"] * share))
+    return ((_median(val),), _median(test), _median(val), times, ok, n, diverged, _median(val))
+
+
+def _select(suite, problem, configs, records, target):
+    """Per study: (selected configuration, its stats)."""
+    out = []
+    for study in configs:
+        stats = [_config_stats(suite, problem, records[(problem, c)], target) for c in study]
+        best = min(range(len(study)), key=lambda i: stats[i][0])
+        out.append((study[best], stats[best]))
+    return out
+
+
+def _cell(suite, a, problem, configs, records, target, seed):
+    from fastnet.stats import expected_best
+
+    chosen = _select(suite, problem, configs, records, target)
+    times = [[_median([t[j] for t in st[3]]) for j in range(3)] for _, st in chosen]
+    curve_values = [_config_stats(suite, problem, records[(problem, c)], None)[7]
+                    for study in configs for c in study]
+    finite = [v for v in curve_values if math.isfinite(v)]
+    cap = max(finite) if finite else 100.0      # diverged configurations count as the worst
+    values = [v if math.isfinite(v) else cap for v in curve_values]
+    curve = expected_best(values, k=suite.budget, n_boot=CURVE_BOOTSTRAP, seed=seed)
+    all_configs = dict.fromkeys(c for study in configs for c in study)
+    return CellSummary(
+        a, problem, tuple(c for c, _ in chosen),
+        error=_median([st[1] for _, st in chosen]),
+        validation=_median([st[2] for _, st in chosen]),
+        epochs=_median([t[0] for t in times]), traversals=_median([t[1] for t in times]),
+        cpu_seconds=_median([t[2] for t in times]),
+        successes=int(sum(st[4] for _, st in chosen)), n_runs=int(sum(st[5] for _, st in chosen)),
+        diverged=int(sum(_config_stats(suite, problem, records[(problem, c)], None)[6]
+                         for c in all_configs)),
+        curve=curve)
+
+
+def _targets(suite, configs, records):
+    """The validation error target of each Proben1 problem (None for generated tasks)."""
+    targets = {}
+    for p in suite.problems:
+        if suite.is_generated(p):
+            targets[p] = None
+        elif suite.target is not None:
+            targets[p] = suite.target
+        else:
+            best = [_median([st[2] for _, st in _select(suite, p, configs[a], records, None)])
+                    for a in suite.algorithms]
+            targets[p] = _median(best)
+    return targets
+
+
+def _labels(suite):
+    """Short names of the algorithms: their names, the whole text where two share one."""
+    names = [s.name for s in suite.spaces]
+    return {a: (n if names.count(n) == 1 else a) for a, n in zip(suite.algorithms, names)}
+
+
+def _rows(suite, configs, records, targets):
+    rows = []
+    for a in suite.algorithms:
+        for p in suite.problems:
+            # a configuration that several studies drew (a text without distributions)
+            # trained once: its runs are listed once, under the first study
+            where = {}
+            for s, study in enumerate(configs[a]):
+                for k, c in enumerate(study):
+                    where.setdefault(c, (s, k, []))[2].append(s)
+            for c, (s, k, studies) in where.items():
+                rec = records[(p, c)]
+                st = _config_stats(suite, p, rec, targets[p])
+                for r, t in zip(rec["runs"], st[3]):
+                    rows.append({
+                        "algorithm": a, "problem": p, "study": s, "configuration": k,
+                        "studies": " ".join(map(str, studies)),
+                        "parameters": c, "run": r["run"], "epochs": r["epochs"],
+                        "relevant_epoch": r["relevant_epoch"],
+                        "stop_reason": r["stop_reason"],
+                        "validation_error": r["val_error"], "test_error": r["test_error"],
+                        "train_error": r["train_error"], "traversals": r["traversals"],
+                        "cpu_seconds": r["cpu_time"],
+                        "on_target": math.isfinite(t[0]),
+                        "epochs_to_target": t[0] if math.isfinite(t[0]) else None,
+                        "traversals_to_target": t[1] if math.isfinite(t[1]) else None,
+                        "cpu_seconds_to_target": t[2] if math.isfinite(t[2]) else None})
+    return rows
+
+
+def _representative(suite, cell, records):
+    """The test predictions' wrongness of a representative network: in the study whose
+    selected error is the median (lower middle), the run with the median test error."""
+    per_study = []
+    for c in cell.selected:
+        runs = [r for r in records[(cell.problem, c)]["runs"] if r.get("test_wrong")]
+        if runs:
+            per_study.append(sorted(runs, key=lambda r: r["test_error"])[(len(runs) - 1) // 2])
+    if not per_study:
+        return None
+    per_study.sort(key=lambda r: r["test_error"])
+    return np.frombuffer(per_study[(len(per_study) - 1) // 2]["test_wrong"].encode(),
+                         dtype=np.uint8) == ord("1")
+
+
+def _pairs(suite, cells, records, labels):
+    from fastnet.stats import bayesian_signed_rank, poisson_binomial_test, prob_better
+
+    algos, problems = suite.algorithms, suite.problems
+    wrong = {(a, p): _representative(suite, cells[(a, p)], records)
+             for a in algos for p in problems if not suite.is_generated(p)}
+    out = []
+    for i, a in enumerate(algos):
+        for b in algos[i + 1:]:
+            ea = [cells[(a, p)].error for p in problems]
+            eb = [cells[(b, p)].error for p in problems]
+            keep = [k for k in range(len(problems)) if math.isfinite(ea[k]) and math.isfinite(eb[k])]
+            la, lb = labels[a], labels[b]
+            if keep:
+                r = bayesian_signed_rank([ea[k] for k in keep], [eb[k] for k in keep],
+                                         rope=suite.rope, prior=PRIOR, n_samples=BAYES_SAMPLES,
+                                         seed=suite.seed)
+                probs = (r.p_a_better, r.p_equivalent, r.p_b_better)
+                unit = f"selected error (ROPE ±{suite.rope:g} percentage points)"
+                if probs[0] > BAYES_DECISION:
+                    verdict = f"{la} has the lower {unit}: P = {probs[0]:.3f}"
+                elif probs[2] > BAYES_DECISION:
+                    verdict = f"{lb} has the lower {unit}: P = {probs[2]:.3f}"
+                elif probs[1] > BAYES_DECISION:
+                    verdict = f"{la} and {lb} are equivalent in {unit}: P = {probs[1]:.3f}"
+                else:
+                    verdict = f"undecided on the {unit} (no probability above {BAYES_DECISION})"
+            else:
+                probs, verdict = (math.nan,) * 3, "no problem where both have a finite error"
+            ps = []
+            for p in problems:
+                wa, wb = wrong.get((a, p)), wrong.get((b, p))
+                if wa is not None and wb is not None and wa.size == wb.size:
+                    ps.append(prob_better(int(np.count_nonzero(wa & ~wb)),
+                                          int(np.count_nonzero(wb & ~wa))))
+            lac = float(poisson_binomial_test(ps).probability) if ps else None
+            if lac is None:
+                lv = "no Proben1 classification problem: Lacoste's test not made"
+            elif lac > LACOSTE_DECISION:
+                lv = f"{la} better in test classification error: P = {lac:.3f}"
+            elif 1 - lac > LACOSTE_DECISION:
+                lv = f"{lb} better in test classification error: P = {1 - lac:.3f}"
+            else:
+                lv = f"undecided on the test classification error (P({la} better) = {lac:.3f})"
+            out.append(PairComparison(a, b, *map(float, probs), verdict, lac, len(ps), lv))
+    return tuple(out)
+
+
+def _verdicts(suite, friedman, err, tim, labels):
+    out = []
+    names = [labels[a] for a in suite.algorithms]
+    best_err = int(np.argmax(err.scores))
+    out.append(f"Error (selected test squared error percentage; failure percentage on "
+               f"generated tasks): best profile score {names[best_err]} "
+               f"({err.scores[best_err]:.3f}; wins {err.won[best_err]:.0%} of the problems).")
+    best_t = int(np.argmax(tim.scores))
+    out.append(f"Time to target in connection traversals: best profile score "
+               f"{names[best_t]} ({tim.scores[best_t]:.3f}; fastest on "
+               f"{tim.won[best_t]:.0%} of the problems).")
+    if friedman is not None:
+        order = np.argsort(friedman.mean_ranks)
+        ranks = ", ".join(f"{names[i]} {friedman.mean_ranks[i]:.2f}" for i in order)
+        if friedman.pvalue < friedman.alpha:
+            out.append(f"Mean ranks of the selected errors: {ranks}; Friedman p = "
+                       f"{friedman.pvalue:.3g} < {friedman.alpha}: the algorithms differ; "
+                       f"ranks further apart than CD = {friedman.critical_difference:.2f} "
+                       "differ by Nemenyi's test.")
+        else:
+            out.append(f"Mean ranks of the selected errors: {ranks}; Friedman p = "
+                       f"{friedman.pvalue:.3g}: no difference shown at {friedman.alpha}.")
+    return tuple(out)
+
+
+def analyse_suite(suite, configs, records, shas, *, n_trained=0, n_resumed=0,
+                  backend="none", wall_time=0.0):
+    """Analyse a suite's trained cells (see `run_suite`).
+
+    Parameters
+    ----------
+    suite : Suite
+    configs : dict
+        {algorithm: [configurations of each study]} (`Suite.configurations`).
+    records : dict
+        {(problem, configuration): cell record}.
+    shas : dict
+        {problem: data SHA-256 or None}.
+    n_trained, n_resumed : int, default 0
+        Cells trained now and found finished (reported, not used).
+    backend : str, default "none"
+    wall_time : float, default 0.0
+
+    Returns
+    -------
+    SuiteResult
+    """
+    from fastnet.stats import friedman_nemenyi, performance_profiles
+
+    targets = _targets(suite, configs, records)
+    cells = {}
+    for i, a in enumerate(suite.algorithms):
+        for j, p in enumerate(suite.problems):
+            cells[(a, p)] = _cell(suite, a, p, configs[a], records, targets[p],
+                                  seed=np.random.default_rng([suite.seed, i, j]))
+    labels = _labels(suite)
+    names = [labels[a] for a in suite.algorithms]
+    err = [[cells[(a, p)].error for p in suite.problems] for a in suite.algorithms]
+    tim = [[cells[(a, p)].traversals for p in suite.problems] for a in suite.algorithms]
+    err_prof = performance_profiles(err, algorithms=names, problems=suite.problems)
+    tim_prof = performance_profiles(tim, algorithms=names, problems=suite.problems)
+    friedman = None
+    if len(suite.algorithms) >= 2 and len(suite.problems) >= 2:
+        friedman = friedman_nemenyi(err, algorithms=names, problems=suite.problems)
+    pairs = _pairs(suite, cells, records, labels)
+    return SuiteResult(suite, configs, cells, targets, err_prof, tim_prof, friedman, pairs,
+                       _verdicts(suite, friedman, err_prof, tim_prof, labels),
+                       tuple(_rows(suite, configs, records, targets)), dict(shas), n_trained,
+                       n_resumed, backend, wall_time, labels)

@@ -1,0 +1,366 @@
+"""Running a suite: one task per cell (problem x configuration, all its runs in one
+`fastnet.train_many` call), locally (joblib) or on Dask, each finished cell written
+atomically as it completes, resumed cell by cell."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from fastnet.suite._setup import Suite, generated_task
+
+__all__ = ["run_suite", "SuiteProgress"]
+
+
+@dataclass(frozen=True)
+class _Cell:
+    problem: str
+    configuration: str
+    hash: str
+    identity: dict
+    runs: int
+    seed: int
+    network: str
+    max_epochs: int | None
+    limit: int
+    root: str | None
+    generated: bool
+
+
+@dataclass(frozen=True)
+class SuiteProgress:
+    """What a progress callback of `run_suite` receives after every finished cell.
+
+    Attributes
+    ----------
+    done : int
+        Cells trained in this call so far.
+    todo : int
+        Cells this call trains (missing from the output directory at the start).
+    n_resumed : int
+        Cells found finished in the output directory.
+    elapsed : float
+        Wall seconds since training started.
+    problem, configuration : str
+        The cell just written.
+    """
+
+    done: int
+    todo: int
+    n_resumed: int
+    elapsed: float
+    problem: str
+    configuration: str
+
+    @property
+    def eta(self):
+        """Estimated wall seconds left (mean time per cell so far)."""
+        return self.elapsed / self.done * (self.todo - self.done) if self.done else math.inf
+
+
+def _sets(cell):
+    """(network, preset or None, training set, validation set, test set or None)."""
+    from fastnet.experiment import build_network
+    from fastnet.network import MLP
+
+    if cell.generated:
+        _, X, Y, hidden = generated_task(cell.problem)
+        net = MLP(X.shape[1], hidden, Y.shape[1], hidden_activation="tanh",
+                  output_activation="logistic")
+        return net, None, (X, Y), (None, None), None
+    from fastnet.experiment._provenance import _load
+
+    ds = _load(cell.problem, cell.root)
+    net, preset = build_network(cell.network, ds)
+    return net, preset, ds.train, ds.val, (ds.test, ds.kind == "classification")
+
+
+def _arguments(cell, preset):
+    """(trainer, keyword arguments): ``"many"`` for `fastnet.train_many`, ``"rprop"`` for
+    `fastnet.train_rprop_many` with Proben1's RPROP preset (as experiments train)."""
+    if cell.generated:
+        from fastnet.algorithms import from_spec
+        from fastnet.stopping import Correct, MaxEpochs
+
+        # the limit is a criterion, so a failure is a stop reason, not a warning
+        return "many", dict(algorithm=from_spec(cell.configuration),
+                            stop=Correct(0.4) | MaxEpochs(cell.limit), strip=1,
+                            max_epochs=cell.limit, init_scale=1.0)
+    from fastnet.experiment._protocol import algorithm_arguments
+
+    options = {} if cell.max_epochs is None else {"max_epochs": cell.max_epochs}
+    return algorithm_arguments(preset, options, cell.configuration)
+
+
+def _fit(trainer, nets, train, val, test, seeds, kw):
+    from fastnet.training import train_many, train_rprop_many
+
+    if test is not None:
+        kw = {**kw, "X_test": test[0][0], "Y_test": test[0][1]}
+    fit = train_many if trainer == "many" else train_rprop_many
+    return fit(nets, *train, *val, seeds=seeds, **kw)
+
+
+def _train_cell(cell):
+    """Train one cell's runs (in a worker) and return its record: one `train_many` call
+    for all runs (the lanes where the rule has them); after a divergence every run
+    alone, the diverged ones recorded as such."""
+    from fastnet.exceptions import DivergenceError
+    from fastnet.experiment import run_seed
+
+    net, preset, train, val, test = _sets(cell)
+    trainer, kw = _arguments(cell, preset)
+    seeds = [run_seed(cell.seed, cell.problem, cell.network if not cell.generated
+                      else "-".join(map(str, net.layer_sizes)), r, cell.configuration)
+             for r in range(cell.runs)]
+    start = time.process_time()
+    try:
+        nets = [net.copy() for _ in seeds]
+        batch = _fit(trainer, nets, train, val, test, seeds, kw)
+        method = batch[0].setup["batch"]["method"]
+        results = [(r, None) for r in batch]
+    except DivergenceError:
+        method = "one run per call (after a divergence)"
+        results = []
+        for s in seeds:
+            c0 = time.process_time()
+            try:
+                results.append((_fit(trainer, [net.copy()], train, val, test, [s], kw)[0], None))
+            except DivergenceError as exc:
+                results.append((None, (str(exc), time.process_time() - c0)))
+    runs = [_run_record(cell, i, r, failed, test) for i, (r, failed) in enumerate(results)]
+    return {"hash": cell.hash, "identity": cell.identity, "algorithm": cell.configuration,
+            "runs": runs, "method": method, "cpu_time": time.process_time() - start}
+
+
+def _finite(x):
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _run_record(cell, i, r, failed, test):
+    """One run's record (JSON values; None where there is no number, such as the
+    errors of a run that diverged)."""
+    if failed is not None:
+        return {"run": i, "diverged": True, "stop_reason": "diverged", "epochs": None,
+                "relevant_epoch": None, "val_error": None, "test_error": None,
+                "train_error": None, "curve": [], "traversals": None,
+                "cpu_time": failed[1], "success": False}
+    rec = {"run": i, "diverged": False, "stop_reason": r.stop_reason, "epochs": int(r.epochs),
+           "relevant_epoch": int(r.relevant_epoch),
+           "train_error": _finite(r.final_train.squared_error_percentage),
+           "traversals": int(r.traversals.total), "cpu_time": float(r.cpu_time)}
+    if cell.generated:
+        return {**rec, "success": r.stop_reason == "correct", "val_error": None,
+                "test_error": None, "curve": []}
+    curve = [] if r.val_error is None else [_finite(v) for v in r.val_error[:r.epochs // 5]]
+    rec.update(success=None, val_error=_finite(r.final_val.squared_error_percentage),
+               test_error=_finite(r.final_test.squared_error_percentage),
+               test_classification=(None if r.final_test.classification_error is None
+                                    else _finite(r.final_test.classification_error)),
+               curve=curve, strip=5)
+    (X_test, T_test), classification = test
+    if classification:
+        wrong = np.argmax(r.net.predict(X_test), axis=1) != np.argmax(T_test, axis=1)
+        rec["test_wrong"] = "".join("1" if w else "0" for w in wrong)
+    return rec
+
+
+def _cell_path(out, cell):
+    return Path(out) / "cells" / f"{cell.hash}.json"
+
+
+def _load_cell(path, cell):
+    """A finished cell's record, None if absent; a ValueError naming the file if it is
+    not this cell's (another set-up, other data, edited)."""
+    from fastnet._files import open_regular
+
+    try:
+        with open_regular(path) as f:
+            d = json.loads(f.read().decode("utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a suite's cell file ({exc}); delete it to train that "
+                         "cell again.") from None
+    if (not isinstance(d, dict) or d.get("hash") != cell.hash or d.get("identity") != cell.identity
+            or d.get("algorithm") != cell.configuration or not isinstance(d.get("runs"), list)
+            or len(d["runs"]) != cell.runs
+            or [r.get("run") if isinstance(r, dict) else None for r in d["runs"]]
+            != list(range(cell.runs))):
+        raise ValueError(f"{path}: not the runs of {cell.configuration!r} on {cell.problem} in "
+                         "this suite's set-up (hash, data, algorithm or runs differ); delete it "
+                         "to train that cell again.")
+    return d
+
+
+def _save_cell(path, record):
+    from fastnet._files import atomic_write
+
+    atomic_write(path, [json.dumps(record, allow_nan=False).encode("utf-8")])
+
+
+def _cells(suite):
+    """{(problem, configuration): _Cell} of every configuration of every study, and the
+    data's SHA-256 per problem (None for the generated tasks)."""
+    shas = {}
+    for p in suite.problems:
+        if suite.is_generated(p):
+            shas[p] = None
+        else:
+            from fastnet.experiment import build_network
+            from fastnet.experiment._provenance import _load
+
+            ds = _load(p, suite.root)
+            build_network(suite.network, ds)       # (refuses mushroom's pivot now)
+            shas[p] = ds.sha256
+    configs = suite.configurations()
+    cells = {}
+    for p in suite.problems:
+        for studies in configs.values():
+            for c in dict.fromkeys(c for study in studies for c in study):
+                cells[(p, c)] = _Cell(p, c, suite.cell_hash(p, shas[p], c),
+                                      suite.identity(p, shas[p]), suite.runs, suite.seed,
+                                      suite.network, suite.max_epochs, suite.limit, suite.root,
+                                      suite.is_generated(p))
+    return cells, configs, shas
+
+
+def _backend(jobs, scheduler, n_tasks):
+    """(name, joblib config, own Dask client or None): the experiments' back-ends."""
+    from fastnet.experiment._runner import _client, _watch_parent
+
+    if scheduler is not None:
+        client, own = _client(scheduler)
+        return "dask", {"backend": "dask", "client": client, "n_jobs": -1}, (client if own else None)
+    workers = max(1, min((os.cpu_count() or 1) if jobs == -1 else jobs, n_tasks))
+    if workers == 1:
+        return "sequential", {"backend": "sequential", "n_jobs": 1}, None
+    return "loky", {"backend": "loky", "n_jobs": workers, "max_nbytes": None,
+                    "initializer": _watch_parent, "initargs": (os.getpid(),)}, None
+
+
+def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=True):
+    """Train a suite's missing cells into ``out``, then analyse and write it.
+
+    Parameters
+    ----------
+    suite : Suite
+    out : str or os.PathLike
+        Output directory (created). Each finished cell (a problem and one
+        configuration: its R runs) is written as it completes, atomically, to
+        ``cells/<hash>.json``, the hash covering the set-up, the data's SHA-256 and
+        the configuration; a rerun trains only the cells missing (resuming after a
+        kill). At the end: ``suite.html``, ``scores.csv``, ``suite.json`` and
+        ``summary.md`` (:func:`fastnet.suite.write_suite`).
+    jobs : int, default 1
+        Local worker processes (joblib ``loky``), -1 for every core; the workers
+        exit when this process dies. Ignored with ``scheduler``.
+    scheduler : str or dask.distributed.Client, optional
+        Train on a Dask cluster (an address such as ``"tcp://host:8786"``); the
+        workers need fastnet and the data.
+    progress : callable, optional
+        ``progress(SuiteProgress)`` after each cell is written.
+    pictures : bool, default True
+        Draw the page's pictures (needs matplotlib).
+
+    Returns
+    -------
+    SuiteResult
+
+    Raises
+    ------
+    FileLockedError
+        If another process is writing into ``out``.
+    ValueError, TypeError
+        For a bad argument (naming it) or a cell file of another set-up.
+    ConnectionError
+        If the Dask scheduler cannot be reached.
+
+    Notes
+    -----
+    A cell's runs train in one `fastnet.train_many` (RPROP: `train_rprop_many`
+    with Proben1's preset, as experiments train) call whatever ``jobs`` or the
+    back-end, with seeds from the master seed and the cell alone
+    (`fastnet.experiment.run_seed`), so results do not depend on ``jobs``, the
+    back-end or interruptions, bit for bit; only CPU times do.
+    """
+    import joblib
+
+    from fastnet._files import exclusive_lock
+    from fastnet._validation import check_int
+    from fastnet.experiment import MAX_JOBS
+    from fastnet.suite._analyse import analyse_suite
+    from fastnet.suite._write import OUTPUTS, write_suite
+
+    if not isinstance(suite, Suite):
+        raise TypeError(f"`suite` must be a fastnet.suite.Suite, got {type(suite).__name__}.")
+    jobs = check_int(jobs, "jobs")
+    if jobs != -1 and not 1 <= jobs <= MAX_JOBS:
+        raise ValueError(f"`jobs` must be from 1 to {MAX_JOBS} or -1 (every core), got {jobs}.")
+    if isinstance(scheduler, str):
+        from fastnet.experiment._runner import _check_address
+
+        _check_address(scheduler)
+    out = Path(os.fspath(out))
+    out.mkdir(parents=True, exist_ok=True)
+    for what in ("cells",) + OUTPUTS:          # refused before training, not after
+        p = out / what
+        if os.path.lexists(p) and not (p.is_dir() if what == "cells" else p.is_file()):
+            kind = "a directory" if what == "cells" else "a regular file"
+            raise ValueError(f"`out` {str(out)!r}: {p} must be {kind} (or absent), as the "
+                             "suite writes it; move it away.")
+    cells, configs, shas = _cells(suite)
+    with exclusive_lock(out / "suite.json"):
+        (out / "cells").mkdir(exist_ok=True)
+        records = {}
+        todo = []
+        for key, cell in cells.items():
+            rec = _load_cell(_cell_path(out, cell), cell)
+            if rec is None:
+                todo.append(cell)
+            else:
+                records[key] = rec
+        n_resumed = len(records)
+        # costliest first (patterns x connections), so that no long cell comes last
+        todo.sort(key=lambda c: -_cost(c))
+        start = time.perf_counter()
+        backend, config, client = _backend(jobs, scheduler, len(todo)) if todo else (
+            "none", None, None)
+        try:
+            if todo:
+                with joblib.parallel_config(**config):
+                    done = joblib.Parallel(return_as="generator_unordered", batch_size=1)(
+                        joblib.delayed(_train_cell)(c) for c in todo)
+                    by_hash = {c.hash: c for c in todo}
+                    for k, rec in enumerate(done, 1):
+                        cell = by_hash[rec["hash"]]
+                        _save_cell(_cell_path(out, cell), rec)
+                        records[(cell.problem, cell.configuration)] = rec
+                        if progress is not None:
+                            progress(SuiteProgress(k, len(todo), n_resumed,
+                                                   time.perf_counter() - start, cell.problem,
+                                                   cell.configuration))
+        finally:
+            if client is not None:
+                client.close()
+        wall = time.perf_counter() - start
+        result = analyse_suite(suite, configs, records, shas, n_trained=len(todo),
+                               n_resumed=n_resumed, backend=backend, wall_time=wall)
+        write_suite(result, out, pictures=pictures)
+    return result
+
+
+def _cost(cell):
+    if cell.generated:
+        return 0
+    from fastnet.experiment import build_network
+    from fastnet.experiment._provenance import _load
+
+    ds = _load(cell.problem, cell.root)
+    return ds.n_train * build_network(cell.network, ds)[0].n_connections

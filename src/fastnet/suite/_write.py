@@ -1,0 +1,401 @@
+"""A suite's outputs: suite.json, scores.csv, suite.html and the Markdown summary."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+
+__all__ = ["write_suite", "summary_markdown", "suite_json", "suite_html", "OUTPUTS", "CSV_COLUMNS"]
+
+#: The files `write_suite` writes into the output directory.
+OUTPUTS = ("suite.html", "scores.csv", "suite.json", "summary.md")
+
+#: A tuning curve's axis turns logarithmic where its values span more than this factor.
+LOG_SCALE_RATIO = 20.0
+
+#: Columns of ``scores.csv``, one row per trained run.
+CSV_COLUMNS = ("algorithm", "problem", "study", "configuration", "studies", "parameters", "run",
+               "epochs",
+               "relevant_epoch", "stop_reason", "validation_error", "test_error", "train_error",
+               "traversals", "cpu_seconds", "on_target", "epochs_to_target",
+               "traversals_to_target", "cpu_seconds_to_target")
+
+
+def _num(v):
+    """A JSON number, or None where there is none (a miss, a diverged run)."""
+    if v is None:
+        return None
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def _text(v, digits=4):
+    """A number as table text; a miss says so instead of showing inf or nan."""
+    if v is None:
+        return "-"
+    v = float(v)
+    if math.isinf(v):
+        return "missed"
+    if math.isnan(v):
+        return "-"
+    if abs(v) >= 1e5:
+        return f"{v:.3e}"
+    return f"{v:.{digits}g}"
+
+
+def _taus(profiles):
+    """The tau at which suite.json lists the profiles: `PROFILE_TAUS` and every step."""
+    from fastnet.suite._analyse import PROFILE_TAUS
+
+    steps = [float(t) for t in profiles.taus if t <= profiles.r_max]
+    return sorted(set(PROFILE_TAUS) | set(steps))
+
+
+def _tau_key(t):
+    return f"{t:.6g}"
+
+
+def suite_json(result):
+    """The content of ``suite.json``.
+
+    Parameters
+    ----------
+    result : SuiteResult
+
+    Returns
+    -------
+    dict
+        JSON values only: a miss or an error of diverged runs is None (null).
+    """
+    from fastnet._provenance import machine_description
+    from fastnet._version import __version__
+    from fastnet.suite._analyse import PRIOR
+
+    s = result.suite
+    labels = result.labels
+    profiles = {}
+    for i, a in enumerate(s.algorithms):
+        profiles[labels[a]] = {
+            what: {_tau_key(t): float(prof.rho(t)[i]) for t in _taus(prof)}
+            for what, prof in (("error", result.error_profiles), ("time", result.time_profiles))}
+    f = result.friedman
+    cells = result.cells
+    return {
+        "setup": s.to_dict(),
+        "version": __version__,
+        "machine": machine_description(),
+        "data_sha256": result.data_sha256,
+        "labels": labels,
+        "configurations": {labels[a]: c for a, c in result.configurations.items()},
+        "targets": {p: _num(t) for p, t in result.targets.items()},
+        "units": {"selected": "median over studies of the selected configuration's median "
+                  "test squared error percentage (generated tasks: percentage of its runs "
+                  "that failed); null: every run diverged",
+                  "time": "connection traversals to target (median; null: missed)"},
+        "selected": {labels[a]: {p: _num(cells[(a, p)].error) for p in s.problems}
+                     for a in s.algorithms},
+        "time": {labels[a]: {p: _num(cells[(a, p)].traversals) for p in s.problems}
+                 for a in s.algorithms},
+        "time_epochs": {labels[a]: {p: _num(cells[(a, p)].epochs) for p in s.problems}
+                        for a in s.algorithms},
+        "time_cpu_seconds": {labels[a]: {p: _num(cells[(a, p)].cpu_seconds)
+                                         for p in s.problems} for a in s.algorithms},
+        "successes": {labels[a]: {p: [cells[(a, p)].successes, cells[(a, p)].n_runs]
+                                  for p in s.problems} for a in s.algorithms},
+        "selected_configurations": {labels[a]: {p: list(cells[(a, p)].selected)
+                                                for p in s.problems} for a in s.algorithms},
+        "friedman": None if f is None else {
+            "statistic": float(f.statistic), "pvalue": float(f.pvalue),
+            "mean_ranks": dict(zip(f.algorithms, map(float, f.mean_ranks))),
+            "alpha": f.alpha, "critical_difference": float(f.critical_difference),
+            "cliques": [list(c) for c in f.cliques]},
+        "profiles": profiles,
+        "scores": {labels[a]: {"error": float(result.error_profiles.scores[i]),
+                               "time": float(result.time_profiles.scores[i])}
+                   for i, a in enumerate(s.algorithms)},
+        "r_max": result.error_profiles.r_max,
+        "bayes": {"prior": PRIOR, "prior_note": "Dirichlet process, pseudo-observation at 0",
+                  "rope": s.rope, "rope_unit": "percentage points of the selected error",
+                  "pairs": [{"a": labels[c.a], "b": labels[c.b],
+                             "p_a_better": _num(c.p_a_better),
+                             "p_equivalent": _num(c.p_equivalent),
+                             "p_b_better": _num(c.p_b_better), "verdict": c.bayes_verdict}
+                            for c in result.pairs]},
+        "lacoste": [{"a": labels[c.a], "b": labels[c.b], "p_a_better": c.lacoste,
+                     "problems": c.lacoste_problems, "verdict": c.lacoste_verdict}
+                    for c in result.pairs],
+        "curves": {labels[a]: {p: {"k": cells[(a, p)].curve.k.tolist(),
+                                   "expected": [_num(v) for v in cells[(a, p)].curve.expected],
+                                   "low": [_num(v) for v in cells[(a, p)].curve.low],
+                                   "high": [_num(v) for v in cells[(a, p)].curve.high]}
+                               for p in s.problems} for a in s.algorithms},
+        "verdicts": list(result.verdicts),
+        "run": {"cells_trained": result.n_trained, "cells_resumed": result.n_resumed,
+                "backend": result.backend, "wall_seconds": result.wall_time},
+    }
+
+
+def _csv(result):
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for row in result.rows:
+        w.writerow(["" if row[c] is None else (repr(row[c]) if isinstance(row[c], float)
+                                                else row[c]) for c in CSV_COLUMNS])
+    return buf.getvalue()
+
+
+def _md_table(heads, rows):
+    out = ["| " + " | ".join(heads) + " |", "|" + "|".join("---" for _ in heads) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def _problem_rows(result, p):
+    rows = []
+    for a in result.suite.algorithms:
+        c = result.cells[(a, p)]
+        rows.append([result.labels[a], _text(c.error), _text(c.validation),
+                     _text(c.epochs), _text(c.traversals), _text(c.cpu_seconds, 3),
+                     f"{c.successes}/{c.n_runs}", str(c.diverged)])
+    return rows
+
+
+def _problem_heads(result, p):
+    if result.suite.is_generated(p):
+        return ("algorithm", "failed runs %", "epochs to success", "epochs",
+                "traversals", "CPU s", "successes", "diverged")
+    return ("algorithm", "test error", "validation error", "epochs", "traversals",
+            "CPU s", "on target", "diverged")
+
+
+def _decision(c, labels):
+    """The Bayesian signed-rank test's decision in a word or two."""
+    from fastnet.suite._analyse import BAYES_DECISION
+
+    probs = (c.p_a_better, c.p_equivalent, c.p_b_better)
+    if not all(math.isfinite(p) for p in probs):
+        return "not made"
+    words = (f"{labels[c.a]} better", "equivalent", f"{labels[c.b]} better")
+    best = max(range(3), key=probs.__getitem__)
+    return words[best] if probs[best] > BAYES_DECISION else "undecided"
+
+
+def _lacoste_decision(c, labels):
+    from fastnet.suite._analyse import LACOSTE_DECISION
+
+    if c.lacoste is None:
+        return "not made"
+    if c.lacoste > LACOSTE_DECISION:
+        return f"{labels[c.a]} better"
+    if 1 - c.lacoste > LACOSTE_DECISION:
+        return f"{labels[c.b]} better"
+    return "undecided"
+
+
+def summary_markdown(result):
+    """The suite's results as Markdown (what ``fastnet suite`` prints).
+
+    Parameters
+    ----------
+    result : SuiteResult
+
+    Returns
+    -------
+    str
+    """
+    s = result.suite
+    out = [f"# fastnet suite: {len(s.algorithms)} algorithms x {len(s.problems)} problems",
+           "", f"Budget {s.budget} configurations x {s.studies} studies, {s.runs} runs each, "
+           f"master seed {s.seed}.", "", "## Verdicts", ""]
+    out += [f"* {v}" for v in result.verdicts]
+    out += ["", "## Across problems", ""]
+    f = result.friedman
+    rows = []
+    for i, a in enumerate(s.algorithms):
+        rows.append([result.labels[a], f"{result.error_profiles.scores[i]:.3f}",
+                     f"{result.error_profiles.won[i]:.2f}",
+                     f"{result.time_profiles.scores[i]:.3f}",
+                     f"{result.time_profiles.won[i]:.2f}",
+                     "-" if f is None else f"{f.mean_ranks[i]:.2f}"])
+    out.append(_md_table(("algorithm", "error score", "error won", "time score (traversals)",
+                          "time won", "mean rank (error)"), rows))
+    if f is not None:
+        out += ["", f"Friedman chi2 = {f.statistic:.4g}, p = {f.pvalue:.3g}; Nemenyi CD = "
+                f"{f.critical_difference:.3f} (alpha {f.alpha})."]
+    out += ["", "Pairs (Bayesian signed-rank test, prior strength 0.5 at 0, ROPE "
+            f"±{s.rope:g} percentage points; Lacoste's Poisson-binomial test):", ""]
+    out += [f"* {result.labels[c.a]} vs {result.labels[c.b]}: {c.bayes_verdict}; "
+            f"{c.lacoste_verdict}" for c in result.pairs]
+    for p in s.problems:
+        t = result.targets[p]
+        what = ("success 40-20-40" if t is None else
+                f"target validation error {_text(t)}")
+        out += ["", f"## {p} ({what})", "", _md_table(_problem_heads(result, p),
+                                                      _problem_rows(result, p))]
+    return "\n".join(out) + "\n"
+
+
+def _pictures(result, plots):
+    """(CD diagram, profiles, tuning curves) as PNG bytes (None where there is none)."""
+    from fastnet.report._html import DPI
+
+    s = result.suite
+    cd = None
+    if result.friedman is not None:
+        (ax,) = plots.panels(1, width=max(5.0, 1.2 * len(s.algorithms) + 3.0), height=2.6)
+        plots.cd_diagram(result.friedman, ax=ax, title="selected error, mean ranks")
+        cd = plots.to_png(ax, dpi=DPI)
+    a1, a2 = plots.panels(2, width=4.6, height=3.4)
+    plots.performance_profile(result.error_profiles, ax=a1, title="error",
+                              xlabel="ratio τ to the least selected error")
+    plots.performance_profile(result.time_profiles, ax=a2, title="time to target",
+                              xlabel="ratio τ to the fewest traversals")
+    a1.figure.subplots_adjust(top=1 - 0.35 / 3.4)          # room for the panel titles
+    profiles = plots.to_png((a1, a2), dpi=DPI)
+    curves = []
+    per_row = 3
+    problems = list(s.problems)
+    for start in range(0, len(problems), per_row):
+        row = problems[start:start + per_row]
+        axes = plots.panels(len(row), width=3.6, height=3.0)
+        for ax, p in zip(axes, row):
+            ylabel = ("median epochs to success" if s.is_generated(p)
+                      else "best validation error")
+            drawn = {result.labels[a]: result.cells[(a, p)].curve for a in s.algorithms}
+            plots.expected_best_curves(drawn, ax=ax, title=p, ylabel=ylabel)
+            low = min(float(c.expected.min()) for c in drawn.values())
+            high = max(float((c.high if c.high is not None else c.expected).max())
+                       for c in drawn.values())
+            if low > 0 and high / low > LOG_SCALE_RATIO:
+                ax.set_yscale("log")              # (a few bad configurations dwarf the rest)
+            ax.legend(fontsize="x-small")
+        axes[0].figure.subplots_adjust(top=1 - 0.35 / 3.0)
+        curves.append(plots.to_png(axes, dpi=DPI))
+    return cd, profiles, curves
+
+
+def suite_html(result, *, pictures=True):
+    """The suite's self-contained HTML page.
+
+    Parameters
+    ----------
+    result : SuiteResult
+    pictures : bool, default True
+        Draw the pictures (needs matplotlib).
+
+    Returns
+    -------
+    str
+    """
+    from fastnet._version import __version__
+    from fastnet.report._html import _e, _figure, _kv_table, _page, _plots, _simple_table
+
+    s = result.suite
+    title = f"fastnet suite: {len(s.algorithms)} algorithms x {len(s.problems)} problems"
+    body = [f"<h1>{_e(title)}</h1>",
+            f'<p class="sub">Budget {s.budget} configurations per study, {s.studies} studies, '
+            f"{s.runs} runs per configuration, master seed {s.seed}. Selection by validation "
+            "error (Proben1), never by test error.</p>",
+            '<h2 id="verdicts">Verdicts</h2>', "<ul>"]
+    body += [f"<li>{_e(v)}</li>" for v in result.verdicts]
+    body.append("</ul>")
+    cd = profiles = None
+    curves = []
+    if pictures:
+        cd, profiles, curves = _pictures(result, _plots())
+    body.append('<h2 id="ranks">Ranks: Friedman and Nemenyi (Demšar 2006)</h2>')
+    f = result.friedman
+    if cd is not None:
+        body.append(_figure(cd, "critical-difference diagram",
+                            f"Mean ranks of the selected errors over {len(s.problems)} problems "
+                            f"(1 best). Bars join algorithms closer than the critical "
+                            f"difference CD = {f.critical_difference:.2f}; Friedman chi2 = "
+                            f"{f.statistic:.3g}, p = {f.pvalue:.3g}."))
+    elif f is None:
+        body.append("<p>Ranks need at least two algorithms and two problems.</p>")
+    body.append('<h2 id="profiles">Performance profiles (Dolan &amp; Moré 2002)</h2>')
+    if profiles is not None:
+        body.append(_figure(profiles, "performance profiles of error and time to target",
+                            "Share of problems on which each algorithm is within a factor τ "
+                            "of the best: left the selected error, right the time to target in "
+                            "connection traversals. The key gives AlgoPerf's score, the "
+                            "profile's mean over τ from 1 to 4."))
+    prow = [[result.labels[a], f"{result.error_profiles.scores[i]:.3f}",
+             f"{result.error_profiles.won[i]:.2f}", f"{result.time_profiles.scores[i]:.3f}",
+             f"{result.time_profiles.won[i]:.2f}",
+             "-" if f is None else f"{f.mean_ranks[i]:.2f}"]
+            for i, a in enumerate(s.algorithms)]
+    body.append(_simple_table("scores-table", ("algorithm", "error score", "error: share won",
+                                               "time score", "time: share fastest",
+                                               "mean rank"), prow))
+    body.append('<h2 id="pairs">Pairs</h2>')
+    body.append(_simple_table(
+        "pairs-table", ("A", "B", "selected error", "test classification", "P(A better)",
+                        "P(equivalent)", "P(B better)", "Lacoste P(A better)"),
+        [[result.labels[c.a], result.labels[c.b], _decision(c, result.labels),
+          _lacoste_decision(c, result.labels), _text(c.p_a_better, 3),
+          _text(c.p_equivalent, 3), _text(c.p_b_better, 3), _text(c.lacoste, 3)]
+         for c in result.pairs],
+        f"Selected error: the Bayesian signed-rank test (Benavoli et al. 2017) on the selected "
+        f"errors, Dirichlet process prior of strength 0.5 with its pseudo-observation at 0, "
+        f"ROPE ±{s.rope:g} percentage points; it decides above 0.95. Test classification: "
+        "Lacoste et al. (2012)'s Poisson-binomial test over the Proben1 classification "
+        "problems, from a representative network's test predictions (median study, median "
+        "run); it decides above 0.85.", numeric_from=4))
+    body.append('<h2 id="tuning">Tuning: expected best after k configurations '
+                '(Dodge et al. 2019)</h2>')
+    for png in curves:
+        body.append(_figure(png, "expected best validation result after k configurations",
+                            "Expected best of k configurations drawn from all studies' "
+                            "configurations, with its 95 % bootstrap band. Proben1: median "
+                            "best validation error; generated tasks: median epochs to success "
+                            "(failures counted at the limit)."))
+    body.append('<h2 id="problems">Per problem</h2>')
+    for p in s.problems:
+        t = result.targets[p]
+        cap = (f"Generated task: success {s.to_dict()['generated_success']} within "
+               f"{s.limit} epochs; error = percentage of failed runs."
+               if t is None else
+               f"Target: validation error {_text(t)}. Times are medians over the selected "
+               "configuration's runs, then over studies; 'missed' where more than half "
+               "missed the target.")
+        body.append(f"<h3>{_e(p)}</h3>")
+        body.append(_simple_table(f"problem-{p}", _problem_heads(result, p),
+                                  _problem_rows(result, p), cap))
+    setup = [(k, json.dumps(v) if isinstance(v, (list, dict)) else str(v))
+             for k, v in s.to_dict().items()]
+    setup += [(f"data {p}", sha) for p, sha in result.data_sha256.items() if sha]
+    body += ['<h2 id="setup">Set-up</h2>', _kv_table("setup-table", setup)]
+    return _page(title, "\n".join(body), __version__)
+
+
+def write_suite(result, out, *, pictures=True):
+    """Write a suite's outputs into a directory, each file replaced atomically.
+
+    Parameters
+    ----------
+    result : SuiteResult
+    out : str or os.PathLike
+        An existing directory; it receives ``suite.html`` (one self-contained page:
+        the critical-difference diagram, the performance profiles, the tuning curves
+        and a table per problem), ``scores.csv`` (one row per trained run),
+        ``suite.json`` (set-up, version, machine and every result) and ``summary.md``.
+    pictures : bool, default True
+        Draw the pictures (needs matplotlib).
+
+    Raises
+    ------
+    ImportError
+        If ``pictures`` and matplotlib is not installed.
+    """
+    from fastnet._files import atomic_write
+
+    out = Path(out)
+    files = {"summary.md": summary_markdown(result), "scores.csv": _csv(result),
+             "suite.json": json.dumps(suite_json(result), indent=1, allow_nan=False) + "\n",
+             "suite.html": suite_html(result, pictures=pictures)}
+    for name, text in files.items():
+        atomic_write(out / name, [text.encode("utf-8")])
