@@ -18,7 +18,7 @@ benchmarks/peers.py); they differ in how the parts are computed:
     ``fastnet.jacobian`` (the kernel) + the same ``dsyrk``, ``gemv`` and Cholesky;
     the error by ``MLP.sum_squared_error``'s kernel.
 ``fastnet-NE-syrk``
-    the normal-equations kernel (``fastnet.gradients._NormalEquations``) with
+    the normal-equations kernel (``fastnet._engine.NormalEquations``) with
     ``factored=False``: J^T J and J^T e block by block, each block of Jacobian rows fed
     to ``dsyrk``/``dgemv`` while it is in cache, J never stored; the solve (LAPACK
     ``dpotrf``/``dpotrs`` called from the kernel) and the trial error (forward kernel at
@@ -207,9 +207,9 @@ class FastnetNE(FastnetJ):
 
     def __init__(self, net, X, T):
         super().__init__(net, X, T)
-        from fastnet.gradients import _NormalEquations
+        from fastnet._engine import NormalEquations
 
-        self.ne = _NormalEquations(net, X, T, factored=self.factored)
+        self.ne = NormalEquations(net, X, T, factored=self.factored)
 
     def normal_equations(self, w, clock):
         self.net.set_weights(w)

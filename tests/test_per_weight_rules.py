@@ -272,23 +272,24 @@ def test_kernels_refuse_mismatched_buffers():
     from fastnet._engine import Workspace  # (the kernels' buffer checks, behind the public trainers)
     ws = Workspace(net, X, T)
     C, sse = net.n_connections, np.zeros(2)
+    check = (0, 0.4, -1.0)
     with pytest.raises(ValueError, match="does not match the network"):
-        ws.quickprop_epochs(np.zeros(C - 1), np.zeros(C), Quickprop().kernel_params(), sse,
-                            0, 0.4, -1.0)
+        ws.epochs(Quickprop.code, (np.zeros(C - 1), np.zeros(C), Quickprop().kernel_params()),
+                  sse, check)
     with pytest.raises(ValueError, match="does not match the network"):
-        ws.adam_epochs(np.zeros(C), np.zeros(C + 1), np.zeros(1, np.intp),
-                       Adam().kernel_params(), np.zeros((0, 0), np.intp), 1, sse, 0, 0.4, -1.0)
+        ws.epochs(Adam.code, (np.zeros(C), np.zeros(C + 1), np.zeros(1, np.intp),
+                              Adam().kernel_params(), np.zeros((0, 0), np.intp), 1), sse, check)
     bad = np.zeros((2, 30), np.intp)
     bad[1, 3] = 30
     with pytest.raises(ValueError, match="presentation order out of range"):
-        ws.adam_epochs(np.zeros(C), np.zeros(C), np.zeros(1, np.intp), Adam().kernel_params(),
-                       bad, 4, sse, 0, 0.4, -1.0)
+        ws.epochs(Adam.code, (np.zeros(C), np.zeros(C), np.zeros(1, np.intp),
+                              Adam().kernel_params(), bad, 4), sse, check)
     with pytest.raises(ValueError, match="presentation order has the wrong shape"):
-        ws.adam_epochs(np.zeros(C), np.zeros(C), np.zeros(1, np.intp), Adam().kernel_params(),
-                       np.zeros((2, 29), np.intp), 4, sse, 0, 0.4, -1.0)
+        ws.epochs(Adam.code, (np.zeros(C), np.zeros(C), np.zeros(1, np.intp),
+                              Adam().kernel_params(), np.zeros((2, 29), np.intp), 4), sse, check)
     with pytest.raises(ValueError, match="Quickprop parameters out of range"):
-        ws.quickprop_epochs(np.zeros(C), np.zeros(C), (0.0, 1.75, 0.0, 0.0, 0.0), sse,
-                            0, 0.4, -1.0)
+        ws.epochs(Quickprop.code, (np.zeros(C), np.zeros(C), (0.0, 1.75, 0.0, 0.0, 0.0)), sse,
+                  check)
     assert_array_equal(sse, 0.0)
 
 

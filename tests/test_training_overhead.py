@@ -12,7 +12,7 @@ from fastnet import _blas   # (the BLAS thread limit and its bound: no public fa
 from fastnet.datasets import make_xor
 # The strip loop and its backends are what this file measures: no public face.
 from fastnet.training import _backends, _lanes, _loop, _serial
-from fastnet.training._loop import StripLoop
+from fastnet.training._divergence import GrowthWatch
 
 
 def _xor():
@@ -125,18 +125,17 @@ def test_a_single_network_trains_in_the_serial_backend_directly(monkeypatch):
 def test_growth_check_ignores_what_stopped_trials_left_in_the_history():
     # The history is not zeroed: epochs after a trial stopped hold whatever was
     # there (here NaN), and must not hide another trial's growth.
-    loop = StripLoop.__new__(StripLoop)
-    loop.K, loop.single, loop._limits = 3, False, None
-    loop.trials = _backends.Trials(3)          # (no lanes: no largest error kept)
-    loop.history = np.array([[1.0, 2.0, np.nan], [1.0, 1.0, 1.0], [1.0, 5e6, 3e7]])
+    growth = GrowthWatch(3, single=False)
+    trials = _backends.Trials(3)               # (no lanes: no largest error kept)
+    history = np.array([[1.0, 2.0, np.nan], [1.0, 1.0, 1.0], [1.0, 5e6, 3e7]])
     with pytest.raises(DivergenceError, match="trial 2"):
-        loop._check_growth(np.array([1, 2]), np.zeros(2, np.int64), 0, 3)
+        growth.check(history, np.array([1, 2]), np.zeros(2, np.int64), 0, 3, trials.top)
     # where the lanes kept the largest error they wrote, that bound decides
-    loop.trials.top = 1.0
-    loop._check_growth(np.array([1, 2]), np.zeros(2, np.int64), 0, 3)
-    loop.trials.top = 3e7
+    trials.top = 1.0
+    growth.check(history, np.array([1, 2]), np.zeros(2, np.int64), 0, 3, trials.top)
+    trials.top = 3e7
     with pytest.raises(DivergenceError, match="trial 2"):
-        loop._check_growth(np.array([1, 2]), np.zeros(2, np.int64), 0, 3)
+        growth.check(history, np.array([1, 2]), np.zeros(2, np.int64), 0, 3, trials.top)
 
 
 def test_finite_checks_without_the_python_wrappers():
@@ -215,7 +214,7 @@ def _rule_parameters(**kw):
 def test_rprop_rules_are_checked_once_per_arguments():
     # (the cache of checked rules is internal; what it must not change is checked below
     # through train_rprop)
-    from fastnet.training._algorithms import resolve_rprop
+    from fastnet.training._plans import resolve_rprop
     from fastnet.training._rprop import _UNSET
 
     def plan(**kw):
@@ -265,7 +264,7 @@ def test_one_trial_batches_end_as_the_first_trial_of_two(method):
 
 def test_cached_rprop_plans_follow_every_argument():
     from fastnet.stopping import GL
-    from fastnet.training._algorithms import resolve_rprop   # (the plan cache: internal)
+    from fastnet.training._plans import resolve_rprop   # (the plan cache: internal)
     from fastnet.training._rprop import _UNSET
 
     def plan(preset=None, **kw):
@@ -308,11 +307,9 @@ def test_one_trials_growth_check_ignores_what_a_stop_left_after_it():
     # One trial: the strip's maximum in Python floats. The epochs after a success
     # check stopped the trial hold whatever was there (here NaN); growth before
     # them is still seen, and NaN after them hides nothing.
-    loop = StripLoop.__new__(StripLoop)
-    loop.K, loop.single, loop._limits = 1, True, None
-    loop.trials = _backends.Trials(1)
-    loop.history = np.array([[1.0, 2.0, 3e7, np.nan, np.nan]])
+    growth = GrowthWatch(1, single=True)
+    history = np.array([[1.0, 2.0, 3e7, np.nan, np.nan]])
     with pytest.raises(DivergenceError, match="grew from 1 % in epoch 1 to 3e\\+07 % in epoch 3"):
-        loop._check_growth(np.array([0]), np.array([-3], np.int64), 0, 5)
-    loop.history = np.array([[1.0, 2.0, 3.0, np.nan, 5e7]])        # (5e7: after the stop)
-    loop._check_growth(np.array([0]), np.array([-3], np.int64), 0, 5)
+        growth.check(history, np.array([0]), np.array([-3], np.int64), 0, 5)
+    history = np.array([[1.0, 2.0, 3.0, np.nan, 5e7]])             # (5e7: after the stop)
+    growth.check(history, np.array([0]), np.array([-3], np.int64), 0, 5)

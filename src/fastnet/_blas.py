@@ -92,7 +92,7 @@ def calls_blas(net, n_rows, blas_min):
     every product of a layer has m*n*k = rows x units x source units."""
     if n_rows * net.n_connections < blas_min:     # (no layer has more weights than that)
         return False
-    widest = max(size * (hi - lo) for _, size, lo, hi, _, _, _ in net._layers.tolist())
+    widest = max(size * (hi - lo) for _, size, lo, hi, _, _, _ in net.layer_table.tolist())
     return n_rows * widest >= blas_min
 
 

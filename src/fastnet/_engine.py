@@ -11,12 +11,14 @@ has its own layout in ``fastnet.training._lanes``.)
 import numpy as np
 
 from fastnet._blas import kernels_blas, single_threaded_blas
-from fastnet._kernels import _backprop, _backward, _forward, _per_weight, _rprop
+from fastnet._kernels import _backprop, _backward, _forward, _jacobian, _per_weight, _rprop, _trials
 from fastnet._kernels._simd import simd_level
 from fastnet._validation import check_matrix
 
 __all__ = ["DEFAULT_BLAS_MIN", "BLOCK_BYTES", "MIN_BLOCK", "MAX_BLOCK", "ROW_ALIGN",
-           "PREDICT_BLAS_MIN", "activations", "block_rows", "Workspace", "Evaluator", "predict",
+           "PREDICT_BLAS_MIN", "NORMAL_BLOCK", "EPOCH_KERNELS", "activations", "block_rows", "Workspace",
+           "Evaluator",
+           "NormalEquations", "predict",
            "sum_squared_error"]
 
 # Products with m*n*k below this go to plain loops instead of BLAS: the call
@@ -36,6 +38,11 @@ MIN_BLOCK, MAX_BLOCK = 128, 2048
 # 64-byte aligned buffer, so every row starts on a cache line: vector loads that
 # straddle two lines cost the AVX-512 kernels about 30 % (benchmark case E).
 ROW_ALIGN = 8
+
+# Examples per block of the normal equations (their n_out Jacobian rows each are
+# formed, used and dropped). Measured on cancer1 4+2 and thyroid1 16+8 with
+# shortcuts (benchmarks/lm_epoch.py): 16-256 are within 10 %; 64 is best on both.
+NORMAL_BLOCK = 64
 
 
 def row_stride(net):
@@ -75,8 +82,11 @@ class Workspace:
     ----------
     net : MLP
     w : ndarray
-        The weight vector trained in place: the network's own, or ``w`` if given
-        (a trial's row of a batch).
+        The weight vector trained in place: ``w`` (the network's own buffer,
+        ``fastnet.network.weight_buffer(net)``, or a trial's row of a batch), or
+        a copy of the network's weights if ``w`` is not given.
+    layers, n_in
+        The kernels' layer table (``net.layer_table``) and the input count.
     A, Y : ndarray
         Activations (inputs in the first columns) and targets of the training set.
     D, Dl : ndarray
@@ -95,7 +105,10 @@ class Workspace:
         # objective: the kernels' (loss code, weight decay), see training._checks.LOSSES
         self.net = net
         self.objective = objective
-        self.w = net._w if w is None else w
+        # (the network's own buffer comes from fastnet.network.weight_buffer, by the
+        # caller: this module reads a network through its public, read-only forms)
+        self.w = np.array(net.weights) if w is None else w
+        self.layers, self.n_in = net.layer_table, net.n_in
         self.Y = Y
         self.A = activations(net, X) if A is None else A
         n = X.shape[0]
@@ -113,7 +126,7 @@ class Workspace:
         self.g = np.zeros(net.n_connections)
         self.dw_prev = np.zeros(net.n_connections)
         self.blas_min = DEFAULT_BLAS_MIN if blas_min is None else blas_min
-        self._batch = None          # Adam's mini-batch buffers, made when first needed
+        self.batch = None           # Adam's mini-batch buffers, made when first needed
 
     @property
     def block_size(self):
@@ -122,9 +135,8 @@ class Workspace:
 
     def forward(self):
         """Forward pass over the training set; returns a view of the outputs."""
-        net = self.net
-        _forward.forward(self.A, net._layers, net.n_in, self.w, self.check_block, self.blas_min)
-        return _outputs(net, self.A)
+        _forward.forward(self.A, self.layers, self.n_in, self.w, self.check_block, self.blas_min)
+        return _outputs(self.net, self.A)
 
     def outputs(self):
         """The outputs left in the activation buffer by the last pass (a view)."""
@@ -135,67 +147,77 @@ class Workspace:
         return Evaluator(self.net, None, self.Y, self.blas_min, A=self.A, w=self.w,
                          block=self.check_block)
 
-    def rprop_epochs(self, g_prev, step, params, last_error, sse_out, every, r_c, analog):
-        """RPROP epochs, one per entry of ``sse_out`` (see ``_kernels._rprop``);
-        returns the kernel status."""
-        net = self.net
-        return _rprop.train_epochs(self.A, self.Y, net._layers, net.n_in, self.w, self.g,
-                                   g_prev, self.dw_prev, step, self.D, self.Dl, *params, last_error,
-                                   sse_out, self.blas_min, every, r_c, analog,
-                                   self.check_block, *self.objective)
-
-    def backprop_epochs(self, rates, momentum, order, sse_out, every=0, r_c=0.4, analog=-1.0,
-                        per_update=False):
-        """Backpropagation epochs, one per entry of ``sse_out`` (see
-        ``_kernels._backprop``; Hamey's check every ``every`` epochs of batch
-        training; ``per_update``: ``rates`` holds one rate per online update);
-        returns the kernel status."""
-        net = self.net
-        return _backprop.train_epochs(self.A, self.Y, net._layers, net.n_in, self.w, self.g,
-                                      self.dw_prev, self.D, self.Dl, rates, momentum, order,
-                                      sse_out, self.blas_min, *self.objective, every, r_c,
-                                      analog, self.check_block, per_update)
+    def epochs(self, rule, args, sse_out, check):
+        """Epochs of the kernel rule ``rule`` (its code, e.g. ``_trials.RULE_ADAM``),
+        one per entry of ``sse_out`` (the training errors, unscaled), on this
+        workspace's weights; ``args``: the rule's state and parameters in its
+        kernel's order (see `EPOCH_KERNELS`); ``check``: Hamey's success check
+        (every, r_c, analog). Returns the kernel status (``training._status``)."""
+        return EPOCH_KERNELS[rule](self, args, sse_out, *check)
 
     def gradient(self, w=None, g=None):
         """Summed squared error (the objective) at ``w`` (default: the trained weights
         ``self.w``) over the training set, and its gradient into ``g`` (default ``self.g``)."""
-        net = self.net
-        return _backward.gradient(self.A, self.Y, net._layers, net.n_in,
+        return _backward.gradient(self.A, self.Y, self.layers, self.n_in,
                                   self.w if w is None else w, self.g if g is None else g,
                                   self.D, self.Dl, self.blas_min, *self.objective)
 
     def sse(self, w=None):
         """Summed squared error (the objective) at ``w`` (default ``self.w``) over the
         training set: a forward pass."""
-        net = self.net
         w = self.w if w is None else w
         if self.objective != (0, 0.0):
-            return _backward.objective(self.A, self.Y, net._layers, net.n_in, w, self.D,
+            return _backward.objective(self.A, self.Y, self.layers, self.n_in, w, self.D,
                                        self.Dl, self.blas_min, *self.objective)
-        return _forward.sum_squared_error(self.A, self.Y, net._layers, net.n_in, w,
+        return _forward.sum_squared_error(self.A, self.Y, self.layers, self.n_in, w,
                                           self.check_block, self.blas_min)
 
-    def quickprop_epochs(self, s_prev, d_prev, params, sse_out, every, r_c, analog):
-        """Quickprop epochs, one per entry of ``sse_out`` (see
-        ``_kernels._per_weight``); returns the kernel status."""
-        net = self.net
-        return _per_weight.quickprop_epochs(self.A, self.Y, net._layers, net.n_in, self.w,
-                                            self.g, s_prev, d_prev, self.D, self.Dl, params,
-                                            sse_out, self.blas_min, every, r_c, analog,
-                                            self.check_block, *self.objective)
 
-    def adam_epochs(self, m, v, t, params, order, batch, sse_out, every, r_c, analog):
-        """Adam epochs, one per entry of ``sse_out``, in mini-batches of ``batch``
-        rows in the presentation ``order`` if it has rows (see
-        ``_kernels._per_weight``); returns the kernel status."""
-        net, rows = self.net, min(batch, self.A.shape[0])
-        if order.shape[0] and (self._batch is None or self._batch[0].shape[0] != rows):
-            self._batch = (np.zeros((rows, self.A.shape[1])), np.zeros((rows, net.n_out)))
-        B, TB = self._batch if order.shape[0] else (self.A[:1], self.Y[:1])
-        return _per_weight.adam_epochs(self.A, self.Y, net._layers, net.n_in, self.w, self.g,
-                                       m, v, t, self.D, self.Dl, params, order, B, TB,
-                                       sse_out, self.blas_min, every, r_c, analog,
-                                       self.check_block, *self.objective)
+def _rprop_epochs(ws, args, sse_out, every, r_c, analog):
+    # args: (g_prev, step, last_error, params: (variant, eta+, eta-, delta_min, delta_max))
+    g_prev, step, last_error, params = args
+    return _rprop.train_epochs(ws.A, ws.Y, ws.layers, ws.n_in, ws.w, ws.g, g_prev, ws.dw_prev,
+                               step, ws.D, ws.Dl, *params, last_error, sse_out, ws.blas_min,
+                               every, r_c, analog, ws.check_block, *ws.objective)
+
+
+def _backprop_epochs(ws, args, sse_out, every, r_c, analog):
+    # args: (rates: one per epoch or per online update, momentum, order: the online
+    # presentation order or (0, 0), per_update)
+    rates, momentum, order, per_update = args
+    return _backprop.train_epochs(ws.A, ws.Y, ws.layers, ws.n_in, ws.w, ws.g, ws.dw_prev, ws.D,
+                                  ws.Dl, rates, momentum, order, sse_out, ws.blas_min,
+                                  *ws.objective, every, r_c, analog, ws.check_block, per_update)
+
+
+def _quickprop_epochs(ws, args, sse_out, every, r_c, analog):
+    # args: (s_prev, d_prev, params: (epsilon, mu, decay, threshold, momentum))
+    s_prev, d_prev, params = args
+    return _per_weight.quickprop_epochs(ws.A, ws.Y, ws.layers, ws.n_in, ws.w, ws.g, s_prev,
+                                        d_prev, ws.D, ws.Dl, params, sse_out, ws.blas_min,
+                                        every, r_c, analog, ws.check_block, *ws.objective)
+
+
+def _adam_epochs(ws, args, sse_out, every, r_c, analog):
+    # args: (m, v, t, params: (learning_rate, beta1, beta2, epsilon), order: mini-batch
+    # presentation order or (0, 0) for full batch, batch: rows per mini-batch)
+    m, v, t, params, order, batch = args
+    rows = min(batch, ws.A.shape[0])
+    if order.shape[0] and (ws.batch is None or ws.batch[0].shape[0] != rows):
+        ws.batch = (np.zeros((rows, ws.A.shape[1])), np.zeros((rows, ws.net.n_out)))
+    B, TB = ws.batch if order.shape[0] else (ws.A[:1], ws.Y[:1])
+    return _per_weight.adam_epochs(ws.A, ws.Y, ws.layers, ws.n_in, ws.w, ws.g, m, v, t, ws.D,
+                                   ws.Dl, params, order, B, TB, sse_out, ws.blas_min, every, r_c,
+                                   analog, ws.check_block, *ws.objective)
+
+
+#: The single-network epoch kernel of each rule, by the rule's kernel code (the
+#: code the lanes take too: RPROP's variant codes 0-3, RULE_BACKPROP,
+#: RULE_QUICKPROP, RULE_ADAM of ``_kernels/_constants.h``). Each entry passes
+#: the workspace's buffers and the rule's ``args`` in its kernel's order.
+EPOCH_KERNELS = {0: _rprop_epochs, 1: _rprop_epochs, 2: _rprop_epochs, 3: _rprop_epochs,
+                 _trials.RULE_BACKPROP: _backprop_epochs,
+                 _trials.RULE_QUICKPROP: _quickprop_epochs, _trials.RULE_ADAM: _adam_epochs}
 
 
 class Evaluator:
@@ -206,7 +228,8 @@ class Evaluator:
         # w: the weights to evaluate (default: the network's own); block: the
         # network's block_rows, if known
         self.net = net
-        self.w = net._w if w is None else w
+        self.w = net.weights if w is None else w
+        self.layers, self.n_in = net.layer_table, net.n_in
         self.Y = Y
         self.A = activations(net, X) if A is None else A
         self.blas_min = blas_min
@@ -215,8 +238,7 @@ class Evaluator:
 
     def sse(self):
         """Summed squared error; leaves the outputs in ``self.A`` (see :meth:`outputs`)."""
-        net = self.net
-        return _forward.sum_squared_error(self.A, self.Y, net._layers, net.n_in, self.w,
+        return _forward.sum_squared_error(self.A, self.Y, self.layers, self.n_in, self.w,
                                           self.block, self.blas_min)
 
     def outputs(self):
@@ -224,30 +246,96 @@ class Evaluator:
         return _outputs(self.net, self.A)
 
 
-def predict(net, X, out=None, w=None):
-    """Outputs of ``net`` (with weights ``w`` if given) for the inputs ``X``,
-    written into ``out`` (a new array if None).
+class NormalEquations:
+    """Buffers and kernels of one Levenberg-Marquardt epoch on one data set, allocated once.
+
+    ``compute()`` returns ``(H, r, sse)``: H = J^T J (C x C) in its upper triangle
+    (row-major, diagonal included; the strict lower triangle is unspecified), r = J^T e with
+    e = vec(O - T) (half the gradient of the SSE) and the SSE, at the network's current
+    weights; H and r are this object's buffers, overwritten by the next call.
+    ``solve(mu)`` gives dw = -(H + mu D)^-1 r (Cholesky), ``sse(w)`` the SSE at trial
+    weights w without setting them. The caller keeps BLAS single-threaded
+    (``single_threaded_blas``) around its loop. ``factored=False`` forms J^T J by
+    BLAS dsyrk on the Jacobian's rows instead of through their outer-product
+    structure (2.2x slower on thyroid1 16+8, 1.3x on cancer1 4+2: kept for tests
+    and benchmarks).
+    """
+
+    def __init__(self, net, X, Y, block=None, factored=True):
+        n, n_out, C = X.shape[0], net.n_out, net.n_connections
+        self.net, self.Y = net, Y
+        self.layers, self.n_in = net.layer_table, net.n_in
+        self.A = activations(net, X)
+        block = NORMAL_BLOCK if block is None else block
+        block = max(1, min(block, n))
+        n_nonin = net.n_units - net.n_in
+        self.D, self.V = np.empty((block, n_nonin)), np.empty((block * n_out, n_nonin))
+        self.factored = factored
+        # factored: the products' workspace R (block x C), G_p (block x nu x (nu + 1)), ones;
+        # else one block of Jacobian rows, Jb.
+        self.Jb = np.empty((0 if factored else block * n_out, C))
+        self.R = np.empty(block * (C + n_nonin * (n_nonin + 1) + 1) if factored else 0)
+        self.e = np.empty(block * n_out)
+        self.H, self.r = np.empty((C, C)), np.empty(C)
+        self.L, self.dw = np.empty((C, C)), np.empty(C)
+        self.eval_block = block_rows(net)
+        self._trial = None                  # (lm_epochs' trial weights, made on first use)
+
+    def compute(self, w=None):
+        """(H, r, sse) at the weight vector ``w`` (default: the network's own)."""
+        sse = _jacobian.normal_equations(self.A, self.Y, self.layers, self.n_in,
+                                         self.net.weights if w is None else w,
+                                         self.H, self.r, self.D, self.V, self.Jb, self.e,
+                                         self.R, self.factored, DEFAULT_BLAS_MIN)
+        return self.H, self.r, sse
+
+    def solve(self, mu, marquardt=False):
+        """dw = -(H + mu D)^-1 r for the last ``compute()`` (D = I, or diag(H) if
+        ``marquardt``); None if H + mu D is not positive definite (numerically)."""
+        info = _jacobian.solve_damped(self.H, self.r, mu, marquardt, self.L, self.dw)
+        return None if info else self.dw
+
+    def lm_epochs(self, w, mu, mu_dec, mu_inc, mu_max, marquardt, sse_out, solves, tries):
+        """Levenberg-Marquardt epochs at the weight vector ``w`` (updated), one per
+        entry of ``sse_out``, in the kernel (see ``_jacobian.lm_epochs``): ``mu`` (a
+        length-1 array) the damping, updated; each epoch's Cholesky ``solves`` and
+        trial-weight evaluations ``tries`` into those arrays. Returns the kernel status."""
+        if self._trial is None:
+            self._trial = np.empty(self.net.n_connections)
+        return _jacobian.lm_epochs(self.A, self.Y, self.layers, self.n_in, w, self._trial,
+                                   self.H, self.r, self.D, self.V, self.Jb, self.e, self.R,
+                                   self.factored, self.L, self.dw, mu, mu_dec, mu_inc, mu_max,
+                                   marquardt, sse_out, solves, tries, self.eval_block,
+                                   DEFAULT_BLAS_MIN)
+
+    def sse(self, w):
+        """SSE at the weight vector ``w`` (float64, C-contiguous; the net is not changed)."""
+        return _forward.sum_squared_error(self.A, self.Y, self.layers, self.n_in, w,
+                                          self.eval_block, DEFAULT_BLAS_MIN)
+
+
+def predict(net, X, out, w, layers, stride, block):
+    """Outputs of ``net``'s topology with the weights ``w`` for the inputs ``X``,
+    written into ``out`` (a new array if None); ``layers``, ``stride`` and
+    ``block``: the network's layer table, `row_stride` and `block_rows` (given
+    by ``fastnet.network``, which holds them).
 
     A C-contiguous float64 ``X`` of the network's width (and ``out`` of the
     right shape) goes straight to the kernel, which checks the sizes and that
     every input is finite as it copies the rows; anything else is checked,
     explained or converted here, then run.
     """
-    weights = net._w if w is None else w
-    Y = _forward.predict(X, out, net._layers, weights, net._stride, net._block, PREDICT_BLAS_MIN,
-                         False)
+    Y = _forward.predict(X, out, layers, w, stride, block, PREDICT_BLAS_MIN, False)
     if type(Y) is int and Y == _forward.PREDICT_NEEDS_BLAS_LIMIT:
         # (CPUs without the tiles: large products go to BLAS, held at one thread)
         with single_threaded_blas():
-            Y = _forward.predict(X, out, net._layers, weights, net._stride, net._block,
-                                 PREDICT_BLAS_MIN, True)
+            Y = _forward.predict(X, out, layers, w, stride, block, PREDICT_BLAS_MIN, True)
     if type(Y) is int:
         X = check_matrix(X, "X", n_cols=net.n_in, what="inputs", allow_empty=True)
         if out is not None:
             check_out(out, X, net.n_out)
         with kernels_blas(net, X.shape[0], PREDICT_BLAS_MIN):
-            Y = _forward.predict(X, out, net._layers, weights, net._stride, net._block,
-                                 PREDICT_BLAS_MIN, True)
+            Y = _forward.predict(X, out, layers, w, stride, block, PREDICT_BLAS_MIN, True)
     return Y
 
 
@@ -269,7 +357,8 @@ def check_out(out, X, n_out):
                          "are read).")
 
 
-def sum_squared_error(net, X, Y):
-    """Summed squared error of ``net`` on checked float64 ``X``, ``Y`` (no factor 1/2)."""
+def sum_squared_error(net, X, Y, w):
+    """Summed squared error of ``net``'s topology with the weights ``w`` on checked
+    float64 ``X``, ``Y`` (no factor 1/2)."""
     with single_threaded_blas():
-        return float(Evaluator(net, X, Y, DEFAULT_BLAS_MIN).sse())
+        return float(Evaluator(net, X, Y, DEFAULT_BLAS_MIN, w=w).sse())

@@ -17,18 +17,15 @@ import numpy as np
 
 from fastnet._blas import single_threaded_blas
 from fastnet._engine import DEFAULT_BLAS_MIN, activations, block_rows
-from fastnet._kernels import _backward, _forward, _jacobian
+from fastnet._engine import NormalEquations as _NormalEquations  # noqa: F401 (its old home)
+from fastnet._kernels import _backward, _jacobian
 from fastnet._typing import ArrayLike
 from fastnet._validation import check_matrix, check_pair
-from fastnet.network import MLP
+from fastnet.network import MLP, kernel_layers
 from fastnet.training._checks import LOSSES, check_objective
 
 __all__ = ["ValueAndGrad", "value_and_grad", "jacobian"]
 
-# Examples per block of the normal equations (their n_out Jacobian rows each are
-# formed, used and dropped). Measured on cancer1 4+2 and thyroid1 16+8 with
-# shortcuts (benchmarks/lm_epoch.py): 16-256 are within 10 %; 64 is best on both.
-NORMAL_BLOCK = 64
 
 
 class ValueAndGrad(NamedTuple):
@@ -52,7 +49,7 @@ def _check_arguments(net, X, Y=None):
     """Return X (and Y) coerced to C-contiguous float64, or raise naming the argument."""
     if not isinstance(net, MLP):
         raise TypeError(f"`net` must be a fastnet.MLP, got {type(net).__name__}.")
-    if not np.isfinite(net._w).all():
+    if not np.isfinite(net.weights).all():
         raise FloatingPointError(
             "`net` has non-finite weights; re-initialise them with net.init_weights(seed).")
     if Y is None:
@@ -142,15 +139,16 @@ def value_and_grad(net: MLP, X: ArrayLike, Y: ArrayLike, *, loss: str = "sse",
     n = X.shape[0]
     g = np.zeros(net.n_connections)
     if n == 0:
+        w = net.weights
         if weight_decay:
-            g = 2.0 * weight_decay * net._w
-        return ValueAndGrad(weight_decay * float(net._w @ net._w), g)
+            g = 2.0 * weight_decay * w
+        return ValueAndGrad(weight_decay * float(w @ w), g)
     A = activations(net, X)
     block = _block(net, n)
     n_nonin = net.n_units - net.n_in
     D, Dl = np.empty((block, n_nonin)), np.empty((block, n_nonin))
     with single_threaded_blas():
-        error = _backward.gradient(A, Y, net._layers, net.n_in, net._w, g, D, Dl,
+        error = _backward.gradient(A, Y, kernel_layers(net), net.n_in, net.weights, g, D, Dl,
                                    DEFAULT_BLAS_MIN, LOSSES[loss], weight_decay)
     return ValueAndGrad(float(error), g)
 
@@ -218,78 +216,9 @@ def jacobian(net: MLP, X: ArrayLike) -> np.ndarray:
     n_nonin = net.n_units - net.n_in
     D, V = np.empty((block, n_nonin)), np.empty((block * n_out, n_nonin))
     with single_threaded_blas():
-        _jacobian.jacobian(A, net._layers, net.n_in, net._w, J, D, V, DEFAULT_BLAS_MIN)
+        _jacobian.jacobian(A, kernel_layers(net), net.n_in, net.weights, J, D, V,
+                           DEFAULT_BLAS_MIN)
     return J
-
-
-class _NormalEquations:
-    """Buffers and kernels of one Levenberg-Marquardt epoch on one data set, allocated once.
-
-    ``compute()`` returns ``(H, r, sse)``: H = J^T J (C x C) in its upper triangle
-    (row-major, diagonal included; the strict lower triangle is unspecified), r = J^T e with
-    e = vec(O - T) (half the gradient of the SSE) and the SSE, at the network's current
-    weights; H and r are this object's buffers, overwritten by the next call.
-    ``solve(mu)`` gives dw = -(H + mu D)^-1 r (Cholesky), ``sse(w)`` the SSE at trial
-    weights w without setting them. The caller keeps BLAS single-threaded
-    (``single_threaded_blas``) around its loop. ``factored=False`` forms J^T J by
-    BLAS dsyrk on the Jacobian's rows instead of through their outer-product
-    structure (2.2x slower on thyroid1 16+8, 1.3x on cancer1 4+2: kept for tests
-    and benchmarks).
-    """
-
-    def __init__(self, net, X, Y, block=None, factored=True):
-        n, n_out, C = X.shape[0], net.n_out, net.n_connections
-        self.net, self.Y = net, Y
-        self.A = activations(net, X)
-        block = NORMAL_BLOCK if block is None else block
-        block = max(1, min(block, n))
-        n_nonin = net.n_units - net.n_in
-        self.D, self.V = np.empty((block, n_nonin)), np.empty((block * n_out, n_nonin))
-        self.factored = factored
-        # factored: the products' workspace R (block x C), G_p (block x nu x (nu + 1)), ones;
-        # else one block of Jacobian rows, Jb.
-        self.Jb = np.empty((0 if factored else block * n_out, C))
-        self.R = np.empty(block * (C + n_nonin * (n_nonin + 1) + 1) if factored else 0)
-        self.e = np.empty(block * n_out)
-        self.H, self.r = np.empty((C, C)), np.empty(C)
-        self.L, self.dw = np.empty((C, C)), np.empty(C)
-        self.eval_block = block_rows(net)
-        self._trial = None                  # (lm_epochs' trial weights, made on first use)
-
-    def compute(self, w=None):
-        """(H, r, sse) at the weight vector ``w`` (default: the network's own)."""
-        net = self.net
-        sse = _jacobian.normal_equations(self.A, self.Y, net._layers, net.n_in,
-                                         net._w if w is None else w,
-                                         self.H, self.r, self.D, self.V, self.Jb, self.e,
-                                         self.R, self.factored, DEFAULT_BLAS_MIN)
-        return self.H, self.r, sse
-
-    def solve(self, mu, marquardt=False):
-        """dw = -(H + mu D)^-1 r for the last ``compute()`` (D = I, or diag(H) if
-        ``marquardt``); None if H + mu D is not positive definite (numerically)."""
-        info = _jacobian.solve_damped(self.H, self.r, mu, marquardt, self.L, self.dw)
-        return None if info else self.dw
-
-    def lm_epochs(self, w, mu, mu_dec, mu_inc, mu_max, marquardt, sse_out, solves, tries):
-        """Levenberg-Marquardt epochs at the weight vector ``w`` (updated), one per
-        entry of ``sse_out``, in the kernel (see ``_jacobian.lm_epochs``): ``mu`` (a
-        length-1 array) the damping, updated; each epoch's Cholesky ``solves`` and
-        trial-weight evaluations ``tries`` into those arrays. Returns the kernel status."""
-        net = self.net
-        if self._trial is None:
-            self._trial = np.empty(net.n_connections)
-        return _jacobian.lm_epochs(self.A, self.Y, net._layers, net.n_in, w, self._trial,
-                                   self.H, self.r, self.D, self.V, self.Jb, self.e, self.R,
-                                   self.factored, self.L, self.dw, mu, mu_dec, mu_inc, mu_max,
-                                   marquardt, sse_out, solves, tries, self.eval_block,
-                                   DEFAULT_BLAS_MIN)
-
-    def sse(self, w):
-        """SSE at the weight vector ``w`` (float64, C-contiguous; the net is not changed)."""
-        net = self.net
-        return _forward.sum_squared_error(self.A, self.Y, net._layers, net.n_in, w,
-                                          self.eval_block, DEFAULT_BLAS_MIN)
 
 
 def __dir__():

@@ -242,8 +242,20 @@ def threshold_correct(Y_pred: ArrayLike, Y: ArrayLike, r_c: float = 0.4,
     Y_pred, Y = _pair(Y_pred, Y)
     r_c = check_float(r_c, "r_c", low=0.0, high=0.5, low_open=True)
     binary = (Y == 0.0) | (Y == 1.0)
+    return hamey_correct(Y_pred, Y, r_c, _check_analog(binary, analog), binary)
+
+
+def hamey_correct(Y_pred, Y, r_c, analog, binary):
+    """Hamey's rule on checked arrays, output by output: the one Python form of
+    the success check (`threshold_correct` and the strip loop's ``Correct`` use
+    it; the kernels' C forms are ``fn_output_correct`` in ``_kernels/_rule.h`` and
+    ``fn_lanes_correct`` in ``_kernels/_lanes_rule.h``).
+
+    ``Y_pred``, ``Y``: float64 arrays of one shape; ``r_c`` in (0, 0.5];
+    ``analog``: the tolerance of targets other than 0 and 1, or None if every
+    target is 0 or 1 (``binary``: the mask of those that are).
+    """
     correct = np.where(Y == 1.0, Y_pred > 1.0 - r_c, Y_pred < r_c)
-    analog = _check_analog(binary, analog)
     if analog is not None:
         correct = np.where(binary, correct, np.abs(Y_pred - Y) <= analog)
     return correct

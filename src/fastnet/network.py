@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import os
 import re
 
@@ -218,6 +219,9 @@ class MLP:
             offset = b_off + size
             rows.append((starts[j], size, lo, hi, w_off, b_off, ACTIVATIONS[act]))
         self._layers = np.ascontiguousarray(rows, dtype=np.intp)
+        # (its read-only view, made once: the engine reads it for every workspace)
+        self._layer_view = self._layers.view()
+        self._layer_view.flags.writeable = False
         self._starts = starts
         self.n_units = int(starts[-1])
         self.n_connections = int(offset)
@@ -233,9 +237,7 @@ class MLP:
         range [lo, hi), offsets of W_j and of the biases in the flat weight vector,
         activation code (see ``fastnet/_kernels/_types.pxd`` and docs/cython.md).
         """
-        view = self._layers.view()
-        view.flags.writeable = False
-        return view
+        return self._layer_view
 
     @property
     def layer_sizes(self):
@@ -609,12 +611,12 @@ class MLP:
         >>> net.predict(X, out=out) is out
         True
         """
-        return _engine.predict(self, X, out)
+        return _engine.predict(self, X, out, self._w, self._layers, self._stride, self._block)
 
     def sum_squared_error(self, X: ArrayLike, Y: ArrayLike) -> float:
         """Summed squared error sum_p sum_i (o_pi - t_pi)**2 (no factor 1/2)."""
         X, Y = check_pair(X, Y, "X", "Y", self.n_in, self.n_out, allow_empty=True)
-        return _engine.sum_squared_error(self, X, Y)
+        return _engine.sum_squared_error(self, X, Y, self._w)
 
     # ------------------------------------------------------------- copy / io
     def copy(self) -> MLP:
@@ -713,6 +715,41 @@ class MLP:
         return self._config() == other._config() and np.array_equal(self._w, other._w)
 
     __hash__ = None
+
+
+# ------------------------------------------------------------ internal interface
+# How fastnet's own modules reach a network's buffers; the public forms are the
+# read-only MLP.weights and MLP.layer_table. Trainers write the weight vector in
+# place (a run trains the network it is given), and copies of a network share
+# its layer table (the one object, which says they have one topology). Nothing
+# else reads an MLP's private attributes from outside this module.
+
+# (C-level getters and the methods themselves: a study hands thousands of
+# networks through these, and a Python function per network costs 60 ns each)
+
+#: ``weight_buffer(net)``: ``net``'s own weight vector, writable: trainers update
+#: it in place (not a copy).
+weight_buffer = operator.attrgetter("_w")
+
+#: ``kernel_layers(net)``: ``net``'s layer table as the kernels take it, the
+#: object itself, shared by ``net.copy()`` and the networks made from one
+#: (read-only by convention).
+kernel_layers = operator.attrgetter("_layers")
+
+#: ``draw_weights(net, rng, scale, init="uniform")``: draw ``net``'s initial
+#: weights as :meth:`MLP.init_weights` does, from the trainer's generator ``rng``
+#: (or seed), in place; returns ``net``.
+draw_weights = MLP._draw_weights
+
+#: ``init_bounds(net, init, scale=None)``: half-width of each weight's initial
+#: range under ``init`` (not "uniform"), shape (n_connections,), in
+#: :attr:`MLP.weights` order.
+init_bounds = MLP._init_bounds
+
+
+def outputs_at(net, X, w):
+    """Outputs of ``net``'s topology with the weights ``w`` (not its own) for ``X``."""
+    return _engine.predict(net, X, None, w, net._layers, net._stride, net._block)
 
 
 def __dir__():

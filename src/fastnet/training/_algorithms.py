@@ -10,18 +10,15 @@ kernel also give the kernel's arguments (:meth:`RPROP.lanes_args`).
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from fastnet._kernels import _trials
 from fastnet._validation import check_choice, check_float
-from fastnet.network import MAX_INIT_SCALE
-from fastnet.stopping import GL, AnyOf, MaxEpochs, ProgressBelow, StoppingCriterion, proben1_multilayer
 
-__all__ = ["Algorithm", "RPROP", "Backprop", "VARIANTS", "PRESETS", "proben1_stopping",
-           "resolve_rprop", "check_stop"]
+__all__ = ["Algorithm", "KernelRule", "RPROP", "Backprop", "VARIANTS", "NO_CHECK",
+           "counts_itself", "closes", "checks_in_kernel"]
 
 #: RPROP variant names (Igel & Hüsken 2000) and their kernel codes.
 VARIANTS = {"rprop+": 0, "rprop-": 1, "irprop-": 2, "irprop+": 3}
@@ -81,13 +78,9 @@ class Algorithm:
 
     #: The seed draws something for this rule besides the initial weights.
     draws = False
-    #: The kernels can run Hamey's success check between epochs themselves.
-    kernel_check = False
-    #: Trials can train side by side in vector lanes (see :meth:`lanes_args`).
+    #: Trials can train side by side in vector lanes (a `KernelRule`'s lanes kernel).
     lanes = False
-    #: The most a weight moves in one epoch in the lanes, or None: no bound
-    #: (the lanes then watch the weights themselves; see ``_lanes.safe_weight``).
-    max_change = None
+
     @property
     def objectives(self):
         """Whether the rule trains the run's objective (``loss``, ``weight_decay``:
@@ -95,8 +88,6 @@ class Algorithm:
         for rules written as :meth:`step` (they get the objective's value and
         gradient); a rule with its own :meth:`epochs` says so itself."""
         return type(self).epochs is Algorithm.epochs
-    #: The rule counts its own traversals (:meth:`traversals`): its cost varies by epoch.
-    variable_cost = False
 
     def init_state(self, weights):
         """A user rule's state before its first epoch.
@@ -184,12 +175,70 @@ class Algorithm:
         return getattr(state, "stop_reason", None)
 
     def traversals(self, state, n_train, n_connections):
-        """(forward, backward, update, flops) the trial has run so far, for rules
-        with ``variable_cost``."""
+        """(forward, backward, update, flops) the trial has run so far: a rule whose
+        cost varies by epoch overrides it and counts its own (see `counts_itself`);
+        the others cost one gradient an epoch, counted by the loop."""
         return tuple(state.counts)
 
     def close(self, state):
         """The trial trains no more: release what its state holds (threads, buffers)."""
+
+
+def counts_itself(algorithm):
+    """Whether ``algorithm`` counts its own traversals (it overrides `Algorithm.traversals`)."""
+    return type(algorithm).traversals is not Algorithm.traversals
+
+
+def closes(algorithm):
+    """Whether ``algorithm``'s states hold something to release (it overrides `Algorithm.close`)."""
+    return type(algorithm).close is not Algorithm.close
+
+
+def checks_in_kernel(algorithm):
+    """Whether the kernels run Hamey's success check between ``algorithm``'s epochs."""
+    return isinstance(algorithm, KernelRule) and algorithm.kernel_check
+
+
+class KernelRule(Algorithm):
+    """A rule whose epochs run in compiled kernels: one Python class that holds and
+    checks the parameters, makes a trial's state and hands the kernels their
+    arguments; the rule itself is C (``fastnet/_kernels``).
+
+    ``code`` names the rule to the kernels of both layouts: the single network's
+    (``fastnet._engine.EPOCH_KERNELS[code]``, given :meth:`kernel_args`) and the
+    vector lanes' (given :meth:`lanes_args`; a trial that leaves the lanes takes
+    its state from :meth:`lanes_state`).
+    """
+
+    lanes = True
+    #: The kernels run Hamey's success check between epochs themselves.
+    kernel_check = True
+    #: The most a weight moves in one epoch in the lanes, or None: no bound
+    #: (the lanes then watch the weights themselves; see ``_lanes.safe_weight``).
+    max_change = None
+    objectives = True       # (the kernels train the run's loss and weight decay)
+
+    def kernel_params(self):
+        """The rule's parameters as its kernels take them (a tuple of floats)."""
+        raise NotImplementedError
+
+    def kernel_args(self, ws, state, n):
+        """The arguments of the single-network kernel for ``n`` epochs of the
+        trial in ``state`` (see ``fastnet._engine.EPOCH_KERNELS``)."""
+        raise NotImplementedError
+
+    def lanes_args(self):
+        """The rule's arguments of the vector-lanes kernels: (code, *kernel_params)."""
+        return (self.code,) + self.kernel_params()
+
+    def lanes_state(self, g_prev, dw_prev, step, last_error, epoch, max_epochs):
+        """A trial's state in the single-network kernels from the lanes' three
+        arrays (its previous change ``dw_prev`` goes to the workspace)."""
+        raise NotImplementedError
+
+    def epochs(self, ws, state, sse_out, check):
+        return ws.epochs(self.code, self.kernel_args(ws, state, sse_out.shape[0]), sse_out,
+                         NO_CHECK if check is None else check)
 
 
 def _stepped(returned, algorithm, shape):
@@ -226,7 +275,7 @@ class _RpropState:
 
 
 @dataclass(frozen=True)
-class RPROP(Algorithm):
+class RPROP(KernelRule):
     """Epoch-batched RPROP (Riedmiller & Braun 1993; variants after Igel & Hüsken 2000).
 
     Parameters
@@ -253,10 +302,6 @@ class RPROP(Algorithm):
     delta_min: float = 0.0
     delta_max: float = 50.0
 
-    kernel_check = True
-    lanes = True
-    objectives = True
-
     def __post_init__(self):
         put = object.__setattr__.__get__(self)
         put("variant", check_choice(self.variant, "variant", VARIANTS))
@@ -272,6 +317,7 @@ class RPROP(Algorithm):
         put("delta0", _check_delta0(self.delta0, delta_max))
         put("_args", (VARIANTS[self.variant], self.eta_plus, self.eta_minus, delta_min,
                       delta_max))                 # (not a field: the kernels' arguments)
+        put("code", self._args[0])                # (the variant's kernel code, `VARIANTS`)
 
     @property
     def draws(self):
@@ -289,6 +335,10 @@ class RPROP(Algorithm):
                 {"eta_plus": self.eta_plus, "eta_minus": self.eta_minus,
                  "delta0": list(d0) if isinstance(d0, tuple) else d0,
                  "delta_min": self.delta_min, "delta_max": self.delta_max})
+
+    def kernel_params(self):
+        """(eta_plus, eta_minus, delta_min, delta_max)."""
+        return self._args[1:]
 
     def lanes_args(self):
         """The rule's arguments of the kernels: (variant code, eta_plus, eta_minus,
@@ -318,10 +368,8 @@ class RPROP(Algorithm):
         return _RpropState(np.array(g_prev, dtype=float), np.array(step, dtype=float),
                            np.array([last_error], dtype=float))
 
-    def epochs(self, ws, state, sse_out, check):
-        every, r_c, analog = NO_CHECK if check is None else check
-        return ws.rprop_epochs(state.g_prev, state.step, self._args, state.last_error, sse_out,
-                               every, r_c, analog)
+    def kernel_args(self, ws, state, n):
+        return state.g_prev, state.step, state.last_error, self._args
 
 
 def _check_delta0(delta0, delta_max):
@@ -349,7 +397,7 @@ class _BackpropState:
 
 
 @dataclass(frozen=True)
-class Backprop(Algorithm):
+class Backprop(KernelRule):
     """Backpropagation with momentum, batch or online (Rumelhart et al. 1986).
 
     Parameters
@@ -385,7 +433,7 @@ class Backprop(Algorithm):
     momentum: float = 0.0
     decay: bool | str = False
 
-    objectives = True
+    code = _trials.RULE_BACKPROP
 
     def __post_init__(self):
         put = object.__setattr__.__get__(self)
@@ -422,9 +470,9 @@ class Backprop(Algorithm):
         """Batch training runs Hamey's success check in the kernels."""
         return self.mode == "batch"
 
-    def lanes_args(self):
-        """The rule's arguments of the kernels: (code, learning_rate, momentum, decay)."""
-        return (_trials.RULE_BACKPROP, self.learning_rate, self.momentum, float(bool(self.decay)))
+    def kernel_params(self):
+        """(learning_rate, momentum, decay as 0.0 or 1.0)."""
+        return (self.learning_rate, self.momentum, float(bool(self.decay)))
 
     def lanes_state(self, g_prev, dw_prev, step, last_error, epoch, max_epochs):
         """A trial's state in the single-network kernels after ``epoch`` epochs
@@ -447,8 +495,7 @@ class Backprop(Algorithm):
     def start(self, n_connections, rng, max_epochs):
         return _BackpropState(rng, max_epochs)
 
-    def epochs(self, ws, state, sse_out, check):
-        n = sse_out.shape[0]
+    def kernel_args(self, ws, state, n):
         t = np.arange(state.epoch, state.epoch + n)
         per_update = self.decay == "update"
         if per_update:
@@ -472,164 +519,4 @@ class Backprop(Algorithm):
         else:
             order = np.zeros((0, 0), dtype=np.intp)
         state.epoch += n
-        every, r_c, analog = NO_CHECK if check is None else check
-        return ws.backprop_epochs(rates, self.momentum, order, sse_out, every, r_c, analog,
-                                  per_update)
-
-
-def proben1_stopping(kind: str) -> StoppingCriterion:
-    """Proben1's stopping rule for ``kind`` (Prechelt 1994).
-
-    Parameters
-    ----------
-    kind : {"linear", "multilayer", "multilayer-literal"}
-        ``"linear"``: GL5 or P5(t) < 0.1 or 3000 epochs. ``"multilayer"``: GL2 or
-        P5(t) < 0.1 or 3000 epochs, the reading that reproduces the report's
-        published multilayer results (Tables 10-11). ``"multilayer-literal"``: the
-        rule as the report words it, P5(t) < 0.1, or 3000 epochs, or once GL5, UP8
-        and GL/P5 > 3 have each held at least once. See
-        :func:`fastnet.stopping.proben1_multilayer` for the evidence.
-
-    Returns
-    -------
-    StoppingCriterion
-    """
-    kind = check_choice(kind, "kind", {"linear", "multilayer", "multilayer-literal"})
-    if kind == "linear":
-        return AnyOf(GL(5), ProgressBelow(0.1), MaxEpochs(3000))
-    return proben1_multilayer("tables" if kind == "multilayer" else "literal")
-
-
-
-def check_stop(stop):
-    """``stop`` as a criterion or None (the name of a Proben1 rule read)."""
-    if not isinstance(stop, str):
-        return stop
-    if stop in ("linear", "multilayer", "multilayer-literal"):
-        return proben1_stopping(stop)
-    raise ValueError("`stop` must be None, a fastnet.stopping criterion such as GL(5) or "
-                     "AnyOf(GL(5), MaxEpochs(3000)), or the name of a Proben1 rule, one of "
-                     f"['linear', 'multilayer', 'multilayer-literal'], got {stop!r}.")
-
-#: Proben1's RPROP set-ups (Prechelt 1994). ``init_scale`` is the half-width of
-#: the uniform initial weights; ``delta0`` a range is drawn per weight.
-#: ``"proben1-multilayer"`` is the reading of the report that reproduces its
-#: published multilayer results (GL2, eta_plus 1.2, initial weights within
-#: +-0.2: 41 of 42 test-error and 38 of 42 epoch means of Tables 10-11 match);
-#: ``"proben1-multilayer-literal"`` keeps the report's words (eta_plus 1.1,
-#: +-0.5, the "all three have held at least once" rule), which trains 3-10
-#: times longer than the report's tables show. ``docs/reproduction.md`` has
-#: the ablation behind the choice.
-PRESETS = {
-    "proben1-linear": dict(variant="rprop+", eta_plus=1.2, eta_minus=0.5, delta0=(0.005, 0.02),
-                           delta_min=0.0, delta_max=50.0, init_scale=0.01, strip=5,
-                           max_epochs=3000, stop="linear"),
-    "proben1-multilayer": dict(variant="rprop+", eta_plus=1.2, eta_minus=0.5, delta0=(0.05, 0.2),
-                               delta_min=0.0, delta_max=50.0, init_scale=0.2, strip=5,
-                               max_epochs=3000, stop="multilayer"),
-    "proben1-multilayer-literal": dict(variant="rprop+", eta_plus=1.1, eta_minus=0.5,
-                                       delta0=(0.05, 0.2), delta_min=0.0, delta_max=50.0,
-                                       init_scale=0.5, strip=5, max_epochs=3000,
-                                       stop="multilayer-literal"),
-}
-
-_RPROP_DEFAULTS = dict(variant="rprop+", eta_plus=1.2, eta_minus=0.5, delta0=0.1,
-                       delta_min=0.0, delta_max=50.0, max_epochs=100, stop=None, strip=5,
-                       init_scale=None)
-_RULE = ("variant", "eta_plus", "eta_minus", "delta0", "delta_min", "delta_max")
-
-
-# The RPROP rules checked so far, by their arguments, and the plans of
-# `resolve_rprop` by its own (a study trains thousands of runs with one rule;
-# building and checking it costs several microseconds). A key holds each
-# argument's type, and a zero's sign, besides its value: True == 1 and
-# 0.0 == -0.0, but a bool is refused and -0.0 is recorded as given.
-_RULES, _PLANS = {}, {}
-
-
-def _rule_key(values, unset=None):
-    """``values`` (str, int, float, None, ``unset`` or tuples of them) as a key
-    of `_RULES` or `_PLANS`, or None: not cached (other types, e.g. a list, a
-    NumPy number or a stopping criterion)."""
-    key = []
-    for v in values:
-        if v is unset or v is None:
-            key.append(v)
-            continue
-        t = type(v)
-        if t is float:
-            if v == 0.0:
-                v = (v, math.copysign(1.0, v))
-        elif t is tuple:
-            v = _rule_key(v)
-            if v is None:
-                return None
-        elif t is not str and t is not int:
-            return None
-        key.append((t, v))
-    return tuple(key)
-
-
-def _kept(cache, key, made):
-    """``made``, kept in ``cache`` under ``key`` (unless None; at most 256 entries)."""
-    if key is not None:
-        if len(cache) >= 256:
-            cache.clear()
-        cache[key] = made
-    return made
-
-
-def _rule(values):
-    """``RPROP(*values)`` (in the order of `_RULE`), checked once per distinct
-    arguments."""
-    key = _rule_key(values)
-    rule = _RULES.get(key) if key is not None else None
-    return rule if rule is not None else _kept(_RULES, key, RPROP(*values))
-
-
-@dataclass(frozen=True)
-class RpropPlan:
-    """What ``train_rprop``'s options resolve to: the rule and the run's limits."""
-
-    algorithm: RPROP
-    max_epochs: object
-    stop: StoppingCriterion | None
-    strip: object
-    init_scale: float | None
-    preset: str | None
-    init: str = "uniform"
-
-    @property
-    def draws_weights(self):
-        """Whether each trial's weights are drawn (not taken from its network)."""
-        return self.init_scale is not None or self.init != "uniform"
-
-
-def resolve_rprop(preset, given, unset):
-    """The defaults, ``preset`` and the arguments in ``given`` that are not
-    ``unset``, as an `RpropPlan` (the rule checked; ``stop`` a criterion), made
-    once per distinct arguments (unless one is, e.g., a criterion object: the
-    plan's criterion, made from a name, is shared, and the strip loop copies it)."""
-    key = _rule_key((preset, *given.values()), unset)
-    if key is not None:
-        key = (tuple(given), key)
-        plan = _PLANS.get(key)
-        if plan is not None:
-            return plan
-    return _kept(_PLANS, key, _plan(preset, given, unset))
-
-
-def _plan(preset, given, unset):
-    params = dict(_RPROP_DEFAULTS)
-    if preset is not None:
-        check_choice(preset, "preset", PRESETS)
-        params.update(PRESETS[preset])
-    for k, v in given.items():
-        if v is not unset:
-            params[k] = v
-    stop = check_stop(params["stop"])
-    algorithm = _rule(tuple([params[k] for k in _RULE]))
-    init = params["init_scale"]
-    if init is not None:
-        init = check_float(init, "init_scale", low=0.0, high=MAX_INIT_SCALE)
-    return RpropPlan(algorithm, params["max_epochs"], stop, params["strip"], init, preset)
+        return rates, self.momentum, order, per_update

@@ -7,15 +7,21 @@ trials still training fill too little of the last group of lanes they need,
 that group's trials go on in the single-network kernels, each with its state as
 the lanes left it (weights, previous gradient and change, steps, last error),
 so that each goes on in the kernel :func:`train_rprop` uses; the others stay in
-full groups. The strip loop sees one small interface (:class:`Trials`) whatever
-the backends.
+full groups. The strip loop sees one small interface (:class:`Backend`)
+whatever the backends: :class:`fastnet.training._serial.Serial` (one network at
+a time) and :class:`Trials` (lanes, and the hand-off to a `Serial`) implement it.
 """
 import numpy as np
 
-from fastnet._kernels._trials import BEYOND
+from fastnet.training import _status
 from fastnet.training._lanes import LANES
 
-__all__ = ["HANDOFF_FILL", "HANDOFF_EPOCHS", "lanes_fill", "Trials"]
+__all__ = ["MAX_EPOCHS_PER_CALL", "HANDOFF_FILL", "HANDOFF_EPOCHS", "lanes_fill", "Backend",
+           "Trials"]
+
+#: Without strips (no validation, no criterion, no callback) the kernels still
+#: return to Python every this many epochs, so Ctrl-C stays responsive.
+MAX_EPOCHS_PER_CALL = 1000
 
 #: A batch of method "mixed" hands the trials of the last group of lanes they
 #: need to the single-network kernels when they fill less than this share of it.
@@ -35,7 +41,85 @@ def lanes_fill(n, lanes):
     return n / (lanes * -(-n // lanes)) if n else 0.0
 
 
-class Trials:
+class Backend:
+    """Where a set of trials trains: the interface the strip loop sees.
+
+    Trial ``i`` (0 <= i < K) is named by its number; ``trials`` is an ascending
+    intp array of such numbers, ``which`` one of "train", "val", "test".
+
+    Attributes
+    ----------
+    top : float or None
+        The largest training error the last :meth:`run` wrote, where a kernel
+        kept it (the loop's growth check then reads no history); None: not kept.
+    aligned : bool
+        Whether the training-error history should start at a 64-byte boundary
+        (the lanes' kernels stream whole cache lines of it).
+    returns_every : int
+        Epochs per :meth:`run` when nothing else makes the loop return (no
+        strips): often enough for Ctrl-C, and for a hand-off to be noticed.
+    block_size : int
+        Patterns per cache block of the training kernels (for the set-up record).
+    """
+
+    top = None
+    aligned = False
+    returns_every = MAX_EPOCHS_PER_CALL
+
+    def run(self, trials, n, check, history, epoch):
+        """Train ``n`` epochs of ``trials`` (``check``: Hamey's success check in the
+        kernels, (every, r_c, analog), or None); their scaled training errors into
+        ``history[i, epoch:epoch + n]``; one status per trial (see
+        ``fastnet.training._status``)."""
+        raise NotImplementedError
+
+    def weights(self, trials):
+        """The current weights of ``trials``: (len(trials), C), a copy."""
+        raise NotImplementedError
+
+    def row(self, i):
+        """Trial ``i``'s current weights (possibly a view: copy before it trains on)."""
+        raise NotImplementedError
+
+    def sse(self, which, trials):
+        """Summed squared errors of ``trials`` on the "val" or "test" set."""
+        raise NotImplementedError
+
+    def sse_one(self, which, i):
+        """Summed squared error of trial ``i`` on the "val" or "test" set (a float)."""
+        raise NotImplementedError
+
+    def train_outputs(self, i):
+        """Trial ``i``'s outputs on the training set."""
+        raise NotImplementedError
+
+    def stopped(self, trials):
+        """``trials`` train no more: their rules' states are closed."""
+        raise NotImplementedError
+
+    def stop_reason(self, i):
+        """The reason trial ``i``'s rule gave for stopping itself, or None."""
+        raise NotImplementedError
+
+    def counts(self, trials):
+        """(forward, backward, update, flops) of ``trials`` by their rules' own
+        counts (rules whose cost varies by epoch)."""
+        raise NotImplementedError
+
+    def final(self, which, rows, classification, current=False):
+        """(SSE, classification error or None) of the weights ``rows`` (K, C) on
+        ``which`` set; ``current``: ``rows`` are the weights each trial stopped at."""
+        raise NotImplementedError
+
+    def hand_off(self, stopped, n):
+        """Before ``n`` epochs, with the boolean mask ``stopped`` of the trials that
+        stopped: move trials between backends (nothing to move here)."""
+
+    def pack(self, stopped):
+        """After a call: let stopped trials' room go (nothing to free here)."""
+
+
+class Trials(Backend):
     """K trials spread over a lanes backend and a serial one (either may be None).
 
     ``in_lanes[i]`` says where trial i trains; ``handoff`` the fill of the lanes'
@@ -44,6 +128,9 @@ class Trials:
 
     def __init__(self, K, lanes=None, serial=None, make_serial=None, handoff=None):
         self.lanes, self.serial, self.make_serial, self.handoff = lanes, serial, make_serial, handoff
+        self.aligned = lanes is not None
+        # (a batch that hands trials off returns more often, to notice stopped trials)
+        self.returns_every = MAX_EPOCHS_PER_CALL if handoff is None else HANDOFF_EPOCHS
         self.in_lanes = np.empty(K, bool)
         self.in_lanes.fill(lanes is not None)
         self.finals = lanes if lanes is not None else serial     # who computes final errors
@@ -82,8 +169,8 @@ class Trials:
                 status[~mine] = self.serial.run(alone, n, check, history, epoch)
             top = None
         if self.lanes.w_limit:          # (rules without a bound on their changes)
-            for j in np.flatnonzero(status >= BEYOND):
-                status[j] = self._go_on_alone(trials, int(trials[j]), int(status[j] - BEYOND),
+            for j in _status.beyond(status):
+                status[j] = self._go_on_alone(trials, int(trials[j]), int(_status.after(status[j])),
                                               n, check, history, epoch)
                 top = None                      # (it trained on in the single-network kernels)
         self.top = top
@@ -109,7 +196,7 @@ class Trials:
             part = None if check is None else (each,) + tuple(check[1:])
             s = int(self.serial.run(np.array([i]), m, part, history, epoch + done)[0])
             if s:
-                return s + done if s > 0 else s - done
+                return _status.shifted(s, done)
             done += m
         return 0
 
@@ -167,15 +254,16 @@ class Trials:
         counts (rules whose cost varies by epoch train in the serial backend)."""
         return self.serial.counts(trials)
 
-    def hand_off(self, training, n):
+    def hand_off(self, stopped, n):
         """Before ``n`` epochs: trials whose numbers might overflow leave the lanes
         for the single-network kernels (as in train_rprop: their separate products
         and sums give NaN where the lanes' fused multiply-adds could give a
         saturated unit), and so do the trials of the lanes' last group if they
-        fill too little of it (``training``: a boolean mask of the trials still
-        training)."""
+        fill too little of it (``stopped``: a boolean mask of the trials that
+        stopped)."""
         if self.lanes is None or (self.lanes.w_safe is None and self.handoff is None):
             return
+        training = ~stopped
         mine = np.flatnonzero(training & self.in_lanes)
         out = self.lanes.might_overflow(mine, n)
         if out.size:
@@ -188,17 +276,18 @@ class Trials:
         if mine.size and lanes_fill(rest, LANES) < self.handoff:
             self._hand_off(mine[mine.size - rest:], training)
 
-    def pack(self, training):
+    def pack(self, stopped):
         """Finished trials leave the lanes once the others fit in fewer groups."""
         if self.lanes is None:
             return
+        training = ~stopped
         n_left = int(np.count_nonzero(training & self.in_lanes))
-        if n_left and n_left <= LANES * (self.lanes.lanes.G - 1):
+        if n_left and n_left <= LANES * (self.lanes.groups - 1):
             self._repack(training & self.in_lanes)
 
     def _repack(self, keep):
-        self.repacks.append((self.lanes.lanes.G, int(np.count_nonzero(keep))))
-        self.lanes.lanes.repack(keep)
+        self.repacks.append((self.lanes.groups, int(np.count_nonzero(keep))))
+        self.lanes.repack(keep)
 
     def _hand_off(self, out, training, epoch=None):
         if self.serial is None:

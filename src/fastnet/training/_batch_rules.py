@@ -13,10 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fastnet._engine import NormalEquations
 from fastnet._validation import check_choice, check_float, check_int
+from fastnet.training import _status
 from fastnet.training._algorithms import Algorithm
 
-__all__ = ["SCG", "LevenbergMarquardt", "LM_MAX_MEMORY", "normal_equation_flops"]
+__all__ = ["FullBatchRule", "SCG", "LevenbergMarquardt", "LM_MAX_MEMORY", "normal_equation_flops"]
 
 #: Default limit, in bytes, on the two C x C matrices of Levenberg-Marquardt
 #: (J^T J and its Cholesky factor, 16 C^2 bytes): 1 GiB, C up to 8192 connections.
@@ -45,19 +47,48 @@ class _Counts:
         self.counts[2] += self.C
 
 
+class FullBatchRule(Algorithm):
+    """The one driver of rules that need the whole gradient (or the Jacobian) at
+    an epoch's weights and whose cost varies by epoch (SCG, Levenberg-Marquardt).
+
+    A trial's state has ``count`` (None until its first epoch) and
+    ``stop_reason``. At the first epoch the driver counts from zero
+    (`_Counts`: what the rule runs, in Prechelt 1994's units) and lets the rule
+    make its buffers (:meth:`begin`); every call then trains a strip
+    (:meth:`strip`), whose status is the kernels' (``training._status``: -k with
+    ``state.stop_reason`` set when the rule stops itself).
+    """
+
+    def begin(self, ws, state):
+        """Make the trial's buffers at its first epoch (``state.count`` is set)."""
+
+    def strip(self, ws, state, sse_out):
+        """Train ``len(sse_out)`` epochs; the errors into ``sse_out``; the status."""
+        raise NotImplementedError
+
+    def epochs(self, ws, state, sse_out, check):
+        if state.count is None:
+            state.count = _Counts(ws)
+            self.begin(ws, state)
+        return self.strip(ws, state, sse_out)
+
+    def traversals(self, state, n_train, n_connections):
+        return tuple(state.count.counts) if state.count is not None else (0, 0, 0, 0)
+
+
 _INF = float("inf")
 
 
 class _SCGState:
-    __slots__ = ("started", "r", "p", "s", "delta", "lam", "lam_bar", "success", "k", "E",
+    __slots__ = ("r", "p", "s", "delta", "lam", "lam_bar", "success", "k", "E",
                  "count", "stop_reason")
 
     def __init__(self):
-        self.started, self.stop_reason = False, None
+        self.count, self.stop_reason = None, None
 
 
 @dataclass(frozen=True)
-class SCG(Algorithm):
+class SCG(FullBatchRule):
     """Scaled conjugate gradient (Møller 1993), one iteration per epoch.
 
     Conjugate directions with a Levenberg-Marquardt-like scale λ instead of a
@@ -129,7 +160,6 @@ class SCG(Algorithm):
     sigma: float = 1e-4
     lambda1: float = 1e-6
 
-    variable_cost = True
     objectives = True       # (E and g are the workspace's: the run's objective)
 
     def __post_init__(self):
@@ -144,18 +174,15 @@ class SCG(Algorithm):
     def start(self, n_connections, rng, max_epochs):
         return _SCGState()
 
-    def _begin(self, ws, st):
-        st.count = _Counts(ws)
+    def begin(self, ws, st):
         st.E = ws.gradient()
         st.count.gradient(False)
         st.r = -ws.g
         st.p = st.r.copy()
         st.s, st.delta = np.zeros_like(st.r), 0.0
-        st.lam, st.lam_bar, st.success, st.k, st.started = self.lambda1, 0.0, True, 1, True
+        st.lam, st.lam_bar, st.success, st.k = self.lambda1, 0.0, True, 1
 
-    def epochs(self, ws, state, sse_out, check):
-        if not state.started:
-            self._begin(ws, state)
+    def strip(self, ws, state, sse_out):
         # the scalars that leave the floating-point range are checked where they arise
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             for j in range(sse_out.shape[0]):
@@ -238,9 +265,6 @@ class SCG(Algorithm):
         st.k += 1
         return True
 
-    def traversals(self, state, n_train, n_connections):
-        return tuple(state.count.counts) if state.started else (0, 0, 0, 0)
-
 
 class _LMState:
     __slots__ = ("mu", "ne", "count", "stop_reason", "trials")
@@ -261,7 +285,7 @@ def normal_equation_flops(n_rows, n_connections, n_solves):
 
 
 @dataclass(frozen=True)
-class LevenbergMarquardt(Algorithm):
+class LevenbergMarquardt(FullBatchRule):
     """Levenberg-Marquardt (Hagan & Menhaj 1994) with MATLAB trainlm's μ schedule.
 
     Each epoch solves the damped normal equations (JᵀJ + μD) Δw = -Jᵀe, with J
@@ -329,8 +353,6 @@ class LevenbergMarquardt(Algorithm):
     damping: str = "identity"
     max_memory: int = LM_MAX_MEMORY
 
-    variable_cost = True
-
     def __post_init__(self):
         put = object.__setattr__.__get__(self)
         put("mu", check_float(self.mu, "mu", low=0.0, low_open=True))
@@ -360,13 +382,11 @@ class LevenbergMarquardt(Algorithm):
                 "SCG or LBFGS, whose memory grows linearly.")
         return _LMState(self.mu)
 
-    def epochs(self, ws, state, sse_out, check):
-        from fastnet.gradients import _NormalEquations
+    def begin(self, ws, state):
+        net = ws.net
+        state.ne = NormalEquations(net, ws.A[:, :net.n_in], ws.Y)
 
-        if state.ne is None:
-            net = ws.net
-            state.ne = _NormalEquations(net, ws.A[:, :net.n_in], ws.Y)
-            state.count = _Counts(ws)
+    def strip(self, ws, state, sse_out):
         # the epochs and their tries run in the kernel (one call for the strip: a
         # Python loop over the tries cost 3 % of an epoch on cancer1 4+2)
         n, count = sse_out.shape[0], state.count
@@ -375,19 +395,17 @@ class LevenbergMarquardt(Algorithm):
         status = state.ne.lm_epochs(ws.w, mu, self.mu_dec, self.mu_inc, self.mu_max,
                                     self.damping == "diagonal", sse_out, solves, tries)
         state.mu = float(mu[0])
-        done = abs(status) if status else n       # epochs whose counts the kernel set
+        done = _status.epochs_run(status, n)      # epochs whose counts the kernel set
         n_solves, n_tries = int(solves[:done].sum()), int(tries[:done].sum())
         c, NC, C = count.counts, count.N * count.C, count.C
-        formed = done - (status > 0)              # (a non-finite SSE ends before the solves)
+        # (a non-finite SSE ends the epoch before its solves)
+        formed = done - _status.diverged_in(status)
         c[0] += done * NC + n_tries * NC
         c[1] += done * ws.Y.shape[1] * NC
         c[2] += n_tries * C
         c[3] += formed * normal_equation_flops(count.N * ws.Y.shape[1], C, 0) + n_solves * (
             normal_equation_flops(0, C, 1))
         state.trials += n_tries
-        if status < 0:
+        if _status.stopped_in(status):
             state.stop_reason = "mu_max"
         return status
-
-    def traversals(self, state, n_train, n_connections):
-        return tuple(state.count.counts) if state.count is not None else (0, 0, 0, 0)

@@ -15,7 +15,7 @@ from fastnet._engine import DEFAULT_BLAS_MIN
 from fastnet._validation import as_generator, check_choice, check_float, check_int, check_pair
 from fastnet._in_training import training_of  # noqa: F401 (re-exported)
 from fastnet.measures import is_one_hot
-from fastnet.network import MLP
+from fastnet.network import MLP, weight_buffer
 from fastnet.stopping import StoppingCriterion
 
 __all__ = ["Sets", "RunOptions", "LOSSES", "MAX_TARGET", "check_sets", "check_run", "check_objective",
@@ -122,7 +122,7 @@ def check_start(net, seed, drawn):
             "`init_scale`) and nothing else is drawn. Pass `init_scale` to re-initialise "
             "the weights from `seed`, or give the seed when building the network "
             "(MLP(..., seed=...)) and drop it here.")
-    if net.hidden and not np.count_nonzero(net._w):        # (no weight is non-zero)
+    if net.hidden and not np.count_nonzero(weight_buffer(net)):   # (no weight is non-zero)
         raise ValueError(
             "`net` has all weights zero: its hidden units cannot break symmetry and it would "
             "not learn. Pass `init_scale` (with a `seed`), or call net.init_weights(seed).")

@@ -8,9 +8,11 @@ import numpy as np
 
 from fastnet._netfile import MAX_WEIGHT
 from fastnet.exceptions import DivergenceError
+from fastnet.training import _status
+from fastnet.training._specs import parse_spec, spec_of
 
 __all__ = ["DIVERGENCE_GROWTH", "DIVERGENCE_FLOOR", "diverged", "beyond_max_weight", "hinted",
-           "check_finite", "growth_limit", "grew", "check_growth_rows"]
+           "check_finite", "growth_limit", "grew", "check_growth_rows", "GrowthWatch"]
 
 #: Divergence by growth: a run whose training error E_tr(t) exceeds
 #: DIVERGENCE_GROWTH * max(E_tr(1), DIVERGENCE_FLOOR) raises DivergenceError, as
@@ -52,8 +54,6 @@ def hinted(exc, algorithm, weight_decay, sets=None):
     checked `Sets`), else the parameters actually given (``weight_decay`` and the
     algorithm's that differ from their defaults), not a guess at one algorithm's step
     size."""
-    from fastnet.algorithms import parse_spec, spec_of
-
     if sets is not None:
         largest = max(float(np.abs(a).max(initial=0.0)) for a in
                       (sets.X, sets.Y, sets.X_val, sets.Y_val, sets.X_test, sets.Y_test)
@@ -122,3 +122,75 @@ def check_growth_rows(rows, done, limits, first_epoch, firsts, trials, single=Fa
         i = int(trials[k])
         e0 = int(first_epoch[k]) if np.ndim(first_epoch) else first_epoch
         raise grew(e0 + j, float(firsts[i]), float(rows[k, j]), None if single else i)
+
+
+# (the reductions without ndarray.max's Python wrapper: the loop runs them per strip)
+_FMAX, _MIN, _ANY = np.fmax.reduce, np.minimum.reduce, np.logical_or.reduce
+
+
+class GrowthWatch:
+    """Divergence of K trials by growth of their training errors (see
+    DIVERGENCE_GROWTH), and by a non-finite error a kernel reported.
+
+    Each trial's limit comes from its first epoch's error (``first``, taken at
+    the first call); ``lowest`` is the smallest limit, so that one comparison
+    per call clears every trial whose errors stayed below it.
+
+    Parameters
+    ----------
+    K : int
+        The trials.
+    single : bool
+        A single run (`train_rprop`): its messages name no trial.
+    """
+
+    def __init__(self, K, single):
+        self.K, self.single = K, single
+        self.first = self.lowest = None
+        self._limits = None
+
+    @property
+    def limits(self):
+        """Each trial's training error beyond which it diverged (built when needed)."""
+        if self._limits is None:
+            self._limits = growth_limit(self.first)
+        return self._limits
+
+    def who(self, trial):
+        """The trial a message names (None for a single run)."""
+        return None if self.single else int(trial)
+
+    def raise_diverged(self, idx, status, epoch):
+        """Raise `diverged` for the first of ``idx`` whose kernel status says its
+        training error was not finite in a call that started at ``epoch``."""
+        k = _status.first_diverged(status)
+        if k is not None:
+            raise diverged(epoch + int(status[k]), trial=self.who(idx[k]))
+
+    def check(self, history, idx, status, epoch, n, top=None):
+        """After a call of ``n`` epochs from ``epoch``: raise `grew` for the first
+        of ``idx`` whose errors in ``history`` grew beyond its limit (``top``: the
+        largest error the call wrote, if a kernel kept it)."""
+        K = self.K
+        if epoch == 0:
+            self.first = history[:K, 0].copy()
+            self.lowest = growth_limit(float(self.first[0]) if K == 1 else float(_MIN(self.first)))
+        # (else one pass, fmax: the epochs of trials that have stopped hold whatever
+        # was there. One trial: Python's max of a strip's few floats, a third of
+        # fmax's call; the call's first epoch always trained, so a NaN left after
+        # a stop cannot lead)
+        if top is None:
+            top = (max(history[0, epoch:epoch + n].tolist()) if K == 1
+                   else _FMAX(history[:K, epoch:epoch + n], axis=None))
+        if top > self.lowest:
+            done = _status.epochs_trained(status, n)
+            check_growth_rows(history[idx, epoch:epoch + n], done, self.limits, epoch + 1,
+                              self.first, idx, self.single)
+
+    def check_final(self, errors, top, relevant):
+        """The final training errors (K,) of the returned weights (``top``: their
+        largest as a float, or None): the last update may have run away."""
+        if (top if top is not None else _FMAX(errors)) > self.lowest and _ANY(
+                errors > self.limits):
+            check_growth_rows(errors[:, None], np.ones(self.K, np.intp), self.limits,
+                              relevant + 1, self.first, np.arange(self.K), self.single)

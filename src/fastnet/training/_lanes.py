@@ -8,8 +8,8 @@ import math
 
 import numpy as np
 
-from fastnet._engine import predict
 from fastnet._kernels import _trials
+from fastnet.network import outputs_at
 from fastnet.training._algorithms import NO_CHECK
 
 __all__ = ["LANES", "SAFE_LOG2", "Lanes", "LanesBackend", "aligned", "to_lanes", "from_lanes",
@@ -198,6 +198,15 @@ class LanesBackend:
             self.w_safe = None                      # no trial can come near it in this run
 
     @property
+    def groups(self):
+        """Groups of LANES trials the lanes hold now."""
+        return self.lanes.G
+
+    def repack(self, keep):
+        """Keep the trials of the boolean mask ``keep`` only, in as few groups as they fill."""
+        self.lanes.repack(keep)
+
+    @property
     def w_limit(self):
         """The kernel's w_limit: a trial of a rule without a bound on its
         changes stops in the lanes before an epoch that would start from
@@ -249,7 +258,7 @@ class LanesBackend:
         return float(self.sse(which, np.array([i]))[0])
 
     def train_outputs(self, i):
-        return predict(self.net, self.sets.X, w=self.lanes.rows(np.array([i]))[0])
+        return outputs_at(self.net, self.sets.X, self.lanes.rows(np.array([i]))[0])
 
     def freeze(self, trials):
         """Trials that stopped (or left) keep their lanes but train no more."""

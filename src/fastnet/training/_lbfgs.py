@@ -186,7 +186,6 @@ class LBFGS(Algorithm):
     gtol: float = 1e-05
     maxls: int = 20
 
-    variable_cost = True
     objectives = True       # (it minimises whatever the workspace's gradient is of)
 
     def __post_init__(self):

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import operator
 import time
 from collections.abc import Callable, Sequence
 
@@ -27,9 +26,10 @@ from fastnet._netfile import MAX_WEIGHT, within_max_weight
 from fastnet._typing import ArrayLike, Seed
 from fastnet._validation import (as_generator, check_choice, check_int, check_seeds,
                                  refuse_complex)
-from fastnet.network import DEFAULT_INIT_SCALE, DEFAULT_INIT_SCALE_LINEAR, MLP, check_init
+from fastnet.network import (DEFAULT_INIT_SCALE, DEFAULT_INIT_SCALE_LINEAR, MLP, check_init,
+                             draw_weights, init_bounds, kernel_layers, weight_buffer)
 from fastnet.stopping import StoppingCriterion, TrainingState
-from fastnet.training._algorithms import resolve_rprop
+from fastnet.training._plans import resolve_rprop
 from fastnet.training._backends import HANDOFF_FILL, Trials
 from fastnet.training._checks import (check_algorithm_objective, check_callback, check_run,
                                      check_sets, check_start, training_of)
@@ -68,10 +68,6 @@ LANES_MAX_CONNECTIONS = 6000
 
 METHODS = ("auto", "lanes", "serial", "mixed")
 
-_LAYERS = operator.attrgetter("_layers")
-_WEIGHTS = operator.attrgetter("_w")
-
-
 def _check_nets(nets):
     """A non-empty list of MLPs of one topology; the first mismatch is named."""
     if isinstance(nets, MLP):
@@ -82,18 +78,18 @@ def _check_nets(nets):
         raise TypeError(f"`nets` must be a sequence of fastnet.MLP, got {type(nets).__name__}.") from None
     if not nets:
         raise ValueError("`nets` must hold at least one network, got an empty sequence.")
-    if (set(map(type, nets)) == {MLP} and len(set(map(id, map(_LAYERS, nets)))) == 1
+    if (set(map(type, nets)) == {MLP} and len(set(map(id, map(kernel_layers, nets)))) == 1
             and len(set(map(id, nets))) == len(nets)):
         # Copies of one network share its layer table: one topology (checked in
         # C-level passes, as timing studies pass thousands of networks).
         return nets
     attrs = ("layer_sizes", "shortcut", "hidden_activation", "output_activation")
     first = nets[0]
-    table = first._layers if isinstance(first, MLP) else None
+    table = kernel_layers(first) if isinstance(first, MLP) else None
     want = None
     for i, net in enumerate(nets):
         # Copies of one network share its layer table: the topology is the same.
-        if type(net) is MLP and net._layers is table:
+        if type(net) is MLP and kernel_layers(net) is table:
             continue
         if not isinstance(net, MLP):
             raise TypeError(f"`nets[{i}]` must be a fastnet.MLP, got {type(net).__name__}.")
@@ -318,7 +314,7 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, 
         method = "serial"
     trials, rows = _backends(method, net, nets, plan.algorithm, sets, run, *start)
     loop = StripLoop(trials, K, net, plan.algorithm, sets, run, rows)
-    store = None if nets is None else (lambda w: _trials.scatter_rows(w, list(map(_WEIGHTS, nets))))
+    store = None if nets is None else (lambda w: _trials.scatter_rows(w, list(map(weight_buffer, nets))))
     times = np.empty((2, K))                # (each trial's share, filled in below)
     # (once for the batch: the loop's own nest cheaply; the lanes call no BLAS)
     with blas_held(net, plan.algorithm, sets, run) if method != "lanes" else contextlib.nullcontext():
@@ -413,7 +409,7 @@ def draw_trials(net, n_trials, seed, init_scale=None, delta0=None, *, init="unif
     init, init_scale = check_init(init, init_scale)
     rng = as_generator(seed)
     if init != "uniform":
-        bound = net._init_bounds(init, init_scale)
+        bound = init_bounds(net, init, init_scale)
         W = np.empty((K, net.n_connections))
         rng.random(out=W)
         W *= 2.0 * bound                # rng.uniform(-b, b): low + (high - low) * u
@@ -520,17 +516,17 @@ def _list_start(nets, seeds, plan):
         for net, seed in zip(nets, seeds):
             rng = as_generator(seed) if drawn else None
             if redraw:
-                net._draw_weights(rng, init, init=plan.init)
+                draw_weights(net, rng, init, init=plan.init)
             check_start(net, seed, drawn)
             gens.append(rng)
-        _trials.gather_rows(list(map(_WEIGHTS, nets)), flat)
+        _trials.gather_rows(list(map(weight_buffer, nets)), flat)
         return flat, gens, initialisation(init, init=plan.init)
     if not redraw and not algorithm.draws:
         # nothing to draw: each trial starts from its network's own weights
         for net, seed in zip(nets, seeds):
             if seed is not None:
                 check_start(net, seed, drawn=False)       # raises
-        _trials.gather_rows(list(map(_WEIGHTS, nets)), flat)
+        _trials.gather_rows(list(map(weight_buffer, nets)), flat)
         if nets[0].hidden:
             zero = np.flatnonzero(~flat.any(axis=1))
             if zero.size:
@@ -540,10 +536,10 @@ def _list_start(nets, seeds, plan):
     for k, (net, seed) in enumerate(zip(nets, seeds)):
         rng = as_generator(seed)
         if redraw:
-            net._draw_weights(rng, init, init=plan.init)
+            draw_weights(net, rng, init, init=plan.init)
         check_start(net, seed, True)
         steps[k] = algorithm.initial_steps(rng, C)
-    _trials.gather_rows(list(map(_WEIGHTS, nets)), flat)
+    _trials.gather_rows(list(map(weight_buffer, nets)), flat)
     return flat, steps, initialisation(init, init=plan.init)
 
 
@@ -562,8 +558,9 @@ def _backends(method, net, nets, algorithm, sets, run, W, steps, _how):
     def vector(i, w):
         # where trial i trains in the single-network kernels
         if nets is not None:
-            nets[i]._w[:] = w
-            return nets[i]._w
+            own = weight_buffer(nets[i])
+            own[:] = w
+            return own
         return np.array(w, dtype=float)
 
     def serial():
@@ -584,4 +581,4 @@ def _backends(method, net, nets, algorithm, sets, run, W, steps, _how):
         return Trials(K, serial=backend), K
     lanes = LanesBackend(net, algorithm, sets, run, W, steps if _has_steps(algorithm) else None)
     handoff = HANDOFF_FILL if method == "mixed" else None
-    return Trials(K, lanes=lanes, make_serial=serial, handoff=handoff), lanes.lanes.G * LANES
+    return Trials(K, lanes=lanes, make_serial=serial, handoff=handoff), lanes.groups * LANES

@@ -13,7 +13,7 @@ import numpy as np
 
 from fastnet._kernels import _trials
 from fastnet._validation import check_float, check_int
-from fastnet.training._algorithms import NO_CHECK, Algorithm
+from fastnet.training._algorithms import KernelRule
 
 __all__ = ["Quickprop", "Adam", "QUICKPROP_EPSILON"]
 
@@ -45,7 +45,7 @@ class _QuickpropState:
 
 
 @dataclass(frozen=True)
-class Quickprop(Algorithm):
+class Quickprop(KernelRule):
     """Quickprop (Fahlman 1988, as in his code), epoch-batched.
 
     Each weight jumps towards the minimum of the parabola through its last two
@@ -83,9 +83,7 @@ class Quickprop(Algorithm):
     threshold: float = 0.0
     momentum: float = 0.0
 
-    kernel_check = True
-    lanes = True
-    objectives = True       # (the kernels train the run's loss and weight decay)
+    code = _trials.RULE_QUICKPROP
 
     def __post_init__(self):
         put = object.__setattr__.__get__(self)
@@ -99,11 +97,6 @@ class Quickprop(Algorithm):
     def kernel_params(self):
         """The kernels' parameters: (epsilon, mu, decay, threshold, momentum)."""
         return (self.epsilon, self.mu, self.decay, self.threshold, self.momentum)
-
-    def lanes_args(self):
-        """The rule's arguments of the vector-lanes kernels: (code, epsilon, mu,
-        decay, threshold, momentum)."""
-        return (_trials.RULE_QUICKPROP,) + self.kernel_params()
 
     def lanes_state(self, g_prev, dw_prev, step, last_error, epoch, max_epochs):
         """A trial's state in the single-network kernels from the lanes' arrays:
@@ -120,10 +113,8 @@ class Quickprop(Algorithm):
     def start(self, n_connections, rng, max_epochs):
         return _QuickpropState(n_connections)
 
-    def epochs(self, ws, state, sse_out, check):
-        every, r_c, analog = NO_CHECK if check is None else check
-        return ws.quickprop_epochs(state.s_prev, state.d_prev, self.kernel_params(), sse_out,
-                                   every, r_c, analog)
+    def kernel_args(self, ws, state, n):
+        return state.s_prev, state.d_prev, self.kernel_params()
 
 
 class _AdamState:
@@ -139,7 +130,7 @@ class _AdamState:
 
 
 @dataclass(frozen=True)
-class Adam(Algorithm):
+class Adam(KernelRule):
     """Adam (Kingma & Ba 2015): full batch, or shuffled mini-batches.
 
     Update t = 1, 2, ... of each weight, with g its gradient of the summed
@@ -177,7 +168,7 @@ class Adam(Algorithm):
     epsilon: float = ADAM_EPSILON
     batch_size: int | None = None
 
-    kernel_check = True
+    code = _trials.RULE_ADAM
 
     def __post_init__(self):
         put = object.__setattr__.__get__(self)
@@ -193,17 +184,10 @@ class Adam(Algorithm):
     def draws(self):
         return self.batch_size is not None
 
-    objectives = True       # (the kernels train the run's loss and weight decay)
-
     @property
     def lanes(self):
         """Full-batch Adam has vector-lanes kernels."""
         return self.batch_size is None
-
-    def lanes_args(self):
-        """The rule's arguments of the vector-lanes kernels: (code, learning_rate,
-        beta1, beta2, epsilon)."""
-        return (_trials.RULE_ADAM,) + self.kernel_params()
 
     def lanes_state(self, g_prev, dw_prev, step, last_error, epoch, max_epochs):
         """A trial's state in the single-network kernels after ``epoch`` updates
@@ -230,9 +214,7 @@ class Adam(Algorithm):
     def start(self, n_connections, rng, max_epochs):
         return _AdamState(n_connections, rng)
 
-    def epochs(self, ws, state, sse_out, check):
-        every, r_c, analog = NO_CHECK if check is None else check
-        n = sse_out.shape[0]
+    def kernel_args(self, ws, state, n):
         if self.batch_size is None:
             order, batch = np.zeros((0, 0), dtype=np.intp), 1
         else:
@@ -240,5 +222,4 @@ class Adam(Algorithm):
             order, batch = np.empty((n, N), dtype=np.intp), self.batch_size
             for i in range(n):
                 order[i] = state.rng.permutation(N)
-        return ws.adam_epochs(state.m, state.v, state.t, self.kernel_params(), order, batch,
-                              sse_out, every, r_c, analog)
+        return state.m, state.v, state.t, self.kernel_params(), order, batch

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from fastnet._typing import ArrayLike, Seed
 from fastnet.network import MLP
 from fastnet.stopping import StoppingCriterion, TrainingState
-from fastnet.training._algorithms import resolve_rprop
+from fastnet.training._plans import resolve_rprop
 from fastnet.training._results import TrainResult
 from fastnet.training._train import train_checked
 

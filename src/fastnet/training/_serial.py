@@ -9,6 +9,8 @@ import numpy as np
 
 from fastnet._engine import Evaluator, Workspace, activations
 from fastnet.measures import _winner_takes_all_error
+from fastnet.training._backends import Backend
+from fastnet.training._status import epochs_written
 
 __all__ = ["Serial"]
 
@@ -18,12 +20,14 @@ def _copy(i, w):
     return np.array(w, dtype=float)
 
 
-class Serial:
+class Serial(Backend):
     """Trials in the single-network kernels, each with its algorithm state.
 
-    Also the strip loop's `fastnet.training._backends.Trials` where every trial
-    trains here (no lanes, no hand-off): the single run of `train_rprop` goes
-    through no layer in between.
+    A `fastnet.training._backends.Backend` of its own: where every trial trains
+    here (no lanes, no hand-off) the strip loop drives it directly, and the
+    single run of `train_rprop` goes through no layer in between. It keeps no
+    largest error for the growth check (``top`` None), moves no trials
+    (``hand_off`` and ``pack`` do nothing) and needs no aligned history.
 
     Parameters
     ----------
@@ -36,10 +40,6 @@ class Serial:
         ``vector(i, w)``: the weight vector trial i trains in, holding ``w``
         (default: a copy of ``w``); the list form gives each network's own.
     """
-
-    #: (as `Trials`: no lanes, nothing handed off, no largest error kept by a
-    #: kernel for the loop's growth check)
-    lanes = handoff = top = None
 
     def __init__(self, net, algorithm, sets, run, vector=None):
         self.net, self.algorithm, self.sets = net, algorithm, sets
@@ -85,8 +85,9 @@ class Serial:
         for j, i in enumerate(trials.tolist()):
             sse = history[i, epoch:epoch + n]
             status[j] = s = self.algorithm.epochs(self.ws[i], self.state[i], sse, check)
-            if s < 0:
-                sse[:-s] *= self.scale
+            k = epochs_written(s, n)
+            if k < n:
+                sse[:k] *= self.scale
             else:
                 sse *= self.scale
         return status

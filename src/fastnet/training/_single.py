@@ -6,6 +6,7 @@ import numpy as np
 
 from fastnet._blas import kernels_blas, single_threaded_blas
 from fastnet._validation import as_generator
+from fastnet.network import draw_weights, weight_buffer
 from fastnet.training._algorithms import RPROP, Backprop
 from fastnet.training._checks import check_algorithm_objective, check_start, training_of
 from fastnet.training._loop import StripLoop
@@ -57,11 +58,11 @@ def _train(net, algorithm, sets, run, seed, init_scale, extra):
     drawn = init_scale is not None or algorithm.draws
     rng = as_generator(seed) if drawn else None
     if init_scale is not None:
-        net._draw_weights(rng, init_scale)
+        draw_weights(net, rng, init_scale)
     check_start(net, seed, drawn)
     state = algorithm.start(net.n_connections, rng, run.max_epochs)
     serial = Serial(net, algorithm, sets, run)
-    serial.add(0, net._w, state)
+    serial.add(0, weight_buffer(net), state)
     if run.callback is not None:
         callback = run.callback
         run = dataclasses.replace(run, callback=lambda i, epoch, s: callback(epoch, s))
@@ -71,7 +72,7 @@ def _train(net, algorithm, sets, run, seed, init_scale, extra):
     loop = StripLoop(serial, 1, net, algorithm, sets, run, rows=1, single=True)
 
     def store(rows):
-        net._w[:] = rows[0]
+        weight_buffer(net)[:] = rows[0]
 
     with blas_held(net, algorithm, sets, run):  # (once for the run: the loop's own nest cheaply)
         cpu, wall = loop.train()

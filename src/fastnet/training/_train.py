@@ -7,10 +7,12 @@ from fastnet._typing import ArrayLike, Seed
 from fastnet._validation import check_float
 from fastnet.network import MAX_INIT_SCALE, MLP
 from fastnet.stopping import StoppingCriterion, TrainingState
-from fastnet.training._algorithms import Algorithm, check_stop
+from fastnet.training._algorithms import Algorithm
+from fastnet.training._plans import check_stop
 from fastnet.training._checks import check_run, check_sets
 from fastnet.training._results import TrainResult
 from fastnet.training._single import train_single
+from fastnet.training._specs import from_spec
 
 __all__ = ["train", "train_checked"]
 
@@ -113,8 +115,6 @@ def train(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
     >>> a.final_train == b.final_train
     True
     """
-    from fastnet.algorithms import from_spec
-
     if init_scale is not None:
         init_scale = check_float(init_scale, "init_scale", low=0.0, high=MAX_INIT_SCALE)
     return train_checked(net, from_spec(algorithm), (X, Y, X_val, Y_val, X_test, Y_test),

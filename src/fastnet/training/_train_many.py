@@ -8,11 +8,12 @@ from fastnet._typing import ArrayLike, Seed
 from fastnet._validation import check_choice
 from fastnet.network import MLP, check_init
 from fastnet.stopping import StoppingCriterion, TrainingState
-from fastnet.training._algorithms import Algorithm, RpropPlan
+from fastnet.training._algorithms import Algorithm
 from fastnet.training._checks import check_callback
 from fastnet.training._many import METHODS, many_trials
 from fastnet.training._results import TrainResults
-from fastnet.training._algorithms import check_stop
+from fastnet.training._specs import from_spec
+from fastnet.training._plans import RpropPlan, check_stop
 
 __all__ = ["train_many"]
 
@@ -135,8 +136,6 @@ def train_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     >>> len(results), results.epochs.tolist()[:3]
     (10, [50, 50, 50])
     """
-    from fastnet.algorithms import from_spec
-
     method = check_choice(method, "method", METHODS)
     check_callback(callback)
     clocks = time.process_time(), time.perf_counter()
