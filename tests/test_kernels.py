@@ -150,6 +150,25 @@ def test_lower_simd_levels_match_reference(level):
     assert " passed" in out.stdout
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("level", ["avx2", "none"])
+def test_lanes_at_lower_levels(level):
+    # The lanes and trials kernels are compiled per CPU level too, and FASTNET_SIMD
+    # picks theirs as it picks the tiles' (one dispatcher, _cpu.h): their tests
+    # again with the level capped (the tiny kernels, x86-64-v4 alone, then skip).
+    # (Quickprop's parting test is tuned to rounding at the CPU's own level.)
+    if os.environ.get("FASTNET_SIMD"):
+        pytest.skip("this run already has a capped level")
+    here = os.path.dirname(os.path.abspath(__file__))
+    files = [os.path.join(here, f) for f in ("test_rprop_many.py", "test_lanes_rules.py")]
+    env = dict(os.environ, FASTNET_SIMD=level)
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "-k", "not quickprop_trials_part", *files], env=env,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert " passed" in out.stdout
+
+
 # The row-major GEMM of the register tiles (_tiles.h), straight: sizes on both
 # sides of every tile bound of both instruction sets (4/8 lanes, 4/6-row tiles
 # of 12/32 columns, 2-row tiles of 20/64 columns for C of one or two rows,

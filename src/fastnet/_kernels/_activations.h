@@ -17,7 +17,7 @@
  * within one CPU level a value's result does not depend on the width or the
  * place it was computed in (tested bit for bit). The CPU level is the
  * includer's: the functions are always inlined into the kernels, each of
- * which is compiled per level (target_clones, or _loops.h's functions of one
+ * which is compiled per level (_trials_level.h, _loops.h's functions of one
  * level each, which take the width native to their level).
  *
  * Accuracy (tests/test_activations.py sweeps the whole range against the C

@@ -30,9 +30,9 @@
  * differently from the single-network kernels, so a trial agrees with
  * train_rprop to rounding, not bit for bit.
  *
- * Compiled per CPU level by GCC function multi-versioning, like _loops.h
- * (x86-64-v4 runs each 8-lane operation as one AVX-512 instruction, v3 as two
- * AVX2 ones, the baseline as four SSE2 ones).
+ * Compiled once per CPU level of _cpu.h (x86-64-v4 runs each 8-lane operation as
+ * one AVX-512 instruction, v3 as two AVX2 ones, the baseline as four SSE2 ones),
+ * which chooses one, FASTNET_SIMD included.
  *
  * Vectors go to and from functions by pointer, never by value: a vector
  * argument or result would have a different ABI in each clone (GCC's -Wpsabi),
@@ -48,6 +48,7 @@
 
 #include "_constants.h"
 #include "_activations.h"
+#include "_cpu.h"
 
 /* Lanes per group. */
 #ifndef FN_TL
@@ -107,14 +108,14 @@ fn_gm_bits(const fn_tm *k)
     return b;
 }
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
-    && (__GNUC__ >= 12) && !defined(FASTNET_NO_CLONES)
-#define FN_TRIALS_CLONES \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), unused))
+/* The kernels of _trials.h are compiled once per level of _cpu.h (x86-64-v4
+ * runs each 8-lane operation as one AVX-512 instruction, v3 as two AVX2 ones,
+ * the baseline as four SSE2 ones), and _cpu.h's fn_cpu_level chooses. */
+#if FN_CPU_LEVELS
 /* The tiny-network kernels (_tiny.h) are built for x86-64-v4 alone: elsewhere
  * GCC splits their 8-lane masks into scalar code, and the generic kernel does
  * as well there. */
-#define FN_TINY_TARGET __attribute__((target("arch=x86-64-v4"), unused))
+#define FN_TINY_TARGET FN_CPU_V4_ATTR
 #define FN_TINY_X86_V4 1
 /* The outputs are rounded before the residual y - t, as in the generic kernel
  * (which stores them): without this, GCC fuses x * q - t of an x/(1+|x|)
@@ -141,23 +142,19 @@ fn_gm_bits(const fn_tm *k)
 #define FN_KM_BITS(k) ((unsigned)(k))
 #endif
 #elif defined(__GNUC__)
-#define FN_TRIALS_CLONES __attribute__((unused))
 #define FN_TINY_TARGET __attribute__((unused))
 #define FN_TINY_OPAQUE(v) ((void)0)    /* (no contraction guard here) */
 #else
-#define FN_TRIALS_CLONES
 #define FN_TINY_TARGET
 #define FN_TINY_OPAQUE(v) ((void)0)
 #endif
 
-/* Whether this CPU runs the tiny kernels (their target's AVX-512 subsets). */
+/* Whether this process runs the tiny kernels (built for x86-64-v4 alone). */
 static int
 fn_tiny_supported(void)
 {
 #ifdef FN_TINY_X86_V4
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")
-        && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq")
-        && __builtin_cpu_supports("avx512cd");
+    return fn_cpu_level() >= FN_CPU_V4;
 #else
     return 1;
 #endif

@@ -238,17 +238,4 @@ fn_trials_inputs(fn_tv *a, const double *X, ptrdiff_t p, ptrdiff_t n_in)
     for (ptrdiff_t i = 0; i < n_in; i++) a[i] = FN_TSPLAT(X[p * n_in + i]);
 }
 
-/* Rows [0, nb) of a block of A (rows of n_units vectors): the inputs of
- * examples p0.., then the forward pass (f'(net) into D unless it is NULL).
- * Not inlined (one call per block): its four callers would each compile the
- * tiles and activations again. */
-FN_TRIALS_CLONES static void
-fn_trials_forward_block(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                        const double *w, const double *X, ptrdiff_t p0, fn_tv *A, fn_tv *D,
-                        ptrdiff_t nb, ptrdiff_t n_units)
-{
-    for (ptrdiff_t r = 0; r < nb; r++) fn_trials_inputs(A + r * n_units, X, p0 + r, n_in);
-    fn_trials_forward_rows(layers, n_layers, w, A, D, nb, n_units);
-}
-
 #endif /* FASTNET_LANES_PASS_H */

@@ -25,6 +25,7 @@
 #include <math.h>
 
 #include "_activations.h"
+#include "_cpu.h"
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
     && (__GNUC__ >= 12) && !defined(FASTNET_NO_CLONES)
@@ -263,16 +264,10 @@ fn_loops_linear(ptrdiff_t nb, ptrdiff_t size, double *Z, ptrdiff_t ldz,
  * clone, and GCC splits a vector wider than the instruction set into slow
  * scalar compares.) Each level is a function of its own; fn_loops_level picks
  * one when first asked. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && (__GNUC__ >= 12) \
-    && !defined(FASTNET_NO_CLONES)
-#define FN_LOOPS_LEVELS 1
-#define FN_LOOPS_V4 __attribute__((target("arch=x86-64-v4"), unused))
-#define FN_LOOPS_V3 __attribute__((target("arch=x86-64-v3"), unused))
-#else
-#define FN_LOOPS_LEVELS 0
-#define FN_LOOPS_V4 __attribute__((unused))
-#define FN_LOOPS_V3 __attribute__((unused))
-#endif
+/* (the levels of _cpu.h, which decides among them) */
+#define FN_LOOPS_LEVELS FN_CPU_LEVELS
+#define FN_LOOPS_V4 FN_CPU_V4_ATTR
+#define FN_LOOPS_V3 FN_CPU_V3_ATTR
 
 /* Softmax rows at width W (fn_exp_row_W): each row z <- softmax(z + b),
  * shifted by its largest net input so that exp cannot overflow; log y into D
@@ -318,27 +313,12 @@ FN_LOOPS_AT_LEVEL(base, __attribute__((unused)), 2)
 #undef FN_LOOPS_AT_LEVEL
 #undef FN_LOOPS_SOFTMAX_BODY
 
-/* The highest level this CPU runs: 2 x86-64-v4 (AVX-512F/DQ/VL/BW), 1 x86-64-v3
- * (AVX2 + FMA), 0 the baseline; decided once (a race decides it twice, alike). */
-static int fn_loops_cpu_level = -1;
-
+/* The level this process runs at: 2 x86-64-v4, 1 x86-64-v3, 0 the baseline
+ * (_cpu.h: the CPU's, capped by FASTNET_SIMD). */
 __attribute__((unused)) static int
 fn_loops_level(void)
 {
-    if (fn_loops_cpu_level < 0) {
-        int level = 0;
-#if FN_LOOPS_LEVELS
-        __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-            level = 1;
-            if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
-                && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
-                level = 2;
-        }
-#endif
-        fn_loops_cpu_level = level;
-    }
-    return fn_loops_cpu_level;
+    return fn_cpu_level();
 }
 
 /* z <- f(z + b), D <- f' for nb rows of `size` units (rows have strides ldz

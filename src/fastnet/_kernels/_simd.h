@@ -21,8 +21,9 @@
  *   0  none: the loops of _loops.h and BLAS (simd_gemm declines every product);
  *   1  AVX2 + FMA: fn256_gemm;
  *   2  AVX-512F/DQ: fn512_gemm.
- * The CPU sets the level when the module is imported; FASTNET_SIMD=avx2 or
- * FASTNET_SIMD=none in the environment caps it (the tests run every level so).
+ * The level is _cpu.h's, decided when the module is imported (x86-64-v4: AVX-512,
+ * x86-64-v3: AVX2; FASTNET_SIMD=avx2 or FASTNET_SIMD=none in the environment caps
+ * it, as it caps every kernel family; the tests run every level so).
  * Building with -DFASTNET_NO_SIMD_TILES (e.g. through FASTNET_CFLAGS) leaves the
  * tiles out, as do compilers other than GCC >= 10 on x86-64: the level is then 0.
  */
@@ -36,6 +37,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "_cpu.h"
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && (__GNUC__ >= 10) \
     && !defined(FASTNET_NO_SIMD_TILES)
@@ -117,25 +120,16 @@ fn_pack_wt(const double *W, ptrdiff_t ldw, ptrdiff_t j0, ptrdiff_t w, ptrdiff_t 
 /* The level in force: -1 until fn_simd_init() runs (at the import of _simd). */
 static int fn_simd_state = -1;
 
-/* Decide the level from the CPU and FASTNET_SIMD; returns it. */
+/* Decide the level: _cpu.h's (the CPU's, capped by FASTNET_SIMD), where this
+ * build has the tiles; returns it. */
 static int
 fn_simd_init(void)
 {
-    const char *cap = getenv("FASTNET_SIMD");
     int level = FN_SIMD_NONE;
 #if FASTNET_SIMD_TILES
-    /* libgcc's checks include the OS saving the vector registers (XCR0). */
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-        level = FN_SIMD_AVX2;
-        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"))
-            level = FN_SIMD_AVX512;
-    }
+    const int cpu = fn_cpu_level();
+    level = cpu == FN_CPU_V4 ? FN_SIMD_AVX512 : cpu == FN_CPU_V3 ? FN_SIMD_AVX2 : FN_SIMD_NONE;
 #endif
-    if (cap != NULL && strcmp(cap, "avx2") == 0 && level > FN_SIMD_AVX2)
-        level = FN_SIMD_AVX2;
-    else if (cap != NULL && strcmp(cap, "none") == 0)
-        level = FN_SIMD_NONE;
     fn_simd_state = level;
     return level;
 }

@@ -23,72 +23,6 @@
 /* What fn_trials_data_pass does with each output of each example. */
 enum { FN_PASS_SSE, FN_PASS_OUTPUTS, FN_PASS_CHECK };
 
-/* A forward pass of one group (weights wg) over a data set X, in blocks of
- * FN_TBLOCK rows of A (n_units vectors each), then for each output of each
- * example, by `kind` (a constant): FN_PASS_SSE adds its squared error to *sse;
- * FN_PASS_OUTPUTS stores it at Y[(p * n_out + k) * FN_TL]; FN_PASS_CHECK
- * clears in *ok the lanes where it is wrong (fn_lanes_correct_gm: Hamey's check,
- * thresholds r_c and analog). */
-FN_INLINE void
-fn_trials_data_pass(const int kind, const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                    ptrdiff_t n, const double *X, const double *T, ptrdiff_t n_out,
-                    const double *wg, fn_tv *A, ptrdiff_t n_units, fn_tvr *sse, double *Y,
-                    fn_tm *ok, double r_c, double analog)
-{
-    const ptrdiff_t out0 = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START];
-    fn_tv e = FN_TSPLAT(0.0);
-    for (ptrdiff_t p0 = 0; p0 < n; p0 += FN_TBLOCK) {
-        const ptrdiff_t nb = n - p0 < FN_TBLOCK ? n - p0 : FN_TBLOCK;
-        fn_trials_forward_block(layers, n_layers, n_in, wg, X, p0, A, (fn_tv *)NULL, nb,
-                                n_units);
-        for (ptrdiff_t r = 0; r < nb; r++)
-            for (ptrdiff_t k = 0; k < n_out; k++) {
-                const fn_tvr y = A[r * n_units + out0 + k];
-                const ptrdiff_t j = (p0 + r) * n_out + k;
-                if (kind == FN_PASS_SSE) {
-                    const fn_tv res = y - T[j];
-                    e += res * res;
-                } else if (kind == FN_PASS_OUTPUTS) {
-                    FN_TSTORE(Y + j * FN_TL, y);
-                } else {
-                    fn_lanes_correct_gm(ok, &y, T[j], r_c, analog);
-                }
-            }
-    }
-    if (kind == FN_PASS_SSE) *sse = e;
-}
-
-/* Sum of squared errors of each trial of each group over a data set (the
- * forward pass alone): sse[g * FN_TL + k]. work: FN_TBLOCK * n_units vectors. */
-FN_TRIALS_CLONES static void
-fn_trials_sse(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
-              ptrdiff_t n_in, ptrdiff_t n_w, ptrdiff_t n, const double *X,
-              const double *T, ptrdiff_t n_out, const double *w, double *work,
-              double *sse)
-{
-    const ptrdiff_t n_units = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START] + n_out;
-    for (ptrdiff_t g = 0; g < n_groups; g++) {
-        fn_tvr e;
-        fn_trials_data_pass(FN_PASS_SSE, layers, n_layers, n_in, n, X, T, n_out,
-                            w + g * n_w * FN_TL, (fn_tv *)work, n_units, &e, NULL, NULL, 0.0,
-                            0.0);
-        FN_TSTORE(sse + g * FN_TL, e);
-    }
-}
-
-/* Outputs of every trial on X: Y[((g * n + p) * n_out + k) * FN_TL + lane]
- * (the block forward pass). work: FN_TBLOCK * n_units vectors. */
-FN_TRIALS_CLONES static void
-fn_trials_outputs(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
-                  ptrdiff_t n_in, ptrdiff_t n_w, ptrdiff_t n, const double *X,
-                  ptrdiff_t n_out, const double *w, double *work, double *Y)
-{
-    const ptrdiff_t n_units = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START] + n_out;
-    for (ptrdiff_t g = 0; g < n_groups; g++)
-        fn_trials_data_pass(FN_PASS_OUTPUTS, layers, n_layers, n_in, n, X, NULL, n_out,
-                            w + g * n_w * FN_TL, (fn_tv *)work, n_units, NULL,
-                            Y + g * n * n_out * FN_TL, NULL, 0.0, 0.0);
-}
 
 /* One RPROP step (fn_lanes_rprop_gm, variant V) of every weight of a group, in
  * memory (blocks of n_w x FN_TL at wg, gg, gp, dwp, st). With `blend` (a
@@ -225,39 +159,6 @@ fn_trials_update_any(const int blend, ptrdiff_t n_w, double *wg, const double *g
     }
 }
 
-/* A lanes rule alone (the twin of the single-network rules, for tests): one
- * step of n_w weights of FN_TL lanes, (n_w, FN_TL) blocks in place given the
- * gradient g, after t epochs (decay horizon t_max); rose[lane] != 0: that
- * lane's epoch error rose (irprop+). */
-FN_TRIALS_CLONES static void
-fn_trials_rule_step(ptrdiff_t n_w, double *w, const double *g, double *g_prev, double *dw_prev,
-                    double *step, const fn_trials_rule *rule, const int64_t *rose, ptrdiff_t t,
-                    ptrdiff_t t_max)
-{
-    fn_lanes_steps k;
-    fn_lanes_steps_init(&k, rule);
-    fn_lanes_epoch ev;
-    fn_lanes_epoch_values(rule, t, t_max, &ev);
-    fn_tm r;
-    memcpy(&r, rose, sizeof r);
-    const fn_tm all = FN_GM_ALL, rose_mask = r != 0;
-    fn_trials_update_any(0, n_w, w, g, g_prev, dw_prev, step, &all, &rose_mask, &k, rule, &ev);
-}
-
-/* Hamey's lane check alone (for tests): the lanes of outputs Y (n, n_out,
- * FN_TL) that are right for every target of T (n, n_out), as bits. */
-FN_TRIALS_CLONES static unsigned
-fn_trials_check(ptrdiff_t n, ptrdiff_t n_out, const double *Y, const double *T, double r_c,
-                double analog)
-{
-    fn_tm ok = FN_GM_ALL;
-    for (ptrdiff_t j = 0; j < n * n_out; j++) {
-        const fn_tvr y = FN_TLOAD(Y + j * FN_TL);
-        fn_lanes_correct_gm(&ok, &y, T[j], r_c, analog);
-    }
-    return FN_GM_BITS(ok);
-}
-
 /* Epoch ep's training SSE of the lanes of group grp, times sse_scale, into
  * row grp * FN_TL + lane, column ep of sse_out (row stride ld); returns the
  * largest of them (NaN not counted; -inf if all are NaN). */
@@ -274,37 +175,6 @@ fn_trials_sse_out(const fn_trials_epochs *run, ptrdiff_t grp, ptrdiff_t ep, cons
     return top;
 }
 
-/* One epoch's error and gradient (into gg) of a group at its weights wg: the
- * blocks of FN_TBLOCK examples forward, backward, into the gradient. work: A,
- * D, E of _lanes_pass.h. */
-FN_INLINE void
-fn_trials_epoch_gradient(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                         ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
-                         const double *T, ptrdiff_t n_out, const double *wg, double *gg,
-                         fn_tv *A, fn_tv *D, fn_tv *E, fn_tvr *sse)
-{
-    const ptrdiff_t out0 = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START];
-    const fn_tv zero = FN_TSPLAT(0.0);
-    memset(gg, 0, (size_t)n_w * FN_TL * sizeof(double));
-    fn_tv e = zero;
-    for (ptrdiff_t p0 = 0; p0 < n; p0 += FN_TBLOCK) {
-        const ptrdiff_t nb = n - p0 < FN_TBLOCK ? n - p0 : FN_TBLOCK;
-        fn_trials_forward_block(layers, n_layers, n_in, wg, X, p0, A, D, nb, n_units);
-        for (ptrdiff_t r = 0; r < nb; r++) {
-            fn_tv *er = E + r * n_units;
-            for (ptrdiff_t k = 0; k < n_out; k++) {
-                const fn_tv res = A[r * n_units + out0 + k] - T[(p0 + r) * n_out + k];
-                e += res * res;
-                er[out0 + k] = 2.0 * res;   /* dE/dy of E = sum (y - t)^2 */
-            }
-            for (ptrdiff_t s = n_in; s < out0; s++) er[s] = zero;
-        }
-        fn_trials_backward_rows(layers, n_layers, n_in, wg, D, E, nb, n_units);
-        fn_trials_gradient_rows(layers, n_layers, gg, A, D, nb, n_units);
-    }
-    *sse = e;
-}
-
 /* The lanes of a group (weights wg, n_w x FN_TL) with a weight of magnitude
  * w_limit or more, or NaN, into *far. */
 FN_INLINE void
@@ -318,76 +188,85 @@ fn_trials_beyond(ptrdiff_t n_w, const double *wg, double w_limit, fn_tm *far)
     *far = f;
 }
 
+/* The kernels of each CPU level (_trials_level.h), then the dispatchers. */
+#define FN_LV(name) name##_v4
+#define FN_LV_ATTR FN_CPU_V4_ATTR
+#include "_trials_level.h"
+#undef FN_LV
+#undef FN_LV_ATTR
+#define FN_LV(name) name##_v3
+#define FN_LV_ATTR FN_CPU_V3_ATTR
+#include "_trials_level.h"
+#undef FN_LV
+#undef FN_LV_ATTR
+#define FN_LV(name) name##_v0
+#define FN_LV_ATTR __attribute__((unused))
+#include "_trials_level.h"
+#undef FN_LV
+#undef FN_LV_ATTR
+
+/* Calls the level's form of a kernel: FN_TRIALS_AT_LEVEL(fn_trials_sse, (args)). */
+#define FN_TRIALS_AT_LEVEL(name, args)                                                 \
+    do {                                                                               \
+        const int level_ = FN_CPU_LEVELS ? fn_cpu_level() : FN_CPU_BASE;               \
+        if (level_ == FN_CPU_V4) name##_v4 args;                                       \
+        else if (level_ == FN_CPU_V3) name##_v3 args;                                  \
+        else name##_v0 args;                                                           \
+    } while (0)
+
+/* Sum of squared errors of each trial of each group over a data set (the
+ * forward pass alone): sse[g * FN_TL + k]. work: FN_TBLOCK * n_units vectors. */
+static void
+fn_trials_sse(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
+              ptrdiff_t n_in, ptrdiff_t n_w, ptrdiff_t n, const double *X,
+              const double *T, ptrdiff_t n_out, const double *w, double *work,
+              double *sse)
+{
+    FN_TRIALS_AT_LEVEL(fn_trials_sse, (n_groups, layers, n_layers, n_in, n_w, n, X, T, n_out, w,
+                                       work, sse));
+}
+
+/* Outputs of every trial on X: Y[((g * n + p) * n_out + k) * FN_TL + lane]. */
+static void
+fn_trials_outputs(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
+                  ptrdiff_t n_in, ptrdiff_t n_w, ptrdiff_t n, const double *X,
+                  ptrdiff_t n_out, const double *w, double *work, double *Y)
+{
+    FN_TRIALS_AT_LEVEL(fn_trials_outputs, (n_groups, layers, n_layers, n_in, n_w, n, X, n_out, w,
+                                           work, Y));
+}
+
+/* A lanes rule alone (for tests; see fn_trials_rule_step_v0). */
+static void
+fn_trials_rule_step(ptrdiff_t n_w, double *w, const double *g, double *g_prev, double *dw_prev,
+                    double *step, const fn_trials_rule *rule, const int64_t *rose, ptrdiff_t t,
+                    ptrdiff_t t_max)
+{
+    FN_TRIALS_AT_LEVEL(fn_trials_rule_step, (n_w, w, g, g_prev, dw_prev, step, rule, rose, t,
+                                             t_max));
+}
+
+/* Hamey's lane check alone (for tests; see fn_trials_check_v0). */
+static unsigned
+fn_trials_check(ptrdiff_t n, ptrdiff_t n_out, const double *Y, const double *T, double r_c,
+                double analog)
+{
+    const int level = FN_CPU_LEVELS ? fn_cpu_level() : FN_CPU_BASE;
+    if (level == FN_CPU_V4) return fn_trials_check_v4(n, n_out, Y, T, r_c, analog);
+    if (level == FN_CPU_V3) return fn_trials_check_v3(n, n_out, Y, T, r_c, analog);
+    return fn_trials_check_v0(n, n_out, Y, T, r_c, analog);
+}
+
 /* Run run->n_epochs epochs of a lanes rule (epoch-batched) for every group
- * (see the top). work: 3 * FN_TBLOCK * n_units vectors. */
-FN_TRIALS_CLONES static void
+ * (see the top and fn_trials_train_generic_v0). */
+static void
 fn_trials_train_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                         ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
                         const double *T, ptrdiff_t n_out, const fn_trials_state *state,
                         const fn_trials_rule *rule, const fn_trials_epochs *run, double *work)
 {
-    /* (local copies, read once: the stores through double pointers would
-     * otherwise make the compiler reload the fields) */
-    const fn_trials_state s = *state;
-    const fn_trials_epochs e = *run;
-    fn_lanes_steps k;
-    fn_lanes_steps_init(&k, rule);
-    /* work: FN_TBLOCK rows each of activations, f'(net) (which become dE/dnet)
-     * and dE/da. */
-    fn_tv *A = (fn_tv *)work;
-    fn_tv *D = A + FN_TBLOCK * n_units;
-    fn_tv *E = D + FN_TBLOCK * n_units;
-    const fn_tm none = (fn_tm){0};
-    double top = -INFINITY;                 /* the largest error written (*sse_max) */
-    for (ptrdiff_t grp = 0; grp < s.n_groups; grp++) {
-        double *wg = s.w + grp * n_w * FN_TL, *gg = s.g + grp * n_w * FN_TL;
-        double *gp = s.g_prev + grp * n_w * FN_TL, *dwp = s.dw_prev + grp * n_w * FN_TL;
-        double *st = s.step + grp * n_w * FN_TL;
-        int64_t *sg = s.status + grp * FN_TL;
-        fn_tm lane_status;
-        memcpy(&lane_status, sg, sizeof lane_status);
-        for (ptrdiff_t ep = 0; ep < e.n_epochs; ep++) {
-            if (e.w_limit > 0.0) {
-                /* Lanes whose weights reached w_limit stop before the epoch. */
-                fn_tm far;
-                fn_trials_beyond(n_w, wg, e.w_limit, &far);
-                far &= lane_status == none;
-                lane_status = (far & ((fn_tm){0} + (FN_STATUS_BEYOND + ep))) | (~far & lane_status);
-            }
-            fn_tm active = lane_status == none;
-            int all = 1, any = 0;
-            for (int l = 0; l < FN_TL; l++) { all &= active[l] != 0; any |= active[l] != 0; }
-            if (!any) break;
-            fn_tvr sse;
-            fn_trials_epoch_gradient(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, wg,
-                                     gg, A, D, E, &sse);
-            const double top_ep = fn_trials_sse_out(&e, grp, ep, &sse);
-            if (top_ep > top) top = top_ep;
-            /* Lanes whose error is not finite stop here, un-updated. */
-            const fn_tm bad = active & ~((sse == sse) & (sse - sse == 0.0));
-            for (int l = 0; l < FN_TL; l++) all &= bad[l] == 0;
-            lane_status = (bad & ((fn_tm){0} + (ep + 1))) | (~bad & lane_status);
-            active &= ~bad;
-            const fn_tv last = FN_TLOAD(s.last_error + grp * FN_TL);
-            const fn_tm rose = sse > last;
-            FN_TSTORE(s.last_error + grp * FN_TL, FN_TSEL(active, sse, last));
-            fn_lanes_epoch ev;
-            fn_lanes_epoch_values(rule, e.t0 + ep, e.t_max, &ev);
-            if (all)
-                fn_trials_update_any(0, n_w, wg, gg, gp, dwp, st, &active, &rose, &k, rule, &ev);
-            else
-                fn_trials_update_any(1, n_w, wg, gg, gp, dwp, st, &active, &rose, &k, rule, &ev);
-            if (e.check_every > 0 && (ep + 1) % e.check_every == 0) {
-                fn_tm ok = FN_GM_ALL;
-                fn_trials_data_pass(FN_PASS_CHECK, layers, n_layers, n_in, n, X, T, n_out, wg, A,
-                                    n_units, NULL, NULL, &ok, e.r_c, e.analog);
-                const fn_tm done = active & ok;
-                lane_status = (done & ((fn_tm){0} - (ep + 1))) | (~done & lane_status);
-            }
-        }
-        memcpy(sg, &lane_status, sizeof lane_status);
-    }
-    if (top > *e.sse_max) *e.sse_max = top;
+    FN_TRIALS_AT_LEVEL(fn_trials_train_generic, (layers, n_layers, n_in, n_units, n_w, n, X, T,
+                                                 n_out, state, rule, run, work));
 }
 
 /* The tiny kernels, one per shape of FN_TINY_SHAPES (_tiny.h). */
