@@ -31,16 +31,10 @@ FORBIDDEN_FOR_TRAINING = ("fastnet.algorithms", "fastnet.gradients", "fastnet.ex
 KNOWN_LONG_MODULES = {
     "experiment/_runner.py": 603,
     "network.py": 757,
-    "report/_compare.py": 706,
     "stats/_across.py": 735,
     "stats/_proben1_ttest.py": 618,
 }
-KNOWN_LONG_FUNCTIONS = {
-    ("export.py", "to_c"): 104,
-    ("report/_compare.py", "compare"): 102,
-    ("report/_html.py", "comparison_html"): 106,
-    ("stats/_hamey.py", "hamey_analysis"): 106,
-}
+KNOWN_LONG_FUNCTIONS = {}
 
 
 def _modules():
