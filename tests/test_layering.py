@@ -31,7 +31,6 @@ FORBIDDEN_FOR_TRAINING = ("fastnet.algorithms", "fastnet.gradients", "fastnet.ex
 KNOWN_LONG_MODULES = {
     "experiment/_runner.py": 603,
     "network.py": 757,
-    "stats/_proben1_ttest.py": 618,
 }
 KNOWN_LONG_FUNCTIONS = {}
 

@@ -40,14 +40,8 @@ from ._lacoste_pairwise import PairwiseTable, pairwise_table
 from ._lacoste_single import prob_better, prob_better_predictions
 from ._multiple import datasets_needed, holm, smallest_pvalue
 from ._rank_tests import FriedmanNemenyi, friedman_nemenyi, nemenyi_q
-from ._proben1_ttest import (
-    CleanedSample,
-    CochranCoxResult,
-    ErrorComparison,
-    WelchResult,
-    cochran_cox_ttest,
-    compare_errors,
-)
+from ._cochran_cox import CochranCoxResult, cochran_cox_ttest
+from ._proben1_ttest import CleanedSample, ErrorComparison, WelchResult, compare_errors
 from ._resampling import (
     GeneralizationSummary,
     PairedTTestResult,
