@@ -12,8 +12,10 @@ MODULES = ["fastnet", "fastnet.training._backprop", "fastnet.experiment", "fastn
            "fastnet.network", "fastnet.training._rprop", "fastnet.sklearn", "fastnet.stopping",
            "fastnet.traversal", "fastnet.stats._describe", "fastnet.stats._hamey",
            "fastnet.stats._lacoste_single", "fastnet.stats._lacoste_datasets",
-           "fastnet.stats._lacoste_pairwise", "fastnet.stats._proben1_ttest", "fastnet.stats._multiple",
-           "fastnet.stats._across", "fastnet.export",
+           "fastnet.stats._lacoste_pairwise", "fastnet.stats._proben1_ttest", "fastnet.stats._cochran_cox",
+           "fastnet.stats._multiple",
+           "fastnet.stats._across", "fastnet.stats._rank_tests", "fastnet.stats._bayesian_signed_rank",
+           "fastnet.export",
            "fastnet.stats._resampling", "fastnet.training._many",
            "fastnet.training._results", "fastnet.reproduction", "fastnet.demo"]
 # fastnet.datasets' modules: tests/test_datasets_proben1.py::test_docstring_examples

@@ -215,7 +215,7 @@ def test_cliques_are_the_maximal_groups_within_the_critical_difference():
     r = friedman_nemenyi(np.ones((3, 5)), algorithms=list("abc"))
     assert r.statistic == 0.0 and r.pvalue == 1.0 and r.cliques == (("a", "b", "c"),)
     # mean ranks 1.5, 1.5, 3, 4 with CD between 1.5 and 2.5: (a b c), (c d)
-    from fastnet.stats._across import _cliques  # (the CD diagram's cliques alone)
+    from fastnet.stats._rank_tests import _cliques  # (the CD diagram's cliques alone)
 
     assert _cliques(("a", "b", "c", "d"), np.array([1.5, 1.5, 3.0, 4.0]), 1.6) == (
         ("a", "b", "c"), ("c", "d"))

@@ -236,6 +236,96 @@ _C_ACTIVATION = {
 }
 
 
+def _check_c_name(name):
+    """Refuse a ``name`` that is not a C identifier usable as to_c's function name."""
+    if not isinstance(name, str):
+        raise TypeError(f"`name` must be a string (a C identifier), got {type(name).__name__}.")
+    if not _C_NAME.match(name) or name in C_KEYWORDS:
+        raise ValueError(f"`name` must be a C identifier of at most 63 characters (letters, "
+                         f"digits, '_', not starting with a digit) and not a C keyword, got {name!r}.")
+
+
+def _c_header(net, name, real):
+    """The exported file's opening comment, includes and size macros, as lines."""
+    upper = name.upper()
+    return [
+        f"/* {name}: exported by fastnet {__version__} from",
+        f" * {net!r}",
+        f" * in {real}. Self-contained C99: link with -lm.",
+        " *",
+        f" *   void {name}(const {real} *x, {real} *y);",
+        f" *       one pattern: x[{upper}_N_INPUTS] in, y[{upper}_N_OUTPUTS] out;",
+        f" *   void {name}_batch(const {real} *x, {real} *y, size_t n_patterns);",
+        " *       row-major x[n_patterns][N_INPUTS] in, y[n_patterns][N_OUTPUTS] out.",
+        " *",
+        " * Both allocate nothing (the units live on the stack), are thread-safe, and",
+        " * x and y must not overlap.",
+        " */",
+        "#include <math.h>",
+        "#include <stddef.h>",
+        "",
+        f"#define {upper}_N_INPUTS {net.n_in}",
+        f"#define {upper}_N_OUTPUTS {net.n_out}",
+        "",
+    ]
+
+
+def _c_weight_arrays(layers, name, real, single):
+    """Each layer's weights and biases as ``static const`` arrays, as lines."""
+    lines = []
+    for j, (start, size, lo, hi, W, b, act) in enumerate(layers, start=1):
+        lines.append(f"/* layer {j}: units {start}..{start + size - 1} ({act}) from units "
+                     f"{lo}..{hi - 1}; row-major W[unit * {hi - lo} + source] */")
+        lines.append(f"static const {real} {name}_W{j}[{size * (hi - lo)}] = "
+                     + _c_array(W, single) + ";")
+        lines.append(f"static const {real} {name}_b{j}[{size}] = " + _c_array(b, single) + ";")
+        lines.append("")
+    return lines
+
+
+def _c_forward_body(net, layers, name, real, fns):
+    """The opening of the one-pattern function and its layer-by-layer forward pass
+    (through the last layer's activations), as lines; to_c closes it."""
+    lines = [
+        f"void {name}(const {real} *x, {real} *y)",
+        "{",
+        f"    {real} u[{net.n_units}];   /* inputs, then every layer's units */",
+        "    int i, k;",
+        f"    for (i = 0; i < {net.n_in}; i++)",
+        "        u[i] = x[i];",
+    ]
+    for j, (start, size, lo, hi, _, _, act) in enumerate(layers, start=1):
+        z = "z"
+        lines += [
+            f"    /* layer {j} */",
+            f"    for (k = 0; k < {size}; k++) {{",
+            f"        {real} z = {name}_b{j}[k];",
+            f"        for (i = 0; i < {hi - lo}; i++)",
+            f"            z += {name}_W{j}[k * {hi - lo} + i] * u[{lo} + i];",
+        ]
+        if act == "softmax":
+            lines.append(f"        u[{start} + k] = z;")
+        else:
+            lines.append(f"        u[{start} + k] = " + _C_ACTIVATION[act].format(z=z, **fns) + ";")
+        lines.append("    }")
+        if act == "softmax":
+            lines += [
+                "    {   /* softmax: exp(z_k - max z) / sum of them */",
+                f"        {real} top = u[{start}], sum = {fns['zero']};",
+                f"        for (k = 1; k < {size}; k++)",
+                f"            if (u[{start} + k] > top)",
+                f"                top = u[{start} + k];",
+                f"        for (k = 0; k < {size}; k++) {{",
+                f"            u[{start} + k] = {fns['exp']}(u[{start} + k] - top);",
+                f"            sum += u[{start} + k];",
+                "        }",
+                f"        for (k = 0; k < {size}; k++)",
+                f"            u[{start} + k] /= sum;",
+                "    }",
+            ]
+    return lines
+
+
 def to_c(net, path: PathLike | None = None, *, name: str = "fastnet_predict",
          dtype="float64") -> str:
     """The network as one self-contained C99 source file (and written to ``path``).
@@ -306,82 +396,16 @@ def to_c(net, path: PathLike | None = None, *, name: str = "fastnet_predict",
                          f"MAX_C_CONNECTIONS ({MAX_C_CONNECTIONS:,}): its C source would take "
                          "gigabytes and compilers fail on arrays that large; export it with "
                          "to_onnx instead.")
-    if not isinstance(name, str):
-        raise TypeError(f"`name` must be a string (a C identifier), got {type(name).__name__}.")
-    if not _C_NAME.match(name) or name in C_KEYWORDS:
-        raise ValueError(f"`name` must be a C identifier of at most 63 characters (letters, "
-                         f"digits, '_', not starting with a digit) and not a C keyword, got {name!r}.")
+    _check_c_name(name)
     single = dt == np.float32
     real = "float" if single else "double"
     fns = {"exp": "expf" if single else "exp", "tanh": "tanhf" if single else "tanh",
            "fabs": "fabsf" if single else "fabs", "one": "1.0f" if single else "1.0",
            "zero": "0.0f" if single else "0.0"}
-    upper = name.upper()
-    lines = [
-        f"/* {name}: exported by fastnet {__version__} from",
-        f" * {net!r}",
-        f" * in {real}. Self-contained C99: link with -lm.",
-        " *",
-        f" *   void {name}(const {real} *x, {real} *y);",
-        f" *       one pattern: x[{upper}_N_INPUTS] in, y[{upper}_N_OUTPUTS] out;",
-        f" *   void {name}_batch(const {real} *x, {real} *y, size_t n_patterns);",
-        " *       row-major x[n_patterns][N_INPUTS] in, y[n_patterns][N_OUTPUTS] out.",
-        " *",
-        " * Both allocate nothing (the units live on the stack), are thread-safe, and",
-        " * x and y must not overlap.",
-        " */",
-        "#include <math.h>",
-        "#include <stddef.h>",
-        "",
-        f"#define {upper}_N_INPUTS {net.n_in}",
-        f"#define {upper}_N_OUTPUTS {net.n_out}",
-        "",
-    ]
+    lines = _c_header(net, name, real)
     layers = list(_layers(net))
-    for j, (start, size, lo, hi, W, b, act) in enumerate(layers, start=1):
-        lines.append(f"/* layer {j}: units {start}..{start + size - 1} ({act}) from units "
-                     f"{lo}..{hi - 1}; row-major W[unit * {hi - lo} + source] */")
-        lines.append(f"static const {real} {name}_W{j}[{size * (hi - lo)}] = "
-                     + _c_array(W, single) + ";")
-        lines.append(f"static const {real} {name}_b{j}[{size}] = " + _c_array(b, single) + ";")
-        lines.append("")
-    lines += [
-        f"void {name}(const {real} *x, {real} *y)",
-        "{",
-        f"    {real} u[{net.n_units}];   /* inputs, then every layer's units */",
-        "    int i, k;",
-        f"    for (i = 0; i < {net.n_in}; i++)",
-        "        u[i] = x[i];",
-    ]
-    for j, (start, size, lo, hi, _, _, act) in enumerate(layers, start=1):
-        z = "z"
-        lines += [
-            f"    /* layer {j} */",
-            f"    for (k = 0; k < {size}; k++) {{",
-            f"        {real} z = {name}_b{j}[k];",
-            f"        for (i = 0; i < {hi - lo}; i++)",
-            f"            z += {name}_W{j}[k * {hi - lo} + i] * u[{lo} + i];",
-        ]
-        if act == "softmax":
-            lines.append(f"        u[{start} + k] = z;")
-        else:
-            lines.append(f"        u[{start} + k] = " + _C_ACTIVATION[act].format(z=z, **fns) + ";")
-        lines.append("    }")
-        if act == "softmax":
-            lines += [
-                "    {   /* softmax: exp(z_k - max z) / sum of them */",
-                f"        {real} top = u[{start}], sum = {fns['zero']};",
-                f"        for (k = 1; k < {size}; k++)",
-                f"            if (u[{start} + k] > top)",
-                f"                top = u[{start} + k];",
-                f"        for (k = 0; k < {size}; k++) {{",
-                f"            u[{start} + k] = {fns['exp']}(u[{start} + k] - top);",
-                f"            sum += u[{start} + k];",
-                "        }",
-                f"        for (k = 0; k < {size}; k++)",
-                f"            u[{start} + k] /= sum;",
-                "    }",
-            ]
+    lines += _c_weight_arrays(layers, name, real, single)
+    lines += _c_forward_body(net, layers, name, real, fns)
     out0 = net.n_units - net.n_out
     lines += [
         f"    for (k = 0; k < {net.n_out}; k++)",

@@ -1,11 +1,8 @@
 """Feed-forward networks: topology, one flat weight vector, Proben1 notation."""
 from __future__ import annotations
 
-import hashlib
 import json
 import operator
-import os
-import re
 
 import numpy as np
 
@@ -13,80 +10,28 @@ from collections.abc import Sequence
 
 from fastnet import _engine
 from fastnet._typing import ArrayLike, PathLike, Seed
-from fastnet._files import atomic_write, open_regular
+from fastnet._files import atomic_write
 from fastnet._in_training import refuse_writes
 from fastnet._netfile import (  # noqa: F401 (the limits are part of this module's API)
     FORMAT_VERSION,
     MAX_CONNECTIONS,
     MAX_WEIGHT,
-    _NotNetworkFile,
-    _check_config,
     _check_weight_range,
-    _check_weights,
-    _n_connections,
-    _read_network_file,
 )
-from fastnet._validation import (
-    as_generator,
-    check_choice,
-    check_float,
-    check_int,
-    check_pair,
-    refuse_complex,
-    shown_int,
+from fastnet._network_init import (  # noqa: F401 (this module's API; trainers take them here)
+    DEFAULT_FAN_IN_SCALE,
+    DEFAULT_INIT_SCALE,
+    DEFAULT_INIT_SCALE_LINEAR,
+    INIT_SCHEMES,
+    MAX_INIT_SCALE,
+    check_init,
 )
+from fastnet import _network_init, _network_io, _network_layout
+from fastnet._network_layout import ACTIVATIONS, HIDDEN_ACTIVATIONS
+from fastnet._validation import as_generator, check_pair, refuse_complex
 
 __all__ = ["MLP", "ACTIVATIONS", "HIDDEN_ACTIVATIONS", "INIT_SCHEMES", "FORMAT_VERSION",
            "MAX_CONNECTIONS", "MAX_WEIGHT"]
-
-#: Activation names and the kernel codes they map to (see _kernels/_types.pxd).
-#: ``"proben1"`` is Proben1's sigmoid ``f(x) = x / (1 + |x|)``, ``f'(x) = 1 / (1 + |x|)**2``;
-#: ``"relu"`` is ``max(x, 0)`` with ``f'(0) = 0``; ``"softmax"`` (outputs only)
-#: ``exp(x_k) / sum_i exp(x_i)`` over the output layer.
-ACTIVATIONS = {"linear": 0, "proben1": 1, "logistic": 2, "tanh": 3, "relu": 4, "softmax": 5}
-#: The activations of hidden units (softmax couples a layer's units: outputs only).
-HIDDEN_ACTIVATIONS = {k: v for k, v in ACTIVATIONS.items() if k != "softmax"}
-
-#: Half-widths of the initial weight range when none is given: Proben1's
-#: (Prechelt 1994) for multilayer and for linear networks.
-DEFAULT_INIT_SCALE = 0.5
-DEFAULT_INIT_SCALE_LINEAR = 0.01
-
-#: Largest half-width of initial weights accepted. Inputs of the Proben1 kind
-#: lie in about [-1, 1]; a weighted sum of a thousand inputs with weights of
-#: 1e100 is still far from overflowing float64 (1.8e308) when squared in the
-#: error (1e206), while init_scale=1e200 gave NaN outputs. Networks that need
-#: larger weights than this are not trainable in float64 anyway.
-MAX_INIT_SCALE = 1e100
-
-#: The rules that draw initial weights (``init=`` of :class:`MLP`,
-#: :meth:`MLP.init_weights` and :func:`fastnet.train_many`); see
-#: :meth:`MLP.init_weights`.
-INIT_SCHEMES = ("uniform", "fan_in", "glorot", "he")
-
-#: ``init_scale`` of ``init="fan_in"`` when none is given: the 2.4 of Haykin
-#: (1994) that Lawrence et al. (1997) use, each unit's weights in +-2.4/F.
-DEFAULT_FAN_IN_SCALE = 2.4
-
-
-def check_init(init, init_scale, scale_name="init_scale"):
-    """``(init, init_scale)`` checked: ``init`` one of INIT_SCHEMES and the scale
-    a half-width (uniform), a numerator (fan_in) or None (glorot, he; refused)."""
-    check_choice(init, "init", INIT_SCHEMES)
-    if init in ("glorot", "he"):
-        if init_scale is not None:
-            raise ValueError(
-                f"`{scale_name}` must be None with init={init!r}, which sets each layer's range "
-                f"from its fan-in{' and fan-out' if init == 'glorot' else ''} alone "
-                f"({'Glorot & Bengio 2010' if init == 'glorot' else 'He et al. 2015'}), got "
-                f"{scale_name}={init_scale!r}. Use "
-                "init='fan_in' for ranges init_scale/F, or init='uniform'.")
-        return init, None
-    if init_scale is not None:
-        init_scale = check_float(init_scale, scale_name, low=0.0, high=MAX_INIT_SCALE) + 0.0
-    return init, init_scale
-
-_PROBEN1_SPEC = re.compile(r"^\s*(\d+)\s*\+\s*(\d+)\s*([ls])\s*$")
 
 
 class MLP:
@@ -169,34 +114,12 @@ class MLP:
     def _setup(self, n_in, hidden, n_out, shortcut, hidden_activation, output_activation,
                dtype=np.float64):
         """Check the topology and lay it out; the weights are left at zero."""
-        n_in = check_int(n_in, "n_in", minimum=1)
-        n_out = check_int(n_out, "n_out", minimum=1)
-        if isinstance(hidden, (int, np.integer)) and not isinstance(hidden, bool):
-            hidden = (hidden,)
-        try:
-            hidden = tuple(hidden)
-        except TypeError:
-            raise TypeError(f"`hidden` must be a sequence of ints, got {hidden!r}.") from None
-        hidden = tuple(check_int(h, "hidden", minimum=1) for h in hidden)
-        n_conn = _n_connections({"n_in": n_in, "hidden": hidden, "n_out": n_out,
-                                 "shortcut": bool(shortcut)})
-        if n_conn > MAX_CONNECTIONS:
-            raise ValueError(f"`n_in`, `hidden` and `n_out` must give at most MAX_CONNECTIONS = "
-                             f"{MAX_CONNECTIONS} connections, got {shown_int(n_conn)}.")
-        if not isinstance(shortcut, (bool, np.bool_)):
-            raise TypeError(f"`shortcut` must be True or False, got {shortcut!r}.")
-        check_choice(hidden_activation, "hidden_activation", HIDDEN_ACTIVATIONS)
-        check_choice(output_activation, "output_activation", ACTIVATIONS)
-        if output_activation == "softmax" and n_out < 2:
-            raise ValueError("`output_activation`='softmax' needs n_out >= 2 outputs (one per "
-                             f"class; a single softmax output is always 1), got n_out={n_out}. "
-                             "Use 'logistic' for one binary output.")
-        if np.dtype(dtype) != np.float64:
-            raise ValueError(f"`dtype` must be float64 (the only precision offered), got {np.dtype(dtype)}.")
+        n_in, hidden, n_out, shortcut = _network_layout.check_topology(
+            n_in, hidden, n_out, shortcut, hidden_activation, output_activation, dtype)
         self.n_in = n_in
         self.hidden = hidden
         self.n_out = n_out
-        self.shortcut = bool(shortcut)
+        self.shortcut = shortcut
         self.hidden_activation = hidden_activation
         self.output_activation = output_activation
         self.dtype = np.dtype(np.float64)
@@ -205,26 +128,13 @@ class MLP:
 
     # ----------------------------------------------------------------- layout
     def _build_layout(self):
-        sizes = self.layer_sizes
-        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
-        rows = []
-        offset = 0
-        for j in range(1, len(sizes)):
-            lo = 0 if self.shortcut else starts[j - 1]
-            hi = starts[j]
-            size = sizes[j]
-            act = self.output_activation if j == len(sizes) - 1 else self.hidden_activation
-            w_off = offset
-            b_off = w_off + size * (hi - lo)
-            offset = b_off + size
-            rows.append((starts[j], size, lo, hi, w_off, b_off, ACTIVATIONS[act]))
-        self._layers = np.ascontiguousarray(rows, dtype=np.intp)
+        self._layers, starts, self.n_connections = _network_layout.layer_table(
+            self.layer_sizes, self.shortcut, self.hidden_activation, self.output_activation)
         # (its read-only view, made once: the engine reads it for every workspace)
         self._layer_view = self._layers.view()
         self._layer_view.flags.writeable = False
         self._starts = starts
         self.n_units = int(starts[-1])
-        self.n_connections = int(offset)
         # How predict lays out and cuts a batch (fixed by the topology; kept for its fast path).
         self._stride = _engine.row_stride(self)
         self._block = _engine.block_rows(self)
@@ -274,24 +184,7 @@ class MLP:
             If ``spec`` is not in Proben1 notation, or names a second hidden layer
             without a first.
         """
-        if not isinstance(spec, str):
-            raise TypeError(f"`spec` must be a string like '4+2 l', got {spec!r}.")
-        if spec.strip().lower() == "linear":
-            return cls(n_in, (), n_out, shortcut=shortcut, output_activation="linear")
-        m = _PROBEN1_SPEC.match(spec)
-        if not m:
-            raise ValueError(
-                f"`spec` must be Proben1 notation 'h1+h2 k' (k = l or s), e.g. '4+2 l' or "
-                f"'16+0 s', got {spec!r}.")
-        if max(len(m.group(1)), len(m.group(2))) > len(str(MAX_CONNECTIONS)):
-            raise ValueError(f"`spec` must have hidden layer sizes below MAX_CONNECTIONS = "
-                             f"{MAX_CONNECTIONS}, got sizes of {len(m.group(1))} and "
-                             f"{len(m.group(2))} digits.")
-        h1, h2, kind = int(m.group(1)), int(m.group(2)), m.group(3)
-        if h1 == 0 and h2 > 0:
-            raise ValueError(f"`spec` {spec!r} has a second hidden layer but no first.")
-        hidden = tuple(h for h in (h1, h2) if h > 0)
-        out = "linear" if kind == "l" else "proben1"
+        hidden, out = _network_layout.parse_proben1(spec)
         return cls(n_in, hidden, n_out, shortcut=shortcut, hidden_activation="proben1",
                    output_activation=out)
 
@@ -302,15 +195,8 @@ class MLP:
         Proben1 notation covers at most two hidden layers of x/(1+|x|) units and
         linear or x/(1+|x|) outputs.
         """
-        if len(self.hidden) > 2:
-            return None
-        if self.hidden and self.hidden_activation != "proben1":
-            return None
-        kind = {"linear": "l", "proben1": "s"}.get(self.output_activation)
-        if kind is None:
-            return None
-        h = list(self.hidden) + [0] * (2 - len(self.hidden))
-        return f"{h[0]}+{h[1]} {kind}"
+        return _network_layout.proben1_notation(self.hidden, self.hidden_activation,
+                                                self.output_activation)
 
     def __repr__(self):
         hidden = "+".join(map(str, self.hidden)) if self.hidden else "no"
@@ -457,26 +343,8 @@ class MLP:
     def _init_bounds(self, init, scale=None):
         """Half-width of each weight's initial range under ``init`` (not
         "uniform"), shape (n_connections,), in :attr:`weights` order."""
-        bound = np.empty(self.n_connections)
         logistic = (self.hidden_activation if self.hidden else self.output_activation) == "logistic"
-        for _start, size, lo, hi, w_off, b_off, _ in self._layers:
-            fan_in = int(hi - lo)
-            if init == "fan_in":
-                w = b = (DEFAULT_FAN_IN_SCALE if scale is None else scale) / fan_in
-            elif init == "glorot":
-                w = b = np.sqrt((2.0 if logistic else 6.0) / (fan_in + int(size)))
-            else:                                       # he
-                w, b = np.sqrt(6.0 / fan_in), 0.0
-            bound[w_off:b_off] = w
-            bound[b_off:b_off + size] = b
-        return bound
-
-    def _slices(self, j):
-        """Views (W_j, b_j) of layer j >= 1 into the flat vector."""
-        start, size, lo, hi, w_off, b_off, _ = self._layers[j - 1]
-        W = self._w[w_off:b_off].reshape(size, hi - lo)
-        b = self._w[b_off:b_off + size]
-        return W, b, lo
+        return _network_init.init_bounds(self._layers, self.n_connections, init, scale, logistic)
 
     def connected_pairs(self) -> list[tuple[int, int]]:
         """The connected layer pairs (i, j), i < j, in weight order."""
@@ -497,14 +365,8 @@ class MLP:
         b : dict
             ``b[j]`` of shape (n_j,), the biases of layer j = 1..L.
         """
-        W, b = {}, {}
-        for (i, j) in self.connected_pairs():
-            Wj, _, lo = self._slices(j)
-            c0 = self._starts[i] - lo
-            W[(i, j)] = Wj[:, c0:c0 + self.layer_sizes[i]].T.copy()
-        for j in range(1, self.n_layers + 1):
-            b[j] = self._slices(j)[1].copy()
-        return W, b
+        return _network_layout.params_by_pair(self._w, self._layers, self._starts,
+                                              self.layer_sizes, self.connected_pairs())
 
     def set_params(self, W, b):
         """Set the weights from the dicts returned by :meth:`get_params`.
@@ -520,34 +382,8 @@ class MLP:
             callback).
         """
         refuse_writes(self, "set_params")
-        if not isinstance(W, dict) or not isinstance(b, dict):
-            raise TypeError("`W` and `b` must be dicts as returned by get_params().")
-        pairs = self.connected_pairs()
-        if set(W) != set(pairs):
-            raise ValueError(f"`W` must have exactly the keys {pairs}, got {sorted(W)}.")
-        if set(b) != set(range(1, self.n_layers + 1)):
-            raise ValueError(f"`b` must have exactly the keys {list(range(1, self.n_layers + 1))}, "
-                             f"got {sorted(b)}.")
-        new = self._w.copy()
-        for (i, j) in pairs:
-            refuse_complex(W[(i, j)], f"W[{(i, j)}]")
-            Wij = np.asarray(W[(i, j)], dtype=np.float64)
-            shape = (self.layer_sizes[i], self.layer_sizes[j])
-            if Wij.shape != shape:
-                raise ValueError(f"`W[{(i, j)}]` must have shape {shape}, got {Wij.shape}.")
-            start, size, lo, hi, w_off, b_off, _ = self._layers[j - 1]
-            Wj = new[w_off:b_off].reshape(size, hi - lo)
-            c0 = self._starts[i] - lo
-            Wj[:, c0:c0 + shape[0]] = Wij.T
-        for j in range(1, self.n_layers + 1):
-            refuse_complex(b[j], f"b[{j}]")
-            bj = np.asarray(b[j], dtype=np.float64)
-            if bj.shape != (self.layer_sizes[j],):
-                raise ValueError(f"`b[{j}]` must have shape ({self.layer_sizes[j]},), got {bj.shape}.")
-            b_off = self._layers[j - 1, 5]
-            new[b_off:b_off + bj.size] = bj
-        _check_weight_range(new, "`W` and `b`")
-        self._w[:] = new
+        self._w[:] = _network_layout.weights_from_params(
+            self._w, W, b, self._layers, self._starts, self.layer_sizes, self.connected_pairs())
         return self
 
     # -------------------------------------------------------------- evaluate
@@ -626,31 +462,15 @@ class MLP:
         new._w = self._w.copy()
         return new
 
-    def _checksum(self, config, weights):
-        digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode())
-        digest.update(np.ascontiguousarray(weights, dtype=np.float64).tobytes())
-        return digest.hexdigest()
-
     def __getstate__(self):
         config = self._config()
         return {"format_version": FORMAT_VERSION, "config": config, "weights": self._w.copy(),
-                "sha256": self._checksum(config, self._w)}
+                "sha256": _network_io.checksum(config, self._w)}
 
     def __setstate__(self, state):
         if "_w" in self.__dict__:                       # (restoring into a live network)
             refuse_writes(self, "__setstate__")
-        version = state.get("format_version") if isinstance(state, dict) else None
-        if type(version) is not int or version != FORMAT_VERSION:
-            raise ValueError(f"cannot restore MLP: format version {version!r}, this fastnet reads "
-                             f"version {FORMAT_VERSION} (an integer).")
-        missing = {"config", "weights", "sha256"} - set(state)
-        if missing:
-            raise ValueError(f"cannot restore MLP: the pickled state lacks {sorted(missing)}.")
-        config = _check_config(state["config"], "cannot restore MLP: the pickled state", ACTIVATIONS)
-        weights = _check_weights(state["weights"], config, "cannot restore MLP: the pickled state")
-        if self._checksum(state["config"], weights) != state["sha256"]:
-            raise ValueError("cannot restore MLP: the pickled state is corrupted "
-                             "(SHA-256 of configuration and weights does not match).")
+        config, weights = _network_io.restored_state(state, FORMAT_VERSION, ACTIVATIONS)
         self.__dict__.update(MLP._build(config, weights).__dict__)
 
     @classmethod
@@ -696,18 +516,7 @@ class MLP:
             has another format version, an unknown, ill-typed or too large
             configuration, or weights that do not fit it.
         """
-        path = os.fspath(path)
-        with open_regular(path) as fh:  # our handle, closed even when reading fails
-            try:
-                return cls._build(*_read_network_file(fh, path, ACTIVATIONS))
-            except _NotNetworkFile as exc:
-                raise ValueError(f"{path}: not a fastnet network file ({exc}).") from None
-            except ValueError as exc:
-                msg = str(exc)
-                raise ValueError(msg if msg.startswith(path) else f"{path}: {msg}") from None
-            except Exception as exc:  # truncated zip, bad CRC-32, ...
-                raise ValueError(f"{path}: cannot read fastnet network file "
-                                 f"({type(exc).__name__}: {exc}).") from None
+        return _network_io.read_network(path, cls._build, ACTIVATIONS)
 
     def __eq__(self, other):
         if not isinstance(other, MLP):

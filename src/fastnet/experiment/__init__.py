@@ -48,10 +48,10 @@ from fastnet.experiment._resultfile import (
     strip_timing,
 )
 from fastnet.experiment._runner import (
-    BATCH_SIZE, MAX_JOBS, MIXED_BLOCK, PARENT_POLL, SCHEDULER_TIMEOUT,
-    ExperimentProgress, ExperimentResult, run_experiment,
+    BATCH_SIZE, MAX_JOBS, MIXED_BLOCK, ExperimentProgress, ExperimentResult, run_experiment,
 )
 from fastnet.experiment._spec import MAX_GRID_RUNS, MAX_RUNS, Experiment
+from fastnet.experiment._workers import PARENT_POLL, SCHEDULER_TIMEOUT
 
 __all__ = [
     "Experiment",

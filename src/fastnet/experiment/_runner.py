@@ -22,10 +22,11 @@ from fastnet.experiment._resultfile import (
 )
 from fastnet._validation import check_count
 from fastnet.experiment._spec import Experiment
+from fastnet.experiment._workers import (  # (suite/_run.py imports them from here too)
+    _check_address, _client, _watch_parent,
+)
 
 
-#: Seconds to wait for a Dask scheduler to answer.
-SCHEDULER_TIMEOUT = 10.0
 #: Most local worker processes of `run_experiment` (``jobs``): each imports
 #: NumPy and fastnet (tens of MB), and more processes than cores only share them.
 MAX_JOBS = 256
@@ -44,9 +45,7 @@ MAX_JOBS = 256
 #: 0.112/0.113/0.106/0.106, lanes 0.115 (0.124); thyroid1 (3600 examples)
 #: 7.21/7.02/6.98/6.83, one call per run 7.4.
 MIXED_BLOCK = 30
-#: Seconds between a local worker's checks that the process that started it
-#: still runs: a worker whose parent died (even by SIGKILL) exits within this.
-PARENT_POLL = 0.2
+
 
 @dataclass(frozen=True)
 class _Task:
@@ -63,25 +62,6 @@ class _Task:
     algorithm: str = DEFAULT_ALGORITHM
     method: str | None = None       # the cell's `_cell_method` (None: the rule has no lanes)
     blocks: tuple = ()              # "mixed": the blocks to train, as (first run, stop)
-
-
-def _watch_parent(parent):
-    """Initializer of a local worker: exit as soon as ``parent`` is gone.
-
-    joblib's loky workers otherwise outlive a killed experiment (they wait for
-    work for loky's idle timeout, 300 s). A daemon thread polls the parent pid
-    every `PARENT_POLL` seconds; once the worker is re-parented, it exits.
-    """
-    import threading
-
-    def watch():
-        while os.getppid() == parent:
-            time.sleep(PARENT_POLL)
-        os._exit(1)
-
-    if os.getppid() != parent:
-        os._exit(1)
-    threading.Thread(target=watch, name="fastnet-parent-watch", daemon=True).start()
 
 
 def _cell_method(n_train, n_connections):
@@ -364,46 +344,6 @@ class ExperimentResult:
     backend: str
     wall_time: float
     workers: int = 1
-
-
-def _dask_distributed():
-    """dask.distributed, or an ImportError saying how to install it."""
-    try:
-        import dask.distributed
-    except ImportError:
-        raise ImportError("running on a Dask cluster needs dask.distributed: "
-                          "pip install 'fastnet[dask]'") from None
-    return dask.distributed
-
-
-def _client(scheduler):
-    Client = _dask_distributed().Client
-    if isinstance(scheduler, str):
-        try:
-            return Client(scheduler, timeout=SCHEDULER_TIMEOUT, set_as_default=False), True
-        except (OSError, TimeoutError) as exc:
-            raise ConnectionError(f"`scheduler`: could not reach a Dask scheduler at {scheduler!r} "
-                                  f"within {SCHEDULER_TIMEOUT:g} s ({exc}).") from None
-    if type(scheduler).__name__ != "Client":
-        raise TypeError(f"`scheduler` must be an address such as 'tcp://host:8786' or a "
-                        f"dask.distributed.Client, got {scheduler!r}.")
-    return scheduler, False
-
-
-def _check_address(scheduler):
-    """A ValueError naming ``scheduler`` if it is no Dask address. (Checked before a
-    Client is made: a Client that fails on its address is left half made, and its
-    clean-up at exit waits 20 s.)"""
-    _dask_distributed()
-    from distributed.comm import parse_address, parse_host_port
-
-    try:
-        protocol, location = parse_address(scheduler)
-        if protocol in ("tcp", "tls", "ucx"):
-            parse_host_port(location)
-    except ValueError as exc:
-        raise ValueError(f"`scheduler` must be a Dask scheduler address such as "
-                         f"'tcp://host:8786', got {scheduler!r} ({exc}).") from None
 
 
 #: Runs of one (problem, network) cell trained together by default (`run_experiment`).

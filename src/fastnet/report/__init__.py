@@ -18,7 +18,8 @@ Lacoste's Poisson binomial test (`fastnet.stats.pairwise_table`).
 `timing_summary` collects the cost of the runs: traversals, CPU seconds and
 traversals per CPU second, with the machine description.
 """
-from fastnet.report._compare import Comparison, compare
+from fastnet.report._compare import Comparison
+from fastnet.report._compare_build import compare
 from fastnet.report._render import MEASURES
 from fastnet.report._summary import (
     EXCLUDE_RULES, Report, ReportRow, TimingRow, TimingSummary, summarize, timing_summary,

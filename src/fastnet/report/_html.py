@@ -496,54 +496,66 @@ def comparison_html(cmp, *, pictures=True):
         body.append('<h2 id="notes">Notes</h2><ul class="notes">'
                     + "".join(f"<li>{_e(n)}</li>" for n in cmp.notes) + "</ul>")
     if pictures:
-        body.append('<h2 id="pictures">Distributions per problem</h2>')
-        for i, p in enumerate(cmp.problems):
-            samples = {lab: _finite(cmp.samples[lab][p]) for lab in cmp.labels}
-            samples = {k: v for k, v in samples.items() if v.size}
-            body.append(f'<section class="cell" id="problem-{i}"><h3>{_e(p)}</h3>')
-            body.append('<p class="meta">' + _e("; ".join(
-                f"{k}: {_n(v.size, 'run')}" for k, v in samples.items())) + "</p>")
-            figs = []
-            if samples:
-                figs.append(_picture(
-                    plots, lambda ax, s=samples: plots.box_whiskers(s, ylabel=what, key=False,
-                                                                    ax=ax),
-                    f"{p}: box-whiskers of the {what} per algorithm",
-                    f"{what.capitalize()} per run, one box per algorithm. " + _BOX_KEY))
-                if min(v.size for v in samples.values()) >= 4:
-                    figs.append(_picture(
-                        plots, lambda ax, s=samples: plots.extended_box_whiskers(
-                            s, ylabel=what, key=False, ax=ax),
-                        f"{p}: extended box-whiskers of the {what} per algorithm",
-                        "Extended box-whiskers (Lawrence et al.): eight segments of one "
-                        "eighth of the runs each; orange bar: median; dot and line: mean "
-                        "± one standard deviation."))
-                n_test = (_problem_n_test(cmp.headers, p) if cmp.measure == "classification"
-                          else None)
-                bins = ("auto" if n_test is None else
-                        plots._grid_edges(np.concatenate(list(samples.values())), 100 / n_test))
-                figs.append(_picture(
-                    plots, lambda ax, s=samples, b=bins: plots.histograms(
-                        s, bins=b, xlabel=f"{what} (%)", ax=ax),
-                    f"{p}: histograms of the {what} per algorithm",
-                    "Histograms on common bins, in percent of each algorithm's runs"
-                    + ("." if n_test is None else f", each bin whole steps of 100/{n_test} % "
-                       f"(one of the {n_test} test examples).")))
-                figs.append(_picture(
-                    plots, lambda ax, s=samples: plots.ecdf(s, xlabel=what, ax=ax),
-                    f"{p}: empirical distribution functions of the {what}",
-                    "Fraction of runs with an error at most x: the curve further left is "
-                    "the better algorithm."))
-            body.append('<div class="figs">' + "".join(figs) + "</div></section>")
+        body += _comparison_pictures(cmp, plots, what)
     if cmp.headers:
-        files = list(cmp.headers)
-        table = {}
-        for f in files:
-            for k, v in _setup_pairs(cmp.headers[f]):
-                table.setdefault(k, {})[f] = _value(v)
-        rows = [[k] + [vals.get(f, "-") for f in files] for k, vals in table.items()]
-        body += ['<h2 id="setup">Set-up</h2>',
-                 _simple_table("setup-table", ["", *(Path(f).name for f in files)], rows,
-                               numeric_from=99).replace("<table", '<table class="setup"', 1)]
+        body += _comparison_setup(cmp.headers)
     version = next((h.get("version", "?") for h in cmp.headers.values()), "?")
     return _page(title, "\n".join(body), version)
+
+
+def _comparison_pictures(cmp, plots, what):
+    """The comparison page's section of pictures: per problem, the distributions of
+    each algorithm's errors (box-whiskers, extended box-whiskers, histograms, ECDF)."""
+    body = ['<h2 id="pictures">Distributions per problem</h2>']
+    for i, p in enumerate(cmp.problems):
+        samples = {lab: _finite(cmp.samples[lab][p]) for lab in cmp.labels}
+        samples = {k: v for k, v in samples.items() if v.size}
+        body.append(f'<section class="cell" id="problem-{i}"><h3>{_e(p)}</h3>')
+        body.append('<p class="meta">' + _e("; ".join(
+            f"{k}: {_n(v.size, 'run')}" for k, v in samples.items())) + "</p>")
+        figs = []
+        if samples:
+            figs.append(_picture(
+                plots, lambda ax, s=samples: plots.box_whiskers(s, ylabel=what, key=False,
+                                                                ax=ax),
+                f"{p}: box-whiskers of the {what} per algorithm",
+                f"{what.capitalize()} per run, one box per algorithm. " + _BOX_KEY))
+            if min(v.size for v in samples.values()) >= 4:
+                figs.append(_picture(
+                    plots, lambda ax, s=samples: plots.extended_box_whiskers(
+                        s, ylabel=what, key=False, ax=ax),
+                    f"{p}: extended box-whiskers of the {what} per algorithm",
+                    "Extended box-whiskers (Lawrence et al.): eight segments of one "
+                    "eighth of the runs each; orange bar: median; dot and line: mean "
+                    "± one standard deviation."))
+            n_test = (_problem_n_test(cmp.headers, p) if cmp.measure == "classification"
+                      else None)
+            bins = ("auto" if n_test is None else
+                    plots._grid_edges(np.concatenate(list(samples.values())), 100 / n_test))
+            figs.append(_picture(
+                plots, lambda ax, s=samples, b=bins: plots.histograms(
+                    s, bins=b, xlabel=f"{what} (%)", ax=ax),
+                f"{p}: histograms of the {what} per algorithm",
+                "Histograms on common bins, in percent of each algorithm's runs"
+                + ("." if n_test is None else f", each bin whole steps of 100/{n_test} % "
+                   f"(one of the {n_test} test examples).")))
+            figs.append(_picture(
+                plots, lambda ax, s=samples: plots.ecdf(s, xlabel=what, ax=ax),
+                f"{p}: empirical distribution functions of the {what}",
+                "Fraction of runs with an error at most x: the curve further left is "
+                "the better algorithm."))
+        body.append('<div class="figs">' + "".join(figs) + "</div></section>")
+    return body
+
+
+def _comparison_setup(headers):
+    """The comparison page's set-up table: each result file's set-up side by side."""
+    files = list(headers)
+    table = {}
+    for f in files:
+        for k, v in _setup_pairs(headers[f]):
+            table.setdefault(k, {})[f] = _value(v)
+    rows = [[k] + [vals.get(f, "-") for f in files] for k, vals in table.items()]
+    return ['<h2 id="setup">Set-up</h2>',
+            _simple_table("setup-table", ["", *(Path(f).name for f in files)], rows,
+                          numeric_from=99).replace("<table", '<table class="setup"', 1)]

@@ -24,17 +24,8 @@ Every function returns a frozen dataclass (SciPy-style result object); none of t
 imports the compiled kernels. Pictures of these results are in :mod:`fastnet.plots`.
 """
 
-from ._across import (
-    BayesianSignedRank,
-    ExpectedBest,
-    FriedmanNemenyi,
-    PerformanceProfiles,
-    bayesian_signed_rank,
-    expected_best,
-    friedman_nemenyi,
-    nemenyi_q,
-    performance_profiles,
-)
+from ._across import ExpectedBest, PerformanceProfiles, expected_best, performance_profiles
+from ._bayesian_signed_rank import BayesianSignedRank, bayesian_signed_rank
 from ._describe import Description, describe, segment_points
 from ._hamey import AsymptoticModel, HameyResult, hamey_analysis
 from ._lacoste_datasets import (
@@ -48,14 +39,9 @@ from ._lacoste_datasets import (
 from ._lacoste_pairwise import PairwiseTable, pairwise_table
 from ._lacoste_single import prob_better, prob_better_predictions
 from ._multiple import datasets_needed, holm, smallest_pvalue
-from ._proben1_ttest import (
-    CleanedSample,
-    CochranCoxResult,
-    ErrorComparison,
-    WelchResult,
-    cochran_cox_ttest,
-    compare_errors,
-)
+from ._rank_tests import FriedmanNemenyi, friedman_nemenyi, nemenyi_q
+from ._cochran_cox import CochranCoxResult, cochran_cox_ttest
+from ._proben1_ttest import CleanedSample, ErrorComparison, WelchResult, compare_errors
 from ._resampling import (
     GeneralizationSummary,
     PairedTTestResult,

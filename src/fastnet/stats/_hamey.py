@@ -515,16 +515,7 @@ def hamey_analysis(
     if not fit_model:
         return HameyResult(status="not_requested", **common, **no_model)
 
-    if t0_candidates is None:
-        cand = _default_candidates(t_succ, min_fit, max_candidates)
-    else:
-        cand = np.unique(np.asarray(t0_candidates, dtype=np.float64))
-        if cand.ndim != 1 or cand.size == 0 or not np.all(np.isfinite(cand)):
-            raise ValueError("`t0_candidates` must be a non-empty 1-D array of finite values.")
-        if np.any(cand < 0) or np.any(cand >= limit):
-            raise ValueError(f"`t0_candidates` must lie in [0, {limit:g}).")
-        m_after = s - np.searchsorted(t_succ, cand, side="right")
-        cand = cand[m_after >= min_fit]
+    cand = _fit_candidates(t0_candidates, t_succ, limit, min_fit, max_candidates)
     if cand.size == 0:
         return HameyResult(status="too_few_successes", **common, **no_model)
 
@@ -552,7 +543,39 @@ def hamey_analysis(
         return HameyResult(status="degenerate_fit", **common, model=model,
                            asymptotic_success_rate=np.nan, capped=False,
                            corrected_mean=np.nan, corrected_median=np.nan)
-    a, k = f["a"], f["k"]
+    lam_raw, lam, corrected_mean, corrected_median = _corrected_times(model, n, t_succ,
+                                                                      mean_time)
+    return HameyResult(
+        status=status, **common, model=model, asymptotic_success_rate=float(lam),
+        capped=bool(lam_raw > 1.0), corrected_mean=float(corrected_mean),
+        corrected_median=float(corrected_median),
+    )
+
+
+def _fit_candidates(t0_candidates, t_succ, limit, min_fit, max_candidates):
+    """The T0 to fit the model from: the given ones checked (or the default spread over
+    the successful times), keeping those with at least ``min_fit`` successes after."""
+    s = int(t_succ.size)
+    if t0_candidates is None:
+        cand = _default_candidates(t_succ, min_fit, max_candidates)
+    else:
+        cand = np.unique(np.asarray(t0_candidates, dtype=np.float64))
+        if cand.ndim != 1 or cand.size == 0 or not np.all(np.isfinite(cand)):
+            raise ValueError("`t0_candidates` must be a non-empty 1-D array of finite values.")
+        if np.any(cand < 0) or np.any(cand >= limit):
+            raise ValueError(f"`t0_candidates` must lie in [0, {limit:g}).")
+        m_after = s - np.searchsorted(t_succ, cand, side="right")
+        cand = cand[m_after >= min_fit]
+    return cand
+
+
+def _corrected_times(model, n, t_succ, mean_time):
+    """``(lam_raw, lam, corrected_mean, corrected_median)``: the asymptotic success rate
+    (uncapped and capped at 1) and the mean and median time to success once the
+    fitted model supplies the successes it predicts after the limit."""
+    t0, a, k, limit = model.t0, model.a, model.k, model.limit
+    gamma, lambda_rest = model.gamma, model.lambda_rest
+    s = int(t_succ.size)
     f_limit = model.cdf(limit)
     lam_raw = gamma + lambda_rest * (1.0 - gamma) / f_limit
     lam = min(1.0, lam_raw)
@@ -571,8 +594,4 @@ def hamey_analysis(
         u = (target - s) / extra
         f_t = f_limit + u * (1.0 - f_limit)
         corrected_median = t0 + ((1.0 - f_t) ** (-1.0 / k) - 1.0) / a
-    return HameyResult(
-        status=status, **common, model=model, asymptotic_success_rate=float(lam),
-        capped=bool(lam_raw > 1.0), corrected_mean=float(corrected_mean),
-        corrected_median=float(corrected_median),
-    )
+    return lam_raw, lam, corrected_mean, corrected_median
