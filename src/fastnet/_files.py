@@ -9,6 +9,7 @@ leave it ``0o600``).
 """
 import contextlib
 import io
+import json
 import math
 import os
 import stat
@@ -89,6 +90,23 @@ def open_regular(path):
     except BaseException:
         os.close(fd)
         raise
+
+
+def read_json_record(path, kind, retrain):
+    """The JSON value in the regular file `path`; None if there is no such file.
+
+    A result file of a long run (a study's trials, a suite's cell) that cannot be read
+    or parsed raises a ValueError naming the file, what it should be (`kind`, e.g.
+    "a study's trials file") and what deleting it does (`retrain`): it is never taken
+    for a missing one, which would train it again silently.
+    """
+    try:
+        with open_regular(path) as f:
+            return json.loads(f.read().decode("utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not {kind} ({exc}); delete it to {retrain}.") from None
 
 
 def atomic_write(path, write):

@@ -344,16 +344,11 @@ def _load_cell(path, study, spec, data_sha256):
     set-up, edited by hand: a trial's epochs outside 0..T, a flag not 0 or 1, a negative
     or non-finite CPU time, a count other than K). A file written before studies
     counted traversals (without ``traversals``) is None too: trained again."""
-    from fastnet._files import open_regular
+    from fastnet._files import read_json_record
 
-    try:
-        with open_regular(path) as f:
-            d = json.loads(f.read().decode("utf-8"))
-    except FileNotFoundError:
+    d = read_json_record(path, "a study's trials file", "train that algorithm again")
+    if d is None:
         return None
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: not a study's trials file ({exc}); delete it to train "
-                         "that algorithm again.") from None
     K, T = study.trials, study.limit
 
     def column(key, dtype, ok):

@@ -178,16 +178,11 @@ def _cell_path(out, cell):
 def _load_cell(path, cell):
     """A finished cell's record, None if absent; a ValueError naming the file if it is
     not this cell's (another set-up, other data, edited)."""
-    from fastnet._files import open_regular
+    from fastnet._files import read_json_record
 
-    try:
-        with open_regular(path) as f:
-            d = json.loads(f.read().decode("utf-8"))
-    except FileNotFoundError:
+    d = read_json_record(path, "a suite's cell file", "train that cell again")
+    if d is None:
         return None
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: not a suite's cell file ({exc}); delete it to train that "
-                         "cell again.") from None
     if (not isinstance(d, dict) or d.get("hash") != cell.hash or d.get("identity") != cell.identity
             or d.get("algorithm") != cell.configuration or not isinstance(d.get("runs"), list)
             or len(d["runs"]) != cell.runs
