@@ -96,12 +96,13 @@ fn_trials_activate_layer(ptrdiff_t act, fn_tv *A, fn_tv *D, ptrdiff_t nb, ptrdif
 }
 
 /* Calls TILE(RT, UT) for tiles covering rows [0, nb) x units [0, size): RT and
- * UT are 4, 2 or 1 (whatever is left), r0 and u0 each tile's first row and unit. */
+ * UT are 4, 2 or 1 (whatever is left, at most the constant TMAX of the caller),
+ * r0 and u0 each tile's first row and unit. */
 #define FN_T_TILES(nb, size, r0, u0, TILE)                                             \
     for (ptrdiff_t u0 = 0; u0 < (size);) {                                             \
-        const int ut_ = (size) - u0 >= 4 ? 4 : (size) - u0 >= 2 ? 2 : 1;               \
+        const int ut_ = (size) - u0 >= 4 && TMAX >= 4 ? 4 : (size) - u0 >= 2 && TMAX >= 2 ? 2 : 1; \
         for (ptrdiff_t r0 = 0; r0 < (nb);) {                                           \
-            const int rt_ = (nb) - r0 >= 4 ? 4 : (nb) - r0 >= 2 ? 2 : 1;               \
+            const int rt_ = (nb) - r0 >= 4 && TMAX >= 4 ? 4 : (nb) - r0 >= 2 && TMAX >= 2 ? 2 : 1; \
             switch (rt_ * 8 + ut_) {                                                   \
             case 4 * 8 + 4: TILE(4, 4); break;                                         \
             case 4 * 8 + 2: TILE(4, 2); break;                                         \
@@ -122,7 +123,7 @@ fn_trials_activate_layer(ptrdiff_t act, fn_tv *A, fn_tv *D, ptrdiff_t nb, ptrdif
  * the inputs; fills the other units and, unless D is NULL, f'(net) into D.
  * Every sum in source order, then + bias. */
 FN_INLINE void
-fn_trials_forward_rows(const ptrdiff_t *layers, ptrdiff_t n_layers, const double *w, fn_tv *A,
+fn_trials_forward_rows(const int TMAX, const ptrdiff_t *layers, ptrdiff_t n_layers, const double *w, fn_tv *A,
                        fn_tv *D, ptrdiff_t nb, ptrdiff_t n_units)
 {
     for (ptrdiff_t j = 0; j < n_layers; j++) {
@@ -188,7 +189,7 @@ fn_trials_gradient_tile(const int UT, const int IT, double *gw, const fn_tv *A, 
  * Layers in reverse: when layer j is reached every later layer has added its
  * share to dE/da of layer j's units. */
 FN_INLINE void
-fn_trials_backward_rows(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
+fn_trials_backward_rows(const int TMAX, const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                         const double *w, fn_tv *D, fn_tv *E, ptrdiff_t nb, ptrdiff_t n_units)
 {
     for (ptrdiff_t j = n_layers - 1; j >= 0; j--) {
@@ -210,7 +211,7 @@ fn_trials_backward_rows(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
 
 /* dE/dw of a block (D = dE/dnet, A the activations) added into gw. */
 FN_INLINE void
-fn_trials_gradient_rows(const ptrdiff_t *layers, ptrdiff_t n_layers, double *gw,
+fn_trials_gradient_rows(const int TMAX, const ptrdiff_t *layers, ptrdiff_t n_layers, double *gw,
                         const fn_tv *A, const fn_tv *D, ptrdiff_t nb, ptrdiff_t n_units)
 {
     for (ptrdiff_t j = 0; j < n_layers; j++) {

@@ -191,20 +191,26 @@ fn_trials_beyond(ptrdiff_t n_w, const double *wg, double w_limit, fn_tm *far)
 /* The kernels of each CPU level (_trials_level.h), then the dispatchers. */
 #define FN_LV(name) name##_v4
 #define FN_LV_ATTR FN_CPU_V4_ATTR
+#define FN_LV_TILE 4
 #include "_trials_level.h"
 #undef FN_LV
 #undef FN_LV_ATTR
+#undef FN_LV_TILE
 #define FN_LV(name) name##_v3
 #define FN_LV_ATTR FN_CPU_V3_ATTR
+#define FN_LV_TILE 4
 #include "_trials_level.h"
 #undef FN_LV
 #undef FN_LV_ATTR
+#undef FN_LV_TILE
 #define FN_LV(name) name##_v0
 /* (not inlined into the dispatchers: 4 s less compile, and no call it would save) */
 #define FN_LV_ATTR __attribute__((unused, noinline))
+#define FN_LV_TILE 2
 #include "_trials_level.h"
 #undef FN_LV
 #undef FN_LV_ATTR
+#undef FN_LV_TILE
 
 /* Calls the level's form of a kernel: FN_TRIALS_AT_LEVEL(fn_trials_sse, (args)). */
 #define FN_TRIALS_AT_LEVEL(name, args)                                                 \

@@ -1,7 +1,11 @@
 /* The lanes kernels of one CPU level: a template that _trials.h includes once
  * per level of _cpu.h, after defining
  *   FN_LV(name)   the name of this level's function (name_v4, name_v3, name_v0);
- *   FN_LV_ATTR    its target attribute.
+ *   FN_LV_ATTR    its target attribute;
+ *   FN_LV_TILE    the largest register tile's side (4; 2 in the baseline, whose
+ *                 eight-lane vectors take four SSE2 registers each: larger tiles
+ *                 there only multiply the code). Sums run in the same order
+ *                 whatever the tiles, so results do not depend on it.
  * _trials.h's dispatchers (fn_trials_sse, ...) call the level fn_cpu_level
  * chooses. The always-inline helpers (_lanes_pass.h, _lanes_rule.h, _trials.h)
  * are compiled into each level's functions. Not guarded: its parameters are the
@@ -18,7 +22,7 @@ FN_LV(fn_trials_forward_block)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrd
                         ptrdiff_t nb, ptrdiff_t n_units)
 {
     for (ptrdiff_t r = 0; r < nb; r++) fn_trials_inputs(A + r * n_units, X, p0 + r, n_in);
-    fn_trials_forward_rows(layers, n_layers, w, A, D, nb, n_units);
+    fn_trials_forward_rows(FN_LV_TILE, layers, n_layers, w, A, D, nb, n_units);
 }
 
 /* A forward pass of one group (weights wg) over a data set X, in blocks of
@@ -113,8 +117,8 @@ FN_LV(fn_trials_epoch_gradient)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptr
             }
             for (ptrdiff_t s = n_in; s < out0; s++) er[s] = zero;
         }
-        fn_trials_backward_rows(layers, n_layers, n_in, wg, D, E, nb, n_units);
-        fn_trials_gradient_rows(layers, n_layers, gg, A, D, nb, n_units);
+        fn_trials_backward_rows(FN_LV_TILE, layers, n_layers, n_in, wg, D, E, nb, n_units);
+        fn_trials_gradient_rows(FN_LV_TILE, layers, n_layers, gg, A, D, nb, n_units);
     }
     *sse = e;
 }
