@@ -115,9 +115,16 @@ fn_gm_bits(const fn_tm *k)
 /* The tiny-network kernels (_tiny.h) are built for x86-64-v4 alone: elsewhere
  * GCC splits their 8-lane masks into scalar code, and the generic kernel does
  * as well there. */
-/* (at -O2: their loops are unrolled by pragmas and their vectors explicit, so
- * -O3's passes add nothing but 5 s of compile; measured equally fast) */
+/* FASTNET_TINY_O2 (setup.py's -O3 builds define it): the tiny kernels at -O2. Their
+ * loops are unrolled by pragmas and their vectors explicit, so -O3's passes add
+ * nothing but 5 s of compile (measured equally fast). Only there: in a build at
+ * -O1 (the sanitizer build) -O2 would contract their products into FMAs that the
+ * generic kernel, at -O1, does not, and they must agree bit for bit. */
+#ifdef FASTNET_TINY_O2
 #define FN_TINY_TARGET __attribute__((target("arch=x86-64-v4"), optimize("O2"), unused))
+#else
+#define FN_TINY_TARGET FN_CPU_V4_ATTR
+#endif
 #define FN_TINY_X86_V4 1
 /* The outputs are rounded before the residual y - t, as in the generic kernel
  * (which stores them): without this, GCC fuses x * q - t of an x/(1+|x|)
