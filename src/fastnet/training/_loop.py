@@ -212,18 +212,6 @@ class StripLoop:
             best_epoch=None if m is None else m.best_epoch[i],
             is_correct=self.policy.checker(i))
 
-    def evaluation(self):
-        """Evaluation traversals of each trial (Prechelt 1994): a forward pass over
-        the validation and test sets at every strip end it trained through, and
-        over the training set for every success check."""
-        s, NC, policy = self.sets, self.N * self.C, self.policy
-        if policy.kernel_check:
-            return self.epochs // self.run.strip * NC
-        per_strip = s.n_val + s.n_test if policy.in_strips else 0
-        if not per_strip:
-            return policy.checks * NC
-        return self.epochs // self.run.strip * (per_strip * self.C) + policy.checks * NC
-
     # ---------------------------------------------------------------- results
 
     def columns(self, clocks, stacklevel, store=None):
@@ -262,7 +250,7 @@ class StripLoop:
             test_error=None if m is None else m.test,
             strip_epochs=None if m is None else m.strip_epochs,
             n_strips=None if m is None else epochs // run.strip, weights=rows, finals=finals,
-            evaluation=self.evaluation(), n_train=self.N, updates_per_epoch=self.updates,
+            evaluation=self.policy.evaluation(epochs, self.C), n_train=self.N, updates_per_epoch=self.updates,
             cpu_time=clocks[0], wall_time=clocks[1], counts=self.counts)
 
     def _final(self, which, Y, relevant, current):
