@@ -171,7 +171,11 @@ class Algorithm:
         return 0
 
     def stop_reason(self, state):
-        """Why the rule stopped itself (after an epoch status -k), or None."""
+        """Why the rule stopped itself (after an epoch status -k), or None.
+
+        The loop ends the trial after that epoch; if it is a strip end, the loop
+        measures it first (validation and test errors, best weights) as any
+        strip end, at the weights the rule stopped with."""
         return getattr(state, "stop_reason", None)
 
     def traversals(self, state, n_train, n_connections):

@@ -133,7 +133,10 @@ class LBFGS(Algorithm):
     run (``ftol``, ``gtol``), training stops with reason ``"converged"``; when
     its line search fails to lower the error, with reason ``"abnormal"`` (the
     weights stay at the last iterate; that last epoch counts, with its
-    evaluations). SciPy's iteration and evaluation limits are never reached.
+    evaluations). A stop at a strip end is measured there like any strip end
+    (validation and test errors of the final weights, counted in
+    ``min_val_error``, ``gl_end`` and the relevant epoch). SciPy's iteration and
+    evaluation limits are never reached.
 
     References
     ----------

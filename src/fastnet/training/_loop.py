@@ -144,9 +144,14 @@ class StripLoop:
         self.epoch = epoch + n
         if stopping:
             early = _status.stopped(status)
-            won = idx[early]
+            won, ends = idx[early], epoch + _status.stopped_after(status[early])
             self.policy.succeeded(won)
-            self._finish(won, epoch + _status.stopped_after(status[early]))
+            if self._strip_ends:
+                # A rule that stops its trial at a strip end has that strip end
+                # measured like any other, at the weights it stops with (its
+                # criteria and callback are not asked: it has stopped).
+                self._measure(won[ends == self.epoch], self.epoch)
+            self._finish(won, ends)
         if self._strip_ends:
             self._strip_end(self.training, self.epoch)
         if self.training.size and self.epoch < self.run.max_epochs:
@@ -195,10 +200,14 @@ class StripLoop:
             self.stopped[trials] = True
             self.training = self.training[~self.stopped[self.training]]
 
+    def _measure(self, idx, epoch):
+        """The validation and test errors of ``idx`` at ``epoch``, if a strip end."""
+        if self.measures is not None and idx.size and epoch % self.run.strip == 0:
+            self.measures.measure(self.trials, idx, epoch)
+
     def _strip_end(self, idx, epoch):
         """Measure, test the criteria and call the callback at a strip end."""
-        if self.measures is not None and epoch % self.run.strip == 0:
-            self.measures.measure(self.trials, idx, epoch)
+        self._measure(idx, epoch)
         ended = self.policy.strip_end(idx, epoch, self._state)
         if ended:
             self._finish(np.array(ended, dtype=np.intp), epoch)
