@@ -94,7 +94,8 @@ typedef double fn_tvr __attribute__((vector_size(FN_TL * sizeof(double))));
  *   ALL       every lane;  BITS(k)  the lanes as bits of an unsigned;
  * and the value operations of the rules' template (_rules.h): V (fn_tvr),
  *   SPLAT, ABS, SQRT, NEG_SIGN_TIMES(g, t) (-sign(g) t by bits: -0.0 where g
- *   is 0 or NaN, as the scalar -0.0 t for a finite t).
+ *   is 0 or NaN, as the scalar -0.0 t for a finite t) and STEP_UNLESS(k, w, g, t)
+ *   (w moved by it where g, zeroed where k, is not 0: one select).
  * FN_GM: GCC's generic vectors (masks: all-ones lanes), for every CPU level. */
 #define FN_GM_V fn_tvr
 #define FN_GM_T fn_tm
@@ -112,6 +113,9 @@ typedef double fn_tvr __attribute__((vector_size(FN_TL * sizeof(double))));
 #define FN_GM_ABS(x) FN_TABS(x)
 #define FN_GM_SQRT(x) FN_TSQRT(x)
 #define FN_GM_NEG_SIGN_TIMES(g, t) FN_GM_SEL(FN_GM_NZ(g), FN_TNEGSIGN(t, g), FN_TSPLAT(-0.0))
+#define FN_GM_STEP_UNLESS(k, w, g, t) __extension__({                                   \
+    const fn_tv z_ = FN_GM_SEL(k, FN_TSPLAT(0.0), g);                                    \
+    FN_GM_SEL(FN_GM_NZ(z_), (w) + FN_TNEGSIGN(t, z_), w); })
 
 FN_INLINE unsigned
 fn_gm_bits(const fn_tm *k)
@@ -167,6 +171,9 @@ fn_gm_bits(const fn_tm *k)
 #define FN_KM_ABS(x) FN_TABS(x)
 #define FN_KM_SQRT(x) FN_TSQRT(x)
 #define FN_KM_NEG_SIGN_TIMES(g, t) FN_KM_SEL(FN_KM_NZ(g), FN_TNEGSIGN(t, g), FN_TSPLAT(-0.0))
+#define FN_KM_STEP_UNLESS(k, w, g, t) __extension__({                                   \
+    const fn_tv z_ = FN_KM_SEL(k, FN_TSPLAT(0.0), g);                                    \
+    FN_KM_SEL(FN_KM_NZ(z_), (w) + FN_TNEGSIGN(t, z_), w); })
 #endif
 #elif defined(__GNUC__)
 #define FN_TINY_TARGET __attribute__((unused))

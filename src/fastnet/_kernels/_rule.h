@@ -38,6 +38,7 @@ fn_neg_sign(double x)
 #define FN_SC_ABS(x) fabs(x)
 #define FN_SC_SQRT(x) sqrt(x)
 #define FN_SC_NEG_SIGN_TIMES(g, t) (fn_neg_sign(g) * (t))
+#define FN_SC_STEP_UNLESS(k, w, g, t) ((k) ? (w) : (w) + FN_SC_NEG_SIGN_TIMES(g, t))
 
 /* RPROP's parameters (as train_epochs in _rprop.pyx takes them). */
 typedef struct {

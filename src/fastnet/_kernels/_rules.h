@@ -25,6 +25,8 @@
  *                   SPLAT(x)   the double x as a value;  ABS, SQRT  per value;
  *                   NEG_SIGN_TIMES(g, t)   -sign(g) t for a step t >= +0: -t,
  *                              +t, or -0.0 where g is 0 or NaN (w + -0.0 is w);
+ *                   STEP_UNLESS(k, w, g, t)   w where k, else w + NEG_SIGN_TIMES(g, t)
+ *                              (vectors: in as many operations as one select);
  *   FN_R_STEPS    RPROP's parameter struct of the instance (eta_plus,
  *                 eta_minus, step_min, step_max as values of type V);
  *   FN_R_PREFIX, FN_R_SUFFIX   a function's name is prefix, rule, suffix
@@ -114,7 +116,7 @@ FN_R_NAME(rprop)(const int V, FN_R(V) *w, const FN_R(V) *g, FN_R(V) *gp, FN_R(V)
     *s = t;
     const FN_R(V) change = FN_R(NEG_SIGN_TIMES)(gv, t);
     if (V == FN_IRPROP_MINUS) {
-        *w = FN_R(SEL)(neg, wv, wv + change);
+        *w = FN_R(STEP_UNLESS)(neg, wv, gv, t);
         *gp = FN_R(SEL)(neg, zero, gv);
         return;
     }
