@@ -15,14 +15,15 @@ The extension modules are compiled in parallel, one per core (``build_ext``'s
 without debugging information (``-g0``: Python's own flags add ``-g``, which
 costs compile time and multiplies the wheel's size; FASTNET_DEBUG_KERNELS=1
 keeps it). Each module's worker translates its ``.pyx`` first when the
-``.c`` file is stale, so Cython runs beside the compiler.
+``.c`` file is stale (one translation at a time: Cython's compiler keeps
+global state), so Cython runs beside the compiler.
 """
 import json
 import os
 import shlex
-import subprocess
-import sys
+import threading
 
+from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
@@ -113,16 +114,9 @@ def kernel_extensions():
             for name in KERNELS]        # (longest compile first)
 
 
-# Translates one module exactly as cythonize would in this process, in a process of
-# its own: Cython's compiler keeps global state, and build_ext's workers are threads.
-TRANSLATE = """
-import sys
-from Cython.Build import cythonize
-from setuptools import Extension
-name, pyx, directives = sys.argv[1], sys.argv[2], eval(sys.argv[3])
-cythonize([Extension(name, [pyx])], compiler_directives=directives,
-          include_path=["src"], force=True, quiet=True)
-"""
+# Cython's compiler keeps global state and build_ext's workers are threads: one
+# translation at a time (the other worker meanwhile waits on its compiler process).
+TRANSLATION_LOCK = threading.Lock()
 
 
 def write_build_info(path="src/fastnet/_build_info.py"):
@@ -178,8 +172,9 @@ class TranslatingBuildExt(build_ext):
         name = ext.name.rsplit(".", 1)[1]
         if name in self._stale:
             pyx = os.path.join(KERNEL_DIR, f"{name}.pyx")
-            subprocess.run([sys.executable, "-c", TRANSLATE, ext.name, pyx, repr(DIRECTIVES)],
-                           check=True)
+            with TRANSLATION_LOCK:
+                cythonize([kernel_extension(name, pyx)], compiler_directives=DIRECTIVES,
+                          include_path=["src"], force=True, quiet=True)
         super().build_extension(ext)
 
 
