@@ -160,7 +160,8 @@ def test_lanes_at_lower_levels(level):
     if os.environ.get("FASTNET_SIMD"):
         pytest.skip("this run already has a capped level")
     here = os.path.dirname(os.path.abspath(__file__))
-    files = [os.path.join(here, f) for f in ("test_rprop_many.py", "test_lanes_rules.py")]
+    files = [os.path.join(here, f) for f in ("test_rprop_many.py", "test_lanes_rules.py",
+                                              "test_online_lanes.py")]
     env = dict(os.environ, FASTNET_SIMD=level)
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                           "-k", "not quickprop_trials_part", *files], env=env,
