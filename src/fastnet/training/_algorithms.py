@@ -81,8 +81,6 @@ class Algorithm:
     draws = False
     #: Trials can train side by side in vector lanes (a `KernelRule`'s lanes kernel).
     lanes = False
-    #: An update per pattern (online): the lanes' online kernel trains it.
-    per_pattern = False
 
     @property
     def objectives(self):
@@ -214,6 +212,8 @@ class KernelRule(Algorithm):
     """
 
     lanes = True
+    #: An update per pattern (online): the lanes' online kernel trains it.
+    per_pattern = False
     #: The kernels run Hamey's success check between epochs themselves.
     kernel_check = True
     #: The most a weight moves in one epoch in the lanes, or None: no bound
