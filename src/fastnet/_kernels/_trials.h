@@ -79,6 +79,25 @@ fn_trials_update_variant(int variant, const int blend, ptrdiff_t n_w, double *wg
     }
 }
 
+/* One weight's online step in every lane (fn_trials_online_step of _trials_level.h): the
+ * weight at pw, its previous change at pdw, its gradient g. */
+FN_INLINE void
+fn_trials_online_weight(const int BLEND, const int TRACK, double *pw, double *pdw,
+                        const fn_tvr *g, double rate, double momentum, const fn_tm *active,
+                        const fn_tv *lim, fn_tm *far)
+{
+    const fn_tvr w0 = FN_TLOAD(pw), dw0 = FN_TLOAD(pdw);
+    fn_tvr w = w0, dw = dw0;
+    fn_lanes_backprop_gm(&w, g, &dw, rate, momentum);
+    if (BLEND) {
+        w = FN_TSEL(*active, w, w0);
+        dw = FN_TSEL(*active, dw, dw0);
+    }
+    FN_TSTORE(pw, w);
+    FN_TSTORE(pdw, dw);
+    if (TRACK) *far |= ~(FN_TABS(w) < *lim);
+}
+
 /* The values of a rule that change from epoch to epoch: backprop's rate and
  * Adam's bias corrections c1 = 1 - beta1^t, c2 = 1 - beta2^t (update t). */
 typedef struct {

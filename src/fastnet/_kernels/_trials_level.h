@@ -251,22 +251,17 @@ FN_LV(fn_trials_online_step)(const int BLEND, const int TRACK, const ptrdiff_t *
         const ptrdiff_t *l = layers + j * FN_L_NCOLS;
         const ptrdiff_t lo = l[FN_L_SRC_LO], fan = l[FN_L_SRC_HI] - lo;
         const ptrdiff_t start = l[FN_L_START], size = l[FN_L_SIZE];
-        for (ptrdiff_t u = 0; u < size; u++) {
+        double *wb = wg + l[FN_L_B_OFF] * FN_TL, *db = dwp + l[FN_L_B_OFF] * FN_TL;
+        double *wu = wg + l[FN_L_W_OFF] * FN_TL, *du = dwp + l[FN_L_W_OFF] * FN_TL;
+        const fn_tv *a = A + lo;
+        for (ptrdiff_t u = 0; u < size; u++, wu += fan * FN_TL, du += fan * FN_TL) {
             const fn_tvr d = D[start + u];
-            for (ptrdiff_t i = -1; i < fan; i++) {       /* (i = -1: the bias) */
-                const ptrdiff_t c = i < 0 ? l[FN_L_B_OFF] + u : l[FN_L_W_OFF] + u * fan + i;
-                double *pw = wg + c * FN_TL, *pdw = dwp + c * FN_TL;
-                const fn_tvr g = i < 0 ? d : d * A[lo + i];
-                const fn_tvr w0 = FN_TLOAD(pw), dw0 = FN_TLOAD(pdw);
-                fn_tvr w = w0, dw = dw0;
-                fn_lanes_backprop_gm(&w, &g, &dw, rate, momentum);
-                if (BLEND) {
-                    w = FN_TSEL(*active, w, w0);
-                    dw = FN_TSEL(*active, dw, dw0);
-                }
-                FN_TSTORE(pw, w);
-                FN_TSTORE(pdw, dw);
-                if (TRACK) f |= ~(FN_TABS(w) < lim);
+            fn_trials_online_weight(BLEND, TRACK, wb + u * FN_TL, db + u * FN_TL, &d, rate,
+                                    momentum, active, &lim, &f);
+            for (ptrdiff_t i = 0; i < fan; i++) {
+                const fn_tvr g = d * a[i];
+                fn_trials_online_weight(BLEND, TRACK, wu + i * FN_TL, du + i * FN_TL, &g, rate,
+                                        momentum, active, &lim, &f);
             }
         }
     }
