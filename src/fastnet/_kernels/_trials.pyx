@@ -377,16 +377,34 @@ def check_lanes(const double[:, :, ::1] Y, const double[:, ::1] T, double r_c, d
 
 
 def online_work_size(Py_ssize_t n_units, Py_ssize_t n_w):
-    """Doubles of scratch trials_online needs for a network of n_units units and
-    n_w weights."""
+    """Doubles of scratch trials_online needs.
+
+    Parameters
+    ----------
+    n_units, n_w : the network's units (inputs included) and weights.
+
+    Returns
+    -------
+    size : int, one row each of activations, f'(net) and dE/da, and a copy of
+        a group's weights and changes (LANES lanes each).
+    """
     return (3 * n_units + 2 * n_w) * FN_TL
 
 
 def bitgen_address(generator):
-    """The address of the C interface (NumPy's ``bitgen_t``) of a
-    numpy.random.Generator's bit generator, as an int: what trials_online and
-    draw_orders draw from. The caller keeps the generator alive and holds its
-    bit generator's lock while a kernel draws."""
+    """The address of a generator's C interface, what trials_online and
+    draw_orders draw from.
+
+    Parameters
+    ----------
+    generator : numpy.random.Generator
+
+    Returns
+    -------
+    address : int, of its bit generator's ``bitgen_t`` (NumPy's C interface,
+        ``BitGenerator.capsule``). The caller keeps the generator alive and
+        holds its bit generator's lock while a kernel draws.
+    """
     return <size_t>PyCapsule_GetPointer(generator.bit_generator.capsule, "BitGenerator")
 
 
