@@ -150,6 +150,25 @@ def test_mixed_hands_off_with_each_trials_generator():
         assert_same_run(mixed[i], serial[i])
 
 
+def test_success_check_and_repacking_as_in_serial():
+    # Hamey's check at every epoch end (in Python for online training): trials stop at
+    # the same epochs, and the lanes pack the others into fewer groups as they go.
+    from fastnet.datasets import make_xor
+    from fastnet.stopping import Correct
+
+    X, Y = make_xor().train
+    net = MLP(2, (2,), 1, output_activation="logistic")
+    kw = dict(algorithm=Backprop("online", 0.5, 0.9), n_trials=21, seed=2, max_epochs=300,
+              stop=Correct(), strip=1, init_scale=0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        lanes, serial = both(net, X, Y, kw.pop("algorithm"), **kw)
+    assert batch(lanes)["repacks"]
+    assert np.array_equal(lanes.epochs, serial.epochs)
+    assert lanes.stop_reason == serial.stop_reason
+    assert_allclose(lanes.weights, serial.weights, rtol=1e-10, atol=1e-13)
+
+
 def test_shared_generator_trains_one_at_a_time():
     # The list form with one Generator for every network: the trials draw from it in
     # turn, which the lanes would interleave otherwise.
