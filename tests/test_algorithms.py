@@ -1,7 +1,6 @@
 """fastnet.algorithms: names, the spec parser, fastnet.train over the algorithm
 objects, users' own rules, and SCG, Levenberg-Marquardt and L-BFGS against
 plain-NumPy oracles (tests/_reference.py)."""
-import gc
 import threading
 import warnings
 from dataclasses import dataclass
@@ -567,27 +566,93 @@ def test_new_rules_have_names(spec, expected):
     assert spec_of(LevenbergMarquardt(mu_inc=5.0)) == "lm(mu_inc=5.0)"
 
 
-def _lbfgs_threads():
-    return [t for t in threading.enumerate() if t.name == "fastnet-lbfgs"]
+def _threads_during(run):
+    """Threads alive before ``run(callback)`` and in each call of its callback."""
+    before, during = threading.active_count(), []
+
+    def callback(*args):
+        during.append((threading.active_count(), threading.get_ident()))
+    run(callback)
+    return before, during
 
 
-def test_lbfgs_stopped_by_the_loop_leaves_no_thread():
+def test_lbfgs_runs_in_the_callers_thread_and_starts_no_thread():
+    from fastnet import train_many
+
     X, Y = _data()
     Xv, Yv = _data(10, seed=2)
-    r = train(_net((4,), True), X, Y, Xv, Yv, algorithm=LBFGS(), max_epochs=500, stop=GL(0.5))
-    assert r.stop_reason == "GL0.5" and r.epochs < 500 and not _lbfgs_threads()
-    r = train(_net((4,), True), X, Y, algorithm="lbfgs", max_epochs=7)
-    assert r.epochs == 7 and not _lbfgs_threads()
+    me = threading.get_ident()
+    before, during = _threads_during(lambda cb: train(
+        _net((4,), True), X, Y, Xv, Yv, algorithm=LBFGS(), max_epochs=40, callback=cb))
+    assert len(during) == 8 and set(during) == {(before, me)}
+    before, during = _threads_during(lambda cb: train_many(
+        _net((4,), True), X, Y, Xv, Yv, algorithm="lbfgs", n_trials=3, seed=1, init_scale=0.5,
+        max_epochs=20, callback=cb))
+    assert len(during) == 12 and set(during) == {(before, me)}
 
-    def interrupt(epoch, state):
-        if epoch == 10:
-            raise KeyboardInterrupt
-    with pytest.raises(KeyboardInterrupt):
-        train(_net((4,), True), X, Y, algorithm=LBFGS(), max_epochs=50, callback=interrupt)
-    gc.collect()
-    for t in _lbfgs_threads():
-        t.join(5)
-    assert not _lbfgs_threads()
+
+def test_lbfgs_trials_of_a_batch_train_one_after_another():
+    # SciPy's minimiser cannot pause: each trial runs to its end before the next
+    # starts, and the callback sees trial 0's strips, then trial 1's.
+    from fastnet import train_many
+
+    X, Y = _data()
+    seen = []
+    r = train_many(_net((4,), True), X, Y, algorithm=LBFGS(), n_trials=3, seed=1,
+                   init_scale=0.5, max_epochs=20, callback=lambda i, epoch, state: seen.append((i, epoch)))
+    assert seen == [(i, e) for i in range(3) for e in range(5, 21, 5)]
+    assert list(r.epochs) == [20, 20, 20]
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, _Stop])
+@pytest.mark.parametrize("many", [False, True])
+def test_lbfgs_interrupted_leaves_nothing_running(error, many):
+    # An exception in the callback (Ctrl-C the same) ends SciPy's run where it is:
+    # no thread was started, none is left, and the networks can train again at once.
+    from fastnet import train_many
+
+    X, Y = _data()
+    net = _net((4,), True)
+    before = threading.active_count()
+
+    def interrupt(*args):
+        if args[-2] == 10:                  # (epoch)
+            raise error
+    with pytest.raises(error):
+        if many:
+            train_many([net, net.copy()], X, Y, algorithm=LBFGS(), seeds=[1, 2], init_scale=0.5,
+                       max_epochs=50, callback=interrupt)
+        else:
+            train(net, X, Y, algorithm=LBFGS(), max_epochs=50, callback=interrupt)
+    assert threading.active_count() == before
+    r = train(net, X, Y, algorithm=LBFGS(), max_epochs=7)
+    assert r.epochs == 7 and threading.active_count() == before
+
+
+def test_lbfgs_abandoned_mid_run_leaves_nothing_running():
+    # A generator of trainings closed half-way, a loop left by break (after a run
+    # stopped by its criterion and one at max_epochs): nothing goes on.
+    X, Y = _data()
+    Xv, Yv = _data(10, seed=2)
+    before = threading.active_count()
+
+    def runs():
+        yield train(_net((4,), True), X, Y, Xv, Yv, algorithm=LBFGS(), max_epochs=500,
+                    stop=GL(0.5))
+        yield train(_net((4,), True), X, Y, algorithm="lbfgs", max_epochs=7)
+        yield train(_net((4,), True), X, Y, algorithm="lbfgs", max_epochs=9)
+    gen = runs()
+    r = next(gen)
+    assert r.stop_reason == "GL0.5" and r.epochs < 500
+    for r in gen:
+        assert r.epochs == 7
+        break
+    gen.close()
+    assert threading.active_count() == before
 
 
 def test_lbfgs_stops_converged_at_an_exact_minimum():
@@ -603,7 +668,6 @@ def test_lbfgs_divergence_is_named():
     net = _net((4,), True, output="linear", scale=0.5)
     with pytest.raises(DivergenceError, match=r"non-finite in epoch"):
         train(net, X * 1e300, Y, algorithm=LBFGS(), max_epochs=5)
-    gc.collect()
 
 
 def test_lbfgs_stops_abnormal_when_its_line_search_fails(monkeypatch):

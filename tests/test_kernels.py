@@ -131,43 +131,62 @@ def test_simd_level_follows_the_cpu_and_the_environment():
                                      "none": "default"}[os.environ.get("FASTNET_SIMD")]
 
 
-@pytest.mark.slow  # 11.7 s and 6.8 s on a loaded two-core machine (--durations)
-@pytest.mark.parametrize("level", ["avx2", "none"])
-def test_lower_simd_levels_match_reference(level):
-    # The AVX2 tiles and the loops + BLAS, which CPUs without AVX-512 run: the
-    # oracle tests of the kernels and of training again, in a process with the
-    # level capped.
-    if os.environ.get("FASTNET_SIMD"):
-        pytest.skip("this run already has a capped level")
-    here = os.path.dirname(os.path.abspath(__file__))
-    files = [os.path.join(here, f) for f in ("test_kernels.py", "test_rprop.py",
-                                              "test_backprop.py")]
-    env = dict(os.environ, FASTNET_SIMD=level)
-    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                          "-k", "reference or success_check", *files], env=env,
-                         capture_output=True, text=True)
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    assert " passed" in out.stdout
+# The oracle tests again in processes with the CPU level capped (FASTNET_SIMD): what
+# CPUs without AVX-512 run. Each case is a pytest run of its own; the selected ones
+# all start when the first of them is reached and run beside each other and beside
+# this process (which waits on them), so that the two cores are busy.
+_CAPPED_RUNS = {
+    # the AVX2 tiles and the loops + BLAS: the kernels' and training's oracle tests
+    "reference": (("test_kernels.py", "test_rprop.py", "test_backprop.py"),
+                  "reference or success_check"),
+    # the lanes and trials kernels, compiled per CPU level too (one dispatcher,
+    # _cpu.h; the tiny kernels, x86-64-v4 alone, then skip). (Quickprop's parting
+    # test is tuned to rounding at the CPU's own level.)
+    "lanes": (("test_rprop_many.py", "test_lanes_rules.py", "test_online_lanes.py"),
+              "not quickprop_trials_part"),
+}
+_capped_started = {}
 
 
-@pytest.mark.slow
+def _capped_cases(session):
+    """(group, level) of every capped run selected in this session."""
+    cases = []
+    for item in session.items:
+        if item.originalname == "test_capped_level_runs_the_oracle_tests":
+            cases.append((item.callspec.params["group"], item.callspec.params["level"]))
+    return cases
+
+
+def _start_capped(group, level):
+    files, select = _CAPPED_RUNS[group]
+    here = os.path.dirname(os.path.abspath(__file__))
+    return subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", select,
+         *(os.path.join(here, f) for f in files)],
+        env=dict(os.environ, FASTNET_SIMD=level), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+
+
+def _capped_run(request, group, level):
+    """The finished pytest process of (group, level), every selected one started at once."""
+    if "launched" not in _capped_started:
+        _capped_started["launched"] = True
+        for case in _capped_cases(request.session):
+            _capped_started[case] = _start_capped(*case)
+    proc = _capped_started.pop((group, level), None) or _start_capped(group, level)
+    out, err = proc.communicate()
+    return proc.returncode, out, err
+
+
+@pytest.mark.slow  # 10-13 s each alone on a loaded two-core machine, started together
 @pytest.mark.parametrize("level", ["avx2", "none"])
-def test_lanes_at_lower_levels(level):
-    # The lanes and trials kernels are compiled per CPU level too, and FASTNET_SIMD
-    # picks theirs as it picks the tiles' (one dispatcher, _cpu.h): their tests
-    # again with the level capped (the tiny kernels, x86-64-v4 alone, then skip).
-    # (Quickprop's parting test is tuned to rounding at the CPU's own level.)
+@pytest.mark.parametrize("group", list(_CAPPED_RUNS))
+def test_capped_level_runs_the_oracle_tests(request, group, level):
     if os.environ.get("FASTNET_SIMD"):
         pytest.skip("this run already has a capped level")
-    here = os.path.dirname(os.path.abspath(__file__))
-    files = [os.path.join(here, f) for f in ("test_rprop_many.py", "test_lanes_rules.py",
-                                              "test_online_lanes.py")]
-    env = dict(os.environ, FASTNET_SIMD=level)
-    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                          "-k", "not quickprop_trials_part", *files], env=env,
-                         capture_output=True, text=True)
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    assert " passed" in out.stdout
+    code, out, err = _capped_run(request, group, level)
+    assert code == 0, out[-3000:] + err[-3000:]
+    assert " passed" in out
 
 
 # The row-major GEMM of the register tiles (_tiles.h), straight: sizes on both
@@ -364,7 +383,8 @@ def test_rprop_step_matches_reference(variant, code, error_rose):
     w_r = opt.update(w.copy(), g, 2.0 if error_rose else 0.5)
     assert_allclose(w_k, w_r, rtol=0, atol=0)
     assert_allclose(state[0], opt.g_prev, rtol=0, atol=0)
-    assert_allclose(state[1], opt.dw_prev, rtol=0, atol=0)
+    if variant != "irprop-":             # irprop- never reads its last change (nor writes it)
+        assert_allclose(state[1], opt.dw_prev, rtol=0, atol=0)
     assert_allclose(state[2], opt.step, rtol=0, atol=0)
 
 
@@ -374,8 +394,8 @@ def _bits(a):
 
 @pytest.mark.parametrize("variant,code", [("rprop+", 0), ("rprop-", 1), ("irprop-", 2), ("irprop+", 3)])
 def test_lane_rule_equals_the_scalar_rule_bit_for_bit(variant, code):
-    # The rule is written once per representation: _rule.h (one weight) and
-    # _lanes_rule.h (LANES trials of one weight, in fewer operations). Every
+    # The rule is written once (_rules.h); _rule.h is its instance for one weight,
+    # _lanes.h for LANES trials of one weight (the sign by bits). Every
     # branch, zero and NaN gradients, -0.0, steps at both bounds and beyond, and
     # irprop+'s error_rose per lane: the same bits.
     L, n = _trials.LANES, 300
@@ -410,7 +430,7 @@ def test_lane_rule_equals_the_scalar_rule_bit_for_bit(variant, code):
 
 
 def test_lane_check_equals_threshold_correct():
-    # Hamey's check, lane form (_lanes_rule.h) against fastnet.measures: outputs
+    # Hamey's check, lane form (_rules.h in _lanes.h) against fastnet.measures: outputs
     # on both sides of every threshold, binary and analog targets; a lane with a
     # NaN output is never right.
     L = _trials.LANES

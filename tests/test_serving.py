@@ -139,6 +139,37 @@ def test_predict_refuses_non_finite_inputs_by_position(bad, n):
         net.predict(X, out=out)
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("n", [1, 7, 5000])
+@pytest.mark.parametrize("act", ["tanh", "logistic", "relu", "proben1"])
+def test_predict_without_shortcuts_refuses_non_finite_inputs(bad, n, act):
+    # Without shortcuts the inputs are checked through the first layer's net inputs
+    # (saturating units would turn an infinite input into a finite output); a zero
+    # weight on the bad input must not hide it (0 * inf is NaN), in any block.
+    net = MLP(3, (4, 3), 2, shortcut=False, hidden_activation=act, seed=0)
+    W, b = net.get_params()
+    W[(0, 1)][2, :] = 0.0                      # input 2 -> first hidden layer: zeros
+    net.set_params(W, b)
+    X = np.zeros((n, 3))
+    X[n - 1, 2] = bad
+    with pytest.raises(ValueError, match=rf"`X` must be finite; found {bad} at row {n - 1}, column 2"):
+        net.predict(X)
+
+
+def test_predict_of_overflowing_finite_inputs_is_not_an_input_error():
+    # Finite inputs whose net inputs overflow are computed as before (not refused as
+    # non-finite inputs): tanh units saturate to finite outputs.
+    net = MLP(3, (4,), 1, shortcut=False, hidden_activation="tanh", seed=0)
+    X = np.full((9, 3), 1e308)
+    y = net.predict(X)
+    W, b = net.get_params()
+    with np.errstate(over="ignore", invalid="ignore"):
+        h = np.tanh(X @ W[(0, 1)] + b[1])
+        ref = h @ W[(1, 2)] + b[2]
+    np.testing.assert_array_equal(np.isfinite(y), np.isfinite(ref))
+    np.testing.assert_allclose(y[np.isfinite(ref)], ref[np.isfinite(ref)], rtol=1e-12)
+
+
 def test_predict_with_out_allocates_nothing_in_python():
     net = MLP(10, (8,), 1, shortcut=False, hidden_activation="tanh",
               output_activation="logistic", seed=0)

@@ -138,6 +138,23 @@ def test_growth_check_ignores_what_stopped_trials_left_in_the_history():
         growth.check(history, np.array([1, 2]), np.zeros(2, np.int64), 0, 3, trials.top)
 
 
+def test_growth_check_of_trials_trained_one_after_another():
+    # (L-BFGS's trials: each runs all its strips before the next starts) Each trial's
+    # limit comes from its own first epoch, whatever the rows of the others hold.
+    growth = GrowthWatch(3, single=False)
+    history = np.array([[50.0, 4e7, 3.0], [np.nan, np.nan, np.nan], [np.nan, np.nan, np.nan]])
+    growth.check(history, np.array([0]), np.zeros(1, np.int64), 0, 3)      # 4e7 < 1e6 * 50
+    history[1] = [1.0, 2.0, 3e6]
+    with pytest.raises(DivergenceError, match="trial 1 grew from 1 % in epoch 1 to 3e\\+06"):
+        growth.check(history, np.array([1]), np.zeros(1, np.int64), 0, 3)
+    history[2] = [2.0, 1.0, 1.0]
+    growth.check(history, np.array([2]), np.zeros(1, np.int64), 0, 3)
+    # the final errors: each against its own trial's limit
+    growth.check_final(np.array([4e7, 1.0, 1.0]), None, np.array([3, 3, 3]))
+    with pytest.raises(DivergenceError, match="trial 2"):
+        growth.check_final(np.array([4e7, 1.0, 3e6]), None, np.array([3, 3, 3]))
+
+
 def test_finite_checks_without_the_python_wrappers():
     assert _loop._finite(np.array([1e308, 1e308, 1.0]))
     assert _loop._finite(np.array([[1.0, 2.0], [3.0, 4.0]]))

@@ -248,8 +248,8 @@ def threshold_correct(Y_pred: ArrayLike, Y: ArrayLike, r_c: float = 0.4,
 def hamey_correct(Y_pred, Y, r_c, analog, binary):
     """Hamey's rule on checked arrays, output by output: the one Python form of
     the success check (`threshold_correct` and the strip loop's ``Correct`` use
-    it; the kernels' C forms are ``fn_output_correct`` in ``_kernels/_rule.h`` and
-    ``fn_lanes_correct`` in ``_kernels/_lanes_rule.h``).
+    it; the kernels' C form is ``correct`` in ``_kernels/_rules.h``, written once for
+    one output, ``fn_correct_1``, and for vector lanes, ``fn_lanes_correct_gm``).
 
     ``Y_pred``, ``Y``: float64 arrays of one shape; ``r_c`` in (0, 0.5];
     ``analog``: the tolerance of targets other than 0 and 1, or None if every

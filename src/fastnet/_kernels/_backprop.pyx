@@ -9,16 +9,19 @@ from fastnet._kernels._types cimport L_ACT, LOSS_SSE
 from fastnet._kernels._forward cimport check_buffers, forward_rows
 from fastnet._kernels._rprop cimport network_correct
 
+# The rule is written once, in C, in _rules.h (_rule.h: its one-weight instance).
+cdef extern from "_rule.h" nogil:
+    void fn_backprop_1(double* w, const double* g, double* dw_prev, double rate,
+                       double momentum)
+
 
 cdef inline void momentum_update(Py_ssize_t n, double* w, const double* g,
                                  double* dw_prev, double rate,
                                  double momentum) noexcept nogil:
+    """One step of batch backpropagation with momentum of every weight (fn_backprop_1)."""
     cdef Py_ssize_t i
-    cdef double dw
     for i in range(n):
-        dw = -rate * g[i] + momentum * dw_prev[i]
-        w[i] += dw
-        dw_prev[i] = dw
+        fn_backprop_1(&w[i], &g[i], &dw_prev[i], rate, momentum)
 
 
 def train_epochs(double[:, ::1] A, const double[:, ::1] T,

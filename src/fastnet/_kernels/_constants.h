@@ -50,7 +50,7 @@ enum {
     FN_IRPROP_PLUS = 3     /* irprop+: backtrack only if the epoch error rose */
 };
 
-/* The lanes' other per-weight rules (_lanes_rule.h), numbered after the RPROP
+/* The other per-weight rules (_rules.h), numbered after the RPROP
  * variants: a lanes rule code is a variant or one of these. */
 enum {
     FN_RULE_BACKPROP = 4,  /* batch backpropagation with momentum (Rumelhart et al. 1986) */

@@ -25,17 +25,25 @@ cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
     Fills the non-input columns of A and, unless D is NULL, the derivatives
     f'(net) into D (column = unit - n_in); softmax outputs put log y there.
     """
-    forward_rows_from(layers, n_layers, w, NULL, 0, A, lda, D, ldd, n_in, nb, blas_min)
+    forward_rows_from(layers, n_layers, w, NULL, 0, A, lda, D, ldd, n_in, nb, blas_min, NULL)
 
 
 cdef void forward_rows_from(const Py_ssize_t* layers, Py_ssize_t n_layers,
                             const double* w, const double* X, Py_ssize_t ldx,
                             double* A, Py_ssize_t lda, double* D, Py_ssize_t ldd,
-                            Py_ssize_t n_in, Py_ssize_t nb, Py_ssize_t blas_min) noexcept nogil:
+                            Py_ssize_t n_in, Py_ssize_t nb, Py_ssize_t blas_min,
+                            bint* first_nonfinite) noexcept nogil:
     """forward_rows, with the layers that read inputs only reading them from the
     rows of X (row stride ldx) when X is not NULL; a layer that reads inputs and
-    units together (a shortcut) still reads A, which must then hold the inputs."""
-    cdef Py_ssize_t j, start, size, lo, hi, code
+    units together (a shortcut) still reads A, which must then hold the inputs.
+
+    Unless first_nonfinite is NULL, it is set when the first layer's first unit
+    has a net input (before its bias and activation) that is not finite: with
+    every input feeding that unit, a NaN or infinite input always makes it so
+    (inf times any weight, 0 included, is infinite or NaN), and otherwise only
+    an overflow does. One column of the block, instead of every input."""
+    cdef Py_ssize_t j, start, size, lo, hi, code, r
+    cdef double v
     cdef const Py_ssize_t* lay
     cdef const double* b
     cdef const double* src
@@ -53,6 +61,11 @@ cdef void forward_rows_from(const Py_ssize_t* layers, Py_ssize_t n_layers,
         if gemm_forward(nb, size, hi - lo, src, ld, w + lay[L_W_OFF], b,
                         A + start, lda, blas_min):
             b = NULL   # the product kernel added the biases already
+        if j == 0 and first_nonfinite != NULL:
+            for r in range(nb):
+                v = A[start + r * lda]
+                if v - v != 0.0:       # (NaN for NaN and +-inf)
+                    first_nonfinite[0] = True
         if code == ACT_PROBEN1:
             # The common cases run switch-free, vectorised C loops.
             fn_loops_proben1(nb, size, A + start, lda, b,
@@ -209,7 +222,8 @@ cdef bint predict_blocks(const Py_ssize_t[:, ::1] layers, const double* w,
     cdef Py_ssize_t out0 = layers[L - 1, L_START], n_units = out0 + n_out
     # Only a shortcut from the inputs past the first layer needs them beside the
     # units; otherwise the first layer reads X where it lies (no copy).
-    cdef bint copy_inputs = False
+    cdef bint copy_inputs = False, first_nonfinite
+    cdef bint all_inputs_first = layers[0, L_SRC_LO] == 0 and layers[0, L_SRC_HI] == n_in
     for j in range(1, L):
         copy_inputs = copy_inputs or layers[j, L_SRC_LO] < n_in
     for r in range(min(block, n)):          # the padding is never written: zero it once
@@ -221,10 +235,16 @@ cdef bint predict_blocks(const Py_ssize_t[:, ::1] layers, const double* w,
                 return False
             forward_rows(&layers[0, 0], L, w, A, stride, NULL, 0, n_in, nb, blas_min)
         else:
-            if not fn_loops_all_finite(nb * n_in, X + r0 * n_in):
-                return False
+            # The inputs' check rides on the first layer's product, which reads
+            # them anyway (a pass of its own over X cost 6 % of a 32-32-4 tanh
+            # network's predict): a non-finite net input there is a non-finite
+            # input or an overflow, which the inputs themselves then tell apart.
+            # (every input must feed the first layer; else the inputs are checked)
+            first_nonfinite = not all_inputs_first
             forward_rows_from(&layers[0, 0], L, w, X + r0 * n_in, n_in, A, stride, NULL, 0,
-                              n_in, nb, blas_min)
+                              n_in, nb, blas_min, &first_nonfinite)
+            if first_nonfinite and not fn_loops_all_finite(nb * n_in, X + r0 * n_in):
+                return False
         for r in range(nb):
             memcpy(Y + (r0 + r) * n_out, A + r * stride + out0, n_out * sizeof(double))
         r0 += nb

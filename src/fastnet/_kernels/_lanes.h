@@ -1,7 +1,7 @@
 /* Many trials of one topology side by side in the lanes of a vector: the
  * layout, the vector and mask operations, the CPU levels, the trials' state.
- * The kernels built on it: _lanes_rule.h (the per-weight rules and Hamey's
- * check, lane forms), _lanes_pass.h (forward and backward passes of a block of examples),
+ * The kernels built on it: the lane forms of _rules.h (the per-weight rules and
+ * Hamey's check, instances below), _lanes_pass.h (forward and backward passes of a block of examples),
  * _tiny.h (whole epochs of tiny networks), _trials.h (the epoch loop, the
  * entry points).
  *
@@ -79,6 +79,11 @@ typedef double fn_tvr __attribute__((vector_size(FN_TL * sizeof(double))));
 #define FN_TSPLAT(x) ((x) - (fn_tv){0})
 /* |x|, the sign bit cleared (one AND; 1 + |x| is the same as with a select). */
 #define FN_TABS(x) ((fn_tv)((fn_tm)(x) & ((fn_tm){0} + INT64_MAX)))
+/* sqrt of each lane (one instruction a vector with -fno-math-errno). */
+#define FN_TSQRT(x) __extension__({ const fn_tv q_ = (x); fn_tvr r_;                    \
+    for (int k_ = 0; k_ < FN_TL; k_++) { r_[k_] = sqrt(q_[k_]); } r_; })
+/* A step t >= +0 with the sign of -g: t | (~g & sign), by bits. */
+#define FN_TNEGSIGN(t, g) ((fn_tv)((fn_tm)(t) | (~(fn_tm)(g) & ((fn_tm){0} + INT64_MIN))))
 
 /* Lane masks, two representations with the same operations, FN_<set>_<op>:
  *   T         the mask type;
@@ -86,8 +91,13 @@ typedef double fn_tvr __attribute__((vector_size(FN_TL * sizeof(double))));
  *   NZ(a)     a != 0 (false with NaN);
  *   SEL(k, a, b)   a where k, else b;
  *   MIN(a, b), MAX(a, b)   a where a < b (a > b), else b (as x86's minpd, maxpd);
- *   ALL       every lane;  BITS(k)  the lanes as bits of an unsigned.
+ *   ALL       every lane;  BITS(k)  the lanes as bits of an unsigned;
+ * and the value operations of the rules' template (_rules.h): V (fn_tvr),
+ *   SPLAT, ABS, SQRT, NEG_SIGN_TIMES(g, t) (-sign(g) t by bits: -0.0 where g
+ *   is 0 or NaN, as the scalar -0.0 t for a finite t) and STEP_UNLESS(k, w, g, t)
+ *   (w moved by it where g, zeroed where k, is not 0: one select).
  * FN_GM: GCC's generic vectors (masks: all-ones lanes), for every CPU level. */
+#define FN_GM_V fn_tvr
 #define FN_GM_T fn_tm
 #define FN_GM_LT(a, b) ((a) < (b))
 #define FN_GM_GT(a, b) ((a) > (b))
@@ -99,6 +109,13 @@ typedef double fn_tvr __attribute__((vector_size(FN_TL * sizeof(double))));
 #define FN_GM_MAX(a, b) FN_TSEL((a) > (b), (a), (b))
 #define FN_GM_ALL ((fn_tm){0} - 1)
 #define FN_GM_BITS(k) __extension__({ fn_tm k_ = (k); fn_gm_bits(&k_); })
+#define FN_GM_SPLAT(x) FN_TSPLAT(x)
+#define FN_GM_ABS(x) FN_TABS(x)
+#define FN_GM_SQRT(x) FN_TSQRT(x)
+#define FN_GM_NEG_SIGN_TIMES(g, t) FN_GM_SEL(FN_GM_NZ(g), FN_TNEGSIGN(t, g), FN_TSPLAT(-0.0))
+#define FN_GM_STEP_UNLESS(k, w, g, t) __extension__({                                   \
+    const fn_tv z_ = FN_GM_SEL(k, FN_TSPLAT(0.0), g);                                    \
+    FN_GM_SEL(FN_GM_NZ(z_), (w) + FN_TNEGSIGN(t, z_), w); })
 
 FN_INLINE unsigned
 fn_gm_bits(const fn_tm *k)
@@ -137,6 +154,7 @@ fn_gm_bits(const fn_tm *k)
  * max one instruction each, where GCC's generic vectors take all-ones lanes in
  * a vector register and bit operations on them. */
 #define FN_KM_AVAILABLE 1
+#define FN_KM_V fn_tvr
 #define FN_KM_T __mmask8
 #define FN_KM_CMP_(a, b, p) _mm512_cmp_pd_mask((__m512d)(a), (__m512d)(b), (p))
 #define FN_KM_LT(a, b) FN_KM_CMP_(a, b, _CMP_LT_OQ)
@@ -149,6 +167,13 @@ fn_gm_bits(const fn_tm *k)
 #define FN_KM_MAX(a, b) ((fn_tv)_mm512_max_pd((__m512d)(a), (__m512d)(b)))
 #define FN_KM_ALL ((__mmask8)0xFF)
 #define FN_KM_BITS(k) ((unsigned)(k))
+#define FN_KM_SPLAT(x) FN_TSPLAT(x)
+#define FN_KM_ABS(x) FN_TABS(x)
+#define FN_KM_SQRT(x) FN_TSQRT(x)
+#define FN_KM_NEG_SIGN_TIMES(g, t) FN_KM_SEL(FN_KM_NZ(g), FN_TNEGSIGN(t, g), FN_TSPLAT(-0.0))
+#define FN_KM_STEP_UNLESS(k, w, g, t) __extension__({                                   \
+    const fn_tv z_ = FN_KM_SEL(k, FN_TSPLAT(0.0), g);                                    \
+    FN_KM_SEL(FN_KM_NZ(z_), (w) + FN_TNEGSIGN(t, z_), w); })
 #endif
 #elif defined(__GNUC__)
 #define FN_TINY_TARGET __attribute__((unused))
@@ -252,49 +277,23 @@ fn_lanes_steps_init(fn_lanes_steps *k, const fn_trials_rule *rule)
     k->step_max = FN_TSPLAT(rule->p[3]);
 }
 
-/* Quickprop's and Adam's parameters (shrink = mu / (1 + mu), as the scalar
- * kernels compute it). */
-typedef struct {
-    double eps, mu, shrink, decay, threshold, momentum;
-} fn_lanes_quickprop_params;
-
-typedef struct {
-    double rate, beta1, beta2, eps;
-} fn_lanes_adam_params;
-
-FN_INLINE void
-fn_lanes_quickprop_init(fn_lanes_quickprop_params *q, const fn_trials_rule *rule)
-{
-    q->eps = rule->p[0];
-    q->mu = rule->p[1];
-    q->shrink = q->mu / (1.0 + q->mu);
-    q->decay = rule->p[2];
-    q->threshold = rule->p[3];
-    q->momentum = rule->p[4];
-}
-
-FN_INLINE void
-fn_lanes_adam_init(fn_lanes_adam_params *a, const fn_trials_rule *rule)
-{
-    a->rate = rule->p[0];
-    a->beta1 = rule->p[1];
-    a->beta2 = rule->p[2];
-    a->eps = rule->p[3];
-}
-
-/* The lane forms of the rules and Hamey's check, once per mask
- * representation: fn_lanes_rprop_gm, ..., fn_lanes_correct_gm (generic vectors,
- * every CPU level) and, where the tiny kernels have AVX-512, _km (mask
- * registers). */
-#define FN_LR_MASKS FN_GM
-#define FN_LR_SUFFIX gm
-#define FN_LR_ATTR
-#include "_lanes_rule.h"
+/* The lane forms of the rules and Hamey's check (_rules.h), once per mask
+ * representation: fn_lanes_rprop_gm, fn_lanes_backprop_gm, fn_lanes_quickprop_gm,
+ * fn_lanes_adam_gm, fn_lanes_correct_gm (generic vectors, every CPU level) and,
+ * where the tiny kernels have AVX-512, the same with _km (mask registers). */
+#define FN_R_SET FN_GM
+#define FN_R_STEPS fn_lanes_steps
+#define FN_R_PREFIX fn_lanes_
+#define FN_R_SUFFIX _gm
+#define FN_R_ATTR FN_INLINE
+#include "_rules.h"
 #ifdef FN_KM_AVAILABLE
-#define FN_LR_MASKS FN_KM
-#define FN_LR_SUFFIX km
-#define FN_LR_ATTR FN_TINY_TARGET
-#include "_lanes_rule.h"
+#define FN_R_SET FN_KM
+#define FN_R_STEPS fn_lanes_steps
+#define FN_R_PREFIX fn_lanes_
+#define FN_R_SUFFIX _km
+#define FN_R_ATTR FN_TINY_TARGET FN_INLINE
+#include "_rules.h"
 #endif
 
 #endif /* FASTNET_LANES_H */

@@ -1,7 +1,7 @@
 """Epoch loops of Quickprop (Fahlman 1988) and Adam (Kingma & Ba 2015) on one network.
 
 Like RPROP's (_rprop.pyx): forward and backward passes by the shared kernel
-pieces, then the per-weight rule of _per_weight.h, all without the GIL and
+pieces, then the per-weight rule (_rules.h, its one-weight instance _rule.h), all without the GIL and
 without a return to Python per epoch; Hamey's success check between epochs as
 in _rprop.pyx.
 """
@@ -12,28 +12,22 @@ from fastnet._kernels._backward cimport check_objective, epoch_objective
 from fastnet._kernels._forward cimport check_buffers
 from fastnet._kernels._rprop cimport network_correct
 
-cdef extern from "_per_weight.h" nogil:
-    void fn_quickprop_weight(double g, double* w, double* s_prev, double* d_prev, double eps,
-                             double mu, double shrink, double decay, double threshold,
-                             double momentum)
-    void fn_adam_weight(double g, double* w, double* m, double* v, double rate, double beta1,
-                        double beta2, double eps, double c1, double c2)
-
-
-cdef struct Quickprop:
-    double eps, mu, shrink, decay, threshold, momentum
-
-
-cdef struct Adam:
-    double rate, beta1, beta2, eps
+cdef extern from "_rule.h" nogil:
+    ctypedef struct Quickprop "fn_quickprop_params":
+        double eps, mu, shrink, decay, threshold, momentum
+    ctypedef struct Adam "fn_adam_params":
+        double rate, beta1, beta2, eps
+    void fn_quickprop_1(double* w, const double* g, double* d_prev, double* s_prev,
+                        const Quickprop* q)
+    void fn_adam_1(double* w, const double* g, double* m, double* v, const Adam* a, double c1,
+                   double c2)
 
 
 cdef inline void quickprop_update(Py_ssize_t n, double* w, const double* g, double* s_prev,
                                   double* d_prev, const Quickprop* q) noexcept nogil:
     cdef Py_ssize_t i
     for i in range(n):
-        fn_quickprop_weight(g[i], &w[i], &s_prev[i], &d_prev[i], q.eps, q.mu, q.shrink,
-                            q.decay, q.threshold, q.momentum)
+        fn_quickprop_1(&w[i], &g[i], &d_prev[i], &s_prev[i], q)
 
 
 cdef inline void adam_update(Py_ssize_t n, double* w, const double* g, double* m, double* v,
@@ -44,7 +38,7 @@ cdef inline void adam_update(Py_ssize_t n, double* w, const double* g, double* m
     cdef double c1 = 1.0 - pow(a.beta1, <double>t[0])
     cdef double c2 = 1.0 - pow(a.beta2, <double>t[0])
     for i in range(n):
-        fn_adam_weight(g[i], &w[i], &m[i], &v[i], a.rate, a.beta1, a.beta2, a.eps, c1, c2)
+        fn_adam_1(&w[i], &g[i], &m[i], &v[i], a, c1, c2)
 
 
 cdef Quickprop quickprop_params(tuple params) except *:

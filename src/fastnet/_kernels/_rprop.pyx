@@ -7,13 +7,14 @@ from fastnet._kernels._types cimport L_START, LOSS_SSE
 
 # Variant codes RPROP_PLUS .. IRPROP_PLUS are declared in _rprop.pxd, from
 # _constants.h (fastnet.rprop.VARIANTS maps names to them). The rule and the
-# success check of one value are written once, in C, in _rule.h (their lane forms
-# for many trials at once in _lanes_rule.h).
+# success check are written once, in C, in _rules.h; _rule.h is their instance
+# for one value (the lanes' for many trials at once are in _lanes.h).
 cdef extern from "_rule.h" nogil:
-    void fn_rprop_weight(int variant, double g, double* w, double* g_prev, double* dw_prev,
-                         double* step, double eta_plus, double eta_minus, double step_min,
-                         double step_max, bint error_rose)
-    bint fn_output_correct(double y, double t, double r_c, double analog)
+    ctypedef struct fn_rprop_steps:
+        double eta_plus, eta_minus, step_min, step_max
+    void fn_rprop_1(int variant, double* w, const double* g, double* g_prev, double* step,
+                    double* dw_prev, const int* rose, const fn_rprop_steps* k)
+    void fn_correct_1(int* ok, const double* y, double t, double r_c, double analog)
 
 
 cdef void rprop_update(int variant, Py_ssize_t n, double* w, double* g,
@@ -21,11 +22,13 @@ cdef void rprop_update(int variant, Py_ssize_t n, double* w, double* g,
                        double eta_plus, double eta_minus, double step_min,
                        double step_max, bint error_rose) noexcept nogil:
     """One RPROP step of every weight, given the epoch gradient g (Riedmiller & Braun 1993;
-    Igel & Hüsken 2000): fn_rprop_weight of _rule.h for each."""
+    Igel & Hüsken 2000): fn_rprop_1 of _rule.h for each."""
     cdef Py_ssize_t i
+    cdef int rose = error_rose
+    cdef fn_rprop_steps k
+    k.eta_plus, k.eta_minus, k.step_min, k.step_max = eta_plus, eta_minus, step_min, step_max
     for i in range(n):
-        fn_rprop_weight(variant, g[i], &w[i], &g_prev[i], &dw_prev[i], &step[i], eta_plus,
-                        eta_minus, step_min, step_max, error_rose)
+        fn_rprop_1(variant, &w[i], &g[i], &g_prev[i], &step[i], &dw_prev[i], &rose, &k)
 
 
 def rprop_step(int variant, double[::1] w, double[::1] g, double[::1] g_prev,
@@ -56,13 +59,15 @@ cdef bint network_correct(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
                           Py_ssize_t block, Py_ssize_t blas_min, double r_c,
                           double analog) noexcept nogil:
     """Hamey's success check at the current weights: a forward pass over A, then
-    every output right by the threshold rule (fn_output_correct of _rule.h)."""
+    every output right by the threshold rule (fn_correct_1 of _rule.h)."""
     cdef Py_ssize_t r, k, n_out = T.shape[1]
     cdef Py_ssize_t out0 = layers[layers.shape[0] - 1, L_START]
+    cdef int ok = 1
     forward_blocks(layers, n_in, w, A, NULL, block, blas_min)
     for r in range(A.shape[0]):
         for k in range(n_out):
-            if not fn_output_correct(A[r, out0 + k], T[r, k], r_c, analog):
+            fn_correct_1(&ok, &A[r, out0 + k], T[r, k], r_c, analog)
+            if not ok:
                 return False
     return True
 

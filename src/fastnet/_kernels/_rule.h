@@ -1,8 +1,11 @@
-/* The RPROP rule and Hamey's success check for one value: the scalar forms
- * (the single-network kernels, _rprop.pyx). Their lane forms, FN_TL trials of
- * one weight or one output at once, are in _lanes_rule.h.
+/* The per-weight rules and Hamey's success check for one value: the scalar
+ * instance of _rules.h (where the rules are written, once), for the
+ * single-network kernels (_rprop.pyx, _backprop.pyx, _per_weight.pyx):
+ *   fn_rprop_1, fn_backprop_1, fn_quickprop_1, fn_adam_1   one weight's step;
+ *   fn_correct_1                                          one output's check.
+ * Their lane forms (FN_TL trials at once) are the vector instances of _lanes.h.
  *
- * Plain C, static inline: each caller compiles them into its loop (with the
+ * Plain C, static inline: each caller compiles them into its loop (with RPROP's
  * variant a constant or a loop invariant).
  */
 #ifndef FASTNET_RULE_H
@@ -19,58 +22,34 @@ fn_neg_sign(double x)
     return -(x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0));
 }
 
-/* One RPROP step of one weight w from its epoch gradient g (Riedmiller & Braun
- * 1993; the variants after Igel & Huesken 2000, `variant` an FN_*RPROP_* code):
- * the step grows by eta_plus (at most step_max) while g keeps its sign, shrinks
- * by eta_minus (at least step_min) when it changes; then
- *   rprop+   steps by -sign(g) step, but on a sign change takes the last change
- *            back and forgets g (g_prev = 0);
- *   rprop-   always steps;
- *   irprop-  on a sign change makes no step and forgets g;
- *   irprop+  on a sign change takes the last change back only if the epoch
- *            error rose (error_rose), and forgets g.
- * g_prev, dw_prev (the last change) and step are the weight's state. */
-static inline void
-fn_rprop_weight(int variant, double g, double *w, double *g_prev, double *dw_prev,
-                double *step, double eta_plus, double eta_minus, double step_min,
-                double step_max, int error_rose)
-{
-    const double prod = *g_prev * g;
-    if (prod > 0.0) {
-        const double t = *step * eta_plus;
-        *step = step_max < t ? step_max : t;
-    } else if (prod < 0.0) {
-        const double t = *step * eta_minus;
-        *step = step_min > t ? step_min : t;
-        if (variant != FN_RPROP_MINUS) {    /* (rprop- steps with the shrunk step) */
-            if (variant == FN_RPROP_PLUS) {
-                *w -= *dw_prev;                 /* backtrack the last change */
-                *dw_prev = -*dw_prev;
-            } else {
-                if (variant == FN_IRPROP_PLUS && error_rose) *w -= *dw_prev;
-                *dw_prev = 0.0;                 /* no step this epoch */
-            }
-            *g_prev = 0.0;
-            return;
-        }
-    }
-    const double dw = fn_neg_sign(g) * *step;
-    *w += dw;
-    *dw_prev = dw;
-    *g_prev = g;
-}
+/* The operations of one value (_rules.h names them): masks are ints, 0 or 1,
+ * and a select a C conditional (only the chosen value is computed). MIN and
+ * MAX give the first operand where a comparison with NaN fails. */
+#define FN_SC_V double
+#define FN_SC_T int
+#define FN_SC_LT(a, b) ((a) < (b))
+#define FN_SC_GT(a, b) ((a) > (b))
+#define FN_SC_LE(a, b) ((a) <= (b))
+#define FN_SC_EQ(a, b) ((a) == (b))
+#define FN_SC_SEL(k, a, b) ((k) ? (a) : (b))
+#define FN_SC_MIN(a, b) ((b) < (a) ? (b) : (a))
+#define FN_SC_MAX(a, b) ((b) > (a) ? (b) : (a))
+#define FN_SC_SPLAT(x) (x)
+#define FN_SC_ABS(x) fabs(x)
+#define FN_SC_SQRT(x) sqrt(x)
+#define FN_SC_NEG_SIGN_TIMES(g, t) (fn_neg_sign(g) * (t))
+#define FN_SC_STEP_UNLESS(k, w, g, t) ((k) ? (w) : (w) + FN_SC_NEG_SIGN_TIMES(g, t))
 
-/* Hamey's success check (1992) for one output y of target t, the threshold
- * rule of fastnet.measures.threshold_correct: right if y > 1 - r_c for target
- * 1, y < r_c for target 0, |y - t| <= analog for other targets (analog < 0:
- * never). NaN is never right. A network passes when every output of every
- * example is right. */
-static inline int
-fn_output_correct(double y, double t, double r_c, double analog)
-{
-    if (t == 1.0) return y > 1.0 - r_c;
-    if (t == 0.0) return y < r_c;
-    return fabs(y - t) <= analog;
-}
+/* RPROP's parameters (as train_epochs in _rprop.pyx takes them). */
+typedef struct {
+    double eta_plus, eta_minus, step_min, step_max;
+} fn_rprop_steps;
+
+#define FN_R_SET FN_SC
+#define FN_R_STEPS fn_rprop_steps
+#define FN_R_PREFIX fn_
+#define FN_R_SUFFIX _1
+#define FN_R_ATTR static inline
+#include "_rules.h"
 
 #endif /* FASTNET_RULE_H */

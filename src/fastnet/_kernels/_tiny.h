@@ -9,7 +9,7 @@
  * gradient fused. Every sum runs in the generic kernel's order (forward sums in
  * source order then the bias; dE/da of a hidden unit over the output units in
  * order; the gradient over the examples in order), and the rule and the check
- * are the lane forms of _lanes_rule.h, so a lane's arithmetic is the generic
+ * are the lane forms of _rules.h, so a lane's arithmetic is the generic
  * kernel's.
  *
  * Not an ordinary header: its first part (guarded) holds what every shape

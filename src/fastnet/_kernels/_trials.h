@@ -15,7 +15,7 @@
  * starts (its state stays in L1/L2), examples in blocks of FN_TBLOCK, each
  * block forward, then backward into the gradient (_lanes_pass.h); after each
  * epoch the rule and, every check_every epochs, Hamey's check (their lane
- * forms: _lanes_rule.h).
+ * forms: _rules.h's instances in _lanes.h).
  */
 #ifndef FASTNET_TRIALS_H
 #define FASTNET_TRIALS_H
@@ -129,10 +129,10 @@ fn_trials_update_rule(const int R, const int blend, ptrdiff_t n_w, double *wg, c
                       double *gp, double *dwp, double *st, const fn_tm *active,
                       const fn_trials_rule *rule, const fn_lanes_epoch *ev)
 {
-    fn_lanes_quickprop_params q;
-    fn_lanes_adam_params a;
-    fn_lanes_quickprop_init(&q, rule);
-    fn_lanes_adam_init(&a, rule);
+    fn_quickprop_params q;
+    fn_adam_params a;
+    fn_quickprop_init(&q, rule->p);
+    fn_adam_init(&a, rule->p);
     const double momentum = rule->p[1];
     /* backprop keeps one array (dw_prev), the others two (g_prev, step) */
     double *xs = R == FN_RULE_BACKPROP ? dwp : gp;

@@ -7,7 +7,7 @@
  *                 there only multiply the code). Sums run in the same order
  *                 whatever the tiles, so results do not depend on it.
  * _trials.h's dispatchers (fn_trials_sse, ...) call the level fn_cpu_level
- * chooses. The always-inline helpers (_lanes_pass.h, _lanes_rule.h, _trials.h)
+ * chooses. The always-inline helpers (_lanes_pass.h, _rules.h, _trials.h)
  * are compiled into each level's functions. Not guarded: its parameters are the
  * includer's, which undefines them.
  */

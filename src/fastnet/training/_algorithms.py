@@ -19,7 +19,7 @@ from fastnet._validation import check_choice, check_float
 from fastnet.training import _orders
 
 __all__ = ["Algorithm", "KernelRule", "RPROP", "Backprop", "VARIANTS", "NO_CHECK",
-           "counts_itself", "closes", "checks_in_kernel"]
+           "counts_itself", "drives_itself", "checks_in_kernel"]
 
 #: RPROP variant names (Igel & Hüsken 2000) and their kernel codes.
 VARIANTS = {"rprop+": 0, "rprop-": 1, "irprop-": 2, "irprop+": 3}
@@ -172,7 +172,11 @@ class Algorithm:
         return 0
 
     def stop_reason(self, state):
-        """Why the rule stopped itself (after an epoch status -k), or None."""
+        """Why the rule stopped itself (after an epoch status -k), or None.
+
+        The loop ends the trial after that epoch; if it is a strip end, the loop
+        measures it first (validation and test errors, best weights) as any
+        strip end, at the weights the rule stopped with."""
         return getattr(state, "stop_reason", None)
 
     def traversals(self, state, n_train, n_connections):
@@ -181,8 +185,21 @@ class Algorithm:
         the others cost one gradient an epoch, counted by the loop."""
         return tuple(state.counts)
 
-    def close(self, state):
-        """The trial trains no more: release what its state holds (threads, buffers)."""
+    def drive(self, ws, state, next_strip):
+        """Train one trial from a loop of the rule's own, in place of :meth:`epochs`
+        (a rule that overrides it, such as SciPy's L-BFGS, runs its trials one
+        after another; the strip loop's policy is the same).
+
+        ``next_strip()`` gives the first strip's buffer of training SSE (shape
+        (n,), unscaled, as ``sse_out`` of :meth:`epochs`); after training it, or
+        part of it, ``next_strip(status)`` with the status :meth:`epochs` would
+        return runs the loop's strip end (validation, criteria, callback,
+        divergence: it raises what the loop raises) and gives the next strip's
+        buffer, or None: the trial trains no more, and the rule returns. A rule
+        that stopped itself (-k) or diverged (k) calls it once more, which
+        returns None or raises.
+        """
+        raise NotImplementedError
 
 
 def counts_itself(algorithm):
@@ -190,9 +207,9 @@ def counts_itself(algorithm):
     return type(algorithm).traversals is not Algorithm.traversals
 
 
-def closes(algorithm):
-    """Whether ``algorithm``'s states hold something to release (it overrides `Algorithm.close`)."""
-    return type(algorithm).close is not Algorithm.close
+def drives_itself(algorithm):
+    """Whether ``algorithm`` trains from a loop of its own (it overrides `Algorithm.drive`)."""
+    return type(algorithm).drive is not Algorithm.drive
 
 
 def checks_in_kernel(algorithm):

@@ -73,6 +73,12 @@ class Backend:
         ``fastnet.training._status``)."""
         raise NotImplementedError
 
+    def drive(self, i, next_strip):
+        """Train trial ``i`` by its rule's own loop (`Algorithm.drive`), strip by strip
+        as ``next_strip`` (the loop's) gives them; the scaled training errors into
+        each strip's buffer."""
+        raise NotImplementedError
+
     def weights(self, trials):
         """The current weights of ``trials``: (len(trials), C), a copy."""
         raise NotImplementedError
@@ -94,7 +100,7 @@ class Backend:
         raise NotImplementedError
 
     def stopped(self, trials):
-        """``trials`` train no more: their rules' states are closed."""
+        """``trials`` train no more: let their room go (lanes they held)."""
         raise NotImplementedError
 
     def stop_reason(self, i):
@@ -176,6 +182,12 @@ class Trials(Backend):
         self.top = top
         return status
 
+    def drive(self, i, next_strip):
+        """Trial ``i`` trains by its rule's own loop, in the serial backend (rules
+        that drive themselves have no lanes)."""
+        self.top = None
+        self.serial.drive(i, next_strip)
+
     def _go_on_alone(self, trials, i, k, n, check, history, epoch):
         """Trial ``i`` stopped in the lanes after ``k`` of the call's ``n`` epochs,
         its weights beyond their safe range (`LanesBackend.w_limit`): it trains
@@ -238,12 +250,9 @@ class Trials(Backend):
         return (self.lanes if self.in_lanes[i] else self.serial).train_outputs(i)
 
     def stopped(self, trials):
-        """``trials`` stopped: their lanes train no more, their algorithm states
-        are closed."""
+        """``trials`` stopped: their lanes train no more."""
         if self.lanes is not None and trials.size:
             self.lanes.freeze(trials[self.in_lanes[trials]])
-        if self.serial is not None and trials.size:
-            self.serial.stopped(trials[~self.in_lanes[trials]])
 
     def stop_reason(self, i):
         """The reason trial ``i``'s rule gave for stopping itself, or None."""

@@ -134,7 +134,7 @@ class SCG(FullBatchRule):
     μ, α or μ² overflow or δ is not positive after step 3 (gradients or
     curvatures beyond the floating-point range, such as on unscaled data of
     magnitude 1e150): the weights stay at the last step taken, every error
-    finite.
+    finite. A stop at a strip end is measured there like any strip end.
     An iteration costs one gradient at a probe point after a success, an
     error evaluation at w + αp and, if the step is taken, the gradient there;
     ``traversals`` counts each (see :class:`fastnet.Traversals`).
@@ -293,7 +293,8 @@ class LevenbergMarquardt(FullBatchRule):
     (never an explicit inverse). A step that lowers the summed squared error is
     taken and μ shrinks by ``mu_dec``; otherwise μ grows by ``mu_inc`` and the
     step is solved again, until one is taken or μ exceeds ``mu_max``, which stops
-    training with reason ``"mu_max"``. μ carries over from epoch to epoch.
+    training with reason ``"mu_max"`` (a stop at a strip end is measured there
+    like any strip end). μ carries over from epoch to epoch.
 
     Parameters
     ----------

@@ -167,14 +167,29 @@ class GrowthWatch:
         if k is not None:
             raise diverged(epoch + int(status[k]), trial=self.who(idx[k]))
 
+    def _start(self, history, idx):
+        """The first errors of the trials ``idx`` after their first call: all K
+        together, or some after others (trials trained one after another: the
+        smallest limit so far stays the first filter)."""
+        K = self.K
+        if idx.size == K:
+            self.first = history[:K, 0].copy()
+            self.lowest = growth_limit(float(self.first[0]) if K == 1 else float(_MIN(self.first)))
+            return
+        if self.first is None:
+            self.first = np.full(K, np.nan)
+        self.first[idx] = history[idx, 0]
+        lowest = growth_limit(float(_MIN(self.first[idx])))
+        self.lowest = lowest if self.lowest is None else min(self.lowest, lowest)
+        self._limits = None
+
     def check(self, history, idx, status, epoch, n, top=None):
         """After a call of ``n`` epochs from ``epoch``: raise `grew` for the first
         of ``idx`` whose errors in ``history`` grew beyond its limit (``top``: the
         largest error the call wrote, if a kernel kept it)."""
         K = self.K
         if epoch == 0:
-            self.first = history[:K, 0].copy()
-            self.lowest = growth_limit(float(self.first[0]) if K == 1 else float(_MIN(self.first)))
+            self._start(history, idx)
         # (else one pass, fmax: the epochs of trials that have stopped hold whatever
         # was there. One trial: Python's max of a strip's few floats, a third of
         # fmax's call; the call's first epoch always trained, so a NaN left after

@@ -1,20 +1,18 @@
 """L-BFGS through SciPy: ``scipy.optimize.minimize(method="L-BFGS-B")`` on
 fastnet's error and gradient, one SciPy iteration per epoch.
 
-SciPy's minimiser runs to its end in one call, while the strip loop trains a
-few epochs at a time (and may stop at any strip end). So each trial's
-minimiser runs in a thread of its own that the loop drives: the thread pauses
-at the first evaluation of an epoch the loop has not asked for yet, and the
-loop's call returns. The two never run at once (each waits for the other), so
-the thread uses the trial's workspace without locks. When the trial stops, the
-paused evaluation raises and the thread ends (also if the state is dropped
-after an error).
+SciPy's minimiser runs to its end in one call, in the caller's thread, and the
+strip loop's work happens inside it (`Algorithm.drive`): SciPy's callback
+records each iteration's epoch, and the first evaluation SciPy asks for beyond
+the strip hands the strip to the loop (``next_strip``), which measures, tests
+the criteria, calls the user's callback, and gives the next strip or stops the
+trial (the evaluation then raises, ending the minimiser). The strip ends there,
+not in the callback, because SciPy tests its convergence only after the
+callback: the evaluation is the sign that the iteration was not its last.
+Nothing runs once the call returns or raises, whatever stopped it.
 """
 from __future__ import annotations
 
-import queue
-import threading
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,29 +26,28 @@ __all__ = ["MAX_MAXCOR", "LBFGS"]
 _NO_LIMIT = 2 ** 31 - 1
 
 
-class _Closed(Exception):
-    """The trial stopped while its minimiser was paused."""
+class _Stopped(Exception):
+    """The loop stopped the trial at a strip end."""
 
 
 class _NonFinite(Exception):
     """An evaluation gave a non-finite error."""
 
 
-class _Worker:
-    """The minimiser's side: the objective, the callback, and the epochs of the
-    current call (``out`` the loop's ``sse_out``, ``j`` the epochs done in it)."""
+class _Minimising:
+    """One trial's run of the minimiser: the objective, the callback, and the
+    strip being trained (``out`` its buffer of errors, ``j`` its epochs done)."""
 
-    def __init__(self, ws, counts, inbox, outbox):
-        self.ws, self.counts, self.inbox, self.outbox = ws, counts, inbox, outbox
-        self.out, self.j, self.f_start, self.pending = None, 0, None, 0
+    def __init__(self, ws, counts, next_strip):
+        self.ws, self.counts, self.next_strip = ws, counts, next_strip
+        self.out, self.j, self.f_start, self.pending = next_strip(), 0, None, 0
 
     def fun(self, x):
-        if self.j == self.out.shape[0]:       # the next epoch belongs to the next call
-            self.outbox.put(("ok",))
-            out = self.inbox.get()
-            if out is None:
-                raise _Closed
-            self.out, self.j = out, 0
+        if self.j == self.out.shape[0]:       # SciPy goes on: the strip has ended
+            self.out = self.next_strip(0)
+            if self.out is None:
+                raise _Stopped
+            self.j = 0
         ws = self.ws
         g = np.empty_like(ws.g)
         f = ws.gradient(np.array(x, dtype=float), g)
@@ -75,45 +72,20 @@ class _Worker:
         self.j += 1
         self.pending = 0
 
-    def run(self, options):
-        from scipy.optimize import minimize
-
-        try:
-            self.out = self.inbox.get()
-            if self.out is None:
-                return
-            res = minimize(self.fun, self.ws.w.copy(), jac=True, method="L-BFGS-B",
-                           callback=self.callback, options=options)
-        except _Closed:
-            return
-        except _NonFinite:
-            self.outbox.put(("nonfinite", self.j + 1))
-            return
-        except BaseException as exc:        # handed to the loop's thread, raised there
-            self.outbox.put(("error", exc))
-            return
+    def ended(self, res):
+        """The status of SciPy's own end (``res``): -k, its last epoch the k-th of the strip."""
         if self.pending:                    # an iteration that ended without a new point
             self.out[self.j] = self.f_start
             self.j += 1
             self.ws.w[:] = res.x
-        self.outbox.put(("stopped", self.j, "converged" if res.success else "abnormal",
-                         str(res.message)))
+        return -self.j
 
 
 class _LBFGSState:
-    __slots__ = ("counts", "inbox", "outbox", "thread", "stop_reason", "message", "_finalizer",
-                 "__weakref__")
+    __slots__ = ("counts", "stop_reason", "message")
 
     def __init__(self):
-        self.counts, self.thread, self.stop_reason, self.message = [0, 0, 0, 0], None, None, None
-
-
-def _close(inbox, thread):
-    # (the state may be collected in the worker itself, which must not join itself)
-    if thread is not None and thread.is_alive():
-        inbox.put(None)
-        if thread is not threading.current_thread():
-            thread.join()
+        self.counts, self.stop_reason, self.message = [0, 0, 0, 0], None, None
 
 
 #: Most correction pairs of L-BFGS (`LBFGS.maxcor`): SciPy's workspace grows as
@@ -127,8 +99,10 @@ class LBFGS(Algorithm):
 
     fastnet gives ``scipy.optimize.minimize(method="L-BFGS-B")`` the summed
     squared error and its gradient over the whole training set (compiled
-    kernels) and trains one SciPy iteration per epoch; the strip loop's
-    stopping rule, validation and callback stop it from SciPy's callback side.
+    kernels) and trains one SciPy iteration per epoch; SciPy runs in the
+    caller's thread, and the strip loop's stopping rule, validation and callback
+    stop it from inside SciPy's run. Trials of :func:`fastnet.train_many` train
+    one after another.
     The parameters are SciPy's options of the same names, with SciPy's defaults.
 
     Parameters
@@ -159,7 +133,10 @@ class LBFGS(Algorithm):
     run (``ftol``, ``gtol``), training stops with reason ``"converged"``; when
     its line search fails to lower the error, with reason ``"abnormal"`` (the
     weights stay at the last iterate; that last epoch counts, with its
-    evaluations). SciPy's iteration and evaluation limits are never reached.
+    evaluations). A stop at a strip end is measured there like any strip end
+    (validation and test errors of the final weights, counted in
+    ``min_val_error``, ``gl_end`` and the relevant epoch). SciPy's iteration and
+    evaluation limits are never reached.
 
     References
     ----------
@@ -205,33 +182,24 @@ class LBFGS(Algorithm):
 
         return _LBFGSState()
 
-    def epochs(self, ws, state, sse_out, check):
-        if state.thread is None:
-            state.inbox, state.outbox = queue.Queue(), queue.Queue()
-            worker = _Worker(ws, state.counts, state.inbox, state.outbox)
-            options = dict(maxcor=self.maxcor, ftol=self.ftol, gtol=self.gtol,
-                           maxls=self.maxls, maxiter=_NO_LIMIT, maxfun=_NO_LIMIT)
-            state.thread = threading.Thread(target=worker.run, args=(options,), daemon=True,
-                                            name="fastnet-lbfgs")
-            state._finalizer = weakref.finalize(state, _close, state.inbox, state.thread)
-            state.thread.start()
-        elif not state.thread.is_alive():
-            raise RuntimeError("LBFGS: this trial's minimiser has ended.")
-        state.inbox.put(sse_out)
-        reply = state.outbox.get()
-        if reply[0] == "ok":
-            return 0
-        state.thread.join()
-        if reply[0] == "nonfinite":
-            return reply[1]
-        if reply[0] == "error":
-            raise reply[1]
-        state.stop_reason, state.message = reply[2], reply[3]
-        return -reply[1]
+    def drive(self, ws, state, next_strip):
+        from scipy.optimize import minimize
 
-    def close(self, state):
-        if state.thread is not None:
-            state._finalizer()
+        run = _Minimising(ws, state.counts, next_strip)
+        options = dict(maxcor=self.maxcor, ftol=self.ftol, gtol=self.gtol, maxls=self.maxls,
+                       maxiter=_NO_LIMIT, maxfun=_NO_LIMIT)
+        try:
+            res = minimize(run.fun, ws.w.copy(), jac=True, method="L-BFGS-B",
+                           callback=run.callback, options=options)
+        except _Stopped:
+            return
+        except _NonFinite:
+            status = run.j + 1
+        else:
+            status = run.ended(res)
+            state.stop_reason = "converged" if res.success else "abnormal"
+            state.message = str(res.message)
+        next_strip(status)                  # (the loop: stops the trial, or raises)
 
     def traversals(self, state, n_train, n_connections):
         return tuple(state.counts)

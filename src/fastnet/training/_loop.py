@@ -7,6 +7,12 @@ callback and Hamey's success check, Hamey 1992), the measurement at strip ends
 (`StripMeasures`), the divergence checks (`GrowthWatch`) and the training-error
 history; it owns the order of their calls, the trials still training and the
 assembly of the results.
+
+A strip is begun (`StripLoop._begin`: its epochs, the history's room) and ended
+(`StripLoop._end`: divergence, stops, the strip end's policy) in one place. The
+loop itself calls the backend between the two; a rule that runs a loop of its own
+(`Algorithm.drive`: SciPy's L-BFGS, which cannot pause) calls them from inside
+that loop instead, in the caller's thread, its trials one after another.
 """
 import math
 import time
@@ -17,7 +23,7 @@ from fastnet._netfile import MAX_WEIGHT, within_max_weight
 from fastnet.exceptions import DivergenceError
 from fastnet.stopping import TrainingState
 from fastnet.training import _status
-from fastnet.training._algorithms import closes, counts_itself
+from fastnet.training._algorithms import counts_itself, drives_itself
 from fastnet.training._backends import MAX_EPOCHS_PER_CALL
 from fastnet.training._divergence import (GrowthWatch, beyond_max_weight, check_finite,
                                           diverged, hinted)
@@ -79,8 +85,9 @@ class StripLoop:
         self.last_rows = None                       # each trial's weights when it stopped
         # (forward, backward, update, flops) of rules whose cost varies by epoch
         self.counts = np.zeros((K, 4), np.int64) if counts_itself(algorithm) else None
-        # the rule's states hold something to release when a trial stops (L-BFGS's thread)
-        self._closes = closes(algorithm)
+        # the rule drives its strips from a loop of its own (`Algorithm.drive`)
+        self.drives = drives_itself(algorithm)
+        self._strip_ends = self.policy.in_strips and not self.policy.kernel_check
 
     def _who(self, trial):
         return None if self.single else int(trial)
@@ -96,39 +103,83 @@ class StripLoop:
             raise hinted(exc, self.algorithm, self.run.weight_decay, self.sets) from None
 
     def _train(self):
-        run, trials, policy, growth = self.run, self.trials, self.policy, self.growth
-        strip_ends = policy.in_strips and not policy.kernel_check
-        step, check, aligned = policy.step, policy.check, trials.aligned
         cpu0, wall0 = time.process_time(), time.perf_counter()
-        while self.epoch < run.max_epochs and self.training.size:
-            epoch = self.epoch
-            n = min(step - epoch % step, run.max_epochs - epoch)
-            trials.hand_off(self.stopped, n)
-            idx = self.training
-            if epoch + n > self.history.shape[1]:
-                self.history = grown(self.history, epoch + n, run.max_epochs, aligned)
-            status = trials.run(idx, n, check, self.history, epoch)
-            stopping = status[0] if status.size == 1 else _ANY(status)
-            if stopping:
-                growth.raise_diverged(idx, status, epoch)
-            growth.check(self.history, idx, status, epoch, n, trials.top)
-            self.epoch = epoch + n
-            if stopping:
-                early = _status.stopped(status)
-                won = idx[early]
-                policy.succeeded(won)
-                self._finish(won, epoch + _status.stopped_after(status[early]))
-            if strip_ends:
-                self._strip_end(self.training, self.epoch)
-            if self.training.size and self.epoch < run.max_epochs:
-                trials.pack(self.stopped)
-        self._finish(self.training, self.epoch, last=True)
+        if self.drives:
+            # The rule runs its own loop (SciPy's L-BFGS), which cannot pause: the
+            # trials train one after another, each calling its strips from that loop.
+            for i in range(self.K):
+                self.training, self.epoch = np.array([i], np.intp), 0
+                self.trials.drive(i, self._strips_of(i))
+                self._finish(self.training, self.epoch, last=True)
+        else:
+            run = self.trials.run
+            strip = self._begin()
+            while strip is not None:
+                self._end(strip, run(*strip))
+                strip = self._begin()
+            self._finish(self.training, self.epoch, last=True)
         return time.process_time() - cpu0, time.perf_counter() - wall0
+
+    def _begin(self):
+        """The next strip of the trials still training, as the arguments of
+        `Backend.run` (trials, n, check, history, epoch), or None: training ends."""
+        epoch, max_epochs = self.epoch, self.run.max_epochs
+        if epoch >= max_epochs or not self.training.size:
+            return None
+        step = self.policy.step
+        n = min(step - epoch % step, max_epochs - epoch)
+        self.trials.hand_off(self.stopped, n)
+        if epoch + n > self.history.shape[1]:
+            self.history = grown(self.history, epoch + n, max_epochs, self.trials.aligned)
+        return self.training, n, self.policy.check, self.history, epoch
+
+    def _end(self, strip, status):
+        """The strip (from `_begin`) trained, each trial's kernel status in ``status``:
+        divergence, the trials that stopped, the strip end's criteria and callback."""
+        idx, n, _, _, epoch = strip
+        stopping = status[0] if status.size == 1 else _ANY(status)
+        if stopping:
+            self.growth.raise_diverged(idx, status, epoch)
+        self.growth.check(self.history, idx, status, epoch, n, self.trials.top)
+        self.epoch = epoch + n
+        if stopping:
+            early = _status.stopped(status)
+            won, ends = idx[early], epoch + _status.stopped_after(status[early])
+            self.policy.succeeded(won)
+            if self._strip_ends:
+                # A rule that stops its trial at a strip end has that strip end
+                # measured like any other, at the weights it stops with (its
+                # criteria and callback are not asked: it has stopped).
+                self._measure(won[ends == self.epoch], self.epoch)
+            self._finish(won, ends)
+        if self._strip_ends:
+            self._strip_end(self.training, self.epoch)
+        if self.training.size and self.epoch < self.run.max_epochs:
+            self.trials.pack(self.stopped)
+
+    def _strips_of(self, i):
+        """Trial ``i``'s strips for a rule that drives them from its own loop
+        (`Algorithm.drive`): ``next_strip(status)`` ends the strip trained with that
+        kernel status (None: no strip yet) as the loop ends any strip (it raises
+        what the loop raises), and returns the next strip's training errors to
+        write, a view of the history, or None: the trial trains no more."""
+        strip = None
+
+        def next_strip(status=None):
+            nonlocal strip
+            if strip is not None:
+                self._end(strip, np.array([status], np.int64))
+            strip = self._begin()
+            if strip is None:
+                return None
+            n, epoch = strip[1], strip[4]
+            return strip[3][i, epoch:epoch + n]
+        return next_strip
 
     def _finish(self, trials, epochs, last=False):
         """``trials`` stop after ``epochs`` (one number or one per trial): they leave
         their weights in ``last_rows`` and train no more (``last``: the loop has
-        ended, nothing trains any more)."""
+        ended for them, at max_epochs)."""
         if trials.size == self.K:                   # all of them (ascending: 0 .. K - 1)
             self.epochs[:] = epochs
             # (one trial: its row, copied as a (1, C) array, without the gathering)
@@ -143,18 +194,20 @@ class StripLoop:
             if self.counts is not None:
                 self.counts[trials] = self.trials.counts(trials)
             if last:
-                if self._closes:
-                    self.trials.stopped(trials)
                 self.training = trials[:0]
                 return
             self.trials.stopped(trials)
             self.stopped[trials] = True
-            self.training = np.flatnonzero(~self.stopped)
+            self.training = self.training[~self.stopped[self.training]]
+
+    def _measure(self, idx, epoch):
+        """The validation and test errors of ``idx`` at ``epoch``, if a strip end."""
+        if self.measures is not None and idx.size and epoch % self.run.strip == 0:
+            self.measures.measure(self.trials, idx, epoch)
 
     def _strip_end(self, idx, epoch):
         """Measure, test the criteria and call the callback at a strip end."""
-        if self.measures is not None and epoch % self.run.strip == 0:
-            self.measures.measure(self.trials, idx, epoch)
+        self._measure(idx, epoch)
         ended = self.policy.strip_end(idx, epoch, self._state)
         if ended:
             self._finish(np.array(ended, dtype=np.intp), epoch)
@@ -167,18 +220,6 @@ class StripLoop:
             val_errors=val, val_epochs=val_epochs, test_errors=test,
             best_epoch=None if m is None else m.best_epoch[i],
             is_correct=self.policy.checker(i))
-
-    def evaluation(self):
-        """Evaluation traversals of each trial (Prechelt 1994): a forward pass over
-        the validation and test sets at every strip end it trained through, and
-        over the training set for every success check."""
-        s, NC, policy = self.sets, self.N * self.C, self.policy
-        if policy.kernel_check:
-            return self.epochs // self.run.strip * NC
-        per_strip = s.n_val + s.n_test if policy.in_strips else 0
-        if not per_strip:
-            return policy.checks * NC
-        return self.epochs // self.run.strip * (per_strip * self.C) + policy.checks * NC
 
     # ---------------------------------------------------------------- results
 
@@ -218,7 +259,7 @@ class StripLoop:
             test_error=None if m is None else m.test,
             strip_epochs=None if m is None else m.strip_epochs,
             n_strips=None if m is None else epochs // run.strip, weights=rows, finals=finals,
-            evaluation=self.evaluation(), n_train=self.N, updates_per_epoch=self.updates,
+            evaluation=self.policy.evaluation(epochs, self.C), n_train=self.N, updates_per_epoch=self.updates,
             cpu_time=clocks[0], wall_time=clocks[1], counts=self.counts)
 
     def _final(self, which, Y, relevant, current):

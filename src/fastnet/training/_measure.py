@@ -17,12 +17,15 @@ def new_history(shape, aligned, zero=False):
     return np.zeros(shape) if zero else np.empty(shape)
 
 
-def grown(history, needed, limit, aligned=False):
-    """``history`` with room for ``needed`` columns (doubled, at most ``limit``)."""
+def grown(history, needed, limit, aligned=False, fill=0.0):
+    """``history`` with room for ``needed`` columns (doubled, at most ``limit``), the
+    new ones holding ``fill``."""
     if needed <= history.shape[1]:
         return history
     wider = new_history((history.shape[0], min(limit, max(needed, 2 * history.shape[1]))),
                         aligned, zero=True)
+    if fill != 0.0:
+        wider.fill(fill)
     wider[:, :history.shape[1]] = history
     return wider
 
@@ -45,7 +48,10 @@ class StripMeasures:
     ----------
     val, test : ndarray of shape (K, strips) or None
         The errors (squared error percentages) at strip ends; columns grow as
-        strips are measured.
+        strips are measured. NaN until measured: a trial's first
+        ``epochs // strip`` columns are all measured (a rule that stops its
+        trial at a strip end has it measured too), and a column read before
+        it is written shows as NaN, never as a stale number.
     strip_epochs : ndarray
         The epoch of each column.
     best_val, best_epoch : list
@@ -61,11 +67,11 @@ class StripMeasures:
         self.val = self.test = self.best_rows = None
         self.val_scale = self.test_scale = 0.0
         if sets.X_val is not None:
-            self.val = np.empty((K, cap))
+            self.val = np.full((K, cap), np.nan)
             self.val_scale = run.scale(sets.n_val, n_out)
             self.best_rows = np.empty((K, C))
         if sets.X_test is not None:
-            self.test = np.empty((K, cap))
+            self.test = np.full((K, cap), np.nan)
             self.test_scale = run.scale(sets.n_test, n_out)
         self.strip_epochs = run.strip * np.arange(1, cap + 1)
         self.best_val, self.best_epoch = [np.inf] * K, [None] * K
@@ -75,7 +81,7 @@ class StripMeasures:
         j = epoch // self.run.strip - 1            # (every trial still training has all before)
         if j >= self.strip_epochs.size:
             limit = max(1, self.run.max_epochs // self.run.strip)
-            self.val, self.test = (None if h is None else grown(h, j + 1, limit)
+            self.val, self.test = (None if h is None else grown(h, j + 1, limit, fill=np.nan)
                                    for h in (self.val, self.test))
             self.strip_epochs = self.run.strip * np.arange(1, (self.val if self.val is not None
                                                                else self.test).shape[1] + 1)

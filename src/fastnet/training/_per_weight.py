@@ -1,7 +1,7 @@
 """Quickprop (Fahlman 1988) and Adam (Kingma & Ba 2015): per-weight rules whose
 epochs run inside the kernels, as RPROP's do.
 
-The rules themselves are written once, in C (``fastnet/_kernels/_per_weight.h``);
+The rules themselves are written once, in C (``fastnet/_kernels/_rules.h``);
 this module checks their parameters, keeps each trial's state and hands whole
 strips of epochs to the workspace (``fastnet._engine.Workspace``).
 """

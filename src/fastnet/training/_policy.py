@@ -129,6 +129,20 @@ class StopPolicy:
         binary, tolerance = self._masks[(r_c, analog)]
         return bool(hamey_correct(outputs, Y, r_c, tolerance, binary).all())
 
+    def evaluation(self, epochs, C):
+        """Evaluation traversals of each trial (Prechelt 1994) after ``epochs`` (K,),
+        ``C`` connections: a forward pass over the validation and test sets at
+        every strip end it trained through, and over the training set for every
+        success check."""
+        s, strip = self.sets, self.run.strip
+        NC = s.X.shape[0] * C
+        if self.kernel_check:
+            return epochs // strip * NC
+        per_strip = s.n_val + s.n_test if self.in_strips else 0
+        if not per_strip:
+            return self.checks * NC
+        return epochs // strip * (per_strip * C) + self.checks * NC
+
     def warn(self, stacklevel):
         """The no-convergence warning, if trials reached max_epochs before ``run.stop``."""
         stop, K = self.run.stop, self.fired.size

@@ -114,8 +114,8 @@ class TrainResult:
         E_tr(t): squared error percentage of the training set in epoch t,
         measured in that epoch's forward pass, i.e. *before* its update.
     val_error, val_epochs : ndarray or None
-        E_va at the strip ends ``val_epochs`` (after those epochs' updates); None
-        without a validation set.
+        E_va at the strip ends ``val_epochs`` (after those epochs' updates), the
+        one a rule stopped itself at included; None without a validation set.
     test_error : ndarray or None
         E_te at the strip ends, for plots only (never used by a criterion); None
         without a test set.

@@ -92,11 +92,22 @@ class Serial(Backend):
                 sse *= self.scale
         return status
 
+    def drive(self, i, next_strip):
+        """Trial ``i`` trains by its rule's own loop (`Algorithm.drive`), strip by
+        strip as the loop's ``next_strip`` gives them, each strip's errors scaled
+        as :meth:`run` scales them before the loop reads them."""
+        scale, out = self.scale, None
+
+        def scaled_strip(status=None):
+            nonlocal out
+            if out is not None:
+                out[:epochs_written(status, out.shape[0])] *= scale
+            out = next_strip(status)
+            return out
+        self.algorithm.drive(self.ws[i], self.state[i], scaled_strip)
+
     def stopped(self, trials):
-        """``trials`` train no more: their algorithm states are closed."""
-        for i in np.asarray(trials).tolist():
-            if i in self.state:
-                self.algorithm.close(self.state[i])
+        """``trials`` train no more (their states hold nothing to release)."""
 
     def stop_reason(self, i):
         """The reason trial ``i``'s rule gave for stopping itself, or None."""

@@ -74,7 +74,10 @@ def train_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         Any rule but ``"uniform"`` draws the weights even when ``init_scale`` is
         None (the list form redraws each network from its seed).
     callback : callable, optional
-        ``callback(i, epoch, state)`` after every strip of trial ``i``.
+        ``callback(i, epoch, state)`` after every strip of trial ``i``. The trials
+        still training reach each strip end together, except L-BFGS's: SciPy
+        runs each trial to its end before the next starts, so the callback sees
+        trial 0's strips first, and the first trial that raises ends the batch.
     method : {"auto", "lanes", "serial", "mixed"}, default "auto"
         Where the trials train (see :func:`fastnet.train_rprop_many`); an
         algorithm without lanes takes only "auto" or "serial".
