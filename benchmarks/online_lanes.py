@@ -1,15 +1,24 @@
-"""Online backpropagation and the lanes: would trials side by side pay? One core.
+"""Online backpropagation and the lanes: trials side by side against one after another. One core.
 
 Online (per-pattern) backpropagation, as Lawrence, Back, Tsoi & Giles (1997) train
 their MLPs (an update after every pattern, the rate falling linearly per update),
-trains its trials one after another in the single-network kernels; the epoch-batched
-rules train 8 trials side by side in the vector lanes. This script measures, in one
-process and alternately (A B C D A B C D ...; each call timed with ``time.process_time``
-and the garbage collector off, after one untimed warm-up round), per study
+trains its trials side by side in the vector lanes (``_trials.trials_online``: each
+lane its own trial's order, drawn in the kernel, an update per pattern), or one
+after another in the single-network kernels (``method="serial"``). This script
+measures, in one process and alternately (A B C D A B C D ...; each call timed with
+``time.process_time`` and the garbage collector off, after one untimed warm-up
+round), per study
 
 * **serial online**: ``train_many(..., Backprop("online", 0.05, 0, "update"),
-  method="serial")``, today's path (one trial after another, each epoch's patterns
-  one at a time in one kernel call): CPU time per trial and pattern update;
+  method="serial")`` (one trial after another, each epoch's patterns one at a
+  time in one kernel call, each epoch's order drawn in Python): CPU time per
+  trial and pattern update;
+* **lanes online**: the same with ``method="lanes"``: CPU time per trial and
+  update, and its speed-up over serial online (the measured answer);
+
+and the parts the decision to build the lanes kernel was estimated from (before
+it existed; docs/performance.md keeps both):
+
 * **lanes batch**: the same net, data and trials with ``Backprop("batch", ...)`` and
   ``method="lanes"``: CPU time per trial and pattern of the lanes' forward, backward
   and gradient arithmetic (one rule step per epoch, amortised over the patterns);
@@ -34,7 +43,10 @@ and derives, each including the order draw,
 * the Python-call alternative: one bare kernel call per pattern shared by 8 trials
   (call / 8) plus the lanes batch arithmetic;
 
-each as a speed-up over serial online. The studies: the Lawrence MLP (window-5,
+each as a speed-up over serial online. With ``--reproduce R``, it then times
+``fastnet.reproduction.reproduce_lawrence(R)`` (``fastnet reproduce lawrence --runs
+R``) with ``method="serial"`` and ``"auto"`` (the lanes) alternately, CPU and wall
+time, medians of ``--reproduce-repeats``. The studies: the Lawrence MLP (window-5,
 5 tanh hidden units, linear output, no shortcuts, 1,000 standardised Mackey-Glass
 training patterns), the Lawrence 5-5-1 teacher task (K = 5, 1,000 patterns), XOR
 2-2-1 and a 10-5-10 encoder (tanh hidden, logistic outputs), all with initial
@@ -42,7 +54,7 @@ weights uniform in +-2.4/F (fan-in). Medians over the repeats; the ratios come
 from one run, so share the machine's load (printed).
 
     PYTHONPATH=src FASTNET_DATA=... nice python benchmarks/online_lanes.py \\
-        [--repeats 5] [--json out.json]
+        [--repeats 5] [--json out.json] [--reproduce 20 --reproduce-repeats 3]
 """
 from __future__ import annotations
 
@@ -70,13 +82,13 @@ LANES = _trials.LANES
 RATE = 0.05           # Lawrence et al.'s 0.1 on (1/2) sum e^2
 LAWRENCE_NET = dict(hidden_activation="tanh", output_activation="linear", shortcut=False)
 STUDY_NET = dict(hidden_activation="tanh", output_activation="logistic", shortcut=False)
-# name, data, hidden, trials, epochs of serial online, of lanes batch, of lanes
-# 1-pattern epochs, network (each call some 30-80 ms)
+# name, data, hidden, trials, epochs of serial online, of lanes online, of lanes
+# batch, of lanes 1-pattern epochs, network (each call some 30-80 ms)
 STUDIES = [
-    ("Lawrence MLP, Mackey-Glass 5-5-1", "mackey", (5,), 16, 10, 80, 40000, LAWRENCE_NET),
-    ("Lawrence teacher K=5, 5-5-1", "teacher", (5,), 16, 10, 80, 40000, LAWRENCE_NET),
-    ("XOR 2-2-1 tanh/logistic", "xor", (2,), 64, 500, 10000, 20000, STUDY_NET),
-    ("encoder 10-5-10 tanh/logistic", "encoder10", (5,), 64, 200, 2000, 5000, STUDY_NET),
+    ("Lawrence MLP, Mackey-Glass 5-5-1", "mackey", (5,), 16, 10, 60, 80, 40000, LAWRENCE_NET),
+    ("Lawrence teacher K=5, 5-5-1", "teacher", (5,), 16, 10, 60, 80, 40000, LAWRENCE_NET),
+    ("XOR 2-2-1 tanh/logistic", "xor", (2,), 64, 500, 4000, 10000, 20000, STUDY_NET),
+    ("encoder 10-5-10 tanh/logistic", "encoder10", (5,), 64, 200, 1000, 2000, 5000, STUDY_NET),
 ]
 
 
@@ -104,7 +116,7 @@ def timed(fn):
         gc.enable()
 
 
-def contestants(name, data, hidden, K, E, EB, E1, kw):
+def contestants(name, data, hidden, K, E, EO, EB, E1, kw):
     X, Y = load(data)
     N = X.shape[0]
     net = MLP(X.shape[1], hidden, Y.shape[1], **kw)
@@ -124,6 +136,10 @@ def contestants(name, data, hidden, K, E, EB, E1, kw):
 
     def serial():
         train_many(net, X, Y, algorithm=online, max_epochs=E, strip=E, method="serial",
+                   **common)
+
+    def lanes_online():
+        train_many(net, X, Y, algorithm=online, max_epochs=EO, strip=EO, method="lanes",
                    **common)
 
     def lanes():
@@ -153,6 +169,7 @@ def contestants(name, data, hidden, K, E, EB, E1, kw):
     # (contestant, divisor giving seconds per unit)
     return n_w, N, {
         "serial_online": (serial, K * E * N),
+        "lanes_online": (lanes_online, K * EO * N),
         "lanes_batch": (lanes, K * EB * N),
         "order_draw": (orders, draws * N),
         "lanes_1pattern": (lanes1, K * E1),
@@ -166,13 +183,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--reproduce", type=int, default=0, metavar="R",
+                    help="also time reproduce_lawrence(R), serial against the lanes")
+    ap.add_argument("--reproduce-repeats", type=int, default=3)
     args = ap.parse_args()
     load1 = os.getloadavg()
     print(f"fastnet {fastnet.__version__}, {platform.processor() or platform.machine()}, "
           f"lanes {LANES}, load {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
     out = []
-    for name, data, hidden, K, E, EB, E1, kw in STUDIES:
-        n_w, N, cs = contestants(name, data, hidden, K, E, EB, E1, kw)
+    for name, data, hidden, K, E, EO, EB, E1, kw in STUDIES:
+        n_w, N, cs = contestants(name, data, hidden, K, E, EO, EB, E1, kw)
         for fn, _ in cs.values():        # warm-up
             fn()
         times = {k: [] for k in cs}
@@ -197,10 +217,13 @@ def main():
                "ns_online_lanes_optimistic": optimistic * 1e9,
                "ns_python_call_per_pattern": python_call * 1e9,
                "speedup_optimistic": s / optimistic, "speedup_conservative": s / l1,
-               "speedup_python_call": s / python_call}
+               "speedup_python_call": s / python_call,
+               "speedup_lanes_online": s / m["lanes_online"]}
         out.append(row)
         print(f"\n{name}: n_w {n_w}, {N} patterns, {K} trials")
         print(f"  serial online            {s * 1e9:8.1f} ns per trial-update")
+        print(f"  lanes online (measured)  {m['lanes_online'] * 1e9:8.1f} ns per trial-update "
+              f"(x{s / m['lanes_online']:.2f})")
         print(f"  lanes batch              {lb * 1e9:8.1f} ns per trial-pattern")
         print(f"  lanes 1-pattern epochs   {m['lanes_1pattern'] * 1e9:8.1f} ns per trial-update")
         print(f"  lanes rule step          {m['rule_step_per_weight_trial'] * 1e9:8.3f} ns per "
@@ -210,13 +233,35 @@ def main():
         print(f"  online lanes, estimate   {optimistic * 1e9:8.1f} ns (x{s / optimistic:.1f}) "
               f"optimistic, {l1 * 1e9:.1f} ns (x{s / l1:.1f}) conservative")
         print(f"  a Python call per pattern{python_call * 1e9:8.1f} ns (x{s / python_call:.2f})")
+    reproduction = reproduce(args.reproduce, args.reproduce_repeats) if args.reproduce else None
     load2 = os.getloadavg()
     print(f"\nload after: {load2[0]:.2f} {load2[1]:.2f} {load2[2]:.2f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": platform.processor() or platform.machine(), "lanes": LANES,
                        "load_before": load1, "load_after": load2, "repeats": args.repeats,
-                       "studies": out}, f, indent=1)
+                       "studies": out, "reproduce_lawrence": reproduction}, f, indent=1)
+
+
+def reproduce(runs, repeats):
+    """CPU and wall seconds of reproduce_lawrence(runs), serial and in the lanes
+    (alternately; medians), and the lanes' speed-up."""
+    from fastnet.reproduction import reproduce_lawrence
+
+    times = {m: {"cpu": [], "wall": []} for m in ("serial", "auto")}
+    for _ in range(repeats):
+        for m in times:
+            c0, w0 = time.process_time(), time.perf_counter()
+            reproduce_lawrence(runs, method=m)
+            times[m]["cpu"].append(time.process_time() - c0)
+            times[m]["wall"].append(time.perf_counter() - w0)
+    med = {m: {k: statistics.median(v) for k, v in t.items()} for m, t in times.items()}
+    print(f"\nreproduce_lawrence({runs}), medians of {repeats} alternating runs:")
+    for m, label in (("serial", "serial"), ("auto", "lanes ")):
+        print(f"  {label}  CPU {med[m]['cpu']:7.1f} s  wall {med[m]['wall']:7.1f} s")
+    print(f"  speed-up  CPU x{med['serial']['cpu'] / med['auto']['cpu']:.2f}  "
+          f"wall x{med['serial']['wall'] / med['auto']['wall']:.2f}")
+    return {"runs": runs, "repeats": repeats, "times": times, "medians": med}
 
 
 if __name__ == "__main__":

@@ -142,7 +142,8 @@ _CAPPED_RUNS = {
     # the lanes and trials kernels, compiled per CPU level too (one dispatcher,
     # _cpu.h; the tiny kernels, x86-64-v4 alone, then skip). (Quickprop's parting
     # test is tuned to rounding at the CPU's own level.)
-    "lanes": (("test_rprop_many.py", "test_lanes_rules.py"), "not quickprop_trials_part"),
+    "lanes": (("test_rprop_many.py", "test_lanes_rules.py", "test_online_lanes.py"),
+              "not quickprop_trials_part"),
 }
 _capped_started = {}
 

@@ -135,9 +135,9 @@ def test_kernel_refuses_bad_rules():
 # ------------------------------------------------------------ whole trainings
 
 
-def test_the_rules_have_lanes_in_batch_mode_only():
+def test_the_rules_have_lanes_in_batch_mode_and_online_backprop():
     assert Backprop().lanes and Quickprop().lanes and Adam().lanes
-    assert not Backprop(mode="online").lanes and not Adam(batch_size=4).lanes
+    assert Backprop(mode="online").lanes and not Adam(batch_size=4).lanes
     assert Backprop().kernel_check and not Backprop(mode="online").kernel_check
 
 

@@ -76,6 +76,8 @@ def test_bad_arguments():
         reproduce_lawrence(3, tables=(5,))
     with pytest.raises(ValueError, match="`teachers` must hold at least one"):
         reproduce_lawrence(3, teachers=(), tables=(4,))
+    with pytest.raises(ValueError, match="`method` must be one of"):
+        reproduce_lawrence(3, method="parallel")
 
 
 def test_cli_writes_json(short, tmp_path, capsys):

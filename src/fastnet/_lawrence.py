@@ -68,7 +68,7 @@ def _statistics(values):
             "ks_p": d.ks_pvalue}
 
 
-def _trials(data, runs, seed, method="serial"):
+def _trials(data, runs, seed, method="auto"):
     """NMSE of ``runs`` trials on ``data`` (a standardised Dataset): (train, test) arrays."""
     from fastnet.network import MLP
     from fastnet.training import Backprop, train_many
@@ -184,7 +184,7 @@ SETUP = {
 
 
 def reproduce_lawrence(runs=100, *, teachers=(0, 1, 2, 3, 4), tables=(3, 4), seed=0,
-                       progress=None):
+                       progress=None, method="auto"):
     """Run Lawrence et al.'s (1997) Table 3 (MLP row) and Table 4.
 
     Parameters
@@ -199,6 +199,11 @@ def reproduce_lawrence(runs=100, *, teachers=(0, 1, 2, 3, 4), tables=(3, 4), see
         Master seed of the trials' initial weights and presentation orders.
     progress : callable, optional
         ``progress(text)`` after each set-up.
+    method : {"auto", "lanes", "serial", "mixed"}, default "auto"
+        Where each set-up's trials train (:func:`fastnet.train_many`'s
+        ``method``): "auto" puts these small networks' trials side by side in
+        the vector lanes; "serial" trains them one after another (each trial
+        the same to rounding, several times slower).
 
     Returns
     -------
@@ -207,17 +212,19 @@ def reproduce_lawrence(runs=100, *, teachers=(0, 1, 2, 3, 4), tables=(3, 4), see
     Raises
     ------
     ValueError, TypeError
-        For fewer than 3 runs, an empty or non-integer ``teachers`` or unknown tables.
+        For fewer than 3 runs, an empty or non-integer ``teachers``, unknown
+        tables or an unknown ``method``.
 
     Examples
     --------
     >>> rep = reproduce_lawrence(runs=3, teachers=(0,), tables=(3,))   # doctest: +SKIP
     >>> print(rep.to_text())                                          # doctest: +SKIP
     """
-    from fastnet._validation import check_int
+    from fastnet._validation import check_choice, check_int
     from fastnet.datasets import make_mackey_glass, make_teacher
 
     runs = check_int(runs, "runs", minimum=3)
+    method = check_choice(method, "method", ("auto", "lanes", "serial", "mixed"))
     seed = check_int(seed, "seed", minimum=0)
     try:
         tables = tuple(tables)
@@ -234,7 +241,7 @@ def reproduce_lawrence(runs=100, *, teachers=(0, 1, 2, 3, 4), tables=(3, 4), see
     if 3 in tables:
         t0 = time.perf_counter()
         data = make_mackey_glass(n_train=1000, n_test=1000, seed=0, standardize=True)
-        train, test = _trials(data, runs, seed3)
+        train, test = _trials(data, runs, seed3, method)
         rep.table3 = {"train": _statistics(train), "test": _statistics(test)}
         rep.seconds["table 3"] = time.perf_counter() - t0
         if progress:
@@ -246,7 +253,8 @@ def reproduce_lawrence(runs=100, *, teachers=(0, 1, 2, 3, 4), tables=(3, 4), see
         for K in _KS:
             for i, teacher in enumerate(teachers):
                 data = make_teacher(K, n_train=1000, n_test=5000, seed=teacher, standardize=True)
-                train, test = _trials(data, runs, kids[_KS.index(K) * len(teachers) + i])
+                train, test = _trials(data, runs, kids[_KS.index(K) * len(teachers) + i],
+                                      method)
                 for s, values in (("train", train), ("test", test)):
                     stats = _statistics(values)
                     for k in LAWRENCE_STATISTICS:

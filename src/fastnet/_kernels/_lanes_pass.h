@@ -239,4 +239,16 @@ fn_trials_inputs(fn_tv *a, const double *X, ptrdiff_t p, ptrdiff_t n_in)
     for (ptrdiff_t i = 0; i < n_in; i++) a[i] = FN_TSPLAT(X[p * n_in + i]);
 }
 
+/* Inputs of example rows[k] into lane k of a[0 .. n_in) (online training:
+ * each lane presents its own example). */
+FN_INLINE void
+fn_trials_gather_inputs(fn_tv *a, const double *X, const int64_t *rows, ptrdiff_t n_in)
+{
+    for (ptrdiff_t i = 0; i < n_in; i++) {
+        fn_tvr v;
+        for (int k = 0; k < FN_TL; k++) v[k] = X[rows[k] * n_in + i];
+        a[i] = v;
+    }
+}
+
 #endif /* FASTNET_LANES_PASS_H */

@@ -6,7 +6,10 @@
  *   fn_trials_train                    epochs of an epoch-batched rule (RPROP,
  *                                      backprop, Quickprop, Adam): for RPROP the
  *                                      tiny kernels (_tiny.h) for their shapes,
- *                                      else fn_trials_train_generic (here).
+ *                                      else fn_trials_train_generic (here);
+ *   fn_trials_online                   epochs of online backpropagation (an
+ *                                      update per example, each lane in its own
+ *                                      order, drawn here: _orders.h).
  *
  * Order of work: a group runs all epochs of the call before the next group
  * starts (its state stays in L1/L2), examples in blocks of FN_TBLOCK, each
@@ -19,6 +22,7 @@
 
 #include "_lanes.h"
 #include "_lanes_pass.h"
+#include "_orders.h"
 
 /* What fn_trials_data_pass does with each output of each example. */
 enum { FN_PASS_SSE, FN_PASS_OUTPUTS, FN_PASS_CHECK };
@@ -73,6 +77,25 @@ fn_trials_update_variant(int variant, const int blend, ptrdiff_t n_w, double *wg
         fn_trials_update(FN_IRPROP_PLUS, blend, n_w, wg, gg, gp, dwp, st, active, rose, k);
         break;
     }
+}
+
+/* One weight's online step in every lane (fn_trials_online_step of _trials_level.h): the
+ * weight at pw, its previous change at pdw, its gradient g. */
+FN_INLINE void
+fn_trials_online_weight(const int BLEND, const int TRACK, double *pw, double *pdw,
+                        const fn_tvr *g, double rate, double momentum, const fn_tm *active,
+                        const fn_tv *lim, fn_tm *far)
+{
+    const fn_tvr w0 = FN_TLOAD(pw), dw0 = FN_TLOAD(pdw);
+    fn_tvr w = w0, dw = dw0;
+    fn_lanes_backprop_gm(&w, g, &dw, rate, momentum);
+    if (BLEND) {
+        w = FN_TSEL(*active, w, w0);
+        dw = FN_TSEL(*active, dw, dw0);
+    }
+    FN_TSTORE(pw, w);
+    FN_TSTORE(pdw, dw);
+    if (TRACK) *far |= ~(FN_TABS(w) < *lim);
 }
 
 /* The values of a rule that change from epoch to epoch: backprop's rate and
@@ -274,6 +297,35 @@ fn_trials_train_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
 {
     FN_TRIALS_AT_LEVEL(fn_trials_train_generic, (layers, n_layers, n_in, n_units, n_w, n, X, T,
                                                  n_out, state, rule, run, work));
+}
+
+/* Run run->n_epochs epochs of online backpropagation for every group: in each
+ * epoch, each training lane draws its order of the n examples from its own
+ * generator (bitgens[g * FN_TL + k]: fn_permutation, rng.permutation's
+ * numbers) into its row of `orders` (n_groups * FN_TL rows of n), then the
+ * examples in that order, each forward, backward and into the weights
+ * (fn_lanes_backprop_gm) before the next, as _backprop.pyx's train_epochs
+ * trains one network. rule: FN_RULE_BACKPROP with (rate, momentum, decay):
+ * decay 0, a constant rate; 1, epoch t (t0 + the call's epoch) at rate
+ * (1 - t / t_max); 2, update u = t n + p of U = t_max n at rate (U - 1 - u) /
+ * (U - 1) (the rate itself if U = 1). state: w and dw_prev (the previous
+ * change) are read and written, the other arrays neither. run: sse_out gets
+ * each epoch's sum of the examples' squared errors, each taken before its own
+ * update, times sse_scale; check_every must be 0. The lane status as
+ * fn_trials_train's (_lanes.h): k for a non-finite error in epoch k (its
+ * updates made); with w_limit > 0, FN_STATUS_BEYOND + k for a lane that
+ * reached w_limit (or NaN) before epoch k + 1 or within it: its weights and
+ * changes those epoch k + 1 started from, its order of that epoch (already
+ * drawn) in `orders`. work: online_work_size doubles. */
+static void
+fn_trials_online(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_units,
+                 ptrdiff_t n_w, ptrdiff_t n, const double *X, const double *T, ptrdiff_t n_out,
+                 const fn_trials_state *state, const fn_trials_rule *rule,
+                 const fn_trials_epochs *run, int64_t *orders, fn_bitgen *const *bitgens,
+                 double *work)
+{
+    FN_TRIALS_AT_LEVEL(fn_trials_online, (layers, n_layers, n_in, n_units, n_w, n, X, T, n_out,
+                                          state, rule, run, orders, bitgens, work));
 }
 
 /* The tiny kernels, one per shape of FN_TINY_SHAPES (_tiny.h). */

@@ -4,6 +4,7 @@ from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS,
                              PyBUF_FORMAT, PyBUF_WRITABLE)
+from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.pyport cimport PY_SSIZE_T_MAX
 
 from fastnet._kernels._forward cimport check_buffers
@@ -57,6 +58,18 @@ cdef extern from "_trials.h" nogil:
                          const double* T, Py_ssize_t n_out, const fn_trials_state* state,
                          const fn_trials_rule* rule, const fn_trials_epochs* run, double* work,
                          int special)
+
+cdef extern from "_orders.h" nogil:
+    ctypedef struct fn_bitgen:
+        pass
+    void fn_permutation(fn_bitgen* b, Py_ssize_t n, int64_t* out)
+
+cdef extern from "_trials.h" nogil:
+    void fn_trials_online(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
+                          Py_ssize_t n_units, Py_ssize_t n_w, Py_ssize_t n, const double* X,
+                          const double* T, Py_ssize_t n_out, const fn_trials_state* state,
+                          const fn_trials_rule* rule, const fn_trials_epochs* run,
+                          int64_t* orders, fn_bitgen* const* bitgens, double* work)
 
 #: The lanes' rule codes besides RPROP's variants (0-3), for ``Algorithm.lanes_args``.
 RULE_BACKPROP, RULE_QUICKPROP, RULE_ADAM = FN_RULE_BACKPROP, FN_RULE_QUICKPROP, FN_RULE_ADAM
@@ -361,3 +374,129 @@ def check_lanes(const double[:, :, ::1] Y, const double[:, ::1] T, double r_c, d
         with nogil:
             bits = fn_trials_check(Y.shape[0], Y.shape[1], &Y[0, 0, 0], &T[0, 0], r_c, analog)
     return [bool(bits >> k & 1) for k in range(FN_TL)]
+
+
+def online_work_size(Py_ssize_t n_units, Py_ssize_t n_w):
+    """Doubles of scratch trials_online needs.
+
+    Parameters
+    ----------
+    n_units, n_w : the network's units (inputs included) and weights.
+
+    Returns
+    -------
+    size : int, one row each of activations, f'(net) and dE/da, and a copy of
+        a group's weights and changes (LANES lanes each).
+    """
+    return (3 * n_units + 2 * n_w) * FN_TL
+
+
+def bitgen_address(generator):
+    """The address of a generator's C interface, what trials_online and
+    draw_orders draw from.
+
+    Parameters
+    ----------
+    generator : numpy.random.Generator
+
+    Returns
+    -------
+    address : int, of its bit generator's ``bitgen_t`` (NumPy's C interface,
+        ``BitGenerator.capsule``). The caller keeps the generator alive and
+        holds its bit generator's lock while a kernel draws.
+    """
+    return <size_t>PyCapsule_GetPointer(generator.bit_generator.capsule, "BitGenerator")
+
+
+def draw_orders(generator, int64_t[:, ::1] out):
+    """Python twin of the kernels' order draw: each row of ``out`` (n_rows, n)
+    becomes ``generator.permutation(n)``, drawn in C in turn (the same numbers
+    as NumPy's, the generator advanced as NumPy advances it).
+
+    Returns
+    -------
+    status : int, 0.
+    """
+    cdef fn_bitgen* b = <fn_bitgen*><size_t>bitgen_address(generator)
+    cdef Py_ssize_t i, n = out.shape[1]
+    if out.shape[0] == 0 or n == 0:
+        return 0
+    with generator.bit_generator.lock:
+        with nogil:
+            for i in range(out.shape[0]):
+                fn_permutation(b, n, &out[i, 0])
+    return 0
+
+
+def trials_online(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:, ::1] X,
+                  const double[:, ::1] T, double[:, :, ::1] w, double[:, :, ::1] dw_prev,
+                  int64_t[::1] status, double[::1] work, tuple rule, double[:, :] sse_out,
+                  int64_t[:, ::1] orders, const size_t[::1] bitgens, double sse_scale=1.0,
+                  Py_ssize_t t0=0, Py_ssize_t t_max=1, double w_limit=0.0):
+    """Run sse_out.shape[1] epochs of online backpropagation for every lane whose
+    status is 0: an update per example, each lane's examples in its own order
+    (fn_trials_online in _trials.h).
+
+    Parameters
+    ----------
+    layers, n_in, X, T : as trials_train.
+    w, dw_prev : (n_groups, n_w, LANES) weights and previous changes (momentum),
+        read and updated in place (frozen lanes are left unchanged).
+    status : (n_groups * LANES,) int64, as trials_train's (k > 0: non-finite
+        error in epoch k of this call; BEYOND + k: the lane stopped after k
+        epochs at w_limit, its order of epoch k + 1 already drawn, in orders).
+    work : scratch of at least online_work_size(n_units, n_w) doubles.
+    rule : (RULE_BACKPROP, rate, momentum, decay), decay 0 (constant rate),
+        1 (falling linearly per epoch to 0 at t_max) or 2 (per update, to 0 at
+        the last of t_max * n updates), as Backprop's decay False, True and
+        "update".
+    sse_out : (n_groups * LANES, n_epochs), rows contiguous: per lane and epoch
+        the sum of the examples' squared errors, each before its own update,
+        times sse_scale (only the epochs a lane trained are meaningful).
+    orders : (n_groups * LANES, n) int64: each lane's order of its last epoch.
+    bitgens : (n_groups * LANES,) the bitgen_address of each lane's generator
+        (0 for lanes that do not train), whose locks the caller holds.
+    t0, t_max, w_limit : as trials_train.
+
+    Returns
+    -------
+    top : float, the largest value written to sse_out (NaN not counted), -inf
+        if none.
+    """
+    cdef fn_trials_rule r = _rule(rule)
+    cdef Py_ssize_t n_units = _check(layers, n_in, X, T.shape[0], T.shape[1], w, work)
+    cdef Py_ssize_t n_groups = w.shape[0], n_w = w.shape[1], n = X.shape[0], k
+    if r.code != FN_RULE_BACKPROP or r.p[2] not in (0.0, 1.0, 2.0) or not r.p[0] > 0.0 \
+            or not 0.0 <= r.p[1] < 1.0:
+        raise ValueError("kernel: online training needs (RULE_BACKPROP, rate > 0, momentum in "
+                         "[0, 1), decay 0, 1 or 2)")
+    if work.shape[0] < online_work_size(n_units, n_w):
+        raise ValueError("kernel: work buffer too small")
+    if not _same_shape(dw_prev, w):
+        raise ValueError("kernel: the rule's state does not match the weights")
+    if (status.shape[0] != n_groups * FN_TL or sse_out.shape[0] != n_groups * FN_TL
+            or bitgens.shape[0] != n_groups * FN_TL):
+        raise ValueError("kernel: per-lane vectors must hold one value per lane")
+    if orders.shape[0] != n_groups * FN_TL or orders.shape[1] != n:
+        raise ValueError("kernel: orders must be (n_groups * LANES, n_patterns)")
+    for k in range(n_groups * FN_TL):
+        if status[k] == 0 and bitgens[k] == 0:
+            raise ValueError("kernel: a training lane has no generator")
+    if t0 < 0 or t_max < 1:
+        raise ValueError("kernel: t0 must be >= 0 and t_max >= 1")
+    if sse_out.shape[1] == 0:
+        return -INFINITY
+    if sse_out.strides[1] != sizeof(double) or sse_out.strides[0] % sizeof(double) != 0 \
+            or sse_out.strides[0] < sse_out.shape[1] * <Py_ssize_t>sizeof(double):
+        raise ValueError("kernel: sse_out rows must be contiguous and not overlap")
+    cdef fn_trials_state state = fn_trials_state(
+        n_groups, &w[0, 0, 0], NULL, NULL, &dw_prev[0, 0, 0], NULL, NULL, &status[0])
+    cdef double top = -INFINITY
+    cdef fn_trials_epochs run = fn_trials_epochs(
+        sse_out.shape[1], sse_out.strides[0] // sizeof(double), 0, &sse_out[0, 0],
+        sse_scale, 0.4, -1.0, t0, t_max, w_limit, &top)
+    with nogil:
+        fn_trials_online(&layers[0, 0], layers.shape[0], n_in, n_units, n_w, n, &X[0, 0],
+                         &T[0, 0], T.shape[1], &state, &r, &run, &orders[0, 0],
+                         <fn_bitgen* const*>&bitgens[0], &work[0])
+    return top

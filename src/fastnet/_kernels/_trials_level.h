@@ -13,15 +13,19 @@
  */
 
 /* Rows [0, nb) of a block of A (rows of n_units vectors): the inputs of
- * examples p0.., then the forward pass (f'(net) into D unless it is NULL).
- * Not inlined (one call per block): its four callers would each compile the
+ * examples p0.. (or, with `rows`, one row whose lane k holds example rows[k]:
+ * online training), then the forward pass (f'(net) into D unless it is NULL).
+ * Not inlined (one call per block): its five callers would each compile the
  * tiles and activations again. */
 FN_LV_ATTR static void
 FN_LV(fn_trials_forward_block)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                        const double *w, const double *X, ptrdiff_t p0, fn_tv *A, fn_tv *D,
-                        ptrdiff_t nb, ptrdiff_t n_units)
+                        const double *w, const double *X, ptrdiff_t p0, const int64_t *rows,
+                        fn_tv *A, fn_tv *D, ptrdiff_t nb, ptrdiff_t n_units)
 {
-    for (ptrdiff_t r = 0; r < nb; r++) fn_trials_inputs(A + r * n_units, X, p0 + r, n_in);
+    if (rows != NULL)
+        fn_trials_gather_inputs(A, X, rows, n_in);
+    else
+        for (ptrdiff_t r = 0; r < nb; r++) fn_trials_inputs(A + r * n_units, X, p0 + r, n_in);
     fn_trials_forward_rows(FN_LV_TILE, layers, n_layers, w, A, D, nb, n_units);
 }
 
@@ -41,8 +45,8 @@ FN_LV(fn_trials_data_pass)(const int kind, const ptrdiff_t *layers, ptrdiff_t n_
     fn_tv e = FN_TSPLAT(0.0);
     for (ptrdiff_t p0 = 0; p0 < n; p0 += FN_TBLOCK) {
         const ptrdiff_t nb = n - p0 < FN_TBLOCK ? n - p0 : FN_TBLOCK;
-        FN_LV(fn_trials_forward_block)(layers, n_layers, n_in, wg, X, p0, A, (fn_tv *)NULL, nb,
-                                n_units);
+        FN_LV(fn_trials_forward_block)(layers, n_layers, n_in, wg, X, p0, NULL, A, (fn_tv *)NULL,
+                                       nb, n_units);
         for (ptrdiff_t r = 0; r < nb; r++)
             for (ptrdiff_t k = 0; k < n_out; k++) {
                 const fn_tvr y = A[r * n_units + out0 + k];
@@ -107,7 +111,7 @@ FN_LV(fn_trials_epoch_gradient)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptr
     fn_tv e = zero;
     for (ptrdiff_t p0 = 0; p0 < n; p0 += FN_TBLOCK) {
         const ptrdiff_t nb = n - p0 < FN_TBLOCK ? n - p0 : FN_TBLOCK;
-        FN_LV(fn_trials_forward_block)(layers, n_layers, n_in, wg, X, p0, A, D, nb, n_units);
+        FN_LV(fn_trials_forward_block)(layers, n_layers, n_in, wg, X, p0, NULL, A, D, nb, n_units);
         for (ptrdiff_t r = 0; r < nb; r++) {
             fn_tv *er = E + r * n_units;
             for (ptrdiff_t k = 0; k < n_out; k++) {
@@ -228,3 +232,161 @@ FN_LV(fn_trials_train_generic)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrd
     if (top > *e.sse_max) *e.sse_max = top;
 }
 
+
+/* One online update's rule step of every weight of a group, fused with the
+ * example's gradient (one row: dE/dw = dE/dnet_u a_i, dE/dnet_u for the bias):
+ * fn_lanes_backprop_gm with the update's rate. BLEND (a constant): the lanes
+ * outside *active keep their weights and changes; TRACK (a constant): *far
+ * gathers the lanes with a new weight of magnitude w_limit or more, or NaN.
+ * A, D: the example's activations and dE/dnet (one row of n_units vectors). */
+FN_INLINE void
+FN_LV(fn_trials_online_step)(const int BLEND, const int TRACK, const ptrdiff_t *layers,
+                             ptrdiff_t n_layers, double *wg, double *dwp, const fn_tv *A,
+                             const fn_tv *D, double rate, double momentum, const fn_tm *active,
+                             double w_limit, fn_tm *far)
+{
+    const fn_tv lim = FN_TSPLAT(w_limit);
+    fn_tm f = *far;
+    for (ptrdiff_t j = 0; j < n_layers; j++) {
+        const ptrdiff_t *l = layers + j * FN_L_NCOLS;
+        const ptrdiff_t lo = l[FN_L_SRC_LO], fan = l[FN_L_SRC_HI] - lo;
+        const ptrdiff_t start = l[FN_L_START], size = l[FN_L_SIZE];
+        double *wb = wg + l[FN_L_B_OFF] * FN_TL, *db = dwp + l[FN_L_B_OFF] * FN_TL;
+        double *wu = wg + l[FN_L_W_OFF] * FN_TL, *du = dwp + l[FN_L_W_OFF] * FN_TL;
+        const fn_tv *a = A + lo;
+        for (ptrdiff_t u = 0; u < size; u++, wu += fan * FN_TL, du += fan * FN_TL) {
+            const fn_tvr d = D[start + u];
+            fn_trials_online_weight(BLEND, TRACK, wb + u * FN_TL, db + u * FN_TL, &d, rate,
+                                    momentum, active, &lim, &f);
+            for (ptrdiff_t i = 0; i < fan; i++) {
+                const fn_tvr g = d * a[i];
+                fn_trials_online_weight(BLEND, TRACK, wu + i * FN_TL, du + i * FN_TL, &g, rate,
+                                        momentum, active, &lim, &f);
+            }
+        }
+    }
+    *far = f;
+}
+
+/* Run run->n_epochs epochs of online backpropagation (an update per example,
+ * each lane in its own order: Backprop(mode="online")) for every group; see
+ * fn_trials_online in _trials.h for the arguments and the lane status. work:
+ * 3 * n_units + 2 * n_w vectors. */
+FN_LV_ATTR static void
+FN_LV(fn_trials_online)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
+                        ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
+                        const double *T, ptrdiff_t n_out, const fn_trials_state *state,
+                        const fn_trials_rule *rule, const fn_trials_epochs *run,
+                        int64_t *orders, fn_bitgen *const *bitgens, double *work)
+{
+    const fn_trials_state s = *state;
+    const fn_trials_epochs e = *run;
+    const double rate0 = rule->p[0], momentum = rule->p[1];
+    const int decay = (int)rule->p[2];
+    const ptrdiff_t out0 = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START];
+    /* work: one row each of activations, f'(net) (then dE/dnet) and dE/da; the
+     * weights and changes of the group when its epoch started. */
+    fn_tv *A = (fn_tv *)work;
+    fn_tv *D = A + n_units;
+    fn_tv *E = D + n_units;
+    double *w_start = (double *)(E + n_units), *dw_start = w_start + n_w * FN_TL;
+    const fn_tm none = (fn_tm){0};
+    const fn_tv zero = FN_TSPLAT(0.0);
+    const int track = e.w_limit > 0.0;
+    /* decay 2, per update: update u of U = t_max * n at rate0 (U - 1 - u) / (U - 1) */
+    const ptrdiff_t U = e.t_max * n;
+    double top = -INFINITY;
+    for (ptrdiff_t grp = 0; grp < s.n_groups; grp++) {
+        double *wg = s.w + grp * n_w * FN_TL, *dwp = s.dw_prev + grp * n_w * FN_TL;
+        int64_t *sg = s.status + grp * FN_TL;
+        int64_t *ord = orders + grp * FN_TL * n;
+        fn_tm lane_status;
+        memcpy(&lane_status, sg, sizeof lane_status);
+        for (ptrdiff_t ep = 0; ep < e.n_epochs; ep++) {
+            fn_tm active = lane_status == none;
+            int any = 0;
+            for (int k = 0; k < FN_TL; k++) any |= active[k] != 0;
+            if (!any) break;
+            /* Each training lane's order of this epoch, from its own generator. */
+            for (int k = 0; k < FN_TL; k++)
+                if (active[k]) fn_permutation(bitgens[grp * FN_TL + k], n, ord + k * n);
+            if (track) {
+                /* Lanes whose weights reached w_limit stop before the epoch. */
+                fn_tm far0;
+                fn_trials_beyond(n_w, wg, e.w_limit, &far0);
+                far0 &= active;
+                lane_status = (far0 & ((fn_tm){0} + (FN_STATUS_BEYOND + ep))) | (~far0 & lane_status);
+                active &= ~far0;
+                memcpy(w_start, wg, (size_t)n_w * FN_TL * sizeof(double));
+                memcpy(dw_start, dwp, (size_t)n_w * FN_TL * sizeof(double));
+            }
+            int all = 1;
+            any = 0;
+            for (int k = 0; k < FN_TL; k++) { all &= active[k] != 0; any |= active[k] != 0; }
+            if (!any) continue;
+            const ptrdiff_t t = e.t0 + ep;
+            const double rate_epoch = decay == 1 ? rate0 * (1.0 - (double)t / (double)e.t_max)
+                                                 : rate0;
+            fn_tv sse = zero;
+            fn_tm far = none;
+            for (ptrdiff_t p = 0; p < n; p++) {
+                int64_t rows[FN_TL];
+                for (int k = 0; k < FN_TL; k++) rows[k] = active[k] ? ord[k * n + p] : 0;
+                FN_LV(fn_trials_forward_block)(layers, n_layers, n_in, wg, X, 0, rows, A, D, 1,
+                                               n_units);
+                /* the example's error, before its update, and dE/dy = 2 (y - t) */
+                fn_tv err = zero;
+                for (ptrdiff_t k = 0; k < n_out; k++) {
+                    fn_tvr tv;
+                    for (int q = 0; q < FN_TL; q++) tv[q] = T[rows[q] * n_out + k];
+                    const fn_tv res = A[out0 + k] - tv;
+                    err += res * res;
+                    E[out0 + k] = 2.0 * res;
+                }
+                sse += err;
+                for (ptrdiff_t u = n_in; u < out0; u++) E[u] = zero;
+                fn_trials_backward_rows(FN_LV_TILE, layers, n_layers, n_in, wg, D, E, 1, n_units);
+                const ptrdiff_t upd = t * n + p;
+                const double rate = decay != 2 ? rate_epoch
+                    : U > 1 ? rate0 * ((double)(U - 1 - upd) / (double)(U - 1)) : rate0;
+                if (all && !track)
+                    FN_LV(fn_trials_online_step)(0, 0, layers, n_layers, wg, dwp, A, D, rate,
+                                                 momentum, &active, e.w_limit, &far);
+                else if (all)
+                    FN_LV(fn_trials_online_step)(0, 1, layers, n_layers, wg, dwp, A, D, rate,
+                                                 momentum, &active, e.w_limit, &far);
+                else if (!track)
+                    FN_LV(fn_trials_online_step)(1, 0, layers, n_layers, wg, dwp, A, D, rate,
+                                                 momentum, &active, e.w_limit, &far);
+                else
+                    FN_LV(fn_trials_online_step)(1, 1, layers, n_layers, wg, dwp, A, D, rate,
+                                                 momentum, &active, e.w_limit, &far);
+            }
+            const double top_ep = fn_trials_sse_out(&e, grp, ep, &sse);
+            if (top_ep > top) top = top_ep;
+            if (track) {
+                /* Lanes whose weights reached w_limit within the epoch go back to
+                 * where it started and stop there (their order stays in `orders`). */
+                far &= active;
+                int moved = 0;
+                for (int k = 0; k < FN_TL; k++) moved |= far[k] != 0;
+                if (moved) {
+                    for (ptrdiff_t c = 0; c < n_w; c++) {
+                        double *pw = wg + c * FN_TL, *pdw = dwp + c * FN_TL;
+                        FN_TSTORE(pw, FN_TSEL(far, FN_TLOAD(w_start + c * FN_TL), FN_TLOAD(pw)));
+                        FN_TSTORE(pdw, FN_TSEL(far, FN_TLOAD(dw_start + c * FN_TL),
+                                               FN_TLOAD(pdw)));
+                    }
+                    lane_status = (far & ((fn_tm){0} + (FN_STATUS_BEYOND + ep)))
+                                  | (~far & lane_status);
+                    active &= ~far;
+                }
+            }
+            /* Lanes whose epoch error is not finite stop after it. */
+            const fn_tm bad = active & ~((sse == sse) & (sse - sse == 0.0));
+            lane_status = (bad & ((fn_tm){0} + (ep + 1))) | (~bad & lane_status);
+        }
+        memcpy(sg, &lane_status, sizeof lane_status);
+    }
+    if (top > *e.sse_max) *e.sse_max = top;
+}

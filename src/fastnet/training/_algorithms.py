@@ -16,6 +16,7 @@ import numpy as np
 
 from fastnet._kernels import _trials
 from fastnet._validation import check_choice, check_float
+from fastnet.training import _orders
 
 __all__ = ["Algorithm", "KernelRule", "RPROP", "Backprop", "VARIANTS", "NO_CHECK",
            "counts_itself", "drives_itself", "checks_in_kernel"]
@@ -228,6 +229,8 @@ class KernelRule(Algorithm):
     """
 
     lanes = True
+    #: An update per pattern (online): the lanes' online kernel trains it.
+    per_pattern = False
     #: The kernels run Hamey's success check between epochs themselves.
     kernel_check = True
     #: The most a weight moves in one epoch in the lanes, or None: no bound
@@ -407,10 +410,15 @@ def _check_delta0(delta0, delta_max):
 
 
 class _BackpropState:
-    __slots__ = ("rng", "epoch", "max_epochs")
+    """One trial's backpropagation state besides the workspace's previous change:
+    its generator of the online orders, its epochs and horizon, and an order
+    already drawn for its next epoch (``pending``; a trial the lanes stopped
+    within an epoch, see `Backprop.lanes_state`), or None."""
+
+    __slots__ = ("rng", "epoch", "max_epochs", "pending")
 
     def __init__(self, rng, max_epochs):
-        self.rng, self.epoch, self.max_epochs = rng, 0, max_epochs
+        self.rng, self.epoch, self.max_epochs, self.pending = rng, 0, max_epochs, None
 
 
 @dataclass(frozen=True)
@@ -479,8 +487,15 @@ class Backprop(KernelRule):
 
     @property
     def lanes(self):
-        """Batch training has vector-lanes kernels (constant or decaying rate)."""
-        return self.mode == "batch"
+        """Batch and online training have vector-lanes kernels (constant or decaying
+        rate); online, while the kernels draw NumPy's orders
+        (``fastnet.training._orders``)."""
+        return self.mode == "batch" or _orders.drawn_in_kernel()
+
+    @property
+    def per_pattern(self):
+        """Online training: an update per pattern (the lanes' online kernel)."""
+        return self.mode == "online"
 
     @property
     def kernel_check(self):
@@ -488,14 +503,20 @@ class Backprop(KernelRule):
         return self.mode == "batch"
 
     def kernel_params(self):
-        """(learning_rate, momentum, decay as 0.0 or 1.0)."""
-        return (self.learning_rate, self.momentum, float(bool(self.decay)))
+        """(learning_rate, momentum, decay): decay 0.0 (none), 1.0 (per epoch) or,
+        online, 2.0 (per update)."""
+        return (self.learning_rate, self.momentum,
+                2.0 if self.decay == "update" else float(bool(self.decay)))
 
-    def lanes_state(self, g_prev, dw_prev, step, last_error, epoch, max_epochs):
+    def lanes_state(self, g_prev, dw_prev, step, last_error, epoch, max_epochs, rng=None,
+                    pending=None):
         """A trial's state in the single-network kernels after ``epoch`` epochs
-        in the lanes (its previous change ``dw_prev`` goes to the workspace)."""
-        state = _BackpropState(None, max_epochs)
+        in the lanes (its previous change ``dw_prev`` goes to the workspace);
+        online, its generator ``rng`` and the order it drew for its next epoch
+        (``pending``, or None: none drawn yet)."""
+        state = _BackpropState(rng, max_epochs)
         state.epoch = epoch
+        state.pending = None if pending is None else np.array(pending, dtype=np.intp)
         return state
 
     def record(self):
@@ -531,7 +552,10 @@ class Backprop(KernelRule):
         if self.mode == "online":
             N = ws.A.shape[0]
             order = np.empty((n, N), dtype=np.intp)
-            for i in range(n):
+            first = 0
+            if state.pending is not None:       # (drawn in the lanes)
+                order[0], state.pending, first = state.pending, None, 1
+            for i in range(first, n):
                 order[i] = state.rng.permutation(N)
         else:
             order = np.zeros((0, 0), dtype=np.intp)

@@ -10,6 +10,7 @@ import numpy as np
 
 from fastnet._kernels import _trials
 from fastnet.network import outputs_at
+from fastnet.training import _orders
 from fastnet.training._algorithms import NO_CHECK
 
 __all__ = ["LANES", "SAFE_LOG2", "Lanes", "LanesBackend", "aligned", "to_lanes", "from_lanes",
@@ -172,17 +173,34 @@ class LanesBackend:
         The trials' initial weights, trial i in row i.
     steps : ndarray of shape (K, C) or (1, C), or None
         The initial steps (RPROP; None for the other rules).
+    generators : sequence of numpy.random.Generator, optional
+        Online training (``algorithm.per_pattern``): trial i's generator of its
+        presentation orders (distinct bit generators), drawn from in the kernel.
     """
 
     block_size = _trials.BLOCK
 
-    def __init__(self, net, algorithm, sets, run, weights, steps):
+    def __init__(self, net, algorithm, sets, run, weights, steps, generators=None):
         self.net, self.sets, self.K = net, sets, weights.shape[0]
         self.layers, self.n_in, self.n_out = net.layer_table, net.n_in, net.n_out
         self.algorithm, self.args = algorithm, algorithm.lanes_args()
         self.max_epochs, self.epoch = run.max_epochs, 0     # (epochs trained by the trials)
         self.lanes = Lanes(weights, steps)
-        self.work = aligned((_trials.work_size(net.n_units, sets.X.shape[0], net.n_in),))
+        N = sets.X.shape[0]
+        self.online = algorithm.per_pattern
+        if self.online:
+            # Each lane's generator (its C interface's address, by trial) and its
+            # order of the last epoch it drew (a trial stopped within an epoch
+            # takes that epoch's order along: see `release`).
+            self.generators = list(generators)
+            self.bitgens = _orders.addresses(self.generators)
+            self.orders = np.zeros((self.lanes.G * LANES, N), dtype=np.int64)
+            # (the forward passes of `sse` and `final` use it too)
+            size = max(_trials.online_work_size(net.n_units, net.n_connections),
+                       _trials.work_size(net.n_units))
+        else:
+            size = _trials.work_size(net.n_units, N, net.n_in)
+        self.work = aligned((size,))
         self.scale = run.scale(sets.X.shape[0], net.n_out)
         data = [a for a in (sets.X, sets.Y, sets.X_val, sets.Y_val, sets.X_test, sets.Y_test)
                 if a is not None]
@@ -204,6 +222,9 @@ class LanesBackend:
 
     def repack(self, keep):
         """Keep the trials of the boolean mask ``keep`` only, in as few groups as they fill."""
+        if self.online:         # (their orders of the last epoch move with them)
+            rows = self.lanes.slot[keep]
+            self.orders[:rows.size] = self.orders[rows]
         self.lanes.repack(keep)
 
     @property
@@ -232,10 +253,22 @@ class LanesBackend:
         rows = lanes.slot[trials]
         in_place = in_place and lanes.in_place
         sse = history[:, epoch:epoch + n] if in_place else np.empty((lanes.G * LANES, n))
-        self.top = _trials.trials_train(
-            self.layers, self.n_in, s.X, s.Y, lanes.w, lanes.g, lanes.g_prev, lanes.dw_prev,
-            lanes.step, lanes.last_error, lanes.status, self.work, self.args, sse, every, r_c,
-            analog, sse_scale=self.scale, t0=epoch, t_max=self.max_epochs, w_limit=self.w_limit)
+        if self.online:
+            # (no success check in the kernel: the loop checks online trials at strip ends)
+            bitgens = np.zeros(lanes.G * LANES, dtype=np.uintp)
+            bitgens[rows] = self.bitgens[trials]
+            with _orders.held([self.generators[i] for i in trials.tolist()]):
+                self.top = _trials.trials_online(
+                    self.layers, self.n_in, s.X, s.Y, lanes.w, lanes.dw_prev, lanes.status,
+                    self.work, self.args, sse, self.orders[:lanes.G * LANES], bitgens,
+                    sse_scale=self.scale, t0=epoch, t_max=self.max_epochs,
+                    w_limit=self.w_limit)
+        else:
+            self.top = _trials.trials_train(
+                self.layers, self.n_in, s.X, s.Y, lanes.w, lanes.g, lanes.g_prev,
+                lanes.dw_prev, lanes.step, lanes.last_error, lanes.status, self.work, self.args,
+                sse, every, r_c, analog, sse_scale=self.scale, t0=epoch, t_max=self.max_epochs,
+                w_limit=self.w_limit)
         self.epoch = epoch + n
         if not in_place:
             history[trials, epoch:epoch + n] = sse[rows]
@@ -269,15 +302,23 @@ class LanesBackend:
         """(trial, weights, rule state, previous change) of each of ``trials``
         (copies), as the lanes leave them: the state for the single-network
         kernels (``algorithm.lanes_state``, after ``epoch`` epochs: by default
-        those of the last call), the previous change for their workspace."""
+        those of the last call), the previous change for their workspace.
+        Online, the state also takes the trial's generator and, for a trial
+        that stopped short of the call's end (``epoch`` given: at w_limit), the
+        order the kernel drew for its next epoch."""
         lanes, rule = self.lanes, self.algorithm
+        stopped_short = epoch is not None
         epoch = self.epoch if epoch is None else epoch
         for i in np.asarray(trials).tolist():
             s = int(lanes.slot[i])
             g, k = divmod(s, LANES)
-            state = rule.lanes_state(lanes.g_prev[g, :, k], lanes.dw_prev[g, :, k],
-                                     lanes.step[g, :, k], lanes.last_error[s], epoch,
-                                     self.max_epochs)
+            args = (lanes.g_prev[g, :, k], lanes.dw_prev[g, :, k], lanes.step[g, :, k],
+                    lanes.last_error[s], epoch, self.max_epochs)
+            if self.online:
+                state = rule.lanes_state(*args, rng=self.generators[i],
+                                         pending=self.orders[s] if stopped_short else None)
+            else:
+                state = rule.lanes_state(*args)
             yield i, lanes.w[g, :, k].copy(), state, lanes.dw_prev[g, :, k].copy()
 
     def final(self, which, rows, classification, current=False):

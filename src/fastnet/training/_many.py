@@ -29,6 +29,7 @@ from fastnet._validation import (as_generator, check_choice, check_int, check_se
 from fastnet.network import (DEFAULT_INIT_SCALE, DEFAULT_INIT_SCALE_LINEAR, MLP, check_init,
                              draw_weights, init_bounds, kernel_layers, weight_buffer)
 from fastnet.stopping import StoppingCriterion, TrainingState
+from fastnet.training import _orders
 from fastnet.training._plans import resolve_rprop
 from fastnet.training._backends import HANDOFF_FILL, Trials
 from fastnet.training._checks import (check_algorithm_objective, check_callback, check_run,
@@ -310,7 +311,10 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, 
         method = "serial"
     elif method == "auto":
         method = _auto_method(sets.X.shape[0], net.n_connections, K)
-    if not _lanes_take(net, run):
+    if not _lanes_take(net, run) or (method != "serial" and _draw_in_lanes(plan.algorithm)
+                                     and not _orders.distinct(start[1])):
+        # (online trials that share a generator, given as one Generator in the list
+        # form's seeds, would draw from it in another interleaving in the lanes)
         method = "serial"
     trials, rows = _backends(method, net, nets, plan.algorithm, sets, run, *start)
     loop = StripLoop(trials, K, net, plan.algorithm, sets, run, rows)
@@ -543,6 +547,13 @@ def _list_start(nets, seeds, plan):
     return flat, steps, initialisation(init, init=plan.init)
 
 
+def _draw_in_lanes(algorithm):
+    """Whether ``algorithm``'s trials draw from their own generators in the lanes'
+    kernel (online backpropagation's orders): the start then gives each trial's
+    generator in place of steps."""
+    return algorithm.lanes and algorithm.draws and not _has_steps(algorithm)
+
+
 def _has_steps(algorithm):
     """Whether the lanes start ``algorithm``'s trials from initial steps (RPROP's
     Delta0, drawn with the weights); the other rules start from zeros, and their
@@ -579,6 +590,7 @@ def _backends(method, net, nets, algorithm, sets, run, W, steps, _how):
             backend.add(i, vector(i, W[i]),
                         algorithm.state(np.zeros(C), steps[i if steps.shape[0] > 1 else 0], np.inf))
         return Trials(K, serial=backend), K
-    lanes = LanesBackend(net, algorithm, sets, run, W, steps if _has_steps(algorithm) else None)
+    lanes = LanesBackend(net, algorithm, sets, run, W, steps if _has_steps(algorithm) else None,
+                         generators=steps if _draw_in_lanes(algorithm) else None)
     handoff = HANDOFF_FILL if method == "mixed" else None
     return Trials(K, lanes=lanes, make_serial=serial, handoff=handoff), lanes.groups * LANES

@@ -36,8 +36,9 @@ def train_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     The many-trials form of :func:`fastnet.train`, for timing studies (Hamey
     1992: hundreds of trials of one set-up). Trials of an algorithm with
     vector-lanes kernels (RPROP, exactly as :func:`fastnet.train_rprop_many`
-    trains them; batch backpropagation, Quickprop, full-batch Adam) train side
-    by side in the lanes; every other algorithm trains its trials one after
+    trains them; batch and online backpropagation, Quickprop, full-batch Adam)
+    train side by side in the lanes (online: each lane presents the patterns
+    in its own trial's order); every other algorithm trains its trials one after
     another in the single-network kernels, in the same strip loop. Either way
     each trial is what :func:`fastnet.train` returns for it alone (see Notes),
     and the results are columnar.
@@ -124,7 +125,10 @@ def train_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     for an integer ``seed``. The list form's trial i is
     ``train(nets[i], ..., seed=seeds[i])``. Trials in the single-network
     kernels equal :func:`fastnet.train` bit for bit; those in lanes to
-    rounding (about 1e-15 relative per epoch). Quickprop's parabola step
+    rounding (about 1e-15 relative per epoch). Online backpropagation's
+    lanes draw each trial's orders from its own generator in the kernel,
+    the numbers of ``Generator.permutation`` (list-form trials that share
+    one Generator train one after another). Quickprop's parabola step
     magnifies such differences where two slopes nearly agree: its trials in
     the lanes can part from their single-network runs after some tens of
     epochs (``method="serial"`` keeps them equal).
