@@ -37,6 +37,13 @@
 #define FN_TINY_PAIRS(X) X(PROBEN1, LINEAR) X(PROBEN1, PROBEN1) X(TANH, LOGISTIC) \
     X(LOGISTIC, LOGISTIC) X(RELU, LINEAR) X(RELU, LOGISTIC)
 
+/* The pairs and RPROP variants whose epoch loop is compiled for that variant alone
+ * (no switch around the update: 4-8 % of a 1000 x 200 XOR 2-2-1 call with Proben1's network, the
+ * form of Proben1's and timing studies' many trials); every other variant of every
+ * pair switches around its update, which keeps the module's compile time (each
+ * specialised loop costs about a second of it). */
+#define FN_TINY_FIXED(X) X(PROBEN1, LINEAR, IRPROP_MINUS) X(PROBEN1, LINEAR, RPROP_PLUS)
+
 #define FN_TINY_UNROLL _Pragma("GCC unroll 256")
 
 /* Groups that a tiny kernel runs side by side, as independent streams of
@@ -290,8 +297,8 @@ FN_TINY_NAME(fn_tiny_check)(const int HA, const int OA, const FN_TINY_NAME(fn_ti
  * hide each other's latencies); a group repeated for the last few (the
  * streams then compute and write the same). HA, OA: the hidden and output
  * activations (constants), V the RPROP variant (a switch around the update
- * alone: an epoch loop per variant multiplied the code by four, for 5 % on
- * XOR 2-2-1 with Proben1's units).
+ * alone, unless V is a constant: FN_TINY_FIXED; an epoch loop for every
+ * variant would multiply the code by four).
  * Every lane runs every epoch; a lane that is frozen (status != 0 when the
  * call starts, or stopped during it) computes on, but its state in memory is
  * the one it had when it froze: lanes never mix, so the others are
@@ -462,12 +469,18 @@ FN_TINY_NAME(fn_tiny)(ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const double 
     double *XB = work;
     for (ptrdiff_t j = 0; j < n * TI; j++) FN_TSTORE(XB + j * FN_TL, FN_TSPLAT(X[j]));
     double snap[(5 * TNW + 1) * FN_TL];
+#define FN_TINY_FIXED_CALL(h, o, v)                                                         \
+    if (hact == FN_ACT_##h && oact == FN_ACT_##o && rule->code == FN_##v)                   \
+        FN_TINY_NAME(fn_tiny_groups)(FN_ACT_##h, FN_ACT_##o, FN_##v, n, XB, T, state, rule, \
+                                     run, snap);                                            \
+    else
 #define FN_TINY_PAIR_CALL(h, o)                                                             \
     if (hact == FN_ACT_##h && oact == FN_ACT_##o)                                           \
         FN_TINY_NAME(fn_tiny_groups)(FN_ACT_##h, FN_ACT_##o, rule->code, n, XB, T, state, rule, \
                                      run, snap);                                    \
     else
-    FN_TINY_PAIRS(FN_TINY_PAIR_CALL) {}
+    FN_TINY_FIXED(FN_TINY_FIXED_CALL) FN_TINY_PAIRS(FN_TINY_PAIR_CALL) {}
+#undef FN_TINY_FIXED_CALL
 #undef FN_TINY_PAIR_CALL
 #ifdef FN_KM_AVAILABLE
     _mm_sfence();                           /* (the streamed rows of fn_tiny_transpose8) */
