@@ -173,6 +173,15 @@ cdef fn_trials_rule _rule(tuple rule) except *:
     return r
 
 
+cdef int _check_rows(double[:, :] sse_out) except -1:
+    """Refuse an error-history array whose rows are not contiguous or overlap (the
+    kernels write each lane's row as a run of doubles)."""
+    if sse_out.strides[1] != sizeof(double) or sse_out.strides[0] % sizeof(double) != 0 \
+            or sse_out.strides[0] < sse_out.shape[1] * <Py_ssize_t>sizeof(double):
+        raise ValueError("kernel: sse_out rows must be contiguous and not overlap")
+    return 0
+
+
 cdef bint _same_shape(const double[:, :, ::1] a, const double[:, :, ::1] b):
     return a.shape[0] == b.shape[0] and a.shape[1] == b.shape[1] and a.shape[2] == b.shape[2]
 
@@ -288,9 +297,7 @@ def trials_train(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
         raise ValueError("kernel: w_limit needs special=False for RPROP")
     if sse_out.shape[1] == 0:
         return -INFINITY
-    if sse_out.strides[1] != sizeof(double) or sse_out.strides[0] % sizeof(double) != 0 \
-            or sse_out.strides[0] < sse_out.shape[1] * <Py_ssize_t>sizeof(double):
-        raise ValueError("kernel: sse_out rows must be contiguous and not overlap")
+    _check_rows(sse_out)
     cdef fn_trials_state state = fn_trials_state(
         n_groups, &w[0, 0, 0], &g[0, 0, 0], &g_prev[0, 0, 0], &dw_prev[0, 0, 0],
         &step[0, 0, 0], &last_error[0], &status[0])
@@ -486,9 +493,7 @@ def trials_online(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double
         raise ValueError("kernel: t0 must be >= 0 and t_max >= 1")
     if sse_out.shape[1] == 0:
         return -INFINITY
-    if sse_out.strides[1] != sizeof(double) or sse_out.strides[0] % sizeof(double) != 0 \
-            or sse_out.strides[0] < sse_out.shape[1] * <Py_ssize_t>sizeof(double):
-        raise ValueError("kernel: sse_out rows must be contiguous and not overlap")
+    _check_rows(sse_out)
     cdef fn_trials_state state = fn_trials_state(
         n_groups, &w[0, 0, 0], NULL, NULL, &dw_prev[0, 0, 0], NULL, NULL, &status[0])
     cdef double top = -INFINITY
