@@ -186,8 +186,9 @@ def test_predict_with_out_allocates_nothing_in_python():
         finally:
             tracemalloc.stop()
         # (without the vector products a large batch enters the BLAS thread limit: a few
-        # kilobytes of Python objects, nothing in proportion to the batch)
-        limit = 16384 if _forward.simd_level() == "default" and n > 100 else 1024
+        # kilobytes of Python objects, 16-18 KB measured, nothing in proportion to the
+        # batch: an output array of these 5000 rows alone would be 40 KB)
+        limit = 24576 if _forward.simd_level() == "default" and n > 100 else 1024
         assert peak < limit, f"{n} rows: predict(X, out) allocated {peak} bytes"
         # without out: the returned array, nothing in proportion to the activations
         tracemalloc.start()
