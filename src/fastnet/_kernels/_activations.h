@@ -29,7 +29,9 @@
  *            (exp(r) - 1 - r) / r^2 (1.6e-17 relative at most, with its
  *            coefficients rounded to double); the result is scaled by
  *            2^k as 2^k1 * 2^k2, k1 + k2 = k, so that results near the
- *            overflow threshold and subnormal results need no special case.
+ *            overflow threshold and subnormal results need no special case
+ *            (for x <= 0, logistic's exp, as 2^(k+55) * 2^-55: the same one
+ *            rounding in fewer operations).
  *            x > 710 is taken as 710 (exp overflows to +inf) and x < -746 as
  *            -746 (exp underflows to +0): out of range, k would overflow.
  *   tanh(x)  |x| < 0.55: |x| + |x| s P(s) / Q(s), s = x^2, P/Q the [3/4] Pade
