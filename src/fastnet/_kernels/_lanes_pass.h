@@ -139,11 +139,14 @@ fn_trials_forward_rows(const int TMAX, const ptrdiff_t *layers, ptrdiff_t n_laye
 }
 
 /* Backward tile: rows r0.. (RT) x sources s0.. (ST) of layer j: dE/da of the
- * sources += sum over the layer's units u (ascending) of dE/dnet_u w_us. */
+ * sources += sum over the layer's units u (ascending) of dE/dnet_u w_us. FUSE
+ * (a constant): layer j is the sources' last contributor (they are the layer
+ * before it), so their dE/da is complete: D (f'(net) there) becomes dE/dnet =
+ * f'(net) dE/da at once, and E is not written. */
 FN_INLINE void
-fn_trials_backward_tile(const int RT, const int ST, fn_tv *E, const fn_tv *D, ptrdiff_t n_units,
-                        ptrdiff_t r0, ptrdiff_t s0, ptrdiff_t lo, ptrdiff_t fan,
-                        ptrdiff_t start, ptrdiff_t size, const double *wj)
+fn_trials_backward_tile(const int FUSE, const int RT, const int ST, fn_tv *E, fn_tv *D,
+                        ptrdiff_t n_units, ptrdiff_t r0, ptrdiff_t s0, ptrdiff_t lo,
+                        ptrdiff_t fan, ptrdiff_t start, ptrdiff_t size, const double *wj)
 {
     fn_tvr acc[FN_T_TILE][FN_T_TILE];
     FN_T_UNROLL for (int r = 0; r < RT; r++)
@@ -158,20 +161,26 @@ fn_trials_backward_tile(const int RT, const int ST, fn_tv *E, const fn_tv *D, pt
             FN_T_UNROLL for (int c = 0; c < ST; c++) acc[r][c] += dv[r] * wv[c];
     }
     FN_T_UNROLL for (int r = 0; r < RT; r++)
-        FN_T_UNROLL for (int c = 0; c < ST; c++) E[(r0 + r) * n_units + s0 + c] = acc[r][c];
+        FN_T_UNROLL for (int c = 0; c < ST; c++) {
+            const ptrdiff_t at = (r0 + r) * n_units + s0 + c;
+            if (FUSE) D[at] *= acc[r][c];
+            else E[at] = acc[r][c];
+        }
 }
 
 /* Gradient tile: units u0.. (UT) x sources i0.. (IT) of layer j: dE/dw +=
- * sum over the block's rows (ascending) of dE/dnet_u a_i. */
+ * sum over the block's rows (ascending) of dE/dnet_u a_i; FIRST (the epoch's
+ * first block): dE/dw = that sum, gw not read (it starts from +0 as a
+ * cleared gw would: the same sums). */
 FN_INLINE void
-fn_trials_gradient_tile(const int UT, const int IT, double *gw, const fn_tv *A, const fn_tv *D,
+fn_trials_gradient_tile(const int FIRST, const int UT, const int IT, double *gw, const fn_tv *A, const fn_tv *D,
                         ptrdiff_t n_units, ptrdiff_t nb, ptrdiff_t u0, ptrdiff_t i0,
                         ptrdiff_t lo, ptrdiff_t fan, ptrdiff_t start)
 {
     fn_tvr acc[FN_T_TILE][FN_T_TILE];
     FN_T_UNROLL for (int u = 0; u < UT; u++)
         FN_T_UNROLL for (int i = 0; i < IT; i++)
-            acc[u][i] = FN_TLOAD(gw + ((u0 + u) * fan + i0 + i) * FN_TL);
+            acc[u][i] = FIRST ? FN_TSPLAT(0.0) : FN_TLOAD(gw + ((u0 + u) * fan + i0 + i) * FN_TL);
     for (ptrdiff_t r = 0; r < nb; r++) {
         fn_tvr dv[FN_T_TILE], av[FN_T_TILE];
         FN_T_UNROLL for (int u = 0; u < UT; u++) dv[u] = D[r * n_units + start + u0 + u];
@@ -184,35 +193,55 @@ fn_trials_gradient_tile(const int UT, const int IT, double *gw, const fn_tv *A, 
             FN_TSTORE(gw + ((u0 + u) * fan + i0 + i) * FN_TL, acc[u][i]);
 }
 
-/* Backward pass of a block whose forward pass left f'(net) in D: D becomes
- * dE/dnet, given dE/dy of the outputs in E (and zero for the hidden units).
- * Layers in reverse: when layer j is reached every later layer has added its
- * share to dE/da of layer j's units. */
+/* Backward pass of a block whose forward pass left f'(net) in D and whose
+ * caller made the output units' D dE/dnet (f'(net) dE/dy): D becomes dE/dnet
+ * throughout. E: dE/da, zero for the hidden units. Layers in reverse: when
+ * layer j is reached every later layer has added its share to dE/da of layer
+ * j's units, the layer just after it last, which then makes their D dE/dnet
+ * in its tiles (where layer j's units end its sources, as in every network of
+ * fastnet's; otherwise a pass of its own does). */
 FN_INLINE void
 fn_trials_backward_rows(const int TMAX, const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                         const double *w, fn_tv *D, fn_tv *E, ptrdiff_t nb, ptrdiff_t n_units)
 {
+    int fused = 1;                          /* the output layer's D is dE/dnet already */
     for (ptrdiff_t j = n_layers - 1; j >= 0; j--) {
         const ptrdiff_t *l = layers + j * FN_L_NCOLS;
         const ptrdiff_t lo = l[FN_L_SRC_LO], fan = l[FN_L_SRC_HI] - lo;
         const ptrdiff_t start = l[FN_L_START], size = l[FN_L_SIZE];
         const ptrdiff_t back_lo = lo > n_in ? lo : n_in;   /* no dE/da for inputs */
         const double *wj = w + l[FN_L_W_OFF] * FN_TL;
-        for (ptrdiff_t r = 0; r < nb; r++)
-            for (ptrdiff_t u = 0; u < size; u++)
-                D[r * n_units + start + u] *= E[r * n_units + start + u];
-        const ptrdiff_t n_src = lo + fan - back_lo;
-#define FN_T_BWD(RT, ST) fn_trials_backward_tile(RT, ST, E, D, n_units, r0, back_lo + c0, lo, \
+        if (!fused)
+            for (ptrdiff_t r = 0; r < nb; r++)
+                for (ptrdiff_t u = 0; u < size; u++)
+                    D[r * n_units + start + u] *= E[r * n_units + start + u];
+        /* the previous layer's units, if they end this layer's sources */
+        ptrdiff_t prev = lo + fan;
+        fused = 0;
+        if (j > 0) {
+            const ptrdiff_t *lp = l - FN_L_NCOLS;
+            if (lp[FN_L_START] + lp[FN_L_SIZE] == lo + fan && lp[FN_L_START] >= back_lo) {
+                prev = lp[FN_L_START];
+                fused = 1;
+            }
+        }
+#define FN_T_BWD(RT, ST) fn_trials_backward_tile(0, RT, ST, E, D, n_units, r0, back_lo + c0, lo, \
                                                  fan, start, size, wj)
-        FN_T_TILES(nb, n_src, r0, c0, FN_T_BWD)
+        FN_T_TILES(nb, prev - back_lo, r0, c0, FN_T_BWD)
+#undef FN_T_BWD
+#define FN_T_BWD(RT, ST) fn_trials_backward_tile(1, RT, ST, E, D, n_units, r0, prev + c0, lo, \
+                                                 fan, start, size, wj)
+        FN_T_TILES(nb, lo + fan - prev, r0, c0, FN_T_BWD)
 #undef FN_T_BWD
     }
 }
 
-/* dE/dw of a block (D = dE/dnet, A the activations) added into gw. */
+/* dE/dw of a block (D = dE/dnet, A the activations) added into gw; FIRST (a
+ * constant; the epoch's first block): stored, gw not read. */
 FN_INLINE void
-fn_trials_gradient_rows(const int TMAX, const ptrdiff_t *layers, ptrdiff_t n_layers, double *gw,
-                        const fn_tv *A, const fn_tv *D, ptrdiff_t nb, ptrdiff_t n_units)
+fn_trials_gradient_rows(const int FIRST, const int TMAX, const ptrdiff_t *layers,
+                        ptrdiff_t n_layers, double *gw, const fn_tv *A, const fn_tv *D,
+                        ptrdiff_t nb, ptrdiff_t n_units)
 {
     for (ptrdiff_t j = 0; j < n_layers; j++) {
         const ptrdiff_t *l = layers + j * FN_L_NCOLS;
@@ -220,13 +249,13 @@ fn_trials_gradient_rows(const int TMAX, const ptrdiff_t *layers, ptrdiff_t n_lay
         const ptrdiff_t start = l[FN_L_START], size = l[FN_L_SIZE];
         double *gj = gw + l[FN_L_W_OFF] * FN_TL, *gb = gw + l[FN_L_B_OFF] * FN_TL;
         for (ptrdiff_t u = 0; u < size; u++) {
-            fn_tv acc = FN_TLOAD(gb + u * FN_TL);
+            fn_tv acc = FIRST ? FN_TSPLAT(0.0) : FN_TLOAD(gb + u * FN_TL);
             for (ptrdiff_t r = 0; r < nb; r++) acc += D[r * n_units + start + u];
             FN_TSTORE(gb + u * FN_TL, acc);
         }
         /* (tiles of units x sources: the "rows" of FN_T_TILES are the units) */
-#define FN_T_GRAD(UT, IT) fn_trials_gradient_tile(UT, IT, gj, A, D, n_units, nb, u0, i0, lo, \
-                                                  fan, start)
+#define FN_T_GRAD(UT, IT) fn_trials_gradient_tile(FIRST, UT, IT, gj, A, D, n_units, nb, u0, i0, \
+                                                  lo, fan, start)
         FN_T_TILES(size, fan, u0, i0, FN_T_GRAD)
 #undef FN_T_GRAD
     }

@@ -107,22 +107,27 @@ FN_LV(fn_trials_epoch_gradient)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptr
 {
     const ptrdiff_t out0 = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START];
     const fn_tv zero = FN_TSPLAT(0.0);
-    memset(gg, 0, (size_t)n_w * FN_TL * sizeof(double));
+    if (n < 1) memset(gg, 0, (size_t)n_w * FN_TL * sizeof(double));
     fn_tv e = zero;
     for (ptrdiff_t p0 = 0; p0 < n; p0 += FN_TBLOCK) {
         const ptrdiff_t nb = n - p0 < FN_TBLOCK ? n - p0 : FN_TBLOCK;
         FN_LV(fn_trials_forward_block)(layers, n_layers, n_in, wg, X, p0, NULL, A, D, nb, n_units);
         for (ptrdiff_t r = 0; r < nb; r++) {
-            fn_tv *er = E + r * n_units;
+            fn_tv *er = E + r * n_units, *dr = D + r * n_units;
             for (ptrdiff_t k = 0; k < n_out; k++) {
                 const fn_tv res = A[r * n_units + out0 + k] - T[(p0 + r) * n_out + k];
                 e += res * res;
-                er[out0 + k] = 2.0 * res;   /* dE/dy of E = sum (y - t)^2 */
+                /* dE/dnet = f'(net) dE/dy, dE/dy = 2 (y - t) of E = sum (y - t)^2 */
+                dr[out0 + k] *= 2.0 * res;
             }
             for (ptrdiff_t s = n_in; s < out0; s++) er[s] = zero;
         }
         fn_trials_backward_rows(FN_LV_TILE, layers, n_layers, n_in, wg, D, E, nb, n_units);
-        fn_trials_gradient_rows(FN_LV_TILE, layers, n_layers, gg, A, D, nb, n_units);
+        /* (the first block stores the gradient, the others add to it) */
+        if (p0 == 0)
+            fn_trials_gradient_rows(1, FN_LV_TILE, layers, n_layers, gg, A, D, nb, n_units);
+        else
+            fn_trials_gradient_rows(0, FN_LV_TILE, layers, n_layers, gg, A, D, nb, n_units);
     }
     *sse = e;
 }
@@ -341,7 +346,7 @@ FN_LV(fn_trials_online)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
                     for (int q = 0; q < FN_TL; q++) tv[q] = T[rows[q] * n_out + k];
                     const fn_tv res = A[out0 + k] - tv;
                     err += res * res;
-                    E[out0 + k] = 2.0 * res;
+                    D[out0 + k] *= 2.0 * res;   /* dE/dnet = f'(net) dE/dy */
                 }
                 sse += err;
                 for (ptrdiff_t u = n_in; u < out0; u++) E[u] = zero;
