@@ -6,6 +6,9 @@ For kernel changes that must not cost speed: build the old version in a copy
 
     python benchmarks/ab_builds.py /tmp/old/src src --repeats 7 --levels default,avx2
 
+``--activation tanh`` (or logistic, relu) gives the hidden units another
+activation than Proben1's x/(1+|x|); the outputs stay linear.
+
 Each repeat starts one fresh process per build, A then B (A B A B ...), with
 that build's ``src`` first on ``PYTHONPATH`` and ``FASTNET_SIMD`` set to the level
 (``default`` leaves it unset); each process times every case with
@@ -28,10 +31,11 @@ CASES = {
     "100-200-10 x4096": (100, (200,), 10, 4096, 40, True),
     "21-16-8-3 x3600": (21, (16, 8), 3, 3600, 500, True),       # like case C (thyroid1)
     "128-64-32-10 x4096": (128, (64, 32), 10, 4096, 100, False),  # like case G
+    "32-32-4 x4096": (32, (32,), 4, 4096, 300, False),          # case S of activations.py
 }
 
 
-def worker(names):
+def worker(names, activation="proben1"):
     import numpy as np
 
     import fastnet
@@ -43,7 +47,8 @@ def worker(names):
         rng = np.random.default_rng(n_in * 1000 + n)
         X = rng.uniform(-1, 1, (n, n_in))
         Y = (rng.uniform(0, 1, (n, n_out)) > 0.5).astype(float)
-        net = MLP(n_in, hidden, n_out, shortcut=shortcut).init_weights(1, scale=0.5)
+        net = MLP(n_in, hidden, n_out, shortcut=shortcut,
+                  hidden_activation=activation).init_weights(1, scale=0.5)
         train_rprop(net.copy(), X, Y, max_epochs=max(2, epochs // 10))  # warm-up
         t0 = time.process_time()
         train_rprop(net, X, Y, max_epochs=epochs)
@@ -51,12 +56,13 @@ def worker(names):
     print(json.dumps(out))
 
 
-def run(src, level, names):
+def run(src, level, names, activation):
     env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
     env.pop("FASTNET_SIMD", None)
     if level != "default":
         env["FASTNET_SIMD"] = level
-    res = subprocess.run([sys.executable, __file__, "--worker", ",".join(names)], env=env,
+    res = subprocess.run([sys.executable, __file__, "--worker", ",".join(names),
+                          "--activation", activation], env=env,
                          capture_output=True, text=True, check=True)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -68,10 +74,12 @@ def main():
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--levels", default="default", help="comma-separated: default, avx2, none")
     ap.add_argument("--cases", default=",".join(CASES), help="comma-separated names of CASES (default: all)")
+    ap.add_argument("--activation", default="proben1",
+                    help="the hidden units' activation: proben1, tanh, logistic or relu")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        worker(args.worker.split(","))
+        worker(args.worker.split(","), args.activation)
         return
     if not (args.a and args.b):
         ap.error("give the src folders of both builds")
@@ -84,10 +92,11 @@ def main():
         times = {"a": {n: [] for n in names}, "b": {n: [] for n in names}}
         for _ in range(args.repeats):
             for build, src in (("a", args.a), ("b", args.b)):
-                res = run(src, level, names)
+                res = run(src, level, names, args.activation)
                 for n in names:
                     times[build][n].append(res[n])
-        print(f"level {level}: {args.repeats} repeats, A = {args.a}, B = {args.b}")
+        print(f"level {level}, {args.activation} hidden units: {args.repeats} repeats, "
+              f"A = {args.a}, B = {args.b}")
         print(f"  {'case':<20} {'A ms/epoch':>11} {'B ms/epoch':>11} {'B/A':>7}  (ratios min-max)")
         for n in names:
             ratios = [b / a for a, b in zip(times["a"][n], times["b"][n])]
