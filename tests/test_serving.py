@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -161,13 +162,56 @@ def test_predict_of_overflowing_finite_inputs_is_not_an_input_error():
     # non-finite inputs): tanh units saturate to finite outputs.
     net = MLP(3, (4,), 1, shortcut=False, hidden_activation="tanh", seed=0)
     X = np.full((9, 3), 1e308)
-    y = net.predict(X)
     W, b = net.get_params()
     with np.errstate(over="ignore", invalid="ignore"):
         h = np.tanh(X @ W[(0, 1)] + b[1])
         ref = h @ W[(1, 2)] + b[2]
+    with warnings.catch_warnings():
+        # (outputs that overflowed are reported: the next test)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        y = net.predict(X)
     np.testing.assert_array_equal(np.isfinite(y), np.isfinite(ref))
     np.testing.assert_allclose(y[np.isfinite(ref)], ref[np.isfinite(ref)], rtol=1e-12)
+
+
+def _overflowing_relu_net(shortcut):
+    net = MLP(3, (4,), 2, shortcut=shortcut, hidden_activation="relu", seed=0)
+    net.set_weights(np.abs(net.weights) * 3.0)
+    return net
+
+
+@pytest.mark.parametrize("n", [1, 7, 5000])
+@pytest.mark.parametrize("shortcut", [False, True])
+@pytest.mark.parametrize("use_out", [False, True])
+def test_predict_warns_when_finite_inputs_overflow(n, shortcut, use_out):
+    # Finite inputs whose outputs overflow (inf here): returned as computed, as a
+    # NumPy forward pass gives them, with a RuntimeWarning that counts them, in
+    # any block and on both the stack and the heap path.
+    net = _overflowing_relu_net(shortcut)
+    X = np.ones((n, 3))
+    X[n - 1] = 1e308
+    out = np.empty((n, 2)) if use_out else None
+    with pytest.warns(RuntimeWarning, match=rf"^predict: 2 of the {2 * n} outputs overflowed "
+                                            r"to inf or NaN \(the inputs are finite, the largest "
+                                            r"of magnitude 1e\+308\)"):
+        y = net.predict(X, out=out)
+    if use_out:
+        assert y is out
+    W, b = net.get_params()
+    with np.errstate(over="ignore", invalid="ignore"):
+        h = np.maximum(X @ W[(0, 1)] + b[1], 0.0)
+        ref = h @ W[(1, 2)] + b[2] + (X @ W[(0, 2)] if shortcut else 0.0)
+    assert not np.isfinite(ref[n - 1]).any() and np.isfinite(ref[: n - 1]).all()
+    np.testing.assert_array_equal(np.isfinite(y), np.isfinite(ref))
+    np.testing.assert_allclose(y[: n - 1], ref[: n - 1], rtol=1e-12)
+
+
+def test_predict_does_not_warn_when_nothing_overflows():
+    net = _overflowing_relu_net(False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = net.predict(np.ones((5, 3)) * 1e300)
+    assert np.isfinite(y).all()
 
 
 def test_predict_with_out_allocates_nothing_in_python():

@@ -8,6 +8,8 @@ trainers, evaluation and prediction share one execution policy.
 (:func:`fastnet.train_rprop_many`'s lanes kernel lays trials side by side and
 has its own layout in ``fastnet.training._lanes``.)
 """
+import warnings
+
 import numpy as np
 
 from fastnet._blas import kernels_blas, single_threaded_blas
@@ -314,7 +316,7 @@ class NormalEquations:
                                           self.eval_block, DEFAULT_BLAS_MIN)
 
 
-def predict(net, X, out, w, layers, stride, block):
+def predict(net, X, out, w, layers, stride, block, warn=True):
     """Outputs of ``net``'s topology with the weights ``w`` for the inputs ``X``,
     written into ``out`` (a new array if None); ``layers``, ``stride`` and
     ``block``: the network's layer table, `row_stride` and `block_rows` (given
@@ -323,19 +325,31 @@ def predict(net, X, out, w, layers, stride, block):
     A C-contiguous float64 ``X`` of the network's width (and ``out`` of the
     right shape) goes straight to the kernel, which checks the sizes and that
     every input is finite as it copies the rows; anything else is checked,
-    explained or converted here, then run.
+    explained or converted here, then run. Outputs that overflowed (finite
+    inputs, an output inf or NaN) come back as computed with a RuntimeWarning
+    (as NumPy's overflow warning) if ``warn``, silently otherwise.
     """
-    Y = _forward.predict(X, out, layers, w, stride, block, PREDICT_BLAS_MIN, False)
+    Y = _forward.predict(X, out, layers, w, stride, block, PREDICT_BLAS_MIN, False, warn)
     if type(Y) is int and Y == _forward.PREDICT_NEEDS_BLAS_LIMIT:
         # (CPUs without the tiles: large products go to BLAS, held at one thread)
         with single_threaded_blas():
-            Y = _forward.predict(X, out, layers, w, stride, block, PREDICT_BLAS_MIN, True)
-    if type(Y) is int:
+            Y = _forward.predict(X, out, layers, w, stride, block, PREDICT_BLAS_MIN, True, warn)
+    if type(Y) is int and Y != _forward.PREDICT_OUTPUTS_NOT_FINITE:
         X = check_matrix(X, "X", n_cols=net.n_in, what="inputs", allow_empty=True)
         if out is not None:
             check_out(out, X, net.n_out)
         with kernels_blas(net, X.shape[0], PREDICT_BLAS_MIN):
-            Y = _forward.predict(X, out, layers, w, stride, block, PREDICT_BLAS_MIN, True)
+            Y = _forward.predict(X, out, layers, w, stride, block, PREDICT_BLAS_MIN, True, warn)
+    if type(Y) is int:
+        # (finite inputs, X and out as the kernel takes them: the rare overflow
+        # runs again, unchecked, and is reported)
+        with kernels_blas(net, X.shape[0], PREDICT_BLAS_MIN):
+            Y = _forward.predict(X, out, layers, w, stride, block, PREDICT_BLAS_MIN, True, False)
+        n_bad = int(np.count_nonzero(~np.isfinite(Y)))
+        warnings.warn(f"predict: {n_bad} of the {Y.size} outputs overflowed to inf or NaN "
+                      f"(the inputs are finite, the largest of magnitude "
+                      f"{float(np.max(np.abs(X))):.3g}); they are returned as computed.",
+                      RuntimeWarning, stacklevel=3)
     return Y
 
 

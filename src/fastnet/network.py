@@ -413,6 +413,15 @@ class MLP:
         TypeError
             If X does not hold numbers, or ``out`` is not a float64 ndarray.
 
+        Warns
+        -----
+        RuntimeWarning
+            If finite inputs overflow: a net input or output beyond the
+            float64 range (inputs near 1e308, or huge weights) gives outputs
+            of inf or NaN, which are returned as computed, as NumPy does with
+            its overflow warning (``warnings.simplefilter("error",
+            RuntimeWarning)`` makes it an error). The message counts them.
+
         Notes
         -----
         The network runs in C with the GIL released: threads predicting with
@@ -558,7 +567,7 @@ init_bounds = MLP._init_bounds
 
 def outputs_at(net, X, w):
     """Outputs of ``net``'s topology with the weights ``w`` (not its own) for ``X``."""
-    return _engine.predict(net, X, None, w, net._layers, net._stride, net._block)
+    return _engine.predict(net, X, None, w, net._layers, net._stride, net._block, warn=False)
 
 
 def __dir__():

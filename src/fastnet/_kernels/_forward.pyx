@@ -209,17 +209,29 @@ cdef enum:
 PREDICT_NOT_PREPARED = 1
 PREDICT_NOT_FINITE = 2
 PREDICT_NEEDS_BLAS_LIMIT = 3
+PREDICT_OUTPUTS_NOT_FINITE = 4
+
+cdef enum:
+    # predict_blocks' answers
+    BLOCKS_DONE = 0
+    BLOCKS_INPUT_NOT_FINITE = 1
+    BLOCKS_OUTPUT_NOT_FINITE = 2
 
 
-cdef bint predict_blocks(const Py_ssize_t[:, ::1] layers, const double* w,
-                         const double* X, Py_ssize_t n, Py_ssize_t n_in,
-                         double* Y, Py_ssize_t n_out, double* A, Py_ssize_t stride,
-                         Py_ssize_t block, Py_ssize_t blas_min) noexcept nogil:
+cdef int predict_blocks(const Py_ssize_t[:, ::1] layers, const double* w,
+                        const double* X, Py_ssize_t n, Py_ssize_t n_in,
+                        double* Y, Py_ssize_t n_out, double* A, Py_ssize_t stride,
+                        Py_ssize_t block, Py_ssize_t blas_min, bint check_outputs) noexcept nogil:
     """Outputs Y (n x n_out) of the inputs X (n x n_in), `block` rows at a time
     through the activation rows A (block x stride, 64-byte aligned). Returns
-    False when an input is not finite (Y then partly written)."""
+    BLOCKS_INPUT_NOT_FINITE when an input is not finite (Y then partly
+    written); else, if check_outputs, BLOCKS_OUTPUT_NOT_FINITE when an output
+    is not finite (finite inputs that overflowed; Y written whole); else
+    BLOCKS_DONE."""
     cdef Py_ssize_t L = layers.shape[0], r0 = 0, nb, r, j
     cdef Py_ssize_t out0 = layers[L - 1, L_START], n_units = out0 + n_out
+    cdef bint outputs_finite = True
+    cdef double v
     # Only a shortcut from the inputs past the first layer needs them beside the
     # units; otherwise the first layer reads X where it lies (no copy).
     cdef bint copy_inputs = False, first_nonfinite
@@ -232,7 +244,7 @@ cdef bint predict_blocks(const Py_ssize_t[:, ::1] layers, const double* w,
         nb = min(block, n - r0)
         if copy_inputs:
             if not fn_loops_load_rows(nb, n_in, X + r0 * n_in, A, stride):
-                return False
+                return BLOCKS_INPUT_NOT_FINITE
             forward_rows(&layers[0, 0], L, w, A, stride, NULL, 0, n_in, nb, blas_min)
         else:
             # The inputs' check rides on the first layer's product, which reads
@@ -244,15 +256,21 @@ cdef bint predict_blocks(const Py_ssize_t[:, ::1] layers, const double* w,
             forward_rows_from(&layers[0, 0], L, w, X + r0 * n_in, n_in, A, stride, NULL, 0,
                               n_in, nb, blas_min, &first_nonfinite)
             if first_nonfinite and not fn_loops_all_finite(nb * n_in, X + r0 * n_in):
-                return False
+                return BLOCKS_INPUT_NOT_FINITE
         for r in range(nb):
             memcpy(Y + (r0 + r) * n_out, A + r * stride + out0, n_out * sizeof(double))
+            if check_outputs:
+                for j in range(n_out):
+                    v = A[r * stride + out0 + j]
+                    if v - v != 0.0:       # (NaN for NaN and +-inf)
+                        outputs_finite = False
         r0 += nb
-    return True
+    return BLOCKS_DONE if outputs_finite else BLOCKS_OUTPUT_NOT_FINITE
 
 
 def predict(object X, object Y, const Py_ssize_t[:, ::1] layers, const double[::1] w,
-            Py_ssize_t stride, Py_ssize_t block, Py_ssize_t blas_min, bint blas_allowed):
+            Py_ssize_t stride, Py_ssize_t block, Py_ssize_t blas_min, bint blas_allowed,
+            bint check_outputs=True):
     """The network's outputs for the inputs X, written into Y (a new array if None).
 
     The fast path of ``MLP.predict``: it takes X and Y only as they come from a
@@ -273,12 +291,15 @@ def predict(object X, object Y, const Py_ssize_t[:, ::1] layers, const double[::
     blas_allowed : whether the caller holds BLAS at one thread; if not, and some
         product could reach BLAS, PREDICT_NEEDS_BLAS_LIMIT is returned before anything
         runs.
+    check_outputs : whether to answer PREDICT_OUTPUTS_NOT_FINITE when an output is
+        not finite (the inputs were finite: an overflow); if not, Y is returned.
 
     Returns
     -------
     Y : ndarray, or an int when nothing usable was written: PREDICT_NOT_PREPARED (X or
         Y not as described), PREDICT_NOT_FINITE (an input is NaN or infinite),
-        PREDICT_NEEDS_BLAS_LIMIT.
+        PREDICT_NEEDS_BLAS_LIMIT, PREDICT_OUTPUTS_NOT_FINITE (an output overflowed,
+        with check_outputs: the caller runs again without and says so).
     """
     cdef const double[:, ::1] Xv
     cdef double[:, ::1] Yv
@@ -286,7 +307,7 @@ def predict(object X, object Y, const Py_ssize_t[:, ::1] layers, const double[::
     cdef double stack[PREDICT_STACK_DOUBLES + ROW_ALIGN_DOUBLES]
     cdef double* raw = NULL
     cdef double* A
-    cdef bint finite
+    cdef int status
     cdef uintptr_t x0, x1, y0, y1
     if L < 1 or layers.shape[1] != L_NCOLS:     # (the full check follows, before any nogil code)
         raise ValueError("kernel: malformed layer table")
@@ -330,10 +351,14 @@ def predict(object X, object Y, const Py_ssize_t[:, ::1] layers, const double[::
         A = raw
     A = <double*>((<uintptr_t>A + ROW_ALIGN_BYTES - 1) & ~(<uintptr_t>ROW_ALIGN_BYTES - 1))
     with nogil:
-        finite = predict_blocks(layers, &w[0], &Xv[0, 0], n, n_in, &Yv[0, 0], n_out, A, stride,
-                                nb, blas_min)
+        status = predict_blocks(layers, &w[0], &Xv[0, 0], n, n_in, &Yv[0, 0], n_out, A, stride,
+                                nb, blas_min, check_outputs)
     free(raw)
-    return Y if finite else PREDICT_NOT_FINITE
+    if status == BLOCKS_INPUT_NOT_FINITE:
+        return PREDICT_NOT_FINITE
+    if status == BLOCKS_OUTPUT_NOT_FINITE:
+        return PREDICT_OUTPUTS_NOT_FINITE
+    return Y
 
 
 def activation_at_level(int level, int code, double[:, ::1] Z, double[:, ::1] D=None):
