@@ -231,7 +231,6 @@ cdef int predict_blocks(const Py_ssize_t[:, ::1] layers, const double* w,
     cdef Py_ssize_t L = layers.shape[0], r0 = 0, nb, r, j
     cdef Py_ssize_t out0 = layers[L - 1, L_START], n_units = out0 + n_out
     cdef bint outputs_finite = True
-    cdef double v
     # Only a shortcut from the inputs past the first layer needs them beside the
     # units; otherwise the first layer reads X where it lies (no copy).
     cdef bint copy_inputs = False, first_nonfinite
@@ -259,11 +258,9 @@ cdef int predict_blocks(const Py_ssize_t[:, ::1] layers, const double* w,
                 return BLOCKS_INPUT_NOT_FINITE
         for r in range(nb):
             memcpy(Y + (r0 + r) * n_out, A + r * stride + out0, n_out * sizeof(double))
-            if check_outputs:
-                for j in range(n_out):
-                    v = A[r * stride + out0 + j]
-                    if v - v != 0.0:       # (NaN for NaN and +-inf)
-                        outputs_finite = False
+        if check_outputs and outputs_finite:
+            # (the block's outputs lie together in Y: one vector pass)
+            outputs_finite = fn_loops_all_finite(nb * n_out, Y + r0 * n_out)
         r0 += nb
     return BLOCKS_DONE if outputs_finite else BLOCKS_OUTPUT_NOT_FINITE
 
