@@ -8,7 +8,9 @@ float64, one core. Unlike peers.py, which times each peer's repeats one after th
 the peers here take turns: round r runs every peer once (A B C D, A B C D, ...), so a
 slower or faster stretch of a shared machine falls on all of them alike. Reported: the
 median over the rounds of CPU time per epoch, and fastnet's ratio to the fastest other
-peer (best peer time / fastnet time: > 1 means fastnet is faster).
+peer (best peer time / fastnet time: > 1 means fastnet is faster), as the ratio of the
+medians and [paired] as the median of each round's ratio (the two timed next to each
+other: steadier when the machine's speed drifts).
 
     pip install ".[bench]"                        # jax, torch
     python benchmarks/activations.py              # cases S and A, every activation
@@ -65,13 +67,18 @@ def run_case(key, activation, names, epochs, rounds, log):
     others = {n: t for n, t in med.items() if n != "fastnet"}
     best = min(others, key=others.get) if others else None
     ratio = others[best] / med["fastnet"] if best and "fastnet" in med else None
+    # the same ratio round by round (the two timed next to each other), then its
+    # median: steadier than the ratio of medians when the machine's speed drifts
+    paired = (statistics.median(b / f for b, f in zip(times[best], times["fastnet"]))
+              if ratio else None)
     row = {"case": key, "activation": activation, "label": case.spec.label,
            "ms_per_epoch": {n: 1e3 * t for n, t in med.items()},
            "rounds_ms": {n: [1e3 * v for v in t] for n, t in times.items()},
-           "sse_final": sse, "best_peer": best, "fastnet_vs_best": ratio, "skipped": skipped}
+           "sse_final": sse, "best_peer": best, "fastnet_vs_best": ratio,
+           "fastnet_vs_best_paired": paired, "skipped": skipped}
     cells = "  ".join(f"{n} {1e3 * t:8.4f}" for n, t in med.items())
     log(f"{case.spec.label:<28} {cells}   fastnet x best ({best}) "
-        + (f"{ratio:.2f}" if ratio else "-"))
+        + (f"{ratio:.2f} [paired {paired:.2f}]" if ratio else "-"))
     return row
 
 

@@ -113,7 +113,8 @@ def hidden_units(activation, Z, out, D):
         np.subtract(1.0, D, out=D)
     elif activation == "logistic":       # f' = a (1 - a)
         np.negative(Z, out=out)
-        np.exp(out, out=out)
+        with np.errstate(over="ignore"):     # exp(-z) = inf for z < -709: the unit is 0
+            np.exp(out, out=out)
         out += 1.0
         np.reciprocal(out, out=out)
         np.subtract(1.0, out, out=D)
