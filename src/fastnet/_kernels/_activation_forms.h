@@ -178,30 +178,27 @@ FN_AV_NAME(fn_activate)(int code, const FN_AV_T *ps, FN_AV_T *y, FN_AV_T *d)
 }
 
 /* n values of one row: z[u] <- f(z[u] + b[u]) (b NULL: the biases are in z
- * already), d[u] <- f'(..) if WITH_D (d unused otherwise); whole vectors, then
- * one vector over the tail, the rest of it padded with zeros (every value's
- * result is the one it would get anywhere in a row). CODE and WITH_D are
- * constants (fn_activate_row dispatches), so the loop holds one activation's
- * operations and f' stays in a register. */
+ * already), d[u] <- f'(..) unless d is NULL; whole vectors, then one vector
+ * over the tail, the rest of it padded with zeros (every value's result is
+ * the one it would get anywhere in a row). */
 FN_AV_INLINE void
-FN_AV_NAME(fn_activate_row_as)(const int CODE, const int WITH_D, ptrdiff_t n, double *z,
-                               const double *b, double *d)
+FN_AV_NAME(fn_activate_row)(int code, ptrdiff_t n, double *z, const double *b, double *d)
 {
     ptrdiff_t u = 0;
     FN_AV_T s, y, f;
     for (; u + FN_AV_W <= n; u += FN_AV_W) {
         __builtin_memcpy(&s, z + u, sizeof s);
         if (b) { FN_AV_T c; __builtin_memcpy(&c, b + u, sizeof c); s += c; }
-        FN_AV_NAME(fn_activate)(CODE, &s, &y, WITH_D ? &f : NULL);
+        FN_AV_NAME(fn_activate)(code, &s, &y, d ? &f : NULL);
         __builtin_memcpy(z + u, &y, sizeof y);
-        if (WITH_D) __builtin_memcpy(d + u, &f, sizeof f);
+        if (d) __builtin_memcpy(d + u, &f, sizeof f);
     }
 #if FN_AV_W > 1
     if (u + 1 == n) {                      /* one value left: the scalar form */
         fn_av1 s1 = {b ? z[u] + b[u] : z[u]}, y1, f1;
-        fn_activate_1(CODE, &s1, &y1, WITH_D ? &f1 : NULL);
+        fn_activate_1(code, &s1, &y1, d ? &f1 : NULL);
         z[u] = y1[0];
-        if (WITH_D) d[u] = f1[0];
+        if (d) d[u] = f1[0];
         return;
     }
 #endif
@@ -209,25 +206,25 @@ FN_AV_NAME(fn_activate_row_as)(const int CODE, const int WITH_D, ptrdiff_t n, do
         const ptrdiff_t m = n - u;
         s = (FN_AV_T){0};
         for (ptrdiff_t i = 0; i < m; i++) s[i] = b ? z[u + i] + b[u + i] : z[u + i];
-        FN_AV_NAME(fn_activate)(CODE, &s, &y, WITH_D ? &f : NULL);
+        FN_AV_NAME(fn_activate)(code, &s, &y, d ? &f : NULL);
         for (ptrdiff_t i = 0; i < m; i++) z[u + i] = y[i];
-        if (WITH_D) for (ptrdiff_t i = 0; i < m; i++) d[u + i] = f[i];
+        if (d) for (ptrdiff_t i = 0; i < m; i++) d[u + i] = f[i];
     }
 }
 
-/* nb rows of `size` units (rows have strides ldz and ldd; b NULL: the biases
- * are in Z already), as fn_activate_row_as row by row. Layers narrower than a
- * vector (Proben1's 4+2, XOR's 2) are taken across the rows instead, a whole
- * vector of values at a time in row order, so that no lane computes padding. */
+/* nb rows of `size` units (rows have strides ldz and ldd; D may be NULL; b
+ * NULL: the biases are in Z already), as fn_activate_row row by row, `code`
+ * as given (fn_activate_rows passes constants where that pays). Layers
+ * narrower than a vector (Proben1's 4+2, XOR's 2) are taken across the rows
+ * instead, a whole vector of values at a time in row order, so that no lane
+ * computes padding. */
 FN_AV_INLINE void
-FN_AV_NAME(fn_activate_rows_as)(const int CODE, const int WITH_D, ptrdiff_t nb, ptrdiff_t size,
-                                double *Z, ptrdiff_t ldz, const double *b, double *D,
-                                ptrdiff_t ldd)
+FN_AV_NAME(fn_activate_rows_each)(int code, ptrdiff_t nb, ptrdiff_t size, double *Z, ptrdiff_t ldz,
+                             const double *b, double *D, ptrdiff_t ldd)
 {
     if (size >= FN_AV_W || nb == 1) {
         for (ptrdiff_t r = 0; r < nb; r++)
-            FN_AV_NAME(fn_activate_row_as)(CODE, WITH_D, size, Z + r * ldz, b,
-                                           WITH_D ? D + r * ldd : NULL);
+            FN_AV_NAME(fn_activate_row)(code, size, Z + r * ldz, b, D ? D + r * ldd : NULL);
         return;
     }
     const ptrdiff_t total = nb * size;
@@ -240,35 +237,35 @@ FN_AV_NAME(fn_activate_rows_as)(const int CODE, const int WITH_D, ptrdiff_t nb, 
             s[i] = b ? Z[rr * ldz + uu] + b[uu] : Z[rr * ldz + uu];
             if (++uu == size) { uu = 0; rr++; }
         }
-        FN_AV_NAME(fn_activate)(CODE, &s, &y, WITH_D ? &f : NULL);
+        FN_AV_NAME(fn_activate)(code, &s, &y, D ? &f : NULL);
         for (ptrdiff_t i = 0; i < m; i++) {
             Z[r * ldz + u] = y[i];
-            if (WITH_D) D[r * ldd + u] = f[i];
+            if (D) D[r * ldd + u] = f[i];
             if (++u == size) { u = 0; r++; }
         }
     }
 }
 
-/* fn_activate_rows_as for the activation `code` (_constants.h; not softmax;
- * anything else: linear), f' into D unless D is NULL: the one dispatch. The
- * cheap activations get a loop each (relu's pass 0.7 of the time of one loop
- * for all, whose f' went through memory); logistic and tanh share one loop
- * with `code` a variable, measured as fast as a loop each (their constants
- * fit the registers there; a loop of their own spilled some, 7 % slower). */
+/* fn_activate_rows_each for the activation `code` (_constants.h; not softmax;
+ * anything else: linear), f' into D unless D is NULL. The cheap activations
+ * run with `code` and D's presence constants, a loop each (relu's pass 0.7 of
+ * the time of the shared loop, whose f' went through memory); logistic and
+ * tanh share the loop with `code` a variable (measured: a loop of their own
+ * spilled constants, 7 % slower). */
 FN_AV_INLINE void
 FN_AV_NAME(fn_activate_rows)(int code, ptrdiff_t nb, ptrdiff_t size, double *Z, ptrdiff_t ldz,
                              const double *b, double *D, ptrdiff_t ldd)
 {
 #define FN_AV_ROWS_CASE(c)                                                              \
-    if (D) FN_AV_NAME(fn_activate_rows_as)(c, 1, nb, size, Z, ldz, b, D, ldd);         \
-    else FN_AV_NAME(fn_activate_rows_as)(c, 0, nb, size, Z, ldz, b, D, ldd);           \
+    if (D) FN_AV_NAME(fn_activate_rows_each)(c, nb, size, Z, ldz, b, D, ldd);          \
+    else FN_AV_NAME(fn_activate_rows_each)(c, nb, size, Z, ldz, b, NULL, ldd);         \
     break;
     switch (code) {
     case FN_ACT_PROBEN1: FN_AV_ROWS_CASE(FN_ACT_PROBEN1)
-    case FN_ACT_LOGISTIC: case FN_ACT_TANH:
-        FN_AV_NAME(fn_activate_rows_as)(code, D != NULL, nb, size, Z, ldz, b, D, ldd);
-        break;
     case FN_ACT_RELU: FN_AV_ROWS_CASE(FN_ACT_RELU)
+    case FN_ACT_LOGISTIC: case FN_ACT_TANH:
+        FN_AV_NAME(fn_activate_rows_each)(code, nb, size, Z, ldz, b, D, ldd);
+        break;
     default: FN_AV_ROWS_CASE(FN_ACT_LINEAR)
     }
 #undef FN_AV_ROWS_CASE
