@@ -17,6 +17,7 @@ from fastnet.measures import threshold_correct
 from fastnet.stopping import GL, Correct
 
 import _reference as ref
+from _training_cases import outputs_at_one_half
 from test_gradients import central_differences
 
 
@@ -495,14 +496,7 @@ def test_normal_equation_flops_formula():
 def _at_exact_minimum(X):
     """A network whose weights into the (logistic) outputs are 0, and targets 0.5,
     its outputs: E = 0 and g = 0 exactly."""
-    net = _net((4,), True)
-    W, b = net.get_params()
-    L = net.n_layers
-    for (i, j) in W:
-        if j == L:
-            W[(i, j)][:] = 0.0
-    b[L][:] = 0.0
-    return net.set_params(W, b), np.full((X.shape[0], 2), 0.5)
+    return outputs_at_one_half(_net((4,), True)), np.full((X.shape[0], 2), 0.5)
 
 
 def test_lm_stops_at_mu_max_when_no_step_lowers_the_error():

@@ -19,6 +19,8 @@ from fastnet.exceptions import NoConvergenceWarning
 from fastnet.measures import squared_error_percentage
 from fastnet.stopping import generalization_loss
 
+from _training_cases import outputs_at_one_half
+
 # (algorithm, topology) that stop themselves within 500 epochs on cancer1
 RULES = {
     "scg": (SCG(), MLP(9, (), 2)),                       # "converged" (lambda overflows)
@@ -142,13 +144,7 @@ def _at_exact_minimum(n=25, seed=0):
     X, X_val = rng.uniform(-1, 1, (n, 3)), rng.uniform(-1, 1, (n, 3))
     Y_val = rng.uniform(0.1, 0.9, (n, 2))
     net = MLP(3, (4,), 2, shortcut=True, output_activation="logistic", init_scale=0.5, seed=1)
-    W, b = net.get_params()
-    L = net.n_layers
-    for (i, j) in W:
-        if j == L:
-            W[(i, j)][:] = 0.0
-    b[L][:] = 0.0
-    return net.set_params(W, b), X, np.full((n, 2), 0.5), X_val, Y_val
+    return outputs_at_one_half(net), X, np.full((n, 2), 0.5), X_val, Y_val
 
 
 @pytest.mark.parametrize("algorithm", [SCG(), LevenbergMarquardt(), LBFGS()],
