@@ -248,6 +248,35 @@ def test_kernel_refuses_buffers_that_do_not_fit():
         _trials.trials_sse(net.layer_table, 2, X, T, w, work, np.zeros(3))
 
 
+@pytest.mark.parametrize("sources", [(2, 4), (3, 5)], ids=["ends-early", "starts-late"])
+def test_kernel_refuses_a_layer_that_does_not_read_the_whole_layer_before_it(sources):
+    # The lanes' backward pass completes a layer's dE/dnet in the tiles of the layer
+    # after it, so that layer must read all of it, last (every MLP's layers do); a
+    # table the single-network kernels would take otherwise is refused at the gate.
+    lo, hi = sources
+    fan = hi - lo
+    layers = np.array([[2, 3, 0, 2, 0, 6, 1],
+                       [5, 2, lo, hi, 9, 9 + 2 * fan, 1],
+                       [7, 1, 5, 7, 11 + 2 * fan, 13 + 2 * fan, 0]], dtype=np.intp)
+    n_w = 14 + 2 * fan
+    X, T = np.zeros((4, 2)), np.zeros((4, 1))
+    w = np.zeros((1, n_w, _trials.LANES))
+    work = np.zeros(_trials.work_size(8, 4, 2))
+    with pytest.raises(ValueError, match="each layer must read the whole layer before it"):
+        _trials.trials_sse(layers, 2, X, T, w, work, np.zeros(_trials.LANES))
+    z = np.zeros_like(w)
+    with pytest.raises(ValueError, match="each layer must read the whole layer before it"):
+        _trials.trials_rprop(layers, 2, X, T, w, z, z.copy(), z.copy(), z + 0.1,
+                             np.full(_trials.LANES, np.inf), np.zeros(_trials.LANES, np.int64),
+                             work, 2, 1.2, 0.5, 0.0, 50.0, np.zeros((_trials.LANES, 3)))
+    # (the same table with layer 2 reading all of layer 1 runs)
+    ok = layers.copy()
+    ok[1] = [5, 2, 2, 5, 9, 15, 1]
+    ok[2] = [7, 1, 5, 7, 17, 19, 0]
+    _trials.trials_sse(ok, 2, X, T, np.zeros((1, 20, _trials.LANES)), work,
+                       np.zeros(_trials.LANES))
+
+
 def test_finished_trials_leave_the_lanes():
     # 20 trials in 3 groups; as they stop, the rest are packed into fewer groups,
     # and every trial still gets what train_rprop gives it alone.

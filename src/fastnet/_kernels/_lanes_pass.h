@@ -197,38 +197,26 @@ fn_trials_gradient_tile(const int FIRST, const int UT, const int IT, double *gw,
  * caller made the output units' D dE/dnet (f'(net) dE/dy): D becomes dE/dnet
  * throughout. E: dE/da, zero for the hidden units. Layers in reverse: when
  * layer j is reached every later layer has added its share to dE/da of layer
- * j's units, the layer just after it last, which then makes their D dE/dnet
- * in its tiles (where layer j's units end its sources, as in every network of
- * fastnet's; otherwise a pass of its own does). */
+ * j's units, the layer just after it last, whose tiles then make their D
+ * dE/dnet. That layer reads all of layer j as its last sources (every MLP's
+ * layers do; _trials.pyx's gate refuses other tables). */
 FN_INLINE void
 fn_trials_backward_rows(const int TMAX, const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                         const double *w, fn_tv *D, fn_tv *E, ptrdiff_t nb, ptrdiff_t n_units)
 {
-    int fused = 1;                          /* the output layer's D is dE/dnet already */
-    for (ptrdiff_t j = n_layers - 1; j >= 0; j--) {
+    for (ptrdiff_t j = n_layers - 1; j > 0; j--) {
         const ptrdiff_t *l = layers + j * FN_L_NCOLS;
         const ptrdiff_t lo = l[FN_L_SRC_LO], fan = l[FN_L_SRC_HI] - lo;
         const ptrdiff_t start = l[FN_L_START], size = l[FN_L_SIZE];
         const ptrdiff_t back_lo = lo > n_in ? lo : n_in;   /* no dE/da for inputs */
+        const ptrdiff_t prev = (l - FN_L_NCOLS)[FN_L_START];  /* layer j - 1's first unit */
         const double *wj = w + l[FN_L_W_OFF] * FN_TL;
-        if (!fused)
-            for (ptrdiff_t r = 0; r < nb; r++)
-                for (ptrdiff_t u = 0; u < size; u++)
-                    D[r * n_units + start + u] *= E[r * n_units + start + u];
-        /* the previous layer's units, if they end this layer's sources */
-        ptrdiff_t prev = lo + fan;
-        fused = 0;
-        if (j > 0) {
-            const ptrdiff_t *lp = l - FN_L_NCOLS;
-            if (lp[FN_L_START] + lp[FN_L_SIZE] == lo + fan && lp[FN_L_START] >= back_lo) {
-                prev = lp[FN_L_START];
-                fused = 1;
-            }
-        }
+        /* earlier layers' units (shortcuts): their dE/da grows in E */
 #define FN_T_BWD(RT, ST) fn_trials_backward_tile(0, RT, ST, E, D, n_units, r0, back_lo + c0, lo, \
                                                  fan, start, size, wj)
         FN_T_TILES(nb, prev - back_lo, r0, c0, FN_T_BWD)
 #undef FN_T_BWD
+        /* layer j - 1's units: complete here, into D */
 #define FN_T_BWD(RT, ST) fn_trials_backward_tile(1, RT, ST, E, D, n_units, r0, prev + c0, lo, \
                                                  fan, start, size, wj)
         FN_T_TILES(nb, lo + fan - prev, r0, c0, FN_T_BWD)

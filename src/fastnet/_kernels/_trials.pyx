@@ -8,7 +8,7 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.pyport cimport PY_SSIZE_T_MAX
 
 from fastnet._kernels._forward cimport check_buffers
-from fastnet._kernels._types cimport ACT_SOFTMAX, L_ACT
+from fastnet._kernels._types cimport ACT_SOFTMAX, L_ACT, L_SRC_HI, L_SRC_LO, L_START
 
 cdef extern from "_trials.h" nogil:
     enum: FN_TL
@@ -139,9 +139,16 @@ cdef Py_ssize_t _check(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
                        const double[:, ::1] X, Py_ssize_t t_rows, Py_ssize_t t_cols,
                        const double[:, :, ::1] w, double[::1] work) except -1:
     """The memory-safety gate of both kernels; returns the unit count."""
-    cdef Py_ssize_t L = layers.shape[0]
+    cdef Py_ssize_t L = layers.shape[0], j
     # (activation rows live in `work` here: their width is checked below)
     check_buffers(layers, n_in, X.shape[0], PY_SSIZE_T_MAX, w.shape[1], t_rows, t_cols, -1, -1)
+    for j in range(1, L):
+        # the backward pass completes a layer's dE/dnet in the tiles of the layer
+        # after it, which must read all of it, last (every MLP's layers do)
+        if (layers[j, L_SRC_HI] != layers[j, L_START]
+                or layers[j, L_SRC_LO] > layers[j - 1, L_START]):
+            raise ValueError("kernel: in the lanes each layer must read the whole layer "
+                             "before it, as its last sources")
     cdef Py_ssize_t n_units = layers[L - 1, 0] + layers[L - 1, 1]
     if X.shape[1] != n_in or X.shape[0] < 1:
         raise ValueError("kernel: inputs do not match the network")
