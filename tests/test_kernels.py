@@ -49,8 +49,9 @@ def kernel_gradient(net, X, T, blas_min, block):
     A = _engine.activations(net, X)
     A[:, net.n_units:] = np.nan   # row padding: never read, never written
     n_nonin = net.n_units - net.n_in
-    D = np.zeros((block, n_nonin))
-    Dl = np.zeros((block, n_nonin))
+    # (workspaces: whatever they hold is written before it is read)
+    D = np.full((block, n_nonin), np.nan)
+    Dl = np.full((block, n_nonin), np.nan)
     g = np.empty(net.n_connections)
     sse = _backward.gradient(A, T, net.layer_table, net.n_in, net.weights, g, D, Dl, blas_min)
     return g, sse
@@ -251,6 +252,40 @@ def test_simd_gemm_matches_reference(ta, tb):
                         assert_allclose(C, C0, rtol=0, atol=0)   # declined: untouched
 
 
+def test_simd_gemm_scale_is_the_product_times_scale_bit_for_bit():
+    # The back-propagation multiplies dE/da by f'(net) as the tiles store it: the same
+    # double as the product stored and multiplied in a pass of its own, every tile
+    # shape and masked tail; other operand pairs decline a scale, C untouched.
+    rng = np.random.default_rng(5)
+    for m in GEMM_M:
+        for n in GEMM_N:
+            for k in (1, 4, 9, 33):
+                for beta in (0.0, 1.0):
+                    A, B, C, _ = _gemm_case("N", "N", m, n, k, m * 7 + n * 131 + k)
+                    Av, Bv = A[:, :k], B[:, :n]
+                    S = np.full((m, n + 5), np.nan)
+                    S[:, :n] = rng.uniform(-2, 2, (m, n))
+                    C_plain = C.copy()
+                    done = _simd.gemm("N", "N", Av, Bv, C[:, :n], beta, None, S[:, :n])
+                    assert done == _gemm_tiles_take("N", "N", n, beta, k)
+                    assert np.isnan(C[:, n:]).all()
+                    if not done:
+                        assert_allclose(C, C_plain, rtol=0, atol=0)
+                        continue
+                    assert _simd.gemm("N", "N", Av, Bv, C_plain[:, :n], beta)
+                    want = C_plain[:, :n] * S[:, :n]
+                    assert np.array_equal(C[:, :n], want), (m, n, k, beta)
+    for ta, tb in (("T", "N"), ("N", "T")):
+        A, B, C, _ = _gemm_case(ta, tb, 9, 12, 5, 1)
+        Av, Bv, Cv = A[:, :A.shape[1] - 3], B[:, :B.shape[1] - 3], C[:, :12]
+        C0 = C.copy()
+        assert not _simd.gemm(ta, tb, Av, Bv, Cv, 0.0, None, np.ones((9, 12)))
+        assert_allclose(C, C0, rtol=0, atol=0)
+    with pytest.raises(ValueError, match="scale must have C's shape"):
+        _simd.gemm("N", "N", np.zeros((4, 3)), np.zeros((3, 5)), np.zeros((4, 5)), 0.0, None,
+                   np.zeros((4, 4)))
+
+
 def test_simd_gemm_refuses_mismatched_operands():
     A, B, C = np.zeros((4, 3)), np.zeros((3, 5)), np.zeros((4, 5))
     with pytest.raises(ValueError, match="shapes do not fit"):
@@ -320,6 +355,76 @@ def test_gradient_matches_reference(spec, path, block):
     g_ref, sse_ref = ref.gradient(net, X, T)
     assert_allclose(sse, sse_ref, rtol=1e-12)
     assert_allclose(g, g_ref, rtol=1e-12, atol=1e-13)
+
+
+def _table(n_in, layers):
+    """A kernel layer table from (size, lo, hi, activation) per layer."""
+    rows, start, off = [], n_in, 0
+    for size, lo, hi, act in layers:
+        rows.append((start, size, lo, hi, off, off + size * (hi - lo), ACTIVATIONS[act]))
+        start += size
+        off += size * (hi - lo) + size
+    return np.array(rows, dtype=np.intp), start, off
+
+
+def _table_gradient_reference(table, n_in, w, X, T):
+    """SSE and its gradient for any layer table, plainly in NumPy."""
+    f = {"linear": (lambda z: z, lambda z: np.ones_like(z)),
+         "tanh": (np.tanh, lambda z: 1 - np.tanh(z) ** 2),
+         "proben1": (lambda z: z / (1 + np.abs(z)), lambda z: 1 / (1 + np.abs(z)) ** 2)}
+    names = {v: k for k, v in ACTIVATIONS.items()}
+    n_units = int(table[-1, 0] + table[-1, 1])
+    A = np.zeros((X.shape[0], n_units))
+    A[:, :n_in] = X
+    Z = {}
+    for start, size, lo, hi, w_off, b_off, act in table:
+        Wj = w[w_off:b_off].reshape(size, hi - lo)
+        Z[start] = A[:, lo:hi] @ Wj.T + w[b_off:b_off + size]
+        A[:, start:start + size] = f[names[act]][0](Z[start])
+    start, size = table[-1, 0], table[-1, 1]
+    E = A[:, start:start + size] - T
+    dA = np.zeros_like(A)
+    dA[:, start:start + size] = 2 * E
+    g = np.zeros_like(w)
+    for start, size, lo, hi, w_off, b_off, act in table[::-1]:
+        delta = dA[:, start:start + size] * f[names[act]][1](Z[start])
+        g[w_off:b_off] = (delta.T @ A[:, lo:hi]).ravel()
+        g[b_off:b_off + size] = delta.sum(axis=0)
+        dA[:, lo:hi] += delta @ w[w_off:b_off].reshape(size, hi - lo)
+    return float((E ** 2).sum()), g
+
+
+# Layer tables no MLP makes (the kernels take any consistent table): a layer reading a
+# part of the layer before it, a hidden layer read by no later layer, a gap between a
+# layer's sources and itself. Their dE/da columns are written by several layers, by
+# none, or in pieces (the back-propagation stores, adds and multiplies by f'(net) by
+# column ranges).
+ODD_TABLES = {
+    "partial": [(6, 0, 4, "tanh"), (3, 4, 8, "tanh"), (2, 6, 13, "linear")],
+    "unread": [(5, 0, 4, "tanh"), (9, 0, 4, "proben1"), (2, 9, 18, "linear")],
+    "gap": [(4, 0, 4, "tanh"), (10, 0, 6, "tanh"), (3, 0, 18, "linear")],
+    "shortcut": [(12, 0, 4, "tanh"), (9, 0, 16, "proben1"), (2, 4, 25, "linear")],
+}
+
+
+@pytest.mark.parametrize("block", [1, 7, 8, 64])
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("name", ODD_TABLES)
+def test_gradient_of_any_layer_table_matches_reference(name, path, block):
+    table, n_units, n_w = _table(4, ODD_TABLES[name])
+    rng = np.random.default_rng(len(name))
+    w = rng.uniform(-0.8, 0.8, n_w)
+    X = rng.uniform(-1, 1, (37, 4))
+    T = rng.uniform(0, 1, (37, table[-1, 1]))
+    A = np.full((37, n_units + 2), np.nan)
+    A[:, :4] = X
+    D = np.full((block, n_units - 4), np.nan)
+    Dl = np.full((block, n_units - 4), np.nan)
+    g = np.full(n_w, np.nan)
+    sse = _backward.gradient(A, T, table, 4, w, g, D, Dl, PATHS[path])
+    sse_ref, g_ref = _table_gradient_reference(table, 4, w, X, T)
+    assert_allclose(sse, sse_ref, rtol=1e-12)
+    assert_allclose(g, g_ref, rtol=1e-11, atol=1e-13)
 
 
 @pytest.mark.parametrize("out_act", list(ACTIVATIONS))

@@ -106,7 +106,6 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
                     forward_rows(&layers[0, 0], layers.shape[0], &w[0],
                                  &A[row, 0], lda, &D[0, 0], ldd, n_in, 1,
                                  blas_min)
-                    memset(&Dl[0, 0], 0, ldd * sizeof(double))
                     sse += output_objective(loss, act, &A[row, n_in + ldd - ldt], lda,
                                             &T[row, 0], ldt, &D[0, 0], &Dl[0, 0], ldd, ldt, 1)
                     backward_rows(&layers[0, 0], layers.shape[0], &w[0],

@@ -8,11 +8,12 @@ from libc.math cimport log
 from libc.string cimport memset
 
 from fastnet._kernels._types cimport (
-    L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS,
+    L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS, SIMD_MIN_ROWS,
     ACT_LOGISTIC, ACT_SOFTMAX, LOSS_SSE, LOSS_CROSS_ENTROPY, gemm_gradient, gemm_backprop,
     fn_loops_deltas_bias, fn_loops_output_deltas,
 )
 from fastnet._kernels._forward cimport check_buffers, forward_rows
+from fastnet._kernels._simd cimport simd_gemm
 
 
 cdef double output_deltas(const double* A, Py_ssize_t lda, const double* T,
@@ -99,6 +100,81 @@ cdef double add_weight_decay(const double* w, double* g, Py_ssize_t n_w,
     return decay * sq
 
 
+cdef inline void zero_columns(double* Dl, Py_ssize_t ldd, Py_ssize_t nb, Py_ssize_t c0,
+                              Py_ssize_t c1) noexcept nogil:
+    """Dl[r, c0:c1] = 0 for the nb rows."""
+    cdef Py_ssize_t r
+    if c1 > c0:
+        for r in range(nb):
+            memset(Dl + r * ldd + c0, 0, (c1 - c0) * sizeof(double))
+
+
+cdef inline void scale_columns(double* Dl, const double* D, Py_ssize_t ldd, Py_ssize_t nb,
+                               Py_ssize_t c0, Py_ssize_t c1) noexcept nogil:
+    """Dl[r, c0:c1] *= D[r, c0:c1] for the nb rows (dE/da times f'(net))."""
+    cdef Py_ssize_t r, s
+    for r in range(nb):
+        for s in range(c0, c1):
+            Dl[r * ldd + s] *= D[r * ldd + s]
+
+
+cdef void backprop_pieces(Py_ssize_t nb, Py_ssize_t n_out, const double* delta,
+                          Py_ssize_t ldd, const double* W, Py_ssize_t ldw, double* Dl,
+                          const double* D, Py_ssize_t s0, Py_ssize_t s1, Py_ssize_t ready,
+                          Py_ssize_t p0, Py_ssize_t p1, bint fuse,
+                          Py_ssize_t blas_min) noexcept nogil:
+    """dE/da of the columns [s0, s1) of Dl: Dl[:, s] (+)= delta @ W[:, s - s0]
+    (W's rows of stride ldw start at column s0), stored below `ready` (the
+    columns not written yet) and added from it on; with fuse, the columns
+    [p0, p1) are then multiplied by f'(net) (D). The tiles take the pieces
+    apart, multiplying as they store; BLAS and the loops take the whole range
+    at once (its unwritten columns cleared first) and the multiplication in a
+    pass of its own, as before the pieces (BLAS's sums depend on the shape)."""
+    cdef Py_ssize_t cuts[5]
+    cdef Py_ssize_t n_cuts = 2, i, k, a, b
+    cuts[0] = s0
+    cuts[1] = s1
+    for k in range(3):
+        a = ready if k == 0 else (p0 if k == 1 else p1)
+        if (k == 0 or fuse) and s0 < a < s1:
+            cuts[n_cuts] = a
+            n_cuts += 1
+    for i in range(1, n_cuts):                     # (insertion sort of <= 5 values)
+        a = cuts[i]
+        k = i
+        while k > 0 and cuts[k - 1] > a:
+            cuts[k] = cuts[k - 1]
+            k -= 1
+        cuts[k] = a
+    cdef bint scaled
+    if nb >= SIMD_MIN_ROWS:
+        for i in range(n_cuts - 1):
+            a = cuts[i]
+            b = cuts[i + 1]
+            if b == a:
+                continue
+            scaled = fuse and p0 <= a and b <= p1
+            if simd_gemm(b'N', b'N', nb, b - a, n_out, delta, ldd, W + (a - s0), ldw,
+                         1.0 if a >= ready else 0.0, Dl + a, ldd, NULL,
+                         D + a if scaled else NULL, ldd):
+                continue
+            if i == 0:
+                break      # no tiles at this level (nothing written yet)
+            # (the tiles take all pieces or none; were one declined, it alone:)
+            if a < ready:
+                zero_columns(Dl, ldd, nb, a, b)
+            gemm_backprop(nb, n_out, b - a, delta, ldd, W + (a - s0), ldw, Dl + a, ldd,
+                          blas_min)
+            if scaled:
+                scale_columns(Dl, D, ldd, nb, a, b)
+        else:
+            return
+    zero_columns(Dl, ldd, nb, s0, ready if ready < s1 else s1)
+    gemm_backprop(nb, n_out, s1 - s0, delta, ldd, W, ldw, Dl + s0, ldd, blas_min)
+    if fuse:
+        scale_columns(Dl, D, ldd, nb, p0, p1)
+
+
 cdef void backward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
                         const double* w, const double* A, Py_ssize_t lda,
                         const double* D, double* Dl, Py_ssize_t ldd,
@@ -106,32 +182,57 @@ cdef void backward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
                         Py_ssize_t blas_min) noexcept nogil:
     """Accumulate dE/dw of nb rows into g.
 
-    On entry Dl holds the output deltas and zeros in every hidden column. The
-    layers are visited from the outputs back; when layer j is reached, every
-    later layer has added its dE/da to j's columns, so multiplying by f'(net)
-    turns them into deltas.
+    On entry Dl holds the output deltas; its hidden columns are written here,
+    whatever they held. The layers are visited from the outputs back; when
+    layer j is reached, every later layer has sent its dE/da to j's columns, and
+    multiplying by f'(net) turns them into deltas. A layer's back-propagation
+    stores into the columns no later layer has written yet (the first to write
+    them: no clearing pass) and adds to the others; and in the columns of the
+    layer just before it, when it reads all of them (every fastnet network), it
+    is their last writer and multiplies by f'(net) as it stores them. Columns
+    that no layer reads get delta 0.
     """
-    cdef Py_ssize_t j, c, start, size, lo, hi, src0
+    cdef Py_ssize_t j, c, start, size, lo, hi, s0, s1, p0 = 0, p1 = 0
+    cdef Py_ssize_t ready          # the hidden columns from `ready` on are written
     cdef const Py_ssize_t* lay
+    cdef const Py_ssize_t* prev
     cdef double* delta
+    cdef bint fuse = False         # this layer's columns hold deltas already
+    ready = layers[(n_layers - 1) * L_NCOLS + L_START] - n_in
     for j in range(n_layers - 1, -1, -1):
         lay = layers + j * L_NCOLS
         start = lay[L_START]; size = lay[L_SIZE]
         lo = lay[L_SRC_LO]; hi = lay[L_SRC_HI]
         c = start - n_in
         delta = Dl + c
-        # Hidden layers: dE/da times f'(net) gives the deltas (output deltas are
-        # set already); then the bias gradient, in the same pass.
+        if j < n_layers - 1 and ready > c:
+            zero_columns(Dl, ldd, nb, c, ready)     # units no later layer reads
+            ready = c
+        # Hidden layers not made deltas by the layer after them: dE/da times f'(net)
+        # (output deltas are set already); then the bias gradient, in the same pass.
         fn_loops_deltas_bias(nb, size, delta, ldd,
-                             D + c if j < n_layers - 1 else NULL, g + lay[L_B_OFF])
+                             D + c if j < n_layers - 1 and not fuse else NULL,
+                             g + lay[L_B_OFF])
         gemm_gradient(nb, size, hi - lo, delta, ldd, A + lo, lda,
                       g + lay[L_W_OFF], blas_min)
         # Send the error back to hidden sources only: inputs need no delta.
-        src0 = lo if lo > n_in else n_in
-        if hi > src0:
-            gemm_backprop(nb, size, hi - src0, delta, ldd,
-                          w + lay[L_W_OFF] + (src0 - lo), hi - lo,
-                          Dl + (src0 - n_in), ldd, blas_min)
+        s0 = (lo if lo > n_in else n_in) - n_in
+        s1 = hi - n_in
+        fuse = False
+        if s1 <= s0:
+            continue
+        if ready > s1:
+            zero_columns(Dl, ldd, nb, s1, ready)    # (keeps the written columns whole)
+            ready = s1
+        if j > 0:
+            prev = lay - L_NCOLS
+            p0 = prev[L_START] - n_in
+            p1 = p0 + prev[L_SIZE]
+            fuse = s0 <= p0 and p1 <= s1
+        backprop_pieces(nb, size, delta, ldd, w + lay[L_W_OFF] + (s0 + n_in - lo), hi - lo,
+                        Dl, D, s0, s1, ready, p0, p1, fuse, blas_min)
+        if s0 < ready:
+            ready = s0
 
 
 cdef double epoch_gradient(const Py_ssize_t* layers, Py_ssize_t n_layers,
@@ -162,7 +263,6 @@ cdef double epoch_objective(const Py_ssize_t* layers, Py_ssize_t n_layers,
     while r0 < n_rows:
         nb = block if block < n_rows - r0 else n_rows - r0
         forward_rows(layers, n_layers, w, A + r0 * lda, lda, D, ldd, n_in, nb, blas_min)
-        memset(Dl, 0, nb * ldd * sizeof(double))
         if squared:         # (the common case, without output_objective's dispatch)
             total += output_deltas(A + r0 * lda + (n_in + ldd - ldt), lda, T + r0 * ldt, ldt,
                                    D, Dl, ldd, ldt, nb)

@@ -8,7 +8,8 @@
 
 cdef bint simd_gemm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k,
                     const double* A, Py_ssize_t lda, const double* B, Py_ssize_t ldb,
-                    double beta, double* C, Py_ssize_t ldc, const double* bias) noexcept nogil
+                    double beta, double* C, Py_ssize_t ldc, const double* bias,
+                    const double* scale, Py_ssize_t lds) noexcept nogil
 
 cdef void blas_dgemm(char* transa, char* transb, int* m, int* n, int* k, double* alpha,
                      double* a, int* lda, double* b, int* ldb, double* beta, double* c,

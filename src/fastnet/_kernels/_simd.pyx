@@ -16,7 +16,8 @@ cdef extern from "_simd.h" nogil:
     int fn_simd_compiled()
     int fn_simd_gemm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k,
                      const double* A, Py_ssize_t lda, const double* B, Py_ssize_t ldb,
-                     double beta, double* C, Py_ssize_t ldc, const double* bias)
+                     double beta, double* C, Py_ssize_t ldc, const double* bias,
+                     const double* scale, Py_ssize_t lds)
 
 # Decide once, at import (before any kernel can run, and outside threads).
 fn_simd_init()
@@ -93,14 +94,17 @@ _NAMES = {2: "avx512", 1: "avx2"}
 
 cdef bint simd_gemm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k,
                     const double* A, Py_ssize_t lda, const double* B, Py_ssize_t ldb,
-                    double beta, double* C, Py_ssize_t ldc, const double* bias) noexcept nogil:
+                    double beta, double* C, Py_ssize_t ldc, const double* bias,
+                    const double* scale, Py_ssize_t lds) noexcept nogil:
     """Row-major C (m x n) = op(A) op(B) + beta C (+ bias[j] per row) with the tiles.
 
     op(X) is X for ``'N'``, X^T for ``'T'``; op(A) is m x k, op(B) k x n; beta
-    0 or 1. Returns True when the tiles computed it, False when the caller must
-    (C untouched): no tiles at this level, or a product they decline.
+    0 or 1. With ``scale`` (``'N','N'`` only) each finished element is multiplied
+    by ``scale[i * lds + j]`` before it is stored. Returns True when the tiles
+    computed it, False when the caller must (C untouched): no tiles at this
+    level, or a product they decline.
     """
-    return fn_simd_gemm(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc, bias) != 0
+    return fn_simd_gemm(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc, bias, scale, lds) != 0
 
 
 def simd_level():
@@ -129,11 +133,12 @@ cdef Py_ssize_t _row_stride(const double[:, :] X) except -1:
 
 
 def gemm(ta, tb, const double[:, :] A, const double[:, :] B, double[:, :] C,
-         double beta=0.0, const double[:] bias=None):
-    """C = op(A) @ op(B) + beta C (+ bias) in place with the tiles; True if they ran.
+         double beta=0.0, const double[:] bias=None, const double[:, :] scale=None):
+    """C = (op(A) @ op(B) + beta C (+ bias)) (* scale) in place with the tiles; True if they ran.
 
     For tests: ``ta``/``tb`` are ``"N"`` or ``"T"``; rows may be strided (views
-    of padded arrays), elements must be contiguous. False (C untouched) where the
+    of padded arrays), elements must be contiguous; ``scale`` (C's shape)
+    multiplies each element before it is stored. False (C untouched) where the
     tiles decline, as :c:func:`simd_gemm` does.
     """
     if ta not in ("N", "T") or tb not in ("N", "T"):
@@ -149,12 +154,17 @@ def gemm(ta, tb, const double[:, :] A, const double[:, :] B, double[:, :] C,
     cdef Py_ssize_t lda = _row_stride(A), ldb = _row_stride(B), ldc = _row_stride(C)
     if bias is not None and bias.strides[0] != sizeof(double):
         raise ValueError("bias must be contiguous")
+    if scale is not None and (scale.shape[0] != m or scale.shape[1] != n):
+        raise ValueError(f"scale must have C's shape {m}x{n}, got {scale.shape[0]}x{scale.shape[1]}")
+    cdef Py_ssize_t lds = _row_stride(scale) if scale is not None else 0
     if m == 0 or n == 0 or k == 0:
         return False
     cdef char cta = b"T" if ta == "T" else b"N"
     cdef char ctb = b"T" if tb == "T" else b"N"
     cdef const double* b = &bias[0] if bias is not None else NULL
+    cdef const double* sp = &scale[0, 0] if scale is not None else NULL
     cdef bint done
     with nogil:
-        done = simd_gemm(cta, ctb, m, n, k, &A[0, 0], lda, &B[0, 0], ldb, beta, &C[0, 0], ldc, b)
+        done = simd_gemm(cta, ctb, m, n, k, &A[0, 0], lda, &B[0, 0], ldb, beta, &C[0, 0], ldc, b,
+                         sp, lds)
     return done

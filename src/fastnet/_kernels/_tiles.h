@@ -83,12 +83,15 @@
 
 /* One tile: C[i, j] (+)= sum_p op(A)[i, p] B[p, j] (+ bias[j]) for R rows i and
  * V vectors of columns j, op(A)[i, p] = A[i * lda + p], or A[p * lda + i] when
- * TRANS. TRANS, R, V and MASKED are constants at every call, so the R V + V + 1
- * vectors live in registers. */
+ * TRANS; with scale != NULL the finished value is multiplied by scale[i * lds + j]
+ * before it is stored (back-propagation: dE/da times f'(net), as a separate pass
+ * over C would multiply it: the same rounding). TRANS, R, V and MASKED are
+ * constants at every call, so the R V + V + 1 vectors live in registers. */
 FN_TILE void
 FN_NAME(tile)(const int TRANS, const int R, const int V, const int MASKED, ptrdiff_t k,
               const double *A, ptrdiff_t lda, const double *B, ptrdiff_t ldb, double *C,
-              ptrdiff_t ldc, FN_MASK_T mlast, int accumulate, const double *bias)
+              ptrdiff_t ldc, FN_MASK_T mlast, int accumulate, const double *bias,
+              const double *scale, ptrdiff_t lds)
 {
     FN_VEC acc[FN_TILE_ROWS][FN_NARROW_VECS], b[FN_NARROW_VECS];
     const ptrdiff_t a_row = TRANS ? 1 : lda, a_step = TRANS ? lda : 1;
@@ -115,6 +118,10 @@ FN_NAME(tile)(const int TRANS, const int R, const int V, const int MASKED, ptrdi
             for (v = 0; v < V; v++)
                 acc[i][v] = FN_MM(add_pd)(acc[i][v], b[v]);
     }
+    if (scale)
+        for (i = 0; i < R; i++)
+            for (v = 0; v < V; v++)
+                acc[i][v] = FN_MM(mul_pd)(acc[i][v], FN_LOADV(scale + i * lds + FN_LANES * v, v));
     for (i = 0; i < R; i++)
         for (v = 0; v < V; v++)
             FN_STOREV(C + i * ldc + FN_LANES * v, v, acc[i][v]);
@@ -125,26 +132,29 @@ FN_NAME(tile)(const int TRANS, const int R, const int V, const int MASKED, ptrdi
 FN_TILE void
 FN_NAME(column)(const int TRANS, const int RMAX, const int V, const int MASKED, ptrdiff_t m,
                 ptrdiff_t k, const double *A, ptrdiff_t lda, const double *B, ptrdiff_t ldb,
-                double *C, ptrdiff_t ldc, FN_MASK_T mlast, int accumulate, const double *bias)
+                double *C, ptrdiff_t ldc, FN_MASK_T mlast, int accumulate, const double *bias,
+                const double *scale, ptrdiff_t lds)
 {
     ptrdiff_t i0;
 #define FN_TILE_R(RR, X)                                                                    \
     FN_NAME(tile)(TRANS, RR, V, MASKED, k, A + (TRANS ? i0 : i0 * lda), lda, B, ldb,        \
-                  C + i0 * ldc, ldc, mlast, accumulate, bias)
+                  C + i0 * ldc, ldc, mlast, accumulate, bias, scale ? scale + i0 * lds : NULL, \
+                  lds)
     for (i0 = 0; i0 + RMAX <= m; i0 += RMAX)
         FN_TILE_R(RMAX, 0);
     switch (m - i0) { FN_CASES(FN_TILE_ROWS, RMAX - 1, FN_TILE_R, 0) }
 #undef FN_TILE_R
 }
 
-/* C (m x n) (+)= op(A) B (+ bias) in tiles of at most RMAX rows x VMAX vectors
- * (TRANS, RMAX and VMAX constants): column panels of VMAX vectors (the last one
- * as many as the columns left need, its last vector masked), each swept over the
- * rows of C. */
+/* C (m x n) (+)= op(A) B (+ bias) (times scale) in tiles of at most RMAX rows x
+ * VMAX vectors (TRANS, RMAX and VMAX constants): column panels of VMAX vectors
+ * (the last one as many as the columns left need, its last vector masked), each
+ * swept over the rows of C. */
 FN_TILE void
 FN_NAME(tiles)(const int TRANS, const int RMAX, const int VMAX, ptrdiff_t m, ptrdiff_t n,
                ptrdiff_t k, const double *A, ptrdiff_t lda, const double *B, ptrdiff_t ldb,
-               double *C, ptrdiff_t ldc, int accumulate, const double *bias)
+               double *C, ptrdiff_t ldc, int accumulate, const double *bias,
+               const double *scale, ptrdiff_t lds)
 {
     const ptrdiff_t width = FN_LANES * VMAX;
     ptrdiff_t j0;
@@ -155,7 +165,7 @@ FN_NAME(tiles)(const int TRANS, const int RMAX, const int VMAX, ptrdiff_t m, ptr
         const double *bj = bias ? bias + j0 : NULL;
 #define FN_COLUMN(VV, MM)                                                                   \
         FN_NAME(column)(TRANS, RMAX, VV, MM, m, k, A, lda, B + j0, ldb, C + j0, ldc, mlast,  \
-                        accumulate, bj)
+                        accumulate, bj, scale ? scale + j0 : NULL, lds)
         FN_SWITCH_V(V, w % FN_LANES != 0, FN_NARROW_VECS, VMAX, FN_COLUMN);
 #undef FN_COLUMN
     }
@@ -165,22 +175,24 @@ FN_NAME(tiles)(const int TRANS, const int RMAX, const int VMAX, ptrdiff_t m, ptr
  * = A of shape (m, k), or with trans A^T, A of shape (k, m); B (k, n); rows with
  * strides lda, ldb, ldc. With bias != NULL, bias[j] is added last (to the
  * finished sum, as a separate pass would add it: the same result, one store
- * fewer). C of one or two rows with trans (the weight gradient of a layer of one
- * or two units) takes 2 x FN_NARROW_VECS tiles: more columns per pass over the
- * k rows of A and B. */
+ * fewer); with scale != NULL (not with trans), the result is multiplied by
+ * scale[i * lds + j] (the same way). C of one or two rows with trans (the weight
+ * gradient of a layer of one or two units) takes 2 x FN_NARROW_VECS tiles: more
+ * columns per pass over the k rows of A and B. */
 FN_KERNEL void
 FN_NAME(gemm_xn)(int trans, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const double *A,
                  ptrdiff_t lda, const double *B, ptrdiff_t ldb, double *C, ptrdiff_t ldc,
-                 int accumulate, const double *bias)
+                 int accumulate, const double *bias, const double *scale, ptrdiff_t lds)
 {
     if (!trans)
         FN_NAME(tiles)(0, FN_TILE_ROWS, FN_TILE_VECS, m, n, k, A, lda, B, ldb, C, ldc,
-                       accumulate, bias);
+                       accumulate, bias, scale, lds);
     else if (m <= 2)
-        FN_NAME(tiles)(1, 2, FN_NARROW_VECS, m, n, k, A, lda, B, ldb, C, ldc, accumulate, bias);
+        FN_NAME(tiles)(1, 2, FN_NARROW_VECS, m, n, k, A, lda, B, ldb, C, ldc, accumulate, bias,
+                       NULL, 0);
     else
         FN_NAME(tiles)(1, FN_TILE_ROWS, FN_TILE_VECS, m, n, k, A, lda, B, ldb, C, ldc,
-                       accumulate, bias);
+                       accumulate, bias, NULL, 0);
 }
 
 /* C (m x n) (+)= A W^T (+ bias), W of shape (n, k): W^T is packed FN_TILE_VECS
@@ -201,24 +213,29 @@ FN_NAME(gemm_nt)(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const double *A, ptrdiff
             const ptrdiff_t kc = k - k0 < FN_KC ? k - k0 : FN_KC;
             fn_pack_wt(W, ldw, j0, w, k0, kc, pack, WIDTH);
             FN_NAME(gemm_xn)(0, m, w, kc, A + k0, lda, pack, WIDTH, C + j0, ldc,
-                             accumulate || k0 > 0, bias && k0 + kc == k ? bias + j0 : NULL);
+                             accumulate || k0 > 0, bias && k0 + kc == k ? bias + j0 : NULL,
+                             NULL, 0);
         }
     }
 }
 
 /* The one row-major GEMM of this instruction set: C (m x n, row stride ldc)
- * = op(A) op(B) (+ C if accumulate) (+ bias[j] in every row, if bias != NULL),
- * op(X) = X for 'N', X^T for 'T'; op(A) is m x k, op(B) k x n. Returns 1 when
- * done, 0 when declined ('T','T', or a forward product of fewer than
- * FN_FORWARD_UNITS columns without FN_DOTS): the caller then computes it (C
- * untouched). */
+ * = op(A) op(B) (+ C if accumulate) (+ bias[j] in every row, if bias != NULL)
+ * (times scale[i * lds + j], if scale != NULL: 'N','N' only), op(X) = X for
+ * 'N', X^T for 'T'; op(A) is m x k, op(B) k x n. Returns 1 when done, 0 when
+ * declined ('T','T', a scale with another pair, or a forward product of fewer
+ * than FN_FORWARD_UNITS columns without FN_DOTS): the caller then computes it
+ * (C untouched). */
 FN_KERNEL int
 FN_NAME(gemm)(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const double *A,
               ptrdiff_t lda, const double *B, ptrdiff_t ldb, int accumulate, double *C,
-              ptrdiff_t ldc, const double *bias)
+              ptrdiff_t ldc, const double *bias, const double *scale, ptrdiff_t lds)
 {
+    if (scale && (ta != 'N' || tb != 'N'))
+        return 0;
     if (tb == 'N') {
-        FN_NAME(gemm_xn)(ta != 'N', m, n, k, A, lda, B, ldb, C, ldc, accumulate, bias);
+        FN_NAME(gemm_xn)(ta != 'N', m, n, k, A, lda, B, ldb, C, ldc, accumulate, bias, scale,
+                         lds);
         return 1;
     }
     if (ta != 'N')

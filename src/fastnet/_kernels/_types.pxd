@@ -143,7 +143,8 @@ cdef inline int gemm_rm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t
     them and they do not decline the product), else BLAS if blas_wide and
     m*n*k >= blas_min. Returns GEMM_TILES, GEMM_BLAS or GEMM_LOOPS (nothing done).
     """
-    if rows >= SIMD_MIN_ROWS and simd_gemm(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc, bias):
+    if rows >= SIMD_MIN_ROWS and simd_gemm(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc, bias,
+                                           NULL, 0):
         return GEMM_TILES
     if blas_wide and m * n * k >= blas_min:
         dgemm_rm(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc)
