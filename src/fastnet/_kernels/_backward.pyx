@@ -132,6 +132,7 @@ cdef void backprop_pieces(Py_ssize_t nb, Py_ssize_t n_out, const double* delta,
     pass of its own, as before the pieces (BLAS's sums depend on the shape)."""
     cdef Py_ssize_t cuts[5]
     cdef Py_ssize_t n_cuts = 2, i, k, a, b
+    cdef bint scaled
     cuts[0] = s0
     cuts[1] = s1
     for k in range(3):
@@ -146,7 +147,6 @@ cdef void backprop_pieces(Py_ssize_t nb, Py_ssize_t n_out, const double* delta,
             cuts[k] = cuts[k - 1]
             k -= 1
         cuts[k] = a
-    cdef bint scaled
     if nb >= SIMD_MIN_ROWS:
         for i in range(n_cuts - 1):
             a = cuts[i]

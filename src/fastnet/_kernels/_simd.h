@@ -148,8 +148,9 @@ fn_simd_compiled(void)
 }
 
 /* Row-major C (m x n) = op(A) op(B) + beta C (+ bias[j] in every row, if bias)
- * (times scale[i * lds + j], if scale: 'N','N' only), beta 0 or 1, with the tiles of the level in force (fn<BITS>_gemm in _tiles.h
- * says which products they take). Returns 1 when done, 0 when the caller must
+ * (times scale[i * lds + j], if scale: 'N','N' only), beta 0 or 1, with the
+ * tiles of the level in force (fn<BITS>_gemm in _tiles.h says which products
+ * they take). Returns 1 when done, 0 when the caller must
  * compute the product itself (C untouched): level 0, an empty product, another
  * beta, or a combination the tiles decline. */
 static int
@@ -162,9 +163,11 @@ fn_simd_gemm(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const doub
 #if FASTNET_SIMD_TILES
     switch (fn_simd_state) {
     case FN_SIMD_AVX512:
-        return fn512_gemm(ta, tb, m, n, k, A, lda, B, ldb, beta != 0.0, C, ldc, bias, scale, lds);
+        return fn512_gemm(ta, tb, m, n, k, A, lda, B, ldb, beta != 0.0, C, ldc, bias, scale,
+                          lds);
     case FN_SIMD_AVX2:
-        return fn256_gemm(ta, tb, m, n, k, A, lda, B, ldb, beta != 0.0, C, ldc, bias, scale, lds);
+        return fn256_gemm(ta, tb, m, n, k, A, lda, B, ldb, beta != 0.0, C, ldc, bias, scale,
+                          lds);
     }
 #else
     (void)ta; (void)tb; (void)A; (void)lda; (void)B; (void)ldb; (void)C; (void)ldc; (void)bias;
