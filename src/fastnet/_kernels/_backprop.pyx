@@ -11,7 +11,7 @@ from fastnet._kernels._rprop cimport network_correct
 
 # The rule is written once, in C, in _rules.h (_rule.h: its one-weight instance).
 cdef extern from "_rule.h" nogil:
-    void fn_backprop_1(double* w, const double* g, double* dw_prev, double rate,
+    void fn_backprop_1(double* w, const double* g, double* dw_prev, const double* rate,
                        double momentum)
 
 
@@ -21,7 +21,7 @@ cdef inline void momentum_update(Py_ssize_t n, double* w, const double* g,
     """One step of batch backpropagation with momentum of every weight (fn_backprop_1)."""
     cdef Py_ssize_t i
     for i in range(n):
-        fn_backprop_1(&w[i], &g[i], &dw_prev[i], rate, momentum)
+        fn_backprop_1(&w[i], &g[i], &dw_prev[i], &rate, momentum)
 
 
 def train_epochs(double[:, ::1] A, const double[:, ::1] T,

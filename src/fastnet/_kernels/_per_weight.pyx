@@ -19,8 +19,8 @@ cdef extern from "_rule.h" nogil:
         double rate, beta1, beta2, eps
     void fn_quickprop_1(double* w, const double* g, double* d_prev, double* s_prev,
                         const Quickprop* q)
-    void fn_adam_1(double* w, const double* g, double* m, double* v, const Adam* a, double c1,
-                   double c2)
+    void fn_adam_1(double* w, const double* g, double* m, double* v, const Adam* a,
+                   const double* c1, const double* c2)
 
 
 cdef inline void quickprop_update(Py_ssize_t n, double* w, const double* g, double* s_prev,
@@ -38,7 +38,7 @@ cdef inline void adam_update(Py_ssize_t n, double* w, const double* g, double* m
     cdef double c1 = 1.0 - pow(a.beta1, <double>t[0])
     cdef double c2 = 1.0 - pow(a.beta2, <double>t[0])
     for i in range(n):
-        fn_adam_1(&w[i], &g[i], &m[i], &v[i], a, c1, c2)
+        fn_adam_1(&w[i], &g[i], &m[i], &v[i], a, &c1, &c2)
 
 
 cdef Quickprop quickprop_params(tuple params) except *:

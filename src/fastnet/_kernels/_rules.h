@@ -136,11 +136,13 @@ FN_R_NAME(rprop)(const int V, FN_R(V) *w, const FN_R(V) *g, FN_R(V) *gp, FN_R(V)
 }
 
 /* One step of batch backpropagation with momentum of one weight, in place:
- * dw = -rate g + momentum dw_prev, w += dw, dw_prev = dw. */
+ * dw = -rate g + momentum dw_prev, w += dw, dw_prev = dw. The rate is a value
+ * (each lane's own: trials that started in different epochs decay apart). */
 FN_R_ATTR void
-FN_R_NAME(backprop)(FN_R(V) *w, const FN_R(V) *g, FN_R(V) *dw, double rate, double momentum)
+FN_R_NAME(backprop)(FN_R(V) *w, const FN_R(V) *g, FN_R(V) *dw, const FN_R(V) *rate,
+                    double momentum)
 {
-    const FN_R(V) d = -rate * *g + momentum * *dw;
+    const FN_R(V) d = -*rate * *g + momentum * *dw;
     *w += d;
     *dw = d;
 }
@@ -180,16 +182,17 @@ FN_R_NAME(quickprop)(FN_R(V) *w, const FN_R(V) *g, FN_R(V) *dp, FN_R(V) *sp,
 /* One Adam step of one weight (Kingma & Ba 2015), in place: the moving
  * averages m and v of g and g^2, then w -= rate mhat / (sqrt(vhat) + eps) with
  * the bias corrections mhat = m / c1, vhat = v / c2 (c1 = 1 - beta1^t,
- * c2 = 1 - beta2^t of update t, computed once per update by the caller). */
+ * c2 = 1 - beta2^t of update t, computed once per update by the caller; values:
+ * each lane's own, its trial's t). */
 FN_R_ATTR void
 FN_R_NAME(adam)(FN_R(V) *w, const FN_R(V) *g, FN_R(V) *m, FN_R(V) *v, const fn_adam_params *a,
-                double c1, double c2)
+                const FN_R(V) *c1, const FN_R(V) *c2)
 {
     const FN_R(V) gv = *g;
     const FN_R(V) mv = a->beta1 * *m + (1.0 - a->beta1) * gv;
     const FN_R(V) vv = a->beta2 * *v + (1.0 - a->beta2) * (gv * gv);
-    const FN_R(V) r = FN_R(SQRT)(vv / c2);
-    *w -= a->rate * (mv / c1) / (r + a->eps);
+    const FN_R(V) r = FN_R(SQRT)(vv / *c2);
+    *w -= a->rate * (mv / *c1) / (r + a->eps);
     *m = mv;
     *v = vv;
 }

@@ -88,7 +88,8 @@ fn_trials_online_weight(const int BLEND, const int TRACK, double *pw, double *pd
 {
     const fn_tvr w0 = FN_TLOAD(pw), dw0 = FN_TLOAD(pdw);
     fn_tvr w = w0, dw = dw0;
-    fn_lanes_backprop_gm(&w, g, &dw, rate, momentum);
+    const fn_tvr r = FN_TSPLAT(rate);
+    fn_lanes_backprop_gm(&w, g, &dw, &r, momentum);
     if (BLEND) {
         w = FN_TSEL(*active, w, w0);
         dw = FN_TSEL(*active, dw, dw0);
@@ -99,25 +100,58 @@ fn_trials_online_weight(const int BLEND, const int TRACK, double *pw, double *pd
 }
 
 /* The values of a rule that change from epoch to epoch: backprop's rate and
- * Adam's bias corrections c1 = 1 - beta1^t, c2 = 1 - beta2^t (update t). */
+ * Adam's bias corrections c1 = 1 - beta1^t, c2 = 1 - beta2^t (update t), one
+ * per lane (a lane's trial may have started later than the others'). */
 typedef struct {
-    double rate, c1, c2;
+    fn_tvr rate, c1, c2;
 } fn_lanes_epoch;
 
-/* Those of the epoch after the trials' t-th (t = 0: their first), as the
+/* Whether a rule's values change from epoch to epoch. */
+FN_INLINE int
+fn_lanes_epoch_varies(const fn_trials_rule *rule)
+{
+    return (rule->code == FN_RULE_BACKPROP && rule->p[2] != 0.0) || rule->code == FN_RULE_ADAM;
+}
+
+/* Those of the epoch after a trial's t-th (t = 0: its first), as the
  * single-network kernels and train_backprop compute them (decay horizon t_max). */
+FN_INLINE void
+fn_lanes_epoch_value(const fn_trials_rule *rule, ptrdiff_t t, ptrdiff_t t_max, double *rate,
+                     double *c1, double *c2)
+{
+    *rate = rule->p[0];
+    *c1 = *c2 = 1.0;
+    if (rule->code == FN_RULE_BACKPROP && rule->p[2] != 0.0) {
+        *rate = rule->p[0] * (1.0 - (double)t / (double)t_max);
+    } else if (rule->code == FN_RULE_ADAM) {
+        *c1 = 1.0 - pow(rule->p[1], (double)(t + 1));
+        *c2 = 1.0 - pow(rule->p[2], (double)(t + 1));
+    }
+}
+
+/* The values of every lane after t epochs (all lanes alike). */
 FN_INLINE void
 fn_lanes_epoch_values(const fn_trials_rule *rule, ptrdiff_t t, ptrdiff_t t_max,
                       fn_lanes_epoch *v)
 {
-    v->rate = rule->p[0];
-    v->c1 = v->c2 = 1.0;
-    if (rule->code == FN_RULE_BACKPROP && rule->p[2] != 0.0) {
-        v->rate = rule->p[0] * (1.0 - (double)t / (double)t_max);
-    } else if (rule->code == FN_RULE_ADAM) {
-        v->c1 = 1.0 - pow(rule->p[1], (double)(t + 1));
-        v->c2 = 1.0 - pow(rule->p[2], (double)(t + 1));
-    }
+    double rate, c1, c2;
+    fn_lanes_epoch_value(rule, t, t_max, &rate, &c1, &c2);
+    v->rate = FN_TSPLAT(rate);
+    v->c1 = FN_TSPLAT(c1);
+    v->c2 = FN_TSPLAT(c2);
+}
+
+/* The values of lane k after t[k] epochs (its own trial's). */
+FN_INLINE void
+fn_lanes_epoch_values_each(const fn_trials_rule *rule, const ptrdiff_t *t, ptrdiff_t t_max,
+                           fn_lanes_epoch *v)
+{
+    double rate[FN_TL], c1[FN_TL], c2[FN_TL];
+    for (int k = 0; k < FN_TL; k++)
+        fn_lanes_epoch_value(rule, t[k], t_max, &rate[k], &c1[k], &c2[k]);
+    v->rate = FN_TLOAD(rate);
+    v->c1 = FN_TLOAD(c1);
+    v->c2 = FN_TLOAD(c2);
 }
 
 /* One step of rule R (FN_RULE_BACKPROP, _QUICKPROP or _ADAM, a constant) of
@@ -142,9 +176,9 @@ fn_trials_update_rule(const int R, const int blend, ptrdiff_t n_w, double *wg, c
         const fn_tvr w0 = FN_TLOAD(pw), x0 = FN_TLOAD(px);
         const fn_tvr y0 = R == FN_RULE_BACKPROP ? (fn_tvr){0} : FN_TLOAD(py);
         fn_tvr w = w0, x = x0, y = y0;
-        if (R == FN_RULE_BACKPROP) fn_lanes_backprop_gm(&w, &g, &x, ev->rate, momentum);
+        if (R == FN_RULE_BACKPROP) fn_lanes_backprop_gm(&w, &g, &x, &ev->rate, momentum);
         else if (R == FN_RULE_QUICKPROP) fn_lanes_quickprop_gm(&w, &g, &x, &y, &q);
-        else fn_lanes_adam_gm(&w, &g, &x, &y, &a, ev->c1, ev->c2);
+        else fn_lanes_adam_gm(&w, &g, &x, &y, &a, &ev->c1, &ev->c2);
         if (blend) {
             w = FN_TSEL(*active, w, w0);
             x = FN_TSEL(*active, x, x0);
@@ -209,6 +243,90 @@ fn_trials_beyond(ptrdiff_t n_w, const double *wg, double w_limit, fn_tm *far)
         f |= ~(a < w_limit);
     }
     *far = f;
+}
+
+/* A queue of trials (fn_trials_queue): each lane takes trial after trial, a
+ * lane whose trial stopped the next waiting one at once, so that no lane
+ * computes for a trial that has ended and every lane stays busy until the
+ * queue is empty. Per trial i (arrays of n_trials, rows of n_w):
+ *   w0[i]       its initial weights; step0 its initial steps (step_rows rows:
+ *               1, every trial's; n_trials, one each), NULL: zeros;
+ *   w_out[i]    the weights it stopped with;
+ *   epochs[i]   the epochs it trained; status[i] why it stopped: 0 it reached
+ *               t_max; -t Hamey's check held after its epoch t (checked on the
+ *               outputs of the next epoch's forward pass, whose update is then
+ *               not made); k > 0 its error was not finite in epoch k (un-updated);
+ *   first[i], top[i], last[i]   the error (times sse_scale) of its first, its
+ *               largest (at epoch top_epoch[i], 1-based) and of its last epoch
+ *               (NaN: none);
+ *   history     n_trials rows of ld, its error by epoch (times sse_scale), or NULL.
+ * `next` is the next trial to take (advanced as the lanes take them). */
+typedef struct {
+    ptrdiff_t n_trials, next;
+    const double *w0, *step0;
+    ptrdiff_t step_rows;
+    double *w_out;
+    int64_t *epochs, *status, *top_epoch;
+    double *first, *top, *last;
+    double *history;
+    ptrdiff_t ld;
+} fn_trials_queue;
+
+/* Lane l of a group (weights wg, rule state gp, dwp, st; last errors le) takes
+ * the queue's next trial, if one waits: its trial index, else -1. */
+FN_INLINE ptrdiff_t
+fn_trials_take(fn_trials_queue *q, int l, ptrdiff_t n_w, double *wg, double *gp, double *dwp,
+               double *st, double *le)
+{
+    if (q->next >= q->n_trials) return -1;
+    const ptrdiff_t i = q->next++;
+    const double *w0 = q->w0 + i * n_w;
+    const double *s0 = q->step0 == NULL ? NULL : q->step0 + (q->step_rows > 1 ? i : 0) * n_w;
+    for (ptrdiff_t c = 0; c < n_w; c++) {
+        wg[c * FN_TL + l] = w0[c];
+        gp[c * FN_TL + l] = dwp[c * FN_TL + l] = 0.0;
+        st[c * FN_TL + l] = s0 == NULL ? 0.0 : s0[c];
+    }
+    le[l] = INFINITY;
+    q->first[i] = q->top[i] = q->last[i] = NAN;
+    q->top_epoch[i] = 0;
+    return i;
+}
+
+/* Trial i (in lane l of a group with weights wg) stops after t epochs, why: code. */
+FN_INLINE void
+fn_trials_finish(fn_trials_queue *q, ptrdiff_t i, ptrdiff_t t, int64_t code, const double *wg,
+                 int l, ptrdiff_t n_w)
+{
+    double *wo = q->w_out + i * n_w;
+    for (ptrdiff_t c = 0; c < n_w; c++) wo[c] = wg[c * FN_TL + l];
+    q->epochs[i] = t;
+    q->status[i] = code;
+}
+
+/* Trial i's error e (times sse_scale) of its epoch t + 1. */
+FN_INLINE void
+fn_trials_record(fn_trials_queue *q, ptrdiff_t i, ptrdiff_t t, double e)
+{
+    if (q->history != NULL) q->history[i * q->ld + t] = e;
+    if (t == 0) q->first[i] = e;
+    if (!(e <= q->top[i])) {                /* (NaN at the start) */
+        q->top[i] = e;
+        q->top_epoch[i] = t + 1;
+    }
+    q->last[i] = e;
+}
+
+/* Why a trial that trained t epochs stops at this pass (the code of
+ * fn_trials_queue's status), or 1 (it trains on): `right` its outputs passed
+ * Hamey's check, `finite` its error is finite. */
+FN_INLINE int64_t
+fn_trials_why(ptrdiff_t t, int right, int finite, const fn_trials_epochs *e)
+{
+    if (e->check_every > 0 && t >= 1 && t % e->check_every == 0 && right) return -t;
+    if (t >= e->t_max) return 0;
+    if (!finite) return t + 1;
+    return 1;
 }
 
 /* The kernels of each CPU level (_trials_level.h), then the dispatchers. */
@@ -299,6 +417,21 @@ fn_trials_train_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
                                                  n_out, state, rule, run, work));
 }
 
+/* Every trial of the queue q, each from its start until it stops (see
+ * fn_trials_queue and fn_trials_queue_v0): an epoch-batched lanes rule, Hamey's
+ * check every run->check_every epochs (0: none) on the forward passes,
+ * run->t_max epochs at most; run->w_limit must be 0. */
+static void
+fn_trials_queue_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
+                      ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
+                      const double *T, ptrdiff_t n_out, const fn_trials_state *state,
+                      const fn_trials_rule *rule, const fn_trials_epochs *run,
+                      fn_trials_queue *q, double *work)
+{
+    FN_TRIALS_AT_LEVEL(fn_trials_queue, (layers, n_layers, n_in, n_units, n_w, n, X, T, n_out,
+                                         state, rule, run, q, work));
+}
+
 /* Run run->n_epochs epochs of online backpropagation for every group: in each
  * epoch, each training lane draws its order of the n examples from its own
  * generator (bitgens[g * FN_TL + k]: fn_permutation, rng.permutation's
@@ -386,6 +519,20 @@ fn_trials_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptr
     }
     fn_trials_train_generic(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, state,
                             rule, run, work);
+}
+
+/* Every trial of the queue q (fn_trials_queue): RPROP on tiny shapes in their
+ * own kernels unless `special` is 0, else fn_trials_queue_train. */
+static void
+fn_trials_queue_run(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
+                    ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
+                    const double *T, ptrdiff_t n_out, const fn_trials_state *state,
+                    const fn_trials_rule *rule, const fn_trials_epochs *run, fn_trials_queue *q,
+                    double *work, int special)
+{
+    fn_trials_queue_train(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, state, rule,
+                          run, q, work);
+    (void)special;
 }
 
 #endif /* FASTNET_TRIALS_H */

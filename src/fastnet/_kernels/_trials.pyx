@@ -59,6 +59,27 @@ cdef extern from "_trials.h" nogil:
                          const fn_trials_rule* rule, const fn_trials_epochs* run, double* work,
                          int special)
 
+cdef extern from "_trials.h" nogil:
+    ctypedef struct fn_trials_queue:
+        Py_ssize_t n_trials, next
+        const double* w0
+        const double* step0
+        Py_ssize_t step_rows
+        double* w_out
+        int64_t* epochs
+        int64_t* status
+        int64_t* top_epoch
+        double* first
+        double* top
+        double* last
+        double* history
+        Py_ssize_t ld
+    void fn_trials_queue_run(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
+                             Py_ssize_t n_units, Py_ssize_t n_w, Py_ssize_t n, const double* X,
+                             const double* T, Py_ssize_t n_out, const fn_trials_state* state,
+                             const fn_trials_rule* rule, const fn_trials_epochs* run,
+                             fn_trials_queue* q, double* work, int special)
+
 cdef extern from "_orders.h" nogil:
     ctypedef struct fn_bitgen:
         pass
@@ -316,6 +337,92 @@ def trials_train(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
         fn_trials_train(&layers[0, 0], layers.shape[0], n_in, n_units, n_w, X.shape[0],
                         &X[0, 0], &T[0, 0], T.shape[1], &state, &r, &run, &work[0], special)
     return top
+
+
+def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:, ::1] X,
+                 const double[:, ::1] T, double[:, :, ::1] w, double[:, :, ::1] g,
+                 double[:, :, ::1] g_prev, double[:, :, ::1] dw_prev, double[:, :, ::1] step,
+                 double[::1] last_error, double[::1] work, tuple rule,
+                 const double[:, ::1] w0, const double[:, ::1] step0, double[:, ::1] w_out,
+                 int64_t[::1] epochs, int64_t[::1] status, int64_t[::1] top_epoch,
+                 double[::1] first, double[::1] top, double[::1] last, double[:, ::1] history,
+                 Py_ssize_t check_every=0, double r_c=0.4, double analog=-1.0,
+                 bint special=True, double sse_scale=1.0, Py_ssize_t t_max=1):
+    """Train every trial of a queue, each from its start until it stops, in the
+    lanes of the groups of w (each lane takes trial after trial: a lane whose
+    trial stopped takes the next waiting one at once; see fn_trials_queue in
+    _trials.h).
+
+    Parameters
+    ----------
+    layers, n_in, X, T, rule, check_every, r_c, analog, special, sse_scale :
+        as trials_train's (check_every: Hamey's check on the outputs of the
+        forward pass of each epoch, i.e. of the weights after the epoch before).
+    w, g, g_prev, dw_prev, step : (n_groups, n_w, LANES) scratch for the lanes'
+        weights, gradient and rule state (their values are not read).
+    last_error : (n_groups * LANES,) scratch.
+    work : scratch of at least work_size(n_units, n, n_in) doubles.
+    w0 : (K, n_w) each trial's initial weights.
+    step0 : (K, n_w) or (1, n_w) initial steps, or None (zeros).
+    w_out : (K, n_w) the weights each trial stopped with.
+    epochs, status, top_epoch : (K,) int64: epochs trained; why it stopped (0:
+        t_max reached; -t: the check held after epoch t; k > 0: non-finite
+        error in epoch k); the (1-based) epoch of its largest error.
+    first, top, last : (K,) its error (times sse_scale) of its first epoch, its
+        largest, of its last epoch (NaN: none).
+    history : (K, ld) its error by epoch (times sse_scale), ld >= t_max, or None.
+    t_max : the most epochs a trial trains (>= 1; backprop's decay horizon).
+
+    Returns
+    -------
+    top : float, the largest error recorded, -inf if none.
+    """
+    cdef fn_trials_rule r = _rule(rule)
+    cdef Py_ssize_t n_units = _check(layers, n_in, X, T.shape[0], T.shape[1], w, work)
+    cdef Py_ssize_t n_groups = w.shape[0], n_w = w.shape[1], K = w0.shape[0]
+    if work.shape[0] < work_size(n_units, X.shape[0], n_in):
+        raise ValueError("kernel: work buffer too small")
+    if not (_same_shape(g, w) and _same_shape(g_prev, w) and _same_shape(dw_prev, w)
+            and _same_shape(step, w)):
+        raise ValueError("kernel: the rule's state does not match the weights")
+    if last_error.shape[0] != n_groups * FN_TL:
+        raise ValueError("kernel: last_error must hold one value per lane")
+    if check_every < 0 or (check_every > 0 and not 0.0 < r_c <= 0.5):
+        raise ValueError("kernel: success check needs r_c in (0, 0.5]")
+    if t_max < 1:
+        raise ValueError("kernel: t_max must be >= 1")
+    if w0.shape[1] != n_w or w_out.shape[0] != K or w_out.shape[1] != n_w:
+        raise ValueError("kernel: w0 and w_out must be (K, n_w)")
+    if step0 is not None and (step0.shape[1] != n_w or step0.shape[0] not in (1, K)):
+        raise ValueError("kernel: step0 must be (1, n_w) or (K, n_w)")
+    if not (epochs.shape[0] == status.shape[0] == top_epoch.shape[0] == first.shape[0]
+            == top.shape[0] == last.shape[0] == K):
+        raise ValueError("kernel: per-trial vectors must hold one value per trial")
+    if history is not None and (history.shape[0] != K or history.shape[1] < t_max):
+        raise ValueError("kernel: history must be (K, >= t_max)")
+    cdef double largest = -INFINITY
+    if K == 0:
+        return largest
+    cdef fn_trials_state state = fn_trials_state(
+        n_groups, &w[0, 0, 0], &g[0, 0, 0], &g_prev[0, 0, 0], &dw_prev[0, 0, 0],
+        &step[0, 0, 0], &last_error[0], NULL)
+    cdef fn_trials_epochs run = fn_trials_epochs(
+        0, 0, check_every, NULL, sse_scale, r_c, analog, 0, t_max, 0.0, &largest)
+    cdef const double* steps = NULL
+    cdef double* rows = NULL
+    cdef Py_ssize_t step_rows = 0, ld = 0
+    if step0 is not None:
+        steps, step_rows = &step0[0, 0], step0.shape[0]
+    if history is not None:
+        rows, ld = &history[0, 0], history.shape[1]
+    cdef fn_trials_queue q = fn_trials_queue(
+        K, 0, &w0[0, 0], steps, step_rows, &w_out[0, 0], &epochs[0], &status[0],
+        &top_epoch[0], &first[0], &top[0], &last[0], rows, ld)
+    with nogil:
+        fn_trials_queue_run(&layers[0, 0], layers.shape[0], n_in, n_units, n_w, X.shape[0],
+                            &X[0, 0], &T[0, 0], T.shape[1], &state, &r, &run, &q, &work[0],
+                            special)
+    return largest
 
 
 def trials_rprop(layers, Py_ssize_t n_in, X, T, w, g, g_prev, dw_prev, step, last_error,

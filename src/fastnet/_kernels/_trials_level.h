@@ -98,12 +98,15 @@ FN_LV(fn_trials_outputs)(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t 
 
 /* One epoch's error and gradient (into gg) of a group at its weights wg: the
  * blocks of FN_TBLOCK examples forward, backward, into the gradient. work: A,
- * D, E of _lanes_pass.h. */
+ * D, E of _lanes_pass.h. With `ok` (not NULL), Hamey's check of the outputs
+ * the forward pass computes (those of the weights the epoch starts from)
+ * clears in *ok the lanes where one is wrong (thresholds r_c, analog). */
 FN_INLINE void
 FN_LV(fn_trials_epoch_gradient)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                          ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
                          const double *T, ptrdiff_t n_out, const double *wg, double *gg,
-                         fn_tv *A, fn_tv *D, fn_tv *E, fn_tvr *sse)
+                         fn_tv *A, fn_tv *D, fn_tv *E, fn_tvr *sse, fn_tm *ok, double r_c,
+                         double analog)
 {
     const ptrdiff_t out0 = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START];
     const fn_tv zero = FN_TSPLAT(0.0);
@@ -115,7 +118,9 @@ FN_LV(fn_trials_epoch_gradient)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptr
         for (ptrdiff_t r = 0; r < nb; r++) {
             fn_tv *er = E + r * n_units, *dr = D + r * n_units;
             for (ptrdiff_t k = 0; k < n_out; k++) {
-                const fn_tv res = A[r * n_units + out0 + k] - T[(p0 + r) * n_out + k];
+                const fn_tvr y = A[r * n_units + out0 + k];
+                const fn_tv res = y - T[(p0 + r) * n_out + k];
+                if (ok != NULL) fn_lanes_correct_gm(ok, &y, T[(p0 + r) * n_out + k], r_c, analog);
                 e += res * res;
                 /* dE/dnet = f'(net) dE/dy, dE/dy = 2 (y - t) of E = sum (y - t)^2 */
                 dr[out0 + k] *= 2.0 * res;
@@ -207,7 +212,7 @@ FN_LV(fn_trials_train_generic)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrd
             if (!any) break;
             fn_tvr sse;
             FN_LV(fn_trials_epoch_gradient)(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, wg,
-                                     gg, A, D, E, &sse);
+                                     gg, A, D, E, &sse, (fn_tm *)NULL, 0.0, 0.0);
             const double top_ep = fn_trials_sse_out(&e, grp, ep, &sse);
             if (top_ep > top) top = top_ep;
             /* Lanes whose error is not finite stop here, un-updated. */
@@ -233,6 +238,117 @@ FN_LV(fn_trials_train_generic)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrd
             }
         }
         memcpy(sg, &lane_status, sizeof lane_status);
+    }
+    if (top > *e.sse_max) *e.sse_max = top;
+}
+
+
+/* The lanes of a group that train on (`live`, bits) as a mask. */
+FN_INLINE fn_tm
+FN_LV(fn_trials_lanes_mask)(unsigned live)
+{
+    int64_t m[FN_TL];
+    for (int l = 0; l < FN_TL; l++) m[l] = -(int64_t)(live >> l & 1);
+    fn_tm k;
+    memcpy(&k, m, sizeof k);
+    return k;
+}
+
+/* One pass of a queue's group: the epoch's gradient and check at the lanes'
+ * weights, then each live lane's trial either stops (fn_trials_why: finished
+ * into the queue) or has its error recorded; the stopped lanes as bits. */
+FN_INLINE unsigned
+FN_LV(fn_trials_queue_pass)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
+                            ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
+                            const double *T, ptrdiff_t n_out, const fn_trials_epochs *e,
+                            fn_trials_queue *q, const double *wg, double *gg, fn_tv *A,
+                            fn_tv *D, fn_tv *E, unsigned live, const ptrdiff_t *trial,
+                            const ptrdiff_t *t, fn_tvr *sse, double *top)
+{
+    fn_tm ok = FN_GM_ALL;
+    FN_LV(fn_trials_epoch_gradient)(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, wg, gg,
+                                    A, D, E, sse, e->check_every > 0 ? &ok : (fn_tm *)NULL,
+                                    e->r_c, e->analog);
+    double raw[FN_TL];
+    int64_t right[FN_TL];
+    memcpy(raw, sse, sizeof raw);
+    memcpy(right, &ok, sizeof right);
+    unsigned stopped = 0;
+    for (int l = 0; l < FN_TL; l++) {
+        if (!(live >> l & 1)) continue;
+        const int64_t why = fn_trials_why(t[l], right[l] != 0, raw[l] - raw[l] == 0.0, e);
+        if (why != 1) {
+            fn_trials_finish(q, trial[l], t[l], why, wg, l, n_w);
+            stopped |= 1u << l;
+        } else {
+            const double v = raw[l] * e->sse_scale;
+            fn_trials_record(q, trial[l], t[l], v);
+            if (v > *top) *top = v;
+        }
+    }
+    return stopped;
+}
+
+/* Every trial of the queue q (fn_trials_queue in _trials.h) in the lanes of
+ * the state's groups, each taking trial after trial: a pass (forward, check,
+ * backward) at the lanes' weights, then the rule's update of the lanes whose
+ * trials train on (each with its own epoch's values), then the stopped lanes
+ * take the next trials. work: 3 * FN_TBLOCK * n_units vectors. */
+FN_LV_ATTR static void
+FN_LV(fn_trials_queue)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
+                       ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
+                       const double *T, ptrdiff_t n_out, const fn_trials_state *state,
+                       const fn_trials_rule *rule, const fn_trials_epochs *run,
+                       fn_trials_queue *q, double *work)
+{
+    const fn_trials_state s = *state;
+    const fn_trials_epochs e = *run;
+    fn_lanes_steps k;
+    fn_lanes_steps_init(&k, rule);
+    fn_tv *A = (fn_tv *)work;
+    fn_tv *D = A + FN_TBLOCK * n_units;
+    fn_tv *E = D + FN_TBLOCK * n_units;
+    const unsigned full = (1u << FN_TL) - 1;
+    const int varies = fn_lanes_epoch_varies(rule);
+    fn_lanes_epoch ev;
+    fn_lanes_epoch_values(rule, 0, e.t_max, &ev);
+    double top = -INFINITY;                 /* the largest error recorded (*sse_max) */
+    for (ptrdiff_t grp = 0; grp < s.n_groups; grp++) {
+        double *wg = s.w + grp * n_w * FN_TL, *gg = s.g + grp * n_w * FN_TL;
+        double *gp = s.g_prev + grp * n_w * FN_TL, *dwp = s.dw_prev + grp * n_w * FN_TL;
+        double *st = s.step + grp * n_w * FN_TL, *le = s.last_error + grp * FN_TL;
+        ptrdiff_t trial[FN_TL], t[FN_TL];
+        unsigned live = 0;
+        for (int l = 0; l < FN_TL; l++) {
+            t[l] = 0;
+            trial[l] = fn_trials_take(q, l, n_w, wg, gp, dwp, st, le);
+            if (trial[l] >= 0) live |= 1u << l;
+        }
+        while (live) {
+            fn_tvr sse;
+            const unsigned stopped = FN_LV(fn_trials_queue_pass)(
+                layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, &e, q, wg, gg, A, D, E,
+                live, trial, t, &sse, &top);
+            live &= ~stopped;
+            if (live) {
+                const fn_tm active = FN_LV(fn_trials_lanes_mask)(live);
+                const fn_tv last = FN_TLOAD(le);
+                const fn_tm rose = sse > last;
+                FN_TSTORE(le, FN_TSEL(active, sse, last));
+                if (varies) fn_lanes_epoch_values_each(rule, t, e.t_max, &ev);
+                if (live == full)
+                    fn_trials_update_any(0, n_w, wg, gg, gp, dwp, st, &active, &rose, &k, rule, &ev);
+                else
+                    fn_trials_update_any(1, n_w, wg, gg, gp, dwp, st, &active, &rose, &k, rule, &ev);
+                for (int l = 0; l < FN_TL; l++) t[l] += live >> l & 1;
+            }
+            for (int l = 0; l < FN_TL; l++) {
+                if (!(stopped >> l & 1)) continue;
+                t[l] = 0;
+                trial[l] = fn_trials_take(q, l, n_w, wg, gp, dwp, st, le);
+                if (trial[l] >= 0) live |= 1u << l;
+            }
+        }
     }
     if (top > *e.sse_max) *e.sse_max = top;
 }
