@@ -256,6 +256,8 @@ fn_trials_beyond(ptrdiff_t n_w, const double *wg, double w_limit, fn_tm *far)
  *               t_max; -t Hamey's check held after its epoch t (checked on the
  *               outputs of the next epoch's forward pass, whose update is then
  *               not made); k > 0 its error was not finite in epoch k (un-updated);
+ *               FN_STATUS_BEYOND + t a weight reached run->w_limit (or NaN) after t
+ *               epochs (run->w_limit > 0; not checked by the tiny kernels);
  *   first[i], top[i], last[i]   the error (times sse_scale) of its first, its
  *               largest (at epoch top_epoch[i], 1-based) and of its last epoch
  *               (NaN: none);
@@ -319,12 +321,14 @@ fn_trials_record(fn_trials_queue *q, ptrdiff_t i, ptrdiff_t t, double e)
 
 /* Why a trial that trained t epochs stops at this pass (the code of
  * fn_trials_queue's status), or 1 (it trains on): `right` its outputs passed
- * Hamey's check, `finite` its error is finite. */
+ * Hamey's check, `far` a weight reached w_limit (or NaN) before the pass,
+ * `finite` its error is finite. */
 FN_INLINE int64_t
-fn_trials_why(ptrdiff_t t, int right, int finite, const fn_trials_epochs *e)
+fn_trials_why(ptrdiff_t t, int right, int far, int finite, const fn_trials_epochs *e)
 {
     if (e->check_every > 0 && t >= 1 && t % e->check_every == 0 && right) return -t;
     if (t >= e->t_max) return 0;
+    if (far) return FN_STATUS_BEYOND + t;
     if (!finite) return t + 1;
     return 1;
 }
@@ -420,7 +424,7 @@ fn_trials_train_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
 /* Every trial of the queue q, each from its start until it stops (see
  * fn_trials_queue and fn_trials_queue_v0): an epoch-batched lanes rule, Hamey's
  * check every run->check_every epochs (0: none) on the forward passes,
- * run->t_max epochs at most; run->w_limit must be 0. */
+ * run->t_max epochs at most, w_limit as fn_trials_queue says. */
 static void
 fn_trials_queue_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                       ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,

@@ -347,7 +347,8 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
                  int64_t[::1] epochs, int64_t[::1] status, int64_t[::1] top_epoch,
                  double[::1] first, double[::1] top, double[::1] last, double[:, ::1] history,
                  Py_ssize_t check_every=0, double r_c=0.4, double analog=-1.0,
-                 bint special=True, double sse_scale=1.0, Py_ssize_t t_max=1):
+                 bint special=True, double sse_scale=1.0, Py_ssize_t t_max=1,
+                 double w_limit=0.0):
     """Train every trial of a queue, each from its start until it stops, in the
     lanes of the groups of w (each lane takes trial after trial: a lane whose
     trial stopped takes the next waiting one at once; see fn_trials_queue in
@@ -372,6 +373,9 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
         largest, of its last epoch (NaN: none).
     history : (K, ld) its error by epoch (times sse_scale), ld >= t_max, or None.
     t_max : the most epochs a trial trains (>= 1; backprop's decay horizon).
+    w_limit : > 0: a trial with a weight of this magnitude or more (or NaN) stops
+        before its next epoch with status BEYOND + the epochs it trained (the
+        generic kernel: not with ``special`` RPROP shapes).
 
     Returns
     -------
@@ -391,6 +395,8 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
         raise ValueError("kernel: success check needs r_c in (0, 0.5]")
     if t_max < 1:
         raise ValueError("kernel: t_max must be >= 1")
+    if w_limit > 0.0 and special and r.code <= FN_IRPROP_PLUS:
+        raise ValueError("kernel: w_limit needs special=False for RPROP")
     if w0.shape[1] != n_w or w_out.shape[0] != K or w_out.shape[1] != n_w:
         raise ValueError("kernel: w0 and w_out must be (K, n_w)")
     if step0 is not None and (step0.shape[1] != n_w or step0.shape[0] not in (1, K)):
@@ -407,7 +413,7 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
         n_groups, &w[0, 0, 0], &g[0, 0, 0], &g_prev[0, 0, 0], &dw_prev[0, 0, 0],
         &step[0, 0, 0], &last_error[0], NULL)
     cdef fn_trials_epochs run = fn_trials_epochs(
-        0, 0, check_every, NULL, sse_scale, r_c, analog, 0, t_max, 0.0, &largest)
+        0, 0, check_every, NULL, sse_scale, r_c, analog, 0, t_max, w_limit, &largest)
     cdef const double* steps = NULL
     cdef double* rows = NULL
     cdef Py_ssize_t step_rows = 0, ld = 0

@@ -223,7 +223,7 @@ FN_LV(fn_trials_train_generic)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrd
             const fn_tv last = FN_TLOAD(s.last_error + grp * FN_TL);
             const fn_tm rose = sse > last;
             FN_TSTORE(s.last_error + grp * FN_TL, FN_TSEL(active, sse, last));
-            fn_lanes_epoch ev;
+            fn_lanes_epoch ev = {{0}, {0}, {0}};
             fn_lanes_epoch_values(rule, e.t0 + ep, e.t_max, &ev);
             if (all)
                 fn_trials_update_any(0, n_w, wg, gg, gp, dwp, st, &active, &rose, &k, rule, &ev);
@@ -243,15 +243,13 @@ FN_LV(fn_trials_train_generic)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrd
 }
 
 
-/* The lanes of a group that train on (`live`, bits) as a mask. */
-FN_INLINE fn_tm
-FN_LV(fn_trials_lanes_mask)(unsigned live)
+/* The lanes of a group that train on (`live`, bits) as a mask, into *k. */
+FN_INLINE void
+FN_LV(fn_trials_lanes_mask)(unsigned live, fn_tm *k)
 {
     int64_t m[FN_TL];
     for (int l = 0; l < FN_TL; l++) m[l] = -(int64_t)(live >> l & 1);
-    fn_tm k;
-    memcpy(&k, m, sizeof k);
-    return k;
+    memcpy(k, m, sizeof *k);
 }
 
 /* One pass of a queue's group: the epoch's gradient and check at the lanes'
@@ -265,18 +263,21 @@ FN_LV(fn_trials_queue_pass)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff
                             fn_tv *D, fn_tv *E, unsigned live, const ptrdiff_t *trial,
                             const ptrdiff_t *t, fn_tvr *sse, double *top)
 {
-    fn_tm ok = FN_GM_ALL;
+    fn_tm ok = FN_GM_ALL, far = (fn_tm){0};
+    if (e->w_limit > 0.0) fn_trials_beyond(n_w, wg, e->w_limit, &far);
     FN_LV(fn_trials_epoch_gradient)(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, wg, gg,
                                     A, D, E, sse, e->check_every > 0 ? &ok : (fn_tm *)NULL,
                                     e->r_c, e->analog);
     double raw[FN_TL];
-    int64_t right[FN_TL];
+    int64_t right[FN_TL], beyond[FN_TL];
     memcpy(raw, sse, sizeof raw);
     memcpy(right, &ok, sizeof right);
+    memcpy(beyond, &far, sizeof beyond);
     unsigned stopped = 0;
     for (int l = 0; l < FN_TL; l++) {
         if (!(live >> l & 1)) continue;
-        const int64_t why = fn_trials_why(t[l], right[l] != 0, raw[l] - raw[l] == 0.0, e);
+        const int64_t why = fn_trials_why(t[l], right[l] != 0, beyond[l] != 0, raw[l] - raw[l] == 0.0,
+                                           e);
         if (why != 1) {
             fn_trials_finish(q, trial[l], t[l], why, wg, l, n_w);
             stopped |= 1u << l;
@@ -310,7 +311,7 @@ FN_LV(fn_trials_queue)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_
     fn_tv *E = D + FN_TBLOCK * n_units;
     const unsigned full = (1u << FN_TL) - 1;
     const int varies = fn_lanes_epoch_varies(rule);
-    fn_lanes_epoch ev;
+    fn_lanes_epoch ev = {{0}, {0}, {0}};
     fn_lanes_epoch_values(rule, 0, e.t_max, &ev);
     double top = -INFINITY;                 /* the largest error recorded (*sse_max) */
     for (ptrdiff_t grp = 0; grp < s.n_groups; grp++) {
@@ -331,7 +332,8 @@ FN_LV(fn_trials_queue)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_
                 live, trial, t, &sse, &top);
             live &= ~stopped;
             if (live) {
-                const fn_tm active = FN_LV(fn_trials_lanes_mask)(live);
+                fn_tm active;
+                FN_LV(fn_trials_lanes_mask)(live, &active);
                 const fn_tv last = FN_TLOAD(le);
                 const fn_tm rose = sse > last;
                 FN_TSTORE(le, FN_TSEL(active, sse, last));

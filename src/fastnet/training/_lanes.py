@@ -186,6 +186,7 @@ class LanesBackend:
         self.algorithm, self.args = algorithm, algorithm.lanes_args()
         self.max_epochs, self.epoch = run.max_epochs, 0     # (epochs trained by the trials)
         self.lanes = Lanes(weights, steps)
+        self.start = (weights, steps)           # (for `queue`: each trial from its start)
         N = sets.X.shape[0]
         self.online = algorithm.per_pattern
         if self.online:
@@ -273,6 +274,31 @@ class LanesBackend:
         if not in_place:
             history[trials, epoch:epoch + n] = sse[rows]
         return lanes.status[rows]
+
+    def queue(self, check, t_max, history):
+        """Train every trial from its start until it stops, the lanes taking trial
+        after trial (``_trials.trials_queue``: a lane whose trial stopped takes
+        the next waiting one at once; Hamey's check ``check`` on each epoch's
+        forward pass); each trial's errors by epoch into ``history`` (K, t_max)
+        rows, or None. Returns the per-trial columns of the kernel: weights,
+        epochs, status, and the first, largest (with its epoch) and last error."""
+        W, steps = self.start
+        K, C = W.shape
+        every, r_c, analog = check
+        w_out = np.empty((K, C))
+        epochs, status, top_epoch = (np.empty(K, np.int64) for _ in range(3))
+        first, top, last = np.empty(K), np.empty(K), np.empty(K)
+        # (one group of lanes: it takes every trial in turn; its state stays in cache)
+        state = [aligned((1, C, LANES)) for _ in range(5)]
+        w_limit = self.w_limit
+        self.top = _trials.trials_queue(
+            self.layers, self.n_in, self.sets.X, self.sets.Y, *state, np.empty(LANES), self.work,
+            self.args, W, steps, w_out, epochs, status, top_epoch, first, top, last, history,
+            check_every=every, r_c=r_c, analog=analog, special=not w_limit > 0.0,
+            sse_scale=self.scale, t_max=t_max, w_limit=w_limit)
+        to_lanes(w_out, self.lanes.G, C, out=self.lanes.w)     # (the final errors read them)
+        self.epoch = t_max
+        return w_out, epochs, status, first, top, top_epoch
 
     def weights(self, trials):
         return self.lanes.rows(trials)

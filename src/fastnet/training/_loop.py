@@ -26,14 +26,19 @@ from fastnet.training import _status
 from fastnet.training._algorithms import counts_itself, drives_itself
 from fastnet.training._backends import MAX_EPOCHS_PER_CALL
 from fastnet.training._divergence import (GrowthWatch, beyond_max_weight, check_finite,
-                                          diverged, hinted)
+                                          diverged, grew, growth_limit, hinted)
 from fastnet.training._measure import StripMeasures, grown, new_history
 from fastnet.training._policy import StopPolicy
 from fastnet.training._results import Columns, SetColumns
 
 __all__ = ["MAX_EPOCHS_PER_CALL", "StripLoop"]
 
-_ANY, _ALL = np.logical_or.reduce, np.logical_and.reduce
+_ANY, _ALL, _MIN = np.logical_or.reduce, np.logical_and.reduce, np.minimum.reduce
+
+#: The queue (`StripLoop.train_queued`) keeps each trial's errors by epoch, K x
+#: max_epochs values: beyond this many the strips train (their history grows
+#: with the epochs trained).
+QUEUE_MAX_HISTORY = 2 ** 26
 
 
 def _finite(a):
@@ -101,6 +106,44 @@ class StripLoop:
             return self._train()
         except DivergenceError as exc:
             raise hinted(exc, self.algorithm, self.run.weight_decay, self.sets) from None
+
+    def train_queued(self):
+        """Train every trial in the lanes' queue (`LanesBackend.queue`: a lane
+        whose trial stopped takes the next waiting trial at once, Hamey's check
+        on each epoch's forward pass) where the policy leaves nothing to Python
+        between epochs: the trials all in lanes, ``Correct`` alone checked in
+        the kernels, no validation or test set, no callback. Returns (cpu
+        seconds, wall seconds), or None where it does not apply or a trial came
+        near overflow (``w_limit``): then nothing was kept and `train` runs the
+        strips. Divergence raises as in `train`."""
+        lanes = self.trials.lanes
+        if (lanes is None or self.trials.serial is not None or self.trials.handoff is not None
+                or lanes.online or not self.policy.kernel_check or self.drives
+                or self.counts is not None or self.K * self.run.max_epochs > QUEUE_MAX_HISTORY):
+            return None
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        T = self.run.max_epochs
+        history = new_history((self.K, T), True)
+        rows, epochs, status, first, top, top_epoch = lanes.queue(self.policy.check, T, history)
+        if _ANY(status >= _status.BEYOND):
+            return False
+        try:
+            bad = np.flatnonzero(status > 0)
+            if bad.size:
+                i = int(bad[0])
+                raise diverged(int(status[i]), trial=self._who(i))
+            g = self.growth
+            g.first, g.lowest = first, growth_limit(float(_MIN(first)))
+            over = np.flatnonzero(top > g.limits)
+            if over.size:
+                i = int(over[0])
+                raise grew(int(top_epoch[i]), float(first[i]), float(top[i]), self._who(i))
+        except DivergenceError as exc:
+            raise hinted(exc, self.algorithm, self.run.weight_decay, self.sets) from None
+        self.policy.succeeded(np.flatnonzero(status < 0))
+        self.epochs[:], self.last_rows, self.history = epochs, rows, history
+        self.training, self.epoch = self.training[:0], T
+        return time.process_time() - cpu0, time.perf_counter() - wall0
 
     def _train(self):
         cpu0, wall0 = time.process_time(), time.perf_counter()

@@ -322,7 +322,12 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, 
     times = np.empty((2, K))                # (each trial's share, filled in below)
     # (once for the batch: the loop's own nest cheaply; the lanes call no BLAS)
     with blas_held(net, plan.algorithm, sets, run) if method != "lanes" else contextlib.nullcontext():
-        loop.train()
+        queued = loop.train_queued()
+        if not queued:
+            if queued is False:     # (a trial came near overflow in the queue: the strips)
+                trials, rows = _backends(method, net, nets, plan.algorithm, sets, run, *start)
+                loop = StripLoop(trials, K, net, plan.algorithm, sets, run, rows)
+            loop.train()
         columns = loop.columns(times, stacklevel=5, store=store)
     setup = setup_record(
         net, plan.algorithm, run, sets, seed=None if nets is not None else seed,
