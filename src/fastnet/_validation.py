@@ -88,6 +88,13 @@ def check_probability(value, name, *, open_interval=True):
     return value
 
 
+def check_bool(value, name):
+    """``value`` as a bool; a TypeError naming ``name`` unless it is True or False."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"`{name}` must be True or False, got {value!r}.")
+    return bool(value)
+
+
 def check_choice(value, name, choices):
     """Return ``value`` if it is one of ``choices`` (strings), else raise."""
     if not isinstance(value, str):

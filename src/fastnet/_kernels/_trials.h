@@ -258,8 +258,8 @@ fn_trials_beyond(ptrdiff_t n_w, const double *wg, double w_limit, fn_tm *far)
  *               not made); k > 0 its error was not finite in epoch k (un-updated);
  *               FN_STATUS_BEYOND + t a weight reached run->w_limit (or NaN) after t
  *               epochs (run->w_limit > 0; not checked by the tiny kernels);
- *   first[i], top[i], last[i]   the error (times sse_scale) of its first, its
- *               largest (at epoch top_epoch[i], 1-based) and of its last epoch
+ *   first[i], top[i], low[i]   the error (times sse_scale) of its first epoch,
+ *               its largest (at epoch top_epoch[i], 1-based) and its smallest
  *               (NaN: none);
  *   history     n_trials rows of ld, its error by epoch (times sse_scale), or NULL.
  * `next` is the next trial to take (advanced as the lanes take them). */
@@ -269,7 +269,7 @@ typedef struct {
     ptrdiff_t step_rows;
     double *w_out;
     int64_t *epochs, *status, *top_epoch;
-    double *first, *top, *last;
+    double *first, *top, *low;
     double *history;
     ptrdiff_t ld;
 } fn_trials_queue;
@@ -290,7 +290,7 @@ fn_trials_take(fn_trials_queue *q, int l, ptrdiff_t n_w, double *wg, double *gp,
         st[c * FN_TL + l] = s0 == NULL ? 0.0 : s0[c];
     }
     le[l] = INFINITY;
-    q->first[i] = q->top[i] = q->last[i] = NAN;
+    q->first[i] = q->top[i] = q->low[i] = NAN;
     q->top_epoch[i] = 0;
     return i;
 }
@@ -316,7 +316,7 @@ fn_trials_record(fn_trials_queue *q, ptrdiff_t i, ptrdiff_t t, double e)
         q->top[i] = e;
         q->top_epoch[i] = t + 1;
     }
-    q->last[i] = e;
+    if (!(e >= q->low[i])) q->low[i] = e;
 }
 
 /* Why a trial that trained t epochs stops at this pass (the code of

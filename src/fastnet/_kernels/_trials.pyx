@@ -71,7 +71,7 @@ cdef extern from "_trials.h" nogil:
         int64_t* top_epoch
         double* first
         double* top
-        double* last
+        double* low
         double* history
         Py_ssize_t ld
     void fn_trials_queue_run(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
@@ -345,7 +345,7 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
                  double[::1] last_error, double[::1] work, tuple rule,
                  const double[:, ::1] w0, const double[:, ::1] step0, double[:, ::1] w_out,
                  int64_t[::1] epochs, int64_t[::1] status, int64_t[::1] top_epoch,
-                 double[::1] first, double[::1] top, double[::1] last, double[:, ::1] history,
+                 double[::1] first, double[::1] top, double[::1] low, double[:, ::1] history,
                  Py_ssize_t check_every=0, double r_c=0.4, double analog=-1.0,
                  bint special=True, double sse_scale=1.0, Py_ssize_t t_max=1,
                  double w_limit=0.0):
@@ -369,8 +369,8 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     epochs, status, top_epoch : (K,) int64: epochs trained; why it stopped (0:
         t_max reached; -t: the check held after epoch t; k > 0: non-finite
         error in epoch k); the (1-based) epoch of its largest error.
-    first, top, last : (K,) its error (times sse_scale) of its first epoch, its
-        largest, of its last epoch (NaN: none).
+    first, top, low : (K,) its error (times sse_scale) of its first epoch, its
+        largest, its smallest (NaN: none).
     history : (K, ld) its error by epoch (times sse_scale), ld >= t_max, or None.
     t_max : the most epochs a trial trains (>= 1; backprop's decay horizon).
     w_limit : > 0: a trial with a weight of this magnitude or more (or NaN) stops
@@ -402,7 +402,7 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     if step0 is not None and (step0.shape[1] != n_w or step0.shape[0] not in (1, K)):
         raise ValueError("kernel: step0 must be (1, n_w) or (K, n_w)")
     if not (epochs.shape[0] == status.shape[0] == top_epoch.shape[0] == first.shape[0]
-            == top.shape[0] == last.shape[0] == K):
+            == top.shape[0] == low.shape[0] == K):
         raise ValueError("kernel: per-trial vectors must hold one value per trial")
     if history is not None and (history.shape[0] != K or history.shape[1] < t_max):
         raise ValueError("kernel: history must be (K, >= t_max)")
@@ -423,7 +423,7 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
         rows, ld = &history[0, 0], history.shape[1]
     cdef fn_trials_queue q = fn_trials_queue(
         K, 0, &w0[0, 0], steps, step_rows, &w_out[0, 0], &epochs[0], &status[0],
-        &top_epoch[0], &first[0], &top[0], &last[0], rows, ld)
+        &top_epoch[0], &first[0], &top[0], &low[0], rows, ld)
     with nogil:
         fn_trials_queue_run(&layers[0, 0], layers.shape[0], n_in, n_units, n_w, X.shape[0],
                             &X[0, 0], &T[0, 0], T.shape[1], &state, &r, &run, &q, &work[0],

@@ -281,24 +281,24 @@ class LanesBackend:
         the next waiting one at once; Hamey's check ``check`` on each epoch's
         forward pass); each trial's errors by epoch into ``history`` (K, t_max)
         rows, or None. Returns the per-trial columns of the kernel: weights,
-        epochs, status, and the first, largest (with its epoch) and last error."""
+        epochs, status, and the first, largest (with its epoch) and lowest error."""
         W, steps = self.start
         K, C = W.shape
         every, r_c, analog = check
         w_out = np.empty((K, C))
         epochs, status, top_epoch = (np.empty(K, np.int64) for _ in range(3))
-        first, top, last = np.empty(K), np.empty(K), np.empty(K)
+        first, top, low = np.empty(K), np.empty(K), np.empty(K)
         # (one group of lanes: it takes every trial in turn; its state stays in cache)
         state = [aligned((1, C, LANES)) for _ in range(5)]
         w_limit = self.w_limit
         self.top = _trials.trials_queue(
             self.layers, self.n_in, self.sets.X, self.sets.Y, *state, np.empty(LANES), self.work,
-            self.args, W, steps, w_out, epochs, status, top_epoch, first, top, last, history,
+            self.args, W, steps, w_out, epochs, status, top_epoch, first, top, low, history,
             check_every=every, r_c=r_c, analog=analog, special=not w_limit > 0.0,
             sse_scale=self.scale, t_max=t_max, w_limit=w_limit)
         to_lanes(w_out, self.lanes.G, C, out=self.lanes.w)     # (the final errors read them)
         self.epoch = t_max
-        return w_out, epochs, status, first, top, top_epoch
+        return w_out, epochs, status, first, top, top_epoch, low
 
     def weights(self, trials):
         return self.lanes.rows(trials)

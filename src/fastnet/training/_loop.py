@@ -90,6 +90,7 @@ class StripLoop:
         self.last_rows = None                       # each trial's weights when it stopped
         # (forward, backward, update, flops) of rules whose cost varies by epoch
         self.counts = np.zeros((K, 4), np.int64) if counts_itself(algorithm) else None
+        self.min_train = None               # (each trial's lowest E_tr where no history is kept)
         # the rule drives its strips from a loop of its own (`Algorithm.drive`)
         self.drives = drives_itself(algorithm)
         self._strip_ends = self.policy.in_strips and not self.policy.kernel_check
@@ -107,24 +108,28 @@ class StripLoop:
         except DivergenceError as exc:
             raise hinted(exc, self.algorithm, self.run.weight_decay, self.sets) from None
 
-    def train_queued(self):
+    def train_queued(self, history=True):
         """Train every trial in the lanes' queue (`LanesBackend.queue`: a lane
         whose trial stopped takes the next waiting trial at once, Hamey's check
         on each epoch's forward pass) where the policy leaves nothing to Python
         between epochs: the trials all in lanes, ``Correct`` alone checked in
         the kernels, no validation or test set, no callback. Returns (cpu
-        seconds, wall seconds), or None where it does not apply or a trial came
-        near overflow (``w_limit``): then nothing was kept and `train` runs the
-        strips. Divergence raises as in `train`."""
+        seconds, wall seconds); None where it does not apply, and False where a
+        trial came near overflow (``w_limit``): then nothing was kept and a new
+        loop trains the strips. ``history`` False: no errors by epoch, each
+        trial's lowest alone (``self.min_train``). Divergence raises as in
+        `train`."""
         lanes = self.trials.lanes
         if (lanes is None or self.trials.serial is not None or self.trials.handoff is not None
                 or lanes.online or not self.policy.kernel_check or self.drives
-                or self.counts is not None or self.K * self.run.max_epochs > QUEUE_MAX_HISTORY):
+                or self.counts is not None or self.K * self.run.max_epochs > QUEUE_MAX_HISTORY
+                or (lanes.w_safe is not None and lanes.max_change is not None)):
+            # (RPROP's trials that might come near overflow: the strips hand them off)
             return None
         cpu0, wall0 = time.process_time(), time.perf_counter()
         T = self.run.max_epochs
-        history = new_history((self.K, T), True)
-        rows, epochs, status, first, top, top_epoch = lanes.queue(self.policy.check, T, history)
+        history = new_history((self.K, T), True) if history else None
+        rows, epochs, status, first, top, top_epoch, low = lanes.queue(self.policy.check, T, history)
         if _ANY(status >= _status.BEYOND):
             return False
         try:
@@ -141,9 +146,22 @@ class StripLoop:
         except DivergenceError as exc:
             raise hinted(exc, self.algorithm, self.run.weight_decay, self.sets) from None
         self.policy.succeeded(np.flatnonzero(status < 0))
-        self.epochs[:], self.last_rows, self.history = epochs, rows, history
+        self.epochs[:], self.last_rows = epochs, rows
+        if history is None:
+            history, self.min_train = np.empty((self.K, 0)), low
+        self.history = history
         self.training, self.epoch = self.training[:0], T
         return time.process_time() - cpu0, time.perf_counter() - wall0
+
+    def drop_history(self):
+        """Keep each trial's lowest training error (``min_train``) in place of its
+        errors by epoch (after training)."""
+        if self.min_train is None:
+            h = self.history[:self.K]
+            trained = np.arange(h.shape[1]) < self.epochs[:, None]
+            low = np.where(trained, h, np.inf).min(axis=1, initial=np.inf)
+            self.min_train = np.where(np.isfinite(low), low, np.nan)
+        self.history = np.empty((self.K, 0))
 
     def _train(self):
         cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -303,7 +321,7 @@ class StripLoop:
             strip_epochs=None if m is None else m.strip_epochs,
             n_strips=None if m is None else epochs // run.strip, weights=rows, finals=finals,
             evaluation=self.policy.evaluation(epochs, self.C), n_train=self.N, updates_per_epoch=self.updates,
-            cpu_time=clocks[0], wall_time=clocks[1], counts=self.counts)
+            cpu_time=clocks[0], wall_time=clocks[1], counts=self.counts, min_train=self.min_train)
 
     def _final(self, which, Y, relevant, current):
         # Errors of the returned weights (after the clock, as in train_rprop).

@@ -276,7 +276,7 @@ def train_rprop_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
 
 
 def many_trials(nets, data, plan, n_trials, seed, initial_weights, seeds, options, method,
-                clocks, extra=None, objective=("sse", 0.0)):
+                clocks, extra=None, objective=("sse", 0.0), history=True):
     """The many-trials form of any algorithm (``plan.algorithm``): the start of
     each trial (array or list form), the checks, then the batch; ``objective``
     is (loss, weight_decay)."""
@@ -296,10 +296,11 @@ def many_trials(nets, data, plan, n_trials, seed, initial_weights, seeds, option
     check_algorithm_objective(plan.algorithm, run)
     with training_of(nets if nets is not None else [], "nets"):
         return _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra,
-                            clocks)
+                            clocks, history)
 
 
-def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, clocks):
+def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, clocks,
+                 history=True):
     """Draw (list form), choose the backends, run the loop, assemble the results."""
     if start is None:
         start = _list_start(nets, seeds, plan)
@@ -322,19 +323,21 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, 
     times = np.empty((2, K))                # (each trial's share, filled in below)
     # (once for the batch: the loop's own nest cheaply; the lanes call no BLAS)
     with blas_held(net, plan.algorithm, sets, run) if method != "lanes" else contextlib.nullcontext():
-        queued = loop.train_queued()
+        queued = loop.train_queued(history)
         if not queued:
             if queued is False:     # (a trial came near overflow in the queue: the strips)
                 trials, rows = _backends(method, net, nets, plan.algorithm, sets, run, *start)
                 loop = StripLoop(trials, K, net, plan.algorithm, sets, run, rows)
             loop.train()
+        if not history:
+            loop.drop_history()
         columns = loop.columns(times, stacklevel=5, store=store)
     setup = setup_record(
         net, plan.algorithm, run, sets, seed=None if nets is not None else seed,
         initialisation=start[2], block_size=trials.block_size, extra=extra)
     cpu, wall = time.process_time() - clocks[0], time.perf_counter() - clocks[1]
     shares = time_shares(columns.epochs)
-    setup["batch"] = batch_record(method, K, cpu, wall, trials)
+    setup["batch"] = batch_record(method, K, cpu, wall, trials, queued=bool(queued))
     np.multiply(shares, cpu, out=times[0])
     np.multiply(shares, wall, out=times[1])
     return TrainResults._of(columns, nets, net, seeds, setup)
@@ -362,14 +365,15 @@ def time_shares(epochs):
     return epochs / total if total > 0 else np.full(epochs.size, 1.0 / epochs.size)
 
 
-def batch_record(method, n_trials, cpu, wall, trials):
+def batch_record(method, n_trials, cpu, wall, trials, queued=False):
     """The ``setup["batch"]`` entry: how the batch trained (``handoffs``: the
     trials of each hand-off from the lanes to the single-network kernels;
-    ``repacks``: (groups before, trials kept) of each packing of the lanes) and
-    how its time was shared."""
+    ``repacks``: (groups before, trials kept) of each packing of the lanes;
+    ``queued``: every trial in the lanes' queue, a stopped trial's lane taken by
+    the next at once) and how its time was shared."""
     return {"method": method, "n_trials": n_trials, "cpu_time": cpu, "wall_time": wall,
             "apportioned": "the batch's CPU and wall time, shared by epochs trained",
-            "handoffs": trials.handoffs, "repacks": trials.repacks}
+            "handoffs": trials.handoffs, "repacks": trials.repacks, "queued": queued}
 
 
 def draw_trials(net, n_trials, seed, init_scale=None, delta0=None, *, init="uniform"):

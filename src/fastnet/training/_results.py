@@ -246,6 +246,8 @@ class Columns:
     first ``n_strips[i]`` count), measured at the epochs ``strip_epochs``.
     ``counts`` row i: trial i's (forward, backward, update, flops) for rules whose
     cost varies by epoch (None: N·C, N·C and ``updates_per_epoch`` per epoch).
+    ``min_train``: each trial's lowest E_tr where ``train_error`` has no columns
+    (no history kept), else None.
     """
 
     epochs: np.ndarray
@@ -264,6 +266,7 @@ class Columns:
     cpu_time: np.ndarray
     wall_time: np.ndarray
     counts: np.ndarray | None = None
+    min_train: np.ndarray | None = None
 
 
 class TrainResults(Sequence):
@@ -359,10 +362,10 @@ class TrainResults(Sequence):
         self.epochs, self.relevant_epoch, self.stop_reason = c.epochs, c.relevant_epoch, c.stop_reason
         self.weights, self.cpu_time, self.wall_time = c.weights, c.cpu_time, c.wall_time
         train = c.train_error[:K, :E]
-        if K and int(np.minimum.reduce(c.epochs)) < E:
+        if K and int(np.minimum.reduce(c.epochs)) < E and train.shape[1]:
             train = np.where(np.arange(E) < c.epochs[:, None], train, np.nan)
         self.train_error = train
-        self._min_train = None
+        self._min_train = c.min_train
         self.val_error, self.test_error = (None if h is None else _padded(h, c.n_strips)
                                            for h in (c.val_error, c.test_error))
         self.val_epochs = (None if c.val_error is None
@@ -514,7 +517,8 @@ def trial_result(c, i, net, setup):
     return TrainResult(
         net=net, epochs=e, stop_reason=c.stop_reason[i], train_error=train, val_error=val,
         val_epochs=vep, test_error=None if c.test_error is None else c.test_error[i, :n].copy(),
-        relevant_epoch=int(c.relevant_epoch[i]), min_train_error=float(_MIN(train)),
+        relevant_epoch=int(c.relevant_epoch[i]),
+        min_train_error=float(_MIN(train)) if c.min_train is None else float(c.min_train[i]),
         min_val_error=min_val, gl_end=gl, final_train=final_train.trial(i),
         final_val=None if final_val is None else final_val.trial(i),
         final_test=None if final_test is None else final_test.trial(i),

@@ -5,7 +5,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from fastnet._typing import ArrayLike, Seed
-from fastnet._validation import check_choice
+from fastnet._validation import check_bool, check_choice
 from fastnet.network import MLP, check_init
 from fastnet.stopping import StoppingCriterion, TrainingState
 from fastnet.training._algorithms import Algorithm
@@ -30,7 +30,8 @@ def train_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
                callback: Callable[[int, int, TrainingState], bool | None] | None = None,
                block_size: int | None = None, blas_min: int | None = None,
                method: str = "auto", loss: str = "sse",
-               weight_decay: float = 0.0, init: str = "uniform") -> TrainResults:
+               weight_decay: float = 0.0, init: str = "uniform",
+               history: bool = True) -> TrainResults:
     r"""Train many trials of one topology on the same data with any algorithm.
 
     The many-trials form of :func:`fastnet.train`, for timing studies (Hamey
@@ -84,6 +85,11 @@ def train_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     loss, weight_decay
         The training objective, as in :func:`fastnet.train`, the same for every
         trial (objectives other than the summed squared error train serially).
+    history : bool, default True
+        Keep each trial's training error by epoch (``train_error``, K x the
+        most epochs trained). False keeps only each trial's lowest
+        (``min_train_error``; ``train_error`` then has no columns): the form of
+        a timing study of many trials, whose memory then grows with K alone.
 
     Returns
     -------
@@ -152,4 +158,4 @@ def train_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     return many_trials(nets, (X, Y, X_val, Y_val, X_test, Y_test), plan, n_trials, seed,
                        initial_weights, seeds, (target_range, classification, block_size,
                                                 blas_min, callback), method, clocks,
-                       objective=(loss, weight_decay))
+                       objective=(loss, weight_decay), history=check_bool(history, "history"))

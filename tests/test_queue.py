@@ -1,0 +1,147 @@
+"""The lanes' queue of trials (a stopped trial's lane takes the next at once) and Hamey's
+check on each epoch's forward pass: against the strips that train the same trials, the
+single-network kernels and a plain NumPy loop."""
+import warnings
+
+import numpy as np
+import pytest
+
+from fastnet import MLP, train_many
+from fastnet.datasets import make_xor
+from fastnet.exceptions import DivergenceError, NoConvergenceWarning
+from fastnet.stopping import Correct
+from fastnet.training import _loop, draw_trials
+
+import _reference as ref
+
+X, Y = make_xor().train
+NET = MLP(2, [2], 1, hidden_activation="tanh", output_activation="logistic", shortcut=False)
+RULES = ["irprop-", "rprop+", "rprop-", "irprop+", "quickprop(epsilon=0.5)",
+         "backprop(learning_rate=0.5, momentum=0.9)", "backprop(learning_rate=0.5, decay=True)",
+         "adam(learning_rate=0.05)"]
+
+
+def _study(monkeypatch=None, strips=False, **kw):
+    """train_many as a timing study runs it: in the queue, or (``strips``) in the strips."""
+    if strips:
+        monkeypatch.setattr(_loop, "QUEUE_MAX_HISTORY", 0)
+    args = dict(stop=Correct(), strip=1, max_epochs=300)
+    if "initial_weights" not in kw:
+        args["init_scale"] = 1.0
+    args.update(kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        return train_many(NET, X, Y, **args)
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_queue_equals_the_strips_bit_for_bit(rule, monkeypatch):
+    # an odd number of trials (the last lanes empty), about half of them failing at T
+    q = _study(algorithm=rule, n_trials=37, seed=5)
+    assert q[0].setup["batch"]["queued"]
+    s = _study(monkeypatch, strips=True, algorithm=rule, n_trials=37, seed=5)
+    assert not s[0].setup["batch"]["queued"]
+    assert np.array_equal(q.epochs, s.epochs)
+    assert q.stop_reason == s.stop_reason
+    assert np.array_equal(q.weights, s.weights)
+    assert np.array_equal(q.train_error, s.train_error, equal_nan=True)
+    assert np.array_equal(q.final_train.squared_error_percentage,
+                          s.final_train.squared_error_percentage)
+    assert 0 < sum(r == "correct" for r in q.stop_reason) < 37      # both kinds of trial
+
+
+@pytest.mark.parametrize("rule", ["irprop-", "rprop+", "backprop(learning_rate=0.5, momentum=0.9)"])
+def test_queue_trials_equal_single_network_runs(rule):
+    q = _study(algorithm=rule, n_trials=11, seed=2)
+    s = _study(algorithm=rule, n_trials=11, seed=2, method="serial")
+    assert not s[0].setup["batch"]["queued"]
+    assert np.array_equal(q.epochs, s.epochs)
+    assert q.stop_reason == s.stop_reason
+    np.testing.assert_allclose(q.weights, s.weights, rtol=1e-12, atol=1e-14)
+
+
+def test_trials_stopping_in_the_same_epoch_and_the_order_of_refills():
+    # identical trials stop together; each result belongs to its own row
+    W, _ = draw_trials(NET, 5, 9, 1.0)
+    rows = np.repeat(W, [1, 4, 1, 3, 8], axis=0)            # 17 trials, groups of equals
+    q = _study(algorithm="irprop-", initial_weights=rows)
+    alone = [_study(algorithm="irprop-", initial_weights=w[None]) for w in W]
+    expect = np.repeat([a.epochs[0] for a in alone], [1, 4, 1, 3, 8])
+    assert np.array_equal(q.epochs, expect)
+    for i, k in enumerate(np.repeat(np.arange(5), [1, 4, 1, 3, 8])):
+        assert np.array_equal(q.weights[i], alone[k].weights[0])
+
+
+def test_history_false_keeps_the_lowest_error_alone():
+    q = _study(algorithm="rprop+", n_trials=21, seed=4)
+    h = _study(algorithm="rprop+", n_trials=21, seed=4, history=False)
+    assert h[0].setup["batch"]["queued"] and h.train_error.shape == (21, 0)
+    assert np.array_equal(h.epochs, q.epochs)
+    assert np.array_equal(h.min_train_error, q.min_train_error)
+    assert h[3].min_train_error == q[3].min_train_error
+    # the strips drop their history the same way
+    s = _study(algorithm="rprop+", n_trials=21, seed=4, history=False, method="serial")
+    np.testing.assert_allclose(s.min_train_error, q.min_train_error, rtol=1e-12)
+    with pytest.raises(TypeError, match="`history` must be True or False"):
+        _study(algorithm="rprop+", n_trials=2, seed=4, history="no")
+
+
+def test_divergence_in_some_lanes_raises_as_the_strips_do(monkeypatch):
+    # Trials that come near overflow (w_limit) leave the queue: the strips train them
+    # (handing the runaway trials to the single-network kernels), and raise.
+    net = MLP(2, [2], 1, hidden_activation="tanh", output_activation="linear", shortcut=False)
+    W, _ = draw_trials(net, 19, 1, 1.0)
+    W[[3, 11]] *= 200.0
+    kw = dict(algorithm="backprop(learning_rate=2.0, momentum=0.9)", initial_weights=W,
+              stop=Correct(), strip=1, max_epochs=300)
+    caught = []
+    for limit in (_loop.QUEUE_MAX_HISTORY, 0):
+        monkeypatch.setattr(_loop, "QUEUE_MAX_HISTORY", limit)
+        with pytest.raises(DivergenceError) as exc, warnings.catch_warnings():
+            # (the single-network kernels' error scaling may warn of the overflow)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            train_many(net, X, Y, **kw)
+        caught.append(exc.value.trial)
+    assert caught[0] == caught[1]
+
+
+def test_rprop_near_overflow_trains_in_the_strips():
+    # RPROP's trials that could come near overflow (weights of 1e50) are watched by the
+    # strips (their hand-off), not the queue
+    W, _ = draw_trials(NET, 9, 1, 1.0)
+    W[2] *= 1e50
+    q = _study(algorithm="irprop-", initial_weights=W)
+    assert not q[0].setup["batch"]["queued"]
+
+
+def _numpy_study(net, W, T, step0=0.1):
+    """Hamey's success epoch of each trial of iRPROP- by a plain NumPy loop: the network is
+    correct (40-20-40) after its epoch t's update, t >= 1; T if never."""
+    epochs = []
+    for w in W:
+        n = net.copy().set_weights(w)
+        opt = ref.Rprop("irprop-", np.full(net.n_connections, step0))
+        t = 0
+        while t < T:
+            g, e = ref.gradient(n, X, Y)
+            n.set_weights(opt.update(n.weights.copy(), g, e))
+            t += 1
+            y = ref.predict(n, X)
+            if np.all(np.where(Y == 1.0, y > 0.6, y < 0.4)):
+                break
+        epochs.append(t)
+    return np.array(epochs)
+
+
+def test_the_check_on_the_forward_pass_stops_where_a_numpy_loop_does():
+    net = MLP(2, [2], 1, hidden_activation="proben1", output_activation="proben1",
+              shortcut=False)
+    W, _ = draw_trials(net, 12, 7, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        q = train_many(net, X, Y, algorithm="irprop-", initial_weights=W, stop=Correct(),
+                       strip=1, max_epochs=200, history=False)
+    assert q[0].setup["batch"]["queued"]
+    expect = _numpy_study(net, W, 200)
+    assert np.array_equal(q.epochs, expect)
+    assert np.array_equal(np.array(q.stop_reason) == "correct", expect < 200)
