@@ -96,7 +96,7 @@ def _check_fits(net, dt, function):
             where = f"layer {j}, the bias of unit {start + index - b_off}"
     more = f" (and {too_large.size - 1} more)" if too_large.size > 1 else ""
     raise ValueError(f"{function}: `dtype` float32 cannot hold weight {index} of `net` ({where}): "
-                     f"{w[index]!r}{more} is beyond float32's largest value "
+                     f"{float(w[index])!r}{more} is beyond float32's largest value "
                      f"{float(np.finfo(np.float32).max)!r}; export in float64.")
 
 
