@@ -120,6 +120,43 @@ def _unit_blocks(net):
     return starts
 
 
+def _check_onnx_name(name):
+    """The graph's name: non-empty text that UTF-8 (protobuf's string) can encode."""
+    if not isinstance(name, str):
+        raise TypeError(f"`name` must be a string, got {type(name).__name__}.")
+    if not name:
+        raise ValueError("`name` must be a non-empty string, got ''.")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"`name` must be text that UTF-8 can encode (ONNX stores it so), "
+                         f"got {name!r}.") from None
+
+
+def _onnx_activation(act, j, net_input, out, inits, dt):
+    """The nodes applying layer j's activation (adding the constant 1 to ``inits``
+    for Proben1's units)."""
+    from onnx import helper, numpy_helper
+
+    if act == "tanh":
+        return [helper.make_node("Tanh", [net_input], [out])]
+    if act == "logistic":
+        return [helper.make_node("Sigmoid", [net_input], [out])]
+    if act == "relu":
+        return [helper.make_node("Relu", [net_input], [out])]
+    if act == "softmax":
+        return [helper.make_node("Softmax", [net_input], [out], axis=1)]
+    if act == "proben1":
+        if "one" not in {t.name for t in inits}:
+            inits.append(numpy_helper.from_array(np.array(1.0, dtype=dt), "one"))
+        return [helper.make_node("Abs", [net_input], [f"abs{j}"]),
+                helper.make_node("Add", [f"abs{j}", "one"], [f"den{j}"]),
+                helper.make_node("Div", [net_input, f"den{j}"], [out])]
+    if act != "linear":                                       # pragma: no cover
+        raise ValueError(f"to_onnx: no ONNX form for the activation {act!r}.")
+    return []
+
+
 def to_onnx(net, path: PathLike | None = None, *, dtype="float64", name="fastnet"):
     """The network as an ONNX model (and written to ``path`` if given).
 
@@ -179,15 +216,7 @@ def to_onnx(net, path: PathLike | None = None, *, dtype="float64", name="fastnet
     _check_net(net, "to_onnx")
     dt = _check_dtype(dtype)
     path = _check_path(path)
-    if not isinstance(name, str):
-        raise TypeError(f"`name` must be a string, got {type(name).__name__}.")
-    if not name:
-        raise ValueError("`name` must be a non-empty string, got ''.")
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError(f"`name` must be text that UTF-8 can encode (ONNX stores it so), "
-                         f"got {name!r}.") from None
+    _check_onnx_name(name)
     _check_fits(net, dt, "to_onnx")
     try:
         import onnx
@@ -212,22 +241,7 @@ def to_onnx(net, path: PathLike | None = None, *, dtype="float64", name="fastnet
         out = "y" if j == net.n_layers else f"a{j}"
         net_input = out if act == "linear" else f"z{j}"
         nodes.append(helper.make_node("Gemm", [src, f"W{j}", f"b{j}"], [net_input], transB=1))
-        if act == "tanh":
-            nodes.append(helper.make_node("Tanh", [net_input], [out]))
-        elif act == "logistic":
-            nodes.append(helper.make_node("Sigmoid", [net_input], [out]))
-        elif act == "relu":
-            nodes.append(helper.make_node("Relu", [net_input], [out]))
-        elif act == "softmax":
-            nodes.append(helper.make_node("Softmax", [net_input], [out], axis=1))
-        elif act == "proben1":
-            if "one" not in {t.name for t in inits}:
-                inits.append(numpy_helper.from_array(np.array(1.0, dtype=dt), "one"))
-            nodes.append(helper.make_node("Abs", [net_input], [f"abs{j}"]))
-            nodes.append(helper.make_node("Add", [f"abs{j}", "one"], [f"den{j}"]))
-            nodes.append(helper.make_node("Div", [net_input, f"den{j}"], [out]))
-        elif act != "linear":                                 # pragma: no cover
-            raise ValueError(f"to_onnx: no ONNX form for the activation {act!r}.")
+        nodes += _onnx_activation(act, j, net_input, out, inits, dt)
         block_names.append(out)
     graph = helper.make_graph(
         nodes, name,
