@@ -15,15 +15,16 @@ The ``onnx`` package is needed for :func:`to_onnx` only (``pip install
 from __future__ import annotations
 
 import os
-import re
 
 import numpy as np
 
+from fastnet._c_names import C_KEYWORDS, C_NAME_MAX, check_c_name
 from fastnet._files import atomic_write
 from fastnet._typing import PathLike
 from fastnet._version import __version__
 
-__all__ = ["to_onnx", "to_c", "ONNX_OPSET", "C_KEYWORDS", "MAX_C_CONNECTIONS"]
+__all__ = ["to_onnx", "to_c", "ONNX_OPSET", "C_KEYWORDS", "C_NAME_MAX", "C_STACK_UNITS",
+           "MAX_C_CONNECTIONS"]
 
 #: The ONNX operator set the models use (Gemm, Concat, Tanh, Sigmoid, Relu, Abs,
 #: Div, Softmax with its opset-13 axis meaning). Runtimes from onnxruntime 1.10
@@ -36,14 +37,12 @@ _ONNX_IR_VERSION = 7
 #: which GCC and Clang still compile (slowly); beyond it ONNX (weights in binary) serves.
 MAX_C_CONNECTIONS = 10_000_000
 
-#: Reserved words of C99 (and C11/C23 additions), refused as function names.
-C_KEYWORDS = frozenset(
-    "auto break case char const continue default do double else enum extern float for goto "
-    "if inline int long register restrict return short signed sizeof static struct switch "
-    "typedef union unsigned void volatile while _Alignas _Alignof _Atomic _Bool _Complex "
-    "_Generic _Imaginary _Noreturn _Static_assert _Thread_local bool true false nullptr "
-    "alignas alignof static_assert thread_local typeof".split())
-_C_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+#: The most units :func:`to_c`'s ``NAME`` keeps on the stack (32 KiB in double, 16 KiB in
+#: float): a quarter of the smallest default thread stack of the common platforms (musl's
+#: 128 KiB; glibc, macOS and Windows give 512 KiB to 8 MiB). Larger networks keep their
+#: units in one static array, which makes ``NAME`` not thread-safe; ``NAME_r`` takes the
+#: caller's storage at every size.
+C_STACK_UNITS = 4096
 
 
 def _check_net(net, function):
@@ -78,6 +77,29 @@ def _check_path(path):
     return path
 
 
+def _check_fits(net, dt, function):
+    """Refuse a float32 export of a weight beyond float32's range, naming it."""
+    if dt != np.float32:
+        return
+    w = net.weights
+    with np.errstate(over="ignore"):
+        too_large = np.flatnonzero(np.isinf(w.astype(np.float32)))
+    if too_large.size == 0:
+        return
+    index = int(too_large[0])
+    where = ""
+    for j, (start, size, lo, hi, w_off, b_off, _) in enumerate(net.layer_table.tolist(), start=1):
+        if w_off <= index < b_off:
+            unit, source = divmod(index - w_off, hi - lo)
+            where = f"layer {j}, the weight from unit {lo + source} to unit {start + unit}"
+        elif b_off <= index < b_off + size:
+            where = f"layer {j}, the bias of unit {start + index - b_off}"
+    more = f" (and {too_large.size - 1} more)" if too_large.size > 1 else ""
+    raise ValueError(f"{function}: `dtype` float32 cannot hold weight {index} of `net` ({where}): "
+                     f"{float(w[index])!r}{more} is beyond float32's largest value "
+                     f"{float(np.finfo(np.float32).max)!r}; export in float64.")
+
+
 def _layers(net):
     """Per weight layer: (start, size, lo, hi, W (size x (hi - lo)), b, activation name)."""
     from fastnet.network import ACTIVATIONS
@@ -98,6 +120,43 @@ def _unit_blocks(net):
     return starts
 
 
+def _check_onnx_name(name):
+    """The graph's name: non-empty text that UTF-8 (protobuf's string) can encode."""
+    if not isinstance(name, str):
+        raise TypeError(f"`name` must be a string, got {type(name).__name__}.")
+    if not name:
+        raise ValueError("`name` must be a non-empty string, got ''.")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"`name` must be text that UTF-8 can encode (ONNX stores it so), "
+                         f"got {name!r}.") from None
+
+
+def _onnx_activation(act, j, net_input, out, inits, dt):
+    """The nodes applying layer j's activation (adding the constant 1 to ``inits``
+    for Proben1's units)."""
+    from onnx import helper, numpy_helper
+
+    if act == "tanh":
+        return [helper.make_node("Tanh", [net_input], [out])]
+    if act == "logistic":
+        return [helper.make_node("Sigmoid", [net_input], [out])]
+    if act == "relu":
+        return [helper.make_node("Relu", [net_input], [out])]
+    if act == "softmax":
+        return [helper.make_node("Softmax", [net_input], [out], axis=1)]
+    if act == "proben1":
+        if "one" not in {t.name for t in inits}:
+            inits.append(numpy_helper.from_array(np.array(1.0, dtype=dt), "one"))
+        return [helper.make_node("Abs", [net_input], [f"abs{j}"]),
+                helper.make_node("Add", [f"abs{j}", "one"], [f"den{j}"]),
+                helper.make_node("Div", [net_input, f"den{j}"], [out])]
+    if act != "linear":                                       # pragma: no cover
+        raise ValueError(f"to_onnx: no ONNX form for the activation {act!r}.")
+    return []
+
+
 def to_onnx(net, path: PathLike | None = None, *, dtype="float64", name="fastnet"):
     """The network as an ONNX model (and written to ``path`` if given).
 
@@ -110,7 +169,8 @@ def to_onnx(net, path: PathLike | None = None, *, dtype="float64", name="fastnet
     dtype : {"float64", "float32"}, default "float64"
         Element type of the input, the weights and the output. float64
         reproduces ``net.predict``; float32 rounds the weights and computes in
-        single precision (half the size, and what most runtimes accelerate).
+        single precision (half the size, and what most runtimes accelerate);
+        a weight beyond float32's range (about 3.4e38) is then an error.
     name : str, default "fastnet"
         The graph's name.
 
@@ -127,8 +187,9 @@ def to_onnx(net, path: PathLike | None = None, *, dtype="float64", name="fastnet
     TypeError
         If ``net`` is not an :class:`~fastnet.MLP`, or ``name`` not a string.
     ValueError
-        If ``dtype`` is not float64 or float32, ``name`` is empty, or ``path``
-        is a directory.
+        If ``dtype`` is not float64 or float32 (or is float32 and a weight
+        does not fit it: the message names the weight), ``name`` is empty or
+        not encodable as UTF-8, or ``path`` is a directory.
     FileNotFoundError
         If the folder of ``path`` does not exist.
 
@@ -155,10 +216,8 @@ def to_onnx(net, path: PathLike | None = None, *, dtype="float64", name="fastnet
     _check_net(net, "to_onnx")
     dt = _check_dtype(dtype)
     path = _check_path(path)
-    if not isinstance(name, str):
-        raise TypeError(f"`name` must be a string, got {type(name).__name__}.")
-    if not name:
-        raise ValueError("`name` must be a non-empty string, got ''.")
+    _check_onnx_name(name)
+    _check_fits(net, dt, "to_onnx")
     try:
         import onnx
         from onnx import TensorProto, helper, numpy_helper
@@ -182,22 +241,7 @@ def to_onnx(net, path: PathLike | None = None, *, dtype="float64", name="fastnet
         out = "y" if j == net.n_layers else f"a{j}"
         net_input = out if act == "linear" else f"z{j}"
         nodes.append(helper.make_node("Gemm", [src, f"W{j}", f"b{j}"], [net_input], transB=1))
-        if act == "tanh":
-            nodes.append(helper.make_node("Tanh", [net_input], [out]))
-        elif act == "logistic":
-            nodes.append(helper.make_node("Sigmoid", [net_input], [out]))
-        elif act == "relu":
-            nodes.append(helper.make_node("Relu", [net_input], [out]))
-        elif act == "softmax":
-            nodes.append(helper.make_node("Softmax", [net_input], [out], axis=1))
-        elif act == "proben1":
-            if "one" not in {t.name for t in inits}:
-                inits.append(numpy_helper.from_array(np.array(1.0, dtype=dt), "one"))
-            nodes.append(helper.make_node("Abs", [net_input], [f"abs{j}"]))
-            nodes.append(helper.make_node("Add", [f"abs{j}", "one"], [f"den{j}"]))
-            nodes.append(helper.make_node("Div", [net_input, f"den{j}"], [out]))
-        elif act != "linear":                                 # pragma: no cover
-            raise ValueError(f"to_onnx: no ONNX form for the activation {act!r}.")
+        nodes += _onnx_activation(act, j, net_input, out, inits, dt)
         block_names.append(out)
     graph = helper.make_graph(
         nodes, name,
@@ -236,43 +280,71 @@ _C_ACTIVATION = {
 }
 
 
-def _check_c_name(name):
-    """Refuse a ``name`` that is not a C identifier usable as to_c's function name."""
-    if not isinstance(name, str):
-        raise TypeError(f"`name` must be a string (a C identifier), got {type(name).__name__}.")
-    if not _C_NAME.match(name) or name in C_KEYWORDS:
-        raise ValueError(f"`name` must be a C identifier of at most 63 characters (letters, "
-                         f"digits, '_', not starting with a digit) and not a C keyword, got {name!r}.")
+def _c_identifiers(name, single):
+    """Every identifier the exported file uses: its own carry ``name`` as a prefix
+    (locals too), so that no valid user name meets one of them."""
+    p = name + "_"
+    return {"fn": name, "r": p + "r", "batch": p + "batch", "units": p + "units",
+            "N": name.upper(), "x": p + "x", "y": p + "y", "u": p + "u", "i": p + "i",
+            "k": p + "k", "z": p + "z", "p": p + "p", "n": p + "n", "top": p + "top",
+            "sum": p + "sum", "real": "float" if single else "double",
+            "exp": "expf" if single else "exp", "tanh": "tanhf" if single else "tanh",
+            "fabs": "fabsf" if single else "fabs", "one": "1.0f" if single else "1.0",
+            "zero": "0.0f" if single else "0.0"}
 
 
-def _c_header(net, name, real):
+def _c_storage_static(net):
+    """Whether ``NAME`` keeps the units in static storage (more than C_STACK_UNITS)."""
+    return net.n_units > C_STACK_UNITS
+
+
+def _c_header(net, ids):
     """The exported file's opening comment, includes and size macros, as lines."""
-    upper = name.upper()
+    name, real, N = ids["fn"], ids["real"], ids["N"]
+    size = net.n_units * (4 if real == "float" else 8)
+    if _c_storage_static(net):
+        storage = [
+            f" * The network has {net.n_units} units ({size:,} bytes), more than fastnet's",
+            f" * C_STACK_UNITS ({C_STACK_UNITS}): {name} and {name}_batch keep them in one static",
+            f" * array ({ids['units']}), not on the stack, so they are NOT thread-safe or",
+            " * re-entrant: call them from one thread at a time, or give each thread",
+            f" * its own work array through {name}_r.",
+        ]
+    else:
+        storage = [
+            f" * {name} and {name}_batch keep the network's {net.n_units} units ({size:,} bytes)",
+            " * on the stack: thread-safe and re-entrant.",
+        ]
     return [
         f"/* {name}: exported by fastnet {__version__} from",
         f" * {net!r}",
         f" * in {real}. Self-contained C99: link with -lm.",
         " *",
         f" *   void {name}(const {real} *x, {real} *y);",
-        f" *       one pattern: x[{upper}_N_INPUTS] in, y[{upper}_N_OUTPUTS] out;",
+        f" *       one pattern: x[{N}_N_INPUTS] in, y[{N}_N_OUTPUTS] out;",
         f" *   void {name}_batch(const {real} *x, {real} *y, size_t n_patterns);",
-        " *       row-major x[n_patterns][N_INPUTS] in, y[n_patterns][N_OUTPUTS] out.",
+        " *       row-major x[n_patterns][N_INPUTS] in, y[n_patterns][N_OUTPUTS] out;",
+        f" *   void {name}_r(const {real} *x, {real} *y, {real} *work);",
+        f" *       as {name}, with the caller's work[{N}_N_UNITS] for the units.",
         " *",
-        " * Both allocate nothing (the units live on the stack), are thread-safe, and",
-        " * x and y must not overlap.",
+        " * None allocates.",
+        *storage,
+        f" * {name}_r uses only the caller's work array: thread-safe when each thread",
+        " * passes its own. x, y and work must not overlap.",
         " */",
         "#include <math.h>",
         "#include <stddef.h>",
         "",
-        f"#define {upper}_N_INPUTS {net.n_in}",
-        f"#define {upper}_N_OUTPUTS {net.n_out}",
+        f"#define {N}_N_INPUTS {net.n_in}",
+        f"#define {N}_N_OUTPUTS {net.n_out}",
+        f"#define {N}_N_UNITS {net.n_units}",
         "",
     ]
 
 
-def _c_weight_arrays(layers, name, real, single):
+def _c_weight_arrays(layers, ids, single):
     """Each layer's weights and biases as ``static const`` arrays, as lines."""
-    lines = []
+    lines, name, real = [], ids["fn"], ids["real"]
     for j, (start, size, lo, hi, W, b, act) in enumerate(layers, start=1):
         lines.append(f"/* layer {j}: units {start}..{start + size - 1} ({act}) from units "
                      f"{lo}..{hi - 1}; row-major W[unit * {hi - lo} + source] */")
@@ -283,47 +355,79 @@ def _c_weight_arrays(layers, name, real, single):
     return lines
 
 
-def _c_forward_body(net, layers, name, real, fns):
-    """The opening of the one-pattern function and its layer-by-layer forward pass
-    (through the last layer's activations), as lines; to_c closes it."""
+def _c_softmax(start, size, ids):
+    """The lines normalising units start..start+size-1 (net inputs) into softmax outputs."""
+    u, k = ids["u"], ids["k"]
+    return [
+        "    {   /* softmax: exp(z_k - max z) / sum of them */",
+        f"        {ids['real']} {ids['top']} = {u}[{start}], {ids['sum']} = {ids['zero']};",
+        f"        for ({k} = 1; {k} < {size}; {k}++)",
+        f"            if ({u}[{start} + {k}] > {ids['top']})",
+        f"                {ids['top']} = {u}[{start} + {k}];",
+        f"        for ({k} = 0; {k} < {size}; {k}++) {{",
+        f"            {u}[{start} + {k}] = {ids['exp']}({u}[{start} + {k}] - {ids['top']});",
+        f"            {ids['sum']} += {u}[{start} + {k}];",
+        "        }",
+        f"        for ({k} = 0; {k} < {size}; {k}++)",
+        f"            {u}[{start} + {k}] /= {ids['sum']};",
+        "    }",
+    ]
+
+
+def _c_forward(net, layers, ids):
+    """``NAME_r``: the forward pass of one pattern through the caller's work array."""
+    name, real, u, i, k, z = ids["fn"], ids["real"], ids["u"], ids["i"], ids["k"], ids["z"]
     lines = [
-        f"void {name}(const {real} *x, {real} *y)",
+        f"void {ids['r']}(const {real} *{ids['x']}, {real} *{ids['y']}, {real} *{u})",
         "{",
-        f"    {real} u[{net.n_units}];   /* inputs, then every layer's units */",
-        "    int i, k;",
-        f"    for (i = 0; i < {net.n_in}; i++)",
-        "        u[i] = x[i];",
+        f"    int {i}, {k};   /* {u}: the inputs, then every layer's units */",
+        f"    for ({i} = 0; {i} < {net.n_in}; {i}++)",
+        f"        {u}[{i}] = {ids['x']}[{i}];",
     ]
     for j, (start, size, lo, hi, _, _, act) in enumerate(layers, start=1):
-        z = "z"
         lines += [
             f"    /* layer {j} */",
-            f"    for (k = 0; k < {size}; k++) {{",
-            f"        {real} z = {name}_b{j}[k];",
-            f"        for (i = 0; i < {hi - lo}; i++)",
-            f"            z += {name}_W{j}[k * {hi - lo} + i] * u[{lo} + i];",
+            f"    for ({k} = 0; {k} < {size}; {k}++) {{",
+            f"        {real} {z} = {name}_b{j}[{k}];",
+            f"        for ({i} = 0; {i} < {hi - lo}; {i}++)",
+            f"            {z} += {name}_W{j}[{k} * {hi - lo} + {i}] * {u}[{lo} + {i}];",
         ]
+        value = z if act == "softmax" else _C_ACTIVATION[act].format(**ids)
+        lines += [f"        {u}[{start} + {k}] = {value};", "    }"]
         if act == "softmax":
-            lines.append(f"        u[{start} + k] = z;")
-        else:
-            lines.append(f"        u[{start} + k] = " + _C_ACTIVATION[act].format(z=z, **fns) + ";")
-        lines.append("    }")
-        if act == "softmax":
-            lines += [
-                "    {   /* softmax: exp(z_k - max z) / sum of them */",
-                f"        {real} top = u[{start}], sum = {fns['zero']};",
-                f"        for (k = 1; k < {size}; k++)",
-                f"            if (u[{start} + k] > top)",
-                f"                top = u[{start} + k];",
-                f"        for (k = 0; k < {size}; k++) {{",
-                f"            u[{start} + k] = {fns['exp']}(u[{start} + k] - top);",
-                f"            sum += u[{start} + k];",
-                "        }",
-                f"        for (k = 0; k < {size}; k++)",
-                f"            u[{start} + k] /= sum;",
-                "    }",
-            ]
+            lines += _c_softmax(start, size, ids)
+    out0 = net.n_units - net.n_out
+    lines += [
+        f"    for ({k} = 0; {k} < {net.n_out}; {k}++)",
+        f"        {ids['y']}[{k}] = {u}[{out0} + {k}];",
+        "}",
+        "",
+    ]
     return lines
+
+
+def _c_entry_points(net, ids):
+    """``NAME`` (stack or static storage) and ``NAME_batch``, as lines."""
+    name, real, N, x, y = ids["fn"], ids["real"], ids["N"], ids["x"], ids["y"]
+    if _c_storage_static(net):
+        lines = [f"static {real} {ids['units']}[{N}_N_UNITS];   /* more than {C_STACK_UNITS} "
+                 "units: not on the stack */", "",
+                 f"void {name}(const {real} *{x}, {real} *{y})", "{",
+                 f"    {ids['r']}({x}, {y}, {ids['units']});", "}", ""]
+    else:
+        lines = [f"void {name}(const {real} *{x}, {real} *{y})", "{",
+                 f"    {real} {ids['u']}[{N}_N_UNITS];",
+                 f"    {ids['r']}({x}, {y}, {ids['u']});", "}", ""]
+    p = ids["p"]
+    return lines + [
+        f"void {ids['batch']}(const {real} *{x}, {real} *{y}, size_t {ids['n']})",
+        "{",
+        f"    size_t {p};",
+        f"    for ({p} = 0; {p} < {ids['n']}; {p}++)",
+        f"        {name}({x} + {p} * {net.n_in}, {y} + {p} * {net.n_out});",
+        "}",
+        "",
+    ]
 
 
 def to_c(net, path: PathLike | None = None, *, name: str = "fastnet_predict",
@@ -337,12 +441,20 @@ def to_c(net, path: PathLike | None = None, *, name: str = "fastnet_predict",
     path : str or path-like, optional
         Where to write the source (``.c``), atomically.
     name : str, default "fastnet_predict"
-        Name of the function (a C identifier, not a keyword); the batch function
-        is ``<name>_batch`` and the arrays and size macros take the same prefix.
+        Name of the function: an ASCII C identifier of at most ``C_NAME_MAX``
+        (53) characters. Everything else the file declares -- the other
+        functions, the arrays, the size macros (upper case), even the local
+        variables -- takes ``name`` as a prefix, so it meets none of them.
+        Refused, with the reason: C keywords (C99 to C23), names beginning with
+        ``_`` (reserved to the implementation), identifiers of ``<math.h>`` and
+        ``<stddef.h>`` (``exp``, ``y0``, ``isnan``, ``NAN``, ``size_t``, their
+        ``f``/``l`` forms, ...) and ``unix``/``linux``, which GCC predefines.
     dtype : {"float64", "float32"}, default "float64"
         ``double`` or ``float`` throughout (weights, arithmetic, the
         ``<math.h>`` functions used: ``exp``/``expf``, ``tanh``/``tanhf``,
-        ``fabs``/``fabsf``).
+        ``fabs``/``fabsf``). A float32 export of a weight beyond float32's
+        range (about 3.4e38) is an error; weights below its smallest
+        subnormal round to zero.
 
     Returns
     -------
@@ -352,21 +464,30 @@ def to_c(net, path: PathLike | None = None, *, name: str = "fastnet_predict",
             void NAME(const double *x, double *y);   /* one pattern: x[n_in] -> y[n_out] */
             void NAME_batch(const double *x, double *y, size_t n_patterns);
                                                      /* row-major x[n][n_in] -> y[n][n_out] */
+            void NAME_r(const double *x, double *y, double *work);
+                                                     /* NAME with work[NAME_N_UNITS] */
 
-        and the macros ``NAME_N_INPUTS`` and ``NAME_N_OUTPUTS`` (upper case).
-        The functions allocate nothing (one array of the network's units on
-        the stack), are thread-safe and re-entrant, and need only ``<math.h>``
-        and ``<stddef.h>``; compile with e.g. ``cc -O2 -c net.c`` (and link
-        ``-lm``).
+        and the macros ``NAME_N_INPUTS``, ``NAME_N_OUTPUTS`` and
+        ``NAME_N_UNITS`` (upper case). None allocates, and they need only
+        ``<math.h>`` and ``<stddef.h>``; compile with e.g. ``cc -O2 -c net.c``
+        (and link ``-lm``). Storage of the units: ``NAME`` and ``NAME_batch``
+        keep them on the stack (thread-safe, re-entrant) up to
+        ``C_STACK_UNITS`` (4096) units, and in one static array beyond (so
+        that a large network cannot overflow a thread's stack; then they are
+        not thread-safe); ``NAME_r`` uses the caller's ``work`` at any size,
+        for threads or for a buffer the caller places. The file's opening
+        comment says which.
 
     Raises
     ------
     TypeError
         If ``net`` is not an :class:`~fastnet.MLP`, or ``name`` not a string.
     ValueError
-        If ``name`` is not a C identifier of at most 63 characters or is a
-        reserved word, ``dtype`` is not float64 or float32, ``path`` is a
-        directory, or the network has more than ``MAX_C_CONNECTIONS`` weights.
+        If ``name`` is not a C identifier of at most ``C_NAME_MAX`` characters
+        or is refused (above), ``dtype`` is not float64 or float32 or is
+        float32 and a weight does not fit it (the message names the weight),
+        ``path`` is a directory, or the network has more than
+        ``MAX_C_CONNECTIONS`` weights.
     FileNotFoundError
         If the folder of ``path`` does not exist.
 
@@ -386,7 +507,7 @@ def to_c(net, path: PathLike | None = None, *, name: str = "fastnet_predict",
     >>> from fastnet.export import to_c
     >>> source = to_c(MLP(2, (2,), 1, hidden_activation="tanh", seed=0), name="xor_net")
     >>> print(next(line for line in source.splitlines() if line.startswith("void xor_net(")))
-    void xor_net(const double *x, double *y)
+    void xor_net(const double *xor_net_x, double *xor_net_y)
     """
     _check_net(net, "to_c")
     dt = _check_dtype(dtype)
@@ -396,32 +517,14 @@ def to_c(net, path: PathLike | None = None, *, name: str = "fastnet_predict",
                          f"MAX_C_CONNECTIONS ({MAX_C_CONNECTIONS:,}): its C source would take "
                          "gigabytes and compilers fail on arrays that large; export it with "
                          "to_onnx instead.")
-    _check_c_name(name)
+    check_c_name(name)
     single = dt == np.float32
-    real = "float" if single else "double"
-    fns = {"exp": "expf" if single else "exp", "tanh": "tanhf" if single else "tanh",
-           "fabs": "fabsf" if single else "fabs", "one": "1.0f" if single else "1.0",
-           "zero": "0.0f" if single else "0.0"}
-    lines = _c_header(net, name, real)
+    _check_fits(net, dt, "to_c")
+    ids = _c_identifiers(name, single)
     layers = list(_layers(net))
-    lines += _c_weight_arrays(layers, name, real, single)
-    lines += _c_forward_body(net, layers, name, real, fns)
-    out0 = net.n_units - net.n_out
-    lines += [
-        f"    for (k = 0; k < {net.n_out}; k++)",
-        f"        y[k] = u[{out0} + k];",
-        "}",
-        "",
-        f"void {name}_batch(const {real} *x, {real} *y, size_t n_patterns)",
-        "{",
-        "    size_t r;",
-        "    for (r = 0; r < n_patterns; r++)",
-        f"        {name}(x + r * {net.n_in}, y + r * {net.n_out});",
-        "}",
-        "",
-    ]
+    lines = (_c_header(net, ids) + _c_weight_arrays(layers, ids, single)
+             + _c_forward(net, layers, ids) + _c_entry_points(net, ids))
     source = "\n".join(lines)
     if path is not None:
         atomic_write(path, lambda f: f.write(source.encode("utf-8")))
     return source
-
