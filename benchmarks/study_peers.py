@@ -152,8 +152,8 @@ def worker(conn, tool, name, rule, trials, T):
     conn.send("ready")
     while conn.recv() == "run":
         c0 = time.process_time()
-        epochs = call()
-        conn.send((time.process_time() - c0, np.asarray(epochs).tolist()))
+        ran = call()
+        conn.send((time.process_time() - c0, np.asarray(ran).tolist()))
 
 
 def measure(name, rule, trials, T, repeats):
