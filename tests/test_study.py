@@ -15,6 +15,7 @@ from fastnet.stopping import Correct, ErrorBelow
 from fastnet.study import Study, expand_grid, logrank_test, run_study
 # (the study's steps, patched and checked one by one: no public face)
 from fastnet.study import _run as study_run
+from fastnet.study import _schedule as study_schedule
 from fastnet.study._setup import load_task, parse_success
 from fastnet.training import draw_trials
 from _extras import needs
@@ -157,7 +158,7 @@ def test_outputs_and_resuming(tmp_path, monkeypatch):
     first = run_study(study, tmp_path)
     for name in ("study.html", "trials.csv", "study.json", "summary.md"):
         assert (tmp_path / name).is_file()
-    assert len(list((tmp_path / "trials").glob("*.json"))) == 3
+    assert len(list((tmp_path / "trials").glob("*/*.npz"))) == 3
     rows = (tmp_path / "trials.csv").read_text().splitlines()
     assert len(rows) == 1 + 3 * 25 and rows[0].startswith("algorithm,trial,epochs,success")
     data = json.loads((tmp_path / "study.json").read_text())
@@ -170,15 +171,15 @@ def test_outputs_and_resuming(tmp_path, monkeypatch):
     def no_training(*args):
         raise AssertionError("a finished algorithm was trained again")
 
-    monkeypatch.setattr(study_run, "_train", no_training)
+    monkeypatch.setattr(study_schedule, "train_chunk", no_training)
     again = run_study(study, tmp_path)
     for a, b in zip(first.algorithms, again.algorithms):
         assert np.array_equal(a.epochs, b.epochs) and np.array_equal(a.cpu_time, b.cpu_time)
     monkeypatch.undo()
     # a damaged file is named, not trained over; another set-up (limit): trained again
-    damaged = next((tmp_path / "trials").glob("*.json"))
-    damaged.write_text("{not json")
-    with pytest.raises(ValueError, match=f"{damaged.name}: not a study's trials file"):
+    damaged = next((tmp_path / "trials").glob("*/*.npz"))
+    damaged.write_text("{not an npz")
+    with pytest.raises(ValueError, match=f"{damaged.name}: not a study's chunk of trials"):
         run_study(study, tmp_path)
     damaged.unlink()
     lines = []
@@ -231,12 +232,12 @@ def test_sigkill_loses_no_finished_algorithm(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "fastnet", *args, "-o", str(killed)],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
-    while not list(killed.glob("trials/*.json")):
+    while not list(killed.glob("trials/*/*.npz")):
         assert proc.poll() is None and time.monotonic() < deadline, "the study ended too soon"
         time.sleep(0.01)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    first = list((killed / "trials").glob("*.json"))
+    first = list((killed / "trials").glob("*/*.npz"))
     assert len(first) == 1 and not (killed / "study.json").exists()
     kept = first[0].read_bytes()
 

@@ -215,16 +215,16 @@ def test_a_study_caps_its_trial_epochs_and_algorithms_before_making_them(monkeyp
     # (_setup patched: the grid must not be expanded)
     from fastnet.study import MAX_GRID_CELLS, MAX_TRIAL_EPOCHS, _setup
 
-    assert MAX_TRIAL_EPOCHS == 100_000_000 and MAX_GRID_CELLS == 10_000
-    with pytest.raises(ValueError, match=r"`trials` x `limit` must be at most 100,000,000 "
-                                         r"\(MAX_TRIAL_EPOCHS.*got 100000 x 10000000"):
-        Study("xor", trials=100_000, limit=10_000_000)
-    assert Study("xor", trials=10_000, limit=10_000).limit == 10_000
+    assert MAX_TRIAL_EPOCHS == 10_000_000_000 and MAX_GRID_CELLS == 10_000
+    with pytest.raises(ValueError, match=r"`trials` x `limit` must be at most 10,000,000,000 "
+                                         r"\(MAX_TRIAL_EPOCHS.*got 10000 x 10000000"):
+        Study("xor", trials=10_000, limit=10_000_000)
+    assert Study("xor", trials=1_000_000, limit=10_000).limit == 10_000
     monkeypatch.setattr(_setup, "expand_grid", lambda spec: pytest.fail("expanded first"))
     with pytest.raises(ValueError, match=r"`algorithms` must name at most 10000 algorithms"):
         Study("xor", [GRID_10K, "rprop+"])
     monkeypatch.undo()
-    assert cli.main(["study", "xor", "-k", "100000", "-T", "10000000", "-q"]) == 1
+    assert cli.main(["study", "xor", "-k", "10000", "-T", "10000000", "-q"]) == 1
 
 
 @pytest.mark.parametrize("how", ["train_rprop", "lanes", "serial", "lm"])

@@ -117,3 +117,30 @@ class TaskProgress:
             sys.stderr.flush()
         else:
             _err(line)
+
+
+class StudyLines:
+    """Progress of ``fastnet study`` on stderr: `run_study`'s lines, each algorithm's
+    count of trials done and its ETA rewritten in place on a terminal; otherwise the
+    interim counts at most every PROGRESS_INTERVAL seconds (every other line always)."""
+
+    def __init__(self):
+        self.tty = sys.stderr.isatty()
+        self.last = -math.inf
+        self.open = False          # a rewritten line awaits its end
+
+    def __call__(self, line):
+        interim = getattr(line, "kind", None) == "chunk"
+        now = time.monotonic()
+        if interim and now - self.last < (0.2 if self.tty else PROGRESS_INTERVAL):
+            return
+        if interim:
+            self.last = now
+        if self.tty and interim:
+            sys.stderr.write("\r" + line + "\x1b[K")
+            self.open = True
+        else:
+            sys.stderr.write(("\r" if self.open else "") + line + "\x1b[K\n"
+                             if self.tty else line + "\n")
+            self.open = False
+        sys.stderr.flush()

@@ -9,7 +9,8 @@ def _study(args):
     parameters (lists are grids: every cell is trained), K trials each from the same initial
     weights, success within T epochs; prints Hamey's measures, Lawrence's description and
     log-rank tests, and writes a page, every trial and a summary into -o DIR (rerun to
-    resume)."""
+    resume: each finished chunk of trials is kept). -j N trains the chunks in N processes,
+    --scheduler on a Dask cluster."""
     from fastnet.study import Study, run_study, summary_markdown
 
     study = Study(args.task, tuple(args.algorithms), network=args.network, trials=args.trials,
@@ -17,9 +18,18 @@ def _study(args):
                   init_scale=args.init_scale, hidden_activation=args.hidden_activation,
                   output_activation=args.output_activation, shortcut=args.shortcut,
                   cost=args.cost)
-    progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
-    result = run_study(study, args.out, root=args.data, progress=progress,
-                       pictures=not args.no_pictures)
+    from fastnet.cli._progress import StudyLines
+
+    progress = None if args.quiet else StudyLines()
+    try:
+        result = run_study(study, args.out, root=args.data, progress=progress,
+                           pictures=not args.no_pictures, n_jobs=args.jobs,
+                           scheduler=args.scheduler)
+    except KeyboardInterrupt:
+        if args.out is not None and not args.quiet:
+            print(f"fastnet: interrupted; the finished chunks of trials are saved in "
+                  f"{args.out}: rerun the same command to resume.", file=sys.stderr)
+        raise
     print(summary_markdown(result))
     if args.out is not None and not args.quiet:
         print(f"fastnet: wrote study.html, trials.csv, study.json, summary.md into {args.out}",
@@ -30,6 +40,7 @@ def _study(args):
 def add_study_parser(sub, positive_int, seed):
     """Add ``study`` to the subcommands ``sub`` (``positive_int``, ``seed``: the
     command line's argument types)."""
+    from fastnet.cli._common import _jobs_option
     from fastnet.study._setup import ACTIVATIONS
 
     st = sub.add_parser("study", help="Hamey's timing study of algorithms on one task "
@@ -66,6 +77,12 @@ def add_study_parser(sub, positive_int, seed):
     st.add_argument("--out", "-o", metavar="DIR", default=None,
                     help="output directory: study.html, trials.csv, study.json, summary.md "
                     "(rerun to resume)")
+    st.add_argument("--jobs", "-j", type=_jobs_option(), default=1, metavar="N",
+                    help="local worker processes training chunks of trials (default 1; -1 = "
+                    "all cores); the trials train alike whatever N")
+    st.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                    help="train on a Dask cluster, e.g. tcp://host:8786 (needs "
+                    "dask.distributed; the workers need fastnet)")
     st.add_argument("--no-pictures", action="store_true",
                     help="no graphs in the page (no matplotlib needed)")
     st.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")

@@ -28,11 +28,14 @@ _LAZY = {
     **dict.fromkeys(["MAX_LIMIT", "MAX_TRIALS", "MAX_GRID_CELLS", "MAX_TRIAL_EPOCHS", "Study",
                      "expand_grid", "grid_size"], "fastnet.study._setup"),
     **dict.fromkeys(["summary_markdown", "write_study"], "fastnet.study._write"),
+    **dict.fromkeys(["CHUNK_TRIALS", "CHUNK_TRIAL_EPOCHS"], "fastnet.study._chunks"),
+    "StudyProgress": "fastnet.study._schedule",
 }
 
 __all__ = ["Study", "run_study", "StudyResult", "AlgorithmTrials", "LogRank", "logrank_test",
            "expand_grid", "grid_size", "write_study", "summary_markdown", "ALPHA", "MAX_TRIALS",
-           "MAX_LIMIT", "MAX_GRID_CELLS", "MAX_TRIAL_EPOCHS", "cost_unit", "COST_UNITS"]
+           "MAX_LIMIT", "MAX_GRID_CELLS", "MAX_TRIAL_EPOCHS", "cost_unit", "COST_UNITS",
+           "CHUNK_TRIALS", "CHUNK_TRIAL_EPOCHS", "StudyProgress"]
 
 
 def __getattr__(name):

@@ -2,10 +2,7 @@
 algorithm, then Hamey's measures, Lawrence's descriptions and log-rank tests."""
 from __future__ import annotations
 
-import json
-import math
 import os
-import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -274,46 +271,6 @@ def _network(study, n_in, n_out, default_hidden):
                output_activation=study.output_activation)
 
 
-def _train(study, net, X, Y, spec):
-    """(epochs, success, cpu_time, diverged, traversals, flops) of one algorithm's K
-    trials: in one `train_many` call; after a divergence, every trial alone
-    (`fastnet.train` from the same initial weights), the diverged ones failures at T
-    (their traversals and flops NaN: the error holds no count)."""
-    from fastnet.algorithms import from_spec
-    from fastnet.exceptions import DivergenceError, NoConvergenceWarning
-    from fastnet.training import train, train_many
-    from fastnet.training import draw_trials
-
-    algorithm, stop, K, T = from_spec(spec), study.criterion(), study.trials, study.limit
-    kw = dict(algorithm=algorithm, stop=stop, strip=1, max_epochs=T)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NoConvergenceWarning)     # failures are data
-        try:
-            r = train_many(net, X, Y, n_trials=K, seed=study.seed, init_scale=study.init_scale,
-                           **kw)
-            counts = [r[i].traversals for i in range(K)]
-            return (r.epochs.copy(), np.array(r.stop_reason) == stop.name, r.cpu_time.copy(),
-                    np.zeros(K, bool), np.array([c.training for c in counts], float),
-                    np.array([c.flops for c in counts], float))
-        except DivergenceError:
-            pass
-        W, _ = draw_trials(net, K, study.seed, study.init_scale)
-        seeds = np.random.SeedSequence(study.seed).spawn(K) if algorithm.draws else [None] * K
-        epochs, success = np.full(K, T, np.intp), np.zeros(K, bool)
-        cpu, diverged = np.zeros(K), np.zeros(K, bool)
-        traversals, flops = np.full(K, np.nan), np.full(K, np.nan)
-        for i in range(K):
-            c0 = time.process_time()
-            try:
-                one = train(net.copy().set_weights(W[i]), X, Y, seed=seeds[i], **kw)
-                epochs[i], success[i] = one.epochs, one.stop_reason == stop.name
-                traversals[i], flops[i] = one.traversals.training, one.traversals.flops
-            except DivergenceError as exc:
-                epochs[i], diverged[i] = exc.epoch, True
-            cpu[i] = time.process_time() - c0
-        return epochs, success, cpu, diverged, traversals, flops
-
-
 def _describe(x):
     from fastnet.stats import describe
 
@@ -334,95 +291,41 @@ def _analyse(study, spec, group, data):
                            hamey, _describe(epochs[success]), _describe(cpu))
 
 
-def _cell_path(out, study, spec, data_sha256):
-    return Path(out) / "trials" / f"{study.cell_hash(spec, data_sha256)}.json"
-
-
-def _load_cell(path, study, spec, data_sha256):
-    """A finished algorithm's trials from its file: None if absent; a ValueError naming
-    the file if it does not parse or holds trials this set-up cannot have (another
-    set-up, edited by hand: a trial's epochs outside 0..T, a flag not 0 or 1, a negative
-    or non-finite CPU time, a count other than K). A file written before studies
-    counted traversals (without ``traversals``) is None too: trained again."""
-    from fastnet._files import read_json_record
-
-    d = read_json_record(path, "a study's trials file", "train that algorithm again")
-    if d is None:
-        return None
-    K, T = study.trials, study.limit
-
-    def column(key, dtype, ok):
-        v = d.get(key) if isinstance(d, dict) else None
-        if (not isinstance(v, list) or len(v) != K
-                or not all(type(x) in (int, float, type(None)) and ok(x) for x in v)):
-            raise ValueError(f"{path}: `{key}` must be {K} values ({ok.__doc__}), as this "
-                             f"study writes them; delete the file to train that algorithm "
-                             "again.")
-        return np.array([np.nan if x is None else x for x in v], dtype)
-
-    def epoch(x):
-        """integers from 0 to the epoch limit"""
-        return type(x) is int and 0 <= x <= T
-
-    def flag(x):
-        """0 or 1"""
-        return type(x) is int and x in (0, 1)
-
-    def seconds(x):
-        """finite seconds, not negative"""
-        return math.isfinite(x) and x >= 0
-
-    def count(x):
-        """whole numbers, not negative, or null where unknown"""
-        return x is None or (type(x) is int and x >= 0)
-
-    if not isinstance(d, dict) or d.get("hash") != path.stem or d.get("algorithm") != spec \
-            or d.get("identity") != study.identity(data_sha256):
-        raise ValueError(f"{path}: not the trials of {spec!r} in this study's set-up (its "
-                         "hash, algorithm or set-up differ from the file's name); delete it "
-                         "to train that algorithm again.")
-    if "traversals" not in d or "flops" not in d:
-        return None                           # (written before traversals were kept)
-    return (column("epochs", np.intp, epoch), column("success", bool, flag),
-            column("cpu_time", float, seconds), column("diverged", bool, flag),
-            column("traversals", float, count), column("flops", float, count))
-
-
-def _save_cell(path, study, spec, data_sha256, data):
-    from fastnet._files import atomic_write
-
-    epochs, success, cpu, diverged, traversals, flops = data
-
-    def counts(v):
-        return [int(x) if np.isfinite(x) else None for x in v]
-
-    record = {"identity": study.identity(data_sha256), "algorithm": spec,
-              "hash": study.cell_hash(spec, data_sha256),
-              "epochs": epochs.tolist(), "success": success.astype(int).tolist(),
-              "cpu_time": cpu.tolist(), "diverged": diverged.astype(int).tolist(),
-              "traversals": counts(traversals), "flops": counts(flops)}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, [json.dumps(record).encode("utf-8")])
-
-
 def run_study(study: Study, out: str | os.PathLike | None = None, *, root=None,
-              progress=None, pictures: bool = True) -> StudyResult:
+              progress=None, pictures: bool = True, n_jobs: int = 1,
+              scheduler=None) -> StudyResult:
     """Run a timing study (Hamey 1992): every algorithm's K trials, then the measures.
+
+    The K trials of each algorithm train in chunks of at most
+    :data:`fastnet.study.CHUNK_TRIALS` trials, each chunk in one
+    :func:`fastnet.train_many` call; a trial's initial weights (and own seed) depend only
+    on the study's seed and the trial's index, so a trial trains alike whatever the
+    chunks run on (this process, ``n_jobs`` processes, a Dask cluster) and whether the
+    study was interrupted; only CPU times differ.
 
     Parameters
     ----------
     study : Study
     out : path, optional
-        Output directory: each finished algorithm's trials are written there
-        atomically (``trials/<hash>.json``) under a lock, and a rerun reuses them
-        (resuming); at the end the page ``study.html``, ``trials.csv``,
-        ``study.json`` and ``summary.md`` (see :func:`fastnet.study.write_study`).
+        Output directory: each finished chunk of trials is written there atomically
+        (``trials/<hash>/<lo>-<hi>.npz``, the hash naming the set-up and the algorithm)
+        under a lock, and a rerun reuses them (resuming where a killed study stopped);
+        at the end the page ``study.html``, ``trials.csv``, ``study.json`` and
+        ``summary.md`` (see :func:`fastnet.study.write_study`).
     root : path, optional
         Proben1 data directory (a Proben1 task).
     progress : callable, optional
-        ``progress(line)`` with a line per algorithm started and finished.
+        ``progress(line)`` with a line per algorithm started, per chunk finished (trials
+        done of K and an ETA) and per algorithm finished: each line a
+        :class:`~fastnet.study.StudyProgress`, a ``str`` carrying these numbers.
     pictures : bool, default True
         Draw the graphs into the page (needs matplotlib).
+    n_jobs : int, default 1
+        Local worker processes (joblib ``loky``), -1 for every core; the workers exit
+        when this process dies. Ignored with ``scheduler``.
+    scheduler : str or dask.distributed.Client, optional
+        Train the chunks on a Dask cluster (an address such as ``"tcp://host:8786"``);
+        its workers need fastnet (and a Proben1 task's data is sent with each chunk).
 
     Returns
     -------
@@ -433,17 +336,23 @@ def run_study(study: Study, out: str | os.PathLike | None = None, *, root=None,
     FileLockedError
         If another process is writing into ``out``.
     ValueError, TypeError
-        For a bad task, network or algorithm (naming it).
+        For a bad task, network, algorithm or ``n_jobs`` (naming it), and for a chunk
+        file in ``out`` that does not read or holds trials of another set-up.
+    ConnectionError
+        If the Dask scheduler cannot be reached.
     """
     from fastnet._files import exclusive_lock
+    from fastnet.study._schedule import check_jobs
 
     if not isinstance(study, Study):
         raise TypeError(f"`study` must be a fastnet.study.Study, got {type(study).__name__}.")
+    n_jobs = check_jobs(n_jobs, scheduler)
     name, X, Y, hidden, sha = load_task(study.task, root)
     net = _network(study, X.shape[1], Y.shape[1], hidden)
     say = progress if progress is not None else (lambda line: None)
+    where = (n_jobs, scheduler)
     if out is None:
-        return _run(study, name, net, X, Y, sha, None, say)
+        return _run(study, name, net, X, Y, sha, None, say, where)
     out = Path(os.fspath(out))
     out.mkdir(parents=True, exist_ok=True)
     from fastnet.study._write import OUTPUTS, write_study
@@ -455,46 +364,78 @@ def run_study(study: Study, out: str | os.PathLike | None = None, *, root=None,
             raise ValueError(f"`out` {str(out)!r}: {p} must be {kind} (or absent), as the "
                              "study writes it; move it away.")
     with exclusive_lock(out / "study.json"):
-        result = _run(study, name, net, X, Y, sha, out, say)
+        result = _run(study, name, net, X, Y, sha, out, say, where)
         write_study(result, out, pictures=pictures)
     return result
 
 
-def _run(study, name, net, X, Y, sha, out, say):
-    cells = []
-    n = len(study.algorithms)
-    for k, (spec, group) in enumerate(zip(study.algorithms, study.groups), 1):
-        path = _cell_path(out, study, spec, sha) if out is not None else None
-        data = _load_cell(path, study, spec, sha) if path is not None else None
-        if data is not None:
-            say(f"study: [{k}/{n}] {spec}: {study.trials} trials already in {path.name}")
-        else:
-            say(f"study: [{k}/{n}] {spec}: training {study.trials} trials ...")
-            t0 = time.process_time()
-            data = _train(study, net, X, Y, spec)
-            if path is not None:
-                _save_cell(path, study, spec, sha, data)
-            ok = np.count_nonzero(data[1] & (data[0] < study.limit))  # as _analyse counts
-            say(f"study: [{k}/{n}] {spec}: {ok}/{study.trials} "
-                f"successful, {time.process_time() - t0:.1f} s CPU")
-        cells.append(_analyse(study, spec, group, data))
+def _run(study, name, net, X, Y, sha, out, say, where):
+    from fastnet.study._schedule import train_all
+
+    trained = train_all(study, net, X, Y, sha, out, say, *where)
+    cells = [_analyse(study, spec, group, data)
+             for spec, group, data in zip(study.algorithms, study.groups, trained)]
     cells = _mark_best(cells)
     unit, why = cost_unit(cells, study.cost)
     return StudyResult(study, name, net.layer_sizes, tuple(cells),
                        _logrank_tests(cells, study.limit, seed=study.seed, unit=unit),
                        data_sha256=sha, cost_unit=unit, cost_reason=why)
 
-
 #: Resamples of the bootstrap interval of a ratio of medians.
 BOOTSTRAP_RESAMPLES = 2000
+
+
+#: Most trials whose bootstrap resamples are drawn index by index (B x K integers); beyond
+#: it each resample's median is drawn by binomial splits of the sorted trials.
+BOOTSTRAP_DIRECT_MAX = 5000
 
 
 def _resampled_medians(times, seed, k):
     """Medians of `BOOTSTRAP_RESAMPLES` resamples (with replacement) of one algorithm's
     trial times, from a stream of its own (the study's seed and its index `k`)."""
     rng = np.random.default_rng([seed, k])
+    if times.size > BOOTSTRAP_DIRECT_MAX:
+        return _split_medians(np.sort(times), rng, BOOTSTRAP_RESAMPLES)
     draws = rng.integers(0, times.size, size=(BOOTSTRAP_RESAMPLES, times.size))
     return np.median(times[draws], axis=1)
+
+
+def _split_medians(values, rng, resamples):
+    """Medians of ``resamples`` resamples of the sorted ``values`` (n), each drawn as the
+    resample's middle order statistics without the resample: how many of its n draws
+    fall in the left half of a range of sorted positions is binomial given how many fall
+    in the range, so halving the range around the wanted rank, log2(n) times, finds the
+    position holding it (the same law as sorting n draws: O(B log n) work and memory).
+    An even n's two middle ranks share their splits while they share a range (the halves
+    are then independent given their counts)."""
+    n = values.size
+    ranks = sorted({(n - 1) // 2, n // 2})
+    B = resamples
+    lo = [np.zeros(B, np.int64) for _ in ranks]
+    hi = [np.full(B, n, np.int64) for _ in ranks]
+    count = [np.full(B, n, np.int64) for _ in ranks]
+    before = [np.zeros(B, np.int64) for _ in ranks]
+    while any(bool(np.any(h - v > 1)) for v, h in zip(lo, hi)):
+        shared = None
+        for j, r in enumerate(ranks):
+            width = hi[j] - lo[j]
+            mid = lo[j] + width // 2
+            p = np.where(width > 1, (mid - lo[j]) / np.maximum(width, 1), 1.0)
+            left = rng.binomial(count[j], p)
+            if shared is not None:        # (the same range as the lower rank's: its split)
+                same = (lo[j] == shared[0]) & (hi[j] == shared[1])
+                left = np.where(same, shared[2], left)
+            if j == 0 and len(ranks) > 1:
+                shared = (lo[0].copy(), hi[0].copy(), left)
+            go_left = before[j] + left > r
+            active = width > 1
+            hi[j] = np.where(active & go_left, mid, hi[j])
+            before[j] = np.where(active & ~go_left, before[j] + left, before[j])
+            count[j] = np.where(active, np.where(go_left, left, count[j] - left), count[j])
+            lo[j] = np.where(active & ~go_left, mid, lo[j])
+    if len(ranks) == 1:
+        return values[lo[0]].astype(float)
+    return (values[lo[0]] + values[lo[1]]) / 2.0
 
 
 def _ratio_interval(medians_a, medians_b, level=0.95):

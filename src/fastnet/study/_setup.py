@@ -18,7 +18,7 @@ __all__ = ["Study", "expand_grid", "grid_size", "MAX_TRIALS", "MAX_LIMIT", "MAX_
            "MAX_TRIAL_EPOCHS", "ACTIVATIONS"]
 
 #: Most trials per algorithm (`Study.trials`).
-MAX_TRIALS = 100_000
+MAX_TRIALS = 10_000_000
 #: Largest epoch limit T (`Study.limit`).
 MAX_LIMIT = 10_000_000
 #: Activations a study's network may take.
@@ -32,10 +32,11 @@ _RC = re.compile(r"^\s*r_?c\s*=\s*([0-9.eE+\-]+)\s*$")
 #: The most cells one algorithm grid of a study may have, and the most algorithms of
 #: a study, all grids together (checked before any is made).
 MAX_GRID_CELLS = 10_000
-#: The most trial-epochs of one algorithm, trials K x epoch limit T (100,000,000):
-#: its K trials train together and keep a training error per epoch (8 bytes), at most
-#: 800 MB (checked before anything is trained or allocated).
-MAX_TRIAL_EPOCHS = 100_000_000
+#: The most trial-epochs of one algorithm, trials K x epoch limit T (10^10): a bound on
+#: the work asked for, checked before anything is trained. (Memory does not grow with it:
+#: the trials train in chunks of at most `fastnet.study.CHUNK_TRIAL_EPOCHS` trial-epochs,
+#: and a study keeps a few numbers per trial.)
+MAX_TRIAL_EPOCHS = 10_000_000_000
 
 
 def expand_grid(spec):
@@ -270,9 +271,8 @@ class Study:
         put("limit", check_count(self.limit, "limit", MAX_LIMIT))
         if self.trials * self.limit > MAX_TRIAL_EPOCHS:
             raise ValueError(f"`trials` x `limit` must be at most {MAX_TRIAL_EPOCHS:,} "
-                             f"(MAX_TRIAL_EPOCHS: the trials train together, keeping an error "
-                             f"per epoch), got {self.trials} x {self.limit} = "
-                             f"{self.trials * self.limit:,}.")
+                             f"(MAX_TRIAL_EPOCHS: the trial-epochs of one algorithm), got "
+                             f"{self.trials} x {self.limit} = {self.trials * self.limit:,}.")
         given = [self.algorithms] if isinstance(self.algorithms, str) else list(self.algorithms)
         if not given:
             raise ValueError("`algorithms` must name at least one algorithm, got none.")

@@ -327,20 +327,48 @@ def _trials_csv(result):
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["algorithm", "trial", "epochs", "success", "time_to_success", "cpu_time",
                 "diverged", "traversals", "flops"])
-
-    def count(v):
-        return int(v) if np.isfinite(v) else ""
-
     for a in result.algorithms:
-        for i in range(a.epochs.size):
-            ok = bool(a.success[i])
-            w.writerow([a.spec, i, int(a.epochs[i]), int(ok), int(a.epochs[i]) if ok else "",
-                        repr(float(a.cpu_time[i])), int(a.diverged[i]),
-                        count(a.traversals[i]), count(a.flops[i])])
+        one = io.StringIO()
+        csv.writer(one, lineterminator="").writerow([a.spec])       # (quoted as csv quotes)
+        name = one.getvalue().replace("%", "%%")         # (a format below)
+        # (columns made text whole, then joined: no csv call per trial)
+        epochs = a.epochs.astype(np.int64).tolist()
+        ok = a.success.astype(bool).tolist()
+        to_success = [str(e) if s else "" for e, s in zip(epochs, ok)]
+        cpu = map(repr, a.cpu_time.astype(float).tolist())
+        diverged = a.diverged.astype(np.int64).tolist()
+        trav, flops = (_counts_text(v) for v in (a.traversals, a.flops))
+        ok = map(int, ok)
+        buf.writelines(map(f"{name},%d,%d,%d,%s,%s,%d,%s,%s\n".__mod__,
+                           zip(range(len(epochs)), epochs, ok, to_success, cpu, diverged, trav,
+                               flops)))
     return buf.getvalue()
 
 
-def _json(result):
+def _counts_text(values):
+    """Whole counts as text, "" where unknown (NaN)."""
+    values = np.asarray(values, dtype=float)
+    known = np.isfinite(values)
+    whole = np.where(known, values, 0).astype(np.int64).tolist()
+    if known.all():
+        return list(map(str, whole))
+    return [str(v) if k else "" for v, k in zip(whole, known.tolist())]
+
+
+def _json_list(values):
+    """A JSON array of numbers in one line (null where not finite), as ``json.dumps``
+    writes each number."""
+    values = np.asarray(values)
+    if values.dtype.kind in "biu":
+        return "[" + ", ".join(map(str, values.astype(np.int64).tolist())) + "]"
+    known = np.isfinite(values)
+    if known.all():
+        return "[" + ", ".join(map(repr, values.tolist())) + "]"
+    return "[" + ", ".join(repr(v) if k else "null"
+                           for v, k in zip(values.tolist(), known.tolist())) + "]"
+
+
+def _json(result, *, placeholders=False):
     def num(v):
         v = float(v)
         return v if math.isfinite(v) else None
@@ -366,11 +394,9 @@ def _json(result):
                 k: num(v) for k, v in a.cpu_description.as_dict().items()},
             "cost_per_epoch": {k: num(a.cost_per_epoch(k))
                                for k in ("traversals", "flops", "CPU time")},
-            "trials": {"epochs": a.epochs.tolist(), "success": a.success.astype(int).tolist(),
-                       "cpu_time": a.cpu_time.tolist(), "diverged": a.diverged.astype(int).tolist(),
-                       "traversals": [None if not math.isfinite(v) else int(v)
-                                      for v in a.traversals],
-                       "flops": [None if not math.isfinite(v) else int(v) for v in a.flops]}})
+            # (placeholders: `_json_text` writes each column in one line)
+            "trials": ({k: f"@@{len(algos)}:{k}@@" for k in _TRIAL_COLUMNS} if placeholders
+                       else {k: json.loads(text) for k, text in _trial_columns(a).items()})})
     return {"study": result.study.identity(result.data_sha256), "task": result.task_name,
             "layer_sizes": list(result.layer_sizes), "algorithms": algos,
             "cost_unit": result.cost_unit, "cost_reason": result.cost_reason,
@@ -379,6 +405,28 @@ def _json(result):
                          "median_ratio": num(t.median_ratio), "median_bound": t.median_bound,
                          "median_ratio_interval": [num(x) for x in t.median_ratio_interval],
                          "better": t.better} for t in result.logrank]}
+
+
+_TRIAL_COLUMNS = ("epochs", "success", "cpu_time", "diverged", "traversals", "flops")
+
+
+def _trial_columns(a):
+    """{column: JSON array text} of one algorithm's trials (counts whole, or null)."""
+    return {"epochs": _json_list(a.epochs), "success": _json_list(a.success.astype(np.int64)),
+            "cpu_time": _json_list(a.cpu_time.astype(float)),
+            "diverged": _json_list(a.diverged.astype(np.int64)),
+            "traversals": "[" + ", ".join(t or "null" for t in _counts_text(a.traversals)) + "]",
+            "flops": "[" + ", ".join(t or "null" for t in _counts_text(a.flops)) + "]"}
+
+
+def _json_text(result):
+    """``study.json``: `_json` indented, each trial column one line of numbers (a study of
+    a million trials: a JSON encoder call per number would take seconds)."""
+    text = json.dumps(_json(result, placeholders=True), indent=1) + "\n"
+    for k, a in enumerate(result.algorithms):
+        for name, column in _trial_columns(a).items():
+            text = text.replace(f'"@@{k}:{name}@@"', column, 1)
+    return text
 
 
 def _graphs(result, plots):
@@ -570,7 +618,7 @@ def write_study(result, out, *, pictures=True):
 
     out = Path(out)
     files = {"summary.md": summary_markdown(result), "trials.csv": _trials_csv(result),
-             "study.json": json.dumps(_json(result), indent=1) + "\n",
+             "study.json": _json_text(result),
              "study.html": study_html(result, pictures=pictures)}
     for name, text in files.items():
         atomic_write(out / name, [text.encode("utf-8")])
