@@ -113,7 +113,7 @@ def train_chunk(study, spec, net, X, Y, lo, hi):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoConvergenceWarning)     # failures are data
         try:
-            r = train_many(net, X, Y, initial_weights=W, seed=seed, **kw)
+            r = train_many(net, X, Y, initial_weights=W, seed=seed, history=False, **kw)
             traversals, flops = _counts(r, net, n)
             return lo, hi, (np.asarray(r.epochs[:n], np.int64).copy(),
                             np.array(r.stop_reason[:n]) == stop.name,
