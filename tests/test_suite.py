@@ -128,6 +128,15 @@ def test_suite_refuses_too_many_runs_before_training(tmp_path):
         run_suite("xor", tmp_path)
 
 
+def test_one_run_per_configuration_on_generated_tasks(tmp_path, capsys):
+    # (issue 46, item 4: `-r 1` trained each cell as one lane, and the success criterion read
+    # that lane's strided weights: "ndarray is not C-contiguous" on every generated task)
+    assert cli.main(["suite", "-p", "xor", "parity3", "-a", "rprop+", "-r", "1", "-s", "1",
+                     "-o", str(tmp_path / "s"), "--no-pictures", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "| rprop+ | 0 |" in out and "1/1" in out
+
+
 # ---------------------------------------------------------------- the issue's command
 
 def _fastnet(args, **kw):
