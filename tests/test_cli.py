@@ -480,3 +480,24 @@ def test_html_without_out_says_the_real_size(command, bench_file, capsys):
     page = bench_file.parent / f"{command}.html"
     assert cli.main(argv + ["-f", "html", "-o", str(page)]) == 0
     assert int(m.group(1)) == round(page.stat().st_size / 1024)
+
+
+@pytest.mark.parametrize("cmd", [["reproduce", "lawrence"], ["reproduce", "proben1", "linear", "-p", "cancer1"]])
+@pytest.mark.parametrize("where", ["missing", "directory"])
+def test_reproduce_refuses_out_before_training(cmd, where, tmp_path, capsys, monkeypatch):
+    # (issue 46, item 7: reproduce lawrence failed only after all the training, naming a
+    # temporary file)
+    import fastnet.experiment
+    import fastnet.reproduction
+
+    def trained(*args, **kw):
+        raise AssertionError("trained before checking --out")
+
+    monkeypatch.setattr(fastnet.reproduction, "reproduce_lawrence", trained)
+    monkeypatch.setattr(fastnet.experiment, "run_experiment", trained)
+    out = tmp_path / "missing_dir" / "x.json" if where == "missing" else tmp_path
+    assert cli.main(cmd + ["-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    expected = (f"`--out`: no such directory {tmp_path / 'missing_dir'}." if where == "missing"
+                else f"`--out` must name a file, got the directory {tmp_path}.")
+    assert err.strip() == f"fastnet: error: {expected}"

@@ -329,6 +329,7 @@ def _reproduce(args):
 
     runs = args.runs if args.runs is not None else PROBEN1_RUNS[which]
     out = args.out or f"proben1-{which}.jsonl"
+    _check_out(args, out)
     exp = _experiment(args, problems, (which,), runs)
     t0 = time.perf_counter()
     res = _run(args, exp, out)
@@ -357,6 +358,7 @@ def _reproduce_lawrence(args):
     from fastnet._files import atomic_write
     from fastnet.reproduction import reproduce_lawrence
 
+    _check_out(args)                       # before the minutes (or hours) of training
     rep = reproduce_lawrence(args.runs, teachers=tuple(range(args.teachers)),
                              tables=tuple(sorted(set(args.tables))), seed=args.seed,
                              progress=lambda text: print(text, file=sys.stderr))
