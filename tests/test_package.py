@@ -231,3 +231,43 @@ def test_kernel_list_names_every_kernel_source():
     assert sorted(lists["headers"]) == sorted(f for f in files if f.endswith((".h", ".pxd")))
     with open(os.path.join(root, "CMakeLists.txt")) as f:
         assert "kernels.txt" in f.read()
+
+
+# ---- the distribution's name (issue 46, item 14)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: The distribution's name: "fastnet" on the package index is another project.
+DISTRIBUTION = "fastnet-mlp"
+
+
+def _text_files():
+    yield os.path.join(ROOT, "README.md")
+    yield os.path.join(ROOT, "pyproject.toml")
+    for top, suffixes in (("src", (".py", ".pyx", ".pxd", ".h", ".txt")), ("docs", (".md", ".py")),
+                          ("benchmarks", (".md", ".py"))):
+        for folder, _, files in os.walk(os.path.join(ROOT, top)):
+            yield from (os.path.join(folder, f) for f in files if f.endswith(suffixes))
+
+
+def test_no_install_hint_names_the_other_projects_distribution():
+    # `pip install "fastnet[onnx]"` installs an unrelated project called fastnet from the
+    # package index: hints name the packages, or ".[onnx]" from a checkout
+    offenders = []
+    for path in _text_files():
+        with open(path, encoding="utf-8") as f:
+            offenders += [f"{os.path.relpath(path, ROOT)}:{i}: {line.strip()}"
+                          for i, line in enumerate(f, 1) if "fastnet[" in line]
+    assert offenders == []
+
+
+def test_distribution_has_a_name_of_its_own_and_installs_fastnet():
+    tomllib = pytest.importorskip("tomllib")        # (Python 3.11+)
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        project = tomllib.load(f)["project"]
+    assert project["name"] == DISTRIBUTION
+    assert project["scripts"] == {"fastnet": "fastnet.cli:main"}
+    assert {"test", "onnx", "plot", "sklearn", "dask"} <= set(project["optional-dependencies"])
+    import importlib.metadata
+
+    installed = importlib.metadata.packages_distributions().get("fastnet", [])
+    if DISTRIBUTION in installed:                  # (an older install of a checkout says "fastnet")
+        assert importlib.metadata.version(DISTRIBUTION) == fastnet.__version__

@@ -43,7 +43,7 @@ def _export_parser(sub):
                         description=_export.__doc__ + " See fastnet.export.")
     ex.add_argument("network", metavar="NET.npz", help="a network file (fastnet.MLP.save)")
     ex.add_argument("--format", "-f", choices=("onnx", "c"), required=True,
-                    help="onnx: an ONNX model (needs the onnx package: fastnet[onnx]); "
+                    help="onnx: an ONNX model (needs the onnx package: pip install onnx); "
                     "c: one self-contained C99 file")
     ex.add_argument("--out", "-o", metavar="FILE", required=True,
                     help="the file to write (replaced atomically)")
