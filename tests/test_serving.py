@@ -80,8 +80,9 @@ def test_predict_converts_what_is_not_c_contiguous_float64():
                   X.tolist(), np.vstack([X, X])[::2], X[:, :, None][:, :, 0]):
         assert_allclose(net.predict(other), ref.predict(net, np.asarray(other, float)), **TOL)
     assert_array_equal(net.predict(np.asfortranarray(X)), expected)
-    assert_allclose(net.predict(X.astype(np.float32)), ref.predict(net, X.astype(np.float32)),
-                    **TOL)
+    with pytest.warns(UserWarning, match="`X` has dtype float32"):
+        assert_allclose(net.predict(X.astype(np.float32)), ref.predict(net, X.astype(np.float32)),
+                        **TOL)
     assert net.predict(np.zeros((0, 7))).shape == (0, net.n_out)
 
 
