@@ -263,15 +263,15 @@ def test_reproduce_pivot_unknown_problem(proben1_root, tmp_path, capsys):
 def test_demo(capsys):
     assert cli.main(["demo", "--runs", "2"]) == 0
     out = capsys.readouterr().out
-    assert "fastnet demo: 2 RPROP runs per task" in out
-    # one row per generated task: its runs, how many stopped by their criterion (at
-    # most all), the median epochs, a test error or '-', and a positive training speed
-    rows = {line.split("  ")[0]: line.split()[-6:] for line in out.splitlines()
+    assert "fastnet demo: 3 small tasks, each trained 2 times from random weights with RPROP" in out
+    # one row per generated task: how many runs reached the goal (at most all), the median
+    # epochs to it, a test NMSE or '-', and a positive training speed
+    rows = {line.split("  ")[0]: line.split()[-8:] for line in out.splitlines()
             if line.startswith(("XOR", "encoder", "teacher"))}
     assert len(rows) == 3
-    for task, (runs, stopped, epochs, test, _cpu, rate) in rows.items():
-        assert int(runs) == 2 and 0 <= int(stopped) <= 2
-        assert float(epochs) >= 1 and float(rate) > 0
+    for task, (reached, of, runs, _, epochs, test, _cpu, rate) in rows.items():
+        assert (of, runs) == ("of", "2") and 0 <= int(reached) <= 2
+        assert (epochs == "-" or float(epochs) >= 1) and float(rate) > 0
         assert (test == "-") == task.startswith(("XOR", "encoder"))
     assert "nan" not in out
 
@@ -281,11 +281,34 @@ def test_demo_is_a_library_function():
 
     res = run_demo(runs=3, seed=1)
     assert [r.runs for r in res.rows] == [3, 3, 3]
-    assert res.rows[0].median_test_error is None and res.rows[2].median_test_error > 0
+    assert res.rows[0].median_test_nmse is None and res.rows[2].median_test_nmse > 0
     assert run_demo(runs=3, seed=1).rows[0].median_epochs == res.rows[0].median_epochs
     assert repr(res) == "DemoResult(3 tasks, 3 runs each, seed 1)"
     with pytest.raises(ValueError, match="`runs` must be >= 1"):
         run_demo(runs=0)
+
+
+def test_demo_shows_success_and_explains_its_columns(capsys):
+    # (issue 46, item 17: the demo printed XOR as "10 runs, stopped 4, median epochs 1000" and
+    # the teacher task as "stopped 0, median epochs 2000", its columns unexplained)
+    import time
+
+    t0 = time.process_time()
+    assert cli.main(["demo", "--quiet"]) == 0
+    assert time.process_time() - t0 < 5
+    out = capsys.readouterr().out
+    reached = {line.split("  ")[0]: line.split("  ")[1:] for line in out.splitlines()
+               if line.startswith(("XOR", "encoder", "teacher"))}
+    for task in ("XOR 2-2-1", "encoder 10-5-10", "teacher 5-5-1"):
+        cells = [c.strip() for c in reached[task] if c.strip()]
+        n, of, runs, _ = cells[0].split()
+        assert (of, runs) == ("of", "10") and int(n) >= 9, out          # (the defaults: 10 runs)
+        assert float(cells[1]) < 1000                                     # the goal, not the budget
+    assert "Goals -- XOR 2-2-1 and encoder 10-5-10: every output within 0.4 of its target" in out
+    text = " ".join(out.split())
+    for column in ("median epochs: to the goal", "test NMSE: median error on unseen patterns",
+                   "traversals/CPU s: connections computed per CPU second"):
+        assert column in text
 
 
 def test_bench_on_dask_scheduler(proben1_root, tmp_path, capsys):
@@ -425,7 +448,7 @@ def test_demo_shows_progress_on_stderr_and_quiet_silences_it(capsys):
     assert cli.main(["demo", "--runs", "2", "--seed", "4"]) == 0
     shown = capsys.readouterr()
     lines = shown.err.splitlines()
-    assert lines[0].startswith("[task 1/3] XOR 2-2-1 (success = correct): 0/2 runs  elapsed 0:00:")
+    assert lines[0].startswith("[task 1/3] XOR 2-2-1: 0/2 runs  elapsed 0:00:")
     assert any(line.startswith("[task 3/3] teacher") and "2/2 runs  elapsed 0:00:" in line for line in lines)
     assert cli.main(["demo", "--runs", "2", "--seed", "4", "--quiet"]) == 0
     quiet = capsys.readouterr()
@@ -443,8 +466,8 @@ def test_demo_batches_do_not_change_the_trials(monkeypatch):
     monkeypatch.setattr(demo, "DEMO_BATCH", 2)
     batched = demo.run_demo(runs=3, seed=2, progress=lambda *a: calls.append(a))
     for a, b in zip(whole.rows, batched.rows):
-        assert (a.task, a.runs, a.stopped, a.median_epochs, a.median_test_error, a.traversals) == (
-            b.task, b.runs, b.stopped, b.median_epochs, b.median_test_error, b.traversals)
+        assert (a.task, a.runs, a.succeeded, a.median_epochs, a.median_test_nmse, a.traversals) == (
+            b.task, b.runs, b.succeeded, b.median_epochs, b.median_test_nmse, b.traversals)
     assert [c[1:] for c in calls] == [(i, 3, done, 3) for i in (1, 2, 3) for done in (0, 2, 3)]
     with pytest.raises(TypeError, match="`progress` must be callable or None, got 'yes'"):
         demo.run_demo(runs=1, progress="yes")
@@ -480,3 +503,24 @@ def test_html_without_out_says_the_real_size(command, bench_file, capsys):
     page = bench_file.parent / f"{command}.html"
     assert cli.main(argv + ["-f", "html", "-o", str(page)]) == 0
     assert int(m.group(1)) == round(page.stat().st_size / 1024)
+
+
+@pytest.mark.parametrize("cmd", [["reproduce", "lawrence"], ["reproduce", "proben1", "linear", "-p", "cancer1"]])
+@pytest.mark.parametrize("where", ["missing", "directory"])
+def test_reproduce_refuses_out_before_training(cmd, where, tmp_path, capsys, monkeypatch):
+    # (issue 46, item 7: reproduce lawrence failed only after all the training, naming a
+    # temporary file)
+    import fastnet.experiment
+    import fastnet.reproduction
+
+    def trained(*args, **kw):
+        raise AssertionError("trained before checking --out")
+
+    monkeypatch.setattr(fastnet.reproduction, "reproduce_lawrence", trained)
+    monkeypatch.setattr(fastnet.experiment, "run_experiment", trained)
+    out = tmp_path / "missing_dir" / "x.json" if where == "missing" else tmp_path
+    assert cli.main(cmd + ["-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    expected = (f"`--out`: no such directory {tmp_path / 'missing_dir'}." if where == "missing"
+                else f"`--out` must name a file, got the directory {tmp_path}.")
+    assert err.strip() == f"fastnet: error: {expected}"

@@ -308,8 +308,9 @@ def test_proben1_tests_skip_saying_how_to_get_the_data(tmp_path, monkeypatch):
     monkeypatch.delenv("FASTNET_DATA", raising=False)
     monkeypatch.delenv("FASTNET_REQUIRE_DATA", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    with pytest.raises(pytest.skip.Exception, match=r"Proben1 data not found \(searched .*\)\. Get it with "
-                       r"`fastnet datasets fetch` .*or set FASTNET_DATA to a directory holding the \.dt files"):
+    with pytest.raises(pytest.skip.Exception, match=r"^needs the Proben1 data, which was not found: get "
+                       r"it with `fastnet datasets fetch` .*or set FASTNET_DATA to a directory holding the "
+                       r"\.dt files$"):
         conftest.proben1_root_or_skip()
     monkeypatch.setenv("FASTNET_REQUIRE_DATA", "1")
     with pytest.raises(pytest.fail.Exception, match="fastnet datasets fetch"):
@@ -318,3 +319,39 @@ def test_proben1_tests_skip_saying_how_to_get_the_data(tmp_path, monkeypatch):
     cache.mkdir(parents=True)
     (cache / "cancer1.dt").write_text("")
     assert conftest.proben1_root_or_skip() == cache
+
+
+def test_tests_without_data_are_summed_up_in_one_line(tmp_path):
+    """(issue 46, item 18) The test command ended with a line per test that needs the data,
+    each naming the folders searched (one of them beside the repository): now one line says
+    how many tests need the data and how to get it; FASTNET_REQUIRE_DATA=1 still fails them."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import conftest
+
+    tests = tmp_path / "repo" / "tests"
+    tests.mkdir(parents=True)
+    shutil.copy(conftest.__file__, tests / "conftest.py")
+    (tests / "test_needs_data.py").write_text(
+        "import pytest\n\n"
+        "def test_a(proben1_root):\n    pass\n\n"
+        "@pytest.mark.parametrize('k', [1, 2])\ndef test_b(proben1_root, k):\n    pass\n\n"
+        "def test_c():\n    pytest.skip('another reason')\n")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = {**os.environ, "FASTNET_DATA": str(empty), "XDG_CACHE_HOME": str(empty),
+           "PYTHONPATH": os.pathsep.join(sys.path)}
+    env.pop("FASTNET_REQUIRE_DATA", None)
+    run = [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-p", "no:randomly", str(tests)]
+    out = subprocess.run(run, cwd=tmp_path / "repo", env=env, capture_output=True, text=True).stdout
+    lines = [line for line in out.splitlines() if "Proben1" in line]
+    assert len(lines) == 1, out
+    assert lines[0].startswith("SKIPPED [3] tests/conftest.py:") and "fastnet datasets fetch" in lines[0]
+    assert "FASTNET_DATA" in lines[0] and str(tmp_path) not in out and "shared" not in out
+    assert "another reason" in out and "1 passed" not in out and "4 skipped" in out
+    env["FASTNET_REQUIRE_DATA"] = "1"
+    out = subprocess.run(run, cwd=tmp_path / "repo", env=env, capture_output=True, text=True).stdout
+    assert "3 errors" in out and "FASTNET_REQUIRE_DATA is set" in out

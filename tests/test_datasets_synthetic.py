@@ -281,6 +281,22 @@ def test_standardize_by_training_statistics():
     assert k[:, 0].tolist() == [0.0, 0.0] and k[:, 1].tolist() == [-1.0, 1.0]
 
 
+@pytest.mark.parametrize("spread", [1e-160, 1e-200, 1e-300, 5e-324])
+def test_standardize_scales_columns_of_tiny_spread(spread):
+    # (issue 46, item 3: the variance underflowed below a spread of ~1e-162, leaving the
+    # column unscaled; at 1e-160 the result was inexact)
+    from fastnet.datasets import standardize
+    X = np.array([[0.0], [1.0], [2.0]]) * spread
+    (Z,) = standardize(X)
+    expected = np.array([[-1.0], [0.0], [1.0]]) * 1.5 ** 0.5
+    if spread == 5e-324:                            # 0, 5e-324 and 1e-323: the smallest subnormals
+        np.testing.assert_allclose(Z, expected, rtol=1e-15)
+    else:
+        np.testing.assert_allclose(Z, expected, rtol=4e-16, atol=1e-300)
+    (W,) = standardize(np.array([[3e-200, 1e-200], [3e-200, 2e-200]]))   # only a spread of 0 stays
+    assert W.tolist() == [[0.0, -1.0], [0.0, 1.0]]
+
+
 def test_standardize_refuses_bad_sets():
     from fastnet.datasets import standardize
     with pytest.raises(ValueError, match="`others\\[0\\]` must have 2 columns"):

@@ -282,3 +282,43 @@ def test_set_weights_names_what_it_cannot_convert():
         MLP(2, (3,), 1).set_weights("abc")
     with pytest.raises(TypeError, match=r"^`w` must be real, got dtype complex128\.$"):
         MLP(2, (3,), 1).set_weights(np.ones(15) + 1e-3j)   # (NumPy's cast would only warn)
+
+
+def test_from_proben1_takes_the_weight_keywords_of_mlp():
+    # (issue 46, item 19: MLP.from_proben1(..., seed=1) was a TypeError)
+    net = MLP.from_proben1("4+2 l", 9, 2, seed=1)
+    same = MLP(9, (4, 2), 2, hidden_activation="proben1", output_activation="linear", seed=1)
+    assert np.array_equal(net.weights, same.weights)
+    assert np.array_equal(MLP.from_proben1("4+2 l", 9, 2, seed=1).weights, net.weights)
+    for kw in ({"init_scale": 0.1}, {"init": "glorot"}, {"init": "fan_in", "init_scale": 1.0}):
+        assert np.array_equal(MLP.from_proben1("4+2 s", 9, 2, shortcut=False, seed=3, **kw).weights,
+                              MLP(9, (4, 2), 2, shortcut=False, output_activation="proben1", seed=3,
+                                  **kw).weights)
+    assert np.abs(MLP.from_proben1("4+0 l", 9, 2, seed=0, init_scale=0.1).weights).max() <= 0.1
+    with pytest.raises(ValueError, match="`dtype` must be float64"):
+        MLP.from_proben1("4+0 l", 9, 2, dtype=np.float32)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_narrow_float_data_is_converted_with_a_warning(dtype):
+    # (issue 46, item 19: float32 data was converted to float64 without a word)
+    import warnings
+
+    from fastnet import train
+
+    net = MLP(3, (2,), 1, seed=0)
+    X = np.random.default_rng(0).normal(size=(8, 3))
+    Y = X[:, :1] ** 2
+    expected = net.predict(X.astype(dtype).astype(np.float64))
+    with pytest.warns(UserWarning, match=rf"^`X` has dtype {np.dtype(dtype)}: fastnet computes in float64 "
+                                         r"only \(float32 is not there yet\), so it is converted") as got:
+        y = net.predict(X.astype(dtype))
+    assert np.array_equal(y, expected) and len(got) == 1
+    assert got[0].filename == __file__              # shown at the caller's line (once per line)
+    with pytest.warns(UserWarning, match=r"`Y` has dtype") as got:
+        train(net.copy(), X, Y.astype(dtype), max_epochs=2)
+    assert got[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        net.predict(X)                               # float64 and integers: no word
+        net.predict(np.ones((2, 3), dtype=np.int64))

@@ -231,3 +231,70 @@ def test_kernel_list_names_every_kernel_source():
     assert sorted(lists["headers"]) == sorted(f for f in files if f.endswith((".h", ".pxd")))
     with open(os.path.join(root, "CMakeLists.txt")) as f:
         assert "kernels.txt" in f.read()
+
+
+# ---- the distribution's name (issue 46, item 14)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: The distribution's name: "fastnet" on the package index is another project.
+DISTRIBUTION = "fastnet-mlp"
+
+
+def _text_files():
+    yield os.path.join(ROOT, "README.md")
+    yield os.path.join(ROOT, "pyproject.toml")
+    for top, suffixes in (("src", (".py", ".pyx", ".pxd", ".h", ".txt")), ("docs", (".md", ".py")),
+                          ("benchmarks", (".md", ".py"))):
+        for folder, _, files in os.walk(os.path.join(ROOT, top)):
+            yield from (os.path.join(folder, f) for f in files if f.endswith(suffixes))
+
+
+def test_no_install_hint_names_the_other_projects_distribution():
+    # `pip install "fastnet[onnx]"` installs an unrelated project called fastnet from the
+    # package index: hints name the packages, or ".[onnx]" from a checkout
+    offenders = []
+    for path in _text_files():
+        with open(path, encoding="utf-8") as f:
+            offenders += [f"{os.path.relpath(path, ROOT)}:{i}: {line.strip()}"
+                          for i, line in enumerate(f, 1) if "fastnet[" in line]
+    assert offenders == []
+
+
+def test_distribution_has_a_name_of_its_own_and_installs_fastnet():
+    tomllib = pytest.importorskip("tomllib")        # (Python 3.11+)
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        project = tomllib.load(f)["project"]
+    assert project["name"] == DISTRIBUTION
+    assert project["scripts"] == {"fastnet": "fastnet.cli:main"}
+    assert {"test", "onnx", "plot", "sklearn", "dask"} <= set(project["optional-dependencies"])
+    import importlib.metadata
+
+    installed = importlib.metadata.packages_distributions().get("fastnet", [])
+    if DISTRIBUTION in installed:                  # (an older install of a checkout says "fastnet")
+        assert importlib.metadata.version(DISTRIBUTION) == fastnet.__version__
+
+
+def test_readme_first_screen_says_what_fastnet_is_for_and_how_to_start():
+    # (issue 46, item 16: 444 lines, mostly tables; study, suite and export missing)
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    lines = readme.splitlines()
+    assert len(lines) <= 130
+    first_screen = "\n".join(lines[:40])
+    assert "is for **benchmark studies of neural-network training**" in first_screen
+    install, test = "pip install . && fastnet demo", 'pip install ".[test]" && python -m pytest'
+    assert install in first_screen and test in first_screen
+    with open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8") as f:
+        assert test in f.read()                           # the test command CI runs
+    for guide in ("quickstart", "training", "algorithms", "studies", "suite", "performance", "cli"):
+        assert f"(docs/{guide}.md)" in first_screen
+    commands = {line.split()[1] for line in lines if line.startswith("fastnet ")}
+    assert {"demo", "datasets", "train", "bench", "report", "compare", "study", "suite", "export",
+            "reproduce"} <= commands
+    # the tables moved to the performance guide, numbers and all
+    with open(os.path.join(ROOT, "docs", "performance.md"), encoding="utf-8") as f:
+        performance = f.read()
+    for row in ("| A cancer1 4+2 sc | 350 | 100 | 0.0112 | 0.0671 | 0.0547 | 0.371 | 4.89× (FANN) |",
+                "| G synthetic 64+32 | 3.779 | 7.635 | 5.727 | 1.52× (JAX) |",
+                "| S synthetic 4096 × 32-32-4 | proben1 | 0.544 | 1.350 | 0.751 | 4.005 | 1.38× |",
+                "| thyroid1 16+8, 60 × 300 | 3.27 s (mixed) |", "| 128-96-48-10 | 174 | 45.0 |"):
+        assert row in performance and row not in readme

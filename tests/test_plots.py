@@ -222,7 +222,8 @@ def test_validation():
 
 def test_missing_matplotlib_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
-    with pytest.raises(ImportError, match=r"pip install fastnet\[plot\]"):
+    with pytest.raises(ImportError, match=r'pip install matplotlib \(or, from a fastnet checkout, '
+                                          r'pip install "\.\[plot\]"\)'):
         plots.histogram([1.0, 2.0, 3.0])
 
 

@@ -288,7 +288,7 @@ def test_import_error_names_the_extra():
             "except ImportError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
-    assert "pip install fastnet[sklearn]" in out
+    assert "pip install 'scikit-learn>=1.6'" in out
 
 
 def test_auto_stop_follows_the_presets_own_rule(iris):

@@ -73,6 +73,17 @@ def test_distribution_outside_a_suite_is_refused(spec, match):
     ("adam(learning_rate=loguniform(1e-4, float('inf')))", r"literals"),
     ("adam(learning_rate=uniform(0, 1e400))", r"finite bounds"),
     ("adam(learning_rate=uniform(low=0, high=1))", r"positional literal arguments"),
+    # (issue 46, items 5 and 9: bounds beyond float range, a width that overflows)
+    ("adam(batch_size=intuniform(1, " + "9" * 401 + "))",
+     r"high bound of batch_size=intuniform.*at most 2\*\*53 = 9007199254740992.*got 999999999999\.\.\. "
+     r"\(401 digits\)"),
+    ("adam(batch_size=intloguniform(1, " + "9" * 401 + "))", r"high bound of batch_size=intloguniform"),
+    ("adam(batch_size=intuniform(-" + "9" * 20 + ", 1))", r"low bound.*at most 2\*\*53"),
+    ("adam(learning_rate=loguniform(1, 10 ** 400))", r"literals"),
+    ("adam(learning_rate=loguniform(1, " + "9" * 401 + "))", r"high bound.*within float range"),
+    ("backprop(momentum=uniform(-1e308, 1e308))",
+     r"momentum=uniform\(...\) needs a width high - low within float range.*got -1e\+308 and 1e\+308, "
+     r"inf apart"),
 ])
 def test_bad_search_spaces_name_argument_expected_and_received(spec, match):
     with pytest.raises(ValueError, match=match):
@@ -86,6 +97,20 @@ def test_search_space_bounds_are_checked_by_the_algorithm():
         search_space("adam(learning_rate=uniform(-1, 1))")
     with pytest.raises(ValueError, match=r"learning_rate=\[0.1, 0.2\] is a grid.*choice"):
         search_space("backprop(learning_rate=[0.1, 0.2])")
+
+
+def test_search_space_with_an_unknown_parameter_names_it():
+    # (issue 46, item 9: the first dimension was blamed for the unknown fixed parameter)
+    for spec in ("quickprop(mu=uniform(1, 2), learning_rate=0.1)",
+                 "quickprop(learning_rate=uniform(1, 2), mu=1.5)"):
+        with pytest.raises(ValueError, match=r"quickprop has no parameter learning_rate; its "
+                                             r"parameters are epsilon, mu, decay, threshold, "
+                                             r"momentum\.$") as info:
+            search_space(spec)
+        assert "reaches" not in str(info.value)
+    with pytest.raises(ValueError, match=r"rprop- has no parameter eta; its parameters are "
+                                         r"eta_plus, eta_minus, delta0, delta_min, delta_max"):
+        search_space("rprop-(eta=uniform(1, 2))")
 
 
 def test_configurations_are_reproducible_in_range_and_per_study():
@@ -126,6 +151,15 @@ def test_suite_refuses_too_many_runs_before_training(tmp_path):
         Suite(["xnor"], ["rprop+"])
     with pytest.raises(TypeError, match="`suite` must be a fastnet.suite.Suite"):
         run_suite("xor", tmp_path)
+
+
+def test_one_run_per_configuration_on_generated_tasks(tmp_path, capsys):
+    # (issue 46, item 4: `-r 1` trained each cell as one lane, and the success criterion read
+    # that lane's strided weights: "ndarray is not C-contiguous" on every generated task)
+    assert cli.main(["suite", "-p", "xor", "parity3", "-a", "rprop+", "-r", "1", "-s", "1",
+                     "-o", str(tmp_path / "s"), "--no-pictures", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "| rprop+ | 0 |" in out and "1/1" in out
 
 
 # ---------------------------------------------------------------- the issue's command

@@ -135,3 +135,17 @@ def test_lanes_method_refused_for_an_algorithm_without_lanes():
         train_many(net, X, Y, algorithm="no-such-rule", n_trials=2, seed=0)
     with pytest.raises(TypeError, match="`n_trials`, `seed` and `initial_weights` go with one"):
         train_many([net.copy()], X, Y, algorithm=BACKPROP, n_trials=2)
+
+
+@pytest.mark.parametrize("n_trials", [1, 2, 9])
+def test_correct_criterion_in_the_lanes_reads_one_lane(n_trials):
+    # (issue 46, item 4: a criterion that reads a trial's outputs, Correct, handed a lane's
+    # strided weights to predict: "ndarray is not C-contiguous"; `fastnet suite -r 1` failed)
+    from fastnet.stopping import MaxEpochs
+    net, X, Y = xor()
+    got = train_many(net, X, Y, n_trials=n_trials, seed=0, stop=Correct(0.4) | MaxEpochs(300),
+                     max_epochs=300)
+    W, _ = draw_trials(net, n_trials, 0)
+    for i in range(n_trials):
+        ref = train(net.copy().set_weights(W[i]), X, Y, max_epochs=300, stop=Correct(0.4) | MaxEpochs(300))
+        assert got[i].epochs == ref.epochs and got[i].stop_reason == ref.stop_reason

@@ -1,6 +1,9 @@
 """Input checks shared by the public entry points (Python decides, Cython computes)."""
 import math
 import numbers
+import os
+import sys
+import warnings
 
 import numpy as np
 
@@ -121,6 +124,20 @@ def refuse_complex(x, name):
         raise TypeError(f"`{name}` must be real, got dtype {dtype}.")
 
 
+#: Floating-point types narrower than float64: data of these types is converted with a warning.
+_NARROW_FLOATS = (np.dtype(np.float16), np.dtype(np.float32))
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _user_stacklevel():
+    """The ``stacklevel`` of a warning that points at the first frame outside fastnet
+    (the user's line, which Python's default filter shows once)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def check_matrix(X, name, *, n_cols=None, what="columns", allow_empty=False):
     """Coerce ``X`` to a C-contiguous 2-D float64 array of finite numbers.
 
@@ -148,6 +165,11 @@ def check_matrix(X, name, *, n_cols=None, what="columns", allow_empty=False):
         raise ValueError(f"`{name}` has no rows (shape {arr.shape}); at least one pattern is needed.")
     if n_cols is not None and arr.shape[1] != n_cols:
         raise ValueError(f"`{name}` has {arr.shape[1]} {what} but the network has {n_cols}.")
+    if arr.dtype in _NARROW_FLOATS:
+        warnings.warn(f"`{name}` has dtype {arr.dtype}: fastnet computes in float64 only (float32 is "
+                      f"not there yet), so it is converted to float64 (exactly, a copy of twice the "
+                      f"memory); pass float64 data to avoid the copy.", UserWarning,
+                      stacklevel=_user_stacklevel())
     arr = np.ascontiguousarray(arr, dtype=np.float64)
     if not np.logical_and.reduce(np.isfinite(arr), axis=None):     # (no Python wrapper)
         bad = np.argwhere(~np.isfinite(arr))[0]

@@ -9,8 +9,8 @@ layer -- and both equal :meth:`MLP.predict <fastnet.MLP.predict>` to about 1e-15
 relative in float64 (the tests hold them to 1e-12), or to float32 rounding when
 exported in float32.
 
-The ``onnx`` package is needed for :func:`to_onnx` only (``pip install
-"fastnet[onnx]"``, which also brings onnxruntime); :func:`to_c` needs nothing.
+The ``onnx`` package is needed for :func:`to_onnx` only (``pip install onnx
+onnxruntime``: onnxruntime runs the model); :func:`to_c` needs nothing.
 """
 from __future__ import annotations
 
@@ -183,7 +183,7 @@ def to_onnx(net, path: PathLike | None = None, *, dtype="float64", name="fastnet
     Raises
     ------
     ImportError
-        If the ``onnx`` package is not installed (``pip install "fastnet[onnx]"``).
+        If the ``onnx`` package is not installed (``pip install onnx onnxruntime``).
     TypeError
         If ``net`` is not an :class:`~fastnet.MLP`, or ``name`` not a string.
     ValueError
@@ -223,7 +223,7 @@ def to_onnx(net, path: PathLike | None = None, *, dtype="float64", name="fastnet
         from onnx import TensorProto, helper, numpy_helper
     except ImportError as exc:
         raise ImportError("fastnet.export.to_onnx needs the onnx package: "
-                          "pip install \"fastnet[onnx]\"") from exc
+                          "pip install onnx onnxruntime") from exc
     elem = TensorProto.DOUBLE if dt == np.float64 else TensorProto.FLOAT
     nodes, inits = [], []
     starts = _unit_blocks(net)

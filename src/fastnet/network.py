@@ -72,6 +72,10 @@ class MLP:
         draws fresh entropy, as scikit-learn's ``random_state=None`` does.
     dtype : numpy dtype, default=numpy.float64
         Only float64 is supported (kernels compute in double precision).
+        float32 (or float16) data given to training or :meth:`predict` is
+        converted to float64 -- exactly, at the cost of a copy -- with a
+        UserWarning, which Python's default warning filter shows once per line
+        of the calling code (float32 computation is not there yet).
 
     Attributes
     ----------
@@ -160,7 +164,9 @@ class MLP:
 
     # ------------------------------------------------------------ Proben1 words
     @classmethod
-    def from_proben1(cls, spec: str, n_in: int, n_out: int, *, shortcut: bool = True) -> MLP:
+    def from_proben1(cls, spec: str, n_in: int, n_out: int, *, shortcut: bool = True,
+                     init_scale: float | None = None, seed: Seed = None, dtype: type = np.float64,
+                     init: str = "uniform") -> MLP:
         """Build a network from Proben1 notation such as ``"4+2 l"`` or ``"16+0 s"``.
 
         Parameters
@@ -173,6 +179,9 @@ class MLP:
         shortcut : bool, default=True
             Proben1's networks have all shortcut connections; False gives the
             "no-shortcut" variant with the same hidden sizes.
+        init_scale, seed, dtype, init
+            As for :class:`MLP`: how the weights are drawn (by default from
+            Proben1's ranges) and from which seed.
 
         Returns
         -------
@@ -186,7 +195,7 @@ class MLP:
         """
         hidden, out = _network_layout.parse_proben1(spec)
         return cls(n_in, hidden, n_out, shortcut=shortcut, hidden_activation="proben1",
-                   output_activation=out)
+                   output_activation=out, init_scale=init_scale, seed=seed, dtype=dtype, init=init)
 
     @property
     def proben1_spec(self):

@@ -7,7 +7,7 @@ with a trailing underscore. They work in :class:`~sklearn.pipeline.Pipeline`,
 :class:`~sklearn.model_selection.GridSearchCV` and
 :func:`~sklearn.model_selection.cross_validate`, and pickle (plain ``pickle``
 or ``joblib``) with a versioned, checksummed state. scikit-learn (>= 1.6) is an
-optional dependency: ``pip install fastnet[sklearn]``.
+optional dependency: ``pip install "scikit-learn>=1.6"``.
 
 Examples
 --------
@@ -37,7 +37,7 @@ try:
 except ImportError as exc:  # scikit-learn missing, or older than 1.6 (no validate_data)
     raise ImportError(
         "fastnet.sklearn needs scikit-learn >= 1.6 (an optional dependency); install it "
-        "with `pip install fastnet[sklearn]`"
+        "with `pip install 'scikit-learn>=1.6'`"
         + (f" (found scikit-learn {sklearn.__version__})." if "sklearn" in dir() else ".")
     ) from exc
 

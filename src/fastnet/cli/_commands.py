@@ -329,6 +329,7 @@ def _reproduce(args):
 
     runs = args.runs if args.runs is not None else PROBEN1_RUNS[which]
     out = args.out or f"proben1-{which}.jsonl"
+    _check_out(args, out)
     exp = _experiment(args, problems, (which,), runs)
     t0 = time.perf_counter()
     res = _run(args, exp, out)
@@ -357,6 +358,7 @@ def _reproduce_lawrence(args):
     from fastnet._files import atomic_write
     from fastnet.reproduction import reproduce_lawrence
 
+    _check_out(args)                       # before the minutes (or hours) of training
     rep = reproduce_lawrence(args.runs, teachers=tuple(range(args.teachers)),
                              tables=tuple(sorted(set(args.tables))), seed=args.seed,
                              progress=lambda text: print(text, file=sys.stderr))
@@ -369,7 +371,8 @@ def _reproduce_lawrence(args):
 
 
 def _demo(args):
-    """A small timing study on generated tasks: works on a fresh install, no data."""
+    """Three small success studies on generated tasks (XOR, an encoder, a teacher net): how
+    many runs reach the goal, in how many epochs, how fast; works on a fresh install, no data."""
     from fastnet.demo import run_demo
 
     print(run_demo(runs=args.runs, seed=args.seed, progress=TaskProgress(args.quiet)).summary())

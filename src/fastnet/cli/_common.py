@@ -61,13 +61,17 @@ def _command_parser(parser, func):
 
 # --------------------------------------------------------------------------- datasets
 
-def _check_out(args):
-    """Refuse `--out` in a directory that does not exist, before any work."""
+def _check_out(args, out=None):
+    """Refuse `--out` (or ``out``, the file written without it) in a directory that does
+    not exist, or naming a directory, before any work."""
     from pathlib import Path
 
-    if args.out is None:
+    out = args.out if out is None else out
+    if out is None:
         return
-    parent = Path(args.out).resolve().parent
+    if Path(out).is_dir():
+        raise _UserError(f"`--out` must name a file, got the directory {out}.")
+    parent = Path(out).resolve().parent
     if not parent.is_dir():
         raise _UserError(f"`--out`: no such directory {parent}.")
 

@@ -43,7 +43,7 @@ def _export_parser(sub):
                         description=_export.__doc__ + " See fastnet.export.")
     ex.add_argument("network", metavar="NET.npz", help="a network file (fastnet.MLP.save)")
     ex.add_argument("--format", "-f", choices=("onnx", "c"), required=True,
-                    help="onnx: an ONNX model (needs the onnx package: fastnet[onnx]); "
+                    help="onnx: an ONNX model (needs the onnx package: pip install onnx); "
                     "c: one self-contained C99 file")
     ex.add_argument("--out", "-o", metavar="FILE", required=True,
                     help="the file to write (replaced atomically)")
@@ -143,7 +143,7 @@ def _report_parser(sub):
 
 def _demo_parser(sub):
     """``demo``: generated tasks, no data needed."""
-    dm = sub.add_parser("demo", help="run a small experiment on generated tasks (no data needed)",
+    dm = sub.add_parser("demo", help="three small success studies on generated tasks (no data needed)",
                         description=_demo.__doc__)
     dm.add_argument("--runs", type=_positive_int, default=10, help="runs per task (default 10)")
     dm.add_argument("--seed", type=_seed, default=0, help="master seed (default 0)")

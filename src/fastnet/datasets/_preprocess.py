@@ -26,6 +26,22 @@ def _inputs(a, name):
     return X
 
 
+def _statistics(X):
+    """Mean and standard deviation (ddof 0) of each column of ``X`` in units of a power of two.
+
+    Returns ``exponent, mean, sd`` with ``mean * 2**exponent`` and ``sd * 2**exponent``
+    the column's statistics. Each column is scaled by the power of two just above its
+    largest magnitude before summing and squaring: multiplying by a power of two is
+    exact, so ordinary columns get the bits of ``X.mean(axis=0)`` and
+    ``X.std(axis=0)``, while neither the sums of a column near 1e300 overflow nor the
+    squares of a column of spread 1e-200 underflow (only a spread of exactly 0 gives
+    a standard deviation of 0).
+    """
+    _, exponent = np.frexp(np.abs(X).max(axis=0))         # |x| < 2**exponent; 0 for a zero column
+    scaled = np.ldexp(X, -exponent)                        # |scaled| < 1, exact
+    return exponent, scaled.mean(axis=0), scaled.std(axis=0)
+
+
 def standardize(train, *others):
     """Scale inputs to zero mean and unit variance by the training set's statistics.
 
@@ -94,16 +110,7 @@ def standardize(train, *others):
         if a is not None and a.shape[1] != X.shape[1]:
             raise ValueError(f"`{n}` must have {X.shape[1]} columns, as `train` has, got "
                              f"{a.shape[1]}.")
-    with np.errstate(over="ignore", invalid="ignore"):
-        mean = X.mean(axis=0)
-        sd = X.std(axis=0)
-    bad = ~(np.isfinite(mean) & np.isfinite(sd))
-    if bad.any():
-        # a column whose sums overflow (values near 1e300): the same statistics of
-        # the column divided by its largest magnitude, scaled back (finite, as that is)
-        big = np.abs(X[:, bad]).max(axis=0)
-        scaled = X[:, bad] / big
-        mean[bad], sd[bad] = scaled.mean(axis=0) * big, scaled.std(axis=0) * big
+    exponent, mean, sd = _statistics(X)
     sd[sd == 0.0] = 1.0
     out = []
     for s, a, name in zip(sets, arrays, names):
@@ -111,12 +118,13 @@ def standardize(train, *others):
             out.append(None)
             continue
         with np.errstate(over="ignore", invalid="ignore"):
-            Z = np.ascontiguousarray((a - mean) / sd)
+            Z = np.ascontiguousarray((np.ldexp(a, -exponent) - mean) / sd)   # in the scaled units
         if not np.isfinite(Z).all():
             row, col = np.argwhere(~np.isfinite(Z))[0]
             raise ValueError(f"`{name}` row {row}, column {col}: {float(a[row, col])!r} lies "
                              f"beyond float range from the training mean "
-                             f"{float(mean[col])!r} in units of its standard deviation "
-                             f"{float(sd[col])!r}; scale the data first.")
+                             f"{float(np.ldexp(mean[col], exponent[col]))!r} in units of its "
+                             f"standard deviation {float(np.ldexp(sd[col], exponent[col]))!r}; "
+                             f"scale the data first.")
         out.append(Split(Z, s.Y) if isinstance(s, Split) else Z)
     return tuple(out)

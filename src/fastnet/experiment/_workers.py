@@ -37,7 +37,7 @@ def _dask_distributed():
         import dask.distributed
     except ImportError:
         raise ImportError("running on a Dask cluster needs dask.distributed: "
-                          "pip install 'fastnet[dask]'") from None
+                          "pip install 'dask[distributed]'") from None
     return dask.distributed
 
 

@@ -1,7 +1,7 @@
 """Pictures of training results: distributions, box-whiskers, Hamey's graphs, learning curves,
 and of comparisons across problems: critical-difference diagrams, performance profiles.
 
-matplotlib is an optional dependency (``pip install fastnet[plot]``) and is imported only
+matplotlib is an optional dependency (``pip install matplotlib``) and is imported only
 inside the functions. Every function draws into the given ``ax`` (or a new figure), can
 save the figure with ``path=`` (``.png``, ``.svg`` or ``.pdf``) and returns the Axes.
 

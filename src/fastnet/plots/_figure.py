@@ -21,7 +21,8 @@ PANEL_MARGINS = (0.72, 0.12, 0.5, 0.15)
 OCTILE_BOX_WIDTH = 0.6
 
 
-_MISSING = "fastnet.plots needs matplotlib, an optional dependency: pip install fastnet[plot]"
+_MISSING = ("fastnet.plots needs matplotlib, an optional dependency: pip install matplotlib (or, from "
+            "a fastnet checkout, pip install \".[plot]\")")
 
 
 _AX_PATH = """

@@ -97,7 +97,7 @@ def _plots():
         plots._figure_class()
     except ImportError as exc:
         raise ImportError("the HTML report draws its pictures with matplotlib, an optional "
-                          "dependency: pip install 'fastnet[plot]' (or choose another format)") \
+                          "dependency: pip install matplotlib (or choose another format)") \
             from exc
     return plots
 

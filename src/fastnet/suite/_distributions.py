@@ -10,12 +10,32 @@ __all__ = ["Uniform", "LogUniform", "IntUniform", "IntLogUniform", "Choice", "DI
            "make_distribution"]
 
 
+#: The largest magnitude of an integer bound: integers are drawn through float64, which
+#: holds every integer up to 2**53 exactly (beyond, some integers could never be drawn).
+MAX_INT_BOUND = 2 ** 53
+
+
 def _number(value, what, spec, *, integer=False):
     ok = (type(value) is int) if integer else (type(value) in (int, float))
     if not ok or (isinstance(value, float) and not math.isfinite(value)):
         kind = "an integer" if integer else "a finite number"
         raise ValueError(f"`algorithm` {spec!r}: {what} must be {kind}, got {value!r}.")
+    if integer and abs(value) > MAX_INT_BOUND:
+        raise ValueError(f"`algorithm` {spec!r}: {what} must be an integer of magnitude at most "
+                         f"2**53 = {MAX_INT_BOUND} (drawn through float64), got {_short(value)}.")
+    if not integer and type(value) is int:
+        try:
+            float(value)
+        except OverflowError:
+            raise ValueError(f"`algorithm` {spec!r}: {what} must be a finite number within float "
+                             f"range (about 1.8e308), got {_short(value)}.") from None
     return value
+
+
+def _short(value):
+    """An integer as a message shows it: its digits, or its first ones and how many there are."""
+    text = str(value)
+    return text if len(text) <= 30 else f"{text[:12]}... ({len(text.lstrip('-'))} digits)"
 
 
 class _Distribution:
@@ -167,4 +187,8 @@ def make_distribution(name, args, param, spec):
         rel = "<=" if integer else "<"
         raise ValueError(f"`algorithm` {spec!r}: {where} needs low {rel} high, got {low!r} and "
                          f"{high!r}.")
+    if name == "uniform" and not math.isfinite(float(high) - float(low)):
+        raise ValueError(f"`algorithm` {spec!r}: {where} needs a width high - low within float "
+                         f"range (about 1.8e308), got {low!r} and {high!r}, {float(high) - float(low)!r} "
+                         f"apart; narrow the bounds.")
     return DISTRIBUTIONS[name](low, high)

@@ -2,6 +2,8 @@
 configurations drawn from them."""
 from __future__ import annotations
 
+import functools
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -130,6 +132,7 @@ def search_space(spec):
         if isinstance(v, list):
             raise ValueError(f"`algorithm` {spec!r}: {k}={v!r} is a grid; a suite draws "
                              f"configurations: write {k}=choice({v!r}).")
+    _check_names(spec, name, params)
     dims = {k: v for k, v in params.items() if isinstance(v, tuple(DISTRIBUTIONS.values()))}
     fixed = {k: v for k, v in params.items() if k not in dims}
     space = SearchSpace(spec, name, fixed, dims)
@@ -144,6 +147,23 @@ def search_space(spec):
                 raise ValueError(f"`algorithm` {spec!r}: {p}={d.text()} reaches {end!r}, which "
                                  f"{name} refuses ({exc})") from None
     return space
+
+
+def _check_names(spec, name, params):
+    """Refuse a parameter the algorithm does not have, naming it (before any end of a
+    distribution is tried, which would blame the distribution)."""
+    from fastnet.algorithms import ALGORITHMS
+
+    make = ALGORITHMS[name]
+    bound = make.keywords if isinstance(make, functools.partial) else {}
+    signature = inspect.signature(make).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.values()):
+        return
+    known = [p for p in signature if p not in bound]
+    unknown = [k for k in params if k not in known]
+    if unknown:
+        raise ValueError(f"`algorithm` {spec!r}: {name} has no parameter "
+                         f"{', '.join(unknown)}; its parameters are {', '.join(known)}.")
 
 
 def draw_configurations(spec, k, seed, study=0):

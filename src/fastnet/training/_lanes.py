@@ -317,7 +317,7 @@ class LanesBackend:
         return float(self.sse(which, np.array([i]))[0])
 
     def train_outputs(self, i):
-        return outputs_at(self.net, self.sets.X, self.lanes.rows(np.array([i]))[0])
+        return outputs_at(self.net, self.sets.X, np.ascontiguousarray(self.row(i)))   # a lane is strided
 
     def freeze(self, trials):
         """Trials that stopped (or left) keep their lanes but train no more."""
