@@ -143,8 +143,9 @@ def worker(conn, tool, name, rule, trials, T):
         stop, epochs = (Correct(R_C), T) if tool == "fastnet" else (None, FIXED)
 
         def call():
+            # (the study's form: no per-epoch history, as `fastnet study` trains)
             return train_many(net, X, Y, initial_weights=W, algorithm=rule, stop=stop,
-                              strip=1, max_epochs=epochs).epochs
+                              strip=1, max_epochs=epochs, history=False).epochs
     import warnings
 
     warnings.simplefilter("ignore")
