@@ -10,6 +10,7 @@ same kernels as :func:`fastnet.train` and returns a small record of them.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -23,7 +24,7 @@ from fastnet._validation import as_generator, check_float, check_int
 from fastnet.exceptions import DivergenceError
 from fastnet.network import MAX_INIT_SCALE, MLP, draw_weights, weight_buffer
 from fastnet.training._algorithms import Algorithm, Backprop, KernelRule, drives_itself
-from fastnet.training._checks import (check_algorithm_objective, check_run, check_sets,
+from fastnet.training._checks import (Sets, check_algorithm_objective, check_run, check_sets,
                                       check_start, training_of)
 from fastnet.training._divergence import GrowthWatch, beyond_max_weight, diverged, hinted
 from fastnet.training._measure import grown, new_history
@@ -34,6 +35,12 @@ from fastnet.training._status import epochs_written
 __all__ = ["Trainer", "TrainerRun"]
 
 _ONE = np.zeros(1, np.intp)          # (the one trial's index, as GrowthWatch takes it)
+
+
+def _copied(sets):
+    """``sets`` with arrays of their own (the caller's may change between runs)."""
+    return Sets(*(None if a is None else np.array(a) for a in
+                 (getattr(sets, f.name) for f in dataclasses.fields(sets))))
 
 
 @dataclass(frozen=True)
@@ -183,7 +190,7 @@ class Trainer:
             init_scale = check_float(init_scale, "init_scale", low=0.0, high=MAX_INIT_SCALE)
         self.max_epochs = None if max_epochs is None else check_int(max_epochs, "max_epochs",
                                                                      minimum=1)
-        sets = check_sets(net, X, Y, X_val, Y_val, None, None)
+        sets = _copied(check_sets(net, X, Y, X_val, Y_val, None, None))
         run = check_run(sets, self.max_epochs or 1, 1, None, target_range, False, block_size,
                         blas_min, net=net, loss=loss, weight_decay=weight_decay)
         check_algorithm_objective(algorithm, run)
@@ -255,7 +262,7 @@ class Trainer:
             raise ValueError(f"`X`, `Y` cannot change under {self.algorithm.record()[0]}, whose "
                              "state is made for one training set; make a new Trainer.")
         s = self._sets
-        sets = check_sets(self.net, X, Y, s.X_val, s.Y_val, None, None)
+        sets = _copied(check_sets(self.net, X, Y, s.X_val, s.Y_val, None, None))
         self._run = check_run(sets, self._run.max_epochs, 1, None, self._run.target_range, False,
                               self._run.block_size, self._run.blas_min, net=self.net,
                               loss=self._run.loss, weight_decay=self._run.weight_decay)
