@@ -3,7 +3,8 @@
 Both run on fastnet's compiled kernels over the whole data set at once (no Python
 per example): :func:`value_and_grad` is the backward pass every trainer uses,
 :func:`jacobian` runs one backward pass per output for each example, a block of
-examples at a time. The error is Proben1's summed squared error (Prechelt 1994)
+examples at a time; :class:`Objective` prepares both for many calls at the same
+data (an optimizer's loop). The error is Proben1's summed squared error (Prechelt 1994)
 with no factor 1/2 (or, on request, the cross-entropy and an L2 weight decay), and
 gradients are in the order of ``net.weights``, so a rule written in NumPy updates
 ``net.weights`` directly (see the guide "Gradients and
@@ -11,38 +12,19 @@ Jacobians for your own rules").
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
-from fastnet._blas import single_threaded_blas
-from fastnet._engine import DEFAULT_BLAS_MIN, activations, block_rows
+from fastnet._blas import _NO_LIMIT, single_threaded_blas
+from fastnet._engine import DEFAULT_BLAS_MIN, activations
 from fastnet._engine import NormalEquations as _NormalEquations  # noqa: F401 (its old home)
 from fastnet._kernels import _backward, _jacobian
+from fastnet._objective import Objective, ValueAndGrad, blocks, needs_blas_limit
 from fastnet._typing import ArrayLike
 from fastnet._validation import check_matrix, check_pair
 from fastnet.network import MLP, kernel_layers
 from fastnet.training._checks import LOSSES, check_objective
 
-__all__ = ["ValueAndGrad", "value_and_grad", "jacobian"]
-
-
-
-class ValueAndGrad(NamedTuple):
-    """The summed squared error (or another objective) and its gradient (a tuple:
-    ``E, g = value_and_grad(...)``).
-
-    Attributes
-    ----------
-    error : float
-        E = sum over examples p and outputs k of (o_pk - t_pk)**2 (no factor 1/2),
-        or the objective chosen by ``loss`` and ``weight_decay``.
-    gradient : ndarray of shape (n_connections,)
-        dE/dw in the order of ``net.weights``.
-    """
-
-    error: float
-    gradient: np.ndarray
+__all__ = ["ValueAndGrad", "value_and_grad", "jacobian", "Objective"]
 
 
 def _check_arguments(net, X, Y=None):
@@ -57,10 +39,12 @@ def _check_arguments(net, X, Y=None):
     return check_pair(X, Y, "X", "Y", net.n_in, net.n_out, allow_empty=True)
 
 
-def _block(net, n):
-    """Examples per block: block_rows(net), cut into equal blocks (at least 1)."""
-    n_blocks = max(1, -(-n // block_rows(net)))
-    return max(1, -(-n // n_blocks))
+def _blocked(net, n):
+    """(examples per block, the context that holds BLAS at one thread if the kernels
+    may call it: see `fastnet._objective.needs_blas_limit`)."""
+    block, smallest = blocks(net, n)
+    limit = needs_blas_limit(net, n, smallest, DEFAULT_BLAS_MIN)
+    return block, single_threaded_blas() if limit else _NO_LIMIT
 
 
 def value_and_grad(net: MLP, X: ArrayLike, Y: ArrayLike, *, loss: str = "sse",
@@ -144,10 +128,10 @@ def value_and_grad(net: MLP, X: ArrayLike, Y: ArrayLike, *, loss: str = "sse",
             g = 2.0 * weight_decay * w
         return ValueAndGrad(weight_decay * float(w @ w), g)
     A = activations(net, X)
-    block = _block(net, n)
+    block, blas = _blocked(net, n)
     n_nonin = net.n_units - net.n_in
     D, Dl = np.empty((block, n_nonin)), np.empty((block, n_nonin))
-    with single_threaded_blas():
+    with blas:
         error = _backward.gradient(A, Y, kernel_layers(net), net.n_in, net.weights, g, D, Dl,
                                    DEFAULT_BLAS_MIN, LOSSES[loss], weight_decay)
     return ValueAndGrad(float(error), g)
@@ -212,10 +196,10 @@ def jacobian(net: MLP, X: ArrayLike) -> np.ndarray:
     if n == 0:
         return J
     A = activations(net, X)
-    block = _block(net, n)
+    block, blas = _blocked(net, n)
     n_nonin = net.n_units - net.n_in
     D, V = np.empty((block, n_nonin)), np.empty((block * n_out, n_nonin))
-    with single_threaded_blas():
+    with blas:
         _jacobian.jacobian(A, kernel_layers(net), net.n_in, net.weights, J, D, V,
                            DEFAULT_BLAS_MIN)
     return J

@@ -44,9 +44,10 @@ except ImportError as exc:  # scikit-learn missing, or older than 1.6 (no valida
 from fastnet._estimator_files import FILE_FORMAT_VERSION, PICKLE_FORMAT_VERSION, EstimatorPersistence
 from fastnet.exceptions import NoConvergenceWarning
 from fastnet._docstrings import fill
-from fastnet._sklearn_names import resolve_activation, resolve_loss, resolve_solver
+from fastnet._partial_fit import DEFAULT_INIT_SCALE, network_and_rule  # noqa: F401
+from fastnet._partial_fit import ClassifierPartialFit, RegressorPartialFit
+from fastnet._partial_fit import seed_from as _seed_from
 from fastnet._validation import check_choice, check_float, check_int
-from fastnet.network import MLP
 from fastnet.rprop import PRESETS, proben1_stopping, train_rprop
 from fastnet.training import train
 from fastnet.stopping import StoppingCriterion
@@ -57,13 +58,6 @@ __all__ = ["RpropClassifier", "RpropRegressor", "RpropConvergenceWarning",
 #: Values of ``stop`` that are names rather than criterion objects.
 STOP_NAMES = ("auto", "linear", "multilayer", "multilayer-literal")
 
-# The parameters a preset may set; None in the estimator means "not given".
-_PRESET_PARAMS = ("variant", "eta_plus", "eta_minus", "delta0", "delta_min", "delta_max",
-                  "init_scale")
-# Initial weight half-width when neither ``init_scale`` nor a preset gives one
-# (Proben1's multilayer value; the library's train_rprop keeps the net's weights).
-DEFAULT_INIT_SCALE = 0.5
-
 
 class RpropConvergenceWarning(NoConvergenceWarning, ConvergenceWarning):
     """``max_iter`` (epochs) was reached before the stopping criterion held.
@@ -72,23 +66,6 @@ class RpropConvergenceWarning(NoConvergenceWarning, ConvergenceWarning):
     :class:`~sklearn.exceptions.ConvergenceWarning`, so a filter on either
     catches it (e.g. inside ``GridSearchCV``).
     """
-
-
-def _seed_from(random_state):
-    """An int seed for train_rprop from a scikit-learn style ``random_state``."""
-    if random_state is None:
-        return int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0])
-    if (isinstance(random_state, numbers.Integral)
-            and not isinstance(random_state, (bool, np.bool_))):
-        if random_state < 0:
-            raise ValueError(f"`random_state` must be non-negative, got {random_state}.")
-        return int(random_state)
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(np.iinfo(np.int32).max))
-    if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(np.iinfo(np.int64).max))
-    raise TypeError("`random_state` must be None, an int, a numpy RandomState or Generator, "
-                    f"got {random_state!r}.")
 
 
 def outputs_to_proba(outputs):
@@ -218,32 +195,12 @@ class _RpropBase(EstimatorPersistence, BaseEstimator):
 
     def _fit(self, X, Y, X_val, Y_val):
         # scikit-learn's names in the messages (MLP and train_rprop use Proben1's)
-        hidden = self.hidden_layer_sizes
-        if isinstance(hidden, numbers.Integral) and not isinstance(hidden, bool):
-            hidden = (hidden,)
-        if not isinstance(hidden, (tuple, list, np.ndarray)):
-            raise TypeError("`hidden_layer_sizes` must be a sequence of ints, got "
-                            f"{type(hidden).__name__} {hidden!r}.")
-        hidden = tuple(check_int(h, "hidden_layer_sizes", minimum=1) for h in hidden)
+        net, algorithm, given, loss = network_and_rule(self, X.shape[1], Y.shape[1])
         check_int(self.max_iter, "max_iter", minimum=1)
         seed = _seed_from(self.random_state)
         X, Y, X_val, Y_val = self._split(X, Y, X_val, Y_val, seed)
-        loss = resolve_loss(self.loss)
-        output_activation = self.output_activation
-        if output_activation is None:
-            output_activation = self._default_output_activation[loss]
-            if output_activation == "softmax" and Y.shape[1] == 1:
-                output_activation = "logistic"   # (one class: one output, not softmax)
-        net = MLP(X.shape[1], hidden, Y.shape[1], shortcut=self.shortcut,
-                  hidden_activation=resolve_activation(self.activation, self.hidden_activation),
-                  output_activation=output_activation)
         stop = self._check_stop(X_val is not None, net.hidden)
-        given = {name: getattr(self, name) for name in _PRESET_PARAMS
-                 if getattr(self, name) is not None}
-        algorithm = resolve_solver(self.solver, [n for n in given if n != "init_scale"])
-        if "init_scale" not in given and (self.preset is None or algorithm is not None):
-            given["init_scale"] = (DEFAULT_INIT_SCALE if self.preset is None else
-                                   PRESETS[check_choice(self.preset, "preset", PRESETS)]["init_scale"])
+        self._trainer = None                # (a later partial_fit continues this fit)
         run = dict(stop=stop, max_epochs=self.max_iter, strip=self.strip, seed=seed,
                    classification=self._is_classifier and Y.shape[1] >= 2, loss=loss,
                    weight_decay=check_float(self.alpha, "alpha", low=0.0), **given)
@@ -429,7 +386,7 @@ _ATTRIBUTES_DOC = """
 """
 
 
-class RpropClassifier(ClassifierMixin, _RpropBase):
+class RpropClassifier(ClassifierPartialFit, ClassifierMixin, _RpropBase):
     __doc__ = ("""Feed-forward network classifier trained by epoch-batched RPROP.
 
     Labels of any type are encoded one output per class with one-hot 0/1
@@ -523,7 +480,7 @@ class RpropClassifier(ClassifierMixin, _RpropBase):
         return tags
 
 
-class RpropRegressor(RegressorMixin, _RpropBase):
+class RpropRegressor(RegressorPartialFit, RegressorMixin, _RpropBase):
     __doc__ = ("""Feed-forward network regressor trained by epoch-batched RPROP.
 
     One output per target column; the network is trained on the summed squared

@@ -7,6 +7,7 @@ backends and the results.
 * ``_serial``, ``_lanes``, ``_backends`` -- where trials train: one network's
   workspace, vector lanes, and the hand-off between them;
 * ``_results`` -- :class:`TrainResult`, :class:`TrainResults` (columns over trials);
+* ``_trainer`` -- :class:`Trainer`: one network's training continued call by call;
 * ``_train``, ``_train_many``, ``_rprop``, ``_backprop``, ``_many`` -- the entry points; :func:`draw_trials` says
   how :func:`train_rprop_many` draws K trials from one seed.
 """
@@ -17,8 +18,9 @@ from fastnet.training._many import draw_trials, train_rprop_many
 from fastnet.training._results import SetColumns, SetErrors, TrainResult, TrainResults, Traversals
 from fastnet.training._rprop import train_rprop
 from fastnet.training._train import train
+from fastnet.training._trainer import Trainer, TrainerRun
 from fastnet.training._train_many import train_many
 
 __all__ = ["train", "train_many", "train_rprop", "train_backprop", "train_rprop_many", "TrainResult", "TrainResults",
            "Traversals", "SetErrors", "SetColumns", "Algorithm", "RPROP", "Backprop",
-           "draw_trials", "MAX_TARGET"]
+           "draw_trials", "MAX_TARGET", "Trainer", "TrainerRun"]
