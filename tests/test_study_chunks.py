@@ -14,7 +14,7 @@ from scipy import stats
 from fastnet import MLP, NoConvergenceWarning, cli, train_many
 from fastnet.algorithms import from_spec
 from fastnet.datasets import make_xor
-from fastnet.stats import _hamey, hamey_analysis
+from fastnet.stats import _hamey_fit, hamey_analysis
 from fastnet.study import Study, StudyProgress, run_study
 # (the study's steps, checked one by one: no public face)
 from fastnet.study import _chunks, _schedule
@@ -152,7 +152,8 @@ def test_a_hundred_thousand_trials_stay_within_memory():
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-    assert int(out.stdout.split()[-1]) < 400_000           # kB
+    # (kB; the whole study, Python and its imports included: 10^5 trials took 1.8 GB before)
+    assert int(out.stdout.split()[-1]) < 600_000
 
 
 def test_bootstrap_medians_by_splits_follow_the_resampling_law():
@@ -183,9 +184,9 @@ def test_hamey_fit_on_distinct_times_is_the_fit_on_every_time(monkeypatch):
     def cdf(v):
         return stats.expon.cdf(v, scale=200.0)
 
-    assert _hamey._ks_distance(values, counts, cdf) == stats.kstest(x, cdf).statistic
+    assert _hamey_fit._ks_distance(values, counts, cdf) == stats.kstest(x, cdf).statistic
     grouped = hamey_analysis(t, 1000)
-    monkeypatch.setattr(_hamey, "GROUPED_FIT_MIN", 10 ** 9)
+    monkeypatch.setattr(_hamey_fit, "GROUPED_FIT_MIN", 10 ** 9)
     plain = hamey_analysis(t, 1000)
     assert grouped.model.t0 == plain.model.t0
     assert grouped.model.ks_statistic == pytest.approx(plain.model.ks_statistic, rel=1e-6)

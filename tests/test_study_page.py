@@ -15,6 +15,7 @@ from fastnet.datasets import make_xor
 from fastnet.study import Study, cost_unit, run_study, summary_markdown
 from fastnet.study import _run as study_run
 from fastnet.study import _write as study_write
+from fastnet.study import _data as study_data
 from _extras import needs
 
 #: inf, nan (any case), Infinity: what a page must never show for a number.
@@ -146,7 +147,7 @@ def test_no_inf_or_nan_on_the_page_of_a_grid_with_an_infinite_corrected_mean():
     assert study_write.NO_MEAN in text and "does not exist" in text
     page = study_write.study_html(result, pictures=False)
     assert not NOT_A_NUMBER.search(shown_text(page))
-    data = json.loads(json.dumps(study_write._json(result), allow_nan=False))
+    data = json.loads(json.dumps(study_data._json(result), allow_nan=False))
     assert data["algorithms"][0]["hamey"]["corrected_mean"] is None
 
 

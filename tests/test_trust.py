@@ -57,32 +57,12 @@ def test_the_task_text_is_kept_as_given():
 
 @pytest.mark.parametrize("what", ["trials", "study.json"])
 def test_a_study_folder_of_the_wrong_kinds_fails_before_training(tmp_path, monkeypatch, what):
-    from fastnet.study import _run  # (patched: training must not start)
+    from fastnet.study import _schedule  # (patched: training must not start)
 
     (tmp_path / what).mkdir() if what != "trials" else (tmp_path / what).write_text("")
-    monkeypatch.setattr(_run, "_train", lambda *a: pytest.fail("trained first"))
+    monkeypatch.setattr(_schedule, "train_chunk", lambda *a: pytest.fail("trained first"))
     with pytest.raises(ValueError, match=f"{what} must be a"):
         run_study(Study("xor", ["rprop+"], trials=2, limit=5), tmp_path, pictures=False)
-
-
-@pytest.mark.parametrize("edit, message", [
-    (lambda d: d.update(epochs=[-1] + d["epochs"][1:]), "`epochs` must be 4 values"),
-    (lambda d: d.update(epochs=["7"] + d["epochs"][1:]), "`epochs` must be 4 values"),
-    (lambda d: d.update(epochs=d["epochs"][1:]), "`epochs` must be 4 values"),
-    (lambda d: d.update(success=[2] * 4), "`success` must be 4 values"),
-    (lambda d: d.update(cpu_time=[float("nan")] * 4), "`cpu_time` must be 4 values"),
-    (lambda d: d.update(algorithm="backprop"), "not the trials of 'rprop\\+'"),
-    (lambda d: d["identity"].update(limit=7), "not the trials of 'rprop\\+'"),
-])
-def test_a_hand_edited_trials_file_is_named(tmp_path, edit, message):
-    study = Study("xor", ["rprop+"], trials=4, limit=50)
-    run_study(study, tmp_path, pictures=False)
-    (path,) = (tmp_path / "trials").glob("*.json")
-    d = json.loads(path.read_text())
-    edit(d)
-    path.write_text(json.dumps(d))
-    with pytest.raises(ValueError, match=f"{path.name}: {message}"):
-        run_study(study, tmp_path, pictures=False)
 
 
 def test_no_best_cell_when_no_cell_succeeded():

@@ -108,61 +108,6 @@ class StripLoop:
         except DivergenceError as exc:
             raise hinted(exc, self.algorithm, self.run.weight_decay, self.sets) from None
 
-    def train_queued(self, history=True):
-        """Train every trial in the lanes' queue (`LanesBackend.queue`: a lane
-        whose trial stopped takes the next waiting trial at once, Hamey's check
-        on each epoch's forward pass) where the policy leaves nothing to Python
-        between epochs: the trials all in lanes, ``Correct`` alone checked in
-        the kernels, no validation or test set, no callback. Returns (cpu
-        seconds, wall seconds); None where it does not apply, and False where a
-        trial came near overflow (``w_limit``): then nothing was kept and a new
-        loop trains the strips. ``history`` False: no errors by epoch, each
-        trial's lowest alone (``self.min_train``). Divergence raises as in
-        `train`."""
-        lanes = self.trials.lanes
-        if (lanes is None or self.trials.serial is not None or self.trials.handoff is not None
-                or lanes.online or not self.policy.kernel_check or self.drives
-                or self.counts is not None or self.K * self.run.max_epochs > QUEUE_MAX_HISTORY
-                or (lanes.w_safe is not None and lanes.max_change is not None)):
-            # (RPROP's trials that might come near overflow: the strips hand them off)
-            return None
-        cpu0, wall0 = time.process_time(), time.perf_counter()
-        T = self.run.max_epochs
-        history = new_history((self.K, T), True) if history else None
-        rows, epochs, status, first, top, top_epoch, low = lanes.queue(self.policy.check, T, history)
-        if _ANY(status >= _status.BEYOND):
-            return False
-        try:
-            bad = np.flatnonzero(status > 0)
-            if bad.size:
-                i = int(bad[0])
-                raise diverged(int(status[i]), trial=self._who(i))
-            g = self.growth
-            g.first, g.lowest = first, growth_limit(float(_MIN(first)))
-            over = np.flatnonzero(top > g.limits)
-            if over.size:
-                i = int(over[0])
-                raise grew(int(top_epoch[i]), float(first[i]), float(top[i]), self._who(i))
-        except DivergenceError as exc:
-            raise hinted(exc, self.algorithm, self.run.weight_decay, self.sets) from None
-        self.policy.succeeded(np.flatnonzero(status < 0))
-        self.epochs[:], self.last_rows = epochs, rows
-        if history is None:
-            history, self.min_train = np.empty((self.K, 0)), low
-        self.history = history
-        self.training, self.epoch = self.training[:0], T
-        return time.process_time() - cpu0, time.perf_counter() - wall0
-
-    def drop_history(self):
-        """Keep each trial's lowest training error (``min_train``) in place of its
-        errors by epoch (after training)."""
-        if self.min_train is None:
-            h = self.history[:self.K]
-            trained = np.arange(h.shape[1]) < self.epochs[:, None]
-            low = np.where(trained, h, np.inf).min(axis=1, initial=np.inf)
-            self.min_train = np.where(np.isfinite(low), low, np.nan)
-        self.history = np.empty((self.K, 0))
-
     def _train(self):
         cpu0, wall0 = time.process_time(), time.perf_counter()
         if self.drives:
@@ -344,3 +289,59 @@ class StripLoop:
         if which == "train":
             self.growth.check_final(e, top, relevant)       # the last update ran away
         return SetColumns(e, cls, Y.shape[0], nmse)
+
+
+def train_queued(self, history=True):
+    """Train every trial in the lanes' queue (`LanesBackend.queue`: a lane
+    whose trial stopped takes the next waiting trial at once, Hamey's check
+    on each epoch's forward pass) where the policy leaves nothing to Python
+    between epochs: the trials all in lanes, ``Correct`` alone checked in
+    the kernels, no validation or test set, no callback. Returns (cpu
+    seconds, wall seconds); None where it does not apply, and False where a
+    trial came near overflow (``w_limit``): then nothing was kept and a new
+    loop trains the strips. ``history`` False: no errors by epoch, each
+    trial's lowest alone (``self.min_train``). Divergence raises as in
+    `train`."""
+    lanes = self.trials.lanes
+    if (lanes is None or self.trials.serial is not None or self.trials.handoff is not None
+            or lanes.online or not self.policy.kernel_check or self.drives
+            or self.counts is not None or self.K * self.run.max_epochs > QUEUE_MAX_HISTORY
+            or (lanes.w_safe is not None and lanes.max_change is not None)):
+        # (RPROP's trials that might come near overflow: the strips hand them off)
+        return None
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    T = self.run.max_epochs
+    history = new_history((self.K, T), True) if history else None
+    rows, epochs, status, first, top, top_epoch, low = lanes.queue(self.policy.check, T, history)
+    if _ANY(status >= _status.BEYOND):
+        return False
+    try:
+        bad = np.flatnonzero(status > 0)
+        if bad.size:
+            i = int(bad[0])
+            raise diverged(int(status[i]), trial=self._who(i))
+        g = self.growth
+        g.first, g.lowest = first, growth_limit(float(_MIN(first)))
+        over = np.flatnonzero(top > g.limits)
+        if over.size:
+            i = int(over[0])
+            raise grew(int(top_epoch[i]), float(first[i]), float(top[i]), self._who(i))
+    except DivergenceError as exc:
+        raise hinted(exc, self.algorithm, self.run.weight_decay, self.sets) from None
+    self.policy.succeeded(np.flatnonzero(status < 0))
+    self.epochs[:], self.last_rows = epochs, rows
+    if history is None:
+        history, self.min_train = np.empty((self.K, 0)), low
+    self.history = history
+    self.training, self.epoch = self.training[:0], T
+    return time.process_time() - cpu0, time.perf_counter() - wall0
+
+def drop_history(self):
+    """Keep each trial's lowest training error (``min_train``) in place of its
+    errors by epoch (after training)."""
+    if self.min_train is None:
+        h = self.history[:self.K]
+        trained = np.arange(h.shape[1]) < self.epochs[:, None]
+        low = np.where(trained, h, np.inf).min(axis=1, initial=np.inf)
+        self.min_train = np.where(np.isfinite(low), low, np.nan)
+    self.history = np.empty((self.K, 0))

@@ -35,8 +35,8 @@ from fastnet.training._backends import HANDOFF_FILL, Trials
 from fastnet.training._checks import (check_algorithm_objective, check_callback, check_run,
                                      check_sets, check_start, training_of)
 from fastnet.training._lanes import LANES, LanesBackend
-from fastnet.training._loop import StripLoop
-from fastnet.training._record import setup_record
+from fastnet.training._loop import StripLoop, train_queued
+from fastnet.training._record import batch_record, setup_record, time_shares
 from fastnet.training._results import TrainResults
 from fastnet.training._rprop import _UNSET
 from fastnet.training._serial import Serial
@@ -323,7 +323,7 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, 
     times = np.empty((2, K))                # (each trial's share, filled in below)
     # (once for the batch: the loop's own nest cheaply; the lanes call no BLAS)
     with blas_held(net, plan.algorithm, sets, run) if method != "lanes" else contextlib.nullcontext():
-        queued = loop.train_queued(history)
+        queued = train_queued(loop, history)
         if not queued:
             if queued is False:     # (a trial came near overflow in the queue: the strips)
                 trials, rows = _backends(method, net, nets, plan.algorithm, sets, run, *start)
@@ -356,24 +356,6 @@ def _auto_method(n_train, n_connections, n_trials):
     if n_connections <= LANES_MAX_CONNECTIONS and n_trials >= LANES * HANDOFF_FILL:
         return "mixed"          # (at least one group of lanes filled to HANDOFF_FILL)
     return "serial"
-
-
-def time_shares(epochs):
-    """Each trial's share of the batch's time: its part of the epochs trained."""
-    epochs = np.asarray(epochs, dtype=float)
-    total = np.add.reduce(epochs)
-    return epochs / total if total > 0 else np.full(epochs.size, 1.0 / epochs.size)
-
-
-def batch_record(method, n_trials, cpu, wall, trials, queued=False):
-    """The ``setup["batch"]`` entry: how the batch trained (``handoffs``: the
-    trials of each hand-off from the lanes to the single-network kernels;
-    ``repacks``: (groups before, trials kept) of each packing of the lanes;
-    ``queued``: every trial in the lanes' queue, a stopped trial's lane taken by
-    the next at once) and how its time was shared."""
-    return {"method": method, "n_trials": n_trials, "cpu_time": cpu, "wall_time": wall,
-            "apportioned": "the batch's CPU and wall time, shared by epochs trained",
-            "handoffs": trials.handoffs, "repacks": trials.repacks, "queued": queued}
 
 
 def draw_trials(net, n_trials, seed, init_scale=None, delta0=None, *, init="uniform"):

@@ -1,8 +1,10 @@
 """The set-up record of a run: the Proben1 checklist (Prechelt 1994) as a dict for result files."""
+import numpy as np
+
 from fastnet._provenance import build_flags, machine_description
 from fastnet._version import __version__
 
-__all__ = ["setup_record", "network_record"]
+__all__ = ["setup_record", "network_record", "time_shares", "batch_record"]
 
 # The network entries made so far, by the values they are made of (a study
 # records the same topology thousands of times; its repr alone is ~1.5 us).
@@ -52,3 +54,21 @@ def setup_record(net, algorithm, run, sets, *, seed, initialisation, block_size,
         "machine": machine_description(),
         "build": build_flags(),
     }
+
+
+def time_shares(epochs):
+    """Each trial's share of the batch's time: its part of the epochs trained."""
+    epochs = np.asarray(epochs, dtype=float)
+    total = np.add.reduce(epochs)
+    return epochs / total if total > 0 else np.full(epochs.size, 1.0 / epochs.size)
+
+
+def batch_record(method, n_trials, cpu, wall, trials, queued=False):
+    """The ``setup["batch"]`` entry: how the batch trained (``handoffs``: the
+    trials of each hand-off from the lanes to the single-network kernels;
+    ``repacks``: (groups before, trials kept) of each packing of the lanes;
+    ``queued``: every trial in the lanes' queue, a stopped trial's lane taken by
+    the next at once) and how its time was shared."""
+    return {"method": method, "n_trials": n_trials, "cpu_time": cpu, "wall_time": wall,
+            "apportioned": "the batch's CPU and wall time, shared by epochs trained",
+            "handoffs": trials.handoffs, "repacks": trials.repacks, "queued": queued}

@@ -310,35 +310,35 @@ class Trainer:
                     status = self.algorithm.epochs(ws, self._state, sse, None)
             else:
                 status = self.algorithm.epochs(ws, self._state, sse, None)
-        return self._ended(int(status), sse, e0, epochs)
-
-    def _ended(self, status, sse, e0, n):
-        """The run's record after the divergence checks (``status``: the kernels')."""
-        try:
-            if status > 0:
-                raise diverged(e0 + status)
-            k = epochs_written(status, n)
-            if k < n:
-                sse = sse[:k]
-            sse *= self._scale
-            self._growth.check(self._history, _ONE, np.array([status]), e0, k)
-            self._epoch = e0 + k
-            w = self._ws.w
-            if not within_max_weight(w):
-                raise (beyond_max_weight(self._epoch, float(np.abs(w).max()))
-                       if np.isfinite(w).all() else diverged(self._epoch, "the weights"))
-            val = None
-            if self._val is not None:
-                val = self._val.sse() * self._val_scale
-                if not math.isfinite(val):
-                    raise diverged(self._epoch, "the validation error")
-        except DivergenceError as exc:
-            raise hinted(exc, self.algorithm, self._run.weight_decay, self._sets) from None
-        sse.flags.writeable = False
-        return TrainerRun(k, self._epoch, sse,
-                          val, self.algorithm.stop_reason(self._state) if status < 0 else None)
+        return _ended(self, int(status), sse, e0, epochs)
 
     def __repr__(self):
         return (f"Trainer({self.algorithm.record()[0]}, n_patterns={self._sets.X.shape[0]}, "
                 f"epochs={self._epoch})")
 
+
+def _ended(self, status, sse, e0, n):
+    """The run's record after the divergence checks (``status``: the kernels')."""
+    try:
+        if status > 0:
+            raise diverged(e0 + status)
+        k = epochs_written(status, n)
+        if k < n:
+            sse = sse[:k]
+        sse *= self._scale
+        self._growth.check(self._history, _ONE, np.array([status]), e0, k)
+        self._epoch = e0 + k
+        w = self._ws.w
+        if not within_max_weight(w):
+            raise (beyond_max_weight(self._epoch, float(np.abs(w).max()))
+                   if np.isfinite(w).all() else diverged(self._epoch, "the weights"))
+        val = None
+        if self._val is not None:
+            val = self._val.sse() * self._val_scale
+            if not math.isfinite(val):
+                raise diverged(self._epoch, "the validation error")
+    except DivergenceError as exc:
+        raise hinted(exc, self.algorithm, self._run.weight_decay, self._sets) from None
+    sse.flags.writeable = False
+    return TrainerRun(k, self._epoch, sse,
+                      val, self.algorithm.stop_reason(self._state) if status < 0 else None)
