@@ -14,6 +14,23 @@ per call of each tree and the median of the per-repeat ratios B/A::
 
     FASTNET_DATA=... python benchmarks/overhead.py /work/base/src src --repeats 7
 
+``--calls-of [src]`` (one tree, default ``src``): the cost of one call
+beside its kernel's, and JAX's jitted peers, each tool in its own process, taking
+turns (fastnet, JAX, fastnet, JAX, ...; medians over the repeats, calls timed with
+``time.perf_counter`` after warm-up calls, the collector off, one core; JAX with
+one XLA thread):
+
+* ``vag``: the gradient of a 24-8-2 tanh net (no shortcuts) on 200 rows, float64
+  (SimpleChains.jl's README case): ``Objective`` call, ``obj(w, out=g)``,
+  ``value_and_grad``, the kernel alone; JAX ``jit(value_and_grad)``, NumPy in and out;
+* ``lbfgs``: ``scipy.optimize.minimize(..., jac=True, method="L-BFGS-B")`` on cancer1
+  4+2 (shortcuts, Proben1 units, linear outputs), 200 iterations (tolerances 0),
+  through ``Objective`` and through a jitted JAX objective;
+* ``xor``: XOR 2-2-1, 10 epochs of iRPROP-/RPROP+ per call: ``Trainer.run(10)``,
+  ``train_rprop(max_epochs=10)`` and the epoch kernel alone (10 epochs)::
+
+    FASTNET_DATA=... python benchmarks/overhead.py --calls-of src --repeats 7
+
 The process is pinned to one core where the OS allows it.
 """
 import argparse
@@ -54,6 +71,162 @@ def worker(calls):
             call(i)
         out[name] = (time.process_time() - t0) / n
     print(json.dumps(out))
+
+
+def _per_call(call, n, warm=None):
+    """Seconds per call of ``call()``: the median of 5 batches of ``n`` calls, after
+    ``warm`` (default n // 5 + 1) warm-up calls, the collector off."""
+    import gc
+
+    for _ in range(n // 5 + 1 if warm is None else warm):
+        call()
+    gc.disable()
+    try:
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                call()
+            times.append((time.perf_counter() - t0) / n)
+    finally:
+        gc.enable()
+    return statistics.median(times)
+
+
+def _vag_case():
+    import numpy as np
+
+    from fastnet import MLP
+
+    rng = np.random.default_rng(0)
+    net = MLP(24, (8,), 2, shortcut=False, hidden_activation="tanh", seed=0)
+    return net, rng.standard_normal((200, 24)), rng.standard_normal((200, 2))
+
+
+def _lbfgs_case():
+    from fastnet import MLP
+    from fastnet.datasets import load_proben1
+
+    X, Y = load_proben1("cancer1").train
+    net = MLP.from_proben1("4+2 l", X.shape[1], Y.shape[1])
+    return net.init_weights(0, 0.5), X, Y
+
+
+_LBFGS = {"maxiter": 200, "ftol": 0.0, "gtol": 0.0, "maxfun": 10**6, "maxls": 50}
+
+
+def calls_fastnet(n):
+    """The fastnet side of ``--calls-of``: seconds per call of each case."""
+    import numpy as np
+    from scipy.optimize import minimize
+
+    from fastnet import MLP, Trainer, train_rprop, value_and_grad
+    from fastnet._engine import DEFAULT_BLAS_MIN, Workspace
+    from fastnet._kernels import _backward
+    from fastnet.gradients import Objective
+    from fastnet.network import kernel_layers
+    from fastnet.training._algorithms import RPROP
+
+    out = {}
+    net, X, Y = _vag_case()
+    obj, w, g = Objective(net, X, Y), net.weights.copy(), np.empty(net.n_connections)
+    out["vag: Objective obj(w)"] = _per_call(lambda: obj(w), n)
+    out["vag: obj(w, out=g)"] = _per_call(lambda: obj(w, out=g), n)
+    out["vag: value_and_grad"] = _per_call(lambda: value_and_grad(net, X, Y), n)
+    A, L = obj._A, kernel_layers(net)
+    D, Dl = obj._D, obj._Dl
+    out["vag: kernel alone"] = _per_call(
+        lambda: _backward.gradient(A, Y, L, net.n_in, w, g, D, Dl, DEFAULT_BLAS_MIN), n)
+    net, X, Y = _lbfgs_case()
+    obj, w0 = Objective(net, X, Y), net.weights.copy()
+
+    def lbfgs():
+        res = minimize(obj, w0, jac=True, method="L-BFGS-B", options=_LBFGS)
+        assert res.nit == _LBFGS["maxiter"], res.message
+    out["lbfgs: scipy through Objective"] = _per_call(lbfgs, max(1, n // 2000), warm=1)
+    Xx = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
+    Yx = np.array([[0.], [1.], [1.], [0.]])
+    net = MLP(2, (2,), 1, seed=0)
+    trainer = Trainer(net, Xx, Yx, init_scale=0.5, seed=1)
+    out["xor: Trainer.run(10)"] = _per_call(lambda: trainer.run(10), n)
+    out["xor: train_rprop(max_epochs=10)"] = _per_call(
+        lambda: train_rprop(net, Xx, Yx, max_epochs=10, init_scale=0.5, seed=1), max(1, n // 5))
+    rule = RPROP()
+    ws = Workspace(net, Xx, Yx, w=net.weights.copy())
+    state, sse = rule.start(net.n_connections, None, 10), np.empty(10)
+    out["xor: 10 epochs, kernel alone"] = _per_call(lambda: rule.epochs(ws, state, sse, None), n)
+    return out
+
+
+def _jax_layers(net):
+    """(lo, hi, size, w_off, b_off, act code) per layer of ``net``'s layer table."""
+    return [(lo, hi, size, w_off, b_off, act)
+            for _, size, lo, hi, w_off, b_off, act in net.layer_table.tolist()]
+
+
+def calls_jax(n):
+    """The JAX side of ``--calls-of``: jitted value_and_grad (NumPy in, NumPy out)."""
+    os.environ["XLA_FLAGS"] = ("--xla_cpu_multi_thread_eigen=false "
+                               "intra_op_parallelism_threads=1")
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from scipy.optimize import minimize
+
+    jax.config.update("jax_enable_x64", True)
+    acts = {0: lambda z: z, 1: lambda z: z / (1.0 + jnp.abs(z)), 3: jnp.tanh}
+
+    def objective(net, X, Y):
+        layers, X, Y = _jax_layers(net), jnp.asarray(X), jnp.asarray(Y)
+
+        def sse(w):
+            A = X
+            for lo, hi, size, w_off, b_off, act in layers:
+                W = w[w_off:b_off].reshape(size, hi - lo)
+                A = jnp.concatenate([A, acts[act](A[:, lo:hi] @ W.T + w[b_off:b_off + size])],
+                                    axis=1)
+            return jnp.sum((A[:, A.shape[1] - Y.shape[1]:] - Y) ** 2)
+        f = jax.jit(jax.value_and_grad(sse))
+
+        def call(w):
+            v, g = f(w)
+            return float(v), np.asarray(g)
+        return call
+
+    out = {}
+    net, X, Y = _vag_case()
+    call, w = objective(net, X, Y), net.weights.copy()
+    out["vag: Objective obj(w)"] = _per_call(lambda: call(w), n)
+    net, X, Y = _lbfgs_case()
+    call, w0 = objective(net, X, Y), net.weights.copy()
+
+    def lbfgs():
+        res = minimize(call, w0, jac=True, method="L-BFGS-B", options=_LBFGS)
+        assert res.nit == _LBFGS["maxiter"], res.message
+    out["lbfgs: scipy through Objective"] = _per_call(lbfgs, max(1, n // 2000), warm=1)
+    return out
+
+
+def calls_report(src, repeats, n):
+    """Run the ``--calls-of`` workers (fastnet, JAX) in turn; print each case's medians."""
+    runs = {"fastnet": [], "jax": []}
+    for _ in range(repeats):
+        for tool in runs:
+            env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
+            res = subprocess.run([sys.executable, __file__, "--worker", f"{tool}:{n}"],
+                                 env=env, capture_output=True, text=True, check=True)
+            runs[tool].append(json.loads(res.stdout.strip().splitlines()[-1]))
+    print(f"one call, medians of {repeats} processes per tool, taking turns; "
+          f"load {os.getloadavg()}")
+    print(f"{'case':<40} {'fastnet':>12} {'JAX jit':>12} {'JAX/fastnet':>12}")
+    for case in runs["fastnet"][0]:
+        f = statistics.median(r[case] for r in runs["fastnet"])
+        j = (statistics.median(r[case] for r in runs["jax"]) if case in runs["jax"][0]
+             else None)
+        unit, scale = ("ms", 1e3) if case.startswith("lbfgs") else ("us", 1e6)
+        shown = f"{scale * j:9.2f} {unit}" if j is not None else ""
+        ratio = f"{j / f:11.2f}x" if j is not None else ""
+        print(f"{case:<40} {scale * f:9.2f} {unit} {shown:>12} {ratio:>12}")
 
 
 def alternate(script, a, b, repeats, worker_args):
@@ -111,10 +284,20 @@ def parser(doc, repeats, calls, calls_help):
 
 def main(argv=None):
     ap = parser(__doc__, 7, 2000, "XOR calls per process (cancer1: 1/20)")
+    ap.add_argument("--calls-of", dest="calls_src", nargs="?", const="src",
+                    default=None, help="the one-call cases in the tree whose src is given "
+                    "(default src), against JAX")
     args = ap.parse_args(argv)
     pin_one_core()
     if args.worker is not None:
+        if ":" in args.worker:
+            tool, n = args.worker.split(":")
+            print(json.dumps((calls_fastnet if tool == "fastnet" else calls_jax)(int(n))))
+            return
         worker(int(args.worker))
+        return
+    if args.calls_src is not None:
+        calls_report(args.calls_src, args.repeats, args.calls)
         return
     if args.a is None or args.b is None:
         ap.error("give the src directories of trees A and B")

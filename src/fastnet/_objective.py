@@ -199,10 +199,14 @@ class Objective:
     def _converted(self, w):
         refuse_complex(w, "w")
         try:
-            w = np.ascontiguousarray(w, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
+            kind = np.asarray(w).dtype.kind
+        except (TypeError, ValueError) as exc:       # (ragged and the like)
             raise TypeError(f"`w` must be an array of real numbers, got {type(w).__name__} "
                             f"({exc}).") from None
+        if kind not in "iuf":
+            raise TypeError(f"`w` must be an array of real numbers, got {type(w).__name__} "
+                            f"of dtype {np.asarray(w).dtype}.")
+        w = np.ascontiguousarray(w, dtype=np.float64)
         if w.shape != self._shape:
             raise ValueError(f"`w` must have shape {self._shape} (the network's connections), "
                              f"got {w.shape}.")
