@@ -35,7 +35,7 @@ from fastnet.training._backends import HANDOFF_FILL, Trials
 from fastnet.training._checks import (check_algorithm_objective, check_callback, check_run,
                                      check_sets, check_start, training_of)
 from fastnet.training._lanes import LANES, LanesBackend
-from fastnet.training._loop import StripLoop, train_queued
+from fastnet.training._loop import StripLoop, drop_history, train_queued
 from fastnet.training._record import batch_record, setup_record, time_shares
 from fastnet.training._results import TrainResults
 from fastnet.training._rprop import _UNSET
@@ -330,7 +330,7 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, 
                 loop = StripLoop(trials, K, net, plan.algorithm, sets, run, rows)
             loop.train()
         if not history:
-            loop.drop_history()
+            drop_history(loop)
         columns = loop.columns(times, stacklevel=5, store=store)
     setup = setup_record(
         net, plan.algorithm, run, sets, seed=None if nets is not None else seed,
