@@ -310,6 +310,7 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
 
         _check_address(scheduler)
     out = Path(os.fspath(out))
+    cells, configs, shas = _cells(suite)        # (data and networks refused before `out`)
     out.mkdir(parents=True, exist_ok=True)
     for what in ("cells",) + OUTPUTS:          # refused before training, not after
         p = out / what
@@ -317,7 +318,6 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
             kind = "a directory" if what == "cells" else "a regular file"
             raise ValueError(f"`out` {str(out)!r}: {p} must be {kind} (or absent), as the "
                              "suite writes it; move it away.")
-    cells, configs, shas = _cells(suite)
     with exclusive_lock(out / "suite.json"):
         (out / "cells").mkdir(exist_ok=True)
         records = {}
