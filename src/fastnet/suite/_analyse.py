@@ -88,7 +88,7 @@ class CellSummary:
         to success, failures inf); inf where runs diverged.
     epochs, traversals, cpu_seconds : float
         Median over studies of the selected configuration's median time to target
-        (inf: more than half of its runs missed it).
+        (inf: half of its runs or more missed it).
     successes : int
         Runs of the selected configurations that reached the target, all studies.
     n_runs : int

@@ -66,7 +66,11 @@ def save_cell(path, record):
             yield (b",\n" if i else b"\n") + json.dumps(run, allow_nan=False).encode()
         yield b"\n]}\n"
 
-    atomic_write(path, chunks())
+    try:
+        atomic_write(path, chunks())
+    except OSError as exc:
+        raise OSError(exc.errno, f"{path}: cannot write this cell ({exc.strerror or exc}); "
+                      "the cells finished before it are kept: rerun to resume") from None
 
 
 class _Bad(ValueError):

@@ -206,7 +206,7 @@ def _caption(result, p):
                 "the runs or more failed.")
     if t is None:
         return ("No target: every algorithm's selected configurations diverged on this "
-                "problem (more than half of their runs), so no time to target is measured.")
+                "problem (half of their runs or more), so no time to target is measured.")
     how = ("given by --target" if s.target is not None else "the median over the algorithms "
            "that have one of their selected configurations' best validation errors")
     return f"Target: validation error {_text(t)} ({how}). {MISSED_RULE}"
@@ -429,8 +429,79 @@ def suite_html(result, *, pictures=True):
     return _page(title, "\n".join(body), __version__)
 
 
+def _temporary(path, data):
+    """``data`` written, flushed and synced to a new temporary file beside ``path``; its
+    name. On failure nothing is left and the OSError names ``path``."""
+    import contextlib
+    import os
+    import tempfile
+
+    from fastnet._files import new_file_mode
+
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, new_file_mode())
+        return tmp
+    except BaseException as exc:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise OSError(exc.errno, f"{path}: cannot write it ({exc.strerror or exc})") from None
+        raise
+
+
+def _replace_all(out, files):
+    """Write ``{name: bytes}`` into ``out`` as one set: every file to a temporary first,
+    then each renamed over the old one. If a temporary cannot be written (a full disk)
+    the temporaries are removed and the old files stay, all of them; if a rename fails,
+    the files already replaced get their old contents back (kept as hard links)."""
+    import contextlib
+    import os
+
+    temps, backups, done = {}, {}, []
+    try:
+        for name, data in files.items():
+            temps[name] = _temporary(out / name, data)
+        for name in files:
+            if (out / name).is_file():
+                backups[name] = f"{temps[name]}.old"
+                os.link(out / name, backups[name])
+        for name in files:
+            os.replace(temps[name], out / name)
+            del temps[name]
+            done.append(name)
+    except BaseException as exc:
+        for name in done:                 # (put the old files back)
+            with contextlib.suppress(OSError):
+                if name in backups:
+                    os.replace(backups.pop(name), out / name)
+                else:
+                    os.unlink(out / name)
+        for tmp in list(temps.values()) + list(backups.values()):
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        if isinstance(exc, OSError):
+            what = exc.strerror if exc.filename is None else f"{exc.filename}: {exc.strerror}"
+            raise OSError(exc.errno, f"{what}; no "
+                          f"output was replaced (the cells are kept in {out / 'cells'}: "
+                          "rerun to write the outputs)") from None
+        raise
+    for tmp in backups.values():
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    from fastnet._files import fsync_dir
+
+    fsync_dir(out)
+
+
 def write_suite(result, out, *, pictures=True):
-    """Write a suite's outputs into a directory, each file replaced atomically.
+    """Write a suite's outputs into a directory as one set.
 
     Parameters
     ----------
@@ -447,12 +518,13 @@ def write_suite(result, out, *, pictures=True):
     ------
     ImportError
         If ``pictures`` and matplotlib is not installed.
+    OSError
+        If a file cannot be written (a full disk: the message names the file). Every
+        file is written to a temporary first and all are renamed only once all are
+        written, so a failure leaves the old outputs, none of the new ones beside them.
     """
-    from fastnet._files import atomic_write
-
     out = Path(out)
     files = {"summary.md": summary_markdown(result), "scores.csv": _csv(result),
              "suite.json": json.dumps(suite_json(result), indent=1, allow_nan=False) + "\n",
              "suite.html": suite_html(result, pictures=pictures)}
-    for name, text in files.items():
-        atomic_write(out / name, [text.encode("utf-8")])
+    _replace_all(out, {name: text.encode("utf-8") for name, text in files.items()})
