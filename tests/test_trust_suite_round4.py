@@ -142,6 +142,25 @@ def test_cell_of_an_earlier_fastnet_without_digest_is_trained_again(small_run, p
         [{k: v for k, v in r.items() if k != "cpu_time"} for r in before["runs"]]
 
 
+def test_every_kind_of_cell_written_is_read_back(half_diverged, proben1_root, tmp_path):
+    """Diverged runs, approximation problems (no test predictions), generated tasks: what
+    the suite writes it reads back, training nothing."""
+    result, out = half_diverged
+    assert run_suite(result.suite, out, pictures=False).n_trained == 0
+    suite = Suite(["flare1"], ["rprop+"], runs=2, studies=1, max_epochs=10, root=str(proben1_root))
+    assert run_suite(suite, tmp_path / "F", pictures=False).n_trained == 1
+    assert run_suite(suite, tmp_path / "F", pictures=False).n_resumed == 1
+
+
+def test_oversized_cell_is_refused_before_it_is_parsed(small_run, proben1_root, tmp_path):
+    out, cell = _copy(small_run[0], tmp_path)
+    with open(cell, "a") as f:
+        f.write(" " * 2_000_000)
+    with pytest.raises(ValueError, match=rf"{cell.name}: a suite's cell file of 2 runs holds at "
+                       "most"):
+        run_suite(_small(proben1_root), out, pictures=False)
+
+
 def _mutations(rng, d):
     """One random edit of a cell's JSON value ``d`` (in place) and what it did."""
     values = [None, True, False, 0, 1, -1, 2, 0.5, -1e-3, 1e300, math.inf, math.nan, 10 ** 30,

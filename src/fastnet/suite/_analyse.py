@@ -389,7 +389,8 @@ def _bayes(suite, cells, a, b, la, lb):
         return probs, f"{lb} has the lower {unit}: P = {probability(probs[2])}{few}"
     if probs[1] > BAYES_DECISION:
         return probs, f"{la} and {lb} are equivalent in {unit}: P = {probability(probs[1])}{few}"
-    return probs, f"undecided on the {unit} (no probability above {BAYES_DECISION}){few}"
+    return probs, (f"undecided on the {unit} (no probability above {BAYES_DECISION}"
+                   f"{few.replace(' (', '; ', 1)[:-1] if few else ''})")
 
 
 def _lacoste(suite, wrong, a, b, la, lb):
@@ -466,7 +467,8 @@ def _verdicts(suite, friedman, err, tim, labels):
                        "differ by Nemenyi's test.")
         else:
             out.append(f"Mean ranks of the selected errors: {ranks}; Friedman p = "
-                       f"{friedman.pvalue:.3g}: no difference shown at {friedman.alpha}.")
+                       f"{friedman.pvalue:.3g}: no difference shown at {friedman.alpha}"
+                       f"{_few(len(suite.problems))}.")
     return tuple(out)
 
 

@@ -280,7 +280,12 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
     FileLockedError
         If another process is writing into ``out``.
     ValueError, TypeError
-        For a bad argument (naming it) or a cell file of another set-up.
+        For a bad argument (naming it), or a cell file of another set-up or one that
+        this suite cannot have written (edited, truncated, corrupted: the message names
+        the file, the run and the field; nothing is trained).
+    OSError
+        If a cell or an output cannot be written (a full disk), naming the file; the
+        outputs are replaced as one set or not at all.
     ConnectionError
         If the Dask scheduler cannot be reached.
 

@@ -95,7 +95,10 @@ def suite_json(result):
         "units": {"selected": "median over studies of the selected configuration's median "
                   "test squared error percentage (generated tasks: percentage of its runs "
                   "that failed); null: every run diverged",
-                  "time": "connection traversals to target (median; null: missed)"},
+                  "time": "connection traversals to target (median; null: missed)",
+                  "targets": "validation error a Proben1 run must reach; null: a generated "
+                  "task (judged by success) or no target (every algorithm's selected "
+                  "configurations diverged)"},
         "selected": {labels[a]: {p: _num(cells[(a, p)].error) for p in s.problems}
                      for a in s.algorithms},
         "time": {labels[a]: {p: _num(cells[(a, p)].traversals) for p in s.problems}
