@@ -297,13 +297,12 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
     (`fastnet.experiment.run_seed`), so results do not depend on ``jobs``, the
     back-end or interruptions, bit for bit; only CPU times do.
     """
-    import joblib
 
     from fastnet._files import exclusive_lock
     from fastnet._validation import check_int
     from fastnet.experiment import MAX_JOBS
     from fastnet.suite._analyse import analyse_suite
-    from fastnet.suite._write import OUTPUTS, write_suite
+    from fastnet.suite._write import write_suite
 
     if not isinstance(suite, Suite):
         raise TypeError(f"`suite` must be a fastnet.suite.Suite, got {type(suite).__name__}.")
@@ -316,13 +315,7 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
         _check_address(scheduler)
     out = Path(os.fspath(out))
     cells, configs, shas = _cells(suite)        # (data and networks refused before `out`)
-    out.mkdir(parents=True, exist_ok=True)
-    for what in ("cells",) + OUTPUTS:          # refused before training, not after
-        p = out / what
-        if os.path.lexists(p) and not (p.is_dir() if what == "cells" else p.is_file()):
-            kind = "a directory" if what == "cells" else "a regular file"
-            raise ValueError(f"`out` {str(out)!r}: {p} must be {kind} (or absent), as the "
-                             "suite writes it; move it away.")
+    _make_out(out)
     with exclusive_lock(out / "suite.json"):
         (out / "cells").mkdir(exist_ok=True)
         records = {}
@@ -337,30 +330,53 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
         # costliest first (patterns x connections), so that no long cell comes last
         todo.sort(key=lambda c: -_cost(c))
         start = time.perf_counter()
-        backend, config, client = _backend(jobs, scheduler, len(todo)) if todo else (
-            "none", None, None)
-        try:
-            if todo:
-                with joblib.parallel_config(**config):
-                    done = joblib.Parallel(return_as="generator_unordered", batch_size=1)(
-                        joblib.delayed(_train_cell)(c) for c in todo)
-                    by_hash = {c.hash: c for c in todo}
-                    for k, rec in enumerate(done, 1):
-                        cell = by_hash[rec["hash"]]
-                        save_cell(cell_path(out, cell), rec)
-                        records[(cell.problem, cell.configuration)] = rec
-                        if progress is not None:
-                            progress(SuiteProgress(k, len(todo), n_resumed,
-                                                   time.perf_counter() - start, cell.problem,
-                                                   cell.configuration))
-        finally:
-            if client is not None:
-                client.close()
+        backend = _train_missing(todo, out, records, jobs, scheduler, progress, n_resumed,
+                                 start)
         wall = time.perf_counter() - start
         result = analyse_suite(suite, configs, records, shas, n_trained=len(todo),
                                n_resumed=n_resumed, backend=backend, wall_time=wall)
         write_suite(result, out, pictures=pictures)
     return result
+
+
+def _train_missing(todo, out, records, jobs, scheduler, progress, n_resumed, start):
+    """Train the cells ``todo``, each written to its file and put in ``records`` as it
+    completes; return the back-end's name."""
+    import joblib
+
+    if not todo:
+        return "none"
+    backend, config, client = _backend(jobs, scheduler, len(todo))
+    try:
+        with joblib.parallel_config(**config):
+            done = joblib.Parallel(return_as="generator_unordered", batch_size=1)(
+                joblib.delayed(_train_cell)(c) for c in todo)
+            by_hash = {c.hash: c for c in todo}
+            for k, rec in enumerate(done, 1):
+                cell = by_hash[rec["hash"]]
+                save_cell(cell_path(out, cell), rec)
+                records[(cell.problem, cell.configuration)] = rec
+                if progress is not None:
+                    progress(SuiteProgress(k, len(todo), n_resumed, time.perf_counter() - start,
+                                           cell.problem, cell.configuration))
+    finally:
+        if client is not None:
+            client.close()
+    return backend
+
+
+def _make_out(out):
+    """Make the output directory; refuse (before training, not after) a ``cells`` that is
+    no directory or an output that is no regular file."""
+    from fastnet.suite._write import OUTPUTS
+
+    out.mkdir(parents=True, exist_ok=True)
+    for what in ("cells",) + OUTPUTS:
+        p = out / what
+        if os.path.lexists(p) and not (p.is_dir() if what == "cells" else p.is_file()):
+            kind = "a directory" if what == "cells" else "a regular file"
+            raise ValueError(f"`out` {str(out)!r}: {p} must be {kind} (or absent), as the "
+                             "suite writes it; move it away.")
 
 
 def _cost(cell):
