@@ -352,6 +352,9 @@ def test_missed_follows_the_half_or_more_rule_everywhere(half_diverged, xor_spac
 def test_verdicts_from_few_problems_say_so(xor_space):
     (pair,) = xor_space[0].pairs
     assert "from 1 problem only: fewer than 10 decide little" in pair.bayes_verdict
+    page = (xor_space[1] / "suite.html").read_text()
+    assert "These comparisons rest on 1 problem only: fewer than 10 decide little" in page
+    assert "from 1 problem only: fewer than 10 decide little" in page
 
 
 def test_probabilities_never_print_as_0_or_1(xor_space):

@@ -246,6 +246,17 @@ def _decision(c, labels):
     return words[best] if probs[best] > BAYES_DECISION else "undecided"
 
 
+def _few_note(s):
+    """The caveat of comparisons across few problems (empty for enough)."""
+    from fastnet.suite._analyse import FEW_PROBLEMS
+
+    n = len(s.problems)
+    if n >= FEW_PROBLEMS:
+        return ""
+    return (f" These comparisons rest on {plural(n, 'problem')} only: fewer than {FEW_PROBLEMS}"
+            " decide little, whatever the probabilities say.")
+
+
 def _title(s):
     return (f"fastnet suite: {plural(len(s.algorithms), 'algorithm')} x "
             f"{plural(len(s.problems), 'problem')}")
@@ -412,7 +423,9 @@ def suite_html(result, *, pictures=True):
         f"ROPE ±{s.rope:g} percentage points; it decides above 0.95. Test classification: "
         "Lacoste et al. (2012)'s Poisson-binomial test over the Proben1 classification "
         "problems, from a representative network's test predictions (median study, median "
-        "run); it decides above 0.85.", numeric_from=4))
+        "run); it decides above 0.85." + _few_note(s), numeric_from=4))
+    body += [f"<p>{_e(result.labels[c.a])} vs {_e(result.labels[c.b])}: "
+             f"{_e(c.bayes_verdict)}; {_e(c.lacoste_verdict)}</p>" for c in result.pairs]
     body.append('<h2 id="tuning">Tuning: expected best after k configurations '
                 '(Dodge et al. 2019)</h2>')
     for png in curves:
