@@ -14,6 +14,7 @@ def _suite(args):
     configurations. Writes suite.html, scores.csv, suite.json and summary.md into -o DIR and
     prints the summary (Markdown); rerun to resume."""
     from fastnet.suite import Suite, run_suite, summary_markdown
+    from fastnet.suite._analyse import plural
 
     suite = Suite(tuple(args.problems), tuple(args.algorithms), budget=args.budget,
                   runs=args.runs, studies=args.studies, seed=args.seed, network=args.network,
@@ -24,9 +25,10 @@ def _suite(args):
     where = (f"Dask scheduler {args.scheduler}" if args.scheduler else
              f"up to {args.jobs} local processes" if args.jobs > 1 else
              "this process" if args.jobs == 1 else "all local cores")
-    say(f"fastnet: suite of {len(suite.algorithms)} algorithms x {len(suite.problems)} problems, "
-        f"budget {suite.budget} x {suite.studies} studies x {suite.runs} runs (at most "
-        f"{suite.n_runs:,} runs) on {where}; results in {args.out}")
+    say(f"fastnet: suite of {plural(len(suite.algorithms), 'algorithm')} x "
+        f"{plural(len(suite.problems), 'problem')}, budget {suite.budget} x "
+        f"{plural(suite.studies, 'study', 'studies')} x {plural(suite.runs, 'run')} (at most "
+        f"{plural(suite.n_runs, 'run')}) on {where}; results in {args.out}")
     last = [-1.0]
 
     def progress(p):
@@ -43,7 +45,7 @@ def _suite(args):
             "command to resume.")
         raise
     print(summary_markdown(result), end="")
-    say(f"fastnet: {result.n_trained} cells trained, {result.n_resumed} resumed; wrote "
+    say(f"fastnet: {plural(result.n_trained, 'cell')} trained, {result.n_resumed} resumed; wrote "
         f"suite.html, scores.csv, suite.json, summary.md into {args.out}")
     return 0
 

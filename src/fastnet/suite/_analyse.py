@@ -26,6 +26,42 @@ PROFILE_TAUS = (1.0, 1.25, 1.5, 2.0, 3.0, 4.0)
 BAYES_SAMPLES = 20_000
 #: Bootstrap resamples of the expected-best band.
 CURVE_BOOTSTRAP = 1000
+#: A comparison across fewer problems than this says so: Demšar (2006) and Benavoli et al.
+#: (2017) compare over tens of data sets; from three, a pair whose errors all lie within
+#: the ROPE is "equivalent" with a posterior of 1, which decides little.
+FEW_PROBLEMS = 10
+
+
+def plural(n, word, words=None):
+    """``"1 algorithm"``, ``"2 algorithms"`` (``words``: the plural, default word + s)."""
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {words or word + 's'}"
+
+
+def probability(p):
+    """A probability as text with three decimals, ``"<0.001"`` and ``">0.999"`` at the
+    ends (a Monte Carlo estimate of exactly 0 or 1 is not a certainty), ``"-"`` for none."""
+    if p is None or not math.isfinite(p):
+        return "-"
+    if p < 0.0005:
+        return "<0.001"
+    if p > 0.9995:
+        return ">0.999"
+    return f"{p:.3f}"
+
+
+def _few(n):
+    """The caveat of a comparison from ``n`` problems (empty from `FEW_PROBLEMS` on)."""
+    if n >= FEW_PROBLEMS:
+        return ""
+    return f" (from {plural(n, 'problem')} only: fewer than {FEW_PROBLEMS} decide little)"
+
+
+def is_classification(problem):
+    """Whether a problem name is a Proben1 classification problem (``"cancer1"``)."""
+    from fastnet.datasets import PROBEN1_PROBLEMS
+
+    info = PROBEN1_PROBLEMS.get(problem.rstrip("0123456789"))
+    return info is not None and info.kind == "classification"
 
 
 def _median(values):
@@ -52,7 +88,7 @@ class CellSummary:
         to success, failures inf); inf where runs diverged.
     epochs, traversals, cpu_seconds : float
         Median over studies of the selected configuration's median time to target
-        (inf: more than half of its runs missed it).
+        (inf: half of its runs or more missed it).
     successes : int
         Runs of the selected configurations that reached the target, all studies.
     n_runs : int
@@ -120,7 +156,9 @@ class SuiteResult:
     cells : dict
         {(algorithm, problem): CellSummary}.
     targets : dict
-        {problem: validation error target (Proben1) or None (generated: success)}.
+        {problem: validation error target}: a finite number for a Proben1 problem, or
+        None (a generated task, judged by success; or a Proben1 problem on which every
+        algorithm's selected configurations diverged: no target, no time measured).
     error_profiles, time_profiles : fastnet.stats.PerformanceProfiles
         Of the selected errors and of the times to target in traversals.
     friedman : fastnet.stats.FriedmanNemenyi or None
@@ -175,9 +213,10 @@ class SuiteResult:
 
     def __repr__(self):
         s = self.suite
-        return (f"SuiteResult({len(s.algorithms)} algorithms x {len(s.problems)} problems, "
-                f"budget {s.budget}, {s.runs} runs, {s.studies} studies; "
-                f"{self.n_trained} cells trained, {self.n_resumed} resumed)")
+        return (f"SuiteResult({plural(len(s.algorithms), 'algorithm')} x "
+                f"{plural(len(s.problems), 'problem')}, budget {s.budget}, "
+                f"{plural(s.runs, 'run')}, {plural(s.studies, 'study', 'studies')}; "
+                f"{plural(self.n_trained, 'cell')} trained, {self.n_resumed} resumed)")
 
 
 def _config_stats(suite, problem, rec, target):
@@ -200,7 +239,7 @@ def _config_stats(suite, problem, rec, target):
     times, ok = [], 0
     for r in runs:
         hit = None
-        if target is not None:
+        if target is not None and math.isfinite(target):
             hit = next((k for k, v in enumerate(r["curve"]) if v is not None and v <= target),
                        None)
         if hit is None:
@@ -256,9 +295,13 @@ def _targets(suite, configs, records):
         elif suite.target is not None:
             targets[p] = suite.target
         else:
+            # an algorithm whose selected configurations diverged has no best validation
+            # error (inf): the target is the median of the others', never inf; with none,
+            # the problem has no target (and no time to target)
             best = [_median([st[2] for _, st in _select(suite, p, configs[a], records, None)])
                     for a in suite.algorithms]
-            targets[p] = _median(best)
+            finite = [b for b in best if math.isfinite(b)]
+            targets[p] = float(np.median(finite)) if finite else None
     return targets
 
 
@@ -298,6 +341,10 @@ def _rows(suite, configs, records, targets):
     return rows
 
 
+def _test_error(run):
+    return math.inf if run["test_error"] is None else run["test_error"]
+
+
 def _representative(suite, cell, records):
     """The test predictions' wrongness of a representative network: in the study whose
     selected error is the median (lower middle), the run with the median test error."""
@@ -305,59 +352,92 @@ def _representative(suite, cell, records):
     for c in cell.selected:
         runs = [r for r in records[(cell.problem, c)]["runs"] if r.get("test_wrong")]
         if runs:
-            per_study.append(sorted(runs, key=lambda r: r["test_error"])[(len(runs) - 1) // 2])
+            per_study.append(sorted(runs, key=_test_error)[(len(runs) - 1) // 2])
     if not per_study:
         return None
-    per_study.sort(key=lambda r: r["test_error"])
+    per_study.sort(key=_test_error)
     return np.frombuffer(per_study[(len(per_study) - 1) // 2]["test_wrong"].encode(),
                          dtype=np.uint8) == ord("1")
 
 
-def _pairs(suite, cells, records, labels):
-    from fastnet.stats import bayesian_signed_rank, poisson_binomial_test, prob_better
+def _join(names):
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
+
+def _bayes(suite, cells, a, b, la, lb):
+    """(P(a better), P(equivalent), P(b better)), verdict: the Bayesian signed-rank test."""
+    from fastnet.stats import bayesian_signed_rank
+
+    problems = suite.problems
+    ea = [cells[(a, p)].error for p in problems]
+    eb = [cells[(b, p)].error for p in problems]
+    keep = [k for k in range(len(problems)) if math.isfinite(ea[k]) and math.isfinite(eb[k])]
+    if not keep:
+        lost = [f"{lx}'s selected configurations diverged on {_join(q)}" for lx, q in (
+            (la, [p for p, e in zip(problems, ea) if not math.isfinite(e)]),
+            (lb, [p for p, e in zip(problems, eb) if not math.isfinite(e)])) if q]
+        return (math.nan,) * 3, f"no problem where both have a finite error ({'; '.join(lost)})"
+    r = bayesian_signed_rank([ea[k] for k in keep], [eb[k] for k in keep], rope=suite.rope,
+                             prior=PRIOR, n_samples=BAYES_SAMPLES, seed=suite.seed)
+    probs = (r.p_a_better, r.p_equivalent, r.p_b_better)
+    unit = f"selected error (ROPE ±{suite.rope:g} percentage points)"
+    few = _few(len(keep))
+    if probs[0] > BAYES_DECISION:
+        return probs, f"{la} has the lower {unit}: P = {probability(probs[0])}{few}"
+    if probs[2] > BAYES_DECISION:
+        return probs, f"{lb} has the lower {unit}: P = {probability(probs[2])}{few}"
+    if probs[1] > BAYES_DECISION:
+        return probs, f"{la} and {lb} are equivalent in {unit}: P = {probability(probs[1])}{few}"
+    return probs, (f"undecided on the {unit} (no probability above {BAYES_DECISION}"
+                   f"{few.replace(' (', '; ', 1)[:-1] if few else ''})")
+
+
+def _lacoste(suite, wrong, a, b, la, lb):
+    """(P(a better), problems used, verdict): Lacoste's Poisson-binomial test over the
+    Proben1 classification problems where both have a network that did not diverge."""
+    from fastnet.stats import poisson_binomial_test, prob_better
+
+    classes = [p for p in suite.problems if not suite.is_generated(p) and is_classification(p)]
+    if not classes:
+        return None, 0, "no Proben1 classification problem in the suite: Lacoste's test not made"
+    ps, lost = [], {la: [], lb: []}
+    for p in classes:
+        wa, wb = wrong[(a, p)], wrong[(b, p)]
+        for lx, w in ((la, wa), (lb, wb)):
+            if w is None:
+                lost[lx].append(p)
+        if wa is not None and wb is not None:
+            ps.append(prob_better(int(np.count_nonzero(wa & ~wb)), int(np.count_nonzero(wb & ~wa))))
+    why = "; ".join(f"every run of {lx}'s selected configurations diverged on {_join(q)}"
+                    for lx, q in lost.items() if q)
+    if not ps:
+        return None, 0, (f"Lacoste's test not made: {why} (the suite's Proben1 "
+                         f"classification problem{'s' if len(classes) > 1 else ''})")
+    lac = float(poisson_binomial_test(ps).probability)
+    note = _few(len(ps))
+    if why:
+        note += f" (not on {_join(p for p in classes if any(p in q for q in lost.values()))}: {why})"
+    if lac > LACOSTE_DECISION:
+        return lac, len(ps), f"{la} better in test classification error: P = {probability(lac)}{note}"
+    if 1 - lac > LACOSTE_DECISION:
+        return lac, len(ps), (f"{lb} better in test classification error: "
+                              f"P = {probability(1 - lac)}{note}")
+    return lac, len(ps), (f"undecided on the test classification error "
+                          f"(P({la} better) = {probability(lac)}){note}")
+
+
+def _pairs(suite, cells, records, labels):
     algos, problems = suite.algorithms, suite.problems
     wrong = {(a, p): _representative(suite, cells[(a, p)], records)
              for a in algos for p in problems if not suite.is_generated(p)}
     out = []
     for i, a in enumerate(algos):
         for b in algos[i + 1:]:
-            ea = [cells[(a, p)].error for p in problems]
-            eb = [cells[(b, p)].error for p in problems]
-            keep = [k for k in range(len(problems)) if math.isfinite(ea[k]) and math.isfinite(eb[k])]
             la, lb = labels[a], labels[b]
-            if keep:
-                r = bayesian_signed_rank([ea[k] for k in keep], [eb[k] for k in keep],
-                                         rope=suite.rope, prior=PRIOR, n_samples=BAYES_SAMPLES,
-                                         seed=suite.seed)
-                probs = (r.p_a_better, r.p_equivalent, r.p_b_better)
-                unit = f"selected error (ROPE ±{suite.rope:g} percentage points)"
-                if probs[0] > BAYES_DECISION:
-                    verdict = f"{la} has the lower {unit}: P = {probs[0]:.3f}"
-                elif probs[2] > BAYES_DECISION:
-                    verdict = f"{lb} has the lower {unit}: P = {probs[2]:.3f}"
-                elif probs[1] > BAYES_DECISION:
-                    verdict = f"{la} and {lb} are equivalent in {unit}: P = {probs[1]:.3f}"
-                else:
-                    verdict = f"undecided on the {unit} (no probability above {BAYES_DECISION})"
-            else:
-                probs, verdict = (math.nan,) * 3, "no problem where both have a finite error"
-            ps = []
-            for p in problems:
-                wa, wb = wrong.get((a, p)), wrong.get((b, p))
-                if wa is not None and wb is not None and wa.size == wb.size:
-                    ps.append(prob_better(int(np.count_nonzero(wa & ~wb)),
-                                          int(np.count_nonzero(wb & ~wa))))
-            lac = float(poisson_binomial_test(ps).probability) if ps else None
-            if lac is None:
-                lv = "no Proben1 classification problem: Lacoste's test not made"
-            elif lac > LACOSTE_DECISION:
-                lv = f"{la} better in test classification error: P = {lac:.3f}"
-            elif 1 - lac > LACOSTE_DECISION:
-                lv = f"{lb} better in test classification error: P = {1 - lac:.3f}"
-            else:
-                lv = f"undecided on the test classification error (P({la} better) = {lac:.3f})"
-            out.append(PairComparison(a, b, *map(float, probs), verdict, lac, len(ps), lv))
+            probs, verdict = _bayes(suite, cells, a, b, la, lb)
+            lac, n, lv = _lacoste(suite, wrong, a, b, la, lb)
+            out.append(PairComparison(a, b, *map(float, probs), verdict, lac, n, lv))
     return tuple(out)
 
 
@@ -369,9 +449,14 @@ def _verdicts(suite, friedman, err, tim, labels):
                f"generated tasks): best profile score {names[best_err]} "
                f"({err.scores[best_err]:.3f}; wins {err.won[best_err]:.0%} of the problems).")
     best_t = int(np.argmax(tim.scores))
-    out.append(f"Time to target in connection traversals: best profile score "
-               f"{names[best_t]} ({tim.scores[best_t]:.3f}; fastest on "
-               f"{tim.won[best_t]:.0%} of the problems).")
+    if tim.scores[best_t] > 0:
+        out.append(f"Time to target in connection traversals: best profile score "
+                   f"{names[best_t]} ({tim.scores[best_t]:.3f}; fastest on "
+                   f"{tim.won[best_t]:.0%} of the problems).")
+    else:
+        out.append("Time to target in connection traversals: no algorithm's selected "
+                   "configurations reached the target on any problem (half of their runs or "
+                   "more missed it): no time verdict.")
     if friedman is not None:
         order = np.argsort(friedman.mean_ranks)
         ranks = ", ".join(f"{names[i]} {friedman.mean_ranks[i]:.2f}" for i in order)
@@ -382,7 +467,8 @@ def _verdicts(suite, friedman, err, tim, labels):
                        "differ by Nemenyi's test.")
         else:
             out.append(f"Mean ranks of the selected errors: {ranks}; Friedman p = "
-                       f"{friedman.pvalue:.3g}: no difference shown at {friedman.alpha}.")
+                       f"{friedman.pvalue:.3g}: no difference shown at {friedman.alpha}"
+                       f"{_few(len(suite.problems))}.")
     return tuple(out)
 
 

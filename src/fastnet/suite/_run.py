@@ -3,7 +3,6 @@
 atomically as it completes, resumed cell by cell."""
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fastnet.suite._cells import cell_path, load_cell, save_cell
 from fastnet.suite._setup import Suite, generated_task
 
 __all__ = ["run_suite", "SuiteProgress"]
@@ -30,6 +30,17 @@ class _Cell:
     limit: int
     root: str | None
     generated: bool
+    classification: bool = False
+    n_test: int = 0
+
+    @property
+    def epoch_limit(self):
+        """The most epochs a run of this cell can train."""
+        from fastnet.experiment._protocol import PROBEN1_MAX_EPOCHS
+
+        if self.generated:
+            return self.limit
+        return PROBEN1_MAX_EPOCHS if self.max_epochs is None else self.max_epochs
 
 
 @dataclass(frozen=True)
@@ -106,24 +117,26 @@ def _fit(trainer, nets, train, val, test, seeds, kw):
     return fit(nets, *train, *val, seeds=seeds, **kw)
 
 
-def _train_cell(cell):
-    """Train one cell's runs (in a worker) and return its record: one `train_many` call
-    for all runs (the lanes where the rule has them); after a divergence every run
-    alone, the diverged ones recorded as such."""
-    from fastnet.exceptions import DivergenceError
-    from fastnet.experiment import run_seed
+#: Runs of a cell trained in one `fastnet.train_many` call. A call's results (networks,
+#: curves, histories: about 50 kB a run on cancer1) are turned into the cell's compact
+#: records (about 1 kB a run) before the next call, so a cell's memory stays bounded
+#: whatever its number of runs; each run's seed is its own, so the batches do not change
+#: a run's result.
+CELL_BATCH = 256
 
-    net, preset, train, val, test = _sets(cell)
-    trainer, kw = _arguments(cell, preset)
-    seeds = [run_seed(cell.seed, cell.problem, cell.network if not cell.generated
-                      else "-".join(map(str, net.layer_sizes)), r, cell.configuration)
-             for r in range(cell.runs)]
-    start = time.process_time()
+
+def _train_runs(cell, net, trainer, kw, train, val, test, seeds, first):
+    """Train a batch of a cell's runs (numbered from ``first``): one `train_many` call,
+    after a divergence every run alone, the diverged ones recorded as such. Returns
+    (method, run records)."""
+    from fastnet.exceptions import DivergenceError
+
     try:
         nets = [net.copy() for _ in seeds]
         batch = _fit(trainer, nets, train, val, test, seeds, kw)
         method = batch[0].setup["batch"]["method"]
         results = [(r, None) for r in batch]
+        del nets, batch
     except DivergenceError:
         method = "one run per call (after a divergence)"
         results = []
@@ -133,9 +146,31 @@ def _train_cell(cell):
                 results.append((_fit(trainer, [net.copy()], train, val, test, [s], kw)[0], None))
             except DivergenceError as exc:
                 results.append((None, (str(exc), time.process_time() - c0)))
-    runs = [_run_record(cell, i, r, failed, test) for i, (r, failed) in enumerate(results)]
+    return method, [_run_record(cell, first + i, r, failed, test)
+                    for i, (r, failed) in enumerate(results)]
+
+
+def _train_cell(cell):
+    """Train one cell's runs (in a worker) and return its record: `train_many` calls of
+    at most `CELL_BATCH` runs (the lanes where the rule has them); after a divergence
+    every run of that call alone, the diverged ones recorded as such."""
+    from fastnet.experiment import run_seed
+
+    net, preset, train, val, test = _sets(cell)
+    trainer, kw = _arguments(cell, preset)
+    seeds = [run_seed(cell.seed, cell.problem, cell.network if not cell.generated
+                      else "-".join(map(str, net.layer_sizes)), r, cell.configuration)
+             for r in range(cell.runs)]
+    start = time.process_time()
+    methods, runs = [], []
+    for first in range(0, cell.runs, CELL_BATCH):
+        method, records = _train_runs(cell, net, trainer, kw, train, val, test,
+                                      seeds[first:first + CELL_BATCH], first)
+        runs += records
+        if method not in methods:
+            methods.append(method)
     return {"hash": cell.hash, "identity": cell.identity, "algorithm": cell.configuration,
-            "runs": runs, "method": method, "cpu_time": time.process_time() - start}
+            "runs": runs, "method": "; ".join(methods), "cpu_time": time.process_time() - start}
 
 
 def _finite(x):
@@ -171,42 +206,13 @@ def _run_record(cell, i, r, failed, test):
     return rec
 
 
-def _cell_path(out, cell):
-    return Path(out) / "cells" / f"{cell.hash}.json"
-
-
-def _load_cell(path, cell):
-    """A finished cell's record, None if absent; a ValueError naming the file if it is
-    not this cell's (another set-up, other data, edited)."""
-    from fastnet._files import read_json_record
-
-    d = read_json_record(path, "a suite's cell file", "train that cell again")
-    if d is None:
-        return None
-    if (not isinstance(d, dict) or d.get("hash") != cell.hash or d.get("identity") != cell.identity
-            or d.get("algorithm") != cell.configuration or not isinstance(d.get("runs"), list)
-            or len(d["runs"]) != cell.runs
-            or [r.get("run") if isinstance(r, dict) else None for r in d["runs"]]
-            != list(range(cell.runs))):
-        raise ValueError(f"{path}: not the runs of {cell.configuration!r} on {cell.problem} in "
-                         "this suite's set-up (hash, data, algorithm or runs differ); delete it "
-                         "to train that cell again.")
-    return d
-
-
-def _save_cell(path, record):
-    from fastnet._files import atomic_write
-
-    atomic_write(path, [json.dumps(record, allow_nan=False).encode("utf-8")])
-
-
 def _cells(suite):
     """{(problem, configuration): _Cell} of every configuration of every study, and the
     data's SHA-256 per problem (None for the generated tasks)."""
-    shas = {}
+    shas, tests = {}, {}
     for p in suite.problems:
         if suite.is_generated(p):
-            shas[p] = None
+            shas[p], tests[p] = None, (False, 0)
         else:
             from fastnet.experiment import build_network
             from fastnet.experiment._provenance import _load
@@ -214,6 +220,7 @@ def _cells(suite):
             ds = _load(p, suite.root)
             build_network(suite.network, ds)       # (refuses mushroom's pivot now)
             shas[p] = ds.sha256
+            tests[p] = (ds.kind == "classification", len(ds.test[0]))
     configs = suite.configurations()
     cells = {}
     for p in suite.problems:
@@ -222,7 +229,7 @@ def _cells(suite):
                 cells[(p, c)] = _Cell(p, c, suite.cell_hash(p, shas[p], c),
                                       suite.identity(p, shas[p]), suite.runs, suite.seed,
                                       suite.network, suite.max_epochs, suite.limit, suite.root,
-                                      suite.is_generated(p))
+                                      suite.is_generated(p), *tests[p])
     return cells, configs, shas
 
 
@@ -273,7 +280,12 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
     FileLockedError
         If another process is writing into ``out``.
     ValueError, TypeError
-        For a bad argument (naming it) or a cell file of another set-up.
+        For a bad argument (naming it), or a cell file of another set-up or one that
+        this suite cannot have written (edited, truncated, corrupted: the message names
+        the file, the run and the field; nothing is trained).
+    OSError
+        If a cell or an output cannot be written (a full disk), naming the file; the
+        outputs are replaced as one set or not at all.
     ConnectionError
         If the Dask scheduler cannot be reached.
 
@@ -285,13 +297,12 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
     (`fastnet.experiment.run_seed`), so results do not depend on ``jobs``, the
     back-end or interruptions, bit for bit; only CPU times do.
     """
-    import joblib
 
     from fastnet._files import exclusive_lock
     from fastnet._validation import check_int
     from fastnet.experiment import MAX_JOBS
     from fastnet.suite._analyse import analyse_suite
-    from fastnet.suite._write import OUTPUTS, write_suite
+    from fastnet.suite._write import write_suite
 
     if not isinstance(suite, Suite):
         raise TypeError(f"`suite` must be a fastnet.suite.Suite, got {type(suite).__name__}.")
@@ -303,20 +314,14 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
 
         _check_address(scheduler)
     out = Path(os.fspath(out))
-    out.mkdir(parents=True, exist_ok=True)
-    for what in ("cells",) + OUTPUTS:          # refused before training, not after
-        p = out / what
-        if os.path.lexists(p) and not (p.is_dir() if what == "cells" else p.is_file()):
-            kind = "a directory" if what == "cells" else "a regular file"
-            raise ValueError(f"`out` {str(out)!r}: {p} must be {kind} (or absent), as the "
-                             "suite writes it; move it away.")
-    cells, configs, shas = _cells(suite)
+    cells, configs, shas = _cells(suite)        # (data and networks refused before `out`)
+    _make_out(out)
     with exclusive_lock(out / "suite.json"):
         (out / "cells").mkdir(exist_ok=True)
         records = {}
         todo = []
         for key, cell in cells.items():
-            rec = _load_cell(_cell_path(out, cell), cell)
+            rec = load_cell(cell_path(out, cell), cell)
             if rec is None:
                 todo.append(cell)
             else:
@@ -325,30 +330,53 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
         # costliest first (patterns x connections), so that no long cell comes last
         todo.sort(key=lambda c: -_cost(c))
         start = time.perf_counter()
-        backend, config, client = _backend(jobs, scheduler, len(todo)) if todo else (
-            "none", None, None)
-        try:
-            if todo:
-                with joblib.parallel_config(**config):
-                    done = joblib.Parallel(return_as="generator_unordered", batch_size=1)(
-                        joblib.delayed(_train_cell)(c) for c in todo)
-                    by_hash = {c.hash: c for c in todo}
-                    for k, rec in enumerate(done, 1):
-                        cell = by_hash[rec["hash"]]
-                        _save_cell(_cell_path(out, cell), rec)
-                        records[(cell.problem, cell.configuration)] = rec
-                        if progress is not None:
-                            progress(SuiteProgress(k, len(todo), n_resumed,
-                                                   time.perf_counter() - start, cell.problem,
-                                                   cell.configuration))
-        finally:
-            if client is not None:
-                client.close()
+        backend = _train_missing(todo, out, records, jobs, scheduler, progress, n_resumed,
+                                 start)
         wall = time.perf_counter() - start
         result = analyse_suite(suite, configs, records, shas, n_trained=len(todo),
                                n_resumed=n_resumed, backend=backend, wall_time=wall)
         write_suite(result, out, pictures=pictures)
     return result
+
+
+def _train_missing(todo, out, records, jobs, scheduler, progress, n_resumed, start):
+    """Train the cells ``todo``, each written to its file and put in ``records`` as it
+    completes; return the back-end's name."""
+    import joblib
+
+    if not todo:
+        return "none"
+    backend, config, client = _backend(jobs, scheduler, len(todo))
+    try:
+        with joblib.parallel_config(**config):
+            done = joblib.Parallel(return_as="generator_unordered", batch_size=1)(
+                joblib.delayed(_train_cell)(c) for c in todo)
+            by_hash = {c.hash: c for c in todo}
+            for k, rec in enumerate(done, 1):
+                cell = by_hash[rec["hash"]]
+                save_cell(cell_path(out, cell), rec)
+                records[(cell.problem, cell.configuration)] = rec
+                if progress is not None:
+                    progress(SuiteProgress(k, len(todo), n_resumed, time.perf_counter() - start,
+                                           cell.problem, cell.configuration))
+    finally:
+        if client is not None:
+            client.close()
+    return backend
+
+
+def _make_out(out):
+    """Make the output directory; refuse (before training, not after) a ``cells`` that is
+    no directory or an output that is no regular file."""
+    from fastnet.suite._write import OUTPUTS
+
+    out.mkdir(parents=True, exist_ok=True)
+    for what in ("cells",) + OUTPUTS:
+        p = out / what
+        if os.path.lexists(p) and not (p.is_dir() if what == "cells" else p.is_file()):
+            kind = "a directory" if what == "cells" else "a regular file"
+            raise ValueError(f"`out` {str(out)!r}: {p} must be {kind} (or absent), as the "
+                             "suite writes it; move it away.")
 
 
 def _cost(cell):

@@ -15,9 +15,10 @@ __all__ = ["Suite", "MAX_SUITE_RUNS", "MAX_BUDGET", "MAX_STUDIES", "generated_ta
 
 #: The most trained runs of a suite, counted before anything is trained: configurations
 #: (per algorithm the budget x studies, one for a text without distributions) x runs x
-#: problems. Every run's record is held in memory and written to its cell's file; at
-#: 100,000 that is about 100 MB of JSON for Proben1 problems with their validation
-#: curves.
+#: problems. A cell trains its runs in batches (``fastnet.suite._run.CELL_BATCH``) and
+#: keeps only their compact records (about 1 kB of JSON a run on cancer1, its validation
+#: curve and test predictions' wrongness), which the analysis reads: at 100,000 runs about
+#: 100 MB of cell files (20,000 cancer1 runs in one cell peaked at 185 MB of memory).
 MAX_SUITE_RUNS = 100_000
 #: The most configurations per study (``budget``).
 MAX_BUDGET = 10_000
@@ -165,6 +166,13 @@ class Suite:
         if not algos:
             raise ValueError("`algorithms` must name at least one algorithm, got none.")
         spaces = [search_space(a) for a in algos]
+        for a, space in zip(algos, spaces):
+            if space.is_fixed:             # (a space's ends are tried by search_space)
+                try:
+                    space.configuration({})
+                except (ValueError, TypeError) as exc:
+                    raise type(exc)(str(exc) if repr(a) in str(exc)
+                                    else f"`algorithms` {a!r}: {exc}") from None
         put("algorithms", tuple(" ".join(a.split()) for a in algos))
         if len(set(self.algorithms)) != len(self.algorithms):
             raise ValueError(f"`algorithms` must be distinct, got {list(self.algorithms)}.")

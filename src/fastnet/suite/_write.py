@@ -7,6 +7,8 @@ import json
 import math
 from pathlib import Path
 
+from fastnet.suite._analyse import plural, probability
+
 __all__ = ["write_suite", "summary_markdown", "suite_json", "suite_html", "OUTPUTS", "CSV_COLUMNS"]
 
 #: The files `write_suite` writes into the output directory.
@@ -93,7 +95,10 @@ def suite_json(result):
         "units": {"selected": "median over studies of the selected configuration's median "
                   "test squared error percentage (generated tasks: percentage of its runs "
                   "that failed); null: every run diverged",
-                  "time": "connection traversals to target (median; null: missed)"},
+                  "time": "connection traversals to target (median; null: missed)",
+                  "targets": "validation error a Proben1 run must reach; null: a generated "
+                  "task (judged by success) or no target (every algorithm's selected "
+                  "configurations diverged)"},
         "selected": {labels[a]: {p: _num(cells[(a, p)].error) for p in s.problems}
                      for a in s.algorithms},
         "time": {labels[a]: {p: _num(cells[(a, p)].traversals) for p in s.problems}
@@ -153,22 +158,80 @@ def _md_table(heads, rows):
     return "\n".join(out)
 
 
+def _selected(cell):
+    """The configurations a cell's studies selected: one text, or each with its studies."""
+    studies = {}
+    for k, c in enumerate(cell.selected, 1):
+        studies.setdefault(c, []).append(str(k))
+    if len(studies) == 1:
+        return next(iter(studies))
+    return "; ".join(f"{c} (stud{'y' if len(k) == 1 else 'ies'} {', '.join(k)})"
+                     for c, k in studies.items())
+
+
 def _problem_rows(result, p):
+    generated = result.suite.is_generated(p)
+    no_target = not generated and result.targets[p] is None
     rows = []
     for a in result.suite.algorithms:
         c = result.cells[(a, p)]
-        rows.append([result.labels[a], _text(c.error), _text(c.validation),
-                     _text(c.epochs), _text(c.traversals), _text(c.cpu_seconds, 3),
-                     f"{c.successes}/{c.n_runs}", str(c.diverged)])
+        error = [_text(c.error), _text(c.validation)]
+        if not generated:              # (a Proben1 error is infinite where runs diverged)
+            error = [e.replace("missed", "diverged") for e in error]
+        times = ([_text(c.epochs), _text(c.traversals), _text(c.cpu_seconds, 3),
+                  f"{c.successes}/{c.n_runs}"] if not no_target else ["no target"] * 3 + ["-"])
+        rows.append([result.labels[a], *error, *times, str(c.diverged), _selected(c)])
     return rows
 
 
 def _problem_heads(result, p):
     if result.suite.is_generated(p):
         return ("algorithm", "failed runs %", "epochs to success", "epochs",
-                "traversals", "CPU s", "successes", "diverged")
+                "traversals", "CPU s", "successes", "diverged", "selected configuration")
     return ("algorithm", "test error", "validation error", "epochs", "traversals",
-            "CPU s", "on target", "diverged")
+            "CPU s", "on target", "diverged", "selected configuration")
+
+
+#: How the tables' times are taken, and when they read "missed" (the medians' rule).
+MISSED_RULE = ("Times to target are medians over the selected configuration's runs, then over "
+               "the studies: 'missed' where half of them or more missed the target (a median "
+               "is a miss once half of its values or more are misses); 'on target' counts "
+               "the selected configurations' runs that reached it, all studies.")
+
+
+def _caption(result, p):
+    """What a problem's table measures and its target."""
+    s = result.suite
+    t = result.targets[p]
+    if s.is_generated(p):
+        return (f"Generated task: success {s.to_dict()['generated_success']} within "
+                f"{s.limit} epochs; error = percentage of failed runs. 'missed': half of "
+                "the runs or more failed.")
+    if t is None:
+        return ("No target: every algorithm's selected configurations diverged on this "
+                "problem (half of their runs or more), so no time to target is measured.")
+    how = ("given by --target" if s.target is not None else "the median over the algorithms "
+           "that have one of their selected configurations' best validation errors")
+    return f"Target: validation error {_text(t)} ({how}). {MISSED_RULE}"
+
+
+def _heading(result, p):
+    t = result.targets[p]
+    if result.suite.is_generated(p):
+        return "success 40-20-40"
+    return "no target" if t is None else f"target validation error {_text(t)}"
+
+
+def _setup_value(k, v):
+    """A set-up value as the page shows it (what None means, not "None")."""
+    if k == "max_epochs" and v is None:
+        return "Proben1's 3000, stopped by its early-stopping rule (no lower cap)"
+    if k == "target" and v is None:
+        return ("per problem, the median over the algorithms of their selected "
+                "configurations' best validation errors")
+    if v is None:
+        return "-"
+    return json.dumps(v) if isinstance(v, (list, dict)) else str(v)
 
 
 def _decision(c, labels):
@@ -181,6 +244,27 @@ def _decision(c, labels):
     words = (f"{labels[c.a]} better", "equivalent", f"{labels[c.b]} better")
     best = max(range(3), key=probs.__getitem__)
     return words[best] if probs[best] > BAYES_DECISION else "undecided"
+
+
+def _few_note(s):
+    """The caveat of comparisons across few problems (empty for enough)."""
+    from fastnet.suite._analyse import FEW_PROBLEMS
+
+    n = len(s.problems)
+    if n >= FEW_PROBLEMS:
+        return ""
+    return (f" These comparisons rest on {plural(n, 'problem')} only: fewer than {FEW_PROBLEMS}"
+            " decide little, whatever the probabilities say.")
+
+
+def _title(s):
+    return (f"fastnet suite: {plural(len(s.algorithms), 'algorithm')} x "
+            f"{plural(len(s.problems), 'problem')}")
+
+
+def _budget(s):
+    return (f"Budget {plural(s.budget, 'configuration')} x {plural(s.studies, 'study', 'studies')}"
+            f", {plural(s.runs, 'run')} each")
 
 
 def _lacoste_decision(c, labels):
@@ -207,9 +291,7 @@ def summary_markdown(result):
     str
     """
     s = result.suite
-    out = [f"# fastnet suite: {len(s.algorithms)} algorithms x {len(s.problems)} problems",
-           "", f"Budget {s.budget} configurations x {s.studies} studies, {s.runs} runs each, "
-           f"master seed {s.seed}.", "", "## Verdicts", ""]
+    out = [f"# {_title(s)}", "", f"{_budget(s)}, master seed {s.seed}.", "", "## Verdicts", ""]
     out += [f"* {v}" for v in result.verdicts]
     out += ["", "## Across problems", ""]
     f = result.friedman
@@ -230,11 +312,9 @@ def summary_markdown(result):
     out += [f"* {result.labels[c.a]} vs {result.labels[c.b]}: {c.bayes_verdict}; "
             f"{c.lacoste_verdict}" for c in result.pairs]
     for p in s.problems:
-        t = result.targets[p]
-        what = ("success 40-20-40" if t is None else
-                f"target validation error {_text(t)}")
-        out += ["", f"## {p} ({what})", "", _md_table(_problem_heads(result, p),
-                                                      _problem_rows(result, p))]
+        out += ["", f"## {p} ({_heading(result, p)})", "",
+                _md_table(_problem_heads(result, p), _problem_rows(result, p)), "",
+                _caption(result, p)]
     return "\n".join(out) + "\n"
 
 
@@ -294,10 +374,9 @@ def suite_html(result, *, pictures=True):
     from fastnet.report._html import _e, _figure, _kv_table, _page, _plots, _simple_table
 
     s = result.suite
-    title = f"fastnet suite: {len(s.algorithms)} algorithms x {len(s.problems)} problems"
+    title = _title(s)
     body = [f"<h1>{_e(title)}</h1>",
-            f'<p class="sub">Budget {s.budget} configurations per study, {s.studies} studies, '
-            f"{s.runs} runs per configuration, master seed {s.seed}. Selection by validation "
+            f'<p class="sub">{_e(_budget(s))}, master seed {s.seed}. Selection by validation '
             "error (Proben1), never by test error.</p>",
             '<h2 id="verdicts">Verdicts</h2>', "<ul>"]
     body += [f"<li>{_e(v)}</li>" for v in result.verdicts]
@@ -336,15 +415,17 @@ def suite_html(result, *, pictures=True):
         "pairs-table", ("A", "B", "selected error", "test classification", "P(A better)",
                         "P(equivalent)", "P(B better)", "Lacoste P(A better)"),
         [[result.labels[c.a], result.labels[c.b], _decision(c, result.labels),
-          _lacoste_decision(c, result.labels), _text(c.p_a_better, 3),
-          _text(c.p_equivalent, 3), _text(c.p_b_better, 3), _text(c.lacoste, 3)]
+          _lacoste_decision(c, result.labels), probability(c.p_a_better),
+          probability(c.p_equivalent), probability(c.p_b_better), probability(c.lacoste)]
          for c in result.pairs],
         f"Selected error: the Bayesian signed-rank test (Benavoli et al. 2017) on the selected "
         f"errors, Dirichlet process prior of strength 0.5 with its pseudo-observation at 0, "
         f"ROPE ±{s.rope:g} percentage points; it decides above 0.95. Test classification: "
         "Lacoste et al. (2012)'s Poisson-binomial test over the Proben1 classification "
         "problems, from a representative network's test predictions (median study, median "
-        "run); it decides above 0.85.", numeric_from=4))
+        "run); it decides above 0.85." + _few_note(s), numeric_from=4))
+    body += [f"<p>{_e(result.labels[c.a])} vs {_e(result.labels[c.b])}: "
+             f"{_e(c.bayes_verdict)}; {_e(c.lacoste_verdict)}</p>" for c in result.pairs]
     body.append('<h2 id="tuning">Tuning: expected best after k configurations '
                 '(Dodge et al. 2019)</h2>')
     for png in curves:
@@ -355,25 +436,88 @@ def suite_html(result, *, pictures=True):
                             "(failures counted at the limit)."))
     body.append('<h2 id="problems">Per problem</h2>')
     for p in s.problems:
-        t = result.targets[p]
-        cap = (f"Generated task: success {s.to_dict()['generated_success']} within "
-               f"{s.limit} epochs; error = percentage of failed runs."
-               if t is None else
-               f"Target: validation error {_text(t)}. Times are medians over the selected "
-               "configuration's runs, then over studies; 'missed' where more than half "
-               "missed the target.")
         body.append(f"<h3>{_e(p)}</h3>")
         body.append(_simple_table(f"problem-{p}", _problem_heads(result, p),
-                                  _problem_rows(result, p), cap))
-    setup = [(k, json.dumps(v) if isinstance(v, (list, dict)) else str(v))
-             for k, v in s.to_dict().items()]
+                                  _problem_rows(result, p), _caption(result, p)))
+    setup = [(k, _setup_value(k, v)) for k, v in s.to_dict().items()]
     setup += [(f"data {p}", sha) for p, sha in result.data_sha256.items() if sha]
     body += ['<h2 id="setup">Set-up</h2>', _kv_table("setup-table", setup)]
     return _page(title, "\n".join(body), __version__)
 
 
+def _temporary(path, data):
+    """``data`` written, flushed and synced to a new temporary file beside ``path``; its
+    name. On failure nothing is left and the OSError names ``path``."""
+    import contextlib
+    import os
+    import tempfile
+
+    from fastnet._files import new_file_mode
+
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, new_file_mode())
+        return tmp
+    except BaseException as exc:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise OSError(exc.errno, f"{path}: cannot write it ({exc.strerror or exc})") from None
+        raise
+
+
+def _replace_all(out, files):
+    """Write ``{name: bytes}`` into ``out`` as one set: every file to a temporary first,
+    then each renamed over the old one. If a temporary cannot be written (a full disk)
+    the temporaries are removed and the old files stay, all of them; if a rename fails,
+    the files already replaced get their old contents back (kept as hard links)."""
+    import contextlib
+    import os
+
+    temps, backups, done = {}, {}, []
+    try:
+        for name, data in files.items():
+            temps[name] = _temporary(out / name, data)
+        for name in files:
+            if (out / name).is_file():
+                backups[name] = f"{temps[name]}.old"
+                os.link(out / name, backups[name])
+        for name in files:
+            os.replace(temps[name], out / name)
+            del temps[name]
+            done.append(name)
+    except BaseException as exc:
+        for name in done:                 # (put the old files back)
+            with contextlib.suppress(OSError):
+                if name in backups:
+                    os.replace(backups.pop(name), out / name)
+                else:
+                    os.unlink(out / name)
+        for tmp in list(temps.values()) + list(backups.values()):
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        if isinstance(exc, OSError):
+            what = exc.strerror if exc.filename is None else f"{exc.filename}: {exc.strerror}"
+            raise OSError(exc.errno, f"{what}; no "
+                          f"output was replaced (the cells are kept in {out / 'cells'}: "
+                          "rerun to write the outputs)") from None
+        raise
+    for tmp in backups.values():
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    from fastnet._files import fsync_dir
+
+    fsync_dir(out)
+
+
 def write_suite(result, out, *, pictures=True):
-    """Write a suite's outputs into a directory, each file replaced atomically.
+    """Write a suite's outputs into a directory as one set.
 
     Parameters
     ----------
@@ -390,12 +534,13 @@ def write_suite(result, out, *, pictures=True):
     ------
     ImportError
         If ``pictures`` and matplotlib is not installed.
+    OSError
+        If a file cannot be written (a full disk: the message names the file). Every
+        file is written to a temporary first and all are renamed only once all are
+        written, so a failure leaves the old outputs, none of the new ones beside them.
     """
-    from fastnet._files import atomic_write
-
     out = Path(out)
     files = {"summary.md": summary_markdown(result), "scores.csv": _csv(result),
              "suite.json": json.dumps(suite_json(result), indent=1, allow_nan=False) + "\n",
              "suite.html": suite_html(result, pictures=pictures)}
-    for name, text in files.items():
-        atomic_write(out / name, [text.encode("utf-8")])
+    _replace_all(out, {name: text.encode("utf-8") for name, text in files.items()})
