@@ -145,3 +145,27 @@ def test_the_check_on_the_forward_pass_stops_where_a_numpy_loop_does():
     expect = _numpy_study(net, W, 200)
     assert np.array_equal(q.epochs, expect)
     assert np.array_equal(np.array(q.stop_reason) == "correct", expect < 200)
+
+
+@pytest.mark.parametrize("shortcut", [False, True])
+def test_trials_gradient_equals_the_numpy_reference(shortcut):
+    from fastnet._kernels import _trials
+    from fastnet.training._lanes import aligned, from_lanes, to_lanes, LANES
+
+    rng = np.random.default_rng(3)
+    net = MLP(5, [4, 3], 2, hidden_activation="tanh", output_activation="logistic",
+              shortcut=shortcut)
+    Xr, Yr = rng.random((300, 5)), rng.random((300, 2))       # (more than one block)
+    W, _ = draw_trials(net, 11, 1, 1.0)
+    G, C = -(-11 // LANES), net.n_connections
+    g, sse = aligned((G, C, LANES)), np.empty(G * LANES)
+    g.fill(np.nan)
+    _trials.trials_gradient(net.layer_table, net.n_in, Xr, Yr, to_lanes(W, G, C), g,
+                            aligned((_trials.work_size(net.n_units),)), sse)
+    for i in range(11):
+        expect, e = ref.gradient(net.copy().set_weights(W[i]), Xr, Yr)
+        np.testing.assert_allclose(from_lanes(g)[i], expect, rtol=1e-12, atol=1e-13)
+        assert sse[i] == pytest.approx(e, rel=1e-12)
+    with pytest.raises(ValueError, match="gradient must match"):
+        _trials.trials_gradient(net.layer_table, net.n_in, Xr, Yr, to_lanes(W, G, C),
+                                aligned((G, C - 1, LANES)), aligned((_trials.work_size(net.n_units),)), sse)

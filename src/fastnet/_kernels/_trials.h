@@ -388,6 +388,18 @@ fn_trials_outputs(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layer
                                            work, Y));
 }
 
+/* Each trial's error and gradient (fn_trials_gradient_v0): for algorithms that
+ * step many trials at once from Python (SCG's trials as arrays). */
+static void
+fn_trials_gradient(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
+                   ptrdiff_t n_in, ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
+                   const double *T, ptrdiff_t n_out, const double *w, double *g, double *work,
+                   double *sse)
+{
+    FN_TRIALS_AT_LEVEL(fn_trials_gradient, (n_groups, layers, n_layers, n_in, n_units, n_w, n, X,
+                                            T, n_out, w, g, work, sse));
+}
+
 /* A lanes rule alone (for tests; see fn_trials_rule_step_v0). */
 static void
 fn_trials_rule_step(ptrdiff_t n_w, double *w, const double *g, double *g_prev, double *dw_prev,

@@ -19,6 +19,10 @@ cdef extern from "_trials.h" nogil:
                        Py_ssize_t n_in, Py_ssize_t n_w, Py_ssize_t n, const double* X,
                        const double* T, Py_ssize_t n_out, const double* w, double* work,
                        double* sse)
+    void fn_trials_gradient(Py_ssize_t n_groups, const Py_ssize_t* layers, Py_ssize_t n_layers,
+                            Py_ssize_t n_in, Py_ssize_t n_units, Py_ssize_t n_w, Py_ssize_t n,
+                            const double* X, const double* T, Py_ssize_t n_out, const double* w,
+                            double* g, double* work, double* sse)
     void fn_trials_outputs(Py_ssize_t n_groups, const Py_ssize_t* layers, Py_ssize_t n_layers,
                            Py_ssize_t n_in, Py_ssize_t n_w, Py_ssize_t n, const double* X,
                            Py_ssize_t n_out, const double* w, double* work, double* Y)
@@ -238,6 +242,34 @@ def trials_sse(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:,
         fn_trials_sse(w.shape[0], &layers[0, 0], layers.shape[0], n_in, w.shape[1],
                       X.shape[0], &X[0, 0], &T[0, 0], T.shape[1], &w[0, 0, 0], &work[0],
                       &sse_out[0])
+    return 0
+
+
+def trials_gradient(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:, ::1] X,
+                    const double[:, ::1] T, const double[:, :, ::1] w, double[:, :, ::1] g,
+                    double[::1] work, double[::1] sse_out):
+    """Summed squared error and its gradient of every trial on (X, T).
+
+    Parameters
+    ----------
+    layers, n_in, X, T, w : as trials_sse.
+    g : (n_groups, n_w, LANES) output: dE/dw of each trial (E = sum (y - t)^2).
+    work : scratch of at least work_size(n_units) doubles.
+    sse_out : (n_groups * LANES,) output.
+
+    Returns
+    -------
+    status : int, 0.
+    """
+    cdef Py_ssize_t n_units = _check(layers, n_in, X, T.shape[0], T.shape[1], w, work)
+    if not _same_shape(g, w):
+        raise ValueError("kernel: the gradient must match the weights")
+    if sse_out.shape[0] != w.shape[0] * FN_TL:
+        raise ValueError("kernel: sse_out must hold one value per lane")
+    with nogil:
+        fn_trials_gradient(w.shape[0], &layers[0, 0], layers.shape[0], n_in, n_units, w.shape[1],
+                           X.shape[0], &X[0, 0], &T[0, 0], T.shape[1], &w[0, 0, 0], &g[0, 0, 0],
+                           &work[0], &sse_out[0])
     return 0
 
 

@@ -137,6 +137,27 @@ FN_LV(fn_trials_epoch_gradient)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptr
     *sse = e;
 }
 
+/* Each trial's error and gradient over (X, T) at its weights, every group:
+ * g (n_groups blocks of n_w x FN_TL) and sse[g * FN_TL + k]. work: 3 *
+ * FN_TBLOCK * n_units vectors. */
+FN_LV_ATTR static void
+FN_LV(fn_trials_gradient)(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
+                          ptrdiff_t n_in, ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n,
+                          const double *X, const double *T, ptrdiff_t n_out, const double *w,
+                          double *g, double *work, double *sse)
+{
+    fn_tv *A = (fn_tv *)work;
+    fn_tv *D = A + FN_TBLOCK * n_units;
+    fn_tv *E = D + FN_TBLOCK * n_units;
+    for (ptrdiff_t grp = 0; grp < n_groups; grp++) {
+        fn_tvr e;
+        FN_LV(fn_trials_epoch_gradient)(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out,
+                                        w + grp * n_w * FN_TL, g + grp * n_w * FN_TL, A, D, E,
+                                        &e, (fn_tm *)NULL, 0.0, 0.0);
+        FN_TSTORE(sse + grp * FN_TL, e);
+    }
+}
+
 /* A lanes rule alone (the twin of the single-network rules, for tests): one
  * step of n_w weights of FN_TL lanes, (n_w, FN_TL) blocks in place given the
  * gradient g, after t epochs (decay horizon t_max); rose[lane] != 0: that
