@@ -169,3 +169,22 @@ def test_trials_gradient_equals_the_numpy_reference(shortcut):
     with pytest.raises(ValueError, match="gradient must match"):
         _trials.trials_gradient(net.layer_table, net.n_in, Xr, Yr, to_lanes(W, G, C),
                                 aligned((G, C - 1, LANES)), aligned((_trials.work_size(net.n_units),)), sse)
+
+
+@pytest.mark.parametrize("acts, shortcut", [(("tanh", "logistic"), True), (("logistic", "logistic"), False),
+                                            (("logistic", "logistic"), True), (("proben1", "linear"), True)])
+@pytest.mark.parametrize("rule", ["irprop-", "rprop+", "irprop+"])
+def test_tiny_queue_equals_the_strips_bit_for_bit(acts, shortcut, rule, monkeypatch):
+    # the tiny networks' own queue kernel (their pairs), else the generic one
+    net = MLP(2, [2], 1, hidden_activation=acts[0], output_activation=acts[1], shortcut=shortcut)
+    W, _ = draw_trials(net, 45, 8, 1.0)
+    kw = dict(algorithm=rule, initial_weights=W, stop=Correct(), strip=1, max_epochs=400)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        q = train_many(net, X, Y, **kw)
+        monkeypatch.setattr(_loop, "QUEUE_MAX_HISTORY", 0)
+        s = train_many(net, X, Y, **kw)
+    assert q[0].setup["batch"]["queued"] and not s[0].setup["batch"]["queued"]
+    assert np.array_equal(q.epochs, s.epochs) and q.stop_reason == s.stop_reason
+    assert np.array_equal(q.weights, s.weights)
+    assert np.array_equal(q.train_error, s.train_error, equal_nan=True)

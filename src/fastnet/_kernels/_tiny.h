@@ -44,6 +44,11 @@
  * specialised loop costs about a second of it). */
 #define FN_TINY_FIXED(X) X(PROBEN1, LINEAR, IRPROP_MINUS) X(PROBEN1, LINEAR, RPROP_PLUS)
 
+/* The pairs whose queue of trials (timing studies: fn_trials_queue) has a tiny
+ * kernel: the study's default network (tanh hidden, logistic outputs) and
+ * Hamey's (logistic throughout); the others queue in the generic kernel. */
+#define FN_TINY_QUEUE_PAIRS(X) X(TANH, LOGISTIC) X(LOGISTIC, LOGISTIC)
+
 #define FN_TINY_UNROLL _Pragma("GCC unroll 256")
 
 /* Groups that a tiny kernel runs side by side, as independent streams of
@@ -293,6 +298,66 @@ FN_TINY_NAME(fn_tiny_check)(const int HA, const int OA, const FN_TINY_NAME(fn_ti
     return FN_TK(BITS)(ok);
 }
 
+/* One epoch's error and gradient (into sse, G) of the FN_TINY_Q groups gr at
+ * their weights: with exp-based units the forward passes of FN_TINY_AHEAD
+ * examples first (independent chains of dependent operations, which the CPU
+ * overlaps), then their backward passes, in example order (the sums' order);
+ * the rest one by one. With CHECK (a constant), Hamey's check of the outputs
+ * of those forward passes (the weights' own) clears in ok[q] the lanes where
+ * one is wrong (thresholds r_c, analog). */
+FN_TINY_TARGET FN_INLINE void
+FN_TINY_NAME(fn_tiny_epoch)(const int HA, const int OA, const int CHECK,
+                            FN_TINY_NAME(fn_tiny_group) *gr, FN_TK(T) *ok, ptrdiff_t n,
+                            const double *XB, const double *T, double r_c, double analog)
+{
+    const int Q = FN_TINY_Q;
+    const fn_tv zero = FN_TSPLAT(0.0);
+    const int ahead = HA == FN_ACT_TANH || HA == FN_ACT_LOGISTIC || OA == FN_ACT_TANH
+        || OA == FN_ACT_LOGISTIC;
+    FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
+        gr[q].sse = zero;
+        FN_TINY_UNROLL for (int c = 0; c < TNW; c++) gr[q].G[c] = zero;
+        if (CHECK) ok[q] = FN_TK(ALL);
+    }
+    /* (n >= 1: a do-while leaves no path on which G stays zero, which would
+     * turn the update's masks into PHIs that GCC lowers lane by lane) */
+    ptrdiff_t p = 0;
+    if (ahead) {
+        for (; p + FN_TINY_AHEAD <= n; p += FN_TINY_AHEAD) {
+            fn_tvr A[FN_TINY_AHEAD][FN_TINY_Q][TNU], F[FN_TINY_AHEAD][FN_TINY_Q][TH + TO];
+            FN_TINY_UNROLL for (int j = 0; j < FN_TINY_AHEAD; j++)
+                FN_TINY_UNROLL for (int q = 0; q < Q; q++)
+                    FN_TINY_NAME(fn_tiny_forward)(HA, OA, gr[q].W, A[j][q], F[j][q], XB, p + j);
+            if (CHECK)
+                FN_TINY_UNROLL for (int j = 0; j < FN_TINY_AHEAD; j++)
+                    FN_TINY_UNROLL for (int q = 0; q < Q; q++)
+                        FN_TINY_UNROLL for (int o = 0; o < TO; o++)
+                            FN_TINY_CORRECT(&ok[q], &A[j][q][TI + TH + o], T[(p + j) * TO + o],
+                                            r_c, analog);
+            FN_TINY_UNROLL for (int j = 0; j < FN_TINY_AHEAD; j++)
+                FN_TINY_UNROLL for (int q = 0; q < Q; q++)
+                    FN_TINY_NAME(fn_tiny_backward)(&gr[q], p + j, T, A[j][q], F[j][q]);
+        }
+    }
+    /* the rest one by one (with Proben1's units, ahead is a constant 0: the
+     * do-while as it always ran) */
+    if (!ahead || p < n) {
+        do {
+            FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
+                if (CHECK) {
+                    fn_tvr A[TNU], F[TH + TO];
+                    FN_TINY_NAME(fn_tiny_forward)(HA, OA, gr[q].W, A, F, XB, p);
+                    FN_TINY_UNROLL for (int o = 0; o < TO; o++)
+                        FN_TINY_CORRECT(&ok[q], &A[TI + TH + o], T[p * TO + o], r_c, analog);
+                    FN_TINY_NAME(fn_tiny_backward)(&gr[q], p, T, A, F);
+                } else {
+                    FN_TINY_NAME(fn_tiny_gradient)(HA, OA, &gr[q], p, XB, T);
+                }
+            }
+        } while (++p < n);
+    }
+}
+
 /* Groups grps[0 .. FN_TINY_Q) side by side (independent streams of work that
  * hide each other's latencies); a group repeated for the last few (the
  * streams then compute and write the same). HA, OA: the hidden and output
@@ -321,9 +386,6 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
     const int Q = FN_TINY_Q;
     const fn_tv zero = FN_TSPLAT(0.0), scale = FN_TSPLAT(ep_.sse_scale);
     const unsigned full = (1u << FN_TL) - 1;
-    /* whether a unit's activation runs on exp (their chains are long) */
-    const int ahead = HA == FN_ACT_TANH || HA == FN_ACT_LOGISTIC || OA == FN_ACT_TANH
-        || OA == FN_ACT_LOGISTIC;
     /* Each epoch's errors (times sse_scale) wait here, whole vectors, for their
      * scattered places in sse_out: lane k's is row k. */
     double sbuf[FN_TINY_Q * FN_TINY_CHUNK * FN_TL];
@@ -348,35 +410,7 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
     ptrdiff_t ep = 0, ep0 = 0;
     double top = -INFINITY;                 /* the largest error written (*sse_max) */
     for (; ep < ep_.n_epochs && any; ep++) {
-        FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
-            gr[q].sse = zero;
-            FN_TINY_UNROLL for (int c = 0; c < TNW; c++) gr[q].G[c] = zero;
-        }
-        /* (n >= 1: a do-while leaves no path on which G stays zero, which would
-         * turn the update's masks into PHIs that GCC lowers lane by lane) */
-        ptrdiff_t p = 0;
-        if (ahead) {
-            /* exp-based units: the forward passes of FN_TINY_AHEAD examples first
-             * (independent chains of dependent operations, which the CPU overlaps),
-             * then their backward passes, in example order (the sums' order) */
-            for (; p + FN_TINY_AHEAD <= n; p += FN_TINY_AHEAD) {
-                fn_tvr A[FN_TINY_AHEAD][FN_TINY_Q][TNU], F[FN_TINY_AHEAD][FN_TINY_Q][TH + TO];
-                FN_TINY_UNROLL for (int j = 0; j < FN_TINY_AHEAD; j++)
-                    FN_TINY_UNROLL for (int q = 0; q < Q; q++)
-                        FN_TINY_NAME(fn_tiny_forward)(HA, OA, gr[q].W, A[j][q], F[j][q], XB, p + j);
-                FN_TINY_UNROLL for (int j = 0; j < FN_TINY_AHEAD; j++)
-                    FN_TINY_UNROLL for (int q = 0; q < Q; q++)
-                        FN_TINY_NAME(fn_tiny_backward)(&gr[q], p + j, T, A[j][q], F[j][q]);
-            }
-        }
-        /* the rest one by one (with Proben1's units, ahead is a constant 0: the
-         * do-while as it always ran) */
-        if (!ahead || p < n) {
-            do {
-                FN_TINY_UNROLL for (int q = 0; q < Q; q++)
-                    FN_TINY_NAME(fn_tiny_gradient)(HA, OA, &gr[q], p, XB, T);
-            } while (++p < n);
-        }
+        FN_TINY_NAME(fn_tiny_epoch)(HA, OA, 0, gr, (FN_TK(T) *)NULL, n, XB, T, 0.0, 0.0);
         FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
             FN_TSTORE(sbuf + (q * FN_TINY_CHUNK + ep - ep0) * FN_TL, gr[q].sse * scale);
             /* Lanes whose error is not finite stop here, un-updated. */
@@ -439,6 +473,200 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
             FN_TINY_NAME(fn_tiny_save)(&gr[q], live[q], grps[q], &st, snap);
         }
     }
+}
+
+/* Lanes `lanes` (bits) of group g take the queue's next trials (fn_trials_take's
+ * state: the initial weights and steps, zero slopes and changes, last error
+ * +inf), through `snap`: the lanes that took one, as bits; trial[l] -1 for
+ * the others. */
+FN_TINY_TARGET FN_INLINE unsigned
+FN_TINY_NAME(fn_tiny_take)(FN_TINY_NAME(fn_tiny_group) *g, unsigned lanes, ptrdiff_t *trial,
+                           fn_trials_queue *qu, double *snap)
+{
+    double *sw = snap, *sgp = snap + TNW * FN_TL, *sdw = sgp + TNW * FN_TL;
+    double *ss = sdw + TNW * FN_TL, *sl = ss + TNW * FN_TL;
+    FN_TINY_UNROLL for (int c = 0; c < TNW; c++) {
+        FN_TSTORE(sw + c * FN_TL, g->W[c]);
+        FN_TSTORE(sgp + c * FN_TL, g->GP[c]);
+        FN_TSTORE(sdw + c * FN_TL, g->DW[c]);
+        FN_TSTORE(ss + c * FN_TL, g->S[c]);
+    }
+    FN_TSTORE(sl, g->last);
+    unsigned took = 0;
+    for (int l = 0; l < FN_TL; l++) {
+        if (!(lanes >> l & 1)) continue;
+        trial[l] = fn_trials_take(qu, l, TNW, sw, sgp, sdw, ss, sl);
+        if (trial[l] >= 0) took |= 1u << l;
+    }
+    FN_TINY_UNROLL for (int c = 0; c < TNW; c++) {
+        g->W[c] = FN_TLOAD(sw + c * FN_TL);
+        g->GP[c] = FN_TLOAD(sgp + c * FN_TL);
+        g->DW[c] = FN_TLOAD(sdw + c * FN_TL);
+        g->S[c] = FN_TLOAD(ss + c * FN_TL);
+    }
+    g->last = FN_TLOAD(sl);
+    return took;
+}
+
+/* A queue group's record of its lanes' trials (fn_trials_queue): epochs
+ * trained t, the first, largest (at epoch top_ep) and smallest error. */
+typedef struct {
+    fn_tvr t, first, top, top_ep, low;
+} FN_TINY_NAME(fn_tiny_record);
+
+/* Lanes `lanes` of group g (record r) stop, why[l] each: into the queue. */
+FN_TINY_TARGET static __attribute__((noinline)) void
+FN_TINY_NAME(fn_tiny_finish)(const FN_TINY_NAME(fn_tiny_group) *g,
+                             const FN_TINY_NAME(fn_tiny_record) *r, unsigned lanes,
+                             const ptrdiff_t *trial, const int64_t *why, fn_trials_queue *qu,
+                             double *snap)
+{
+    double t[FN_TL], first[FN_TL], top[FN_TL], top_ep[FN_TL], low[FN_TL];
+    FN_TINY_UNROLL for (int c = 0; c < TNW; c++) FN_TSTORE(snap + c * FN_TL, g->W[c]);
+    FN_TSTORE(t, r->t);
+    FN_TSTORE(first, r->first);
+    FN_TSTORE(top, r->top);
+    FN_TSTORE(top_ep, r->top_ep);
+    FN_TSTORE(low, r->low);
+    for (int l = 0; l < FN_TL; l++) {
+        if (!(lanes >> l & 1)) continue;
+        const ptrdiff_t i = trial[l], e = (ptrdiff_t)t[l];
+        fn_trials_finish(qu, i, e, why[l], snap, l, TNW);
+        if (e > 0) {
+            qu->first[i] = first[l];
+            qu->top[i] = top[l];
+            qu->top_epoch[i] = (int64_t)top_ep[l];
+            qu->low[i] = low[l];
+        }
+    }
+}
+
+/* The trials of the queue qu in the lanes of FN_TINY_Q groups, each lane
+ * taking trial after trial (fn_trials_queue in _trials.h); Hamey's check on
+ * every epoch's forward pass (run->check_every 1), no w_limit. HA, OA, V as
+ * fn_tiny_run's. The lanes' records stay in vectors; a pass whose lanes all
+ * train on costs no scalar work beyond a test of its stop mask. */
+FN_TINY_TARGET FN_INLINE void
+FN_TINY_NAME(fn_tiny_queue_run)(const int HA, const int OA, const int V, ptrdiff_t n,
+                                const double *XB, const double *T, const fn_trials_rule *rule,
+                                const fn_trials_epochs *run, fn_trials_queue *qu, double *snap)
+{
+    fn_lanes_steps k = {0};
+    fn_lanes_steps_init(&k, rule);
+    const int Q = FN_TINY_Q;
+    const fn_trials_epochs e = *run;
+    const fn_tv zero = FN_TSPLAT(0.0), one = FN_TSPLAT(1.0), scale = FN_TSPLAT(e.sse_scale);
+    const fn_tv t_max = FN_TSPLAT((double)e.t_max);
+    const fn_tv inf = FN_TSPLAT(INFINITY), nan = FN_TSPLAT(NAN);
+    const unsigned full = (1u << FN_TL) - 1;
+    FN_TINY_NAME(fn_tiny_group) gr[FN_TINY_Q];
+    FN_TINY_NAME(fn_tiny_record) rec[FN_TINY_Q];
+    ptrdiff_t trial[FN_TINY_Q][FN_TL];
+    unsigned live[FN_TINY_Q], any = 0;
+    double top_all = -INFINITY;
+    FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
+        FN_TINY_UNROLL for (int c = 0; c < TNW; c++)
+            gr[q].W[c] = gr[q].G[c] = gr[q].GP[c] = gr[q].S[c] = gr[q].DW[c] = zero;
+        gr[q].last = gr[q].sse = inf;
+        rec[q] = (FN_TINY_NAME(fn_tiny_record)){zero, nan, -inf, zero, inf};
+        live[q] = FN_TINY_NAME(fn_tiny_take)(&gr[q], full, trial[q], qu, snap);
+        any |= live[q];
+    }
+    while (any) {
+        FN_TK(T) ok[FN_TINY_Q];
+        FN_TINY_NAME(fn_tiny_epoch)(HA, OA, 1, gr, ok, n, XB, T, e.r_c, e.analog);
+        unsigned stopped[FN_TINY_Q];
+        FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
+            const fn_tv sc = gr[q].sse * scale, tq = rec[q].t;
+            const unsigned right = FN_TK(BITS)(ok[q]) & FN_GM_BITS(tq >= one);
+            const unsigned ends = FN_GM_BITS(tq >= t_max);
+            const unsigned bad = ~FN_GM_BITS(gr[q].sse - gr[q].sse == zero);
+            stopped[q] = live[q] & (right | ends | bad);
+            if (__builtin_expect(stopped[q] != 0, 0)) {
+                int64_t why[FN_TL];
+                double tl[FN_TL];
+                FN_TSTORE(tl, tq);
+                for (int l = 0; l < FN_TL; l++)
+                    why[l] = fn_trials_why((ptrdiff_t)tl[l], right >> l & 1, 0, !(bad >> l & 1), &e);
+                FN_TINY_NAME(fn_tiny_finish)(&gr[q], &rec[q], stopped[q], trial[q], why, qu, snap);
+                live[q] &= ~stopped[q];
+            }
+            /* the records of the lanes that train on (the others are refilled or idle) */
+            const fn_tm up = sc > rec[q].top;
+            rec[q].top_ep = FN_TSEL(up, tq + one, rec[q].top_ep);
+            rec[q].top = FN_TSEL(up, sc, rec[q].top);
+            rec[q].low = FN_TSEL(sc < rec[q].low, sc, rec[q].low);
+            rec[q].first = FN_TSEL(tq == zero, sc, rec[q].first);
+            if (qu->history != NULL || live[q] != full) {
+                double v[FN_TL], tl[FN_TL];
+                FN_TSTORE(v, sc);
+                FN_TSTORE(tl, tq);
+                for (int l = 0; l < FN_TL; l++) {
+                    if (!(live[q] >> l & 1)) continue;
+                    if (qu->history != NULL) qu->history[trial[q][l] * qu->ld + (ptrdiff_t)tl[l]] = v[l];
+                    if (v[l] > top_all) top_all = v[l];
+                }
+            } else {
+                double v[FN_TL];
+                FN_TSTORE(v, sc);
+                for (int l = 0; l < FN_TL; l++) if (v[l] > top_all) top_all = v[l];
+            }
+            rec[q].t = tq + one;
+        }
+#define FN_TINY_QUPDATE(VV)                                                             \
+        FN_TINY_UNROLL for (int q = 0; q < Q; q++) {                                    \
+            const FN_TK(T) rose = FN_TK(GT)(gr[q].sse, gr[q].last);                     \
+            FN_TINY_UNROLL for (int c = 0; c < TNW; c++)                                \
+                FN_TINY_RPROP(VV, &gr[q].W[c], &gr[q].G[c], &gr[q].GP[c], &gr[q].S[c],  \
+                              &gr[q].DW[c], &rose, &k);                                 \
+            gr[q].last = gr[q].sse;                                                     \
+        }
+        switch (V) {
+        case FN_RPROP_PLUS: FN_TINY_QUPDATE(FN_RPROP_PLUS); break;
+        case FN_RPROP_MINUS: FN_TINY_QUPDATE(FN_RPROP_MINUS); break;
+        case FN_IRPROP_MINUS: FN_TINY_QUPDATE(FN_IRPROP_MINUS); break;
+        default: FN_TINY_QUPDATE(FN_IRPROP_PLUS); break;
+        }
+#undef FN_TINY_QUPDATE
+        any = 0;
+        FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
+            if (__builtin_expect(stopped[q] != 0, 0)) {
+                const unsigned took = FN_TINY_NAME(fn_tiny_take)(&gr[q], stopped[q], trial[q], qu,
+                                                                 snap);
+                int64_t bits[FN_TL];
+                for (int l = 0; l < FN_TL; l++) bits[l] = -(int64_t)(took >> l & 1);
+                fn_tm m;
+                memcpy(&m, bits, sizeof m);
+                rec[q].t = FN_TSEL(m, zero, rec[q].t);
+                rec[q].first = FN_TSEL(m, nan, rec[q].first);
+                rec[q].top = FN_TSEL(m, -inf, rec[q].top);
+                rec[q].top_ep = FN_TSEL(m, zero, rec[q].top_ep);
+                rec[q].low = FN_TSEL(m, inf, rec[q].low);
+                live[q] |= took;
+            }
+            any |= live[q];
+        }
+    }
+    if (top_all > *e.sse_max) *e.sse_max = top_all;
+}
+
+/* The queue qu's trials in the tiny kernel of the pair (hact, oact) (one of
+ * FN_TINY_QUEUE_PAIRS; RPROP, check every epoch). work: n * TI vectors. */
+FN_TINY_TARGET static void
+FN_TINY_NAME(fn_tiny_queue)(ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const double *X,
+                            const double *T, const fn_trials_rule *rule,
+                            const fn_trials_epochs *run, fn_trials_queue *qu, double *work)
+{
+    double *XB = work;
+    for (ptrdiff_t j = 0; j < n * TI; j++) FN_TSTORE(XB + j * FN_TL, FN_TSPLAT(X[j]));
+    double snap[(4 * TNW + 1) * FN_TL];
+#define FN_TINY_QUEUE_CALL(h, o)                                                            \
+    if (hact == FN_ACT_##h && oact == FN_ACT_##o)                                           \
+        FN_TINY_NAME(fn_tiny_queue_run)(FN_ACT_##h, FN_ACT_##o, rule->code, n, XB, T, rule, \
+                                        run, qu, snap);                                     \
+    else
+    FN_TINY_QUEUE_PAIRS(FN_TINY_QUEUE_CALL) {}
+#undef FN_TINY_QUEUE_CALL
 }
 
 /* Every group, FN_TINY_Q at a time, with activations HA, OA (constants) and

@@ -546,9 +546,27 @@ fn_trials_queue_run(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                     const fn_trials_rule *rule, const fn_trials_epochs *run, fn_trials_queue *q,
                     double *work, int special)
 {
+    int ni = 0, nh = 0, no = 0, sc = 0, paired = 0;
+    if (special && rule->code <= FN_IRPROP_PLUS && run->check_every == 1 && !(run->w_limit > 0.0)
+        && fn_trials_tiny(layers, n_layers, n_in, n_w, n_out)) {
+        const ptrdiff_t hact = layers[FN_L_ACT];
+        const ptrdiff_t oact = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_ACT];
+#define FN_TINY_QUEUE_PAIRED(h, o) paired |= hact == FN_ACT_##h && oact == FN_ACT_##o;
+        FN_TINY_QUEUE_PAIRS(FN_TINY_QUEUE_PAIRED)
+#undef FN_TINY_QUEUE_PAIRED
+        if (paired) {
+            fn_tiny_shape(layers, n_layers, n_in, n_w, n_out, &ni, &nh, &no, &sc);
+#define FN_TINY_QUEUE_SHAPE(a, b, c, d)                                                   \
+            if (ni == a && nh == b && no == c && sc == d) {                                \
+                FN_TINY_CAT(fn_tiny_queue, a, b, c, d)(hact, oact, n, X, T, rule, run, q, work); \
+                return;                                                                    \
+            }
+            FN_TINY_SHAPES(FN_TINY_QUEUE_SHAPE)
+#undef FN_TINY_QUEUE_SHAPE
+        }
+    }
     fn_trials_queue_train(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, state, rule,
                           run, q, work);
-    (void)special;
 }
 
 #endif /* FASTNET_TRIALS_H */
