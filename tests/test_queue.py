@@ -188,3 +188,24 @@ def test_tiny_queue_equals_the_strips_bit_for_bit(acts, shortcut, rule, monkeypa
     assert np.array_equal(q.epochs, s.epochs) and q.stop_reason == s.stop_reason
     assert np.array_equal(q.weights, s.weights)
     assert np.array_equal(q.train_error, s.train_error, equal_nan=True)
+
+
+@pytest.mark.parametrize("strip", [1, 5])
+@pytest.mark.parametrize("rule", ["irprop-", "rprop+", "quickprop(epsilon=0.5)", "adam(learning_rate=0.05)"])
+def test_error_below_in_the_queue_equals_the_strips(rule, strip, monkeypatch):
+    # ErrorBelow on the training error stops trials in the queue (tiny kernel: XOR, every
+    # epoch; general kernel: the others, or every 5th epoch) as the strips stop them
+    from fastnet.stopping import ErrorBelow
+
+    W, _ = draw_trials(NET, 41, 6, 1.0)
+    kw = dict(algorithm=rule, initial_weights=W, stop=ErrorBelow(3.0), strip=strip, max_epochs=400)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        q = train_many(NET, X, Y, **kw)
+        monkeypatch.setattr(_loop, "QUEUE_MAX_HISTORY", 0)
+        s = train_many(NET, X, Y, **kw)
+    assert q[0].setup["batch"]["queued"] and not s[0].setup["batch"]["queued"]
+    assert np.array_equal(q.epochs, s.epochs) and q.stop_reason == s.stop_reason
+    assert np.array_equal(q.weights, s.weights)
+    assert np.array_equal(q.train_error, s.train_error, equal_nan=True)
+    assert 0 < sum(r.startswith("error_below") for r in q.stop_reason) < 41

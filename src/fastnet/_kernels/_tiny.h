@@ -543,7 +543,8 @@ FN_TINY_NAME(fn_tiny_finish)(const FN_TINY_NAME(fn_tiny_group) *g,
 
 /* The trials of the queue qu in the lanes of FN_TINY_Q groups, each lane
  * taking trial after trial (fn_trials_queue in _trials.h); Hamey's check on
- * every epoch's forward pass (run->check_every 1), no w_limit. HA, OA, V as
+ * every epoch's forward pass (run->check_every 1) or ErrorBelow every epoch
+ * (qu->below_every 1), no w_limit. HA, OA, V as
  * fn_tiny_run's. The lanes' records stay in vectors; a pass whose lanes all
  * train on costs no scalar work beyond a test of its stop mask. */
 FN_TINY_TARGET FN_INLINE void
@@ -557,7 +558,7 @@ FN_TINY_NAME(fn_tiny_queue_run)(const int HA, const int OA, const int V, ptrdiff
     const fn_trials_epochs e = *run;
     const fn_tv zero = FN_TSPLAT(0.0), one = FN_TSPLAT(1.0), scale = FN_TSPLAT(e.sse_scale);
     const fn_tv t_max = FN_TSPLAT((double)e.t_max);
-    const fn_tv inf = FN_TSPLAT(INFINITY), nan = FN_TSPLAT(NAN);
+    const fn_tv inf = FN_TSPLAT(INFINITY), nan = FN_TSPLAT(NAN), below_v = FN_TSPLAT(qu->below);
     const unsigned full = (1u << FN_TL) - 1;
     FN_TINY_NAME(fn_tiny_group) gr[FN_TINY_Q];
     FN_TINY_NAME(fn_tiny_record) rec[FN_TINY_Q];
@@ -575,10 +576,10 @@ FN_TINY_NAME(fn_tiny_queue_run)(const int HA, const int OA, const int V, ptrdiff
     while (any) {
         FN_TK(T) ok[FN_TINY_Q];
         FN_TINY_NAME(fn_tiny_epoch)(HA, OA, 1, gr, ok, n, XB, T, e.r_c, e.analog);
-        unsigned stopped[FN_TINY_Q];
+        unsigned stopped[FN_TINY_Q], below[FN_TINY_Q];
         FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
             const fn_tv sc = gr[q].sse * scale, tq = rec[q].t;
-            const unsigned right = FN_TK(BITS)(ok[q]) & FN_GM_BITS(tq >= one);
+            const unsigned right = e.check_every > 0 ? FN_TK(BITS)(ok[q]) & FN_GM_BITS(tq >= one) : 0;
             const unsigned ends = FN_GM_BITS(tq >= t_max);
             const unsigned bad = ~FN_GM_BITS(gr[q].sse - gr[q].sse == zero);
             stopped[q] = live[q] & (right | ends | bad);
@@ -612,6 +613,8 @@ FN_TINY_NAME(fn_tiny_queue_run)(const int HA, const int OA, const int V, ptrdiff
                 for (int l = 0; l < FN_TL; l++) if (v[l] > top_all) top_all = v[l];
             }
             rec[q].t = tq + one;
+            /* (ErrorBelow every epoch: the lanes below stop after the update) */
+            below[q] = qu->below_every == 1 ? live[q] & FN_GM_BITS(sc < below_v) : 0;
         }
 #define FN_TINY_QUPDATE(VV)                                                             \
         FN_TINY_UNROLL for (int q = 0; q < Q; q++) {                                    \
@@ -630,6 +633,15 @@ FN_TINY_NAME(fn_tiny_queue_run)(const int HA, const int OA, const int V, ptrdiff
 #undef FN_TINY_QUPDATE
         any = 0;
         FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
+            if (__builtin_expect(below[q] != 0, 0)) {
+                int64_t why[FN_TL];
+                double tl[FN_TL];
+                FN_TSTORE(tl, rec[q].t);
+                for (int l = 0; l < FN_TL; l++) why[l] = -(int64_t)tl[l];
+                FN_TINY_NAME(fn_tiny_finish)(&gr[q], &rec[q], below[q], trial[q], why, qu, snap);
+                live[q] &= ~below[q];
+                stopped[q] |= below[q];
+            }
             if (__builtin_expect(stopped[q] != 0, 0)) {
                 const unsigned took = FN_TINY_NAME(fn_tiny_take)(&gr[q], stopped[q], trial[q], qu,
                                                                  snap);

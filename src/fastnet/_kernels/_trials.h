@@ -262,7 +262,11 @@ fn_trials_beyond(ptrdiff_t n_w, const double *wg, double w_limit, fn_tm *far)
  *               its largest (at epoch top_epoch[i], 1-based) and its smallest
  *               (NaN: none);
  *   history     n_trials rows of ld, its error by epoch (times sse_scale), or NULL.
- * `next` is the next trial to take (advanced as the lanes take them). */
+ * `next` is the next trial to take (advanced as the lanes take them). With
+ * below_every > 0, a trial whose error (times sse_scale) of an epoch t + 1 that
+ * ends a strip of below_every epochs is below `below` stops after that epoch's
+ * update, status -(t + 1) (ErrorBelow on the training error, as the strips test
+ * it at strip ends). */
 typedef struct {
     ptrdiff_t n_trials, next;
     const double *w0, *step0;
@@ -272,6 +276,8 @@ typedef struct {
     double *first, *top, *low;
     double *history;
     ptrdiff_t ld;
+    double below;
+    ptrdiff_t below_every;
 } fn_trials_queue;
 
 /* Lane l of a group (weights wg, rule state gp, dwp, st; last errors le) takes
@@ -547,7 +553,9 @@ fn_trials_queue_run(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                     double *work, int special)
 {
     int ni = 0, nh = 0, no = 0, sc = 0, paired = 0;
-    if (special && rule->code <= FN_IRPROP_PLUS && run->check_every == 1 && !(run->w_limit > 0.0)
+    const int every_epoch = (run->check_every == 1 && q->below_every == 0)
+        || (run->check_every == 0 && q->below_every == 1);
+    if (special && rule->code <= FN_IRPROP_PLUS && every_epoch && !(run->w_limit > 0.0)
         && fn_trials_tiny(layers, n_layers, n_in, n_w, n_out)) {
         const ptrdiff_t hact = layers[FN_L_ACT];
         const ptrdiff_t oact = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_ACT];

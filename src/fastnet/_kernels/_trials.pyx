@@ -78,6 +78,8 @@ cdef extern from "_trials.h" nogil:
         double* low
         double* history
         Py_ssize_t ld
+        double below
+        Py_ssize_t below_every
     void fn_trials_queue_run(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
                              Py_ssize_t n_units, Py_ssize_t n_w, Py_ssize_t n, const double* X,
                              const double* T, Py_ssize_t n_out, const fn_trials_state* state,
@@ -380,7 +382,7 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
                  double[::1] first, double[::1] top, double[::1] low, double[:, ::1] history,
                  Py_ssize_t check_every=0, double r_c=0.4, double analog=-1.0,
                  bint special=True, double sse_scale=1.0, Py_ssize_t t_max=1,
-                 double w_limit=0.0):
+                 double w_limit=0.0, double below=-1.0, Py_ssize_t below_every=0):
     """Train every trial of a queue, each from its start until it stops, in the
     lanes of the groups of w (each lane takes trial after trial: a lane whose
     trial stopped takes the next waiting one at once; see fn_trials_queue in
@@ -408,6 +410,9 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     w_limit : > 0: a trial with a weight of this magnitude or more (or NaN) stops
         before its next epoch with status BEYOND + the epochs it trained (the
         generic kernel: not with ``special`` RPROP shapes).
+    below, below_every : with below_every > 0, a trial whose error (times
+        sse_scale) of an epoch that ends a strip of below_every epochs is below
+        ``below`` stops after that epoch (status -its epochs).
 
     Returns
     -------
@@ -425,8 +430,8 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
         raise ValueError("kernel: last_error must hold one value per lane")
     if check_every < 0 or (check_every > 0 and not 0.0 < r_c <= 0.5):
         raise ValueError("kernel: success check needs r_c in (0, 0.5]")
-    if t_max < 1:
-        raise ValueError("kernel: t_max must be >= 1")
+    if t_max < 1 or below_every < 0:
+        raise ValueError("kernel: t_max must be >= 1 and below_every >= 0")
     if w_limit > 0.0 and special and r.code <= FN_IRPROP_PLUS:
         raise ValueError("kernel: w_limit needs special=False for RPROP")
     if w0.shape[1] != n_w or w_out.shape[0] != K or w_out.shape[1] != n_w:
@@ -455,7 +460,7 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
         rows, ld = &history[0, 0], history.shape[1]
     cdef fn_trials_queue q = fn_trials_queue(
         K, 0, &w0[0, 0], steps, step_rows, &w_out[0, 0], &epochs[0], &status[0],
-        &top_epoch[0], &first[0], &top[0], &low[0], rows, ld)
+        &top_epoch[0], &first[0], &top[0], &low[0], rows, ld, below, below_every)
     with nogil:
         fn_trials_queue_run(&layers[0, 0], layers.shape[0], n_in, n_units, n_w, X.shape[0],
                             &X[0, 0], &T[0, 0], T.shape[1], &state, &r, &run, &q, &work[0],

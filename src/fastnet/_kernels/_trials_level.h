@@ -282,7 +282,7 @@ FN_LV(fn_trials_queue_pass)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff
                             const double *T, ptrdiff_t n_out, const fn_trials_epochs *e,
                             fn_trials_queue *q, const double *wg, double *gg, fn_tv *A,
                             fn_tv *D, fn_tv *E, unsigned live, const ptrdiff_t *trial,
-                            const ptrdiff_t *t, fn_tvr *sse, double *top)
+                            const ptrdiff_t *t, fn_tvr *sse, double *top, unsigned *below)
 {
     fn_tm ok = FN_GM_ALL, far = (fn_tm){0};
     if (e->w_limit > 0.0) fn_trials_beyond(n_w, wg, e->w_limit, &far);
@@ -295,6 +295,7 @@ FN_LV(fn_trials_queue_pass)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff
     memcpy(right, &ok, sizeof right);
     memcpy(beyond, &far, sizeof beyond);
     unsigned stopped = 0;
+    *below = 0;
     for (int l = 0; l < FN_TL; l++) {
         if (!(live >> l & 1)) continue;
         const int64_t why = fn_trials_why(t[l], right[l] != 0, beyond[l] != 0, raw[l] - raw[l] == 0.0,
@@ -306,6 +307,8 @@ FN_LV(fn_trials_queue_pass)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff
             const double v = raw[l] * e->sse_scale;
             fn_trials_record(q, trial[l], t[l], v);
             if (v > *top) *top = v;
+            if (q->below_every > 0 && (t[l] + 1) % q->below_every == 0 && v < q->below)
+                *below |= 1u << l;
         }
     }
     return stopped;
@@ -348,9 +351,10 @@ FN_LV(fn_trials_queue)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_
         }
         while (live) {
             fn_tvr sse;
-            const unsigned stopped = FN_LV(fn_trials_queue_pass)(
+            unsigned below;
+            unsigned stopped = FN_LV(fn_trials_queue_pass)(
                 layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, &e, q, wg, gg, A, D, E,
-                live, trial, t, &sse, &top);
+                live, trial, t, &sse, &top, &below);
             live &= ~stopped;
             if (live) {
                 fn_tm active;
@@ -364,6 +368,11 @@ FN_LV(fn_trials_queue)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_
                 else
                     fn_trials_update_any(1, n_w, wg, gg, gp, dwp, st, &active, &rose, &k, rule, &ev);
                 for (int l = 0; l < FN_TL; l++) t[l] += live >> l & 1;
+                /* (trials whose error was below the threshold stop after the update) */
+                for (int l = 0; l < FN_TL; l++)
+                    if (below >> l & 1) fn_trials_finish(q, trial[l], t[l], -t[l], wg, l, n_w);
+                live &= ~below;
+                stopped |= below;
             }
             for (int l = 0; l < FN_TL; l++) {
                 if (!(stopped >> l & 1)) continue;

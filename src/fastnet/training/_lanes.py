@@ -275,12 +275,13 @@ class LanesBackend:
             history[trials, epoch:epoch + n] = sse[rows]
         return lanes.status[rows]
 
-    def queue(self, check, t_max, history):
+    def queue(self, check, below, t_max, history):
         """Train every trial from its start until it stops, the lanes taking trial
         after trial (``_trials.trials_queue``: a lane whose trial stopped takes
         the next waiting one at once; Hamey's check ``check`` on each epoch's
-        forward pass); each trial's errors by epoch into ``history`` (K, t_max)
-        rows, or None. Returns the per-trial columns of the kernel: weights,
+        forward pass, or ``below`` = (threshold, every): the epoch's training
+        error below threshold at a strip end); each trial's errors by epoch
+        into ``history`` (K, t_max) rows, or None. Returns the per-trial columns of the kernel: weights,
         epochs, status, and the first, largest (with its epoch) and lowest error."""
         W, steps = self.start
         K, C = W.shape
@@ -295,7 +296,8 @@ class LanesBackend:
             self.layers, self.n_in, self.sets.X, self.sets.Y, *state, np.empty(LANES), self.work,
             self.args, W, steps, w_out, epochs, status, top_epoch, first, top, low, history,
             check_every=every, r_c=r_c, analog=analog, special=not w_limit > 0.0,
-            sse_scale=self.scale, t_max=t_max, w_limit=w_limit)
+            sse_scale=self.scale, t_max=t_max, w_limit=w_limit,
+            below=-1.0 if below is None else below[0], below_every=0 if below is None else below[1])
         to_lanes(w_out, self.lanes.G, C, out=self.lanes.w)     # (the final errors read them)
         self.epoch = t_max
         return w_out, epochs, status, first, top, top_epoch, low

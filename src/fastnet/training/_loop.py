@@ -295,8 +295,9 @@ def train_queued(self, history=True):
     """Train every trial in the lanes' queue (`LanesBackend.queue`: a lane
     whose trial stopped takes the next waiting trial at once, Hamey's check
     on each epoch's forward pass) where the policy leaves nothing to Python
-    between epochs: the trials all in lanes, ``Correct`` alone checked in
-    the kernels, no validation or test set, no callback. Returns (cpu
+    between epochs: the trials all in lanes, stopped by ``Correct`` or
+    ``ErrorBelow`` on the training error alone (`StopPolicy.queue_stop`), no
+    validation or test set, no callback. Returns (cpu
     seconds, wall seconds); None where it does not apply, and False where a
     trial came near overflow (``w_limit``): then nothing was kept and a new
     loop trains the strips. ``history`` False: no errors by epoch, each
@@ -304,7 +305,7 @@ def train_queued(self, history=True):
     `train`."""
     lanes = self.trials.lanes
     if (lanes is None or self.trials.serial is not None or self.trials.handoff is not None
-            or lanes.online or not self.policy.kernel_check or self.drives
+            or lanes.online or self.policy.queue_stop is None or self.drives
             or self.counts is not None or self.K * self.run.max_epochs > QUEUE_MAX_HISTORY
             or (lanes.w_safe is not None and lanes.max_change is not None)):
         # (RPROP's trials that might come near overflow: the strips hand them off)
@@ -312,7 +313,7 @@ def train_queued(self, history=True):
     cpu0, wall0 = time.process_time(), time.perf_counter()
     T = self.run.max_epochs
     history = new_history((self.K, T), True) if history else None
-    rows, epochs, status, first, top, top_epoch, low = lanes.queue(self.policy.check, T, history)
+    rows, epochs, status, first, top, top_epoch, low = lanes.queue(*self.policy.queue_stop, T, history)
     if _ANY(status >= _status.BEYOND):
         return False
     try:

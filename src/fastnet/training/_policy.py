@@ -9,7 +9,7 @@ import numpy as np
 
 from fastnet.exceptions import NoConvergenceWarning
 from fastnet.measures import _check_analog, hamey_correct, threshold_correct
-from fastnet.stopping import Correct
+from fastnet.stopping import Correct, ErrorBelow
 from fastnet.training._algorithms import NO_CHECK, checks_in_kernel
 from fastnet.training._divergence import diverged
 
@@ -57,12 +57,7 @@ class StopPolicy:
         measured = sets.X_val is not None or sets.X_test is not None
         self.kernel_check = (type(stop) is Correct and not measured and run.callback is None
                              and checks_in_kernel(algorithm))
-        self.criteria = [None] * K
-        # (Hamey's check in the kernels reads no criterion object: no copy per trial)
-        if stop is not None and not self.kernel_check:
-            for i in range(K):
-                self.criteria[i] = copy.deepcopy(stop)
-                self.criteria[i].reset()
+        self.K, self._criteria = K, None     # (each trial's copy of `stop`, made when asked)
         self.in_strips = measured or stop is not None or run.callback is not None
         self.check, self.step = None, run.strip if self.in_strips else max_per_call
         if self.kernel_check:
@@ -70,11 +65,33 @@ class StopPolicy:
             self.check = (run.strip, stop.r_c, NO_CHECK[2] if analog is None else analog)
             every = backend.returns_every
             self.step = run.strip * max(1, every // run.strip)
+        # What the lanes' queue (`train_queued`) can stop trials by, itself: Hamey's check
+        # (``check``), or the training error of each epoch's pass below a threshold
+        # (``ErrorBelow`` on the training error: (threshold, every)); None: neither.
+        self.queue_stop = None
+        if self.kernel_check:
+            self.queue_stop = (self.check, None)
+        elif (type(stop) is ErrorBelow and stop.on == "train" and not measured
+              and run.callback is None and checks_in_kernel(algorithm)):
+            self.queue_stop = (NO_CHECK, (stop.threshold, run.strip))
         self.reasons = ["max_epochs"] * K
         self.fired, self.called_off = np.zeros(K, bool), np.zeros(K, bool)
         self.checks = np.zeros(K, np.intp)
         self.epoch = 0                      # (the strip end being decided)
         self._masks, self._checkers = {}, {}
+
+    @property
+    def criteria(self):
+        """Each trial's own copy of ``run.stop`` (None without one), made on first use:
+        the kernels' checks read none, and a timing study's trials need no copies."""
+        if self._criteria is None:
+            stop = self.run.stop
+            self._criteria = [None] * self.K
+            if stop is not None:
+                for i in range(self.K):
+                    self._criteria[i] = copy.deepcopy(stop)
+                    self._criteria[i].reset()
+        return self._criteria
 
     def succeeded(self, won):
         """The trials ``won`` stopped in the kernels: Hamey's check held, or their
@@ -90,7 +107,7 @@ class StopPolicy:
         self.epoch = epoch
         at_end = epoch % self.run.strip == 0
         run, fired, ended = self.run, self.fired, []
-        if self.criteria[0] is None and run.callback is None:
+        if run.stop is None and run.callback is None:
             return ended                    # (nobody to show the state to)
         for i in idx.tolist():
             state = state_of(i, epoch)
