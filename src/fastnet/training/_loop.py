@@ -173,12 +173,21 @@ class StripLoop:
                 self._measure(won[ends == self.epoch], self.epoch)
             self._finish(won, ends)
         if self.safe is not None and self.training.size:
-            # the strip is taken in: what an exception from here on leaves
-            self.safe[self.training] = self.trials.weights(self.training)
+            self._keep()            # (the strip is taken in: what an exception leaves)
         if self._strip_ends:
             self._strip_end(self.training, self.epoch)
         if self.training.size and self.epoch < self.run.max_epochs:
             self.trials.pack(self.stopped)
+
+    def _keep(self):
+        """The weights of the trials still training into ``safe``, after their strip."""
+        idx, safe = self.training, self.safe
+        if self.K == 1:
+            safe[0] = self.trials.row(0)        # (a view: copied here)
+        elif idx.size == self.K:
+            np.copyto(safe, self.trials.weights(idx))
+        else:
+            safe[idx] = self.trials.weights(idx)
 
     def _strips_of(self, i):
         """Trial ``i``'s strips for a rule that drives them from its own loop

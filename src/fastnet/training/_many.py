@@ -168,7 +168,10 @@ def train_rprop_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         ``block_size`` and ``blas_min`` only steer the single-network kernels.
     callback : callable, optional
         ``callback(i, epoch, state)`` after every strip of trial ``i`` (as
-        :func:`train_rprop`'s callback, with the trial's index first).
+        :func:`train_rprop`'s callback, with the trial's index first). An
+        exception it raises (or Ctrl-C) ends the batch and propagates; each
+        network of the list form then holds the weights of its last strip end
+        (see :func:`fastnet.train_many`).
     method : {"auto", "lanes", "serial", "mixed"}, default "auto"
         ``"lanes"``: trials side by side in vector lanes; ``"serial"``: one
         trial after another in the single-network kernels; ``"mixed"``: lanes,
