@@ -130,6 +130,33 @@ def test_an_interrupt_between_two_kernel_calls_of_a_strip(monkeypatch, algorithm
     np.testing.assert_array_equal(_weights(nets), _expected(algorithm, "serial", 3, 5))
 
 
+@pytest.mark.parametrize("n", [3, 8, 17])
+def test_an_interrupt_inside_scipys_loop(monkeypatch, n):
+    """Ctrl-C at SciPy's n-th evaluation of L-BFGS (a line search's point, maybe):
+    trial 0 holds the last strip end its callback saw, trial 1 its initial weights."""
+    from fastnet.training import _lbfgs
+
+    fun, calls, seen = _lbfgs._Minimising.fun, [], [0]
+
+    def interrupted(self, x):
+        calls.append(1)
+        if len(calls) == n:
+            raise KeyboardInterrupt
+        return fun(self, x)
+
+    def callback(i, epoch, state):
+        seen.append(epoch)
+
+    monkeypatch.setattr(_lbfgs._Minimising, "fun", interrupted)
+    nets, raised = _interrupted("lbfgs", "auto", 2, callback)
+    monkeypatch.undo()
+    assert isinstance(raised, KeyboardInterrupt)
+    got = _weights(nets)
+    want = _initial(1)[0] if seen[-1] == 0 else _weights(_run("lbfgs", "auto", 1, seen[-1])[0])[0]
+    np.testing.assert_array_equal(got[0], want)
+    np.testing.assert_array_equal(got[1], _initial(2)[1])
+
+
 def test_the_paths_are_the_ones_named():
     """The mixed batch handed a trial off before the strip end; the others did not."""
     _, mixed = _run("rprop+", "mixed", 9, 10)
