@@ -109,7 +109,7 @@ def train(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
     returned, and ``net`` holds the weights of the last strip end the loop took
     in (the epoch whose callback raised; for Ctrl-C during a strip, the strip
     end before it: a strip cut short is not kept; without strips to stop at,
-    the loop takes the weights in every 1000 epochs), or its initial weights if
+    the loop takes them in at least every 1000 epochs), or its initial weights if
     no strip had ended. The relevant epoch's weights are not restored.
     :func:`fastnet.train_many` leaves each of its networks by the same rule.
 
