@@ -13,6 +13,13 @@ A strip is begun (`StripLoop._begin`: its epochs, the history's room) and ended
 loop itself calls the backend between the two; a rule that runs a loop of its own
 (`Algorithm.drive`: SciPy's L-BFGS, which cannot pause) calls them from inside
 that loop instead, in the caller's thread, its trials one after another.
+
+What an exception leaves (the callback's, KeyboardInterrupt, a divergence): a
+loop that keeps them (``keep``) holds in ``safe`` each trial's weights at the
+last strip end it took in (`StripLoop._end`, before the callback), the weights
+a trial stopped with once it stopped, its initial weights before any; the
+caller writes them to its networks whatever was interrupted (a kernel call, a
+hand-off between backends, SciPy's loop), so every path leaves the same.
 """
 import math
 import time
@@ -62,12 +69,17 @@ class StripLoop:
         in place, padding rows included).
     single : bool
         A single run (`train_rprop`): its messages name no trial.
+    keep : bool
+        Keep ``safe``, (K, C): each trial's weights at the last strip end the loop
+        took in (those it stopped with once it stopped; its initial weights before
+        any), what the caller leaves in its networks when an exception ends the
+        run (a copy of the trials' weights per strip).
 
     The caller holds BLAS at one thread (``fastnet._blas.single_threaded_blas``)
     around :meth:`train` and :meth:`columns`.
     """
 
-    def __init__(self, trials, K, net, algorithm, sets, run, rows, single=False):
+    def __init__(self, trials, K, net, algorithm, sets, run, rows, single=False, keep=False):
         self.trials, self.K, self.sets, self.run, self.single = trials, K, sets, run, single
         self.algorithm = algorithm
         self.N, self.C = sets.X.shape[0], net.n_connections
@@ -94,6 +106,8 @@ class StripLoop:
         # the rule drives its strips from a loop of its own (`Algorithm.drive`)
         self.drives = drives_itself(algorithm)
         self._strip_ends = self.policy.in_strips and not self.policy.kernel_check
+        # (what an exception leaves: the initial weights until a strip is taken in)
+        self.safe = np.array(trials.weights(self.training), order="C", ndmin=2) if keep else None
 
     def _who(self, trial):
         return None if self.single else int(trial)
@@ -158,10 +172,22 @@ class StripLoop:
                 # criteria and callback are not asked: it has stopped).
                 self._measure(won[ends == self.epoch], self.epoch)
             self._finish(won, ends)
+        if self.safe is not None and self.training.size:
+            self._keep()            # (the strip is taken in: what an exception leaves)
         if self._strip_ends:
             self._strip_end(self.training, self.epoch)
         if self.training.size and self.epoch < self.run.max_epochs:
             self.trials.pack(self.stopped)
+
+    def _keep(self):
+        """The weights of the trials still training into ``safe``, after their strip."""
+        idx, safe = self.training, self.safe
+        if self.K == 1:
+            safe[0] = self.trials.row(0)        # (a view: copied here)
+        elif idx.size == self.K:
+            np.copyto(safe, self.trials.weights(idx))
+        else:
+            safe[idx] = self.trials.weights(idx)
 
     def _strips_of(self, i):
         """Trial ``i``'s strips for a rule that drives them from its own loop
@@ -197,6 +223,8 @@ class StripLoop:
             self.epochs[trials] = epochs
             self.last_rows[trials] = self.trials.weights(trials)
         if trials.size:
+            if self.safe is not None:
+                self.safe[trials] = self.last_rows[trials]
             if self.counts is not None:
                 self.counts[trials] = self.trials.counts(trials)
             if last:
@@ -331,6 +359,8 @@ def train_queued(self, history=True):
         raise hinted(exc, self.algorithm, self.run.weight_decay, self.sets) from None
     self.policy.succeeded(np.flatnonzero(status < 0))
     self.epochs[:], self.last_rows = epochs, rows
+    if self.safe is not None:
+        self.safe = np.ascontiguousarray(rows)
     if history is None:
         history, self.min_train = np.empty((self.K, 0)), low
     self.history = history

@@ -168,7 +168,10 @@ def train_rprop_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         ``block_size`` and ``blas_min`` only steer the single-network kernels.
     callback : callable, optional
         ``callback(i, epoch, state)`` after every strip of trial ``i`` (as
-        :func:`train_rprop`'s callback, with the trial's index first).
+        :func:`train_rprop`'s callback, with the trial's index first). An
+        exception it raises (or Ctrl-C) ends the batch and propagates; each
+        network of the list form then holds the weights of its last strip end
+        (see :func:`fastnet.train_many`).
     method : {"auto", "lanes", "serial", "mixed"}, default "auto"
         ``"lanes"``: trials side by side in vector lanes; ``"serial"``: one
         trial after another in the single-network kernels; ``"mixed"``: lanes,
@@ -317,30 +320,40 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, 
         # (online trials that share a generator, given as one Generator in the list
         # form's seeds, would draw from it in another interleaving in the lanes)
         method = "serial"
-    trials, rows = _backends(method, net, nets, plan.algorithm, sets, run, *start)
-    loop = StripLoop(trials, K, net, plan.algorithm, sets, run, rows)
+    # The list form's networks: an exception leaves each the weights of its last
+    # strip end the loop took in (`StripLoop.safe`); the array form has none.
+    keep = nets is not None
     store = None if nets is None else (lambda w: _trials.scatter_rows(w, list(map(weight_buffer, nets))))
-    times = np.empty((2, K))                # (each trial's share, filled in below)
-    # (once for the batch: the loop's own nest cheaply; the lanes call no BLAS)
-    with blas_held(net, plan.algorithm, sets, run) if method != "lanes" else contextlib.nullcontext():
-        queued = train_queued(loop, history)
-        if not queued:
-            if queued is False:     # (a trial came near overflow in the queue: the strips)
-                trials, rows = _backends(method, net, nets, plan.algorithm, sets, run, *start)
-                loop = StripLoop(trials, K, net, plan.algorithm, sets, run, rows)
-            loop.train()
-        if not history:
-            drop_history(loop)
-        columns = loop.columns(times, stacklevel=5, store=store)
-    setup = setup_record(
-        net, plan.algorithm, run, sets, seed=None if nets is not None else seed,
-        initialisation=start[2], block_size=trials.block_size, extra=extra)
-    cpu, wall = time.process_time() - clocks[0], time.perf_counter() - clocks[1]
-    shares = time_shares(columns.epochs)
-    setup["batch"] = batch_record(method, K, cpu, wall, trials, queued=bool(queued))
-    np.multiply(shares, cpu, out=times[0])
-    np.multiply(shares, wall, out=times[1])
-    return TrainResults._of(columns, nets, net, seeds, setup)
+    loop = None
+    try:
+        trials, rows = _backends(method, net, nets, plan.algorithm, sets, run, *start)
+        loop = StripLoop(trials, K, net, plan.algorithm, sets, run, rows, keep=keep)
+        times = np.empty((2, K))                # (each trial's share, filled in below)
+        # (once for the batch: the loop's own nest cheaply; the lanes call no BLAS)
+        with blas_held(net, plan.algorithm, sets, run) if method != "lanes" else contextlib.nullcontext():
+            queued = train_queued(loop, history)
+            if not queued:
+                if queued is False:     # (a trial came near overflow in the queue: the strips)
+                    trials, rows = _backends(method, net, nets, plan.algorithm, sets, run, *start)
+                    loop = StripLoop(trials, K, net, plan.algorithm, sets, run, rows, keep=keep)
+                loop.train()
+            if not history:
+                drop_history(loop)
+            columns = loop.columns(times, stacklevel=5, store=store)
+        setup = setup_record(
+            net, plan.algorithm, run, sets, seed=None if nets is not None else seed,
+            initialisation=start[2], block_size=trials.block_size, extra=extra)
+        cpu, wall = time.process_time() - clocks[0], time.perf_counter() - clocks[1]
+        shares = time_shares(columns.epochs)
+        setup["batch"] = batch_record(method, K, cpu, wall, trials, queued=bool(queued))
+        np.multiply(shares, cpu, out=times[0])
+        np.multiply(shares, wall, out=times[1])
+        return TrainResults._of(columns, nets, net, seeds, setup)
+    except BaseException:
+        # (before the loop: the start's weights, already in the networks)
+        if store is not None:
+            store(loop.safe if loop is not None else start[0])
+        raise
 
 
 def _lanes_take(net, run):

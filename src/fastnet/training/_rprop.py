@@ -102,7 +102,9 @@ def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = 
     callback : callable, optional
         ``callback(epoch, state)`` after every strip (``state`` is a
         :class:`fastnet.stopping.TrainingState`); returning True stops training
-        with stop_reason "callback".
+        with stop_reason "callback". An exception it raises (or Ctrl-C) ends
+        training and propagates; ``net`` then holds the weights of the last
+        strip end (see :func:`fastnet.train`).
     block_size : int, optional
         Patterns per cache block (default: from the network size). Results
         depend on it only through floating-point summation order.

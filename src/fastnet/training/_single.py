@@ -69,12 +69,17 @@ def _train(net, algorithm, sets, run, seed, init_scale, extra):
     setup = setup_record(net, algorithm, run, sets, seed=seed,
                          initialisation=initialisation(init_scale),
                          block_size=serial.block_size, extra=extra)
-    loop = StripLoop(serial, 1, net, algorithm, sets, run, rows=1, single=True)
+    loop = StripLoop(serial, 1, net, algorithm, sets, run, rows=1, single=True, keep=True)
 
     def store(rows):
         weight_buffer(net)[:] = rows[0]
 
-    with blas_held(net, algorithm, sets, run):  # (once for the run: the loop's own nest cheaply)
-        cpu, wall = loop.train()
-        columns = loop.columns((np.array([cpu]), np.array([wall])), stacklevel=6, store=store)
-    return trial_result(columns, 0, net, setup)
+    try:
+        with blas_held(net, algorithm, sets, run):  # (once for the run: the loop's own nest cheaply)
+            cpu, wall = loop.train()
+            columns = loop.columns((np.array([cpu]), np.array([wall])), stacklevel=6, store=store)
+        return trial_result(columns, 0, net, setup)
+    except BaseException:
+        # the weights of the last strip end the loop took in (as train_many leaves them)
+        store(loop.safe)
+        raise

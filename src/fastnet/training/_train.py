@@ -38,7 +38,8 @@ def train(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
     ----------
     net : MLP
         Trained in place; with a validation set it ends at the weights of the
-        relevant epoch.
+        relevant epoch. If an exception ends training (see Notes), it holds the
+        weights of the last strip end instead.
     X, Y : array-like of shape (n_patterns, n_in) and (n_patterns, n_out)
         Training set.
     X_val, Y_val : array-like, optional
@@ -100,6 +101,17 @@ def train(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
     --------
     fastnet.algorithms : the algorithms and their names.
     train_rprop, train_backprop : the same loop with the rule's parameters as arguments.
+
+    Notes
+    -----
+    When an exception ends training -- one the callback raises, KeyboardInterrupt
+    (Ctrl-C), a DivergenceError -- it propagates unchanged, no result is
+    returned, and ``net`` holds the weights of the last strip end the loop took
+    in (the epoch whose callback raised; for Ctrl-C during a strip, the strip
+    end before it: a strip cut short is not kept; without strips to stop at,
+    the loop takes them in at least every 1000 epochs), or its initial weights if
+    no strip had ended. The relevant epoch's weights are not restored.
+    :func:`fastnet.train_many` leaves each of its networks by the same rule.
 
     Examples
     --------

@@ -79,6 +79,7 @@ def train_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         still training reach each strip end together, except L-BFGS's: SciPy
         runs each trial to its end before the next starts, so the callback sees
         trial 0's strips first, and the first trial that raises ends the batch.
+        What an exception leaves in the networks: see Notes.
     method : {"auto", "lanes", "serial", "mixed"}, default "auto"
         Where the trials train (see :func:`fastnet.train_rprop_many`); an
         algorithm without lanes takes only "auto" or "serial".
@@ -138,6 +139,18 @@ def train_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     magnifies such differences where two slopes nearly agree: its trials in
     the lanes can part from their single-network runs after some tens of
     epochs (``method="serial"`` keeps them equal).
+
+    When an exception ends the batch -- one the callback raises,
+    KeyboardInterrupt (Ctrl-C), a DivergenceError -- it propagates unchanged
+    and no results are returned. Whatever the method and algorithm, each
+    network of the list form then holds the weights of the last strip end the
+    loop took in for it, as :func:`fastnet.train` leaves its network: the
+    epoch whose callback raised; the weights it stopped with, if it had
+    stopped; its initial weights if none (L-BFGS's trials after the one that
+    raised; every trial of the lanes' queue, which trains the whole batch in
+    one call where nothing is checked between epochs but ``Correct``). A
+    strip cut short by Ctrl-C is not kept, and the relevant epoch's weights
+    are not restored. The array form leaves nothing: ``nets`` is untouched.
 
     Examples
     --------
