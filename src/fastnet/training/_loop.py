@@ -283,9 +283,9 @@ class StripLoop:
         if store is not None:
             store(rows)
         s, run = self.sets, self.run
-        finals = (self._final("train", s.Y, relevant, current),
-                  None if s.Y_val is None else self._final("val", s.Y_val, relevant, current),
-                  None if s.Y_test is None else self._final("test", s.Y_test, relevant,
+        finals = (final_errors(self, "train", s.Y, relevant, current),
+                  None if s.Y_val is None else final_errors(self, "val", s.Y_val, relevant, current),
+                  None if s.Y_test is None else final_errors(self, "test", s.Y_test, relevant,
                                                             current))
         return Columns(
             epochs=epochs, relevant_epoch=relevant, stop_reason=tuple(self.policy.reasons),
@@ -295,29 +295,6 @@ class StripLoop:
             n_strips=None if m is None else epochs // run.strip, weights=rows, finals=finals,
             evaluation=self.policy.evaluation(epochs, self.C), n_train=self.N, updates_per_epoch=self.updates,
             cpu_time=clocks[0], wall_time=clocks[1], counts=self.counts, min_train=self.min_train)
-
-    def _final(self, which, Y, relevant, current):
-        # Errors of the returned weights (after the clock, as in train_rprop).
-        sse, cls = self.trials.final(which, self.last_rows, self.run.classification, current)
-        # NMSE (Lawrence et al. 1997): SSE over that of the one mean target, as measures.nmse
-        spread = float(np.sum((Y - Y.mean()) ** 2)) if Y.size else 0.0
-        nmse = sse / spread if spread > 0.0 else None
-        low, high = self.run.target_range
-        factor = 100.0 * (high - low) / Y.size
-        # (one trial: in a float, the same product)
-        if self.K == 1:
-            top = sse[0] = factor * float(sse[0])
-            e = sse
-        else:
-            top, e = None, factor * sse
-        # finite weights can still overflow in the forward pass (inf - inf)
-        if not (math.isfinite(top) if top is not None else _finite(e)):
-            check_finite(e, self.epochs, "the error of the trained network",
-                         None if self.single else np.arange(self.K))
-        if which == "train":
-            self.growth.check_final(e, top, relevant)       # the last update ran away
-        return SetColumns(e, cls, Y.shape[0], nmse)
-
 
 def train_queued(self, history=True):
     """Train every trial in the lanes' queue (`LanesBackend.queue`: a lane
@@ -376,3 +353,27 @@ def drop_history(self):
         low = np.where(trained, h, np.inf).min(axis=1, initial=np.inf)
         self.min_train = np.where(np.isfinite(low), low, np.nan)
     self.history = np.empty((self.K, 0))
+
+
+def final_errors(self, which, Y, relevant, current):
+    """The errors of loop ``self``'s returned weights on one set (`SetColumns`)."""
+    # Errors of the returned weights (after the clock, as in train_rprop).
+    sse, cls = self.trials.final(which, self.last_rows, self.run.classification, current)
+    # NMSE (Lawrence et al. 1997): SSE over that of the one mean target, as measures.nmse
+    spread = float(np.sum((Y - Y.mean()) ** 2)) if Y.size else 0.0
+    nmse = sse / spread if spread > 0.0 else None
+    low, high = self.run.target_range
+    factor = 100.0 * (high - low) / Y.size
+    # (one trial: in a float, the same product)
+    if self.K == 1:
+        top = sse[0] = factor * float(sse[0])
+        e = sse
+    else:
+        top, e = None, factor * sse
+    # finite weights can still overflow in the forward pass (inf - inf)
+    if not (math.isfinite(top) if top is not None else _finite(e)):
+        check_finite(e, self.epochs, "the error of the trained network",
+                     None if self.single else np.arange(self.K))
+    if which == "train":
+        self.growth.check_final(e, top, relevant)       # the last update ran away
+    return SetColumns(e, cls, Y.shape[0], nmse)
