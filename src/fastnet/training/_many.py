@@ -39,6 +39,7 @@ from fastnet.training._loop import StripLoop, drop_history, train_queued
 from fastnet.training._record import batch_record, setup_record, time_shares
 from fastnet.training._results import TrainResults
 from fastnet.training._rprop import _UNSET
+from fastnet.training._scg_many import BatchedSCG, scg_loop, train_scg_batched
 from fastnet.training._serial import Serial
 from fastnet.training._single import blas_held, initialisation
 
@@ -317,13 +318,19 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, 
         # (online trials that share a generator, given as one Generator in the list
         # form's seeds, would draw from it in another interleaving in the lanes)
         method = "serial"
-    trials, rows = _backends(method, net, nets, plan.algorithm, sets, run, *start)
-    loop = StripLoop(trials, K, net, plan.algorithm, sets, run, rows)
+    # (SCG's trials all at once where the study allows: see _scg_many)
+    loop = scg_loop(net, plan.algorithm, sets, run, start[0], history) if method == "serial" else None
+    if loop is None:
+        trials, rows = _backends(method, net, nets, plan.algorithm, sets, run, *start)
+        loop = StripLoop(trials, K, net, plan.algorithm, sets, run, rows)
+    trials = loop.trials
     store = None if nets is None else (lambda w: _trials.scatter_rows(w, list(map(weight_buffer, nets))))
     times = np.empty((2, K))                # (each trial's share, filled in below)
     # (once for the batch: the loop's own nest cheaply; the lanes call no BLAS)
     with blas_held(net, plan.algorithm, sets, run) if method != "lanes" else contextlib.nullcontext():
         queued = train_queued(loop, history)
+        if queued is None:
+            queued = train_scg_batched(loop, history)
         if not queued:
             if queued is False:     # (a trial came near overflow in the queue: the strips)
                 trials, rows = _backends(method, net, nets, plan.algorithm, sets, run, *start)
@@ -337,7 +344,8 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, 
         initialisation=start[2], block_size=trials.block_size, extra=extra)
     cpu, wall = time.process_time() - clocks[0], time.perf_counter() - clocks[1]
     shares = time_shares(columns.epochs)
-    setup["batch"] = batch_record(method, K, cpu, wall, trials, queued=bool(queued))
+    setup["batch"] = batch_record(method, K, cpu, wall, trials,
+                                  queued=bool(queued) and not isinstance(trials, BatchedSCG))
     np.multiply(shares, cpu, out=times[0])
     np.multiply(shares, wall, out=times[1])
     return TrainResults._of(columns, nets, net, seeds, setup)

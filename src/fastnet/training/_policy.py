@@ -57,12 +57,10 @@ class StopPolicy:
         measured = sets.X_val is not None or sets.X_test is not None
         self.kernel_check = (type(stop) is Correct and not measured and run.callback is None
                              and checks_in_kernel(algorithm))
+        # Each trial's copy of ``stop``, made at its first strip end (Hamey's check in
+        # the kernels, or a batched rule that checks it itself, reads none: no copy
+        # per trial)
         self.criteria = [None] * K
-        # (Hamey's check in the kernels reads no criterion object: no copy per trial)
-        if stop is not None and not self.kernel_check:
-            for i in range(K):
-                self.criteria[i] = copy.deepcopy(stop)
-                self.criteria[i].reset()
         self.in_strips = measured or stop is not None or run.callback is not None
         self.check, self.step = None, run.strip if self.in_strips else max_per_call
         if self.kernel_check:
@@ -90,11 +88,15 @@ class StopPolicy:
         self.epoch = epoch
         at_end = epoch % self.run.strip == 0
         run, fired, ended = self.run, self.fired, []
-        if self.criteria[0] is None and run.callback is None:
+        stop = None if self.kernel_check else run.stop
+        if stop is None and run.callback is None:
             return ended                    # (nobody to show the state to)
         for i in idx.tolist():
             state = state_of(i, epoch)
             crit = self.criteria[i]
+            if crit is None and stop is not None:
+                crit = self.criteria[i] = copy.deepcopy(stop)
+                crit.reset()
             hit = crit is not None and at_end and crit.update(state)
             if hit:
                 self.reasons[i] = crit.fired or crit.name

@@ -1,0 +1,411 @@
+"""Scaled conjugate gradient (Møller 1993) for many trials at once: a success study's fast path.
+
+One trial at a time, SCG's iteration is a few dozen NumPy calls on vectors of C
+numbers and three passes of the single-network kernels, and Hamey's check
+(Hamey 1992) a fourth: tens of microseconds an epoch on XOR, most of it Python.
+Here every trial still training takes its iteration together: the scalars of
+Møller's iteration (λ, λ̄, δ, μ, α, Δ, success, k) are arrays by trial, the
+vectors (w, r, p, s) are (G, C, LANES) blocks (trial j of the batch in lane
+j % LANES of group j // LANES, as :mod:`fastnet.training._lanes` keeps them),
+and each pass is one call of the lanes' kernels for all of them
+(``trials_gradient`` at the probe points, at the trial points ``w + αp``,
+``trials_outputs`` for the check). The branches of the iteration are masks.
+Trials that stop leave at once (their lanes are masked), and the blocks are
+packed into fewer groups as they empty.
+
+Each trial follows the iteration of :class:`fastnet.training._batch_rules.SCG`
+step for step; the lanes' sums differ from the single-network kernels' in the
+last bits, so a trial's result agrees with its run alone to rounding (see
+docs/algorithms.md). At the trial point the lanes compute the gradient where the
+single-network path computes the error alone, and keep it when the step is
+taken: the traversals counted are those of the run alone (an error evaluation,
+then a gradient pass if the step is taken).
+"""
+import time
+
+import numpy as np
+
+from fastnet._engine import Workspace
+from fastnet._kernels import _trials
+from fastnet.exceptions import DivergenceError
+from fastnet.measures import _check_analog, _winner_takes_all_error, hamey_correct
+from fastnet.stopping import Correct
+from fastnet.training._backends import Backend
+from fastnet.training._batch_rules import SCG
+from fastnet.training._divergence import diverged, growth_limit, hinted
+from fastnet.training._lanes import LANES, aligned, safe_weight, to_lanes
+from fastnet.training._loop import QUEUE_MAX_HISTORY, StripLoop
+
+__all__ = ["scg_applies", "scg_loop", "train_scg_batched"]
+
+_INF = float("inf")
+_SUM = np.add.reduce
+
+
+def scg_applies(net, algorithm, sets, run):
+    """Whether a batch trains in the batched SCG path: every trial SCG, the stop
+    ``Correct`` alone checked every epoch (``strip=1``), no validation or test set,
+    no callback, the summed squared error as the objective, no softmax outputs."""
+    return (type(algorithm) is SCG and type(run.stop) is Correct and run.strip == 1
+            and sets.X_val is None and sets.X_test is None and run.callback is None
+            and run.squared_error and net.output_activation != "softmax")
+
+
+class BatchedSCG(Backend):
+    """The trials of a batched SCG run: their initial weights, and after training
+    their final weights, counts and stop reasons (the strip loop's `Backend`
+    interface for its results; the training itself is `train_scg_batched`)."""
+
+    lanes = serial = handoff = None
+
+    def __init__(self, net, algorithm, sets, run, W):
+        self.net, self.algorithm, self.sets, self.run, self.W = net, algorithm, sets, run, W
+        self.handoffs, self.repacks = [], []
+        self.rows = self.count_rows = None
+        self.reasons = {}
+        self._block = None
+
+    @property
+    def block_size(self):
+        """Patterns per cache block of the single-network kernels (the set-up record
+        gives what the run alone would use)."""
+        if self._block is None:
+            s, run = self.sets, self.run
+            self._block = Workspace(self.net, s.X, s.Y, self.algorithm.block_size(run.block_size),
+                                    run.blas_min).block_size
+        return self._block
+
+    def weights(self, trials):
+        return self.rows[trials]
+
+    def row(self, i):
+        return self.rows[i]
+
+    def stop_reason(self, i):
+        return self.reasons.get(int(i))
+
+    def counts(self, trials):
+        return self.count_rows[trials]
+
+    def final(self, which, rows, classification, current=False):
+        """(SSE, classification error or None) of ``rows`` on the training set, in the lanes."""
+        net, X, Y = self.net, self.sets.X, self.sets.Y
+        K, C = rows.shape
+        G = -(-K // LANES)
+        w, work = to_lanes(rows, G, C), aligned((_trials.work_size(net.n_units),))
+        sse = np.empty(G * LANES)
+        _trials.trials_sse(net.layer_table, net.n_in, X, Y, w, work, sse)
+        cls = None
+        if classification:
+            out = aligned((G, X.shape[0], Y.shape[1], LANES))
+            _trials.trials_outputs(net.layer_table, net.n_in, X, w, work, out)
+            out = out.transpose(0, 3, 1, 2).reshape(G * LANES, X.shape[0], Y.shape[1])
+            cls = np.array([_winner_takes_all_error(out[k], Y) for k in range(K)])
+        return sse[:K], cls
+
+
+def scg_loop(net, algorithm, sets, run, W, history=True):
+    """A `StripLoop` over a `BatchedSCG` backend for the K trials of initial
+    weights ``W`` (K, C), or None where the batched path does not apply."""
+    K = W.shape[0]
+    if not scg_applies(net, algorithm, sets, run) or (
+            history and K * run.max_epochs > QUEUE_MAX_HISTORY):
+        return None
+    try:            # (a layer table the lanes do not take: one at a time)
+        _trials.trials_sse(net.layer_table, net.n_in, sets.X[:1], sets.Y[:1],
+                           aligned((1, net.n_connections, LANES)),
+                           aligned((_trials.work_size(net.n_units),)), np.empty(LANES))
+    except ValueError:
+        return None
+    return StripLoop(BatchedSCG(net, algorithm, sets, run, W), K, net, algorithm, sets, run, K)
+
+
+class _Trials:
+    """The SCG state of the trials still training, in lanes (``ids[j]``: the trial
+    in slot j; slots beyond the trials are padding, never live)."""
+
+    def __init__(self, W, ids, C):
+        self.C = C
+        self.pack(W, None, ids)
+
+    def pack(self, rows, state, ids):
+        """Put trials ``ids`` in as few groups as they need: ``rows`` their weights
+        (n, C) at the start (``state`` None), else ``state`` holds the slots kept."""
+        C, n = self.C, ids.size
+        G = -(-n // LANES)
+        S = G * LANES
+        self.G, self.ids = G, ids
+        self.live = np.zeros(S, bool)
+        self.live[:n] = True
+        if state is None:
+            self.w = to_lanes(rows, G, C)
+            return
+        keep, old = state
+        for name in ("w", "r", "p", "s"):
+            v = getattr(old, name)
+            setattr(self, name, to_lanes(v[keep // LANES, :, keep % LANES], G, C))
+        for name in ("E", "lam", "lam_bar", "delta", "success", "k", "n_probe", "n_error",
+                     "n_grad", "low"):
+            v = getattr(old, name)
+            new = np.zeros(S, v.dtype)
+            new[:n] = v[keep]
+            setattr(self, name, new)
+
+    def rows(self, slots):
+        """The weights of ``slots`` as (len(slots), C) rows."""
+        return self.w[slots // LANES, :, slots % LANES]
+
+
+def _dot(a, b):
+    """Each lane's a·b over the connections: (G, C, LANES) -> (G * LANES,)."""
+    return _SUM(a * b, axis=1).ravel()
+
+
+class _Run:
+    """One batched SCG run's kernels, check and bookkeeping."""
+
+    def __init__(self, loop):
+        net, s, run = loop.trials.net, loop.sets, loop.run
+        self.loop, self.algorithm = loop, loop.algorithm
+        self.args = (net.layer_table, net.n_in, s.X, s.Y)
+        self.work = aligned((_trials.work_size(net.n_units),))
+        self.w_safe = safe_weight(net.n_units, len(net.layer_table), s.X.shape[0],
+                                  max(float(np.abs(s.X).max(initial=0.0)),
+                                      float(np.abs(s.Y).max(initial=0.0))))
+        stop, Y = run.stop, s.Y
+        binary = (Y == 0.0) | (Y == 1.0)
+        self.check = (stop.r_c, _check_analog(binary, stop.analog),
+                      Y[None, :, :, None], binary[None, :, :, None])
+        self.C, self.N = net.n_connections, s.X.shape[0]
+
+    def gradient(self, st, w):
+        """Every slot's E and gradient at ``w`` (None if a live trial's weights left
+        the lanes' safe range: the run alone then decides)."""
+        if not (np.abs(w) <= self.w_safe).all():
+            raise _Unsafe
+        g, E = aligned((st.G, self.C, LANES), zero=False), np.empty(st.G * LANES)
+        _trials.trials_gradient(*self.args, w, g, self.work, E)
+        return E, g
+
+    def correct(self, st):
+        """Whether each slot's weights pass Hamey's check (the outputs' finiteness too)."""
+        X, Y = self.args[2], self.args[3]
+        out = aligned((st.G, X.shape[0], Y.shape[1], LANES), zero=False)
+        _trials.trials_outputs(self.args[0], self.args[1], X, st.w, self.work, out)
+        r_c, tol, Yb, binary = self.check
+        ok = hamey_correct(out, Yb, r_c, tol, binary).all(axis=(1, 2)).ravel()
+        finite = np.isfinite(out).all(axis=(1, 2)).ravel()
+        return ok, finite
+
+
+class _Unsafe(Exception):
+    """A trial's weights left the lanes' safe range (see `safe_weight`)."""
+
+
+def train_scg_batched(loop, history=True):
+    """Train the trials of ``loop`` (from `scg_loop`) by SCG all at once; fill the
+    loop's state as its strips would. Returns (cpu seconds, wall seconds), None
+    where the loop is not a batched SCG loop, or False where a trial's weights left
+    the lanes' safe range (then nothing was kept: the trials train one at a time)."""
+    if not isinstance(loop.trials, BatchedSCG):
+        return None
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    try:
+        out = _train(_Run(loop), history)
+    except _Unsafe:
+        return False
+    except DivergenceError as exc:
+        raise hinted(exc, loop.algorithm, loop.run.weight_decay, loop.sets) from None
+    _fill(loop, *out)
+    return time.process_time() - cpu0, time.perf_counter() - wall0
+
+
+def _fill(loop, rows, epochs, reasons, counts, checks, hist, first, low):
+    """The loop's state after training, as its strips leave it."""
+    K, NC, C = loop.K, loop.N * loop.C, loop.C
+    backend, policy = loop.trials, loop.policy
+    backend.rows = rows
+    n_probe, n_error, n_grad = counts
+    c = np.zeros((K, 4), np.int64)
+    c[:, 0] = NC * (n_probe + n_error + n_grad)
+    c[:, 1] = NC * (n_probe + n_grad)
+    c[:, 2] = C * (n_probe + n_error)
+    backend.count_rows = loop.counts = c
+    for i, why in reasons.items():
+        backend.reasons[i] = why
+        policy.reasons[i] = why
+    policy.fired[list(reasons)] = True
+    policy.checks[:] = checks
+    loop.epochs[:], loop.last_rows = epochs, rows
+    g = loop.growth
+    g.first, g.lowest = first, growth_limit(float(first.min()))
+    if hist is None:
+        loop.history, loop.min_train = np.empty((K, 0)), low
+    else:
+        loop.history = hist
+    loop.training, loop.epoch = loop.training[:0], loop.run.max_epochs
+
+
+class _Book:
+    """Each trial's outcome as it stops: weights, epochs, reason, checks, counts."""
+
+    def __init__(self, K, C):
+        self.rows = np.empty((K, C))
+        self.epochs = np.zeros(K, np.intp)
+        self.checks = np.zeros(K, np.intp)
+        self.counts = np.zeros((3, K), np.int64)
+        self.low = np.empty(K)
+        self.reasons = {}
+
+    def stop(self, st, slots, epochs, checks, reason=None):
+        """The trials in ``slots`` stop after ``epochs`` with ``checks`` success checks
+        run (``reason`` None: max_epochs)."""
+        if not slots.size:
+            return
+        ids = st.ids[slots]
+        self.rows[ids] = st.rows(slots)
+        self.epochs[ids], self.checks[ids] = epochs, checks
+        self.counts[:, ids] = st.n_probe[slots], st.n_error[slots], st.n_grad[slots]
+        self.low[ids] = st.low[slots]
+        if reason is not None:
+            self.reasons.update(dict.fromkeys(ids.tolist(), reason))
+        st.live[slots] = False
+
+
+def _start(run, W):
+    """The trials' state at the start of Møller's iteration (r = p = -g(w₁), λ = λ₁,
+    λ̄ = 0, success); one gradient pass counted."""
+    K, C = W.shape
+    st = _Trials(W, np.arange(K), C)
+    S = st.G * LANES
+    st.E, g = run.gradient(st, st.w)
+    st.r = -g
+    st.p = st.r.copy()
+    st.s = np.zeros_like(st.r)
+    st.delta, st.lam_bar = np.zeros(S), np.zeros(S)
+    st.lam = np.full(S, run.algorithm.lambda1)
+    st.success, st.k = np.ones(S, bool), np.ones(S, np.intp)
+    st.n_probe, st.n_error = np.zeros(S, np.int64), np.zeros(S, np.int64)
+    st.n_grad = np.ones(S, np.int64)
+    st.low = st.E.copy()
+    return st
+
+
+def _train(run, history):
+    """Every trial until it stops; the outcome as `_fill` takes it."""
+    loop = run.loop
+    K, T = loop.K, loop.run.max_epochs
+    scale = loop.run.scale(run.N, loop.sets.Y.shape[1])
+    book = _Book(K, run.C)
+    hist = np.empty((K, T)) if history else None
+    with np.errstate(all="ignore"):
+        st = _start(run, loop.trials.W)
+        first = st.E[:K] * scale
+        for epoch in range(T):
+            lv = np.flatnonzero(st.live)
+            if not lv.size:
+                break
+            if hist is not None:
+                hist[st.ids[lv], epoch] = st.E[lv] * scale
+            if epoch == 0:
+                # (the start's error and gradient: the iteration checks its own later)
+                bad = lv[~np.isfinite(st.E[lv])]
+                if bad.size:
+                    raise diverged(1, trial=int(st.ids[bad].min()))
+                book.stop(st, lv[~st.r[lv // LANES, :, lv % LANES].any(axis=1)], 1, 0,
+                          "converged")
+            np.minimum(st.low, st.E, out=st.low)
+            _iterate(run, st, book, epoch)
+            _pack(st)
+        lv = np.flatnonzero(st.live)
+        book.stop(st, lv, T, T)
+    return (book.rows, book.epochs, book.reasons, book.counts, book.checks, hist, first,
+            book.low * scale)
+
+
+def _pack(st):
+    """Pack the trials still training into fewer groups once a quarter of the groups
+    would be freed."""
+    keep = np.flatnonzero(st.live)
+    G = -(-keep.size // LANES)
+    if keep.size and G <= st.G - max(1, st.G // 4):
+        new = _Trials.__new__(_Trials)
+        new.C = st.C
+        new.pack(None, (keep, st), st.ids[keep])
+        st.__dict__.update(new.__dict__)
+
+
+def _iterate(run, st, book, epoch):
+    """One iteration of every live trial (steps 1-7 of `SCG`'s notes, each trial's
+    branches as masks), then Hamey's check on the weights of those still training."""
+    G, C, sigma = st.G, run.C, run.algorithm.sigma
+    shape = (G, 1, LANES)
+    live, w, p, r = st.live, st.w, st.p, st.r
+    n = epoch + 1
+    p2 = _dot(p, p)
+    a1 = live & (0.0 < p2) & (p2 < _INF)
+    book.stop(st, np.flatnonzero(live & (p2 == 0.0)), n, epoch, "converged")
+    book.stop(st, np.flatnonzero(live & ~a1), n, epoch, "abnormal")
+    probe = a1 & st.success                                     # (1)
+    if probe.any():
+        sigma_k = (sigma / np.sqrt(p2)).reshape(shape)
+        _, gp = run.gradient(st, np.where(probe.reshape(shape), w + sigma_k * p, w))
+        st.n_probe += probe
+        st.s = np.where(probe.reshape(shape), (gp + r) / sigma_k, st.s)    # (g(w) = -r)
+        st.delta = np.where(probe, _dot(p, st.s), st.delta)
+    d = st.lam - st.lam_bar                                     # (2)
+    s = st.s + d.reshape(shape) * p
+    delta = st.delta + d * p2
+    neg = delta <= 0                                            # (3)
+    lam, lam_bar = st.lam, st.lam_bar
+    if neg.any():
+        s = np.where(neg.reshape(shape), s + (lam - 2.0 * delta / p2).reshape(shape) * p, s)
+        lam_bar = np.where(neg, 2.0 * (lam - delta / p2), lam_bar)
+        delta = np.where(neg, -delta + lam * p2, delta)
+        lam = np.where(neg, lam_bar, lam)
+    mu = _dot(p, r)                                             # (4)
+    ok = (0.0 < delta) & (delta < _INF) & (-_INF < mu) & (mu < _INF)
+    book.stop(st, np.flatnonzero(a1 & ~ok), n, epoch, "abnormal")
+    a2 = a1 & ok
+    book.stop(st, np.flatnonzero(a2 & (mu == 0.0)), n, epoch, "converged")
+    a2 &= mu != 0.0
+    alpha = mu / delta
+    finite = (-_INF < alpha) & (alpha < _INF)
+    book.stop(st, np.flatnonzero(a2 & ~finite), n, epoch, "abnormal")
+    a2 &= finite
+    trial = np.where(a2.reshape(shape), w + alpha.reshape(shape) * p, w)
+    E_new, g_new = run.gradient(st, trial)                      # (5)
+    st.n_error += a2
+    bad = np.flatnonzero(a2 & ~np.isfinite(E_new))
+    if bad.size:
+        raise diverged(n, trial=int(st.ids[bad].min()))
+    mu2 = mu * mu
+    book.stop(st, np.flatnonzero(a2 & (mu2 == _INF)), n, epoch, "abnormal")
+    book.stop(st, np.flatnonzero(a2 & (mu2 == 0.0)), n, epoch, "converged")
+    a3 = a2 & (0.0 < mu2) & (mu2 < _INF)
+    Delta = 2.0 * delta * (st.E - E_new) / mu2
+    acc = a3 & (Delta >= 0)                                     # (6)
+    accb = acc.reshape(shape)
+    st.w = np.where(accb, trial, w)
+    st.E = np.where(acc, E_new, st.E)
+    st.n_grad += acc
+    r_new = -g_new
+    beta = (_dot(r_new, r_new) - _dot(r_new, r)) / mu
+    p_new = np.where((st.k % C == 0).reshape(shape), r_new, r_new + beta.reshape(shape) * p)
+    st.p = np.where(accb, p_new, p)
+    st.r = np.where(accb, r_new, r)
+    st.lam_bar = np.where(acc, 0.0, lam)
+    st.success = acc
+    lam = np.where(acc & (Delta >= 0.75), lam / 4.0, lam)
+    st.lam = np.where(Delta < 0.25, lam + delta * (1.0 - Delta) / p2, lam)   # (7)
+    st.s, st.delta = s, delta
+    st.k += 1
+    done = a3 & (~np.isfinite(st.lam) | (acc & ~st.r.any(axis=1).ravel()))
+    book.stop(st, np.flatnonzero(done), n, epoch, "converged")
+    lv = np.flatnonzero(st.live)
+    if lv.size:                                                 # (the check)
+        correct, finite = run.correct(st)
+        bad = lv[~finite[lv]]
+        if bad.size:
+            raise diverged(n, "the network's outputs", int(st.ids[bad].min()))
+        book.stop(st, lv[correct[lv]], n, n, "correct")
