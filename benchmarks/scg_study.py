@@ -19,7 +19,7 @@ Y = np.array([[0.], [1.], [1.], [0.]])
 
 
 def run(algorithm, K, T):
-    net = MLP(2, (2,), 1, hidden_activation="tanh", output_activation="logistic")
+    net = MLP(2, (2,), 1, shortcut=False, hidden_activation="tanh", output_activation="logistic")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoConvergenceWarning)
         c0 = time.process_time()

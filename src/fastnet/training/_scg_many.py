@@ -39,7 +39,8 @@ from fastnet.training._loop import QUEUE_MAX_HISTORY, StripLoop
 __all__ = ["scg_applies", "scg_loop", "train_scg_batched"]
 
 _INF = float("inf")
-_SUM = np.add.reduce
+_ANY, _ALL, _MAX, _MIN = (np.logical_or.reduce, np.logical_and.reduce, np.maximum.reduce,
+                          np.minimum.reduce)
 
 
 def scg_applies(net, algorithm, sets, run):
@@ -134,9 +135,13 @@ class _Trials:
         C, n = self.C, ids.size
         G = -(-n // LANES)
         S = G * LANES
-        self.G, self.ids = G, ids
+        self.G, self.ids, self.n_live = G, ids, n
         self.live = np.zeros(S, bool)
         self.live[:n] = True
+        # (the kernels' outputs: the probe's and the trial point's gradients, the outputs)
+        self.g_probe, self.g_trial = aligned((G, C, LANES)), aligned((G, C, LANES))
+        self.E_probe, self.E_trial = np.empty(S), np.empty(S)
+        self.out = None
         if state is None:
             self.w = to_lanes(rows, G, C)
             return
@@ -144,7 +149,7 @@ class _Trials:
         for name in ("w", "r", "p", "s"):
             v = getattr(old, name)
             setattr(self, name, to_lanes(v[keep // LANES, :, keep % LANES], G, C))
-        for name in ("E", "lam", "lam_bar", "delta", "success", "k", "n_probe", "n_error",
+        for name in ("E", "lam", "lam_bar", "delta", "success", "n_probe", "n_error",
                      "n_grad", "low"):
             v = getattr(old, name)
             new = np.zeros(S, v.dtype)
@@ -157,8 +162,9 @@ class _Trials:
 
 
 def _dot(a, b):
-    """Each lane's a·b over the connections: (G, C, LANES) -> (G * LANES,)."""
-    return _SUM(a * b, axis=1).ravel()
+    """Each lane's a·b over the connections: (G, C, LANES) -> (G * LANES,) (einsum:
+    half the time of a reduction over the middle axis)."""
+    return np.einsum("gcl,gcl->gl", a, b).ravel()
 
 
 class _Run:
@@ -172,30 +178,48 @@ class _Run:
         self.w_safe = safe_weight(net.n_units, len(net.layer_table), s.X.shape[0],
                                   max(float(np.abs(s.X).max(initial=0.0)),
                                       float(np.abs(s.Y).max(initial=0.0))))
+        self.limit = self.w_safe - 2.0 * self.algorithm.sigma
         stop, Y = run.stop, s.Y
         binary = (Y == 0.0) | (Y == 1.0)
         self.check = (stop.r_c, _check_analog(binary, stop.analog),
                       Y[None, :, :, None], binary[None, :, :, None])
+        self.threshold = np.where(Y == 1.0, 1.0 - stop.r_c, stop.r_c)[None, :, :, None]
+        self.sign = np.where(Y == 1.0, 1.0, -1.0)[None, :, :, None]
         self.C, self.N = net.n_connections, s.X.shape[0]
 
-    def gradient(self, st, w):
-        """Every slot's E and gradient at ``w`` (None if a live trial's weights left
-        the lanes' safe range: the run alone then decides)."""
-        if not (np.abs(w) <= self.w_safe).all():
+    def gradient(self, w, g, E, check=False):
+        """Every slot's E and gradient at ``w`` into ``E`` and ``g``. With ``check``
+        (not at a probe point, within σ of weights checked), raise `_Unsafe` where a
+        weight is beyond the lanes' safe range (less 2σ) or not a number: the runs
+        alone then decide."""
+        if check and not (_MAX(w, axis=None) <= self.limit and -_MIN(w, axis=None) <= self.limit):
             raise _Unsafe
-        g, E = aligned((st.G, self.C, LANES), zero=False), np.empty(st.G * LANES)
         _trials.trials_gradient(*self.args, w, g, self.work, E)
         return E, g
 
     def correct(self, st):
-        """Whether each slot's weights pass Hamey's check (the outputs' finiteness too)."""
+        """Whether each slot's weights pass Hamey's check, and whether every output
+        was finite (a float: False names no slot)."""
         X, Y = self.args[2], self.args[3]
-        out = aligned((st.G, X.shape[0], Y.shape[1], LANES), zero=False)
+        G, m = st.G, Y.size
+        if st.out is None:
+            st.out = aligned((G, X.shape[0], Y.shape[1], LANES))
+        out = st.out
         _trials.trials_outputs(self.args[0], self.args[1], X, st.w, self.work, out)
         r_c, tol, Yb, binary = self.check
-        ok = hamey_correct(out, Yb, r_c, tol, binary).all(axis=(1, 2)).ravel()
-        finite = np.isfinite(out).all(axis=(1, 2)).ravel()
-        return ok, finite
+        if tol is None:
+            # (binary targets: y > 1 - r_c for 1, y < r_c for 0, as (y - t')s > 0, exactly)
+            right = (out - self.threshold) * self.sign > 0.0
+        else:
+            right = hamey_correct(out, Yb, r_c, tol, binary)
+        ok = _ALL(right.reshape(G, m, LANES), axis=1).ravel()
+        return ok, bool(_MAX(np.abs(out), axis=None) < _INF)
+
+    def not_finite(self, st):
+        """The slots whose outputs (of the last `correct`) were not all finite."""
+        Y = self.args[3]
+        finite = np.isfinite(st.out).reshape(st.G, Y.size, LANES).all(axis=1).ravel()
+        return ~finite
 
 
 class _Unsafe(Exception):
@@ -270,6 +294,9 @@ class _Book:
         if reason is not None:
             self.reasons.update(dict.fromkeys(ids.tolist(), reason))
         st.live[slots] = False
+        st.n_live -= slots.size
+        g, lane = slots // LANES, slots % LANES
+        st.p[g, :, lane] = st.r[g, :, lane] = st.s[g, :, lane] = 0.0
 
 
 def _start(run, W):
@@ -278,13 +305,14 @@ def _start(run, W):
     K, C = W.shape
     st = _Trials(W, np.arange(K), C)
     S = st.G * LANES
-    st.E, g = run.gradient(st, st.w)
+    st.E, g = run.gradient(st.w, st.g_trial, st.E_trial.copy(), check=True)
     st.r = -g
+    st.r[K // LANES:, :, K % LANES:] = 0.0          # (padding: see `_iterate`)
     st.p = st.r.copy()
     st.s = np.zeros_like(st.r)
     st.delta, st.lam_bar = np.zeros(S), np.zeros(S)
     st.lam = np.full(S, run.algorithm.lambda1)
-    st.success, st.k = np.ones(S, bool), np.ones(S, np.intp)
+    st.success = np.ones(S, bool)
     st.n_probe, st.n_error = np.zeros(S, np.int64), np.zeros(S, np.int64)
     st.n_grad = np.ones(S, np.int64)
     st.low = st.E.copy()
@@ -302,12 +330,13 @@ def _train(run, history):
         st = _start(run, loop.trials.W)
         first = st.E[:K] * scale
         for epoch in range(T):
-            lv = np.flatnonzero(st.live)
-            if not lv.size:
+            if not st.n_live:
                 break
             if hist is not None:
+                lv = np.flatnonzero(st.live)
                 hist[st.ids[lv], epoch] = st.E[lv] * scale
             if epoch == 0:
+                lv = np.flatnonzero(st.live)
                 # (the start's error and gradient: the iteration checks its own later)
                 bad = lv[~np.isfinite(st.E[lv])]
                 if bad.size:
@@ -326,86 +355,118 @@ def _train(run, history):
 def _pack(st):
     """Pack the trials still training into fewer groups once a quarter of the groups
     would be freed."""
-    keep = np.flatnonzero(st.live)
-    G = -(-keep.size // LANES)
-    if keep.size and G <= st.G - max(1, st.G // 4):
+    G = -(-st.n_live // LANES)
+    if st.n_live and G <= st.G - max(1, st.G // 4):
+        keep = np.flatnonzero(st.live)
         new = _Trials.__new__(_Trials)
         new.C = st.C
         new.pack(None, (keep, st), st.ids[keep])
         st.__dict__.update(new.__dict__)
 
 
+
+
 def _iterate(run, st, book, epoch):
     """One iteration of every live trial (steps 1-7 of `SCG`'s notes, each trial's
-    branches as masks), then Hamey's check on the weights of those still training."""
-    G, C, sigma = st.G, run.C, run.algorithm.sigma
+    branches as masks), then Hamey's check on the weights of those still training.
+
+    Slots that do not train (stopped, padding) hold p = r = s = 0 (`_Book.stop`), so
+    that their probe and trial points are their weights, with no mask on the vectors.
+    The rare stops (a scalar out of range, r = 0) are sorted out only when one occurs.
+    (For booleans, ``a > b`` is ``a & ~b``.)
+    """
+    G, sigma = st.G, run.algorithm.sigma
     shape = (G, 1, LANES)
     live, w, p, r = st.live, st.w, st.p, st.r
     n = epoch + 1
     p2 = _dot(p, p)
-    a1 = live & (0.0 < p2) & (p2 < _INF)
-    book.stop(st, np.flatnonzero(live & (p2 == 0.0)), n, epoch, "converged")
-    book.stop(st, np.flatnonzero(live & ~a1), n, epoch, "abnormal")
+    a1 = live & (p2 > 0.0) & (p2 < _INF)
+    if _ANY(live > a1):
+        _stop_p2(st, book, live > a1, p2, n, epoch)
     probe = a1 & st.success                                     # (1)
-    if probe.any():
-        sigma_k = (sigma / np.sqrt(p2)).reshape(shape)
-        _, gp = run.gradient(st, np.where(probe.reshape(shape), w + sigma_k * p, w))
+    s, delta = st.s, st.delta
+    if _ANY(probe):
+        sigma_k = np.where(probe, sigma / np.sqrt(p2), 0.0).reshape(shape)
+        _, gp = run.gradient(w + sigma_k * p, st.g_probe, st.E_probe)
         st.n_probe += probe
-        st.s = np.where(probe.reshape(shape), (gp + r) / sigma_k, st.s)    # (g(w) = -r)
-        st.delta = np.where(probe, _dot(p, st.s), st.delta)
+        s = np.where(probe.reshape(shape), (gp + r) / sigma_k, s)    # (g(w) = -r)
+        delta = np.where(probe, _dot(p, s), delta)
     d = st.lam - st.lam_bar                                     # (2)
-    s = st.s + d.reshape(shape) * p
-    delta = st.delta + d * p2
-    neg = delta <= 0                                            # (3)
+    s = s + d.reshape(shape) * p
+    delta = delta + d * p2
     lam, lam_bar = st.lam, st.lam_bar
-    if neg.any():
+    neg = a1 & (delta <= 0.0)                                   # (3)
+    if _ANY(neg):
         s = np.where(neg.reshape(shape), s + (lam - 2.0 * delta / p2).reshape(shape) * p, s)
         lam_bar = np.where(neg, 2.0 * (lam - delta / p2), lam_bar)
         delta = np.where(neg, -delta + lam * p2, delta)
         lam = np.where(neg, lam_bar, lam)
     mu = _dot(p, r)                                             # (4)
-    ok = (0.0 < delta) & (delta < _INF) & (-_INF < mu) & (mu < _INF)
-    book.stop(st, np.flatnonzero(a1 & ~ok), n, epoch, "abnormal")
-    a2 = a1 & ok
-    book.stop(st, np.flatnonzero(a2 & (mu == 0.0)), n, epoch, "converged")
-    a2 &= mu != 0.0
     alpha = mu / delta
-    finite = (-_INF < alpha) & (alpha < _INF)
-    book.stop(st, np.flatnonzero(a2 & ~finite), n, epoch, "abnormal")
-    a2 &= finite
-    trial = np.where(a2.reshape(shape), w + alpha.reshape(shape) * p, w)
-    E_new, g_new = run.gradient(st, trial)                      # (5)
+    a2 = a1 & (delta > 0.0) & (delta < _INF) & (np.abs(alpha) < _INF) & (mu != 0.0)
+    if _ANY(a1 > a2):
+        _stop_mu(st, book, a1 > a2, delta, mu, n, epoch)
+    trial = w + np.where(a2, alpha, 0.0).reshape(shape) * p
+    E_new, g_new = run.gradient(trial, st.g_trial, st.E_trial, check=True)     # (5)
     st.n_error += a2
-    bad = np.flatnonzero(a2 & ~np.isfinite(E_new))
-    if bad.size:
-        raise diverged(n, trial=int(st.ids[bad].min()))
     mu2 = mu * mu
-    book.stop(st, np.flatnonzero(a2 & (mu2 == _INF)), n, epoch, "abnormal")
-    book.stop(st, np.flatnonzero(a2 & (mu2 == 0.0)), n, epoch, "converged")
-    a3 = a2 & (0.0 < mu2) & (mu2 < _INF)
+    a3 = a2 & (E_new < _INF) & (mu2 > 0.0) & (mu2 < _INF)
+    if _ANY(a2 > a3):
+        bad = a2 & ~(E_new < _INF)
+        if _ANY(bad):
+            raise diverged(n, trial=int(st.ids[bad].min()))
+        book.stop(st, np.flatnonzero(a2 & (mu2 == _INF)), n, epoch, "abnormal")
+        book.stop(st, np.flatnonzero(a2 & (mu2 == 0.0)), n, epoch, "converged")
     Delta = 2.0 * delta * (st.E - E_new) / mu2
-    acc = a3 & (Delta >= 0)                                     # (6)
+    acc = a3 & (Delta >= 0.0)                                   # (6)
     accb = acc.reshape(shape)
-    st.w = np.where(accb, trial, w)
     st.E = np.where(acc, E_new, st.E)
     st.n_grad += acc
-    r_new = -g_new
-    beta = (_dot(r_new, r_new) - _dot(r_new, r)) / mu
-    p_new = np.where((st.k % C == 0).reshape(shape), r_new, r_new + beta.reshape(shape) * p)
-    st.p = np.where(accb, p_new, p)
-    st.r = np.where(accb, r_new, r)
+    # (r' = -g: r'·r' - r'·r = g·g + g·r and r' + βp = βp - g, exactly; k = epoch + 1)
+    gg = _dot(g_new, g_new)
+    p_new = -g_new if n % run.C == 0 else ((gg + _dot(g_new, r)) / mu).reshape(shape) * p - g_new
+    np.copyto(w, trial, where=accb)
+    np.copyto(p, p_new, where=accb)
+    np.negative(g_new, out=r, where=accb)
     st.lam_bar = np.where(acc, 0.0, lam)
     st.success = acc
     lam = np.where(acc & (Delta >= 0.75), lam / 4.0, lam)
     st.lam = np.where(Delta < 0.25, lam + delta * (1.0 - Delta) / p2, lam)   # (7)
     st.s, st.delta = s, delta
-    st.k += 1
-    done = a3 & (~np.isfinite(st.lam) | (acc & ~st.r.any(axis=1).ravel()))
-    book.stop(st, np.flatnonzero(done), n, epoch, "converged")
-    lv = np.flatnonzero(st.live)
-    if lv.size:                                                 # (the check)
+    zero = acc & (gg == 0.0)            # (r' = 0; g·g also underflows for tiny nonzero g)
+    if _ANY(a3 > (np.abs(st.lam) < _INF)) or _ANY(zero):
+        _stop_converged(st, book, a3, zero, n, epoch)
+    if st.n_live:                                               # (the check)
         correct, finite = run.correct(st)
-        bad = lv[~finite[lv]]
-        if bad.size:
-            raise diverged(n, "the network's outputs", int(st.ids[bad].min()))
-        book.stop(st, lv[correct[lv]], n, n, "correct")
+        if not finite:
+            bad = live & run.not_finite(st)
+            if _ANY(bad):
+                raise diverged(n, "the network's outputs", int(st.ids[bad].min()))
+        correct &= live
+        if _ANY(correct):
+            book.stop(st, np.flatnonzero(correct), n, n, "correct")
+
+
+def _stop_p2(st, book, out, p2, n, epoch):
+    """Stop the trials ``out`` whose ‖p‖² left (0, ∞): "converged" at 0, else "abnormal"."""
+    book.stop(st, np.flatnonzero(out & (p2 == 0.0)), n, epoch, "converged")
+    book.stop(st, np.flatnonzero(out & (p2 != 0.0)), n, epoch, "abnormal")
+
+
+def _stop_mu(st, book, out, delta, mu, n, epoch):
+    """Stop the trials ``out`` whose δ, μ or α left the range, in `SCG`'s order: δ
+    not in (0, ∞) or μ not finite "abnormal", else μ = 0 "converged", else (α not
+    finite) "abnormal"."""
+    first = out & ~((delta > 0.0) & (delta < _INF) & (np.abs(mu) < _INF))
+    zero = out & ~first & (mu == 0.0)
+    book.stop(st, np.flatnonzero(first | (out & ~first & ~zero)), n, epoch, "abnormal")
+    book.stop(st, np.flatnonzero(zero), n, epoch, "converged")
+
+
+def _stop_converged(st, book, a3, zero, n, epoch):
+    """Stop, "converged", the trials of ``a3`` whose λ is no longer finite or whose
+    new r is exactly zero (``zero``: those whose g·g is 0)."""
+    if _ANY(zero):
+        idx = np.flatnonzero(zero)
+        zero[idx] = ~st.r[idx // LANES, :, idx % LANES].any(axis=1)
+    book.stop(st, np.flatnonzero(a3 & (~(np.abs(st.lam) < _INF) | zero)), n, epoch, "converged")
