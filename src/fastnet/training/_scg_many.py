@@ -146,7 +146,8 @@ class _Trials:
             self.w = to_lanes(rows, G, C)
             return
         keep, old = state
-        for name in ("w", "r", "p", "s"):
+        self.w_max = old.w_max
+        for name in ("w", "r", "p"):
             v = getattr(old, name)
             setattr(self, name, to_lanes(v[keep // LANES, :, keep % LANES], G, C))
         for name in ("E", "lam", "lam_bar", "delta", "success", "n_probe", "n_error",
@@ -296,7 +297,7 @@ class _Book:
         st.live[slots] = False
         st.n_live -= slots.size
         g, lane = slots // LANES, slots % LANES
-        st.p[g, :, lane] = st.r[g, :, lane] = st.s[g, :, lane] = 0.0
+        st.p[g, :, lane] = st.r[g, :, lane] = 0.0
 
 
 def _start(run, W):
@@ -309,7 +310,7 @@ def _start(run, W):
     st.r = -g
     st.r[K // LANES:, :, K % LANES:] = 0.0          # (padding: see `_iterate`)
     st.p = st.r.copy()
-    st.s = np.zeros_like(st.r)
+    st.w_max = float(_MAX(np.abs(st.w), axis=None))
     st.delta, st.lam_bar = np.zeros(S), np.zeros(S)
     st.lam = np.full(S, run.algorithm.lambda1)
     st.success = np.ones(S, bool)
@@ -370,7 +371,7 @@ def _iterate(run, st, book, epoch):
     """One iteration of every live trial (steps 1-7 of `SCG`'s notes, each trial's
     branches as masks), then Hamey's check on the weights of those still training.
 
-    Slots that do not train (stopped, padding) hold p = r = s = 0 (`_Book.stop`), so
+    Slots that do not train (stopped, padding) hold p = r = 0 (`_Book.stop`), so
     that their probe and trial points are their weights, with no mask on the vectors.
     The rare stops (a scalar out of range, r = 0) are sorted out only when one occurs.
     (For booleans, ``a > b`` is ``a & ~b``.)
@@ -384,20 +385,18 @@ def _iterate(run, st, book, epoch):
     if _ANY(live > a1):
         _stop_p2(st, book, live > a1, p2, n, epoch)
     probe = a1 & st.success                                     # (1)
-    s, delta = st.s, st.delta
+    delta = st.delta
     if _ANY(probe):
+        # (s itself is never read again: only δ = p·s, which steps 2-3 keep up to date)
         sigma_k = np.where(probe, sigma / np.sqrt(p2), 0.0).reshape(shape)
         _, gp = run.gradient(w + sigma_k * p, st.g_probe, st.E_probe)
         st.n_probe += probe
-        s = np.where(probe.reshape(shape), (gp + r) / sigma_k, s)    # (g(w) = -r)
-        delta = np.where(probe, _dot(p, s), delta)
+        delta = np.where(probe, _dot(p, (gp + r) / sigma_k), delta)    # (g(w) = -r)
     d = st.lam - st.lam_bar                                     # (2)
-    s = s + d.reshape(shape) * p
     delta = delta + d * p2
     lam, lam_bar = st.lam, st.lam_bar
     neg = a1 & (delta <= 0.0)                                   # (3)
     if _ANY(neg):
-        s = np.where(neg.reshape(shape), s + (lam - 2.0 * delta / p2).reshape(shape) * p, s)
         lam_bar = np.where(neg, 2.0 * (lam - delta / p2), lam_bar)
         delta = np.where(neg, -delta + lam * p2, delta)
         lam = np.where(neg, lam_bar, lam)
@@ -406,8 +405,13 @@ def _iterate(run, st, book, epoch):
     a2 = a1 & (delta > 0.0) & (delta < _INF) & (np.abs(alpha) < _INF) & (mu != 0.0)
     if _ANY(a1 > a2):
         _stop_mu(st, book, a1 > a2, delta, mu, n, epoch)
-    trial = w + np.where(a2, alpha, 0.0).reshape(shape) * p
-    E_new, g_new = run.gradient(trial, st.g_trial, st.E_trial, check=True)     # (5)
+    alpha = np.where(a2, alpha, 0.0)
+    trial = w + alpha.reshape(shape) * p
+    # (the trial points' weights are at most max|w| + |α|‖p‖: checked one by one only
+    # when that bound leaves the lanes' safe range)
+    reach = st.w_max + _MAX(np.abs(alpha) * np.sqrt(p2))
+    exact = not reach <= run.limit
+    E_new, g_new = run.gradient(trial, st.g_trial, st.E_trial, check=exact)   # (5)
     st.n_error += a2
     mu2 = mu * mu
     a3 = a2 & (E_new < _INF) & (mu2 > 0.0) & (mu2 < _INF)
@@ -426,13 +430,14 @@ def _iterate(run, st, book, epoch):
     gg = _dot(g_new, g_new)
     p_new = -g_new if n % run.C == 0 else ((gg + _dot(g_new, r)) / mu).reshape(shape) * p - g_new
     np.copyto(w, trial, where=accb)
+    st.w_max = float(_MAX(np.abs(w), axis=None)) if exact else reach
     np.copyto(p, p_new, where=accb)
     np.negative(g_new, out=r, where=accb)
     st.lam_bar = np.where(acc, 0.0, lam)
     st.success = acc
     lam = np.where(acc & (Delta >= 0.75), lam / 4.0, lam)
     st.lam = np.where(Delta < 0.25, lam + delta * (1.0 - Delta) / p2, lam)   # (7)
-    st.s, st.delta = s, delta
+    st.delta = delta
     zero = acc & (gg == 0.0)            # (r' = 0; g·g also underflows for tiny nonzero g)
     if _ANY(a3 > (np.abs(st.lam) < _INF)) or _ANY(zero):
         _stop_converged(st, book, a3, zero, n, epoch)
