@@ -39,6 +39,8 @@ from fastnet.training._loop import QUEUE_MAX_HISTORY, StripLoop
 __all__ = ["scg_applies", "scg_loop", "train_scg_batched"]
 
 _INF = float("inf")
+#: An unsigned integer of LANES bytes (LANES booleans), if there is one.
+_LANE_WORD = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}.get(LANES)
 _ANY, _ALL, _MAX, _MIN = (np.logical_or.reduce, np.logical_and.reduce, np.maximum.reduce,
                           np.minimum.reduce)
 
@@ -186,6 +188,7 @@ class _Run:
                       Y[None, :, :, None], binary[None, :, :, None])
         self.threshold = np.where(Y == 1.0, 1.0 - stop.r_c, stop.r_c)[None, :, :, None]
         self.sign = np.where(Y == 1.0, 1.0, -1.0)[None, :, :, None]
+        self._tiled = None
         self.C, self.N = net.n_connections, s.X.shape[0]
 
     def gradient(self, w, g, E, check=False):
@@ -199,8 +202,10 @@ class _Run:
         return E, g
 
     def correct(self, st):
-        """Whether each slot's weights pass Hamey's check, and whether every output
-        was finite (a float: False names no slot)."""
+        """Whether each slot's weights pass Hamey's check.
+
+        (Every output is finite there: the error at those weights, from the same
+        forward pass, was finite, or the trial diverged before.)"""
         X, Y = self.args[2], self.args[3]
         G, m = st.G, Y.size
         if st.out is None:
@@ -210,17 +215,24 @@ class _Run:
         r_c, tol, Yb, binary = self.check
         if tol is None:
             # (binary targets: y > 1 - r_c for 1, y < r_c for 0, as (y - t')s > 0, exactly)
-            right = (out - self.threshold) * self.sign > 0.0
+            threshold, sign = self._thresholds(G)
+            right = (out.reshape(G, m * LANES) - threshold) * sign > 0.0
         else:
             right = hamey_correct(out, Yb, r_c, tol, binary)
-        ok = _ALL(right.reshape(G, m, LANES), axis=1).ravel()
-        return ok, bool(_MAX(np.abs(out), axis=None) < _INF)
+        if _LANE_WORD is None:
+            return _ALL(right.reshape(G, m, LANES), axis=1).ravel()
+        # (each example's LANES booleans as one machine word: the AND over the
+        # examples is then a reduction along a contiguous axis)
+        words = np.bitwise_and.reduce(right.reshape(G, m * LANES).view(_LANE_WORD), axis=1)
+        return words.view(bool)
 
-    def not_finite(self, st):
-        """The slots whose outputs (of the last `correct`) were not all finite."""
-        Y = self.args[3]
-        finite = np.isfinite(st.out).reshape(st.G, Y.size, LANES).all(axis=1).ravel()
-        return ~finite
+    def _thresholds(self, G):
+        """t' and s of the binary check, tiled to (G, m * LANES)."""
+        if self._tiled is None or self._tiled[0].shape[0] != G:
+            t = np.repeat(self.threshold.ravel(), LANES)
+            sg = np.repeat(self.sign.ravel(), LANES)
+            self._tiled = (np.tile(t, (G, 1)), np.tile(sg, (G, 1)))
+        return self._tiled
 
 
 class _Unsafe(Exception):
@@ -442,12 +454,7 @@ def _iterate(run, st, book, epoch):
     if _ANY(a3 > (np.abs(st.lam) < _INF)) or _ANY(zero):
         _stop_converged(st, book, a3, zero, n, epoch)
     if st.n_live:                                               # (the check)
-        correct, finite = run.correct(st)
-        if not finite:
-            bad = live & run.not_finite(st)
-            if _ANY(bad):
-                raise diverged(n, "the network's outputs", int(st.ids[bad].min()))
-        correct &= live
+        correct = run.correct(st) & live
         if _ANY(correct):
             book.stop(st, np.flatnonzero(correct), n, n, "correct")
 
