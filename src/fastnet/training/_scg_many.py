@@ -41,7 +41,7 @@ __all__ = ["scg_applies", "scg_loop", "train_scg_batched"]
 _INF = float("inf")
 #: An unsigned integer of LANES bytes (LANES booleans), if there is one.
 _LANE_WORD = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}.get(LANES)
-_ANY, _ALL, _MAX, _MIN = (np.logical_or.reduce, np.logical_and.reduce, np.maximum.reduce,
+_SUM, _ANY, _ALL, _MAX, _MIN = (np.add.reduce, np.logical_or.reduce, np.logical_and.reduce, np.maximum.reduce,
                           np.minimum.reduce)
 
 
@@ -124,8 +124,11 @@ def scg_loop(net, algorithm, sets, run, W, history=True):
 
 
 class _Trials:
-    """The SCG state of the trials still training, in lanes (``ids[j]``: the trial
-    in slot j; slots beyond the trials are padding, never live)."""
+    """The SCG state of the trials still training (``ids[j]``: the trial in slot j;
+    slots beyond the trials are padding, never live). The vectors w, r, p are (C, S)
+    arrays, slot j in column j, so that each slot's scalar broadcasts along a
+    contiguous row; the kernels read and write (G, C, LANES) blocks (slot j in lane
+    j % LANES of group j // LANES), which `lanes` and `columns` convert."""
 
     def __init__(self, W, ids, C):
         self.C = C
@@ -140,18 +143,21 @@ class _Trials:
         self.G, self.ids, self.n_live = G, ids, n
         self.live = np.zeros(S, bool)
         self.live[:n] = True
-        # (the kernels' outputs: the probe's and the trial point's gradients, the outputs)
+        # (the kernels' weights and gradients, at the probe and the trial points)
+        self.w_probe, self.w_trial = aligned((G, C, LANES)), aligned((G, C, LANES))
         self.g_probe, self.g_trial = aligned((G, C, LANES)), aligned((G, C, LANES))
         self.E_probe, self.E_trial = np.empty(S), np.empty(S)
         self.out = None
         if state is None:
-            self.w = to_lanes(rows, G, C)
+            self.w = np.zeros((C, S))
+            self.w[:, :n] = rows.T
             return
         keep, old = state
         self.w_max = old.w_max
         for name in ("w", "r", "p"):
-            v = getattr(old, name)
-            setattr(self, name, to_lanes(v[keep // LANES, :, keep % LANES], G, C))
+            new = np.zeros((C, S))
+            new[:, :n] = getattr(old, name)[:, keep]
+            setattr(self, name, new)
         for name in ("E", "lam", "lam_bar", "delta", "success", "n_probe", "n_error",
                      "n_grad", "low"):
             v = getattr(old, name)
@@ -161,13 +167,23 @@ class _Trials:
 
     def rows(self, slots):
         """The weights of ``slots`` as (len(slots), C) rows."""
-        return self.w[slots // LANES, :, slots % LANES]
+        return self.w[:, slots].T
+
+    def lanes(self, x, out):
+        """(C, S) columns -> the kernels' (G, C, LANES) blocks ``out``."""
+        np.copyto(out.transpose(1, 0, 2), x.reshape(self.C, self.G, LANES))
+        return out
+
+    def columns(self, blocks, negate=False):
+        """The kernels' (G, C, LANES) blocks -> (C, S) columns (negated if ``negate``)."""
+        view = blocks.transpose(1, 0, 2)
+        x = np.negative(view, order="C") if negate else np.array(view, order="C")
+        return x.reshape(self.C, self.G * LANES)
 
 
 def _dot(a, b):
-    """Each lane's a·b over the connections: (G, C, LANES) -> (G * LANES,) (einsum:
-    half the time of a reduction over the middle axis)."""
-    return np.einsum("gcl,gcl->gl", a, b).ravel()
+    """Each slot's a·b over the connections: (C, S) -> (S,)."""
+    return _SUM(a * b, axis=0)
 
 
 class _Run:
@@ -201,8 +217,8 @@ class _Run:
         _trials.trials_gradient(*self.args, w, g, self.work, E)
         return E, g
 
-    def correct(self, st):
-        """Whether each slot's weights pass Hamey's check.
+    def correct(self, st, w):
+        """Whether each slot's weights in ``w`` (G, C, LANES) pass Hamey's check.
 
         (Every output is finite there: the error at those weights, from the same
         forward pass, was finite, or the trial diverged before.)"""
@@ -211,7 +227,7 @@ class _Run:
         if st.out is None:
             st.out = aligned((G, X.shape[0], Y.shape[1], LANES))
         out = st.out
-        _trials.trials_outputs(self.args[0], self.args[1], X, st.w, self.work, out)
+        _trials.trials_outputs(self.args[0], self.args[1], X, w, self.work, out)
         r_c, tol, Yb, binary = self.check
         if tol is None:
             # (binary targets: y > 1 - r_c for 1, y < r_c for 0, as (y - t')s > 0, exactly)
@@ -308,8 +324,7 @@ class _Book:
             self.reasons.update(dict.fromkeys(ids.tolist(), reason))
         st.live[slots] = False
         st.n_live -= slots.size
-        g, lane = slots // LANES, slots % LANES
-        st.p[g, :, lane] = st.r[g, :, lane] = 0.0
+        st.p[:, slots] = st.r[:, slots] = 0.0
 
 
 def _start(run, W):
@@ -318,9 +333,9 @@ def _start(run, W):
     K, C = W.shape
     st = _Trials(W, np.arange(K), C)
     S = st.G * LANES
-    st.E, g = run.gradient(st.w, st.g_trial, st.E_trial.copy(), check=True)
-    st.r = -g
-    st.r[K // LANES:, :, K % LANES:] = 0.0          # (padding: see `_iterate`)
+    st.E, g = run.gradient(st.lanes(st.w, st.w_trial), st.g_trial, st.E_trial.copy(), check=True)
+    st.r = st.columns(g, negate=True)
+    st.r[:, K:] = 0.0                               # (padding: see `_iterate`)
     st.p = st.r.copy()
     st.w_max = float(_MAX(np.abs(st.w), axis=None))
     st.delta, st.lam_bar = np.zeros(S), np.zeros(S)
@@ -354,8 +369,7 @@ def _train(run, history):
                 bad = lv[~np.isfinite(st.E[lv])]
                 if bad.size:
                     raise diverged(1, trial=int(st.ids[bad].min()))
-                book.stop(st, lv[~st.r[lv // LANES, :, lv % LANES].any(axis=1)], 1, 0,
-                          "converged")
+                book.stop(st, lv[~st.r[:, lv].any(axis=0)], 1, 0, "converged")
             np.minimum(st.low, st.E, out=st.low)
             _iterate(run, st, book, epoch)
             _pack(st)
@@ -388,8 +402,7 @@ def _iterate(run, st, book, epoch):
     The rare stops (a scalar out of range, r = 0) are sorted out only when one occurs.
     (For booleans, ``a > b`` is ``a & ~b``.)
     """
-    G, sigma = st.G, run.algorithm.sigma
-    shape = (G, 1, LANES)
+    sigma = run.algorithm.sigma
     live, w, p, r = st.live, st.w, st.p, st.r
     n = epoch + 1
     p2 = _dot(p, p)
@@ -400,10 +413,10 @@ def _iterate(run, st, book, epoch):
     delta = st.delta
     if _ANY(probe):
         # (s itself is never read again: only δ = p·s, which steps 2-3 keep up to date)
-        sigma_k = np.where(probe, sigma / np.sqrt(p2), 0.0).reshape(shape)
-        _, gp = run.gradient(w + sigma_k * p, st.g_probe, st.E_probe)
+        sigma_k = np.where(probe, sigma / np.sqrt(p2), 0.0)
+        _, gp = run.gradient(st.lanes(w + sigma_k * p, st.w_probe), st.g_probe, st.E_probe)
         st.n_probe += probe
-        delta = np.where(probe, _dot(p, (gp + r) / sigma_k), delta)    # (g(w) = -r)
+        delta = np.where(probe, _dot(p, (st.columns(gp) + r) / sigma_k), delta)  # (g(w) = -r)
     d = st.lam - st.lam_bar                                     # (2)
     delta = delta + d * p2
     lam, lam_bar = st.lam, st.lam_bar
@@ -418,12 +431,13 @@ def _iterate(run, st, book, epoch):
     if _ANY(a1 > a2):
         _stop_mu(st, book, a1 > a2, delta, mu, n, epoch)
     alpha = np.where(a2, alpha, 0.0)
-    trial = w + alpha.reshape(shape) * p
+    trial = w + alpha * p
     # (the trial points' weights are at most max|w| + |α|‖p‖: checked one by one only
     # when that bound leaves the lanes' safe range)
     reach = st.w_max + _MAX(np.abs(alpha) * np.sqrt(p2))
     exact = not reach <= run.limit
-    E_new, g_new = run.gradient(trial, st.g_trial, st.E_trial, check=exact)   # (5)
+    E_new, g_new = run.gradient(st.lanes(trial, st.w_trial), st.g_trial, st.E_trial,
+                                check=exact)                    # (5)
     st.n_error += a2
     mu2 = mu * mu
     a3 = a2 & (E_new < _INF) & (mu2 > 0.0) & (mu2 < _INF)
@@ -435,26 +449,29 @@ def _iterate(run, st, book, epoch):
         book.stop(st, np.flatnonzero(a2 & (mu2 == 0.0)), n, epoch, "converged")
     Delta = 2.0 * delta * (st.E - E_new) / mu2
     acc = a3 & (Delta >= 0.0)                                   # (6)
-    accb = acc.reshape(shape)
     st.E = np.where(acc, E_new, st.E)
     st.n_grad += acc
-    # (r' = -g: r'·r' - r'·r = g·g + g·r and r' + βp = βp - g, exactly; k = epoch + 1)
-    gg = _dot(g_new, g_new)
-    p_new = -g_new if n % run.C == 0 else ((gg + _dot(g_new, r)) / mu).reshape(shape) * p - g_new
-    np.copyto(w, trial, where=accb)
+    r_new = st.columns(g_new, negate=True)
+    rr = _dot(r_new, r_new)
+    p_new = r_new if n % run.C == 0 else r_new + ((rr - _dot(r_new, r)) / mu) * p  # (k = n)
+    np.copyto(w, trial, where=acc)
+    np.copyto(p, p_new, where=acc)
+    np.copyto(r, r_new, where=acc)
     st.w_max = float(_MAX(np.abs(w), axis=None)) if exact else reach
-    np.copyto(p, p_new, where=accb)
-    np.negative(g_new, out=r, where=accb)
     st.lam_bar = np.where(acc, 0.0, lam)
     st.success = acc
     lam = np.where(acc & (Delta >= 0.75), lam / 4.0, lam)
     st.lam = np.where(Delta < 0.25, lam + delta * (1.0 - Delta) / p2, lam)   # (7)
     st.delta = delta
-    zero = acc & (gg == 0.0)            # (r' = 0; g·g also underflows for tiny nonzero g)
+    zero = acc & (rr == 0.0)            # (r' = 0; r'·r' also underflows for tiny nonzero r')
     if _ANY(a3 > (np.abs(st.lam) < _INF)) or _ANY(zero):
         _stop_converged(st, book, a3, zero, n, epoch)
     if st.n_live:                                               # (the check)
-        correct = run.correct(st) & live
+        # (the trial points are the weights where the step was taken; elsewhere the
+        # weights did not change since their last check, but at the first epoch)
+        correct = run.correct(st, st.w_trial) & acc & live
+        if epoch == 0:
+            correct |= run.correct(st, st.lanes(w, st.w_probe)) & live & ~acc
         if _ANY(correct):
             book.stop(st, np.flatnonzero(correct), n, n, "correct")
 
@@ -480,5 +497,5 @@ def _stop_converged(st, book, a3, zero, n, epoch):
     new r is exactly zero (``zero``: those whose g·g is 0)."""
     if _ANY(zero):
         idx = np.flatnonzero(zero)
-        zero[idx] = ~st.r[idx // LANES, :, idx % LANES].any(axis=1)
+        zero[idx] = ~st.r[:, idx].any(axis=0)
     book.stop(st, np.flatnonzero(a3 & (~(np.abs(st.lam) < _INF) | zero)), n, epoch, "converged")
