@@ -160,3 +160,69 @@ def test_divergence_raises_as_alone(batched):
                    strip=1, max_epochs=10)
     assert many.value.epoch == alone.value.epoch
     assert batched == {"trained": 0, "unsafe": 1}
+
+
+class _LanesWorkspace:
+    """A single-network workspace whose error and gradient come from the lanes'
+    kernel (the trial alone in lane 0), for SCG's own iteration."""
+
+    def __init__(self, net, w):
+        from fastnet._kernels import _trials
+        from fastnet.training._lanes import LANES, aligned
+        self.net, self.w, self.g, self.A = net, w.copy(), np.zeros(w.size), np.zeros((X.shape[0], 1))
+        self._k, self._lanes, self._aligned = _trials, LANES, aligned
+        self._work = aligned((_trials.work_size(net.n_units),))
+
+    def _block(self, w):
+        b = self._aligned((1, w.size, self._lanes))
+        b[0, :, 0] = w
+        return b
+
+    def gradient(self, w=None, g=None):
+        w = self.w if w is None else w
+        blocks, E = self._aligned((1, w.size, self._lanes)), np.empty(self._lanes)
+        self._k.trials_gradient(self.net.layer_table, self.net.n_in, X, Y, self._block(w), blocks,
+                                self._work, E)
+        (self.g if g is None else g)[:] = blocks[0, :, 0]
+        return float(E[0])
+
+    def sse(self, w):
+        return self.gradient(w, np.empty(w.size))
+
+    def correct(self):
+        out = self._aligned((1, X.shape[0], Y.shape[1], self._lanes))
+        self._k.trials_outputs(self.net.layer_table, self.net.n_in, X, self._block(self.w),
+                               self._work, out)
+        return bool(np.all(np.where(Y == 1.0, out[0, :, :, 0] > 0.6, out[0, :, :, 0] < 0.4)))
+
+
+def test_bit_for_bit_the_iteration_alone_on_the_lanes_gradients(batched):
+    # SCG's own iteration (the class's begin and strip, one trial), its errors and
+    # gradients from the lanes' kernel: the batched path gives the same weights,
+    # epochs and counts bit for bit. (Every difference from a run alone is then the
+    # kernels' rounding; on wider networks also the order of the sums in p·p and the
+    # other dot products, which BLAS splits into partial sums from 16 terms on.)
+    from fastnet.training._batch_rules import SCG, _Counts
+    K, T = 40, 300
+    W, _ = draw_trials(NET, K, 9, 1.0)
+    r = _many(W, T)
+    assert batched["trained"] == 1
+    scg = SCG()
+    for i in range(K):
+        ws = _LanesWorkspace(NET, W[i])
+        st = scg.start(NET.n_connections, None, T)
+        st.count = _Counts(ws)
+        scg.begin(ws, st)
+        epochs, reason = T, "max_epochs"
+        for epoch in range(T):
+            status = scg.strip(ws, st, np.empty(1))
+            if status < 0:
+                epochs, reason = epoch + 1, st.stop_reason
+                break
+            if ws.correct():
+                epochs, reason = epoch + 1, "correct"
+                break
+        t = r[i].traversals
+        assert (epochs, reason) == (r.epochs[i], r.stop_reason[i])
+        assert st.count.counts[:3] == [t.forward, t.backward, t.update]
+        np.testing.assert_array_equal(ws.w, r.weights[i])
