@@ -226,3 +226,26 @@ def test_bit_for_bit_the_iteration_alone_on_the_lanes_gradients(batched):
         assert (epochs, reason) == (r.epochs[i], r.stop_reason[i])
         assert st.count.counts[:3] == [t.forward, t.backward, t.update]
         np.testing.assert_array_equal(ws.w, r.weights[i])
+
+
+def test_final_errors_and_classification_as_alone(batched):
+    # One-hot targets (the 8-3-8 encoder): the final training error and the
+    # classification error, computed in the lanes, as each trial alone has them.
+    from fastnet.datasets import make_encoder
+    enc = make_encoder(8, 3)
+    Xe, Ye = enc.train if hasattr(enc, "train") else enc
+    net = MLP(8, [3], 8, hidden_activation="tanh", output_activation="logistic", shortcut=False)
+    W, _ = draw_trials(net, 12, 11, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        r = train_many(net, Xe, Ye, algorithm="scg", initial_weights=W, stop=Correct(), strip=1,
+                       max_epochs=20)
+        assert batched["trained"] == 1
+        for i in range(12):
+            s = train(net.copy().set_weights(W[i]), Xe, Ye, algorithm="scg", stop=Correct(),
+                      strip=1, max_epochs=20)
+            assert (s.epochs, s.stop_reason) == (r.epochs[i], r.stop_reason[i])
+            a, b = r[i].final_train, s.final_train
+            assert a.classification_error == b.classification_error is not None
+            assert a.squared_error_percentage == pytest.approx(b.squared_error_percentage,
+                                                               rel=1e-6)

@@ -2,24 +2,26 @@
 
 One trial at a time, SCG's iteration is a few dozen NumPy calls on vectors of C
 numbers and three passes of the single-network kernels, and Hamey's check
-(Hamey 1992) a fourth: tens of microseconds an epoch on XOR, most of it Python.
+(Hamey 1992) a fourth: about 30 microseconds an epoch on XOR, most of it Python.
 Here every trial still training takes its iteration together: the scalars of
-Møller's iteration (λ, λ̄, δ, μ, α, Δ, success, k) are arrays by trial, the
-vectors (w, r, p, s) are (G, C, LANES) blocks (trial j of the batch in lane
-j % LANES of group j // LANES, as :mod:`fastnet.training._lanes` keeps them),
-and each pass is one call of the lanes' kernels for all of them
-(``trials_gradient`` at the probe points, at the trial points ``w + αp``,
-``trials_outputs`` for the check). The branches of the iteration are masks.
-Trials that stop leave at once (their lanes are masked), and the blocks are
-packed into fewer groups as they empty.
+Møller's iteration (λ, λ̄, δ, μ, α, Δ, success) are arrays by trial, the vectors
+(w, r, p) are (C, S) arrays, one column per slot, and each pass is one call of the
+lanes' kernels for all of them (``trials_gradient`` at the probe points and at the
+trial points ``w + αp``, ``trials_outputs`` for the check), which read and write
+(G, C, LANES) blocks (slot j in lane j % LANES of group j // LANES, as
+:mod:`fastnet.training._lanes` keeps them). The branches of the iteration are
+masks. Trials that stop leave at once (their slots are masked), and the slots left
+are packed into fewer groups as they empty.
 
 Each trial follows the iteration of :class:`fastnet.training._batch_rules.SCG`
-step for step; the lanes' sums differ from the single-network kernels' in the
-last bits, so a trial's result agrees with its run alone to rounding (see
-docs/algorithms.md). At the trial point the lanes compute the gradient where the
-single-network path computes the error alone, and keep it when the step is
-taken: the traversals counted are those of the run alone (an error evaluation,
-then a gradient pass if the step is taken).
+step for step (bit for bit where that class is given the lanes' gradients and its
+dot products sum in order, as BLAS does below 16 terms); the lanes' sums differ
+from the single-network kernels' in the last bits, so a trial's result agrees with
+its run alone to rounding, which SCG's probe magnifies (see docs/algorithms.md).
+At the trial point the lanes compute the gradient where the single-network path
+computes the error alone, and keep it when the step is taken: the traversals
+counted are those of the run alone (an error evaluation, then a gradient pass if
+the step is taken).
 """
 import time
 
@@ -41,8 +43,8 @@ __all__ = ["scg_applies", "scg_loop", "train_scg_batched"]
 _INF = float("inf")
 #: An unsigned integer of LANES bytes (LANES booleans), if there is one.
 _LANE_WORD = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}.get(LANES)
-_SUM, _ANY, _ALL, _MAX, _MIN = (np.add.reduce, np.logical_or.reduce, np.logical_and.reduce, np.maximum.reduce,
-                          np.minimum.reduce)
+_SUM, _ANY, _ALL = np.add.reduce, np.logical_or.reduce, np.logical_and.reduce
+_MAX, _MIN = np.maximum.reduce, np.minimum.reduce
 
 
 def scg_applies(net, algorithm, sets, run):
