@@ -171,15 +171,23 @@ class _Trials:
         """The weights of ``slots`` as (len(slots), C) rows."""
         return self.w[:, slots].T
 
-    def lanes(self, x, out):
-        """(C, S) columns -> the kernels' (G, C, LANES) blocks ``out``."""
-        np.copyto(out.transpose(1, 0, 2), x.reshape(self.C, self.G, LANES))
+    def lanes(self, x, out, add=None):
+        """(C, S) columns ``x`` (plus ``add``) -> the kernels' (G, C, LANES) blocks ``out``."""
+        shape, view = (self.C, self.G, LANES), out.transpose(1, 0, 2)
+        if add is None:
+            np.copyto(view, x.reshape(shape))
+        else:
+            np.add(x.reshape(shape), add.reshape(shape), out=view)
         return out
 
-    def columns(self, blocks, negate=False):
-        """The kernels' (G, C, LANES) blocks -> (C, S) columns (negated if ``negate``)."""
-        view = blocks.transpose(1, 0, 2)
-        x = np.negative(view, order="C") if negate else np.array(view, order="C")
+    def columns(self, blocks, negate=False, add=None):
+        """The kernels' (G, C, LANES) blocks -> (C, S) columns (negated if ``negate``,
+        plus the columns ``add``)."""
+        view, shape = blocks.transpose(1, 0, 2), (self.C, self.G, LANES)
+        if add is not None:
+            x = np.add(view, add.reshape(shape), order="C")
+        else:
+            x = np.negative(view, order="C") if negate else np.array(view, order="C")
         return x.reshape(self.C, self.G * LANES)
 
 
@@ -413,12 +421,13 @@ def _iterate(run, st, book, epoch):
         _stop_p2(st, book, live > a1, p2, n, epoch)
     probe = a1 & st.success                                     # (1)
     delta = st.delta
+    root = np.sqrt(p2)
     if _ANY(probe):
         # (s itself is never read again: only δ = p·s, which steps 2-3 keep up to date)
-        sigma_k = np.where(probe, sigma / np.sqrt(p2), 0.0)
-        _, gp = run.gradient(st.lanes(w + sigma_k * p, st.w_probe), st.g_probe, st.E_probe)
+        sigma_k = np.where(probe, sigma / root, 0.0)
+        _, gp = run.gradient(st.lanes(w, st.w_probe, add=sigma_k * p), st.g_probe, st.E_probe)
         st.n_probe += probe
-        delta = np.where(probe, _dot(p, (st.columns(gp) + r) / sigma_k), delta)  # (g(w) = -r)
+        delta = np.where(probe, _dot(p, st.columns(gp, add=r) / sigma_k), delta)  # (g(w) = -r)
     d = st.lam - st.lam_bar                                     # (2)
     delta = delta + d * p2
     lam, lam_bar = st.lam, st.lam_bar
@@ -436,7 +445,7 @@ def _iterate(run, st, book, epoch):
     trial = w + alpha * p
     # (the trial points' weights are at most max|w| + |α|‖p‖: checked one by one only
     # when that bound leaves the lanes' safe range)
-    reach = st.w_max + _MAX(np.abs(alpha) * np.sqrt(p2))
+    reach = st.w_max + _MAX(np.abs(alpha) * root)
     exact = not reach <= run.limit
     E_new, g_new = run.gradient(st.lanes(trial, st.w_trial), st.g_trial, st.E_trial,
                                 check=exact)                    # (5)
