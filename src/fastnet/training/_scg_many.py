@@ -390,10 +390,11 @@ def _train(run, history):
 
 
 def _pack(st):
-    """Pack the trials still training into fewer groups once a quarter of the groups
-    would be freed."""
+    """Pack the trials still training into fewer groups whenever a group would be
+    freed (a pack costs about what one iteration's vector work does; a group's lanes
+    cost every kernel call)."""
     G = -(-st.n_live // LANES)
-    if st.n_live and G <= st.G - max(1, st.G // 4):
+    if st.n_live and G < st.G:
         keep = np.flatnonzero(st.live)
         new = _Trials.__new__(_Trials)
         new.C = st.C
