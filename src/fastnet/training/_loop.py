@@ -296,6 +296,7 @@ class StripLoop:
             evaluation=self.policy.evaluation(epochs, self.C), n_train=self.N, updates_per_epoch=self.updates,
             cpu_time=clocks[0], wall_time=clocks[1], counts=self.counts, min_train=self.min_train)
 
+
 def train_queued(self, history=True):
     """Train every trial in the lanes' queue (`LanesBackend.queue`: a lane
     whose trial stopped takes the next waiting trial at once, Hamey's check
@@ -343,6 +344,7 @@ def train_queued(self, history=True):
     self.history = history
     self.training, self.epoch = self.training[:0], T
     return time.process_time() - cpu0, time.perf_counter() - wall0
+
 
 def drop_history(self):
     """Keep each trial's lowest training error (``min_train``) in place of its

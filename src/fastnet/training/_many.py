@@ -15,7 +15,6 @@ early stopping has left too empty go on one at a time
 from __future__ import annotations
 
 import contextlib
-import math
 import time
 from collections.abc import Callable, Sequence
 
@@ -24,14 +23,15 @@ import numpy as np
 from fastnet._kernels import _trials
 from fastnet._netfile import MAX_WEIGHT, within_max_weight
 from fastnet._typing import ArrayLike, Seed
-from fastnet._validation import (as_generator, check_choice, check_int, check_seeds,
+from fastnet._validation import (as_generator, check_choice, check_seeds,
                                  refuse_complex)
-from fastnet.network import (DEFAULT_INIT_SCALE, DEFAULT_INIT_SCALE_LINEAR, MLP, check_init,
-                             draw_weights, init_bounds, kernel_layers, weight_buffer)
+from fastnet.network import (DEFAULT_INIT_SCALE, DEFAULT_INIT_SCALE_LINEAR, MLP, draw_weights,
+                             kernel_layers, weight_buffer)
 from fastnet.stopping import StoppingCriterion, TrainingState
 from fastnet.training import _orders
 from fastnet.training._plans import resolve_rprop
 from fastnet.training._backends import HANDOFF_FILL, Trials
+from fastnet.training._draw import draw_trials
 from fastnet.training._checks import (check_algorithm_objective, check_callback, check_run,
                                      check_sets, check_start, training_of)
 from fastnet.training._lanes import LANES, LanesBackend
@@ -39,6 +39,7 @@ from fastnet.training._loop import StripLoop, drop_history, train_queued
 from fastnet.training._record import batch_record, setup_record, time_shares
 from fastnet.training._results import TrainResults
 from fastnet.training._rprop import _UNSET
+from fastnet.training._scg_many import BatchedSCG, scg_loop, train_scg_batched
 from fastnet.training._serial import Serial
 from fastnet.training._single import blas_held, initialisation
 
@@ -326,14 +327,21 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, 
     store = None if nets is None else (lambda w: _trials.scatter_rows(w, list(map(weight_buffer, nets))))
     loop = None
     try:
-        trials, rows = _backends(method, net, nets, plan.algorithm, sets, run, *start)
-        loop = StripLoop(trials, K, net, plan.algorithm, sets, run, rows, keep=keep)
+        # (SCG's trials all at once where the study allows: see _scg_many)
+        loop = (scg_loop(net, plan.algorithm, sets, run, start[0], history, keep=keep)
+                if method == "serial" else None)
+        if loop is None:
+            trials, rows = _backends(method, net, nets, plan.algorithm, sets, run, *start)
+            loop = StripLoop(trials, K, net, plan.algorithm, sets, run, rows, keep=keep)
+        trials = loop.trials
         times = np.empty((2, K))                # (each trial's share, filled in below)
         # (once for the batch: the loop's own nest cheaply; the lanes call no BLAS)
         with blas_held(net, plan.algorithm, sets, run) if method != "lanes" else contextlib.nullcontext():
             queued = train_queued(loop, history)
+            if queued is None:
+                queued = train_scg_batched(loop, history)
             if not queued:
-                if queued is False:     # (a trial came near overflow in the queue: the strips)
+                if queued is False:     # (near overflow in the queue or the batch: the strips)
                     trials, rows = _backends(method, net, nets, plan.algorithm, sets, run, *start)
                     loop = StripLoop(trials, K, net, plan.algorithm, sets, run, rows, keep=keep)
                 loop.train()
@@ -344,10 +352,10 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, 
             net, plan.algorithm, run, sets, seed=None if nets is not None else seed,
             initialisation=start[2], block_size=trials.block_size, extra=extra)
         cpu, wall = time.process_time() - clocks[0], time.perf_counter() - clocks[1]
-        shares = time_shares(columns.epochs)
-        setup["batch"] = batch_record(method, K, cpu, wall, trials, queued=bool(queued))
-        np.multiply(shares, cpu, out=times[0])
-        np.multiply(shares, wall, out=times[1])
+        setup["batch"] = batch_record(method, K, cpu, wall, trials,
+                                      queued=bool(queued) and not isinstance(trials, BatchedSCG))
+        np.multiply(time_shares(columns.epochs), cpu, out=times[0])
+        np.multiply(time_shares(columns.epochs), wall, out=times[1])
         return TrainResults._of(columns, nets, net, seeds, setup)
     except BaseException:
         # (before the loop: the start's weights, already in the networks)
@@ -369,82 +377,6 @@ def _auto_method(n_train, n_connections, n_trials):
     if n_connections <= LANES_MAX_CONNECTIONS and n_trials >= LANES * HANDOFF_FILL:
         return "mixed"          # (at least one group of lanes filled to HANDOFF_FILL)
     return "serial"
-
-
-def draw_trials(net, n_trials, seed, init_scale=None, delta0=None, *, init="uniform"):
-    """The initial weights (and RPROP steps) of ``train_rprop_many(net, ...,
-    n_trials=K, seed=seed)``, drawn as it draws them.
-
-    One generator ``rng = numpy.random.default_rng(seed)`` draws, in one call,
-    all K x C weights ``rng.uniform(-init_scale, init_scale, (K, C))`` (trial i
-    is row i), then, if ``delta0`` is a range (lo, hi), all initial steps
-    ``rng.uniform(lo, hi, (K, C))``. ``init_scale`` None is the network's
-    default range (0.5 with hidden layers, 0.01 without). Another ``init``
-    draws ``rng.uniform(-b, b, (K, C))`` with b each connection's half-width
-    under that rule (see :meth:`fastnet.MLP.init_weights`): row i of K = 1 is
-    what ``MLP.init_weights(seed, init_scale, init=init)`` draws.
-
-    Parameters
-    ----------
-    net : MLP
-        The topology.
-    n_trials : int
-    seed : None, int, SeedSequence or Generator
-    init_scale : float, optional
-        The half-width (``init="uniform"``) or numerator of ±init_scale/F
-        (``"fan_in"``, default 2.4); None with ``"glorot"`` and ``"he"``.
-    delta0 : float or (lo, hi), optional
-    init : {"uniform", "fan_in", "glorot", "he"}, default "uniform"
-
-    Returns
-    -------
-    weights : ndarray of shape (K, C)
-    steps : ndarray of shape (K, C) or None
-        None unless ``delta0`` is a range.
-
-    Examples
-    --------
-    >>> from fastnet import MLP
-    >>> from fastnet.training import draw_trials
-    >>> W, _ = draw_trials(MLP(2, [2], 1), 100, seed=0)
-    >>> W.shape
-    (100, 11)
-    >>> W, _ = draw_trials(MLP(2, [2], 1, shortcut=False), 100, seed=0, init="fan_in")
-    >>> bool(abs(W).max() <= 2.4 / 2)
-    True
-    """
-    K = check_int(n_trials, "n_trials", minimum=1)
-    init, init_scale = check_init(init, init_scale)
-    rng = as_generator(seed)
-    if init != "uniform":
-        bound = init_bounds(net, init, init_scale)
-        W = np.empty((K, net.n_connections))
-        rng.random(out=W)
-        W *= 2.0 * bound                # rng.uniform(-b, b): low + (high - low) * u
-        W -= bound
-        W += 0.0                        # (-0.0 -> 0.0 where b = 0)
-    else:
-        if init_scale is None:
-            init_scale = DEFAULT_INIT_SCALE if net.hidden else DEFAULT_INIT_SCALE_LINEAR
-        W = _uniform(rng, -init_scale, init_scale, (K, net.n_connections))
-    steps = None
-    if isinstance(delta0, tuple):
-        steps = _uniform(rng, delta0[0], delta0[1], (K, net.n_connections))
-    return W, steps
-
-
-def _uniform(rng, low, high, shape):
-    """``rng.uniform(low, high, shape)`` bit for bit: it draws low + (high - low) * u
-    with u from ``rng.random``; here u fills a new array, scaled in place (a third
-    of uniform's time on XOR's 1000 x 9, which its argument handling takes)."""
-    span = high - low
-    if not math.isfinite(span):
-        return rng.uniform(low, high, shape)        # (raises its OverflowError)
-    out = np.empty(shape)
-    rng.random(out=out)
-    out *= span
-    out += low
-    return out
 
 
 def _array_start(net, plan, n_trials, seed, initial_weights, seeds):

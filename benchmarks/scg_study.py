@@ -1,0 +1,56 @@
+"""CPU time per trained trial-epoch of an XOR success study (Hamey 1992): the
+full-batch rules (SCG, and LM and L-BFGS for reference) against rprop+, in one
+process taking turns.
+
+    python benchmarks/scg_study.py [--trials 1000] [--epochs 1000] [--repeat 3] [--algorithms scg,rprop+]
+"""
+import argparse
+import time
+import warnings
+
+import numpy as np
+
+from fastnet import MLP, train_many
+from fastnet.exceptions import NoConvergenceWarning
+from fastnet.stopping import Correct
+
+X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
+Y = np.array([[0.], [1.], [1.], [0.]])
+
+
+def run(algorithm, K, T):
+    net = MLP(2, (2,), 1, shortcut=False, hidden_activation="tanh", output_activation="logistic")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        c0 = time.process_time()
+        r = train_many(net, X, Y, algorithm=algorithm, n_trials=K, seed=1, init_scale=1.0,
+                       stop=Correct(), strip=1, max_epochs=T, history=False)
+        cpu = time.process_time() - c0
+    epochs = np.asarray(r.epochs)
+    return cpu, int(epochs.sum()), float(np.mean(np.asarray(r.stop_reason) == "correct"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--trials", type=int, default=1000)
+    ap.add_argument("--epochs", type=int, default=1000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--algorithms", default="scg,rprop+")
+    a = ap.parse_args()
+    names = a.algorithms.split(",")
+    best = {}
+    for _ in range(a.repeat):
+        for name in names:
+            cpu, n, ok = run(name, a.trials, a.epochs)
+            per = cpu / n * 1e9
+            best[name] = min(best.get(name, (np.inf,)), (per, cpu, n, ok))
+    base = best.get("rprop+", (None,))[0]
+    for name in names:
+        per, cpu, n, ok = best[name]
+        ratio = f"{per / base:7.2f}x rprop+" if base else ""
+        print(f"{name:8s} {per:10.1f} ns per trained trial-epoch  ({cpu:.3f} s CPU, {n} "
+              f"trial-epochs, {ok:.1%} correct) {ratio}")
+
+
+if __name__ == "__main__":
+    main()
