@@ -81,10 +81,11 @@ class BatchedSCG(Backend):
         return self._block
 
     def weights(self, trials):
-        return self.rows[trials]
+        # (before the batch has trained: the initial weights)
+        return (self.W if self.rows is None else self.rows)[trials]
 
     def row(self, i):
-        return self.rows[i]
+        return (self.W if self.rows is None else self.rows)[i]
 
     def stop_reason(self, i):
         return self.reasons.get(int(i))
