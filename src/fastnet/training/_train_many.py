@@ -157,7 +157,7 @@ def train_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     >>> from fastnet import MLP, train_many
     >>> from fastnet.datasets import make_xor
     >>> X, Y = make_xor().train
-    >>> results = train_many(MLP(2, [2], 1), X, Y, algorithm="backprop(learning_rate=0.5)",
+    >>> results = train_many(MLP(2, [2], 1), X, Y, algorithm="backprop(learning_rate=0.1)",
     ...                      n_trials=10, seed=0, max_epochs=50)
     >>> len(results), results.epochs.tolist()[:3]
     (10, [50, 50, 50])
