@@ -325,3 +325,15 @@ def test_generated_tasks_standardize_inputs_by_training_set(make):
     assert std.params["standardize"] is True and raw.params["standardize"] is False
     with pytest.raises(TypeError, match="`standardize` must be True or False"):
         make(n_train=10, n_test=0, standardize="yes")
+
+
+def test_standardize_centres_constant_columns_in_their_own_units():
+    # a column constant in the training set is centred, not scaled (nor moved into the
+    # power-of-two units the statistics are taken in)
+    from fastnet.datasets import standardize
+
+    X_train = np.array([[1.0, 10.0, 0.0, 3e300], [3.0, 10.0, 0.0, 3e300]])
+    X_test = np.array([[5.0, 12.0, -2.5, 2e300]])
+    Z_train, Z_test = standardize(X_train, X_test)
+    assert Z_train.tolist() == [[-1.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]]
+    assert Z_test.tolist() == [[3.0, 2.0, -2.5, -1e300]]

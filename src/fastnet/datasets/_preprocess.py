@@ -111,7 +111,9 @@ def standardize(train, *others):
             raise ValueError(f"`{n}` must have {X.shape[1]} columns, as `train` has, got "
                              f"{a.shape[1]}.")
     exponent, mean, sd = _statistics(X)
-    sd[sd == 0.0] = 1.0
+    constant = sd == 0.0                    # (centred in their own units, not scaled)
+    sd[constant] = 1.0
+    centre = np.ldexp(mean[constant], exponent[constant])
     out = []
     for s, a, name in zip(sets, arrays, names):
         if a is None:
@@ -119,6 +121,7 @@ def standardize(train, *others):
             continue
         with np.errstate(over="ignore", invalid="ignore"):
             Z = np.ascontiguousarray((np.ldexp(a, -exponent) - mean) / sd)   # in the scaled units
+            Z[:, constant] = a[:, constant] - centre
         if not np.isfinite(Z).all():
             row, col = np.argwhere(~np.isfinite(Z))[0]
             raise ValueError(f"`{name}` row {row}, column {col}: {float(a[row, col])!r} lies "
