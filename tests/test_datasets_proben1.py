@@ -381,7 +381,7 @@ def test_mushroom_loads_fast(proben1_root):
 
 
 @pytest.mark.parametrize("module", ["_format", "_registry", "_proben1", "_synthetic",
-                                    "_dataset", "_fetch"])
+                                    "_dataset", "_fetch", "_preprocess"])
 def test_docstring_examples(module):
     import importlib
 
