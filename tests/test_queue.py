@@ -171,14 +171,9 @@ def test_trials_gradient_equals_the_numpy_reference(shortcut):
                                 aligned((G, C - 1, LANES)), aligned((_trials.work_size(net.n_units),)), sse)
 
 
-@pytest.mark.parametrize("acts, shortcut", [(("tanh", "logistic"), True), (("logistic", "logistic"), False),
-                                            (("logistic", "logistic"), True), (("proben1", "linear"), True)])
-@pytest.mark.parametrize("rule", ["irprop-", "rprop+", "irprop+"])
-def test_tiny_queue_equals_the_strips_bit_for_bit(acts, shortcut, rule, monkeypatch):
-    # the tiny networks' own queue kernel (their pairs), else the generic one
-    net = MLP(2, [2], 1, hidden_activation=acts[0], output_activation=acts[1], shortcut=shortcut)
-    W, _ = draw_trials(net, 45, 8, 1.0)
-    kw = dict(algorithm=rule, initial_weights=W, stop=Correct(), strip=1, max_epochs=400)
+def _same_in_queue_and_strips(net, kw, monkeypatch):
+    """train_many(net, X, Y, **kw) in the queue and in the strips: the same results bit
+    for bit; the queue's."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoConvergenceWarning)
         q = train_many(net, X, Y, **kw)
@@ -188,6 +183,18 @@ def test_tiny_queue_equals_the_strips_bit_for_bit(acts, shortcut, rule, monkeypa
     assert np.array_equal(q.epochs, s.epochs) and q.stop_reason == s.stop_reason
     assert np.array_equal(q.weights, s.weights)
     assert np.array_equal(q.train_error, s.train_error, equal_nan=True)
+    return q
+
+
+@pytest.mark.parametrize("acts, shortcut", [(("tanh", "logistic"), True), (("logistic", "logistic"), False),
+                                            (("logistic", "logistic"), True), (("proben1", "linear"), True)])
+@pytest.mark.parametrize("rule", ["irprop-", "rprop+", "irprop+"])
+def test_tiny_queue_equals_the_strips_bit_for_bit(acts, shortcut, rule, monkeypatch):
+    # the tiny networks' own queue kernel (their pairs), else the generic one
+    net = MLP(2, [2], 1, hidden_activation=acts[0], output_activation=acts[1], shortcut=shortcut)
+    W, _ = draw_trials(net, 45, 8, 1.0)
+    kw = dict(algorithm=rule, initial_weights=W, stop=Correct(), strip=1, max_epochs=400)
+    _same_in_queue_and_strips(net, kw, monkeypatch)
 
 
 @pytest.mark.parametrize("strip", [1, 5])
@@ -199,13 +206,5 @@ def test_error_below_in_the_queue_equals_the_strips(rule, strip, monkeypatch):
 
     W, _ = draw_trials(NET, 41, 6, 1.0)
     kw = dict(algorithm=rule, initial_weights=W, stop=ErrorBelow(3.0), strip=strip, max_epochs=400)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NoConvergenceWarning)
-        q = train_many(NET, X, Y, **kw)
-        monkeypatch.setattr(_loop, "QUEUE_MAX_HISTORY", 0)
-        s = train_many(NET, X, Y, **kw)
-    assert q[0].setup["batch"]["queued"] and not s[0].setup["batch"]["queued"]
-    assert np.array_equal(q.epochs, s.epochs) and q.stop_reason == s.stop_reason
-    assert np.array_equal(q.weights, s.weights)
-    assert np.array_equal(q.train_error, s.train_error, equal_nan=True)
+    q = _same_in_queue_and_strips(NET, kw, monkeypatch)
     assert 0 < sum(r.startswith("error_below") for r in q.stop_reason) < 41
