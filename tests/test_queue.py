@@ -208,3 +208,34 @@ def test_error_below_in_the_queue_equals_the_strips(rule, strip, monkeypatch):
     kw = dict(algorithm=rule, initial_weights=W, stop=ErrorBelow(3.0), strip=strip, max_epochs=400)
     q = _same_in_queue_and_strips(NET, kw, monkeypatch)
     assert 0 < sum(r.startswith("error_below") for r in q.stop_reason) < 41
+
+
+def test_trials_queue_refuses_unsafe_buffers():
+    # the memory-safety gate before the nogil queue (shared with trials_train)
+    from fastnet._kernels import _trials
+    from fastnet.training._lanes import LANES, aligned
+
+    W, _ = draw_trials(NET, 5, 1, 1.0)
+    C = NET.n_connections
+    K = W.shape[0]
+
+    def call(**change):
+        args = dict(state=[aligned((1, C, LANES)) for _ in range(5)], last=np.empty(LANES),
+                    work=aligned((_trials.work_size(NET.n_units, 4, 2),)), w0=W, out=np.empty((K, C)),
+                    ints=[np.empty(K, np.int64) for _ in range(3)], floats=[np.empty(K) for _ in range(3)],
+                    r_c=0.4, history=None)
+        args.update(change)
+        return _trials.trials_queue(NET.layer_table, 2, X, Y, *args["state"], args["last"], args["work"],
+                                    (0, 1.2, 0.5, 0.0, 50.0), args["w0"], None, args["out"], *args["ints"],
+                                    *args["floats"], args["history"], check_every=1, r_c=args["r_c"],
+                                    t_max=50)
+
+    assert call() > 0                                   # (a valid call trains)
+    bad = {"state": [aligned((1, C, LANES)) for _ in range(4)] + [aligned((1, C - 1, LANES))],
+           "last": np.empty(LANES - 1), "work": aligned((3,)), "w0": np.ascontiguousarray(W[:, :-1]),
+           "out": np.empty((K - 1, C)), "ints": [np.empty(K, np.int64), np.empty(K, np.int64),
+                                                 np.empty(K - 1, np.int64)],
+           "r_c": 0.7, "history": np.empty((K, 10))}
+    for name, value in bad.items():
+        with pytest.raises(ValueError, match="kernel"):
+            call(**{name: value})

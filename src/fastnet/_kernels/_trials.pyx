@@ -220,6 +220,29 @@ cdef bint _same_shape(const double[:, :, ::1] a, const double[:, :, ::1] b):
     return a.shape[0] == b.shape[0] and a.shape[1] == b.shape[1] and a.shape[2] == b.shape[2]
 
 
+cdef int _check_state(fn_trials_rule r, Py_ssize_t n_units, Py_ssize_t n_in,
+                      const double[:, ::1] X, const double[:, :, ::1] w,
+                      const double[:, :, ::1] g, const double[:, :, ::1] g_prev,
+                      const double[:, :, ::1] dw_prev, const double[:, :, ::1] step,
+                      const double[::1] last_error, const double[::1] work,
+                      Py_ssize_t check_every, double r_c, double w_limit,
+                      bint special) except -1:
+    """The gate of the training kernels (trials_train, trials_queue) beyond `_check`:
+    the rule's state, the scratch, the check's threshold and w_limit."""
+    if work.shape[0] < work_size(n_units, X.shape[0], n_in):
+        raise ValueError("kernel: work buffer too small")
+    if not (_same_shape(g, w) and _same_shape(g_prev, w) and _same_shape(dw_prev, w)
+            and _same_shape(step, w)):
+        raise ValueError("kernel: the rule's state does not match the weights")
+    if last_error.shape[0] != w.shape[0] * FN_TL:
+        raise ValueError("kernel: last_error must hold one value per lane")
+    if check_every < 0 or (check_every > 0 and not 0.0 < r_c <= 0.5):
+        raise ValueError("kernel: success check needs r_c in (0, 0.5]")
+    if w_limit > 0.0 and special and r.code <= FN_IRPROP_PLUS:
+        raise ValueError("kernel: w_limit needs special=False for RPROP")
+    return 0
+
+
 def trials_sse(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:, ::1] X,
                const double[:, ::1] T, const double[:, :, ::1] w, double[::1] work,
                double[::1] sse_out):
@@ -343,20 +366,12 @@ def trials_train(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     cdef fn_trials_rule r = _rule(rule)
     cdef Py_ssize_t n_units = _check(layers, n_in, X, T.shape[0], T.shape[1], w, work)
     cdef Py_ssize_t n_groups = w.shape[0], n_w = w.shape[1]
-    if work.shape[0] < work_size(n_units, X.shape[0], n_in):
-        raise ValueError("kernel: work buffer too small")
-    if not (_same_shape(g, w) and _same_shape(g_prev, w) and _same_shape(dw_prev, w)
-            and _same_shape(step, w)):
-        raise ValueError("kernel: the rule's state does not match the weights")
-    if (last_error.shape[0] != n_groups * FN_TL or status.shape[0] != n_groups * FN_TL
-            or sse_out.shape[0] != n_groups * FN_TL):
+    _check_state(r, n_units, n_in, X, w, g, g_prev, dw_prev, step, last_error, work,
+                 check_every, r_c, w_limit, special)
+    if status.shape[0] != n_groups * FN_TL or sse_out.shape[0] != n_groups * FN_TL:
         raise ValueError("kernel: per-lane vectors must hold one value per lane")
-    if check_every < 0 or (check_every > 0 and not 0.0 < r_c <= 0.5):
-        raise ValueError("kernel: success check needs r_c in (0, 0.5]")
     if t0 < 0 or t_max < 1:
         raise ValueError("kernel: t0 must be >= 0 and t_max >= 1")
-    if w_limit > 0.0 and special and r.code <= FN_IRPROP_PLUS:
-        raise ValueError("kernel: w_limit needs special=False for RPROP")
     if sse_out.shape[1] == 0:
         return -INFINITY
     _check_rows(sse_out)
@@ -421,19 +436,10 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     cdef fn_trials_rule r = _rule(rule)
     cdef Py_ssize_t n_units = _check(layers, n_in, X, T.shape[0], T.shape[1], w, work)
     cdef Py_ssize_t n_groups = w.shape[0], n_w = w.shape[1], K = w0.shape[0]
-    if work.shape[0] < work_size(n_units, X.shape[0], n_in):
-        raise ValueError("kernel: work buffer too small")
-    if not (_same_shape(g, w) and _same_shape(g_prev, w) and _same_shape(dw_prev, w)
-            and _same_shape(step, w)):
-        raise ValueError("kernel: the rule's state does not match the weights")
-    if last_error.shape[0] != n_groups * FN_TL:
-        raise ValueError("kernel: last_error must hold one value per lane")
-    if check_every < 0 or (check_every > 0 and not 0.0 < r_c <= 0.5):
-        raise ValueError("kernel: success check needs r_c in (0, 0.5]")
+    _check_state(r, n_units, n_in, X, w, g, g_prev, dw_prev, step, last_error, work,
+                 check_every, r_c, w_limit, special)
     if t_max < 1 or below_every < 0:
         raise ValueError("kernel: t_max must be >= 1 and below_every >= 0")
-    if w_limit > 0.0 and special and r.code <= FN_IRPROP_PLUS:
-        raise ValueError("kernel: w_limit needs special=False for RPROP")
     if w0.shape[1] != n_w or w_out.shape[0] != K or w_out.shape[1] != n_w:
         raise ValueError("kernel: w0 and w_out must be (K, n_w)")
     if step0 is not None and (step0.shape[1] != n_w or step0.shape[0] not in (1, K)):
