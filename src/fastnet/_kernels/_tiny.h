@@ -358,12 +358,97 @@ FN_TINY_NAME(fn_tiny_epoch)(const int HA, const int OA, const int CHECK,
     }
 }
 
+/* RPROP's update (variant V: a switch around the update alone, unless V is a
+ * constant) of the FN_TINY_Q groups gr, each from its epoch's error and
+ * gradient; then each group's last error is this epoch's. */
+FN_TINY_TARGET FN_INLINE void
+FN_TINY_NAME(fn_tiny_update)(const int V, FN_TINY_NAME(fn_tiny_group) *gr,
+                             const fn_lanes_steps *k)
+{
+    const int Q = FN_TINY_Q;
+#define FN_TINY_UPDATE(VV)                                                              \
+    FN_TINY_UNROLL for (int q = 0; q < Q; q++) {                                        \
+        const FN_TK(T) rose = FN_TK(GT)(gr[q].sse, gr[q].last);                         \
+        FN_TINY_UNROLL for (int c = 0; c < TNW; c++)                                    \
+            FN_TINY_RPROP(VV, &gr[q].W[c], &gr[q].G[c], &gr[q].GP[c], &gr[q].S[c],      \
+                          &gr[q].DW[c], &rose, k);                                      \
+        gr[q].last = gr[q].sse;                                                         \
+    }
+    switch (V) {
+    case FN_RPROP_PLUS: FN_TINY_UPDATE(FN_RPROP_PLUS); break;
+    case FN_RPROP_MINUS: FN_TINY_UPDATE(FN_RPROP_MINUS); break;
+    case FN_IRPROP_MINUS: FN_TINY_UPDATE(FN_IRPROP_MINUS); break;
+    default: FN_TINY_UPDATE(FN_IRPROP_PLUS); break;
+    }
+#undef FN_TINY_UPDATE
+}
+
+/* Group grps[q]'s state from memory into gr[q] (off[q]: its offset), and the
+ * lanes that train (status 0) as bits into live[q]; returns their union. */
+FN_TINY_TARGET FN_INLINE unsigned
+FN_TINY_NAME(fn_tiny_load)(FN_TINY_NAME(fn_tiny_group) *gr, const ptrdiff_t *grps,
+                           const fn_trials_state *st, ptrdiff_t *off, unsigned *live)
+{
+    unsigned any = 0;
+    FN_TINY_UNROLL for (int q = 0; q < FN_TINY_Q; q++) {
+        off[q] = grps[q] * TNW * FN_TL;
+        live[q] = 0;
+        for (int l = 0; l < FN_TL; l++)
+            live[q] |= (unsigned)(st->status[grps[q] * FN_TL + l] == 0) << l;
+        any |= live[q];
+        FN_TINY_UNROLL for (int c = 0; c < TNW; c++) {
+            gr[q].W[c] = FN_TLOAD(st->w + off[q] + c * FN_TL);
+            gr[q].G[c] = FN_TLOAD(st->g + off[q] + c * FN_TL);
+            gr[q].GP[c] = FN_TLOAD(st->g_prev + off[q] + c * FN_TL);
+            gr[q].S[c] = FN_TLOAD(st->step + off[q] + c * FN_TL);
+            gr[q].DW[c] = FN_TLOAD(st->dw_prev + off[q] + c * FN_TL);
+        }
+        gr[q].last = FN_TLOAD(st->last_error + grps[q] * FN_TL);
+    }
+    return any;
+}
+
+/* The groups' state back into memory: whole for a group whose lanes all
+ * train, through fn_tiny_save for the lanes that train of the others. */
+FN_TINY_TARGET FN_INLINE void
+FN_TINY_NAME(fn_tiny_store)(const FN_TINY_NAME(fn_tiny_group) *gr, const ptrdiff_t *grps,
+                            const fn_trials_state *st, const ptrdiff_t *off,
+                            const unsigned *live, double *snap)
+{
+    const unsigned full = (1u << FN_TL) - 1;
+    FN_TINY_UNROLL for (int q = 0; q < FN_TINY_Q; q++) {
+        if (live[q] == full) {
+            FN_TINY_UNROLL for (int c = 0; c < TNW; c++) {
+                FN_TSTORE(st->w + off[q] + c * FN_TL, gr[q].W[c]);
+                FN_TSTORE(st->g + off[q] + c * FN_TL, gr[q].G[c]);
+                FN_TSTORE(st->g_prev + off[q] + c * FN_TL, gr[q].GP[c]);
+                FN_TSTORE(st->step + off[q] + c * FN_TL, gr[q].S[c]);
+                FN_TSTORE(st->dw_prev + off[q] + c * FN_TL, gr[q].DW[c]);
+            }
+            FN_TSTORE(st->last_error + grps[q] * FN_TL, gr[q].last);
+        } else if (live[q]) {
+            FN_TINY_NAME(fn_tiny_save)(&gr[q], live[q], grps[q], st, snap);
+        }
+    }
+}
+
+/* The lanes `lanes` (bits) of group grps[q] freeze with status s: their state
+ * into memory, out of live[q]. */
+FN_TINY_TARGET FN_INLINE void
+FN_TINY_NAME(fn_tiny_freeze)(const FN_TINY_NAME(fn_tiny_group) *g, unsigned lanes, ptrdiff_t grp,
+                             const fn_trials_state *st, double *snap, int64_t s, unsigned *live)
+{
+    FN_TINY_NAME(fn_tiny_save)(g, lanes, grp, st, snap);
+    for (int l = 0; l < FN_TL; l++)
+        if (lanes >> l & 1) st->status[grp * FN_TL + l] = s;
+    *live &= ~lanes;
+}
+
 /* Groups grps[0 .. FN_TINY_Q) side by side (independent streams of work that
  * hide each other's latencies); a group repeated for the last few (the
  * streams then compute and write the same). HA, OA: the hidden and output
- * activations (constants), V the RPROP variant (a switch around the update
- * alone, unless V is a constant: FN_TINY_FIXED; an epoch loop for every
- * variant would multiply the code by four).
+ * activations (constants), V the RPROP variant (fn_tiny_update; an epoch loop
+ * for every variant would multiply the code by four).
  * Every lane runs every epoch; a lane that is frozen (status != 0 when the
  * call starts, or stopped during it) computes on, but its state in memory is
  * the one it had when it froze: lanes never mix, so the others are
@@ -385,28 +470,13 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
     fn_lanes_steps_init(&k, rule);
     const int Q = FN_TINY_Q;
     const fn_tv zero = FN_TSPLAT(0.0), scale = FN_TSPLAT(ep_.sse_scale);
-    const unsigned full = (1u << FN_TL) - 1;
     /* Each epoch's errors (times sse_scale) wait here, whole vectors, for their
      * scattered places in sse_out: lane k's is row k. */
     double sbuf[FN_TINY_Q * FN_TINY_CHUNK * FN_TL];
     ptrdiff_t off[FN_TINY_Q];
-    unsigned live[FN_TINY_Q], any = 0;     /* lanes that train (status 0) */
+    unsigned live[FN_TINY_Q];               /* lanes that train (status 0) */
     FN_TINY_NAME(fn_tiny_group) gr[FN_TINY_Q];
-    FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
-        off[q] = grps[q] * TNW * FN_TL;
-        live[q] = 0;
-        for (int l = 0; l < FN_TL; l++)
-            live[q] |= (unsigned)(st.status[grps[q] * FN_TL + l] == 0) << l;
-        any |= live[q];
-        FN_TINY_UNROLL for (int c = 0; c < TNW; c++) {
-            gr[q].W[c] = FN_TLOAD(st.w + off[q] + c * FN_TL);
-            gr[q].G[c] = FN_TLOAD(st.g + off[q] + c * FN_TL);
-            gr[q].GP[c] = FN_TLOAD(st.g_prev + off[q] + c * FN_TL);
-            gr[q].S[c] = FN_TLOAD(st.step + off[q] + c * FN_TL);
-            gr[q].DW[c] = FN_TLOAD(st.dw_prev + off[q] + c * FN_TL);
-        }
-        gr[q].last = FN_TLOAD(st.last_error + grps[q] * FN_TL);
-    }
+    unsigned any = FN_TINY_NAME(fn_tiny_load)(gr, grps, &st, off, live);
     ptrdiff_t ep = 0, ep0 = 0;
     double top = -INFINITY;                 /* the largest error written (*sse_max) */
     for (; ep < ep_.n_epochs && any; ep++) {
@@ -415,39 +485,18 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
             FN_TSTORE(sbuf + (q * FN_TINY_CHUNK + ep - ep0) * FN_TL, gr[q].sse * scale);
             /* Lanes whose error is not finite stop here, un-updated. */
             const unsigned bad = ~FN_TK(BITS)(FN_TK(EQ)(gr[q].sse - gr[q].sse, zero)) & live[q];
-            if (__builtin_expect(bad != 0, 0)) {
-                FN_TINY_NAME(fn_tiny_save)(&gr[q], bad, grps[q], &st, snap);
-                for (int l = 0; l < FN_TL; l++)
-                    if (bad >> l & 1) st.status[grps[q] * FN_TL + l] = ep + 1;
-                live[q] &= ~bad;
-            }
+            if (__builtin_expect(bad != 0, 0))
+                FN_TINY_NAME(fn_tiny_freeze)(&gr[q], bad, grps[q], &st, snap, ep + 1, &live[q]);
         }
-#define FN_TINY_UPDATE(VV)                                                              \
-        FN_TINY_UNROLL for (int q = 0; q < Q; q++) {                                    \
-            const FN_TK(T) rose = FN_TK(GT)(gr[q].sse, gr[q].last);                     \
-            FN_TINY_UNROLL for (int c = 0; c < TNW; c++)                                \
-                FN_TINY_RPROP(VV, &gr[q].W[c], &gr[q].G[c], &gr[q].GP[c], &gr[q].S[c],  \
-                              &gr[q].DW[c], &rose, &k);                                 \
-        }
-        switch (V) {
-        case FN_RPROP_PLUS: FN_TINY_UPDATE(FN_RPROP_PLUS); break;
-        case FN_RPROP_MINUS: FN_TINY_UPDATE(FN_RPROP_MINUS); break;
-        case FN_IRPROP_MINUS: FN_TINY_UPDATE(FN_IRPROP_MINUS); break;
-        default: FN_TINY_UPDATE(FN_IRPROP_PLUS); break;
-        }
-#undef FN_TINY_UPDATE
-        FN_TINY_UNROLL for (int q = 0; q < Q; q++) gr[q].last = gr[q].sse;
+        FN_TINY_NAME(fn_tiny_update)(V, gr, &k);
         if (ep_.check_every > 0 && (ep + 1) % ep_.check_every == 0) {
             FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
                 if (!live[q]) continue;
                 const unsigned done = live[q] & FN_TINY_NAME(fn_tiny_check)(
                     HA, OA, &gr[q], n, XB, T, ep_.r_c, ep_.analog);
-                if (done) {
-                    FN_TINY_NAME(fn_tiny_save)(&gr[q], done, grps[q], &st, snap);
-                    for (int l = 0; l < FN_TL; l++)
-                        if (done >> l & 1) st.status[grps[q] * FN_TL + l] = -(ep + 1);
-                    live[q] &= ~done;
-                }
+                if (done)
+                    FN_TINY_NAME(fn_tiny_freeze)(&gr[q], done, grps[q], &st, snap, -(ep + 1),
+                                                 &live[q]);
             }
         }
         any = 0;
@@ -459,20 +508,7 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
     }
     fn_tiny_flush(sbuf, ep0, ep, grps, ep_.sse_out, ep_.ld, &top);
     if (top > *ep_.sse_max) *ep_.sse_max = top;
-    FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
-        if (live[q] == full) {
-            FN_TINY_UNROLL for (int c = 0; c < TNW; c++) {
-                FN_TSTORE(st.w + off[q] + c * FN_TL, gr[q].W[c]);
-                FN_TSTORE(st.g + off[q] + c * FN_TL, gr[q].G[c]);
-                FN_TSTORE(st.g_prev + off[q] + c * FN_TL, gr[q].GP[c]);
-                FN_TSTORE(st.step + off[q] + c * FN_TL, gr[q].S[c]);
-                FN_TSTORE(st.dw_prev + off[q] + c * FN_TL, gr[q].DW[c]);
-            }
-            FN_TSTORE(st.last_error + grps[q] * FN_TL, gr[q].last);
-        } else if (live[q]) {
-            FN_TINY_NAME(fn_tiny_save)(&gr[q], live[q], grps[q], &st, snap);
-        }
-    }
+    FN_TINY_NAME(fn_tiny_store)(gr, grps, &st, off, live, snap);
 }
 
 /* Lanes `lanes` (bits) of group g take the queue's next trials (fn_trials_take's
@@ -541,6 +577,92 @@ FN_TINY_NAME(fn_tiny_finish)(const FN_TINY_NAME(fn_tiny_group) *g,
     }
 }
 
+/* After an epoch of group g (record r, lanes live, trials trial): the lanes
+ * that end (Hamey's check passed in ok, the epoch limit, a non-finite error)
+ * leave into the queue (their bits returned and out of *live); the records of
+ * the others take the epoch's error (sc: times sse_scale; into the history
+ * and *top_all), t advances; *below: the lanes ErrorBelow stops after the update. */
+FN_TINY_TARGET FN_INLINE unsigned
+FN_TINY_NAME(fn_tiny_queue_epoch)(FN_TINY_NAME(fn_tiny_group) *g, FN_TINY_NAME(fn_tiny_record) *r,
+                                  FN_TK(T) ok, unsigned *live, const ptrdiff_t *trial,
+                                  const fn_trials_epochs *e, fn_trials_queue *qu, double *snap,
+                                  double *top_all, unsigned *below)
+{
+    const fn_tv zero = FN_TSPLAT(0.0), one = FN_TSPLAT(1.0), scale = FN_TSPLAT(e->sse_scale);
+    const fn_tv t_max = FN_TSPLAT((double)e->t_max), below_v = FN_TSPLAT(qu->below);
+    const unsigned full = (1u << FN_TL) - 1;
+    const fn_tv sc = g->sse * scale, tq = r->t;
+    const unsigned right = e->check_every > 0 ? FN_TK(BITS)(ok) & FN_GM_BITS(tq >= one) : 0;
+    const unsigned ends = FN_GM_BITS(tq >= t_max);
+    const unsigned bad = ~FN_GM_BITS(g->sse - g->sse == zero);
+    const unsigned stopped = *live & (right | ends | bad);
+    if (__builtin_expect(stopped != 0, 0)) {
+        int64_t why[FN_TL];
+        double tl[FN_TL];
+        FN_TSTORE(tl, tq);
+        for (int l = 0; l < FN_TL; l++)
+            why[l] = fn_trials_why((ptrdiff_t)tl[l], right >> l & 1, 0, !(bad >> l & 1), e);
+        FN_TINY_NAME(fn_tiny_finish)(g, r, stopped, trial, why, qu, snap);
+        *live &= ~stopped;
+    }
+    /* the records of the lanes that train on (the others are refilled or idle) */
+    const fn_tm up = sc > r->top;
+    r->top_ep = FN_TSEL(up, tq + one, r->top_ep);
+    r->top = FN_TSEL(up, sc, r->top);
+    r->low = FN_TSEL(sc < r->low, sc, r->low);
+    r->first = FN_TSEL(tq == zero, sc, r->first);
+    double v[FN_TL], tl[FN_TL];
+    FN_TSTORE(v, sc);
+    if (qu->history != NULL || *live != full) {
+        FN_TSTORE(tl, tq);
+        for (int l = 0; l < FN_TL; l++) {
+            if (!(*live >> l & 1)) continue;
+            if (qu->history != NULL) qu->history[trial[l] * qu->ld + (ptrdiff_t)tl[l]] = v[l];
+            if (v[l] > *top_all) *top_all = v[l];
+        }
+    } else {
+        for (int l = 0; l < FN_TL; l++) if (v[l] > *top_all) *top_all = v[l];
+    }
+    r->t = tq + one;
+    /* (ErrorBelow every epoch: the lanes below stop after the update) */
+    *below = qu->below_every == 1 ? *live & FN_GM_BITS(sc < below_v) : 0;
+    return stopped;
+}
+
+/* After the update: the lanes `below` of group g leave (ErrorBelow), and every
+ * lane that left takes the queue's next trial (its record anew); returns the
+ * lanes that train. */
+FN_TINY_TARGET FN_INLINE unsigned
+FN_TINY_NAME(fn_tiny_queue_refill)(FN_TINY_NAME(fn_tiny_group) *g, FN_TINY_NAME(fn_tiny_record) *r,
+                                   unsigned live, unsigned stopped, unsigned below,
+                                   ptrdiff_t *trial, fn_trials_queue *qu, double *snap)
+{
+    const fn_tv zero = FN_TSPLAT(0.0), inf = FN_TSPLAT(INFINITY), nan = FN_TSPLAT(NAN);
+    if (__builtin_expect(below != 0, 0)) {
+        int64_t why[FN_TL];
+        double tl[FN_TL];
+        FN_TSTORE(tl, r->t);
+        for (int l = 0; l < FN_TL; l++) why[l] = -(int64_t)tl[l];
+        FN_TINY_NAME(fn_tiny_finish)(g, r, below, trial, why, qu, snap);
+        live &= ~below;
+        stopped |= below;
+    }
+    if (__builtin_expect(stopped != 0, 0)) {
+        const unsigned took = FN_TINY_NAME(fn_tiny_take)(g, stopped, trial, qu, snap);
+        int64_t bits[FN_TL];
+        for (int l = 0; l < FN_TL; l++) bits[l] = -(int64_t)(took >> l & 1);
+        fn_tm m;
+        memcpy(&m, bits, sizeof m);
+        r->t = FN_TSEL(m, zero, r->t);
+        r->first = FN_TSEL(m, nan, r->first);
+        r->top = FN_TSEL(m, -inf, r->top);
+        r->top_ep = FN_TSEL(m, zero, r->top_ep);
+        r->low = FN_TSEL(m, inf, r->low);
+        live |= took;
+    }
+    return live;
+}
+
 /* The trials of the queue qu in the lanes of FN_TINY_Q groups, each lane
  * taking trial after trial (fn_trials_queue in _trials.h); Hamey's check on
  * every epoch's forward pass (run->check_every 1) or ErrorBelow every epoch
@@ -556,9 +678,7 @@ FN_TINY_NAME(fn_tiny_queue_run)(const int HA, const int OA, const int V, ptrdiff
     fn_lanes_steps_init(&k, rule);
     const int Q = FN_TINY_Q;
     const fn_trials_epochs e = *run;
-    const fn_tv zero = FN_TSPLAT(0.0), one = FN_TSPLAT(1.0), scale = FN_TSPLAT(e.sse_scale);
-    const fn_tv t_max = FN_TSPLAT((double)e.t_max);
-    const fn_tv inf = FN_TSPLAT(INFINITY), nan = FN_TSPLAT(NAN), below_v = FN_TSPLAT(qu->below);
+    const fn_tv zero = FN_TSPLAT(0.0), inf = FN_TSPLAT(INFINITY), nan = FN_TSPLAT(NAN);
     const unsigned full = (1u << FN_TL) - 1;
     FN_TINY_NAME(fn_tiny_group) gr[FN_TINY_Q];
     FN_TINY_NAME(fn_tiny_record) rec[FN_TINY_Q];
@@ -577,85 +697,15 @@ FN_TINY_NAME(fn_tiny_queue_run)(const int HA, const int OA, const int V, ptrdiff
         FN_TK(T) ok[FN_TINY_Q];
         FN_TINY_NAME(fn_tiny_epoch)(HA, OA, 1, gr, ok, n, XB, T, e.r_c, e.analog);
         unsigned stopped[FN_TINY_Q], below[FN_TINY_Q];
-        FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
-            const fn_tv sc = gr[q].sse * scale, tq = rec[q].t;
-            const unsigned right = e.check_every > 0 ? FN_TK(BITS)(ok[q]) & FN_GM_BITS(tq >= one) : 0;
-            const unsigned ends = FN_GM_BITS(tq >= t_max);
-            const unsigned bad = ~FN_GM_BITS(gr[q].sse - gr[q].sse == zero);
-            stopped[q] = live[q] & (right | ends | bad);
-            if (__builtin_expect(stopped[q] != 0, 0)) {
-                int64_t why[FN_TL];
-                double tl[FN_TL];
-                FN_TSTORE(tl, tq);
-                for (int l = 0; l < FN_TL; l++)
-                    why[l] = fn_trials_why((ptrdiff_t)tl[l], right >> l & 1, 0, !(bad >> l & 1), &e);
-                FN_TINY_NAME(fn_tiny_finish)(&gr[q], &rec[q], stopped[q], trial[q], why, qu, snap);
-                live[q] &= ~stopped[q];
-            }
-            /* the records of the lanes that train on (the others are refilled or idle) */
-            const fn_tm up = sc > rec[q].top;
-            rec[q].top_ep = FN_TSEL(up, tq + one, rec[q].top_ep);
-            rec[q].top = FN_TSEL(up, sc, rec[q].top);
-            rec[q].low = FN_TSEL(sc < rec[q].low, sc, rec[q].low);
-            rec[q].first = FN_TSEL(tq == zero, sc, rec[q].first);
-            if (qu->history != NULL || live[q] != full) {
-                double v[FN_TL], tl[FN_TL];
-                FN_TSTORE(v, sc);
-                FN_TSTORE(tl, tq);
-                for (int l = 0; l < FN_TL; l++) {
-                    if (!(live[q] >> l & 1)) continue;
-                    if (qu->history != NULL) qu->history[trial[q][l] * qu->ld + (ptrdiff_t)tl[l]] = v[l];
-                    if (v[l] > top_all) top_all = v[l];
-                }
-            } else {
-                double v[FN_TL];
-                FN_TSTORE(v, sc);
-                for (int l = 0; l < FN_TL; l++) if (v[l] > top_all) top_all = v[l];
-            }
-            rec[q].t = tq + one;
-            /* (ErrorBelow every epoch: the lanes below stop after the update) */
-            below[q] = qu->below_every == 1 ? live[q] & FN_GM_BITS(sc < below_v) : 0;
-        }
-#define FN_TINY_QUPDATE(VV)                                                             \
-        FN_TINY_UNROLL for (int q = 0; q < Q; q++) {                                    \
-            const FN_TK(T) rose = FN_TK(GT)(gr[q].sse, gr[q].last);                     \
-            FN_TINY_UNROLL for (int c = 0; c < TNW; c++)                                \
-                FN_TINY_RPROP(VV, &gr[q].W[c], &gr[q].G[c], &gr[q].GP[c], &gr[q].S[c],  \
-                              &gr[q].DW[c], &rose, &k);                                 \
-            gr[q].last = gr[q].sse;                                                     \
-        }
-        switch (V) {
-        case FN_RPROP_PLUS: FN_TINY_QUPDATE(FN_RPROP_PLUS); break;
-        case FN_RPROP_MINUS: FN_TINY_QUPDATE(FN_RPROP_MINUS); break;
-        case FN_IRPROP_MINUS: FN_TINY_QUPDATE(FN_IRPROP_MINUS); break;
-        default: FN_TINY_QUPDATE(FN_IRPROP_PLUS); break;
-        }
-#undef FN_TINY_QUPDATE
+        FN_TINY_UNROLL for (int q = 0; q < Q; q++)
+            stopped[q] = FN_TINY_NAME(fn_tiny_queue_epoch)(&gr[q], &rec[q], ok[q], &live[q],
+                                                           trial[q], &e, qu, snap, &top_all,
+                                                           &below[q]);
+        FN_TINY_NAME(fn_tiny_update)(V, gr, &k);
         any = 0;
         FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
-            if (__builtin_expect(below[q] != 0, 0)) {
-                int64_t why[FN_TL];
-                double tl[FN_TL];
-                FN_TSTORE(tl, rec[q].t);
-                for (int l = 0; l < FN_TL; l++) why[l] = -(int64_t)tl[l];
-                FN_TINY_NAME(fn_tiny_finish)(&gr[q], &rec[q], below[q], trial[q], why, qu, snap);
-                live[q] &= ~below[q];
-                stopped[q] |= below[q];
-            }
-            if (__builtin_expect(stopped[q] != 0, 0)) {
-                const unsigned took = FN_TINY_NAME(fn_tiny_take)(&gr[q], stopped[q], trial[q], qu,
-                                                                 snap);
-                int64_t bits[FN_TL];
-                for (int l = 0; l < FN_TL; l++) bits[l] = -(int64_t)(took >> l & 1);
-                fn_tm m;
-                memcpy(&m, bits, sizeof m);
-                rec[q].t = FN_TSEL(m, zero, rec[q].t);
-                rec[q].first = FN_TSEL(m, nan, rec[q].first);
-                rec[q].top = FN_TSEL(m, -inf, rec[q].top);
-                rec[q].top_ep = FN_TSEL(m, zero, rec[q].top_ep);
-                rec[q].low = FN_TSEL(m, inf, rec[q].low);
-                live[q] |= took;
-            }
+            live[q] = FN_TINY_NAME(fn_tiny_queue_refill)(&gr[q], &rec[q], live[q], stopped[q],
+                                                         below[q], trial[q], qu, snap);
             any |= live[q];
         }
     }
