@@ -99,6 +99,28 @@ fn_trials_online_weight(const int BLEND, const int TRACK, double *pw, double *pd
     if (TRACK) *far |= ~(FN_TABS(w) < *lim);
 }
 
+/* The lanes `far` of a group (of those `active`) whose weights reached w_limit
+ * within online epoch ep go back to where it started (w_start, dw_start) and
+ * stop there (status FN_STATUS_BEYOND + ep; their order stays in `orders`). */
+static inline void
+fn_trials_online_revert(ptrdiff_t n_w, double *wg, double *dwp, const double *w_start,
+                        const double *dw_start, ptrdiff_t ep, fn_tm *far, fn_tm *active,
+                        fn_tm *lane_status)
+{
+    *far &= *active;
+    int moved = 0;
+    for (int k = 0; k < FN_TL; k++) moved |= (*far)[k] != 0;
+    if (!moved) return;
+    const fn_tm f = *far;
+    for (ptrdiff_t c = 0; c < n_w; c++) {
+        double *pw = wg + c * FN_TL, *pdw = dwp + c * FN_TL;
+        FN_TSTORE(pw, FN_TSEL(f, FN_TLOAD(w_start + c * FN_TL), FN_TLOAD(pw)));
+        FN_TSTORE(pdw, FN_TSEL(f, FN_TLOAD(dw_start + c * FN_TL), FN_TLOAD(pdw)));
+    }
+    *lane_status = (f & ((fn_tm){0} + (FN_STATUS_BEYOND + ep))) | (~f & *lane_status);
+    *active &= ~f;
+}
+
 /* The values of a rule that change from epoch to epoch: backprop's rate and
  * Adam's bias corrections c1 = 1 - beta1^t, c2 = 1 - beta2^t (update t), one
  * per lane (a lane's trial may have started later than the others'). */

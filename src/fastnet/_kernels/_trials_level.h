@@ -421,6 +421,50 @@ FN_LV(fn_trials_online_step)(const int BLEND, const int TRACK, const ptrdiff_t *
     *far = f;
 }
 
+/* Example p of an online epoch in every lane of a group (weights wg, changes
+ * dwp; lane k's example ord[k * n + p]): its forward pass, error (into *sse,
+ * before its update), backward pass and update (fn_trials_online_step; all:
+ * every lane active, track: w_limit watched into *far). A, D, E: a row each of
+ * activations, f'(net) (then dE/dnet) and dE/da. */
+FN_INLINE void
+FN_LV(fn_trials_online_example)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
+                                ptrdiff_t n_units, ptrdiff_t n, const double *X, const double *T,
+                                ptrdiff_t n_out, double *wg, double *dwp, const int64_t *ord,
+                                ptrdiff_t p, const fn_tm *active, int all, int track, double rate,
+                                double momentum, double w_limit, fn_tv *A, fn_tv *D, fn_tv *E,
+                                fn_tv *sse, fn_tm *far)
+{
+    const fn_tv zero = FN_TSPLAT(0.0);
+    const ptrdiff_t out0 = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START];
+    int64_t rows[FN_TL];
+    for (int k = 0; k < FN_TL; k++) rows[k] = (*active)[k] ? ord[k * n + p] : 0;
+    FN_LV(fn_trials_forward_block)(layers, n_layers, n_in, wg, X, 0, rows, A, D, 1, n_units);
+    /* the example's error, before its update, and dE/dy = 2 (y - t) */
+    fn_tv err = zero;
+    for (ptrdiff_t k = 0; k < n_out; k++) {
+        fn_tvr tv;
+        for (int q = 0; q < FN_TL; q++) tv[q] = T[rows[q] * n_out + k];
+        const fn_tv res = A[out0 + k] - tv;
+        err += res * res;
+        D[out0 + k] *= 2.0 * res;   /* dE/dnet = f'(net) dE/dy */
+    }
+    *sse += err;
+    for (ptrdiff_t u = n_in; u < out0; u++) E[u] = zero;
+    fn_trials_backward_rows(FN_LV_TILE, layers, n_layers, n_in, wg, D, E, 1, n_units);
+    if (all && !track)
+        FN_LV(fn_trials_online_step)(0, 0, layers, n_layers, wg, dwp, A, D, rate, momentum,
+                                     active, w_limit, far);
+    else if (all)
+        FN_LV(fn_trials_online_step)(0, 1, layers, n_layers, wg, dwp, A, D, rate, momentum,
+                                     active, w_limit, far);
+    else if (!track)
+        FN_LV(fn_trials_online_step)(1, 0, layers, n_layers, wg, dwp, A, D, rate, momentum,
+                                     active, w_limit, far);
+    else
+        FN_LV(fn_trials_online_step)(1, 1, layers, n_layers, wg, dwp, A, D, rate, momentum,
+                                     active, w_limit, far);
+}
+
 /* Run run->n_epochs epochs of online backpropagation (an update per example,
  * each lane in its own order: Backprop(mode="online")) for every group; see
  * fn_trials_online in _trials.h for the arguments and the lane status. work:
@@ -436,7 +480,6 @@ FN_LV(fn_trials_online)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
     const fn_trials_epochs e = *run;
     const double rate0 = rule->p[0], momentum = rule->p[1];
     const int decay = (int)rule->p[2];
-    const ptrdiff_t out0 = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START];
     /* work: one row each of activations, f'(net) (then dE/dnet) and dE/da; the
      * weights and changes of the group when its epoch started. */
     fn_tv *A = (fn_tv *)work;
@@ -483,58 +526,18 @@ FN_LV(fn_trials_online)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
             fn_tv sse = zero;
             fn_tm far = none;
             for (ptrdiff_t p = 0; p < n; p++) {
-                int64_t rows[FN_TL];
-                for (int k = 0; k < FN_TL; k++) rows[k] = active[k] ? ord[k * n + p] : 0;
-                FN_LV(fn_trials_forward_block)(layers, n_layers, n_in, wg, X, 0, rows, A, D, 1,
-                                               n_units);
-                /* the example's error, before its update, and dE/dy = 2 (y - t) */
-                fn_tv err = zero;
-                for (ptrdiff_t k = 0; k < n_out; k++) {
-                    fn_tvr tv;
-                    for (int q = 0; q < FN_TL; q++) tv[q] = T[rows[q] * n_out + k];
-                    const fn_tv res = A[out0 + k] - tv;
-                    err += res * res;
-                    D[out0 + k] *= 2.0 * res;   /* dE/dnet = f'(net) dE/dy */
-                }
-                sse += err;
-                for (ptrdiff_t u = n_in; u < out0; u++) E[u] = zero;
-                fn_trials_backward_rows(FN_LV_TILE, layers, n_layers, n_in, wg, D, E, 1, n_units);
                 const ptrdiff_t upd = t * n + p;
                 const double rate = decay != 2 ? rate_epoch
                     : U > 1 ? rate0 * ((double)(U - 1 - upd) / (double)(U - 1)) : rate0;
-                if (all && !track)
-                    FN_LV(fn_trials_online_step)(0, 0, layers, n_layers, wg, dwp, A, D, rate,
-                                                 momentum, &active, e.w_limit, &far);
-                else if (all)
-                    FN_LV(fn_trials_online_step)(0, 1, layers, n_layers, wg, dwp, A, D, rate,
-                                                 momentum, &active, e.w_limit, &far);
-                else if (!track)
-                    FN_LV(fn_trials_online_step)(1, 0, layers, n_layers, wg, dwp, A, D, rate,
-                                                 momentum, &active, e.w_limit, &far);
-                else
-                    FN_LV(fn_trials_online_step)(1, 1, layers, n_layers, wg, dwp, A, D, rate,
-                                                 momentum, &active, e.w_limit, &far);
+                FN_LV(fn_trials_online_example)(layers, n_layers, n_in, n_units, n, X, T, n_out,
+                                                wg, dwp, ord, p, &active, all, track, rate,
+                                                momentum, e.w_limit, A, D, E, &sse, &far);
             }
             const double top_ep = fn_trials_sse_out(&e, grp, ep, &sse);
             if (top_ep > top) top = top_ep;
-            if (track) {
-                /* Lanes whose weights reached w_limit within the epoch go back to
-                 * where it started and stop there (their order stays in `orders`). */
-                far &= active;
-                int moved = 0;
-                for (int k = 0; k < FN_TL; k++) moved |= far[k] != 0;
-                if (moved) {
-                    for (ptrdiff_t c = 0; c < n_w; c++) {
-                        double *pw = wg + c * FN_TL, *pdw = dwp + c * FN_TL;
-                        FN_TSTORE(pw, FN_TSEL(far, FN_TLOAD(w_start + c * FN_TL), FN_TLOAD(pw)));
-                        FN_TSTORE(pdw, FN_TSEL(far, FN_TLOAD(dw_start + c * FN_TL),
-                                               FN_TLOAD(pdw)));
-                    }
-                    lane_status = (far & ((fn_tm){0} + (FN_STATUS_BEYOND + ep)))
-                                  | (~far & lane_status);
-                    active &= ~far;
-                }
-            }
+            if (track)
+                fn_trials_online_revert(n_w, wg, dwp, w_start, dw_start, ep, &far, &active,
+                                        &lane_status);
             /* Lanes whose epoch error is not finite stop after it. */
             const fn_tm bad = active & ~((sse == sse) & (sse - sse == 0.0));
             lane_status = (bad & ((fn_tm){0} + (ep + 1))) | (~bad & lane_status);
