@@ -558,23 +558,26 @@ def test_lane_check_equals_threshold_correct():
 
 
 def test_kernel_constants_are_written_once():
-    # _constants.h holds the layer-table columns, activation codes and RPROP
-    # variants; the .pxd files declare them from it (cdef extern), the lanes'
-    # headers include it; nobody keeps a copy.
+    # _constants.h holds the layer-table columns and activation codes, the rules'
+    # table (_rules.h) the rules' codes; the .pxd files declare them from there
+    # (cdef extern), the lanes' headers include them; nobody keeps a copy.
     import re
     with open(os.path.join(KERNELS_DIR, "_constants.h")) as f:
         values = {m[0]: int(m[1]) for m in re.findall(r"\b(FN_[A-Z_0-9]+) = (\d+)", f.read())}
     acts = {k[len("FN_ACT_"):].lower(): v for k, v in values.items() if k.startswith("FN_ACT_")}
     assert acts == ACTIVATIONS
-    variants = {"FN_RPROP_PLUS": "rprop+", "FN_RPROP_MINUS": "rprop-",
-                "FN_IRPROP_MINUS": "irprop-", "FN_IRPROP_PLUS": "irprop+"}
-    assert {variants[k]: values[k] for k in variants} == VARIANTS
+    from fastnet._kernels._rules import NAMES, RULES
+    from fastnet.training._algorithms import VARIANT_RULES
+    assert {v: NAMES[VARIANTS[v]] for v in VARIANTS} == VARIANT_RULES
+    assert [RULES[name].code for name in NAMES] == list(range(len(NAMES)))
     assert values["FN_L_NCOLS"] == MLP(3, (2,), 1).layer_table.shape[1]
     for name in sorted(os.listdir(KERNELS_DIR)):
         if name.endswith((".h", ".pxd", ".pyx")) and name != "_constants.h":
             with open(os.path.join(KERNELS_DIR, name)) as f:
                 text = f.read()
-            assert not re.search(r"enum\s*\{[^}]*(START|PROBEN1|RPROP_PLUS)", text), name
+            # (the rules' codes are their table's, in _rules.h alone)
+            names = "START|PROBEN1" if name == "_rules.h" else "START|PROBEN1|RPROP_PLUS"
+            assert not re.search(r"enum\s*\{[^}]*(" + names + ")", text), name
             assert not re.search(r"^\s*(L_START|ACT_PROBEN1|RPROP_PLUS)\s*=", text, re.M), name
 
 

@@ -19,12 +19,15 @@ from numpy.testing import assert_allclose
 import _reference as ref
 from fastnet import MLP, NoConvergenceWarning, train, train_many
 from fastnet._kernels import _per_weight, _trials
+from fastnet._kernels import _rules
+from fastnet._kernels._rules import Rule
 from fastnet.algorithms import Adam, Backprop, Quickprop, spec_of
 from fastnet.stopping import GL, Correct
 # (the lanes backend, patched to show where a check runs: no public face)
 from fastnet.training import _lanes
 
 L = _trials.LANES
+NONE = np.zeros(0)          # (an array the rule does not keep)
 EPOCHS = 60
 
 
@@ -75,11 +78,12 @@ def test_quickprop_lanes_step_is_the_scalar_rule():
     d_prev[:3] = -(g[:3] + 1e-4 * w[:3])           # d' = d: no parabola, its term 0
     s_prev[3:6] = 0.02                             # within the threshold: plain step
     W, D, S = w.copy(), d_prev.copy(), s_prev.copy()
-    _trials.lanes_rule_step((_trials.RULE_QUICKPROP,) + params, W, g, D, np.zeros_like(w), S,
-                            np.zeros(L, np.int64))
+    rule = Rule("quickprop", **dict(zip(("epsilon", "mu", "decay", "threshold", "momentum"),
+                                        params)))
+    _trials.lanes_rule_step(rule, W, g, D, np.zeros_like(w), S, np.zeros(L, np.int64))
     for k in range(L):
         wk, sk, dk = w[:, k].copy(), s_prev[:, k].copy(), d_prev[:, k].copy()
-        _per_weight.quickprop_step(params, wk, g[:, k].copy(), sk, dk)
+        _per_weight.rule_step(rule, wk, g[:, k].copy(), dk, sk, NONE, np.zeros(1, np.intp))
         assert_allclose(W[:, k], wk, rtol=1e-15, atol=1e-300)
         assert_allclose(S[:, k], sk, rtol=1e-15, atol=1e-300)
         assert np.array_equal(D[:, k], dk)
@@ -91,12 +95,12 @@ def test_adam_lanes_step_is_the_scalar_rule(t):
     w, g, m, _, v = _blocks(1)
     v = np.abs(v)
     W, M, V = w.copy(), m.copy(), v.copy()
-    _trials.lanes_rule_step((_trials.RULE_ADAM,) + params, W, g, M, np.zeros_like(w), V,
-                            np.zeros(L, np.int64), t=t)
+    rule = Rule("adam", **dict(zip(("learning_rate", "beta1", "beta2", "epsilon"), params)))
+    _trials.lanes_rule_step(rule, W, g, M, np.zeros_like(w), V, np.zeros(L, np.int64), t=t)
     for k in range(L):
         wk, mk, vk = w[:, k].copy(), m[:, k].copy(), v[:, k].copy()
         tk = np.array([t], np.intp)
-        _per_weight.adam_step(params, wk, g[:, k].copy(), mk, vk, tk)
+        _per_weight.rule_step(rule, wk, g[:, k].copy(), mk, vk, NONE, tk)
         # (to rounding: the lanes may fuse beta m + (1 - beta) g into multiply-adds)
         assert_allclose(W[:, k], wk, rtol=1e-13)
         assert_allclose(M[:, k], mk, rtol=1e-13, atol=1e-300)
@@ -108,28 +112,31 @@ def test_backprop_lanes_step_is_momentum_descent(decay):
     lr, momentum, t, T = 0.05, 0.7, 9, 40
     w, g, _, dw, _ = _blocks(2)
     W, DW = w.copy(), dw.copy()
-    _trials.lanes_rule_step((_trials.RULE_BACKPROP, lr, momentum, float(decay)), W, g,
-                            np.zeros_like(w), DW, np.zeros_like(w), np.zeros(L, np.int64),
-                            t=t, t_max=T)
+    rule = Rule("backprop", learning_rate=lr, momentum=momentum, decay=float(decay))
+    _trials.lanes_rule_step(rule, W, g, np.zeros_like(w), DW, np.zeros_like(w),
+                            np.zeros(L, np.int64), t=t, t_max=T)
     rate = lr * (1.0 - t / T) if decay else lr
     step = -rate * g + momentum * dw
     assert_allclose(DW, step, rtol=1e-15, atol=1e-300)
     assert_allclose(W, w + step, rtol=1e-15, atol=1e-300)
 
 
-def test_kernel_refuses_bad_rules():
+def test_kernel_records_are_made_by_name():
+    # A rule crosses into the kernels as its named record: exactly its fields.
     w = np.zeros((2, L))
-    z = np.zeros(L, np.int64)
-    with pytest.raises(ValueError, match="unknown lanes rule"):
-        _trials.lanes_rule_step((9, 0.1), w, w, w.copy(), w.copy(), w.copy(), z)
-    with pytest.raises(ValueError, match="Adam parameters out of range"):
-        _trials.lanes_rule_step((_trials.RULE_ADAM, 0.1, 1.0, 0.9, 1e-8), w, w, w.copy(),
-                                w.copy(), w.copy(), z)
-    with pytest.raises(ValueError, match="Quickprop parameters out of range"):
-        _trials.lanes_rule_step((_trials.RULE_QUICKPROP, 0.0, 1.75), w, w, w.copy(), w.copy(),
-                                w.copy(), z)
-    with pytest.raises(ValueError, match=r"a rule is \(code, up to 5 parameters\)"):
-        _trials.lanes_rule_step((), w, w, w.copy(), w.copy(), w.copy(), z)
+    with pytest.raises(ValueError, match="unknown rule"):
+        Rule("sgd", learning_rate=0.1)
+    with pytest.raises(ValueError, match="takes exactly the fields"):
+        Rule("adam", learning_rate=0.1, beta1=0.9, beta2=0.9)
+    with pytest.raises(ValueError, match="takes exactly the fields"):
+        Rule("backprop", learning_rate=0.1, momentum=0.0, decay=0.0, beta1=0.3)
+    with pytest.raises(ValueError, match="must be finite"):
+        Rule("backprop", learning_rate=np.nan, momentum=0.0, decay=0.0)
+    with pytest.raises(TypeError):
+        _trials.lanes_rule_step((4, 0.1), w, w, w.copy(), w.copy(), w.copy(), np.zeros(L, np.int64))
+    rule = Rule("quickprop", epsilon=0.5, mu=1.75, decay=0.0, threshold=0.1, momentum=0.2)
+    assert rule.params == dict(epsilon=0.5, mu=1.75, decay=0.0, threshold=0.1, momentum=0.2)
+    assert rule.states == ("g_prev", "step") and rule.code == _rules.RULES["quickprop"].code
 
 
 # ------------------------------------------------------------ whole trainings

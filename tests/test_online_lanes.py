@@ -12,6 +12,7 @@ from numpy.testing import assert_allclose
 import _reference as ref
 from fastnet import MLP, DivergenceError, NoConvergenceWarning, train_many
 from fastnet._kernels import _trials
+from fastnet._kernels._rules import Rule
 from fastnet.algorithms import Backprop
 from fastnet.stopping import GL
 from fastnet.training import _orders, draw_trials
@@ -199,7 +200,7 @@ def _kernel_case(K=3, n=6, rate=0.05, decay=0.0, status=None):
     bitgens[:K] = _orders.addresses(gens)
     work = np.zeros(max(_trials.online_work_size(net.n_units, C), _trials.work_size(net.n_units)))
     return dict(layers=net.layer_table, n_in=2, X=X, T=T, w=w, dw_prev=np.zeros_like(w),
-                status=st, work=work, rule=(_trials.RULE_BACKPROP, rate, 0.0, decay),
+                status=st, work=work, rule=Rule("backprop", learning_rate=rate, momentum=0.0, decay=decay),
                 sse_out=np.zeros((L, 4)), orders=np.zeros((L, n), np.int64),
                 bitgens=bitgens), gens
 
@@ -236,8 +237,10 @@ def test_kernel_w_limit_stops_before_the_epoch():
 
 
 @pytest.mark.parametrize("change,match", [
-    (dict(rule=(_trials.RULE_ADAM, 0.1, 0.9, 0.99, 1e-8)), "online training needs"),
-    (dict(rule=(_trials.RULE_BACKPROP, 0.1, 0.0, 3.0)), "online training needs"),
+    (dict(rule=Rule("adam", learning_rate=0.1, beta1=0.9, beta2=0.99, epsilon=1e-8)),
+     "online training needs"),
+    (dict(rule=Rule("backprop", learning_rate=0.1, momentum=0.0, decay=3.0)),
+     "online training needs"),
     (dict(orders=np.zeros((8, 5), np.int64)), "orders must be"),
     (dict(bitgens=np.zeros(8, np.uintp)), "a training lane has no generator"),
     (dict(work=np.zeros(10)), "work buffer too small"),

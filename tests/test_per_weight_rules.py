@@ -6,12 +6,15 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 import _reference as ref
 from fastnet import MLP, train
+from fastnet._engine import RuleArgs
 from fastnet._kernels import _per_weight
+from fastnet._kernels._rules import Rule
 from fastnet.algorithms import ALGORITHMS, Adam, Backprop, Quickprop, from_spec, spec_of
 from fastnet.gradients import value_and_grad
 from fastnet.stopping import Correct
 
 EPOCHS = 60
+NONE = np.zeros(0)          # (an array the rule does not keep)
 
 
 def data(n=30, seed=0, n_out=2):
@@ -80,7 +83,9 @@ def test_quickprop_rule_on_the_kernel_gradients(hidden, shortcut, params):
 
 def quickprop_twin(params, w, g, s_prev, d_prev):
     w, s_prev, d_prev = w.copy(), s_prev.copy(), d_prev.copy()
-    _per_weight.quickprop_step(params, w, g, s_prev, d_prev)
+    rule = Rule("quickprop", **dict(zip(("epsilon", "mu", "decay", "threshold", "momentum"),
+                                        params)))
+    _per_weight.rule_step(rule, w, g, d_prev, s_prev, NONE, np.zeros(1, np.intp))
     return w, s_prev, d_prev
 
 
@@ -167,11 +172,12 @@ def test_adam_bias_correction():
     lr, b1, b2, eps = 0.01, 0.9, 0.999, 1e-8
     g = np.array([3.0, -0.25, 1e-3])
     w, m, v, t = np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(1, np.intp)
-    _per_weight.adam_step((lr, b1, b2, eps), w, g, m, v, t)
+    rule = Rule("adam", learning_rate=lr, beta1=b1, beta2=b2, epsilon=eps)
+    _per_weight.rule_step(rule, w, g, m, v, NONE, t)
     assert t[0] == 1
     assert_allclose(w, -lr * g / (np.abs(g) + eps), rtol=1e-12)
     before = w.copy()
-    _per_weight.adam_step((lr, b1, b2, eps), w, g, m, v, t)
+    _per_weight.rule_step(rule, w, g, m, v, NONE, t)
     assert t[0] == 2
     assert_allclose(w - before, -lr * g / (np.abs(g) + eps), rtol=1e-12)
     w_ref, m_ref, v_ref = ref.adam_update(before, g, m * 0 + (1 - b1) * g, v * 0 + (1 - b2) * g * g,
@@ -273,23 +279,29 @@ def test_kernels_refuse_mismatched_buffers():
     ws = Workspace(net, X, T)
     C, sse = net.n_connections, np.zeros(2)
     check = (0, 0.4, -1.0)
-    with pytest.raises(ValueError, match="does not match the network"):
-        ws.epochs(Quickprop.code, (np.zeros(C - 1), np.zeros(C), Quickprop().kernel_params()),
-                  sse, check)
-    with pytest.raises(ValueError, match="does not match the network"):
-        ws.epochs(Adam.code, (np.zeros(C), np.zeros(C + 1), np.zeros(1, np.intp),
-                              Adam().kernel_params(), np.zeros((0, 0), np.intp), 1), sse, check)
+    t, last = np.zeros(1, np.intp), np.array([np.inf])
+    none = np.zeros((0, 0), np.intp)
+
+    def args(algorithm, g_prev, step, order=none, batch=1):
+        return RuleArgs(algorithm.kernel_rule(), g_prev, step, NONE, t, 2, last, order, batch)
+
+    with pytest.raises(ValueError, match="g_prev must hold one value per weight"):
+        ws.epochs(args(Quickprop(), np.zeros(C - 1), np.zeros(C)), sse, check)
+    with pytest.raises(ValueError, match="step must hold one value per weight"):
+        ws.epochs(args(Adam(), np.zeros(C), np.zeros(C + 1)), sse, check)
     bad = np.zeros((2, 30), np.intp)
     bad[1, 3] = 30
     with pytest.raises(ValueError, match="presentation order out of range"):
-        ws.epochs(Adam.code, (np.zeros(C), np.zeros(C), np.zeros(1, np.intp),
-                              Adam().kernel_params(), bad, 4), sse, check)
+        ws.epochs(args(Adam(), np.zeros(C), np.zeros(C), bad, 4), sse, check)
     with pytest.raises(ValueError, match="presentation order has the wrong shape"):
-        ws.epochs(Adam.code, (np.zeros(C), np.zeros(C), np.zeros(1, np.intp),
-                              Adam().kernel_params(), np.zeros((2, 29), np.intp), 4), sse, check)
-    with pytest.raises(ValueError, match="Quickprop parameters out of range"):
-        ws.epochs(Quickprop.code, (np.zeros(C), np.zeros(C), (0.0, 1.75, 0.0, 0.0, 0.0)), sse,
+        ws.epochs(args(Adam(), np.zeros(C), np.zeros(C), np.zeros((2, 29), np.intp), 4), sse,
                   check)
+    with pytest.raises(ValueError, match="t and last_error must have length 1"):
+        ws.epochs(args(Adam(), np.zeros(C), np.zeros(C))._replace(t=np.zeros(2, np.intp)), sse,
+                  check)
+    # (the arrays a rule does not keep are not read: any length)
+    ws.epochs(args(Backprop(), NONE, NONE)._replace(dw_prev=ws.dw_prev), sse[:1], check)
+    sse[:] = 0.0
     assert_array_equal(sse, 0.0)
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from fastnet import MLP, train_many
+from fastnet.algorithms import RPROP
 from fastnet.datasets import make_xor
 from fastnet.exceptions import DivergenceError, NoConvergenceWarning
 from fastnet.stopping import Correct
@@ -226,7 +227,7 @@ def test_trials_queue_refuses_unsafe_buffers():
                     r_c=0.4, history=None)
         args.update(change)
         return _trials.trials_queue(NET.layer_table, 2, X, Y, *args["state"], args["last"], args["work"],
-                                    (0, 1.2, 0.5, 0.0, 50.0), args["w0"], None, args["out"], *args["ints"],
+                                    RPROP("rprop+").kernel_rule(), args["w0"], None, args["out"], *args["ints"],
                                     *args["floats"], args["history"], check_every=1, r_c=args["r_c"],
                                     t_max=50)
 

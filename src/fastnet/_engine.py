@@ -9,16 +9,17 @@ trainers, evaluation and prediction share one execution policy.
 has its own layout in ``fastnet.training._lanes``.)
 """
 import warnings
+from collections import namedtuple
 
 import numpy as np
 
 from fastnet._blas import kernels_blas, single_threaded_blas
-from fastnet._kernels import _backprop, _backward, _forward, _jacobian, _per_weight, _rprop, _trials
+from fastnet._kernels import _backprop, _backward, _forward, _jacobian, _per_weight
 from fastnet._kernels._simd import simd_level
 from fastnet._validation import check_matrix
 
 __all__ = ["DEFAULT_BLAS_MIN", "BLOCK_BYTES", "MIN_BLOCK", "MAX_BLOCK", "ROW_ALIGN",
-           "PREDICT_BLAS_MIN", "NORMAL_BLOCK", "EPOCH_KERNELS", "activations", "block_rows", "Workspace",
+           "PREDICT_BLAS_MIN", "NORMAL_BLOCK", "RuleArgs", "OnlineArgs", "activations", "block_rows", "Workspace",
            "Evaluator",
            "NormalEquations", "predict",
            "sum_squared_error"]
@@ -149,13 +150,14 @@ class Workspace:
         return Evaluator(self.net, None, self.Y, self.blas_min, A=self.A, w=self.w,
                          block=self.check_block)
 
-    def epochs(self, rule, args, sse_out, check):
-        """Epochs of the kernel rule ``rule`` (its code, e.g. ``_trials.RULE_ADAM``),
-        one per entry of ``sse_out`` (the training errors, unscaled), on this
-        workspace's weights; ``args``: the rule's state and parameters in its
-        kernel's order (see `EPOCH_KERNELS`); ``check``: Hamey's success check
-        (every, r_c, analog). Returns the kernel status (``training._status``)."""
-        return EPOCH_KERNELS[rule](self, args, sse_out, *check)
+    def epochs(self, args, sse_out, check):
+        """Epochs of a kernel rule, one per entry of ``sse_out`` (the training errors,
+        unscaled), on this workspace's weights: ``args`` a `RuleArgs` (the epoch loop
+        of every per-weight rule) or `OnlineArgs` (online backpropagation);
+        ``check``: Hamey's success check (every, r_c, analog). Returns the kernel
+        status (``training._status``)."""
+        run = _online_epochs if isinstance(args, OnlineArgs) else _rule_epochs
+        return run(self, args, sse_out, *check)
 
     def gradient(self, w=None, g=None):
         """Summed squared error (the objective) at ``w`` (default: the trained weights
@@ -175,51 +177,38 @@ class Workspace:
                                           self.check_block, self.blas_min)
 
 
-def _rprop_epochs(ws, args, sse_out, every, r_c, analog):
-    # args: (g_prev, step, last_error, params: (variant, eta+, eta-, delta_min, delta_max))
-    g_prev, step, last_error, params = args
-    return _rprop.train_epochs(ws.A, ws.Y, ws.layers, ws.n_in, ws.w, ws.g, g_prev, ws.dw_prev,
-                               step, ws.D, ws.Dl, *params, last_error, sse_out, ws.blas_min,
-                               every, r_c, analog, ws.check_block, *ws.objective)
+#: The single network's epoch loop of a per-weight rule (``_per_weight.train_epochs``):
+#: the rule's record (``_kernels._rules.Rule``), the arrays it keeps (``g_prev``,
+#: ``step``, ``dw_prev``; the others empty), its updates so far ``t`` (advanced) and
+#: horizon ``t_max``, the error of its last update ``last_error`` (irprop+), and a
+#: mini-batch presentation order (``order``, (0, 0): whole-set epochs) with
+#: ``batch`` rows per mini-batch.
+RuleArgs = namedtuple("RuleArgs", "rule g_prev step dw_prev t t_max last_error order batch")
+#: Online backpropagation's epochs (``_backprop.online_epochs``): the rate of each
+#: epoch or, ``per_update``, of each update; momentum; the epochs' orders.
+OnlineArgs = namedtuple("OnlineArgs", "rates momentum order per_update")
+# (whole-set epochs: the loop reads no mini-batch buffers)
+_NO_BATCH = (np.zeros((1, 1)), np.zeros((1, 1)))
 
 
-def _backprop_epochs(ws, args, sse_out, every, r_c, analog):
-    # args: (rates: one per epoch or per online update, momentum, order: the online
-    # presentation order or (0, 0), per_update)
-    rates, momentum, order, per_update = args
-    return _backprop.train_epochs(ws.A, ws.Y, ws.layers, ws.n_in, ws.w, ws.g, ws.dw_prev, ws.D,
-                                  ws.Dl, rates, momentum, order, sse_out, ws.blas_min,
-                                  *ws.objective, every, r_c, analog, ws.check_block, per_update)
+def _rule_epochs(ws, a, sse_out, every, r_c, analog):
+    if a.order.shape[0]:
+        rows = min(a.batch, ws.A.shape[0])
+        if ws.batch is None or ws.batch[0].shape[0] != rows:
+            ws.batch = (np.zeros((rows, ws.A.shape[1])), np.zeros((rows, ws.net.n_out)))
+        B, TB = ws.batch
+    else:
+        B, TB = _NO_BATCH
+    return _per_weight.train_epochs(ws.A, ws.Y, ws.layers, ws.n_in, ws.w, ws.g, a.g_prev, a.step,
+                                    a.dw_prev, ws.D, ws.Dl, a.rule, a.t, a.t_max, a.last_error,
+                                    a.order, B, TB, sse_out, ws.blas_min, every, r_c, analog,
+                                    ws.check_block, *ws.objective)
 
 
-def _quickprop_epochs(ws, args, sse_out, every, r_c, analog):
-    # args: (s_prev, d_prev, params: (epsilon, mu, decay, threshold, momentum))
-    s_prev, d_prev, params = args
-    return _per_weight.quickprop_epochs(ws.A, ws.Y, ws.layers, ws.n_in, ws.w, ws.g, s_prev,
-                                        d_prev, ws.D, ws.Dl, params, sse_out, ws.blas_min,
-                                        every, r_c, analog, ws.check_block, *ws.objective)
-
-
-def _adam_epochs(ws, args, sse_out, every, r_c, analog):
-    # args: (m, v, t, params: (learning_rate, beta1, beta2, epsilon), order: mini-batch
-    # presentation order or (0, 0) for full batch, batch: rows per mini-batch)
-    m, v, t, params, order, batch = args
-    rows = min(batch, ws.A.shape[0])
-    if order.shape[0] and (ws.batch is None or ws.batch[0].shape[0] != rows):
-        ws.batch = (np.zeros((rows, ws.A.shape[1])), np.zeros((rows, ws.net.n_out)))
-    B, TB = ws.batch if order.shape[0] else (ws.A[:1], ws.Y[:1])
-    return _per_weight.adam_epochs(ws.A, ws.Y, ws.layers, ws.n_in, ws.w, ws.g, m, v, t, ws.D,
-                                   ws.Dl, params, order, B, TB, sse_out, ws.blas_min, every, r_c,
-                                   analog, ws.check_block, *ws.objective)
-
-
-#: The single-network epoch kernel of each rule, by the rule's kernel code (the
-#: code the lanes take too: RPROP's variant codes 0-3, RULE_BACKPROP,
-#: RULE_QUICKPROP, RULE_ADAM of ``_kernels/_constants.h``). Each entry passes
-#: the workspace's buffers and the rule's ``args`` in its kernel's order.
-EPOCH_KERNELS = {0: _rprop_epochs, 1: _rprop_epochs, 2: _rprop_epochs, 3: _rprop_epochs,
-                 _trials.RULE_BACKPROP: _backprop_epochs,
-                 _trials.RULE_QUICKPROP: _quickprop_epochs, _trials.RULE_ADAM: _adam_epochs}
+def _online_epochs(ws, a, sse_out, every, r_c, analog):
+    return _backprop.online_epochs(ws.A, ws.Y, ws.layers, ws.n_in, ws.w, ws.g, ws.dw_prev, ws.D,
+                                   ws.Dl, a.rates, a.momentum, a.order, sse_out, ws.blas_min,
+                                   *ws.objective, a.per_update)
 
 
 class Evaluator:

@@ -22,20 +22,23 @@ Subclass :class:`Algorithm` to train with a rule of your own (see the guide
 from __future__ import annotations
 
 from fastnet.training import _specs
-from fastnet.training._algorithms import RPROP, Algorithm, Backprop
-from fastnet.training._batch_rules import (LM_MAX_MEMORY, SCG, LevenbergMarquardt,
-                                           normal_equation_flops)
-from fastnet.training._lbfgs import LBFGS, MAX_MAXCOR
-from fastnet.training._per_weight import Adam, Quickprop
+from fastnet.training._algorithms import Algorithm
+from fastnet.training._batch_rules import LM_MAX_MEMORY, normal_equation_flops
+from fastnet.training._lbfgs import MAX_MAXCOR
+from fastnet.training._registry import Param, parameter_table, rule
 # (the catalogue and the reader of algorithm texts live with the trainers, which
 # take texts; this is their public home)
 from fastnet.training._specs import (  # noqa: F401 (SPACE_FUNCTIONS: read by fastnet.suite)
     ALGORITHMS, MAX_SPEC_LENGTH, SPACE_FUNCTIONS, from_spec, spec_of)
 
-__all__ = ["Algorithm", "RPROP", "Backprop", "Quickprop", "Adam", "SCG", "LevenbergMarquardt",
-           "LBFGS", "LM_MAX_MEMORY", "MAX_MAXCOR", "normal_equation_flops", "ALGORITHMS", "from_spec",
-           "parse_spec", "MAX_SPEC_LENGTH",
-           "spec_of"]
+# Every registered algorithm's class is public here by its own name (RPROP,
+# Backprop, SCG, ...): the registry's entries make the listing.
+_CLASSES = {c.__name__: c for c in (getattr(make, "func", make) for make in ALGORITHMS.values())}
+globals().update(_CLASSES)
+
+__all__ = ["Algorithm", *_CLASSES, "LM_MAX_MEMORY", "MAX_MAXCOR", "normal_equation_flops",
+           "ALGORITHMS", "from_spec", "parse_spec", "MAX_SPEC_LENGTH", "spec_of", "parameter_table",
+           "Param", "rule"]
 
 
 def parse_spec(spec: str, *, space: bool = False) -> tuple[str, dict]:

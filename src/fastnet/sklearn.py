@@ -307,7 +307,7 @@ _PARAMS_DOC = """
     solver : None, str or fastnet.algorithms.Algorithm, default=None
         The training algorithm. None: RPROP with the parameters below. Else a
         name of :mod:`fastnet.algorithms` with optional parameters (``"scg"``,
-        ``"lm"``, ``"quickprop(epsilon=0.01)"``, ``"irprop+(eta_plus=1.1)"``) or an
+        ``"lm"``, ``"adam(learning_rate=0.01)"``, ``"irprop+(eta_plus=1.1)"``) or an
         algorithm object; scikit-learn's ``"lbfgs"``, ``"adam"`` and ``"sgd"`` are
         L-BFGS-B, Adam and (full-batch) backpropagation with momentum. The
         preset's initial weights and stopping rule apply to every solver.

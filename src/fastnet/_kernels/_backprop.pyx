@@ -1,13 +1,12 @@
-"""Plain backpropagation with momentum: batch (per epoch) and online (per example)."""
+"""Online backpropagation with momentum (an update per example) on one network."""
 from libc.math cimport isfinite
 from libc.string cimport memset
 
 from fastnet._kernels._backward cimport (
-    add_weight_decay, backward_rows, check_objective, epoch_objective, output_objective,
+    add_weight_decay, backward_rows, check_objective, output_objective,
 )
 from fastnet._kernels._types cimport L_ACT, LOSS_SSE
 from fastnet._kernels._forward cimport check_buffers, forward_rows
-from fastnet._kernels._rprop cimport network_correct
 
 # The rule is written once, in C, in _rules.h (_rule.h: its one-weight instance).
 cdef extern from "_rule.h" nogil:
@@ -24,105 +23,75 @@ cdef inline void momentum_update(Py_ssize_t n, double* w, const double* g,
         fn_backprop_1(&w[i], &g[i], &dw_prev[i], &rate, momentum)
 
 
-def train_epochs(double[:, ::1] A, const double[:, ::1] T,
-                 const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
-                 double[::1] w, double[::1] g, double[::1] dw_prev,
-                 double[:, ::1] D, double[:, ::1] Dl,
-                 const double[::1] rates, double momentum,
-                 const Py_ssize_t[:, ::1] order, double[::1] sse_out,
-                 Py_ssize_t blas_min, int loss=LOSS_SSE, double decay=0.0,
-                 Py_ssize_t check_every=0, double r_c=0.4, double analog=-1.0,
-                 Py_ssize_t check_block=0, bint rate_per_update=False):
-    """Run len(sse_out) backpropagation epochs in one call.
+def online_epochs(double[:, ::1] A, const double[:, ::1] T,
+                  const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                  double[::1] w, double[::1] g, double[::1] dw_prev,
+                  double[:, ::1] D, double[:, ::1] Dl,
+                  const double[::1] rates, double momentum,
+                  const Py_ssize_t[:, ::1] order, double[::1] sse_out,
+                  Py_ssize_t blas_min, int loss=LOSS_SSE, double decay=0.0,
+                  bint rate_per_update=False):
+    """Run len(sse_out) epochs of online backpropagation in one call: an update
+    per example, in the order of its epoch (the epoch-batched rules run in
+    _per_weight.train_epochs).
 
     Parameters
     ----------
-    A, T, layers, n_in : as in fastnet._kernels._rprop.train_epochs.
+    A, T, layers, n_in : as in fastnet._kernels._per_weight.train_epochs.
     w, g, dw_prev : weights, gradient workspace and the previous change (momentum).
     D, Dl : (block, n_units - n_in) workspaces.
     rates : learning rate of each epoch (length n_epochs; decay is computed by
-        the caller), or with rate_per_update (online only) of each update, update p
-        of epoch e at rates[e * n_patterns + p] (length n_epochs * n_patterns).
+        the caller), or with rate_per_update of each update, update p of epoch e
+        at rates[e * n_patterns + p] (length n_epochs * n_patterns).
     momentum : momentum factor.
-    order : (n_epochs, n_patterns) presentation order for online training, or
-        shape (0, 0) for batch training (one update per epoch).
-    sse_out : output, per-epoch SSE. Batch: at the weights before the epoch's
-        update. Online: summed over the epoch, each example's error taken before
-        its own update.
+    order : (n_epochs, n_patterns) presentation order.
+    sse_out : output, per-epoch SSE summed over the epoch, each example's error
+        taken before its own update.
     blas_min : BLAS threshold on m*n*k.
     loss, decay : the objective (see _backward.gradient); sse_out then holds it.
-        Online, each example's objective is its loss plus decay / n_patterns *
-        sum w**2 (the epoch's terms add up to the batch objective).
-    check_every, r_c, analog, check_block : Hamey's success check after every
-        check_every-th epoch (0: none), batch training only, as in
-        fastnet._kernels._rprop.train_epochs.
+        Each example's objective is its loss plus decay / n_patterns * sum w**2
+        (the epoch's terms add up to the batch objective).
 
     Returns
     -------
-    status : int, 0, the 1-based epoch k with a non-finite error, or -k: the
-        success check held after epoch k.
+    status : int, 0, or the 1-based epoch k with a non-finite error.
     """
     cdef Py_ssize_t e, p, row, n_epochs = sse_out.shape[0]
     cdef Py_ssize_t n = A.shape[0], lda = A.shape[1], ldt = T.shape[1]
     cdef Py_ssize_t ldd = D.shape[1], n_w = w.shape[0]
-    cdef bint online = order.shape[0] > 0
     cdef double sse
     cdef int status = 0
-    cdef Py_ssize_t p_check
     cdef int act = <int>layers[layers.shape[0] - 1, L_ACT]
     check_buffers(layers, n_in, n, lda, n_w, T.shape[0], T.shape[1], D.shape[0], D.shape[1])
     if (g.shape[0] != n_w or dw_prev.shape[0] != n_w or Dl.shape[0] != D.shape[0]
-            or Dl.shape[1] != D.shape[1] or rates.shape[0] < n_epochs or n < 1):
+            or Dl.shape[1] != D.shape[1] or rates.shape[0] < n_epochs * (n if rate_per_update else 1)
+            or n < 1):
         raise ValueError("kernel: optimiser state or workspace does not match the network")
-    if rate_per_update and (not online or rates.shape[0] < n_epochs * n):
-        raise ValueError("kernel: rates per update need online training and n_epochs * "
-                         "n_patterns of them")
-    if check_every > 0 and (online or check_block < 1 or not 0.0 < r_c <= 0.5):
-        raise ValueError("kernel: success check needs batch training, check_block >= 1 and "
-                         "r_c in (0, 0.5]")
-    if online:
-        if order.shape[0] < n_epochs or order.shape[1] != n:
-            raise ValueError("kernel: presentation order has the wrong shape")
-        for e in range(n_epochs):
-            for p_check in range(n):
-                if order[e, p_check] < 0 or order[e, p_check] >= n:
-                    raise ValueError("kernel: presentation order out of range")
+    if order.shape[0] < n_epochs or order.shape[1] != n:
+        raise ValueError("kernel: presentation order has the wrong shape")
+    for e in range(n_epochs):
+        for p in range(n):
+            if order[e, p] < 0 or order[e, p] >= n:
+                raise ValueError("kernel: presentation order out of range")
     check_objective(layers, loss, decay)
     with nogil:
         for e in range(n_epochs):
-            if not online:
-                sse = epoch_objective(&layers[0, 0], layers.shape[0], n_in,
-                                      &A[0, 0], n, lda, &T[0, 0], ldt, &w[0],
-                                      &g[0], n_w, &D[0, 0], &Dl[0, 0], ldd,
-                                      D.shape[0], blas_min, loss, decay)
-                if isfinite(sse):
-                    momentum_update(n_w, &w[0], &g[0], &dw_prev[0], rates[e],
-                                    momentum)
-            else:
-                sse = 0.0
-                for p in range(n):
-                    row = order[e, p]
-                    memset(&g[0], 0, n_w * sizeof(double))
-                    forward_rows(&layers[0, 0], layers.shape[0], &w[0],
-                                 &A[row, 0], lda, &D[0, 0], ldd, n_in, 1,
-                                 blas_min)
-                    sse += output_objective(loss, act, &A[row, n_in + ldd - ldt], lda,
-                                            &T[row, 0], ldt, &D[0, 0], &Dl[0, 0], ldd, ldt, 1)
-                    backward_rows(&layers[0, 0], layers.shape[0], &w[0],
-                                  &A[row, 0], lda, &D[0, 0], &Dl[0, 0], ldd,
-                                  n_in, 1, &g[0], blas_min)
-                    if decay != 0.0:
-                        sse += add_weight_decay(&w[0], &g[0], n_w, decay / n)
-                    momentum_update(n_w, &w[0], &g[0], &dw_prev[0],
-                                    rates[e * n + p] if rate_per_update else rates[e],
-                                    momentum)
+            sse = 0.0
+            for p in range(n):
+                row = order[e, p]
+                memset(&g[0], 0, n_w * sizeof(double))
+                forward_rows(&layers[0, 0], layers.shape[0], &w[0], &A[row, 0], lda, &D[0, 0],
+                             ldd, n_in, 1, blas_min)
+                sse += output_objective(loss, act, &A[row, n_in + ldd - ldt], lda, &T[row, 0],
+                                        ldt, &D[0, 0], &Dl[0, 0], ldd, ldt, 1)
+                backward_rows(&layers[0, 0], layers.shape[0], &w[0], &A[row, 0], lda, &D[0, 0],
+                              &Dl[0, 0], ldd, n_in, 1, &g[0], blas_min)
+                if decay != 0.0:
+                    sse += add_weight_decay(&w[0], &g[0], n_w, decay / n)
+                momentum_update(n_w, &w[0], &g[0], &dw_prev[0],
+                                rates[e * n + p] if rate_per_update else rates[e], momentum)
             sse_out[e] = sse
             if not isfinite(sse):
                 status = <int>(e + 1)
-                break
-            if (check_every > 0 and (e + 1) % check_every == 0
-                    and network_correct(layers, n_in, w, A, T, check_block, blas_min, r_c,
-                                        analog)):
-                status = -<int>(e + 1)
                 break
     return status

@@ -1,6 +1,6 @@
 /* The constants of the kernels' data: layer-table columns, activation codes,
- * RPROP variants, training objectives, the lanes' rule codes. Written once, here:
- * _types.pxd and _rprop.pxd declare them
+ * training objectives (the rules' codes are their table's, _rules.h). Written
+ * once, here: _types.pxd declares them
  * from this header (cdef extern) for the Cython kernels, and the lanes'
  * headers (_lanes.h and the files it heads) include it. Python maps names to
  * the codes in fastnet.network.ACTIVATIONS and fastnet.rprop.VARIANTS.
@@ -40,23 +40,6 @@ enum { FN_N_ACTIVATIONS = 6 };
 enum {
     FN_LOSS_SSE = 0,           /* sum (y - t)^2, no factor 1/2 (Prechelt 1994) */
     FN_LOSS_CROSS_ENTROPY = 1  /* softmax: -sum t log y; logistic: binary, per output */
-};
-
-/* RPROP variants (Riedmiller & Braun 1993; Igel & Huesken 2000). */
-enum {
-    FN_RPROP_PLUS = 0,     /* rprop+: backtrack the last change on a sign change */
-    FN_RPROP_MINUS = 1,    /* rprop-: no backtracking */
-    FN_IRPROP_MINUS = 2,   /* irprop-: no step on a sign change, forget the gradient */
-    FN_IRPROP_PLUS = 3     /* irprop+: backtrack only if the epoch error rose */
-};
-
-/* The other per-weight rules (_rules.h), numbered after the RPROP
- * variants: a lanes rule code is a variant or one of these. */
-enum {
-    FN_RULE_BACKPROP = 4,  /* batch backpropagation with momentum (Rumelhart et al. 1986) */
-    FN_RULE_QUICKPROP = 5, /* Quickprop (Fahlman 1988) */
-    FN_RULE_ADAM = 6,      /* full-batch Adam (Kingma & Ba 2015) */
-    FN_RULE_COUNT = 7
 };
 
 #endif /* FASTNET_CONSTANTS_H */

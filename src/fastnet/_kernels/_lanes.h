@@ -47,6 +47,7 @@
 #include <math.h>
 
 #include "_constants.h"
+#include "_rules.h"
 #include "_activations.h"
 #include "_cpu.h"
 
@@ -209,34 +210,15 @@ fn_lanes_activate(ptrdiff_t act, const fn_tvr *s, fn_tvr *y, fn_tvr *f)
 /* The trials' state, read and updated in place by a call: w, g and the rule's
  * three per-weight arrays g_prev, dw_prev, step: (n_groups, n_w, FN_TL)
  * blocks; last_error (the previous epoch's SSE, for irprop+) and status:
- * (n_groups, FN_TL). What the rule keeps in its arrays (unused ones are
- * neither read nor written):
- *   RPROP      g_prev: the previous gradient; dw_prev: the previous change;
- *              step: the steps;
- *   backprop   dw_prev: the previous change (momentum);
- *   Quickprop  g_prev: the previous slope d'; step: the previous step;
- *   Adam       g_prev: the first moment m; step: the second moment v. */
+ * (n_groups, FN_TL). Which arrays a rule keeps is its line of the rules'
+ * table (_rules.h; the others are neither read nor written), what it keeps in
+ * them its step's (e.g. RPROP: g_prev the previous gradient, step the steps,
+ * dw_prev the previous change). */
 typedef struct {
     ptrdiff_t n_groups;
     double *w, *g, *g_prev, *dw_prev, *step, *last_error;
     int64_t *status;
 } fn_trials_state;
-
-/* Parameters per rule. */
-#define FN_RULE_NP 5
-
-/* A lanes rule: its code (an FN_*RPROP_* variant, or FN_RULE_BACKPROP,
- * FN_RULE_QUICKPROP, FN_RULE_ADAM) and its parameters p, in order:
- *   RPROP      eta_plus, eta_minus, step_min, step_max (as train_epochs in _rprop.pyx);
- *   backprop   learning rate, momentum, decay (1: the rate falls linearly to 0
- *              at epoch t_max, as train_backprop's decay; 0: constant);
- *   Quickprop  epsilon, mu, decay, threshold, momentum;
- *   Adam       learning rate, beta1, beta2, epsilon.
- * The unused ones are 0. */
-typedef struct {
-    int code;
-    double p[FN_RULE_NP];
-} fn_trials_rule;
 
 /* What a call runs and reports: n_epochs epochs; sse_out: n_groups * FN_TL rows
  * (trial g * FN_TL + lane), row stride ld >= n_epochs: the training SSE of each
@@ -269,18 +251,18 @@ typedef struct {
 } fn_lanes_steps;
 
 FN_INLINE void
-fn_lanes_steps_init(fn_lanes_steps *k, const fn_trials_rule *rule)
+fn_lanes_steps_init(fn_lanes_steps *k, const fn_rule *rule)
 {
-    k->eta_plus = FN_TSPLAT(rule->p[0]);
-    k->eta_minus = FN_TSPLAT(rule->p[1]);
-    k->step_min = FN_TSPLAT(rule->p[2]);
-    k->step_max = FN_TSPLAT(rule->p[3]);
+    k->eta_plus = FN_TSPLAT(rule->rprop_plus.eta_plus);
+    k->eta_minus = FN_TSPLAT(rule->rprop_plus.eta_minus);
+    k->step_min = FN_TSPLAT(rule->rprop_plus.delta_min);
+    k->step_max = FN_TSPLAT(rule->rprop_plus.delta_max);
 }
 
 /* The lane forms of the rules and Hamey's check (_rules.h), once per mask
- * representation: fn_lanes_rprop_gm, fn_lanes_backprop_gm, fn_lanes_quickprop_gm,
- * fn_lanes_adam_gm, fn_lanes_correct_gm (generic vectors, every CPU level) and,
- * where the tiny kernels have AVX-512, the same with _km (mask registers). */
+ * representation: fn_lanes_step_gm (any rule of the table), fn_lanes_rprop_gm,
+ * fn_lanes_correct_gm, ... (generic vectors, every CPU level) and, where the
+ * tiny kernels have AVX-512, the same with _km (mask registers). */
 #define FN_R_SET FN_GM
 #define FN_R_STEPS fn_lanes_steps
 #define FN_R_PREFIX fn_lanes_

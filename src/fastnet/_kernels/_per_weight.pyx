@@ -1,108 +1,105 @@
-"""Epoch loops of Quickprop (Fahlman 1988) and Adam (Kingma & Ba 2015) on one network.
+"""The epochs of every per-weight rule on one network: one loop (RPROP, batch
+backpropagation, and every other rule of the rules' table, _rules.h).
 
-Like RPROP's (_rprop.pyx): forward and backward passes by the shared kernel
-pieces, then the per-weight rule (_rules.h, its one-weight instance _rule.h), all without the GIL and
-without a return to Python per epoch; Hamey's success check between epochs as
-in _rprop.pyx.
+Each epoch: the forward and backward passes by the shared kernel pieces, over
+the whole training set or, given a presentation order, over its mini-batches;
+then the rule's step of every weight (fn_rule_update_1 of _rule.h, the scalar
+instance of _rules.h: the rule switched once per update, each rule its own
+loop); Hamey's success check between epochs; all without the GIL and without a
+return to Python per epoch. Online backpropagation (an update per example, the
+rule fixed) keeps its own loop in _backprop.pyx.
 """
-from libc.math cimport isfinite, pow
+from libc.math cimport isfinite
 from libc.string cimport memcpy
 
 from fastnet._kernels._backward cimport check_objective, epoch_objective
 from fastnet._kernels._forward cimport check_buffers
 from fastnet._kernels._rprop cimport network_correct
+from fastnet._kernels._rules cimport Rule, fn_rule
 
 cdef extern from "_rule.h" nogil:
-    ctypedef struct Quickprop "fn_quickprop_params":
-        double eps, mu, shrink, decay, threshold, momentum
-    ctypedef struct Adam "fn_adam_params":
-        double rate, beta1, beta2, eps
-    void fn_quickprop_1(double* w, const double* g, double* d_prev, double* s_prev,
-                        const Quickprop* q)
-    void fn_adam_1(double* w, const double* g, double* m, double* v, const Adam* a,
-                   const double* c1, const double* c2)
+    ctypedef struct fn_ctx_1:
+        double rate, c1, c2
+        int rose
+    void fn_ctx_init_1(fn_ctx_1* c, const fn_rule* r)
+    void fn_rule_epoch_value(const fn_rule* r, Py_ssize_t t, Py_ssize_t t_max, double* rate,
+                             double* c1, double* c2)
+    void fn_rule_update_1(int code, Py_ssize_t n, double* w, const double* g, double* gp,
+                          double* st, double* dw, const fn_ctx_1* c)
 
 
-cdef inline void quickprop_update(Py_ssize_t n, double* w, const double* g, double* s_prev,
-                                  double* d_prev, const Quickprop* q) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(n):
-        fn_quickprop_1(&w[i], &g[i], &d_prev[i], &s_prev[i], q)
-
-
-cdef inline void adam_update(Py_ssize_t n, double* w, const double* g, double* m, double* v,
-                             const Adam* a, Py_ssize_t* t) noexcept nogil:
-    """Update t + 1 (t counts the updates so far and is advanced)."""
-    cdef Py_ssize_t i
+cdef inline void update(const fn_rule* r, fn_ctx_1* c, Py_ssize_t n_w, double* w, const double* g,
+                        double* gp, double* st, double* dw, Py_ssize_t* t,
+                        Py_ssize_t t_max) noexcept nogil:
+    """Update t[0] + 1 of every weight by rule r (t counts the updates so far and
+    is advanced), with the values of that update (fn_rule_epoch_value)."""
+    fn_rule_epoch_value(r, t[0], t_max, &c.rate, &c.c1, &c.c2)
+    fn_rule_update_1(r.code, n_w, w, g, gp, st, dw, c)
     t[0] += 1
-    cdef double c1 = 1.0 - pow(a.beta1, <double>t[0])
-    cdef double c2 = 1.0 - pow(a.beta2, <double>t[0])
-    for i in range(n):
-        fn_adam_1(&w[i], &g[i], &m[i], &v[i], a, &c1, &c2)
 
 
-cdef Quickprop quickprop_params(tuple params) except *:
-    cdef Quickprop q
-    q.eps, q.mu, q.decay, q.threshold, q.momentum = params
-    if not (q.eps > 0.0 and q.mu > 0.0 and q.decay >= 0.0 and q.threshold >= 0.0
-            and q.momentum >= 0.0):
-        raise ValueError("kernel: Quickprop parameters out of range")
-    q.shrink = q.mu / (1.0 + q.mu)
-    return q
+cdef double* kept(Rule rule, str array, double[::1] a, Py_ssize_t n_w) except? NULL:
+    """The data of a rule's per-weight array: n_w values if the rule keeps it
+    (rule.states), else NULL (the rule's step does not touch it)."""
+    if array not in rule.states:
+        return NULL
+    if a.shape[0] != n_w:
+        raise ValueError(f"kernel: the rule {rule.name}'s {array} must hold one value per weight")
+    return &a[0]
 
 
-cdef Adam adam_params(tuple params) except *:
-    cdef Adam a
-    a.rate, a.beta1, a.beta2, a.eps = params
-    if not (a.rate > 0.0 and 0.0 <= a.beta1 < 1.0 and 0.0 <= a.beta2 < 1.0 and a.eps > 0.0):
-        raise ValueError("kernel: Adam parameters out of range")
-    return a
+def rule_step(Rule rule, double[::1] w, const double[::1] g, double[::1] g_prev,
+              double[::1] step, double[::1] dw_prev, Py_ssize_t[::1] t, Py_ssize_t t_max=1,
+              bint error_rose=False):
+    """Python twin of a rule's update for tests: update t[0] + 1 of every weight.
 
-
-def quickprop_step(tuple params, double[::1] w, const double[::1] g, double[::1] s_prev,
-                   double[::1] d_prev):
-    """Python twin of the Quickprop update for tests: one step of every weight.
-
-    ``params`` = (epsilon, mu, decay, threshold, momentum); all vectors of equal length.
+    ``g_prev``, ``step``, ``dw_prev``: the arrays the rule keeps (``rule.states``;
+    the others may be empty); ``t`` has length 1 (advanced); ``error_rose``:
+    the epoch error rose (irprop+).
     """
-    cdef Quickprop q = quickprop_params(params)
     cdef Py_ssize_t n = w.shape[0]
-    if g.shape[0] != n or s_prev.shape[0] != n or d_prev.shape[0] != n:
-        raise ValueError("kernel: Quickprop vectors differ in length")
+    if g.shape[0] != n or t.shape[0] != 1 or t[0] < 0 or t_max < 1:
+        raise ValueError("kernel: rule vectors differ in length, or t is not one count >= 0")
+    cdef double* gp = kept(rule, "g_prev", g_prev, n)
+    cdef double* st = kept(rule, "step", step, n)
+    cdef double* dw = kept(rule, "dw_prev", dw_prev, n)
+    cdef fn_ctx_1 c
+    fn_ctx_init_1(&c, &rule.c)
+    c.rose = error_rose
     if n:
         with nogil:
-            quickprop_update(n, &w[0], &g[0], &s_prev[0], &d_prev[0], &q)
-
-
-def adam_step(tuple params, double[::1] w, const double[::1] g, double[::1] m, double[::1] v,
-              Py_ssize_t[::1] t):
-    """Python twin of the Adam update for tests: update t[0] + 1 of every weight.
-
-    ``params`` = (learning_rate, beta1, beta2, epsilon); ``t`` has length 1.
-    """
-    cdef Adam a = adam_params(params)
-    cdef Py_ssize_t n = w.shape[0]
-    if g.shape[0] != n or m.shape[0] != n or v.shape[0] != n or t.shape[0] != 1 or t[0] < 0:
-        raise ValueError("kernel: Adam vectors differ in length")
-    if n:
-        with nogil:
-            adam_update(n, &w[0], &g[0], &m[0], &v[0], &a, &t[0])
+            update(&rule.c, &c, n, &w[0], &g[0], gp, st, dw, &t[0], t_max)
 
 
 cdef int check_common(double[:, ::1] A, const double[:, ::1] T,
                       const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, double[::1] w,
-                      double[::1] g, double[::1] u, double[::1] z, double[:, ::1] D,
-                      double[:, ::1] Dl, Py_ssize_t check_every, double r_c,
-                      Py_ssize_t check_block) except -1:
-    """The memory-safety gate of both epoch loops (u, z: the rule's two state vectors)."""
+                      double[::1] g, double[:, ::1] D, double[:, ::1] Dl, Py_ssize_t check_every,
+                      double r_c, Py_ssize_t check_block) except -1:
+    """The memory-safety gate of the epoch loop beyond the rule's arrays."""
     cdef Py_ssize_t n_w = w.shape[0]
     check_buffers(layers, n_in, A.shape[0], A.shape[1], n_w, T.shape[0], T.shape[1],
                   D.shape[0], D.shape[1])
-    if (g.shape[0] != n_w or u.shape[0] != n_w or z.shape[0] != n_w
-            or Dl.shape[0] != D.shape[0] or Dl.shape[1] != D.shape[1] or A.shape[0] < 1):
-        raise ValueError("kernel: optimiser state or workspace does not match the network")
+    if g.shape[0] != n_w or Dl.shape[0] != D.shape[0] or Dl.shape[1] != D.shape[1] \
+            or A.shape[0] < 1:
+        raise ValueError("kernel: gradient or workspace does not match the network")
     if check_every > 0 and (check_block < 1 or not 0.0 < r_c <= 0.5):
         raise ValueError("kernel: success check needs check_block >= 1 and r_c in (0, 0.5]")
+    return 0
+
+
+cdef int check_batches(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, Py_ssize_t n,
+                       Py_ssize_t n_w, double[:, ::1] B, double[:, ::1] TB, double[:, ::1] D,
+                       const Py_ssize_t[:, ::1] order, Py_ssize_t n_epochs) except -1:
+    """The gate of mini-batch training: the batch buffers and the presentation order."""
+    cdef Py_ssize_t e, p
+    check_buffers(layers, n_in, B.shape[0], B.shape[1], n_w, TB.shape[0], TB.shape[1],
+                  D.shape[0], D.shape[1])
+    if order.shape[0] < n_epochs or order.shape[1] != n:
+        raise ValueError("kernel: presentation order has the wrong shape")
+    for e in range(n_epochs):
+        for p in range(n):
+            if order[e, p] < 0 or order[e, p] >= n:
+                raise ValueError("kernel: presentation order out of range")
     return 0
 
 
@@ -127,49 +124,6 @@ cdef inline bint check_holds(Py_ssize_t e, Py_ssize_t every, const Py_ssize_t[:,
             and network_correct(layers, n_in, w, A, T, block, blas_min, r_c, analog))
 
 
-def quickprop_epochs(double[:, ::1] A, const double[:, ::1] T,
-                     const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
-                     double[::1] w, double[::1] g, double[::1] s_prev, double[::1] d_prev,
-                     double[:, ::1] D, double[:, ::1] Dl, tuple params,
-                     double[::1] sse_out, Py_ssize_t blas_min, Py_ssize_t check_every=0,
-                     double r_c=0.4, double analog=-1.0, Py_ssize_t check_block=0,
-                     int loss=0, double weight_decay=0.0):
-    """Run len(sse_out) Quickprop epochs in one call.
-
-    Parameters
-    ----------
-    A, T, layers, n_in, w, g, D, Dl, blas_min, check_every, r_c, analog, check_block
-        As in fastnet._kernels._rprop.train_epochs.
-    s_prev, d_prev : the previous step and descent slope of every weight (updated).
-    params : (epsilon, mu, decay, threshold, momentum).
-    sse_out : output, the SSE of each epoch at the weights it starts from.
-    loss, weight_decay : the objective (see _backward.gradient); sse_out then holds it.
-
-    Returns
-    -------
-    status : int, as fastnet._kernels._rprop.train_epochs's.
-    """
-    cdef Quickprop q = quickprop_params(params)
-    cdef Py_ssize_t e, n_w = w.shape[0]
-    cdef double sse
-    cdef int status = 0
-    check_common(A, T, layers, n_in, w, g, s_prev, d_prev, D, Dl, check_every, r_c, check_block)
-    check_objective(layers, loss, weight_decay)
-    with nogil:
-        for e in range(sse_out.shape[0]):
-            sse = whole_set(layers, n_in, A, T, w, g, D, Dl, blas_min, loss, weight_decay)
-            sse_out[e] = sse
-            if not isfinite(sse):
-                status = <int>(e + 1)
-                break
-            quickprop_update(n_w, &w[0], &g[0], &s_prev[0], &d_prev[0], &q)
-            if check_holds(e, check_every, layers, n_in, w, A, T, check_block, blas_min, r_c,
-                           analog):
-                status = -<int>(e + 1)
-                break
-    return status
-
-
 cdef double batch_gradient(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
                            const double[:, ::1] A, const double[:, ::1] T,
                            const Py_ssize_t* rows, Py_ssize_t nb,
@@ -188,62 +142,82 @@ cdef double batch_gradient(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
                            D.shape[1], D.shape[0], blas_min, loss, weight_decay)
 
 
-def adam_epochs(double[:, ::1] A, const double[:, ::1] T,
-                const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
-                double[::1] w, double[::1] g, double[::1] m, double[::1] v,
-                Py_ssize_t[::1] t, double[:, ::1] D, double[:, ::1] Dl, tuple params,
-                const Py_ssize_t[:, ::1] order, double[:, ::1] B, double[:, ::1] TB,
-                double[::1] sse_out, Py_ssize_t blas_min, Py_ssize_t check_every=0,
-                double r_c=0.4, double analog=-1.0, Py_ssize_t check_block=0,
-                int loss=0, double weight_decay=0.0):
-    """Run len(sse_out) Adam epochs in one call.
+def train_epochs(double[:, ::1] A, const double[:, ::1] T,
+                 const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                 double[::1] w, double[::1] g, double[::1] g_prev, double[::1] step,
+                 double[::1] dw_prev, double[:, ::1] D, double[:, ::1] Dl, Rule rule,
+                 Py_ssize_t[::1] t, Py_ssize_t t_max, double[::1] last_error,
+                 const Py_ssize_t[:, ::1] order, double[:, ::1] B, double[:, ::1] TB,
+                 double[::1] sse_out, Py_ssize_t blas_min, Py_ssize_t check_every=0,
+                 double r_c=0.4, double analog=-1.0, Py_ssize_t check_block=0,
+                 int loss=0, double weight_decay=0.0):
+    """Run len(sse_out) epochs of a per-weight rule in one call.
 
     Parameters
     ----------
-    A, T, layers, n_in, w, g, D, Dl, blas_min, check_every, r_c, analog, check_block
-        As in fastnet._kernels._rprop.train_epochs.
-    m, v : the moving averages of every weight's gradient and squared gradient (updated).
-    t : length 1, the updates made so far (advanced).
-    params : (learning_rate, beta1, beta2, epsilon).
-    order : (n_epochs, n_patterns) presentation order of mini-batch training, or
-        shape (0, 0) for one update per epoch on the whole set.
+    A : (n_patterns, lda >= n_units) float64 with the training inputs filled in
+        (rows may be padded past the units; the padding is not read).
+    T : (n_patterns, n_out) float64 targets.
+    layers, n_in : layer table and input count.
+    w, g : the weights (trained in place) and the gradient workspace.
+    g_prev, step, dw_prev : the rule's per-weight arrays (read and updated in
+        place): those it keeps (``rule.states``) of length n_weights, the others
+        of any length (not read).
+    D, Dl : (block, n_units - n_in) workspaces (their row count is the block size).
+    rule : fastnet._kernels._rules.Rule, the rule's record.
+    t : length 1, the updates made so far (advanced): a decaying rate's epoch
+        and Adam's bias corrections (fn_rule_epoch_value); t_max: the decay's
+        horizon.
+    last_error : length 1, the error of the previous update (inf at the start):
+        irprop+ compares against it. Updated in place.
+    order : (n_epochs, n_patterns) presentation order of mini-batch training,
+        or shape (0, 0): one update per epoch on the whole set.
     B, TB : mini-batch buffers, (batch, lda >= n_units) and (batch, n_out); the
-        epoch's rows are cut into consecutive batches of B.shape[0] rows (the last
-        one shorter). Unused (any shape with one row) without ``order``.
-    sse_out : output, per-epoch SSE: at the weights the epoch starts from; with
-        mini-batches summed over the batches, each measured before its update.
-    loss, weight_decay : the objective (see _backward.gradient); sse_out then holds
-        it. A mini-batch of nb rows carries weight_decay * nb / n_patterns of the
-        decay, so that an epoch's batches sum to the whole objective.
+        epoch's rows are cut into consecutive batches of B.shape[0] rows (the
+        last one shorter). Unused (any shape with one row) without ``order``.
+    sse_out : output, per-epoch error: at the weights the epoch starts from;
+        with mini-batches summed over the batches, each measured before its update.
+    blas_min : BLAS threshold on m*n*k.
+    check_every : if > 0, after every check_every-th epoch (counted from the
+        start of this call) run Hamey's success check (network_correct, forward
+        blocks of check_block rows) and stop as soon as it holds: the Correct
+        criterion without a return to Python per strip.
+    r_c, analog : thresholds of the check (analog < 0: no analog targets).
+    loss, weight_decay : the objective (see _backward.gradient); sse_out and
+        last_error then hold it. A mini-batch of nb rows carries
+        weight_decay * nb / n_patterns of the decay, so that an epoch's batches
+        sum to the whole objective.
 
     Returns
     -------
-    status : int, as fastnet._kernels._rprop.train_epochs's.
+    status : int. 0 if all epochs ran (and no check held); k > 0 if epoch k
+        (1-based) gave a non-finite error (its weights are left un-updated);
+        -k if the check held after epoch k (k epochs ran).
     """
-    cdef Adam a = adam_params(params)
     cdef Py_ssize_t e, p, nb, n = A.shape[0], n_w = w.shape[0], bs = B.shape[0]
     cdef bint batches = order.shape[0] > 0
     cdef double sse, part
     cdef int status = 0
-    check_common(A, T, layers, n_in, w, g, m, v, D, Dl, check_every, r_c, check_block)
+    check_common(A, T, layers, n_in, w, g, D, Dl, check_every, r_c, check_block)
     check_objective(layers, loss, weight_decay)
-    if t.shape[0] != 1 or t[0] < 0:
-        raise ValueError("kernel: Adam's update count must have length 1 and be >= 0")
+    cdef double* gp = kept(rule, "g_prev", g_prev, n_w)
+    cdef double* st = kept(rule, "step", step, n_w)
+    cdef double* dw = kept(rule, "dw_prev", dw_prev, n_w)
+    if t.shape[0] != 1 or t[0] < 0 or t_max < 1 or last_error.shape[0] != 1:
+        raise ValueError("kernel: t and last_error must have length 1, t >= 0 and t_max >= 1")
     if batches:
-        check_buffers(layers, n_in, bs, B.shape[1], n_w, TB.shape[0], TB.shape[1],
-                      D.shape[0], D.shape[1])
-        if order.shape[0] < sse_out.shape[0] or order.shape[1] != n:
-            raise ValueError("kernel: presentation order has the wrong shape")
-        for e in range(sse_out.shape[0]):
-            for p in range(n):
-                if order[e, p] < 0 or order[e, p] >= n:
-                    raise ValueError("kernel: presentation order out of range")
+        check_batches(layers, n_in, n, n_w, B, TB, D, order, sse_out.shape[0])
+    cdef const fn_rule* r = &rule.c
+    cdef fn_ctx_1 c
+    fn_ctx_init_1(&c, r)
     with nogil:
         for e in range(sse_out.shape[0]):
             if not batches:
                 sse = whole_set(layers, n_in, A, T, w, g, D, Dl, blas_min, loss, weight_decay)
                 if isfinite(sse):
-                    adam_update(n_w, &w[0], &g[0], &m[0], &v[0], &a, &t[0])
+                    c.rose = sse > last_error[0]
+                    update(r, &c, n_w, &w[0], &g[0], gp, st, dw, &t[0], t_max)
+                    last_error[0] = sse
             else:
                 sse = 0.0
                 p = 0
@@ -254,7 +228,9 @@ def adam_epochs(double[:, ::1] A, const double[:, ::1] T,
                     sse += part
                     if not isfinite(part):
                         break
-                    adam_update(n_w, &w[0], &g[0], &m[0], &v[0], &a, &t[0])
+                    c.rose = part > last_error[0]
+                    update(r, &c, n_w, &w[0], &g[0], gp, st, dw, &t[0], t_max)
+                    last_error[0] = part
                     p += nb
             sse_out[e] = sse
             if not isfinite(sse):

@@ -1,7 +1,7 @@
 # RPROP step for other Cython extensions:
 #     from fastnet._kernels._rprop cimport rprop_update, RPROP_PLUS, IRPROP_MINUS
-# Variant codes, written once in _constants.h:
-cdef extern from "_constants.h":
+# Variant codes, from the rules' table (_rules.h, through its instance _rule.h):
+cdef extern from "_rule.h":
     enum:
         RPROP_PLUS "FN_RPROP_PLUS"
         RPROP_MINUS "FN_RPROP_MINUS"

@@ -1,12 +1,14 @@
-"""Epoch-batched RPROP (Riedmiller & Braun 1993; variants after Igel & Hüsken 2000)."""
+"""RPROP's step of every weight of one network (Riedmiller & Braun 1993; variants after
+Igel & Hüsken 2000), for other Cython extensions (_rprop.pxd), and Hamey's success
+check of one network, for the epoch loops (_per_weight.pyx, _backprop.pyx). The
+epochs themselves run in _per_weight.pyx's loop, with every per-weight rule."""
 from libc.math cimport isfinite
 
-from fastnet._kernels._backward cimport check_objective, epoch_objective
-from fastnet._kernels._forward cimport check_buffers, forward_blocks
-from fastnet._kernels._types cimport L_START, LOSS_SSE
+from fastnet._kernels._forward cimport forward_blocks
+from fastnet._kernels._types cimport L_START
 
-# Variant codes RPROP_PLUS .. IRPROP_PLUS are declared in _rprop.pxd, from
-# _constants.h (fastnet.rprop.VARIANTS maps names to them). The rule and the
+# Variant codes RPROP_PLUS .. IRPROP_PLUS are declared in _rprop.pxd, from the
+# rules' table (_rules.h; fastnet.rprop.VARIANTS maps names to them). The rule and the
 # success check are written once, in C, in _rules.h; _rule.h is their instance
 # for one value (the lanes' for many trials at once are in _lanes.h).
 cdef extern from "_rule.h" nogil:
@@ -70,83 +72,3 @@ cdef bint network_correct(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
             if not ok:
                 return False
     return True
-
-
-def train_epochs(double[:, ::1] A, const double[:, ::1] T,
-                 const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
-                 double[::1] w, double[::1] g, double[::1] g_prev,
-                 double[::1] dw_prev, double[::1] step,
-                 double[:, ::1] D, double[:, ::1] Dl,
-                 int variant, double eta_plus, double eta_minus,
-                 double step_min, double step_max,
-                 double[::1] last_error, double[::1] sse_out,
-                 Py_ssize_t blas_min, Py_ssize_t check_every=0, double r_c=0.4,
-                 double analog=-1.0, Py_ssize_t check_block=0, int loss=LOSS_SSE,
-                 double decay=0.0):
-    """Run len(sse_out) RPROP epochs in one call.
-
-    Parameters
-    ----------
-    A : (n_patterns, lda >= n_units) float64 with the training inputs filled in
-        (rows may be padded past the units; the padding is not read).
-    T : (n_patterns, n_out) float64 targets.
-    layers, n_in : layer table and input count.
-    w, g, g_prev, dw_prev, step : flat vectors of length n_weights; the optimiser
-        state is read and updated in place.
-    D, Dl : (block, n_units - n_in) workspaces (their row count is the block size).
-    variant : 0 rprop+, 1 rprop-, 2 irprop-, 3 irprop+.
-    eta_plus, eta_minus, step_min, step_max : RPROP parameters.
-    last_error : length-1 array, the SSE of the previous epoch (inf at the
-        start); irprop+ compares against it. Updated in place.
-    sse_out : output, the SSE of each epoch measured in its forward pass
-        (before its update).
-    blas_min : BLAS threshold on m*n*k.
-    check_every : if > 0, after every check_every-th update (counted from the
-        start of this call) run Hamey's success check (network_correct, forward
-        blocks of check_block rows) and stop as soon as it holds: the Correct
-        criterion without a return to Python per strip.
-    r_c, analog : thresholds of the check (analog < 0: no analog targets).
-    loss, decay : the objective (see _backward.gradient); last_error and sse_out
-        then hold it instead of the SSE.
-
-    Returns
-    -------
-    status : int. 0 if all epochs ran (and no check held); k > 0 if epoch k
-        (1-based) gave a non-finite error (its weights are left un-updated);
-        -k if the check held after epoch k (k epochs ran).
-    """
-    cdef Py_ssize_t e, n_epochs = sse_out.shape[0]
-    cdef double sse
-    cdef int status = 0
-    cdef Py_ssize_t n_w = w.shape[0]
-    check_buffers(layers, n_in, A.shape[0], A.shape[1], n_w, T.shape[0], T.shape[1],
-                  D.shape[0], D.shape[1])
-    if (g.shape[0] != n_w or g_prev.shape[0] != n_w or dw_prev.shape[0] != n_w
-            or step.shape[0] != n_w or Dl.shape[0] != D.shape[0] or Dl.shape[1] != D.shape[1]
-            or last_error.shape[0] != 1 or A.shape[0] < 1):
-        raise ValueError("kernel: optimiser state or workspace does not match the network")
-    if variant < 0 or variant > 3:
-        raise ValueError("kernel: unknown RPROP variant")
-    if check_every > 0 and (check_block < 1 or not 0.0 < r_c <= 0.5):
-        raise ValueError("kernel: success check needs check_block >= 1 and r_c in (0, 0.5]")
-    check_objective(layers, loss, decay)
-    with nogil:
-        for e in range(n_epochs):
-            sse = epoch_objective(&layers[0, 0], layers.shape[0], n_in, &A[0, 0],
-                                  A.shape[0], A.shape[1], &T[0, 0], T.shape[1],
-                                  &w[0], &g[0], g.shape[0], &D[0, 0], &Dl[0, 0],
-                                  D.shape[1], D.shape[0], blas_min, loss, decay)
-            sse_out[e] = sse
-            if not isfinite(sse):
-                status = <int>(e + 1)
-                break
-            rprop_update(variant, w.shape[0], &w[0], &g[0], &g_prev[0],
-                         &dw_prev[0], &step[0], eta_plus, eta_minus, step_min,
-                         step_max, sse > last_error[0])
-            last_error[0] = sse
-            if (check_every > 0 and (e + 1) % check_every == 0
-                    and network_correct(layers, n_in, w, A, T, check_block, blas_min, r_c,
-                                        analog)):
-                status = -<int>(e + 1)
-                break
-    return status

@@ -1,7 +1,7 @@
 /* The per-weight rules and Hamey's success check for one value: the scalar
  * instance of _rules.h (where the rules are written, once), for the
  * single-network kernels (_rprop.pyx, _backprop.pyx, _per_weight.pyx):
- *   fn_rprop_1, fn_backprop_1, fn_quickprop_1, fn_adam_1   one weight's step;
+ *   fn_step_<rule>_1, fn_step_1   one weight's step of a rule of the table;
  *   fn_correct_1                                          one output's check.
  * Their lane forms (FN_TL trials at once) are the vector instances of _lanes.h.
  *
@@ -12,6 +12,7 @@
 #define FASTNET_RULE_H
 
 #include <math.h>
+#include <stddef.h>
 
 #include "_constants.h"
 
@@ -40,7 +41,7 @@ fn_neg_sign(double x)
 #define FN_SC_NEG_SIGN_TIMES(g, t) (fn_neg_sign(g) * (t))
 #define FN_SC_STEP_UNLESS(k, w, g, t) ((k) ? (w) : (w) + FN_SC_NEG_SIGN_TIMES(g, t))
 
-/* RPROP's parameters (as train_epochs in _rprop.pyx takes them). */
+/* RPROP's parameters as the scalar steps take them. */
 typedef struct {
     double eta_plus, eta_minus, step_min, step_max;
 } fn_rprop_steps;
@@ -51,5 +52,25 @@ typedef struct {
 #define FN_R_SUFFIX _1
 #define FN_R_ATTR static inline
 #include "_rules.h"
+
+/* One step of rule `code` of each of the n weights of one network, with the
+ * context c (fn_ctx_1): each rule its own loop. The arrays the rule does not
+ * keep (the table's GP, ST, DW) may be NULL: they are not touched. */
+static inline void
+fn_rule_update_1(int code, ptrdiff_t n, double *w, const double *g, double *gp, double *st,
+                 double *dw, const fn_ctx_1 *c)
+{
+    double spare[3];            /* (the place of an array the rule does not keep) */
+    switch (code) {
+#define FN_RULE_LOOP_1(C, name, F, kgp, kst, kdw)                                       \
+    case FN_RULE_##C:                                                                   \
+        for (ptrdiff_t i = 0; i < n; i++)                                               \
+            fn_step_##name##_1(&w[i], &g[i], kgp ? &gp[i] : &spare[0],                  \
+                               kst ? &st[i] : &spare[1], kdw ? &dw[i] : &spare[2], c);  \
+        break;
+    FN_RULES(FN_RULE_LOOP_1)
+#undef FN_RULE_LOOP_1
+    }
+}
 
 #endif /* FASTNET_RULE_H */

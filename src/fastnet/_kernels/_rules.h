@@ -46,11 +46,103 @@
 #define FASTNET_RULES_H
 
 #include <math.h>
+#include <stddef.h>
 
 #include "_constants.h"
 
-/* Quickprop's parameters, as the rule codes' p[] give them (epsilon, mu, decay,
- * threshold, momentum) and shrink = mu / (1 + mu). */
+/* The rules' table: a rule is its body below and one line here; its code, its
+ * parameter record, its lines in every dispatch (the single network's loop,
+ * the lanes' loops), and the names Python reads (fastnet._kernels._rules) are
+ * all made from that line. A line is
+ *   X(CODE, name, FIELDS, GP, ST, DW)
+ *   CODE    its code is FN_RULE_CODE, the line's place in the table;
+ *   name    its step is FN_R_NAME(step_name) of the template below (one weight,
+ *           or FN_TL lanes of it), the name Python asks for (_rules.RULES);
+ *   FIELDS  its parameters: a list macro F(field) F(field) ..., each a double of
+ *           its record (fn_params_name) and a keyword of _rules.Rule(name, ...);
+ *   GP, ST, DW  whether it keeps the per-weight arrays g_prev, step, dw_prev
+ *           (in that order; 1 or 0): the state its step reads and writes.
+ * The values a step takes besides its parameters (RPROP's "error rose", the
+ * rate or bias corrections of epoch t: fn_rule_epoch_value) are the step
+ * context's (FN_R_NAME(ctx) below). */
+#define FN_RPROP_FIELDS(F) F(eta_plus) F(eta_minus) F(delta_min) F(delta_max)
+#define FN_BACKPROP_FIELDS(F) F(learning_rate) F(momentum) F(decay)
+#define FN_QUICKPROP_FIELDS(F) F(epsilon) F(mu) F(decay) F(threshold) F(momentum)
+#define FN_ADAM_FIELDS(F) F(learning_rate) F(beta1) F(beta2) F(epsilon)
+#define FN_RULES(X)                                                                     \
+    X(RPROP_PLUS, rprop_plus, FN_RPROP_FIELDS, 1, 1, 1)                                 \
+    X(RPROP_MINUS, rprop_minus, FN_RPROP_FIELDS, 1, 1, 1)                               \
+    X(IRPROP_MINUS, irprop_minus, FN_RPROP_FIELDS, 1, 1, 0)                             \
+    X(IRPROP_PLUS, irprop_plus, FN_RPROP_FIELDS, 1, 1, 1)                               \
+    X(BACKPROP, backprop, FN_BACKPROP_FIELDS, 0, 0, 1)                                  \
+    X(QUICKPROP, quickprop, FN_QUICKPROP_FIELDS, 1, 1, 0)                               \
+    X(ADAM, adam, FN_ADAM_FIELDS, 1, 1, 0)
+
+/* The codes: FN_RULE_<CODE>, in the table's order. */
+#define FN_RULE_CODE_OF(C, name, F, gp, st, dw) FN_RULE_##C,
+enum { FN_RULES(FN_RULE_CODE_OF) FN_RULE_COUNT };
+#undef FN_RULE_CODE_OF
+/* RPROP's variants by their own names (Riedmiller & Braun 1993; Igel & Huesken 2000). */
+enum {
+    FN_RPROP_PLUS = FN_RULE_RPROP_PLUS,    /* rprop+: backtrack the last change on a sign change */
+    FN_RPROP_MINUS = FN_RULE_RPROP_MINUS,  /* rprop-: no backtracking */
+    FN_IRPROP_MINUS = FN_RULE_IRPROP_MINUS, /* irprop-: no step on a sign change, forget g */
+    FN_IRPROP_PLUS = FN_RULE_IRPROP_PLUS   /* irprop+: backtrack only if the epoch error rose */
+};
+
+/* Each rule's parameter record, fn_params_<name>: its FIELDS, doubles. */
+#define FN_RULE_FIELD(f) double f;
+#define FN_RULE_PARAMS_OF(C, name, FIELDS, gp, st, dw) typedef struct { FIELDS(FN_RULE_FIELD) } fn_params_##name;
+FN_RULES(FN_RULE_PARAMS_OF)
+#undef FN_RULE_PARAMS_OF
+#undef FN_RULE_FIELD
+
+/* The most parameters of a rule. */
+#define FN_RULE_NP 5
+
+/* A rule as the kernels take it: its code and its parameter record (the
+ * member of its name; p: the same doubles in order). Made and checked by
+ * fastnet._kernels._rules.Rule, by name. */
+typedef struct {
+    int code;
+    union {
+        double p[FN_RULE_NP];
+#define FN_RULE_MEMBER_OF(C, name, F, gp, st, dw) fn_params_##name name;
+        FN_RULES(FN_RULE_MEMBER_OF)
+#undef FN_RULE_MEMBER_OF
+    };
+} fn_rule;
+
+/* The table as data, for Python (_rules.pyx): name, fields (separated by
+ * spaces) and the arrays kept, of each code. */
+typedef struct {
+    const char *name, *fields;
+    int gp, st, dw;
+} fn_rule_entry;
+#define FN_RULE_FIELD_NAME(f) #f " "
+#define FN_RULE_ENTRY_OF(C, name, FIELDS, gp, st, dw) {#name, FIELDS(FN_RULE_FIELD_NAME), gp, st, dw},
+static const fn_rule_entry fn_rule_table[FN_RULE_COUNT] __attribute__((unused)) = {
+    FN_RULES(FN_RULE_ENTRY_OF)
+};
+#undef FN_RULE_ENTRY_OF
+#undef FN_RULE_FIELD_NAME
+
+/* Whether rule R (a constant where the caller makes it one) keeps array k
+ * (0 g_prev, 1 step, 2 dw_prev). */
+static inline __attribute__((always_inline)) int
+fn_rule_keeps(int R, int k)
+{
+    switch (R) {
+#define FN_RULE_KEEPS_OF(C, name, F, gp, st, dw) \
+    case FN_RULE_##C: return k == 0 ? gp : k == 1 ? st : dw;
+    FN_RULES(FN_RULE_KEEPS_OF)
+#undef FN_RULE_KEEPS_OF
+    }
+    return 0;
+}
+
+/* Quickprop's parameters as its step uses them: its record and
+ * shrink = mu / (1 + mu). */
 typedef struct {
     double eps, mu, shrink, decay, threshold, momentum;
 } fn_quickprop_params;
@@ -61,26 +153,55 @@ typedef struct {
 } fn_adam_params;
 
 static inline void
-fn_quickprop_init(fn_quickprop_params *q, const double *p)
+fn_quickprop_init(fn_quickprop_params *q, const fn_params_quickprop *p)
 {
-    q->eps = p[0];
-    q->mu = p[1];
+    q->eps = p->epsilon;
+    q->mu = p->mu;
     q->shrink = q->mu / (1.0 + q->mu);
-    q->decay = p[2];
-    q->threshold = p[3];
-    q->momentum = p[4];
+    q->decay = p->decay;
+    q->threshold = p->threshold;
+    q->momentum = p->momentum;
 }
 
 static inline void
-fn_adam_init(fn_adam_params *a, const double *p)
+fn_adam_init(fn_adam_params *a, const fn_params_adam *p)
 {
-    a->rate = p[0];
-    a->beta1 = p[1];
-    a->beta2 = p[2];
-    a->eps = p[3];
+    a->rate = p->learning_rate;
+    a->beta1 = p->beta1;
+    a->beta2 = p->beta2;
+    a->eps = p->epsilon;
+}
+
+/* Whether a rule's values change from epoch to epoch (backprop's decayed
+ * rate, Adam's bias corrections). */
+static inline int
+fn_rule_epoch_varies(const fn_rule *r)
+{
+    return (r->code == FN_RULE_BACKPROP && r->backprop.decay != 0.0) || r->code == FN_RULE_ADAM;
+}
+
+/* The values of the epoch (or update) after a trial's t-th (t = 0: its first):
+ * backprop's rate, falling linearly to 0 at t_max where it decays; Adam's bias
+ * corrections c1 = 1 - beta1^(t+1), c2 = 1 - beta2^(t+1); 1 otherwise. */
+static inline void
+fn_rule_epoch_value(const fn_rule *r, ptrdiff_t t, ptrdiff_t t_max, double *rate, double *c1,
+                    double *c2)
+{
+    *rate = r->p[0];
+    *c1 = *c2 = 1.0;
+    if (r->code == FN_RULE_BACKPROP && r->backprop.decay != 0.0) {
+        *rate = r->backprop.learning_rate * (1.0 - (double)t / (double)t_max);
+    } else if (r->code == FN_RULE_ADAM) {
+        *c1 = 1.0 - pow(r->adam.beta1, (double)(t + 1));
+        *c2 = 1.0 - pow(r->adam.beta2, (double)(t + 1));
+    }
 }
 
 #endif /* FASTNET_RULES_H */
+
+/* The template (included with an instance's parameters; without them, the
+ * table alone). */
+#ifdef FN_R_SET
 
 #define FN_R_CAT_(a, b) a##_##b
 #define FN_R_CAT(a, b) FN_R_CAT_(a, b)
@@ -210,6 +331,87 @@ FN_R_NAME(correct)(FN_R(T) *ok, const FN_R(V) *y, double t, double r_c, double a
     else *ok &= FN_R(LE)(FN_R(ABS)(*y - t), FN_R(SPLAT)(analog));
 }
 
+/* The step context of the instance, FN_R_NAME(ctx): what a rule's step takes
+ * besides the weight and its arrays: the parameters as the steps use them
+ * (RPROP's as values: k), made once by FN_R_NAME(ctx_init) from the record,
+ * and the values the caller sets each epoch or update: rose (RPROP: the
+ * epoch's error rose), rate, c1, c2 (fn_rule_epoch_value). */
+typedef struct {
+    FN_R_STEPS k;
+    fn_quickprop_params q;
+    fn_adam_params a;
+    double momentum;
+    FN_R(V) rate, c1, c2;
+    FN_R(T) rose;
+} FN_R_NAME(ctx);
+
+FN_R_ATTR void
+FN_R_NAME(ctx_init)(FN_R_NAME(ctx) *c, const fn_rule *r)
+{
+    c->k.eta_plus = FN_R(SPLAT)(r->rprop_plus.eta_plus);
+    c->k.eta_minus = FN_R(SPLAT)(r->rprop_plus.eta_minus);
+    c->k.step_min = FN_R(SPLAT)(r->rprop_plus.delta_min);
+    c->k.step_max = FN_R(SPLAT)(r->rprop_plus.delta_max);
+    fn_quickprop_init(&c->q, &r->quickprop);
+    fn_adam_init(&c->a, &r->adam);
+    c->momentum = r->backprop.momentum;
+    c->rate = FN_R(SPLAT)(r->p[0]);
+    c->c1 = c->c2 = FN_R(SPLAT)(1.0);
+}
+
+/* Each rule's step in one form: weight w, gradient g, the arrays gp, st, dw
+ * (those it keeps: the table's GP, ST, DW; the others are not touched) and the
+ * context c. */
+#define FN_R_STEP_SIGNATURE(name)                                                       \
+    FN_R_ATTR void FN_R_NAME(step_##name)(FN_R(V) *w, const FN_R(V) *g, FN_R(V) *gp,    \
+                                          FN_R(V) *st, FN_R(V) *dw, const FN_R_NAME(ctx) *c)
+FN_R_STEP_SIGNATURE(rprop_plus)
+{
+    FN_R_NAME(rprop)(FN_RPROP_PLUS, w, g, gp, st, dw, &c->rose, &c->k);
+}
+FN_R_STEP_SIGNATURE(rprop_minus)
+{
+    FN_R_NAME(rprop)(FN_RPROP_MINUS, w, g, gp, st, dw, &c->rose, &c->k);
+}
+FN_R_STEP_SIGNATURE(irprop_minus)
+{
+    FN_R_NAME(rprop)(FN_IRPROP_MINUS, w, g, gp, st, dw, &c->rose, &c->k);
+}
+FN_R_STEP_SIGNATURE(irprop_plus)
+{
+    FN_R_NAME(rprop)(FN_IRPROP_PLUS, w, g, gp, st, dw, &c->rose, &c->k);
+}
+FN_R_STEP_SIGNATURE(backprop)
+{
+    (void)gp, (void)st;
+    FN_R_NAME(backprop)(w, g, dw, &c->rate, c->momentum);
+}
+FN_R_STEP_SIGNATURE(quickprop)
+{
+    (void)dw;
+    FN_R_NAME(quickprop)(w, g, gp, st, &c->q);
+}
+FN_R_STEP_SIGNATURE(adam)
+{
+    (void)dw;
+    FN_R_NAME(adam)(w, g, gp, st, &c->a, &c->c1, &c->c2);
+}
+#undef FN_R_STEP_SIGNATURE
+
+/* The step of rule R (a constant where the caller makes it one: then just
+ * that rule's step). */
+FN_R_ATTR void
+FN_R_NAME(step)(const int R, FN_R(V) *w, const FN_R(V) *g, FN_R(V) *gp, FN_R(V) *st,
+                FN_R(V) *dw, const FN_R_NAME(ctx) *c)
+{
+    switch (R) {
+#define FN_R_CASE(C, name, F, kgp, kst, kdw) \
+    case FN_RULE_##C: FN_R_NAME(step_##name)(w, g, gp, st, dw, c); break;
+    FN_RULES(FN_R_CASE)
+#undef FN_R_CASE
+    }
+}
+
 #undef FN_R_CAT_
 #undef FN_R_CAT
 #undef FN_R
@@ -221,3 +423,5 @@ FN_R_NAME(correct)(FN_R(T) *ok, const FN_R(V) *y, double t, double r_c, double a
 #undef FN_R_PREFIX
 #undef FN_R_SUFFIX
 #undef FN_R_ATTR
+
+#endif /* FN_R_SET */

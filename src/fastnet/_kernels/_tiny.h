@@ -457,7 +457,7 @@ FN_TINY_NAME(fn_tiny_freeze)(const FN_TINY_NAME(fn_tiny_group) *g, unsigned lane
 FN_TINY_TARGET FN_INLINE void
 FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff_t *grps,
                           ptrdiff_t n, const double *XB, const double *T,
-                          const fn_trials_state *state, const fn_trials_rule *rule,
+                          const fn_trials_state *state, const fn_rule *rule,
                           const fn_trials_epochs *run, double *snap)
 {
     /* (local copies, read once: the stores through double pointers would
@@ -671,7 +671,7 @@ FN_TINY_NAME(fn_tiny_queue_refill)(FN_TINY_NAME(fn_tiny_group) *g, FN_TINY_NAME(
  * train on costs no scalar work beyond a test of its stop mask. */
 FN_TINY_TARGET FN_INLINE void
 FN_TINY_NAME(fn_tiny_queue_run)(const int HA, const int OA, const int V, ptrdiff_t n,
-                                const double *XB, const double *T, const fn_trials_rule *rule,
+                                const double *XB, const double *T, const fn_rule *rule,
                                 const fn_trials_epochs *run, fn_trials_queue *qu, double *snap)
 {
     fn_lanes_steps k = {0};
@@ -716,7 +716,7 @@ FN_TINY_NAME(fn_tiny_queue_run)(const int HA, const int OA, const int V, ptrdiff
  * FN_TINY_QUEUE_PAIRS; RPROP, check every epoch). work: n * TI vectors. */
 FN_TINY_TARGET static void
 FN_TINY_NAME(fn_tiny_queue)(ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const double *X,
-                            const double *T, const fn_trials_rule *rule,
+                            const double *T, const fn_rule *rule,
                             const fn_trials_epochs *run, fn_trials_queue *qu, double *work)
 {
     double *XB = work;
@@ -736,7 +736,7 @@ FN_TINY_NAME(fn_tiny_queue)(ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const d
 FN_TINY_TARGET FN_INLINE void
 FN_TINY_NAME(fn_tiny_groups)(const int HA, const int OA, const int V, ptrdiff_t n, const double *XB,
                              const double *T, const fn_trials_state *state,
-                             const fn_trials_rule *rule, const fn_trials_epochs *run, double *snap)
+                             const fn_rule *rule, const fn_trials_epochs *run, double *snap)
 {
     for (ptrdiff_t grp = 0; grp < state->n_groups; grp += FN_TINY_Q) {
         ptrdiff_t grps[FN_TINY_Q];
@@ -751,7 +751,7 @@ FN_TINY_NAME(fn_tiny_groups)(const int HA, const int OA, const int V, ptrdiff_t 
  * (fn_trials_tiny sends no other pair here). work: n * TI vectors. */
 FN_TINY_TARGET static void
 FN_TINY_NAME(fn_tiny)(ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const double *X,
-                      const double *T, const fn_trials_state *state, const fn_trials_rule *rule,
+                      const double *T, const fn_trials_state *state, const fn_rule *rule,
                       const fn_trials_epochs *run, double *work)
 {
     /* The inputs broadcast once for the call: XB[(p * TI + i) * FN_TL + lane]

@@ -3,8 +3,8 @@
  * _trials.pyx.
  *
  *   fn_trials_sse, fn_trials_outputs   a data set's error or outputs, forward alone;
- *   fn_trials_train                    epochs of an epoch-batched rule (RPROP,
- *                                      backprop, Quickprop, Adam): for RPROP the
+ *   fn_trials_train                    epochs of an epoch-batched rule (any of
+ *                                      the rules' table, _rules.h): for RPROP the
  *                                      tiny kernels (_tiny.h) for their shapes,
  *                                      else fn_trials_train_generic (here);
  *   fn_trials_online                   epochs of online backpropagation (an
@@ -27,57 +27,6 @@
 /* What fn_trials_data_pass does with each output of each example. */
 enum { FN_PASS_SSE, FN_PASS_OUTPUTS, FN_PASS_CHECK };
 
-
-/* One RPROP step (fn_lanes_rprop_gm, variant V) of every weight of a group, in
- * memory (blocks of n_w x FN_TL at wg, gg, gp, dwp, st). With `blend` (a
- * constant), the lanes outside *active keep their state. */
-FN_INLINE void
-fn_trials_update(const int V, const int blend, ptrdiff_t n_w, double *wg, const double *gg,
-                 double *gp, double *dwp, double *st, const fn_tm *active, const fn_tm *rose,
-                 const fn_lanes_steps *k)
-{
-    for (ptrdiff_t c = 0; c < n_w; c++) {
-        double *pw = wg + c * FN_TL, *pgp = gp + c * FN_TL, *pdw = dwp + c * FN_TL;
-        double *pst = st + c * FN_TL;
-        const fn_tvr g = FN_TLOAD(gg + c * FN_TL);
-        const fn_tvr w0 = FN_TLOAD(pw), gp0 = FN_TLOAD(pgp), s0 = FN_TLOAD(pst);
-        const fn_tvr dw0 = V == FN_IRPROP_MINUS ? (fn_tvr){0} : FN_TLOAD(pdw);
-        fn_tvr w = w0, gpv = gp0, s = s0, dw = dw0;
-        fn_lanes_rprop_gm(V, &w, &g, &gpv, &s, &dw, rose, k);
-        if (blend) {
-            w = FN_TSEL(*active, w, w0);
-            gpv = FN_TSEL(*active, gpv, gp0);
-            s = FN_TSEL(*active, s, s0);
-            dw = FN_TSEL(*active, dw, dw0);
-        }
-        FN_TSTORE(pw, w);
-        FN_TSTORE(pgp, gpv);
-        FN_TSTORE(pst, s);
-        if (V != FN_IRPROP_MINUS) FN_TSTORE(pdw, dw);   /* (irprop- never reads it) */
-    }
-}
-
-/* fn_trials_update with the variant as a constant: each its own loop. */
-FN_INLINE void
-fn_trials_update_variant(int variant, const int blend, ptrdiff_t n_w, double *wg,
-                         const double *gg, double *gp, double *dwp, double *st,
-                         const fn_tm *active, const fn_tm *rose, const fn_lanes_steps *k)
-{
-    switch (variant) {
-    case FN_RPROP_PLUS:
-        fn_trials_update(FN_RPROP_PLUS, blend, n_w, wg, gg, gp, dwp, st, active, rose, k);
-        break;
-    case FN_RPROP_MINUS:
-        fn_trials_update(FN_RPROP_MINUS, blend, n_w, wg, gg, gp, dwp, st, active, rose, k);
-        break;
-    case FN_IRPROP_MINUS:
-        fn_trials_update(FN_IRPROP_MINUS, blend, n_w, wg, gg, gp, dwp, st, active, rose, k);
-        break;
-    default:
-        fn_trials_update(FN_IRPROP_PLUS, blend, n_w, wg, gg, gp, dwp, st, active, rose, k);
-        break;
-    }
-}
 
 /* One weight's online step in every lane (fn_trials_online_step of _trials_level.h): the
  * weight at pw, its previous change at pdw, its gradient g. */
@@ -121,43 +70,17 @@ fn_trials_online_revert(ptrdiff_t n_w, double *wg, double *dwp, const double *w_
     *active &= ~f;
 }
 
-/* The values of a rule that change from epoch to epoch: backprop's rate and
- * Adam's bias corrections c1 = 1 - beta1^t, c2 = 1 - beta2^t (update t), one
- * per lane (a lane's trial may have started later than the others'). */
-typedef struct {
-    fn_tvr rate, c1, c2;
-} fn_lanes_epoch;
+/* The lanes' step context (fn_lanes_ctx_gm of _rules.h's lane instance): the
+ * rule's parameters, and the values of the epoch: each lane's own (a lane's
+ * trial may have started later than the others'). */
+typedef fn_lanes_ctx_gm fn_lanes_ctx;
 
-/* Whether a rule's values change from epoch to epoch. */
-FN_INLINE int
-fn_lanes_epoch_varies(const fn_trials_rule *rule)
-{
-    return (rule->code == FN_RULE_BACKPROP && rule->p[2] != 0.0) || rule->code == FN_RULE_ADAM;
-}
-
-/* Those of the epoch after a trial's t-th (t = 0: its first), as the
- * single-network kernels and train_backprop compute them (decay horizon t_max). */
+/* The values of every lane after t epochs (all lanes alike: fn_rule_epoch_value). */
 FN_INLINE void
-fn_lanes_epoch_value(const fn_trials_rule *rule, ptrdiff_t t, ptrdiff_t t_max, double *rate,
-                     double *c1, double *c2)
-{
-    *rate = rule->p[0];
-    *c1 = *c2 = 1.0;
-    if (rule->code == FN_RULE_BACKPROP && rule->p[2] != 0.0) {
-        *rate = rule->p[0] * (1.0 - (double)t / (double)t_max);
-    } else if (rule->code == FN_RULE_ADAM) {
-        *c1 = 1.0 - pow(rule->p[1], (double)(t + 1));
-        *c2 = 1.0 - pow(rule->p[2], (double)(t + 1));
-    }
-}
-
-/* The values of every lane after t epochs (all lanes alike). */
-FN_INLINE void
-fn_lanes_epoch_values(const fn_trials_rule *rule, ptrdiff_t t, ptrdiff_t t_max,
-                      fn_lanes_epoch *v)
+fn_lanes_epoch_values(const fn_rule *rule, ptrdiff_t t, ptrdiff_t t_max, fn_lanes_ctx *v)
 {
     double rate, c1, c2;
-    fn_lanes_epoch_value(rule, t, t_max, &rate, &c1, &c2);
+    fn_rule_epoch_value(rule, t, t_max, &rate, &c1, &c2);
     v->rate = FN_TSPLAT(rate);
     v->c1 = FN_TSPLAT(c1);
     v->c2 = FN_TSPLAT(c2);
@@ -165,76 +88,63 @@ fn_lanes_epoch_values(const fn_trials_rule *rule, ptrdiff_t t, ptrdiff_t t_max,
 
 /* The values of lane k after t[k] epochs (its own trial's). */
 FN_INLINE void
-fn_lanes_epoch_values_each(const fn_trials_rule *rule, const ptrdiff_t *t, ptrdiff_t t_max,
-                           fn_lanes_epoch *v)
+fn_lanes_epoch_values_each(const fn_rule *rule, const ptrdiff_t *t, ptrdiff_t t_max,
+                           fn_lanes_ctx *v)
 {
     double rate[FN_TL], c1[FN_TL], c2[FN_TL];
     for (int k = 0; k < FN_TL; k++)
-        fn_lanes_epoch_value(rule, t[k], t_max, &rate[k], &c1[k], &c2[k]);
+        fn_rule_epoch_value(rule, t[k], t_max, &rate[k], &c1[k], &c2[k]);
     v->rate = FN_TLOAD(rate);
     v->c1 = FN_TLOAD(c1);
     v->c2 = FN_TLOAD(c2);
 }
 
-/* One step of rule R (FN_RULE_BACKPROP, _QUICKPROP or _ADAM, a constant) of
- * every weight of a group, in memory (blocks of n_w x FN_TL at wg, gg and the
- * rule's arrays gp, dwp, st: see fn_trials_state). With `blend` (a constant),
- * the lanes outside *active keep their state. */
+/* One step of rule R (a constant) of every weight of a group, in memory
+ * (blocks of n_w x FN_TL at wg, gg and the arrays gp, st, dwp that the rule
+ * keeps: fn_rule_keeps; the others are neither read nor written), with the
+ * context c. With `blend` (a constant), the lanes outside *active keep their
+ * state. */
 FN_INLINE void
 fn_trials_update_rule(const int R, const int blend, ptrdiff_t n_w, double *wg, const double *gg,
                       double *gp, double *dwp, double *st, const fn_tm *active,
-                      const fn_trials_rule *rule, const fn_lanes_epoch *ev)
+                      const fn_lanes_ctx *c)
 {
-    fn_quickprop_params q;
-    fn_adam_params a;
-    fn_quickprop_init(&q, rule->p);
-    fn_adam_init(&a, rule->p);
-    const double momentum = rule->p[1];
-    /* backprop keeps one array (dw_prev), the others two (g_prev, step) */
-    double *xs = R == FN_RULE_BACKPROP ? dwp : gp;
-    for (ptrdiff_t c = 0; c < n_w; c++) {
-        double *pw = wg + c * FN_TL, *px = xs + c * FN_TL, *py = st + c * FN_TL;
-        const fn_tvr g = FN_TLOAD(gg + c * FN_TL);
-        const fn_tvr w0 = FN_TLOAD(pw), x0 = FN_TLOAD(px);
-        const fn_tvr y0 = R == FN_RULE_BACKPROP ? (fn_tvr){0} : FN_TLOAD(py);
-        fn_tvr w = w0, x = x0, y = y0;
-        if (R == FN_RULE_BACKPROP) fn_lanes_backprop_gm(&w, &g, &x, &ev->rate, momentum);
-        else if (R == FN_RULE_QUICKPROP) fn_lanes_quickprop_gm(&w, &g, &x, &y, &q);
-        else fn_lanes_adam_gm(&w, &g, &x, &y, &a, &ev->c1, &ev->c2);
+    const int kgp = fn_rule_keeps(R, 0), kst = fn_rule_keeps(R, 1), kdw = fn_rule_keeps(R, 2);
+    for (ptrdiff_t j = 0; j < n_w; j++) {
+        double *pw = wg + j * FN_TL, *pgp = gp + j * FN_TL, *pst = st + j * FN_TL;
+        double *pdw = dwp + j * FN_TL;
+        const fn_tvr g = FN_TLOAD(gg + j * FN_TL), w0 = FN_TLOAD(pw);
+        const fn_tvr gp0 = kgp ? FN_TLOAD(pgp) : (fn_tvr){0};
+        const fn_tvr s0 = kst ? FN_TLOAD(pst) : (fn_tvr){0};
+        const fn_tvr dw0 = kdw ? FN_TLOAD(pdw) : (fn_tvr){0};
+        fn_tvr w = w0, gpv = gp0, s = s0, dw = dw0;
+        fn_lanes_step_gm(R, &w, &g, &gpv, &s, &dw, c);
         if (blend) {
             w = FN_TSEL(*active, w, w0);
-            x = FN_TSEL(*active, x, x0);
-            y = FN_TSEL(*active, y, y0);
+            gpv = FN_TSEL(*active, gpv, gp0);
+            s = FN_TSEL(*active, s, s0);
+            dw = FN_TSEL(*active, dw, dw0);
         }
         FN_TSTORE(pw, w);
-        FN_TSTORE(px, x);
-        if (R != FN_RULE_BACKPROP) FN_TSTORE(py, y);
+        if (kgp) FN_TSTORE(pgp, gpv);
+        if (kst) FN_TSTORE(pst, s);
+        if (kdw) FN_TSTORE(pdw, dw);
     }
 }
 
-/* One step of any lanes rule (rule->code; RPROP's variants by
- * fn_trials_update_variant, with its parameters k and the lanes whose error
- * rose; the others with the epoch's values ev): each its own loop. */
+/* One step of any rule (rule->code; the table's every line), each its own loop. */
 FN_INLINE void
 fn_trials_update_any(const int blend, ptrdiff_t n_w, double *wg, const double *gg, double *gp,
-                     double *dwp, double *st, const fn_tm *active, const fn_tm *rose,
-                     const fn_lanes_steps *k, const fn_trials_rule *rule,
-                     const fn_lanes_epoch *ev)
+                     double *dwp, double *st, const fn_tm *active, const fn_rule *rule,
+                     const fn_lanes_ctx *c)
 {
     switch (rule->code) {
-    case FN_RULE_BACKPROP:
-        fn_trials_update_rule(FN_RULE_BACKPROP, blend, n_w, wg, gg, gp, dwp, st, active, rule, ev);
+#define FN_TRIALS_UPDATE_CASE(C, name, F, kgp, kst, kdw)                                 \
+    case FN_RULE_##C:                                                                   \
+        fn_trials_update_rule(FN_RULE_##C, blend, n_w, wg, gg, gp, dwp, st, active, c);  \
         break;
-    case FN_RULE_QUICKPROP:
-        fn_trials_update_rule(FN_RULE_QUICKPROP, blend, n_w, wg, gg, gp, dwp, st, active, rule,
-                              ev);
-        break;
-    case FN_RULE_ADAM:
-        fn_trials_update_rule(FN_RULE_ADAM, blend, n_w, wg, gg, gp, dwp, st, active, rule, ev);
-        break;
-    default:
-        fn_trials_update_variant(rule->code, blend, n_w, wg, gg, gp, dwp, st, active, rose, k);
-        break;
+    FN_RULES(FN_TRIALS_UPDATE_CASE)
+#undef FN_TRIALS_UPDATE_CASE
     }
 }
 
@@ -431,7 +341,7 @@ fn_trials_gradient(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_laye
 /* A lanes rule alone (for tests; see fn_trials_rule_step_v0). */
 static void
 fn_trials_rule_step(ptrdiff_t n_w, double *w, const double *g, double *g_prev, double *dw_prev,
-                    double *step, const fn_trials_rule *rule, const int64_t *rose, ptrdiff_t t,
+                    double *step, const fn_rule *rule, const int64_t *rose, ptrdiff_t t,
                     ptrdiff_t t_max)
 {
     FN_TRIALS_AT_LEVEL(fn_trials_rule_step, (n_w, w, g, g_prev, dw_prev, step, rule, rose, t,
@@ -455,7 +365,7 @@ static void
 fn_trials_train_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                         ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
                         const double *T, ptrdiff_t n_out, const fn_trials_state *state,
-                        const fn_trials_rule *rule, const fn_trials_epochs *run, double *work)
+                        const fn_rule *rule, const fn_trials_epochs *run, double *work)
 {
     FN_TRIALS_AT_LEVEL(fn_trials_train_generic, (layers, n_layers, n_in, n_units, n_w, n, X, T,
                                                  n_out, state, rule, run, work));
@@ -469,7 +379,7 @@ static void
 fn_trials_queue_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                       ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
                       const double *T, ptrdiff_t n_out, const fn_trials_state *state,
-                      const fn_trials_rule *rule, const fn_trials_epochs *run,
+                      const fn_rule *rule, const fn_trials_epochs *run,
                       fn_trials_queue *q, double *work)
 {
     FN_TRIALS_AT_LEVEL(fn_trials_queue, (layers, n_layers, n_in, n_units, n_w, n, X, T, n_out,
@@ -497,7 +407,7 @@ fn_trials_queue_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_i
 static void
 fn_trials_online(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_units,
                  ptrdiff_t n_w, ptrdiff_t n, const double *X, const double *T, ptrdiff_t n_out,
-                 const fn_trials_state *state, const fn_trials_rule *rule,
+                 const fn_trials_state *state, const fn_rule *rule,
                  const fn_trials_epochs *run, int64_t *orders, fn_bitgen *const *bitgens,
                  double *work)
 {
@@ -545,7 +455,7 @@ fn_trials_tiny(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrd
 static void
 fn_trials_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_units,
                 ptrdiff_t n_w, ptrdiff_t n, const double *X, const double *T, ptrdiff_t n_out,
-                const fn_trials_state *state, const fn_trials_rule *rule,
+                const fn_trials_state *state, const fn_rule *rule,
                 const fn_trials_epochs *run, double *work, int special)
 {
     int ni = 0, nh = 0, no = 0, sc = 0;
@@ -571,7 +481,7 @@ static void
 fn_trials_queue_run(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                     ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
                     const double *T, ptrdiff_t n_out, const fn_trials_state *state,
-                    const fn_trials_rule *rule, const fn_trials_epochs *run, fn_trials_queue *q,
+                    const fn_rule *rule, const fn_trials_epochs *run, fn_trials_queue *q,
                     double *work, int special)
 {
     int ni = 0, nh = 0, no = 0, sc = 0, paired = 0;

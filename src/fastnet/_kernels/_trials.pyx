@@ -8,6 +8,8 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.pyport cimport PY_SSIZE_T_MAX
 
 from fastnet._kernels._forward cimport check_buffers
+from fastnet._kernels._rules cimport FN_RULE_BACKPROP, FN_RULE_IRPROP_PLUS, Rule, fn_rule
+from fastnet._kernels._rules import NAMES
 from fastnet._kernels._types cimport ACT_SOFTMAX, L_ACT, L_SRC_HI, L_SRC_LO, L_START
 
 cdef extern from "_trials.h" nogil:
@@ -35,15 +37,6 @@ cdef extern from "_trials.h" nogil:
         double* step
         double* last_error
         int64_t* status
-    enum: FN_RULE_NP
-    enum: FN_IRPROP_PLUS
-    enum: FN_RULE_BACKPROP
-    enum: FN_RULE_QUICKPROP
-    enum: FN_RULE_ADAM
-    enum: FN_RULE_COUNT
-    ctypedef struct fn_trials_rule:
-        int code
-        double p[FN_RULE_NP]
     ctypedef struct fn_trials_epochs:
         Py_ssize_t n_epochs, ld, check_every
         double* sse_out
@@ -53,14 +46,14 @@ cdef extern from "_trials.h" nogil:
         double* sse_max
     int64_t FN_STATUS_BEYOND
     void fn_trials_rule_step(Py_ssize_t n_w, double* w, const double* g, double* g_prev,
-                             double* dw_prev, double* step, const fn_trials_rule* rule,
+                             double* dw_prev, double* step, const fn_rule* rule,
                              const int64_t* rose, Py_ssize_t t, Py_ssize_t t_max)
     unsigned fn_trials_check(Py_ssize_t n, Py_ssize_t n_out, const double* Y, const double* T,
                              double r_c, double analog)
     void fn_trials_train(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
                          Py_ssize_t n_units, Py_ssize_t n_w, Py_ssize_t n, const double* X,
                          const double* T, Py_ssize_t n_out, const fn_trials_state* state,
-                         const fn_trials_rule* rule, const fn_trials_epochs* run, double* work,
+                         const fn_rule* rule, const fn_trials_epochs* run, double* work,
                          int special)
 
 cdef extern from "_trials.h" nogil:
@@ -83,7 +76,7 @@ cdef extern from "_trials.h" nogil:
     void fn_trials_queue_run(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
                              Py_ssize_t n_units, Py_ssize_t n_w, Py_ssize_t n, const double* X,
                              const double* T, Py_ssize_t n_out, const fn_trials_state* state,
-                             const fn_trials_rule* rule, const fn_trials_epochs* run,
+                             const fn_rule* rule, const fn_trials_epochs* run,
                              fn_trials_queue* q, double* work, int special)
 
 cdef extern from "_orders.h" nogil:
@@ -95,11 +88,9 @@ cdef extern from "_trials.h" nogil:
     void fn_trials_online(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
                           Py_ssize_t n_units, Py_ssize_t n_w, Py_ssize_t n, const double* X,
                           const double* T, Py_ssize_t n_out, const fn_trials_state* state,
-                          const fn_trials_rule* rule, const fn_trials_epochs* run,
+                          const fn_rule* rule, const fn_trials_epochs* run,
                           int64_t* orders, fn_bitgen* const* bitgens, double* work)
 
-#: The lanes' rule codes besides RPROP's variants (0-3), for ``Algorithm.lanes_args``.
-RULE_BACKPROP, RULE_QUICKPROP, RULE_ADAM = FN_RULE_BACKPROP, FN_RULE_QUICKPROP, FN_RULE_ADAM
 
 #: A lane stopped at trials_train's w_limit has status BEYOND + the epochs it trained.
 BEYOND = FN_STATUS_BEYOND
@@ -188,23 +179,13 @@ cdef Py_ssize_t _check(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
     return n_units
 
 
-cdef fn_trials_rule _rule(tuple rule) except *:
-    """A lanes rule from (code, *parameters) (see fn_trials_rule in _lanes.h)."""
-    cdef fn_trials_rule r
-    cdef Py_ssize_t i, n = len(rule) - 1
-    if n < 0 or n > FN_RULE_NP:
-        raise ValueError(f"kernel: a rule is (code, up to {FN_RULE_NP} parameters)")
-    r.code = rule[0]
-    if r.code < 0 or r.code >= FN_RULE_COUNT:
-        raise ValueError("kernel: unknown lanes rule")
-    for i in range(FN_RULE_NP):
-        r.p[i] = rule[i + 1] if i < n else 0.0
-    if r.code == FN_RULE_QUICKPROP and not (r.p[0] > 0.0 and r.p[1] > 0.0):
-        raise ValueError("kernel: Quickprop parameters out of range")
-    if r.code == FN_RULE_ADAM and not (r.p[0] > 0.0 and 0.0 <= r.p[1] < 1.0
-                                       and 0.0 <= r.p[2] < 1.0 and r.p[3] > 0.0):
-        raise ValueError("kernel: Adam parameters out of range")
-    return r
+def _rprop_rule(Py_ssize_t variant, double eta_plus, double eta_minus, double step_min,
+                double step_max):
+    """RPROP's record of variant code 0-3 (the legacy entries' positional parameters)."""
+    if variant < 0 or variant > FN_RULE_IRPROP_PLUS:
+        raise ValueError("kernel: unknown RPROP variant")
+    return Rule(NAMES[variant], eta_plus=eta_plus, eta_minus=eta_minus, delta_min=step_min,
+                delta_max=step_max)
 
 
 cdef int _check_rows(double[:, :] sse_out) except -1:
@@ -220,7 +201,7 @@ cdef bint _same_shape(const double[:, :, ::1] a, const double[:, :, ::1] b):
     return a.shape[0] == b.shape[0] and a.shape[1] == b.shape[1] and a.shape[2] == b.shape[2]
 
 
-cdef int _check_state(fn_trials_rule r, Py_ssize_t n_units, Py_ssize_t n_in,
+cdef int _check_state(fn_rule r, Py_ssize_t n_units, Py_ssize_t n_in,
                       const double[:, ::1] X, const double[:, :, ::1] w,
                       const double[:, :, ::1] g, const double[:, :, ::1] g_prev,
                       const double[:, :, ::1] dw_prev, const double[:, :, ::1] step,
@@ -238,7 +219,7 @@ cdef int _check_state(fn_trials_rule r, Py_ssize_t n_units, Py_ssize_t n_in,
         raise ValueError("kernel: last_error must hold one value per lane")
     if check_every < 0 or (check_every > 0 and not 0.0 < r_c <= 0.5):
         raise ValueError("kernel: success check needs r_c in (0, 0.5]")
-    if w_limit > 0.0 and special and r.code <= FN_IRPROP_PLUS:
+    if w_limit > 0.0 and special and r.code <= FN_RULE_IRPROP_PLUS:
         raise ValueError("kernel: w_limit needs special=False for RPROP")
     return 0
 
@@ -324,7 +305,7 @@ def trials_outputs(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const doubl
 def trials_train(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:, ::1] X,
                  const double[:, ::1] T, double[:, :, ::1] w, double[:, :, ::1] g,
                  double[:, :, ::1] g_prev, double[:, :, ::1] dw_prev, double[:, :, ::1] step,
-                 double[::1] last_error, int64_t[::1] status, double[::1] work, tuple rule,
+                 double[::1] last_error, int64_t[::1] status, double[::1] work, Rule rule,
                  double[:, :] sse_out, Py_ssize_t check_every=0, double r_c=0.4,
                  double analog=-1.0, bint special=True, double sse_scale=1.0, Py_ssize_t t0=0,
                  Py_ssize_t t_max=1, double w_limit=0.0):
@@ -342,15 +323,12 @@ def trials_train(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
         kernel writes (k > 0: non-finite error in epoch k of this call; -k: the
         success check held after epoch k).
     work : scratch of at least work_size(n_units, n, n_in) doubles.
-    rule : (code, *parameters): an RPROP variant code 0-3 with (eta_plus,
-        eta_minus, step_min, step_max), or RULE_BACKPROP with (rate, momentum,
-        decay), RULE_QUICKPROP with (epsilon, mu, decay, threshold, momentum),
-        RULE_ADAM with (rate, beta1, beta2, epsilon).
+    rule : fastnet._kernels._rules.Rule, the rule's record (any rule of the table).
     sse_out : (n_groups * LANES, n_epochs), rows contiguous (any row stride):
         the training SSE per lane (trial g * LANES + lane) and epoch, times
         sse_scale (only the epochs a lane trained are meaningful).
     check_every, r_c, analog : Hamey's success check after every check_every-th
-        epoch (0: none), as in _rprop.train_epochs.
+        epoch (0: none), as in _per_weight.train_epochs.
     special : RPROP on tiny shapes in their own kernels (see _tiny.h).
     t0, t_max : the epochs trained before the call (Adam's bias corrections,
         backprop's decay) and backprop's decay horizon (>= 1).
@@ -363,7 +341,7 @@ def trials_train(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     top : float, the largest value written to sse_out (NaN not counted; frozen
         and padding lanes included), -inf if none.
     """
-    cdef fn_trials_rule r = _rule(rule)
+    cdef fn_rule r = rule.c
     cdef Py_ssize_t n_units = _check(layers, n_in, X, T.shape[0], T.shape[1], w, work)
     cdef Py_ssize_t n_groups = w.shape[0], n_w = w.shape[1]
     _check_state(r, n_units, n_in, X, w, g, g_prev, dw_prev, step, last_error, work,
@@ -391,7 +369,7 @@ def trials_train(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
 def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:, ::1] X,
                  const double[:, ::1] T, double[:, :, ::1] w, double[:, :, ::1] g,
                  double[:, :, ::1] g_prev, double[:, :, ::1] dw_prev, double[:, :, ::1] step,
-                 double[::1] last_error, double[::1] work, tuple rule,
+                 double[::1] last_error, double[::1] work, Rule rule,
                  const double[:, ::1] w0, const double[:, ::1] step0, double[:, ::1] w_out,
                  int64_t[::1] epochs, int64_t[::1] status, int64_t[::1] top_epoch,
                  double[::1] first, double[::1] top, double[::1] low, double[:, ::1] history,
@@ -433,7 +411,7 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     -------
     top : float, the largest error recorded, -inf if none.
     """
-    cdef fn_trials_rule r = _rule(rule)
+    cdef fn_rule r = rule.c
     cdef Py_ssize_t n_units = _check(layers, n_in, X, T.shape[0], T.shape[1], w, work)
     cdef Py_ssize_t n_groups = w.shape[0], n_w = w.shape[1], K = w0.shape[0]
     _check_state(r, n_units, n_in, X, w, g, g_prev, dw_prev, step, last_error, work,
@@ -485,10 +463,8 @@ def trials_rprop(layers, Py_ssize_t n_in, X, T, w, g, g_prev, dw_prev, step, las
     -------
     top : float, as trials_train's.
     """
-    if variant < 0 or variant > FN_IRPROP_PLUS:
-        raise ValueError("kernel: unknown RPROP variant")
     return trials_train(layers, n_in, X, T, w, g, g_prev, dw_prev, step, last_error, status,
-                        work, (variant, eta_plus, eta_minus, step_min, step_max), sse_out,
+                        work, _rprop_rule(variant, eta_plus, eta_minus, step_min, step_max), sse_out,
                         check_every, r_c, analog, special, sse_scale)
 
 
@@ -501,13 +477,11 @@ def rule_step(int variant, w, g, g_prev, dw_prev, step, double eta_plus, double 
     -------
     status : int, 0.
     """
-    if variant < 0 or variant > FN_IRPROP_PLUS:
-        raise ValueError("kernel: unknown RPROP variant")
-    return lanes_rule_step((variant, eta_plus, eta_minus, step_min, step_max), w, g, g_prev,
+    return lanes_rule_step(_rprop_rule(variant, eta_plus, eta_minus, step_min, step_max), w, g, g_prev,
                            dw_prev, step, rose)
 
 
-def lanes_rule_step(tuple rule, double[:, ::1] w, const double[:, ::1] g,
+def lanes_rule_step(Rule rule, double[:, ::1] w, const double[:, ::1] g,
                     double[:, ::1] g_prev, double[:, ::1] dw_prev, double[:, ::1] step,
                     const int64_t[::1] rose, Py_ssize_t t=0, Py_ssize_t t_max=1):
     """Python twin of any lanes rule for tests: one step of (n_w, LANES) blocks
@@ -518,7 +492,7 @@ def lanes_rule_step(tuple rule, double[:, ::1] w, const double[:, ::1] g,
     -------
     status : int, 0.
     """
-    cdef fn_trials_rule r = _rule(rule)
+    cdef fn_rule r = rule.c
     cdef Py_ssize_t n = w.shape[0]
     if (w.shape[1] != FN_TL or g.shape[0] != n or g.shape[1] != FN_TL or g_prev.shape[0] != n
             or g_prev.shape[1] != FN_TL or dw_prev.shape[0] != n or dw_prev.shape[1] != FN_TL
@@ -600,7 +574,7 @@ def draw_orders(generator, int64_t[:, ::1] out):
 
 def trials_online(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:, ::1] X,
                   const double[:, ::1] T, double[:, :, ::1] w, double[:, :, ::1] dw_prev,
-                  int64_t[::1] status, double[::1] work, tuple rule, double[:, :] sse_out,
+                  int64_t[::1] status, double[::1] work, Rule rule, double[:, :] sse_out,
                   int64_t[:, ::1] orders, const size_t[::1] bitgens, double sse_scale=1.0,
                   Py_ssize_t t0=0, Py_ssize_t t_max=1, double w_limit=0.0):
     """Run sse_out.shape[1] epochs of online backpropagation for every lane whose
@@ -616,7 +590,7 @@ def trials_online(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double
         error in epoch k of this call; BEYOND + k: the lane stopped after k
         epochs at w_limit, its order of epoch k + 1 already drawn, in orders).
     work : scratch of at least online_work_size(n_units, n_w) doubles.
-    rule : (RULE_BACKPROP, rate, momentum, decay), decay 0 (constant rate),
+    rule : Rule("backprop", ...), its decay 0 (constant rate),
         1 (falling linearly per epoch to 0 at t_max) or 2 (per update, to 0 at
         the last of t_max * n updates), as Backprop's decay False, True and
         "update".
@@ -633,13 +607,11 @@ def trials_online(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double
     top : float, the largest value written to sse_out (NaN not counted), -inf
         if none.
     """
-    cdef fn_trials_rule r = _rule(rule)
+    cdef fn_rule r = rule.c
     cdef Py_ssize_t n_units = _check(layers, n_in, X, T.shape[0], T.shape[1], w, work)
     cdef Py_ssize_t n_groups = w.shape[0], n_w = w.shape[1], n = X.shape[0], k
-    if r.code != FN_RULE_BACKPROP or r.p[2] not in (0.0, 1.0, 2.0) or not r.p[0] > 0.0 \
-            or not 0.0 <= r.p[1] < 1.0:
-        raise ValueError("kernel: online training needs (RULE_BACKPROP, rate > 0, momentum in "
-                         "[0, 1), decay 0, 1 or 2)")
+    if r.code != FN_RULE_BACKPROP or r.p[2] not in (0.0, 1.0, 2.0):
+        raise ValueError("kernel: online training needs the rule backprop with decay 0, 1 or 2")
     if work.shape[0] < online_work_size(n_units, n_w):
         raise ValueError("kernel: work buffer too small")
     if not _same_shape(dw_prev, w):

@@ -164,17 +164,17 @@ FN_LV(fn_trials_gradient)(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t
  * lane's epoch error rose (irprop+). */
 FN_LV_ATTR static void
 FN_LV(fn_trials_rule_step)(ptrdiff_t n_w, double *w, const double *g, double *g_prev, double *dw_prev,
-                    double *step, const fn_trials_rule *rule, const int64_t *rose, ptrdiff_t t,
+                    double *step, const fn_rule *rule, const int64_t *rose, ptrdiff_t t,
                     ptrdiff_t t_max)
 {
-    fn_lanes_steps k;
-    fn_lanes_steps_init(&k, rule);
-    fn_lanes_epoch ev;
-    fn_lanes_epoch_values(rule, t, t_max, &ev);
+    fn_lanes_ctx c;
+    fn_lanes_ctx_init_gm(&c, rule);
+    fn_lanes_epoch_values(rule, t, t_max, &c);
     fn_tm r;
     memcpy(&r, rose, sizeof r);
-    const fn_tm all = FN_GM_ALL, rose_mask = r != 0;
-    fn_trials_update_any(0, n_w, w, g, g_prev, dw_prev, step, &all, &rose_mask, &k, rule, &ev);
+    const fn_tm all = FN_GM_ALL;
+    c.rose = r != 0;
+    fn_trials_update_any(0, n_w, w, g, g_prev, dw_prev, step, &all, rule, &c);
 }
 
 /* Hamey's lane check alone (for tests): the lanes of outputs Y (n, n_out,
@@ -197,14 +197,14 @@ FN_LV_ATTR static void
 FN_LV(fn_trials_train_generic)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                         ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
                         const double *T, ptrdiff_t n_out, const fn_trials_state *state,
-                        const fn_trials_rule *rule, const fn_trials_epochs *run, double *work)
+                        const fn_rule *rule, const fn_trials_epochs *run, double *work)
 {
     /* (local copies, read once: the stores through double pointers would
      * otherwise make the compiler reload the fields) */
     const fn_trials_state s = *state;
     const fn_trials_epochs e = *run;
-    fn_lanes_steps k;
-    fn_lanes_steps_init(&k, rule);
+    fn_lanes_ctx c;
+    fn_lanes_ctx_init_gm(&c, rule);
     /* work: FN_TBLOCK rows each of activations, f'(net) (which become dE/dnet)
      * and dE/da. */
     fn_tv *A = (fn_tv *)work;
@@ -242,14 +242,13 @@ FN_LV(fn_trials_train_generic)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrd
             lane_status = (bad & ((fn_tm){0} + (ep + 1))) | (~bad & lane_status);
             active &= ~bad;
             const fn_tv last = FN_TLOAD(s.last_error + grp * FN_TL);
-            const fn_tm rose = sse > last;
+            c.rose = sse > last;
             FN_TSTORE(s.last_error + grp * FN_TL, FN_TSEL(active, sse, last));
-            fn_lanes_epoch ev = {{0}, {0}, {0}};
-            fn_lanes_epoch_values(rule, e.t0 + ep, e.t_max, &ev);
+            fn_lanes_epoch_values(rule, e.t0 + ep, e.t_max, &c);
             if (all)
-                fn_trials_update_any(0, n_w, wg, gg, gp, dwp, st, &active, &rose, &k, rule, &ev);
+                fn_trials_update_any(0, n_w, wg, gg, gp, dwp, st, &active, rule, &c);
             else
-                fn_trials_update_any(1, n_w, wg, gg, gp, dwp, st, &active, &rose, &k, rule, &ev);
+                fn_trials_update_any(1, n_w, wg, gg, gp, dwp, st, &active, rule, &c);
             if (e.check_every > 0 && (ep + 1) % e.check_every == 0) {
                 fn_tm ok = FN_GM_ALL;
                 FN_LV(fn_trials_data_pass)(FN_PASS_CHECK, layers, n_layers, n_in, n, X, T, n_out, wg, A,
@@ -323,20 +322,19 @@ FN_LV_ATTR static void
 FN_LV(fn_trials_queue)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                        ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
                        const double *T, ptrdiff_t n_out, const fn_trials_state *state,
-                       const fn_trials_rule *rule, const fn_trials_epochs *run,
+                       const fn_rule *rule, const fn_trials_epochs *run,
                        fn_trials_queue *q, double *work)
 {
     const fn_trials_state s = *state;
     const fn_trials_epochs e = *run;
-    fn_lanes_steps k;
-    fn_lanes_steps_init(&k, rule);
+    fn_lanes_ctx c;
+    fn_lanes_ctx_init_gm(&c, rule);
     fn_tv *A = (fn_tv *)work;
     fn_tv *D = A + FN_TBLOCK * n_units;
     fn_tv *E = D + FN_TBLOCK * n_units;
     const unsigned full = (1u << FN_TL) - 1;
-    const int varies = fn_lanes_epoch_varies(rule);
-    fn_lanes_epoch ev = {{0}, {0}, {0}};
-    fn_lanes_epoch_values(rule, 0, e.t_max, &ev);
+    const int varies = fn_rule_epoch_varies(rule);
+    fn_lanes_epoch_values(rule, 0, e.t_max, &c);
     double top = -INFINITY;                 /* the largest error recorded (*sse_max) */
     for (ptrdiff_t grp = 0; grp < s.n_groups; grp++) {
         double *wg = s.w + grp * n_w * FN_TL, *gg = s.g + grp * n_w * FN_TL;
@@ -360,13 +358,13 @@ FN_LV(fn_trials_queue)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_
                 fn_tm active;
                 FN_LV(fn_trials_lanes_mask)(live, &active);
                 const fn_tv last = FN_TLOAD(le);
-                const fn_tm rose = sse > last;
+                c.rose = sse > last;
                 FN_TSTORE(le, FN_TSEL(active, sse, last));
-                if (varies) fn_lanes_epoch_values_each(rule, t, e.t_max, &ev);
+                if (varies) fn_lanes_epoch_values_each(rule, t, e.t_max, &c);
                 if (live == full)
-                    fn_trials_update_any(0, n_w, wg, gg, gp, dwp, st, &active, &rose, &k, rule, &ev);
+                    fn_trials_update_any(0, n_w, wg, gg, gp, dwp, st, &active, rule, &c);
                 else
-                    fn_trials_update_any(1, n_w, wg, gg, gp, dwp, st, &active, &rose, &k, rule, &ev);
+                    fn_trials_update_any(1, n_w, wg, gg, gp, dwp, st, &active, rule, &c);
                 for (int l = 0; l < FN_TL; l++) t[l] += live >> l & 1;
                 /* (trials whose error was below the threshold stop after the update) */
                 for (int l = 0; l < FN_TL; l++)
@@ -473,13 +471,13 @@ FN_LV_ATTR static void
 FN_LV(fn_trials_online)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                         ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
                         const double *T, ptrdiff_t n_out, const fn_trials_state *state,
-                        const fn_trials_rule *rule, const fn_trials_epochs *run,
+                        const fn_rule *rule, const fn_trials_epochs *run,
                         int64_t *orders, fn_bitgen *const *bitgens, double *work)
 {
     const fn_trials_state s = *state;
     const fn_trials_epochs e = *run;
-    const double rate0 = rule->p[0], momentum = rule->p[1];
-    const int decay = (int)rule->p[2];
+    const double rate0 = rule->backprop.learning_rate, momentum = rule->backprop.momentum;
+    const int decay = (int)rule->backprop.decay;
     /* work: one row each of activations, f'(net) (then dE/dnet) and dE/da; the
      * weights and changes of the group when its epoch started. */
     fn_tv *A = (fn_tv *)work;

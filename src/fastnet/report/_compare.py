@@ -188,7 +188,7 @@ class Comparison:
 
     def verdict(self, problem, a, b):
         """One sentence: which of ``a`` and ``b`` is better on ``problem``, by how much,
-        how sure ("rprop+ better than quickprop: errors 0.82 times as large (95 % CI
+        how sure ("rprop+ better than backprop: errors 0.82 times as large (95 % CI
         0.75 to 0.90), p = 0.0012 (Cochran/Cox t'); Welch p = 0.0010").
 
         Parameters

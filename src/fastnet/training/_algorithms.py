@@ -10,19 +10,26 @@ kernel also give the kernel's arguments (:meth:`RPROP.lanes_args`).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
 import numpy as np
 
-from fastnet._kernels import _trials
+from fastnet._engine import OnlineArgs, RuleArgs
+from fastnet._kernels import _rules
 from fastnet._validation import check_choice, check_float
+from fastnet.training._registry import Param, rule
 from fastnet.training import _orders
 
 __all__ = ["Algorithm", "KernelRule", "RPROP", "Backprop", "VARIANTS", "NO_CHECK",
            "counts_itself", "drives_itself", "checks_in_kernel"]
 
-#: RPROP variant names (Igel & Hüsken 2000) and their kernel codes.
-VARIANTS = {"rprop+": 0, "rprop-": 1, "irprop-": 2, "irprop+": 3}
+#: RPROP variant names (Igel & Hüsken 2000) and their rules in the kernels' table.
+VARIANT_RULES = {"rprop+": "rprop_plus", "rprop-": "rprop_minus", "irprop-": "irprop_minus",
+                 "irprop+": "irprop_plus"}
+#: RPROP variant names and their kernel codes.
+VARIANTS = {v: _rules.RULES[k].code for v, k in VARIANT_RULES.items()}
+#: An array a rule does not keep (the kernels do not touch it), and no mini-batch order.
+_NONE = np.zeros(0)
+_NO_ORDER = np.zeros((0, 0), dtype=np.intp)
 
 #: The kernels' arguments for "no success check": (every, r_c, analog).
 NO_CHECK = (0, 0.4, -1.0)
@@ -220,12 +227,14 @@ def checks_in_kernel(algorithm):
 class KernelRule(Algorithm):
     """A rule whose epochs run in compiled kernels: one Python class that holds and
     checks the parameters, makes a trial's state and hands the kernels their
-    arguments; the rule itself is C (``fastnet/_kernels``).
+    arguments; the rule itself is C (``fastnet/_kernels/_rules.h``).
 
-    ``code`` names the rule to the kernels of both layouts: the single network's
-    (``fastnet._engine.EPOCH_KERNELS[code]``, given :meth:`kernel_args`) and the
-    vector lanes' (given :meth:`lanes_args`; a trial that leaves the lanes takes
-    its state from :meth:`lanes_state`).
+    ``kernel`` names the rule in the kernels' table (``fastnet._kernels._rules.RULES``),
+    which gives its code, its parameters (the fields of its record, read from the
+    attributes of the same names: :meth:`kernel_values`) and the per-weight arrays
+    it keeps. Both layouts train it from that: the single network's epoch loop
+    (given :meth:`kernel_args`) and the vector lanes (given :meth:`lanes_args`; a
+    trial that leaves the lanes takes its state from :meth:`lanes_state`).
     """
 
     lanes = True
@@ -237,28 +246,83 @@ class KernelRule(Algorithm):
     #: (the lanes then watch the weights themselves; see ``_lanes.safe_weight``).
     max_change = None
     objectives = True       # (the kernels train the run's loss and weight decay)
+    #: The rule's name in the kernels' table.
+    kernel = None
 
-    def kernel_params(self):
-        """The rule's parameters as its kernels take them (a tuple of floats)."""
-        raise NotImplementedError
+    @property
+    def code(self):
+        """The rule's kernel code (its line in the kernels' table)."""
+        return _rules.RULES[self.kernel].code
 
-    def kernel_args(self, ws, state, n):
-        """The arguments of the single-network kernel for ``n`` epochs of the
-        trial in ``state`` (see ``fastnet._engine.EPOCH_KERNELS``)."""
-        raise NotImplementedError
+    def record(self):
+        """(TITLE, the parameters by name) for the set-up record."""
+        return (self.TITLE, {p.name: getattr(self, p.name) for p in self.PARAMS})
+
+    def kernel_values(self):
+        """The rule's parameters by the names of its record's fields."""
+        return {f: getattr(self, f) for f in _rules.RULES[self.kernel].fields}
+
+    def kernel_rule(self):
+        """The rule's record for the kernels (``fastnet._kernels._rules.Rule``, by name)."""
+        rule = self.__dict__.get("_kernel_rule")
+        if rule is None:
+            rule = _rules.Rule(self.kernel, **{k: float(v) for k, v in self.kernel_values().items()})
+            self.__dict__["_kernel_rule"] = rule         # (made once: the object is frozen)
+        return rule
 
     def lanes_args(self):
-        """The rule's arguments of the vector-lanes kernels: (code, *kernel_params)."""
-        return (self.code,) + self.kernel_params()
+        """The rule's argument of the vector-lanes kernels: its record."""
+        return self.kernel_rule()
+
+    def initial_state_steps(self, rng, n_connections):
+        """A trial's initial array ``step`` (zeros; RPROP: its initial steps Delta0)."""
+        return np.zeros(n_connections)
+
+    def start(self, n_connections, rng, max_epochs):
+        kept = _rules.RULES[self.kernel].states
+        return RuleState(np.zeros(n_connections) if "g_prev" in kept else _NONE,
+                         self.initial_state_steps(rng, n_connections) if "step" in kept
+                         else _NONE,
+                         max_epochs, rng)
 
     def lanes_state(self, g_prev, dw_prev, step, last_error, epoch, max_epochs):
-        """A trial's state in the single-network kernels from the lanes' three
-        arrays (its previous change ``dw_prev`` goes to the workspace)."""
-        raise NotImplementedError
+        """A trial's state in the single-network kernels after ``epoch`` epochs in
+        the lanes, from the lanes' three arrays (those it keeps; its previous
+        change ``dw_prev`` goes to the workspace)."""
+        kept = _rules.RULES[self.kernel].states
+        state = RuleState(np.array(g_prev, dtype=float) if "g_prev" in kept else _NONE,
+                          np.array(step, dtype=float) if "step" in kept else _NONE,
+                          max_epochs, None)
+        state.t[0], state.last_error[0] = epoch, last_error
+        return state
+
+    def kernel_args(self, ws, state, n):
+        """The arguments of the single network's epoch loop for ``n`` epochs of the
+        trial in ``state`` (``fastnet._engine.RuleArgs``)."""
+        dw_prev = ws.dw_prev if "dw_prev" in _rules.RULES[self.kernel].states else _NONE
+        return RuleArgs(self.kernel_rule(), state.g_prev, state.step, dw_prev, state.t,
+                        max(1, state.max_epochs or 1), state.last_error, _NO_ORDER, 1)
 
     def epochs(self, ws, state, sse_out, check):
-        return ws.epochs(self.code, self.kernel_args(ws, state, sse_out.shape[0]), sse_out,
+        return ws.epochs(self.kernel_args(ws, state, sse_out.shape[0]), sse_out,
                          NO_CHECK if check is None else check)
+
+
+class RuleState:
+    """One trial's state of a kernel rule: the per-weight arrays it keeps (``g_prev``,
+    ``step``; the previous change ``dw_prev`` is the workspace's), its updates so far
+    ``t`` and horizon ``max_epochs`` (a decaying rate, Adam's bias corrections), the
+    error of its last update ``last_error`` (irprop+), its generator ``rng`` (rules
+    that draw) and an online order drawn already for its next epoch (``pending``; a
+    trial the lanes stopped within an epoch, see `Backprop.lanes_state`), or None."""
+
+    __slots__ = ("g_prev", "step", "t", "max_epochs", "last_error", "rng", "pending")
+
+    def __init__(self, g_prev, step, max_epochs, rng):
+        self.g_prev, self.step, self.max_epochs, self.rng = g_prev, step, max_epochs, rng
+        self.t = np.zeros(1, np.intp)
+        self.last_error = np.array([np.inf])
+        self.pending = None
 
 
 def _stepped(returned, algorithm, shape):
@@ -285,16 +349,13 @@ class _UserState:
         self.user, self.started = None, False
 
 
-class _RpropState:
-    """One trial's RPROP state besides the workspace's previous change ``dw_prev``."""
-
-    __slots__ = ("g_prev", "step", "last_error")
-
-    def __init__(self, g_prev, step, last_error):
-        self.g_prev, self.step, self.last_error = g_prev, step, last_error
-
-
-@dataclass(frozen=True)
+@rule(*VARIANTS, name_param="variant", kernel="rprop_plus", params=(
+    Param("variant", "rprop+", kind=None),
+    Param("eta_plus", 1.2, low=1.0, low_open=True),
+    Param("eta_minus", 0.5, low=0.0, high=1.0, low_open=True, high_open=True),
+    Param("delta0", 0.1, kind=None),
+    Param("delta_min", 0.0, low=0.0),
+    Param("delta_max", 50.0, low=0.0)))
 class RPROP(KernelRule):
     """Epoch-batched RPROP (Riedmiller & Braun 1993; variants after Igel & Hüsken 2000).
 
@@ -315,29 +376,14 @@ class RPROP(KernelRule):
         ``eta_minus`` not in (0, 1), ``delta0`` beyond ``delta_max``), naming it.
     """
 
-    variant: str = "rprop+"
-    eta_plus: float = 1.2
-    eta_minus: float = 0.5
-    delta0: float | tuple[float, float] = 0.1
-    delta_min: float = 0.0
-    delta_max: float = 50.0
-
     def __post_init__(self):
         put = object.__setattr__.__get__(self)
         put("variant", check_choice(self.variant, "variant", VARIANTS))
-        put("eta_plus", check_float(self.eta_plus, "eta_plus", low=1.0, low_open=True))
-        put("eta_minus", check_float(self.eta_minus, "eta_minus", low=0.0, high=1.0,
-                                     low_open=True, high_open=True))
-        delta_min = check_float(self.delta_min, "delta_min", low=0.0)
-        delta_max = check_float(self.delta_max, "delta_max", low=0.0)
-        if delta_min > delta_max:
-            raise ValueError(f"`delta_min` must be <= `delta_max`, got {delta_min} > {delta_max}.")
-        put("delta_min", delta_min)
-        put("delta_max", delta_max)
-        put("delta0", _check_delta0(self.delta0, delta_max))
-        put("_args", (VARIANTS[self.variant], self.eta_plus, self.eta_minus, delta_min,
-                      delta_max))                 # (not a field: the kernels' arguments)
-        put("code", self._args[0])                # (the variant's kernel code, `VARIANTS`)
+        if self.delta_min > self.delta_max:
+            raise ValueError(f"`delta_min` must be <= `delta_max`, got {self.delta_min} > "
+                             f"{self.delta_max}.")
+        put("delta0", _check_delta0(self.delta0, self.delta_max))
+        put("kernel", VARIANT_RULES[self.variant])   # (not a field: the variant's rule)
 
     @property
     def draws(self):
@@ -356,20 +402,6 @@ class RPROP(KernelRule):
                  "delta0": list(d0) if isinstance(d0, tuple) else d0,
                  "delta_min": self.delta_min, "delta_max": self.delta_max})
 
-    def kernel_params(self):
-        """(eta_plus, eta_minus, delta_min, delta_max)."""
-        return self._args[1:]
-
-    def lanes_args(self):
-        """The rule's arguments of the kernels: (variant code, eta_plus, eta_minus,
-        delta_min, delta_max)."""
-        return self._args
-
-    def lanes_state(self, g_prev, dw_prev, step, last_error, epoch, max_epochs):
-        """A trial's state in the single-network kernels from the lanes' arrays
-        (its previous change ``dw_prev`` goes to the workspace)."""
-        return self.state(g_prev, step, last_error)
-
     def initial_steps(self, rng, shape):
         """Initial steps Delta0 of the given shape, drawn from ``rng`` if ``delta0`` is a range."""
         if isinstance(self.delta0, tuple):
@@ -378,18 +410,14 @@ class RPROP(KernelRule):
         steps.fill(self.delta0)
         return steps
 
-    def start(self, n_connections, rng, max_epochs):
-        # (the arrays are new: no copies as in `state`)
-        return _RpropState(np.zeros(n_connections), self.initial_steps(rng, n_connections),
-                           np.array([np.inf]))
+    def initial_state_steps(self, rng, n_connections):
+        return self.initial_steps(rng, n_connections)
 
     def state(self, g_prev, step, last_error):
         """A trial's state from its previous gradient, steps and last error (copied)."""
-        return _RpropState(np.array(g_prev, dtype=float), np.array(step, dtype=float),
-                           np.array([last_error], dtype=float))
-
-    def kernel_args(self, ws, state, n):
-        return state.g_prev, state.step, state.last_error, self._args
+        state = RuleState(np.array(g_prev, dtype=float), np.array(step, dtype=float), None, None)
+        state.last_error[0] = last_error
+        return state
 
 
 def _check_delta0(delta0, delta_max):
@@ -409,19 +437,11 @@ def _check_delta0(delta0, delta_max):
     return d
 
 
-class _BackpropState:
-    """One trial's backpropagation state besides the workspace's previous change:
-    its generator of the online orders, its epochs and horizon, and an order
-    already drawn for its next epoch (``pending``; a trial the lanes stopped
-    within an epoch, see `Backprop.lanes_state`), or None."""
-
-    __slots__ = ("rng", "epoch", "max_epochs", "pending")
-
-    def __init__(self, rng, max_epochs):
-        self.rng, self.epoch, self.max_epochs, self.pending = rng, 0, max_epochs, None
-
-
-@dataclass(frozen=True)
+@rule("backprop", kernel="backprop", params=(
+    Param("mode", "batch", kind=None),
+    Param("learning_rate", 0.01, low=0.0, low_open=True),
+    Param("momentum", 0.0, low=0.0, high=1.0, high_open=True),
+    Param("decay", False, kind=None)))
 class Backprop(KernelRule):
     """Backpropagation with momentum, batch or online (Rumelhart et al. 1986).
 
@@ -453,20 +473,9 @@ class Backprop(KernelRule):
         batch training (one update per epoch: use True), naming it.
     """
 
-    mode: str = "batch"
-    learning_rate: float = 0.01
-    momentum: float = 0.0
-    decay: bool | str = False
-
-    code = _trials.RULE_BACKPROP
-
     def __post_init__(self):
         put = object.__setattr__.__get__(self)
         put("mode", check_choice(self.mode, "mode", {"batch", "online"}))
-        put("learning_rate", check_float(self.learning_rate, "learning_rate", low=0.0,
-                                         low_open=True))
-        put("momentum", check_float(self.momentum, "momentum", low=0.0, high=1.0,
-                                    high_open=True))
         decay = self.decay
         if isinstance(decay, str):
             check_choice(decay, "decay", {"epoch", "update"})
@@ -502,11 +511,11 @@ class Backprop(KernelRule):
         """Batch training runs Hamey's success check in the kernels."""
         return self.mode == "batch"
 
-    def kernel_params(self):
+    def kernel_values(self):
         """(learning_rate, momentum, decay): decay 0.0 (none), 1.0 (per epoch) or,
         online, 2.0 (per update)."""
-        return (self.learning_rate, self.momentum,
-                2.0 if self.decay == "update" else float(bool(self.decay)))
+        return {"learning_rate": self.learning_rate, "momentum": self.momentum,
+                "decay": 2.0 if self.decay == "update" else float(bool(self.decay))}
 
     def lanes_state(self, g_prev, dw_prev, step, last_error, epoch, max_epochs, rng=None,
                     pending=None):
@@ -514,8 +523,8 @@ class Backprop(KernelRule):
         in the lanes (its previous change ``dw_prev`` goes to the workspace);
         online, its generator ``rng`` and the order it drew for its next epoch
         (``pending``, or None: none drawn yet)."""
-        state = _BackpropState(rng, max_epochs)
-        state.epoch = epoch
+        state = RuleState(_NONE, _NONE, max_epochs, rng)
+        state.t[0] = epoch
         state.pending = None if pending is None else np.array(pending, dtype=np.intp)
         return state
 
@@ -530,11 +539,10 @@ class Backprop(KernelRule):
     def block_size(self, block_size):
         return 1 if self.mode == "online" else block_size
 
-    def start(self, n_connections, rng, max_epochs):
-        return _BackpropState(rng, max_epochs)
-
     def kernel_args(self, ws, state, n):
-        t = np.arange(state.epoch, state.epoch + n)
+        if self.mode == "batch":
+            return super().kernel_args(ws, state, n)
+        t = np.arange(state.t[0], state.t[0] + n)
         per_update = self.decay == "update"
         if per_update:
             # Linear decay per update: update u of U = max_epochs * N at lr (U-1-u)/(U-1),
@@ -549,15 +557,12 @@ class Backprop(KernelRule):
             rates = self.learning_rate * (1.0 - t / state.max_epochs)
         else:
             rates = np.full(n, self.learning_rate)
-        if self.mode == "online":
-            N = ws.A.shape[0]
-            order = np.empty((n, N), dtype=np.intp)
-            first = 0
-            if state.pending is not None:       # (drawn in the lanes)
-                order[0], state.pending, first = state.pending, None, 1
-            for i in range(first, n):
-                order[i] = state.rng.permutation(N)
-        else:
-            order = np.zeros((0, 0), dtype=np.intp)
-        state.epoch += n
-        return rates, self.momentum, order, per_update
+        N = ws.A.shape[0]
+        order = np.empty((n, N), dtype=np.intp)
+        first = 0
+        if state.pending is not None:           # (drawn in the lanes)
+            order[0], state.pending, first = state.pending, None, 1
+        for i in range(first, n):
+            order[i] = state.rng.permutation(N)
+        state.t[0] += n
+        return OnlineArgs(rates, self.momentum, order, per_update)

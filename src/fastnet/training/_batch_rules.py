@@ -9,14 +9,14 @@ the rule's vector arithmetic is NumPy on vectors of n_connections numbers.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 
 from fastnet._engine import NormalEquations
-from fastnet._validation import check_choice, check_float, check_int
+from fastnet._validation import check_choice
 from fastnet.training import _status
 from fastnet.training._algorithms import Algorithm
+from fastnet.training._registry import Param, rule
 
 __all__ = ["FullBatchRule", "SCG", "LevenbergMarquardt", "LM_MAX_MEMORY", "normal_equation_flops"]
 
@@ -87,7 +87,8 @@ class _SCGState:
         self.count, self.stop_reason = None, None
 
 
-@dataclass(frozen=True)
+@rule("scg", params=(Param("sigma", 1e-4, low=0.0, low_open=True),
+                     Param("lambda1", 1e-6, low=0.0, low_open=True)))
 class SCG(FullBatchRule):
     """Scaled conjugate gradient (Møller 1993), one iteration per epoch.
 
@@ -157,15 +158,7 @@ class SCG(FullBatchRule):
     True
     """
 
-    sigma: float = 1e-4
-    lambda1: float = 1e-6
-
     objectives = True       # (E and g are the workspace's: the run's objective)
-
-    def __post_init__(self):
-        put = object.__setattr__.__get__(self)
-        put("sigma", check_float(self.sigma, "sigma", low=0.0, low_open=True))
-        put("lambda1", check_float(self.lambda1, "lambda1", low=0.0, low_open=True))
 
     def record(self):
         return ("scaled conjugate gradient (Møller 1993)",
@@ -284,7 +277,13 @@ def normal_equation_flops(n_rows, n_connections, n_solves):
     return n_rows * C * (C + 1) + 2 * n_rows * C + n_solves * per_solve
 
 
-@dataclass(frozen=True)
+@rule("lm", params=(
+    Param("mu", 1e-3, low=0.0, low_open=True),
+    Param("mu_dec", 0.1, low=0.0, high=1.0, low_open=True, high_open=True),
+    Param("mu_inc", 10.0, low=1.0, low_open=True),
+    Param("mu_max", 1e10, low=0.0, low_open=True),
+    Param("damping", "identity", kind=None, doc="'identity' or 'diagonal'"),
+    Param("max_memory", LM_MAX_MEMORY, kind=int, low=1)))
 class LevenbergMarquardt(FullBatchRule):
     """Levenberg-Marquardt (Hagan & Menhaj 1994) with MATLAB trainlm's μ schedule.
 
@@ -347,25 +346,11 @@ class LevenbergMarquardt(FullBatchRule):
     (True, True)
     """
 
-    mu: float = 1e-3
-    mu_dec: float = 0.1
-    mu_inc: float = 10.0
-    mu_max: float = 1e10
-    damping: str = "identity"
-    max_memory: int = LM_MAX_MEMORY
-
     def __post_init__(self):
-        put = object.__setattr__.__get__(self)
-        put("mu", check_float(self.mu, "mu", low=0.0, low_open=True))
-        put("mu_dec", check_float(self.mu_dec, "mu_dec", low=0.0, high=1.0, low_open=True,
-                                  high_open=True))
-        put("mu_inc", check_float(self.mu_inc, "mu_inc", low=1.0, low_open=True))
-        mu_max = check_float(self.mu_max, "mu_max", low=0.0, low_open=True)
-        if mu_max <= self.mu:
-            raise ValueError(f"`mu_max` must be > `mu`={self.mu}, got {mu_max}.")
-        put("mu_max", mu_max)
-        put("damping", check_choice(self.damping, "damping", {"identity", "diagonal"}))
-        put("max_memory", check_int(self.max_memory, "max_memory", minimum=1))
+        if self.mu_max <= self.mu:
+            raise ValueError(f"`mu_max` must be > `mu`={self.mu}, got {self.mu_max}.")
+        object.__setattr__(self, "damping", check_choice(self.damping, "damping",
+                                                         {"identity", "diagonal"}))
 
     def record(self):
         kind = "Levenberg" if self.damping == "identity" else "Marquardt"

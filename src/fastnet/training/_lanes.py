@@ -209,7 +209,7 @@ class LanesBackend:
                                   max(max(_MAX(a, axis=None), -_MIN(a, axis=None))
                                       for a in data))
         # A weight moves at most max_change per epoch (RPROP). None: no bound
-        # (backprop, Quickprop, Adam): the kernel stops a trial before an epoch
+        # (the rules but RPROP): the kernel stops a trial before an epoch
         # that would start beyond w_safe (`w_limit`), and it goes on alone.
         self.max_change = algorithm.max_change
         if (self.max_change is not None

@@ -13,12 +13,11 @@ Nothing runs once the call returns or raises, whatever stopped it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 
-from fastnet._validation import check_float, check_int
 from fastnet.training._algorithms import Algorithm
+from fastnet.training._registry import Param, rule
 
 __all__ = ["MAX_MAXCOR", "LBFGS"]
 
@@ -93,7 +92,10 @@ class _LBFGSState:
 MAX_MAXCOR = 1000
 
 
-@dataclass(frozen=True)
+@rule("lbfgs", params=(Param("maxcor", 10, kind=int, low=1, high=MAX_MAXCOR),
+                      Param("ftol", 2.220446049250313e-09, low=0.0),
+                      Param("gtol", 1e-05, low=0.0),
+                      Param("maxls", 20, kind=int, low=1)))
 class LBFGS(Algorithm):
     """Limited-memory BFGS, SciPy's L-BFGS-B without bounds, one iteration per epoch.
 
@@ -158,19 +160,7 @@ class LBFGS(Algorithm):
     True
     """
 
-    maxcor: int = 10
-    ftol: float = 2.220446049250313e-09
-    gtol: float = 1e-05
-    maxls: int = 20
-
     objectives = True       # (it minimises whatever the workspace's gradient is of)
-
-    def __post_init__(self):
-        put = object.__setattr__.__get__(self)
-        put("maxcor", check_int(self.maxcor, "maxcor", minimum=1, maximum=MAX_MAXCOR))
-        put("ftol", check_float(self.ftol, "ftol", low=0.0))
-        put("gtol", check_float(self.gtol, "gtol", low=0.0))
-        put("maxls", check_int(self.maxls, "maxls", minimum=1))
 
     def record(self):
         return ("L-BFGS (scipy.optimize L-BFGS-B)",

@@ -7,13 +7,10 @@ strips of epochs to the workspace (``fastnet._engine.Workspace``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from fastnet._kernels import _trials
-from fastnet._validation import check_float, check_int
 from fastnet.training._algorithms import KernelRule
+from fastnet.training._registry import Param, rule
 
 __all__ = ["Quickprop", "Adam", "QUICKPROP_EPSILON"]
 
@@ -35,16 +32,12 @@ QUICKPROP_DECAY = 1e-4
 ADAM_LEARNING_RATE, ADAM_BETA1, ADAM_BETA2, ADAM_EPSILON = 1e-3, 0.9, 0.999, 1e-8
 
 
-class _QuickpropState:
-    """One trial's Quickprop state: the previous step and descent slope of each weight."""
-
-    __slots__ = ("s_prev", "d_prev")
-
-    def __init__(self, n_connections):
-        self.s_prev, self.d_prev = np.zeros(n_connections), np.zeros(n_connections)
-
-
-@dataclass(frozen=True)
+@rule("quickprop", kernel="quickprop", params=(
+    Param("epsilon", QUICKPROP_EPSILON, low=0.0, low_open=True),
+    Param("mu", QUICKPROP_MU, low=0.0, low_open=True),
+    Param("decay", QUICKPROP_DECAY, low=0.0),
+    Param("threshold", 0.0, low=0.0),
+    Param("momentum", 0.0, low=0.0, high=1.0, high_open=True)))
 class Quickprop(KernelRule):
     """Quickprop (Fahlman 1988, as in his code), epoch-batched.
 
@@ -77,59 +70,15 @@ class Quickprop(KernelRule):
         For a parameter out of its range or not a real number, naming it.
     """
 
-    epsilon: float = QUICKPROP_EPSILON
-    mu: float = QUICKPROP_MU
-    decay: float = QUICKPROP_DECAY
-    threshold: float = 0.0
-    momentum: float = 0.0
-
-    code = _trials.RULE_QUICKPROP
-
-    def __post_init__(self):
-        put = object.__setattr__.__get__(self)
-        put("epsilon", check_float(self.epsilon, "epsilon", low=0.0, low_open=True))
-        put("mu", check_float(self.mu, "mu", low=0.0, low_open=True))
-        put("decay", check_float(self.decay, "decay", low=0.0))
-        put("threshold", check_float(self.threshold, "threshold", low=0.0))
-        put("momentum", check_float(self.momentum, "momentum", low=0.0, high=1.0,
-                                    high_open=True))
-
-    def kernel_params(self):
-        """The kernels' parameters: (epsilon, mu, decay, threshold, momentum)."""
-        return (self.epsilon, self.mu, self.decay, self.threshold, self.momentum)
-
-    def lanes_state(self, g_prev, dw_prev, step, last_error, epoch, max_epochs):
-        """A trial's state in the single-network kernels from the lanes' arrays:
-        the previous slope in ``g_prev``, the previous step in ``step``."""
-        state = _QuickpropState(g_prev.shape[0])
-        state.s_prev[:], state.d_prev[:] = step, g_prev
-        return state
-
-    def record(self):
-        return ("Quickprop (Fahlman 1988), epoch-batched",
-                {"epsilon": self.epsilon, "mu": self.mu, "decay": self.decay,
-                 "threshold": self.threshold, "momentum": self.momentum})
-
-    def start(self, n_connections, rng, max_epochs):
-        return _QuickpropState(n_connections)
-
-    def kernel_args(self, ws, state, n):
-        return state.s_prev, state.d_prev, self.kernel_params()
+    TITLE = "Quickprop (Fahlman 1988), epoch-batched"
 
 
-class _AdamState:
-    """One trial's Adam state: the moment estimates, the update count and the
-    generator of the mini-batch order (None for full batches)."""
-
-    __slots__ = ("m", "v", "t", "rng")
-
-    def __init__(self, n_connections, rng):
-        self.m, self.v = np.zeros(n_connections), np.zeros(n_connections)
-        self.t = np.zeros(1, np.intp)
-        self.rng = rng
-
-
-@dataclass(frozen=True)
+@rule("adam", kernel="adam", params=(
+    Param("learning_rate", ADAM_LEARNING_RATE, low=0.0, low_open=True),
+    Param("beta1", ADAM_BETA1, low=0.0, high=1.0, high_open=True),
+    Param("beta2", ADAM_BETA2, low=0.0, high=1.0, high_open=True),
+    Param("epsilon", ADAM_EPSILON, low=0.0, low_open=True),
+    Param("batch_size", None, kind=int, low=1, optional=True)))
 class Adam(KernelRule):
     """Adam (Kingma & Ba 2015): full batch, or shuffled mini-batches.
 
@@ -162,24 +111,6 @@ class Adam(KernelRule):
         For a parameter out of its range or of the wrong type, naming it.
     """
 
-    learning_rate: float = ADAM_LEARNING_RATE
-    beta1: float = ADAM_BETA1
-    beta2: float = ADAM_BETA2
-    epsilon: float = ADAM_EPSILON
-    batch_size: int | None = None
-
-    code = _trials.RULE_ADAM
-
-    def __post_init__(self):
-        put = object.__setattr__.__get__(self)
-        put("learning_rate", check_float(self.learning_rate, "learning_rate", low=0.0,
-                                         low_open=True))
-        for name in ("beta1", "beta2"):
-            put(name, check_float(getattr(self, name), name, low=0.0, high=1.0, high_open=True))
-        put("epsilon", check_float(self.epsilon, "epsilon", low=0.0, low_open=True))
-        if self.batch_size is not None:
-            put("batch_size", check_int(self.batch_size, "batch_size", minimum=1))
-
     @property
     def draws(self):
         return self.batch_size is not None
@@ -189,37 +120,22 @@ class Adam(KernelRule):
         """Full-batch Adam has vector-lanes kernels."""
         return self.batch_size is None
 
-    def lanes_state(self, g_prev, dw_prev, step, last_error, epoch, max_epochs):
-        """A trial's state in the single-network kernels after ``epoch`` updates
-        in the lanes: the first moment in ``g_prev``, the second in ``step``."""
-        state = _AdamState(g_prev.shape[0], None)
-        state.m[:], state.v[:], state.t[0] = g_prev, step, epoch
-        return state
-
-    def kernel_params(self):
-        """The kernels' parameters: (learning_rate, beta1, beta2, epsilon)."""
-        return (self.learning_rate, self.beta1, self.beta2, self.epsilon)
-
-    def record(self):
+    @property
+    def TITLE(self):
         how = "full batch" if self.batch_size is None else f"mini-batches of {self.batch_size}"
-        return (f"Adam (Kingma & Ba 2015), {how}",
-                {"learning_rate": self.learning_rate, "beta1": self.beta1, "beta2": self.beta2,
-                 "epsilon": self.epsilon, "batch_size": self.batch_size})
+        return f"Adam (Kingma & Ba 2015), {how}"
 
     def updates_per_epoch(self, n_train, n_connections):
         if self.batch_size is None:
             return n_connections
         return n_connections * -(-n_train // self.batch_size)
 
-    def start(self, n_connections, rng, max_epochs):
-        return _AdamState(n_connections, rng)
-
     def kernel_args(self, ws, state, n):
+        args = super().kernel_args(ws, state, n)
         if self.batch_size is None:
-            order, batch = np.zeros((0, 0), dtype=np.intp), 1
-        else:
-            N = ws.A.shape[0]
-            order, batch = np.empty((n, N), dtype=np.intp), self.batch_size
-            for i in range(n):
-                order[i] = state.rng.permutation(N)
-        return state.m, state.v, state.t, self.kernel_params(), order, batch
+            return args
+        N = ws.A.shape[0]
+        order = np.empty((n, N), dtype=np.intp)
+        for i in range(n):
+            order[i] = state.rng.permutation(N)
+        return args._replace(order=order, batch=self.batch_size)

@@ -1,5 +1,5 @@
 """Algorithms by name: the catalogue ``ALGORITHMS`` and the reader of short texts
-such as ``"quickprop(epsilon=0.01)"`` (:func:`from_spec`, :func:`parse_spec`,
+such as ``"backprop(learning_rate=0.1)"`` (:func:`from_spec`, :func:`parse_spec`,
 :func:`spec_of`).
 
 It lives in ``fastnet.training`` because :func:`fastnet.train` and
@@ -10,31 +10,25 @@ from __future__ import annotations
 
 import ast
 import cmath
-import functools
 import re
 
-from fastnet.training._algorithms import RPROP, VARIANTS, Algorithm, Backprop
-from fastnet.training._batch_rules import SCG, LevenbergMarquardt
-from fastnet.training._lbfgs import LBFGS
-from fastnet.training._per_weight import Adam, Quickprop
+# (the modules that register the algorithms: their entries make the catalogue)
+from fastnet.training import _batch_rules, _lbfgs, _per_weight  # noqa: F401
+from fastnet.training._algorithms import Algorithm
+from fastnet.training._registry import REGISTRY
 
 __all__ = ["ALGORITHMS", "from_spec", "parse_spec", "MAX_SPEC_LENGTH", "SPACE_FUNCTIONS",
            "spec_of"]
 
-#: Algorithm names and the callables that make them from keyword parameters.
-ALGORITHMS = {name: functools.partial(RPROP, variant=name) for name in VARIANTS}
-ALGORITHMS["backprop"] = Backprop
-ALGORITHMS["quickprop"] = Quickprop
-ALGORITHMS["adam"] = Adam
-ALGORITHMS["scg"] = SCG
-ALGORITHMS["lm"] = LevenbergMarquardt
-ALGORITHMS["lbfgs"] = LBFGS
+#: Algorithm names and the callables that make them from keyword parameters: the
+#: registered algorithms (``fastnet.training._registry``).
+ALGORITHMS = REGISTRY
 
 _SPEC = re.compile(r"^\s*([A-Za-z][\w+\-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
 
 def from_spec(spec: str | Algorithm) -> Algorithm:
-    """The algorithm a short text names, such as ``"quickprop(epsilon=0.01)"``.
+    """The algorithm a short text names, such as ``"backprop(learning_rate=0.1)"``.
 
     Parameters
     ----------
@@ -99,10 +93,10 @@ def parse_spec(spec: str, *, space: bool = False,
         raise ValueError(f"`algorithm` must name one of {sorted(ALGORITHMS)}, optionally with "
                          f"parameters such as 'backprop(learning_rate=0.1)', got {spec!r}.")
     params = _parameters(match.group(2) or "", spec, space, make_distribution)
-    if name in VARIANTS and "variant" in params and params["variant"] != name:
-        raise ValueError(f"`algorithm` {spec!r} names the variant twice ({name!r} and "
-                         f"variant={params['variant']!r}); write {params['variant']!r} as the "
-                         "name instead.")
+    by = getattr(getattr(ALGORITHMS[name], "func", None), "NAME_PARAM", None)
+    if by and by in params and params[by] != name:
+        raise ValueError(f"`algorithm` {spec!r} names the {by} twice ({name!r} and "
+                         f"{by}={params[by]!r}); write {params[by]!r} as the name instead.")
     return name, params
 
 
@@ -137,7 +131,7 @@ def _parameters(text, spec, space=False, make_distribution=None):
         return {}
     shown = repr(spec) if len(spec) <= 200 else f"{spec[:100]!r}... ({len(spec)} characters)"
     usage = (f"`algorithm` parameters must be name=value pairs with literal values, such as "
-             f"'quickprop(epsilon=0.01, mu=1.75)', got {shown}")
+             f"'backprop(learning_rate=0.1, momentum=0.9)', got {shown}")
     try:
         call = ast.parse(f"f({text})", mode="eval").body
     except (MemoryError, RecursionError):
@@ -203,11 +197,12 @@ def spec_of(algorithm: Algorithm) -> str:
     if not isinstance(algorithm, Algorithm):
         raise TypeError(f"`algorithm` must be an Algorithm, got {algorithm!r}.")
     cls = type(algorithm)
-    name = algorithm.variant if isinstance(algorithm, RPROP) else next(
+    by = getattr(cls, "NAME_PARAM", None)       # (RPROP: its variant names it)
+    name = getattr(algorithm, by) if by else next(
         (k for k, make in ALGORITHMS.items() if make is cls), cls.__name__.lower())
     changed = []
     for field in dataclasses.fields(algorithm):
-        if field.name == "variant" and isinstance(algorithm, RPROP):
+        if field.name == by:
             continue
         value = getattr(algorithm, field.name)
         if field.default is dataclasses.MISSING or value != field.default:

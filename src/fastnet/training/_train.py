@@ -70,7 +70,7 @@ def train(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
         As in :func:`fastnet.train_rprop`.
     loss : {"sse", "cross_entropy"}, default "sse"
         The training objective, as in :func:`fastnet.train_rprop`. RPROP,
-        backpropagation, Quickprop, Adam, SCG, L-BFGS and rules written as
+        backpropagation, the other per-weight rules, SCG, L-BFGS and rules written as
         ``step`` train any; Levenberg-Marquardt trains the summed squared error
         only and refuses another.
     weight_decay : float >= 0, default 0.0

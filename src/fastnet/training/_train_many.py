@@ -37,7 +37,7 @@ def train_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     The many-trials form of :func:`fastnet.train`, for timing studies (Hamey
     1992: hundreds of trials of one set-up). Trials of an algorithm with
     vector-lanes kernels (RPROP, exactly as :func:`fastnet.train_rprop_many`
-    trains them; batch and online backpropagation, Quickprop, full-batch Adam)
+    trains them; every per-weight rule but mini-batch Adam)
     train side by side in the lanes (online: each lane presents the patterns
     in its own trial's order); every other algorithm trains its trials one after
     another in the single-network kernels, in the same strip loop. Either way
@@ -135,8 +135,8 @@ def train_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
     rounding (about 1e-15 relative per epoch). Online backpropagation's
     lanes draw each trial's orders from its own generator in the kernel,
     the numbers of ``Generator.permutation`` (list-form trials that share
-    one Generator train one after another). Quickprop's parabola step
-    magnifies such differences where two slopes nearly agree: its trials in
+    one Generator train one after another). A secant step (the parabola of
+    Fahlman 1988) magnifies such differences where two slopes nearly agree: its trials in
     the lanes can part from their single-network runs after some tens of
     epochs (``method="serial"`` keeps them equal).
 

@@ -185,7 +185,7 @@ class Trainer:
             raise ValueError(
                 f"`algorithm` {algorithm.record()[0]} runs a loop of its own that cannot pause "
                 "between calls; train it with fastnet.train, or choose a rule that trains "
-                "epoch by epoch (RPROP, backprop, Quickprop, Adam, SCG, LM).")
+                "epoch by epoch (the per-weight rules, SCG, LM).")
         if init_scale is not None:
             init_scale = check_float(init_scale, "init_scale", low=0.0, high=MAX_INIT_SCALE)
         self.max_epochs = None if max_epochs is None else check_int(max_epochs, "max_epochs",
