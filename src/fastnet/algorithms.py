@@ -22,7 +22,7 @@ Subclass :class:`Algorithm` to train with a rule of your own (see the guide
 from __future__ import annotations
 
 from fastnet.training import _specs
-from fastnet.training._algorithms import Algorithm
+from fastnet.training._algorithms import Algorithm, KernelRule
 from fastnet.training._batch_rules import LM_MAX_MEMORY, normal_equation_flops
 from fastnet.training._lbfgs import MAX_MAXCOR
 from fastnet.training._registry import Param, parameter_table, rule
@@ -36,7 +36,7 @@ from fastnet.training._specs import (  # noqa: F401 (SPACE_FUNCTIONS: read by fa
 _CLASSES = {c.__name__: c for c in (getattr(make, "func", make) for make in ALGORITHMS.values())}
 globals().update(_CLASSES)
 
-__all__ = ["Algorithm", *_CLASSES, "LM_MAX_MEMORY", "MAX_MAXCOR", "normal_equation_flops",
+__all__ = ["Algorithm", "KernelRule", *_CLASSES, "LM_MAX_MEMORY", "MAX_MAXCOR", "normal_equation_flops",
            "ALGORITHMS", "from_spec", "parse_spec", "MAX_SPEC_LENGTH", "spec_of", "parameter_table",
            "Param", "rule"]
 

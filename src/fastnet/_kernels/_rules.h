@@ -76,7 +76,8 @@
     X(IRPROP_PLUS, irprop_plus, FN_RPROP_FIELDS, 1, 1, 1)                               \
     X(BACKPROP, backprop, FN_BACKPROP_FIELDS, 0, 0, 1)                                  \
     X(QUICKPROP, quickprop, FN_QUICKPROP_FIELDS, 1, 1, 0)                               \
-    X(ADAM, adam, FN_ADAM_FIELDS, 1, 1, 0)
+    X(ADAM, adam, FN_ADAM_FIELDS, 1, 1, 0)                                              \
+    /* (the table's end: a new rule's line goes above) */
 
 /* The codes: FN_RULE_<CODE>, in the table's order. */
 #define FN_RULE_CODE_OF(C, name, F, gp, st, dw) FN_RULE_##C,
