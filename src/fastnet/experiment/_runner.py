@@ -72,7 +72,7 @@ def _cell_method(n_train, n_connections):
     ``"auto"`` chooses: lanes where training examples x connections is at most
     ``LANES_MAX_WORK``, lanes with a hand-off of the last runs to the single-network
     kernels (``"mixed"``) beyond it up to ``LANES_MAX_CONNECTIONS`` connections (both
-    of ``fastnet.training._many``), one run after another in the single-network
+    of ``fastnet.training._many_trials``), one run after another in the single-network
     kernels beyond that. A run's arithmetic in the lanes is its own lane's, and in
     ``"serial"`` its own, so in those a record does not depend on which runs share
     its call. In ``"mixed"`` it does (a run handed on sums its errors in another
@@ -86,7 +86,7 @@ def _cell_method(n_train, n_connections):
     call)/0.47. Only building1 pivot (0.618/0.635) and mushroom1 linear (3.19/3.40)
     train faster one call per run, by too little for a rule of their own.
     """
-    from fastnet.training._many import LANES_MAX_CONNECTIONS, LANES_MAX_WORK
+    from fastnet.training._many_trials import LANES_MAX_CONNECTIONS, LANES_MAX_WORK
 
     if n_train * n_connections <= LANES_MAX_WORK:
         return "lanes"

@@ -14,24 +14,15 @@ from collections.abc import Callable
 from fastnet._typing import ArrayLike, Seed
 from fastnet.network import MLP
 from fastnet.stopping import StoppingCriterion, TrainingState
-from fastnet.training._plans import resolve_rprop
+from fastnet.training._plans import UNSET, resolve_rprop
 from fastnet.training._results import TrainResult
 from fastnet.training._train import train_checked
 
 __all__ = ["train_rprop"]
 
 
-class _Default:
-    """An argument left out: the preset's value, else the documented default.
-
-    Its repr is what ``help(train_rprop)`` shows for such arguments.
-    """
-
-    def __repr__(self):
-        return "<preset or default>"
-
-
-_UNSET = _Default()
+#: An argument left out (the preset's value, else the documented default).
+_UNSET = UNSET
 
 
 def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
