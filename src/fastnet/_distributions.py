@@ -68,7 +68,15 @@ class _Distribution:
 
 
 @dataclass(frozen=True)
-class Uniform(_Distribution):
+class _Bounds(_Distribution):
+    """A distribution on [low, high] (its two fields, in this order)."""
+
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class Uniform(_Bounds):
     """Uniform on [low, high]: ``uniform(low, high)``.
 
     Attributes
@@ -77,15 +85,13 @@ class Uniform(_Distribution):
     """
 
     name = "uniform"
-    low: float
-    high: float
 
     def _value(self, u):
         return float(self.low + u * (self.high - self.low))
 
 
 @dataclass(frozen=True)
-class LogUniform(_Distribution):
+class LogUniform(_Bounds):
     """Uniform in log scale on [low, high], 0 < low: ``loguniform(low, high)``.
 
     Attributes
@@ -94,8 +100,6 @@ class LogUniform(_Distribution):
     """
 
     name = "loguniform"
-    low: float
-    high: float
 
     def _value(self, u):
         lo, hi = math.log(self.low), math.log(self.high)
@@ -103,7 +107,7 @@ class LogUniform(_Distribution):
 
 
 @dataclass(frozen=True)
-class IntUniform(_Distribution):
+class IntUniform(_Bounds):
     """Each integer of low..high (both included) equally likely: ``intuniform(low, high)``.
 
     Attributes
@@ -112,15 +116,13 @@ class IntUniform(_Distribution):
     """
 
     name = "intuniform"
-    low: int
-    high: int
 
     def _value(self, u):
         return int(min(self.high, self.low + math.floor(u * (self.high - self.low + 1))))
 
 
 @dataclass(frozen=True)
-class IntLogUniform(_Distribution):
+class IntLogUniform(_Bounds):
     """Integers of low..high (1 <= low) uniform in log scale: ``intloguniform(low, high)``,
     the integer part of a log-uniform value on [low, high + 1).
 
@@ -130,8 +132,6 @@ class IntLogUniform(_Distribution):
     """
 
     name = "intloguniform"
-    low: int
-    high: int
 
     def _value(self, u):
         lo, hi = math.log(self.low), math.log(self.high + 1)

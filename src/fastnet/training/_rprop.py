@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from fastnet._docstrings import TRAIN_ONE_NET, fill
 from fastnet._typing import ArrayLike, Seed
 from fastnet.network import MLP
 from fastnet.stopping import StoppingCriterion, TrainingState
@@ -25,6 +26,7 @@ __all__ = ["train_rprop"]
 _UNSET = UNSET
 
 
+@fill(train_one_net=TRAIN_ONE_NET)
 def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
                 Y_val: ArrayLike | None = None, *, X_test: ArrayLike | None = None,
                 Y_test: ArrayLike | None = None, preset: str | None = None,
@@ -112,30 +114,7 @@ def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = 
         weight and bias. ``train_error`` records this objective (scaled as the
         squared error percentage); the final errors stay Proben1's measures.
 
-    Returns
-    -------
-    TrainResult
-
-    Raises
-    ------
-    ValueError, TypeError
-        For bad shapes, non-finite data, invalid hyper-parameters or a stopping
-        rule that needs a validation set when none is given.
-    DivergenceError
-        If the training diverges: the training error, the weights, the outputs
-        or a validation/test error become non-finite, or the training error
-        (of an epoch or of the returned network) exceeds ``DIVERGENCE_GROWTH``
-        (1e6) times max(E_tr(1), ``DIVERGENCE_FLOOR`` = 1 %) (a
-        FloatingPointError naming the epoch). No result with NaN errors is
-        ever returned.
-    TrainingInProgressError
-        If ``net`` is being trained, by another thread or by the training whose
-        callback calls this (a RuntimeError).
-
-    Warns
-    -----
-    NoConvergenceWarning
-        If ``stop`` is given and ``max_epochs`` is reached before it holds.
+    {{train_one_net}}
 
     See Also
     --------
