@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fastnet._engine import NormalEquations
+from fastnet._docstrings import fill, xor_example
 from fastnet._validation import check_choice, check_float, check_int
 from fastnet.training import _status
 from fastnet.training._algorithms import Algorithm
@@ -87,6 +88,7 @@ class _SCGState:
         self.count, self.stop_reason = None, None
 
 
+@fill(example=xor_example("SCG", 100))
 @dataclass(frozen=True)
 class SCG(FullBatchRule):
     """Scaled conjugate gradient (Møller 1993), one iteration per epoch.
@@ -144,17 +146,7 @@ class SCG(FullBatchRule):
     Møller, M. F. (1993). A scaled conjugate gradient algorithm for fast
     supervised learning. Neural Networks 6(4), 525-533.
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fastnet import MLP, train
-    >>> from fastnet.algorithms import SCG
-    >>> X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
-    >>> Y = np.array([[0.], [1.], [1.], [0.]])
-    >>> r = train(MLP(2, (2,), 1, output_activation="logistic"), X, Y, algorithm=SCG(),
-    ...           max_epochs=100, init_scale=0.5, seed=0)
-    >>> bool(r.train_error[-1] < r.train_error[0])
-    True
+    {{example}}
     """
 
     sigma: float = 1e-4
@@ -284,6 +276,7 @@ def normal_equation_flops(n_rows, n_connections, n_solves):
     return n_rows * C * (C + 1) + 2 * n_rows * C + n_solves * per_solve
 
 
+@fill(example=xor_example("LevenbergMarquardt", 30, flops=True))
 @dataclass(frozen=True)
 class LevenbergMarquardt(FullBatchRule):
     """Levenberg-Marquardt (Hagan & Menhaj 1994) with MATLAB trainlm's μ schedule.
@@ -334,17 +327,7 @@ class LevenbergMarquardt(FullBatchRule):
     Marquardt, D. W. (1963). An algorithm for least-squares estimation of
     nonlinear parameters. SIAM J. Appl. Math. 11(2), 431-441.
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fastnet import MLP, train
-    >>> from fastnet.algorithms import LevenbergMarquardt
-    >>> X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
-    >>> Y = np.array([[0.], [1.], [1.], [0.]])
-    >>> r = train(MLP(2, (2,), 1, output_activation="logistic"), X, Y,
-    ...           algorithm=LevenbergMarquardt(), max_epochs=30, init_scale=0.5, seed=0)
-    >>> bool(r.train_error[-1] < r.train_error[0]), r.traversals.flops > 0
-    (True, True)
+    {{example}}
     """
 
     mu: float = 1e-3

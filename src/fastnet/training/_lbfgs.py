@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fastnet._docstrings import fill, xor_example
 from fastnet._validation import check_float, check_int
 from fastnet.training._algorithms import Algorithm
 
@@ -93,6 +94,7 @@ class _LBFGSState:
 MAX_MAXCOR = 1000
 
 
+@fill(example=xor_example("LBFGS", 50))
 @dataclass(frozen=True)
 class LBFGS(Algorithm):
     """Limited-memory BFGS, SciPy's L-BFGS-B without bounds, one iteration per epoch.
@@ -145,17 +147,7 @@ class LBFGS(Algorithm):
     Byrd, R. H., Lu, P., Nocedal, J. & Zhu, C. (1995). A limited memory algorithm
     for bound constrained optimization. SIAM J. Sci. Comput. 16(5), 1190-1208.
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fastnet import MLP, train
-    >>> from fastnet.algorithms import LBFGS
-    >>> X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
-    >>> Y = np.array([[0.], [1.], [1.], [0.]])
-    >>> r = train(MLP(2, (2,), 1, output_activation="logistic"), X, Y, algorithm=LBFGS(),
-    ...           max_epochs=50, init_scale=0.5, seed=0)
-    >>> bool(r.train_error[-1] < r.train_error[0])
-    True
+    {{example}}
     """
 
     maxcor: int = 10
