@@ -23,7 +23,7 @@ from fastnet.experiment._resultfile import (
 from fastnet._validation import check_count
 from fastnet.experiment._spec import Experiment
 from fastnet.experiment._workers import (  # (suite/_run.py imports them from here too)
-    _check_address, _client, _watch_parent,
+    _check_address, joblib_backend,
 )
 
 
@@ -481,21 +481,8 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
         test_errors = sorted(r["test"]["squared_error_percentage"] for r in existing)
         new = []
 
-        client, own_client = (None, False)
-        # No more local workers than tasks: a worker without a task only costs.
-        workers = max(1, min((os.cpu_count() or 1) if jobs == -1 else jobs, len(tasks)))
-        if scheduler is not None:
-            client, own_client = _client(scheduler)
-            backend, config = "dask", {"backend": "dask", "client": client, "n_jobs": -1}
-            workers = 0
-        elif workers == 1:
-            backend, config = "sequential", {"backend": "sequential", "n_jobs": 1}
-        else:
-            # max_nbytes=None: the tasks are small, so no memory-mapped folder in
-            # /dev/shm that a killed experiment would leave behind.
-            backend, config = "loky", {"backend": "loky", "n_jobs": workers, "max_nbytes": None,
-                                       "initializer": _watch_parent,
-                                       "initargs": (os.getpid(),)}
+        backend, config, own_client = joblib_backend(jobs, scheduler, len(tasks))
+        workers = 0 if backend == "dask" else config["n_jobs"]
         start = time.perf_counter()
         try:
             if tasks:
@@ -516,8 +503,8 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
                                     elapsed=time.perf_counter() - start, record=record,
                                     median_test_error=float(np.median(test_errors))))
         finally:
-            if own_client:
-                client.close()
+            if own_client is not None:
+                own_client.close()
         wall = time.perf_counter() - start
 
     records = sorted(kept + new, key=lambda r: (
