@@ -69,6 +69,8 @@ def c_functions(text):
         if depth == 0:
             stripped = line.strip()
             sig = [] if not stripped or stripped.endswith((";", "}")) else sig + [(i, stripped)]
+    if depth != 0:      # (braces split across #if branches would land here: parse by hand)
+        raise ValueError(f"unbalanced braces: depth {depth} at the end")
     return found
 
 
