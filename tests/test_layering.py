@@ -3,11 +3,14 @@
 Issue 33's bars: no class in ``fastnet.training`` over 250 lines; no function in
 ``src/fastnet`` over 100 lines of code (its docstring not counted: numpydoc
 sections are documentation, not logic); no module over 600 lines;
-``fastnet.training`` imports nothing from the layers above it; a network's
-private buffers (``MLP._w``, ``MLP._layers``) are read outside ``network.py``
-at most ``MAX_PRIVATE_BUFFER_USES`` times (its internal interface,
+a network's private buffers (``MLP._w``, ``MLP._layers``) are read outside
+``network.py`` at most ``MAX_PRIVATE_BUFFER_USES`` times (its internal interface,
 ``weight_buffer`` and ``kernel_layers``, is the way in); no private attribute
 chain (``a.b._c`` read from another object's private state) in ``fastnet.training``.
+Issue 47's: every package and top-level module of ``src/fastnet`` stands on a floor
+(`FLOORS`), and no import, at a module's top or inside a function, reaches a floor
+above its own; :func:`fastnet.train_many` does not stand on the RPROP entries. (The
+kernels' function sizes: tests/test_kernel_sizes.py.)
 
 No module or function is over its bar today (the exception lists below are empty);
 one listed would have to shrink (and then leave the list), never grow.
@@ -85,28 +88,102 @@ def test_no_training_class_over_the_bar():
     assert not over, f"classes of fastnet.training over {MAX_TRAINING_CLASS} lines: {over}"
 
 
-def _imported(node):
-    """The modules an import statement names (``from fastnet import x`` names fastnet.x)."""
+def _unit(module):
+    """The floor-plan unit of a module name: ``fastnet.training._rprop`` -> ``training``,
+    ``fastnet.measures`` -> ``measures``, ``fastnet`` itself -> ``fastnet``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def _module_name(rel):
+    parts = rel[:-3].split("/")
+    return ".".join(["fastnet", *parts[:-1]] + ([] if parts[-1] == "__init__" else [parts[-1]]))
+
+
+def _imported(rel, node):
+    """The fastnet modules an import statement names, relative ones resolved
+    (``from fastnet import x`` names fastnet.x, ``from fastnet.training import _orders``
+    fastnet.training._orders)."""
     if isinstance(node, ast.Import):
-        return [alias.name for alias in node.names]
-    if node.level or node.module is None:
+        return [a.name for a in node.names if a.name.split(".")[0] == "fastnet"]
+    module = node.module
+    if node.level:
+        base = _module_name(rel).split(".")
+        if not rel.endswith("__init__.py"):
+            base = base[:-1]
+        base = base[:len(base) - (node.level - 1)]
+        module = ".".join(base + ([module] if module else []))
+    if module is None or module.split(".")[0] != "fastnet":
         return []
-    if node.module == "fastnet":
-        return [f"fastnet.{alias.name}" for alias in node.names]
-    return [node.module]
+    if (SRC.parent / module.replace(".", "/")).is_dir():     # a package: its modules or names
+        return [f"{module}.{a.name}" for a in node.names]
+    return [module]
+
+
+#: The house's floors, lowest first: a module may import (at its top or inside a
+#: function) from its own floor and the floors below, never from one above. Units
+#: are the packages of src/fastnet and its top-level modules. Derived from the import
+#: graph of issue 47; a new package or module joins a floor here (the test says so).
+FLOORS = (
+    # 0: the ground, which imports nothing of fastnet but itself
+    {"exceptions", "_version", "_build_info", "_typing", "_c_names", "_kernels", "_blas",
+     "_validation", "_files", "_docstrings", "_in_training", "_provenance", "_distributions",
+     "_lazy"},
+    # 1: numbers and data: statistics, measures, stopping criteria, datasets
+    {"stats", "measures", "stopping", "traversal", "datasets"},
+    # 2: the network, its engine and its files
+    {"_engine", "_netfile", "_network_init", "_network_io", "_network_layout", "network",
+     "export", "_estimator_files"},
+    # 3: training, and what trains or differentiates a network
+    {"training", "_objective", "gradients", "backprop", "rprop"},
+    # 4: algorithms by name, the estimators and plots of training
+    {"algorithms", "_grids", "_sklearn_names", "_partial_fit", "sklearn", "_lawrence", "plots",
+     "demo"},
+    # 5: experiments
+    {"experiment"},
+    # 6: reports of experiments
+    {"report"},
+    # 7: what runs experiments and reports in one call
+    {"study", "suite", "reproduction"},
+    # 8: the command line and the package's face (``import fastnet`` reaches everything)
+    {"cli", "__main__", "fastnet"},
+)
+FLOOR = {unit: level for level, units in enumerate(FLOORS) for unit in units}
+
+
+def _imports():
+    """(module, line, imported module, inside a function) of every fastnet import."""
+    for rel, _, tree in MODULES:
+        top = {id(node) for node in tree.body}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for name in _imported(rel, node):
+                    yield rel, node.lineno, name, id(node) not in top
+
+
+def _source_unit(rel):
+    return "fastnet" if rel == "__init__.py" else _unit(_module_name(rel))
+
+
+def test_every_package_and_module_has_a_floor():
+    units = {_source_unit(rel) for rel, _, _ in MODULES} | {_unit(name) for _, _, name, _ in _imports()}
+    assert not units - set(FLOOR), f"give these a floor in FLOORS: {sorted(units - set(FLOOR))}"
+    assert not set(FLOOR) - units, f"no longer in src/fastnet: {sorted(set(FLOOR) - units)}"
+
+
+def test_no_import_runs_back_up_a_floor():
+    # (imports inside functions count: they are the arrows that ran back up)
+    found = [f"{rel}:{line} imports {name}{' (in a function)' if inner else ''}"
+             for rel, line, name, inner in _imports()
+             if FLOOR.get(_unit(name), 0) > FLOOR.get(_source_unit(rel), len(FLOORS))]
+    assert not found, f"imports from a floor above: {found}"
 
 
 def test_training_imports_nothing_from_the_layers_above():
-    # (imports inside functions count: they are the arrows that ran back up)
-    found = []
-    for rel, _, tree in MODULES:
-        if not rel.startswith("training/"):
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                for name in _imported(node):
-                    if any(name == f or name.startswith(f + ".") for f in FORBIDDEN_FOR_TRAINING):
-                        found.append(f"training/{rel[len('training/'):]}:{node.lineno} {name}")
+    # (kept from issue 33, by name: the floors above say the same and more)
+    found = [f"{rel}:{line} {name}" for rel, line, name, _ in _imports()
+             if rel.startswith("training/")
+             and any(name == f or name.startswith(f + ".") for f in FORBIDDEN_FOR_TRAINING)]
     assert not found, f"fastnet.training imports from above it: {found}"
 
 
@@ -160,3 +237,20 @@ def test_the_algorithm_protocol_stays_small():
     # KernelRule, full-batch rules in FullBatchRule.
     members = _class_members("training/_algorithms.py", "Algorithm")
     assert len(members) <= 13, sorted(members)
+
+
+def test_train_many_stands_on_no_rprop_entry():
+    # The general many-trials entry (and all it imports inside fastnet.training) is
+    # not built on the RPROP-specific ones (issue 47): train_rprop_many sits on it.
+    graph = {}
+    for rel, _line, name, _ in _imports():
+        if rel.startswith("training/"):
+            graph.setdefault(_module_name(rel), set()).add(name)
+    seen, todo = set(), ["fastnet.training._train_many"]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(graph.get(module, ()))
+    assert "fastnet.training._many_trials" in seen
+    assert not seen & {"fastnet.training._many", "fastnet.training._rprop"}, sorted(seen)

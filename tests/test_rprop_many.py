@@ -629,7 +629,9 @@ def test_bad_input_is_refused_by_the_mixed_method():
 
 
 def test_auto_method_by_shape_and_trial_count():
-    auto = many._auto_method
+    from fastnet.training import _many_trials
+
+    auto = _many_trials._auto_method
     L = _trials.LANES
     assert auto(40, 42, 2) == "lanes"                                   # narrow: lanes
     assert auto(3600, 398, 2 * L) == "mixed"                            # thyroid2 8+4

@@ -168,10 +168,10 @@ GRID_10K = "backprop(learning_rate=[{}], momentum=[{}])".format(
 def test_an_experiment_counts_its_grid_before_expanding_it(monkeypatch):
     import time
 
+    from fastnet import _grids  # (patched: the grid must not be expanded)
     from fastnet.experiment import Experiment
-    from fastnet.study import _setup  # (patched: the grid must not be expanded)
 
-    monkeypatch.setattr(_setup, "expand_grid", lambda spec: pytest.fail("expanded first"))
+    monkeypatch.setattr(_grids, "expand_grid", lambda spec: pytest.fail("expanded first"))
     t0 = time.perf_counter()
     with pytest.raises(ValueError, match=r"`algorithms` must keep the grid within 100000 runs "
                                          r"\(MAX_GRID_RUNS\), got 1 problems x 1 networks x "

@@ -126,6 +126,19 @@ class PartialFit:
         return state
 
 
+#: The Returns and Raises of the estimators' ``fit`` and ``partial_fit`` docstrings
+#: (``str.format`` fields ``cls``, the estimator, and ``raises``, more reasons or "").
+SELF_RAISES = """
+        Returns
+        -------
+        self : {cls}
+
+        Raises
+        ------
+        ValueError
+            For invalid data or hyper-parameters (the message names the argument){raises}.
+"""
+
 _PARTIAL_DOC = """One more epoch of training on (X, y), continuing the last ``fit`` or
         ``partial_fit`` (scikit-learn's incremental learning).
 
@@ -142,16 +155,7 @@ _PARTIAL_DOC = """One more epoch of training on (X, y), continuing the last ``fi
         ----------
         X : array-like of shape (n_samples, n_features)
         y : {y}{classes}
-
-        Returns
-        -------
-        self : {cls}
-
-        Raises
-        ------
-        ValueError
-            For invalid data or hyper-parameters (the message names the argument){raises}.
-        """
+""" + SELF_RAISES + "        "
 
 
 class ClassifierPartialFit(PartialFit):

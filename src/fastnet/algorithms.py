@@ -86,5 +86,5 @@ def parse_spec(spec: str, *, space: bool = False) -> tuple[str, dict]:
     """
     make = None
     if space:
-        from fastnet.suite._distributions import make_distribution as make
+        from fastnet._distributions import make_distribution as make
     return _specs.parse_spec(spec, space=space, make_distribution=make)

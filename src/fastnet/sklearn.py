@@ -45,7 +45,7 @@ from fastnet._estimator_files import FILE_FORMAT_VERSION, PICKLE_FORMAT_VERSION,
 from fastnet.exceptions import NoConvergenceWarning
 from fastnet._docstrings import fill
 from fastnet._partial_fit import DEFAULT_INIT_SCALE, network_and_rule  # noqa: F401
-from fastnet._partial_fit import ClassifierPartialFit, RegressorPartialFit
+from fastnet._partial_fit import SELF_RAISES, ClassifierPartialFit, RegressorPartialFit
 from fastnet._partial_fit import seed_from as _seed_from
 from fastnet._validation import check_choice, check_float, check_int
 from fastnet.rprop import PRESETS, proben1_stopping, train_rprop
@@ -257,16 +257,7 @@ _FIT_DOC = """Train a new network on (X, y); stop early on (X_val, y_val) if giv
         y : {y}
         X_val, y_val : array-like, optional
             {val}
-
-        Returns
-        -------
-        self : {cls}
-
-        Raises
-        ------
-        ValueError
-            For invalid data or hyper-parameters (the message names the argument).
-
+""" + SELF_RAISES + """
         Warns
         -----
         RpropConvergenceWarning
@@ -546,10 +537,11 @@ class RpropRegressor(RegressorPartialFit, RegressorMixin, _RpropBase):
 RpropClassifier.fit.__doc__ = _FIT_DOC.format(
     y="array-like of shape (n_samples,)\n            Class labels of any type.",
     val="Validation set for early stopping; its labels must be among those of y.",
-    cls="RpropClassifier")
+    cls="RpropClassifier", raises="")
 RpropRegressor.fit.__doc__ = _FIT_DOC.format(
     y="array-like of shape (n_samples,) or (n_samples, n_outputs)",
-    val="Validation set for early stopping, shaped like X and y.", cls="RpropRegressor")
+    val="Validation set for early stopping, shaped like X and y.", cls="RpropRegressor",
+    raises="")
 
 
 def __dir__():

@@ -170,3 +170,17 @@ def _add_running(p):
                    "and initial weights; more algorithms extend a file")
     _add_training(p)
     _add_data(p)
+
+
+def _add_resumable(p, jobs, *, jobs_help, workers, pictures, data_help):
+    """The options a study and a suite share: where they train (``--jobs`` of type ``jobs``,
+    ``--scheduler``, the Dask workers needing ``workers``), ``--no-pictures`` (of ``pictures``),
+    ``--quiet`` and ``--data``."""
+    p.add_argument("--jobs", "-j", type=jobs, default=1, metavar="N", help=jobs_help)
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="train on a Dask cluster, e.g. tcp://host:8786 (needs "
+                   f"dask.distributed; the workers need {workers})")
+    p.add_argument("--no-pictures", action="store_true",
+                   help=f"no {pictures} in the page (no matplotlib needed)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.add_argument("--data", metavar="DIR", default=None, help=data_help)

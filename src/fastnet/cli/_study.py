@@ -40,7 +40,7 @@ def _study(args):
 def add_study_parser(sub, positive_int, seed):
     """Add ``study`` to the subcommands ``sub`` (``positive_int``, ``seed``: the
     command line's argument types)."""
-    from fastnet.cli._common import _jobs_option
+    from fastnet.cli._common import _add_resumable, _jobs_option
     from fastnet.study._setup import ACTIVATIONS
 
     st = sub.add_parser("study", help="Hamey's timing study of algorithms on one task "
@@ -77,16 +77,9 @@ def add_study_parser(sub, positive_int, seed):
     st.add_argument("--out", "-o", metavar="DIR", default=None,
                     help="output directory: study.html, trials.csv, study.json, summary.md "
                     "(rerun to resume)")
-    st.add_argument("--jobs", "-j", type=_jobs_option(), default=1, metavar="N",
-                    help="local worker processes training chunks of trials (default 1; -1 = "
-                    "all cores); the trials train alike whatever N")
-    st.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                    help="train on a Dask cluster, e.g. tcp://host:8786 (needs "
-                    "dask.distributed; the workers need fastnet)")
-    st.add_argument("--no-pictures", action="store_true",
-                    help="no graphs in the page (no matplotlib needed)")
-    st.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    st.add_argument("--data", metavar="DIR", default=None,
-                    help="directory with the Proben1 .dt files (a Proben1 task)")
+    _add_resumable(st, _jobs_option(), jobs_help="local worker processes training chunks of "
+                   "trials (default 1; -1 = all cores); the trials train alike whatever N",
+                   workers="fastnet", pictures="graphs",
+                   data_help="directory with the Proben1 .dt files (a Proben1 task)")
     st.set_defaults(func=_study)
     return st

@@ -53,6 +53,8 @@ def _suite(args):
 def add_suite_parser(sub, positive_int, seed, jobs):
     """Add ``suite`` to the subcommands ``sub`` (``positive_int``, ``seed``, ``jobs``: the
     command line's argument types)."""
+    from fastnet.cli._common import _add_resumable
+
     su = sub.add_parser("suite", help="compare algorithms across problems, tuning counted "
                         "(resumable)", description=_suite.__doc__)
     su.add_argument("--problems", "-p", nargs="+", required=True, metavar="PROBLEM",
@@ -88,15 +90,8 @@ def add_suite_parser(sub, positive_int, seed, jobs):
                     help="region of practical equivalence of the Bayesian signed-rank test, "
                     "in percentage points of error (default 1)")
     su.add_argument("--seed", type=seed, default=0, help="master seed (default 0)")
-    su.add_argument("--jobs", "-j", type=jobs, default=1, metavar="N",
-                    help="local worker processes (default 1; -1 = all cores)")
-    su.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                    help="train on a Dask cluster, e.g. tcp://host:8786 (needs "
-                    "dask.distributed; the workers need fastnet and the data)")
-    su.add_argument("--no-pictures", action="store_true",
-                    help="no pictures in the page (no matplotlib needed)")
-    su.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    su.add_argument("--data", metavar="DIR", default=None,
-                    help="directory with the Proben1 .dt files (default $FASTNET_DATA)")
+    _add_resumable(su, jobs, jobs_help="local worker processes (default 1; -1 = all cores)",
+                   workers="fastnet and the data", pictures="pictures",
+                   data_help="directory with the Proben1 .dt files (default $FASTNET_DATA)")
     su.set_defaults(func=_suite)
     return su

@@ -23,7 +23,7 @@ from fastnet.experiment._resultfile import (
 from fastnet._validation import check_count
 from fastnet.experiment._spec import Experiment
 from fastnet.experiment._workers import (  # (suite/_run.py imports them from here too)
-    _check_address, _client, _watch_parent,
+    _check_address, joblib_backend,
 )
 
 
@@ -72,7 +72,7 @@ def _cell_method(n_train, n_connections):
     ``"auto"`` chooses: lanes where training examples x connections is at most
     ``LANES_MAX_WORK``, lanes with a hand-off of the last runs to the single-network
     kernels (``"mixed"``) beyond it up to ``LANES_MAX_CONNECTIONS`` connections (both
-    of ``fastnet.training._many``), one run after another in the single-network
+    of ``fastnet.training._many_trials``), one run after another in the single-network
     kernels beyond that. A run's arithmetic in the lanes is its own lane's, and in
     ``"serial"`` its own, so in those a record does not depend on which runs share
     its call. In ``"mixed"`` it does (a run handed on sums its errors in another
@@ -86,7 +86,7 @@ def _cell_method(n_train, n_connections):
     call)/0.47. Only building1 pivot (0.618/0.635) and mushroom1 linear (3.19/3.40)
     train faster one call per run, by too little for a rule of their own.
     """
-    from fastnet.training._many import LANES_MAX_CONNECTIONS, LANES_MAX_WORK
+    from fastnet.training._many_trials import LANES_MAX_CONNECTIONS, LANES_MAX_WORK
 
     if n_train * n_connections <= LANES_MAX_WORK:
         return "lanes"
@@ -481,21 +481,8 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
         test_errors = sorted(r["test"]["squared_error_percentage"] for r in existing)
         new = []
 
-        client, own_client = (None, False)
-        # No more local workers than tasks: a worker without a task only costs.
-        workers = max(1, min((os.cpu_count() or 1) if jobs == -1 else jobs, len(tasks)))
-        if scheduler is not None:
-            client, own_client = _client(scheduler)
-            backend, config = "dask", {"backend": "dask", "client": client, "n_jobs": -1}
-            workers = 0
-        elif workers == 1:
-            backend, config = "sequential", {"backend": "sequential", "n_jobs": 1}
-        else:
-            # max_nbytes=None: the tasks are small, so no memory-mapped folder in
-            # /dev/shm that a killed experiment would leave behind.
-            backend, config = "loky", {"backend": "loky", "n_jobs": workers, "max_nbytes": None,
-                                       "initializer": _watch_parent,
-                                       "initargs": (os.getpid(),)}
+        backend, config, own_client = joblib_backend(jobs, scheduler, len(tasks))
+        workers = 0 if backend == "dask" else config["n_jobs"]
         start = time.perf_counter()
         try:
             if tasks:
@@ -516,8 +503,8 @@ def run_experiment(experiment, path, *, jobs=1, scheduler=None, progress=None,
                                     elapsed=time.perf_counter() - start, record=record,
                                     median_test_error=float(np.median(test_errors))))
         finally:
-            if own_client:
-                client.close()
+            if own_client is not None:
+                own_client.close()
         wall = time.perf_counter() - start
 
     records = sorted(kept + new, key=lambda r: (

@@ -96,7 +96,7 @@ class Experiment:
         algos = [self.algorithms] if isinstance(self.algorithms, str) else list(self.algorithms)
         if not algos:
             raise ValueError("`algorithms` must name at least one algorithm, got none.")
-        from fastnet.study._setup import expand_grid, grid_size
+        from fastnet._grids import expand_grid, grid_size
 
         object.__setattr__(self, "runs", check_count(self.runs, "runs", MAX_RUNS))
         # The grid's size, counted before any algorithm cell is made (cells as written,

@@ -69,3 +69,21 @@ def _check_address(scheduler):
     except ValueError as exc:
         raise ValueError(f"`scheduler` must be a Dask scheduler address such as "
                          f"'tcp://host:8786', got {scheduler!r} ({exc}).") from None
+
+
+def joblib_backend(jobs, scheduler, n_tasks):
+    """(name, joblib config, own Dask client or None): where ``n_tasks`` tasks run, for
+    the experiments, the timing studies and the suites alike. A Dask cluster at
+    ``scheduler`` (an address: a client made here, to be closed by the caller; or a
+    Client); else no more local processes than tasks (a worker without a task only costs),
+    ``jobs`` -1 for all cores, one: this process."""
+    if scheduler is not None:
+        client, own = _client(scheduler)
+        return "dask", {"backend": "dask", "client": client, "n_jobs": -1}, (client if own else None)
+    workers = max(1, min((os.cpu_count() or 1) if jobs == -1 else jobs, n_tasks))
+    if workers == 1:
+        return "sequential", {"backend": "sequential", "n_jobs": 1}, None
+    # max_nbytes=None: the tasks are small, so no memory-mapped folder in /dev/shm
+    # that a killed run would leave behind.
+    return "loky", {"backend": "loky", "n_jobs": workers, "max_nbytes": None,
+                    "initializer": _watch_parent, "initargs": (os.getpid(),)}, None

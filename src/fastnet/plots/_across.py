@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from fastnet._docstrings import fill
-from fastnet.plots._figure import _AX_PATH, _axes, _check_path, _finish, _pyplot, _wrapped
+from fastnet.plots._figure import _AX_PATH, _TITLE_AX_PATH, _axes, _check_path, _finish, _pyplot, _wrapped
 from fastnet.stats import FriedmanNemenyi, PerformanceProfiles
 
 #: Labels of the critical-difference diagram are wrapped at about this many characters.
@@ -158,7 +158,7 @@ def cd_diagram(result, *, best_on_right=True, title=None, ax=None, path=None):
     return _finish(ax, path)
 
 
-@fill(ax_path=_AX_PATH)
+@fill(title_ax_path=_TITLE_AX_PATH)
 def performance_profile(result, *, tau_max=None, xlabel="ratio τ to the best cost", title=None,
                         ax=None, path=None):
     """Performance profiles (Dolan & Moré 2002): the share of problems on which each
@@ -173,9 +173,7 @@ def performance_profile(result, *, tau_max=None, xlabel="ratio τ to the best co
         integrates).
     xlabel : str, default="ratio τ to the best cost"
         Say what the cost is ("ratio to the fewest traversals").
-    title : str, optional
-        Title above the key.
-    {{ax_path}}
+    {{title_ax_path}}
 
     Returns
     -------

@@ -7,7 +7,7 @@ import numpy as np
 
 from fastnet._docstrings import fill
 from fastnet.stats import HameyResult, hamey_analysis
-from fastnet.plots._figure import (_AX_PATH, _RAISES_HAMEY, _axes, _check_path, _finish,
+from fastnet.plots._figure import (_AX_PATH, _RAISES_HAMEY, _TITLE_AX_PATH, _axes, _check_path, _finish,
                                    _key_above, _plain_log)
 from fastnet.stats._common import _check_sample
 
@@ -141,7 +141,7 @@ def efficiency_graph(result, limit=None, *, ax=None, path=None, label=None):
     return _finish(ax, path)
 
 
-@fill(ax_path=_AX_PATH)
+@fill(title_ax_path=_TITLE_AX_PATH)
 def learning_curves(epochs, train_error=None, val_error=None, val_epochs=None, *,
                     test_error=None, test_epochs=None, relevant_epoch=None, log_y=False, title=None,
                     ax=None, path=None):
@@ -165,9 +165,7 @@ def learning_curves(epochs, train_error=None, val_error=None, val_epochs=None, *
         epoch"); marked by a vertical dashed line.
     log_y : bool, default=False
         Logarithmic error axis (one early spike then no longer flattens the rest).
-    title : str, optional
-        Title above the key.
-    {{ax_path}}
+    {{title_ax_path}}
 
     Returns
     -------

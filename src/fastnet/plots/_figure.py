@@ -31,6 +31,12 @@ ax : matplotlib.axes.Axes, optional
 path : str or path-like, optional
     Save the figure there (``.png``, ``.svg`` or ``.pdf``).
 """
+#: `_AX_PATH` after the title of a plot whose key the title stands above.
+_TITLE_AX_PATH = """
+title : str, optional
+    Title above the key.
+""" + _AX_PATH.lstrip("\n")
+
 _SAMPLES = """
 samples : array_like, sequence of array_like, or mapping
     One sample, several samples, or ``{label: sample}``.

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fastnet._docstrings import fill
 from fastnet._validation import as_generator, check_float, check_int, check_probability
 
 from ._common import _as_floats, _check_sample, _ReprMixin
@@ -79,18 +80,25 @@ def _table(costs, algorithms, problems, *, allow_inf):
     return values, tuple(algorithms), tuple(problems)
 
 
+#: The first attributes of a result over an algorithms x problems table.
+TABLE_ATTRIBUTES = """
+Attributes
+----------
+algorithms : tuple of str
+    Row names.
+problems : tuple of str
+    Column names.
+"""
+
+
 # ------------------------------------------------------------------ performance profiles
 
+@fill(table_attributes=TABLE_ATTRIBUTES)
 @dataclass(frozen=True, repr=False)
 class PerformanceProfiles(_ReprMixin):
     r"""Result of :func:`performance_profiles`.
 
-    Attributes
-    ----------
-    algorithms : tuple of str
-        Row names.
-    problems : tuple of str
-        Column names.
+    {{table_attributes}}
     ratios : ndarray, shape (a, p)
         Performance ratios :math:`r_{s,p} = t_{s,p} / \min_s t_{s,p}`, each >= 1; inf where
         the algorithm missed the target (or every algorithm did, or the best cost is 0 and

@@ -13,26 +13,23 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from fastnet._docstrings import fill
 from fastnet._validation import check_int, check_probability
 
 from ._common import _ReprMixin
-from ._across import _table
+from ._across import TABLE_ATTRIBUTES, _table
 
 __all__ = ["FriedmanNemenyi", "friedman_nemenyi", "nemenyi_q"]
 
 
 # ------------------------------------------------------------------ Friedman and Nemenyi
 
+@fill(table_attributes=TABLE_ATTRIBUTES)
 @dataclass(frozen=True, repr=False)
 class FriedmanNemenyi(_ReprMixin):
     r"""Result of :func:`friedman_nemenyi`.
 
-    Attributes
-    ----------
-    algorithms : tuple of str
-        Row names.
-    problems : tuple of str
-        Column names.
+    {{table_attributes}}
     ranks : ndarray, shape (a, p)
         Rank of each algorithm on each problem, 1 the best, ties averaged.
     mean_ranks : ndarray, shape (a,)

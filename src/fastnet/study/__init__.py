@@ -17,7 +17,7 @@ success times censored at T (:func:`scipy.stats.logrank`).
 >>> [a.spec for a in result.algorithms]
 ['rprop+', 'backprop(learning_rate=0.5)', 'backprop(learning_rate=2.0)']
 """
-import importlib
+from fastnet._lazy import lazy_attributes
 
 # Names and the modules that hold them, imported on first use: the command line
 # builds its `study` parser (and experiments read algorithm grids) without
@@ -38,13 +38,4 @@ __all__ = ["Study", "run_study", "StudyResult", "AlgorithmTrials", "LogRank", "l
            "CHUNK_TRIALS", "CHUNK_TRIAL_EPOCHS", "StudyProgress"]
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'fastnet.study' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)

@@ -92,7 +92,7 @@ def train_all(study, net, X, Y, sha, out, say, n_jobs=1, scheduler=None):
     there as each finishes."""
     import joblib
 
-    from fastnet.suite._run import _backend
+    from fastnet.experiment._workers import joblib_backend
 
     K, T = study.trials, study.limit
     bounds = chunk_bounds(K, T)
@@ -115,7 +115,7 @@ def train_all(study, net, X, Y, sha, out, say, n_jobs=1, scheduler=None):
     if not todo:
         return [c.data for c in cols]
     clock.begin(todo[0][0])
-    backend, config, client = _backend(n_jobs, scheduler, len(todo))
+    backend, config, client = joblib_backend(n_jobs, scheduler, len(todo))
     try:
         with joblib.parallel_config(**config):
             results = joblib.Parallel(return_as="generator_unordered", batch_size=1)(

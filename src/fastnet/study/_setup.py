@@ -3,15 +3,14 @@ success criterion, the trials and the epoch limit."""
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from fastnet._grids import MAX_GRID_CELLS, expand_grid, grid_size
 from fastnet._validation import check_choice, check_count, check_float, check_int
 
 __all__ = ["Study", "expand_grid", "grid_size", "MAX_TRIALS", "MAX_LIMIT", "MAX_GRID_CELLS",
@@ -29,89 +28,11 @@ _ERROR = re.compile(r"^\s*error\s*<\s*([0-9.eE+\-]+)\s*$")
 _RC = re.compile(r"^\s*r_?c\s*=\s*([0-9.eE+\-]+)\s*$")
 
 
-#: The most cells one algorithm grid of a study may have, and the most algorithms of
-#: a study, all grids together (checked before any is made).
-MAX_GRID_CELLS = 10_000
 #: The most trial-epochs of one algorithm, trials K x epoch limit T (10^10): a bound on
 #: the work asked for, checked before anything is trained. (Memory does not grow with it:
 #: the trials train in chunks of at most `fastnet.study.CHUNK_TRIAL_EPOCHS` trial-epochs,
 #: and a study keeps a few numbers per trial.)
 MAX_TRIAL_EPOCHS = 10_000_000_000
-
-
-def expand_grid(spec):
-    """The algorithms a text with parameter grids names, one per cell.
-
-    A parameter whose value is a list is a grid axis:
-    ``"backprop(learning_rate=[0.1, 0.5], momentum=[0, 0.9])"`` names four
-    algorithms (the product, in the order of the lists). Tuples stay values
-    (``delta0=(0.05, 0.2)``).
-
-    Parameters
-    ----------
-    spec : str or Algorithm
-
-    Returns
-    -------
-    list of Algorithm
-
-    Raises
-    ------
-    ValueError
-        As :func:`fastnet.algorithms.from_spec`, for an empty list, and for a grid of more
-        than ``MAX_GRID_CELLS`` cells (counted before any cell is made).
-    """
-    from fastnet.algorithms import from_spec
-
-    name, params, axes = _grid(spec)
-    if not axes:
-        return [from_spec(spec)]
-    cells = []
-    for values in itertools.product(*axes.values()):
-        kw = {**params, **dict(zip(axes, values))}
-        cells.append(from_spec(f"{name}({', '.join(f'{k}={v!r}' for k, v in kw.items())})"))
-    return cells
-
-
-def _grid(spec):
-    """(name, parameters, grid axes) of an algorithm text, its grid checked and counted
-    (``name`` None for an Algorithm object or a non-string, which have no grid)."""
-    from fastnet.algorithms import Algorithm, parse_spec
-
-    if isinstance(spec, Algorithm) or not isinstance(spec, str):
-        return None, None, {}
-    name, params = parse_spec(spec)        # (refuses what from_spec refuses, before expanding)
-    axes = {k: v for k, v in params.items() if isinstance(v, list)}
-    for k, v in axes.items():
-        if not v:
-            raise ValueError(f"`algorithm` {spec!r}: the grid of {k} is empty; give at least "
-                             "one value, such as [0.1, 0.5].")
-    n_cells = math.prod(len(v) for v in axes.values())
-    if n_cells > MAX_GRID_CELLS:
-        raise ValueError(f"`algorithm` {spec!r} is a grid of {n_cells} cells; at most "
-                         f"{MAX_GRID_CELLS} (MAX_GRID_CELLS) are trained from one text.")
-    return name, params, axes
-
-
-def grid_size(spec):
-    """How many algorithms `expand_grid` makes of ``spec``, counted without making them.
-
-    Parameters
-    ----------
-    spec : str or Algorithm
-
-    Returns
-    -------
-    int
-        The product of the grid's list lengths (1 without lists), at most
-        ``MAX_GRID_CELLS``; duplicates are counted as written.
-
-    Raises
-    ------
-    ValueError
-        As `expand_grid`.
-    """
-    return math.prod(len(v) for v in _grid(spec)[2].values())
 
 
 def parse_network(text, n_in, n_out):

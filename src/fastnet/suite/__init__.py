@@ -21,7 +21,7 @@ al. 2019).
 >>> Suite(["xor"], ["rprop+", "quickprop"], budget=4, runs=2, studies=2).n_runs
 4
 """
-import importlib
+from fastnet._lazy import lazy_attributes
 
 _LAZY = {
     **dict.fromkeys(["Suite", "MAX_SUITE_RUNS", "MAX_BUDGET", "MAX_STUDIES", "generated_task",
@@ -41,13 +41,4 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'fastnet.suite' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)

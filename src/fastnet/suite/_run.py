@@ -233,20 +233,6 @@ def _cells(suite):
     return cells, configs, shas
 
 
-def _backend(jobs, scheduler, n_tasks):
-    """(name, joblib config, own Dask client or None): the experiments' back-ends."""
-    from fastnet.experiment._runner import _client, _watch_parent
-
-    if scheduler is not None:
-        client, own = _client(scheduler)
-        return "dask", {"backend": "dask", "client": client, "n_jobs": -1}, (client if own else None)
-    workers = max(1, min((os.cpu_count() or 1) if jobs == -1 else jobs, n_tasks))
-    if workers == 1:
-        return "sequential", {"backend": "sequential", "n_jobs": 1}, None
-    return "loky", {"backend": "loky", "n_jobs": workers, "max_nbytes": None,
-                    "initializer": _watch_parent, "initargs": (os.getpid(),)}, None
-
-
 def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=True):
     """Train a suite's missing cells into ``out``, then analyse and write it.
 
@@ -346,7 +332,9 @@ def _train_missing(todo, out, records, jobs, scheduler, progress, n_resumed, sta
 
     if not todo:
         return "none"
-    backend, config, client = _backend(jobs, scheduler, len(todo))
+    from fastnet.experiment._workers import joblib_backend
+
+    backend, config, client = joblib_backend(jobs, scheduler, len(todo))
     try:
         with joblib.parallel_config(**config):
             done = joblib.Parallel(return_as="generator_unordered", batch_size=1)(

@@ -9,7 +9,9 @@ backends and the results.
 * ``_results`` -- :class:`TrainResult`, :class:`TrainResults` (columns over trials);
 * ``_trainer`` -- :class:`Trainer`: one network's training continued call by call;
 * ``_train``, ``_train_many``, ``_rprop``, ``_backprop``, ``_many`` -- the entry points; :func:`draw_trials` says
-  how :func:`train_rprop_many` draws K trials from one seed.
+  how :func:`train_rprop_many` draws K trials from one seed;
+* ``_many_trials`` -- many trials of one topology, any algorithm (under :func:`train_many`,
+  and under :func:`train_rprop_many`, RPROP's arguments over it).
 """
 from fastnet.training._algorithms import RPROP, Algorithm, Backprop
 from fastnet.training._backprop import train_backprop

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from fastnet._engine import NormalEquations
+from fastnet._docstrings import fill, xor_example
 from fastnet._validation import check_choice
 from fastnet.training import _status
 from fastnet.training._algorithms import Algorithm
@@ -89,6 +90,7 @@ class _SCGState:
 
 @rule("scg", params=(Param("sigma", 1e-4, low=0.0, low_open=True),
                      Param("lambda1", 1e-6, low=0.0, low_open=True)))
+@fill(example=xor_example("SCG", 100))
 class SCG(FullBatchRule):
     """Scaled conjugate gradient (Møller 1993), one iteration per epoch.
 
@@ -145,17 +147,7 @@ class SCG(FullBatchRule):
     Møller, M. F. (1993). A scaled conjugate gradient algorithm for fast
     supervised learning. Neural Networks 6(4), 525-533.
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fastnet import MLP, train
-    >>> from fastnet.algorithms import SCG
-    >>> X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
-    >>> Y = np.array([[0.], [1.], [1.], [0.]])
-    >>> r = train(MLP(2, (2,), 1, output_activation="logistic"), X, Y, algorithm=SCG(),
-    ...           max_epochs=100, init_scale=0.5, seed=0)
-    >>> bool(r.train_error[-1] < r.train_error[0])
-    True
+    {{example}}
     """
 
     objectives = True       # (E and g are the workspace's: the run's objective)
@@ -284,6 +276,7 @@ def normal_equation_flops(n_rows, n_connections, n_solves):
     Param("mu_max", 1e10, low=0.0, low_open=True),
     Param("damping", "identity", kind=None, doc="'identity' or 'diagonal'"),
     Param("max_memory", LM_MAX_MEMORY, kind=int, low=1)))
+@fill(example=xor_example("LevenbergMarquardt", 30, flops=True))
 class LevenbergMarquardt(FullBatchRule):
     """Levenberg-Marquardt (Hagan & Menhaj 1994) with MATLAB trainlm's μ schedule.
 
@@ -333,17 +326,7 @@ class LevenbergMarquardt(FullBatchRule):
     Marquardt, D. W. (1963). An algorithm for least-squares estimation of
     nonlinear parameters. SIAM J. Appl. Math. 11(2), 431-441.
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fastnet import MLP, train
-    >>> from fastnet.algorithms import LevenbergMarquardt
-    >>> X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
-    >>> Y = np.array([[0.], [1.], [1.], [0.]])
-    >>> r = train(MLP(2, (2,), 1, output_activation="logistic"), X, Y,
-    ...           algorithm=LevenbergMarquardt(), max_epochs=30, init_scale=0.5, seed=0)
-    >>> bool(r.train_error[-1] < r.train_error[0]), r.traversals.flops > 0
-    (True, True)
+    {{example}}
     """
 
     def __post_init__(self):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fastnet._docstrings import fill, xor_example
 from fastnet.training._algorithms import Algorithm
 from fastnet.training._registry import Param, rule
 
@@ -96,6 +97,7 @@ MAX_MAXCOR = 1000
                       Param("ftol", 2.220446049250313e-09, low=0.0),
                       Param("gtol", 1e-05, low=0.0),
                       Param("maxls", 20, kind=int, low=1)))
+@fill(example=xor_example("LBFGS", 50))
 class LBFGS(Algorithm):
     """Limited-memory BFGS, SciPy's L-BFGS-B without bounds, one iteration per epoch.
 
@@ -147,17 +149,7 @@ class LBFGS(Algorithm):
     Byrd, R. H., Lu, P., Nocedal, J. & Zhu, C. (1995). A limited memory algorithm
     for bound constrained optimization. SIAM J. Sci. Comput. 16(5), 1190-1208.
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fastnet import MLP, train
-    >>> from fastnet.algorithms import LBFGS
-    >>> X = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
-    >>> Y = np.array([[0.], [1.], [1.], [0.]])
-    >>> r = train(MLP(2, (2,), 1, output_activation="logistic"), X, Y, algorithm=LBFGS(),
-    ...           max_epochs=50, init_scale=0.5, seed=0)
-    >>> bool(r.train_error[-1] < r.train_error[0])
-    True
+    {{example}}
     """
 
     objectives = True       # (it minimises whatever the workspace's gradient is of)

@@ -11,7 +11,22 @@ from fastnet.network import MAX_INIT_SCALE
 from fastnet.stopping import GL, AnyOf, MaxEpochs, ProgressBelow, StoppingCriterion, proben1_multilayer
 from fastnet.training._algorithms import RPROP
 
-__all__ = ["PRESETS", "proben1_stopping", "check_stop", "RpropPlan", "resolve_rprop"]
+__all__ = ["PRESETS", "proben1_stopping", "check_stop", "RpropPlan", "resolve_rprop", "UNSET"]
+
+
+class _Default:
+    """An argument left out: the preset's value, else the documented default.
+
+    Its repr is what ``help(train_rprop)`` shows for such arguments.
+    """
+
+    def __repr__(self):
+        return "<preset or default>"
+
+
+#: An argument left out, the default of the arguments a preset may set
+#: (``train_rprop``'s, ``train_rprop_many``'s); `resolve_rprop` takes it as ``unset``.
+UNSET = _Default()
 
 
 def proben1_stopping(kind: str) -> StoppingCriterion:

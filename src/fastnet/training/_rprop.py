@@ -11,29 +11,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from fastnet._docstrings import TRAIN_ONE_NET, fill
 from fastnet._typing import ArrayLike, Seed
 from fastnet.network import MLP
 from fastnet.stopping import StoppingCriterion, TrainingState
-from fastnet.training._plans import resolve_rprop
+from fastnet.training._plans import UNSET, resolve_rprop
 from fastnet.training._results import TrainResult
 from fastnet.training._train import train_checked
 
 __all__ = ["train_rprop"]
 
 
-class _Default:
-    """An argument left out: the preset's value, else the documented default.
-
-    Its repr is what ``help(train_rprop)`` shows for such arguments.
-    """
-
-    def __repr__(self):
-        return "<preset or default>"
+#: An argument left out (the preset's value, else the documented default).
+_UNSET = UNSET
 
 
-_UNSET = _Default()
-
-
+@fill(train_one_net=TRAIN_ONE_NET)
 def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
                 Y_val: ArrayLike | None = None, *, X_test: ArrayLike | None = None,
                 Y_test: ArrayLike | None = None, preset: str | None = None,
@@ -121,30 +114,7 @@ def train_rprop(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = 
         weight and bias. ``train_error`` records this objective (scaled as the
         squared error percentage); the final errors stay Proben1's measures.
 
-    Returns
-    -------
-    TrainResult
-
-    Raises
-    ------
-    ValueError, TypeError
-        For bad shapes, non-finite data, invalid hyper-parameters or a stopping
-        rule that needs a validation set when none is given.
-    DivergenceError
-        If the training diverges: the training error, the weights, the outputs
-        or a validation/test error become non-finite, or the training error
-        (of an epoch or of the returned network) exceeds ``DIVERGENCE_GROWTH``
-        (1e6) times max(E_tr(1), ``DIVERGENCE_FLOOR`` = 1 %) (a
-        FloatingPointError naming the epoch). No result with NaN errors is
-        ever returned.
-    TrainingInProgressError
-        If ``net`` is being trained, by another thread or by the training whose
-        callback calls this (a RuntimeError).
-
-    Warns
-    -----
-    NoConvergenceWarning
-        If ``stop`` is given and ``max_epochs`` is reached before it holds.
+    {{train_one_net}}
 
     See Also
     --------

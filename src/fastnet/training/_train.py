@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from fastnet._docstrings import TRAIN_ONE_NET, fill
 from fastnet._typing import ArrayLike, Seed
 from fastnet._validation import check_float
 from fastnet.network import MAX_INIT_SCALE, MLP
@@ -17,6 +18,7 @@ from fastnet.training._specs import from_spec
 __all__ = ["train", "train_checked"]
 
 
+@fill(train_one_net=TRAIN_ONE_NET)
 def train(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
           Y_val: ArrayLike | None = None, *, algorithm: Algorithm | str = "rprop+",
           X_test: ArrayLike | None = None, Y_test: ArrayLike | None = None,
@@ -76,26 +78,7 @@ def train(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
     weight_decay : float >= 0, default 0.0
         L2 weight decay lambda added as lambda * sum w^2 to the objective.
 
-    Returns
-    -------
-    TrainResult
-
-    Raises
-    ------
-    ValueError, TypeError
-        For bad shapes, non-finite data, an unknown algorithm or parameter, or
-        a stopping rule that needs a validation set when none is given.
-    DivergenceError
-        If training diverges (non-finite errors, weights or outputs, or the
-        training error growing beyond 1e6 times max(E_tr(1), 1 %)).
-    TrainingInProgressError
-        If ``net`` is being trained (by another thread, or this is its training's
-        callback).
-
-    Warns
-    -----
-    NoConvergenceWarning
-        If ``stop`` is given and ``max_epochs`` is reached before it holds.
+    {{train_one_net}}
 
     See Also
     --------

@@ -10,7 +10,7 @@ from fastnet.network import MLP, check_init
 from fastnet.stopping import StoppingCriterion, TrainingState
 from fastnet.training._algorithms import Algorithm
 from fastnet.training._checks import check_callback
-from fastnet.training._many import METHODS, many_trials
+from fastnet.training._many_trials import METHODS, many_trials
 from fastnet.training._results import TrainResults
 from fastnet.training._specs import from_spec
 from fastnet.training._plans import RpropPlan, check_stop
