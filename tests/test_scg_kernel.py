@@ -53,14 +53,16 @@ def _dot(a, b):
     return s
 
 
-def _reference(net, w0, T):
+def _reference(net, w0, T, below=None):
     with np.errstate(all="ignore"):        # (λ may overflow: a stop)
-        return _iterations(net, w0, T)
+        out = _iterations(net, w0, T, below)
+    return out if below is None else out[:2] + (0,) + out[3:]     # (no checks run)
 
 
-def _iterations(net, w0, T):
+def _iterations(net, w0, T, below):
     """SCG (steps 1-7 of fastnet.algorithms.SCG) for one trial in plain NumPy and
-    Python floats, with the study's stops: (reason, epochs, checks, weights,
+    Python floats, with the study's stops (Hamey's check, or with ``below`` the
+    error at an iteration's start below it): (reason, epochs, checks, weights,
     [probes, errors, gradients], first E, lowest E, E at each iteration's start)."""
     inf, C = float("inf"), w0.size
     w = w0.copy()
@@ -122,7 +124,10 @@ def _iterations(net, w0, T):
             lam = lam + delta * (1.0 - Delta) / p2
         if not abs(lam) < inf or (taken and not r.any()):
             return stop("converged", t)
-        if (_right(net, w) if taken else t == 0 and right0):
+        if below is not None:
+            if hist[-1] < below:
+                return stop("error_below", None)
+        elif _right(net, w) if taken else t == 0 and right0:
             return stop("correct", t + 1)
     return "max_epochs", T, T, w, counts, first, min(hist), hist
 
@@ -132,7 +137,7 @@ def _stopper(t, w, counts, first, hist):
     return lambda reason, checks: (reason, t + 1, checks, w, counts, first, min(hist), hist)
 
 
-def _kernel(net, W, T, w_limit=1e300, history=True):
+def _kernel(net, W, T, w_limit=1e300, history=True, below=None):
     """scg_queue on the trials W: a dict of its outputs (reasons by name)."""
     K, C = W.shape
     out = dict(w=np.empty((K, C)), epochs=np.empty(K, np.int64), checks=np.empty(K, np.int64),
@@ -143,16 +148,16 @@ def _kernel(net, W, T, w_limit=1e300, history=True):
         net.layer_table, net.n_in, X, Y, np.ascontiguousarray(W), out["w"], out["epochs"],
         out["checks"], out["reason"], out["counts"], out["first"], out["low"], out["history"],
         aligned((_scg.state_size(C),)), aligned((_scg.work_size(net.n_units),)), SIGMA, LAMBDA1,
-        w_limit, R_C, -1.0, T)
+        w_limit, R_C, -1.0, T, 1.0, below is None, -1.0 if below is None else below)
     out["status"] = status
     if status == _scg.DONE:
         out["reason"] = [_scg.REASONS[int(c)] for c in out["reason"]]
     return out
 
 
-def _assert_as_reference(net, W, T, out, trials):
+def _assert_as_reference(net, W, T, out, trials, below=None):
     for i in trials:
-        reason, epochs, checks, w, counts, first, low, hist = _reference(net, W[i], T)
+        reason, epochs, checks, w, counts, first, low, hist = _reference(net, W[i], T, below)
         assert (out["reason"][i], out["epochs"][i], out["checks"][i]) == (reason, epochs, checks), i
         np.testing.assert_array_equal(out["w"][i], w)
         assert out["counts"][:, i].tolist() == counts
@@ -195,6 +200,17 @@ def test_trials_that_stop_in_the_same_epoch():
             np.testing.assert_array_equal(out[key][i], out[key][i - i % 4])
         assert out["reason"][i] == out["reason"][i - i % 4]
     _assert_as_reference(NET, W, T, out, range(0, 12, 4))
+
+
+@pytest.mark.parametrize("below", [0.02, 1e-4])
+def test_error_below_instead_of_the_check(below):
+    # ErrorBelow on the training error (here the raw sum: sse_scale 1): a trial stops
+    # after the iteration whose starting error is below the threshold; no check runs.
+    K, T = 21, 300
+    W, _ = draw_trials(NET, K, 13, 1.0)
+    out = _kernel(NET, W, T, below=below)
+    assert "error_below" in out["reason"] and not out["checks"].any()
+    _assert_as_reference(NET, W, T, out, range(K), below)
 
 
 def _linear_net():

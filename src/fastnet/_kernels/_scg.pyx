@@ -18,8 +18,11 @@ cdef extern from "_scg_lanes.h" nogil:
     enum: FN_SCG_ABNORMAL
     enum: FN_SCG_DIVERGED_INITIAL
     enum: FN_SCG_DIVERGED
+    enum: FN_SCG_BELOW
     ctypedef struct fn_scg_params:
         double sigma, lambda1, w_limit, r_c, analog
+        int check
+        double below
         Py_ssize_t t_max, restart
     ctypedef struct fn_scg_queue:
         Py_ssize_t n_trials, next
@@ -46,7 +49,8 @@ DONE, UNSAFE = FN_SCG_DONE, FN_SCG_UNSAFE
 #: Why a trial stopped (scg_queue's ``reason``), by code.
 REASONS = {FN_SCG_MAX_EPOCHS: "max_epochs", FN_SCG_CORRECT: "correct",
            FN_SCG_CONVERGED: "converged", FN_SCG_ABNORMAL: "abnormal",
-           FN_SCG_DIVERGED_INITIAL: "diverged_initial", FN_SCG_DIVERGED: "diverged"}
+           FN_SCG_DIVERGED_INITIAL: "diverged_initial", FN_SCG_DIVERGED: "diverged",
+           FN_SCG_BELOW: "error_below"}
 
 
 def work_size(Py_ssize_t n_units):
@@ -87,7 +91,7 @@ def scg_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:, 
               int64_t[:, ::1] counts, double[::1] first, double[::1] low,
               double[:, ::1] history, double[::1] state, double[::1] work, double sigma,
               double lambda1, double w_limit, double r_c, double analog, Py_ssize_t t_max,
-              double sse_scale=1.0):
+              double sse_scale=1.0, bint check=True, double below=-1.0):
     """Train every trial of a queue by SCG, each from its initial weights until it
     stops, in the lanes of one group (each lane takes trial after trial; see
     _scg_lanes.h).
@@ -111,6 +115,10 @@ def scg_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:, 
     r_c, analog : Hamey's check (r_c in (0, 0.5]; analog < 0: only targets 0
         and 1 can be right).
     t_max : the most epochs a trial trains (>= 1).
+    check : whether Hamey's check runs after every epoch (stopping the trials
+        that pass it, "correct"); without it ``checks`` are 0.
+    below : a trial whose error at an iteration's start times sse_scale is below
+        it stops after that iteration, "error_below" (< 0: never).
 
     Returns
     -------
@@ -132,7 +140,8 @@ def scg_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:, 
                          "t_max >= 1")
     if K == 0:
         return FN_SCG_DONE
-    cdef fn_scg_params par = fn_scg_params(sigma, lambda1, w_limit, r_c, analog, t_max, n_w)
+    cdef fn_scg_params par = fn_scg_params(sigma, lambda1, w_limit, r_c, analog, check, below,
+                                           t_max, n_w)
     cdef double* rows = NULL
     cdef Py_ssize_t ld = 0
     if history is not None:

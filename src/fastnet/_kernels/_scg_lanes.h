@@ -45,7 +45,8 @@ enum {
     FN_SCG_CONVERGED = 2,       /* r = 0, λ overflowed, or ‖p‖², μ or μ² underflowed */
     FN_SCG_ABNORMAL = 3,        /* ‖p‖², δ, μ, α or μ² overflowed, or δ <= 0 */
     FN_SCG_DIVERGED_INITIAL = 4,  /* its initial error was not finite (epoch 1) */
-    FN_SCG_DIVERGED = 5         /* the error at its trial point was not finite */
+    FN_SCG_DIVERGED = 5,        /* the error at its trial point was not finite */
+    FN_SCG_BELOW = 6            /* its error at its last iteration's start was below `below` */
 };
 
 /* What fn_scg_run returns. */
@@ -55,18 +56,25 @@ enum { FN_SCG_DONE = 0, FN_SCG_UNSAFE = 1 };
  * pass), or iterating. */
 enum { FN_SCG_IDLE = 0, FN_SCG_WAITING = 1, FN_SCG_LIVE = 2 };
 
-/* The run's parameters: SCG's σ and λ₁; w_limit (see the top); Hamey's check
- * thresholds r_c and analog (fn_lanes_correct_gm); the most epochs a trial
- * trains (t_max >= 1); the restart period of the direction (p = r every
- * restart-th iteration: the number of weights). */
+/* The run's parameters: SCG's σ and λ₁; w_limit (see the top); check: Hamey's
+ * check after every epoch (its thresholds r_c and analog: fn_lanes_correct_gm),
+ * or none; below: a trial whose error at an iteration's start, times the
+ * queue's sse_scale, is below it stops after that iteration (ErrorBelow on the
+ * training error; < 0: never); the most epochs a trial trains (t_max >= 1);
+ * the restart period of the direction (p = r every restart-th iteration: the
+ * number of weights). A trial's own stops come first, then the check, then
+ * `below`, then t_max. */
 typedef struct {
     double sigma, lambda1, w_limit, r_c, analog;
+    int check;
+    double below;
     ptrdiff_t t_max, restart;
 } fn_scg_params;
 
 /* The queue of trials, per trial i (arrays of n_trials; rows of n_w):
  *   w0[i]         its initial weights;   w_out[i]  the weights it stopped with;
- *   epochs[i]     the epochs it trained; checks[i] the success checks run;
+ *   epochs[i]     the epochs it trained; checks[i] the success checks run
+ *                 (0 without the check);
  *   reason[i]     why it stopped (FN_SCG_*);
  *   counts        three rows of n_trials: its probe passes, error evaluations
  *                 and gradient passes (the start's included);
@@ -91,7 +99,7 @@ typedef struct {
 
 /* The per-lane values of the group (each lane its own trial's). */
 typedef struct {
-    fn_tvr E, lam, lam_bar, delta, low;
+    fn_tvr E, E_start, lam, lam_bar, delta, low;
     fn_tm success, ok_start;
     ptrdiff_t trial[FN_TL], t[FN_TL];
     int state[FN_TL];
@@ -154,11 +162,11 @@ fn_scg_take(fn_scg_queue *q, fn_scg_lanes *s, int l, ptrdiff_t n_w, double *w, d
 }
 
 /* The trials of the lanes of bits `b` stop, why: `reason`, after t + 1 epochs and
- * t + `checked` checks (t: the iterations they had run before this one); each
- * lane takes the next trial. */
+ * t + `checked` checks if the check runs (t: the iterations they had run before
+ * this one); each lane takes the next trial. */
 FN_SCG_INLINE void
-fn_scg_stop(fn_scg_queue *q, fn_scg_lanes *s, unsigned b, int64_t reason, int checked,
-            ptrdiff_t n_w, double *w, double *r, double *p)
+fn_scg_stop(const fn_scg_params *par, fn_scg_queue *q, fn_scg_lanes *s, unsigned b,
+            int64_t reason, int checked, ptrdiff_t n_w, double *w, double *r, double *p)
 {
     for (int l = 0; l < FN_TL; l++) {
         if (!(b >> l & 1) || s->state[l] == FN_SCG_IDLE) continue;
@@ -166,7 +174,7 @@ fn_scg_stop(fn_scg_queue *q, fn_scg_lanes *s, unsigned b, int64_t reason, int ch
         double *wo = q->w_out + i * n_w;
         for (ptrdiff_t c = 0; c < n_w; c++) wo[c] = w[c * FN_TL + l];
         q->epochs[i] = s->t[l] + 1;
-        q->checks[i] = s->t[l] + checked;
+        q->checks[i] = par->check ? s->t[l] + checked : 0;
         q->reason[i] = reason;
         q->counts[i] = s->n_probe[l];
         q->counts[K + i] = s->n_error[l];

@@ -5,8 +5,8 @@
  */
 
 /* One pass of the group at the points x: each lane's error (*sse) and gradient
- * (into g), and Hamey's check of the outputs there (*ok: the lanes where every
- * output is right). Not inlined: its sums are trials_gradient's, with the
+ * (into g), and Hamey's check of the outputs there if it runs (*ok: the lanes
+ * where every output is right; every lane without the check). Not inlined: its sums are trials_gradient's, with the
  * multiply-adds of this level, and the SCG arithmetic around it has none. */
 FN_LV_ATTR __attribute__((noinline)) static void
 FN_LV(fn_scg_pass)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_units,
@@ -19,7 +19,8 @@ FN_LV(fn_scg_pass)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, 
     fn_tv *E = D + FN_TBLOCK * n_units;
     fn_tm right = FN_GM_ALL;
     FN_LV(fn_trials_epoch_gradient)(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, x, g,
-                                    A, D, E, sse, &right, par->r_c, par->analog);
+                                    A, D, E, sse, par->check ? &right : (fn_tm *)NULL, par->r_c,
+                                    par->analog);
     *ok = right;
 }
 
@@ -42,8 +43,8 @@ FN_LV(fn_scg_steps14)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_i
     const fn_tm a1 = *live & (pp > zero) & (pp < inf);
     const fn_tm out1 = *live & ~a1;
     if (FN_SCG_BITS(out1)) {            /* (1: ‖p‖² = 0 "converged", else "abnormal") */
-        fn_scg_stop(q, s, FN_SCG_BITS(out1 & (pp == zero)), FN_SCG_CONVERGED, 0, n_w, w, r, p);
-        fn_scg_stop(q, s, FN_SCG_BITS(out1 & ~(pp == zero)), FN_SCG_ABNORMAL, 0, n_w, w, r, p);
+        fn_scg_stop(par, q, s, FN_SCG_BITS(out1 & (pp == zero)), FN_SCG_CONVERGED, 0, n_w, w, r, p);
+        fn_scg_stop(par, q, s, FN_SCG_BITS(out1 & ~(pp == zero)), FN_SCG_ABNORMAL, 0, n_w, w, r, p);
     }
     const fn_tm probe = a1 & s->success;
     fn_tvr delta = s->delta;
@@ -88,8 +89,8 @@ FN_LV(fn_scg_steps14)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_i
          * else α not finite "abnormal": SCG's order) */
         const fn_tm first = out2 & ~((delta > zero) & (delta < inf) & (FN_TABS(m) < inf));
         const fn_tm mu0 = out2 & ~first & (m == zero);
-        fn_scg_stop(q, s, FN_SCG_BITS(out2 & ~mu0), FN_SCG_ABNORMAL, 0, n_w, w, r, p);
-        fn_scg_stop(q, s, FN_SCG_BITS(mu0), FN_SCG_CONVERGED, 0, n_w, w, r, p);
+        fn_scg_stop(par, q, s, FN_SCG_BITS(out2 & ~mu0), FN_SCG_ABNORMAL, 0, n_w, w, r, p);
+        fn_scg_stop(par, q, s, FN_SCG_BITS(mu0), FN_SCG_CONVERGED, 0, n_w, w, r, p);
     }
     s->delta = delta;
     *p2 = pp;
@@ -135,18 +136,18 @@ FN_LV(fn_scg_begin)(const fn_scg_params *par, fn_scg_queue *q, fn_scg_lanes *s, 
     }
     const fn_tm bad = starting & ~finite, flat = starting & finite & ~nz;
     if (FN_SCG_BITS(bad))
-        fn_scg_stop(q, s, FN_SCG_BITS(bad), FN_SCG_DIVERGED_INITIAL, 0, n_w, w, r, p);
+        fn_scg_stop(par, q, s, FN_SCG_BITS(bad), FN_SCG_DIVERGED_INITIAL, 0, n_w, w, r, p);
     if (FN_SCG_BITS(flat)) {
         for (int l = 0; l < FN_TL; l++)
             if (flat[l] && q->history != NULL)
                 q->history[s->trial[l] * q->ld] = (*e)[l] * q->sse_scale;
-        fn_scg_stop(q, s, FN_SCG_BITS(flat), FN_SCG_CONVERGED, 0, n_w, w, r, p);
+        fn_scg_stop(par, q, s, FN_SCG_BITS(flat), FN_SCG_CONVERGED, 0, n_w, w, r, p);
     }
 }
 
 /* Steps 5-7 of the iteration for the lanes of a2 after the trial pass at x
  * (error e, gradient gt, check ok), then the stops: "converged" (λ not finite,
- * or r' = 0), Hamey's check, t_max. */
+ * or r' = 0), Hamey's check, the error below `below`, t_max. */
 FN_LV_ATTR FN_SCG_NOFMA static void
 FN_LV(fn_scg_steps57)(const fn_scg_params *par, fn_scg_queue *q, fn_scg_lanes *s,
                       ptrdiff_t n_w, double *st, const double *gt, const fn_tm *lanes, const fn_tvr *e,
@@ -161,10 +162,10 @@ FN_LV(fn_scg_steps57)(const fn_scg_params *par, fn_scg_queue *q, fn_scg_lanes *s
     const fn_tm out3 = a2 & ~a3;
     if (FN_SCG_BITS(out3)) {
         const fn_tm bad = out3 & ~(*e < inf);
-        fn_scg_stop(q, s, FN_SCG_BITS(bad), FN_SCG_DIVERGED, 0, n_w, w, r, p);
-        fn_scg_stop(q, s, FN_SCG_BITS(out3 & ~bad & (mu2 == inf)), FN_SCG_ABNORMAL, 0, n_w, w,
+        fn_scg_stop(par, q, s, FN_SCG_BITS(bad), FN_SCG_DIVERGED, 0, n_w, w, r, p);
+        fn_scg_stop(par, q, s, FN_SCG_BITS(out3 & ~bad & (mu2 == inf)), FN_SCG_ABNORMAL, 0, n_w, w,
                     r, p);
-        fn_scg_stop(q, s, FN_SCG_BITS(out3 & ~bad & (mu2 == zero)), FN_SCG_CONVERGED, 0, n_w, w,
+        fn_scg_stop(par, q, s, FN_SCG_BITS(out3 & ~bad & (mu2 == zero)), FN_SCG_CONVERGED, 0, n_w, w,
                     r, p);
     }
     if (!FN_SCG_BITS(a3)) return;
@@ -206,7 +207,7 @@ FN_LV(fn_scg_steps57)(const fn_scg_params *par, fn_scg_queue *q, fn_scg_lanes *s
     /* the stops: λ not finite or r' = 0 (the weights stay), then the check */
     const fn_tm flat = a3 & (~(FN_TABS(lam) < inf) | (acc & (rr == zero) & ~nz));
     if (FN_SCG_BITS(flat))
-        fn_scg_stop(q, s, FN_SCG_BITS(flat), FN_SCG_CONVERGED, 0, n_w, w, r, p);
+        fn_scg_stop(par, q, s, FN_SCG_BITS(flat), FN_SCG_CONVERGED, 0, n_w, w, r, p);
     fn_tm first;
     {
         int64_t m[FN_TL];
@@ -215,16 +216,21 @@ FN_LV(fn_scg_steps57)(const fn_scg_params *par, fn_scg_queue *q, fn_scg_lanes *s
     }
     /* (where the step was taken the trial point is checked; elsewhere the weights
      * did not change since their last check, but for a trial's first epoch) */
-    const fn_tm right = a3 & ~flat & ((acc & *ok) | (~acc & first & s->ok_start));
+    const fn_tm right = par->check ? a3 & ~flat & ((acc & *ok) | (~acc & first & s->ok_start))
+                                   : (fn_tm){0};
     if (FN_SCG_BITS(right))
-        fn_scg_stop(q, s, FN_SCG_BITS(right), FN_SCG_CORRECT, 1, n_w, w, r, p);
+        fn_scg_stop(par, q, s, FN_SCG_BITS(right), FN_SCG_CORRECT, 1, n_w, w, r, p);
+    const fn_tvr reported = s->E_start * q->sse_scale;
+    const fn_tm low = a3 & ~flat & ~right & (reported < FN_TSPLAT(par->below));
+    if (FN_SCG_BITS(low))
+        fn_scg_stop(par, q, s, FN_SCG_BITS(low), FN_SCG_BELOW, 1, n_w, w, r, p);
     unsigned last = 0;
-    const unsigned on = FN_SCG_BITS(a3 & ~flat & ~right);
+    const unsigned on = FN_SCG_BITS(a3 & ~flat & ~right & ~low);
     for (int l = 0; l < FN_TL; l++) {
         if (!(on >> l & 1)) continue;
         if (s->t[l] + 1 >= par->t_max) last |= 1u << l;
     }
-    if (last) fn_scg_stop(q, s, last, FN_SCG_MAX_EPOCHS, 1, n_w, w, r, p);
+    if (last) fn_scg_stop(par, q, s, last, FN_SCG_MAX_EPOCHS, 1, n_w, w, r, p);
     for (int l = 0; l < FN_TL; l++) s->t[l] += (on & ~last) >> l & 1;
 }
 
@@ -253,6 +259,7 @@ FN_LV(fn_scg_run)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, p
             if (!(live_b >> l & 1)) continue;
             if (q->history != NULL) q->history[s.trial[l] * q->ld + s.t[l]] = s.E[l] * q->sse_scale;
             if (s.E[l] < s.low[l]) s.low[l] = s.E[l];
+            s.E_start[l] = s.E[l];
         }
         fn_tm live;
         fn_scg_mask(live_b, &live);

@@ -31,7 +31,7 @@ from fastnet._engine import Workspace
 from fastnet._kernels import _scg, _trials
 from fastnet.exceptions import DivergenceError
 from fastnet.measures import _check_analog, _winner_takes_all_error
-from fastnet.stopping import Correct
+from fastnet.stopping import Correct, ErrorBelow
 from fastnet.training._algorithms import NO_CHECK
 from fastnet.training._backends import Backend
 from fastnet.training._batch_rules import SCG
@@ -42,15 +42,18 @@ from fastnet.training._loop import QUEUE_MAX_HISTORY, StripLoop
 __all__ = ["scg_applies", "scg_loop", "train_scg_batched"]
 
 _REASON_CODES = {name: code for code, name in _scg.REASONS.items()}
-_MAX_EPOCHS, _DIVERGED_INITIAL, _DIVERGED = (_REASON_CODES[k] for k in ("max_epochs", "diverged_initial",
-                                                                      "diverged"))
+_MAX_EPOCHS, _DIVERGED_INITIAL, _DIVERGED, _BELOW = (
+    _REASON_CODES[k] for k in ("max_epochs", "diverged_initial", "diverged", "error_below"))
 
 
 def scg_applies(net, algorithm, sets, run):
     """Whether a batch trains in the batched SCG path: every trial SCG, the stop
-    ``Correct`` alone checked every epoch (``strip=1``), no validation or test set,
-    no callback, the summed squared error as the objective, no softmax outputs."""
-    return (type(algorithm) is SCG and type(run.stop) is Correct and run.strip == 1
+    ``Correct`` or ``ErrorBelow`` on the training error alone, tested every epoch
+    (``strip=1``), no validation or test set, no callback, the summed squared error
+    as the objective, no softmax outputs."""
+    stop = run.stop
+    return (type(algorithm) is SCG and run.strip == 1
+            and (type(stop) is Correct or (type(stop) is ErrorBelow and stop.on == "train"))
             and sets.X_val is None and sets.X_test is None and run.callback is None
             and run.squared_error and net.output_activation != "softmax")
 
@@ -142,8 +145,15 @@ class _Run:
         # (the trial points are checked; the probe points lie within sigma of them)
         self.limit = self.w_safe - 2.0 * self.algorithm.sigma
         stop, Y = run.stop, s.Y
-        analog = _check_analog((Y == 0.0) | (Y == 1.0), stop.analog)
-        self.check = (stop.r_c, NO_CHECK[2] if analog is None else analog)
+        # (Hamey's check: r_c and analog; or ErrorBelow's threshold on the training error)
+        self.check, self.below = (NO_CHECK[1], NO_CHECK[2]), -1.0
+        self.correct = type(stop) is Correct
+        if self.correct:
+            analog = _check_analog((Y == 0.0) | (Y == 1.0), stop.analog)
+            self.check = (stop.r_c, NO_CHECK[2] if analog is None else analog)
+        else:
+            self.below = stop.threshold
+        self.stop_name = stop.name
         self.C, self.N = net.n_connections, s.X.shape[0]
 
 
@@ -215,10 +225,11 @@ def _train(run, history):
     hist = np.empty((K, T)) if history else None
     status = _scg.scg_queue(*run.args, W, rows, epochs, checks, reason, counts, first, low, hist,
                             run.state, run.work, algorithm.sigma, algorithm.lambda1, run.limit,
-                            *run.check, T, sse_scale=scale)
+                            *run.check, T, sse_scale=scale, check=run.correct,
+                            below=run.below)
     if status == _scg.UNSAFE:
         raise _Unsafe
-    names = _scg.REASONS
+    names = {**_scg.REASONS, _BELOW: run.stop_name}
     bad = np.flatnonzero(np.isin(reason, (_DIVERGED_INITIAL, _DIVERGED)))
     if bad.size:
         # (the earliest epoch; in it, a start before an iteration; then the lowest trial)
