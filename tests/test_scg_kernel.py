@@ -298,6 +298,11 @@ def test_the_gate_refuses_unsafe_buffers(change, match):
 
 
 def test_the_gate_refuses_wrong_types_and_layouts():
+    for name in ("w0", "w_out", "counts", "state", "work"):
+        args = _arguments()
+        args[name] = None
+        with pytest.raises(TypeError):
+            _scg.scg_queue(*args.values())
     args = _arguments()
     args["epochs"] = np.zeros(3, np.int32)
     with pytest.raises(ValueError, match="dtype|type"):

@@ -85,11 +85,13 @@ cdef Py_ssize_t _check_net(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
     return layers[L - 1, 0] + layers[L - 1, 1]
 
 
-def scg_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:, ::1] X,
-              const double[:, ::1] T, const double[:, ::1] w0, double[:, ::1] w_out,
-              int64_t[::1] epochs, int64_t[::1] checks, int64_t[::1] reason,
-              int64_t[:, ::1] counts, double[::1] first, double[::1] low,
-              double[:, ::1] history, double[::1] state, double[::1] work, double sigma,
+def scg_queue(const Py_ssize_t[:, ::1] layers not None, Py_ssize_t n_in,
+              const double[:, ::1] X not None, const double[:, ::1] T not None,
+              const double[:, ::1] w0 not None, double[:, ::1] w_out not None,
+              int64_t[::1] epochs not None, int64_t[::1] checks not None,
+              int64_t[::1] reason not None, int64_t[:, ::1] counts not None,
+              double[::1] first not None, double[::1] low not None, double[:, ::1] history,
+              double[::1] state not None, double[::1] work not None, double sigma,
               double lambda1, double w_limit, double r_c, double analog, Py_ssize_t t_max,
               double sse_scale=1.0, bint check=True, double below=-1.0):
     """Train every trial of a queue by SCG, each from its initial weights until it
