@@ -6,8 +6,9 @@
 
 /* One pass of the group at the points x: each lane's error (*sse) and gradient
  * (into g), and Hamey's check of the outputs there if it runs (*ok: the lanes
- * where every output is right; every lane without the check). Not inlined: its sums are trials_gradient's, with the
- * multiply-adds of this level, and the SCG arithmetic around it has none. */
+ * where every output is right; every lane without the check). Not inlined: its
+ * sums are trials_gradient's, with the multiply-adds of this level, and the SCG
+ * arithmetic around it has none. */
 FN_LV_ATTR __attribute__((noinline)) static void
 FN_LV(fn_scg_pass)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_units,
                    ptrdiff_t n_w, ptrdiff_t n, const double *X, const double *T, ptrdiff_t n_out,
@@ -150,8 +151,8 @@ FN_LV(fn_scg_begin)(const fn_scg_params *par, fn_scg_queue *q, fn_scg_lanes *s, 
  * or r' = 0), Hamey's check, the error below `below`, t_max. */
 FN_LV_ATTR FN_SCG_NOFMA static void
 FN_LV(fn_scg_steps57)(const fn_scg_params *par, fn_scg_queue *q, fn_scg_lanes *s,
-                      ptrdiff_t n_w, double *st, const double *gt, const fn_tm *lanes, const fn_tvr *e,
-                      const fn_tm *ok, const fn_tvr *p2, const fn_tvr *mu)
+                      ptrdiff_t n_w, double *st, const double *gt, const fn_tm *lanes,
+                      const fn_tvr *e, const fn_tm *ok, const fn_tvr *p2, const fn_tvr *mu)
 {
     double *w = st, *r = w + n_w * FN_TL, *p = r + n_w * FN_TL, *x = p + n_w * FN_TL;
     const fn_tv zero = FN_TSPLAT(0.0), inf = FN_TSPLAT(INFINITY);
@@ -163,10 +164,10 @@ FN_LV(fn_scg_steps57)(const fn_scg_params *par, fn_scg_queue *q, fn_scg_lanes *s
     if (FN_SCG_BITS(out3)) {
         const fn_tm bad = out3 & ~(*e < inf);
         fn_scg_stop(par, q, s, FN_SCG_BITS(bad), FN_SCG_DIVERGED, 0, n_w, w, r, p);
-        fn_scg_stop(par, q, s, FN_SCG_BITS(out3 & ~bad & (mu2 == inf)), FN_SCG_ABNORMAL, 0, n_w, w,
-                    r, p);
-        fn_scg_stop(par, q, s, FN_SCG_BITS(out3 & ~bad & (mu2 == zero)), FN_SCG_CONVERGED, 0, n_w, w,
-                    r, p);
+        fn_scg_stop(par, q, s, FN_SCG_BITS(out3 & ~bad & (mu2 == inf)), FN_SCG_ABNORMAL, 0,
+                    n_w, w, r, p);
+        fn_scg_stop(par, q, s, FN_SCG_BITS(out3 & ~bad & (mu2 == zero)), FN_SCG_CONVERGED, 0,
+                    n_w, w, r, p);
     }
     if (!FN_SCG_BITS(a3)) return;
     const fn_tvr Delta = 2.0 * s->delta * (s->E - *e) / mu2;               /* (5) */
