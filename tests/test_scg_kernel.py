@@ -19,6 +19,7 @@ from fastnet.training._lanes import LANES, aligned
 X, Y = make_xor().train
 NET = MLP(2, [2], 1, hidden_activation="tanh", output_activation="logistic", shortcut=False)
 SIGMA, LAMBDA1, R_C = 1e-4, 1e-6, 0.4
+ANALOG = -1.0        # (the tolerance of targets other than 0 and 1; < 0: never right)
 
 
 def _lane0(net, w):
@@ -42,7 +43,8 @@ def _right(net, w):
     _trials.trials_outputs(net.layer_table, net.n_in, X, _lane0(net, w),
                            aligned((_trials.work_size(net.n_units),)), out)
     y = out[0, :, :, 0]
-    return bool(np.all(np.where(Y == 1.0, y > 1.0 - R_C, y < R_C)))
+    right = np.where(Y == 1.0, y > 1.0 - R_C, y < R_C)
+    return bool(np.all(np.where((Y == 0.0) | (Y == 1.0), right, np.abs(y - Y) <= ANALOG)))
 
 
 def _dot(a, b):
@@ -148,7 +150,7 @@ def _kernel(net, W, T, w_limit=1e300, history=True, below=None):
         net.layer_table, net.n_in, X, Y, np.ascontiguousarray(W), out["w"], out["epochs"],
         out["checks"], out["reason"], out["counts"], out["first"], out["low"], out["history"],
         aligned((_scg.state_size(C),)), aligned((_scg.work_size(net.n_units),)), SIGMA, LAMBDA1,
-        w_limit, R_C, -1.0, T, 1.0, below is None, -1.0 if below is None else below)
+        w_limit, R_C, ANALOG, T, 1.0, below is None, -1.0 if below is None else below)
     out["status"] = status
     if status == _scg.DONE:
         out["reason"] = [_scg.REASONS[int(c)] for c in out["reason"]]
@@ -211,6 +213,24 @@ def test_error_below_instead_of_the_check(below):
     out = _kernel(NET, W, T, below=below)
     assert "error_below" in out["reason"] and not out["checks"].any()
     _assert_as_reference(NET, W, T, out, range(K), below)
+
+
+@pytest.mark.parametrize("below", [None, 2.0])
+def test_a_wider_network_in_two_blocks(monkeypatch, below):
+    # 81 weights (dot products of more than 16 terms, in order), two hidden layers
+    # with shortcuts, 40 examples (two blocks of the passes), analog targets (Hamey's
+    # check with a tolerance), or ErrorBelow: each trial as its NumPy iteration.
+    rng = np.random.default_rng(4)
+    net = MLP(4, (5, 3), 2, shortcut=True, hidden_activation="logistic",
+              output_activation="linear")
+    monkeypatch.setitem(globals(), "X", rng.uniform(-1.0, 1.0, (40, 4)))
+    monkeypatch.setitem(globals(), "Y", np.round(rng.uniform(0.0, 1.0, (40, 2)), 1))
+    monkeypatch.setitem(globals(), "ANALOG", 0.45)
+    K, T = 11, 200
+    W, _ = draw_trials(net, K, 6, 1.0)
+    out = _kernel(net, W, T, below=below)
+    assert out["reason"].count("correct" if below is None else "error_below") >= 3
+    _assert_as_reference(net, W, T, out, range(K), below)
 
 
 def _linear_net():
