@@ -9,7 +9,7 @@ import pytest
 from fastnet import MLP, train, train_many
 from fastnet.datasets import make_xor
 from fastnet.exceptions import DivergenceError, NoConvergenceWarning
-from fastnet.stopping import Correct
+from fastnet.stopping import Correct, ErrorBelow
 from fastnet.training import _scg_many, draw_trials
 
 X, Y = make_xor().train
@@ -34,18 +34,18 @@ def batched(monkeypatch):
     return calls
 
 
-def _many(W, T, **kw):
+def _many(W, T, stop=None, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoConvergenceWarning)
-        return train_many(NET, X, Y, algorithm="scg", initial_weights=W, stop=Correct(),
-                          strip=1, max_epochs=T, **kw)
+        return train_many(NET, X, Y, algorithm="scg", initial_weights=W,
+                          stop=Correct() if stop is None else stop, strip=1, max_epochs=T, **kw)
 
 
-def _alone(w, T, net=NET, **kw):
+def _alone(w, T, net=NET, stop=None, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoConvergenceWarning)
-        return train(net.copy().set_weights(w), X, Y, algorithm="scg", stop=Correct(), strip=1,
-                     max_epochs=T, **kw)
+        return train(net.copy().set_weights(w), X, Y, algorithm="scg",
+                     stop=Correct() if stop is None else stop, strip=1, max_epochs=T, **kw)
 
 
 def test_each_trial_as_its_run_alone_to_rounding(batched):
@@ -196,16 +196,19 @@ class _LanesWorkspace:
         return bool(np.all(np.where(Y == 1.0, out[0, :, :, 0] > 0.6, out[0, :, :, 0] < 0.4)))
 
 
-def test_bit_for_bit_the_iteration_alone_on_the_lanes_gradients(batched):
+@pytest.mark.parametrize("stop", [Correct(), ErrorBelow(1.0)])
+def test_bit_for_bit_the_iteration_alone_on_the_lanes_gradients(batched, stop):
     # SCG's own iteration (the class's begin and strip, one trial), its errors and
     # gradients from the lanes' kernel: the batched path gives the same weights,
     # epochs and counts bit for bit. (Every difference from a run alone is then the
     # kernels' rounding; on wider networks also the order of the sums in p·p and the
     # other dot products, which BLAS splits into partial sums from 16 terms on.)
+    # ErrorBelow tests the training error of each epoch (before its update), in
+    # squared error percentages (25 E on XOR).
     from fastnet.training._batch_rules import SCG, _Counts
     K, T = 40, 300
     W, _ = draw_trials(NET, K, 9, 1.0)
-    r = _many(W, T)
+    r = _many(W, T, stop=stop)
     assert batched["trained"] == 1
     scg = SCG()
     for i in range(K):
@@ -215,17 +218,45 @@ def test_bit_for_bit_the_iteration_alone_on_the_lanes_gradients(batched):
         scg.begin(ws, st)
         epochs, reason = T, "max_epochs"
         for epoch in range(T):
-            status = scg.strip(ws, st, np.empty(1))
+            sse = np.empty(1)
+            status = scg.strip(ws, st, sse)
             if status < 0:
                 epochs, reason = epoch + 1, st.stop_reason
                 break
-            if ws.correct():
-                epochs, reason = epoch + 1, "correct"
+            if ws.correct() if type(stop) is Correct else sse[0] * 25.0 < stop.threshold:
+                epochs, reason = epoch + 1, stop.name
                 break
         t = r[i].traversals
         assert (epochs, reason) == (r.epochs[i], r.stop_reason[i])
         assert st.count.counts[:3] == [t.forward, t.backward, t.update]
         np.testing.assert_array_equal(ws.w, r.weights[i])
+
+
+def test_error_below_as_each_trial_alone(batched):
+    # ErrorBelow on the training error instead of Hamey's check: the same stops and
+    # epochs as each trial alone, and where it stopped them the same traversals (to
+    # rounding: see the first test; trials at a local minimum until T count the
+    # steps that rounding decides), no success checks (no evaluation traversals), and
+    # no NoConvergenceWarning for the trials it stopped.
+    K, T, stop = 61, 300, ErrorBelow(0.5)
+    W, _ = draw_trials(NET, K, 17, 1.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NoConvergenceWarning)
+        r = train_many(NET, X, Y, algorithm="scg", initial_weights=W, stop=stop, strip=1,
+                       max_epochs=T)
+    assert batched == {"trained": 1, "unsafe": 0}
+    late = int(np.count_nonzero(np.asarray(r.stop_reason) == "max_epochs"))
+    assert [str(w.message).split(" of ")[0] for w in caught] == ([str(late)] if late else [])
+    same = 0
+    for i in range(K):
+        s = _alone(W[i], T, stop=stop)
+        assert r[i].traversals.evaluation == 0
+        if (s.epochs, s.stop_reason) == (r.epochs[i], r.stop_reason[i]):
+            same += 1
+            if s.stop_reason == stop.name:
+                assert s.traversals == r[i].traversals
+    assert "error_below(train<0.5)" in r.stop_reason
+    assert same >= 0.95 * K
 
 
 def test_final_errors_and_classification_as_alone(batched):

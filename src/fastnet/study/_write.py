@@ -144,8 +144,8 @@ _COST_NOTE = ("Traversals per epoch: training connection traversals (Prechelt 19
               "floating-point operations outside the traversals (Levenberg-Marquardt's "
               "normal equations). CPU time: the batch's, shared by the epochs each trial "
               "trained; it measures this implementation on this machine and its load "
-              "(per-weight rules train many trials side by side in vector lanes, the others "
-              "one trial at a time), where traversals count the algorithm's work.")
+              "(per-weight rules, and SCG, train many trials side by side in vector lanes, "
+              "the others one trial at a time), where traversals count the algorithm's work.")
 
 
 def _unit_label(unit):
