@@ -216,7 +216,7 @@ def test_a_divergence_leaves_finite_weights(method):
 def test_the_lanes_queue_leaves_its_start_or_its_end(monkeypatch):
     """The lanes' queue trains every trial in one kernel call (no strip ends): an
     interrupt during it leaves the initial weights, one after it the final ones."""
-    from fastnet.training import _lanes, _many
+    from fastnet.training import _lanes, _many_trials
 
     kw = dict(algorithm="rprop+", seeds=range(3), init_scale=0.5, max_epochs=30,
               method="lanes", history=False, stop=Correct(0.4))
@@ -229,7 +229,7 @@ def test_the_lanes_queue_leaves_its_start_or_its_end(monkeypatch):
         raise KeyboardInterrupt
 
     for target, name, want in ((_lanes.LanesBackend, "queue", _initial(3)),
-                               (_many, "drop_history", _weights(done))):
+                               (_many_trials, "drop_history", _weights(done))):
         with monkeypatch.context() as m:
             m.setattr(target, name, interrupt)
             nets = _nets(3)

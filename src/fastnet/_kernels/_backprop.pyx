@@ -6,7 +6,7 @@ from fastnet._kernels._backward cimport (
     add_weight_decay, backward_rows, check_objective, output_objective,
 )
 from fastnet._kernels._types cimport L_ACT, LOSS_SSE
-from fastnet._kernels._forward cimport check_buffers, forward_rows
+from fastnet._kernels._forward cimport check_buffers, check_order, forward_rows
 
 # The rule is written once, in C, in _rules.h (_rule.h: its one-weight instance).
 cdef extern from "_rule.h" nogil:
@@ -67,12 +67,7 @@ def online_epochs(double[:, ::1] A, const double[:, ::1] T,
             or Dl.shape[1] != D.shape[1] or rates.shape[0] < n_epochs * (n if rate_per_update else 1)
             or n < 1):
         raise ValueError("kernel: optimiser state or workspace does not match the network")
-    if order.shape[0] < n_epochs or order.shape[1] != n:
-        raise ValueError("kernel: presentation order has the wrong shape")
-    for e in range(n_epochs):
-        for p in range(n):
-            if order[e, p] < 0 or order[e, p] >= n:
-                raise ValueError("kernel: presentation order out of range")
+    check_order(order, n_epochs, n)
     check_objective(layers, loss, decay)
     with nogil:
         for e in range(n_epochs):

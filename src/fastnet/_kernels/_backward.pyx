@@ -235,17 +235,6 @@ cdef void backward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
             ready = s0
 
 
-cdef double epoch_gradient(const Py_ssize_t* layers, Py_ssize_t n_layers,
-                           Py_ssize_t n_in, double* A, Py_ssize_t n_rows,
-                           Py_ssize_t lda, const double* T, Py_ssize_t ldt,
-                           const double* w, double* g, Py_ssize_t n_w,
-                           double* D, double* Dl, Py_ssize_t ldd,
-                           Py_ssize_t block, Py_ssize_t blas_min) noexcept nogil:
-    """g = dE/dw over all rows (processed in blocks); return the SSE."""
-    return epoch_objective(layers, n_layers, n_in, A, n_rows, lda, T, ldt, w, g, n_w, D, Dl,
-                           ldd, block, blas_min, LOSS_SSE, 0.0)
-
-
 cdef double epoch_objective(const Py_ssize_t* layers, Py_ssize_t n_layers,
                             Py_ssize_t n_in, double* A, Py_ssize_t n_rows,
                             Py_ssize_t lda, const double* T, Py_ssize_t ldt,

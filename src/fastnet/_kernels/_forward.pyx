@@ -118,6 +118,20 @@ cdef int check_buffers(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
     return 0
 
 
+cdef int check_order(const Py_ssize_t[:, ::1] order, Py_ssize_t n_epochs,
+                     Py_ssize_t n) except -1:
+    """Refuse a presentation order (an epoch's rows of n patterns per row) that is
+    not (>= n_epochs, n) or holds a row index outside [0, n)."""
+    cdef Py_ssize_t e, p
+    if order.shape[0] < n_epochs or order.shape[1] != n:
+        raise ValueError("kernel: presentation order has the wrong shape")
+    for e in range(n_epochs):
+        for p in range(n):
+            if order[e, p] < 0 or order[e, p] >= n:
+                raise ValueError("kernel: presentation order out of range")
+    return 0
+
+
 cdef double forward_blocks(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
                           const double[::1] w, double[:, ::1] A, const double* T,
                           Py_ssize_t block, Py_ssize_t blas_min) noexcept nogil:

@@ -113,10 +113,14 @@ typedef double fn_tvr __attribute__((vector_size(FN_TL * sizeof(double))));
 #define FN_GM_SPLAT(x) FN_TSPLAT(x)
 #define FN_GM_ABS(x) FN_TABS(x)
 #define FN_GM_SQRT(x) FN_TSQRT(x)
-#define FN_GM_NEG_SIGN_TIMES(g, t) FN_GM_SEL(FN_GM_NZ(g), FN_TNEGSIGN(t, g), FN_TSPLAT(-0.0))
-#define FN_GM_STEP_UNLESS(k, w, g, t) __extension__({                                   \
-    const fn_tv z_ = FN_GM_SEL(k, FN_TSPLAT(0.0), g);                                    \
-    FN_GM_SEL(FN_GM_NZ(z_), (w) + FN_TNEGSIGN(t, z_), w); })
+/* RPROP's two sign steps of an operation set S, written once for both sets:
+ * -sign(g) t (-0.0 where g is 0 or NaN), and w where k, else w + that. */
+#define FN_SET_NEG_SIGN_TIMES(S, g, t) S##_SEL(S##_NZ(g), FN_TNEGSIGN(t, g), FN_TSPLAT(-0.0))
+#define FN_SET_STEP_UNLESS(S, k, w, g, t) __extension__({                               \
+    const fn_tv z_ = S##_SEL(k, FN_TSPLAT(0.0), g);                                      \
+    S##_SEL(S##_NZ(z_), (w) + FN_TNEGSIGN(t, z_), w); })
+#define FN_GM_NEG_SIGN_TIMES(g, t) FN_SET_NEG_SIGN_TIMES(FN_GM, g, t)
+#define FN_GM_STEP_UNLESS(k, w, g, t) FN_SET_STEP_UNLESS(FN_GM, k, w, g, t)
 
 FN_INLINE unsigned
 fn_gm_bits(const fn_tm *k)
@@ -171,10 +175,8 @@ fn_gm_bits(const fn_tm *k)
 #define FN_KM_SPLAT(x) FN_TSPLAT(x)
 #define FN_KM_ABS(x) FN_TABS(x)
 #define FN_KM_SQRT(x) FN_TSQRT(x)
-#define FN_KM_NEG_SIGN_TIMES(g, t) FN_KM_SEL(FN_KM_NZ(g), FN_TNEGSIGN(t, g), FN_TSPLAT(-0.0))
-#define FN_KM_STEP_UNLESS(k, w, g, t) __extension__({                                   \
-    const fn_tv z_ = FN_KM_SEL(k, FN_TSPLAT(0.0), g);                                    \
-    FN_KM_SEL(FN_KM_NZ(z_), (w) + FN_TNEGSIGN(t, z_), w); })
+#define FN_KM_NEG_SIGN_TIMES(g, t) FN_SET_NEG_SIGN_TIMES(FN_KM, g, t)
+#define FN_KM_STEP_UNLESS(k, w, g, t) FN_SET_STEP_UNLESS(FN_KM, k, w, g, t)
 #endif
 #elif defined(__GNUC__)
 #define FN_TINY_TARGET __attribute__((unused))

@@ -76,23 +76,19 @@ FN_INLINE void
 fn_trials_activate_layer(ptrdiff_t act, fn_tv *A, fn_tv *D, ptrdiff_t nb, ptrdiff_t n_units,
                          ptrdiff_t st, ptrdiff_t size)
 {
+    /* (each case with its activation a constant: its own loop) */
+#define FN_ACTIVATE_CASE(code) \
+    case code: fn_trials_activate_units(code, A, D, nb, n_units, st, size); break;
     switch (act) {
-    case FN_ACT_PROBEN1:
-        fn_trials_activate_units(FN_ACT_PROBEN1, A, D, nb, n_units, st, size);
-        break;
-    case FN_ACT_LOGISTIC:
-        fn_trials_activate_units(FN_ACT_LOGISTIC, A, D, nb, n_units, st, size);
-        break;
-    case FN_ACT_TANH:
-        fn_trials_activate_units(FN_ACT_TANH, A, D, nb, n_units, st, size);
-        break;
-    case FN_ACT_RELU:
-        fn_trials_activate_units(FN_ACT_RELU, A, D, nb, n_units, st, size);
-        break;
+    FN_ACTIVATE_CASE(FN_ACT_PROBEN1)
+    FN_ACTIVATE_CASE(FN_ACT_LOGISTIC)
+    FN_ACTIVATE_CASE(FN_ACT_TANH)
+    FN_ACTIVATE_CASE(FN_ACT_RELU)
     default:                                /* (as fn_activate_8: linear) */
         fn_trials_activate_units(FN_ACT_LINEAR, A, D, nb, n_units, st, size);
         break;
     }
+#undef FN_ACTIVATE_CASE
 }
 
 /* Calls TILE(RT, UT) for tiles covering rows [0, nb) x units [0, size): RT and

@@ -55,79 +55,57 @@ fn_loops_nonfinite(const double *x)
 }
 
 /* The loops of each level (_loops_level.h), then their dispatchers. */
-#define FN_LV(name) name##_v3
-#define FN_LV_ATTR FN_CPU_V3_ATTR
-#include "_loops_level.h"
-#undef FN_LV
-#undef FN_LV_ATTR
-#define FN_LV(name) name##_v0
-#define FN_LV_ATTR __attribute__((unused))
-#include "_loops_level.h"
-#undef FN_LV
-#undef FN_LV_ATTR
+#define FN_LEVEL_FILE "_loops_level.h"
+#define FN_LEVEL_V4 0
+#define FN_LEVEL_V0_ATTR __attribute__((unused))
+#include "_levels.h"
 
 /* Whether the loops run their x86-64-v3 forms (on v3 and v4 CPUs, unless
  * FASTNET_SIMD=none). */
 #define FN_LOOPS_V3_FORMS (FN_CPU_LEVELS && fn_cpu_level() >= FN_CPU_V3)
+/* The form of loop f that runs here: FN_LOOPS_PICK(fn_loops_forward)(args). */
+#define FN_LOOPS_PICK(f) (FN_LOOPS_V3_FORMS ? f##_v3 : f##_v0)
 
 __attribute__((unused)) static void
 fn_loops_forward(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *A, ptrdiff_t lda,
                  const double *W, double *Z, ptrdiff_t ldz)
 {
-    if (FN_LOOPS_V3_FORMS)
-        fn_loops_forward_v3(nb, n_out, n_src, A, lda, W, Z, ldz);
-    else
-        fn_loops_forward_v0(nb, n_out, n_src, A, lda, W, Z, ldz);
+    FN_LOOPS_PICK(fn_loops_forward)(nb, n_out, n_src, A, lda, W, Z, ldz);
 }
 
 __attribute__((unused)) static void
 fn_loops_gradient(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *Delta,
                   ptrdiff_t ldd, const double *A, ptrdiff_t lda, double *G)
 {
-    if (FN_LOOPS_V3_FORMS)
-        fn_loops_gradient_v3(nb, n_out, n_src, Delta, ldd, A, lda, G);
-    else
-        fn_loops_gradient_v0(nb, n_out, n_src, Delta, ldd, A, lda, G);
+    FN_LOOPS_PICK(fn_loops_gradient)(nb, n_out, n_src, Delta, ldd, A, lda, G);
 }
 
 __attribute__((unused)) static void
 fn_loops_backprop(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const double *Delta,
                   ptrdiff_t ldd, const double *W, ptrdiff_t ldw, double *dA, ptrdiff_t ldda)
 {
-    if (FN_LOOPS_V3_FORMS)
-        fn_loops_backprop_v3(nb, n_out, n_src, Delta, ldd, W, ldw, dA, ldda);
-    else
-        fn_loops_backprop_v0(nb, n_out, n_src, Delta, ldd, W, ldw, dA, ldda);
+    FN_LOOPS_PICK(fn_loops_backprop)(nb, n_out, n_src, Delta, ldd, W, ldw, dA, ldda);
 }
 
 __attribute__((unused)) static void
 fn_loops_proben1(ptrdiff_t nb, ptrdiff_t size, double *Z, ptrdiff_t ldz, const double *b,
                  double *D, ptrdiff_t ldd)
 {
-    if (FN_LOOPS_V3_FORMS)
-        fn_loops_proben1_v3(nb, size, Z, ldz, b, D, ldd);
-    else
-        fn_loops_proben1_v0(nb, size, Z, ldz, b, D, ldd);
+    FN_LOOPS_PICK(fn_loops_proben1)(nb, size, Z, ldz, b, D, ldd);
 }
 
 __attribute__((unused)) static void
 fn_loops_linear(ptrdiff_t nb, ptrdiff_t size, double *Z, ptrdiff_t ldz, const double *b,
                 double *D, ptrdiff_t ldd)
 {
-    if (FN_LOOPS_V3_FORMS)
-        fn_loops_linear_v3(nb, size, Z, ldz, b, D, ldd);
-    else
-        fn_loops_linear_v0(nb, size, Z, ldz, b, D, ldd);
+    FN_LOOPS_PICK(fn_loops_linear)(nb, size, Z, ldz, b, D, ldd);
 }
 
 __attribute__((unused)) static void
 fn_loops_deltas_bias(ptrdiff_t nb, ptrdiff_t size, double *Delta, ptrdiff_t ldd,
                      const double *D, double *gb)
 {
-    if (FN_LOOPS_V3_FORMS)
-        fn_loops_deltas_bias_v3(nb, size, Delta, ldd, D, gb);
-    else
-        fn_loops_deltas_bias_v0(nb, size, Delta, ldd, D, gb);
+    FN_LOOPS_PICK(fn_loops_deltas_bias)(nb, size, Delta, ldd, D, gb);
 }
 
 __attribute__((unused)) static double
@@ -135,25 +113,19 @@ fn_loops_output_deltas(ptrdiff_t nb, ptrdiff_t n_out, const double *Y, ptrdiff_t
                        const double *T, ptrdiff_t ldt, const double *D, double *Delta,
                        ptrdiff_t ldd)
 {
-    if (FN_LOOPS_V3_FORMS)
-        return fn_loops_output_deltas_v3(nb, n_out, Y, ldy, T, ldt, D, Delta, ldd);
-    return fn_loops_output_deltas_v0(nb, n_out, Y, ldy, T, ldt, D, Delta, ldd);
+    return FN_LOOPS_PICK(fn_loops_output_deltas)(nb, n_out, Y, ldy, T, ldt, D, Delta, ldd);
 }
 
 __attribute__((unused)) static int
 fn_loops_load_rows(ptrdiff_t nb, ptrdiff_t n, const double *X, double *A, ptrdiff_t lda)
 {
-    if (FN_LOOPS_V3_FORMS)
-        return fn_loops_load_rows_v3(nb, n, X, A, lda);
-    return fn_loops_load_rows_v0(nb, n, X, A, lda);
+    return FN_LOOPS_PICK(fn_loops_load_rows)(nb, n, X, A, lda);
 }
 
 __attribute__((unused)) static int
 fn_loops_all_finite(ptrdiff_t n, const double *X)
 {
-    if (FN_LOOPS_V3_FORMS)
-        return fn_loops_all_finite_v3(n, X);
-    return fn_loops_all_finite_v0(n, X);
+    return FN_LOOPS_PICK(fn_loops_all_finite)(n, X);
 }
 
 /* Units of any elementwise activation `code` (_constants.h: logistic, tanh,

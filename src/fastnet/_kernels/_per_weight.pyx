@@ -13,7 +13,7 @@ from libc.math cimport isfinite
 from libc.string cimport memcpy
 
 from fastnet._kernels._backward cimport check_objective, epoch_objective
-from fastnet._kernels._forward cimport check_buffers
+from fastnet._kernels._forward cimport check_buffers, check_order
 from fastnet._kernels._rprop cimport network_correct
 from fastnet._kernels._rules cimport Rule, fn_rule
 
@@ -91,16 +91,9 @@ cdef int check_batches(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, Py_ssiz
                        Py_ssize_t n_w, double[:, ::1] B, double[:, ::1] TB, double[:, ::1] D,
                        const Py_ssize_t[:, ::1] order, Py_ssize_t n_epochs) except -1:
     """The gate of mini-batch training: the batch buffers and the presentation order."""
-    cdef Py_ssize_t e, p
     check_buffers(layers, n_in, B.shape[0], B.shape[1], n_w, TB.shape[0], TB.shape[1],
                   D.shape[0], D.shape[1])
-    if order.shape[0] < n_epochs or order.shape[1] != n:
-        raise ValueError("kernel: presentation order has the wrong shape")
-    for e in range(n_epochs):
-        for p in range(n):
-            if order[e, p] < 0 or order[e, p] >= n:
-                raise ValueError("kernel: presentation order out of range")
-    return 0
+    return check_order(order, n_epochs, n)
 
 
 cdef inline double whole_set(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,

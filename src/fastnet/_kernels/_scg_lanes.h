@@ -189,21 +189,10 @@ fn_scg_stop(const fn_scg_params *par, fn_scg_queue *q, fn_scg_lanes *s, unsigned
 
 /* The kernels of each CPU level (_scg_level.h: FN_LV, FN_LV_ATTR as _trials.h
  * defines them for _trials_level.h), then the dispatcher. */
-#define FN_LV(name) name##_v4
-#define FN_LV_ATTR FN_CPU_V4_ATTR
-#include "_scg_level.h"
-#undef FN_LV
-#undef FN_LV_ATTR
-#define FN_LV(name) name##_v3
-#define FN_LV_ATTR FN_CPU_V3_ATTR
-#include "_scg_level.h"
-#undef FN_LV
-#undef FN_LV_ATTR
-#define FN_LV(name) name##_v0
-#define FN_LV_ATTR __attribute__((unused))
-#include "_scg_level.h"
-#undef FN_LV
-#undef FN_LV_ATTR
+#define FN_LEVEL_FILE "_scg_level.h"
+#define FN_LEVEL_V4 1
+#define FN_LEVEL_V0_ATTR __attribute__((unused))
+#include "_levels.h"
 
 /* Every trial of the queue q by SCG in the lanes of one group (see the top):
  * FN_SCG_DONE, or FN_SCG_UNSAFE (the run ended at a trial point beyond

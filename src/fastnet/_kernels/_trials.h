@@ -272,28 +272,12 @@ fn_trials_why(ptrdiff_t t, int right, int far, int finite, const fn_trials_epoch
 }
 
 /* The kernels of each CPU level (_trials_level.h), then the dispatchers. */
-#define FN_LV(name) name##_v4
-#define FN_LV_ATTR FN_CPU_V4_ATTR
-#define FN_LV_TILE 4
-#include "_trials_level.h"
-#undef FN_LV
-#undef FN_LV_ATTR
-#undef FN_LV_TILE
-#define FN_LV(name) name##_v3
-#define FN_LV_ATTR FN_CPU_V3_ATTR
-#define FN_LV_TILE 4
-#include "_trials_level.h"
-#undef FN_LV
-#undef FN_LV_ATTR
-#undef FN_LV_TILE
-#define FN_LV(name) name##_v0
-/* (not inlined into the dispatchers: 4 s less compile, and no call it would save) */
-#define FN_LV_ATTR __attribute__((unused, noinline))
-#define FN_LV_TILE 2
-#include "_trials_level.h"
-#undef FN_LV
-#undef FN_LV_ATTR
-#undef FN_LV_TILE
+#define FN_LEVEL_FILE "_trials_level.h"
+#define FN_LEVEL_V4 1
+/* (the baseline not inlined into the dispatchers: 4 s less compile, and no call it
+ * would save) */
+#define FN_LEVEL_V0_ATTR __attribute__((unused, noinline))
+#include "_levels.h"
 
 /* Calls the level's form of a kernel: FN_TRIALS_AT_LEVEL(fn_trials_sse, (args)). */
 #define FN_TRIALS_AT_LEVEL(name, args)                                                 \

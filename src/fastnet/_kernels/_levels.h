@@ -1,0 +1,35 @@
+/* A template compiled once per CPU level of _cpu.h: the includer names it and
+ * how, then includes this file (not guarded: once per template):
+ *   FN_LEVEL_FILE     the template, a header name in quotes;
+ *   FN_LEVEL_V4       1: also the x86-64-v4 form (name##_v4), else 0;
+ *   FN_LEVEL_V0_ATTR  the attributes of the baseline form (name##_v0).
+ * The template sees FN_LV(name) (the level's name of a function), FN_LV_ATTR
+ * (its target attributes) and FN_LV_TILE (the largest register tile's side:
+ * 4, 2 in the baseline). The x86-64-v3 form is name##_v3. Every macro named
+ * here is undefined at the end. */
+#if FN_LEVEL_V4
+#define FN_LV(name) name##_v4
+#define FN_LV_ATTR FN_CPU_V4_ATTR
+#define FN_LV_TILE 4
+#include FN_LEVEL_FILE
+#undef FN_LV
+#undef FN_LV_ATTR
+#undef FN_LV_TILE
+#endif
+#define FN_LV(name) name##_v3
+#define FN_LV_ATTR FN_CPU_V3_ATTR
+#define FN_LV_TILE 4
+#include FN_LEVEL_FILE
+#undef FN_LV
+#undef FN_LV_ATTR
+#undef FN_LV_TILE
+#define FN_LV(name) name##_v0
+#define FN_LV_ATTR FN_LEVEL_V0_ATTR
+#define FN_LV_TILE 2
+#include FN_LEVEL_FILE
+#undef FN_LV
+#undef FN_LV_ATTR
+#undef FN_LV_TILE
+#undef FN_LEVEL_FILE
+#undef FN_LEVEL_V4
+#undef FN_LEVEL_V0_ATTR
