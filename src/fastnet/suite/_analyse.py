@@ -174,6 +174,10 @@ class SuiteResult:
     wall_time : float
     labels : dict
         {algorithm text: short label} as the tables and pictures name them.
+    baselines : dict or None
+        Where the baseline algorithms' numbers came from when the suite was compared
+        against a baseline database (``algorithms``: those read from it, ``fastnet``,
+        ``machine``, ``command``, ``created``, ``where``); None when all were trained.
     """
 
     suite: object
@@ -192,6 +196,7 @@ class SuiteResult:
     backend: str
     wall_time: float
     labels: dict = field(default_factory=dict)
+    baselines: dict | None = None
 
     def table(self, what="error"):
         """One measure of every algorithm on every problem.
@@ -238,6 +243,11 @@ def _config_stats(suite, problem, rec, target):
     test = [math.inf if r["test_error"] is None else r["test_error"] for r in runs]
     times, ok = [], 0
     for r in runs:
+        if "to_target" in r:            # (a baseline database's run: the curve is not kept)
+            t = r["to_target"] if target is not None else None
+            times.append((math.inf,) * 3 if t is None else tuple(t))
+            ok += t is not None
+            continue
         hit = None
         if target is not None and math.isfinite(target):
             hit = next((k for k, v in enumerate(r["curve"]) if v is not None and v <= target),
@@ -292,6 +302,8 @@ def _targets(suite, configs, records):
     for p in suite.problems:
         if suite.is_generated(p):
             targets[p] = None
+        elif isinstance(suite.target, dict):
+            targets[p] = suite.target[p]        # (frozen: never moves with the algorithms)
         elif suite.target is not None:
             targets[p] = suite.target
         else:
@@ -473,7 +485,7 @@ def _verdicts(suite, friedman, err, tim, labels):
 
 
 def analyse_suite(suite, configs, records, shas, *, n_trained=0, n_resumed=0,
-                  backend="none", wall_time=0.0):
+                  backend="none", wall_time=0.0, baselines=None):
     """Analyse a suite's trained cells (see `run_suite`).
 
     Parameters
@@ -489,6 +501,9 @@ def analyse_suite(suite, configs, records, shas, *, n_trained=0, n_resumed=0,
         Cells trained now and found finished (reported, not used).
     backend : str, default "none"
     wall_time : float, default 0.0
+    baselines : dict, optional
+        Provenance of the algorithms read from a baseline database
+        (`SuiteResult.baselines`).
 
     Returns
     -------
@@ -515,4 +530,4 @@ def analyse_suite(suite, configs, records, shas, *, n_trained=0, n_resumed=0,
     return SuiteResult(suite, configs, cells, targets, err_prof, tim_prof, friedman, pairs,
                        _verdicts(suite, friedman, err_prof, tim_prof, labels),
                        tuple(_rows(suite, configs, records, targets)), dict(shas), n_trained,
-                       n_resumed, backend, wall_time, labels)
+                       n_resumed, backend, wall_time, labels, baselines)

@@ -218,7 +218,7 @@ def _cells(suite):
             from fastnet.experiment._provenance import _load
 
             ds = _load(p, suite.root)
-            build_network(suite.network, ds)       # (refuses mushroom's pivot now)
+            build_network(suite.network_of(p), ds)   # (refuses mushroom's pivot now)
             shas[p] = ds.sha256
             tests[p] = (ds.kind == "classification", len(ds.test[0]))
     configs = suite.configurations()
@@ -228,7 +228,7 @@ def _cells(suite):
             for c in dict.fromkeys(c for study in studies for c in study):
                 cells[(p, c)] = _Cell(p, c, suite.cell_hash(p, shas[p], c),
                                       suite.identity(p, shas[p]), suite.runs, suite.seed,
-                                      suite.network, suite.max_epochs, suite.limit, suite.root,
+                                      suite.network_of(p), suite.max_epochs, suite.limit, suite.root,
                                       suite.is_generated(p), *tests[p])
     return cells, configs, shas
 
@@ -247,7 +247,8 @@ def _backend(jobs, scheduler, n_tasks):
                     "initializer": _watch_parent, "initargs": (os.getpid(),)}, None
 
 
-def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=True):
+def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=True,
+              baselines=None):
     """Train a suite's missing cells into ``out``, then analyse and write it.
 
     Parameters
@@ -270,6 +271,12 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
         ``progress(SuiteProgress)`` after each cell is written.
     pictures : bool, default True
         Draw the page's pictures (needs matplotlib).
+    baselines : Baselines, optional
+        A baseline database (:func:`fastnet.suite.baselines`): only the suite's
+        algorithms are trained, on the database's set-up (its problems or some of
+        them, seeds, budget, runs, studies, networks, epoch caps and targets: build
+        the suite with :func:`fastnet.suite.suite_beside`), and they are analysed
+        beside every baseline algorithm as if all had been run together.
 
     Returns
     -------
@@ -315,6 +322,11 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
         _check_address(scheduler)
     out = Path(os.fspath(out))
     cells, configs, shas = _cells(suite)        # (data and networks refused before `out`)
+    merged = None
+    if baselines is not None:
+        from fastnet.suite._compare import merge_baselines
+
+        merged = merge_baselines(suite, baselines, shas)
     _make_out(out)
     with exclusive_lock(out / "suite.json"):
         (out / "cells").mkdir(exist_ok=True)
@@ -333,8 +345,14 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
         backend = _train_missing(todo, out, records, jobs, scheduler, progress, n_resumed,
                                  start)
         wall = time.perf_counter() - start
+        provenance = None
+        if merged is not None:                  # (the baselines first, as the database has them)
+            suite, base_configs, base_records, provenance = merged
+            configs = {**base_configs, **configs}
+            records = {**base_records, **records}
         result = analyse_suite(suite, configs, records, shas, n_trained=len(todo),
-                               n_resumed=n_resumed, backend=backend, wall_time=wall)
+                               n_resumed=n_resumed, backend=backend, wall_time=wall,
+                               baselines=provenance)
         write_suite(result, out, pictures=pictures)
     return result
 

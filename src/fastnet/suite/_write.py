@@ -137,6 +137,7 @@ def suite_json(result):
                                    "high": [_num(v) for v in cells[(a, p)].curve.high]}
                                for p in s.problems} for a in s.algorithms},
         "verdicts": list(result.verdicts),
+        "baselines": result.baselines,
         "run": {"cells_trained": result.n_trained, "cells_resumed": result.n_resumed,
                 "backend": result.backend, "wall_seconds": result.wall_time},
     }
@@ -210,8 +211,10 @@ def _caption(result, p):
     if t is None:
         return ("No target: every algorithm's selected configurations diverged on this "
                 "problem (half of their runs or more), so no time to target is measured.")
-    how = ("given by --target" if s.target is not None else "the median over the algorithms "
-           "that have one of their selected configurations' best validation errors")
+    how = ("fixed per problem: the frozen targets, which do not move with the algorithms"
+           if isinstance(s.target, dict) else "given by --target" if s.target is not None
+           else "the median over the algorithms that have one of their selected "
+           "configurations' best validation errors")
     return f"Target: validation error {_text(t)} ({how}). {MISSED_RULE}"
 
 
@@ -257,6 +260,25 @@ def _few_note(s):
             " decide little, whatever the probabilities say.")
 
 
+def _provenance(result):
+    """What came from a baseline database and which machines measured the CPU times
+    (empty when every algorithm was trained here)."""
+    from fastnet._provenance import machine_description
+
+    b = result.baselines
+    if not b:
+        return ""
+    new = [result.labels[a] for a in result.suite.algorithms if a not in b["algorithms"]]
+    return (f"The numbers of the {plural(len(b['algorithms']), 'baseline')} "
+            f"({', '.join(result.labels[a] for a in b['algorithms'])}) come from the baseline "
+            f"database ({b['where']}; fastnet {b['fastnet']}, made {b['created']} by "
+            f"`{b['command']}`); only {', '.join(new)} {'was' if len(new) == 1 else 'were'} "
+            "trained here. The baselines' CPU "
+            f"times were measured on {b['machine']}, the others' on this machine "
+            f"({machine_description()}): compare CPU times across them with care. The verdicts "
+            "rest on errors and connection traversals, which no machine changes.")
+
+
 def _title(s):
     return (f"fastnet suite: {plural(len(s.algorithms), 'algorithm')} x "
             f"{plural(len(s.problems), 'problem')}")
@@ -291,7 +313,10 @@ def summary_markdown(result):
     str
     """
     s = result.suite
-    out = [f"# {_title(s)}", "", f"{_budget(s)}, master seed {s.seed}.", "", "## Verdicts", ""]
+    out = [f"# {_title(s)}", "", f"{_budget(s)}, master seed {s.seed}.", ""]
+    if result.baselines:
+        out += [_provenance(result), ""]
+    out += ["## Verdicts", ""]
     out += [f"* {v}" for v in result.verdicts]
     out += ["", "## Across problems", ""]
     f = result.friedman
@@ -377,8 +402,10 @@ def suite_html(result, *, pictures=True):
     title = _title(s)
     body = [f"<h1>{_e(title)}</h1>",
             f'<p class="sub">{_e(_budget(s))}, master seed {s.seed}. Selection by validation '
-            "error (Proben1), never by test error.</p>",
-            '<h2 id="verdicts">Verdicts</h2>', "<ul>"]
+            "error (Proben1), never by test error.</p>"]
+    if result.baselines:
+        body.append(f'<p class="sub" id="baselines">{_e(_provenance(result))}</p>')
+    body += ['<h2 id="verdicts">Verdicts</h2>', "<ul>"]
     body += [f"<li>{_e(v)}</li>" for v in result.verdicts]
     body.append("</ul>")
     cd = profiles = None
