@@ -238,3 +238,21 @@ def test_data_of_another_sha_is_refused(tiny_db, proben1_root, tmp_path):
     with pytest.raises(ValueError, match=r"glass1: the data .* is not the data the baseline"):
         compare_with_baselines([NEW], tmp_path / "out", database=tmp_path,
                                root=str(proben1_root), pictures=False)
+
+
+def test_cli_baseline_suite_writes_a_database_with_its_provenance(proben1_root, tmp_path,
+                                                                  capsys):
+    out = tmp_path / "db"
+    code = cli.main(["suite", "--baseline-suite", "-p", "glass1", "xor", "-a", "rprop+",
+                     "quickprop", "-r", "2", "--max-epochs", "20", "-o", str(out), "--data",
+                     str(proben1_root), "--no-pictures", "-q"])
+    assert code == 0, capsys.readouterr().err
+    db = baselines(out)
+    m = db.manifest
+    assert m["command"].startswith("fastnet suite --baseline-suite -o ")
+    assert "--problems glass1 xor" in m["command"] and "--max-epochs 20" in m["command"]
+    assert m["targets"] == {"glass1": frozen_targets()["glass1"], "xor": None}
+    assert m["setup"]["networks"] is None and m["seeds"]["master"] == 0
+    assert len(db) == 2 * 2 * 2 and set(db.column("problem")) == {"glass1", "xor"}
+    assert m["data_sha256"] == {"glass1": json.loads(
+        (out / "suite.json").read_text())["data_sha256"]["glass1"]}

@@ -122,6 +122,18 @@ def _command(args):
     return " ".join(shlex.quote(w) for w in words)
 
 
+def _target(text):
+    """--target's type: a number or ``frozen``."""
+    import argparse
+
+    if text == "frozen":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number or 'frozen', got {text!r}") from None
+
+
 def add_suite_parser(sub, positive_int, seed, jobs):
     """Add ``suite`` to the subcommands ``sub`` (``positive_int``, ``seed``, ``jobs``: the
     command line's argument types)."""
@@ -153,10 +165,12 @@ def add_suite_parser(sub, positive_int, seed, jobs):
                     help="epoch cap of the Proben1 runs (a multiple of 5, at most 3000)")
     su.add_argument("--limit", "-T", type=positive_int, default=None,
                     help="epoch limit of the generated tasks (default 1000)")
-    su.add_argument("--target", type=float, default=None,
-                    help="validation squared error percentage to reach (default: per problem "
-                    "the median over algorithms of their selected configurations' best "
-                    "validation errors)")
+    su.add_argument("--target", type=_target, default=None,
+                    help="validation squared error percentage to reach, or 'frozen': per "
+                    "problem the frozen targets shipped with fastnet, which never move with the "
+                    "algorithms (default: per problem the median over algorithms of their "
+                    "selected configurations' best validation errors; --baseline-suite: "
+                    "frozen)")
     su.add_argument("--rope", type=float, default=1.0,
                     help="region of practical equivalence of the Bayesian signed-rank test, "
                     "in percentage points of error (default 1)")
@@ -169,8 +183,9 @@ def add_suite_parser(sub, positive_int, seed, jobs):
     su.add_argument("--baseline-suite", action="store_true",
                     help="run the baseline database's suite (every algorithm fastnet ships with "
                     "its search space on Proben1's 15 problems, partitioning 1, and xor, "
-                    "encoder8-3-8, parity3; frozen targets; -k/-r/-s/-p/-a change it) and write "
-                    "baselines.json and baselines.csv.gz into -o DIR")
+                    "encoder8-3-8, parity3; budget 8, 3 runs, 1 study, at most 1000 epochs, frozen "
+                    "targets; -k/-r/-s/-p/-a/--max-epochs change it) and write baselines.json and "
+                    "baselines.csv.gz into -o DIR")
     su.add_argument("--baselines", nargs="?", const="shipped", default=None, metavar="DIR",
                     help="compare the algorithms of -a against a baseline database (default the "
                     "one shipped in fastnet, or DIR as --baseline-suite wrote it): only they "

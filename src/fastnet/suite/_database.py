@@ -214,6 +214,9 @@ def database_files(result, records, *, command, targets_from):
         ``baselines.json`` and ``baselines.csv.gz`` as bytes.
     """
     import datetime
+    import platform
+
+    import scipy
 
     from fastnet._provenance import _build_flags, machine_description
     from fastnet._version import __version__
@@ -235,7 +238,10 @@ def database_files(result, records, *, command, targets_from):
         "format": DATABASE_FORMAT, "command": command, "fastnet": __version__,
         "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": machine_description(),
-        "build": {"vector_kernels": flags.get("vector_kernels"), "blas": flags.get("blas")},
+        "build": {"vector_kernels": flags.get("vector_kernels"), "blas": flags.get("blas"),
+                  "python": platform.python_version(), "numpy": np.__version__,
+                  "scipy": scipy.__version__},
+        "training_cpu_seconds": sum(float(rec["cpu_time"]) for rec in records.values()),
         "setup": setup,
         "seeds": {"master": s.seed, "configurations": setup.pop("configurations_drawn_by"),
                   "runs": setup.pop("run_seeds")},
