@@ -256,3 +256,18 @@ def test_cli_baseline_suite_writes_a_database_with_its_provenance(proben1_root, 
     assert len(db) == 2 * 2 * 2 and set(db.column("problem")) == {"glass1", "xor"}
     assert m["data_sha256"] == {"glass1": json.loads(
         (out / "suite.json").read_text())["data_sha256"]["glass1"]}
+
+
+def test_labels_of_algorithms_that_share_a_name_say_what_tells_them_apart():
+    from fastnet.suite._analyse import _labels
+
+    s = Suite(("xor",), BASELINE_ALGORITHMS + (
+        "irprop+(eta_minus=uniform(0.3, 0.7), delta0=loguniform(0.001, 1.0))",))
+    labels = list(_labels(s).values())
+    assert labels == ["rprop+", "rprop-", "irprop+(eta_plus=uniform(1.05, 1.5))", "irprop-",
+                      "quickprop", "backprop", "backprop(momentum=uniform(0.5, 0.95))", "adam",
+                      "scg", "lm", "lbfgs", "irprop+(eta_minus=uniform(0.3, 0.7))"]
+    # nothing tells them apart but the whole texts: the whole texts
+    s = Suite(("xor",), ("adam(learning_rate=0.01)", "adam(learning_rate=0.02)", "adam"))
+    assert list(_labels(s).values()) == ["adam(learning_rate=0.01)", "adam(learning_rate=0.02)",
+                                         "adam"]

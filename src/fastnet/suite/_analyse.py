@@ -210,8 +210,8 @@ class SuiteResult:
         Returns
         -------
         dict
-            {algorithm's label: {problem: value}} (labels: the algorithms' names, or
-            their whole texts where two share a name).
+            {algorithm's label: {problem: value}} (labels: the algorithms' names; where
+            several share a name, the name with the parameters that tell them apart).
         """
         return {self.labels[a]: {p: getattr(self.cells[(a, p)], what)
                                  for p in self.suite.problems} for a in self.suite.algorithms}
@@ -317,10 +317,37 @@ def _targets(suite, configs, records):
     return targets
 
 
+def _arguments(text):
+    """The top-level ``key=value`` texts of an algorithm text (``[]`` without any)."""
+    inner = text[text.index("(") + 1:text.rindex(")")] if "(" in text else ""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(inner + ","):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            if inner[start:i].strip():
+                out.append(inner[start:i].strip())
+            start = i + 1
+    return out
+
+
 def _labels(suite):
-    """Short names of the algorithms: their names, the whole text where two share one."""
+    """Short names of the algorithms: their names; where several share one, the name with
+    the parameters that tell them apart (``irprop+(eta_minus=uniform(0.3, 0.7))``), or
+    their whole texts where that does not."""
     names = [s.name for s in suite.spaces]
-    return {a: (n if names.count(n) == 1 else a) for a, n in zip(suite.algorithms, names)}
+    labels = {}
+    for a, n in zip(suite.algorithms, names):
+        if names.count(n) == 1:
+            labels[a] = n
+            continue
+        mates = [b for b, m in zip(suite.algorithms, names) if m == n]
+        shared = set.intersection(*(set(_arguments(b)) for b in mates))
+        own = [x for x in _arguments(a) if x not in shared]
+        labels[a] = f"{n}({', '.join(own)})" if own else n
+    if len(set(labels.values())) < len(labels):
+        return {a: (n if names.count(n) == 1 else a) for a, n in zip(suite.algorithms, names)}
+    return labels
 
 
 def _rows(suite, configs, records, targets):
