@@ -42,7 +42,7 @@ def _suite(args):
                pictures=not args.no_pictures)
     try:
         if args.baseline_suite:
-            from fastnet.suite._database import build_database
+            from fastnet.suite._compare import build_database
 
             result = build_database(suite, args.out, command=_command(args), **run)
         else:

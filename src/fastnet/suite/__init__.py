@@ -43,9 +43,10 @@ _LAZY = {
                      "CSV_COLUMNS"], "fastnet.suite._write"),
     **dict.fromkeys(["frozen_targets", "choose_targets", "targets_document", "TARGETS_FORMAT",
                      "TARGET_QUANTILE"], "fastnet.suite._targets"),
-    **dict.fromkeys(["Baselines", "baselines", "build_database", "DATABASE_FORMAT",
-                     "DATABASE_COLUMNS", "DATABASE_FILES"], "fastnet.suite._database"),
-    **dict.fromkeys(["suite_beside", "compare_with_baselines"], "fastnet.suite._compare"),
+    **dict.fromkeys(["Baselines", "baselines", "DATABASE_FORMAT", "DATABASE_COLUMNS",
+                     "DATABASE_FILES"], "fastnet.suite._database"),
+    **dict.fromkeys(["suite_beside", "compare_with_baselines", "build_database"],
+                    "fastnet.suite._compare"),
     **dict.fromkeys(["baseline_suite", "BASELINE_ALGORITHMS", "BASELINE_PROBLEMS",
                      "BASELINE_SETUP"], "fastnet.suite._preset"),
 }

@@ -2,10 +2,12 @@
 database's set-up, then analysed beside every baseline as if all had been run together."""
 from __future__ import annotations
 
-__all__ = ["suite_beside", "compare_with_baselines"]
+__all__ = ["suite_beside", "compare_with_baselines", "build_database"]
 
-#: The set-up a suite beside a database takes from it (`Suite` attributes).
-_SHARED = ("budget", "runs", "studies", "seed", "network", "max_epochs", "limit")
+import os
+from pathlib import Path
+
+from fastnet.suite._database import SHARED_SETUP as _SHARED
 
 
 def _database(database):
@@ -66,53 +68,6 @@ def suite_beside(database, algorithms, *, problems=None, rope=1.0, root=None):
                  networks=networks or None, **{k: setup[k] for k in _SHARED})
 
 
-def merge_baselines(suite, database, shas):
-    """(the suite of the baselines and the new algorithms, the baselines' configurations,
-    their records, provenance): checks that ``suite`` is on the database's set-up and
-    data."""
-    from fastnet.suite._database import baseline_records
-    from fastnet.suite._setup import Suite
-
-    db = _database(database)
-    setup = db.manifest["setup"]
-    beside = {k: setup[k] for k in _SHARED}
-    mine = {k: getattr(suite, k) for k in _SHARED}
-    for k in _SHARED:
-        if beside[k] != mine[k]:
-            raise ValueError(f"`suite`: its {k} must be the baseline database's ({beside[k]!r}) "
-                             f"to be compared with it, got {mine[k]!r}; build it with "
-                             "fastnet.suite.suite_beside.")
-    unknown = [p for p in suite.problems if p not in db.problems]
-    if unknown:
-        raise ValueError(f"`suite`: the baseline database has no runs on {', '.join(unknown)}.")
-    for p in suite.problems:
-        if (setup.get("networks") or {}).get(p, setup["network"]) != suite.network_of(p):
-            raise ValueError(f"`suite`: {p} must train the database's network "
-                             f"{(setup.get('networks') or {}).get(p, setup['network'])!r}, got "
-                             f"{suite.network_of(p)!r}.")
-        stored = db.manifest["data_sha256"].get(p)
-        if shas.get(p) != stored:
-            raise ValueError(f"{p}: the data (SHA-256 {shas.get(p)}) is not the data the "
-                             f"baseline database was trained on (SHA-256 {stored}).")
-        if not suite.is_generated(p) and (not isinstance(suite.target, dict)
-                                          or suite.target[p] != db.targets[p]):
-            raise ValueError(f"`suite`: its target on {p} must be the database's "
-                             f"{db.targets[p]!r}; build it with fastnet.suite.suite_beside.")
-    same = [a for a in suite.algorithms if a in db.algorithms]
-    if same:
-        raise ValueError(f"`suite`: {', '.join(same)} is a baseline of the database already.")
-    configs, records = baseline_records(db, suite.problems)
-    combined = Suite(suite.problems, db.algorithms + suite.algorithms, target=suite.target,
-                     rope=suite.rope, root=suite.root, networks=suite.networks,
-                     **{k: getattr(suite, k) for k in _SHARED})
-    m = db.manifest
-    provenance = {"algorithms": list(db.algorithms), "fastnet": m.get("fastnet"),
-                  "machine": m.get("machine"), "command": m.get("command"),
-                  "created": m.get("created"), "where": db.where,
-                  "build": m.get("build")}
-    return combined, configs, records, provenance
-
-
 def compare_with_baselines(algorithms, out, *, database=None, problems=None, rope=1.0,
                            root=None, jobs=1, scheduler=None, progress=None, pictures=True):
     """Compare new algorithms against a baseline database, training only them.
@@ -146,3 +101,47 @@ def compare_with_baselines(algorithms, out, *, database=None, problems=None, rop
 
     return run_suite(suite, out, jobs=jobs, scheduler=scheduler, progress=progress,
                      pictures=pictures, baselines=db)
+
+
+def build_database(suite, out, *, command, jobs=1, scheduler=None, progress=None,
+                   pictures=True):
+    """Run a baseline suite into ``out`` (`run_suite`: resumable) and write its database
+    files there beside the suite's outputs.
+
+    Parameters
+    ----------
+    suite : Suite
+        With fixed targets (``target="frozen"``, :func:`fastnet.suite.baseline_suite`).
+    out : str or os.PathLike
+    command : str
+        The command that made it (recorded in the manifest).
+    jobs, scheduler, progress, pictures : optional
+        As `run_suite`.
+
+    Returns
+    -------
+    SuiteResult
+
+    Raises
+    ------
+    ValueError
+        If the suite's targets are not fixed per problem (they would move with the
+        algorithms).
+    """
+    from fastnet.suite._cells import cell_path, load_cell
+    from fastnet.suite._database import database_files
+    from fastnet.suite._run import _cells, run_suite
+    from fastnet.suite._write import _replace_all
+
+    if not isinstance(getattr(suite, "target", None), dict):
+        raise ValueError("`suite`: a baseline database needs fixed targets per problem "
+                         f"(target='frozen' or a dict), got target={suite.target!r}.")
+    result = run_suite(suite, out, jobs=jobs, scheduler=scheduler, progress=progress,
+                       pictures=pictures)
+    cells, _, _ = _cells(suite)
+    records = {key: load_cell(cell_path(out, cell), cell) for key, cell in cells.items()}
+    files = database_files(result, records, command=command,
+                           targets_from="fixed per problem: the frozen targets "
+                           "(fastnet/suite/targets.json) unless the command gave others")
+    _replace_all(Path(os.fspath(out)), files)
+    return result

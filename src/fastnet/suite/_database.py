@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Baselines", "baselines", "build_database", "DATABASE_FORMAT", "DATABASE_COLUMNS",
+__all__ = ["Baselines", "baselines", "DATABASE_FORMAT", "DATABASE_COLUMNS",
            "DATABASE_FILES"]
 
 #: Format version of the database (a reader refuses another).
@@ -37,6 +37,8 @@ _INT = {"study", "configuration", "run", "epochs", "relevant_epoch", "traversals
 _FLOAT = {"validation_error", "test_error", "train_error", "cpu_seconds", "epochs_to_target",
           "traversals_to_target", "cpu_seconds_to_target", "test_classification"}
 _BOOL = {"on_target", "diverged", "success"}
+#: The set-up a suite beside a database takes from it (`Suite` attributes).
+SHARED_SETUP = ("budget", "runs", "studies", "seed", "network", "max_epochs", "limit")
 
 
 @dataclass(frozen=True, repr=False)
@@ -296,44 +298,47 @@ def baseline_records(db, problems):
     return configs, records
 
 
-def build_database(suite, out, *, command, jobs=1, scheduler=None, progress=None,
-                   pictures=True):
-    """Run a baseline suite into ``out`` (`run_suite`: resumable) and write its database
-    files there beside the suite's outputs.
+def merge_baselines(suite, database, shas):
+    """(the suite of the baselines and the new algorithms, the baselines' configurations,
+    their records, provenance): checks that ``suite`` is on the database's set-up and
+    data."""
+    from fastnet.suite._setup import Suite
 
-    Parameters
-    ----------
-    suite : Suite
-        With fixed targets (``target="frozen"``, :func:`fastnet.suite.baseline_suite`).
-    out : str or os.PathLike
-    command : str
-        The command that made it (recorded in the manifest).
-    jobs, scheduler, progress, pictures : optional
-        As `run_suite`.
-
-    Returns
-    -------
-    SuiteResult
-
-    Raises
-    ------
-    ValueError
-        If the suite's targets are not fixed per problem (they would move with the
-        algorithms).
-    """
-    from fastnet.suite._cells import cell_path, load_cell
-    from fastnet.suite._run import _cells, run_suite
-    from fastnet.suite._write import _replace_all
-
-    if not isinstance(getattr(suite, "target", None), dict):
-        raise ValueError("`suite`: a baseline database needs fixed targets per problem "
-                         f"(target='frozen' or a dict), got target={suite.target!r}.")
-    result = run_suite(suite, out, jobs=jobs, scheduler=scheduler, progress=progress,
-                       pictures=pictures)
-    cells, _, _ = _cells(suite)
-    records = {key: load_cell(cell_path(out, cell), cell) for key, cell in cells.items()}
-    files = database_files(result, records, command=command,
-                           targets_from="fixed per problem: the frozen targets "
-                           "(fastnet/suite/targets.json) unless the command gave others")
-    _replace_all(Path(os.fspath(out)), files)
-    return result
+    db = database if isinstance(database, Baselines) else baselines(database)
+    setup = db.manifest["setup"]
+    beside = {k: setup[k] for k in SHARED_SETUP}
+    mine = {k: getattr(suite, k) for k in SHARED_SETUP}
+    for k in SHARED_SETUP:
+        if beside[k] != mine[k]:
+            raise ValueError(f"`suite`: its {k} must be the baseline database's ({beside[k]!r}) "
+                             f"to be compared with it, got {mine[k]!r}; build it with "
+                             "fastnet.suite.suite_beside.")
+    unknown = [p for p in suite.problems if p not in db.problems]
+    if unknown:
+        raise ValueError(f"`suite`: the baseline database has no runs on {', '.join(unknown)}.")
+    for p in suite.problems:
+        if (setup.get("networks") or {}).get(p, setup["network"]) != suite.network_of(p):
+            raise ValueError(f"`suite`: {p} must train the database's network "
+                             f"{(setup.get('networks') or {}).get(p, setup['network'])!r}, got "
+                             f"{suite.network_of(p)!r}.")
+        stored = db.manifest["data_sha256"].get(p)
+        if shas.get(p) != stored:
+            raise ValueError(f"{p}: the data (SHA-256 {shas.get(p)}) is not the data the "
+                             f"baseline database was trained on (SHA-256 {stored}).")
+        if not suite.is_generated(p) and (not isinstance(suite.target, dict)
+                                          or suite.target[p] != db.targets[p]):
+            raise ValueError(f"`suite`: its target on {p} must be the database's "
+                             f"{db.targets[p]!r}; build it with fastnet.suite.suite_beside.")
+    same = [a for a in suite.algorithms if a in db.algorithms]
+    if same:
+        raise ValueError(f"`suite`: {', '.join(same)} is a baseline of the database already.")
+    configs, records = baseline_records(db, suite.problems)
+    combined = Suite(suite.problems, db.algorithms + suite.algorithms, target=suite.target,
+                     rope=suite.rope, root=suite.root, networks=suite.networks,
+                     **{k: getattr(suite, k) for k in SHARED_SETUP})
+    m = db.manifest
+    provenance = {"algorithms": list(db.algorithms), "fastnet": m.get("fastnet"),
+                  "machine": m.get("machine"), "command": m.get("command"),
+                  "created": m.get("created"), "where": db.where,
+                  "build": m.get("build")}
+    return combined, configs, records, provenance

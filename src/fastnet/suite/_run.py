@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from fastnet.suite._cells import cell_path, load_cell, save_cell
+from fastnet.suite._database import merge_baselines
 from fastnet.suite._setup import Suite, generated_task
 
 __all__ = ["run_suite", "SuiteProgress"]
@@ -322,11 +323,7 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
         _check_address(scheduler)
     out = Path(os.fspath(out))
     cells, configs, shas = _cells(suite)        # (data and networks refused before `out`)
-    merged = None
-    if baselines is not None:
-        from fastnet.suite._compare import merge_baselines
-
-        merged = merge_baselines(suite, baselines, shas)
+    merged = None if baselines is None else merge_baselines(suite, baselines, shas)
     _make_out(out)
     with exclusive_lock(out / "suite.json"):
         (out / "cells").mkdir(exist_ok=True)
@@ -345,16 +342,21 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
         backend = _train_missing(todo, out, records, jobs, scheduler, progress, n_resumed,
                                  start)
         wall = time.perf_counter() - start
-        provenance = None
-        if merged is not None:                  # (the baselines first, as the database has them)
-            suite, base_configs, base_records, provenance = merged
-            configs = {**base_configs, **configs}
-            records = {**base_records, **records}
+        suite, configs, records, provenance = _beside(suite, configs, records, merged)
         result = analyse_suite(suite, configs, records, shas, n_trained=len(todo),
                                n_resumed=n_resumed, backend=backend, wall_time=wall,
                                baselines=provenance)
         write_suite(result, out, pictures=pictures)
     return result
+
+
+def _beside(suite, configs, records, merged):
+    """(suite, configurations, records, provenance) to analyse: with a baseline database's
+    (``merged``), the baselines first, as the database has them, then the new algorithms."""
+    if merged is None:
+        return suite, configs, records, None
+    combined, base_configs, base_records, provenance = merged
+    return combined, {**base_configs, **configs}, {**base_records, **records}, provenance
 
 
 def _train_missing(todo, out, records, jobs, scheduler, progress, n_resumed, start):

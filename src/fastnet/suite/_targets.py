@@ -116,16 +116,16 @@ def targets_document(result, quantile=TARGET_QUANTILE):
         ``targets`` {Proben1 problem: float} and ``generated`` {task: criterion}.
     """
     from fastnet._version import __version__
-    from fastnet.suite._setup import GENERATED_SUCCESS
 
     s = result.suite
     setup = {k: v for k, v in s.to_dict().items() if k not in ("target", "rope")}
+    success = setup["generated_success"]
     return {"format": TARGETS_FORMAT,
-            "rule": TARGETS_RULE.format(q=quantile, success=GENERATED_SUCCESS),
+            "rule": TARGETS_RULE.format(q=quantile, success=success),
             "quantile": quantile, "fastnet": __version__, "setup": setup,
             "data_sha256": {p: h for p, h in result.data_sha256.items() if h},
             "targets": choose_targets(result, quantile),
-            "generated": {p: f"{GENERATED_SUCCESS} within {s.limit} epochs"
+            "generated": {p: f"{success} within {s.limit} epochs"
                           for p in s.problems if s.is_generated(p)}}
 
 
