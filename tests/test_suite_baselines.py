@@ -2,6 +2,7 @@
 new algorithm against it without training the baselines."""
 import dataclasses
 import gzip
+import re
 import json
 import math
 from pathlib import Path
@@ -208,7 +209,7 @@ def test_cli_baselines_refuses_another_set_up(tiny_db, proben1_root, tmp_path, c
     code = cli.main(["suite", "--baselines", str(tiny_db), "-a", NEW, "-o", str(tmp_path),
                      "--data", str(proben1_root), "-q", *extra])
     assert code == 1
-    assert __import__("re").search(match, capsys.readouterr().err)
+    assert re.search(match, capsys.readouterr().err)
 
 
 def test_a_baseline_is_not_trained_again(tiny_db):
@@ -271,3 +272,27 @@ def test_labels_of_algorithms_that_share_a_name_say_what_tells_them_apart():
     s = Suite(("xor",), ("adam(learning_rate=0.01)", "adam(learning_rate=0.02)", "adam"))
     assert list(_labels(s).values()) == ["adam(learning_rate=0.01)", "adam(learning_rate=0.02)",
                                          "adam"]
+
+
+def test_cli_target_frozen(proben1_root, tmp_path, capsys):
+    code = cli.main(["suite", "-p", "glass1", "xor", "-a", "rprop+", "-k", "1", "-r", "1",
+                     "-s", "1", "--max-epochs", "10", "--target", "frozen", "-o", str(tmp_path),
+                     "--data", str(proben1_root), "--no-pictures", "-q"])
+    assert code == 0
+    d = json.loads((tmp_path / "suite.json").read_text())
+    assert d["setup"]["target"] == {"glass1": frozen_targets()["glass1"]}
+    assert d["targets"] == {"glass1": frozen_targets()["glass1"], "xor": None}
+    capsys.readouterr()
+    assert cli.main(["suite", "-p", "xor", "-a", "rprop+", "--target", "moving", "-o",
+                     str(tmp_path)]) == 2
+    assert "must be a number or 'frozen', got 'moving'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, match", [
+    (["-a", "rprop+"], r"`--problems` is required \(unless --baseline-suite or --baselines\)"),
+    (["-p", "xor"], r"`--algorithms` is required"),
+    (["--baselines"], r"`--algorithms` must name the new algorithms"),
+])
+def test_cli_says_what_is_missing(tmp_path, capsys, args, match):
+    assert cli.main(["suite", "-o", str(tmp_path), *args]) == 1
+    assert re.search(match, capsys.readouterr().err)
