@@ -296,3 +296,27 @@ def test_cli_target_frozen(proben1_root, tmp_path, capsys):
 def test_cli_says_what_is_missing(tmp_path, capsys, args, match):
     assert cli.main(["suite", "-o", str(tmp_path), *args]) == 1
     assert re.search(match, capsys.readouterr().err)
+
+
+def test_page_of_many_algorithms_puts_the_keys_below_the_pictures(tmp_path, monkeypatch):
+    from _extras import needs
+
+    needs("matplotlib")
+    import matplotlib.figure
+
+    from fastnet.suite._pictures import PROFILE_KEY_INSIDE
+
+    algos = ("rprop+", "rprop-", "irprop+", "irprop-", "quickprop", "scg", "lbfgs")
+    assert len(algos) > PROFILE_KEY_INSIDE
+    keys = []
+    real = matplotlib.figure.Figure.legend
+
+    def legend(self, *args, **kw):                 # (record the figure-wide keys)
+        keys.append(len(args[1]) if len(args) > 1 else None)
+        return real(self, *args, **kw)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "legend", legend)
+    run_suite(Suite(("xor", "parity2"), algos, runs=1, limit=100), tmp_path, pictures=True)
+    assert keys == [len(algos)]                     # one key for all tuning curves
+    html = (tmp_path / "suite.html").read_text()
+    assert "critical-difference diagram" in html and "performance profiles" in html

@@ -167,7 +167,7 @@ def baselines(path=None):
     """
     if path is None:
         root = resources.files("fastnet.suite").joinpath("database")
-        where = "the database shipped in fastnet (fastnet/suite/database)"
+        where = "fastnet/suite/database, shipped with fastnet"
     else:
         root = Path(os.fspath(path))
         where = str(root)

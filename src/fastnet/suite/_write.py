@@ -14,8 +14,6 @@ __all__ = ["write_suite", "summary_markdown", "suite_json", "suite_html", "OUTPU
 #: The files `write_suite` writes into the output directory.
 OUTPUTS = ("suite.html", "scores.csv", "suite.json", "summary.md")
 
-#: A tuning curve's axis turns logarithmic where its values span more than this factor.
-LOG_SCALE_RATIO = 20.0
 
 #: Columns of ``scores.csv``, one row per trained run.
 CSV_COLUMNS = ("algorithm", "problem", "study", "configuration", "studies", "parameters", "run",
@@ -343,45 +341,6 @@ def summary_markdown(result):
     return "\n".join(out) + "\n"
 
 
-def _pictures(result, plots):
-    """(CD diagram, profiles, tuning curves) as PNG bytes (None where there is none)."""
-    from fastnet.report._html import DPI
-
-    s = result.suite
-    cd = None
-    if result.friedman is not None:
-        (ax,) = plots.panels(1, width=max(5.0, 1.2 * len(s.algorithms) + 3.0), height=2.6)
-        plots.cd_diagram(result.friedman, ax=ax, title="selected error, mean ranks")
-        cd = plots.to_png(ax, dpi=DPI)
-    a1, a2 = plots.panels(2, width=4.6, height=3.4)
-    plots.performance_profile(result.error_profiles, ax=a1, title="error",
-                              xlabel="ratio τ to the least selected error")
-    plots.performance_profile(result.time_profiles, ax=a2, title="time to target",
-                              xlabel="ratio τ to the fewest traversals")
-    a1.figure.subplots_adjust(top=1 - 0.35 / 3.4)          # room for the panel titles
-    profiles = plots.to_png((a1, a2), dpi=DPI)
-    curves = []
-    per_row = 3
-    problems = list(s.problems)
-    for start in range(0, len(problems), per_row):
-        row = problems[start:start + per_row]
-        axes = plots.panels(len(row), width=3.6, height=3.0)
-        for ax, p in zip(axes, row):
-            ylabel = ("median epochs to success" if s.is_generated(p)
-                      else "best validation error")
-            drawn = {result.labels[a]: result.cells[(a, p)].curve for a in s.algorithms}
-            plots.expected_best_curves(drawn, ax=ax, title=p, ylabel=ylabel)
-            low = min(float(c.expected.min()) for c in drawn.values())
-            high = max(float((c.high if c.high is not None else c.expected).max())
-                       for c in drawn.values())
-            if low > 0 and high / low > LOG_SCALE_RATIO:
-                ax.set_yscale("log")              # (a few bad configurations dwarf the rest)
-            ax.legend(fontsize="x-small")
-        axes[0].figure.subplots_adjust(top=1 - 0.35 / 3.0)
-        curves.append(plots.to_png(axes, dpi=DPI))
-    return cd, profiles, curves
-
-
 def suite_html(result, *, pictures=True):
     """The suite's self-contained HTML page.
 
@@ -411,6 +370,8 @@ def suite_html(result, *, pictures=True):
     cd = profiles = None
     curves = []
     if pictures:
+        from fastnet.suite._pictures import pictures as _pictures
+
         cd, profiles, curves = _pictures(result, _plots())
     body.append('<h2 id="ranks">Ranks: Friedman and Nemenyi (Demšar 2006)</h2>')
     f = result.friedman
