@@ -320,3 +320,11 @@ def test_page_of_many_algorithms_puts_the_keys_below_the_pictures(tmp_path, monk
     assert keys == [len(algos)]                     # one key for all tuning curves
     html = (tmp_path / "suite.html").read_text()
     assert "critical-difference diagram" in html and "performance profiles" in html
+
+
+def test_a_column_the_database_has_not_is_named():
+    db = baselines()
+    with pytest.raises(ValueError, match=r"`name` must be one of algorithm, problem.*got 'speed'"):
+        db.column("speed")
+    assert np.isnan(db.column("validation_error")[db.column("problem") == "xor"]).all()
+    assert "11 algorithms x 18 problems, 4,752 runs" in repr(db)
