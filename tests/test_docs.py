@@ -15,7 +15,7 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 PAGES = sorted(p.name for p in DOCS.glob("*.md"))
 # Pages whose examples read Proben1 files.
 NEEDS_PROBEN1 = {"quickstart.md", "stopping.md", "proben1.md", "experiments.md", "statistics.md",
-                 "performance.md"}
+                 "performance.md", "baselines.md"}
 # Pages whose examples need optional packages (skipped without them, failed under
 # FASTNET_REQUIRE_EXTRAS=1).
 NEEDS_EXTRAS = {"experiments.md": ("pandas", "matplotlib"), "statistics.md": ("pandas", "matplotlib")}

@@ -15,6 +15,11 @@ a ROPE (Benavoli et al. 2017) and Lacoste et al. (2012)'s Poisson-binomial test
 for every pair, and the expected best result after k configurations (Dodge et
 al. 2019).
 
+A baseline database ships with fastnet (:func:`baselines`): every algorithm fastnet
+ships, tuned, on Proben1's 15 problems and three generated tasks, against frozen
+targets (:func:`frozen_targets`); :func:`compare_with_baselines` (``fastnet suite
+--baselines``) trains only new algorithms and reports them beside it.
+
 >>> from fastnet.suite import Suite, draw_configurations
 >>> draw_configurations("adam(learning_rate=loguniform(1e-3, 1e-1))", 2, seed=0)
 ['adam(learning_rate=0.034947729371048855)', 'adam(learning_rate=0.003494772937104883)']
@@ -36,6 +41,14 @@ _LAZY = {
                     "fastnet.suite._analyse"),
     **dict.fromkeys(["write_suite", "summary_markdown", "suite_json", "suite_html", "OUTPUTS",
                      "CSV_COLUMNS"], "fastnet.suite._write"),
+    **dict.fromkeys(["frozen_targets", "choose_targets", "targets_document", "TARGETS_FORMAT",
+                     "TARGET_QUANTILE"], "fastnet.suite._targets"),
+    **dict.fromkeys(["Baselines", "baselines", "DATABASE_FORMAT", "DATABASE_COLUMNS",
+                     "DATABASE_FILES"], "fastnet.suite._database"),
+    **dict.fromkeys(["suite_beside", "compare_with_baselines", "build_database"],
+                    "fastnet.suite._compare"),
+    **dict.fromkeys(["baseline_suite", "BASELINE_ALGORITHMS", "BASELINE_PROBLEMS",
+                     "BASELINE_SETUP"], "fastnet.suite._preset"),
 }
 
 __all__ = sorted(_LAZY)

@@ -174,6 +174,10 @@ class SuiteResult:
     wall_time : float
     labels : dict
         {algorithm text: short label} as the tables and pictures name them.
+    baselines : dict or None
+        Where the baseline algorithms' numbers came from when the suite was compared
+        against a baseline database (``algorithms``: those read from it, ``fastnet``,
+        ``machine``, ``command``, ``created``, ``where``); None when all were trained.
     """
 
     suite: object
@@ -192,6 +196,7 @@ class SuiteResult:
     backend: str
     wall_time: float
     labels: dict = field(default_factory=dict)
+    baselines: dict | None = None
 
     def table(self, what="error"):
         """One measure of every algorithm on every problem.
@@ -205,8 +210,8 @@ class SuiteResult:
         Returns
         -------
         dict
-            {algorithm's label: {problem: value}} (labels: the algorithms' names, or
-            their whole texts where two share a name).
+            {algorithm's label: {problem: value}} (labels: the algorithms' names; where
+            several share a name, the name with the parameters that tell them apart).
         """
         return {self.labels[a]: {p: getattr(self.cells[(a, p)], what)
                                  for p in self.suite.problems} for a in self.suite.algorithms}
@@ -238,6 +243,11 @@ def _config_stats(suite, problem, rec, target):
     test = [math.inf if r["test_error"] is None else r["test_error"] for r in runs]
     times, ok = [], 0
     for r in runs:
+        if "to_target" in r:            # (a baseline database's run: the curve is not kept)
+            t = r["to_target"] if target is not None else None
+            times.append((math.inf,) * 3 if t is None else tuple(t))
+            ok += t is not None
+            continue
         hit = None
         if target is not None and math.isfinite(target):
             hit = next((k for k, v in enumerate(r["curve"]) if v is not None and v <= target),
@@ -292,6 +302,8 @@ def _targets(suite, configs, records):
     for p in suite.problems:
         if suite.is_generated(p):
             targets[p] = None
+        elif isinstance(suite.target, dict):
+            targets[p] = suite.target[p]        # (frozen: never moves with the algorithms)
         elif suite.target is not None:
             targets[p] = suite.target
         else:
@@ -305,10 +317,37 @@ def _targets(suite, configs, records):
     return targets
 
 
+def _arguments(text):
+    """The top-level ``key=value`` texts of an algorithm text (``[]`` without any)."""
+    inner = text[text.index("(") + 1:text.rindex(")")] if "(" in text else ""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(inner + ","):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            if inner[start:i].strip():
+                out.append(inner[start:i].strip())
+            start = i + 1
+    return out
+
+
 def _labels(suite):
-    """Short names of the algorithms: their names, the whole text where two share one."""
+    """Short names of the algorithms: their names; where several share one, the name with
+    the parameters that tell them apart (``irprop+(eta_minus=uniform(0.3, 0.7))``), or
+    their whole texts where that does not."""
     names = [s.name for s in suite.spaces]
-    return {a: (n if names.count(n) == 1 else a) for a, n in zip(suite.algorithms, names)}
+    labels = {}
+    for a, n in zip(suite.algorithms, names):
+        if names.count(n) == 1:
+            labels[a] = n
+            continue
+        mates = [b for b, m in zip(suite.algorithms, names) if m == n]
+        shared = set.intersection(*(set(_arguments(b)) for b in mates))
+        own = [x for x in _arguments(a) if x not in shared]
+        labels[a] = f"{n}({', '.join(own)})" if own else n
+    if len(set(labels.values())) < len(labels):
+        return {a: (n if names.count(n) == 1 else a) for a, n in zip(suite.algorithms, names)}
+    return labels
 
 
 def _rows(suite, configs, records, targets):
@@ -473,7 +512,7 @@ def _verdicts(suite, friedman, err, tim, labels):
 
 
 def analyse_suite(suite, configs, records, shas, *, n_trained=0, n_resumed=0,
-                  backend="none", wall_time=0.0):
+                  backend="none", wall_time=0.0, baselines=None):
     """Analyse a suite's trained cells (see `run_suite`).
 
     Parameters
@@ -489,6 +528,9 @@ def analyse_suite(suite, configs, records, shas, *, n_trained=0, n_resumed=0,
         Cells trained now and found finished (reported, not used).
     backend : str, default "none"
     wall_time : float, default 0.0
+    baselines : dict, optional
+        Provenance of the algorithms read from a baseline database
+        (`SuiteResult.baselines`).
 
     Returns
     -------
@@ -515,4 +557,4 @@ def analyse_suite(suite, configs, records, shas, *, n_trained=0, n_resumed=0,
     return SuiteResult(suite, configs, cells, targets, err_prof, tim_prof, friedman, pairs,
                        _verdicts(suite, friedman, err_prof, tim_prof, labels),
                        tuple(_rows(suite, configs, records, targets)), dict(shas), n_trained,
-                       n_resumed, backend, wall_time, labels)
+                       n_resumed, backend, wall_time, labels, baselines)

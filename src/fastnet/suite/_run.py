@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from fastnet.suite._cells import cell_path, load_cell, save_cell
+from fastnet.suite._database import merge_baselines
 from fastnet.suite._setup import Suite, generated_task
 
 __all__ = ["run_suite", "SuiteProgress"]
@@ -218,7 +219,7 @@ def _cells(suite):
             from fastnet.experiment._provenance import _load
 
             ds = _load(p, suite.root)
-            build_network(suite.network, ds)       # (refuses mushroom's pivot now)
+            build_network(suite.network_of(p), ds)   # (refuses mushroom's pivot now)
             shas[p] = ds.sha256
             tests[p] = (ds.kind == "classification", len(ds.test[0]))
     configs = suite.configurations()
@@ -228,12 +229,13 @@ def _cells(suite):
             for c in dict.fromkeys(c for study in studies for c in study):
                 cells[(p, c)] = _Cell(p, c, suite.cell_hash(p, shas[p], c),
                                       suite.identity(p, shas[p]), suite.runs, suite.seed,
-                                      suite.network, suite.max_epochs, suite.limit, suite.root,
+                                      suite.network_of(p), suite.max_epochs, suite.limit, suite.root,
                                       suite.is_generated(p), *tests[p])
     return cells, configs, shas
 
 
-def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=True):
+def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=True,
+              baselines=None):
     """Train a suite's missing cells into ``out``, then analyse and write it.
 
     Parameters
@@ -256,6 +258,12 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
         ``progress(SuiteProgress)`` after each cell is written.
     pictures : bool, default True
         Draw the page's pictures (needs matplotlib).
+    baselines : Baselines, optional
+        A baseline database (:func:`fastnet.suite.baselines`): only the suite's
+        algorithms are trained, on the database's set-up (its problems or some of
+        them, seeds, budget, runs, studies, networks, epoch caps and targets: build
+        the suite with :func:`fastnet.suite.suite_beside`), and they are analysed
+        beside every baseline algorithm as if all had been run together.
 
     Returns
     -------
@@ -301,6 +309,7 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
         _check_address(scheduler)
     out = Path(os.fspath(out))
     cells, configs, shas = _cells(suite)        # (data and networks refused before `out`)
+    merged = None if baselines is None else merge_baselines(suite, baselines, shas)
     _make_out(out)
     with exclusive_lock(out / "suite.json"):
         (out / "cells").mkdir(exist_ok=True)
@@ -319,10 +328,21 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
         backend = _train_missing(todo, out, records, jobs, scheduler, progress, n_resumed,
                                  start)
         wall = time.perf_counter() - start
+        suite, configs, records, provenance = _beside(suite, configs, records, merged)
         result = analyse_suite(suite, configs, records, shas, n_trained=len(todo),
-                               n_resumed=n_resumed, backend=backend, wall_time=wall)
+                               n_resumed=n_resumed, backend=backend, wall_time=wall,
+                               baselines=provenance)
         write_suite(result, out, pictures=pictures)
     return result
+
+
+def _beside(suite, configs, records, merged):
+    """(suite, configurations, records, provenance) to analyse: with a baseline database's
+    (``merged``), the baselines first, as the database has them, then the new algorithms."""
+    if merged is None:
+        return suite, configs, records, None
+    combined, base_configs, base_records, provenance = merged
+    return combined, {**base_configs, **configs}, {**base_records, **records}, provenance
 
 
 def _train_missing(todo, out, records, jobs, scheduler, progress, n_resumed, start):

@@ -112,15 +112,22 @@ class Suite:
         Epoch cap of the Proben1 runs (a multiple of 5, at most Proben1's 3000).
     limit : int
         Epoch limit T of the generated tasks.
-    target : float or None
+    target : float, dict or None
         Validation squared error percentage a Proben1 run must reach to count as on
-        target; None: per problem, the median over algorithms of their selected
-        configurations' median best validation errors.
+        target: one for every problem, or ``{problem: target}`` for every Proben1
+        problem, or ``"frozen"``: the frozen targets shipped in the package
+        (:func:`fastnet.suite.frozen_targets`), which never move with the compared
+        algorithms (kept as that dict). None: per problem, the median over the suite's
+        algorithms of their selected configurations' median best validation errors
+        (it moves with the set of algorithms).
     rope : float
         Half-width of the region of practical equivalence of the Bayesian signed-rank
         test on the selected errors, in percentage points.
     root : str or None
         Directory of the Proben1 files (default ``$FASTNET_DATA``, then the cache).
+    networks : dict or None
+        {Proben1 problem: network} where a problem trains another network than
+        ``network`` (mushroom has no pivot architecture: ``{"mushroom1": "linear"}``).
     """
 
     problems: tuple
@@ -132,9 +139,10 @@ class Suite:
     network: str = "pivot"
     max_epochs: int | None = None
     limit: int = 1000
-    target: float | None = None
+    target: float | dict | None = None
     rope: float = 1.0
     root: str | None = None
+    networks: dict | None = None
 
     def __post_init__(self):
         import os
@@ -142,6 +150,7 @@ class Suite:
         from fastnet.experiment import check_max_epochs, expand_problems
         from fastnet.experiment._protocol import _normalise_network
         from fastnet.suite._space import search_space
+        from fastnet.suite._targets import resolve_target
 
         put = object.__setattr__.__get__(self)
         given = [self.problems] if isinstance(self.problems, str) else list(self.problems)
@@ -185,11 +194,11 @@ class Suite:
         if self.max_epochs is not None:
             put("max_epochs", check_max_epochs(self.max_epochs))
         put("limit", check_count(self.limit, "limit", 1_000_000))
-        if self.target is not None:
-            put("target", check_float(self.target, "target", low=0.0))
+        put("target", resolve_target(self.target, self.problems, self.is_generated))
         put("rope", check_float(self.rope, "rope", low=0.0))
         if self.root is not None:
             put("root", os.fspath(self.root))
+        put("networks", self._check_networks(self.networks))
         n = self.n_runs
         if n > MAX_SUITE_RUNS:
             configs = sum(1 if s.is_fixed else self.budget * self.studies for s in spaces)
@@ -201,6 +210,31 @@ class Suite:
                 f"problems = {n:,}.")
 
     __hash__ = None
+
+    def _check_networks(self, networks):
+        from fastnet.experiment._protocol import _normalise_network
+
+        if networks is None:
+            return None
+        if not isinstance(networks, dict):
+            raise TypeError(f"`networks` must be a dict {{problem: network}} or None, got "
+                            f"{type(networks).__name__}.")
+        out = {}
+        for p, n in networks.items():
+            if p not in self.problems or self.is_generated(p):
+                raise ValueError(f"`networks` must name Proben1 problems of the suite "
+                                 f"({', '.join(self.problems)}), got {p!r}.")
+            out[p] = _normalise_network(n)
+        return {p: n for p, n in out.items() if n != self.network} or None
+
+    def network_of(self, problem):
+        """The network a Proben1 problem trains (``networks`` or ``network``).
+
+        Parameters
+        ----------
+        problem : str
+        """
+        return (self.networks or {}).get(problem, self.network)
 
     @property
     def spaces(self):
@@ -251,7 +285,7 @@ class Suite:
             return {**base, "success": GENERATED_SUCCESS, "limit": self.limit,
                     "init_scale": 1.0, "hidden_activation": "tanh",
                     "output_activation": "logistic"}
-        return {**base, "network": self.network, "max_epochs": self.max_epochs,
+        return {**base, "network": self.network_of(problem), "max_epochs": self.max_epochs,
                 "rule": "tables"}
 
     def cell_hash(self, problem, data_sha256, configuration):
@@ -274,6 +308,7 @@ class Suite:
                 "budget": self.budget, "runs": self.runs, "studies": self.studies,
                 "seed": self.seed, "network": self.network, "max_epochs": self.max_epochs,
                 "limit": self.limit, "target": self.target, "rope": self.rope,
+                "networks": self.networks,
                 "generated_success": GENERATED_SUCCESS,
                 "configurations_drawn_by": "scrambled Halton points (scipy.stats.qmc.Halton) "
                 "seeded by SeedSequence(seed, spawn_key=(sha(name), sha(text), study))",

@@ -14,8 +14,6 @@ __all__ = ["write_suite", "summary_markdown", "suite_json", "suite_html", "OUTPU
 #: The files `write_suite` writes into the output directory.
 OUTPUTS = ("suite.html", "scores.csv", "suite.json", "summary.md")
 
-#: A tuning curve's axis turns logarithmic where its values span more than this factor.
-LOG_SCALE_RATIO = 20.0
 
 #: Columns of ``scores.csv``, one row per trained run.
 CSV_COLUMNS = ("algorithm", "problem", "study", "configuration", "studies", "parameters", "run",
@@ -137,6 +135,7 @@ def suite_json(result):
                                    "high": [_num(v) for v in cells[(a, p)].curve.high]}
                                for p in s.problems} for a in s.algorithms},
         "verdicts": list(result.verdicts),
+        "baselines": result.baselines,
         "run": {"cells_trained": result.n_trained, "cells_resumed": result.n_resumed,
                 "backend": result.backend, "wall_seconds": result.wall_time},
     }
@@ -210,8 +209,10 @@ def _caption(result, p):
     if t is None:
         return ("No target: every algorithm's selected configurations diverged on this "
                 "problem (half of their runs or more), so no time to target is measured.")
-    how = ("given by --target" if s.target is not None else "the median over the algorithms "
-           "that have one of their selected configurations' best validation errors")
+    how = ("fixed per problem: the frozen targets, which do not move with the algorithms"
+           if isinstance(s.target, dict) else "given by --target" if s.target is not None
+           else "the median over the algorithms that have one of their selected "
+           "configurations' best validation errors")
     return f"Target: validation error {_text(t)} ({how}). {MISSED_RULE}"
 
 
@@ -257,6 +258,25 @@ def _few_note(s):
             " decide little, whatever the probabilities say.")
 
 
+def _provenance(result):
+    """What came from a baseline database and which machines measured the CPU times
+    (empty when every algorithm was trained here)."""
+    from fastnet._provenance import machine_description
+
+    b = result.baselines
+    if not b:
+        return ""
+    new = [result.labels[a] for a in result.suite.algorithms if a not in b["algorithms"]]
+    return (f"The numbers of the {plural(len(b['algorithms']), 'baseline')} "
+            f"({', '.join(result.labels[a] for a in b['algorithms'])}) come from the baseline "
+            f"database ({b['where']}; fastnet {b['fastnet']}, made {b['created']} by "
+            f"`{b['command']}`); only {', '.join(new)} {'was' if len(new) == 1 else 'were'} "
+            "trained here. The baselines' CPU "
+            f"times were measured on {b['machine']}, the others' on this machine "
+            f"({machine_description()}): compare CPU times across them with care. The verdicts "
+            "rest on errors and connection traversals, which no machine changes.")
+
+
 def _title(s):
     return (f"fastnet suite: {plural(len(s.algorithms), 'algorithm')} x "
             f"{plural(len(s.problems), 'problem')}")
@@ -291,7 +311,10 @@ def summary_markdown(result):
     str
     """
     s = result.suite
-    out = [f"# {_title(s)}", "", f"{_budget(s)}, master seed {s.seed}.", "", "## Verdicts", ""]
+    out = [f"# {_title(s)}", "", f"{_budget(s)}, master seed {s.seed}.", ""]
+    if result.baselines:
+        out += [_provenance(result), ""]
+    out += ["## Verdicts", ""]
     out += [f"* {v}" for v in result.verdicts]
     out += ["", "## Across problems", ""]
     f = result.friedman
@@ -318,45 +341,6 @@ def summary_markdown(result):
     return "\n".join(out) + "\n"
 
 
-def _pictures(result, plots):
-    """(CD diagram, profiles, tuning curves) as PNG bytes (None where there is none)."""
-    from fastnet.report._html import DPI
-
-    s = result.suite
-    cd = None
-    if result.friedman is not None:
-        (ax,) = plots.panels(1, width=max(5.0, 1.2 * len(s.algorithms) + 3.0), height=2.6)
-        plots.cd_diagram(result.friedman, ax=ax, title="selected error, mean ranks")
-        cd = plots.to_png(ax, dpi=DPI)
-    a1, a2 = plots.panels(2, width=4.6, height=3.4)
-    plots.performance_profile(result.error_profiles, ax=a1, title="error",
-                              xlabel="ratio τ to the least selected error")
-    plots.performance_profile(result.time_profiles, ax=a2, title="time to target",
-                              xlabel="ratio τ to the fewest traversals")
-    a1.figure.subplots_adjust(top=1 - 0.35 / 3.4)          # room for the panel titles
-    profiles = plots.to_png((a1, a2), dpi=DPI)
-    curves = []
-    per_row = 3
-    problems = list(s.problems)
-    for start in range(0, len(problems), per_row):
-        row = problems[start:start + per_row]
-        axes = plots.panels(len(row), width=3.6, height=3.0)
-        for ax, p in zip(axes, row):
-            ylabel = ("median epochs to success" if s.is_generated(p)
-                      else "best validation error")
-            drawn = {result.labels[a]: result.cells[(a, p)].curve for a in s.algorithms}
-            plots.expected_best_curves(drawn, ax=ax, title=p, ylabel=ylabel)
-            low = min(float(c.expected.min()) for c in drawn.values())
-            high = max(float((c.high if c.high is not None else c.expected).max())
-                       for c in drawn.values())
-            if low > 0 and high / low > LOG_SCALE_RATIO:
-                ax.set_yscale("log")              # (a few bad configurations dwarf the rest)
-            ax.legend(fontsize="x-small")
-        axes[0].figure.subplots_adjust(top=1 - 0.35 / 3.0)
-        curves.append(plots.to_png(axes, dpi=DPI))
-    return cd, profiles, curves
-
-
 def suite_html(result, *, pictures=True):
     """The suite's self-contained HTML page.
 
@@ -377,13 +361,17 @@ def suite_html(result, *, pictures=True):
     title = _title(s)
     body = [f"<h1>{_e(title)}</h1>",
             f'<p class="sub">{_e(_budget(s))}, master seed {s.seed}. Selection by validation '
-            "error (Proben1), never by test error.</p>",
-            '<h2 id="verdicts">Verdicts</h2>', "<ul>"]
+            "error (Proben1), never by test error.</p>"]
+    if result.baselines:
+        body.append(f'<p class="sub" id="baselines">{_e(_provenance(result))}</p>')
+    body += ['<h2 id="verdicts">Verdicts</h2>', "<ul>"]
     body += [f"<li>{_e(v)}</li>" for v in result.verdicts]
     body.append("</ul>")
     cd = profiles = None
     curves = []
     if pictures:
+        from fastnet.suite._pictures import pictures as _pictures
+
         cd, profiles, curves = _pictures(result, _plots())
     body.append('<h2 id="ranks">Ranks: Friedman and Nemenyi (Demšar 2006)</h2>')
     f = result.friedman
