@@ -61,12 +61,15 @@ fn_rule_update_1(int code, ptrdiff_t n, double *w, const double *g, double *gp, 
                  double *dw, const fn_ctx_1 *c)
 {
     double spare[3];            /* (the place of an array the rule does not keep) */
+    /* (a local copy: the stores through w and the arrays cannot reach it, so its
+     * values stay in registers across the loop) */
+    const fn_ctx_1 cl = *c;
     switch (code) {
 #define FN_RULE_LOOP_1(C, name, F, kgp, kst, kdw)                                       \
     case FN_RULE_##C:                                                                   \
         for (ptrdiff_t i = 0; i < n; i++)                                               \
             fn_step_##name##_1(&w[i], &g[i], kgp ? &gp[i] : &spare[0],                  \
-                               kst ? &st[i] : &spare[1], kdw ? &dw[i] : &spare[2], c);  \
+                               kst ? &st[i] : &spare[1], kdw ? &dw[i] : &spare[2], &cl); \
         break;
     FN_RULES(FN_RULE_LOOP_1)
 #undef FN_RULE_LOOP_1

@@ -60,13 +60,29 @@ def from_spec(spec: str | Algorithm) -> Algorithm:
     if not isinstance(spec, str):
         raise TypeError(f"`algorithm` must be an Algorithm or a name such as 'rprop+' or "
                         f"'backprop(learning_rate=0.1)', got {spec!r}.")
+    made = _MADE.get(spec)
+    if made is not None and made[0] is ALGORITHMS.get(made[1]):
+        return made[2]
     name, kwargs = parse_spec(spec)
     try:
-        return ALGORITHMS[name](**kwargs)
+        algorithm = ALGORITHMS[name](**kwargs)
     except TypeError as exc:
         if "unexpected keyword" in str(exc) or "got multiple values" in str(exc):
             raise ValueError(f"`algorithm` {spec!r}: {name} has no such parameter ({exc}).") from None
         raise
+    params = getattr(type(algorithm), "__dataclass_params__", None)
+    if params is not None and params.frozen:
+        # (a frozen algorithm is a value: the same text may share it, and its kernel
+        # record; a per-call train() then parses and checks nothing again)
+        if len(_MADE) >= _MADE_MAX:
+            _MADE.clear()
+        _MADE[spec] = (ALGORITHMS[name], name, algorithm)
+    return algorithm
+
+
+#: Algorithms made from texts, by text: (what made it, its name, the algorithm).
+_MADE = {}
+_MADE_MAX = 1024
 
 
 #: The longest algorithm text :func:`parse_spec` reads (a spec is a name and a few
