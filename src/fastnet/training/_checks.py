@@ -18,7 +18,8 @@ from fastnet.measures import is_one_hot
 from fastnet.network import MLP, weight_buffer
 from fastnet.stopping import StoppingCriterion
 
-__all__ = ["Sets", "RunOptions", "LOSSES", "MAX_TARGET", "check_sets", "check_run", "check_objective",
+__all__ = ["Sets", "RunOptions", "LOSSES", "MAX_TARGET", "check_one_run", "check_sets", "check_run",
+           "check_objective",
            "check_algorithm_objective",
            "check_target_range", "check_start", "check_callback", "resolve_classification",
            "training_of"]
@@ -108,12 +109,13 @@ def check_target_range(target_range):
     return o_min, o_max
 
 
-def check_start(net, seed, drawn):
+def check_start(net, seed, drawn, weights=True):
     """Refuse a run that would silently ignore ``seed`` or start from all zeros.
 
     ``drawn`` says whether the trainer draws anything from ``seed`` (initial
     weights with ``init_scale``, RPROP's per-weight initial steps, online
-    backpropagation's presentation order).
+    backpropagation's presentation order); ``weights``: check the network's
+    weights (False where they are about to be drawn).
     """
     if seed is not None and not drawn:
         as_generator(seed)   # a malformed seed is named as such first
@@ -122,7 +124,7 @@ def check_start(net, seed, drawn):
             "`init_scale`) and nothing else is drawn. Pass `init_scale` to re-initialise "
             "the weights from `seed`, or give the seed when building the network "
             "(MLP(..., seed=...)) and drop it here.")
-    if net.hidden and not np.count_nonzero(weight_buffer(net)):   # (no weight is non-zero)
+    if weights and net.hidden and not np.count_nonzero(weight_buffer(net)):   # (all zero)
         raise ValueError(
             "`net` has all weights zero: its hidden units cannot break symmetry and it would "
             "not learn. Pass `init_scale` (with a `seed`), or call net.init_weights(seed).")
@@ -213,3 +215,23 @@ def resolve_classification(classification, Y):
         raise TypeError(f"`classification` must be True, False or 'auto', got "
                         f"{type(classification).__name__} {classification!r}.")
     return bool(classification)
+
+
+def check_one_run(net, algorithm, data, *, max_epochs, stop, strip, init_scale, seed,
+                  target_range, classification, callback, block_size, blas_min, loss,
+                  weight_decay):
+    """Everything a run of one network is checked for, at its door: the data sets,
+    the run's options, the algorithm against the objective and the start (the seed
+    draws something; a network that is not drawn has a non-zero weight). Returns the
+    checked ``(sets, run)``; below the door nothing is checked again."""
+    sets = check_sets(net, *data)
+    run = check_run(sets, max_epochs, strip, stop, target_range, classification, block_size,
+                    blas_min, callback, net=net, loss=loss, weight_decay=weight_decay)
+    check_algorithm_objective(algorithm, run)
+    drawn = init_scale is not None or algorithm.draws
+    if drawn:
+        as_generator(seed)                  # (a malformed seed named before anything runs)
+    # (weights drawn with an init_scale > 0 are never all zero: the zero check is the
+    # network's own weights')
+    check_start(net, seed, drawn, weights=init_scale is None)
+    return sets, run

@@ -8,7 +8,7 @@ from fastnet._blas import kernels_blas, single_threaded_blas
 from fastnet._validation import as_generator
 from fastnet.network import draw_weights, weight_buffer
 from fastnet.training._algorithms import RPROP, Backprop
-from fastnet.training._checks import check_algorithm_objective, check_start, training_of
+from fastnet.training._checks import training_of
 from fastnet.training._loop import StripLoop
 from fastnet.training._record import setup_record
 from fastnet.training._results import trial_result
@@ -46,10 +46,10 @@ def blas_held(net, algorithm, sets, run):
 
 
 def train_single(net, algorithm, sets, run, *, seed, init_scale, extra=None):
-    """Train ``net`` in place with ``algorithm``: draw its start from ``seed``
-    (weights with ``init_scale``, then the algorithm's own draws), run the strip
-    loop, return its `TrainResult`. ``run.callback`` is ``callback(epoch, state)``."""
-    check_algorithm_objective(algorithm, run)
+    """Train ``net`` in place with ``algorithm``, everything checked at the door
+    (``_checks.check_one_run``): draw its start from ``seed`` (weights with
+    ``init_scale``, then the algorithm's own draws), run the strip loop, return its
+    `TrainResult`. ``run.callback`` is ``callback(epoch, state)``."""
     with training_of([net], "net"):
         return _train(net, algorithm, sets, run, seed, init_scale, extra)
 
@@ -59,7 +59,6 @@ def _train(net, algorithm, sets, run, seed, init_scale, extra):
     rng = as_generator(seed) if drawn else None
     if init_scale is not None:
         draw_weights(net, rng, init_scale)
-    check_start(net, seed, drawn)
     state = algorithm.start(net.n_connections, rng, run.max_epochs)
     serial = Serial(net, algorithm, sets, run)
     serial.add(0, weight_buffer(net), state)

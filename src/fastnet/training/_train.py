@@ -10,7 +10,7 @@ from fastnet.network import MAX_INIT_SCALE, MLP
 from fastnet.stopping import StoppingCriterion, TrainingState
 from fastnet.training._algorithms import Algorithm
 from fastnet.training._plans import check_stop
-from fastnet.training._checks import check_run, check_sets
+from fastnet.training._checks import check_one_run
 from fastnet.training._results import TrainResult
 from fastnet.training._single import train_single
 from fastnet.training._specs import from_spec
@@ -120,14 +120,10 @@ def train(net: MLP, X: ArrayLike, Y: ArrayLike, X_val: ArrayLike | None = None,
                          weight_decay=weight_decay)
 
 
-def train_checked(net, algorithm, data, *, max_epochs, stop, strip, init_scale, seed,
-                  target_range, classification, callback, block_size, blas_min, loss,
-                  weight_decay, extra=None):
-    """Check the data sets and the run's options, then train ``net`` with the
-    algorithm object (``stop`` a criterion or None, ``init_scale`` checked):
-    the one path of :func:`train` and :func:`fastnet.train_rprop`."""
-    sets = check_sets(net, *data)
-    run = check_run(sets, max_epochs, strip, stop, target_range, classification, block_size,
-                    blas_min, callback, net=net, loss=loss, weight_decay=weight_decay)
+def train_checked(net, algorithm, data, *, seed, init_scale, extra=None, **options):
+    """Check the data sets and the run's options at the door (``_checks.check_one_run``),
+    then train ``net`` with the algorithm object (``stop`` a criterion or None,
+    ``init_scale`` checked): the one path of :func:`train` and :func:`fastnet.train_rprop`."""
+    sets, run = check_one_run(net, algorithm, data, seed=seed, init_scale=init_scale, **options)
     return train_single(net, algorithm, sets, run, seed=seed, init_scale=init_scale,
                         extra=extra)
