@@ -5,14 +5,26 @@
  * and softmax outputs (_loops.h), the lanes and the trials kernels
  * (_lanes.h, _lanes_pass.h) and the tiny kernels (_tiny.h).
  *
- * One source, four widths. _activation_forms.h is a template included here
- * once per width, on GCC's generic vectors:
+ * One source, two value types, four widths each. _activation_forms.h is a
+ * template included here once per (type, width), on GCC's generic vectors:
  *   fn_*_8   eight doubles: one AVX-512 register (the lanes' width, FN_TL = 8;
  *            in code for another level GCC splits it, and its comparisons
  *            into scalar ones);
  *   fn_*_4   four doubles: one AVX2 register;
  *   fn_*_2   two doubles: one SSE2 register (the portable baseline);
- *   fn_*_1   one double: the scalar form (a row's last value when one is left).
+ *   fn_*_1   one double: the scalar form (a row's last value when one is left);
+ *   fn_*_f16, fn_*_f8, fn_*_f4, fn_*_f1   the same at float32: sixteen floats
+ *            per AVX-512 register, eight per AVX2, four per SSE2, one.
+ * The value type is the template's parameter FN_AV_BITS (64 or 32) with the
+ * vector, mask (int64 or int32) and scalar types: the range reduction, the
+ * scalings by 2^k, tanh's two forms and their selection, the rows and their
+ * tails are one text for both. What is written per type: the constants
+ * (FN_AV64_*, FN_AV32_* below) and the polynomials, shorter for float32
+ * (exp's of degree 4, not 9; tanh's [2/2] Pade, not [3/4];
+ * benchmarks/activation_coefficients.py makes both sets); and float32's
+ * logistic carries e and 1 + e as pairs of floats (see fn_logistic).
+ * The float64 forms compile to the same code as before float32 was added
+ * (benchmarks/activation_bits.py fingerprints their results).
  * Lane for lane, every width runs the same operations in the same order, so
  * within one CPU level a value's result does not depend on the width or the
  * place it was computed in (tested bit for bit). The CPU level is the
@@ -51,6 +63,11 @@
  *            below -708.4, 0 below -745.2, 1 above 36.7. Within 2 ulp of the
  *            exact value (tested against long double), not of the formula
  *            1 / (1 + exp(-x)), which loses accuracy for x < 0.
+ * float32 (tests/test_activations_f32.py on 10^7 inputs; every one of the
+ * 2^32 in benchmarks/activation_accuracy_f32.py): tanh, logistic and exp within
+ * 2 ulp of float32 of the exact value (measured at most 1.5, 1.4 and 1.1);
+ * exp overflows to +inf above 88.72 and is 0 below -103.98, tanh is +-1 from
+ * 9.02 on, logistic 1 above 17.4; the edges otherwise as in float64.
  * NaN propagates through every function (a NaN net input still shows as
  * divergence). No function reads errno or the rounding mode, and no branch
  * depends on the data: a vector computes both tanh forms and selects.
@@ -90,8 +107,6 @@ typedef uint32_t fn_avf4u __attribute__((vector_size(4 * sizeof(float))));
 typedef float fn_avf1 __attribute__((vector_size(sizeof(float))));
 typedef int32_t fn_avf1i __attribute__((vector_size(sizeof(float))));
 typedef uint32_t fn_avf1u __attribute__((vector_size(sizeof(float))));
-/* (float logistic's quotient: as many doubles as float lanes) */
-typedef double fn_av16 __attribute__((vector_size(16 * sizeof(double))));
 
 /* exp's constants: ln2 in two parts (the high part's last 21 bits are zero),
  * log2(e), and 1.5 * 2^52, which rounds x * log2(e) to an integer when added
@@ -188,28 +203,24 @@ typedef double fn_av16 __attribute__((vector_size(16 * sizeof(double))));
 #define FN_AV_U fn_avf1u
 #define FN_AV_W 1
 #define FN_AV_ID f1
-#define FN_AV_WIDE fn_av1
 #include "_activation_forms.h"
 #define FN_AV_T fn_avf16
 #define FN_AV_I fn_avf16i
 #define FN_AV_U fn_avf16u
 #define FN_AV_W 16
 #define FN_AV_ID f16
-#define FN_AV_WIDE fn_av16
 #include "_activation_forms.h"
 #define FN_AV_T fn_avf8
 #define FN_AV_I fn_avf8i
 #define FN_AV_U fn_avf8u
 #define FN_AV_W 8
 #define FN_AV_ID f8
-#define FN_AV_WIDE fn_av8
 #include "_activation_forms.h"
 #define FN_AV_T fn_avf4
 #define FN_AV_I fn_avf4i
 #define FN_AV_U fn_avf4u
 #define FN_AV_W 4
 #define FN_AV_ID f4
-#define FN_AV_WIDE fn_av4
 #include "_activation_forms.h"
 #undef FN_AV_BITS
 #undef FN_AV_S
