@@ -9,10 +9,11 @@ place --calls times per measurement (every function is branch-free, so the value
 leaves behind take as long as the first ones); float32 and float64 take turns, round
 after round, and the median over the rounds is reported, in ns per value, with the
 ratio float64 / float32 (> 1: float32 is faster). One core; the level is the argument of
-the entry points (as FASTNET_SIMD caps it for the whole process).
+the entry points, -1 the process's own (the CPU's, capped by FASTNET_SIMD=avx2 or none).
 
     python benchmarks/activation_speed_f32.py
     python benchmarks/activation_speed_f32.py --levels 2 --rounds 21
+    FASTNET_SIMD=avx2 python benchmarks/activation_speed_f32.py --levels -1
 """
 import argparse
 import os
@@ -24,7 +25,7 @@ import numpy as np
 from fastnet._kernels import _activations32, _forward
 from fastnet.network import ACTIVATIONS
 
-LEVELS = {2: "AVX-512", 1: "AVX2", 0: "baseline"}
+LEVELS = {2: "AVX-512", 1: "AVX2", 0: "baseline", -1: "process"}
 FUNCTIONS = ("tanh", "logistic", "exp", "relu", "proben1")
 
 
@@ -49,7 +50,7 @@ def per_value(f, calls, n):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--levels", default="2,1", help="CPU levels (2 AVX-512, 1 AVX2, 0 baseline)")
+    ap.add_argument("--levels", default="2,1", help="CPU levels (2 AVX-512, 1 AVX2, 0 baseline, -1 the process's)")
     ap.add_argument("--functions", default=",".join(FUNCTIONS))
     ap.add_argument("--n", type=int, default=1 << 15, help="values per row")
     ap.add_argument("--calls", type=int, default=100, help="calls per measurement")

@@ -51,7 +51,14 @@ ctypedef fused real:
 
 
 def exp_at_level(int level, real[::1] z):
-    """exp of a float32 or float64 vector in place, at one CPU level (as above).
+    """exp of a float32 or float64 vector in place, at one CPU level.
+
+    Parameters
+    ----------
+    level : 2 x86-64-v4 (AVX-512), 1 x86-64-v3 (AVX2 + FMA), 0 the portable baseline;
+        -1 the level this process runs at.
+    z : (n,) float32 or float64, overwritten with exp(z) (float32: the template's
+        float forms; float64: the ones softmax runs).
 
     Returns
     -------
