@@ -1,19 +1,32 @@
-/* The activation functions at one vector width: a template that
- * _activations.h includes once per width (see there for the algorithms and
- * their accuracy). Parameters, defined by the includer and undefined here:
- *   FN_AV_T   a GCC vector of doubles;
- *   FN_AV_I   the int64 vector of as many lanes (the masks of comparisons);
- *   FN_AV_U   the uint64 vector of as many lanes;
- *   FN_AV_W   the number of lanes, the functions' suffix (fn_exp_8, ...).
+/* The activation functions at one value type and vector width: a template
+ * that _activations.h includes once per (type, width) pair (see there for the
+ * algorithms and their accuracy). Parameters, defined by the includer:
+ *   FN_AV_T   a GCC vector of the value type (double or float);
+ *   FN_AV_I   the signed integer vector of as many lanes and as wide (int64 or
+ *             int32: the masks of comparisons);
+ *   FN_AV_U   the unsigned one (uint64 or uint32);
+ *   FN_AV_W   the number of lanes;
+ *   FN_AV_ID  the functions' suffix (fn_exp_8 for eight doubles, fn_exp_f16
+ *             for sixteen floats, ...);
+ * undefined here; and, set once per value type (and left defined):
+ *   FN_AV_BITS  64 or 32: the value type, whose constants FN_AV64_* or
+ *               FN_AV32_* (_activations.h) FN_AV_K names, and whose
+ *               polynomials are chosen below (the one part written per type);
+ *   FN_AV_S     the scalar type (double or float) of the rows;
+ *   FN_AV_T1, FN_AV_ONE(f)  the one-lane vector type and the one-lane
+ *               function f of the type (a row's last value when one is left).
  * Vectors go in and out by pointer (a vector argument would have another ABI
  * in each CPU clone); the functions are always inlined, so the pointers vanish.
  */
-#define FN_AV_NAME(f) FN_AV_CAT(f, FN_AV_W)
+#define FN_AV_NAME(f) FN_AV_CAT(f, FN_AV_ID)
 /* a where the mask m is set, else b (m: all ones or all zeros per lane) */
 #define FN_AV_SEL(m, a, b) ((FN_AV_T)(((m) & (FN_AV_I)(a)) | (~(m) & (FN_AV_I)(b))))
 /* c in every lane, as a vector constant (GCC then loads it whole; splatting a
  * scalar at run time costs SSE2 code two instructions per constant) */
-#if FN_AV_W == 8
+#if FN_AV_W == 16
+#define FN_AV_SPLAT(c) ((FN_AV_T){(c), (c), (c), (c), (c), (c), (c), (c), \
+                                  (c), (c), (c), (c), (c), (c), (c), (c)})
+#elif FN_AV_W == 8
 #define FN_AV_SPLAT(c) ((FN_AV_T){(c), (c), (c), (c), (c), (c), (c), (c)})
 #elif FN_AV_W == 4
 #define FN_AV_SPLAT(c) ((FN_AV_T){(c), (c), (c), (c)})
@@ -22,30 +35,46 @@
 #else
 #define FN_AV_SPLAT(c) ((FN_AV_T){(c)})
 #endif
+/* the value type's constant c: FN_AV64_c or FN_AV32_c (c pasted at once, so
+ * that a macro of the same name, INT_MAX, is not expanded) */
+#define FN_AV_K(c) FN_AV_KCAT(FN_AV_BITS, _##c)
+/* the sign bit of every lane; every bit but it */
+#define FN_AV_SIGN ((FN_AV_I){0} + FN_AV_K(INT_MIN))
+#define FN_AV_MAGNITUDE ((FN_AV_I){0} + FN_AV_K(INT_MAX))
 
 /* exp's range reduction and polynomial: x = k ln2 + r, |r| <= ln2 / 2, and
  * *p = exp(r) - 1 = r + r^2 q(r); *k as a two's complement integer (the integer
  * arithmetic is unsigned throughout: with a NaN x the bits are garbage, and a
  * signed overflow would be undefined even though the result is discarded). x must lie in
- * [FN_AV_EXP_MIN, FN_AV_EXP_MAX] (or be NaN, which passes to *p). */
+ * [FN_AV_K(EXP_MIN), FN_AV_K(EXP_MAX)] (or be NaN, which passes to *p). */
 FN_AV_INLINE void
 FN_AV_NAME(fn_exp_reduced)(const FN_AV_T *px, FN_AV_T *pp, FN_AV_U *pk)
 {
     const FN_AV_T x = *px;
-    /* k = round(x / ln2), as a double and as an integer */
-    FN_AV_T kd = x * FN_AV_SPLAT(FN_AV_LOG2E) + FN_AV_SPLAT(FN_AV_SHIFTER);
-    *pk = (FN_AV_U)kd - (FN_AV_U)FN_AV_SPLAT(FN_AV_SHIFTER);
-    kd -= FN_AV_SPLAT(FN_AV_SHIFTER);
+    /* k = round(x / ln2), as a value and as an integer */
+    FN_AV_T kd = x * FN_AV_SPLAT(FN_AV_K(LOG2E)) + FN_AV_SPLAT(FN_AV_K(SHIFTER));
+    *pk = (FN_AV_U)kd - (FN_AV_U)FN_AV_SPLAT(FN_AV_K(SHIFTER));
+    kd -= FN_AV_SPLAT(FN_AV_K(SHIFTER));
     /* r = x - k ln2 in two steps: the first is exact */
-    FN_AV_T r = x - kd * FN_AV_SPLAT(FN_AV_LN2_HI);
-    r = r - kd * FN_AV_SPLAT(FN_AV_LN2_LO);
+    FN_AV_T r = x - kd * FN_AV_SPLAT(FN_AV_K(LN2_HI));
+    r = r - kd * FN_AV_SPLAT(FN_AV_K(LN2_LO));
+#define FN_AV_C(c) FN_AV_SPLAT(c)
+    const FN_AV_T r2 = r * r;
+#if FN_AV_BITS == 32
+    /* q(r) = (exp(r) - 1 - r) / r^2 on |r| <= ln2 / 2: float's polynomial has
+     * degree 4, the Chebyshev fit that puts 1 + r + r^2 q within 1.1e-8 of
+     * exp(r) (0.18 ulp of float; benchmarks/activation_coefficients.py), by
+     * Estrin's scheme: a chain of three multiply-adds */
+    const FN_AV_T q01 = FN_AV_C(0.16666576f) * r + FN_AV_C(0.5f);
+    const FN_AV_T q23 = FN_AV_C(0.008363179f) * r + FN_AV_C(0.041666556f);
+    const FN_AV_T q = (FN_AV_C(0.0013926184f) * r2 + q23) * r2 + q01;
+#else
     /* q(r) = (exp(r) - 1 - r) / r^2 on |r| <= ln2 / 2: a polynomial of degree 9,
      * the Chebyshev fit (near minimax; benchmarks/activation_coefficients.py) that
      * puts 1 + r + r^2 q within 1.6e-17 of exp(r) (the Taylor series needs degree
      * 11 for that). By Estrin's scheme: pairs, then pairs of pairs (a chain of
      * four multiply-adds, not nine: the tiny kernels wait on it) */
-#define FN_AV_C(c) FN_AV_SPLAT(c)
-    const FN_AV_T r2 = r * r, r4 = r2 * r2;
+    const FN_AV_T r4 = r2 * r2;
     const FN_AV_T q01 = FN_AV_C(0.16666666666666669) * r + FN_AV_C(0.5000000000000001);
     const FN_AV_T q23 = FN_AV_C(0.008333333333330062) * r + FN_AV_C(0.04166666666662413);
     const FN_AV_T q45 = FN_AV_C(0.00019841269863053618) * r + FN_AV_C(0.0013888888917213717);
@@ -53,16 +82,18 @@ FN_AV_NAME(fn_exp_reduced)(const FN_AV_T *px, FN_AV_T *pp, FN_AV_U *pk)
     const FN_AV_T q89 = FN_AV_C(2.510038549551032e-08) * r + FN_AV_C(2.7620088445409746e-07);
     const FN_AV_T q03 = q23 * r2 + q01, q47 = q67 * r2 + q45;
     const FN_AV_T q = (q89 * r4 + q47) * r4 + q03;
+#endif
     *pp = r + r2 * q;
 }
 
 /* 2^k for integers k (two's complement, unsigned) in the normal exponents
- * [-1022, 1023]. */
-#define FN_AV_POW2(k) ((FN_AV_T)(((k) + 1023) << 52))
+ * (double's [-1022, 1023], float's [-126, 127]). */
+#define FN_AV_POW2(k) ((FN_AV_T)(((k) + FN_AV_K(BIAS)) << FN_AV_K(MANT)))
 
 /* *y = exp(*x) for x <= 0 (or NaN): the result may be subnormal or 0.
  * Here k <= 0, so 2^k = 2^(k + 55) 2^-55 with k + 55 >= -1021 a normal
- * exponent: (1 + p) 2^(k + 55) is exact (1 + p >= 0.7) and the one rounding
+ * exponent (for float 2^(k + 26) 2^-26, k + 26 >= -124; FN_AV_K(LIFT) is
+ * the 55 or the 26): (1 + p) 2^(k + 55) is exact (1 + p >= 0.7) and the one rounding
  * is the last product's, as in fn_exp's two-step scaling (bit for bit the
  * same result, in 4 operations instead of 11: logistic's exp). The first
  * product is taken as p S + S, a multiply-add: S (1 + p) rounds as 1 + p does. */
@@ -72,38 +103,39 @@ FN_AV_NAME(fn_exp_nonpositive)(const FN_AV_T *px, FN_AV_T *py)
     FN_AV_T x = *px, p;
     FN_AV_U k;
     /* (comparisons are false for NaN, which passes to the polynomial) */
-    x = FN_AV_SEL(x < FN_AV_SPLAT(FN_AV_EXP_MIN), FN_AV_SPLAT(FN_AV_EXP_MIN), x);
+    x = FN_AV_SEL(x < FN_AV_SPLAT(FN_AV_K(EXP_MIN)), FN_AV_SPLAT(FN_AV_K(EXP_MIN)), x);
     FN_AV_NAME(fn_exp_reduced)(&x, &p, &k);
-    const FN_AV_T s = FN_AV_POW2(k + 55);
-    *py = (p * s + s) * FN_AV_SPLAT(0x1p-55);
+    const FN_AV_T s = FN_AV_POW2(k + FN_AV_K(LIFT));
+    *py = (p * s + s) * FN_AV_SPLAT(FN_AV_K(UNLIFT));
 }
 
-/* *y = exp(*x), lane by lane (x > 710 is taken as 710: +inf). */
+/* *y = exp(*x), lane by lane (x > 710 is taken as 710: +inf; float: 89). */
 FN_AV_INLINE void
 FN_AV_NAME(fn_exp)(const FN_AV_T *px, FN_AV_T *py)
 {
     FN_AV_T x = *px, p;
     FN_AV_U k;
-    x = FN_AV_SEL(x > FN_AV_SPLAT(FN_AV_EXP_MAX), FN_AV_SPLAT(FN_AV_EXP_MAX), x);
-    x = FN_AV_SEL(x < FN_AV_SPLAT(FN_AV_EXP_MIN), FN_AV_SPLAT(FN_AV_EXP_MIN), x);
+    x = FN_AV_SEL(x > FN_AV_SPLAT(FN_AV_K(EXP_MAX)), FN_AV_SPLAT(FN_AV_K(EXP_MAX)), x);
+    x = FN_AV_SEL(x < FN_AV_SPLAT(FN_AV_K(EXP_MIN)), FN_AV_SPLAT(FN_AV_K(EXP_MIN)), x);
     FN_AV_NAME(fn_exp_reduced)(&x, &p, &k);
     /* times 2^k = 2^k1 2^k2 (k1 = floor(k / 2), both within the normal exponents;
-     * k + 2048 > 0, so a logical shift halves it: AVX2 has no 64-bit arithmetic one) */
-    const FN_AV_U k1 = ((k + 2048) >> 1) - 1024, k2 = k - k1;
+     * k + 2048 > 0, so a logical shift halves it: AVX2 has no 64-bit arithmetic one;
+     * float: k + 256 and 128) */
+    const FN_AV_U k1 = ((k + 2 * FN_AV_K(HALF_K)) >> 1) - FN_AV_K(HALF_K), k2 = k - k1;
     *py = ((FN_AV_SPLAT(1.0) + p) * FN_AV_POW2(k1)) * FN_AV_POW2(k2);
 }
 
 /* *y = tanh(*x). |x| < 0.55: |x| + |x| s P(s) / Q(s), s = x^2; else e / (e + 2) with
  * e = exp(2|x|) - 1 computed as 2^k (exp(r) - 1) + (2^k - 1) (k >= 2 there, so
  * the sum cancels little); then the sign of x. |x| is taken at most 20, where
- * tanh rounds to 1. Both forms are computed, and each lane takes its own. */
+ * tanh rounds to 1 (float: 10). Both forms are computed, and each lane takes its own. */
 FN_AV_INLINE void
 FN_AV_NAME(fn_tanh)(const FN_AV_T *px, FN_AV_T *py)
 {
-    const FN_AV_I sign = (FN_AV_I){0} + INT64_MIN;
+    const FN_AV_I sign = FN_AV_SIGN;
     const FN_AV_T x = *px;
     FN_AV_T a = (FN_AV_T)((FN_AV_I)x & ~sign), p;
-    a = FN_AV_SEL(a > FN_AV_SPLAT(FN_AV_TANH_ONE), FN_AV_SPLAT(FN_AV_TANH_ONE), a);
+    a = FN_AV_SEL(a > FN_AV_SPLAT(FN_AV_K(TANH_ONE)), FN_AV_SPLAT(FN_AV_K(TANH_ONE)), a);
     /* |x| >= 0.55 */
     const FN_AV_T a2 = a + a;
     FN_AV_U k;
@@ -112,15 +144,21 @@ FN_AV_NAME(fn_tanh)(const FN_AV_T *px, FN_AV_T *py)
     const FN_AV_T e = s * p + (s - FN_AV_SPLAT(1.0));
     /* |x| < 0.55: a + a s P(s) / Q(s), s = a^2, the [3/4] Pade approximant of
      * (tanh(a)/a - 1)/s (Lambert's continued fraction; 4.7e-18 relative to tanh
-     * with its coefficients rounded). The two forms share one division: each
-     * lane's t = base + num / den. */
-    const FN_AV_T a_sq = a * a, s2 = a_sq * a_sq;
+     * with its coefficients rounded); float's is the [2/2] one (2.6e-9). The two
+     * forms share one division: each lane's t = base + num / den. */
+    const FN_AV_T a_sq = a * a;
+#if FN_AV_BITS == 32
+    const FN_AV_T pn = FN_AV_C(-0.014814815f) * a_sq + FN_AV_C(-0.33333334f);
+    const FN_AV_T qn = (FN_AV_C(0.015873017f) * a_sq + FN_AV_C(0.44444445f)) * a_sq + FN_AV_C(1.0f);
+#else
+    const FN_AV_T s2 = a_sq * a_sq;
     const FN_AV_T pn = (FN_AV_C(-4.9333382666716e-07) * a_sq + FN_AV_C(-0.00029304029304029304)) * s2
         + (FN_AV_C(-0.022222222222222223) * a_sq + FN_AV_C(-0.3333333333333333));
     const FN_AV_T qn = ((FN_AV_C(4.9333382666716e-07) * a_sq + FN_AV_C(0.0003108003108003108)) * a_sq
                         + FN_AV_C(0.02564102564102564)) * s2
         + (FN_AV_C(0.4666666666666667) * a_sq + FN_AV_C(1.0));
-    const FN_AV_I small = a < FN_AV_SPLAT(FN_AV_TANH_SMALL);
+#endif
+    const FN_AV_I small = a < FN_AV_SPLAT(FN_AV_K(TANH_SMALL));
     const FN_AV_T num = FN_AV_SEL(small, (a * a_sq) * pn, e);
     const FN_AV_T den = FN_AV_SEL(small, qn, e + FN_AV_SPLAT(2.0));
     const FN_AV_T base = (FN_AV_T)(small & (FN_AV_I)a);
@@ -129,17 +167,44 @@ FN_AV_NAME(fn_tanh)(const FN_AV_T *px, FN_AV_T *py)
 }
 
 /* *y = 1 / (1 + exp(-*x)), as e / (1 + e) with e = exp(x) for x < 0: exp
- * of -|x| is at most 1, so 1 + e rounds no more than for x >= 0. */
+ * of -|x| is at most 1, so 1 + e rounds no more than for x >= 0.
+ * float: e rounded to float is up to 2^-23 of e off where e lies just above
+ * a power of two and y just below it: 2 ulp of y before 1 + e and the
+ * quotient round (an exhaustive check found 2.3 ulp). So e is kept as a
+ * pair e_hi + e_lo, exactly 2^k (1 + p) (1 + p split by Fast2Sum, |p| < 1),
+ * and so is D = 1 + e (Fast2Sum again, e <= 1); the quotient q = N / d_hi of
+ * the high parts (N = e or 1) is then corrected by its residual,
+ * y = q + (N - q d_hi + N_lo - q d_lo) / D, with 1 / D taken as 1 - q for
+ * x < 0 and q for x >= 0 (float's precision is plenty for a correction of a
+ * few ulp). Where the level has FMA, N - q d_hi is one fused multiply-add and
+ * exact; in the baseline it rounds once (every input: 1.52 ulp at most, not 1.08). */
 FN_AV_INLINE void
 FN_AV_NAME(fn_logistic)(const FN_AV_T *px, FN_AV_T *py)
 {
-    const FN_AV_I sign = (FN_AV_I){0} + INT64_MIN;
+    const FN_AV_I sign = FN_AV_SIGN;
     const FN_AV_T x = *px;
     const FN_AV_T m = (FN_AV_T)((FN_AV_I)x | sign);      /* -|x| */
+    const FN_AV_T one = FN_AV_SPLAT(1.0);
+#if FN_AV_BITS == 32
+    FN_AV_T mm = FN_AV_SEL(m < FN_AV_SPLAT(FN_AV_K(EXP_MIN)), FN_AV_SPLAT(FN_AV_K(EXP_MIN)), m), p;
+    FN_AV_U k;
+    FN_AV_NAME(fn_exp_reduced)(&mm, &p, &k);
+    const FN_AV_T s = FN_AV_POW2(k + FN_AV_K(LIFT)), zero = FN_AV_SPLAT(0.0);
+    const FN_AV_T n_hi = one + p, n_lo = (one - n_hi) + p;
+    const FN_AV_T e_hi = (s * n_hi) * FN_AV_SPLAT(FN_AV_K(UNLIFT));
+    const FN_AV_T e_lo = (s * n_lo) * FN_AV_SPLAT(FN_AV_K(UNLIFT));
+    const FN_AV_T d_hi = one + e_hi, d_lo = ((one - d_hi) + e_hi) + e_lo;
+    const FN_AV_I neg = x < zero;
+    const FN_AV_T num_hi = FN_AV_SEL(neg, e_hi, one), num_lo = FN_AV_SEL(neg, e_lo, zero);
+    const FN_AV_T q = num_hi / d_hi;
+    const FN_AV_T r = num_hi - q * d_hi;
+    const FN_AV_T inv = FN_AV_SEL(neg, one - q, q);
+    *py = q + ((r + num_lo) - q * d_lo) * inv;
+#else
     FN_AV_T e;
     FN_AV_NAME(fn_exp_nonpositive)(&m, &e);
-    const FN_AV_T one = FN_AV_SPLAT(1.0);
     *py = FN_AV_SEL(x < FN_AV_SPLAT(0.0), e, one) / (one + e);
+#endif
 }
 
 /* *y = f(*s) for the activation `code` (_constants.h; not softmax) and, unless
@@ -153,7 +218,7 @@ FN_AV_NAME(fn_activate)(int code, const FN_AV_T *ps, FN_AV_T *y, FN_AV_T *d)
 {
     const FN_AV_T x = *ps;
     if (code == FN_ACT_PROBEN1) {
-        const FN_AV_T den = 1.0 + (FN_AV_T)((FN_AV_I)x & ((FN_AV_I){0} + INT64_MAX));
+        const FN_AV_T den = 1.0 + (FN_AV_T)((FN_AV_I)x & FN_AV_MAGNITUDE);
         if (d) {
             const FN_AV_T q = 1.0 / den;
             *y = x * q;
@@ -182,7 +247,7 @@ FN_AV_NAME(fn_activate)(int code, const FN_AV_T *ps, FN_AV_T *y, FN_AV_T *d)
  * over the tail, the rest of it padded with zeros (every value's result is
  * the one it would get anywhere in a row). */
 FN_AV_INLINE void
-FN_AV_NAME(fn_activate_row)(int code, ptrdiff_t n, double *z, const double *b, double *d)
+FN_AV_NAME(fn_activate_row)(int code, ptrdiff_t n, FN_AV_S *z, const FN_AV_S *b, FN_AV_S *d)
 {
     ptrdiff_t u = 0;
     FN_AV_T s, y, f;
@@ -195,8 +260,8 @@ FN_AV_NAME(fn_activate_row)(int code, ptrdiff_t n, double *z, const double *b, d
     }
 #if FN_AV_W > 1
     if (u + 1 == n) {                      /* one value left: the scalar form */
-        fn_av1 s1 = {b ? z[u] + b[u] : z[u]}, y1, f1;
-        fn_activate_1(code, &s1, &y1, d ? &f1 : NULL);
+        FN_AV_T1 s1 = {b ? z[u] + b[u] : z[u]}, y1, f1;
+        FN_AV_ONE(fn_activate)(code, &s1, &y1, d ? &f1 : NULL);
         z[u] = y1[0];
         if (d) d[u] = f1[0];
         return;
@@ -219,8 +284,8 @@ FN_AV_NAME(fn_activate_row)(int code, ptrdiff_t n, double *z, const double *b, d
  * instead, a whole vector of values at a time in row order, so that no lane
  * computes padding. */
 FN_AV_INLINE void
-FN_AV_NAME(fn_activate_rows_each)(int code, ptrdiff_t nb, ptrdiff_t size, double *Z, ptrdiff_t ldz,
-                             const double *b, double *D, ptrdiff_t ldd)
+FN_AV_NAME(fn_activate_rows_each)(int code, ptrdiff_t nb, ptrdiff_t size, FN_AV_S *Z, ptrdiff_t ldz,
+                             const FN_AV_S *b, FN_AV_S *D, ptrdiff_t ldd)
 {
     if (size >= FN_AV_W || nb == 1) {
         for (ptrdiff_t r = 0; r < nb; r++)
@@ -253,8 +318,8 @@ FN_AV_NAME(fn_activate_rows_each)(int code, ptrdiff_t nb, ptrdiff_t size, double
  * tanh share the loop with `code` a variable (measured: a loop of their own
  * spilled constants, 7 % slower). */
 FN_AV_INLINE void
-FN_AV_NAME(fn_activate_rows)(int code, ptrdiff_t nb, ptrdiff_t size, double *Z, ptrdiff_t ldz,
-                             const double *b, double *D, ptrdiff_t ldd)
+FN_AV_NAME(fn_activate_rows)(int code, ptrdiff_t nb, ptrdiff_t size, FN_AV_S *Z, ptrdiff_t ldz,
+                             const FN_AV_S *b, FN_AV_S *D, ptrdiff_t ldd)
 {
 #define FN_AV_ROWS_CASE(c)                                                              \
     if (D) FN_AV_NAME(fn_activate_rows_each)(c, nb, size, Z, ldz, b, D, ldd);          \
@@ -273,7 +338,7 @@ FN_AV_NAME(fn_activate_rows)(int code, ptrdiff_t nb, ptrdiff_t size, double *Z, 
 
 /* n values of exp in place (softmax rows), as fn_activate_row. */
 FN_AV_INLINE void
-FN_AV_NAME(fn_exp_row)(ptrdiff_t n, double *z)
+FN_AV_NAME(fn_exp_row)(ptrdiff_t n, FN_AV_S *z)
 {
     ptrdiff_t u = 0;
     FN_AV_T s, y;
@@ -291,6 +356,9 @@ FN_AV_NAME(fn_exp_row)(ptrdiff_t n, double *z)
 }
 
 #undef FN_AV_NAME
+#undef FN_AV_K
+#undef FN_AV_SIGN
+#undef FN_AV_MAGNITUDE
 #undef FN_AV_SEL
 #undef FN_AV_SPLAT
 #undef FN_AV_POW2
@@ -299,3 +367,4 @@ FN_AV_NAME(fn_exp_row)(ptrdiff_t n, double *z)
 #undef FN_AV_T
 #undef FN_AV_I
 #undef FN_AV_W
+#undef FN_AV_ID
