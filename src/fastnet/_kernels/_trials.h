@@ -29,15 +29,15 @@ enum { FN_PASS_SSE, FN_PASS_OUTPUTS, FN_PASS_CHECK };
 
 
 /* One weight's online step in every lane (fn_trials_online_step of _trials_level.h): the
- * weight at pw, its previous change at pdw, its gradient g. */
+ * weight at pw, its previous change at pdw, its gradient g, each lane's rate. */
 FN_INLINE void
 fn_trials_online_weight(const int BLEND, const int TRACK, double *pw, double *pdw,
-                        const fn_tvr *g, double rate, double momentum, const fn_tm *active,
+                        const fn_tvr *g, const fn_tv *rate, double momentum, const fn_tm *active,
                         const fn_tv *lim, fn_tm *far)
 {
     const fn_tvr w0 = FN_TLOAD(pw), dw0 = FN_TLOAD(pdw);
     fn_tvr w = w0, dw = dw0;
-    const fn_tvr r = FN_TSPLAT(rate);
+    const fn_tvr r = *rate;
     fn_lanes_backprop_gm(&w, g, &dw, &r, momentum);
     if (BLEND) {
         w = FN_TSEL(*active, w, w0);
@@ -46,6 +46,19 @@ fn_trials_online_weight(const int BLEND, const int TRACK, double *pw, double *pd
     FN_TSTORE(pw, w);
     FN_TSTORE(pdw, dw);
     if (TRACK) *far |= ~(FN_TABS(w) < *lim);
+}
+
+/* The rate of online update p (of n) of epoch t: decay 0, rate0; 1, per epoch,
+ * rate0 (1 - t / t_max); 2, per update, update u = t n + p of U = t_max n at
+ * rate0 (U - 1 - u) / (U - 1) (rate0 if U = 1). */
+FN_INLINE double
+fn_trials_online_rate(int decay, double rate0, ptrdiff_t t, ptrdiff_t p, ptrdiff_t n,
+                      ptrdiff_t t_max)
+{
+    if (decay == 1) return rate0 * (1.0 - (double)t / (double)t_max);
+    if (decay != 2) return rate0;
+    const ptrdiff_t U = t_max * n, u = t * n + p;
+    return U > 1 ? rate0 * ((double)(U - 1 - u) / (double)(U - 1)) : rate0;
 }
 
 /* The lanes `far` of a group (of those `active`) whose weights reached w_limit
@@ -198,7 +211,9 @@ fn_trials_beyond(ptrdiff_t n_w, const double *wg, double w_limit, fn_tm *far)
  * below_every > 0, a trial whose error (times sse_scale) of an epoch t + 1 that
  * ends a strip of below_every epochs is below `below` stops after that epoch's
  * update, status -(t + 1) (ErrorBelow on the training error, as the strips test
- * it at strip ends). */
+ * it at strip ends). Online backpropagation (bitgens not NULL: fn_trials_online_queue):
+ * bitgens[i] is trial i's generator, from which its lane draws the order of each
+ * of its epochs into its row of `orders` (n_groups * FN_TL rows of n). */
 typedef struct {
     ptrdiff_t n_trials, next;
     const double *w0, *step0;
@@ -210,7 +225,26 @@ typedef struct {
     ptrdiff_t ld;
     double below;
     ptrdiff_t below_every;
+    int64_t *orders;
+    fn_bitgen *const *bitgens;
 } fn_trials_queue;
+
+/* A group's blocks of the trials' state (fn_trials_state; NULL where it has none). */
+typedef struct {
+    double *w, *g, *gp, *dwp, *st, *le;
+    int64_t *status;
+} fn_trials_group;
+
+FN_INLINE fn_trials_group
+fn_trials_group_at(const fn_trials_state *s, ptrdiff_t grp, ptrdiff_t n_w)
+{
+    const ptrdiff_t o = grp * n_w * FN_TL;
+    fn_trials_group gr = {s->w + o, s->g ? s->g + o : NULL, s->g_prev ? s->g_prev + o : NULL,
+                          s->dw_prev + o, s->step ? s->step + o : NULL,
+                          s->last_error ? s->last_error + grp * FN_TL : NULL,
+                          s->status ? s->status + grp * FN_TL : NULL};
+    return gr;
+}
 
 /* Lane l of a group (weights wg, rule state gp, dwp, st; last errors le) takes
  * the queue's next trial, if one waits: its trial index, else -1. */
@@ -231,6 +265,22 @@ fn_trials_take(fn_trials_queue *q, int l, ptrdiff_t n_w, double *wg, double *gp,
     q->first[i] = q->top[i] = q->low[i] = NAN;
     q->top_epoch[i] = 0;
     return i;
+}
+
+/* The lanes `which` (bits) of a group take the queue's next trials (fn_trials_take;
+ * trial[l] and, from 0, t[l]); the lanes that took one, as bits. */
+FN_INLINE unsigned
+fn_trials_refill(fn_trials_queue *q, unsigned which, ptrdiff_t *trial, ptrdiff_t *t, ptrdiff_t n_w,
+                 const fn_trials_group *gr)
+{
+    unsigned live = 0;
+    for (int l = 0; l < FN_TL; l++) {
+        if (!(which >> l & 1)) continue;
+        t[l] = 0;
+        trial[l] = fn_trials_take(q, l, n_w, gr->w, gr->gp, gr->dwp, gr->st, gr->le);
+        if (trial[l] >= 0) live |= 1u << l;
+    }
+    return live;
 }
 
 /* Trial i (in lane l of a group with weights wg) stops after t epochs, why: code. */
@@ -268,6 +318,24 @@ fn_trials_why(ptrdiff_t t, int right, int far, int finite, const fn_trials_epoch
     if (t >= e->t_max) return 0;
     if (far) return FN_STATUS_BEYOND + t;
     if (!finite) return t + 1;
+    return 1;
+}
+
+/* How lane l's trial, which trained t epochs, stops after its online epoch t + 1
+ * of queue q (the code of fn_trials_queue's status), or 1 (it trains on):
+ * `beyond` it reached w_limit within the epoch (its weights those of the
+ * epoch's start), `v` its epoch error (times sse_scale), `right` Hamey's check
+ * of its weights after the epoch held (read at the check's epochs alone). */
+FN_INLINE int64_t
+fn_trials_online_why(const fn_trials_epochs *e, const fn_trials_queue *q, ptrdiff_t t, int beyond,
+                     double v, int right)
+{
+    const ptrdiff_t u = t + 1;
+    if (beyond) return FN_STATUS_BEYOND + t;
+    if (!(v - v == 0.0)) return u;
+    if (e->check_every > 0 && u % e->check_every == 0 && right) return -u;
+    if (q->below_every > 0 && u % q->below_every == 0 && v < q->below) return -u;
+    if (u >= e->t_max) return 0;
     return 1;
 }
 
@@ -449,6 +517,21 @@ fn_trials_tiny(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrd
     return listed && paired && fn_tiny_supported();
 }
 
+/* Whether RPROP (rule) trains this network in a tiny kernel (`special`: they
+ * may): its shape into s[4] (ni, nh, no, sc) and its activations into *hact, *oact. */
+static int
+fn_trials_tiny_case(const fn_rule *rule, int special, const ptrdiff_t *layers, ptrdiff_t n_layers,
+                    ptrdiff_t n_in, ptrdiff_t n_w, ptrdiff_t n_out, int *s, ptrdiff_t *hact,
+                    ptrdiff_t *oact)
+{
+    if (!special || rule->code > FN_IRPROP_PLUS || !fn_trials_tiny(layers, n_layers, n_in, n_w, n_out))
+        return 0;
+    *hact = layers[FN_L_ACT];
+    *oact = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_ACT];
+    fn_tiny_shape(layers, n_layers, n_in, n_w, n_out, &s[0], &s[1], &s[2], &s[3]);
+    return 1;
+}
+
 /* Run run->n_epochs epochs of a lanes rule for every group (as
  * fn_trials_train_generic; work: trials_work_size doubles); RPROP on tiny
  * shapes goes to their own kernels unless `special` is 0. */
@@ -458,13 +541,11 @@ fn_trials_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptr
                 const fn_trials_state *state, const fn_rule *rule,
                 const fn_trials_epochs *run, double *work, int special)
 {
-    int ni = 0, nh = 0, no = 0, sc = 0;
-    if (special && rule->code <= FN_IRPROP_PLUS && fn_trials_tiny(layers, n_layers, n_in, n_w, n_out)) {
-        const ptrdiff_t hact = layers[FN_L_ACT];
-        const ptrdiff_t oact = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_ACT];
-        fn_tiny_shape(layers, n_layers, n_in, n_w, n_out, &ni, &nh, &no, &sc);
+    int sh[4];
+    ptrdiff_t hact, oact;
+    if (fn_trials_tiny_case(rule, special, layers, n_layers, n_in, n_w, n_out, sh, &hact, &oact)) {
 #define FN_TINY_CALL(a, b, c, d)                                                       \
-        if (ni == a && nh == b && no == c && sc == d) {                                \
+        if (sh[0] == a && sh[1] == b && sh[2] == c && sh[3] == d) {                    \
             FN_TINY_CAT(fn_tiny, a, b, c, d)(hact, oact, n, X, T, state, rule, run, work); \
             return;                                                                    \
         }
@@ -475,8 +556,9 @@ fn_trials_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptr
                             rule, run, work);
 }
 
-/* Every trial of the queue q (fn_trials_queue): RPROP on tiny shapes in their
- * own kernels unless `special` is 0, else fn_trials_queue_train. */
+/* Every trial of the queue q (fn_trials_queue): online backpropagation in
+ * fn_trials_online_queue (q->bitgens given); RPROP on tiny shapes in their
+ * own kernels unless `special` is 0; else fn_trials_queue_train. */
 static void
 fn_trials_queue_run(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                     ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
@@ -484,20 +566,23 @@ fn_trials_queue_run(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                     const fn_rule *rule, const fn_trials_epochs *run, fn_trials_queue *q,
                     double *work, int special)
 {
-    int ni = 0, nh = 0, no = 0, sc = 0, paired = 0;
+    if (q->bitgens != NULL) {
+        FN_TRIALS_AT_LEVEL(fn_trials_online_queue, (layers, n_layers, n_in, n_units, n_w, n, X, T,
+                                                    n_out, state, rule, run, q, work));
+        return;
+    }
+    int sh[4], paired = 0;
+    ptrdiff_t hact, oact;
     const int every_epoch = (run->check_every == 1 && q->below_every == 0)
         || (run->check_every == 0 && q->below_every == 1);
-    if (special && rule->code <= FN_IRPROP_PLUS && every_epoch && !(run->w_limit > 0.0)
-        && fn_trials_tiny(layers, n_layers, n_in, n_w, n_out)) {
-        const ptrdiff_t hact = layers[FN_L_ACT];
-        const ptrdiff_t oact = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_ACT];
+    if (every_epoch && !(run->w_limit > 0.0)
+        && fn_trials_tiny_case(rule, special, layers, n_layers, n_in, n_w, n_out, sh, &hact, &oact)) {
 #define FN_TINY_QUEUE_PAIRED(h, o) paired |= hact == FN_ACT_##h && oact == FN_ACT_##o;
         FN_TINY_QUEUE_PAIRS(FN_TINY_QUEUE_PAIRED)
 #undef FN_TINY_QUEUE_PAIRED
         if (paired) {
-            fn_tiny_shape(layers, n_layers, n_in, n_w, n_out, &ni, &nh, &no, &sc);
 #define FN_TINY_QUEUE_SHAPE(a, b, c, d)                                                   \
-            if (ni == a && nh == b && no == c && sc == d) {                                \
+            if (sh[0] == a && sh[1] == b && sh[2] == c && sh[3] == d) {                    \
                 FN_TINY_CAT(fn_tiny_queue, a, b, c, d)(hact, oact, n, X, T, rule, run, q, work); \
                 return;                                                                    \
             }

@@ -56,6 +56,11 @@ cdef extern from "_trials.h" nogil:
                          const fn_rule* rule, const fn_trials_epochs* run, double* work,
                          int special)
 
+cdef extern from "_orders.h" nogil:
+    ctypedef struct fn_bitgen:
+        pass
+    void fn_permutation(fn_bitgen* b, Py_ssize_t n, int64_t* out)
+
 cdef extern from "_trials.h" nogil:
     ctypedef struct fn_trials_queue:
         Py_ssize_t n_trials, next
@@ -73,16 +78,13 @@ cdef extern from "_trials.h" nogil:
         Py_ssize_t ld
         double below
         Py_ssize_t below_every
+        int64_t* orders
+        fn_bitgen* const* bitgens
     void fn_trials_queue_run(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
                              Py_ssize_t n_units, Py_ssize_t n_w, Py_ssize_t n, const double* X,
                              const double* T, Py_ssize_t n_out, const fn_trials_state* state,
                              const fn_rule* rule, const fn_trials_epochs* run,
                              fn_trials_queue* q, double* work, int special)
-
-cdef extern from "_orders.h" nogil:
-    ctypedef struct fn_bitgen:
-        pass
-    void fn_permutation(fn_bitgen* b, Py_ssize_t n, int64_t* out)
 
 cdef extern from "_trials.h" nogil:
     void fn_trials_online(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
@@ -224,6 +226,49 @@ cdef int _check_state(fn_rule r, Py_ssize_t n_units, Py_ssize_t n_in,
     return 0
 
 
+cdef bint _strip_runs(Py_ssize_t n_groups, const int64_t[::1] status, double[:, :] sse_out,
+                      Py_ssize_t t0, Py_ssize_t t_max) except -1:
+    """The gate of trials_train and trials_online for the lane status, the error
+    history and the epochs; whether the call trains any epoch."""
+    if status.shape[0] != n_groups * FN_TL or sse_out.shape[0] != n_groups * FN_TL:
+        raise ValueError("kernel: per-lane vectors must hold one value per lane")
+    if t0 < 0 or t_max < 1:
+        raise ValueError("kernel: t0 must be >= 0 and t_max >= 1")
+    if sse_out.shape[1] == 0:
+        return False
+    _check_rows(sse_out)
+    return True
+
+
+cdef fn_trials_epochs _strip_epochs(double[:, :] sse_out, Py_ssize_t check_every,
+                                    double sse_scale, double r_c, double analog, Py_ssize_t t0,
+                                    Py_ssize_t t_max, double w_limit, double* top):
+    """The record of a call of sse_out.shape[1] epochs (``_strip_runs`` passed)."""
+    return fn_trials_epochs(sse_out.shape[1], sse_out.strides[0] // sizeof(double), check_every,
+                            &sse_out[0, 0], sse_scale, r_c, analog, t0, t_max, w_limit, top)
+
+
+cdef int _check_online(fn_rule r, const double[::1] work, Py_ssize_t n_units,
+                       Py_ssize_t n_w) except -1:
+    """The gate of online training (trials_online, trials_queue's online form):
+    the rule and the scratch."""
+    if r.code != FN_RULE_BACKPROP or r.p[2] not in (0.0, 1.0, 2.0):
+        raise ValueError("kernel: online training needs the rule backprop with decay 0, 1 or 2")
+    if work.shape[0] < online_work_size(n_units, n_w):
+        raise ValueError("kernel: work buffer too small")
+    return 0
+
+
+cdef int _check_orders(Py_ssize_t n_groups, Py_ssize_t n, int64_t[:, ::1] orders,
+                       const size_t[::1] bitgens, Py_ssize_t n_bitgens) except -1:
+    """The gate of the online orders: one row of n per lane, n_bitgens generators."""
+    if orders is None or bitgens is None or bitgens.shape[0] != n_bitgens:
+        raise ValueError(f"kernel: online training needs {n_bitgens} generators and orders")
+    if orders.shape[0] != n_groups * FN_TL or orders.shape[1] != n:
+        raise ValueError("kernel: orders must be (n_groups * LANES, n_patterns)")
+    return 0
+
+
 def trials_sse(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:, ::1] X,
                const double[:, ::1] T, const double[:, :, ::1] w, double[::1] work,
                double[::1] sse_out):
@@ -346,20 +391,14 @@ def trials_train(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     cdef Py_ssize_t n_groups = w.shape[0], n_w = w.shape[1]
     _check_state(r, n_units, n_in, X, w, g, g_prev, dw_prev, step, last_error, work,
                  check_every, r_c, w_limit, special)
-    if status.shape[0] != n_groups * FN_TL or sse_out.shape[0] != n_groups * FN_TL:
-        raise ValueError("kernel: per-lane vectors must hold one value per lane")
-    if t0 < 0 or t_max < 1:
-        raise ValueError("kernel: t0 must be >= 0 and t_max >= 1")
-    if sse_out.shape[1] == 0:
+    if not _strip_runs(n_groups, status, sse_out, t0, t_max):
         return -INFINITY
-    _check_rows(sse_out)
     cdef fn_trials_state state = fn_trials_state(
         n_groups, &w[0, 0, 0], &g[0, 0, 0], &g_prev[0, 0, 0], &dw_prev[0, 0, 0],
         &step[0, 0, 0], &last_error[0], &status[0])
     cdef double top = -INFINITY
-    cdef fn_trials_epochs run = fn_trials_epochs(
-        sse_out.shape[1], sse_out.strides[0] // sizeof(double), check_every, &sse_out[0, 0],
-        sse_scale, r_c, analog, t0, t_max, w_limit, &top)
+    cdef fn_trials_epochs run = _strip_epochs(sse_out, check_every, sse_scale, r_c, analog, t0,
+                                              t_max, w_limit, &top)
     with nogil:
         fn_trials_train(&layers[0, 0], layers.shape[0], n_in, n_units, n_w, X.shape[0],
                         &X[0, 0], &T[0, 0], T.shape[1], &state, &r, &run, &work[0], special)
@@ -375,7 +414,8 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
                  double[::1] first, double[::1] top, double[::1] low, double[:, ::1] history,
                  Py_ssize_t check_every=0, double r_c=0.4, double analog=-1.0,
                  bint special=True, double sse_scale=1.0, Py_ssize_t t_max=1,
-                 double w_limit=0.0, double below=-1.0, Py_ssize_t below_every=0):
+                 double w_limit=0.0, double below=-1.0, Py_ssize_t below_every=0,
+                 int64_t[:, ::1] orders=None, const size_t[::1] bitgens=None):
     """Train every trial of a queue, each from its start until it stops, in the
     lanes of the groups of w (each lane takes trial after trial: a lane whose
     trial stopped takes the next waiting one at once; see fn_trials_queue in
@@ -406,6 +446,16 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     below, below_every : with below_every > 0, a trial whose error (times
         sse_scale) of an epoch that ends a strip of below_every epochs is below
         ``below`` stops after that epoch (status -its epochs).
+    orders, bitgens : online backpropagation (rule backprop, decay 0, 1 or 2:
+        see trials_online), or None: (n_groups * LANES, n) int64 scratch for the
+        lanes' orders, and (K,) the bitgen_address of each trial's generator
+        (whose locks the caller holds), from which its lane draws the order of
+        each of its epochs. Hamey's check then reads a forward pass of its own
+        at the weights after the epoch (every check_every-th of the trial's);
+        status k > 0: non-finite error in epoch k (its updates made); BEYOND +
+        t: a weight reached w_limit (or NaN) after t epochs or within epoch t
+        + 1 (its weights those of after epoch t). work: at least
+        online_work_size(n_units, n_w) doubles as well.
 
     Returns
     -------
@@ -427,6 +477,13 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
         raise ValueError("kernel: per-trial vectors must hold one value per trial")
     if history is not None and (history.shape[0] != K or history.shape[1] < t_max):
         raise ValueError("kernel: history must be (K, >= t_max)")
+    cdef Py_ssize_t i
+    if bitgens is not None or orders is not None:
+        _check_online(r, work, n_units, n_w)
+        _check_orders(n_groups, X.shape[0], orders, bitgens, K)
+        for i in range(K):
+            if bitgens[i] == 0:
+                raise ValueError("kernel: a trial has no generator")
     cdef double largest = -INFINITY
     if K == 0:
         return largest
@@ -444,7 +501,9 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
         rows, ld = &history[0, 0], history.shape[1]
     cdef fn_trials_queue q = fn_trials_queue(
         K, 0, &w0[0, 0], steps, step_rows, &w_out[0, 0], &epochs[0], &status[0],
-        &top_epoch[0], &first[0], &top[0], &low[0], rows, ld, below, below_every)
+        &top_epoch[0], &first[0], &top[0], &low[0], rows, ld, below, below_every, NULL, NULL)
+    if bitgens is not None:
+        q.orders, q.bitgens = &orders[0, 0], <fn_bitgen* const*>&bitgens[0]
     with nogil:
         fn_trials_queue_run(&layers[0, 0], layers.shape[0], n_in, n_units, n_w, X.shape[0],
                             &X[0, 0], &T[0, 0], T.shape[1], &state, &r, &run, &q, &work[0],
@@ -610,31 +669,20 @@ def trials_online(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double
     cdef fn_rule r = rule.c
     cdef Py_ssize_t n_units = _check(layers, n_in, X, T.shape[0], T.shape[1], w, work)
     cdef Py_ssize_t n_groups = w.shape[0], n_w = w.shape[1], n = X.shape[0], k
-    if r.code != FN_RULE_BACKPROP or r.p[2] not in (0.0, 1.0, 2.0):
-        raise ValueError("kernel: online training needs the rule backprop with decay 0, 1 or 2")
-    if work.shape[0] < online_work_size(n_units, n_w):
-        raise ValueError("kernel: work buffer too small")
+    _check_online(r, work, n_units, n_w)
     if not _same_shape(dw_prev, w):
         raise ValueError("kernel: the rule's state does not match the weights")
-    if (status.shape[0] != n_groups * FN_TL or sse_out.shape[0] != n_groups * FN_TL
-            or bitgens.shape[0] != n_groups * FN_TL):
-        raise ValueError("kernel: per-lane vectors must hold one value per lane")
-    if orders.shape[0] != n_groups * FN_TL or orders.shape[1] != n:
-        raise ValueError("kernel: orders must be (n_groups * LANES, n_patterns)")
+    _check_orders(n_groups, n, orders, bitgens, n_groups * FN_TL)
     for k in range(n_groups * FN_TL):
         if status[k] == 0 and bitgens[k] == 0:
             raise ValueError("kernel: a training lane has no generator")
-    if t0 < 0 or t_max < 1:
-        raise ValueError("kernel: t0 must be >= 0 and t_max >= 1")
-    if sse_out.shape[1] == 0:
+    if not _strip_runs(n_groups, status, sse_out, t0, t_max):
         return -INFINITY
-    _check_rows(sse_out)
     cdef fn_trials_state state = fn_trials_state(
         n_groups, &w[0, 0, 0], NULL, NULL, &dw_prev[0, 0, 0], NULL, NULL, &status[0])
     cdef double top = -INFINITY
-    cdef fn_trials_epochs run = fn_trials_epochs(
-        sse_out.shape[1], sse_out.strides[0] // sizeof(double), 0, &sse_out[0, 0],
-        sse_scale, 0.4, -1.0, t0, t_max, w_limit, &top)
+    cdef fn_trials_epochs run = _strip_epochs(sse_out, 0, sse_scale, 0.4, -1.0, t0, t_max,
+                                              w_limit, &top)
     with nogil:
         fn_trials_online(&layers[0, 0], layers.shape[0], n_in, n_units, n_w, n, &X[0, 0],
                          &T[0, 0], T.shape[1], &state, &r, &run, &orders[0, 0],
