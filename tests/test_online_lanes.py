@@ -151,12 +151,17 @@ def test_mixed_hands_off_with_each_trials_generator():
         assert_same_run(mixed[i], serial[i])
 
 
-def test_success_check_and_repacking_as_in_serial():
-    # Hamey's check at every epoch end (in Python for online training): trials stop at
-    # the same epochs, and the lanes pack the others into fewer groups as they go.
+@pytest.mark.parametrize("queued", [True, False])
+def test_success_check_and_repacking_as_in_serial(queued, monkeypatch):
+    # Hamey's check at every epoch end (in the lanes' queue, or in Python between the
+    # strips): trials stop at the same epochs; the strips pack the others into fewer
+    # groups as they go.
     from fastnet.datasets import make_xor
     from fastnet.stopping import Correct
+    from fastnet.training import _loop
 
+    if not queued:
+        monkeypatch.setattr(_loop, "QUEUE_MAX_HISTORY", 0)
     X, Y = make_xor().train
     net = MLP(2, (2,), 1, output_activation="logistic")
     kw = dict(algorithm=Backprop("online", 0.5, 0.9), n_trials=21, seed=2, max_epochs=300,
@@ -164,7 +169,8 @@ def test_success_check_and_repacking_as_in_serial():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoConvergenceWarning)
         lanes, serial = both(net, X, Y, kw.pop("algorithm"), **kw)
-    assert batch(lanes)["repacks"]
+    assert batch(lanes)["queued"] is queued
+    assert bool(batch(lanes)["repacks"]) is not queued
     assert np.array_equal(lanes.epochs, serial.epochs)
     assert lanes.stop_reason == serial.stop_reason
     assert_allclose(lanes.weights, serial.weights, rtol=1e-10, atol=1e-13)
