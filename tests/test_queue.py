@@ -87,14 +87,15 @@ def test_history_false_keeps_the_lowest_error_alone():
         _study(algorithm="rprop+", n_trials=2, seed=4, history="no")
 
 
-def test_divergence_in_some_lanes_raises_as_the_strips_do(monkeypatch):
+@pytest.mark.parametrize("mode", ["batch", "online"])
+def test_divergence_in_some_lanes_raises_as_the_strips_do(mode, monkeypatch):
     # Trials that come near overflow (w_limit) leave the queue: the strips train them
     # (handing the runaway trials to the single-network kernels), and raise.
     net = MLP(2, [2], 1, hidden_activation="tanh", output_activation="linear", shortcut=False)
     W, _ = draw_trials(net, 19, 1, 1.0)
     W[[3, 11]] *= 200.0
-    kw = dict(algorithm="backprop(learning_rate=2.0, momentum=0.9)", initial_weights=W,
-              stop=Correct(), strip=1, max_epochs=300)
+    kw = dict(algorithm=f"backprop(mode='{mode}', learning_rate=2.0, momentum=0.9)", initial_weights=W,
+              stop=Correct(), strip=1, max_epochs=300, **({"seed": 3} if mode == "online" else {}))
     caught = []
     for limit in (_loop.QUEUE_MAX_HISTORY, 0):
         monkeypatch.setattr(_loop, "QUEUE_MAX_HISTORY", limit)
@@ -102,7 +103,7 @@ def test_divergence_in_some_lanes_raises_as_the_strips_do(monkeypatch):
             # (the single-network kernels' error scaling may warn of the overflow)
             warnings.simplefilter("ignore", RuntimeWarning)
             train_many(net, X, Y, **kw)
-        caught.append(exc.value.trial)
+        caught.append((exc.value.trial, exc.value.epoch))
     assert caught[0] == caught[1]
 
 
@@ -172,15 +173,15 @@ def test_trials_gradient_equals_the_numpy_reference(shortcut):
                                 aligned((G, C - 1, LANES)), aligned((_trials.work_size(net.n_units),)), sse)
 
 
-def _same_in_queue_and_strips(net, kw, monkeypatch):
-    """train_many(net, X, Y, **kw) in the queue and in the strips: the same results bit
-    for bit; the queue's."""
+def _same_in_queue_and_strips(net, kw, monkeypatch, data=(X, Y), queued=True):
+    """train_many(net, *data, **kw) in the queue (or, not ``queued``, where the queue
+    leaves it) and in the strips: the same results bit for bit; the queue's."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoConvergenceWarning)
-        q = train_many(net, X, Y, **kw)
+        q = train_many(net, *data, **kw)
         monkeypatch.setattr(_loop, "QUEUE_MAX_HISTORY", 0)
-        s = train_many(net, X, Y, **kw)
-    assert q[0].setup["batch"]["queued"] and not s[0].setup["batch"]["queued"]
+        s = train_many(net, *data, **kw)
+    assert q[0].setup["batch"]["queued"] is queued and not s[0].setup["batch"]["queued"]
     _same_results(q, s)
     return q
 
@@ -316,27 +317,22 @@ def test_online_trials_near_overflow_leave_the_queue_with_their_generators_unmov
     W[5] *= 1e100
     kw = dict(algorithm="backprop(mode='online', learning_rate=0.3)", initial_weights=W, seed=2,
               stop=Correct(), strip=1, max_epochs=200)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NoConvergenceWarning)
-        q = train_many(NET, X, Y, **kw)
-        monkeypatch.setattr(_loop, "QUEUE_MAX_HISTORY", 0)
-        s = train_many(NET, X, Y, **kw)
-    assert not q[0].setup["batch"]["queued"]
-    _same_results(q, s)
+    q = _same_in_queue_and_strips(NET, kw, monkeypatch, queued=False)
     assert 0 < sum(r == "correct" for r in q.stop_reason)
 
 
-def test_online_divergence_in_some_lanes_raises_as_the_strips_do(monkeypatch):
-    net = MLP(2, [2], 1, hidden_activation="tanh", output_activation="linear", shortcut=False)
-    W, _ = draw_trials(net, 19, 1, 1.0)
-    W[[3, 11]] *= 200.0
-    kw = dict(algorithm="backprop(mode='online', learning_rate=2.0, momentum=0.9)", initial_weights=W,
-              seed=3, stop=Correct(), strip=1, max_epochs=300)
-    caught = []
-    for limit in (_loop.QUEUE_MAX_HISTORY, 0):
-        monkeypatch.setattr(_loop, "QUEUE_MAX_HISTORY", limit)
-        with pytest.raises(DivergenceError) as exc, warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            train_many(net, X, Y, **kw)
-        caught.append((exc.value.trial, exc.value.epoch))
-    assert caught[0] == caught[1]
+@pytest.mark.parametrize("stop", ["correct", "error_below"])
+def test_online_queue_of_a_larger_network_equals_the_strips(stop, monkeypatch):
+    # two hidden layers with shortcuts, 40 examples (the check's pass in two blocks),
+    # per-update decay: every trial stops in the queue where it stops in the strips
+    from fastnet.stopping import ErrorBelow
+
+    rng = np.random.default_rng(1)
+    Xd = rng.uniform(-1, 1, (40, 3))
+    Yd = (Xd @ rng.uniform(-1, 1, (3, 2)) > 0).astype(float)
+    net = MLP(3, (4, 3), 2, hidden_activation="tanh", output_activation="logistic", shortcut=True)
+    kw = dict(algorithm="backprop(mode='online', learning_rate=0.1, momentum=0.5, decay='update')",
+              n_trials=13, seed=3, stop=Correct() if stop == "correct" else ErrorBelow(0.5),
+              strip=1, max_epochs=80, init_scale=1.0)
+    q = _same_in_queue_and_strips(net, kw, monkeypatch, data=(Xd, Yd))
+    assert 0 < sum(r != "max_epochs" for r in q.stop_reason) < 13
