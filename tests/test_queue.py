@@ -336,3 +336,24 @@ def test_online_queue_of_a_larger_network_equals_the_strips(stop, monkeypatch):
               strip=1, max_epochs=80, init_scale=1.0)
     q = _same_in_queue_and_strips(net, kw, monkeypatch, data=(Xd, Yd))
     assert 0 < sum(r != "max_epochs" for r in q.stop_reason) < 13
+
+
+def test_queue_stops_a_trial_whose_first_epoch_error_is_not_finite():
+    # status 1 (a non-finite error in the first epoch) is a status, not "trains on":
+    # such a trial stops un-updated after 0 epochs (it trained a second epoch, status 2)
+    from fastnet._kernels import _trials
+    from fastnet.algorithms import Backprop
+    from fastnet.training._lanes import LANES, aligned
+
+    net = MLP(2, [2], 1, hidden_activation="tanh", output_activation="linear", shortcut=False)
+    W, _ = draw_trials(net, 3, 1, 1.0)
+    W[1] *= 1e200                                        # (its outputs overflow)
+    K, C = W.shape
+    out = dict(w_out=np.empty((K, C)), epochs=np.empty(K, np.int64), status=np.empty(K, np.int64),
+               top_epoch=np.empty(K, np.int64), first=np.empty(K), top=np.empty(K), low=np.empty(K))
+    _trials.trials_queue(net.layer_table, 2, X, Y, *[aligned((1, C, LANES)) for _ in range(5)],
+                         np.empty(LANES), aligned((_trials.work_size(net.n_units, 4, 2),)),
+                         Backprop(learning_rate=0.1).kernel_rule(), W, None, *out.values(), None,
+                         special=False, t_max=5)
+    assert out["status"].tolist() == [0, 1, 0] and out["epochs"].tolist() == [5, 0, 5]
+    assert np.array_equal(out["w_out"][1], W[1])

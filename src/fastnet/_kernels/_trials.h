@@ -254,8 +254,12 @@ fn_trials_record(fn_trials_queue *q, ptrdiff_t i, ptrdiff_t t, double e)
     if (!(e >= q->low[i])) q->low[i] = e;
 }
 
+/* What fn_trials_why and fn_trials_online_why say of a trial that trains on (no
+ * status code: 1 is one, a non-finite error in the first epoch). */
+#define FN_TRIALS_ON INT64_MIN
+
 /* Why a trial that trained t epochs stops at this pass (the code of
- * fn_trials_queue's status), or 1 (it trains on): `right` its outputs passed
+ * fn_trials_queue's status), or FN_TRIALS_ON (it trains on): `right` its outputs passed
  * Hamey's check, `far` a weight reached w_limit (or NaN) before the pass,
  * `finite` its error is finite. */
 FN_INLINE int64_t
@@ -265,7 +269,7 @@ fn_trials_why(ptrdiff_t t, int right, int far, int finite, const fn_trials_epoch
     if (t >= e->t_max) return 0;
     if (far) return FN_STATUS_BEYOND + t;
     if (!finite) return t + 1;
-    return 1;
+    return FN_TRIALS_ON;
 }
 
 #include "_trials_online.h"

@@ -298,7 +298,7 @@ FN_LV(fn_trials_queue_pass)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff
         if (!(live >> l & 1)) continue;
         const int64_t why = fn_trials_why(t[l], right[l] != 0, beyond[l] != 0, raw[l] - raw[l] == 0.0,
                                            e);
-        if (why != 1) {
+        if (why != FN_TRIALS_ON) {
             fn_trials_finish(q, trial[l], t[l], why, wg, l, n_w);
             stopped |= 1u << l;
         } else {

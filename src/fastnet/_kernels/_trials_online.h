@@ -63,7 +63,7 @@ fn_trials_online_revert(ptrdiff_t n_w, double *wg, double *dwp, const double *w_
 }
 
 /* How lane l's trial, which trained t epochs, stops after its online epoch t + 1
- * of queue q (the code of fn_trials_queue's status), or 1 (it trains on):
+ * of queue q (the code of fn_trials_queue's status), or FN_TRIALS_ON (it trains on):
  * `beyond` it reached w_limit within the epoch (its weights those of the
  * epoch's start), `v` its epoch error (times sse_scale), `right` Hamey's check
  * of its weights after the epoch held (read at the check's epochs alone). */
@@ -77,7 +77,7 @@ fn_trials_online_why(const fn_trials_epochs *e, const fn_trials_queue *q, ptrdif
     if (e->check_every > 0 && u % e->check_every == 0 && right) return -u;
     if (q->below_every > 0 && u % q->below_every == 0 && v < q->below) return -u;
     if (u >= e->t_max) return 0;
-    return 1;
+    return FN_TRIALS_ON;
 }
 
 #endif /* FASTNET_TRIALS_ONLINE_H */

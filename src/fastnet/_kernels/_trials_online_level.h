@@ -255,7 +255,7 @@ FN_LV(fn_trials_online_queue_epoch)(const ptrdiff_t *layers, ptrdiff_t n_layers,
                 t[l]++;
             }
         }
-        if (why != 1) {
+        if (why != FN_TRIALS_ON) {
             fn_trials_finish(q, trial[l], why > 0 && why < FN_STATUS_BEYOND ? t[l] + 1 : t[l], why,
                              wg, l, n_w);
             stopped |= 1u << l;
