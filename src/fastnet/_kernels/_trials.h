@@ -473,11 +473,13 @@ static void (*const fn_tiny_queues[])(ptrdiff_t, ptrdiff_t, ptrdiff_t, const dou
 /* Which tiny kernel trains RPROP (rule) on this network (`special`: they may):
  * its index in FN_TINY_SHAPES, its activations in *hact, *oact; -1: none. */
 static int
-fn_trials_tiny_case(const fn_rule *rule, int special, const ptrdiff_t *layers, ptrdiff_t n_layers,
-                    ptrdiff_t n_in, ptrdiff_t n_w, ptrdiff_t n_out, ptrdiff_t *hact, ptrdiff_t *oact)
+fn_trials_tiny_case(const fn_rule *rule, int special, const ptrdiff_t *layers,
+                    ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_w, ptrdiff_t n_out,
+                    ptrdiff_t *hact, ptrdiff_t *oact)
 {
     int ni = 0, nh = 0, no = 0, sc = 0, k = 0;
-    if (!special || rule->code > FN_IRPROP_PLUS || !fn_trials_tiny(layers, n_layers, n_in, n_w, n_out))
+    if (!special || rule->code > FN_IRPROP_PLUS
+        || !fn_trials_tiny(layers, n_layers, n_in, n_w, n_out))
         return -1;
     *hact = layers[FN_L_ACT];
     *oact = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_ACT];

@@ -1,18 +1,19 @@
 /* Online backpropagation's kernels of one CPU level (an update per example, each
  * lane in its own order: Backprop(mode="online")): a template that
- * _trials_level.h includes, with its FN_LV, FN_LV_ATTR and
- * FN_LV_TILE (see there); its level-free pieces are _trials_online.h's. The
- * entry point fn_trials_online (epochs of every group, for the strips) and the
- * online epoch of fn_trials_queue (fn_trials_online_queue_epoch). Not guarded:
- * its parameters are the includer's.
+ * _trials_level.h includes, with its FN_LV, FN_LV_ATTR and FN_LV_TILE (see
+ * there); its level-free pieces are _trials_online.h's. The entry point
+ * fn_trials_online (epochs of every group, for the strips) and the online epoch
+ * of fn_trials_queue (fn_trials_online_queue_epoch). Not guarded: its
+ * parameters are the includer's.
  */
 
 /* One online update's rule step of every weight of a group, fused with the
  * example's gradient (one row: dE/dw = dE/dnet_u a_i, dE/dnet_u for the bias):
- * fn_lanes_backprop_gm with the update's rate (each lane's). BLEND (a constant): the lanes
- * outside *active keep their weights and changes; TRACK (a constant): *far
- * gathers the lanes with a new weight of magnitude w_limit or more, or NaN.
- * A, D: the example's activations and dE/dnet (one row of n_units vectors). */
+ * fn_lanes_backprop_gm with the update's rate (each lane's). BLEND (a
+ * constant): the lanes outside *active keep their weights and changes; TRACK
+ * (a constant): *far gathers the lanes with a new weight of magnitude w_limit
+ * or more, or NaN. A, D: the example's activations and dE/dnet (one row of
+ * n_units vectors). */
 FN_INLINE void
 FN_LV(fn_trials_online_step)(const int BLEND, const int TRACK, const ptrdiff_t *layers,
                              ptrdiff_t n_layers, double *wg, double *dwp, const fn_tv *A,
@@ -228,7 +229,8 @@ FN_LV(fn_trials_online_queue_epoch)(const ptrdiff_t *layers, ptrdiff_t n_layers,
         FN_LV(fn_trials_online_epoch)(layers, n_layers, n_in, n_units, n, X, T, n_out, wg, dwp,
                                       ord, &active, track, rule, t, e->t_max, e->w_limit, A, D,
                                       E, &sse, &far);
-        if (track) fn_trials_online_revert(n_w, wg, dwp, w_start, dw_start, 0, &far, &active, &gone);
+        if (track)
+            fn_trials_online_revert(n_w, wg, dwp, w_start, dw_start, 0, &far, &active, &gone);
     }
     unsigned due = 0;
     for (int l = 0; l < FN_TL; l++)
