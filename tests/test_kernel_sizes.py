@@ -1,5 +1,5 @@
 """The function-size bar of the package (100 lines) applied to its kernels: the C headers
-(``src/fastnet/_kernels/*.h``) and the Cython sources (``*.pyx``), read by a small
+(``src/fastnet/_kernels/*.h``) and the Cython sources (``*.pyx``, ``*.pxi``), read by a small
 brace- and indent-based parser (issue 47).
 
 A C function counts from the first line of its signature to its closing brace, its
@@ -119,7 +119,7 @@ def pyx_functions(text):
 def _kernel_functions():
     for path in sorted(KERNELS.glob("*.h")):
         yield from ((path.name, *f) for f in c_functions(path.read_text(encoding="utf-8")))
-    for path in sorted(KERNELS.glob("*.pyx")):
+    for path in sorted([*KERNELS.glob("*.pyx"), *KERNELS.glob("*.pxi")]):
         yield from ((path.name, *f) for f in pyx_functions(path.read_text(encoding="utf-8")))
 
 
@@ -130,6 +130,7 @@ def test_the_parser_finds_the_kernels_functions():
     names = {(file, name) for file, name, _, _ in FUNCTIONS}
     for known in [("_trials.h", "fn_trials_queue_run"), ("_tiny.h", "fn_tiny_run"),
                   ("_trials.pyx", "trials_queue"), ("_per_weight.pyx", "train_epochs"),
+                  ("_trials_online.pxi", "trials_online"), ("_trials_online_level.h", "fn_trials_online"),
                   ("_orders.h", "fn_permutation")]:
         assert known in names
     assert len(FUNCTIONS) > 150
@@ -182,7 +183,7 @@ def test_the_parser_counts_as_documented():
 
 @pytest.mark.parametrize("kind", ["C", "Cython"])
 def test_no_kernel_function_over_the_bar(kind):
-    files = {"C": ".h", "Cython": ".pyx"}[kind]
+    files = {"C": (".h",), "Cython": (".pyx", ".pxi")}[kind]
     over = {(file, name): n for file, name, _, n in FUNCTIONS
             if file.endswith(files) and n > MAX_FUNCTION}
     grown = {k: n for k, n in over.items() if n > KNOWN_LONG_KERNEL_FUNCTIONS.get(k, MAX_FUNCTION)}

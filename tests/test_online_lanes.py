@@ -151,12 +151,17 @@ def test_mixed_hands_off_with_each_trials_generator():
         assert_same_run(mixed[i], serial[i])
 
 
-def test_success_check_and_repacking_as_in_serial():
-    # Hamey's check at every epoch end (in Python for online training): trials stop at
-    # the same epochs, and the lanes pack the others into fewer groups as they go.
+@pytest.mark.parametrize("queued", [True, False])
+def test_success_check_and_repacking_as_in_serial(queued, monkeypatch):
+    # Hamey's check at every epoch end (in the lanes' queue, or in Python between the
+    # strips): trials stop at the same epochs; the strips pack the others into fewer
+    # groups as they go.
     from fastnet.datasets import make_xor
     from fastnet.stopping import Correct
+    from fastnet.training import _loop
 
+    if not queued:
+        monkeypatch.setattr(_loop, "QUEUE_MAX_HISTORY", 0)
     X, Y = make_xor().train
     net = MLP(2, (2,), 1, output_activation="logistic")
     kw = dict(algorithm=Backprop("online", 0.5, 0.9), n_trials=21, seed=2, max_epochs=300,
@@ -164,7 +169,8 @@ def test_success_check_and_repacking_as_in_serial():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoConvergenceWarning)
         lanes, serial = both(net, X, Y, kw.pop("algorithm"), **kw)
-    assert batch(lanes)["repacks"]
+    assert batch(lanes)["queued"] is queued
+    assert bool(batch(lanes)["repacks"]) is not queued
     assert np.array_equal(lanes.epochs, serial.epochs)
     assert lanes.stop_reason == serial.stop_reason
     assert_allclose(lanes.weights, serial.weights, rtol=1e-10, atol=1e-13)
@@ -251,3 +257,63 @@ def test_kernel_refuses_bad_arguments(change, match):
     args.update(change)
     with pytest.raises(ValueError, match=match):
         _call(args)
+
+
+def _queue_call(args, gens, K, T=4, **kw):
+    """_trials.trials_queue's online form on _kernel_case's K trials (each from its lane's
+    weights, its own generator ``gens[i]``): its per-trial columns by name."""
+    a, L = args, _trials.LANES
+    C, n = a["w"].shape[1], a["X"].shape[0]
+    cols = dict(w_out=np.empty((K, C)), epochs=np.empty(K, np.int64), status=np.empty(K, np.int64),
+                top_epoch=np.empty(K, np.int64), first=np.empty(K), top=np.empty(K), low=np.empty(K),
+                history=np.full((K, T), np.nan))
+    online = dict(orders=np.zeros((L, n), np.int64), bitgens=_orders.addresses(gens))
+    online.update(kw.pop("online", {}))
+    _trials.trials_queue(a["layers"], a["n_in"], a["X"], a["T"], *[np.zeros((1, C, L)) for _ in range(5)],
+                         np.empty(L), kw.pop("work", a["work"]), kw.pop("rule", a["rule"]),
+                         np.ascontiguousarray(a["w"][0, :, :K].T), None, *cols.values(), t_max=T,
+                         **online, **kw)
+    return cols
+
+
+def _both_kernels(K=3, **case):
+    """The same K trials (and generators) in the queue and in trials_online (4 epochs):
+    the queue's columns, its generators, trials_online's arguments and generators."""
+    args, gens = _kernel_case(K=K, **case)
+    q = _queue_call(args, gens, K)
+    strips, strip_gens = _kernel_case(K=K, **case)
+    _call(strips)
+    assert [g.bit_generator.state for g in gens] == [g.bit_generator.state for g in strip_gens]
+    return q, strips
+
+
+@pytest.mark.parametrize("decay", [0.0, 1.0, 2.0])
+def test_kernel_queue_trains_as_the_strip_kernel(decay):
+    # no stop but T: each trial's weights, errors and generator as trials_online leaves them
+    q, strips = _both_kernels(decay=decay)
+    assert np.array_equal(q["w_out"], strips["w"][0, :, :3].T)
+    assert np.array_equal(q["history"], strips["sse_out"][:3])
+    assert (q["epochs"] == 4).all() and (q["status"] == 0).all()
+
+
+def test_kernel_queue_stops_a_trial_whose_error_is_not_finite():
+    # without w_limit, a runaway rate: each trial stops at the epoch whose error is not
+    # finite (status and epochs k), as trials_online's lane status says
+    q, strips = _both_kernels(rate=1e120)
+    assert (q["status"] > 0).all() and np.array_equal(q["status"], strips["status"][:3])
+    assert np.array_equal(q["epochs"], q["status"])
+
+
+@pytest.mark.parametrize("change,match", [
+    (dict(rule=Rule("adam", learning_rate=0.1, beta1=0.9, beta2=0.99, epsilon=1e-8)),
+     "online training needs"),
+    (dict(online=dict(orders=np.zeros((8, 5), np.int64))), "orders must be"),
+    (dict(online=dict(orders=None)), "generators and orders"),
+    (dict(online=dict(bitgens=np.zeros(2, np.uintp))), "generators and orders"),
+    (dict(online=dict(bitgens=np.zeros(3, np.uintp))), "a trial has no generator"),
+    (dict(work=np.zeros(10)), "work buffer too small"),
+])
+def test_kernel_queue_refuses_bad_online_arguments(change, match):
+    args, gens = _kernel_case(K=3)
+    with pytest.raises(ValueError, match=match):
+        _queue_call(args, gens, 3, **change)

@@ -228,7 +228,7 @@ def test_kernel_list_names_every_kernel_source():
                 lists[key.strip()] = names.split()
     files = os.listdir(kernels)
     assert sorted(lists["modules"]) == sorted(f[:-4] for f in files if f.endswith(".pyx"))
-    assert sorted(lists["headers"]) == sorted(f for f in files if f.endswith((".h", ".pxd")))
+    assert sorted(lists["headers"]) == sorted(f for f in files if f.endswith((".h", ".pxd", ".pxi")))
     with open(os.path.join(root, "CMakeLists.txt")) as f:
         assert "kernels.txt" in f.read()
 

@@ -87,14 +87,15 @@ def test_history_false_keeps_the_lowest_error_alone():
         _study(algorithm="rprop+", n_trials=2, seed=4, history="no")
 
 
-def test_divergence_in_some_lanes_raises_as_the_strips_do(monkeypatch):
+@pytest.mark.parametrize("mode", ["batch", "online"])
+def test_divergence_in_some_lanes_raises_as_the_strips_do(mode, monkeypatch):
     # Trials that come near overflow (w_limit) leave the queue: the strips train them
     # (handing the runaway trials to the single-network kernels), and raise.
     net = MLP(2, [2], 1, hidden_activation="tanh", output_activation="linear", shortcut=False)
     W, _ = draw_trials(net, 19, 1, 1.0)
     W[[3, 11]] *= 200.0
-    kw = dict(algorithm="backprop(learning_rate=2.0, momentum=0.9)", initial_weights=W,
-              stop=Correct(), strip=1, max_epochs=300)
+    kw = dict(algorithm=f"backprop(mode='{mode}', learning_rate=2.0, momentum=0.9)", initial_weights=W,
+              stop=Correct(), strip=1, max_epochs=300, **({"seed": 3} if mode == "online" else {}))
     caught = []
     for limit in (_loop.QUEUE_MAX_HISTORY, 0):
         monkeypatch.setattr(_loop, "QUEUE_MAX_HISTORY", limit)
@@ -102,7 +103,7 @@ def test_divergence_in_some_lanes_raises_as_the_strips_do(monkeypatch):
             # (the single-network kernels' error scaling may warn of the overflow)
             warnings.simplefilter("ignore", RuntimeWarning)
             train_many(net, X, Y, **kw)
-        caught.append(exc.value.trial)
+        caught.append((exc.value.trial, exc.value.epoch))
     assert caught[0] == caught[1]
 
 
@@ -172,19 +173,26 @@ def test_trials_gradient_equals_the_numpy_reference(shortcut):
                                 aligned((G, C - 1, LANES)), aligned((_trials.work_size(net.n_units),)), sse)
 
 
-def _same_in_queue_and_strips(net, kw, monkeypatch):
-    """train_many(net, X, Y, **kw) in the queue and in the strips: the same results bit
-    for bit; the queue's."""
+def _same_in_queue_and_strips(net, kw, monkeypatch, data=(X, Y), queued=True):
+    """train_many(net, *data, **kw) in the queue (or, not ``queued``, where the queue
+    leaves it) and in the strips: the same results bit for bit; the queue's."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoConvergenceWarning)
-        q = train_many(net, X, Y, **kw)
+        q = train_many(net, *data, **kw)
         monkeypatch.setattr(_loop, "QUEUE_MAX_HISTORY", 0)
-        s = train_many(net, X, Y, **kw)
-    assert q[0].setup["batch"]["queued"] and not s[0].setup["batch"]["queued"]
+        s = train_many(net, *data, **kw)
+    assert q[0].setup["batch"]["queued"] is queued and not s[0].setup["batch"]["queued"]
+    _same_results(q, s)
+    return q
+
+
+def _same_results(q, s):
     assert np.array_equal(q.epochs, s.epochs) and q.stop_reason == s.stop_reason
     assert np.array_equal(q.weights, s.weights)
     assert np.array_equal(q.train_error, s.train_error, equal_nan=True)
-    return q
+    assert np.array_equal(q.final_train.squared_error_percentage,
+                          s.final_train.squared_error_percentage)
+    assert [r.traversals.evaluation for r in q] == [r.traversals.evaluation for r in s]
 
 
 @pytest.mark.parametrize("acts, shortcut", [(("tanh", "logistic"), True), (("logistic", "logistic"), False),
@@ -240,3 +248,112 @@ def test_trials_queue_refuses_unsafe_buffers():
     for name, value in bad.items():
         with pytest.raises(ValueError, match="kernel"):
             call(**{name: value})
+
+
+ONLINE = ["backprop(mode='online', learning_rate=0.3)",
+          "backprop(mode='online', learning_rate=0.1, momentum=0.9)",
+          "backprop(mode='online', learning_rate=0.5, decay=True)",
+          "backprop(mode='online', learning_rate=0.5, momentum=0.5, decay='update')"]
+
+
+@pytest.mark.parametrize("strip", [1, 5])
+@pytest.mark.parametrize("rule", ONLINE)
+def test_online_queue_equals_the_strips_bit_for_bit(rule, strip, monkeypatch):
+    # online backpropagation in the queue: each lane draws its trial's orders from the
+    # trial's own generator, Hamey's check on a pass of its own after the epoch
+    W, _ = draw_trials(NET, 37, 6, 1.0)
+    kw = dict(algorithm=rule, initial_weights=W, seed=4, stop=Correct(), strip=strip, max_epochs=300)
+    q = _same_in_queue_and_strips(NET, kw, monkeypatch)
+    assert 0 < sum(r == "correct" for r in q.stop_reason) < 37          # both kinds of trial
+
+
+@pytest.mark.parametrize("strip", [1, 5])
+def test_online_error_below_in_the_queue_equals_the_strips(strip, monkeypatch):
+    from fastnet.stopping import ErrorBelow
+
+    W, _ = draw_trials(NET, 29, 2, 1.0)
+    kw = dict(algorithm="backprop(mode='online', learning_rate=0.4, momentum=0.5)", initial_weights=W,
+              seed=1, stop=ErrorBelow(3.0), strip=strip, max_epochs=300)
+    q = _same_in_queue_and_strips(NET, kw, monkeypatch)
+    assert 0 < sum(r.startswith("error_below") for r in q.stop_reason) < 29
+
+
+def _online_list_form(monkeypatch, strips, W, seeds, **kw):
+    """train_many's list form, online, (``strips``) in the strips: its results and
+    each trial's generator afterwards."""
+    if strips:
+        monkeypatch.setattr(_loop, "QUEUE_MAX_HISTORY", 0)
+    nets = [NET.copy().set_weights(w) for w in W]
+    gens = [np.random.default_rng(k) for k in seeds]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        r = train_many(nets, X, Y, seeds=gens, stop=Correct(), strip=1, max_epochs=200, **kw)
+    return r, [g.bit_generator.state for g in gens]
+
+
+def test_online_queue_draws_each_generator_as_the_strips_do_and_equal_trials_stop_together(
+        monkeypatch):
+    # 13 trials: groups of identical ones (the same weights, generators of the same seed)
+    # stop in the same epoch; each generator is left where the strips leave it
+    W, _ = draw_trials(NET, 4, 3, 1.0)
+    reps = [2, 5, 1, 5]
+    rows, seeds = np.repeat(W, reps, axis=0), np.repeat([11, 12, 13, 14], reps)
+    kw = dict(algorithm="backprop(mode='online', learning_rate=0.3, momentum=0.5)")
+    q, q_gens = _online_list_form(monkeypatch, False, rows, seeds, **kw)
+    s, s_gens = _online_list_form(monkeypatch, True, rows, seeds, **kw)
+    assert q[0].setup["batch"]["queued"] and not s[0].setup["batch"]["queued"]
+    _same_results(q, s)
+    assert q_gens == s_gens
+    assert len(set(q.epochs.tolist())) > 1
+    for i, k in enumerate(np.repeat(np.arange(4), reps)):
+        first = sum(reps[:k])
+        assert q.epochs[i] == q.epochs[first] and np.array_equal(q.weights[i], q.weights[first])
+
+
+def test_online_trials_near_overflow_leave_the_queue_with_their_generators_unmoved(monkeypatch):
+    # a trial beyond the lanes' safe range (w_limit) sends the whole batch to the strips,
+    # each generator back where it started: the strips' results bit for bit
+    W, _ = draw_trials(NET, 19, 1, 1.0)
+    W[5] *= 1e100
+    kw = dict(algorithm="backprop(mode='online', learning_rate=0.3)", initial_weights=W, seed=2,
+              stop=Correct(), strip=1, max_epochs=200)
+    q = _same_in_queue_and_strips(NET, kw, monkeypatch, queued=False)
+    assert 0 < sum(r == "correct" for r in q.stop_reason)
+
+
+@pytest.mark.parametrize("stop", ["correct", "error_below"])
+def test_online_queue_of_a_larger_network_equals_the_strips(stop, monkeypatch):
+    # two hidden layers with shortcuts, 40 examples (the check's pass in two blocks),
+    # per-update decay: every trial stops in the queue where it stops in the strips
+    from fastnet.stopping import ErrorBelow
+
+    rng = np.random.default_rng(1)
+    Xd = rng.uniform(-1, 1, (40, 3))
+    Yd = (Xd @ rng.uniform(-1, 1, (3, 2)) > 0).astype(float)
+    net = MLP(3, (4, 3), 2, hidden_activation="tanh", output_activation="logistic", shortcut=True)
+    kw = dict(algorithm="backprop(mode='online', learning_rate=0.1, momentum=0.5, decay='update')",
+              n_trials=13, seed=3, stop=Correct() if stop == "correct" else ErrorBelow(0.5),
+              strip=1, max_epochs=80, init_scale=1.0)
+    q = _same_in_queue_and_strips(net, kw, monkeypatch, data=(Xd, Yd))
+    assert 0 < sum(r != "max_epochs" for r in q.stop_reason) < 13
+
+
+def test_queue_stops_a_trial_whose_first_epoch_error_is_not_finite():
+    # status 1 (a non-finite error in the first epoch) is a status, not "trains on":
+    # such a trial stops un-updated after 0 epochs (it trained a second epoch, status 2)
+    from fastnet._kernels import _trials
+    from fastnet.algorithms import Backprop
+    from fastnet.training._lanes import LANES, aligned
+
+    net = MLP(2, [2], 1, hidden_activation="tanh", output_activation="linear", shortcut=False)
+    W, _ = draw_trials(net, 3, 1, 1.0)
+    W[1] *= 1e200                                        # (its outputs overflow)
+    K, C = W.shape
+    out = dict(w_out=np.empty((K, C)), epochs=np.empty(K, np.int64), status=np.empty(K, np.int64),
+               top_epoch=np.empty(K, np.int64), first=np.empty(K), top=np.empty(K), low=np.empty(K))
+    _trials.trials_queue(net.layer_table, 2, X, Y, *[aligned((1, C, LANES)) for _ in range(5)],
+                         np.empty(LANES), aligned((_trials.work_size(net.n_units, 4, 2),)),
+                         Backprop(learning_rate=0.1).kernel_rule(), W, None, *out.values(), None,
+                         special=False, t_max=5)
+    assert out["status"].tolist() == [0, 1, 0] and out["epochs"].tolist() == [5, 0, 5]
+    assert np.array_equal(out["w_out"][1], W[1])

@@ -9,7 +9,10 @@
  *                                      else fn_trials_train_generic (here);
  *   fn_trials_online                   epochs of online backpropagation (an
  *                                      update per example, each lane in its own
- *                                      order, drawn here: _orders.h).
+ *                                      order, drawn here: _orders.h;
+ *                                      _trials_online.h, _trials_online_level.h);
+ *   fn_trials_queue_run                a queue of trials, each from its start
+ *                                      until it stops (any of these rules).
  *
  * Order of work: a group runs all epochs of the call before the next group
  * starts (its state stays in L1/L2), examples in blocks of FN_TBLOCK, each
@@ -26,49 +29,6 @@
 
 /* What fn_trials_data_pass does with each output of each example. */
 enum { FN_PASS_SSE, FN_PASS_OUTPUTS, FN_PASS_CHECK };
-
-
-/* One weight's online step in every lane (fn_trials_online_step of _trials_level.h): the
- * weight at pw, its previous change at pdw, its gradient g. */
-FN_INLINE void
-fn_trials_online_weight(const int BLEND, const int TRACK, double *pw, double *pdw,
-                        const fn_tvr *g, double rate, double momentum, const fn_tm *active,
-                        const fn_tv *lim, fn_tm *far)
-{
-    const fn_tvr w0 = FN_TLOAD(pw), dw0 = FN_TLOAD(pdw);
-    fn_tvr w = w0, dw = dw0;
-    const fn_tvr r = FN_TSPLAT(rate);
-    fn_lanes_backprop_gm(&w, g, &dw, &r, momentum);
-    if (BLEND) {
-        w = FN_TSEL(*active, w, w0);
-        dw = FN_TSEL(*active, dw, dw0);
-    }
-    FN_TSTORE(pw, w);
-    FN_TSTORE(pdw, dw);
-    if (TRACK) *far |= ~(FN_TABS(w) < *lim);
-}
-
-/* The lanes `far` of a group (of those `active`) whose weights reached w_limit
- * within online epoch ep go back to where it started (w_start, dw_start) and
- * stop there (status FN_STATUS_BEYOND + ep; their order stays in `orders`). */
-static inline void
-fn_trials_online_revert(ptrdiff_t n_w, double *wg, double *dwp, const double *w_start,
-                        const double *dw_start, ptrdiff_t ep, fn_tm *far, fn_tm *active,
-                        fn_tm *lane_status)
-{
-    *far &= *active;
-    int moved = 0;
-    for (int k = 0; k < FN_TL; k++) moved |= (*far)[k] != 0;
-    if (!moved) return;
-    const fn_tm f = *far;
-    for (ptrdiff_t c = 0; c < n_w; c++) {
-        double *pw = wg + c * FN_TL, *pdw = dwp + c * FN_TL;
-        FN_TSTORE(pw, FN_TSEL(f, FN_TLOAD(w_start + c * FN_TL), FN_TLOAD(pw)));
-        FN_TSTORE(pdw, FN_TSEL(f, FN_TLOAD(dw_start + c * FN_TL), FN_TLOAD(pdw)));
-    }
-    *lane_status = (f & ((fn_tm){0} + (FN_STATUS_BEYOND + ep))) | (~f & *lane_status);
-    *active &= ~f;
-}
 
 /* The lanes' step context (fn_lanes_ctx_gm of _rules.h's lane instance): the
  * rule's parameters, and the values of the epoch: each lane's own (a lane's
@@ -198,7 +158,9 @@ fn_trials_beyond(ptrdiff_t n_w, const double *wg, double w_limit, fn_tm *far)
  * below_every > 0, a trial whose error (times sse_scale) of an epoch t + 1 that
  * ends a strip of below_every epochs is below `below` stops after that epoch's
  * update, status -(t + 1) (ErrorBelow on the training error, as the strips test
- * it at strip ends). */
+ * it at strip ends). Online backpropagation (bitgens not NULL: fn_trials_online_queue_epoch):
+ * bitgens[i] is trial i's generator, from which its lane draws the order of each
+ * of its epochs into its row of `orders` (n_groups * FN_TL rows of n). */
 typedef struct {
     ptrdiff_t n_trials, next;
     const double *w0, *step0;
@@ -210,7 +172,26 @@ typedef struct {
     ptrdiff_t ld;
     double below;
     ptrdiff_t below_every;
+    int64_t *orders;
+    fn_bitgen *const *bitgens;
 } fn_trials_queue;
+
+/* A group's blocks of the trials' state (fn_trials_state; NULL where it has none). */
+typedef struct {
+    double *w, *g, *gp, *dwp, *st, *le;
+    int64_t *status;
+} fn_trials_group;
+
+FN_INLINE fn_trials_group
+fn_trials_group_at(const fn_trials_state *s, ptrdiff_t grp, ptrdiff_t n_w)
+{
+    const ptrdiff_t o = grp * n_w * FN_TL;
+    fn_trials_group gr = {s->w + o, s->g ? s->g + o : NULL, s->g_prev ? s->g_prev + o : NULL,
+                          s->dw_prev + o, s->step ? s->step + o : NULL,
+                          s->last_error ? s->last_error + grp * FN_TL : NULL,
+                          s->status ? s->status + grp * FN_TL : NULL};
+    return gr;
+}
 
 /* Lane l of a group (weights wg, rule state gp, dwp, st; last errors le) takes
  * the queue's next trial, if one waits: its trial index, else -1. */
@@ -231,6 +212,22 @@ fn_trials_take(fn_trials_queue *q, int l, ptrdiff_t n_w, double *wg, double *gp,
     q->first[i] = q->top[i] = q->low[i] = NAN;
     q->top_epoch[i] = 0;
     return i;
+}
+
+/* The lanes `which` (bits) of a group take the queue's next trials (fn_trials_take;
+ * trial[l] and, from 0, t[l]); the lanes that took one, as bits. */
+FN_INLINE unsigned
+fn_trials_refill(fn_trials_queue *q, unsigned which, ptrdiff_t *trial, ptrdiff_t *t, ptrdiff_t n_w,
+                 const fn_trials_group *gr)
+{
+    unsigned live = 0;
+    for (int l = 0; l < FN_TL; l++) {
+        if (!(which >> l & 1)) continue;
+        t[l] = 0;
+        trial[l] = fn_trials_take(q, l, n_w, gr->w, gr->gp, gr->dwp, gr->st, gr->le);
+        if (trial[l] >= 0) live |= 1u << l;
+    }
+    return live;
 }
 
 /* Trial i (in lane l of a group with weights wg) stops after t epochs, why: code. */
@@ -257,8 +254,12 @@ fn_trials_record(fn_trials_queue *q, ptrdiff_t i, ptrdiff_t t, double e)
     if (!(e >= q->low[i])) q->low[i] = e;
 }
 
+/* What fn_trials_why and fn_trials_online_why say of a trial that trains on (no
+ * status code: 1 is one, a non-finite error in the first epoch). */
+#define FN_TRIALS_ON INT64_MIN
+
 /* Why a trial that trained t epochs stops at this pass (the code of
- * fn_trials_queue's status), or 1 (it trains on): `right` its outputs passed
+ * fn_trials_queue's status), or FN_TRIALS_ON (it trains on): `right` its outputs passed
  * Hamey's check, `far` a weight reached w_limit (or NaN) before the pass,
  * `finite` its error is finite. */
 FN_INLINE int64_t
@@ -268,8 +269,10 @@ fn_trials_why(ptrdiff_t t, int right, int far, int finite, const fn_trials_epoch
     if (t >= e->t_max) return 0;
     if (far) return FN_STATUS_BEYOND + t;
     if (!finite) return t + 1;
-    return 1;
+    return FN_TRIALS_ON;
 }
+
+#include "_trials_online.h"
 
 /* The kernels of each CPU level (_trials_level.h), then the dispatchers. */
 #define FN_LEVEL_FILE "_trials_level.h"
@@ -357,7 +360,8 @@ fn_trials_train_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
 
 /* Every trial of the queue q, each from its start until it stops (see
  * fn_trials_queue and fn_trials_queue_v0): an epoch-batched lanes rule, Hamey's
- * check every run->check_every epochs (0: none) on the forward passes,
+ * check every run->check_every epochs (0: none) on the forward passes, or
+ * online backpropagation (q->bitgens given), the check on a pass of its own;
  * run->t_max epochs at most, w_limit as fn_trials_queue says. */
 static void
 fn_trials_queue_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
@@ -433,6 +437,43 @@ fn_trials_tiny(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrd
     return listed && paired && fn_tiny_supported();
 }
 
+/* The tiny kernels, one per shape of FN_TINY_SHAPES, in its order: whole calls
+ * (fn_tiny_*) and queues (fn_tiny_queue_*). */
+#define FN_TINY_TRAIN_AT(a, b, c, d) FN_TINY_CAT(fn_tiny, a, b, c, d),
+#define FN_TINY_QUEUE_AT(a, b, c, d) FN_TINY_CAT(fn_tiny_queue, a, b, c, d),
+static void (*const fn_tiny_trains[])(ptrdiff_t, ptrdiff_t, ptrdiff_t, const double *,
+                                      const double *, const fn_trials_state *, const fn_rule *,
+                                      const fn_trials_epochs *, double *) = {
+    FN_TINY_SHAPES(FN_TINY_TRAIN_AT)
+};
+static void (*const fn_tiny_queues[])(ptrdiff_t, ptrdiff_t, ptrdiff_t, const double *,
+                                      const double *, const fn_rule *, const fn_trials_epochs *,
+                                      fn_trials_queue *, double *) = {
+    FN_TINY_SHAPES(FN_TINY_QUEUE_AT)
+};
+#undef FN_TINY_TRAIN_AT
+#undef FN_TINY_QUEUE_AT
+
+/* Which tiny kernel trains RPROP (rule) on this network (`special`: they may):
+ * its index in FN_TINY_SHAPES, its activations in *hact, *oact; -1: none. */
+static int
+fn_trials_tiny_case(const fn_rule *rule, int special, const ptrdiff_t *layers,
+                    ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_w, ptrdiff_t n_out,
+                    ptrdiff_t *hact, ptrdiff_t *oact)
+{
+    int ni = 0, nh = 0, no = 0, sc = 0, k = 0;
+    if (!special || rule->code > FN_IRPROP_PLUS
+        || !fn_trials_tiny(layers, n_layers, n_in, n_w, n_out))
+        return -1;
+    *hact = layers[FN_L_ACT];
+    *oact = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_ACT];
+    fn_tiny_shape(layers, n_layers, n_in, n_w, n_out, &ni, &nh, &no, &sc);
+#define FN_TINY_INDEX(a, b, c, d) if (ni == a && nh == b && no == c && sc == d) return k; k++;
+    FN_TINY_SHAPES(FN_TINY_INDEX)
+#undef FN_TINY_INDEX
+    return -1;
+}
+
 /* Run run->n_epochs epochs of a lanes rule for every group (as
  * fn_trials_train_generic; work: trials_work_size doubles); RPROP on tiny
  * shapes goes to their own kernels unless `special` is 0. */
@@ -442,25 +483,20 @@ fn_trials_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptr
                 const fn_trials_state *state, const fn_rule *rule,
                 const fn_trials_epochs *run, double *work, int special)
 {
-    int ni = 0, nh = 0, no = 0, sc = 0;
-    if (special && rule->code <= FN_IRPROP_PLUS && fn_trials_tiny(layers, n_layers, n_in, n_w, n_out)) {
-        const ptrdiff_t hact = layers[FN_L_ACT];
-        const ptrdiff_t oact = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_ACT];
-        fn_tiny_shape(layers, n_layers, n_in, n_w, n_out, &ni, &nh, &no, &sc);
-#define FN_TINY_CALL(a, b, c, d)                                                       \
-        if (ni == a && nh == b && no == c && sc == d) {                                \
-            FN_TINY_CAT(fn_tiny, a, b, c, d)(hact, oact, n, X, T, state, rule, run, work); \
-            return;                                                                    \
-        }
-        FN_TINY_SHAPES(FN_TINY_CALL)
-#undef FN_TINY_CALL
-    }
-    fn_trials_train_generic(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, state,
-                            rule, run, work);
+    ptrdiff_t hact, oact;
+    const int k = fn_trials_tiny_case(rule, special, layers, n_layers, n_in, n_w, n_out, &hact,
+                                      &oact);
+    if (k >= 0)
+        fn_tiny_trains[k](hact, oact, n, X, T, state, rule, run, work);
+    else
+        fn_trials_train_generic(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, state,
+                                rule, run, work);
 }
 
 /* Every trial of the queue q (fn_trials_queue): RPROP on tiny shapes in their
- * own kernels unless `special` is 0, else fn_trials_queue_train. */
+ * own kernels unless `special` is 0 (the pairs of FN_TINY_QUEUE_PAIRS, a check
+ * every epoch, no w_limit), else fn_trials_queue_train (online backpropagation
+ * too: q->bitgens given). */
 static void
 fn_trials_queue_run(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                     ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
@@ -468,29 +504,22 @@ fn_trials_queue_run(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                     const fn_rule *rule, const fn_trials_epochs *run, fn_trials_queue *q,
                     double *work, int special)
 {
-    int ni = 0, nh = 0, no = 0, sc = 0, paired = 0;
+    ptrdiff_t hact, oact;
+    int paired = 0;
     const int every_epoch = (run->check_every == 1 && q->below_every == 0)
         || (run->check_every == 0 && q->below_every == 1);
-    if (special && rule->code <= FN_IRPROP_PLUS && every_epoch && !(run->w_limit > 0.0)
-        && fn_trials_tiny(layers, n_layers, n_in, n_w, n_out)) {
-        const ptrdiff_t hact = layers[FN_L_ACT];
-        const ptrdiff_t oact = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_ACT];
+    const int k = every_epoch && !(run->w_limit > 0.0) && q->bitgens == NULL
+        ? fn_trials_tiny_case(rule, special, layers, n_layers, n_in, n_w, n_out, &hact, &oact) : -1;
+    if (k >= 0) {
 #define FN_TINY_QUEUE_PAIRED(h, o) paired |= hact == FN_ACT_##h && oact == FN_ACT_##o;
         FN_TINY_QUEUE_PAIRS(FN_TINY_QUEUE_PAIRED)
 #undef FN_TINY_QUEUE_PAIRED
-        if (paired) {
-            fn_tiny_shape(layers, n_layers, n_in, n_w, n_out, &ni, &nh, &no, &sc);
-#define FN_TINY_QUEUE_SHAPE(a, b, c, d)                                                   \
-            if (ni == a && nh == b && no == c && sc == d) {                                \
-                FN_TINY_CAT(fn_tiny_queue, a, b, c, d)(hact, oact, n, X, T, rule, run, q, work); \
-                return;                                                                    \
-            }
-            FN_TINY_SHAPES(FN_TINY_QUEUE_SHAPE)
-#undef FN_TINY_QUEUE_SHAPE
-        }
     }
-    fn_trials_queue_train(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, state, rule,
-                          run, q, work);
+    if (paired)
+        fn_tiny_queues[k](hact, oact, n, X, T, rule, run, q, work);
+    else
+        fn_trials_queue_train(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, state, rule,
+                              run, q, work);
 }
 
 #endif /* FASTNET_TRIALS_H */

@@ -56,6 +56,11 @@ cdef extern from "_trials.h" nogil:
                          const fn_rule* rule, const fn_trials_epochs* run, double* work,
                          int special)
 
+cdef extern from "_orders.h" nogil:
+    ctypedef struct fn_bitgen:
+        pass
+    void fn_permutation(fn_bitgen* b, Py_ssize_t n, int64_t* out)
+
 cdef extern from "_trials.h" nogil:
     ctypedef struct fn_trials_queue:
         Py_ssize_t n_trials, next
@@ -73,23 +78,14 @@ cdef extern from "_trials.h" nogil:
         Py_ssize_t ld
         double below
         Py_ssize_t below_every
+        int64_t* orders
+        fn_bitgen* const* bitgens
     void fn_trials_queue_run(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
                              Py_ssize_t n_units, Py_ssize_t n_w, Py_ssize_t n, const double* X,
                              const double* T, Py_ssize_t n_out, const fn_trials_state* state,
                              const fn_rule* rule, const fn_trials_epochs* run,
                              fn_trials_queue* q, double* work, int special)
 
-cdef extern from "_orders.h" nogil:
-    ctypedef struct fn_bitgen:
-        pass
-    void fn_permutation(fn_bitgen* b, Py_ssize_t n, int64_t* out)
-
-cdef extern from "_trials.h" nogil:
-    void fn_trials_online(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
-                          Py_ssize_t n_units, Py_ssize_t n_w, Py_ssize_t n, const double* X,
-                          const double* T, Py_ssize_t n_out, const fn_trials_state* state,
-                          const fn_rule* rule, const fn_trials_epochs* run,
-                          int64_t* orders, fn_bitgen* const* bitgens, double* work)
 
 
 #: A lane stopped at trials_train's w_limit has status BEYOND + the epochs it trained.
@@ -224,6 +220,28 @@ cdef int _check_state(fn_rule r, Py_ssize_t n_units, Py_ssize_t n_in,
     return 0
 
 
+cdef bint _strip_runs(Py_ssize_t n_groups, const int64_t[::1] status, double[:, :] sse_out,
+                      Py_ssize_t t0, Py_ssize_t t_max) except -1:
+    """The gate of trials_train and trials_online for the lane status, the error
+    history and the epochs; whether the call trains any epoch."""
+    if status.shape[0] != n_groups * FN_TL or sse_out.shape[0] != n_groups * FN_TL:
+        raise ValueError("kernel: per-lane vectors must hold one value per lane")
+    if t0 < 0 or t_max < 1:
+        raise ValueError("kernel: t0 must be >= 0 and t_max >= 1")
+    if sse_out.shape[1] == 0:
+        return False
+    _check_rows(sse_out)
+    return True
+
+
+cdef fn_trials_epochs _strip_epochs(double[:, :] sse_out, Py_ssize_t check_every,
+                                    double sse_scale, double r_c, double analog, Py_ssize_t t0,
+                                    Py_ssize_t t_max, double w_limit, double* top):
+    """The record of a call of sse_out.shape[1] epochs (``_strip_runs`` passed)."""
+    return fn_trials_epochs(sse_out.shape[1], sse_out.strides[0] // sizeof(double), check_every,
+                            &sse_out[0, 0], sse_scale, r_c, analog, t0, t_max, w_limit, top)
+
+
 def trials_sse(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:, ::1] X,
                const double[:, ::1] T, const double[:, :, ::1] w, double[::1] work,
                double[::1] sse_out):
@@ -346,20 +364,14 @@ def trials_train(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     cdef Py_ssize_t n_groups = w.shape[0], n_w = w.shape[1]
     _check_state(r, n_units, n_in, X, w, g, g_prev, dw_prev, step, last_error, work,
                  check_every, r_c, w_limit, special)
-    if status.shape[0] != n_groups * FN_TL or sse_out.shape[0] != n_groups * FN_TL:
-        raise ValueError("kernel: per-lane vectors must hold one value per lane")
-    if t0 < 0 or t_max < 1:
-        raise ValueError("kernel: t0 must be >= 0 and t_max >= 1")
-    if sse_out.shape[1] == 0:
+    if not _strip_runs(n_groups, status, sse_out, t0, t_max):
         return -INFINITY
-    _check_rows(sse_out)
     cdef fn_trials_state state = fn_trials_state(
         n_groups, &w[0, 0, 0], &g[0, 0, 0], &g_prev[0, 0, 0], &dw_prev[0, 0, 0],
         &step[0, 0, 0], &last_error[0], &status[0])
     cdef double top = -INFINITY
-    cdef fn_trials_epochs run = fn_trials_epochs(
-        sse_out.shape[1], sse_out.strides[0] // sizeof(double), check_every, &sse_out[0, 0],
-        sse_scale, r_c, analog, t0, t_max, w_limit, &top)
+    cdef fn_trials_epochs run = _strip_epochs(sse_out, check_every, sse_scale, r_c, analog, t0,
+                                              t_max, w_limit, &top)
     with nogil:
         fn_trials_train(&layers[0, 0], layers.shape[0], n_in, n_units, n_w, X.shape[0],
                         &X[0, 0], &T[0, 0], T.shape[1], &state, &r, &run, &work[0], special)
@@ -375,7 +387,8 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
                  double[::1] first, double[::1] top, double[::1] low, double[:, ::1] history,
                  Py_ssize_t check_every=0, double r_c=0.4, double analog=-1.0,
                  bint special=True, double sse_scale=1.0, Py_ssize_t t_max=1,
-                 double w_limit=0.0, double below=-1.0, Py_ssize_t below_every=0):
+                 double w_limit=0.0, double below=-1.0, Py_ssize_t below_every=0,
+                 int64_t[:, ::1] orders=None, const size_t[::1] bitgens=None):
     """Train every trial of a queue, each from its start until it stops, in the
     lanes of the groups of w (each lane takes trial after trial: a lane whose
     trial stopped takes the next waiting one at once; see fn_trials_queue in
@@ -406,6 +419,16 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
     below, below_every : with below_every > 0, a trial whose error (times
         sse_scale) of an epoch that ends a strip of below_every epochs is below
         ``below`` stops after that epoch (status -its epochs).
+    orders, bitgens : online backpropagation (rule backprop, decay 0, 1 or 2:
+        see trials_online), or None: (n_groups * LANES, n) int64 scratch for the
+        lanes' orders, and (K,) the bitgen_address of each trial's generator
+        (whose locks the caller holds), from which its lane draws the order of
+        each of its epochs. Hamey's check then reads a forward pass of its own
+        at the weights after the epoch (every check_every-th of the trial's);
+        status k > 0: non-finite error in epoch k (its updates made); BEYOND +
+        t: a weight reached w_limit (or NaN) after t epochs or within epoch t
+        + 1 (its weights those of after epoch t). work: at least
+        online_work_size(n_units, n_w) doubles as well.
 
     Returns
     -------
@@ -427,6 +450,13 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
         raise ValueError("kernel: per-trial vectors must hold one value per trial")
     if history is not None and (history.shape[0] != K or history.shape[1] < t_max):
         raise ValueError("kernel: history must be (K, >= t_max)")
+    cdef Py_ssize_t i
+    if bitgens is not None or orders is not None:
+        _check_online(r, work, n_units, n_w)
+        _check_orders(n_groups, X.shape[0], orders, bitgens, K)
+        for i in range(K):
+            if bitgens[i] == 0:
+                raise ValueError("kernel: a trial has no generator")
     cdef double largest = -INFINITY
     if K == 0:
         return largest
@@ -444,7 +474,9 @@ def trials_queue(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[
         rows, ld = &history[0, 0], history.shape[1]
     cdef fn_trials_queue q = fn_trials_queue(
         K, 0, &w0[0, 0], steps, step_rows, &w_out[0, 0], &epochs[0], &status[0],
-        &top_epoch[0], &first[0], &top[0], &low[0], rows, ld, below, below_every)
+        &top_epoch[0], &first[0], &top[0], &low[0], rows, ld, below, below_every, NULL, NULL)
+    if bitgens is not None:
+        q.orders, q.bitgens = &orders[0, 0], <fn_bitgen* const*>&bitgens[0]
     with nogil:
         fn_trials_queue_run(&layers[0, 0], layers.shape[0], n_in, n_units, n_w, X.shape[0],
                             &X[0, 0], &T[0, 0], T.shape[1], &state, &r, &run, &q, &work[0],
@@ -520,123 +552,4 @@ def check_lanes(const double[:, :, ::1] Y, const double[:, ::1] T, double r_c, d
     return [bool(bits >> k & 1) for k in range(FN_TL)]
 
 
-def online_work_size(Py_ssize_t n_units, Py_ssize_t n_w):
-    """Doubles of scratch trials_online needs.
-
-    Parameters
-    ----------
-    n_units, n_w : the network's units (inputs included) and weights.
-
-    Returns
-    -------
-    size : int, one row each of activations, f'(net) and dE/da, and a copy of
-        a group's weights and changes (LANES lanes each).
-    """
-    return (3 * n_units + 2 * n_w) * FN_TL
-
-
-def bitgen_address(generator):
-    """The address of a generator's C interface, what trials_online and
-    draw_orders draw from.
-
-    Parameters
-    ----------
-    generator : numpy.random.Generator
-
-    Returns
-    -------
-    address : int, of its bit generator's ``bitgen_t`` (NumPy's C interface,
-        ``BitGenerator.capsule``). The caller keeps the generator alive and
-        holds its bit generator's lock while a kernel draws.
-    """
-    return <size_t>PyCapsule_GetPointer(generator.bit_generator.capsule, "BitGenerator")
-
-
-def draw_orders(generator, int64_t[:, ::1] out):
-    """Python twin of the kernels' order draw: each row of ``out`` (n_rows, n)
-    becomes ``generator.permutation(n)``, drawn in C in turn (the same numbers
-    as NumPy's, the generator advanced as NumPy advances it).
-
-    Returns
-    -------
-    status : int, 0.
-    """
-    cdef fn_bitgen* b = <fn_bitgen*><size_t>bitgen_address(generator)
-    cdef Py_ssize_t i, n = out.shape[1]
-    if out.shape[0] == 0 or n == 0:
-        return 0
-    with generator.bit_generator.lock:
-        with nogil:
-            for i in range(out.shape[0]):
-                fn_permutation(b, n, &out[i, 0])
-    return 0
-
-
-def trials_online(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:, ::1] X,
-                  const double[:, ::1] T, double[:, :, ::1] w, double[:, :, ::1] dw_prev,
-                  int64_t[::1] status, double[::1] work, Rule rule, double[:, :] sse_out,
-                  int64_t[:, ::1] orders, const size_t[::1] bitgens, double sse_scale=1.0,
-                  Py_ssize_t t0=0, Py_ssize_t t_max=1, double w_limit=0.0):
-    """Run sse_out.shape[1] epochs of online backpropagation for every lane whose
-    status is 0: an update per example, each lane's examples in its own order
-    (fn_trials_online in _trials.h).
-
-    Parameters
-    ----------
-    layers, n_in, X, T : as trials_train.
-    w, dw_prev : (n_groups, n_w, LANES) weights and previous changes (momentum),
-        read and updated in place (frozen lanes are left unchanged).
-    status : (n_groups * LANES,) int64, as trials_train's (k > 0: non-finite
-        error in epoch k of this call; BEYOND + k: the lane stopped after k
-        epochs at w_limit, its order of epoch k + 1 already drawn, in orders).
-    work : scratch of at least online_work_size(n_units, n_w) doubles.
-    rule : Rule("backprop", ...), its decay 0 (constant rate),
-        1 (falling linearly per epoch to 0 at t_max) or 2 (per update, to 0 at
-        the last of t_max * n updates), as Backprop's decay False, True and
-        "update".
-    sse_out : (n_groups * LANES, n_epochs), rows contiguous: per lane and epoch
-        the sum of the examples' squared errors, each before its own update,
-        times sse_scale (only the epochs a lane trained are meaningful).
-    orders : (n_groups * LANES, n) int64: each lane's order of its last epoch.
-    bitgens : (n_groups * LANES,) the bitgen_address of each lane's generator
-        (0 for lanes that do not train), whose locks the caller holds.
-    t0, t_max, w_limit : as trials_train.
-
-    Returns
-    -------
-    top : float, the largest value written to sse_out (NaN not counted), -inf
-        if none.
-    """
-    cdef fn_rule r = rule.c
-    cdef Py_ssize_t n_units = _check(layers, n_in, X, T.shape[0], T.shape[1], w, work)
-    cdef Py_ssize_t n_groups = w.shape[0], n_w = w.shape[1], n = X.shape[0], k
-    if r.code != FN_RULE_BACKPROP or r.p[2] not in (0.0, 1.0, 2.0):
-        raise ValueError("kernel: online training needs the rule backprop with decay 0, 1 or 2")
-    if work.shape[0] < online_work_size(n_units, n_w):
-        raise ValueError("kernel: work buffer too small")
-    if not _same_shape(dw_prev, w):
-        raise ValueError("kernel: the rule's state does not match the weights")
-    if (status.shape[0] != n_groups * FN_TL or sse_out.shape[0] != n_groups * FN_TL
-            or bitgens.shape[0] != n_groups * FN_TL):
-        raise ValueError("kernel: per-lane vectors must hold one value per lane")
-    if orders.shape[0] != n_groups * FN_TL or orders.shape[1] != n:
-        raise ValueError("kernel: orders must be (n_groups * LANES, n_patterns)")
-    for k in range(n_groups * FN_TL):
-        if status[k] == 0 and bitgens[k] == 0:
-            raise ValueError("kernel: a training lane has no generator")
-    if t0 < 0 or t_max < 1:
-        raise ValueError("kernel: t0 must be >= 0 and t_max >= 1")
-    if sse_out.shape[1] == 0:
-        return -INFINITY
-    _check_rows(sse_out)
-    cdef fn_trials_state state = fn_trials_state(
-        n_groups, &w[0, 0, 0], NULL, NULL, &dw_prev[0, 0, 0], NULL, NULL, &status[0])
-    cdef double top = -INFINITY
-    cdef fn_trials_epochs run = fn_trials_epochs(
-        sse_out.shape[1], sse_out.strides[0] // sizeof(double), 0, &sse_out[0, 0],
-        sse_scale, 0.4, -1.0, t0, t_max, w_limit, &top)
-    with nogil:
-        fn_trials_online(&layers[0, 0], layers.shape[0], n_in, n_units, n_w, n, &X[0, 0],
-                         &T[0, 0], T.shape[1], &state, &r, &run, &orders[0, 0],
-                         <fn_bitgen* const*>&bitgens[0], &work[0])
-    return top
+include "_trials_online.pxi"

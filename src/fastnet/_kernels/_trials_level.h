@@ -213,10 +213,9 @@ FN_LV(fn_trials_train_generic)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrd
     const fn_tm none = (fn_tm){0};
     double top = -INFINITY;                 /* the largest error written (*sse_max) */
     for (ptrdiff_t grp = 0; grp < s.n_groups; grp++) {
-        double *wg = s.w + grp * n_w * FN_TL, *gg = s.g + grp * n_w * FN_TL;
-        double *gp = s.g_prev + grp * n_w * FN_TL, *dwp = s.dw_prev + grp * n_w * FN_TL;
-        double *st = s.step + grp * n_w * FN_TL;
-        int64_t *sg = s.status + grp * FN_TL;
+        const fn_trials_group gr = fn_trials_group_at(&s, grp, n_w);
+        double *wg = gr.w, *gg = gr.g, *gp = gr.gp, *dwp = gr.dwp, *st = gr.st;
+        int64_t *sg = gr.status;
         fn_tm lane_status;
         memcpy(&lane_status, sg, sizeof lane_status);
         for (ptrdiff_t ep = 0; ep < e.n_epochs; ep++) {
@@ -299,7 +298,7 @@ FN_LV(fn_trials_queue_pass)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff
         if (!(live >> l & 1)) continue;
         const int64_t why = fn_trials_why(t[l], right[l] != 0, beyond[l] != 0, raw[l] - raw[l] == 0.0,
                                            e);
-        if (why != 1) {
+        if (why != FN_TRIALS_ON) {
             fn_trials_finish(q, trial[l], t[l], why, wg, l, n_w);
             stopped |= 1u << l;
         } else {
@@ -313,11 +312,53 @@ FN_LV(fn_trials_queue_pass)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff
     return stopped;
 }
 
+/* Online backpropagation's kernels of this level (the queue's online epoch among them). */
+#include "_trials_online_level.h"
+
+/* One epoch of the live lanes of a queue's group (gr) for an epoch-batched rule:
+ * its pass (fn_trials_queue_pass), then the rule's update of the lanes whose
+ * trials train on (each with its own epoch's values, where they vary: context
+ * c), then the stops of ErrorBelow after the update. The lanes that stopped, as
+ * bits; t[l] counts the epochs of lane l's trial. */
+FN_INLINE unsigned
+FN_LV(fn_trials_queue_epoch)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
+                             ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
+                             const double *T, ptrdiff_t n_out, const fn_rule *rule,
+                             fn_lanes_ctx *c, int varies, const fn_trials_epochs *e,
+                             fn_trials_queue *q, const fn_trials_group *gr, double *work,
+                             unsigned live, const ptrdiff_t *trial, ptrdiff_t *t, double *top)
+{
+    fn_tv *A = (fn_tv *)work, *D = A + FN_TBLOCK * n_units, *E = D + FN_TBLOCK * n_units;
+    fn_tvr sse;
+    unsigned below;
+    const unsigned stopped = FN_LV(fn_trials_queue_pass)(
+        layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, e, q, gr->w, gr->g, A, D, E, live,
+        trial, t, &sse, top, &below);
+    live &= ~stopped;
+    if (!live) return stopped;
+    fn_tm active;
+    FN_LV(fn_trials_lanes_mask)(live, &active);
+    const fn_tv last = FN_TLOAD(gr->le);
+    c->rose = sse > last;
+    FN_TSTORE(gr->le, FN_TSEL(active, sse, last));
+    if (varies) fn_lanes_epoch_values_each(rule, t, e->t_max, c);
+    if (live == (1u << FN_TL) - 1)
+        fn_trials_update_any(0, n_w, gr->w, gr->g, gr->gp, gr->dwp, gr->st, &active, rule, c);
+    else
+        fn_trials_update_any(1, n_w, gr->w, gr->g, gr->gp, gr->dwp, gr->st, &active, rule, c);
+    for (int l = 0; l < FN_TL; l++) t[l] += live >> l & 1;
+    /* (trials whose error was below the threshold stop after the update) */
+    for (int l = 0; l < FN_TL; l++)
+        if (below >> l & 1) fn_trials_finish(q, trial[l], t[l], -t[l], gr->w, l, n_w);
+    return stopped | below;
+}
+
 /* Every trial of the queue q (fn_trials_queue in _trials.h) in the lanes of
- * the state's groups, each taking trial after trial: a pass (forward, check,
- * backward) at the lanes' weights, then the rule's update of the lanes whose
- * trials train on (each with its own epoch's values), then the stopped lanes
- * take the next trials. work: 3 * FN_TBLOCK * n_units vectors. */
+ * the state's groups, each lane taking trial after trial: an epoch of its live
+ * lanes (an epoch-batched rule: fn_trials_queue_epoch, a pass at the lanes'
+ * weights, then the update; online backpropagation, q->bitgens given:
+ * fn_trials_online_queue_epoch), then the stopped lanes take the next trials.
+ * work: 3 * FN_TBLOCK * n_units vectors (online: and online_work_size doubles). */
 FN_LV_ATTR static void
 FN_LV(fn_trials_queue)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                        ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
@@ -329,218 +370,24 @@ FN_LV(fn_trials_queue)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_
     const fn_trials_epochs e = *run;
     fn_lanes_ctx c;
     fn_lanes_ctx_init_gm(&c, rule);
-    fn_tv *A = (fn_tv *)work;
-    fn_tv *D = A + FN_TBLOCK * n_units;
-    fn_tv *E = D + FN_TBLOCK * n_units;
-    const unsigned full = (1u << FN_TL) - 1;
-    const int varies = fn_rule_epoch_varies(rule);
+    const int varies = fn_rule_epoch_varies(rule), online = q->bitgens != NULL;
     fn_lanes_epoch_values(rule, 0, e.t_max, &c);
     double top = -INFINITY;                 /* the largest error recorded (*sse_max) */
     for (ptrdiff_t grp = 0; grp < s.n_groups; grp++) {
-        double *wg = s.w + grp * n_w * FN_TL, *gg = s.g + grp * n_w * FN_TL;
-        double *gp = s.g_prev + grp * n_w * FN_TL, *dwp = s.dw_prev + grp * n_w * FN_TL;
-        double *st = s.step + grp * n_w * FN_TL, *le = s.last_error + grp * FN_TL;
+        const fn_trials_group gr = fn_trials_group_at(&s, grp, n_w);
         ptrdiff_t trial[FN_TL], t[FN_TL];
-        unsigned live = 0;
-        for (int l = 0; l < FN_TL; l++) {
-            t[l] = 0;
-            trial[l] = fn_trials_take(q, l, n_w, wg, gp, dwp, st, le);
-            if (trial[l] >= 0) live |= 1u << l;
-        }
+        unsigned live = fn_trials_refill(q, (1u << FN_TL) - 1, trial, t, n_w, &gr);
         while (live) {
-            fn_tvr sse;
-            unsigned below;
-            unsigned stopped = FN_LV(fn_trials_queue_pass)(
-                layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, &e, q, wg, gg, A, D, E,
-                live, trial, t, &sse, &top, &below);
-            live &= ~stopped;
-            if (live) {
-                fn_tm active;
-                FN_LV(fn_trials_lanes_mask)(live, &active);
-                const fn_tv last = FN_TLOAD(le);
-                c.rose = sse > last;
-                FN_TSTORE(le, FN_TSEL(active, sse, last));
-                if (varies) fn_lanes_epoch_values_each(rule, t, e.t_max, &c);
-                if (live == full)
-                    fn_trials_update_any(0, n_w, wg, gg, gp, dwp, st, &active, rule, &c);
-                else
-                    fn_trials_update_any(1, n_w, wg, gg, gp, dwp, st, &active, rule, &c);
-                for (int l = 0; l < FN_TL; l++) t[l] += live >> l & 1;
-                /* (trials whose error was below the threshold stop after the update) */
-                for (int l = 0; l < FN_TL; l++)
-                    if (below >> l & 1) fn_trials_finish(q, trial[l], t[l], -t[l], wg, l, n_w);
-                live &= ~below;
-                stopped |= below;
-            }
-            for (int l = 0; l < FN_TL; l++) {
-                if (!(stopped >> l & 1)) continue;
-                t[l] = 0;
-                trial[l] = fn_trials_take(q, l, n_w, wg, gp, dwp, st, le);
-                if (trial[l] >= 0) live |= 1u << l;
-            }
+            const unsigned stopped = online
+                ? FN_LV(fn_trials_online_queue_epoch)(layers, n_layers, n_in, n_units, n_w, n, X,
+                                                      T, n_out, rule, &e, q, gr.w, gr.dwp,
+                                                      q->orders + grp * FN_TL * n, work, live,
+                                                      trial, t, &top)
+                : FN_LV(fn_trials_queue_epoch)(layers, n_layers, n_in, n_units, n_w, n, X, T,
+                                               n_out, rule, &c, varies, &e, q, &gr, work, live,
+                                               trial, t, &top);
+            live = (live & ~stopped) | fn_trials_refill(q, stopped, trial, t, n_w, &gr);
         }
-    }
-    if (top > *e.sse_max) *e.sse_max = top;
-}
-
-
-/* One online update's rule step of every weight of a group, fused with the
- * example's gradient (one row: dE/dw = dE/dnet_u a_i, dE/dnet_u for the bias):
- * fn_lanes_backprop_gm with the update's rate. BLEND (a constant): the lanes
- * outside *active keep their weights and changes; TRACK (a constant): *far
- * gathers the lanes with a new weight of magnitude w_limit or more, or NaN.
- * A, D: the example's activations and dE/dnet (one row of n_units vectors). */
-FN_INLINE void
-FN_LV(fn_trials_online_step)(const int BLEND, const int TRACK, const ptrdiff_t *layers,
-                             ptrdiff_t n_layers, double *wg, double *dwp, const fn_tv *A,
-                             const fn_tv *D, double rate, double momentum, const fn_tm *active,
-                             double w_limit, fn_tm *far)
-{
-    const fn_tv lim = FN_TSPLAT(w_limit);
-    fn_tm f = *far;
-    for (ptrdiff_t j = 0; j < n_layers; j++) {
-        const ptrdiff_t *l = layers + j * FN_L_NCOLS;
-        const ptrdiff_t lo = l[FN_L_SRC_LO], fan = l[FN_L_SRC_HI] - lo;
-        const ptrdiff_t start = l[FN_L_START], size = l[FN_L_SIZE];
-        double *wb = wg + l[FN_L_B_OFF] * FN_TL, *db = dwp + l[FN_L_B_OFF] * FN_TL;
-        double *wu = wg + l[FN_L_W_OFF] * FN_TL, *du = dwp + l[FN_L_W_OFF] * FN_TL;
-        const fn_tv *a = A + lo;
-        for (ptrdiff_t u = 0; u < size; u++, wu += fan * FN_TL, du += fan * FN_TL) {
-            const fn_tvr d = D[start + u];
-            fn_trials_online_weight(BLEND, TRACK, wb + u * FN_TL, db + u * FN_TL, &d, rate,
-                                    momentum, active, &lim, &f);
-            for (ptrdiff_t i = 0; i < fan; i++) {
-                const fn_tvr g = d * a[i];
-                fn_trials_online_weight(BLEND, TRACK, wu + i * FN_TL, du + i * FN_TL, &g, rate,
-                                        momentum, active, &lim, &f);
-            }
-        }
-    }
-    *far = f;
-}
-
-/* Example p of an online epoch in every lane of a group (weights wg, changes
- * dwp; lane k's example ord[k * n + p]): its forward pass, error (into *sse,
- * before its update), backward pass and update (fn_trials_online_step; all:
- * every lane active, track: w_limit watched into *far). A, D, E: a row each of
- * activations, f'(net) (then dE/dnet) and dE/da. */
-FN_INLINE void
-FN_LV(fn_trials_online_example)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                                ptrdiff_t n_units, ptrdiff_t n, const double *X, const double *T,
-                                ptrdiff_t n_out, double *wg, double *dwp, const int64_t *ord,
-                                ptrdiff_t p, const fn_tm *active, int all, int track, double rate,
-                                double momentum, double w_limit, fn_tv *A, fn_tv *D, fn_tv *E,
-                                fn_tv *sse, fn_tm *far)
-{
-    const fn_tv zero = FN_TSPLAT(0.0);
-    const ptrdiff_t out0 = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START];
-    int64_t rows[FN_TL];
-    for (int k = 0; k < FN_TL; k++) rows[k] = (*active)[k] ? ord[k * n + p] : 0;
-    FN_LV(fn_trials_forward_block)(layers, n_layers, n_in, wg, X, 0, rows, A, D, 1, n_units);
-    /* the example's error, before its update, and dE/dy = 2 (y - t) */
-    fn_tv err = zero;
-    for (ptrdiff_t k = 0; k < n_out; k++) {
-        fn_tvr tv;
-        for (int q = 0; q < FN_TL; q++) tv[q] = T[rows[q] * n_out + k];
-        const fn_tv res = A[out0 + k] - tv;
-        err += res * res;
-        D[out0 + k] *= 2.0 * res;   /* dE/dnet = f'(net) dE/dy */
-    }
-    *sse += err;
-    for (ptrdiff_t u = n_in; u < out0; u++) E[u] = zero;
-    fn_trials_backward_rows(FN_LV_TILE, layers, n_layers, n_in, wg, D, E, 1, n_units);
-    if (all && !track)
-        FN_LV(fn_trials_online_step)(0, 0, layers, n_layers, wg, dwp, A, D, rate, momentum,
-                                     active, w_limit, far);
-    else if (all)
-        FN_LV(fn_trials_online_step)(0, 1, layers, n_layers, wg, dwp, A, D, rate, momentum,
-                                     active, w_limit, far);
-    else if (!track)
-        FN_LV(fn_trials_online_step)(1, 0, layers, n_layers, wg, dwp, A, D, rate, momentum,
-                                     active, w_limit, far);
-    else
-        FN_LV(fn_trials_online_step)(1, 1, layers, n_layers, wg, dwp, A, D, rate, momentum,
-                                     active, w_limit, far);
-}
-
-/* Run run->n_epochs epochs of online backpropagation (an update per example,
- * each lane in its own order: Backprop(mode="online")) for every group; see
- * fn_trials_online in _trials.h for the arguments and the lane status. work:
- * 3 * n_units + 2 * n_w vectors. */
-FN_LV_ATTR static void
-FN_LV(fn_trials_online)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                        ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
-                        const double *T, ptrdiff_t n_out, const fn_trials_state *state,
-                        const fn_rule *rule, const fn_trials_epochs *run,
-                        int64_t *orders, fn_bitgen *const *bitgens, double *work)
-{
-    const fn_trials_state s = *state;
-    const fn_trials_epochs e = *run;
-    const double rate0 = rule->backprop.learning_rate, momentum = rule->backprop.momentum;
-    const int decay = (int)rule->backprop.decay;
-    /* work: one row each of activations, f'(net) (then dE/dnet) and dE/da; the
-     * weights and changes of the group when its epoch started. */
-    fn_tv *A = (fn_tv *)work;
-    fn_tv *D = A + n_units;
-    fn_tv *E = D + n_units;
-    double *w_start = (double *)(E + n_units), *dw_start = w_start + n_w * FN_TL;
-    const fn_tm none = (fn_tm){0};
-    const fn_tv zero = FN_TSPLAT(0.0);
-    const int track = e.w_limit > 0.0;
-    /* decay 2, per update: update u of U = t_max * n at rate0 (U - 1 - u) / (U - 1) */
-    const ptrdiff_t U = e.t_max * n;
-    double top = -INFINITY;
-    for (ptrdiff_t grp = 0; grp < s.n_groups; grp++) {
-        double *wg = s.w + grp * n_w * FN_TL, *dwp = s.dw_prev + grp * n_w * FN_TL;
-        int64_t *sg = s.status + grp * FN_TL;
-        int64_t *ord = orders + grp * FN_TL * n;
-        fn_tm lane_status;
-        memcpy(&lane_status, sg, sizeof lane_status);
-        for (ptrdiff_t ep = 0; ep < e.n_epochs; ep++) {
-            fn_tm active = lane_status == none;
-            int any = 0;
-            for (int k = 0; k < FN_TL; k++) any |= active[k] != 0;
-            if (!any) break;
-            /* Each training lane's order of this epoch, from its own generator. */
-            for (int k = 0; k < FN_TL; k++)
-                if (active[k]) fn_permutation(bitgens[grp * FN_TL + k], n, ord + k * n);
-            if (track) {
-                /* Lanes whose weights reached w_limit stop before the epoch. */
-                fn_tm far0;
-                fn_trials_beyond(n_w, wg, e.w_limit, &far0);
-                far0 &= active;
-                lane_status = (far0 & ((fn_tm){0} + (FN_STATUS_BEYOND + ep))) | (~far0 & lane_status);
-                active &= ~far0;
-                memcpy(w_start, wg, (size_t)n_w * FN_TL * sizeof(double));
-                memcpy(dw_start, dwp, (size_t)n_w * FN_TL * sizeof(double));
-            }
-            int all = 1;
-            any = 0;
-            for (int k = 0; k < FN_TL; k++) { all &= active[k] != 0; any |= active[k] != 0; }
-            if (!any) continue;
-            const ptrdiff_t t = e.t0 + ep;
-            const double rate_epoch = decay == 1 ? rate0 * (1.0 - (double)t / (double)e.t_max)
-                                                 : rate0;
-            fn_tv sse = zero;
-            fn_tm far = none;
-            for (ptrdiff_t p = 0; p < n; p++) {
-                const ptrdiff_t upd = t * n + p;
-                const double rate = decay != 2 ? rate_epoch
-                    : U > 1 ? rate0 * ((double)(U - 1 - upd) / (double)(U - 1)) : rate0;
-                FN_LV(fn_trials_online_example)(layers, n_layers, n_in, n_units, n, X, T, n_out,
-                                                wg, dwp, ord, p, &active, all, track, rate,
-                                                momentum, e.w_limit, A, D, E, &sse, &far);
-            }
-            const double top_ep = fn_trials_sse_out(&e, grp, ep, &sse);
-            if (top_ep > top) top = top_ep;
-            if (track)
-                fn_trials_online_revert(n_w, wg, dwp, w_start, dw_start, ep, &far, &active,
-                                        &lane_status);
-            /* Lanes whose epoch error is not finite stop after it. */
-            const fn_tm bad = active & ~((sse == sse) & (sse - sse == 0.0));
-            lane_status = (bad & ((fn_tm){0} + (ep + 1))) | (~bad & lane_status);
-        }
-        memcpy(sg, &lane_status, sizeof lane_status);
     }
     if (top > *e.sse_max) *e.sse_max = top;
 }

@@ -4,6 +4,7 @@ Trial ``g * LANES + k`` sits in lane k of group g: every array of per-weight sta
 has shape (groups, connections, LANES), so that one vector load reads the same
 weight of LANES trials.
 """
+import contextlib
 import math
 
 import numpy as np
@@ -196,9 +197,9 @@ class LanesBackend:
             self.generators = list(generators)
             self.bitgens = _orders.addresses(self.generators)
             self.orders = np.zeros((self.lanes.G * LANES, N), dtype=np.int64)
-            # (the forward passes of `sse` and `final` use it too)
+            # (the forward passes of `sse` and `final` and the queue use it too)
             size = max(_trials.online_work_size(net.n_units, net.n_connections),
-                       _trials.work_size(net.n_units))
+                       _trials.work_size(net.n_units, N, net.n_in))
         else:
             size = _trials.work_size(net.n_units, N, net.n_in)
         self.work = aligned((size,))
@@ -279,10 +280,12 @@ class LanesBackend:
         """Train every trial from its start until it stops, the lanes taking trial
         after trial (``_trials.trials_queue``: a lane whose trial stopped takes
         the next waiting one at once; Hamey's check ``check`` on each epoch's
-        forward pass, or ``below`` = (threshold, every): the epoch's training
-        error below threshold at a strip end); each trial's errors by epoch
-        into ``history`` (K, t_max) rows, or None. Returns the per-trial columns of the kernel: weights,
-        epochs, status, and the first, largest (with its epoch) and lowest error."""
+        forward pass, online training's on a forward pass of its own after the
+        epoch, or ``below`` = (threshold, every): the epoch's training error
+        below threshold at a strip end); each trial's errors by epoch into
+        ``history`` (K, t_max) rows, or None. Returns the per-trial columns of
+        the kernel: weights, epochs, status, and the first, largest (with its
+        epoch) and lowest error."""
         W, steps = self.start
         K, C = W.shape
         every, r_c, analog = check
@@ -292,12 +295,24 @@ class LanesBackend:
         # (one group of lanes: it takes every trial in turn; its state stays in cache)
         state = [aligned((1, C, LANES)) for _ in range(5)]
         w_limit = self.w_limit
-        self.top = _trials.trials_queue(
-            self.layers, self.n_in, self.sets.X, self.sets.Y, *state, np.empty(LANES), self.work,
-            self.args, W, steps, w_out, epochs, status, top_epoch, first, top, low, history,
-            check_every=every, r_c=r_c, analog=analog, special=not w_limit > 0.0,
-            sse_scale=self.scale, t_max=t_max, w_limit=w_limit,
-            below=-1.0 if below is None else below[0], below_every=0 if below is None else below[1])
+        online, saved = {}, None
+        if self.online:
+            # (each lane draws its trial's orders from the trial's generator; if the
+            # strips must train them instead, each generator goes back to where it was)
+            online = dict(orders=np.empty((LANES, self.sets.X.shape[0]), np.int64),
+                          bitgens=self.bitgens)
+            saved = [g.bit_generator.state for g in self.generators]
+        with _orders.held(self.generators) if self.online else contextlib.nullcontext():
+            self.top = _trials.trials_queue(
+                self.layers, self.n_in, self.sets.X, self.sets.Y, *state, np.empty(LANES), self.work,
+                self.args, W, steps, w_out, epochs, status, top_epoch, first, top, low, history,
+                check_every=every, r_c=r_c, analog=analog, special=not w_limit > 0.0,
+                sse_scale=self.scale, t_max=t_max, w_limit=w_limit,
+                below=-1.0 if below is None else below[0],
+                below_every=0 if below is None else below[1], **online)
+        if saved is not None and _MAX(status, initial=0) >= _trials.BEYOND:
+            for g, was in zip(self.generators, saved):
+                g.bit_generator.state = was
         to_lanes(w_out, self.lanes.G, C, out=self.lanes.w)     # (the final errors read them)
         self.epoch = t_max
         return w_out, epochs, status, first, top, top_epoch, low

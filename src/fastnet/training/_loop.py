@@ -300,18 +300,18 @@ class StripLoop:
 def train_queued(self, history=True):
     """Train every trial in the lanes' queue (`LanesBackend.queue`: a lane
     whose trial stopped takes the next waiting trial at once, Hamey's check
-    on each epoch's forward pass) where the policy leaves nothing to Python
-    between epochs: the trials all in lanes, stopped by ``Correct`` or
-    ``ErrorBelow`` on the training error alone (`StopPolicy.queue_stop`), no
-    validation or test set, no callback. Returns (cpu
-    seconds, wall seconds); None where it does not apply, and False where a
-    trial came near overflow (``w_limit``): then nothing was kept and a new
-    loop trains the strips. ``history`` False: no errors by epoch, each
-    trial's lowest alone (``self.min_train``). Divergence raises as in
-    `train`."""
+    on each epoch's forward pass; online training's on a pass of its own)
+    where the policy leaves nothing to Python between epochs: the trials all
+    in lanes, stopped by ``Correct`` or ``ErrorBelow`` on the training error
+    alone (`StopPolicy.queue_stop`), no validation or test set, no callback.
+    Returns (cpu seconds, wall seconds); None where it does not apply, and
+    False where a trial came near overflow (``w_limit``): then nothing was
+    kept (online training's generators put back) and a new loop trains the
+    strips. ``history`` False: no errors by epoch, each trial's lowest alone
+    (``self.min_train``). Divergence raises as in `train`."""
     lanes = self.trials.lanes
     if (lanes is None or self.trials.serial is not None or self.trials.handoff is not None
-            or lanes.online or self.policy.queue_stop is None or self.drives
+            or self.policy.queue_stop is None or self.drives
             or self.counts is not None or self.K * self.run.max_epochs > QUEUE_MAX_HISTORY
             or (lanes.w_safe is not None and lanes.max_change is not None)):
         # (RPROP's trials that might come near overflow: the strips hand them off)
@@ -336,6 +336,7 @@ def train_queued(self, history=True):
     except DivergenceError as exc:
         raise hinted(exc, self.algorithm, self.run.weight_decay, self.sets) from None
     self.policy.succeeded(np.flatnonzero(status < 0))
+    self.policy.queued(epochs)
     self.epochs[:], self.last_rows = epochs, rows
     if self.safe is not None:
         self.safe = np.ascontiguousarray(rows)

@@ -55,30 +55,43 @@ class StopPolicy:
         self.run, self.sets, self.backend, self.single = run, sets, backend, single
         stop = run.stop
         measured = sets.X_val is not None or sets.X_test is not None
-        self.kernel_check = (type(stop) is Correct and not measured and run.callback is None
-                             and checks_in_kernel(algorithm))
+        # (the stop alone, nothing measured or called per strip: a kernel may decide)
+        alone = not measured and run.callback is None
+        self.kernel_check = type(stop) is Correct and alone and checks_in_kernel(algorithm)
         self.K, self._criteria = K, None     # (each trial's copy of `stop`, made when asked)
         self.in_strips = measured or stop is not None or run.callback is not None
         self.check, self.step = None, run.strip if self.in_strips else max_per_call
         if self.kernel_check:
-            analog = _check_analog((sets.Y == 0.0) | (sets.Y == 1.0), stop.analog)
-            self.check = (run.strip, stop.r_c, NO_CHECK[2] if analog is None else analog)
+            self.check = self._kernel_check(stop)
             every = backend.returns_every
             self.step = run.strip * max(1, every // run.strip)
         # What the lanes' queue (`train_queued`) can stop trials by, itself: Hamey's check
-        # (``check``), or the training error of each epoch's pass below a threshold
-        # (``ErrorBelow`` on the training error: (threshold, every)); None: neither.
+        # ((every, r_c, analog); online training's too, which the strips check from
+        # Python), or the training error of each epoch below a threshold (``ErrorBelow``
+        # on the training error: (threshold, every)); None: neither.
         self.queue_stop = None
-        if self.kernel_check:
-            self.queue_stop = (self.check, None)
-        elif (type(stop) is ErrorBelow and stop.on == "train" and not measured
-              and run.callback is None and checks_in_kernel(algorithm)):
+        queues = checks_in_kernel(algorithm) or getattr(algorithm, "per_pattern", False)
+        if type(stop) is Correct and alone and queues:
+            self.queue_stop = (self._kernel_check(stop), None)
+        elif type(stop) is ErrorBelow and stop.on == "train" and alone and queues:
             self.queue_stop = (NO_CHECK, (stop.threshold, run.strip))
         self.reasons = ["max_epochs"] * K
         self.fired, self.called_off = np.zeros(K, bool), np.zeros(K, bool)
         self.checks = np.zeros(K, np.intp)
         self.epoch = 0                      # (the strip end being decided)
         self._masks, self._checkers = {}, {}
+
+    def _kernel_check(self, stop):
+        """Hamey's check ``stop`` in a kernel, every strip: (every, r_c, analog)."""
+        analog = _check_analog((self.sets.Y == 0.0) | (self.sets.Y == 1.0), stop.analog)
+        return (self.run.strip, stop.r_c, NO_CHECK[2] if analog is None else analog)
+
+    def queued(self, epochs):
+        """The trials trained in the lanes' queue, ``epochs`` each: where the strips
+        would run Hamey's check from Python (online training), the queue ran it at
+        the same strip ends, and they count as those checks (forward passes)."""
+        if self.queue_stop[0][0] and not self.kernel_check:
+            self.checks[:] = epochs // self.run.strip
 
     @property
     def criteria(self):
