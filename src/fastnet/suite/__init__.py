@@ -23,7 +23,7 @@ targets (:func:`frozen_targets`); :func:`compare_with_baselines` (``fastnet suit
 >>> from fastnet.suite import Suite, draw_configurations
 >>> draw_configurations("adam(learning_rate=loguniform(1e-3, 1e-1))", 2, seed=0)
 ['adam(learning_rate=0.034947729371048855)', 'adam(learning_rate=0.003494772937104883)']
->>> Suite(["xor"], ["rprop+", "quickprop"], budget=4, runs=2, studies=2).n_runs
+>>> Suite(["xor"], ["rprop+", "adam"], budget=4, runs=2, studies=2).n_runs
 4
 """
 from fastnet._lazy import lazy_attributes

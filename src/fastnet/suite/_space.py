@@ -188,8 +188,8 @@ def draw_configurations(spec, k, seed, study=0):
     --------
     >>> draw_configurations("backprop(learning_rate=choice([0.1, 0.2]))", 2, seed=0)
     ['backprop(learning_rate=0.2)', 'backprop(learning_rate=0.1)']
-    >>> draw_configurations("quickprop", 16, seed=0)
-    ['quickprop']
+    >>> draw_configurations("scg", 16, seed=0)
+    ['scg']
     """
     from fastnet._validation import check_int
 
