@@ -437,22 +437,10 @@ fn_trials_tiny(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrd
     return listed && paired && fn_tiny_supported();
 }
 
-/* The tiny kernels, one per shape of FN_TINY_SHAPES, in its order: whole calls
- * (fn_tiny_*) and queues (fn_tiny_queue_*). */
-#define FN_TINY_TRAIN_AT(a, b, c, d) FN_TINY_CAT(fn_tiny, a, b, c, d),
-#define FN_TINY_QUEUE_AT(a, b, c, d) FN_TINY_CAT(fn_tiny_queue, a, b, c, d),
-static void (*const fn_tiny_trains[])(ptrdiff_t, ptrdiff_t, ptrdiff_t, const double *,
-                                      const double *, const fn_trials_state *, const fn_rule *,
-                                      const fn_trials_epochs *, double *) = {
-    FN_TINY_SHAPES(FN_TINY_TRAIN_AT)
-};
-static void (*const fn_tiny_queues[])(ptrdiff_t, ptrdiff_t, ptrdiff_t, const double *,
-                                      const double *, const fn_rule *, const fn_trials_epochs *,
-                                      fn_trials_queue *, double *) = {
-    FN_TINY_SHAPES(FN_TINY_QUEUE_AT)
-};
-#undef FN_TINY_TRAIN_AT
-#undef FN_TINY_QUEUE_AT
+/* The tiny kernels are called directly, one call per shape of FN_TINY_SHAPES (by its
+ * index k there), not through a table of pointers: a kernel reached through a pointer
+ * lost about 12 % on XOR (benchmarks/ab_rules.py), compiled without what GCC knows of
+ * its one call site. */
 
 /* Which tiny kernel trains RPROP (rule) on this network (`special`: they may):
  * its index in FN_TINY_SHAPES, its activations in *hact, *oact; -1: none. */
@@ -486,9 +474,13 @@ fn_trials_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptr
     ptrdiff_t hact, oact;
     const int k = fn_trials_tiny_case(rule, special, layers, n_layers, n_in, n_w, n_out, &hact,
                                       &oact);
-    if (k >= 0)
-        fn_tiny_trains[k](hact, oact, n, X, T, state, rule, run, work);
-    else
+    if (k >= 0) {
+        int at = 0;
+#define FN_TINY_TRAIN_CALL(a, b, c, d)                                                  \
+        if (k == at++) FN_TINY_CAT(fn_tiny, a, b, c, d)(hact, oact, n, X, T, state, rule, run, work);
+        FN_TINY_SHAPES(FN_TINY_TRAIN_CALL)
+#undef FN_TINY_TRAIN_CALL
+    } else
         fn_trials_train_generic(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, state,
                                 rule, run, work);
 }
@@ -515,9 +507,13 @@ fn_trials_queue_run(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
         FN_TINY_QUEUE_PAIRS(FN_TINY_QUEUE_PAIRED)
 #undef FN_TINY_QUEUE_PAIRED
     }
-    if (paired)
-        fn_tiny_queues[k](hact, oact, n, X, T, rule, run, q, work);
-    else
+    if (paired) {
+        int at = 0;
+#define FN_TINY_QUEUE_CALL(a, b, c, d)                                                  \
+        if (k == at++) FN_TINY_CAT(fn_tiny_queue, a, b, c, d)(hact, oact, n, X, T, rule, run, q, work);
+        FN_TINY_SHAPES(FN_TINY_QUEUE_CALL)
+#undef FN_TINY_QUEUE_CALL
+    } else
         fn_trials_queue_train(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, state, rule,
                               run, q, work);
 }
