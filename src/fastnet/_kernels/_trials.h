@@ -442,6 +442,23 @@ fn_trials_tiny(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrd
  * lost about 12 % on XOR (benchmarks/ab_rules.py), compiled without what GCC knows of
  * its one call site. */
 
+/* The tiny kernel of shape k (its index in FN_TINY_SHAPES): the whole call
+ * (fn_tiny_*) or, with `queue` (a constant), the queue (fn_tiny_queue_*, of q). */
+static inline __attribute__((always_inline)) void
+fn_tiny_call(int k, const int queue, ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const double *X,
+             const double *T, const fn_trials_state *state, const fn_rule *rule,
+             const fn_trials_epochs *run, fn_trials_queue *q, double *work)
+{
+    int at = 0;
+#define FN_TINY_CALL_SHAPE(a, b, c, d)                                                  \
+    if (k == at++) {                                                                    \
+        if (queue) FN_TINY_CAT(fn_tiny_queue, a, b, c, d)(hact, oact, n, X, T, rule, run, q, work); \
+        else FN_TINY_CAT(fn_tiny, a, b, c, d)(hact, oact, n, X, T, state, rule, run, work); \
+    }
+    FN_TINY_SHAPES(FN_TINY_CALL_SHAPE)
+#undef FN_TINY_CALL_SHAPE
+}
+
 /* Which tiny kernel trains RPROP (rule) on this network (`special`: they may):
  * its index in FN_TINY_SHAPES, its activations in *hact, *oact; -1: none. */
 static int
@@ -474,13 +491,9 @@ fn_trials_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptr
     ptrdiff_t hact, oact;
     const int k = fn_trials_tiny_case(rule, special, layers, n_layers, n_in, n_w, n_out, &hact,
                                       &oact);
-    if (k >= 0) {
-        int at = 0;
-#define FN_TINY_TRAIN_CALL(a, b, c, d)                                                  \
-        if (k == at++) FN_TINY_CAT(fn_tiny, a, b, c, d)(hact, oact, n, X, T, state, rule, run, work);
-        FN_TINY_SHAPES(FN_TINY_TRAIN_CALL)
-#undef FN_TINY_TRAIN_CALL
-    } else
+    if (k >= 0)
+        fn_tiny_call(k, 0, hact, oact, n, X, T, state, rule, run, NULL, work);
+    else
         fn_trials_train_generic(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, state,
                                 rule, run, work);
 }
@@ -507,13 +520,9 @@ fn_trials_queue_run(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
         FN_TINY_QUEUE_PAIRS(FN_TINY_QUEUE_PAIRED)
 #undef FN_TINY_QUEUE_PAIRED
     }
-    if (paired) {
-        int at = 0;
-#define FN_TINY_QUEUE_CALL(a, b, c, d)                                                  \
-        if (k == at++) FN_TINY_CAT(fn_tiny_queue, a, b, c, d)(hact, oact, n, X, T, rule, run, q, work);
-        FN_TINY_SHAPES(FN_TINY_QUEUE_CALL)
-#undef FN_TINY_QUEUE_CALL
-    } else
+    if (paired)
+        fn_tiny_call(k, 1, hact, oact, n, X, T, state, rule, run, q, work);
+    else
         fn_trials_queue_train(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, state, rule,
                               run, q, work);
 }
