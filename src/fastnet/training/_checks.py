@@ -229,9 +229,8 @@ def check_one_run(net, algorithm, data, *, max_epochs, stop, strip, init_scale, 
                     blas_min, callback, net=net, loss=loss, weight_decay=weight_decay)
     check_algorithm_objective(algorithm, run)
     drawn = init_scale is not None or algorithm.draws
-    if drawn:
-        as_generator(seed)                  # (a malformed seed named before anything runs)
-    # (weights drawn with an init_scale > 0 are never all zero: the zero check is the
+    # (a malformed seed the trainer names as it makes its generator, before any draw;
+    # weights drawn with an init_scale > 0 are never all zero: the zero check is the
     # network's own weights')
     check_start(net, seed, drawn, weights=init_scale is None)
     return sets, run
