@@ -5,10 +5,7 @@ per AVX-512 vector, eight per AVX2, four in the baseline), reached at each CPU l
 this process runs, as ``_forward.activation_at_level`` reaches the float64 forms; and
 exp rows of either type.
 """
-cdef extern from "_constants.h":
-    enum:
-        ACT_SOFTMAX "FN_ACT_SOFTMAX"
-        N_ACTIVATIONS "FN_N_ACTIVATIONS"
+from fastnet._kernels._forward cimport check_activation_rows
 
 cdef extern from "_activations32.h" nogil:
     int fn_a32_activate_at(int level, int code, Py_ssize_t nb, Py_ssize_t size, float* Z, float* D)
@@ -31,10 +28,8 @@ def activation32_at_level(int level, int code, float[:, ::1] Z, float[:, ::1] D=
     -------
     done : bool, False when this build or CPU has no such level (Z untouched).
     """
-    if code < 0 or code >= N_ACTIVATIONS or code == ACT_SOFTMAX:
-        raise ValueError(f"`code` must be an elementwise activation code, got {code}")
-    if D is not None and (D.shape[0] != Z.shape[0] or D.shape[1] != Z.shape[1]):
-        raise ValueError(f"`D` must have Z's shape {(Z.shape[0], Z.shape[1])}, got {(D.shape[0], D.shape[1])}")
+    check_activation_rows(code, Z.shape[0], Z.shape[1], D is not None,
+                          D.shape[0] if D is not None else 0, D.shape[1] if D is not None else 0)
     cdef int done
     cdef Py_ssize_t nb = Z.shape[0], size = Z.shape[1]
     if nb == 0 or size == 0:

@@ -372,6 +372,17 @@ def predict(object X, object Y, const Py_ssize_t[:, ::1] layers, const double[::
     return Y
 
 
+cdef int check_activation_rows(int code, Py_ssize_t rows, Py_ssize_t cols, bint has_d,
+                               Py_ssize_t d_rows, Py_ssize_t d_cols) except -1:
+    """The gate of the activation test entries (both value types): an elementwise
+    activation code, and derivative rows D (has_d) of the shape of Z's."""
+    if code < 0 or code >= N_ACTIVATIONS or code == ACT_SOFTMAX:
+        raise ValueError(f"`code` must be an elementwise activation code, got {code}")
+    if has_d and (d_rows != rows or d_cols != cols):
+        raise ValueError(f"`D` must have Z's shape {(rows, cols)}, got {(d_rows, d_cols)}")
+    return 0
+
+
 def activation_at_level(int level, int code, double[:, ::1] Z, double[:, ::1] D=None):
     """Apply an elementwise activation to the rows of Z in place, at one CPU level.
 
@@ -390,10 +401,8 @@ def activation_at_level(int level, int code, double[:, ::1] Z, double[:, ::1] D=
     -------
     done : bool, False when this build or CPU has no such level (Z untouched).
     """
-    if code < 0 or code >= N_ACTIVATIONS or code == ACT_SOFTMAX:
-        raise ValueError(f"kernel: no elementwise activation code {code}")
-    if D is not None and (D.shape[0] != Z.shape[0] or D.shape[1] != Z.shape[1]):
-        raise ValueError("kernel: D must have Z's shape")
+    check_activation_rows(code, Z.shape[0], Z.shape[1], D is not None,
+                          D.shape[0] if D is not None else 0, D.shape[1] if D is not None else 0)
     cdef int done
     cdef Py_ssize_t nb = Z.shape[0], size = Z.shape[1]
     if nb == 0 or size == 0:
