@@ -129,7 +129,7 @@ def contestants(name, data, hidden, K, E, EO, EB, E1, kw):
     sml = [np.zeros((small, LANES)) for _ in range(5)]
     own = [np.zeros((n_w, LANES)) for _ in range(5)]
     rose = np.zeros(LANES, dtype=np.int64)
-    rule = (_trials.RULE_BACKPROP, 1e-3, 0.0, 0.0)
+    rule = Backprop("batch", 1e-3, 0.0).kernel_rule()
     calls = 20000
     rng = np.random.default_rng(0)
     draws = max(1, 200000 // N)
