@@ -81,6 +81,23 @@ def test_a_registration_refuses_a_name_twice_and_a_missing_field():
     assert "adam_without_epsilon" not in REGISTRY
 
 
+@pytest.mark.parametrize("names, kw, exc, match", [
+    ((), dict(params=()), ValueError, "`names` must hold at least one"),
+    ((3,), dict(params=()), TypeError, "`names` must be non-empty strings"),
+    (("twice", "twice"), dict(params=()), ValueError, "`names` must differ"),
+    (("p",), dict(params=("lr",)), TypeError, "`params` must hold"),
+    (("p",), dict(params=(Param("a", 1.0), Param("a", 2.0))), ValueError, "each parameter once"),
+    (("p",), dict(params=(), kernel="sgd"), ValueError, "`kernel` must be a rule"),
+    (("p",), dict(params=(Param("a", 1.0),), name_param="b"), ValueError, "`name_param`"),
+])
+def test_a_registration_entry_is_checked_before_anything_registers(names, kw, exc, match):
+    with pytest.raises(exc, match=match):
+        rule(*names, **kw)
+    assert not set(n for n in names if isinstance(n, str)) & set(REGISTRY)
+    with pytest.raises(TypeError, match="decorates a class"):
+        rule("not_a_class", params=())(lambda: None)
+
+
 SIGN_SGD_STEP = """\
 /* sign SGD (Bernstein et al. 2018): w -= rate sign(g); a zero gradient, no step */
 FN_R_STEP_SIGNATURE(sign_sgd)

@@ -82,11 +82,19 @@ def rule(*names, params, kernel=None, name_param=None):
 
     Raises
     ------
+    TypeError
+        If a name is not a string, ``params`` holds something other than `Param`
+        objects, or the decorated object is not a class.
     ValueError
-        If a name is registered already, or the kernel's record has a field the
-        class has no parameter for.
+        If no name is given, a name is registered already or given twice, two
+        parameters share a name, ``kernel`` is not in the kernels' table, or the
+        kernel's record has a field the class has no parameter for.
     """
+    _check_entry(names, params, kernel, name_param)
+
     def register(cls):
+        if not isinstance(cls, type):
+            raise TypeError(f"`rule` decorates a class, got {cls!r}.")
         cls.__annotations__ = {p.name: "object" for p in params}
         for p in params:
             setattr(cls, p.name, p.default)
@@ -116,6 +124,34 @@ def rule(*names, params, kernel=None, name_param=None):
                               else functools.partial(cls, **{name_param: name}))
         return cls
     return register
+
+
+def _check_entry(names, params, kernel, name_param):
+    """Refuse a registration entry that is not one, naming what is wrong."""
+    if not names:
+        raise ValueError("`names` must hold at least one name, got none.")
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"`names` must be non-empty strings, got {name!r}.")
+        if name in REGISTRY:
+            raise ValueError(f"an algorithm named {name!r} is registered already")
+    if len(set(names)) != len(names):
+        raise ValueError(f"`names` must differ, got {names!r}.")
+    params = tuple(params)
+    for p in params:
+        if not isinstance(p, Param):
+            raise TypeError(f"`params` must hold fastnet.algorithms.Param objects, got {p!r}.")
+    fields = [p.name for p in params]
+    if len(set(fields)) != len(fields):
+        raise ValueError(f"`params` must name each parameter once, got {fields}.")
+    if name_param is not None and name_param not in fields:
+        raise ValueError(f"`name_param` must be one of the parameters {fields}, got "
+                         f"{name_param!r}.")
+    if kernel is not None:
+        from fastnet._kernels._rules import RULES
+        if kernel not in RULES:
+            raise ValueError(f"`kernel` must be a rule of the kernels' table {sorted(RULES)}, "
+                             f"got {kernel!r}.")
 
 
 def check_params(algorithm):
