@@ -6,9 +6,14 @@
  * The template sees FN_LV(name) (the level's name of a function), FN_LV_ATTR
  * (its target attributes) and FN_LV_TILE (the largest register tile's side:
  * 4, 2 in the baseline). The x86-64-v3 form is name##_v3. Every macro named
- * here is undefined at the end. */
+ * here is undefined at the end. FN_LV expands its argument first (FN_LEVEL_CAT),
+ * so it nests with _values.h's FN_VT. */
+#ifndef FN_LEVEL_CAT
+#define FN_LEVEL_CAT_(a, b) a##b
+#define FN_LEVEL_CAT(a, b) FN_LEVEL_CAT_(a, b)
+#endif
 #if FN_LEVEL_V4
-#define FN_LV(name) name##_v4
+#define FN_LV(name) FN_LEVEL_CAT(name, _v4)
 #define FN_LV_ATTR FN_CPU_V4_ATTR
 #define FN_LV_TILE 4
 #include FN_LEVEL_FILE
@@ -16,14 +21,14 @@
 #undef FN_LV_ATTR
 #undef FN_LV_TILE
 #endif
-#define FN_LV(name) name##_v3
+#define FN_LV(name) FN_LEVEL_CAT(name, _v3)
 #define FN_LV_ATTR FN_CPU_V3_ATTR
 #define FN_LV_TILE 4
 #include FN_LEVEL_FILE
 #undef FN_LV
 #undef FN_LV_ATTR
 #undef FN_LV_TILE
-#define FN_LV(name) name##_v0
+#define FN_LV(name) FN_LEVEL_CAT(name, _v0)
 #define FN_LV_ATTR FN_LEVEL_V0_ATTR
 #define FN_LV_TILE 2
 #include FN_LEVEL_FILE
