@@ -176,4 +176,15 @@ fn_simd_gemm(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const doub
     return 0;
 }
 
+/* fn_simd_gemm over float (the same contract; beta 0 or 1). */
+static int
+fn_simd_gemm_f32(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const float *A,
+                 ptrdiff_t lda, const float *B, ptrdiff_t ldb, double beta, float *C,
+                 ptrdiff_t ldc, const float *bias, const float *scale, ptrdiff_t lds)
+{
+    (void)ta; (void)tb; (void)m; (void)n; (void)k; (void)A; (void)lda; (void)B; (void)ldb;
+    (void)beta; (void)C; (void)ldc; (void)bias; (void)scale; (void)lds;
+    return 0;
+}
+
 #endif /* FASTNET_SIMD_H */
