@@ -176,8 +176,7 @@ cdef Py_ssize_t _row_stride(const real_t[:, :] X) except -1:
     return X.strides[0] // s
 
 
-def gemm(ta, tb, const real_t[:, :] A, const real_t[:, :] B, real_t[:, :] C,
-         double beta=0.0, const real_t[:] bias=None, const real_t[:, :] scale=None):
+def gemm(ta, tb, A, B, C, double beta=0.0, bias=None, scale=None):
     """C = (op(A) @ op(B) + beta C (+ bias)) (* scale) in place with the tiles; True if they ran.
 
     For tests: ``ta``/``tb`` are ``"N"`` or ``"T"``; the arrays all float64 or all
@@ -186,6 +185,16 @@ def gemm(ta, tb, const real_t[:, :] A, const real_t[:, :] B, real_t[:, :] C,
     multiplies each element before it is stored. False (C untouched) where the
     tiles decline, as :c:func:`simd_gemm` does.
     """
+    for name, X in (("B", B), ("C", C), ("bias", bias), ("scale", scale)):
+        if X is not None and getattr(X, "dtype", None) != A.dtype:
+            raise TypeError(f"`{name}` must have the dtype of `A` ({A.dtype}), got "
+                            f"{getattr(X, 'dtype', type(X).__name__)}")
+    return _gemm(ta, tb, A, B, C, beta, bias, scale)
+
+
+def _gemm(ta, tb, const real_t[:, :] A, const real_t[:, :] B, real_t[:, :] C,
+          double beta=0.0, const real_t[:] bias=None, const real_t[:, :] scale=None):
+    """gemm over one value type (the arrays checked to share it)."""
     if ta not in ("N", "T") or tb not in ("N", "T"):
         raise ValueError("ta and tb must be 'N' or 'T'")
     cdef Py_ssize_t m = A.shape[1] if ta == "T" else A.shape[0]
