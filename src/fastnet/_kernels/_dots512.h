@@ -10,12 +10,13 @@
  * guard: a template.
  */
 
-/* The sums of the lanes of each of v[0..7] into out[0..7], in a fixed order. */
+/* The sums of the lanes of each of v[0..7] (+ *b, unless b is NULL) into
+ * out[0..7], in a fixed order. */
 #if FN_VT_BITS == 64
 /* Pairs of lanes, then halves of 128-bit lanes, then 256-bit halves: 21
  * instructions against 48 for eight separate reductions. */
 __attribute__((target(FN_TARGET), always_inline)) static inline void
-FN_NAME(sum8)(const __m512d *v, double *out)
+FN_NAME(sum8)(const __m512d *v, const double *b, double *out)
 {
     const __m512d a0 = _mm512_add_pd(_mm512_unpacklo_pd(v[0], v[1]), _mm512_unpackhi_pd(v[0], v[1]));
     const __m512d a1 = _mm512_add_pd(_mm512_unpacklo_pd(v[2], v[3]), _mm512_unpackhi_pd(v[2], v[3]));
@@ -26,14 +27,16 @@ FN_NAME(sum8)(const __m512d *v, double *out)
     const __m512d b1 = _mm512_add_pd(_mm512_shuffle_f64x2(a2, a3, 0x88), _mm512_shuffle_f64x2(a2, a3, 0xDD));
     const __m512i lo = _mm512_set_epi64(13, 12, 9, 8, 5, 4, 1, 0);
     const __m512i hi = _mm512_set_epi64(15, 14, 11, 10, 7, 6, 3, 2);
-    _mm512_store_pd(out, _mm512_add_pd(_mm512_permutex2var_pd(b0, lo, b1),
-                                       _mm512_permutex2var_pd(b0, hi, b1)));
+    __m512d sum = _mm512_add_pd(_mm512_permutex2var_pd(b0, lo, b1), _mm512_permutex2var_pd(b0, hi, b1));
+    if (b)
+        sum = _mm512_add_pd(sum, _mm512_set1_pd(*b));
+    _mm512_store_pd(out, sum);
 }
 #else
 /* The 256-bit halves of each, then horizontal adds of pairs (lanes 0+1, 2+3
  * of each 128-bit lane), twice, then the 128-bit halves. */
 __attribute__((target(FN_TARGET), always_inline)) static inline void
-FN_NAME(sum8)(const __m512 *v, float *out)
+FN_NAME(sum8)(const __m512 *v, const float *b, float *out)
 {
     __m256 h[8];
     int i;
@@ -42,8 +45,11 @@ FN_NAME(sum8)(const __m512 *v, float *out)
     /* t0 = [h0 h1 h2 h3 (lanes 0-3) | h0 h1 h2 h3 (lanes 4-7)], t1 the same of h4-h7 */
     const __m256 t0 = _mm256_hadd_ps(_mm256_hadd_ps(h[0], h[1]), _mm256_hadd_ps(h[2], h[3]));
     const __m256 t1 = _mm256_hadd_ps(_mm256_hadd_ps(h[4], h[5]), _mm256_hadd_ps(h[6], h[7]));
-    _mm256_store_ps(out, _mm256_add_ps(_mm256_permute2f128_ps(t0, t1, 0x20),
-                                       _mm256_permute2f128_ps(t0, t1, 0x31)));
+    __m256 sum = _mm256_add_ps(_mm256_permute2f128_ps(t0, t1, 0x20),
+                               _mm256_permute2f128_ps(t0, t1, 0x31));
+    if (b)
+        sum = _mm256_add_ps(sum, _mm256_set1_ps(*b));
+    _mm256_store_ps(out, sum);
 }
 #endif
 
@@ -78,11 +84,10 @@ FN_NAME(dots_tile)(const int UNITS, ptrdiff_t s_last, FN_MASK_T mt, const FN_REA
             c[k][i] = FN_MM(fmadd)(x[i], v[k], c[k][i]);
     }
     for (k = 0; k < UNITS; k++)
-        FN_NAME(sum8)(c[k], out[k]);
-    /* (the bias added to each finished sum, as one vector add of it would) */
+        FN_NAME(sum8)(c[k], b ? b + k : NULL, out[k]);
     for (i = 0; i < 8; i++)
         for (k = 0; k < UNITS; k++)
-            Z[i * ldz + k] = b ? out[k][i] + b[k] : out[k][i];
+            Z[i * ldz + k] = out[k][i];
 }
 
 /* Z[r, u] = sum_s A[r, s] W[u, s] (+ b[u] if b != NULL), W of shape (n_out, n_src)
@@ -92,7 +97,7 @@ FN_NAME(dots)(ptrdiff_t nb, ptrdiff_t n_out, ptrdiff_t n_src, const FN_REAL *A, 
               const FN_REAL *W, ptrdiff_t ldw, const FN_REAL *b, FN_REAL *Z, ptrdiff_t ldz)
 {
     ptrdiff_t r = 0, u, s;
-    const FN_MASK_T mt = FN_MASK((int)(n_src % FN_LANES ? n_src % FN_LANES : FN_LANES));
+    const FN_MASK_T mt = FN_MASK(n_src % FN_LANES ? n_src % FN_LANES : FN_LANES);
     const ptrdiff_t s_last = (n_src - 1) / FN_LANES * FN_LANES;  /* start of the (masked) last vector */
     for (; r + 8 <= nb; r += 8) {
         for (u = 0; u + 2 <= n_out; u += 2)
