@@ -36,7 +36,7 @@ from fastnet.training._algorithms import NO_CHECK
 from fastnet.training._backends import Backend
 from fastnet.training._batch_rules import SCG
 from fastnet.training._divergence import diverged, growth_limit, hinted
-from fastnet.training._lanes import LANES, aligned, safe_weight, to_lanes
+from fastnet.training._lanes import aligned, lanes_per_group, safe_weight, to_lanes
 from fastnet.training._loop import QUEUE_MAX_HISTORY, StripLoop
 
 __all__ = ["scg_applies", "scg_loop", "train_scg_batched"]
@@ -99,13 +99,15 @@ class BatchedSCG(Backend):
         """(SSE, classification error or None) of ``rows`` on the training set, in the lanes."""
         net, X, Y = self.net, self.sets.X, self.sets.Y
         K, C = rows.shape
+        rows = rows.astype(net.dtype, copy=False)
+        LANES = lanes_per_group(net.dtype)
         G = -(-K // LANES)
-        w, work = to_lanes(rows, G, C), aligned((_trials.work_size(net.n_units),))
+        w, work = to_lanes(rows, G, C), aligned((_trials.work_size(net.n_units),), dtype=net.dtype)
         sse = np.empty(G * LANES)
         _trials.trials_sse(net.layer_table, net.n_in, X, Y, w, work, sse)
         cls = None
         if classification:
-            out = aligned((G, X.shape[0], Y.shape[1], LANES))
+            out = aligned((G, X.shape[0], Y.shape[1], LANES), dtype=net.dtype)
             _trials.trials_outputs(net.layer_table, net.n_in, X, w, work, out)
             out = out.transpose(0, 3, 1, 2).reshape(G * LANES, X.shape[0], Y.shape[1])
             cls = np.array([_winner_takes_all_error(out[k], Y) for k in range(K)])
@@ -121,9 +123,11 @@ def scg_loop(net, algorithm, sets, run, W, history=True, keep=False):
             history and K * run.max_epochs > QUEUE_MAX_HISTORY):
         return None
     try:            # (a layer table the lanes do not take: one at a time)
+        LANES = lanes_per_group(net.dtype)
         _trials.trials_sse(net.layer_table, net.n_in, sets.X[:1], sets.Y[:1],
-                           aligned((1, net.n_connections, LANES)),
-                           aligned((_trials.work_size(net.n_units),)), np.empty(LANES))
+                           aligned((1, net.n_connections, LANES), dtype=net.dtype),
+                           aligned((_trials.work_size(net.n_units),), dtype=net.dtype),
+                           np.empty(LANES))
     except ValueError:
         return None
     return StripLoop(BatchedSCG(net, algorithm, sets, run, W), K, net, algorithm, sets, run, K,
@@ -137,11 +141,12 @@ class _Run:
         net, s, run = loop.trials.net, loop.sets, loop.run
         self.loop, self.algorithm = loop, loop.algorithm
         self.args = (net.layer_table, net.n_in, s.X, s.Y)
-        self.work = aligned((_scg.work_size(net.n_units),), zero=False)
-        self.state = aligned((_scg.state_size(net.n_connections),))
+        self.work = aligned((_scg.work_size(net.n_units),), zero=False, dtype=net.dtype)
+        self.state = aligned((_scg.state_size(net.n_connections),), dtype=net.dtype)
         self.w_safe = safe_weight(net.n_units, len(net.layer_table), s.X.shape[0],
                                   max(float(np.abs(s.X).max(initial=0.0)),
-                                      float(np.abs(s.Y).max(initial=0.0))))
+                                      float(np.abs(s.Y).max(initial=0.0))), net.dtype)
+        self.dtype = net.dtype
         # (the trial points are checked; the probe points lie within sigma of them)
         self.limit = self.w_safe - 2.0 * self.algorithm.sigma
         stop, Y = run.stop, s.Y
@@ -214,11 +219,11 @@ def _train(run, history):
     epoch order, as the trials alone would in turn)."""
     loop, algorithm = run.loop, run.algorithm
     K, T, C = loop.K, loop.run.max_epochs, run.C
-    W = np.ascontiguousarray(loop.trials.W, dtype=np.float64)
+    W = np.ascontiguousarray(loop.trials.W, dtype=run.dtype)
     if not float(np.abs(W).max(initial=0.0)) <= run.limit:        # (NaN too)
         raise _Unsafe
     scale = loop.run.scale(run.N, loop.sets.Y.shape[1])
-    rows = np.empty((K, C))
+    rows = np.empty((K, C), run.dtype)
     epochs, checks, reason = np.empty((3, K), np.int64)
     counts = np.empty((3, K), np.int64)
     first, low = np.empty(K), np.empty(K)

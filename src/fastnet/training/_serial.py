@@ -16,8 +16,9 @@ __all__ = ["Serial"]
 
 
 def _copy(i, w):
-    """Trial ``i``'s weight vector: a copy of ``w`` (`Serial`'s default ``vector``)."""
-    return np.array(w, dtype=float)
+    """Trial ``i``'s weight vector: a copy of ``w``, of its dtype (the network's; `Serial`'s
+    default ``vector``)."""
+    return np.array(w)
 
 
 class Serial(Backend):
@@ -157,7 +158,7 @@ class Serial(Backend):
             Y, A = s.Y_val, self._A_val
         else:
             Y, A = s.Y_test, self._A_test
-        K = rows.shape[0]
+        K, rows = rows.shape[0], rows.astype(self.net.dtype, copy=False)
         sse, cls = np.empty(K), np.empty(K) if classification else None
         for k in range(K):
             ev = Evaluator(self.net, None, Y, self.blas_min, A=A, w=rows[k], block=self._block)
