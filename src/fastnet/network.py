@@ -1,7 +1,6 @@
 """Feed-forward networks: topology, one flat weight vector, Proben1 notation."""
 from __future__ import annotations
 
-import json
 import operator
 
 import numpy as np
@@ -10,23 +9,12 @@ from collections.abc import Sequence
 
 from fastnet import _engine
 from fastnet._typing import ArrayLike, PathLike, Seed
-from fastnet._files import atomic_write
 from fastnet._in_training import refuse_writes
 from fastnet._netfile import (  # noqa: F401 (the limits are part of this module's API)
-    FORMAT_VERSION,
-    MAX_CONNECTIONS,
-    MAX_WEIGHT,
-    _check_weight_range,
-    as_network_weights,
-)
+    FORMAT_VERSION, MAX_CONNECTIONS, MAX_WEIGHT, _check_weight_range, as_network_weights)
 from fastnet._network_init import (  # noqa: F401 (this module's API; trainers take them here)
-    DEFAULT_FAN_IN_SCALE,
-    DEFAULT_INIT_SCALE,
-    DEFAULT_INIT_SCALE_LINEAR,
-    INIT_SCHEMES,
-    MAX_INIT_SCALE,
-    check_init,
-)
+    DEFAULT_FAN_IN_SCALE, DEFAULT_INIT_SCALE, DEFAULT_INIT_SCALE_LINEAR, INIT_SCHEMES,
+    MAX_INIT_SCALE, check_init)
 from fastnet import _network_init, _network_io, _network_layout
 from fastnet._network_layout import ACTIVATIONS, HIDDEN_ACTIVATIONS
 from fastnet._validation import as_generator, check_pair, refuse_complex
@@ -72,18 +60,11 @@ class MLP:
         Source of those weights. One integer reproduces them bit for bit; None
         draws fresh entropy, as scikit-learn's ``random_state=None`` does.
     dtype : {"float64", "float32"} or numpy.float64, numpy.float32, default float64
-        The network's value type: its weights are stored in it, and training
-        (every algorithm), :meth:`predict` and the gradients compute in it.
-        float32 halves the memory and runs the kernels twice as wide; its
-        activations are within 2 ulp of float32, and the error sums that
-        training reports are accumulated in float64 (see the float32 page of
-        the docs). Data of another dtype is converted to the network's once:
-        float64 data for a float32 network is rounded (silently, as PyTorch's
-        and scikit-learn's float32 models do), float32 or float16 data for a
-        float64 network is widened exactly, a copy, with a UserWarning (which
-        Python's default warning filter shows once per line of the calling
-        code). The weights are drawn in float64 and rounded, so one seed gives
-        the same initial weights, rounded, in both.
+        The value type of the weights, of training (every algorithm), of
+        :meth:`predict` and of the gradients (docs: "float32"). Other data is
+        converted once: float64 to a float32 network rounded silently, float32
+        to a float64 network widened with a UserWarning (shown once per line
+        of the calling code). Weights are drawn in float64 and rounded.
 
     Attributes
     ----------
@@ -355,14 +336,8 @@ class MLP:
     def _draw_weights(self, seed, scale, *, init="uniform"):
         """`init_weights` for fastnet's trainers, which hold the network."""
         init, scale = check_init(init, scale, "scale")
-        rng = as_generator(seed)
-        if init == "uniform":
-            scale = 0.5 if scale is None else scale
-            self._w[:] = rng.uniform(-scale, scale, size=self.n_connections)
-            return self
-        bound = self._init_bounds(init, scale)
-        self._w[:] = rng.uniform(-bound, bound)
-        self._w += 0.0                                  # (-0.0 -> 0.0 where b = 0)
+        bound = None if init == "uniform" else self._init_bounds(init, scale)
+        _network_init.draw(self._w, as_generator(seed), scale, bound)
         return self
 
     def _init_bounds(self, init, scale=None):
@@ -502,31 +477,19 @@ class MLP:
         return new
 
     def astype(self, dtype: str | type) -> MLP:
-        """A copy of this network in another value type.
-
-        Parameters
-        ----------
-        dtype : {"float64", "float32"} or numpy.float64, numpy.float32
-            The copy's dtype. The same dtype still gives a copy (as
-            ``numpy.ndarray.astype`` copies by default).
-
-        Returns
-        -------
-        MLP
-            The same topology; the weights converted: float64 to float32
-            rounds each to nearest, float32 to float64 is exact.
+        """A copy in the value type ``dtype`` ("float64", "float32" or the numpy types):
+        the same topology, the weights rounded to nearest (float64 to float32) or
+        widened exactly. The same dtype still copies, as ``numpy.ndarray.astype`` does.
 
         Raises
         ------
         ValueError
-            If ``dtype`` is not float64 or float32, or a float64 weight lies
-            beyond float32's range (3.4e38) for a float32 copy.
+            If ``dtype`` is not float64 or float32, or a weight lies beyond float32's
+            range (3.4e38) for a float32 copy.
 
         Examples
         --------
-        >>> from fastnet import MLP
-        >>> net = MLP(2, (2,), 1, seed=0)
-        >>> net32 = net.astype("float32")
+        >>> net32 = MLP(2, (2,), 1, seed=0).astype("float32")
         >>> net32.dtype, net32.astype("float64").dtype
         (dtype('float32'), dtype('float64'))
         """
@@ -571,9 +534,7 @@ class MLP:
         Files written before float32 networks existed have no ``dtype``: they
         load as float64 networks.
         """
-        atomic_write(path, lambda f: np.savez(
-            f, format_version=np.array(FORMAT_VERSION),
-            config=np.array(json.dumps(self._config())), weights=self._w))
+        _network_io.save(path, FORMAT_VERSION, self._config(), self._w)
 
     @classmethod
     def load(cls, path: PathLike) -> MLP:
@@ -606,32 +567,22 @@ class MLP:
 
 
 # ------------------------------------------------------------ internal interface
-# How fastnet's own modules reach a network's buffers; the public forms are the
-# read-only MLP.weights and MLP.layer_table. Trainers write the weight vector in
-# place (a run trains the network it is given), and copies of a network share
-# its layer table (the one object, which says they have one topology). Nothing
-# else reads an MLP's private attributes from outside this module.
-
-# (C-level getters and the methods themselves: a study hands thousands of
-# networks through these, and a Python function per network costs 60 ns each)
+# How fastnet's own modules reach a network's buffers (the public forms are the
+# read-only MLP.weights and MLP.layer_table); nothing else reads an MLP's private
+# attributes from outside this module. (C-level getters and the methods themselves:
+# a study hands thousands of networks through these, a Python function costs 60 ns.)
 
 #: ``weight_buffer(net)``: ``net``'s own weight vector, writable: trainers update
-#: it in place (not a copy).
+#: it in place (a run trains the network it is given).
 weight_buffer = operator.attrgetter("_w")
-
-#: ``kernel_layers(net)``: ``net``'s layer table as the kernels take it, the
-#: object itself, shared by ``net.copy()`` and the networks made from one
-#: (read-only by convention).
+#: ``kernel_layers(net)``: ``net``'s layer table as the kernels take it, the object
+#: itself, shared by ``net.copy()`` (one topology; read-only by convention).
 kernel_layers = operator.attrgetter("_layers")
-
-#: ``draw_weights(net, rng, scale, init="uniform")``: draw ``net``'s initial
-#: weights as :meth:`MLP.init_weights` does, from the trainer's generator ``rng``
-#: (or seed), in place; returns ``net``.
+#: ``draw_weights(net, rng, scale, init="uniform")``: draw ``net``'s initial weights
+#: as :meth:`MLP.init_weights` does, from ``rng`` (or a seed), in place; returns ``net``.
 draw_weights = MLP._draw_weights
-
-#: ``init_bounds(net, init, scale=None)``: half-width of each weight's initial
-#: range under ``init`` (not "uniform"), shape (n_connections,), in
-#: :attr:`MLP.weights` order.
+#: ``init_bounds(net, init, scale=None)``: half-width of each weight's initial range
+#: under ``init`` (not "uniform"), shape (n_connections,), in :attr:`MLP.weights` order.
 init_bounds = MLP._init_bounds
 
 

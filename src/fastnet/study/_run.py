@@ -268,7 +268,7 @@ def _network(study, n_in, n_out, default_hidden):
     hidden = default_hidden if study.network is None else parse_network(study.network, n_in, n_out)
     return MLP(n_in, hidden, n_out, shortcut=study.shortcut,
                hidden_activation=study.hidden_activation,
-               output_activation=study.output_activation)
+               output_activation=study.output_activation, dtype=study.dtype)
 
 
 def _describe(x):

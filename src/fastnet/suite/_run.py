@@ -33,6 +33,7 @@ class _Cell:
     generated: bool
     classification: bool = False
     n_test: int = 0
+    dtype: str = "float64"
 
     @property
     def epoch_limit(self):
@@ -83,12 +84,12 @@ def _sets(cell):
     if cell.generated:
         _, X, Y, hidden = generated_task(cell.problem)
         net = MLP(X.shape[1], hidden, Y.shape[1], hidden_activation="tanh",
-                  output_activation="logistic")
+                  output_activation="logistic", dtype=cell.dtype)
         return net, None, (X, Y), (None, None), None
     from fastnet.experiment._provenance import _load
 
     ds = _load(cell.problem, cell.root)
-    net, preset = build_network(cell.network, ds)
+    net, preset = build_network(cell.network, ds, dtype=cell.dtype)
     return net, preset, ds.train, ds.val, (ds.test, ds.kind == "classification")
 
 
@@ -230,7 +231,7 @@ def _cells(suite):
                 cells[(p, c)] = _Cell(p, c, suite.cell_hash(p, shas[p], c),
                                       suite.identity(p, shas[p]), suite.runs, suite.seed,
                                       suite.network_of(p), suite.max_epochs, suite.limit, suite.root,
-                                      suite.is_generated(p), *tests[p])
+                                      suite.is_generated(p), *tests[p], dtype=suite.dtype)
     return cells, configs, shas
 
 
