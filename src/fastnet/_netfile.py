@@ -129,6 +129,8 @@ def within_max_weight(w):
     MAX_WEIGHT**2 bounds every |w_i|, NaN fails it, and numpy.vdot warns of no
     overflow; otherwise the exact check.
     """
+    if w.dtype != np.float64:            # (float32: every finite weight is within MAX_WEIGHT)
+        return bool(np.isfinite(np.vdot(w, w))) or bool(np.isfinite(w).all())
     if np.vdot(w, w) <= MAX_WEIGHT * MAX_WEIGHT:
         return True
     return bool(w.max() <= MAX_WEIGHT and w.min() >= -MAX_WEIGHT)
@@ -137,7 +139,7 @@ def within_max_weight(w):
 def _check_weight_range(w, name):
     """Refuse NaN, infinite and larger than ``MAX_WEIGHT`` weights of a 1-D ``w``."""
     if not within_max_weight(w):
-        bad = np.flatnonzero(~(np.abs(w) <= MAX_WEIGHT))[0]
+        bad = np.flatnonzero(~(np.abs(w.astype(np.float64)) <= MAX_WEIGHT))[0]
         raise ValueError(f"{name} must be finite with magnitude at most MAX_WEIGHT = "
                          f"{MAX_WEIGHT:g}, got {w[bad]!r} at index {bad}.")
 

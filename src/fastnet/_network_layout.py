@@ -54,7 +54,7 @@ DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
 def check_dtype(dtype, name="dtype"):
     """``dtype`` as a numpy dtype, float64 or float32 (a name such as ``"float32"``, a
     numpy type such as ``np.float32`` or a dtype); else a ValueError naming ``name``."""
-    if type(dtype) is np.dtype and dtype in DTYPES:        # (the usual case, no conversion)
+    if isinstance(dtype, np.dtype) and dtype in DTYPES:    # (the usual case, no conversion)
         return dtype
     try:
         found = np.dtype(dtype) if dtype is not None else None
