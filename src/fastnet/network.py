@@ -522,7 +522,8 @@ class MLP:
     def _config(self):
         return {"n_in": self.n_in, "hidden": list(self.hidden), "n_out": self.n_out,
                 "shortcut": self.shortcut, "hidden_activation": self.hidden_activation,
-                "output_activation": self.output_activation, "dtype": self.dtype.name}
+                "output_activation": self.output_activation,
+                "dtype": _network_layout.DTYPE_NAMES[self.dtype]}
 
     def save(self, path: PathLike) -> None:
         """Save to an ``.npz`` file that :meth:`load` restores exactly.

@@ -164,7 +164,7 @@ def _record(task, run, seed, net, preset, r, batch, ds):
         **({} if task.algorithm == DEFAULT_ALGORITHM else {"algorithm": task.algorithm}),
         "seed": {"entropy": task.master, "spawn_key": [int(k) for k in seed.spawn_key]},
         "architecture": net.proben1_spec, "shortcut": net.shortcut,
-        "n_connections": net.n_connections, "preset": preset, "dtype": net.dtype.name,
+        "n_connections": net.n_connections, "preset": preset, "dtype": str(net.dtype),
         "train": errors(r.final_train), "val": errors(r.final_val), "test": errors(r.final_test),
         "epochs": r.epochs, "relevant_epoch": r.relevant_epoch, "stop_reason": r.stop_reason,
         "gl_end": r.gl_end, "min_train_error": r.min_train_error,

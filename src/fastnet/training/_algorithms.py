@@ -31,6 +31,7 @@ VARIANTS = {v: _rules.RULES[k].code for v, k in VARIANT_RULES.items()}
 _NONE = np.zeros(0)
 #: That array in each of the networks' dtypes (the kernels take one dtype per call).
 _NONES = {np.dtype(np.float64): _NONE, np.dtype(np.float32): np.zeros(0, np.float32)}
+_FLOAT64 = np.dtype(np.float64)
 _NO_ORDER = np.zeros((0, 0), dtype=np.intp)
 
 #: The kernels' arguments for "no success check": (every, r_c, analog).
@@ -341,7 +342,9 @@ def start_trial(algorithm, n_connections, rng, max_epochs, dtype):
     """``algorithm.start(n_connections, rng, max_epochs)``: one trial's initial state,
     a kernel rule's per-weight arrays in ``dtype`` (the network's)."""
     state = algorithm.start(n_connections, rng, max_epochs)
-    return state.to_dtype(dtype) if isinstance(state, RuleState) else state
+    if dtype != _FLOAT64 and isinstance(state, RuleState):     # (rules start in float64)
+        state.to_dtype(dtype)
+    return state
 
 
 def _stepped(returned, algorithm, shape):

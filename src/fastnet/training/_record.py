@@ -1,6 +1,7 @@
 """The set-up record of a run: the Proben1 checklist (Prechelt 1994) as a dict for result files."""
 import numpy as np
 
+from fastnet._network_layout import DTYPE_NAMES
 from fastnet._provenance import build_flags, machine_description
 from fastnet._version import __version__
 
@@ -23,7 +24,7 @@ def network_record(net):
             "repr": repr(net), "layer_sizes": list(net.layer_sizes), "shortcut": net.shortcut,
             "n_connections": net.n_connections, "hidden_activation": net.hidden_activation,
             "output_activation": net.output_activation, "proben1": net.proben1_spec,
-            "dtype": net.dtype.name}
+            "dtype": DTYPE_NAMES[net.dtype]}
     return dict(made, layer_sizes=list(made["layer_sizes"]))
 
 
@@ -46,7 +47,7 @@ def setup_record(net, algorithm, run, sets, *, seed, initialisation, block_size,
         "max_epochs": run.max_epochs,
         "error_function": "summed squared error, squared error percentage",
         # (the value type of every pass; the reported error sums accumulate in float64)
-        "dtype": net.dtype.name,
+        "dtype": DTYPE_NAMES[net.dtype],
         "loss": run.loss,
         "weight_decay": run.weight_decay,
         "target_range": list(run.target_range),

@@ -158,7 +158,9 @@ class Serial(Backend):
             Y, A = s.Y_val, self._A_val
         else:
             Y, A = s.Y_test, self._A_test
-        K, rows = rows.shape[0], rows.astype(self.net.dtype, copy=False)
+        K = rows.shape[0]
+        if rows.dtype != self.net.dtype:
+            rows = rows.astype(self.net.dtype)
         sse, cls = np.empty(K), np.empty(K) if classification else None
         for k in range(K):
             ev = Evaluator(self.net, None, Y, self.blas_min, A=A, w=rows[k], block=self._block)
