@@ -121,9 +121,11 @@ class Algorithm:
         Parameters
         ----------
         weights : ndarray of shape (n_connections,)
-            The weights the epoch starts from (a copy, in the order of ``net.weights``).
+            The weights the epoch starts from (a copy, in the order of ``net.weights``,
+            of the network's dtype: the new weights returned are rounded to it).
         gradient : ndarray of shape (n_connections,)
-            dE/dw over the whole training set at ``weights`` (a copy).
+            dE/dw over the whole training set at ``weights`` (a copy, of the
+            network's dtype).
         error : float
             E, the summed squared error (no factor 1/2) at ``weights``, or the
             run's objective (``loss``, ``weight_decay`` of :func:`fastnet.train`).
