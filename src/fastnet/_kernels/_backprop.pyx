@@ -1,33 +1,43 @@
-"""Online backpropagation with momentum (an update per example) on one network."""
+"""Online backpropagation with momentum (an update per example) on one network.
+
+Written once over the value type (real_t: double, float; _rule.h's fn_backprop_1
+and fn_backprop_1_f32), the epoch errors accumulated in double at both.
+"""
 from libc.math cimport isfinite
 from libc.string cimport memset
 
 from fastnet._kernels._backward cimport (
     add_weight_decay, backward_rows, check_objective, output_objective,
 )
-from fastnet._kernels._types cimport L_ACT, LOSS_SSE
-from fastnet._kernels._forward cimport check_buffers, check_order, forward_rows
+from fastnet._kernels._types cimport real_t, L_ACT, LOSS_SSE
+from fastnet._kernels._forward cimport (
+    check_buffers, check_dtypes, check_order, forward_rows, value_bits,
+)
 
 # The rule is written once, in C, in _rules.h (_rule.h: its one-weight instance).
 cdef extern from "_rule.h" nogil:
     void fn_backprop_1(double* w, const double* g, double* dw_prev, const double* rate,
                        double momentum)
+    void fn_backprop_1_f32(float* w, const float* g, float* dw_prev, const float* rate,
+                           double momentum)
 
 
-cdef inline void momentum_update(Py_ssize_t n, double* w, const double* g,
-                                 double* dw_prev, double rate,
+cdef inline void momentum_update(Py_ssize_t n, real_t* w, const real_t* g,
+                                 real_t* dw_prev, double rate,
                                  double momentum) noexcept nogil:
-    """One step of batch backpropagation with momentum of every weight (fn_backprop_1)."""
+    """One step of batch backpropagation with momentum of every weight (fn_backprop_1;
+    the rate taken to the value type once)."""
     cdef Py_ssize_t i
+    cdef real_t r = <real_t>rate
     for i in range(n):
-        fn_backprop_1(&w[i], &g[i], &dw_prev[i], &rate, momentum)
+        if real_t is double:
+            fn_backprop_1(&w[i], &g[i], &dw_prev[i], &r, momentum)
+        else:
+            fn_backprop_1_f32(&w[i], &g[i], &dw_prev[i], &r, momentum)
 
 
-def online_epochs(double[:, ::1] A, const double[:, ::1] T,
-                  const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
-                  double[::1] w, double[::1] g, double[::1] dw_prev,
-                  double[:, ::1] D, double[:, ::1] Dl,
-                  const double[::1] rates, double momentum,
+def online_epochs(A, T, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, w, g, dw_prev, D,
+                  Dl, const double[::1] rates, double momentum,
                   const Py_ssize_t[:, ::1] order, double[::1] sse_out,
                   Py_ssize_t blas_min, int loss=LOSS_SSE, double decay=0.0,
                   bint rate_per_update=False):
@@ -37,7 +47,8 @@ def online_epochs(double[:, ::1] A, const double[:, ::1] T,
 
     Parameters
     ----------
-    A, T, layers, n_in : as in fastnet._kernels._per_weight.train_epochs.
+    A, T, layers, n_in : as in fastnet._kernels._per_weight.train_epochs (float64
+        or float32; w, g, dw_prev, D, Dl of A's dtype, rates and sse_out float64).
     w, g, dw_prev : weights, gradient workspace and the previous change (momentum).
     D, Dl : (block, n_units - n_in) workspaces.
     rates : learning rate of each epoch (length n_epochs; decay is computed by
@@ -56,6 +67,25 @@ def online_epochs(double[:, ::1] A, const double[:, ::1] T,
     -------
     status : int, 0, or the 1-based epoch k with a non-finite error.
     """
+    cdef int bits = value_bits(A, "A")
+    check_dtypes(bits, (T, w, g, dw_prev, D, Dl), "T w g dw_prev D Dl")
+    if bits == 32:
+        return online_epochs_t[float](A, T, layers, n_in, w, g, dw_prev, D, Dl, rates,
+                                      momentum, order, sse_out, blas_min, loss, decay,
+                                      rate_per_update)
+    return online_epochs_t[double](A, T, layers, n_in, w, g, dw_prev, D, Dl, rates, momentum,
+                                   order, sse_out, blas_min, loss, decay, rate_per_update)
+
+
+cdef int online_epochs_t(real_t[:, ::1] A, const real_t[:, ::1] T,
+                         const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                         real_t[::1] w, real_t[::1] g, real_t[::1] dw_prev,
+                         real_t[:, ::1] D, real_t[:, ::1] Dl,
+                         const double[::1] rates, double momentum,
+                         const Py_ssize_t[:, ::1] order, double[::1] sse_out,
+                         Py_ssize_t blas_min, int loss, double decay,
+                         bint rate_per_update) except? -1:
+    """`online_epochs` at one value type."""
     cdef Py_ssize_t e, p, row, n_epochs = sse_out.shape[0]
     cdef Py_ssize_t n = A.shape[0], lda = A.shape[1], ldt = T.shape[1]
     cdef Py_ssize_t ldd = D.shape[1], n_w = w.shape[0]
@@ -74,7 +104,7 @@ def online_epochs(double[:, ::1] A, const double[:, ::1] T,
             sse = 0.0
             for p in range(n):
                 row = order[e, p]
-                memset(&g[0], 0, n_w * sizeof(double))
+                memset(&g[0], 0, n_w * sizeof(real_t))
                 forward_rows(&layers[0, 0], layers.shape[0], &w[0], &A[row, 0], lda, &D[0, 0],
                              ldd, n_in, 1, blas_min)
                 sse += output_objective(loss, act, &A[row, n_in + ldd - ldt], lda, &T[row, 0],

@@ -1,25 +1,29 @@
-cdef double output_deltas(const double* A, Py_ssize_t lda, const double* T,
-                          Py_ssize_t ldt, const double* D, double* Dl,
+from fastnet._kernels._types cimport real_t
+
+# The backward pass over either value type (real_t: double or float; the
+# pointers' type picks the instance). Objectives are returned in double.
+cdef double output_deltas(const real_t* A, Py_ssize_t lda, const real_t* T,
+                          Py_ssize_t ldt, const real_t* D, real_t* Dl,
                           Py_ssize_t ldd, Py_ssize_t n_out, Py_ssize_t nb) noexcept nogil
 
 cdef void backward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
-                        const double* w, const double* A, Py_ssize_t lda,
-                        const double* D, double* Dl, Py_ssize_t ldd,
-                        Py_ssize_t n_in, Py_ssize_t nb, double* g,
+                        const real_t* w, const real_t* A, Py_ssize_t lda,
+                        const real_t* D, real_t* Dl, Py_ssize_t ldd,
+                        Py_ssize_t n_in, Py_ssize_t nb, real_t* g,
                         Py_ssize_t blas_min) noexcept nogil
 
-cdef double output_objective(int loss, int act, const double* A, Py_ssize_t lda,
-                             const double* T, Py_ssize_t ldt, const double* D, double* Dl,
+cdef double output_objective(int loss, int act, const real_t* A, Py_ssize_t lda,
+                             const real_t* T, Py_ssize_t ldt, const real_t* D, real_t* Dl,
                              Py_ssize_t ldd, Py_ssize_t n_out, Py_ssize_t nb) noexcept nogil
 
-cdef double add_weight_decay(const double* w, double* g, Py_ssize_t n_w,
+cdef double add_weight_decay(const real_t* w, real_t* g, Py_ssize_t n_w,
                              double decay) noexcept nogil
 
 cdef double epoch_objective(const Py_ssize_t* layers, Py_ssize_t n_layers,
-                            Py_ssize_t n_in, double* A, Py_ssize_t n_rows,
-                            Py_ssize_t lda, const double* T, Py_ssize_t ldt,
-                            const double* w, double* g, Py_ssize_t n_w,
-                            double* D, double* Dl, Py_ssize_t ldd,
+                            Py_ssize_t n_in, real_t* A, Py_ssize_t n_rows,
+                            Py_ssize_t lda, const real_t* T, Py_ssize_t ldt,
+                            const real_t* w, real_t* g, Py_ssize_t n_w,
+                            real_t* D, real_t* Dl, Py_ssize_t ldd,
                             Py_ssize_t block, Py_ssize_t blas_min, int loss,
                             double decay) noexcept nogil
 

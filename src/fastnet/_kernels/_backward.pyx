@@ -2,22 +2,25 @@
 or of another training objective (cross-entropy, L2 weight decay).
 
 The gradient has no factor 1/2 in E, so dE/dy = 2 (y - t) (the error has no 1/2).
+
+Written once over the value type (real_t: double, float); the objective (the
+squared error, cross-entropy, the decay's sum of squares) is accumulated in
+double at both types, the gradient in the value type.
 """
-from libc.float cimport DBL_MIN
+from libc.float cimport DBL_MIN, FLT_MIN
 from libc.math cimport log
 from libc.string cimport memset
 
 from fastnet._kernels._types cimport (
-    L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS, SIMD_MIN_ROWS,
+    real_t, gemm_tiles, L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS, SIMD_MIN_ROWS,
     ACT_LOGISTIC, ACT_SOFTMAX, LOSS_SSE, LOSS_CROSS_ENTROPY, gemm_gradient, gemm_backprop,
     fn_loops_deltas_bias, fn_loops_output_deltas,
 )
-from fastnet._kernels._forward cimport check_buffers, forward_rows
-from fastnet._kernels._simd cimport simd_gemm
+from fastnet._kernels._forward cimport check_buffers, check_dtypes, forward_rows, value_bits
 
 
-cdef double output_deltas(const double* A, Py_ssize_t lda, const double* T,
-                          Py_ssize_t ldt, const double* D, double* Dl,
+cdef double output_deltas(const real_t* A, Py_ssize_t lda, const real_t* T,
+                          Py_ssize_t ldt, const real_t* D, real_t* Dl,
                           Py_ssize_t ldd, Py_ssize_t n_out, Py_ssize_t nb) noexcept nogil:
     """Set the output deltas 2 (y - t) f'(net) of nb rows; return their SSE.
 
@@ -30,14 +33,18 @@ cdef double output_deltas(const double* A, Py_ssize_t lda, const double* T,
                                   D + (ldd - n_out), Dl + (ldd - n_out), ldd)
 
 
-cdef inline double log_probability(double p) noexcept nogil:
-    """log p, p raised to DBL_MIN first (a probability that rounded to 0 costs
-    -log(DBL_MIN) = 708.4, not infinity; NaN passes)."""
-    return log(DBL_MIN if p < DBL_MIN else p)
+cdef inline double log_probability(real_t p) noexcept nogil:
+    """log p in double, p raised to the smallest normal value of its type first
+    (a probability that rounded to 0 costs -log(DBL_MIN) = 708.4 in double,
+    -log(FLT_MIN) = 87.3 in float, not infinity; NaN passes)."""
+    if real_t is double:
+        return log(DBL_MIN if p < DBL_MIN else p)
+    else:
+        return log(<double>(FLT_MIN if p < FLT_MIN else p))
 
 
-cdef double output_objective(int loss, int act, const double* A, Py_ssize_t lda,
-                             const double* T, Py_ssize_t ldt, const double* D, double* Dl,
+cdef double output_objective(int loss, int act, const real_t* A, Py_ssize_t lda,
+                             const real_t* T, Py_ssize_t ldt, const real_t* D, real_t* Dl,
                              Py_ssize_t ldd, Py_ssize_t n_out, Py_ssize_t nb) noexcept nogil:
     """Set the output deltas dE/dnet of nb rows for the objective `loss`, output
     activation `act`; return the rows' loss (arguments as output_deltas).
@@ -50,11 +57,12 @@ cdef double output_objective(int loss, int act, const double* A, Py_ssize_t lda,
     (or 1 - t) is 0 adds nothing (0 log 0 = 0).
     """
     cdef Py_ssize_t r, k, c0 = ldd - n_out
-    cdef const double* y
-    cdef const double* t
-    cdef const double* d
-    cdef double* dl
-    cdef double row, s, e, total = 0.0
+    cdef const real_t* y
+    cdef const real_t* t
+    cdef const real_t* d
+    cdef real_t* dl
+    cdef real_t s, e
+    cdef double row, total = 0.0
     if loss == LOSS_SSE and act != ACT_SOFTMAX:
         return output_deltas(A, lda, T, ldt, D, Dl, ldd, n_out, nb)
     for r in range(nb):
@@ -67,7 +75,7 @@ cdef double output_objective(int loss, int act, const double* A, Py_ssize_t lda,
         if loss == LOSS_SSE:                       # softmax outputs
             for k in range(n_out):
                 e = y[k] - t[k]
-                row += e * e
+                row += <double>e * e
                 s += 2.0 * e * y[k]
             for k in range(n_out):
                 dl[k] = y[k] * (2.0 * (y[k] - t[k]) - s)
@@ -75,7 +83,7 @@ cdef double output_objective(int loss, int act, const double* A, Py_ssize_t lda,
             for k in range(n_out):
                 s += t[k]
                 if t[k] != 0.0:
-                    row -= t[k] * d[k]
+                    row -= <double>t[k] * d[k]
             for k in range(n_out):
                 dl[k] = y[k] * s - t[k]
         else:                                      # logistic outputs
@@ -83,33 +91,35 @@ cdef double output_objective(int loss, int act, const double* A, Py_ssize_t lda,
                 if t[k] != 0.0:
                     row -= t[k] * log_probability(y[k])
                 if t[k] != 1.0:
-                    row -= (1.0 - t[k]) * log_probability(1.0 - y[k])
+                    row -= (1.0 - t[k]) * log_probability(<real_t>(1.0 - y[k]))
                 dl[k] = y[k] - t[k]
         total += row
     return total
 
 
-cdef double add_weight_decay(const double* w, double* g, Py_ssize_t n_w,
+cdef double add_weight_decay(const real_t* w, real_t* g, Py_ssize_t n_w,
                              double decay) noexcept nogil:
-    """g += 2 decay w; return decay * sum w**2 (every weight and bias)."""
+    """g += 2 decay w; return decay * sum w**2 (every weight and bias; the sum in
+    double, 2 decay taken to the value type once)."""
     cdef Py_ssize_t i
     cdef double sq = 0.0
+    cdef real_t twice = 2.0 * decay
     for i in range(n_w):
-        sq += w[i] * w[i]
-        g[i] += 2.0 * decay * w[i]
+        sq += <double>w[i] * w[i]
+        g[i] += twice * w[i]
     return decay * sq
 
 
-cdef inline void zero_columns(double* Dl, Py_ssize_t ldd, Py_ssize_t nb, Py_ssize_t c0,
+cdef inline void zero_columns(real_t* Dl, Py_ssize_t ldd, Py_ssize_t nb, Py_ssize_t c0,
                               Py_ssize_t c1) noexcept nogil:
     """Dl[r, c0:c1] = 0 for the nb rows."""
     cdef Py_ssize_t r
     if c1 > c0:
         for r in range(nb):
-            memset(Dl + r * ldd + c0, 0, (c1 - c0) * sizeof(double))
+            memset(Dl + r * ldd + c0, 0, (c1 - c0) * sizeof(real_t))
 
 
-cdef inline void scale_columns(double* Dl, const double* D, Py_ssize_t ldd, Py_ssize_t nb,
+cdef inline void scale_columns(real_t* Dl, const real_t* D, Py_ssize_t ldd, Py_ssize_t nb,
                                Py_ssize_t c0, Py_ssize_t c1) noexcept nogil:
     """Dl[r, c0:c1] *= D[r, c0:c1] for the nb rows (dE/da times f'(net))."""
     cdef Py_ssize_t r, s
@@ -118,9 +128,9 @@ cdef inline void scale_columns(double* Dl, const double* D, Py_ssize_t ldd, Py_s
             Dl[r * ldd + s] *= D[r * ldd + s]
 
 
-cdef void backprop_pieces(Py_ssize_t nb, Py_ssize_t n_out, const double* delta,
-                          Py_ssize_t ldd, const double* W, Py_ssize_t ldw, double* Dl,
-                          const double* D, Py_ssize_t s0, Py_ssize_t s1, Py_ssize_t ready,
+cdef void backprop_pieces(Py_ssize_t nb, Py_ssize_t n_out, const real_t* delta,
+                          Py_ssize_t ldd, const real_t* W, Py_ssize_t ldw, real_t* Dl,
+                          const real_t* D, Py_ssize_t s0, Py_ssize_t s1, Py_ssize_t ready,
                           Py_ssize_t p0, Py_ssize_t p1, bint fuse,
                           Py_ssize_t blas_min) noexcept nogil:
     """dE/da of the columns [s0, s1) of Dl: Dl[:, s] (+)= delta @ W[:, s - s0]
@@ -154,9 +164,10 @@ cdef void backprop_pieces(Py_ssize_t nb, Py_ssize_t n_out, const double* delta,
             if b == a:
                 continue
             scaled = fuse and p0 <= a and b <= p1
-            if simd_gemm(b'N', b'N', nb, b - a, n_out, delta, ldd, W + (a - s0), ldw,
-                         1.0 if a >= ready else 0.0, Dl + a, ldd, NULL,
-                         D + a if scaled else NULL, ldd):
+            # (c'N': a fused call takes no bytes literal for a char)
+            if gemm_tiles(c'N', c'N', nb, b - a, n_out, delta, ldd, W + (a - s0), ldw,
+                          1.0 if a >= ready else 0.0, Dl + a, ldd, NULL,
+                          D + a if scaled else NULL, ldd):
                 continue
             if i == 0:
                 break      # no tiles at this level (nothing written yet)
@@ -176,9 +187,9 @@ cdef void backprop_pieces(Py_ssize_t nb, Py_ssize_t n_out, const double* delta,
 
 
 cdef void backward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
-                        const double* w, const double* A, Py_ssize_t lda,
-                        const double* D, double* Dl, Py_ssize_t ldd,
-                        Py_ssize_t n_in, Py_ssize_t nb, double* g,
+                        const real_t* w, const real_t* A, Py_ssize_t lda,
+                        const real_t* D, real_t* Dl, Py_ssize_t ldd,
+                        Py_ssize_t n_in, Py_ssize_t nb, real_t* g,
                         Py_ssize_t blas_min) noexcept nogil:
     """Accumulate dE/dw of nb rows into g.
 
@@ -196,7 +207,7 @@ cdef void backward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
     cdef Py_ssize_t ready          # the hidden columns from `ready` on are written
     cdef const Py_ssize_t* lay
     cdef const Py_ssize_t* prev
-    cdef double* delta
+    cdef real_t* delta
     cdef bint fuse = False         # this layer's columns hold deltas already
     ready = layers[(n_layers - 1) * L_NCOLS + L_START] - n_in
     for j in range(n_layers - 1, -1, -1):
@@ -236,10 +247,10 @@ cdef void backward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
 
 
 cdef double epoch_objective(const Py_ssize_t* layers, Py_ssize_t n_layers,
-                            Py_ssize_t n_in, double* A, Py_ssize_t n_rows,
-                            Py_ssize_t lda, const double* T, Py_ssize_t ldt,
-                            const double* w, double* g, Py_ssize_t n_w,
-                            double* D, double* Dl, Py_ssize_t ldd,
+                            Py_ssize_t n_in, real_t* A, Py_ssize_t n_rows,
+                            Py_ssize_t lda, const real_t* T, Py_ssize_t ldt,
+                            const real_t* w, real_t* g, Py_ssize_t n_w,
+                            real_t* D, real_t* Dl, Py_ssize_t ldd,
                             Py_ssize_t block, Py_ssize_t blas_min, int loss,
                             double decay) noexcept nogil:
     """g = dE/dw of the objective (`loss` over all rows, processed in blocks, plus
@@ -248,7 +259,7 @@ cdef double epoch_objective(const Py_ssize_t* layers, Py_ssize_t n_layers,
     cdef int act = <int>layers[(n_layers - 1) * L_NCOLS + L_ACT]
     cdef bint squared = loss == LOSS_SSE and act != ACT_SOFTMAX
     cdef double total = 0.0
-    memset(g, 0, n_w * sizeof(double))
+    memset(g, 0, n_w * sizeof(real_t))
     while r0 < n_rows:
         nb = block if block < n_rows - r0 else n_rows - r0
         forward_rows(layers, n_layers, w, A + r0 * lda, lda, D, ldd, n_in, nb, blas_min)
@@ -266,17 +277,15 @@ cdef double epoch_objective(const Py_ssize_t* layers, Py_ssize_t n_layers,
     return total
 
 
-def gradient(double[:, ::1] A, const double[:, ::1] T,
-             const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
-             const double[::1] w, double[::1] g, double[:, ::1] D,
-             double[:, ::1] Dl, Py_ssize_t blas_min, int loss=LOSS_SSE, double decay=0.0):
+def gradient(A, T, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, w, g, D, Dl,
+             Py_ssize_t blas_min, int loss=LOSS_SSE, double decay=0.0):
     """Gradient of the summed squared error (or of the objective) over all rows of A.
 
     Parameters
     ----------
-    A : (n_patterns, lda >= n_units) float64, inputs filled in; activations
+    A : (n_patterns, lda >= n_units) float64 or float32, inputs filled in; activations
         overwritten (rows may be padded past the units; the padding is not read).
-    T : (n_patterns, n_out) float64 targets.
+    T : (n_patterns, n_out) targets.
     layers, n_in : layer table and input count.
     w : flat weights; g : output, same length (overwritten).
     D, Dl : (block, n_units - n_in) workspaces; their row count is the block size.
@@ -284,10 +293,26 @@ def gradient(double[:, ::1] A, const double[:, ::1] T,
     loss : objective code (LOSS_SSE, LOSS_CROSS_ENTROPY of _constants.h).
     decay : L2 weight decay lambda >= 0 (adds lambda * sum w**2).
 
+    Every array is of A's dtype (TypeError otherwise).
+
     Returns
     -------
-    sse : float, the summed squared error (the objective) at w.
+    sse : float, the summed squared error (the objective) at w, accumulated in
+        double at both value types.
     """
+    cdef int bits = value_bits(A, "A")
+    check_dtypes(bits, (T, w, g, D, Dl), "T w g D Dl")
+    if bits == 32:
+        return gradient_t[float](A, T, layers, n_in, w, g, D, Dl, blas_min, loss, decay)
+    return gradient_t[double](A, T, layers, n_in, w, g, D, Dl, blas_min, loss, decay)
+
+
+cdef double gradient_t(real_t[:, ::1] A, const real_t[:, ::1] T,
+                       const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                       const real_t[::1] w, real_t[::1] g, real_t[:, ::1] D,
+                       real_t[:, ::1] Dl, Py_ssize_t blas_min, int loss,
+                       double decay) except? -1.0:
+    """`gradient` at one value type."""
     cdef double sse
     check_buffers(layers, n_in, A.shape[0], A.shape[1], w.shape[0], T.shape[0], T.shape[1],
                   D.shape[0], D.shape[1])
@@ -305,9 +330,7 @@ def gradient(double[:, ::1] A, const double[:, ::1] T,
     return sse
 
 
-def objective(double[:, ::1] A, const double[:, ::1] T,
-              const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
-              const double[::1] w, double[:, ::1] D, double[:, ::1] Dl,
+def objective(A, T, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, w, D, Dl,
               Py_ssize_t blas_min, int loss, double decay):
     """The objective at w over all rows of A: a forward pass, no gradient.
 
@@ -320,6 +343,18 @@ def objective(double[:, ::1] A, const double[:, ::1] T,
     -------
     value : float, the objective (loss plus decay * sum w**2), as gradient returns it.
     """
+    cdef int bits = value_bits(A, "A")
+    check_dtypes(bits, (T, w, D, Dl), "T w D Dl")
+    if bits == 32:
+        return objective_t[float](A, T, layers, n_in, w, D, Dl, blas_min, loss, decay)
+    return objective_t[double](A, T, layers, n_in, w, D, Dl, blas_min, loss, decay)
+
+
+cdef double objective_t(real_t[:, ::1] A, const real_t[:, ::1] T,
+                        const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                        const real_t[::1] w, real_t[:, ::1] D, real_t[:, ::1] Dl,
+                        Py_ssize_t blas_min, int loss, double decay) except? -1.0:
+    """`objective` at one value type."""
     cdef Py_ssize_t r0 = 0, nb, i, n = A.shape[0], lda = A.shape[1], ldd = D.shape[1]
     cdef Py_ssize_t ldt = T.shape[1], L = layers.shape[0]
     cdef int act = <int>layers[L - 1, L_ACT]
@@ -339,7 +374,7 @@ def objective(double[:, ::1] A, const double[:, ::1] T,
             r0 += nb
         if decay != 0.0:
             for i in range(w.shape[0]):
-                sq += w[i] * w[i]
+                sq += <double>w[i] * w[i]
             total += decay * sq
     return total
 

@@ -1,6 +1,13 @@
-"""Forward pass over a batch of examples (see _types.pxd for the layout)."""
+"""Forward pass over a batch of examples (see _types.pxd for the layout).
+
+Every pass is written once over the value type (``real_t``: double, float); each
+``def`` entry takes the arrays of one call in float64 or float32, all of one type
+(`value_bits`, `check_dtypes`: a TypeError naming the argument otherwise), and runs
+that type's instance. Squared-error sums are accumulated in double at both types
+(Proben1's error measures must not drift with the number of examples).
+"""
 from fastnet._kernels._types cimport (
-    L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS,
+    real_t, L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS,
     N_ACTIVATIONS, ACT_LINEAR, ACT_PROBEN1, ACT_SOFTMAX,
     NARROW_LAYER, gemm_forward, fn_loops_proben1, fn_loops_linear, fn_loops_activate,
     fn_loops_softmax, fn_loops_activate_at, fn_loops_load_rows, fn_loops_all_finite,
@@ -16,9 +23,43 @@ import numpy as np
 from fastnet._kernels._simd import simd_compiled, simd_level
 
 
+cdef object F64 = np.dtype(np.float64)
+cdef object F32 = np.dtype(np.float32)
+
+
+cdef int value_bits(object a, str name) except -1:
+    """The value type of a call, from its leading array a: 64 (float64) or 32
+    (float32). An object without a dtype is taken as float64 (its typed view
+    then decides, as before the value types); another dtype is a TypeError."""
+    d = getattr(a, "dtype", None)
+    if d is F64:
+        return 64
+    if d is F32:
+        return 32
+    if d is None or d == F64:
+        return 64
+    if d == F32:
+        return 32
+    raise TypeError(f"`{name}` must be a float64 or float32 array, got dtype {d}")
+
+
+cdef int check_dtypes(int bits, tuple arrays, str names) except -1:
+    """Every array of `arrays` (named by the words of `names`, in order) is of the
+    call's value type `bits` (objects without a dtype are left to their views)."""
+    cdef Py_ssize_t i
+    want = F64 if bits == 64 else F32
+    for i in range(len(arrays)):
+        d = getattr(arrays[i], "dtype", None)
+        if d is want or d is None or d == want:
+            continue
+        name = names.split()[i]
+        raise TypeError(f"`{name}` must be {want} like the call's other arrays, got dtype {d}")
+    return 0
+
+
 cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
-                       const double* w, double* A, Py_ssize_t lda,
-                       double* D, Py_ssize_t ldd, Py_ssize_t n_in,
+                       const real_t* w, real_t* A, Py_ssize_t lda,
+                       real_t* D, Py_ssize_t ldd, Py_ssize_t n_in,
                        Py_ssize_t nb, Py_ssize_t blas_min) noexcept nogil:
     """Propagate `nb` activation rows (inputs already in columns [0, n_in)).
 
@@ -29,8 +70,8 @@ cdef void forward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
 
 
 cdef void forward_rows_from(const Py_ssize_t* layers, Py_ssize_t n_layers,
-                            const double* w, const double* X, Py_ssize_t ldx,
-                            double* A, Py_ssize_t lda, double* D, Py_ssize_t ldd,
+                            const real_t* w, const real_t* X, Py_ssize_t ldx,
+                            real_t* A, Py_ssize_t lda, real_t* D, Py_ssize_t ldd,
                             Py_ssize_t n_in, Py_ssize_t nb, Py_ssize_t blas_min,
                             bint* first_nonfinite) noexcept nogil:
     """forward_rows, with the layers that read inputs only reading them from the
@@ -43,10 +84,10 @@ cdef void forward_rows_from(const Py_ssize_t* layers, Py_ssize_t n_layers,
     (inf times any weight, 0 included, is infinite or NaN), and otherwise only
     an overflow does. One column of the block, instead of every input."""
     cdef Py_ssize_t j, start, size, lo, hi, code, r
-    cdef double v
+    cdef real_t v
     cdef const Py_ssize_t* lay
-    cdef const double* b
-    cdef const double* src
+    cdef const real_t* b
+    cdef const real_t* src
     cdef Py_ssize_t ld
     for j in range(n_layers):
         lay = layers + j * L_NCOLS
@@ -133,10 +174,12 @@ cdef int check_order(const Py_ssize_t[:, ::1] order, Py_ssize_t n_epochs,
 
 
 cdef double forward_blocks(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
-                          const double[::1] w, double[:, ::1] A, const double* T,
+                          const real_t[::1] w, real_t[:, ::1] A, const real_t* T,
                           Py_ssize_t block, Py_ssize_t blas_min) noexcept nogil:
     """Forward pass over every row of A in blocks; with targets T (else NULL),
-    also return the summed squared error of the outputs, added block by block."""
+    also return the summed squared error of the outputs, added block by block
+    (in double: each difference y - t of the value type, squared and summed in
+    double)."""
     cdef Py_ssize_t n = A.shape[0], lda = A.shape[1], n_out = layers[layers.shape[0] - 1, L_SIZE]
     cdef Py_ssize_t r0 = 0, nb, r, k, out0 = layers[layers.shape[0] - 1, L_START]
     cdef double sse = 0.0, e
@@ -147,24 +190,24 @@ cdef double forward_blocks(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
         if T != NULL:
             for r in range(r0, r0 + nb):
                 for k in range(n_out):
-                    e = A[r, out0 + k] - T[r * n_out + k]
+                    e = <double>A[r, out0 + k] - <double>T[r * n_out + k]
                     sse += e * e
         r0 += nb
     return sse
 
 
-def forward(double[:, ::1] A, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
-            const double[::1] w, Py_ssize_t block, Py_ssize_t blas_min):
+def forward(A, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, w, Py_ssize_t block,
+            Py_ssize_t blas_min):
     """Forward pass in place over every row of A.
 
     Parameters
     ----------
-    A : (n_patterns, lda >= n_units) float64 (rows may be padded past the units;
-        the padding is not read), inputs in columns [0, n_in); the other
+    A : (n_patterns, lda >= n_units) float64 or float32 (rows may be padded past the
+        units; the padding is not read), inputs in columns [0, n_in); the other
         columns are overwritten with the activations.
     layers : (n_layers, 7) intp layer table.
     n_in : number of inputs.
-    w : flat weights.
+    w : flat weights, of A's dtype.
     block : rows per block (cache blocking).
     blas_min : use BLAS for products with m*n*k >= blas_min.
 
@@ -172,6 +215,16 @@ def forward(double[:, ::1] A, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
     -------
     status : int, 0 on success.
     """
+    cdef int bits = value_bits(A, "A")
+    check_dtypes(bits, (w,), "w")
+    if bits == 32:
+        return forward_t[float](A, layers, n_in, w, block, blas_min)
+    return forward_t[double](A, layers, n_in, w, block, blas_min)
+
+
+cdef object forward_t(real_t[:, ::1] A, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                      const real_t[::1] w, Py_ssize_t block, Py_ssize_t blas_min):
+    """`forward` at one value type."""
     check_buffers(layers, n_in, A.shape[0], A.shape[1], w.shape[0], -1, -1, -1, -1)
     if block < 1:
         raise ValueError("kernel: block must be >= 1")
@@ -181,22 +234,33 @@ def forward(double[:, ::1] A, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
     return 0
 
 
-def sum_squared_error(double[:, ::1] A, const double[:, ::1] T,
-                      const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
-                      const double[::1] w, Py_ssize_t block, Py_ssize_t blas_min):
+def sum_squared_error(A, T, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, w,
+                      Py_ssize_t block, Py_ssize_t blas_min):
     """Forward pass over A and the summed squared error against T.
 
     Parameters
     ----------
-    A : (n_patterns, lda >= n_units) float64 workspace with the inputs filled in
-        (rows may be padded past the units; the padding is not read).
-    T : (n_patterns, n_out) float64 targets.
-    layers, n_in, w, block, blas_min : as in :func:`forward`.
+    A : (n_patterns, lda >= n_units) float64 or float32 workspace with the inputs
+        filled in (rows may be padded past the units; the padding is not read).
+    T : (n_patterns, n_out) targets, of A's dtype.
+    layers, n_in, w, block, blas_min : as in :func:`forward` (w of A's dtype).
 
     Returns
     -------
-    sse : float, sum over patterns and outputs of (y - t)**2.
+    sse : float, sum over patterns and outputs of (y - t)**2, accumulated in
+        double at both value types.
     """
+    cdef int bits = value_bits(A, "A")
+    check_dtypes(bits, (T, w), "T w")
+    if bits == 32:
+        return sse_t[float](A, T, layers, n_in, w, block, blas_min)
+    return sse_t[double](A, T, layers, n_in, w, block, blas_min)
+
+
+cdef double sse_t(real_t[:, ::1] A, const real_t[:, ::1] T, const Py_ssize_t[:, ::1] layers,
+                  Py_ssize_t n_in, const real_t[::1] w, Py_ssize_t block,
+                  Py_ssize_t blas_min) except? -1.0:
+    """`sum_squared_error` at one value type."""
     cdef double sse = 0.0
     check_buffers(layers, n_in, A.shape[0], A.shape[1], w.shape[0], T.shape[0], T.shape[1],
                   -1, -1)
@@ -209,8 +273,8 @@ def sum_squared_error(double[:, ::1] A, const double[:, ::1] T,
 
 
 cdef enum:
-    # predict propagates batches of up to this many doubles (rows x row stride)
-    # in a buffer on the C stack (32 KiB): nothing is allocated per call for one
+    # predict propagates batches of up to this many doubles' bytes (rows x row
+    # stride; twice as many floats) in a buffer on the C stack (32 KiB): nothing is allocated per call for one
     # pattern or a few; larger batches take one heap block of `block` rows.
     PREDICT_STACK_DOUBLES = 4096
     # Activation rows start on 64-byte cache lines (fastnet._engine.ROW_ALIGN):
@@ -232,9 +296,9 @@ cdef enum:
     BLOCKS_OUTPUT_NOT_FINITE = 2
 
 
-cdef int predict_blocks(const Py_ssize_t[:, ::1] layers, const double* w,
-                        const double* X, Py_ssize_t n, Py_ssize_t n_in,
-                        double* Y, Py_ssize_t n_out, double* A, Py_ssize_t stride,
+cdef int predict_blocks(const Py_ssize_t[:, ::1] layers, const real_t* w,
+                        const real_t* X, Py_ssize_t n, Py_ssize_t n_in,
+                        real_t* Y, Py_ssize_t n_out, real_t* A, Py_ssize_t stride,
                         Py_ssize_t block, Py_ssize_t blas_min, bint check_outputs) noexcept nogil:
     """Outputs Y (n x n_out) of the inputs X (n x n_in), `block` rows at a time
     through the activation rows A (block x stride, 64-byte aligned). Returns
@@ -252,7 +316,7 @@ cdef int predict_blocks(const Py_ssize_t[:, ::1] layers, const double* w,
     for j in range(1, L):
         copy_inputs = copy_inputs or layers[j, L_SRC_LO] < n_in
     for r in range(min(block, n)):          # the padding is never written: zero it once
-        memset(A + r * stride + n_units, 0, (stride - n_units) * sizeof(double))
+        memset(A + r * stride + n_units, 0, (stride - n_units) * sizeof(real_t))
     while r0 < n:
         nb = min(block, n - r0)
         if copy_inputs:
@@ -271,7 +335,7 @@ cdef int predict_blocks(const Py_ssize_t[:, ::1] layers, const double* w,
             if first_nonfinite and not fn_loops_all_finite(nb * n_in, X + r0 * n_in):
                 return BLOCKS_INPUT_NOT_FINITE
         for r in range(nb):
-            memcpy(Y + (r0 + r) * n_out, A + r * stride + out0, n_out * sizeof(double))
+            memcpy(Y + (r0 + r) * n_out, A + r * stride + out0, n_out * sizeof(real_t))
         if check_outputs and outputs_finite:
             # (the block's outputs lie together in Y: one vector pass)
             outputs_finite = fn_loops_all_finite(nb * n_out, Y + r0 * n_out)
@@ -279,24 +343,26 @@ cdef int predict_blocks(const Py_ssize_t[:, ::1] layers, const double* w,
     return BLOCKS_DONE if outputs_finite else BLOCKS_OUTPUT_NOT_FINITE
 
 
-def predict(object X, object Y, const Py_ssize_t[:, ::1] layers, const double[::1] w,
+def predict(object X, object Y, const Py_ssize_t[:, ::1] layers, object w,
             Py_ssize_t stride, Py_ssize_t block, Py_ssize_t blas_min, bint blas_allowed,
             bint check_outputs=True):
     """The network's outputs for the inputs X, written into Y (a new array if None).
 
     The fast path of ``MLP.predict``: it takes X and Y only as they come from a
-    caller who prepared them (C-contiguous float64, X of n_in columns, Y of X's
-    rows and n_out columns, not overlapping X), and returns a code for anything
-    else -- and for inputs that are not finite -- so that the caller checks and
-    explains. The GIL is released while the network runs.
+    caller who prepared them (C-contiguous, of the weights' dtype, float64 or
+    float32, X of n_in columns, Y of X's rows and n_out columns, not overlapping
+    X), and returns a code for anything else -- and for inputs that are not
+    finite -- so that the caller checks and explains. The GIL is released while
+    the network runs.
 
     Parameters
     ----------
     X : object, (n_patterns, n_in) inputs.
     Y : object, None or the (n_patterns, n_out) output array.
     layers : (n_layers, 7) intp layer table.
-    w : flat weights.
-    stride : doubles per activation row (>= n_units, a multiple of 8).
+    w : flat weights, float64 or float32: the value type of the pass (a new Y
+        is of this type).
+    stride : values per activation row (>= n_units, a multiple of 8).
     block : rows per block for batches larger than the stack buffer.
     blas_min : products with m*n*k >= blas_min may go to BLAS.
     blas_allowed : whether the caller holds BLAS at one thread; if not, and some
@@ -312,12 +378,25 @@ def predict(object X, object Y, const Py_ssize_t[:, ::1] layers, const double[::
         PREDICT_NEEDS_BLAS_LIMIT, PREDICT_OUTPUTS_NOT_FINITE (an output overflowed,
         with check_outputs: the caller runs again without and says so).
     """
-    cdef const double[:, ::1] Xv
-    cdef double[:, ::1] Yv
+    if value_bits(w, "w") == 32:
+        return predict_t[float](X, Y, layers, w, stride, block, blas_min, blas_allowed,
+                                check_outputs)
+    return predict_t[double](X, Y, layers, w, stride, block, blas_min, blas_allowed,
+                             check_outputs)
+
+
+cdef object predict_t(object X, object Y, const Py_ssize_t[:, ::1] layers, const real_t[::1] w,
+                      Py_ssize_t stride, Py_ssize_t block, Py_ssize_t blas_min,
+                      bint blas_allowed, bint check_outputs):
+    """`predict` at one value type."""
+    cdef const real_t[:, ::1] Xv
+    cdef real_t[:, ::1] Yv
     cdef Py_ssize_t L = layers.shape[0], j, n, n_in, n_out, nb
+    # (the stack buffer holds PREDICT_STACK_DOUBLES doubles' bytes of either type)
+    cdef Py_ssize_t stack_values = PREDICT_STACK_DOUBLES * sizeof(double) // sizeof(real_t)
     cdef double stack[PREDICT_STACK_DOUBLES + ROW_ALIGN_DOUBLES]
-    cdef double* raw = NULL
-    cdef double* A
+    cdef real_t* raw = NULL
+    cdef real_t* A
     cdef int status
     cdef uintptr_t x0, x1, y0, y1
     if L < 1 or layers.shape[1] != L_NCOLS:     # (the full check follows, before any nogil code)
@@ -330,14 +409,14 @@ def predict(object X, object Y, const Py_ssize_t[:, ::1] layers, const double[::
     n = Xv.shape[0]
     if Xv.shape[1] != n_in:
         return PREDICT_NOT_PREPARED
-    nb = n if n * stride <= PREDICT_STACK_DOUBLES else min(block, n)
+    nb = n if n * stride <= stack_values else min(block, n)
     if not blas_allowed:
         for j in range(L):
             if (layers[j, L_SIZE] > NARROW_LAYER and
                     nb * layers[j, L_SIZE] * (layers[j, L_SRC_HI] - layers[j, L_SRC_LO]) >= blas_min):
                 return PREDICT_NEEDS_BLAS_LIMIT
     if Y is None:
-        Y = np.empty((n, n_out))
+        Y = np.empty((n, n_out)) if real_t is double else np.empty((n, n_out), np.float32)
     try:
         Yv = Y
     except (TypeError, ValueError, BufferError):
@@ -349,18 +428,18 @@ def predict(object X, object Y, const Py_ssize_t[:, ::1] layers, const double[::
     check_buffers(layers, n_in, n, stride, w.shape[0], n, n_out, -1, -1)
     if stride % 8 or block < 1:
         raise ValueError("kernel: the row stride must be a multiple of 8 and block >= 1")
-    x0 = <uintptr_t>&Xv[0, 0]; x1 = x0 + n * n_in * sizeof(double)
-    y0 = <uintptr_t>&Yv[0, 0]; y1 = y0 + n * n_out * sizeof(double)
+    x0 = <uintptr_t>&Xv[0, 0]; x1 = x0 + n * n_in * sizeof(real_t)
+    y0 = <uintptr_t>&Yv[0, 0]; y1 = y0 + n * n_out * sizeof(real_t)
     if x0 < y1 and y0 < x1:
         return PREDICT_NOT_PREPARED
-    if n * stride <= PREDICT_STACK_DOUBLES:
-        A = stack
+    if n * stride <= stack_values:
+        A = <real_t*>stack
     else:
-        raw = <double*>malloc((nb * stride) * sizeof(double) + ROW_ALIGN_BYTES)
+        raw = <real_t*>malloc((nb * stride) * sizeof(real_t) + ROW_ALIGN_BYTES)
         if raw == NULL:
-            raise MemoryError(f"predict: no memory for {nb} activation rows of {stride} doubles")
+            raise MemoryError(f"predict: no memory for {nb} activation rows of {stride} values")
         A = raw
-    A = <double*>((<uintptr_t>A + ROW_ALIGN_BYTES - 1) & ~(<uintptr_t>ROW_ALIGN_BYTES - 1))
+    A = <real_t*>((<uintptr_t>A + ROW_ALIGN_BYTES - 1) & ~(<uintptr_t>ROW_ALIGN_BYTES - 1))
     with nogil:
         status = predict_blocks(layers, &w[0], &Xv[0, 0], n, n_in, &Yv[0, 0], n_out, A, stride,
                                 nb, blas_min, check_outputs)
@@ -383,7 +462,7 @@ cdef int check_activation_rows(int code, Py_ssize_t rows, Py_ssize_t cols, bint 
     return 0
 
 
-def activation_at_level(int level, int code, double[:, ::1] Z, double[:, ::1] D=None):
+def activation_at_level(int level, int code, Z, D=None):
     """Apply an elementwise activation to the rows of Z in place, at one CPU level.
 
     For the tests of the vector functions (_activations.h) at every level this
@@ -394,20 +473,30 @@ def activation_at_level(int level, int code, double[:, ::1] Z, double[:, ::1] D=
     ----------
     level : 2 x86-64-v4 (AVX-512), 1 x86-64-v3 (AVX2 + FMA), 0 the portable baseline.
     code : activation code (not softmax).
-    Z : (rows, units) values, overwritten with f(Z).
-    D : None, or of Z's shape: overwritten with f'(Z).
+    Z : (rows, units) float64 or float32 values, overwritten with f(Z).
+    D : None, or of Z's shape and dtype: overwritten with f'(Z).
 
     Returns
     -------
     done : bool, False when this build or CPU has no such level (Z untouched).
     """
+    cdef int bits = value_bits(Z, "Z")
+    if D is not None:
+        check_dtypes(bits, (D,), "D")
+    if bits == 32:
+        return activation_t[float](level, code, Z, D)
+    return activation_t[double](level, code, Z, D)
+
+
+cdef object activation_t(int level, int code, real_t[:, ::1] Z, real_t[:, ::1] D):
+    """`activation_at_level` at one value type."""
     check_activation_rows(code, Z.shape[0], Z.shape[1], D is not None,
                           D.shape[0] if D is not None else 0, D.shape[1] if D is not None else 0)
     cdef int done
     cdef Py_ssize_t nb = Z.shape[0], size = Z.shape[1]
     if nb == 0 or size == 0:
         return True
-    cdef double* dp = &D[0, 0] if D is not None else NULL
+    cdef real_t* dp = &D[0, 0] if D is not None else NULL
     with nogil:
         done = fn_loops_activate_at(level, code, nb, size, &Z[0, 0], size, NULL, dp, size)
     return bool(done)

@@ -15,6 +15,17 @@ data. By default it forms no Jacobian rows at all: summing an example's n_out ba
 passes first (G_p = products of their deltas, see add_block_factored) leaves 1/n_out
 of the multiply-adds of J^T J on J's rows (BLAS dsyrk, the other method, kept for
 comparison). :func:`solve_damped` then gives the step by LAPACK Cholesky.
+
+The value type (real_t: double, float). The passes (forward, the virtual rows'
+backward passes, the Jacobian's rows) run in the network's type; :func:`jacobian`
+returns J in it. The normal equations stay in double at both types: H = J^T J and
+J^T e are accumulated in double (float32 would square the Jacobian's condition
+number at 2^-24, and H's sums run over every example and output), from the float32
+rows converted block by block (the factored products from the block's activations
+and deltas taken to double; the row products from its rows taken to double), and
+the damped system is solved by LAPACK's double Cholesky. Levenberg-Marquardt's
+outer step (H, g, L, dw, mu) is therefore double; only the weights and the trial
+weights are of the network's type (w + dw rounded to it).
 """
 from libc.math cimport isfinite
 from libc.string cimport memcpy, memset
@@ -22,18 +33,22 @@ from fastnet._kernels._simd cimport (blas_dgemv as dgemv, blas_dsyrk as dsyrk,
                                      lapack_dpotrf as dpotrf, lapack_dpotrs as dpotrs)
 
 from fastnet._kernels._types cimport (
-    L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS, ACT_SOFTMAX,
+    real_t, L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS, ACT_SOFTMAX,
     gemm_backprop, gemm_rm, gemm_gradient, fn_loops_deltas_bias,
 )
-from fastnet._kernels._forward cimport check_buffers, forward_blocks, forward_rows
+from fastnet._kernels._forward cimport (
+    check_buffers, check_dtypes, forward_blocks, forward_rows, value_bits,
+)
+
+import numpy as np
 
 
-cdef void layer_deltas(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t size, double* V,
-                       Py_ssize_t ldv, const double* D, Py_ssize_t ldd) noexcept nogil:
+cdef void layer_deltas(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t size, real_t* V,
+                       Py_ssize_t ldv, const real_t* D, Py_ssize_t ldd) noexcept nogil:
     """V[(p, k), u] *= D[p, u]: dO_pk/da times f'(net) gives the deltas of row (p, k)."""
     cdef Py_ssize_t p, k, u
-    cdef double* v
-    cdef const double* d
+    cdef real_t* v
+    cdef const real_t* d
     for p in range(nb):
         d = D + p * ldd
         for k in range(n_out):
@@ -43,17 +58,17 @@ cdef void layer_deltas(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t size, double*
 
 
 cdef void layer_rows(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t size, Py_ssize_t n_src,
-                     const double* V, Py_ssize_t ldv, const double* A, Py_ssize_t lda,
-                     double* J, Py_ssize_t ldj, Py_ssize_t w_off,
+                     const real_t* V, Py_ssize_t ldv, const real_t* A, Py_ssize_t lda,
+                     real_t* J, Py_ssize_t ldj, Py_ssize_t w_off,
                      Py_ssize_t b_off) noexcept nogil:
     """Layer j's columns of the rows (p, k) of a block: V[(p,k), u] * a_p[s], and V itself
     for the biases (A points at the layer's first source column)."""
     cdef Py_ssize_t p, k, u, s
-    cdef const double* a
-    cdef const double* v
-    cdef double* jr
-    cdef double* jw
-    cdef double d
+    cdef const real_t* a
+    cdef const real_t* v
+    cdef real_t* jr
+    cdef real_t* jw
+    cdef real_t d
     for p in range(nb):
         a = A + p * lda
         for k in range(n_out):
@@ -68,8 +83,8 @@ cdef void layer_rows(Py_ssize_t nb, Py_ssize_t n_out, Py_ssize_t size, Py_ssize_
 
 
 cdef void block_rows(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
-                     const double* w, double* A, Py_ssize_t lda, double* D, double* V,
-                     Py_ssize_t ldd, Py_ssize_t nb, double* J, Py_ssize_t ldj,
+                     const real_t* w, real_t* A, Py_ssize_t lda, real_t* D, real_t* V,
+                     Py_ssize_t ldd, Py_ssize_t nb, real_t* J, Py_ssize_t ldj,
                      Py_ssize_t blas_min) noexcept nogil:
     """Rows (p, k) of the Jacobian for nb examples (activation rows A, inputs filled in);
     leaves the outputs in A and the rows' deltas in V (J NULL: the deltas only)."""
@@ -77,12 +92,12 @@ cdef void block_rows(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n
     cdef Py_ssize_t n_out = layers[(n_layers - 1) * L_NCOLS + L_SIZE]
     cdef Py_ssize_t c_out = layers[(n_layers - 1) * L_NCOLS + L_START] - n_in
     cdef const Py_ssize_t* lay
-    cdef const double* y
-    cdef double* v
+    cdef const real_t* y
+    cdef real_t* v
     forward_rows(layers, n_layers, w, A, lda, D, ldd, n_in, nb, blas_min)
     # Output deltas of the virtual rows: f'(net_pk) at output k, zero elsewhere;
     # softmax outputs: d o_pk / d net_pi = o_pk ([i = k] - o_pi) at every output i.
-    memset(V, 0, nb * n_out * ldd * sizeof(double))
+    memset(V, 0, nb * n_out * ldd * sizeof(real_t))
     if layers[(n_layers - 1) * L_NCOLS + L_ACT] == ACT_SOFTMAX:
         for p in range(nb):
             y = A + p * lda + n_in + c_out
@@ -130,15 +145,14 @@ cdef int check_workspaces(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
     return 0
 
 
-def jacobian(double[:, ::1] A, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
-             const double[::1] w, double[:, ::1] J, double[:, ::1] D, double[:, ::1] V,
+def jacobian(A, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, w, J, D, V,
              Py_ssize_t blas_min):
     """The Jacobian of the outputs with respect to the weights, over every row of A.
 
     Parameters
     ----------
-    A : (n_patterns, lda >= n_units) float64, inputs filled in; activations
-        overwritten (the outputs are left in it).
+    A : (n_patterns, lda >= n_units) float64 or float32, inputs filled in; activations
+        overwritten (the outputs are left in it). w, J, D, V of its dtype.
     layers, n_in : layer table and input count.
     w : flat weights.
     J : (n_patterns * n_out, n_weights) output, row p * n_out + k = d o_pk / dw.
@@ -150,6 +164,17 @@ def jacobian(double[:, ::1] A, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
     -------
     status : int, 0 on success.
     """
+    cdef int bits = value_bits(A, "A")
+    check_dtypes(bits, (w, J, D, V), "w J D V")
+    if bits == 32:
+        return jacobian_t[float](A, layers, n_in, w, J, D, V, blas_min)
+    return jacobian_t[double](A, layers, n_in, w, J, D, V, blas_min)
+
+
+cdef int jacobian_t(real_t[:, ::1] A, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                    const real_t[::1] w, real_t[:, ::1] J, real_t[:, ::1] D, real_t[:, ::1] V,
+                    Py_ssize_t blas_min) except -1:
+    """`jacobian` at one value type."""
     cdef Py_ssize_t n = A.shape[0], nb, r0 = 0
     cdef Py_ssize_t n_out = layers[layers.shape[0] - 1, L_SIZE]
     check_workspaces(layers, n_in, n, A.shape[1], w.shape[0], D.shape[0], D.shape[1],
@@ -164,15 +189,15 @@ def jacobian(double[:, ::1] A, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
     return 0
 
 
-cdef double block_errors(const double* A, Py_ssize_t lda, Py_ssize_t out0,
-                         const double* T, Py_ssize_t n_out, Py_ssize_t nb,
+cdef double block_errors(const real_t* A, Py_ssize_t lda, Py_ssize_t out0,
+                         const real_t* T, Py_ssize_t n_out, Py_ssize_t nb,
                          double* e) noexcept nogil:
-    """e[p * n_out + k] = o_pk - t_pk for nb rows; return their summed squares."""
+    """e[p * n_out + k] = o_pk - t_pk for nb rows (in double); return their summed squares."""
     cdef Py_ssize_t p, k
     cdef double sse = 0.0, d
     for p in range(nb):
         for k in range(n_out):
-            d = A[p * lda + out0 + k] - T[p * n_out + k]
+            d = <double>A[p * lda + out0 + k] - <double>T[p * n_out + k]
             e[p * n_out + k] = d
             sse += d * d
     return sse
@@ -263,11 +288,11 @@ cdef void add_block_factored(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_s
                         b = c_m + u2
                         r[lay_m[L_B_OFF] + u2] = gp[a * nu + b] if b >= a else gp[b * nu + a]
             # weight rows: H[i0 + s, i0:] += sum_p a_p[lo + s] R_u[p, :]
-            gemm_rm(b'T', b'N', n_src, width, nb, A + lo, lda, R, width, 1.0,
+            gemm_rm(c'T', c'N', n_src, width, nb, A + lo, lda, R, width, 1.0,
                     H + i0 * n_w + i0, n_w, NULL, nb, True, 0)
             # bias row: H[b, i0:] += sum_p R_u[p, :], a product with ones (tiles or BLAS:
             # measured 1.2x faster than a loop on cancer1 4+2)
-            gemm_rm(b'T', b'N', 1, width, nb, ones, 1, R, width, 1.0,
+            gemm_rm(c'T', c'N', 1, width, nb, ones, 1, R, width, 1.0,
                     H + (lay[L_B_OFF] + u) * n_w + i0, n_w, NULL, nb, True, 0)
         # J^T e of the layer: the gradient's products with eps in place of the deltas
         fn_loops_deltas_bias(nb, size, eps + c_l, nu, NULL, g + lay[L_B_OFF])
@@ -275,17 +300,16 @@ cdef void add_block_factored(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_s
                       blas_min)
 
 
-def normal_equations(double[:, ::1] A, const double[:, ::1] T,
-                     const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[::1] w,
-                     double[:, ::1] H, double[::1] g, double[:, ::1] D, double[:, ::1] V,
-                     double[:, ::1] Jb, double[::1] e, double[::1] R, bint factored,
-                     Py_ssize_t blas_min):
+def normal_equations(A, T, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, w,
+                     double[:, ::1] H, double[::1] g, D, V, double[:, ::1] Jb, double[::1] e,
+                     double[::1] R, bint factored, Py_ssize_t blas_min):
     """A = J^T J and J^T e (e = outputs - targets) without storing J, and the SSE.
 
     Parameters
     ----------
-    A : (n_patterns, lda >= n_units) float64 activations, inputs filled in.
-    T : (n_patterns, n_out) float64 targets.
+    A : (n_patterns, lda >= n_units) float64 or float32 activations, inputs filled in.
+    T : (n_patterns, n_out) targets; T, w, D, V of A's dtype, H, g, Jb, e, R float64
+        at both value types (the normal equations are accumulated in double).
     layers, n_in, w, D, V, blas_min : as in :func:`jacobian`.
     H : (n_weights, n_weights) output: J^T J in its upper triangle (row-major, diagonal
         included); the strict lower triangle is unspecified.
@@ -302,17 +326,52 @@ def normal_equations(double[:, ::1] A, const double[:, ::1] T,
     -------
     sse : float, the summed squared error at w.
     """
+    cdef int bits = value_bits(A, "A")
+    check_dtypes(bits, (T, w, D, V), "T w D V")
+    if bits == 32:
+        return normal_equations_t[float](A, T, layers, n_in, w, H, g, D, V, Jb, e, R, factored,
+                                         blas_min)
+    return normal_equations_t[double](A, T, layers, n_in, w, H, g, D, V, Jb, e, R, factored,
+                                      blas_min)
+
+
+cdef double normal_equations_t(real_t[:, ::1] A, const real_t[:, ::1] T,
+                               const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                               const real_t[::1] w, double[:, ::1] H, double[::1] g,
+                               real_t[:, ::1] D, real_t[:, ::1] V, double[:, ::1] Jb,
+                               double[::1] e, double[::1] R, bint factored,
+                               Py_ssize_t blas_min) except? -1.0:
+    """`normal_equations` at one value type."""
     cdef double sse
+    cdef double[::1] conv
+    cdef real_t[::1] rows
+    cdef double* cp = NULL          # (float32: the conversion buffers)
+    cdef real_t* rp = NULL
     check_normal_equations(A, T, layers, n_in, w, H, g, D, V, Jb, e, R, factored)
+    if real_t is float:
+        conv, rows = conversion_buffers(A, D, w.shape[0], layers[layers.shape[0] - 1, L_SIZE],
+                                        factored)
+        cp, rp = &conv[0], &rows[0]
     with nogil:
-        sse = ne_compute(A, T, layers, n_in, w, H, g, D, V, Jb, e, R, factored, blas_min)
+        sse = ne_compute(A, T, layers, n_in, w, H, g, D, V, Jb, e, R, factored, blas_min,
+                         cp, rp)
     return sse
 
 
-cdef int check_normal_equations(double[:, ::1] A, const double[:, ::1] T,
+cdef tuple conversion_buffers(real_t[:, ::1] A, real_t[:, ::1] D, Py_ssize_t n_w,
+                              Py_ssize_t n_out, bint factored):
+    """ne_compute's buffers (float32 only): one block's activation rows and deltas
+    taken to double (factored), or its float32 Jacobian rows (not factored)."""
+    cdef Py_ssize_t nb = D.shape[0]
+    if factored:
+        return np.empty(nb * (A.shape[1] + n_out * D.shape[1])), np.empty(1, np.float32)
+    return np.empty(1), np.empty(nb * n_out * n_w, np.float32)
+
+
+cdef int check_normal_equations(real_t[:, ::1] A, const real_t[:, ::1] T,
                                 const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
-                                const double[::1] w, double[:, ::1] H, double[::1] g,
-                                double[:, ::1] D, double[:, ::1] V, double[:, ::1] Jb,
+                                const real_t[::1] w, double[:, ::1] H, double[::1] g,
+                                real_t[:, ::1] D, real_t[:, ::1] V, double[:, ::1] Jb,
                                 double[::1] e, double[::1] R, bint factored) except -1:
     """The memory-safety gate of `ne_compute`'s buffers."""
     cdef Py_ssize_t n = A.shape[0], n_w = w.shape[0]
@@ -331,32 +390,51 @@ cdef int check_normal_equations(double[:, ::1] A, const double[:, ::1] T,
     return 0
 
 
-cdef double ne_compute(double[:, ::1] A, const double[:, ::1] T,
-                       const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[::1] w,
-                       double[:, ::1] H, double[::1] g, double[:, ::1] D, double[:, ::1] V,
+cdef double ne_compute(real_t[:, ::1] A, const real_t[:, ::1] T,
+                       const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const real_t[::1] w,
+                       double[:, ::1] H, double[::1] g, real_t[:, ::1] D, real_t[:, ::1] V,
                        double[:, ::1] Jb, double[::1] e, double[::1] R, bint factored,
-                       Py_ssize_t blas_min) noexcept nogil:
-    """`normal_equations` on checked buffers."""
+                       Py_ssize_t blas_min, double* conv, real_t* rows) noexcept nogil:
+    """`normal_equations` on checked buffers (conv, rows: conversion_buffers')."""
     cdef Py_ssize_t n = A.shape[0], nb, r0 = 0, n_w = w.shape[0], nu = D.shape[1]
-    cdef Py_ssize_t n_out = layers[layers.shape[0] - 1, L_SIZE]
+    cdef Py_ssize_t n_out = layers[layers.shape[0] - 1, L_SIZE], lda = A.shape[1]
     cdef Py_ssize_t out0 = layers[layers.shape[0] - 1, L_START]
     cdef double sse = 0.0
+    cdef real_t* jrows = NULL
+    cdef const real_t* Vb = &V[0, 0]
+    if not factored:
+        jrows = <real_t*>&Jb[0, 0] if real_t is double else rows
     memset(&H[0, 0], 0, n_w * n_w * sizeof(double))
     memset(&g[0], 0, n_w * sizeof(double))
     while r0 < n:
         nb = D.shape[0] if D.shape[0] < n - r0 else n - r0
-        block_rows(&layers[0, 0], layers.shape[0], n_in, &w[0], &A[r0, 0], A.shape[1],
-                   &D[0, 0], &V[0, 0], nu, nb, NULL if factored else &Jb[0, 0], n_w,
-                   blas_min)
-        sse += block_errors(&A[r0, 0], A.shape[1], out0, &T[r0, 0], n_out, nb, &e[0])
+        block_rows(&layers[0, 0], layers.shape[0], n_in, &w[0], &A[r0, 0], lda,
+                   &D[0, 0], &V[0, 0], nu, nb, jrows, n_w, blas_min)
+        sse += block_errors(&A[r0, 0], lda, out0, &T[r0, 0], n_out, nb, &e[0])
         if factored:
-            add_block_factored(&layers[0, 0], layers.shape[0], n_in, &A[r0, 0],
-                               A.shape[1], &V[0, 0], nu, &e[0], nb, n_out, n_w,
-                               &R[D.shape[0] * n_w], &R[0], &H[0, 0], &g[0], blas_min)
+            if real_t is double:
+                add_block_factored(&layers[0, 0], layers.shape[0], n_in, &A[r0, 0], lda,
+                                   &V[0, 0], nu, &e[0], nb, n_out, n_w,
+                                   &R[D.shape[0] * n_w], &R[0], &H[0, 0], &g[0], blas_min)
+            else:
+                to_double(conv, &A[r0, 0], nb * lda)
+                to_double(conv + nb * lda, Vb, nb * n_out * nu)
+                add_block_factored(&layers[0, 0], layers.shape[0], n_in, conv, lda,
+                                   conv + nb * lda, nu, &e[0], nb, n_out, n_w,
+                                   &R[D.shape[0] * n_w], &R[0], &H[0, 0], &g[0], blas_min)
         else:
+            if real_t is float:
+                to_double(&Jb[0, 0], rows, nb * n_out * n_w)
             add_block_products(&Jb[0, 0], nb * n_out, n_w, &e[0], &H[0, 0], &g[0])
         r0 += nb
     return sse
+
+
+cdef inline void to_double(double* out, const real_t* x, Py_ssize_t n) noexcept nogil:
+    """out[i] = x[i] for n values (exact: a float is a double)."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        out[i] = x[i]
 
 
 def solve_damped(const double[:, ::1] H, const double[::1] r, double mu, bint marquardt,
@@ -409,11 +487,10 @@ cdef int ne_solve(const double[:, ::1] H, const double[::1] r, double mu, bint m
     return info
 
 
-def lm_epochs(double[:, ::1] A, const double[:, ::1] T, const Py_ssize_t[:, ::1] layers,
-              Py_ssize_t n_in, double[::1] w, double[::1] trial, double[:, ::1] H,
-              double[::1] g, double[:, ::1] D, double[:, ::1] V, double[:, ::1] Jb,
-              double[::1] e, double[::1] R, bint factored, double[:, ::1] L, double[::1] dw,
-              double[::1] mu, double mu_dec, double mu_inc, double mu_max, bint marquardt,
+def lm_epochs(A, T, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, w, trial,
+              double[:, ::1] H, double[::1] g, D, V, double[:, ::1] Jb, double[::1] e,
+              double[::1] R, bint factored, double[:, ::1] L, double[::1] dw, double[::1] mu,
+              double mu_dec, double mu_inc, double mu_max, bint marquardt,
               double[::1] sse_out, Py_ssize_t[::1] solves, Py_ssize_t[::1] tries,
               Py_ssize_t eval_block, Py_ssize_t blas_min):
     """Levenberg-Marquardt epochs (Hagan & Menhaj 1994), one per entry of sse_out.
@@ -428,8 +505,9 @@ def lm_epochs(double[:, ::1] A, const double[:, ::1] T, const Py_ssize_t[:, ::1]
     A, T, layers, n_in, H, g, D, V, Jb, e, R, factored, blas_min : as in
         `normal_equations` (A also serves the trial weights' forward passes, in
         blocks of ``eval_block`` rows).
-    w : (n_weights,) the weights, updated.
-    trial, dw : (n_weights,) workspaces; L : (n_weights, n_weights) workspace.
+    w : (n_weights,) the weights, updated (of A's dtype, as trial).
+    trial, dw : (n_weights,) workspaces (dw float64); L : (n_weights, n_weights)
+        float64 workspace.
     mu : length 1, the damping, updated.
     sse_out : output, each epoch's SSE at the weights it starts from.
     solves, tries : outputs (as long as sse_out), each epoch's Cholesky solves
@@ -440,17 +518,45 @@ def lm_epochs(double[:, ::1] A, const double[:, ::1] T, const Py_ssize_t[:, ::1]
     status : int, 0 after every epoch; k > 0 if epoch k's SSE was not finite;
         -k if mu passed mu_max in epoch k.
     """
+    cdef int bits = value_bits(A, "A")
+    check_dtypes(bits, (T, w, trial, D, V), "T w trial D V")
+    if bits == 32:
+        return lm_epochs_t[float](A, T, layers, n_in, w, trial, H, g, D, V, Jb, e, R, factored,
+                                  L, dw, mu, mu_dec, mu_inc, mu_max, marquardt, sse_out, solves,
+                                  tries, eval_block, blas_min)
+    return lm_epochs_t[double](A, T, layers, n_in, w, trial, H, g, D, V, Jb, e, R, factored, L,
+                               dw, mu, mu_dec, mu_inc, mu_max, marquardt, sse_out, solves, tries,
+                               eval_block, blas_min)
+
+
+cdef int lm_epochs_t(real_t[:, ::1] A, const real_t[:, ::1] T, const Py_ssize_t[:, ::1] layers,
+                     Py_ssize_t n_in, real_t[::1] w, real_t[::1] trial, double[:, ::1] H,
+                     double[::1] g, real_t[:, ::1] D, real_t[:, ::1] V, double[:, ::1] Jb,
+                     double[::1] e, double[::1] R, bint factored, double[:, ::1] L,
+                     double[::1] dw, double[::1] mu, double mu_dec, double mu_inc,
+                     double mu_max, bint marquardt, double[::1] sse_out,
+                     Py_ssize_t[::1] solves, Py_ssize_t[::1] tries, Py_ssize_t eval_block,
+                     Py_ssize_t blas_min) except? -1:
+    """`lm_epochs` at one value type."""
     cdef Py_ssize_t j, i, n_w = w.shape[0], n_ep = sse_out.shape[0]
     cdef double sse, err
     cdef int info, status = 0
+    cdef double[::1] conv
+    cdef real_t[::1] rows
+    cdef double* cp = NULL          # (float32: the conversion buffers)
+    cdef real_t* rp = NULL
     check_normal_equations(A, T, layers, n_in, w, H, g, D, V, Jb, e, R, factored)
     if (trial.shape[0] != n_w or dw.shape[0] != n_w or L.shape[0] != n_w
             or L.shape[1] != n_w or n_w == 0 or mu.shape[0] != 1
             or solves.shape[0] < n_ep or tries.shape[0] < n_ep or eval_block < 1):
         raise ValueError("kernel: Levenberg-Marquardt workspaces do not match the network")
+    if real_t is float:
+        conv, rows = conversion_buffers(A, D, n_w, layers[layers.shape[0] - 1, L_SIZE], factored)
+        cp, rp = &conv[0], &rows[0]
     with nogil:
         for j in range(n_ep):
-            sse = ne_compute(A, T, layers, n_in, w, H, g, D, V, Jb, e, R, factored, blas_min)
+            sse = ne_compute(A, T, layers, n_in, w, H, g, D, V, Jb, e, R, factored, blas_min,
+                             cp, rp)
             sse_out[j] = sse
             solves[j] = tries[j] = 0
             if not isfinite(sse):
@@ -466,7 +572,7 @@ def lm_epochs(double[:, ::1] A, const double[:, ::1] T, const Py_ssize_t[:, ::1]
                                          blas_min)
                     tries[j] += 1
                     if err < sse:
-                        memcpy(&w[0], &trial[0], n_w * sizeof(double))
+                        memcpy(&w[0], &trial[0], n_w * sizeof(real_t))
                         mu[0] *= mu_dec
                         break
                 mu[0] *= mu_inc

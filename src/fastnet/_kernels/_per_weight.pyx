@@ -8,37 +8,69 @@ instance of _rules.h: the rule switched once per update, each rule its own
 loop); Hamey's success check between epochs; all without the GIL and without a
 return to Python per epoch. Online backpropagation (an update per example, the
 rule fixed) keeps its own loop in _backprop.pyx.
+
+Written once over the value type (real_t: double, float): the weights, the
+gradient, the rule's per-weight arrays and the data are all of one type, the
+rule's step is _rule.h's instance of it (fn_rule_update_1, fn_rule_update_1_f32,
+the rule's parameters taken to the type once per call), and the epoch errors are
+accumulated in double at both types.
 """
 from libc.math cimport isfinite
 from libc.string cimport memcpy
 
 from fastnet._kernels._backward cimport check_objective, epoch_objective
-from fastnet._kernels._forward cimport check_buffers, check_order
+from fastnet._kernels._forward cimport check_buffers, check_dtypes, check_order, value_bits
 from fastnet._kernels._rprop cimport network_correct
 from fastnet._kernels._rules cimport Rule, fn_rule
+from fastnet._kernels._types cimport real_t
 
 cdef extern from "_rule.h" nogil:
     ctypedef struct fn_ctx_1:
-        double rate, c1, c2
-        int rose
+        pass
+    ctypedef struct fn_ctx_1_f32:
+        pass
     void fn_ctx_init_1(fn_ctx_1* c, const fn_rule* r)
-    void fn_rule_epoch_value(const fn_rule* r, Py_ssize_t t, Py_ssize_t t_max, double* rate,
-                             double* c1, double* c2)
+    void fn_ctx_init_1_f32(fn_ctx_1_f32* c, const fn_rule* r)
+    void fn_rule_begin_1(fn_ctx_1* c, const fn_rule* r, Py_ssize_t t, Py_ssize_t t_max,
+                         int rose)
+    void fn_rule_begin_1_f32(fn_ctx_1_f32* c, const fn_rule* r, Py_ssize_t t,
+                             Py_ssize_t t_max, int rose)
     void fn_rule_update_1(int code, Py_ssize_t n, double* w, const double* g, double* gp,
                           double* st, double* dw, const fn_ctx_1* c)
+    void fn_rule_update_1_f32(int code, Py_ssize_t n, float* w, const float* g, float* gp,
+                              float* st, float* dw, const fn_ctx_1_f32* c)
 
 
-cdef inline void update(const fn_rule* r, fn_ctx_1* c, Py_ssize_t n_w, double* w, const double* g,
-                        double* gp, double* st, double* dw, Py_ssize_t* t,
-                        Py_ssize_t t_max) noexcept nogil:
+cdef union ctx_1:
+    # The step context of the rule at either value type (_rule.h's fn_ctx_1 of each).
+    fn_ctx_1 d
+    fn_ctx_1_f32 f
+
+
+cdef inline void ctx_init(ctx_1* c, const fn_rule* r, const real_t* like) noexcept nogil:
+    """The context of rule r at the value type of `like` (not read)."""
+    if real_t is double:
+        fn_ctx_init_1(&c.d, r)
+    else:
+        fn_ctx_init_1_f32(&c.f, r)
+
+
+cdef inline void update(const fn_rule* r, ctx_1* c, Py_ssize_t n_w, real_t* w, const real_t* g,
+                        real_t* gp, real_t* st, real_t* dw, Py_ssize_t* t,
+                        Py_ssize_t t_max, bint rose) noexcept nogil:
     """Update t[0] + 1 of every weight by rule r (t counts the updates so far and
-    is advanced), with the values of that update (fn_rule_epoch_value)."""
-    fn_rule_epoch_value(r, t[0], t_max, &c.rate, &c.c1, &c.c2)
-    fn_rule_update_1(r.code, n_w, w, g, gp, st, dw, c)
+    is advanced), with the values of that update (fn_rule_begin_1) and whether the
+    error rose (irprop+)."""
+    if real_t is double:
+        fn_rule_begin_1(&c.d, r, t[0], t_max, rose)
+        fn_rule_update_1(r.code, n_w, w, g, gp, st, dw, &c.d)
+    else:
+        fn_rule_begin_1_f32(&c.f, r, t[0], t_max, rose)
+        fn_rule_update_1_f32(r.code, n_w, w, g, gp, st, dw, &c.f)
     t[0] += 1
 
 
-cdef double* kept(Rule rule, str array, double[::1] a, Py_ssize_t n_w) except? NULL:
+cdef real_t* kept(Rule rule, str array, real_t[::1] a, Py_ssize_t n_w) except? NULL:
     """The data of a rule's per-weight array: n_w values if the rule keeps it
     (rule.states), else NULL (the rule's step does not touch it)."""
     if array not in rule.states:
@@ -48,32 +80,41 @@ cdef double* kept(Rule rule, str array, double[::1] a, Py_ssize_t n_w) except? N
     return &a[0]
 
 
-def rule_step(Rule rule, double[::1] w, const double[::1] g, double[::1] g_prev,
-              double[::1] step, double[::1] dw_prev, Py_ssize_t[::1] t, Py_ssize_t t_max=1,
+def rule_step(Rule rule, w, g, g_prev, step, dw_prev, Py_ssize_t[::1] t, Py_ssize_t t_max=1,
               bint error_rose=False):
     """Python twin of a rule's update for tests: update t[0] + 1 of every weight.
 
-    ``g_prev``, ``step``, ``dw_prev``: the arrays the rule keeps (``rule.states``;
-    the others may be empty); ``t`` has length 1 (advanced); ``error_rose``:
-    the epoch error rose (irprop+).
+    ``w``, ``g``: float64 or float32, and ``g_prev``, ``step``, ``dw_prev`` of their
+    dtype: the arrays the rule keeps (``rule.states``; the others may be empty);
+    ``t`` has length 1 (advanced); ``error_rose``: the epoch error rose (irprop+).
     """
+    cdef int bits = value_bits(w, "w")
+    check_dtypes(bits, (g, g_prev, step, dw_prev), "g g_prev step dw_prev")
+    if bits == 32:
+        return rule_step_t[float](rule, w, g, g_prev, step, dw_prev, t, t_max, error_rose)
+    return rule_step_t[double](rule, w, g, g_prev, step, dw_prev, t, t_max, error_rose)
+
+
+cdef object rule_step_t(Rule rule, real_t[::1] w, const real_t[::1] g, real_t[::1] g_prev,
+                        real_t[::1] step, real_t[::1] dw_prev, Py_ssize_t[::1] t,
+                        Py_ssize_t t_max, bint error_rose):
+    """`rule_step` at one value type."""
     cdef Py_ssize_t n = w.shape[0]
     if g.shape[0] != n or t.shape[0] != 1 or t[0] < 0 or t_max < 1:
         raise ValueError("kernel: rule vectors differ in length, or t is not one count >= 0")
-    cdef double* gp = kept(rule, "g_prev", g_prev, n)
-    cdef double* st = kept(rule, "step", step, n)
-    cdef double* dw = kept(rule, "dw_prev", dw_prev, n)
-    cdef fn_ctx_1 c
-    fn_ctx_init_1(&c, &rule.c)
-    c.rose = error_rose
+    cdef real_t* gp = kept(rule, "g_prev", g_prev, n)
+    cdef real_t* st = kept(rule, "step", step, n)
+    cdef real_t* dw = kept(rule, "dw_prev", dw_prev, n)
+    cdef ctx_1 c
+    ctx_init(&c, &rule.c, &w[0] if n else NULL)
     if n:
         with nogil:
-            update(&rule.c, &c, n, &w[0], &g[0], gp, st, dw, &t[0], t_max)
+            update(&rule.c, &c, n, &w[0], &g[0], gp, st, dw, &t[0], t_max, error_rose)
 
 
-cdef int check_common(double[:, ::1] A, const double[:, ::1] T,
-                      const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, double[::1] w,
-                      double[::1] g, double[:, ::1] D, double[:, ::1] Dl, Py_ssize_t check_every,
+cdef int check_common(real_t[:, ::1] A, const real_t[:, ::1] T,
+                      const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, real_t[::1] w,
+                      real_t[::1] g, real_t[:, ::1] D, real_t[:, ::1] Dl, Py_ssize_t check_every,
                       double r_c, Py_ssize_t check_block) except -1:
     """The memory-safety gate of the epoch loop beyond the rule's arrays."""
     cdef Py_ssize_t n_w = w.shape[0]
@@ -88,7 +129,7 @@ cdef int check_common(double[:, ::1] A, const double[:, ::1] T,
 
 
 cdef int check_batches(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, Py_ssize_t n,
-                       Py_ssize_t n_w, double[:, ::1] B, double[:, ::1] TB, double[:, ::1] D,
+                       Py_ssize_t n_w, real_t[:, ::1] B, real_t[:, ::1] TB, real_t[:, ::1] D,
                        const Py_ssize_t[:, ::1] order, Py_ssize_t n_epochs) except -1:
     """The gate of mini-batch training: the batch buffers and the presentation order."""
     check_buffers(layers, n_in, B.shape[0], B.shape[1], n_w, TB.shape[0], TB.shape[1],
@@ -97,8 +138,8 @@ cdef int check_batches(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, Py_ssiz
 
 
 cdef inline double whole_set(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
-                             double[:, ::1] A, const double[:, ::1] T, const double[::1] w,
-                             double[::1] g, double[:, ::1] D, double[:, ::1] Dl,
+                             real_t[:, ::1] A, const real_t[:, ::1] T, const real_t[::1] w,
+                             real_t[::1] g, real_t[:, ::1] D, real_t[:, ::1] Dl,
                              Py_ssize_t blas_min, int loss, double weight_decay) noexcept nogil:
     """g = dE/dw over the whole training set; E (the SSE, or the objective `loss`
     plus weight_decay * sum w**2)."""
@@ -109,8 +150,8 @@ cdef inline double whole_set(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
 
 
 cdef inline bint check_holds(Py_ssize_t e, Py_ssize_t every, const Py_ssize_t[:, ::1] layers,
-                             Py_ssize_t n_in, const double[::1] w, double[:, ::1] A,
-                             const double[:, ::1] T, Py_ssize_t block, Py_ssize_t blas_min,
+                             Py_ssize_t n_in, const real_t[::1] w, real_t[:, ::1] A,
+                             const real_t[:, ::1] T, Py_ssize_t block, Py_ssize_t blas_min,
                              double r_c, double analog) noexcept nogil:
     """Hamey's success check after epoch e (0-based), if it is due (every > 0)."""
     return (every > 0 and (e + 1) % every == 0
@@ -118,29 +159,26 @@ cdef inline bint check_holds(Py_ssize_t e, Py_ssize_t every, const Py_ssize_t[:,
 
 
 cdef double batch_gradient(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
-                           const double[:, ::1] A, const double[:, ::1] T,
+                           const real_t[:, ::1] A, const real_t[:, ::1] T,
                            const Py_ssize_t* rows, Py_ssize_t nb,
-                           double[:, ::1] B, double[:, ::1] TB, const double[::1] w,
-                           double[::1] g, double[:, ::1] D, double[:, ::1] Dl,
+                           real_t[:, ::1] B, real_t[:, ::1] TB, const real_t[::1] w,
+                           real_t[::1] g, real_t[:, ::1] D, real_t[:, ::1] Dl,
                            Py_ssize_t blas_min, int loss, double weight_decay) noexcept nogil:
     """g = dE/dw over the nb training rows ``rows`` (gathered into B, TB); their E
     (the SSE, or the objective `loss` plus weight_decay * sum w**2, the decay given
     already scaled to the batch)."""
     cdef Py_ssize_t r, n_out = T.shape[1]
     for r in range(nb):
-        memcpy(&B[r, 0], &A[rows[r], 0], n_in * sizeof(double))
-        memcpy(&TB[r, 0], &T[rows[r], 0], n_out * sizeof(double))
+        memcpy(&B[r, 0], &A[rows[r], 0], n_in * sizeof(real_t))
+        memcpy(&TB[r, 0], &T[rows[r], 0], n_out * sizeof(real_t))
     return epoch_objective(&layers[0, 0], layers.shape[0], n_in, &B[0, 0], nb, B.shape[1],
                            &TB[0, 0], n_out, &w[0], &g[0], w.shape[0], &D[0, 0], &Dl[0, 0],
                            D.shape[1], D.shape[0], blas_min, loss, weight_decay)
 
 
-def train_epochs(double[:, ::1] A, const double[:, ::1] T,
-                 const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
-                 double[::1] w, double[::1] g, double[::1] g_prev, double[::1] step,
-                 double[::1] dw_prev, double[:, ::1] D, double[:, ::1] Dl, Rule rule,
-                 Py_ssize_t[::1] t, Py_ssize_t t_max, double[::1] last_error,
-                 const Py_ssize_t[:, ::1] order, double[:, ::1] B, double[:, ::1] TB,
+def train_epochs(A, T, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, w, g, g_prev, step,
+                 dw_prev, D, Dl, Rule rule, Py_ssize_t[::1] t, Py_ssize_t t_max,
+                 double[::1] last_error, const Py_ssize_t[:, ::1] order, B, TB,
                  double[::1] sse_out, Py_ssize_t blas_min, Py_ssize_t check_every=0,
                  double r_c=0.4, double analog=-1.0, Py_ssize_t check_block=0,
                  int loss=0, double weight_decay=0.0):
@@ -148,9 +186,11 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
 
     Parameters
     ----------
-    A : (n_patterns, lda >= n_units) float64 with the training inputs filled in
-        (rows may be padded past the units; the padding is not read).
-    T : (n_patterns, n_out) float64 targets.
+    A : (n_patterns, lda >= n_units) float64 or float32 with the training inputs
+        filled in (rows may be padded past the units; the padding is not read);
+        every other real-valued array but last_error and sse_out (float64 at both
+        value types) is of A's dtype (TypeError otherwise).
+    T : (n_patterns, n_out) targets.
     layers, n_in : layer table and input count.
     w, g : the weights (trained in place) and the gradient workspace.
     g_prev, step, dw_prev : the rule's per-weight arrays (read and updated in
@@ -187,29 +227,52 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
         (1-based) gave a non-finite error (its weights are left un-updated);
         -k if the check held after epoch k (k epochs ran).
     """
+    cdef int bits = value_bits(A, "A")
+    check_dtypes(bits, (T, w, g, g_prev, step, dw_prev, D, Dl, B, TB),
+                 "T w g g_prev step dw_prev D Dl B TB")
+    if bits == 32:
+        return train_epochs_t[float](A, T, layers, n_in, w, g, g_prev, step, dw_prev, D, Dl,
+                                     rule, t, t_max, last_error, order, B, TB, sse_out,
+                                     blas_min, check_every, r_c, analog, check_block, loss,
+                                     weight_decay)
+    return train_epochs_t[double](A, T, layers, n_in, w, g, g_prev, step, dw_prev, D, Dl, rule,
+                                  t, t_max, last_error, order, B, TB, sse_out, blas_min,
+                                  check_every, r_c, analog, check_block, loss, weight_decay)
+
+
+cdef int train_epochs_t(real_t[:, ::1] A, const real_t[:, ::1] T,
+                        const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
+                        real_t[::1] w, real_t[::1] g, real_t[::1] g_prev, real_t[::1] step,
+                        real_t[::1] dw_prev, real_t[:, ::1] D, real_t[:, ::1] Dl, Rule rule,
+                        Py_ssize_t[::1] t, Py_ssize_t t_max, double[::1] last_error,
+                        const Py_ssize_t[:, ::1] order, real_t[:, ::1] B, real_t[:, ::1] TB,
+                        double[::1] sse_out, Py_ssize_t blas_min, Py_ssize_t check_every,
+                        double r_c, double analog, Py_ssize_t check_block,
+                        int loss, double weight_decay) except? -1:
+    """`train_epochs` at one value type."""
     cdef Py_ssize_t e, p, nb, n = A.shape[0], n_w = w.shape[0], bs = B.shape[0]
     cdef bint batches = order.shape[0] > 0
     cdef double sse, part
     cdef int status = 0
     check_common(A, T, layers, n_in, w, g, D, Dl, check_every, r_c, check_block)
     check_objective(layers, loss, weight_decay)
-    cdef double* gp = kept(rule, "g_prev", g_prev, n_w)
-    cdef double* st = kept(rule, "step", step, n_w)
-    cdef double* dw = kept(rule, "dw_prev", dw_prev, n_w)
+    cdef real_t* gp = kept(rule, "g_prev", g_prev, n_w)
+    cdef real_t* st = kept(rule, "step", step, n_w)
+    cdef real_t* dw = kept(rule, "dw_prev", dw_prev, n_w)
     if t.shape[0] != 1 or t[0] < 0 or t_max < 1 or last_error.shape[0] != 1:
         raise ValueError("kernel: t and last_error must have length 1, t >= 0 and t_max >= 1")
     if batches:
         check_batches(layers, n_in, n, n_w, B, TB, D, order, sse_out.shape[0])
     cdef const fn_rule* r = &rule.c
-    cdef fn_ctx_1 c
-    fn_ctx_init_1(&c, r)
+    cdef ctx_1 c
+    ctx_init(&c, r, &w[0])
     with nogil:
         for e in range(sse_out.shape[0]):
             if not batches:
                 sse = whole_set(layers, n_in, A, T, w, g, D, Dl, blas_min, loss, weight_decay)
                 if isfinite(sse):
-                    c.rose = sse > last_error[0]
-                    update(r, &c, n_w, &w[0], &g[0], gp, st, dw, &t[0], t_max)
+                    update(r, &c, n_w, &w[0], &g[0], gp, st, dw, &t[0], t_max,
+                           sse > last_error[0])
                     last_error[0] = sse
             else:
                 sse = 0.0
@@ -221,8 +284,8 @@ def train_epochs(double[:, ::1] A, const double[:, ::1] T,
                     sse += part
                     if not isfinite(part):
                         break
-                    c.rose = part > last_error[0]
-                    update(r, &c, n_w, &w[0], &g[0], gp, st, dw, &t[0], t_max)
+                    update(r, &c, n_w, &w[0], &g[0], gp, st, dw, &t[0], t_max,
+                           part > last_error[0])
                     last_error[0] = part
                     p += nb
             sse_out[e] = sse

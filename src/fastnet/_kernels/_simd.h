@@ -15,12 +15,14 @@
  * OpenBLAS's own AVX-512 kernels on wide layers too.
  *
  * The tiles are written once, in _tiles.h, and instantiated here for AVX2 + FMA
- * (fn256_*: 4 lanes, 16 registers) and AVX-512 (fn512_*: 8 lanes, 32 registers,
- * mask registers), each under its own target attribute, so the module stays
- * portable (no -march flags) and the CPU decides at run time. Levels:
+ * (fn256_*: 4 doubles or 8 floats per vector, 16 registers) and AVX-512
+ * (fn512_*: 8 doubles or 16 floats, 32 registers, mask registers), each under
+ * its own target attribute and for both value types (_values.h: fn512_gemm,
+ * fn512_gemm_f32), so the module stays portable (no -march flags) and the CPU
+ * decides at run time. Levels:
  *   0  none: the loops of _loops.h and BLAS (simd_gemm declines every product);
- *   1  AVX2 + FMA: fn256_gemm;
- *   2  AVX-512F/DQ: fn512_gemm.
+ *   1  AVX2 + FMA: fn256_gemm, fn256_gemm_f32;
+ *   2  AVX-512F/DQ: fn512_gemm, fn512_gemm_f32.
  * The level is _cpu.h's, decided when the module is imported (x86-64-v4: AVX-512,
  * x86-64-v3: AVX2; FASTNET_SIMD=avx2 or FASTNET_SIMD=none in the environment caps
  * it, as it caps every kernel family; the tests run every level so).
@@ -57,63 +59,77 @@
 /* Inputs per packed chunk of W^T in the forward products (both sets). */
 #define FN_KC 128
 
-/* A chunk of W^T for the forward products (plain C, for every instruction set):
+/* A chunk of W^T for the forward products (plain C, for every instruction set),
+ * fn_pack_wt over double and fn_pack_wt_f32 over float:
  * pack[k * ldp + j] = W[(j0 + j) * ldw + k0 + k] for j < w, k < kc. */
-__attribute__((unused)) static inline void
-fn_pack_wt(const double *W, ptrdiff_t ldw, ptrdiff_t j0, ptrdiff_t w, ptrdiff_t k0,
-           ptrdiff_t kc, double *pack, ptrdiff_t ldp)
-{
-    ptrdiff_t j, k;
-    for (j = 0; j < w; j++) {
-        const double *wrow = W + (j0 + j) * ldw + k0;
-        for (k = 0; k < kc; k++)
-            pack[k * ldp + j] = wrow[k];
-    }
+#define FN_PACK_WT(NAME, T)                                                                 \
+__attribute__((unused)) static inline void                                                  \
+NAME(const T *W, ptrdiff_t ldw, ptrdiff_t j0, ptrdiff_t w, ptrdiff_t k0, ptrdiff_t kc,      \
+     T *pack, ptrdiff_t ldp)                                                                \
+{                                                                                           \
+    ptrdiff_t j, k;                                                                         \
+    for (j = 0; j < w; j++) {                                                               \
+        const T *wrow = W + (j0 + j) * ldw + k0;                                            \
+        for (k = 0; k < kc; k++)                                                            \
+            pack[k * ldp + j] = wrow[k];                                                    \
+    }                                                                                       \
 }
+FN_PACK_WT(fn_pack_wt, double)
+FN_PACK_WT(fn_pack_wt_f32, float)
+#undef FN_PACK_WT
 
-/* AVX2 + FMA: fn256_*. No mask registers: a mask is a vector of 64-bit lane flags
- * for vmaskmovpd. 16 ymm registers; forward products of fewer than one vector
- * of units decline (the loops' dot products serve them). */
+/* Each instruction set: its parameters (_tiles.h lists them), then _tiles.h
+ * once per value type through _values.h (fn256_gemm and fn256_gemm_f32, ...).
+ * The masked loads and stores are written with _tiles.h's FN_MM (the
+ * intrinsic of the value type: _pd, _ps). */
+
+/* AVX2 + FMA: fn256_*. No mask registers: a mask is a vector of lane flags (64-
+ * or 32-bit) for vmaskmovpd / vmaskmovps. 16 ymm registers; forward products of
+ * fewer than one vector of units decline (the loops' dot products serve them). */
 #define FN_BITS 256
 #define FN_TARGET "avx2,fma"
-#define FN_MASK_T __m256i
-#define FN_MASK(w) _mm256_cmpgt_epi64(_mm256_set1_epi64x(w), _mm256_set_epi64x(3, 2, 1, 0))
-#define FN_LOADM(p, m) _mm256_maskload_pd((p), (m))
-#define FN_STOREM(p, m, v) _mm256_maskstore_pd((p), (m), (v))
+#define FN_MASK_T_64 __m256i
+#define FN_MASK_T_32 __m256i
+#define FN_MASK_64(w) _mm256_cmpgt_epi64(_mm256_set1_epi64x(w), _mm256_set_epi64x(3, 2, 1, 0))
+#define FN_MASK_32(w) _mm256_cmpgt_epi32(_mm256_set1_epi32(w), \
+                                         _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0))
+#define FN_LOADM(p, m) FN_MM(maskload)((p), (m))
+#define FN_STOREM(p, m, v) FN_MM(maskstore)((p), (m), (v))
 /* Tile shapes (why: docs/cython.md): rows x vectors, 2 x FN_NARROW_VECS for C
- * of one or two rows; the fewest columns of a forward product: */
+ * of one or two rows. */
 #define FN_TILE_ROWS 4
 #define FN_TILE_VECS 3
 #define FN_NARROW_VECS 5
-#define FN_FORWARD_UNITS 4
 #define FN_BROADCAST_NARROW(n, k) 0
-#include "_tiles.h"
+#define FN_VALUE_FILE "_tiles.h"
+#include "_values.h"
 
 /* AVX-512F/DQ (+VL for the mask forms): fn512_*. Masks are k registers. 32 zmm
- * registers; forward products of fewer than one vector of units (8) run as
- * dot products (_dots512.h). */
+ * registers; forward products of fewer than one vector of units (8 doubles, 16
+ * floats) run as dot products (_dots512.h). */
 #define FN_BITS 512
 #define FN_TARGET "avx512f,avx512dq,avx512vl,fma"
-#define FN_MASK_T __mmask8
-#define FN_MASK(w) ((__mmask8)((1u << (w)) - 1u))
-#define FN_LOADM(p, m) _mm512_maskz_loadu_pd((m), (p))
-#define FN_STOREM(p, m, v) _mm512_mask_storeu_pd((p), (m), (v))
-#include "_dots512.h"
-#define FN_DOTS fn512_dots
+#define FN_MASK_T_64 __mmask8
+#define FN_MASK_T_32 __mmask16
+#define FN_MASK_64(w) ((__mmask8)((1u << (w)) - 1u))
+#define FN_MASK_32(w) ((__mmask16)((1u << (w)) - 1u))
+#define FN_LOADM(p, m) FN_MM(maskz_loadu)((m), (p))
+#define FN_STOREM(p, m, v) FN_MM(mask_storeu)((p), (m), (v))
+#define FN_DOTS_FILE "_dots512.h"
 #define FN_TILE_ROWS 6
 #define FN_TILE_VECS 4
 #define FN_NARROW_VECS 8
-#define FN_FORWARD_UNITS 8
-/* Forward products of fewer than 8 units: each row as k multiply-adds of a
- * broadcast input and a masked vector of units (the tiles of gemm_nt), where
- * that is fewer operations than the dot products: about n ceil(k/8)
- * multiply-adds per row, plus the reductions, 21 instructions for each pair of
- * units of 8 rows, and n stores. So layers of 2-7 units on few sources (9-6-2:
- * 6 units on 9 inputs; cancer1 4+2: 4 units on 9), dot products for wide
- * sources and single units. */
+/* Forward products of fewer units than one vector (L lanes): each row as k
+ * multiply-adds of a broadcast input and a masked vector of units (the tiles of
+ * gemm_nt), where that is fewer operations than the dot products: about
+ * n ceil(k/L) multiply-adds per row, plus the reductions, 21 instructions for
+ * each pair of units of 8 rows, and n stores. So layers of 2-7 units on few
+ * sources (9-6-2: 6 units on 9 inputs; cancer1 4+2: 4 units on 9), dot
+ * products for wide sources and single units. */
 #define FN_BROADCAST_NARROW(n, k) \
-    (8 * (k) < 8 * (n) * (((k) + 7) / 8) + 21 * (((n) + 1) / 2) + 8 * (n))
-#include "_tiles.h"
+    (8 * (k) < 8 * (n) * (((k) + FN_LANES - 1) / FN_LANES) + 21 * (((n) + 1) / 2) + 8 * (n))
+#define FN_VALUE_FILE "_tiles.h"
+#include "_values.h"
 
 #endif /* FASTNET_SIMD_TILES */
 
@@ -168,6 +184,30 @@ fn_simd_gemm(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const doub
     case FN_SIMD_AVX2:
         return fn256_gemm(ta, tb, m, n, k, A, lda, B, ldb, beta != 0.0, C, ldc, bias, scale,
                           lds);
+    }
+#else
+    (void)ta; (void)tb; (void)A; (void)lda; (void)B; (void)ldb; (void)C; (void)ldc; (void)bias;
+    (void)scale; (void)lds;
+#endif
+    return 0;
+}
+
+/* fn_simd_gemm over float (the same contract; the tiles' _f32 forms). */
+static int
+fn_simd_gemm_f32(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const float *A,
+                 ptrdiff_t lda, const float *B, ptrdiff_t ldb, double beta, float *C,
+                 ptrdiff_t ldc, const float *bias, const float *scale, ptrdiff_t lds)
+{
+    if (m < 1 || n < 1 || k < 1 || (beta != 0.0 && beta != 1.0))
+        return 0;
+#if FASTNET_SIMD_TILES
+    switch (fn_simd_state) {
+    case FN_SIMD_AVX512:
+        return fn512_gemm_f32(ta, tb, m, n, k, A, lda, B, ldb, beta != 0.0, C, ldc, bias, scale,
+                              lds);
+    case FN_SIMD_AVX2:
+        return fn256_gemm_f32(ta, tb, m, n, k, A, lda, B, ldb, beta != 0.0, C, ldc, bias, scale,
+                              lds);
     }
 #else
     (void)ta; (void)tb; (void)A; (void)lda; (void)B; (void)ldb; (void)C; (void)ldc; (void)bias;

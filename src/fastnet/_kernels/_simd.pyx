@@ -18,6 +18,10 @@ cdef extern from "_simd.h" nogil:
                      const double* A, Py_ssize_t lda, const double* B, Py_ssize_t ldb,
                      double beta, double* C, Py_ssize_t ldc, const double* bias,
                      const double* scale, Py_ssize_t lds)
+    int fn_simd_gemm_f32(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k,
+                         const float* A, Py_ssize_t lda, const float* B, Py_ssize_t ldb,
+                         double beta, float* C, Py_ssize_t ldc, const float* bias,
+                         const float* scale, Py_ssize_t lds)
 
 # Decide once, at import (before any kernel can run, and outside threads).
 fn_simd_init()
@@ -30,12 +34,21 @@ ctypedef void (*dgemv_t)(char*, int*, int*, double*, double*, int*, double*, int
                          double*, int*) noexcept nogil
 ctypedef void (*dsyrk_t)(char*, char*, int*, int*, double*, double*, int*, double*, double*,
                          int*) noexcept nogil
+ctypedef void (*sgemm_t)(char*, char*, int*, int*, int*, float*, float*, int*, float*,
+                         int*, float*, float*, int*) noexcept nogil
+ctypedef void (*sgemv_t)(char*, int*, int*, float*, float*, int*, float*, int*, float*,
+                         float*, int*) noexcept nogil
+ctypedef void (*ssyrk_t)(char*, char*, int*, int*, float*, float*, int*, float*, float*,
+                         int*) noexcept nogil
 ctypedef void (*dpotrf_t)(char*, int*, double*, int*, int*) noexcept nogil
 ctypedef void (*dpotrs_t)(char*, int*, int*, double*, int*, double*, int*, int*) noexcept nogil
 
 cdef dgemm_t _dgemm
 cdef dgemv_t _dgemv
 cdef dsyrk_t _dsyrk
+cdef sgemm_t _sgemm
+cdef sgemv_t _sgemv
+cdef ssyrk_t _ssyrk
 cdef dpotrf_t _dpotrf
 cdef dpotrs_t _dpotrs
 
@@ -49,10 +62,13 @@ cdef void* _scipy_routine(module, str name) except NULL:
 
 def _load_scipy_routines():
     from scipy.linalg import cython_blas, cython_lapack
-    global _dgemm, _dgemv, _dsyrk, _dpotrf, _dpotrs
+    global _dgemm, _dgemv, _dsyrk, _sgemm, _sgemv, _ssyrk, _dpotrf, _dpotrs
     _dgemm = <dgemm_t>_scipy_routine(cython_blas, "dgemm")
     _dgemv = <dgemv_t>_scipy_routine(cython_blas, "dgemv")
     _dsyrk = <dsyrk_t>_scipy_routine(cython_blas, "dsyrk")
+    _sgemm = <sgemm_t>_scipy_routine(cython_blas, "sgemm")
+    _sgemv = <sgemv_t>_scipy_routine(cython_blas, "sgemv")
+    _ssyrk = <ssyrk_t>_scipy_routine(cython_blas, "ssyrk")
     _dpotrf = <dpotrf_t>_scipy_routine(cython_lapack, "dpotrf")
     _dpotrs = <dpotrs_t>_scipy_routine(cython_lapack, "dpotrs")
 
@@ -77,6 +93,25 @@ cdef void blas_dsyrk(char* uplo, char* trans, int* n, int* k, double* alpha, dou
                      int* lda, double* beta, double* c, int* ldc) noexcept nogil:
     """BLAS dsyrk, SciPy's."""
     _dsyrk(uplo, trans, n, k, alpha, a, lda, beta, c, ldc)
+
+
+cdef void blas_sgemm(char* transa, char* transb, int* m, int* n, int* k, float* alpha,
+                     float* a, int* lda, float* b, int* ldb, float* beta, float* c,
+                     int* ldc) noexcept nogil:
+    """BLAS sgemm (column-major), SciPy's."""
+    _sgemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+
+
+cdef void blas_sgemv(char* trans, int* m, int* n, float* alpha, float* a, int* lda,
+                     float* x, int* incx, float* beta, float* y, int* incy) noexcept nogil:
+    """BLAS sgemv, SciPy's."""
+    _sgemv(trans, m, n, alpha, a, lda, x, incx, beta, y, incy)
+
+
+cdef void blas_ssyrk(char* uplo, char* trans, int* n, int* k, float* alpha, float* a,
+                     int* lda, float* beta, float* c, int* ldc) noexcept nogil:
+    """BLAS ssyrk, SciPy's."""
+    _ssyrk(uplo, trans, n, k, alpha, a, lda, beta, c, ldc)
 
 
 cdef void lapack_dpotrf(char* uplo, int* n, double* a, int* lda, int* info) noexcept nogil:
@@ -107,6 +142,15 @@ cdef bint simd_gemm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k,
     return fn_simd_gemm(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc, bias, scale, lds) != 0
 
 
+cdef bint simd_gemm_f32(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k,
+                        const float* A, Py_ssize_t lda, const float* B, Py_ssize_t ldb,
+                        double beta, float* C, Py_ssize_t ldc, const float* bias,
+                        const float* scale, Py_ssize_t lds) noexcept nogil:
+    """simd_gemm over float32 (the same contract)."""
+    return fn_simd_gemm_f32(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc, bias, scale,
+                            lds) != 0
+
+
 def simd_level():
     """Return the layer products this process uses: ``"avx512"``, ``"avx2"`` or ``"default"``.
 
@@ -124,23 +168,33 @@ def simd_compiled():
     return _NAMES.get(fn_simd_compiled(), "default")
 
 
-cdef Py_ssize_t _row_stride(const double[:, :] X) except -1:
+cdef Py_ssize_t _row_stride(const real_t[:, :] X) except -1:
     """The row stride of X in elements; its elements must be contiguous."""
-    cdef Py_ssize_t s = sizeof(double)
+    cdef Py_ssize_t s = sizeof(real_t)
     if X.strides[1] != s or X.strides[0] % s or X.strides[0] < X.shape[1] * s:
         raise ValueError("rows must be contiguous, with a stride of whole elements")
     return X.strides[0] // s
 
 
-def gemm(ta, tb, const double[:, :] A, const double[:, :] B, double[:, :] C,
-         double beta=0.0, const double[:] bias=None, const double[:, :] scale=None):
+def gemm(ta, tb, A, B, C, double beta=0.0, bias=None, scale=None):
     """C = (op(A) @ op(B) + beta C (+ bias)) (* scale) in place with the tiles; True if they ran.
 
-    For tests: ``ta``/``tb`` are ``"N"`` or ``"T"``; rows may be strided (views
+    For tests: ``ta``/``tb`` are ``"N"`` or ``"T"``; the arrays all float64 or all
+    float32 (:c:func:`simd_gemm_f32`); rows may be strided (views
     of padded arrays), elements must be contiguous; ``scale`` (C's shape)
     multiplies each element before it is stored. False (C untouched) where the
     tiles decline, as :c:func:`simd_gemm` does.
     """
+    for name, X in (("B", B), ("C", C), ("bias", bias), ("scale", scale)):
+        if X is not None and getattr(X, "dtype", None) != A.dtype:
+            raise TypeError(f"`{name}` must have the dtype of `A` ({A.dtype}), got "
+                            f"{getattr(X, 'dtype', type(X).__name__)}")
+    return _gemm(ta, tb, A, B, C, beta, bias, scale)
+
+
+def _gemm(ta, tb, const real_t[:, :] A, const real_t[:, :] B, real_t[:, :] C,
+          double beta=0.0, const real_t[:] bias=None, const real_t[:, :] scale=None):
+    """gemm over one value type (the arrays checked to share it)."""
     if ta not in ("N", "T") or tb not in ("N", "T"):
         raise ValueError("ta and tb must be 'N' or 'T'")
     cdef Py_ssize_t m = A.shape[1] if ta == "T" else A.shape[0]
@@ -152,7 +206,7 @@ def gemm(ta, tb, const double[:, :] A, const double[:, :] B, double[:, :] C,
     if bias is not None and bias.shape[0] != n:
         raise ValueError("bias must have one value per column of C")
     cdef Py_ssize_t lda = _row_stride(A), ldb = _row_stride(B), ldc = _row_stride(C)
-    if bias is not None and bias.strides[0] != sizeof(double):
+    if bias is not None and bias.strides[0] != sizeof(real_t):
         raise ValueError("bias must be contiguous")
     if scale is not None and (scale.shape[0] != m or scale.shape[1] != n):
         raise ValueError(f"scale must have C's shape {m}x{n}, got {scale.shape[0]}x{scale.shape[1]}")
@@ -161,10 +215,14 @@ def gemm(ta, tb, const double[:, :] A, const double[:, :] B, double[:, :] C,
         return False
     cdef char cta = b"T" if ta == "T" else b"N"
     cdef char ctb = b"T" if tb == "T" else b"N"
-    cdef const double* b = &bias[0] if bias is not None else NULL
-    cdef const double* sp = &scale[0, 0] if scale is not None else NULL
+    cdef const real_t* b = &bias[0] if bias is not None else NULL
+    cdef const real_t* sp = &scale[0, 0] if scale is not None else NULL
     cdef bint done
     with nogil:
-        done = simd_gemm(cta, ctb, m, n, k, &A[0, 0], lda, &B[0, 0], ldb, beta, &C[0, 0], ldc, b,
-                         sp, lds)
+        if real_t is double:
+            done = simd_gemm(cta, ctb, m, n, k, &A[0, 0], lda, &B[0, 0], ldb, beta, &C[0, 0],
+                             ldc, b, sp, lds)
+        else:
+            done = simd_gemm_f32(cta, ctb, m, n, k, &A[0, 0], lda, &B[0, 0], ldb, beta,
+                                 &C[0, 0], ldc, b, sp, lds)
     return done

@@ -1,25 +1,41 @@
-/* The register-tiled layer products, written once for every instruction set.
+/* The register-tiled layer products, written once for every instruction set
+ * and both value types.
  *
- * Not an ordinary header: _simd.h includes it once per instruction set, after
- * defining the parameters below (as FANN builds float and double from one
- * source), so it has no include guard and undefines every parameter at its end.
+ * Not an ordinary header: _simd.h defines an instruction set's parameters
+ * (below) and includes this file through _values.h, once per value type (as
+ * FANN builds float and double from one source), so it has no include guard.
+ * It undefines its own macros at its end, and the instruction set's parameters
+ * after the last value type (float, _values.h's second).
  *
- * Parameters (see _simd.h for the two sets):
- *   FN_BITS              vector width: 256 or 512. Names follow from it: the vector
- *                        type __m<BITS>d, the intrinsics _mm<BITS>_*, and this
- *                        file's functions fn<BITS>_* (fn256_gemm, fn512_gemm, ...).
+ * The value type (_values.h): FN_REAL (double, float), FN_VT_BITS (64, 32) and
+ * FN_VT(name) (name, name_f32). From it and the width follow the lanes per
+ * vector, FN_LANES = FN_BITS / FN_VT_BITS (8 doubles or 16 floats in AVX-512,
+ * 4 or 8 in AVX2), the vector type (__m512d, __m512), the intrinsics
+ * (_mm512_fmadd_pd, _mm512_fmadd_ps: FN_MM(fmadd)) and the names
+ * (fn512_gemm, fn512_gemm_f32).
+ *
+ * Parameters of an instruction set (see _simd.h for the two sets):
+ *   FN_BITS              vector width: 256 or 512; this file's functions are
+ *                        fn<BITS>_* (fn256_gemm, fn512_gemm_f32, ...).
  *   FN_TARGET            the target attribute of every function here.
- *   FN_MASK_T            a lane mask; FN_MASK(w): lanes [0, w) for 1 <= w <= lanes.
+ *   FN_MASK_T_64, FN_MASK_T_32   a lane mask of each value type, and
+ *   FN_MASK_64(w), FN_MASK_32(w)  lanes [0, w) for 1 <= w <= lanes;
  *   FN_LOADM(p, m)       masked load (zeros in the other lanes) and
- *   FN_STOREM(p, m, v)   masked store: neither touches memory outside the lanes of m.
+ *   FN_STOREM(p, m, v)   masked store: neither touches memory outside the lanes
+ *                        of m (written with FN_MM, so for either type).
  *   FN_TILE_ROWS, FN_TILE_VECS   the tile: rows of C x vectors of its columns;
  *   FN_NARROW_VECS       the vectors of the tile for C of one or two rows (the
  *                        weight gradient of a layer of one or two units): 2 x this
  *                        (>= FN_TILE_VECS; at most 8);
- *   FN_FORWARD_UNITS     forward products of layers of fewer units go to FN_DOTS
- *                        (Z = A W^T + b as dot products) if defined, else are declined.
- * The shapes fill the register file (docs/cython.md has the table of why). The
- * caller must have defined fn_pack_wt (plain C, the same for every set) and FN_KC.
+ *   FN_DOTS_FILE         (optional) a header of dot products FN_NAME(dots) (Z = A
+ *                        W^T + b) for forward products of layers of fewer units
+ *                        than one vector (FN_LANES): included here per value
+ *                        type. Without it such products are declined.
+ *   FN_BROADCAST_NARROW(n, k)  with FN_DOTS_FILE: whether a forward product of
+ *                        n < FN_LANES units on k sources takes the tiles instead.
+ * The shapes fill the register file (docs/cython.md has the table of why); a
+ * vector holds twice as many floats as doubles, so the same shapes serve both.
+ * The caller must have defined FN_KC and fn_pack_wt, fn_pack_wt_f32 (plain C).
  *
  * One tile kernel, C (+)= op(A) B for op(A) = A or A^T: each step p broadcasts
  * op(A)[i, p] of the tile's R rows and multiplies it into V vectors of row p of B.
@@ -39,10 +55,19 @@
 
 #define FN_CAT3_(a, b, c) a##b##c
 #define FN_CAT3(a, b, c) FN_CAT3_(a, b, c)
-#define FN_NAME(x) FN_CAT3(fn, FN_BITS, _##x)
+#define FN_NAME(x) FN_VT(FN_CAT3(fn, FN_BITS, _##x))
+#define FN_LANES (FN_BITS / FN_VT_BITS)
+#if FN_VT_BITS == 64
 #define FN_VEC FN_CAT3(__m, FN_BITS, d)
-#define FN_MM(op) FN_CAT3(_mm, FN_BITS, _##op)
-#define FN_LANES (FN_BITS / 64)
+#define FN_MM(op) FN_CAT3(_mm, FN_BITS, _##op##_pd)
+#define FN_MASK_T FN_MASK_T_64
+#define FN_MASK(w) FN_MASK_64(w)
+#else
+#define FN_VEC FN_CAT3(__m, FN_BITS, )
+#define FN_MM(op) FN_CAT3(_mm, FN_BITS, _##op##_ps)
+#define FN_MASK_T FN_MASK_T_32
+#define FN_MASK(w) FN_MASK_32(w)
+#endif
 #define FN_KERNEL __attribute__((target(FN_TARGET), unused)) static
 #define FN_TILE __attribute__((target(FN_TARGET), always_inline)) static inline
 
@@ -51,13 +76,13 @@
 #define FN_IN_REGISTER(x) __asm__("" : "+v"(x))
 
 /* Vector v of the V in a tile: the last one masked when MASKED (all constants). */
-#define FN_LOADV(ptr, v) ((MASKED && (v) == V - 1) ? FN_LOADM((ptr), mlast) : FN_MM(loadu_pd)(ptr))
+#define FN_LOADV(ptr, v) ((MASKED && (v) == V - 1) ? FN_LOADM((ptr), mlast) : FN_MM(loadu)(ptr))
 #define FN_STOREV(ptr, v, x)                                                                \
     do {                                                                                    \
         if (MASKED && (v) == V - 1)                                                         \
             FN_STOREM((ptr), mlast, (x));                                                   \
         else                                                                                \
-            FN_MM(storeu_pd)((ptr), (x));                                                   \
+            FN_MM(storeu)((ptr), (x));                                                      \
     } while (0)
 
 /* The constant k = K for a tile's shape: the tiles keep their accumulators in
@@ -81,6 +106,12 @@
         else switch (V) { FN_CASES(N, VMAX, T, 0) }                                         \
     } while (0)
 
+/* The dot products of narrow forward products, of this value type. */
+#ifdef FN_DOTS_FILE
+#include FN_DOTS_FILE
+#define FN_DOTS FN_NAME(dots)
+#endif
+
 /* One tile: C[i, j] (+)= sum_p op(A)[i, p] B[p, j] (+ bias[j]) for R rows i and
  * V vectors of columns j, op(A)[i, p] = A[i * lda + p], or A[p * lda + i] when
  * TRANS; with scale != NULL the finished value is multiplied by scale[i * lds + j]
@@ -89,9 +120,9 @@
  * constants at every call, so the R V + V + 1 vectors live in registers. */
 FN_TILE void
 FN_NAME(tile)(const int TRANS, const int R, const int V, const int MASKED, ptrdiff_t k,
-              const double *A, ptrdiff_t lda, const double *B, ptrdiff_t ldb, double *C,
-              ptrdiff_t ldc, FN_MASK_T mlast, int accumulate, const double *bias,
-              const double *scale, ptrdiff_t lds)
+              const FN_REAL *A, ptrdiff_t lda, const FN_REAL *B, ptrdiff_t ldb, FN_REAL *C,
+              ptrdiff_t ldc, FN_MASK_T mlast, int accumulate, const FN_REAL *bias,
+              const FN_REAL *scale, ptrdiff_t lds)
 {
     FN_VEC acc[FN_TILE_ROWS][FN_NARROW_VECS], b[FN_NARROW_VECS];
     const ptrdiff_t a_row = TRANS ? 1 : lda, a_step = TRANS ? lda : 1;
@@ -99,16 +130,16 @@ FN_NAME(tile)(const int TRANS, const int R, const int V, const int MASKED, ptrdi
     int i, v;
     for (i = 0; i < R; i++)
         for (v = 0; v < V; v++)
-            acc[i][v] = accumulate ? FN_LOADV(C + i * ldc + FN_LANES * v, v) : FN_MM(setzero_pd)();
+            acc[i][v] = accumulate ? FN_LOADV(C + i * ldc + FN_LANES * v, v) : FN_MM(setzero)();
     for (p = 0; p < k; p++) {
         for (v = 0; v < V; v++) {
             b[v] = FN_LOADV(B + p * ldb + FN_LANES * v, v);
             FN_IN_REGISTER(b[v]);
         }
         for (i = 0; i < R; i++) {
-            const FN_VEC a = FN_MM(set1_pd)(A[i * a_row + p * a_step]);
+            const FN_VEC a = FN_MM(set1)(A[i * a_row + p * a_step]);
             for (v = 0; v < V; v++)
-                acc[i][v] = FN_MM(fmadd_pd)(a, b[v], acc[i][v]);
+                acc[i][v] = FN_MM(fmadd)(a, b[v], acc[i][v]);
         }
     }
     if (bias) {
@@ -116,12 +147,12 @@ FN_NAME(tile)(const int TRANS, const int R, const int V, const int MASKED, ptrdi
             b[v] = FN_LOADV(bias + FN_LANES * v, v);
         for (i = 0; i < R; i++)
             for (v = 0; v < V; v++)
-                acc[i][v] = FN_MM(add_pd)(acc[i][v], b[v]);
+                acc[i][v] = FN_MM(add)(acc[i][v], b[v]);
     }
     if (scale)
         for (i = 0; i < R; i++)
             for (v = 0; v < V; v++)
-                acc[i][v] = FN_MM(mul_pd)(acc[i][v], FN_LOADV(scale + i * lds + FN_LANES * v, v));
+                acc[i][v] = FN_MM(mul)(acc[i][v], FN_LOADV(scale + i * lds + FN_LANES * v, v));
     for (i = 0; i < R; i++)
         for (v = 0; v < V; v++)
             FN_STOREV(C + i * ldc + FN_LANES * v, v, acc[i][v]);
@@ -131,9 +162,9 @@ FN_NAME(tile)(const int TRANS, const int R, const int V, const int MASKED, ptrdi
  * (TRANS, RMAX, V and MASKED constants: no dispatch inside the sweep). */
 FN_TILE void
 FN_NAME(column)(const int TRANS, const int RMAX, const int V, const int MASKED, ptrdiff_t m,
-                ptrdiff_t k, const double *A, ptrdiff_t lda, const double *B, ptrdiff_t ldb,
-                double *C, ptrdiff_t ldc, FN_MASK_T mlast, int accumulate, const double *bias,
-                const double *scale, ptrdiff_t lds)
+                ptrdiff_t k, const FN_REAL *A, ptrdiff_t lda, const FN_REAL *B, ptrdiff_t ldb,
+                FN_REAL *C, ptrdiff_t ldc, FN_MASK_T mlast, int accumulate, const FN_REAL *bias,
+                const FN_REAL *scale, ptrdiff_t lds)
 {
     ptrdiff_t i0;
 #define FN_TILE_R(RR, X)                                                                    \
@@ -152,9 +183,9 @@ FN_NAME(column)(const int TRANS, const int RMAX, const int V, const int MASKED, 
  * swept over the rows of C. */
 FN_TILE void
 FN_NAME(tiles)(const int TRANS, const int RMAX, const int VMAX, ptrdiff_t m, ptrdiff_t n,
-               ptrdiff_t k, const double *A, ptrdiff_t lda, const double *B, ptrdiff_t ldb,
-               double *C, ptrdiff_t ldc, int accumulate, const double *bias,
-               const double *scale, ptrdiff_t lds)
+               ptrdiff_t k, const FN_REAL *A, ptrdiff_t lda, const FN_REAL *B, ptrdiff_t ldb,
+               FN_REAL *C, ptrdiff_t ldc, int accumulate, const FN_REAL *bias,
+               const FN_REAL *scale, ptrdiff_t lds)
 {
     const ptrdiff_t width = FN_LANES * VMAX;
     ptrdiff_t j0;
@@ -162,7 +193,7 @@ FN_NAME(tiles)(const int TRANS, const int RMAX, const int VMAX, ptrdiff_t m, ptr
         const ptrdiff_t w = n - j0 < width ? n - j0 : width;
         const int V = (int)((w + FN_LANES - 1) / FN_LANES);
         const FN_MASK_T mlast = FN_MASK((int)(w - FN_LANES * (V - 1)));
-        const double *bj = bias ? bias + j0 : NULL;
+        const FN_REAL *bj = bias ? bias + j0 : NULL;
 #define FN_COLUMN(VV, MM)                                                                   \
         FN_NAME(column)(TRANS, RMAX, VV, MM, m, k, A, lda, B + j0, ldb, C + j0, ldc, mlast,  \
                         accumulate, bj, scale ? scale + j0 : NULL, lds)
@@ -180,9 +211,9 @@ FN_NAME(tiles)(const int TRANS, const int RMAX, const int VMAX, ptrdiff_t m, ptr
  * gradient of a layer of one or two units) takes 2 x FN_NARROW_VECS tiles: more
  * columns per pass over the k rows of A and B. */
 FN_KERNEL void
-FN_NAME(gemm_xn)(int trans, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const double *A,
-                 ptrdiff_t lda, const double *B, ptrdiff_t ldb, double *C, ptrdiff_t ldc,
-                 int accumulate, const double *bias, const double *scale, ptrdiff_t lds)
+FN_NAME(gemm_xn)(int trans, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const FN_REAL *A,
+                 ptrdiff_t lda, const FN_REAL *B, ptrdiff_t ldb, FN_REAL *C, ptrdiff_t ldc,
+                 int accumulate, const FN_REAL *bias, const FN_REAL *scale, ptrdiff_t lds)
 {
     if (!trans)
         FN_NAME(tiles)(0, FN_TILE_ROWS, FN_TILE_VECS, m, n, k, A, lda, B, ldb, C, ldc,
@@ -197,21 +228,21 @@ FN_NAME(gemm_xn)(int trans, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const double 
 
 /* C (m x n) (+)= A W^T (+ bias), W of shape (n, k): W^T is packed FN_TILE_VECS
  * vectors of columns at a time, FN_KC of k per chunk, so that the tiles read
- * whole vectors of them. The chunk (at most 128 x 32 doubles, 32 KiB) lives on
+ * whole vectors of them. The chunk (at most 128 x 32 doubles or 128 x 64 floats, 32 KiB) lives on
  * the stack: kernels do not allocate. */
 FN_KERNEL void
-FN_NAME(gemm_nt)(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const double *A, ptrdiff_t lda,
-                 const double *W, ptrdiff_t ldw, double *C, ptrdiff_t ldc, int accumulate,
-                 const double *bias)
+FN_NAME(gemm_nt)(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const FN_REAL *A, ptrdiff_t lda,
+                 const FN_REAL *W, ptrdiff_t ldw, FN_REAL *C, ptrdiff_t ldc, int accumulate,
+                 const FN_REAL *bias)
 {
     enum { WIDTH = FN_LANES * FN_TILE_VECS };
-    double pack[FN_KC * WIDTH] __attribute__((aligned(64)));
+    FN_REAL pack[FN_KC * WIDTH] __attribute__((aligned(64)));
     ptrdiff_t j0, k0;
     for (j0 = 0; j0 < n; j0 += WIDTH) {
         const ptrdiff_t w = n - j0 < WIDTH ? n - j0 : WIDTH;
         for (k0 = 0; k0 < k; k0 += FN_KC) {
             const ptrdiff_t kc = k - k0 < FN_KC ? k - k0 : FN_KC;
-            fn_pack_wt(W, ldw, j0, w, k0, kc, pack, WIDTH);
+            FN_VT(fn_pack_wt)(W, ldw, j0, w, k0, kc, pack, WIDTH);
             FN_NAME(gemm_xn)(0, m, w, kc, A + k0, lda, pack, WIDTH, C + j0, ldc,
                              accumulate || k0 > 0, bias && k0 + kc == k ? bias + j0 : NULL,
                              NULL, 0);
@@ -224,12 +255,12 @@ FN_NAME(gemm_nt)(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const double *A, ptrdiff
  * (times scale[i * lds + j], if scale != NULL: 'N','N' only), op(X) = X for
  * 'N', X^T for 'T'; op(A) is m x k, op(B) k x n. Returns 1 when done, 0 when
  * declined ('T','T', a scale with another pair, or a forward product of fewer
- * than FN_FORWARD_UNITS columns without FN_DOTS): the caller then computes it
+ * than FN_LANES columns without FN_DOTS): the caller then computes it
  * (C untouched). */
 FN_KERNEL int
-FN_NAME(gemm)(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const double *A,
-              ptrdiff_t lda, const double *B, ptrdiff_t ldb, int accumulate, double *C,
-              ptrdiff_t ldc, const double *bias, const double *scale, ptrdiff_t lds)
+FN_NAME(gemm)(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const FN_REAL *A,
+              ptrdiff_t lda, const FN_REAL *B, ptrdiff_t ldb, int accumulate, FN_REAL *C,
+              ptrdiff_t ldc, const FN_REAL *bias, const FN_REAL *scale, ptrdiff_t lds)
 {
     if (scale && (ta != 'N' || tb != 'N'))
         return 0;
@@ -240,7 +271,7 @@ FN_NAME(gemm)(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const dou
     }
     if (ta != 'N')
         return 0;
-    if (n >= FN_FORWARD_UNITS || FN_BROADCAST_NARROW(n, k)) {
+    if (n >= FN_LANES || FN_BROADCAST_NARROW(n, k)) {
         FN_NAME(gemm_nt)(m, n, k, A, lda, B, ldb, C, ldc, accumulate, bias);
         return 1;
     }
@@ -272,19 +303,26 @@ FN_NAME(gemm)(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const dou
 #undef FN_LANES
 #undef FN_MM
 #undef FN_VEC
+#undef FN_MASK_T
+#undef FN_MASK
 #undef FN_NAME
 #undef FN_CAT3
 #undef FN_CAT3_
-/* The parameters: the next instruction set defines its own. */
+#undef FN_DOTS
+/* The instruction set's parameters, after its last value type (float): the
+ * next instruction set defines its own. */
+#if FN_VT_BITS == 32
 #undef FN_BITS
 #undef FN_TARGET
-#undef FN_MASK_T
-#undef FN_MASK
+#undef FN_MASK_T_64
+#undef FN_MASK_T_32
+#undef FN_MASK_64
+#undef FN_MASK_32
 #undef FN_LOADM
 #undef FN_STOREM
 #undef FN_TILE_ROWS
 #undef FN_TILE_VECS
 #undef FN_NARROW_VECS
-#undef FN_FORWARD_UNITS
 #undef FN_BROADCAST_NARROW
-#undef FN_DOTS
+#undef FN_DOTS_FILE
+#endif
