@@ -388,7 +388,7 @@ def test_train_many_in_float32(method):
     again = train_rprop_many(net, X, Y, **kw)
     np.testing.assert_array_equal(res.weights, again.weights)
     ref = train_rprop_many(net.astype("float64"), X, Y, **kw)
-    assert res.counts is None or np.array_equal(res.counts, ref.counts)
+    assert [res.trial(i).traversals for i in range(20)] == [ref.trial(i).traversals for i in range(20)]
     np.testing.assert_array_equal(res.epochs, ref.epochs)
     np.testing.assert_allclose(res.train_error[:, 0], ref.train_error[:, 0], rtol=1e-5)
     for algorithm in ("adam", "backprop(mode='online')", "scg"):
