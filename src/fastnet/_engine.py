@@ -258,11 +258,12 @@ class Evaluator:
 class NormalEquations:
     """Buffers and kernels of one Levenberg-Marquardt epoch on one data set, allocated once.
 
-    Always in float64, whatever the network's dtype: J^T J squares the condition
-    number of the Jacobian, and its Cholesky factorisation in float32 (7 digits)
-    fails on any network a careful user trains; a float32 network's data is held
-    here widened to float64 (exactly) and its weights are widened for each call
-    (``lm_epochs`` writes them back rounded to the network's dtype).
+    The passes (forward, the Jacobian's backward passes, the trial evaluations) and
+    the weights are of the network's dtype; the normal equations are float64 at both
+    dtypes (H, r, the factor L, dw, mu and their workspaces Jb, e, R): J^T J squares
+    the condition number of the Jacobian, which float32's 7 digits do not hold, so
+    the kernel accumulates it in double from the float32 rows and solves it by
+    LAPACK's double Cholesky.
 
     ``compute()`` returns ``(H, r, sse)``: H = J^T J (C x C) in its upper triangle
     (row-major, diagonal included; the strict lower triangle is unspecified), r = J^T e with
@@ -278,13 +279,14 @@ class NormalEquations:
 
     def __init__(self, net, X, Y, block=None, factored=True):
         n, n_out, C = X.shape[0], net.n_out, net.n_connections
-        self.net, self.Y = net, np.ascontiguousarray(Y, dtype=np.float64)
+        self.net, self.Y, dtype = net, Y, net.dtype
         self.layers, self.n_in = net.layer_table, net.n_in
-        self.A = activations(net, X, np.float64)
+        self.A = activations(net, X)
         block = NORMAL_BLOCK if block is None else block
         block = max(1, min(block, n))
         n_nonin = net.n_units - net.n_in
-        self.D, self.V = np.empty((block, n_nonin)), np.empty((block * n_out, n_nonin))
+        self.D = np.empty((block, n_nonin), dtype)
+        self.V = np.empty((block * n_out, n_nonin), dtype)
         self.factored = factored
         # factored: the products' workspace R (block x C), G_p (block x nu x (nu + 1)), ones;
         # else one block of Jacobian rows, Jb.
@@ -298,11 +300,10 @@ class NormalEquations:
 
     def compute(self, w=None):
         """(H, r, sse) at the weight vector ``w`` (default: the network's own)."""
-        w = self.net.weights if w is None else w
-        sse = _jacobian.normal_equations(self.A, self.Y, self.layers, self.n_in,
-                                         w if w.dtype == _FLOAT64 else w.astype(_FLOAT64),
-                                         self.H, self.r, self.D, self.V, self.Jb, self.e,
-                                         self.R, self.factored, DEFAULT_BLAS_MIN)
+        w = self.net.weights if w is None else self._own(w)
+        sse = _jacobian.normal_equations(self.A, self.Y, self.layers, self.n_in, w, self.H,
+                                         self.r, self.D, self.V, self.Jb, self.e, self.R,
+                                         self.factored, DEFAULT_BLAS_MIN)
         return self.H, self.r, sse
 
     def solve(self, mu, marquardt=False):
@@ -316,26 +317,26 @@ class NormalEquations:
         entry of ``sse_out``, in the kernel (see ``_jacobian.lm_epochs``): ``mu`` (a
         length-1 array) the damping, updated; each epoch's Cholesky ``solves`` and
         trial-weight evaluations ``tries`` into those arrays. Returns the kernel status.
-        A float32 ``w`` is widened for the call and written back rounded."""
+        ``w`` has the network's dtype (each trial point w + dw is rounded to it)."""
         if self._trial is None:
-            self._trial = np.empty(self.net.n_connections)
-        if w.dtype != _FLOAT64:
-            wide = w.astype(_FLOAT64)
-            status = self.lm_epochs(wide, mu, mu_dec, mu_inc, mu_max, marquardt, sse_out,
-                                    solves, tries)
-            with np.errstate(over="ignore"):
-                w[:] = wide
-            return status
+            self._trial = np.empty(self.net.n_connections, self.net.dtype)
         return _jacobian.lm_epochs(self.A, self.Y, self.layers, self.n_in, w, self._trial,
                                    self.H, self.r, self.D, self.V, self.Jb, self.e, self.R,
                                    self.factored, self.L, self.dw, mu, mu_dec, mu_inc, mu_max,
                                    marquardt, sse_out, solves, tries, self.eval_block,
                                    DEFAULT_BLAS_MIN)
 
+    def _own(self, w):
+        """``w`` in the network's dtype (rounded if it is a float64 point of a float32 net)."""
+        if w.dtype == self.net.dtype:
+            return w
+        with np.errstate(over="ignore"):      # (beyond float32's range: inf, as the kernels see)
+            return w.astype(self.net.dtype)
+
     def sse(self, w):
-        """SSE at the weight vector ``w`` (C-contiguous, widened to float64; the net is not
-        changed)."""
-        w = w if w.dtype == _FLOAT64 else w.astype(_FLOAT64)
+        """SSE at the weight vector ``w`` (C-contiguous; of another dtype: rounded to the
+        network's first; the net is not changed)."""
+        w = self._own(w)
         return _forward.sum_squared_error(self.A, self.Y, self.layers, self.n_in, w,
                                           self.eval_block, DEFAULT_BLAS_MIN)
 

@@ -300,10 +300,11 @@ class LevenbergMarquardt(FullBatchRule):
     training with reason ``"mu_max"`` (a stop at a strip end is measured there
     like any strip end). μ carries over from epoch to epoch.
 
-    A float32 network trains in float64 here (Jacobian, JᵀJ, its Cholesky
-    factor and the trial evaluations): JᵀJ squares the Jacobian's condition
-    number, which float32's seven digits do not hold; the weights are
-    rounded to float32 at each strip end.
+    In a float32 network the passes (the Jacobian's rows, the trial
+    evaluations) and the weights are float32; JᵀJ and Jᵀe are accumulated in
+    float64 and solved by a float64 Cholesky factorisation (JᵀJ squares the
+    Jacobian's condition number, which float32's seven digits do not hold),
+    each trial point w + Δw rounded to float32.
 
     Parameters
     ----------
