@@ -449,3 +449,17 @@ def test_a_float32_bench_records_its_dtype(tmp_path, proben1_root):
     assert header["identity"]["dtype"] == "float32"
     assert header["checklist"]["cancer1/linear"]["dtype"] == "float32"
     assert [r["dtype"] for r in runs] == ["float32", "float32"]
+
+
+def test_train_many_list_form_in_float32_and_one_dtype_per_batch():
+    X, Y = _data()
+    nets = [MLP(5, (6,), 3, dtype="float32") for _ in range(3)]
+    res = train_rprop_many(nets, X, Y, seeds=[0, 1, 2], max_epochs=5, init_scale=0.5,
+                           method="serial")
+    assert res.weights.dtype == F32
+    for k, net in enumerate(nets):                 # (each network holds its trained weights)
+        assert net.weights.dtype == F32
+        np.testing.assert_array_equal(net.weights, res.weights[k])
+    with pytest.raises(ValueError, match=r"`nets\[1\]` differs from `nets\[0\]` in dtype"):
+        train_rprop_many([MLP(5, (6,), 3, dtype="float32"), MLP(5, (6,), 3)], X, Y,
+                         seeds=[0, 1], max_epochs=5, init_scale=0.5)

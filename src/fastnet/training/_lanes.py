@@ -15,14 +15,36 @@ from fastnet.training import _orders
 from fastnet.training._algorithms import NO_CHECK
 
 __all__ = ["LANES", "SAFE_LOG2", "Lanes", "LanesBackend", "aligned", "to_lanes", "from_lanes",
-           "safe_weight", "lanes_per_group"]
+           "safe_weight", "lanes_per_group", "lanes_kernels"]
 
 #: Trials per group of lanes in float64 (one AVX-512 vector of doubles).
 LANES = _trials.LANES
+
+
+def _float32_kernels():
+    """The float32 lanes' module: ``_trials32`` (the lanes' sources compiled for float)
+    where the build has it, else ``_trials`` itself (its entries then take float32)."""
+    try:
+        from fastnet._kernels import _trials32
+    except ImportError:
+        return _trials
+    return _trials32
+
+
+#: The lanes' kernel module of each dtype.
+_KERNELS = {np.dtype(np.float64): _trials, np.dtype(np.float32): _float32_kernels()}
 #: Trials per group of lanes of each dtype: float32 lanes are twice as many (16 floats
 #: per AVX-512 vector).
 _LANES_OF = {np.dtype(np.float64): LANES,
-             np.dtype(np.float32): getattr(_trials, "LANES_F32", 2 * LANES)}
+             np.dtype(np.float32): (_KERNELS[np.dtype(np.float32)].LANES
+                                    if _KERNELS[np.dtype(np.float32)] is not _trials
+                                    else getattr(_trials, "LANES_F32", 2 * LANES))}
+
+
+def lanes_kernels(dtype):
+    """The lanes' kernel module (``trials_train``, ``trials_sse``, ``work_size``, ...) of
+    ``dtype``."""
+    return _KERNELS[np.dtype(dtype)]
 
 #: The lanes vouch for a trial's numbers only while every value of its epoch
 #: (net inputs, outputs, errors, gradient sums) stays below 2**SAFE_LOG2 in
@@ -207,6 +229,7 @@ class LanesBackend:
         self.max_epochs, self.epoch = run.max_epochs, 0     # (epochs trained by the trials)
         self.lanes = Lanes(weights, steps)
         self.L, dtype = self.lanes.L, self.lanes.dtype      # (trials per group; the net's dtype)
+        self.k = lanes_kernels(dtype)           # (the lanes' kernels of that dtype)
         self.start = (weights, steps)           # (for `queue`: each trial from its start)
         N = sets.X.shape[0]
         self.online = algorithm.per_pattern
@@ -218,10 +241,10 @@ class LanesBackend:
             self.bitgens = _orders.addresses(self.generators)
             self.orders = np.zeros((self.lanes.G * self.L, N), dtype=np.int64)
             # (the forward passes of `sse` and `final` and the queue use it too)
-            size = max(_trials.online_work_size(net.n_units, net.n_connections),
-                       _trials.work_size(net.n_units, N, net.n_in))
+            size = max(self.k.online_work_size(net.n_units, net.n_connections),
+                       self.k.work_size(net.n_units, N, net.n_in))
         else:
-            size = _trials.work_size(net.n_units, N, net.n_in)
+            size = self.k.work_size(net.n_units, N, net.n_in)
         self.work = aligned((size,), dtype=dtype)
         self.scale = run.scale(sets.X.shape[0], net.n_out)
         data = [a for a in (sets.X, sets.Y, sets.X_val, sets.Y_val, sets.X_test, sets.Y_test)
@@ -280,13 +303,13 @@ class LanesBackend:
             bitgens = np.zeros(lanes.G * self.L, dtype=np.uintp)
             bitgens[rows] = self.bitgens[trials]
             with _orders.held([self.generators[i] for i in trials.tolist()]):
-                self.top = _trials.trials_online(
+                self.top = self.k.trials_online(
                     self.layers, self.n_in, s.X, s.Y, lanes.w, lanes.dw_prev, lanes.status,
                     self.work, self.args, sse, self.orders[:lanes.G * self.L], bitgens,
                     sse_scale=self.scale, t0=epoch, t_max=self.max_epochs,
                     w_limit=self.w_limit)
         else:
-            self.top = _trials.trials_train(
+            self.top = self.k.trials_train(
                 self.layers, self.n_in, s.X, s.Y, lanes.w, lanes.g, lanes.g_prev,
                 lanes.dw_prev, lanes.step, lanes.last_error, lanes.status, self.work, self.args,
                 sse, every, r_c, analog, sse_scale=self.scale, t0=epoch, t_max=self.max_epochs,
@@ -323,14 +346,14 @@ class LanesBackend:
                           bitgens=self.bitgens)
             saved = [g.bit_generator.state for g in self.generators]
         with _orders.held(self.generators) if self.online else contextlib.nullcontext():
-            self.top = _trials.trials_queue(
+            self.top = self.k.trials_queue(
                 self.layers, self.n_in, self.sets.X, self.sets.Y, *state, np.empty(LANES), self.work,
                 self.args, W, steps, w_out, epochs, status, top_epoch, first, top, low, history,
                 check_every=every, r_c=r_c, analog=analog, special=not w_limit > 0.0,
                 sse_scale=self.scale, t_max=t_max, w_limit=w_limit,
                 below=-1.0 if below is None else below[0],
                 below_every=0 if below is None else below[1], **online)
-        if saved is not None and _MAX(status, initial=0) >= _trials.BEYOND:
+        if saved is not None and _MAX(status, initial=0) >= self.k.BEYOND:
             for g, was in zip(self.generators, saved):
                 g.bit_generator.state = was
         to_lanes(w_out, self.lanes.G, C, out=self.lanes.w)     # (the final errors read them)
@@ -344,7 +367,7 @@ class LanesBackend:
         s = self.sets
         X, T = (s.X_val, s.Y_val) if which == "val" else (s.X_test, s.Y_test)
         sse = np.empty(self.lanes.G * self.L)
-        _trials.trials_sse(self.layers, self.n_in, X, T, self.lanes.w, self.work, sse)
+        self.k.trials_sse(self.layers, self.n_in, X, T, self.lanes.w, self.work, sse)
         return sse[self.lanes.slot[trials]]
 
     def row(self, i):
@@ -398,11 +421,11 @@ class LanesBackend:
         # The kernel sums each trial's errors in a fixed order, so a trial's result
         # does not depend on how many trials share the call.
         sse = np.empty(G * LANES)
-        _trials.trials_sse(self.layers, self.n_in, X, T, w, self.work, sse)
+        self.k.trials_sse(self.layers, self.n_in, X, T, w, self.work, sse)
         cls = None
         if classification:
             out = np.empty((G, X.shape[0], self.n_out, LANES), w.dtype)
-            _trials.trials_outputs(self.layers, self.n_in, X, w, self.work, out)
+            self.k.trials_outputs(self.layers, self.n_in, X, w, self.work, out)
             outs = out.transpose(0, 3, 1, 2).reshape(G * LANES, X.shape[0], self.n_out)[:K]
             wrong = np.count_nonzero(np.argmax(outs, axis=2) != np.argmax(T, axis=1), axis=1)
             cls = 100.0 * wrong / T.shape[0]

@@ -152,7 +152,7 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, 
     # The list form's networks: an exception leaves each the weights of its last
     # strip end the loop took in (`StripLoop.safe`); the array form has none.
     keep = nets is not None
-    store = None if nets is None else (lambda w: _trials.scatter_rows(w, list(map(weight_buffer, nets))))
+    store = None if nets is None else (lambda w: _scatter(w, nets))
     loop = None
     try:
         # (SCG's trials all at once where the study allows: see _scg_many)
@@ -305,14 +305,14 @@ def _list_start(nets, seeds, plan):
                 draw_weights(net, rng, init, init=plan.init)
             check_start(net, seed, drawn)
             gens.append(rng)
-        _trials.gather_rows(list(map(weight_buffer, nets)), flat)
+        _gather(nets, flat)
         return flat, gens, initialisation(init, init=plan.init)
     if not redraw and not algorithm.draws:
         # nothing to draw: each trial starts from its network's own weights
         for net, seed in zip(nets, seeds):
             if seed is not None:
                 check_start(net, seed, drawn=False)       # raises
-        _trials.gather_rows(list(map(weight_buffer, nets)), flat)
+        _gather(nets, flat)
         if nets[0].hidden:
             zero = np.flatnonzero(~flat.any(axis=1))
             if zero.size:
@@ -325,8 +325,27 @@ def _list_start(nets, seeds, plan):
             draw_weights(net, rng, init, init=plan.init)
         check_start(net, seed, True)
         steps[k] = algorithm.initial_steps(rng, C)
-    _trials.gather_rows(list(map(weight_buffer, nets)), flat)
+    _gather(nets, flat)
     return flat, steps, initialisation(init, init=plan.init)
+
+
+def _gather(nets, out):
+    """The networks' weights into the rows of ``out`` (of their dtype; the kernel's
+    C-level copy for float64, thousands of networks in a study)."""
+    if out.dtype == np.float64:
+        _trials.gather_rows(list(map(weight_buffer, nets)), out)
+    else:
+        for row, net in zip(out, nets):
+            row[:] = weight_buffer(net)
+
+
+def _scatter(rows, nets):
+    """The rows of ``rows`` into the networks' own weights (as `_gather`, the other way)."""
+    if rows.dtype == np.float64:
+        _trials.scatter_rows(rows, list(map(weight_buffer, nets)))
+    else:
+        for row, net in zip(rows, nets):
+            weight_buffer(net)[:] = row
 
 
 def _draw_in_lanes(algorithm):
