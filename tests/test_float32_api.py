@@ -463,3 +463,25 @@ def test_train_many_list_form_in_float32_and_one_dtype_per_batch():
     with pytest.raises(ValueError, match=r"`nets\[1\]` differs from `nets\[0\]` in dtype"):
         train_rprop_many([MLP(5, (6,), 3, dtype="float32"), MLP(5, (6,), 3)], X, Y,
                          seeds=[0, 1], max_epochs=5, init_scale=0.5)
+
+
+def test_data_beyond_float32s_range_is_refused_for_a_float32_network():
+    net = MLP(2, (2,), 1, seed=0, dtype="float32")
+    with pytest.raises(ValueError, match=r"`X` must lie within the float32 range .*1e\+39 at row 1, "
+                                         r"column 0"):
+        net.predict([[0.0, 0.0], [1e39, 0.0]])
+    with pytest.raises(ValueError, match="`X` must be finite; found nan at row 0, column 1"):
+        net.predict(np.array([[0.0, np.nan]]))
+    with pytest.raises(ValueError, match="`Y` must lie within the float32 range"):
+        train(net, XOR_X, XOR_Y * 1e300, max_epochs=2)
+
+
+def test_command_line_trains_in_float32(proben1_root, capsys, tmp_path):
+    from fastnet import cli
+
+    assert cli.main(["train", "cancer1", "-n", "linear", "--dtype", "float32", "-q",
+                     "--max-epochs", "10", "--data", str(proben1_root),
+                     "--save", str(tmp_path / "n.npz")]) == 0
+    out = capsys.readouterr().out
+    assert "connections, float32)" in out and "arithmetic: float32" in out
+    assert MLP.load(tmp_path / "n.npz").dtype == F32
