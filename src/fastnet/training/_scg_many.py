@@ -44,13 +44,14 @@ __all__ = ["scg_applies", "scg_loop", "train_scg_batched"]
 
 def _scg_kernels(dtype):
     """The batched SCG's kernel module of ``dtype``: ``_scg``, or for float32 ``_scg32``
-    where the build has it (else ``_scg`` itself takes float32)."""
+    where the build has it; None where it has none (float32 trials then train one at a
+    time, as `fastnet.train` trains them: float32 passes, float64 iterations)."""
     if np.dtype(dtype) == np.float64:
         return _scg
     try:
         from fastnet._kernels import _scg32
     except ImportError:
-        return _scg
+        return None
     return _scg32
 
 _REASON_CODES = {name: code for code, name in _scg.REASONS.items()}
@@ -132,7 +133,7 @@ def scg_loop(net, algorithm, sets, run, W, history=True, keep=False):
     weights ``W`` (K, C), or None where the batched path does not apply (``keep``:
     as `StripLoop`'s: an interrupted batch leaves the initial weights)."""
     K = W.shape[0]
-    if not scg_applies(net, algorithm, sets, run) or (
+    if _scg_kernels(net.dtype) is None or not scg_applies(net, algorithm, sets, run) or (
             history and K * run.max_epochs > QUEUE_MAX_HISTORY):
         return None
     try:            # (a layer table the lanes do not take: one at a time)
