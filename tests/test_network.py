@@ -184,7 +184,10 @@ def test_load_bad_files(tmp_path):
     ((2, (), 1), {"hidden_activation": "softplus"}, ValueError, "`hidden_activation` must be one of"),
     ((2, (), 1), {"output_activation": 3}, TypeError, "`output_activation`"),
     ((2, (), 1), {"shortcut": "yes"}, TypeError, "`shortcut`"),
-    ((2, (), 1), {"dtype": np.float32}, ValueError, "`dtype` must be float64"),
+    ((2, (), 1), {"dtype": np.float16}, ValueError, "`dtype` must be float64 or float32"),
+    ((2, (), 1), {"dtype": "int8"}, ValueError, r"`dtype` must be float64 or float32 .*got 'int8'"),
+    ((2, (), 1), {"dtype": "no such type"}, ValueError, "`dtype` must be float64 or float32"),
+    ((2, (), 1), {"dtype": None}, ValueError, "`dtype` must be float64 or float32.*got None"),
 ])
 def test_constructor_errors(args, kwargs, exc, match):
     with pytest.raises(exc, match=match):
@@ -295,8 +298,9 @@ def test_from_proben1_takes_the_weight_keywords_of_mlp():
                               MLP(9, (4, 2), 2, shortcut=False, output_activation="proben1", seed=3,
                                   **kw).weights)
     assert np.abs(MLP.from_proben1("4+0 l", 9, 2, seed=0, init_scale=0.1).weights).max() <= 0.1
-    with pytest.raises(ValueError, match="`dtype` must be float64"):
-        MLP.from_proben1("4+0 l", 9, 2, dtype=np.float32)
+    with pytest.raises(ValueError, match="`dtype` must be float64 or float32"):
+        MLP.from_proben1("4+0 l", 9, 2, dtype=np.complex128)
+    assert MLP.from_proben1("4+0 l", 9, 2, dtype=np.float32).dtype == np.float32
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
@@ -310,8 +314,8 @@ def test_narrow_float_data_is_converted_with_a_warning(dtype):
     X = np.random.default_rng(0).normal(size=(8, 3))
     Y = X[:, :1] ** 2
     expected = net.predict(X.astype(dtype).astype(np.float64))
-    with pytest.warns(UserWarning, match=rf"^`X` has dtype {np.dtype(dtype)}: fastnet computes in float64 "
-                                         r"only \(float32 is not there yet\), so it is converted") as got:
+    with pytest.warns(UserWarning, match=rf"^`X` has dtype {np.dtype(dtype)}: the network computes in "
+                                         r"float64, so it is converted to float64") as got:
         y = net.predict(X.astype(dtype))
     assert np.array_equal(y, expected) and len(got) == 1
     assert got[0].filename == __file__              # shown at the caller's line (once per line)

@@ -217,7 +217,7 @@ def test_bad_data():
 def test_data_is_coerced_not_copied_back():
     X, T = data()
     Xf = np.asfortranarray(X.astype(np.float32))
-    with pytest.warns(UserWarning, match=r"`X` has dtype float32: fastnet computes in float64 only"):
+    with pytest.warns(UserWarning, match=r"`X` has dtype float32: the network computes in float64"):
         r1 = train_rprop(MLP(4, (3,), 2).init_weights(0), Xf, T.tolist(), max_epochs=5)
     r2 = train_rprop(MLP(4, (3,), 2).init_weights(0), X.astype(np.float32).astype(float), T,
                      max_epochs=5)

@@ -196,7 +196,8 @@ def test_network_record_made_once_per_topology_as_from_the_network(net):
     expected = {"repr": repr(net), "layer_sizes": list(net.layer_sizes),
                 "shortcut": net.shortcut, "n_connections": net.n_connections,
                 "hidden_activation": net.hidden_activation,
-                "output_activation": net.output_activation, "proben1": net.proben1_spec}
+                "output_activation": net.output_activation, "proben1": net.proben1_spec,
+                "dtype": "float64"}
     first = network_record(net)
     assert first == expected and list(first) == list(expected)
     first["layer_sizes"].append(99)

@@ -40,7 +40,10 @@ MIN_BLOCK, MAX_BLOCK = 128, 2048
 # Activation rows are padded to a multiple of this many doubles (64 bytes) in a
 # 64-byte aligned buffer, so every row starts on a cache line: vector loads that
 # straddle two lines cost the AVX-512 kernels about 30 % (benchmark case E).
+# float32 networks pad to the same 64 bytes (ROW_BYTES), 16 floats.
 ROW_ALIGN = 8
+ROW_BYTES = 64
+_FLOAT64 = np.dtype(np.float64)
 
 # Examples per block of the normal equations (their n_out Jacobian rows each are
 # formed, used and dropped). Measured on cancer1 4+2 and thyroid1 16+8 with
@@ -48,26 +51,30 @@ ROW_ALIGN = 8
 NORMAL_BLOCK = 64
 
 
-def row_stride(net):
-    """Doubles per activation row: ``net.n_units`` rounded up to a multiple of ROW_ALIGN."""
-    return -(-net.n_units // ROW_ALIGN) * ROW_ALIGN
+def row_stride(net, dtype=None):
+    """Values per activation row: ``net.n_units`` rounded up to a multiple of 64 bytes
+    (ROW_ALIGN doubles, or 16 floats) of ``dtype`` (default: the network's)."""
+    align = ROW_BYTES // (net.dtype if dtype is None else np.dtype(dtype)).itemsize
+    return -(-net.n_units // align) * align
 
 
 def block_rows(net):
     """Patterns per cache block (activations, derivatives and deltas in BLOCK_BYTES)."""
-    row_bytes = 8 * (row_stride(net) + 2 * (net.n_units - net.n_in))
+    row_bytes = net.dtype.itemsize * (row_stride(net) + 2 * (net.n_units - net.n_in))
     return max(MIN_BLOCK, min(MAX_BLOCK, BLOCK_BYTES // row_bytes))
 
 
-def activations(net, X):
-    """An activation buffer with the inputs X in its first columns.
+def activations(net, X, dtype=None):
+    """An activation buffer with the inputs X in its first columns, of ``dtype``
+    (default: the network's).
 
     Shape (n_patterns, stride) with stride >= n_units (see ROW_ALIGN); the
     units are columns [0, n_units), the padding after them is zero and unused.
     """
-    n, stride = X.shape[0], row_stride(net)
-    raw = np.empty(n * stride + ROW_ALIGN)
-    first = (-raw.ctypes.data % (8 * ROW_ALIGN)) // 8   # NumPy aligns to 16 bytes only
+    dtype = net.dtype if dtype is None else np.dtype(dtype)
+    n, stride, size = X.shape[0], row_stride(net, dtype), dtype.itemsize
+    raw = np.empty(n * stride + ROW_BYTES // size, dtype)
+    first = (-raw.ctypes.data % ROW_BYTES) // size    # NumPy aligns to 16 bytes only
     A = raw[first:first + n * stride].reshape(n, stride)
     A[:, :net.n_in] = X
     A[:, net.n_units:] = 0.0
@@ -96,6 +103,7 @@ class Workspace:
         Derivatives and deltas of one block of patterns.
     g, dw_prev : ndarray
         The epoch's gradient and the previous weight change, one per connection.
+        Every buffer has the weights' dtype (the network's).
     blas_min : int
     objective : (int, float)
         The training objective: loss code and L2 weight decay (``(0, 0.0)``: the
@@ -123,11 +131,11 @@ class Workspace:
         else:
             block = block_size
         block = max(1, min(block, n))
-        n_nonin = net.n_units - net.n_in
-        self.D = np.zeros((block, n_nonin))
-        self.Dl = np.zeros((block, n_nonin))
-        self.g = np.zeros(net.n_connections)
-        self.dw_prev = np.zeros(net.n_connections)
+        n_nonin, dtype = net.n_units - net.n_in, self.w.dtype
+        self.D = np.zeros((block, n_nonin), dtype)
+        self.Dl = np.zeros((block, n_nonin), dtype)
+        self.g = np.zeros(net.n_connections, dtype)
+        self.dw_prev = np.zeros(net.n_connections, dtype)
         self.blas_min = DEFAULT_BLAS_MIN if blas_min is None else blas_min
         self.batch = None           # Adam's mini-batch buffers, made when first needed
 
@@ -161,15 +169,25 @@ class Workspace:
 
     def gradient(self, w=None, g=None):
         """Summed squared error (the objective) at ``w`` (default: the trained weights
-        ``self.w``) over the training set, and its gradient into ``g`` (default ``self.g``)."""
-        return _backward.gradient(self.A, self.Y, self.layers, self.n_in,
-                                  self.w if w is None else w, self.g if g is None else g,
+        ``self.w``) over the training set, and its gradient into ``g`` (default ``self.g``).
+        A ``w`` of another dtype (an outer step's float64 point for a float32 network)
+        is rounded to the network's first; ``g`` has the network's dtype."""
+        w = self.w if w is None else self._own(w)
+        return _backward.gradient(self.A, self.Y, self.layers, self.n_in, w,
+                                  self.g if g is None else g,
                                   self.D, self.Dl, self.blas_min, *self.objective)
+
+    def _own(self, w):
+        """``w`` in the workspace's dtype (rounded if it is a float64 point of a float32 run)."""
+        if w.dtype == self.w.dtype:
+            return w
+        with np.errstate(over="ignore"):      # (beyond float32's range: inf, as the kernels see)
+            return w.astype(self.w.dtype)
 
     def sse(self, w=None):
         """Summed squared error (the objective) at ``w`` (default ``self.w``) over the
-        training set: a forward pass."""
-        w = self.w if w is None else w
+        training set: a forward pass. ``w`` of another dtype is rounded first."""
+        w = self.w if w is None else self._own(w)
         if self.objective != (0, 0.0):
             return _backward.objective(self.A, self.Y, self.layers, self.n_in, w, self.D,
                                        self.Dl, self.blas_min, *self.objective)
@@ -187,18 +205,18 @@ RuleArgs = namedtuple("RuleArgs", "rule g_prev step dw_prev t t_max last_error o
 #: Online backpropagation's epochs (``_backprop.online_epochs``): the rate of each
 #: epoch or, ``per_update``, of each update; momentum; the epochs' orders.
 OnlineArgs = namedtuple("OnlineArgs", "rates momentum order per_update")
-# (whole-set epochs: the loop reads no mini-batch buffers)
-_NO_BATCH = (np.zeros((1, 1)), np.zeros((1, 1)))
+# (whole-set epochs: the loop reads no mini-batch buffers; one pair per dtype)
+_NO_BATCH = {np.dtype(t): (np.zeros((1, 1), t), np.zeros((1, 1), t)) for t in (np.float64, np.float32)}
 
 
 def _rule_epochs(ws, a, sse_out, every, r_c, analog):
     if a.order.shape[0]:
-        rows = min(a.batch, ws.A.shape[0])
+        rows, dtype = min(a.batch, ws.A.shape[0]), ws.A.dtype
         if ws.batch is None or ws.batch[0].shape[0] != rows:
-            ws.batch = (np.zeros((rows, ws.A.shape[1])), np.zeros((rows, ws.net.n_out)))
+            ws.batch = (np.zeros((rows, ws.A.shape[1]), dtype), np.zeros((rows, ws.net.n_out), dtype))
         B, TB = ws.batch
     else:
-        B, TB = _NO_BATCH
+        B, TB = _NO_BATCH[ws.A.dtype]
     return _per_weight.train_epochs(ws.A, ws.Y, ws.layers, ws.n_in, ws.w, ws.g, a.g_prev, a.step,
                                     a.dw_prev, ws.D, ws.Dl, a.rule, a.t, a.t_max, a.last_error,
                                     a.order, B, TB, sse_out, ws.blas_min, every, r_c, analog,
@@ -240,6 +258,13 @@ class Evaluator:
 class NormalEquations:
     """Buffers and kernels of one Levenberg-Marquardt epoch on one data set, allocated once.
 
+    The passes (forward, the Jacobian's backward passes, the trial evaluations) and
+    the weights are of the network's dtype; the normal equations are float64 at both
+    dtypes (H, r, the factor L, dw, mu and their workspaces Jb, e, R): J^T J squares
+    the condition number of the Jacobian, which float32's 7 digits do not hold, so
+    the kernel accumulates it in double from the float32 rows and solves it by
+    LAPACK's double Cholesky.
+
     ``compute()`` returns ``(H, r, sse)``: H = J^T J (C x C) in its upper triangle
     (row-major, diagonal included; the strict lower triangle is unspecified), r = J^T e with
     e = vec(O - T) (half the gradient of the SSE) and the SSE, at the network's current
@@ -254,13 +279,14 @@ class NormalEquations:
 
     def __init__(self, net, X, Y, block=None, factored=True):
         n, n_out, C = X.shape[0], net.n_out, net.n_connections
-        self.net, self.Y = net, Y
+        self.net, self.Y, dtype = net, Y, net.dtype
         self.layers, self.n_in = net.layer_table, net.n_in
         self.A = activations(net, X)
         block = NORMAL_BLOCK if block is None else block
         block = max(1, min(block, n))
         n_nonin = net.n_units - net.n_in
-        self.D, self.V = np.empty((block, n_nonin)), np.empty((block * n_out, n_nonin))
+        self.D = np.empty((block, n_nonin), dtype)
+        self.V = np.empty((block * n_out, n_nonin), dtype)
         self.factored = factored
         # factored: the products' workspace R (block x C), G_p (block x nu x (nu + 1)), ones;
         # else one block of Jacobian rows, Jb.
@@ -274,10 +300,10 @@ class NormalEquations:
 
     def compute(self, w=None):
         """(H, r, sse) at the weight vector ``w`` (default: the network's own)."""
-        sse = _jacobian.normal_equations(self.A, self.Y, self.layers, self.n_in,
-                                         self.net.weights if w is None else w,
-                                         self.H, self.r, self.D, self.V, self.Jb, self.e,
-                                         self.R, self.factored, DEFAULT_BLAS_MIN)
+        w = self.net.weights if w is None else self._own(w)
+        sse = _jacobian.normal_equations(self.A, self.Y, self.layers, self.n_in, w, self.H,
+                                         self.r, self.D, self.V, self.Jb, self.e, self.R,
+                                         self.factored, DEFAULT_BLAS_MIN)
         return self.H, self.r, sse
 
     def solve(self, mu, marquardt=False):
@@ -290,17 +316,27 @@ class NormalEquations:
         """Levenberg-Marquardt epochs at the weight vector ``w`` (updated), one per
         entry of ``sse_out``, in the kernel (see ``_jacobian.lm_epochs``): ``mu`` (a
         length-1 array) the damping, updated; each epoch's Cholesky ``solves`` and
-        trial-weight evaluations ``tries`` into those arrays. Returns the kernel status."""
+        trial-weight evaluations ``tries`` into those arrays. Returns the kernel status.
+        ``w`` has the network's dtype (each trial point w + dw is rounded to it)."""
         if self._trial is None:
-            self._trial = np.empty(self.net.n_connections)
+            self._trial = np.empty(self.net.n_connections, self.net.dtype)
         return _jacobian.lm_epochs(self.A, self.Y, self.layers, self.n_in, w, self._trial,
                                    self.H, self.r, self.D, self.V, self.Jb, self.e, self.R,
                                    self.factored, self.L, self.dw, mu, mu_dec, mu_inc, mu_max,
                                    marquardt, sse_out, solves, tries, self.eval_block,
                                    DEFAULT_BLAS_MIN)
 
+    def _own(self, w):
+        """``w`` in the network's dtype (rounded if it is a float64 point of a float32 net)."""
+        if w.dtype == self.net.dtype:
+            return w
+        with np.errstate(over="ignore"):      # (beyond float32's range: inf, as the kernels see)
+            return w.astype(self.net.dtype)
+
     def sse(self, w):
-        """SSE at the weight vector ``w`` (float64, C-contiguous; the net is not changed)."""
+        """SSE at the weight vector ``w`` (C-contiguous; of another dtype: rounded to the
+        network's first; the net is not changed)."""
+        w = self._own(w)
         return _forward.sum_squared_error(self.A, self.Y, self.layers, self.n_in, w,
                                           self.eval_block, DEFAULT_BLAS_MIN)
 
@@ -311,22 +347,26 @@ def predict(net, X, out, w, layers, stride, block, warn=True):
     ``block``: the network's layer table, `row_stride` and `block_rows` (given
     by ``fastnet.network``, which holds them).
 
-    A C-contiguous float64 ``X`` of the network's width (and ``out`` of the
+    A C-contiguous ``X`` of the network's dtype and width (and ``out`` of the
     right shape) goes straight to the kernel, which checks the sizes and that
     every input is finite as it copies the rows; anything else is checked,
-    explained or converted here, then run. Outputs that overflowed (finite
+    explained or converted here (to the network's dtype), then run. Outputs that overflowed (finite
     inputs, an output inf or NaN) come back as computed with a RuntimeWarning
     (as NumPy's overflow warning) if ``warn``, silently otherwise.
     """
-    Y = _forward.predict(X, out, layers, w, stride, block, PREDICT_BLAS_MIN, False, warn)
+    if w.dtype is _FLOAT64 or (type(X) is np.ndarray and X.dtype == w.dtype
+                               and (out is None or out.dtype == w.dtype)):
+        Y = _forward.predict(X, out, layers, w, stride, block, PREDICT_BLAS_MIN, False, warn)
+    else:
+        Y = _forward.PREDICT_NOT_PREPARED           # (a float32 network, other data: converted)
     if type(Y) is int and Y == _forward.PREDICT_NEEDS_BLAS_LIMIT:
         # (CPUs without the tiles: large products go to BLAS, held at one thread)
         with single_threaded_blas():
             Y = _forward.predict(X, out, layers, w, stride, block, PREDICT_BLAS_MIN, True, warn)
     if type(Y) is int and Y != _forward.PREDICT_OUTPUTS_NOT_FINITE:
-        X = check_matrix(X, "X", n_cols=net.n_in, what="inputs", allow_empty=True)
+        X = check_matrix(X, "X", n_cols=net.n_in, what="inputs", allow_empty=True, dtype=w.dtype)
         if out is not None:
-            check_out(out, X, net.n_out)
+            check_out(out, X, net.n_out, w.dtype)
         with kernels_blas(net, X.shape[0], PREDICT_BLAS_MIN):
             Y = _forward.predict(X, out, layers, w, stride, block, PREDICT_BLAS_MIN, True, warn)
     if type(Y) is int:
@@ -342,14 +382,15 @@ def predict(net, X, out, w, layers, stride, block, warn=True):
     return Y
 
 
-def check_out(out, X, n_out):
-    """Refuse an ``out`` array that the predict kernel cannot write as given."""
+def check_out(out, X, n_out, dtype=_FLOAT64):
+    """Refuse an ``out`` array that the predict kernel cannot write as given (``dtype``:
+    the network's)."""
     shape = (X.shape[0], n_out)
     if not isinstance(out, np.ndarray):
-        raise TypeError(f"`out` must be a numpy.ndarray of shape {shape} and dtype float64, "
+        raise TypeError(f"`out` must be a numpy.ndarray of shape {shape} and dtype {dtype}, "
                         f"got {type(out).__name__}.")
-    if out.dtype != np.float64:
-        raise TypeError(f"`out` must have dtype float64, got {out.dtype}.")
+    if out.dtype != dtype:
+        raise TypeError(f"`out` must have dtype {dtype}, got {out.dtype} (the outputs have the network's dtype).")
     if out.shape != shape:
         raise ValueError(f"`out` must have shape {shape} (the patterns of `X`, the network's "
                          f"outputs), got {out.shape}.")
@@ -362,6 +403,6 @@ def check_out(out, X, n_out):
 
 def sum_squared_error(net, X, Y, w):
     """Summed squared error of ``net``'s topology with the weights ``w`` on checked
-    float64 ``X``, ``Y`` (no factor 1/2)."""
+    ``X``, ``Y`` of the weights' dtype (no factor 1/2; accumulated in float64)."""
     with single_threaded_blas():
         return float(Evaluator(net, X, Y, DEFAULT_BLAS_MIN, w=w).sse())

@@ -59,8 +59,8 @@ def _read_network_file(fh, path, activations):
 
     def check(headers):
         shape, dtype = headers["weights"]
-        if shape != want or dtype != np.float64:
-            raise ValueError(f"{path}: the weights must be float64 of shape {want} "
+        if shape != want or dtype != config["dtype"]:
+            raise ValueError(f"{path}: the weights must be {config['dtype']} of shape {want} "
                              f"for this configuration, got {dtype} of shape {shape}.")
 
     weights = read_npz(fh, {"weights": NpzMember("f", want[0], ndim=1)}, check=check)[0]
@@ -69,6 +69,9 @@ def _read_network_file(fh, path, activations):
 
 _CONFIG_TYPES = {"n_in": int, "hidden": list, "n_out": int, "shortcut": bool,
                  "hidden_activation": str, "output_activation": str}
+#: The value types a network file or pickled state may record (key ``dtype``, which
+#: files written before float32 lack: they hold float64 networks).
+DTYPES = ("float64", "float32")
 
 
 def _check_config(config, where, activations):
@@ -76,10 +79,16 @@ def _check_config(config, where, activations):
     if not isinstance(config, dict):
         raise ValueError(f"{where}: the network configuration must be a mapping, got "
                          f"{type(config).__name__}.")
-    unknown, missing = set(config) - set(_CONFIG_TYPES), set(_CONFIG_TYPES) - set(config)
+    unknown = set(config) - set(_CONFIG_TYPES) - {"dtype"}
+    missing = set(_CONFIG_TYPES) - set(config)
     if unknown or missing:
         raise ValueError(f"{where}: the network configuration has unknown keys {sorted(unknown)} "
-                         f"and lacks {sorted(missing)}; it needs exactly {sorted(_CONFIG_TYPES)}.")
+                         f"and lacks {sorted(missing)}; it needs exactly {sorted(_CONFIG_TYPES)} "
+                         f"(and optionally 'dtype').")
+    dtype = config.get("dtype", "float64")
+    if not isinstance(dtype, str) or dtype not in DTYPES:
+        raise ValueError(f"{where}: the configuration's `dtype` must be one of {list(DTYPES)}, "
+                         f"got {dtype!r}.")
     for key, kind in _CONFIG_TYPES.items():
         value = config[key]
         ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
@@ -97,7 +106,7 @@ def _check_config(config, where, activations):
     if n_conn > MAX_CONNECTIONS:
         raise ValueError(f"{where}: the configuration gives {shown_int(n_conn)} connections, "
                          f"more than MAX_CONNECTIONS = {MAX_CONNECTIONS}.")
-    return dict(config, hidden=tuple(config["hidden"]))
+    return dict(config, hidden=tuple(config["hidden"]), dtype=dtype)
 
 
 def _n_connections(config):
@@ -120,6 +129,8 @@ def within_max_weight(w):
     MAX_WEIGHT**2 bounds every |w_i|, NaN fails it, and numpy.vdot warns of no
     overflow; otherwise the exact check.
     """
+    if w.dtype != np.float64:            # (float32: every finite weight is within MAX_WEIGHT)
+        return bool(np.isfinite(np.vdot(w, w))) or bool(np.isfinite(w).all())
     if np.vdot(w, w) <= MAX_WEIGHT * MAX_WEIGHT:
         return True
     return bool(w.max() <= MAX_WEIGHT and w.min() >= -MAX_WEIGHT)
@@ -128,16 +139,32 @@ def within_max_weight(w):
 def _check_weight_range(w, name):
     """Refuse NaN, infinite and larger than ``MAX_WEIGHT`` weights of a 1-D ``w``."""
     if not within_max_weight(w):
-        bad = np.flatnonzero(~(np.abs(w) <= MAX_WEIGHT))[0]
+        bad = np.flatnonzero(~(np.abs(w.astype(np.float64)) <= MAX_WEIGHT))[0]
         raise ValueError(f"{name} must be finite with magnitude at most MAX_WEIGHT = "
                          f"{MAX_WEIGHT:g}, got {w[bad]!r} at index {bad}.")
 
 
+def as_network_weights(w, dtype, name):
+    """Checked float64 weights ``w`` (finite, within MAX_WEIGHT) in a network's ``dtype``:
+    float32 ones must also lie within float32's range (3.4e38), where they round to
+    finite numbers."""
+    _check_weight_range(w, name)
+    if dtype == w.dtype:
+        return w
+    big = float(np.finfo(dtype).max)
+    if not (np.abs(w) <= big).all():
+        bad = np.flatnonzero(~(np.abs(w) <= big))[0]
+        raise ValueError(f"{name} must lie within the {dtype} range of the network (magnitude at "
+                         f"most {big:g}), got {w[bad]!r} at index {bad}.")
+    return w.astype(dtype)
+
+
 def _check_weights(weights, config, where):
+    """A checked configuration's ``weights``: of its dtype and size, finite, within MAX_WEIGHT."""
     weights = np.asarray(weights)
-    want = _n_connections(config)
-    if weights.dtype != np.float64 or weights.shape != (want,):
-        raise ValueError(f"{where}: the weights must be float64 of shape ({want},) for this "
+    want, dtype = _n_connections(config), config.get("dtype", "float64")
+    if weights.dtype != dtype or weights.shape != (want,):
+        raise ValueError(f"{where}: the weights must be {dtype} of shape ({want},) for this "
                          f"configuration, got {weights.dtype} of shape {weights.shape}.")
     if not np.isfinite(weights).all():
         raise ValueError(f"{where}: the weights are not all finite.")

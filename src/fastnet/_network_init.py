@@ -44,6 +44,22 @@ def check_init(init, init_scale, scale_name="init_scale"):
     return init, init_scale
 
 
+def draw(w, rng, scale, bound):
+    """Draw the weights ``w`` in place from ``rng``: uniform in [-scale, scale] (default
+    0.5) if ``bound`` is None, else each in [-bound_i, bound_i]; drawn in float64 and
+    rounded to ``w``'s dtype (one seed: the same weights in both dtypes, rounded)."""
+    if bound is None:
+        scale = 0.5 if scale is None else scale
+        drawn = rng.uniform(-scale, scale, size=w.shape[0])
+    else:
+        drawn = rng.uniform(-bound, bound)
+        drawn += 0.0                                  # (-0.0 -> 0.0 where b = 0)
+    if w.dtype != np.float64 and not (np.abs(drawn) <= np.finfo(w.dtype).max).all():
+        raise ValueError(f"`scale` must keep the initial weights within the {w.dtype} range of "
+                         f"the network ({float(np.finfo(w.dtype).max):g}), got {scale!r}.")
+    w[:] = drawn
+
+
 def init_bounds(layers, n_connections, init, scale, logistic):
     """Half-width of each weight's initial range under ``init`` (not "uniform"), shape
     (n_connections,), for the kernels' layer table ``layers``; ``logistic``: the

@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from fastnet._files import open_regular
+from fastnet._files import atomic_write, open_regular
 from fastnet._netfile import _NotNetworkFile, _check_config, _check_weights, _read_network_file
 
 
@@ -17,6 +17,13 @@ def checksum(config, weights):
     digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode())
     digest.update(np.ascontiguousarray(weights, dtype=np.float64).tobytes())
     return digest.hexdigest()
+
+
+def save(path, version, config, weights):
+    """Write a network file (``MLP.save``): format ``version``, the JSON ``config`` and the
+    ``weights`` (of the network's dtype), atomically."""
+    atomic_write(path, lambda f: np.savez(f, format_version=np.array(version),
+                                          config=np.array(json.dumps(config)), weights=weights))
 
 
 def restored_state(state, version, activations):

@@ -5,7 +5,7 @@ import re
 
 import numpy as np
 
-from fastnet._netfile import MAX_CONNECTIONS, _check_weight_range, _n_connections
+from fastnet._netfile import MAX_CONNECTIONS, _n_connections, as_network_weights
 from fastnet._validation import check_choice, check_int, refuse_complex, shown_int
 
 #: Activation names and the kernel codes they map to (see _kernels/_types.pxd).
@@ -20,8 +20,8 @@ _PROBEN1_SPEC = re.compile(r"^\s*(\d+)\s*\+\s*(\d+)\s*([ls])\s*$")
 
 
 def check_topology(n_in, hidden, n_out, shortcut, hidden_activation, output_activation, dtype):
-    """``(n_in, hidden, n_out, shortcut)`` checked and normalised (``hidden`` a tuple of
-    ints, ``shortcut`` a bool); the activations and dtype checked."""
+    """``(n_in, hidden, n_out, shortcut, dtype)`` checked and normalised (``hidden`` a tuple
+    of ints, ``shortcut`` a bool, ``dtype`` a numpy dtype); the activations checked."""
     n_in = check_int(n_in, "n_in", minimum=1)
     n_out = check_int(n_out, "n_out", minimum=1)
     if isinstance(hidden, (int, np.integer)) and not isinstance(hidden, bool):
@@ -44,9 +44,28 @@ def check_topology(n_in, hidden, n_out, shortcut, hidden_activation, output_acti
         raise ValueError("`output_activation`='softmax' needs n_out >= 2 outputs (one per "
                          f"class; a single softmax output is always 1), got n_out={n_out}. "
                          "Use 'logistic' for one binary output.")
-    if np.dtype(dtype) != np.float64:
-        raise ValueError(f"`dtype` must be float64 (the only precision offered), got {np.dtype(dtype)}.")
-    return n_in, hidden, n_out, bool(shortcut)
+    return n_in, hidden, n_out, bool(shortcut), check_dtype(dtype)
+
+
+#: The value types a network computes in (``MLP(..., dtype=...)``).
+DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
+#: Their names (``numpy.dtype.name`` builds its string anew at every call, 1.5 us).
+DTYPE_NAMES = {np.dtype(np.float64): "float64", np.dtype(np.float32): "float32"}
+
+
+def check_dtype(dtype, name="dtype"):
+    """``dtype`` as a numpy dtype, float64 or float32 (a name such as ``"float32"``, a
+    numpy type such as ``np.float32`` or a dtype); else a ValueError naming ``name``."""
+    if isinstance(dtype, np.dtype) and dtype in DTYPES:    # (the usual case, no conversion)
+        return dtype
+    try:
+        found = np.dtype(dtype) if dtype is not None else None
+    except (TypeError, ValueError):
+        found = None
+    if found is None or found not in DTYPES:
+        raise ValueError(f"`{name}` must be float64 or float32 (\"float64\", np.float64, "
+                         f"\"float32\" or np.float32), got {dtype!r}.")
+    return found
 
 
 def layer_table(sizes, shortcut, hidden_activation, output_activation):
@@ -97,10 +116,10 @@ def weights_from_params(w, W, b, layers, starts, sizes, pairs):
     if set(b) != set(range(1, n_layers + 1)):
         raise ValueError(f"`b` must have exactly the keys {list(range(1, n_layers + 1))}, "
                          f"got {sorted(b)}.")
-    new = w.copy()
+    new = w.astype(np.float64)          # (a copy; rounded to the network's dtype once checked)
     for (i, j) in pairs:
         refuse_complex(W[(i, j)], f"W[{(i, j)}]")
-        Wij = np.asarray(W[(i, j)], dtype=np.float64)
+        Wij = np.asarray(W[(i, j)], dtype=np.float64)       # (checked before it is rounded)
         shape = (sizes[i], sizes[j])
         if Wij.shape != shape:
             raise ValueError(f"`W[{(i, j)}]` must have shape {shape}, got {Wij.shape}.")
@@ -115,8 +134,7 @@ def weights_from_params(w, W, b, layers, starts, sizes, pairs):
             raise ValueError(f"`b[{j}]` must have shape ({sizes[j]},), got {bj.shape}.")
         b_off = layers[j - 1, 5]
         new[b_off:b_off + bj.size] = bj
-    _check_weight_range(new, "`W` and `b`")
-    return new
+    return as_network_weights(new, w.dtype, "`W` and `b`")
 
 
 def parse_proben1(spec):

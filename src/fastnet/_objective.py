@@ -26,7 +26,6 @@ from fastnet.training._checks import LOSSES, check_objective
 
 __all__ = ["Objective", "ValueAndGrad", "blocks", "needs_blas_limit", "SIMD_MIN_ROWS"]
 
-_FLOAT64 = np.dtype(np.float64)
 _dot = np.dot
 #: Rows of a block from which the register tiles take a product (``SIMD_MIN_ROWS`` of
 #: ``_kernels/_types.pxd``; fewer rows run the loops, or BLAS for large products).
@@ -121,8 +120,15 @@ class Objective:
     A call refuses a ``w`` of another length (ValueError), of complex or
     non-numeric values (TypeError), or with a NaN or infinite weight
     (FloatingPointError); a real array of another dtype or layout is converted.
-    ``out`` must be a C-contiguous, writeable float64 array of shape
-    ``(n_weights,)`` (TypeError, ValueError otherwise).
+    ``out`` must be a C-contiguous, writeable array of the network's dtype and
+    shape ``(n_weights,)`` (TypeError, ValueError otherwise).
+
+    dtype: the objective computes in the network's dtype (``net.dtype``). For
+    a float32 network the data are held in float32, each call's ``w`` is
+    rounded to float32 (a float64 ``w``, as ``scipy.optimize`` passes, is
+    converted: a copy per call), the gradient and Jacobian are float32 arrays
+    and the value is a float summed in float64 -- the value and gradient of
+    the float32 network that holds ``w`` rounded.
 
     BLAS threads: where the CPU has fastnet's register tiles (AVX2 or AVX-512) and
     every block has at least 8 patterns, the kernels call no BLAS and a call
@@ -160,8 +166,9 @@ class Objective:
                  weight_decay: float = 0.0) -> None:
         if not isinstance(net, MLP):
             raise TypeError(f"`net` must be a fastnet.MLP, got {type(net).__name__}.")
-        X, Y = check_pair(X, Y, "X", "Y", net.n_in, net.n_out, allow_empty=True)
+        X, Y = check_pair(X, Y, "X", "Y", net.n_in, net.n_out, allow_empty=True, dtype=net.dtype)
         self.loss, self.weight_decay = check_objective(net, Y, loss, weight_decay)
+        self.dtype = net.dtype
         self._code = LOSSES[self.loss]
         self.n_weights, self.n_patterns = net.n_connections, X.shape[0]
         self.n_out = net.n_out
@@ -169,11 +176,11 @@ class Objective:
         self._layers, self._n_in = kernel_layers(net), net.n_in
         # (a copy: the kernels write the activations beyond the inputs, and the
         # caller's Y may change)
-        self._Y = np.array(Y, dtype=np.float64, order="C")
+        self._Y = np.array(Y, dtype=net.dtype, order="C")
         self._A = activations(net, X)
         block, smallest = blocks(net, self.n_patterns)
         n_nonin = net.n_units - net.n_in
-        self._D, self._Dl = np.empty((block, n_nonin)), np.empty((block, n_nonin))
+        self._D, self._Dl = np.empty((block, n_nonin), net.dtype), np.empty((block, n_nonin), net.dtype)
         self._V = None                      # the Jacobian's deltas, made at its first call
         self._limit = needs_blas_limit(net, self.n_patterns, smallest, DEFAULT_BLAS_MIN)
 
@@ -186,7 +193,8 @@ class Objective:
         """``w`` as the kernels take it, or the named error; the fast path is a type,
         dtype, shape and flag test and one dot product (NaN or inf in w makes it
         non-finite)."""
-        if (type(w) is not np.ndarray or w.dtype is not _FLOAT64 and w.dtype != _FLOAT64
+        dtype = self.dtype
+        if (type(w) is not np.ndarray or w.dtype is not dtype and w.dtype != dtype
                 or w.shape != self._shape or not w.flags.c_contiguous):
             w = self._converted(w)
         if not math.isfinite(_dot(w, w)) and not np.isfinite(w).all():
@@ -206,7 +214,8 @@ class Objective:
         if kind not in "iuf":
             raise TypeError(f"`w` must be an array of real numbers, got {type(w).__name__} "
                             f"of dtype {np.asarray(w).dtype}.")
-        w = np.ascontiguousarray(w, dtype=np.float64)
+        with np.errstate(over="ignore"):    # (beyond float32's range: inf, refused as such)
+            w = np.ascontiguousarray(w, dtype=self.dtype)
         if w.shape != self._shape:
             raise ValueError(f"`w` must have shape {self._shape} (the network's connections), "
                              f"got {w.shape}.")
@@ -215,9 +224,10 @@ class Objective:
     def _out(self, out, shape, name="out"):
         if type(out) is not np.ndarray:
             raise TypeError(f"`{name}` must be a numpy.ndarray of shape {shape} and dtype "
-                            f"float64, got {type(out).__name__}.")
-        if out.dtype != _FLOAT64:
-            raise TypeError(f"`{name}` must have dtype float64, got {out.dtype}.")
+                            f"{self.dtype}, got {type(out).__name__}.")
+        if out.dtype != self.dtype:
+            raise TypeError(f"`{name}` must have dtype {self.dtype}, got {out.dtype} (the "
+                            f"network's dtype).")
         if out.shape != shape:
             raise ValueError(f"`{name}` must have shape {shape}, got {out.shape}.")
         if not out.flags.c_contiguous or not out.flags.writeable:
@@ -252,7 +262,7 @@ class Objective:
         ----------
         w : array-like of shape (n_weights,)
             Weights in the order of ``net.weights``.
-        out : ndarray of shape (n_weights,), float64, optional
+        out : ndarray of shape (n_weights,), of the network's dtype, optional
             Where to write the gradient (C-contiguous, writeable); a new array if None.
 
         Returns
@@ -266,7 +276,7 @@ class Objective:
             For a ``w`` or ``out`` the class's Notes refuse.
         """
         w = self._weights(w)
-        g = np.empty(self.n_weights) if out is None else self._out(out, self._shape)
+        g = np.empty(self.n_weights, self.dtype) if out is None else self._out(out, self._shape)
         return _new_pair(ValueAndGrad, (self._gradient(w, g), g))
 
     def grad(self, w: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
@@ -292,11 +302,11 @@ class Objective:
         output (into ``out`` if given)."""
         w = self._weights(w)
         shape = (self.n_patterns * self.n_out, self.n_weights)
-        J = np.empty(shape) if out is None else self._out(out, shape)
+        J = np.empty(shape, self.dtype) if out is None else self._out(out, shape)
         if not self.n_patterns:
             return J
         if self._V is None:
-            self._V = np.empty((self._D.shape[0] * self.n_out, self._D.shape[1]))
+            self._V = np.empty((self._D.shape[0] * self.n_out, self._D.shape[1]), self.dtype)
         with single_threaded_blas() if self._limit else _NO_LIMIT:
             _jacobian.jacobian(self._A, self._layers, self._n_in, w, J, self._D, self._V,
                                DEFAULT_BLAS_MIN)

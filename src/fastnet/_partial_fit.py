@@ -46,10 +46,15 @@ def seed_from(random_state):
                     f"got {random_state!r}.")
 
 
-def network_and_rule(est, n_in, n_out):
-    """The estimator ``est``'s new network and its training: (net, algorithm or None
-    for RPROP from ``given``, given: the RPROP parameters set, init_scale included,
-    loss), in scikit-learn's names for the messages."""
+#: The dtypes the estimators keep (scikit-learn's MLP keeps float32 input as float32).
+FLOATS = (np.float64, np.float32)
+
+
+def network_and_rule(est, n_in, n_out, dtype=np.float64):
+    """The estimator ``est``'s new network (of ``dtype``, the training data's) and its
+    training: (net, algorithm or None for RPROP from ``given``, given: the RPROP
+    parameters set, init_scale included, loss), in scikit-learn's names for the
+    messages."""
     hidden = est.hidden_layer_sizes
     if isinstance(hidden, numbers.Integral) and not isinstance(hidden, bool):
         hidden = (hidden,)
@@ -65,7 +70,7 @@ def network_and_rule(est, n_in, n_out):
             output_activation = "logistic"   # (one class: one output, not softmax)
     net = MLP(n_in, hidden, n_out, shortcut=est.shortcut,
               hidden_activation=resolve_activation(est.activation, est.hidden_activation),
-              output_activation=output_activation)
+              output_activation=output_activation, dtype=dtype)
     given = {name: getattr(est, name) for name in PRESET_PARAMS
              if getattr(est, name) is not None}
     algorithm = resolve_solver(est.solver, [n for n in given if n != "init_scale"])
@@ -73,6 +78,13 @@ def network_and_rule(est, n_in, n_out):
         given["init_scale"] = (DEFAULT_INIT_SCALE if est.preset is None else
                                PRESETS[check_choice(est.preset, "preset", PRESETS)]["init_scale"])
     return net, algorithm, given, loss
+
+
+def in_dtype(est, X, Y, first):
+    """(X, Y) in the dtype the estimator trains in: the first call's X's (float32 stays
+    float32), then its network's."""
+    dtype = X.dtype if first else est.net_.dtype
+    return X.astype(dtype, copy=False), np.asarray(Y).astype(dtype, copy=False)
 
 
 class PartialFit:
@@ -102,7 +114,7 @@ class PartialFit:
         """The trainer of the first ``partial_fit`` (a new network, as ``fit`` makes it),
         or of one after ``fit`` or unpickling (the fitted network, continued)."""
         seed = seed_from(self.random_state)
-        net, algorithm, given, loss = network_and_rule(self, X.shape[1], Y.shape[1])
+        net, algorithm, given, loss = network_and_rule(self, X.shape[1], Y.shape[1], X.dtype)
         init_scale = given.get("init_scale")
         if algorithm is None:               # (RPROP as train_rprop resolves it for fit)
             plan = resolve_rprop(self.preset, given, _UNSET)
@@ -166,7 +178,7 @@ class ClassifierPartialFit(PartialFit):
         from sklearn.utils.validation import validate_data
 
         first = getattr(self, "net_", None) is None
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=first)
+        X, y = validate_data(self, X, y, dtype=FLOATS, order="C", reset=first)
         check_classification_targets(y)
         if classes is not None:
             classes = np.unique(np.asarray(classes))
@@ -182,7 +194,7 @@ class ClassifierPartialFit(PartialFit):
             raise ValueError(f"`y` has labels {unknown.tolist()} that are not in `classes` "
                              f"{self.classes_.tolist()}.")
         Y = np.eye(len(self.classes_))[np.searchsorted(self.classes_, y)]
-        return self._partial_fit(X, Y)
+        return self._partial_fit(*in_dtype(self, X, Y, first))
 
 
 class RegressorPartialFit(PartialFit):
@@ -192,9 +204,10 @@ class RegressorPartialFit(PartialFit):
         from sklearn.utils.validation import validate_data
 
         first = getattr(self, "net_", None) is None
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", multi_output=True,
+        X, y = validate_data(self, X, y, dtype=FLOATS, order="C", multi_output=True,
                              y_numeric=True, reset=first)
         Y = y.reshape(len(y), -1)
+        X, Y = in_dtype(self, X, Y, first)
         if first:
             self.n_outputs_, self._y_1d = Y.shape[1], y.ndim == 1
         elif Y.shape[1] != self.n_outputs_:

@@ -124,8 +124,10 @@ def refuse_complex(x, name):
         raise TypeError(f"`{name}` must be real, got dtype {dtype}.")
 
 
-#: Floating-point types narrower than float64: data of these types is converted with a warning.
-_NARROW_FLOATS = (np.dtype(np.float16), np.dtype(np.float32))
+#: Floating-point types narrower than a network's: data of these types is widened with a warning.
+_NARROW_FLOATS = {np.dtype(np.float64): (np.dtype(np.float16), np.dtype(np.float32)),
+                  np.dtype(np.float32): (np.dtype(np.float16),)}
+_FLOAT64 = np.dtype(np.float64)
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
@@ -138,10 +140,14 @@ def _user_stacklevel():
     return level
 
 
-def check_matrix(X, name, *, n_cols=None, what="columns", allow_empty=False):
-    """Coerce ``X`` to a C-contiguous 2-D float64 array of finite numbers.
+def check_matrix(X, name, *, n_cols=None, what="columns", allow_empty=False, dtype=_FLOAT64):
+    """Coerce ``X`` to a C-contiguous 2-D array of finite numbers of ``dtype`` (a
+    network's: float64 or float32).
 
-    A 1-D array is not silently reshaped: the caller says what it meant.
+    A 1-D array is not silently reshaped: the caller says what it meant. Data
+    narrower than ``dtype`` (float32 for a float64 network) is widened with a
+    UserWarning; wider data (float64 for a float32 network) is rounded silently:
+    the network's dtype says the user chose float32.
     """
     if X is None:
         raise TypeError(f"`{name}` must be a 2-D array of numbers, got None.")
@@ -151,7 +157,7 @@ def check_matrix(X, name, *, n_cols=None, what="columns", allow_empty=False):
         raise ValueError(f"`{name}` must be a 2-D array of numbers (rows of equal length), "
                          f"got a {type(X).__name__} that could not be converted to an array: "
                          f"{exc}") from None
-    if arr.dtype != np.float64:          # (float64, the usual case, is a real number type)
+    if arr.dtype != _FLOAT64:          # (float64, the usual case, is a real number type)
         if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
                                        or arr.dtype == np.bool_):
             raise TypeError(f"`{name}` must hold numbers, got dtype {arr.dtype}.")
@@ -165,12 +171,15 @@ def check_matrix(X, name, *, n_cols=None, what="columns", allow_empty=False):
         raise ValueError(f"`{name}` has no rows (shape {arr.shape}); at least one pattern is needed.")
     if n_cols is not None and arr.shape[1] != n_cols:
         raise ValueError(f"`{name}` has {arr.shape[1]} {what} but the network has {n_cols}.")
-    if arr.dtype in _NARROW_FLOATS:
-        warnings.warn(f"`{name}` has dtype {arr.dtype}: fastnet computes in float64 only (float32 is "
-                      f"not there yet), so it is converted to float64 (exactly, a copy of twice the "
-                      f"memory); pass float64 data to avoid the copy.", UserWarning,
-                      stacklevel=_user_stacklevel())
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if arr.dtype != dtype and arr.dtype in _NARROW_FLOATS[dtype]:
+        hint = (" or build the network with dtype='float32' to compute in float32"
+                if arr.dtype == np.float32 else "")
+        warnings.warn(f"`{name}` has dtype {arr.dtype}: the network computes in {dtype}, so it is "
+                      f"converted to {dtype} (exactly, a copy of more memory); pass {dtype} data "
+                      f"to avoid the copy{hint}.", UserWarning, stacklevel=_user_stacklevel())
+    if arr.dtype != dtype and dtype != _FLOAT64 and arr.dtype.kind == "f":
+        arr = _rounded(arr, dtype, name)
+    arr = np.ascontiguousarray(arr, dtype=dtype)
     if not np.logical_and.reduce(np.isfinite(arr), axis=None):     # (no Python wrapper)
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(
@@ -178,10 +187,25 @@ def check_matrix(X, name, *, n_cols=None, what="columns", allow_empty=False):
     return arr
 
 
-def check_pair(X, Y, x_name, y_name, n_in, n_out, *, allow_empty=False):
-    """Check a (patterns, targets) pair against a network's sizes."""
-    X = check_matrix(X, x_name, n_cols=n_in, what="inputs", allow_empty=allow_empty)
-    Y = check_matrix(Y, y_name, n_cols=n_out, what="outputs", allow_empty=allow_empty)
+def _rounded(arr, dtype, name):
+    """Floating-point ``arr`` rounded to the narrower ``dtype`` (float32), refusing values
+    beyond its range (which would round to inf) rather than warning of the overflow."""
+    big = np.finfo(dtype).max
+    with np.errstate(invalid="ignore"):
+        beyond = np.isfinite(arr) & (np.abs(arr) > big)     # (inf and NaN: named as not finite)
+    if beyond.any():
+        bad = np.argwhere(beyond)[0]
+        raise ValueError(f"`{name}` must lie within the {dtype} range of the network (magnitude "
+                         f"at most {float(big):g}), got {arr[tuple(bad)]} at row {bad[0]}, "
+                         f"column {bad[1]}.")
+    return np.ascontiguousarray(arr, dtype=dtype)
+
+
+def check_pair(X, Y, x_name, y_name, n_in, n_out, *, allow_empty=False, dtype=_FLOAT64):
+    """Check a (patterns, targets) pair against a network's sizes; both of ``dtype``."""
+    X = check_matrix(X, x_name, n_cols=n_in, what="inputs", allow_empty=allow_empty, dtype=dtype)
+    Y = check_matrix(Y, y_name, n_cols=n_out, what="outputs", allow_empty=allow_empty,
+                     dtype=dtype)
     if X.shape[0] != Y.shape[0]:
         raise ValueError(
             f"`{x_name}` has {X.shape[0]} patterns but `{y_name}` has {Y.shape[0]}.")

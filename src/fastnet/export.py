@@ -52,14 +52,18 @@ def _check_net(net, function):
         raise TypeError(f"{function}: `net` must be a fastnet.MLP, got {type(net).__name__}.")
 
 
-def _check_dtype(dtype):
+def _check_dtype(dtype, net):
+    """The export's dtype: ``dtype``, or the network's if None."""
+    if dtype is None:
+        return net.dtype
     try:
-        dt = None if dtype is None else np.dtype(dtype)   # (np.dtype(None) is float64)
+        dt = np.dtype(dtype)
     except TypeError:
         dt = None
     # (compared by name: np.dtype("float64") == None is True)
     if dt is None or dt.name not in ("float64", "float32"):
-        raise ValueError(f"`dtype` must be 'float64' or 'float32', got {dtype!r}.")
+        raise ValueError(f"`dtype` must be 'float64', 'float32' or None (the network's), "
+                         f"got {dtype!r}.")
     return dt
 
 
@@ -157,7 +161,7 @@ def _onnx_activation(act, j, net_input, out, inits, dt):
     return []
 
 
-def to_onnx(net, path: PathLike | None = None, *, dtype="float64", name="fastnet"):
+def to_onnx(net, path: PathLike | None = None, *, dtype=None, name="fastnet"):
     """The network as an ONNX model (and written to ``path`` if given).
 
     Parameters
@@ -166,11 +170,15 @@ def to_onnx(net, path: PathLike | None = None, *, dtype="float64", name="fastnet
         The network; its weights are copied into the model.
     path : str or path-like, optional
         Where to write the model (``.onnx``), atomically.
-    dtype : {"float64", "float32"}, default "float64"
-        Element type of the input, the weights and the output. float64
-        reproduces ``net.predict``; float32 rounds the weights and computes in
-        single precision (half the size, and what most runtimes accelerate);
-        a weight beyond float32's range (about 3.4e38) is then an error.
+    dtype : {"float64", "float32"} or None, default None
+        Element type of the input, the weights and the output; None: the
+        network's (``net.dtype``), so that the model computes as
+        ``net.predict`` does. float32 rounds a float64 network's weights and
+        computes in single precision (half the size, and what most runtimes
+        accelerate); a weight beyond float32's range (about 3.4e38) is then
+        an error. ``dtype="float64"`` exports a float32 network in double
+        precision, its weights widened exactly: a deliberate choice (the
+        model then computes more precisely than the network it came from).
     name : str, default "fastnet"
         The graph's name.
 
@@ -214,7 +222,7 @@ def to_onnx(net, path: PathLike | None = None, *, dtype="float64", name="fastnet
     >>> sess.run(None, {"x": X})[0]             # equals net.predict(X)       # doctest: +SKIP
     """
     _check_net(net, "to_onnx")
-    dt = _check_dtype(dtype)
+    dt = _check_dtype(dtype, net)
     path = _check_path(path)
     _check_onnx_name(name)
     _check_fits(net, dt, "to_onnx")
@@ -431,7 +439,7 @@ def _c_entry_points(net, ids):
 
 
 def to_c(net, path: PathLike | None = None, *, name: str = "fastnet_predict",
-         dtype="float64") -> str:
+         dtype=None) -> str:
     """The network as one self-contained C99 source file (and written to ``path``).
 
     Parameters
@@ -449,12 +457,15 @@ def to_c(net, path: PathLike | None = None, *, name: str = "fastnet_predict",
         ``_`` (reserved to the implementation), identifiers of ``<math.h>`` and
         ``<stddef.h>`` (``exp``, ``y0``, ``isnan``, ``NAN``, ``size_t``, their
         ``f``/``l`` forms, ...) and ``unix``/``linux``, which GCC predefines.
-    dtype : {"float64", "float32"}, default "float64"
+    dtype : {"float64", "float32"} or None, default None
         ``double`` or ``float`` throughout (weights, arithmetic, the
         ``<math.h>`` functions used: ``exp``/``expf``, ``tanh``/``tanhf``,
-        ``fabs``/``fabsf``). A float32 export of a weight beyond float32's
-        range (about 3.4e38) is an error; weights below its smallest
-        subnormal round to zero.
+        ``fabs``/``fabsf``); None: the network's dtype (``float`` for a
+        float32 network). A float32 export of a float64 network's weight
+        beyond float32's range (about 3.4e38) is an error; weights below its
+        smallest subnormal round to zero. ``dtype="float64"`` exports a float32
+        network in ``double``, its weights widened exactly (a deliberate
+        choice).
 
     Returns
     -------
@@ -510,7 +521,7 @@ def to_c(net, path: PathLike | None = None, *, name: str = "fastnet_predict",
     void xor_net(const double *xor_net_x, double *xor_net_y)
     """
     _check_net(net, "to_c")
-    dt = _check_dtype(dtype)
+    dt = _check_dtype(dtype, net)
     path = _check_path(path)
     if net.n_connections > MAX_C_CONNECTIONS:
         raise ValueError(f"to_c: the network has {net.n_connections:,} connections, more than "

@@ -28,15 +28,17 @@ __all__ = ["ValueAndGrad", "value_and_grad", "jacobian", "Objective"]
 
 
 def _check_arguments(net, X, Y=None):
-    """Return X (and Y) coerced to C-contiguous float64, or raise naming the argument."""
+    """Return X (and Y) coerced to C-contiguous arrays of the network's dtype, or raise
+    naming the argument."""
     if not isinstance(net, MLP):
         raise TypeError(f"`net` must be a fastnet.MLP, got {type(net).__name__}.")
     if not np.isfinite(net.weights).all():
         raise FloatingPointError(
             "`net` has non-finite weights; re-initialise them with net.init_weights(seed).")
     if Y is None:
-        return check_matrix(X, "X", n_cols=net.n_in, what="inputs", allow_empty=True)
-    return check_pair(X, Y, "X", "Y", net.n_in, net.n_out, allow_empty=True)
+        return check_matrix(X, "X", n_cols=net.n_in, what="inputs", allow_empty=True,
+                            dtype=net.dtype)
+    return check_pair(X, Y, "X", "Y", net.n_in, net.n_out, allow_empty=True, dtype=net.dtype)
 
 
 def _blocked(net, n):
@@ -71,8 +73,10 @@ def value_and_grad(net: MLP, X: ArrayLike, Y: ArrayLike, *, loss: str = "sse",
     -------
     result : ValueAndGrad
         ``(error, gradient)``: E = sum_p sum_k (o_pk - t_pk)**2 (or the objective)
-        and g = dE/dw, a new float64 array in the order of ``net.weights`` (one
-        full-batch backward pass).
+        and g = dE/dw, a new array of the network's dtype in the order of
+        ``net.weights`` (one full-batch backward pass). A float32 network
+        computes the pass in float32 (X and Y converted to float32) and sums E
+        in float64.
 
     Raises
     ------
@@ -121,7 +125,7 @@ def value_and_grad(net: MLP, X: ArrayLike, Y: ArrayLike, *, loss: str = "sse",
     X, Y = _check_arguments(net, X, Y)
     loss, weight_decay = check_objective(net, Y, loss, weight_decay)
     n = X.shape[0]
-    g = np.zeros(net.n_connections)
+    g = np.zeros(net.n_connections, net.dtype)
     if n == 0:
         w = net.weights
         if weight_decay:
@@ -130,7 +134,7 @@ def value_and_grad(net: MLP, X: ArrayLike, Y: ArrayLike, *, loss: str = "sse",
     A = activations(net, X)
     block, blas = _blocked(net, n)
     n_nonin = net.n_units - net.n_in
-    D, Dl = np.empty((block, n_nonin)), np.empty((block, n_nonin))
+    D, Dl = np.empty((block, n_nonin), net.dtype), np.empty((block, n_nonin), net.dtype)
     with blas:
         error = _backward.gradient(A, Y, kernel_layers(net), net.n_in, net.weights, g, D, Dl,
                                    DEFAULT_BLAS_MIN, LOSSES[loss], weight_decay)
@@ -192,13 +196,13 @@ def jacobian(net: MLP, X: ArrayLike) -> np.ndarray:
     """
     X = _check_arguments(net, X)
     n, n_out = X.shape[0], net.n_out
-    J = np.empty((n * n_out, net.n_connections))
+    J = np.empty((n * n_out, net.n_connections), net.dtype)
     if n == 0:
         return J
     A = activations(net, X)
     block, blas = _blocked(net, n)
     n_nonin = net.n_units - net.n_in
-    D, V = np.empty((block, n_nonin)), np.empty((block * n_out, n_nonin))
+    D, V = np.empty((block, n_nonin), net.dtype), np.empty((block * n_out, n_nonin), net.dtype)
     with blas:
         _jacobian.jacobian(A, kernel_layers(net), net.n_in, net.weights, J, D, V,
                            DEFAULT_BLAS_MIN)

@@ -1,7 +1,6 @@
 """Feed-forward networks: topology, one flat weight vector, Proben1 notation."""
 from __future__ import annotations
 
-import json
 import operator
 
 import numpy as np
@@ -10,22 +9,12 @@ from collections.abc import Sequence
 
 from fastnet import _engine
 from fastnet._typing import ArrayLike, PathLike, Seed
-from fastnet._files import atomic_write
 from fastnet._in_training import refuse_writes
 from fastnet._netfile import (  # noqa: F401 (the limits are part of this module's API)
-    FORMAT_VERSION,
-    MAX_CONNECTIONS,
-    MAX_WEIGHT,
-    _check_weight_range,
-)
+    FORMAT_VERSION, MAX_CONNECTIONS, MAX_WEIGHT, _check_weight_range, as_network_weights)
 from fastnet._network_init import (  # noqa: F401 (this module's API; trainers take them here)
-    DEFAULT_FAN_IN_SCALE,
-    DEFAULT_INIT_SCALE,
-    DEFAULT_INIT_SCALE_LINEAR,
-    INIT_SCHEMES,
-    MAX_INIT_SCALE,
-    check_init,
-)
+    DEFAULT_FAN_IN_SCALE, DEFAULT_INIT_SCALE, DEFAULT_INIT_SCALE_LINEAR, INIT_SCHEMES,
+    MAX_INIT_SCALE, check_init)
 from fastnet import _network_init, _network_io, _network_layout
 from fastnet._network_layout import ACTIVATIONS, HIDDEN_ACTIVATIONS
 from fastnet._validation import as_generator, check_pair, refuse_complex
@@ -70,21 +59,24 @@ class MLP:
     seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
         Source of those weights. One integer reproduces them bit for bit; None
         draws fresh entropy, as scikit-learn's ``random_state=None`` does.
-    dtype : numpy dtype, default=numpy.float64
-        Only float64 is supported (kernels compute in double precision).
-        float32 (or float16) data given to training or :meth:`predict` is
-        converted to float64 -- exactly, at the cost of a copy -- with a
-        UserWarning, which Python's default warning filter shows once per line
-        of the calling code (float32 computation is not there yet).
+    dtype : {"float64", "float32"} or numpy.float64, numpy.float32, default float64
+        The value type of the weights, of training (every algorithm), of
+        :meth:`predict` and of the gradients (docs: "float32"). Other data is
+        converted once: float64 to a float32 network rounded silently, float32
+        to a float64 network widened with a UserWarning (shown once per line
+        of the calling code). Weights are drawn in float64 and rounded.
 
     Attributes
     ----------
+    dtype : numpy.dtype
+        ``numpy.dtype("float64")`` or ``numpy.dtype("float32")``.
     layer_sizes : tuple of int
         ``(n_in, *hidden, n_out)``.
     n_connections : int
         Number of connections C, biases included.
     weights : ndarray of shape (n_connections,)
-        The flat weight vector (read-only view; use :meth:`set_weights`).
+        The flat weight vector, of the network's dtype (read-only view; use
+        :meth:`set_weights`).
 
     Notes
     -----
@@ -103,12 +95,14 @@ class MLP:
     100
     >>> MLP(2, (3,), 4, shortcut=False).n_connections   # (2+1)*3 + (3+1)*4
     25
+    >>> MLP(2, (3,), 1, dtype="float32").weights.dtype
+    dtype('float32')
     """
 
     def __init__(self, n_in: int, hidden: Sequence[int] = (), n_out: int = 1, *,
                  shortcut: bool = True, hidden_activation: str = "proben1",
                  output_activation: str = "linear", init_scale: float | None = None,
-                 seed: Seed = None, dtype: type = np.float64, init: str = "uniform") -> None:
+                 seed: Seed = None, dtype: str | type = np.float64, init: str = "uniform") -> None:
         self._setup(n_in, hidden, n_out, shortcut, hidden_activation, output_activation, dtype)
         init, init_scale = check_init(init, init_scale)
         if init_scale is None and init == "uniform":
@@ -118,7 +112,7 @@ class MLP:
     def _setup(self, n_in, hidden, n_out, shortcut, hidden_activation, output_activation,
                dtype=np.float64):
         """Check the topology and lay it out; the weights are left at zero."""
-        n_in, hidden, n_out, shortcut = _network_layout.check_topology(
+        n_in, hidden, n_out, shortcut, dtype = _network_layout.check_topology(
             n_in, hidden, n_out, shortcut, hidden_activation, output_activation, dtype)
         self.n_in = n_in
         self.hidden = hidden
@@ -126,9 +120,9 @@ class MLP:
         self.shortcut = shortcut
         self.hidden_activation = hidden_activation
         self.output_activation = output_activation
-        self.dtype = np.dtype(np.float64)
+        self.dtype = dtype
         self._build_layout()
-        self._w = np.zeros(self.n_connections)
+        self._w = np.zeros(self.n_connections, dtype)
 
     # ----------------------------------------------------------------- layout
     def _build_layout(self):
@@ -165,7 +159,7 @@ class MLP:
     # ------------------------------------------------------------ Proben1 words
     @classmethod
     def from_proben1(cls, spec: str, n_in: int, n_out: int, *, shortcut: bool = True,
-                     init_scale: float | None = None, seed: Seed = None, dtype: type = np.float64,
+                     init_scale: float | None = None, seed: Seed = None, dtype: str | type = np.float64,
                      init: str = "uniform") -> MLP:
         """Build a network from Proben1 notation such as ``"4+2 l"`` or ``"16+0 s"``.
 
@@ -212,9 +206,10 @@ class MLP:
         conn = "all shortcut connections" if self.shortcut else "adjacent layers only"
         spec = self.proben1_spec
         spec = f" '{spec}'" if spec else ""
+        kind = "" if self.dtype == np.float64 else f", {self.dtype}"
         return (f"MLP({self.n_in} inputs, {hidden} hidden ({self.hidden_activation}), "
                 f"{self.n_out} {self.output_activation} outputs, {conn}; "
-                f"{self.n_connections} connections{spec})")
+                f"{self.n_connections} connections{spec}{kind})")
 
     # ---------------------------------------------------------------- weights
     @property
@@ -230,7 +225,9 @@ class MLP:
         ----------
         w : array-like of shape (n_connections,)
             Finite weights with ``|w| <= MAX_WEIGHT`` (1e150), the bound under
-            which the weighted sums cannot overflow (see ``MAX_WEIGHT``).
+            which the weighted sums cannot overflow (see ``MAX_WEIGHT``); a
+            float32 network takes them rounded to float32, within float32's
+            range (3.4e38).
 
         Returns
         -------
@@ -240,7 +237,8 @@ class MLP:
         ------
         ValueError
             If ``w`` has another shape, or a weight is NaN, infinite or above
-            ``MAX_WEIGHT`` in magnitude.
+            ``MAX_WEIGHT`` in magnitude (or beyond float32's range for a
+            float32 network).
         TypeError
             If ``w`` cannot be converted to float64 numbers or is complex.
         TrainingInProgressError
@@ -256,8 +254,7 @@ class MLP:
                             f"({exc}).") from None
         if w.shape != (self.n_connections,):
             raise ValueError(f"`w` must have shape ({self.n_connections},), got {w.shape}.")
-        _check_weight_range(w, "`w`")
-        self._w[:] = w
+        self._w[:] = as_network_weights(w, self.dtype, "`w`")
         return self
 
     def init_weights(self, seed: Seed = None, scale: float | None = None, *,
@@ -339,14 +336,8 @@ class MLP:
     def _draw_weights(self, seed, scale, *, init="uniform"):
         """`init_weights` for fastnet's trainers, which hold the network."""
         init, scale = check_init(init, scale, "scale")
-        rng = as_generator(seed)
-        if init == "uniform":
-            scale = 0.5 if scale is None else scale
-            self._w[:] = rng.uniform(-scale, scale, size=self.n_connections)
-            return self
-        bound = self._init_bounds(init, scale)
-        self._w[:] = rng.uniform(-bound, bound)
-        self._w += 0.0                                  # (-0.0 -> 0.0 where b = 0)
+        bound = None if init == "uniform" else self._init_bounds(init, scale)
+        _network_init.draw(self._w, as_generator(seed), scale, bound)
         return self
 
     def _init_bounds(self, init, scale=None):
@@ -403,16 +394,19 @@ class MLP:
         ----------
         X : array-like of shape (n_patterns, n_in)
             Finite inputs, one pattern per row (a single pattern is
-            ``x.reshape(1, -1)``). A C-contiguous float64 array is used as it
-            is; anything else is converted (a copy).
+            ``x.reshape(1, -1)``). A C-contiguous array of the network's dtype
+            is used as it is; anything else is converted to it (a copy:
+            float64 inputs of a float32 network are rounded to float32).
         out : ndarray of shape (n_patterns, n_out), optional
-            C-contiguous, writeable float64 array to write the outputs into
-            (it must not share memory with X); by default a new array.
+            C-contiguous, writeable array of the network's dtype to write the
+            outputs into (it must not share memory with X); by default a new
+            array.
 
         Returns
         -------
         Y : ndarray of shape (n_patterns, n_out)
-            ``out`` if given.
+            Of the network's dtype (float32 in, float32 out for a float32
+            network); ``out`` if given.
 
         Raises
         ------
@@ -420,13 +414,15 @@ class MLP:
             If X has another number of columns, is not 2-D, or holds NaN or
             infinite values; if ``out`` has the wrong shape or layout.
         TypeError
-            If X does not hold numbers, or ``out`` is not a float64 ndarray.
+            If X does not hold numbers, or ``out`` is not an ndarray of the
+            network's dtype.
 
         Warns
         -----
         RuntimeWarning
             If finite inputs overflow: a net input or output beyond the
-            float64 range (inputs near 1e308, or huge weights) gives outputs
+            network's range (float64: inputs near 1e308, or huge weights;
+            float32: beyond 3.4e38) gives outputs
             of inf or NaN, which are returned as computed, as NumPy does with
             its overflow warning (``warnings.simplefilter("error",
             RuntimeWarning)`` makes it an error). The message counts them.
@@ -469,16 +465,40 @@ class MLP:
 
     def sum_squared_error(self, X: ArrayLike, Y: ArrayLike) -> float:
         """Summed squared error sum_p sum_i (o_pi - t_pi)**2 (no factor 1/2)."""
-        X, Y = check_pair(X, Y, "X", "Y", self.n_in, self.n_out, allow_empty=True)
+        X, Y = check_pair(X, Y, "X", "Y", self.n_in, self.n_out, allow_empty=True, dtype=self.dtype)
         return _engine.sum_squared_error(self, X, Y, self._w)
 
     # ------------------------------------------------------------- copy / io
     def copy(self) -> MLP:
-        """An independent copy (same topology and weights)."""
+        """An independent copy (same topology, weights and dtype)."""
         new = MLP.__new__(MLP)
         new.__dict__.update(self.__dict__)
         new._w = self._w.copy()
         return new
+
+    def astype(self, dtype: str | type) -> MLP:
+        """A copy in the value type ``dtype`` ("float64", "float32" or the numpy types):
+        the same topology, the weights rounded to nearest (float64 to float32) or
+        widened exactly. The same dtype still copies, as ``numpy.ndarray.astype`` does.
+
+        Raises
+        ------
+        ValueError
+            If ``dtype`` is not float64 or float32, or a weight lies beyond float32's
+            range (3.4e38) for a float32 copy.
+
+        Examples
+        --------
+        >>> net32 = MLP(2, (2,), 1, seed=0).astype("float32")
+        >>> net32.dtype, net32.astype("float64").dtype
+        (dtype('float32'), dtype('float64'))
+        """
+        dtype = _network_layout.check_dtype(dtype)
+        if dtype == self.dtype:
+            return self.copy()
+        config = dict(self._config(), dtype=dtype)
+        weights = as_network_weights(self._w.astype(np.float64), dtype, "the weights")
+        return MLP._build(config, weights)
 
     def __getstate__(self):
         config = self._config()
@@ -502,18 +522,20 @@ class MLP:
     def _config(self):
         return {"n_in": self.n_in, "hidden": list(self.hidden), "n_out": self.n_out,
                 "shortcut": self.shortcut, "hidden_activation": self.hidden_activation,
-                "output_activation": self.output_activation}
+                "output_activation": self.output_activation,
+                "dtype": _network_layout.DTYPE_NAMES[self.dtype]}
 
     def save(self, path: PathLike) -> None:
         """Save to an ``.npz`` file that :meth:`load` restores exactly.
 
         The file holds ``format_version`` (int), ``config`` (JSON text of the
-        constructor arguments) and ``weights`` (the flat float64 vector). It is
+        constructor arguments, the dtype among them: ``"float64"`` or
+        ``"float32"``) and ``weights`` (the flat vector, of that dtype). It is
         written to a temporary file and renamed, so it is never half-written.
+        Files written before float32 networks existed have no ``dtype``: they
+        load as float64 networks.
         """
-        atomic_write(path, lambda f: np.savez(
-            f, format_version=np.array(FORMAT_VERSION),
-            config=np.array(json.dumps(self._config())), weights=self._w))
+        _network_io.save(path, FORMAT_VERSION, self._config(), self._w)
 
     @classmethod
     def load(cls, path: PathLike) -> MLP:
@@ -525,6 +547,7 @@ class MLP:
         JSON; keys, types, at most ``MAX_CONNECTIONS`` connections) and that
         the weights' shape is the one the configuration implies. Reading a
         crafted file allocates at most about the size of a valid network's file.
+        The network has the dtype the file records (float64 if it records none).
 
         Raises
         ------
@@ -545,32 +568,22 @@ class MLP:
 
 
 # ------------------------------------------------------------ internal interface
-# How fastnet's own modules reach a network's buffers; the public forms are the
-# read-only MLP.weights and MLP.layer_table. Trainers write the weight vector in
-# place (a run trains the network it is given), and copies of a network share
-# its layer table (the one object, which says they have one topology). Nothing
-# else reads an MLP's private attributes from outside this module.
-
-# (C-level getters and the methods themselves: a study hands thousands of
-# networks through these, and a Python function per network costs 60 ns each)
+# How fastnet's own modules reach a network's buffers (the public forms are the
+# read-only MLP.weights and MLP.layer_table); nothing else reads an MLP's private
+# attributes from outside this module. (C-level getters and the methods themselves:
+# a study hands thousands of networks through these, a Python function costs 60 ns.)
 
 #: ``weight_buffer(net)``: ``net``'s own weight vector, writable: trainers update
-#: it in place (not a copy).
+#: it in place (a run trains the network it is given).
 weight_buffer = operator.attrgetter("_w")
-
-#: ``kernel_layers(net)``: ``net``'s layer table as the kernels take it, the
-#: object itself, shared by ``net.copy()`` and the networks made from one
-#: (read-only by convention).
+#: ``kernel_layers(net)``: ``net``'s layer table as the kernels take it, the object
+#: itself, shared by ``net.copy()`` (one topology; read-only by convention).
 kernel_layers = operator.attrgetter("_layers")
-
-#: ``draw_weights(net, rng, scale, init="uniform")``: draw ``net``'s initial
-#: weights as :meth:`MLP.init_weights` does, from the trainer's generator ``rng``
-#: (or seed), in place; returns ``net``.
+#: ``draw_weights(net, rng, scale, init="uniform")``: draw ``net``'s initial weights
+#: as :meth:`MLP.init_weights` does, from ``rng`` (or a seed), in place; returns ``net``.
 draw_weights = MLP._draw_weights
-
-#: ``init_bounds(net, init, scale=None)``: half-width of each weight's initial
-#: range under ``init`` (not "uniform"), shape (n_connections,), in
-#: :attr:`MLP.weights` order.
+#: ``init_bounds(net, init, scale=None)``: half-width of each weight's initial range
+#: under ``init`` (not "uniform"), shape (n_connections,), in :attr:`MLP.weights` order.
 init_bounds = MLP._init_bounds
 
 

@@ -45,7 +45,7 @@ from fastnet._estimator_files import FILE_FORMAT_VERSION, PICKLE_FORMAT_VERSION,
 from fastnet.exceptions import NoConvergenceWarning
 from fastnet._docstrings import fill
 from fastnet._partial_fit import DEFAULT_INIT_SCALE, network_and_rule  # noqa: F401
-from fastnet._partial_fit import SELF_RAISES, ClassifierPartialFit, RegressorPartialFit
+from fastnet._partial_fit import FLOATS, SELF_RAISES, ClassifierPartialFit, RegressorPartialFit
 from fastnet._partial_fit import seed_from as _seed_from
 from fastnet._validation import check_choice, check_float, check_int
 from fastnet.rprop import PRESETS, proben1_stopping, train_rprop
@@ -90,7 +90,9 @@ def outputs_to_proba(outputs):
     array([[0.75      , 0.25      , 0.        ],
            [0.33333333, 0.33333333, 0.33333333]])
     """
-    outputs = np.asarray(outputs, dtype=np.float64)
+    outputs = np.asarray(outputs)
+    if outputs.dtype not in FLOATS:         # (float32 outputs give float32 probabilities)
+        outputs = outputs.astype(np.float64)
     proba = np.clip(outputs, 0.0, None)
     total = proba.sum(axis=1)
     positive = total > 0.0
@@ -190,12 +192,18 @@ class _RpropBase(EstimatorPersistence, BaseEstimator):
             raise ValueError("give both `X_val` and `y_val`, or neither.")
         if X_val is None:
             return None, None
-        return validate_data(self, X_val, y_val, dtype=np.float64, order="C", reset=False,
+        return validate_data(self, X_val, y_val, dtype=FLOATS, order="C", reset=False,
                              **validate_kw)
 
     def _fit(self, X, Y, X_val, Y_val):
         # scikit-learn's names in the messages (MLP and train_rprop use Proben1's)
-        net, algorithm, given, loss = network_and_rule(self, X.shape[1], Y.shape[1])
+        # (the network takes X's dtype, float32 or float64, as scikit-learn's MLP does;
+        # the targets and the validation set follow it)
+        dtype = X.dtype
+        Y = Y.astype(dtype, copy=False)
+        if X_val is not None:
+            X_val, Y_val = X_val.astype(dtype, copy=False), Y_val.astype(dtype, copy=False)
+        net, algorithm, given, loss = network_and_rule(self, X.shape[1], Y.shape[1], dtype)
         check_int(self.max_iter, "max_iter", minimum=1)
         seed = _seed_from(self.random_state)
         X, Y, X_val, Y_val = self._split(X, Y, X_val, Y_val, seed)
@@ -229,9 +237,18 @@ class _RpropBase(EstimatorPersistence, BaseEstimator):
         return self
 
     def _outputs(self, X):
+        """The network's outputs for X, of the dtype scikit-learn's MLP gives: float32 for
+        float32 X and a float32 network, else float64 (float64 X of a network fitted on
+        float32 runs in float64 with its weights, as scikit-learn's float32 coefficients
+        times float64 inputs do)."""
         check_is_fitted(self, "net_")
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
-        return self.net_.predict(X)
+        X = validate_data(self, X, dtype=FLOATS, order="C", reset=False)
+        net = self.net_
+        if X.dtype == net.dtype:
+            return net.predict(X)
+        if X.dtype == np.float64:
+            return net.astype(np.float64).predict(X)
+        return net.predict(X.astype(net.dtype))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -349,7 +366,13 @@ _PARAMS_DOC = """
 
 _ATTRIBUTES_DOC = """
     net_ : fastnet.MLP
-        The trained network (``net_.predict(X)`` gives the raw outputs).
+        The trained network (``net_.predict(X)`` gives the raw outputs). Its
+        dtype is the training data's, as scikit-learn's ``MLPClassifier`` and
+        ``MLPRegressor`` keep it: float32 X gives a float32 network (trained
+        in float32), anything else float64. Predictions follow scikit-learn's
+        too: float32 for float32 X and a float32 network, float64 otherwise
+        (float64 X of a float32 network runs in float64 with its weights);
+        ``partial_fit`` keeps the dtype of the first call.
     train_result_ : fastnet.TrainResult
         Everything :func:`fastnet.train_rprop` returned (errors, set-up, ...).
     n_iter_ : int
@@ -431,7 +454,7 @@ class RpropClassifier(ClassifierPartialFit, ClassifierMixin, _RpropBase):
     _is_classifier = True
 
     def fit(self, X, y, X_val=None, y_val=None):
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        X, y = validate_data(self, X, y, dtype=FLOATS, order="C")
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
         Y = np.eye(len(self.classes_))[codes]
@@ -502,7 +525,7 @@ class RpropRegressor(RegressorPartialFit, RegressorMixin, _RpropBase):
     _is_classifier = False
 
     def fit(self, X, y, X_val=None, y_val=None):
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", multi_output=True,
+        X, y = validate_data(self, X, y, dtype=FLOATS, order="C", multi_output=True,
                              y_numeric=True)
         Y = y.reshape(len(y), -1)
         self.n_outputs_ = Y.shape[1]

@@ -69,7 +69,7 @@ def _train(args):
     if args.plot and Path(args.plot).suffix.lower() not in (".png", ".svg", ".pdf"):
         raise _UserError(f"`--plot` must end in .png, .svg or .pdf, got {args.plot!r}.")
     ds = load_proben1(names[0], args.data)
-    net, preset = build_network(args.network, ds, args.rule)
+    net, preset = build_network(args.network, ds, args.rule, args.dtype)
     spec = net.proben1_spec              # (the outputs' change below leaves Proben1's notation)
     if args.loss == "cross_entropy":
         net = _probability_outputs(net, ds.train[1])
@@ -97,7 +97,8 @@ def _train(args):
                  f", loss {args.loss} ({net.output_activation} outputs)"
                  + (f" + {args.weight_decay:g} * sum w^2" if args.weight_decay else ""))
     print(f"{ds.name}: network {shown} "
-          f"({'shortcuts' if net.shortcut else 'no shortcuts'}, {net.n_connections} connections), "
+          f"({'shortcuts' if net.shortcut else 'no shortcuts'}, {net.n_connections} connections"
+          f"{'' if net.dtype == 'float64' else ', ' + net.dtype.name}), "
           f"preset {preset}, seed {args.seed}{objective}")
     gl = "-" if r.gl_end is None else f"{r.gl_end:.2f}"
     print(f"stopped by {r.stop_reason} after {r.epochs} epochs; relevant epoch "
@@ -139,7 +140,7 @@ def _probability_outputs(net, Y):
 
     return MLP(net.n_in, net.hidden, net.n_out, shortcut=net.shortcut,
                hidden_activation=net.hidden_activation,
-               output_activation="softmax" if is_one_hot(Y) else "logistic")
+               output_activation="softmax" if is_one_hot(Y) else "logistic", dtype=net.dtype)
 
 
 def _algorithm_option(args):
@@ -195,7 +196,8 @@ def _experiment(args, problems, networks, runs):
         algorithms = tuple(args.algorithms) if args.algorithms else ("rprop+",)
         return Experiment(problems=problems, networks=networks, runs=runs, seed=args.seed,
                           options=_options(args), keep_predictions=args.keep_predictions,
-                          root=args.data, rule=args.rule, algorithms=algorithms)
+                          root=args.data, rule=args.rule, algorithms=algorithms,
+                          dtype=getattr(args, "dtype", "float64"))
     except ValueError as exc:
         if str(exc).startswith("`runs` "):    # the grid's size: name the option typed
             raise _UserError(f"`--runs`{str(exc)[6:]}") from None

@@ -144,6 +144,14 @@ def _add_training(p):
                         "eta+ 1.2, weights within 0.2; reproduces the report's published "
                         "results) or 'literal' (the report's wording: GL5, UP8 and PQ3 each "
                         "held once, eta+ 1.1, weights within 0.5); part of the set-up")
+    _add_dtype(p)
+
+
+def _add_dtype(p):
+    p.add_argument("--dtype", choices=("float64", "float32"), default="float64",
+                   help="the networks' value type (default float64): float32 trains and "
+                        "predicts in float32, the reported error sums accumulated in float64; "
+                        "part of the set-up (a result file is not resumed in another dtype)")
 
 
 def _add_running(p):

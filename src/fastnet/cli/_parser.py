@@ -47,8 +47,9 @@ def _export_parser(sub):
                     "c: one self-contained C99 file")
     ex.add_argument("--out", "-o", metavar="FILE", required=True,
                     help="the file to write (replaced atomically)")
-    ex.add_argument("--dtype", choices=("float64", "float32"), default="float64",
-                    help="element type of the weights and arithmetic (default float64)")
+    ex.add_argument("--dtype", choices=("float64", "float32"), default=None,
+                    help="element type of the weights and arithmetic (default: the network's "
+                    "own; float64 for a float32 network is a deliberate choice)")
     ex.add_argument("--name", default="fastnet_predict",
                     help="the C function's name (default fastnet_predict; the batch function "
                     "is NAME_batch), or the ONNX graph's")

@@ -17,7 +17,7 @@ def _study(args):
                   limit=args.limit, success=args.success, seed=args.seed,
                   init_scale=args.init_scale, hidden_activation=args.hidden_activation,
                   output_activation=args.output_activation, shortcut=args.shortcut,
-                  cost=args.cost)
+                  cost=args.cost, dtype=args.dtype)
     from fastnet.cli._progress import StudyLines
 
     progress = None if args.quiet else StudyLines()
@@ -40,7 +40,7 @@ def _study(args):
 def add_study_parser(sub, positive_int, seed):
     """Add ``study`` to the subcommands ``sub`` (``positive_int``, ``seed``: the
     command line's argument types)."""
-    from fastnet.cli._common import _add_resumable, _jobs_option
+    from fastnet.cli._common import _add_dtype, _add_resumable, _jobs_option
     from fastnet.study._setup import ACTIVATIONS
 
     st = sub.add_parser("study", help="Hamey's timing study of algorithms on one task "
@@ -77,6 +77,7 @@ def add_study_parser(sub, positive_int, seed):
     st.add_argument("--out", "-o", metavar="DIR", default=None,
                     help="output directory: study.html, trials.csv, study.json, summary.md "
                     "(rerun to resume)")
+    _add_dtype(st)
     _add_resumable(st, _jobs_option(), jobs_help="local worker processes training chunks of "
                    "trials (default 1; -1 = all cores); the trials train alike whatever N",
                    workers="fastnet", pictures="graphs",

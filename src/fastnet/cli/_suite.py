@@ -75,7 +75,8 @@ def _setup(args):
         changed = [o for o, v in (("--budget", args.budget), ("--runs", args.runs),
                                   ("--studies", args.studies), ("--seed", args.seed),
                                   ("--network", args.network), ("--max-epochs", args.max_epochs),
-                                  ("--limit", args.limit), ("--target", args.target))
+                                  ("--limit", args.limit), ("--target", args.target),
+                                  ("--dtype", None if args.dtype == "float64" else args.dtype))
                    if v is not None]
         if changed:
             raise ValueError(f"`baselines`: the set-up comes from the database (its budget, "
@@ -87,7 +88,7 @@ def _setup(args):
     given = {k: v for k, v in (("budget", args.budget), ("runs", args.runs),
                                ("studies", args.studies), ("seed", args.seed),
                                ("network", args.network), ("max_epochs", args.max_epochs),
-                               ("limit", args.limit)) if v is not None}
+                               ("limit", args.limit), ("dtype", args.dtype)) if v is not None}
     if args.baseline_suite:
         from fastnet.suite._preset import baseline_suite
 
@@ -116,7 +117,8 @@ def _command(args):
     for opt, v in (("--budget", args.budget), ("--runs", args.runs), ("--studies", args.studies),
                    ("--seed", args.seed), ("--network", args.network),
                    ("--max-epochs", args.max_epochs), ("--limit", args.limit),
-                   ("--target", args.target), ("--scheduler", args.scheduler)):
+                   ("--target", args.target), ("--scheduler", args.scheduler),
+                   ("--dtype", None if args.dtype == "float64" else args.dtype)):
         if v is not None:
             words += [opt, str(v)]
     return " ".join(shlex.quote(w) for w in words)
@@ -137,7 +139,7 @@ def _target(text):
 def add_suite_parser(sub, positive_int, seed, jobs):
     """Add ``suite`` to the subcommands ``sub`` (``positive_int``, ``seed``, ``jobs``: the
     command line's argument types)."""
-    from fastnet.cli._common import _add_resumable
+    from fastnet.cli._common import _add_dtype, _add_resumable
 
     su = sub.add_parser("suite", help="compare algorithms across problems, tuning counted "
                         "(resumable)", description=_suite.__doc__)
@@ -191,5 +193,6 @@ def add_suite_parser(sub, positive_int, seed, jobs):
     _add_resumable(su, jobs, jobs_help="local worker processes (default 1; -1 = all cores)",
                    workers="fastnet and the data", pictures="pictures",
                    data_help="directory with the Proben1 .dt files (default $FASTNET_DATA)")
+    _add_dtype(su)
     su.set_defaults(func=_suite)
     return su

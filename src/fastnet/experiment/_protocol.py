@@ -126,7 +126,7 @@ def _normalise_network(name):
     return "linear" if spec == "0+0 l" else spec
 
 
-def build_network(network, dataset, rule="tables"):
+def build_network(network, dataset, rule="tables", dtype="float64"):
     """The network and RPROP preset of a run.
 
     Parameters
@@ -137,6 +137,8 @@ def build_network(network, dataset, rule="tables"):
         The Proben1 dataset (its pivot architecture and sizes are used).
     rule : {"tables", "literal"}, default "tables"
         Reading of the multilayer set-up (`MULTILAYER_RULES`).
+    dtype : {"float64", "float32"}, default "float64"
+        The network's value type (``MLP(..., dtype=...)``).
 
     Returns
     -------
@@ -156,7 +158,7 @@ def build_network(network, dataset, rule="tables"):
 
     name = _normalise_network(network)
     if name == "linear":
-        net = MLP.from_proben1("linear", dataset.n_in, dataset.n_out)
+        net = MLP.from_proben1("linear", dataset.n_in, dataset.n_out, dtype=dtype)
     elif name in ("pivot", "noshortcut"):
         arch = dataset.architecture
         if arch is None:
@@ -164,9 +166,9 @@ def build_network(network, dataset, rule="tables"):
                 f"`networks`: {name!r} is undefined for {dataset.name}: Proben1 Table 7 gives no "
                 "pivot architecture for this problem; use 'linear' or a spec such as '16+8 l'.")
         net = MLP.from_proben1(arch.spec, dataset.n_in, dataset.n_out,
-                               shortcut=(name == "pivot"))
+                               shortcut=(name == "pivot"), dtype=dtype)
     else:
-        net = MLP.from_proben1(name, dataset.n_in, dataset.n_out)
+        net = MLP.from_proben1(name, dataset.n_in, dataset.n_out, dtype=dtype)
     return net, (_LINEAR_PRESET if not net.hidden else MULTILAYER_RULES[rule])
 
 

@@ -36,7 +36,7 @@ def _checklist(experiment, datasets):
     for problem in experiment.problems:
         ds = datasets[problem]
         for network in experiment.networks:
-            net, preset = build_network(network, ds, experiment.rule)
+            net, preset = build_network(network, ds, experiment.rule, experiment.dtype)
             params = dict(PRESETS[preset])
             params.update(experiment.options)
             init = params.pop("init_scale")
@@ -63,6 +63,9 @@ def _checklist(experiment, datasets):
                 "error_function": "summed squared error (no 1/2); reported as squared error "
                                   "percentage with o_min=0, o_max=1; classification by "
                                   "winner-takes-all",
+                "dtype": experiment.dtype,
+                "arithmetic": ("float64" if experiment.dtype == "float64" else
+                               f"{experiment.dtype} passes, error sums accumulated in float64"),
             }
     return cells
 

@@ -199,7 +199,7 @@ RUN_SCHEMA = {
     "cpu_time": (True, _measure),
     "seed": (False, _object({"spawn_key": (False, _uint64s)})),
     "architecture": (False, _text), "shortcut": (False, _bool),
-    "n_connections": (False, _count), "preset": (False, _string),
+    "n_connections": (False, _count), "preset": (False, _string), "dtype": (False, _string),
     "min_train_error": (False, _measure_or_null), "min_val_error": (False, _measure_or_null),
     "wall_time": (False, _measure), "host": (False, _string), "machine": (False, _string),
     "batch": (False, _object()), "test_predictions": (False, _uint64s),

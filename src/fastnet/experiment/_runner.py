@@ -62,6 +62,7 @@ class _Task:
     algorithm: str = DEFAULT_ALGORITHM
     method: str | None = None       # the cell's `_cell_method` (None: the rule has no lanes)
     blocks: tuple = ()              # "mixed": the blocks to train, as (first run, stop)
+    dtype: str = "float64"          # the networks' value type
 
 
 def _cell_method(n_train, n_connections):
@@ -110,7 +111,7 @@ def _run_task(task):
     wanted = set(task.runs)
     records = []
     for runs in [range(*b) for b in task.blocks] if task.blocks else (task.runs,):
-        nets = [build_network(task.network, ds, task.rule)[0] for _ in runs]
+        nets = [build_network(task.network, ds, task.rule, task.dtype)[0] for _ in runs]
         seeds = [run_seed(task.master, task.problem, task.network, r, task.algorithm)
                  for r in runs]
         results, batch = _train(task, trainer, ds, nets, seeds, kw)
@@ -163,7 +164,7 @@ def _record(task, run, seed, net, preset, r, batch, ds):
         **({} if task.algorithm == DEFAULT_ALGORITHM else {"algorithm": task.algorithm}),
         "seed": {"entropy": task.master, "spawn_key": [int(k) for k in seed.spawn_key]},
         "architecture": net.proben1_spec, "shortcut": net.shortcut,
-        "n_connections": net.n_connections, "preset": preset,
+        "n_connections": net.n_connections, "preset": preset, "dtype": str(net.dtype),
         "train": errors(r.final_train), "val": errors(r.final_val), "test": errors(r.final_test),
         "epochs": r.epochs, "relevant_epoch": r.relevant_epoch, "stop_reason": r.stop_reason,
         "gl_end": r.gl_end, "min_train_error": r.min_train_error,
@@ -209,7 +210,7 @@ def _tasks(experiment, todo, datasets, batch_size, setup_hash):
         tasks += [_Task(p, n, group, experiment.seed, experiment.options,
                         experiment.keep_predictions, experiment.root, setup_hash,
                         experiment.rule, one_per_call=batch_size == 1, algorithm=a,
-                        method=method, blocks=blocks_of)
+                        method=method, blocks=blocks_of, dtype=experiment.dtype)
                   for group, blocks_of in groups]
     return tasks
 

@@ -68,6 +68,11 @@ class Experiment:
         Which reading of Proben1's multilayer set-up trains networks with hidden
         layers (`MULTILAYER_RULES`): ``"tables"`` (default) reproduces the report's
         published results, ``"literal"`` follows its wording. Part of the set-up.
+    dtype : {"float64", "float32"}
+        The networks' value type (``MLP(..., dtype=...)``), kept as its name;
+        default ``"float64"``. Part of the set-up: a file of float64 runs is not
+        resumed in float32, nor the other way round (the identity of a float64
+        experiment is what it was before float32 existed, so older files resume).
     """
 
     problems: tuple
@@ -79,6 +84,7 @@ class Experiment:
     root: str | None = None
     rule: str = "tables"
     algorithms: tuple = (DEFAULT_ALGORITHM,)
+    dtype: str = "float64"
 
     def __post_init__(self):
         from fastnet._validation import check_int
@@ -132,6 +138,9 @@ class Experiment:
         from fastnet._validation import check_choice
 
         check_choice(self.rule, "rule", MULTILAYER_RULES)
+        from fastnet._network_layout import check_dtype
+
+        object.__setattr__(self, "dtype", check_dtype(self.dtype).name)
 
     __hash__ = None  # options is a dict
 
@@ -147,7 +156,8 @@ class Experiment:
         -------
         dict
             Algorithm, preset choice rule, option overrides, master seed, whether
-            predictions are kept, fastnet version and record format version. The
+            predictions are kept, fastnet version and record format version, and
+            the dtype if it is not float64. The
             grid (problems, networks, runs) is *not* part of it: a rerun with more
             problems, networks or runs extends the file.
         """
@@ -164,7 +174,8 @@ class Experiment:
                 "multilayer_rule": self.rule,
                 "options": dict(self.options), "seed": self.seed,
                 "keep_predictions": self.keep_predictions,
-                "fastnet": __version__, "format_version": FORMAT_VERSION}
+                "fastnet": __version__, "format_version": FORMAT_VERSION,
+                **({} if self.dtype == "float64" else {"dtype": self.dtype})}
 
     def setup_hash(self):
         """SHA-256 (hex, 16 digits) of `identity`; every record carries it."""

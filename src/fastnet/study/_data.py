@@ -84,7 +84,9 @@ def _json(result, *, placeholders=False):
             # (placeholders: `_json_text` writes each column in one line)
             "trials": ({k: f"@@{len(algos)}:{k}@@" for k in _TRIAL_COLUMNS} if placeholders
                        else {k: json.loads(text) for k, text in _trial_columns(a).items()})})
-    return {"study": result.study.identity(result.data_sha256), "task": result.task_name,
+    # (the dtype always: the identity names it only where it is not float64)
+    return {"study": {**result.study.identity(result.data_sha256), "dtype": result.study.dtype},
+            "task": result.task_name,
             "layer_sizes": list(result.layer_sizes), "algorithms": algos,
             "cost_unit": result.cost_unit, "cost_reason": result.cost_reason,
             "logrank": [{"a": t.a, "b": t.b, "unit": t.unit, "statistic": num(t.statistic),

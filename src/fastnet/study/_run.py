@@ -268,7 +268,7 @@ def _network(study, n_in, n_out, default_hidden):
     hidden = default_hidden if study.network is None else parse_network(study.network, n_in, n_out)
     return MLP(n_in, hidden, n_out, shortcut=study.shortcut,
                hidden_activation=study.hidden_activation,
-               output_activation=study.output_activation)
+               output_activation=study.output_activation, dtype=study.dtype)
 
 
 def _describe(x):
@@ -364,9 +364,24 @@ def run_study(study: Study, out: str | os.PathLike | None = None, *, root=None,
             raise ValueError(f"`out` {str(out)!r}: {p} must be {kind} (or absent), as the "
                              "study writes it; move it away.")
     with exclusive_lock(out / "study.json"):
+        _refuse_other_dtype(out, study)
         result = _run(study, name, net, X, Y, sha, out, say, where)
         write_study(result, out, pictures=pictures)
     return result
+
+
+def _refuse_other_dtype(out, study):
+    """Refuse to resume a study whose ``study.json`` in ``out`` was trained in another
+    dtype (its chunks have other hashes: the two would share one directory and pages)."""
+    import json
+
+    try:
+        found = json.loads((out / "study.json").read_text("utf-8"))["study"].get("dtype", "float64")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return                      # (no finished study there, or not one this check reads)
+    if found != study.dtype:
+        raise ValueError(f"`out` {str(out)!r} holds a study trained in {found}; a study in "
+                         f"{study.dtype} is not mixed into it: write it to another directory.")
 
 
 def _run(study, name, net, X, Y, sha, out, say, where):

@@ -168,6 +168,11 @@ class Study:
         else (an algorithm working outside the traversals, such as Levenberg-Marquardt)
         CPU time; ``"traversals"`` or ``"cpu"`` (CPU time) whatever the epochs cost.
         Not part of the set-up's identity: trials trained for one unit serve another.
+    dtype : {"float64", "float32"}
+        The network's value type (``MLP(..., dtype=...)``), kept as its name;
+        default ``"float64"``. Part of the set-up: chunks of trials trained in
+        one dtype are refused by a study in the other (the identity of a float64
+        study is what it was before float32 existed, so older chunks resume).
     """
 
     task: str
@@ -182,6 +187,7 @@ class Study:
     output_activation: str = "logistic"
     shortcut: bool = False
     cost: str = "auto"
+    dtype: str = "float64"
 
     def __post_init__(self):
         from fastnet.algorithms import spec_of
@@ -220,6 +226,9 @@ class Study:
             raise TypeError(f"`shortcut` must be True or False, got {self.shortcut!r}.")
         put("shortcut", bool(self.shortcut))
         check_choice(self.cost, "cost", COSTS)
+        from fastnet._network_layout import check_dtype
+
+        put("dtype", check_dtype(self.dtype).name)
 
     @property
     def groups(self):
@@ -248,7 +257,8 @@ class Study:
                 "seed": self.seed, "init_scale": self.init_scale,
                 "hidden_activation": self.hidden_activation,
                 "output_activation": self.output_activation, "shortcut": self.shortcut,
-                "fastnet": __version__}
+                "fastnet": __version__,
+                **({} if self.dtype == "float64" else {"dtype": self.dtype})}
 
     def cell_hash(self, spec, data_sha256):
         """SHA-256 (16 hex digits) of the identity (with the data's SHA-256, see

@@ -267,7 +267,9 @@ def _setup_pairs(result):
             ("trials per algorithm", s.trials), ("epoch limit T", s.limit),
             ("success", s.success), ("initial weights", f"uniform in +-{s.init_scale:g}, the "
                                      f"same K for every algorithm (seed {s.seed})"),
-            ("algorithms", ", ".join(s.algorithms))]
+            ("algorithms", ", ".join(s.algorithms)),
+            ("arithmetic", s.dtype if s.dtype == "float64" else
+             f"{s.dtype} (passes and weights; error sums accumulated in float64)")]
 
 
 def _md_table(heads, rows):

@@ -308,7 +308,8 @@ def merge_baselines(suite, database, shas):
     setup = db.manifest["setup"]
     beside = {k: setup[k] for k in SHARED_SETUP}
     mine = {k: getattr(suite, k) for k in SHARED_SETUP}
-    for k in SHARED_SETUP:
+    beside["dtype"], mine["dtype"] = setup.get("dtype", "float64"), suite.dtype
+    for k in (*SHARED_SETUP, "dtype"):
         if beside[k] != mine[k]:
             raise ValueError(f"`suite`: its {k} must be the baseline database's ({beside[k]!r}) "
                              f"to be compared with it, got {mine[k]!r}; build it with "

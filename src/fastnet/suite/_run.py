@@ -33,6 +33,7 @@ class _Cell:
     generated: bool
     classification: bool = False
     n_test: int = 0
+    dtype: str = "float64"
 
     @property
     def epoch_limit(self):
@@ -75,6 +76,20 @@ class SuiteProgress:
         return self.elapsed / self.done * (self.todo - self.done) if self.done else math.inf
 
 
+def _refuse_other_dtype(out, suite):
+    """Refuse to resume a suite whose ``suite.json`` in ``out`` was trained in another dtype
+    (its cells have other hashes: the two would share one directory and its pages)."""
+    import json
+
+    try:
+        found = json.loads((out / "suite.json").read_text("utf-8"))["setup"].get("dtype", "float64")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return                      # (no finished suite there, or not one this check reads)
+    if found != suite.dtype:
+        raise ValueError(f"`out` {out} holds a suite trained in {found}; a suite in "
+                         f"{suite.dtype} is not mixed into it: write it to another directory.")
+
+
 def _sets(cell):
     """(network, preset or None, training set, validation set, test set or None)."""
     from fastnet.experiment import build_network
@@ -83,12 +98,12 @@ def _sets(cell):
     if cell.generated:
         _, X, Y, hidden = generated_task(cell.problem)
         net = MLP(X.shape[1], hidden, Y.shape[1], hidden_activation="tanh",
-                  output_activation="logistic")
+                  output_activation="logistic", dtype=cell.dtype)
         return net, None, (X, Y), (None, None), None
     from fastnet.experiment._provenance import _load
 
     ds = _load(cell.problem, cell.root)
-    net, preset = build_network(cell.network, ds)
+    net, preset = build_network(cell.network, ds, dtype=cell.dtype)
     return net, preset, ds.train, ds.val, (ds.test, ds.kind == "classification")
 
 
@@ -230,7 +245,7 @@ def _cells(suite):
                 cells[(p, c)] = _Cell(p, c, suite.cell_hash(p, shas[p], c),
                                       suite.identity(p, shas[p]), suite.runs, suite.seed,
                                       suite.network_of(p), suite.max_epochs, suite.limit, suite.root,
-                                      suite.is_generated(p), *tests[p])
+                                      suite.is_generated(p), *tests[p], dtype=suite.dtype)
     return cells, configs, shas
 
 
@@ -312,6 +327,7 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
     merged = None if baselines is None else merge_baselines(suite, baselines, shas)
     _make_out(out)
     with exclusive_lock(out / "suite.json"):
+        _refuse_other_dtype(out, suite)
         (out / "cells").mkdir(exist_ok=True)
         records = {}
         todo = []

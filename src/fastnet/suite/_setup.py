@@ -128,6 +128,12 @@ class Suite:
     networks : dict or None
         {Proben1 problem: network} where a problem trains another network than
         ``network`` (mushroom has no pivot architecture: ``{"mushroom1": "linear"}``).
+    dtype : {"float64", "float32"}
+        The networks' value type (``MLP(..., dtype=...)``), kept as its name; default
+        ``"float64"``. Part of every cell's identity where it is not float64: cells
+        trained in one dtype are never taken for the other's (a float64 cell's identity
+        is what it was before float32 existed, so older cells and the baseline
+        database resume).
     """
 
     problems: tuple
@@ -143,6 +149,7 @@ class Suite:
     rope: float = 1.0
     root: str | None = None
     networks: dict | None = None
+    dtype: str = "float64"
 
     def __post_init__(self):
         import os
@@ -199,6 +206,9 @@ class Suite:
         if self.root is not None:
             put("root", os.fspath(self.root))
         put("networks", self._check_networks(self.networks))
+        from fastnet._network_layout import check_dtype
+
+        put("dtype", check_dtype(self.dtype).name)
         n = self.n_runs
         if n > MAX_SUITE_RUNS:
             configs = sum(1 if s.is_fixed else self.budget * self.studies for s in spaces)
@@ -280,7 +290,8 @@ class Suite:
         from fastnet._version import __version__
 
         base = {"fastnet": __version__, "seed": self.seed, "runs": self.runs,
-                "problem": problem, "data_sha256": data_sha256}
+                "problem": problem, "data_sha256": data_sha256,
+                **({} if self.dtype == "float64" else {"dtype": self.dtype})}
         if self.is_generated(problem):
             return {**base, "success": GENERATED_SUCCESS, "limit": self.limit,
                     "init_scale": 1.0, "hidden_activation": "tanh",
@@ -308,7 +319,7 @@ class Suite:
                 "budget": self.budget, "runs": self.runs, "studies": self.studies,
                 "seed": self.seed, "network": self.network, "max_epochs": self.max_epochs,
                 "limit": self.limit, "target": self.target, "rope": self.rope,
-                "networks": self.networks,
+                "networks": self.networks, "dtype": self.dtype,
                 "generated_success": GENERATED_SUCCESS,
                 "configurations_drawn_by": "scrambled Halton points (scipy.stats.qmc.Halton) "
                 "seeded by SeedSequence(seed, spawn_key=(sha(name), sha(text), study))",

@@ -20,7 +20,7 @@ from fastnet.training._registry import Param, rule
 from fastnet.training import _orders
 
 __all__ = ["Algorithm", "KernelRule", "RPROP", "Backprop", "VARIANTS", "NO_CHECK",
-           "counts_itself", "drives_itself", "checks_in_kernel"]
+           "counts_itself", "drives_itself", "checks_in_kernel", "start_trial"]
 
 #: RPROP variant names (Igel & Hüsken 2000) and their rules in the kernels' table.
 VARIANT_RULES = {"rprop+": "rprop_plus", "rprop-": "rprop_minus", "irprop-": "irprop_minus",
@@ -29,6 +29,9 @@ VARIANT_RULES = {"rprop+": "rprop_plus", "rprop-": "rprop_minus", "irprop-": "ir
 VARIANTS = {v: _rules.RULES[k].code for v, k in VARIANT_RULES.items()}
 #: An array a rule does not keep (the kernels do not touch it), and no mini-batch order.
 _NONE = np.zeros(0)
+#: That array in each of the networks' dtypes (the kernels take one dtype per call).
+_NONES = {np.dtype(np.float64): _NONE, np.dtype(np.float32): np.zeros(0, np.float32)}
+_FLOAT64 = np.dtype(np.float64)
 _NO_ORDER = np.zeros((0, 0), dtype=np.intp)
 
 #: The kernels' arguments for "no success check": (every, r_c, analog).
@@ -118,9 +121,11 @@ class Algorithm:
         Parameters
         ----------
         weights : ndarray of shape (n_connections,)
-            The weights the epoch starts from (a copy, in the order of ``net.weights``).
+            The weights the epoch starts from (a copy, in the order of ``net.weights``,
+            of the network's dtype: the new weights returned are rounded to it).
         gradient : ndarray of shape (n_connections,)
-            dE/dw over the whole training set at ``weights`` (a copy).
+            dE/dw over the whole training set at ``weights`` (a copy, of the
+            network's dtype).
         error : float
             E, the summed squared error (no factor 1/2) at ``weights``, or the
             run's objective (``loss``, ``weight_decay`` of :func:`fastnet.train`).
@@ -289,9 +294,9 @@ class KernelRule(Algorithm):
         """A trial's state in the single-network kernels after ``epoch`` epochs in
         the lanes, from the lanes' three arrays (those it keeps; its previous
         change ``dw_prev`` goes to the workspace)."""
-        kept = _rules.RULES[self.kernel].states
-        state = RuleState(np.array(g_prev, dtype=float) if "g_prev" in kept else _NONE,
-                          np.array(step, dtype=float) if "step" in kept else _NONE,
+        kept, none = _rules.RULES[self.kernel].states, _NONES[g_prev.dtype]
+        state = RuleState(np.array(g_prev) if "g_prev" in kept else none,
+                          np.array(step) if "step" in kept else none,
                           max_epochs, None)
         state.t[0], state.last_error[0] = epoch, last_error
         return state
@@ -299,7 +304,8 @@ class KernelRule(Algorithm):
     def kernel_args(self, ws, state, n):
         """The arguments of the single network's epoch loop for ``n`` epochs of the
         trial in ``state`` (``fastnet._engine.RuleArgs``)."""
-        dw_prev = ws.dw_prev if "dw_prev" in _rules.RULES[self.kernel].states else _NONE
+        dw_prev = (ws.dw_prev if "dw_prev" in _rules.RULES[self.kernel].states
+                   else _NONES[ws.dw_prev.dtype])
         return RuleArgs(self.kernel_rule(), state.g_prev, state.step, dw_prev, state.t,
                         max(1, state.max_epochs or 1), state.last_error, _NO_ORDER, 1)
 
@@ -323,6 +329,24 @@ class RuleState:
         self.t = np.zeros(1, np.intp)
         self.last_error = np.array([np.inf])
         self.pending = None
+
+    def to_dtype(self, dtype):
+        """This state with its per-weight arrays in ``dtype`` (a network's): the steps
+        are drawn in float64 and rounded, so one seed draws the same in both dtypes."""
+        if self.g_prev.dtype != dtype:
+            self.g_prev = self.g_prev.astype(dtype) if self.g_prev.size else _NONES[dtype]
+        if self.step.dtype != dtype:
+            self.step = self.step.astype(dtype) if self.step.size else _NONES[dtype]
+        return self
+
+
+def start_trial(algorithm, n_connections, rng, max_epochs, dtype):
+    """``algorithm.start(n_connections, rng, max_epochs)``: one trial's initial state,
+    a kernel rule's per-weight arrays in ``dtype`` (the network's)."""
+    state = algorithm.start(n_connections, rng, max_epochs)
+    if dtype != _FLOAT64 and isinstance(state, RuleState):     # (rules start in float64)
+        state.to_dtype(dtype)
+    return state
 
 
 def _stepped(returned, algorithm, shape):
@@ -415,7 +439,8 @@ class RPROP(KernelRule):
 
     def state(self, g_prev, step, last_error):
         """A trial's state from its previous gradient, steps and last error (copied)."""
-        state = RuleState(np.array(g_prev, dtype=float), np.array(step, dtype=float), None, None)
+        g_prev = np.asarray(g_prev)
+        state = RuleState(np.array(g_prev), np.array(step, dtype=g_prev.dtype), None, None)
         state.last_error[0] = last_error
         return state
 
@@ -523,7 +548,8 @@ class Backprop(KernelRule):
         in the lanes (its previous change ``dw_prev`` goes to the workspace);
         online, its generator ``rng`` and the order it drew for its next epoch
         (``pending``, or None: none drawn yet)."""
-        state = RuleState(_NONE, _NONE, max_epochs, rng)
+        none = _NONES[np.asarray(dw_prev).dtype]
+        state = RuleState(none, none, max_epochs, rng)
         state.t[0] = epoch
         state.pending = None if pending is None else np.array(pending, dtype=np.intp)
         return state

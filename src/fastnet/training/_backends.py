@@ -14,7 +14,6 @@ a time) and :class:`Trials` (lanes, and the hand-off to a `Serial`) implement it
 import numpy as np
 
 from fastnet.training import _status
-from fastnet.training._lanes import LANES
 
 __all__ = ["MAX_EPOCHS_PER_CALL", "HANDOFF_FILL", "HANDOFF_EPOCHS", "lanes_fill", "Backend",
            "Trials"]
@@ -219,7 +218,7 @@ class Trials(Backend):
             return serial_fn(*args, trials)
         mine, in_lanes, alone = self._split(trials)
         first = lanes_fn(*args, in_lanes) if in_lanes.size else serial_fn(*args, alone)
-        out = np.empty((trials.size,) + first.shape[1:])
+        out = np.empty((trials.size,) + first.shape[1:], first.dtype)
         if in_lanes.size:
             out[mine] = first
         if alone.size:
@@ -281,8 +280,9 @@ class Trials(Backend):
             mine = np.flatnonzero(training & self.in_lanes)
         if self.handoff is None:
             return
-        rest = mine.size - LANES * max(0, -(-mine.size // LANES) - 1)
-        if mine.size and lanes_fill(rest, LANES) < self.handoff:
+        L = self.lanes.L                    # (trials per group of the network's dtype)
+        rest = mine.size - L * max(0, -(-mine.size // L) - 1)
+        if mine.size and lanes_fill(rest, L) < self.handoff:
             self._hand_off(mine[mine.size - rest:], training)
 
     def pack(self, stopped):
@@ -291,7 +291,7 @@ class Trials(Backend):
             return
         training = ~stopped
         n_left = int(np.count_nonzero(training & self.in_lanes))
-        if n_left and n_left <= LANES * (self.lanes.groups - 1):
+        if n_left and n_left <= self.lanes.L * (self.lanes.groups - 1):
             self._repack(training & self.in_lanes)
 
     def _repack(self, keep):

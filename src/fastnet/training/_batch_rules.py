@@ -78,6 +78,13 @@ class FullBatchRule(Algorithm):
 
 
 _INF = float("inf")
+_FLOAT64 = np.dtype(np.float64)
+
+
+def _wide(a):
+    """``a`` in float64: SCG's vectors and scalars are float64 whatever the network's
+    dtype (its passes run in the network's; a float32 gradient is widened exactly)."""
+    return a if a.dtype == _FLOAT64 else a.astype(_FLOAT64)
 
 
 class _SCGState:
@@ -142,6 +149,11 @@ class SCG(FullBatchRule):
     error evaluation at w + αp and, if the step is taken, the gradient there;
     ``traversals`` counts each (see :class:`fastnet.Traversals`).
 
+    In a float32 network the passes (errors and gradients) run in float32 and
+    the iteration's vectors (r, p, s) and scalars in float64: each point
+    w + σ_k p and w + αp is rounded to float32 where it is evaluated, and a
+    step taken leaves the weights at that rounded point.
+
     References
     ----------
     Møller, M. F. (1993). A scaled conjugate gradient algorithm for fast
@@ -162,7 +174,7 @@ class SCG(FullBatchRule):
     def begin(self, ws, st):
         st.E = ws.gradient()
         st.count.gradient(False)
-        st.r = -ws.g
+        st.r = -_wide(ws.g)
         st.p = st.r.copy()
         st.s, st.delta = np.zeros_like(st.r), 0.0
         st.lam, st.lam_bar, st.success, st.k = self.lambda1, 0.0, True, 1
@@ -202,7 +214,7 @@ class SCG(FullBatchRule):
             probe = np.empty_like(g)
             ws.gradient(w + sigma_k * p, probe)
             count.gradient(True)
-            st.s = (probe - g) / sigma_k
+            st.s = (_wide(probe) - _wide(g)) / sigma_k
             st.delta = float(p @ st.s)
         st.s += (st.lam - st.lam_bar) * p                       # (2)
         st.delta += (st.lam - st.lam_bar) * p2
@@ -234,7 +246,7 @@ class SCG(FullBatchRule):
             w[:] = trial
             st.E = ws.gradient()
             count.gradient(False)
-            r_new = -ws.g
+            r_new = -_wide(ws.g)
             st.lam_bar, st.success = 0.0, True
             if st.k % w.shape[0] == 0:
                 st.p = r_new.copy()
@@ -287,6 +299,12 @@ class LevenbergMarquardt(FullBatchRule):
     step is solved again, until one is taken or μ exceeds ``mu_max``, which stops
     training with reason ``"mu_max"`` (a stop at a strip end is measured there
     like any strip end). μ carries over from epoch to epoch.
+
+    In a float32 network the passes (the Jacobian's rows, the trial
+    evaluations) and the weights are float32; JᵀJ and Jᵀe are accumulated in
+    float64 and solved by a float64 Cholesky factorisation (JᵀJ squares the
+    Jacobian's condition number, which float32's seven digits do not hold),
+    each trial point w + Δw rounded to float32.
 
     Parameters
     ----------

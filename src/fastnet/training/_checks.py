@@ -32,7 +32,8 @@ PROBABILITY_OUTPUTS = ("softmax", "logistic")
 
 @dataclass(frozen=True)
 class Sets:
-    """The checked data of a run: float64 C-contiguous matrices (None where absent)."""
+    """The checked data of a run: C-contiguous matrices of the network's dtype (None where
+    absent), converted once, before training."""
 
     X: np.ndarray
     Y: np.ndarray
@@ -140,15 +141,17 @@ def check_sets(net, X, Y, X_val, Y_val, X_test, Y_test):
     """The training, validation and test sets checked against ``net``'s sizes."""
     if not isinstance(net, MLP):
         raise TypeError(f"`net` must be a fastnet.MLP, got {type(net).__name__}.")
-    X, Y = check_pair(X, Y, "X", "Y", net.n_in, net.n_out)
+    X, Y = check_pair(X, Y, "X", "Y", net.n_in, net.n_out, dtype=net.dtype)
     if (X_val is None) != (Y_val is None):
         raise ValueError("give both `X_val` and `Y_val`, or neither.")
     if (X_test is None) != (Y_test is None):
         raise ValueError("give both `X_test` and `Y_test`, or neither.")
     if X_val is not None:
-        X_val, Y_val = check_pair(X_val, Y_val, "X_val", "Y_val", net.n_in, net.n_out)
+        X_val, Y_val = check_pair(X_val, Y_val, "X_val", "Y_val", net.n_in, net.n_out,
+                                  dtype=net.dtype)
     if X_test is not None:
-        X_test, Y_test = check_pair(X_test, Y_test, "X_test", "Y_test", net.n_in, net.n_out)
+        X_test, Y_test = check_pair(X_test, Y_test, "X_test", "Y_test", net.n_in, net.n_out,
+                                    dtype=net.dtype)
     return Sets(X, Y, X_val, Y_val, X_test, Y_test)
 
 

@@ -39,8 +39,10 @@ def draw_trials(net, n_trials, seed, init_scale=None, delta0=None, *, init="unif
     Returns
     -------
     weights : ndarray of shape (K, C)
+        float64 whatever ``net.dtype``: training a float32 network rounds them
+        once, so one seed draws the same trials in both dtypes.
     steps : ndarray of shape (K, C) or None
-        None unless ``delta0`` is a range.
+        None unless ``delta0`` is a range (float64 too).
 
     Examples
     --------

@@ -15,34 +15,71 @@ from fastnet.training import _orders
 from fastnet.training._algorithms import NO_CHECK
 
 __all__ = ["LANES", "SAFE_LOG2", "Lanes", "LanesBackend", "aligned", "to_lanes", "from_lanes",
-           "safe_weight"]
+           "safe_weight", "lanes_per_group", "lanes_kernels"]
 
+#: Trials per group of lanes in float64 (one AVX-512 vector of doubles).
 LANES = _trials.LANES
+
+
+def _float32_kernels():
+    """The float32 lanes' module: ``_trials32`` (the lanes' sources compiled for float)
+    where the build has it, else ``_trials`` itself (its entries then take float32)."""
+    try:
+        from fastnet._kernels import _trials32
+    except ImportError:
+        return _trials
+    return _trials32
+
+
+#: The lanes' kernel module of each dtype.
+_KERNELS = {np.dtype(np.float64): _trials, np.dtype(np.float32): _float32_kernels()}
+#: Trials per group of lanes of each dtype: float32 lanes are twice as many (16 floats
+#: per AVX-512 vector).
+_LANES_OF = {np.dtype(np.float64): LANES,
+             np.dtype(np.float32): (_KERNELS[np.dtype(np.float32)].LANES
+                                    if _KERNELS[np.dtype(np.float32)] is not _trials
+                                    else getattr(_trials, "LANES_F32", 2 * LANES))}
+
+
+def lanes_kernels(dtype):
+    """The lanes' kernel module (``trials_train``, ``trials_sse``, ``work_size``, ...) of
+    ``dtype``."""
+    return _KERNELS[np.dtype(dtype)]
 
 #: The lanes vouch for a trial's numbers only while every value of its epoch
 #: (net inputs, outputs, errors, gradient sums) stays below 2**SAFE_LOG2 in
-#: magnitude, far from the float64 overflow at 2**1024 (see `safe_weight`).
+#: magnitude, far from the float64 overflow at 2**1024 (see `safe_weight`);
+#: in float32, whose overflow is at 2**128, below 2**(SAFE_LOG2_OF[float32]).
 SAFE_LOG2 = 1000.0
+SAFE_LOG2_OF = {np.dtype(np.float64): SAFE_LOG2, np.dtype(np.float32): 120.0}
+
+
+def lanes_per_group(dtype):
+    """Trials per group of lanes (one vector of the kernels) in ``dtype``."""
+    return _LANES_OF[np.dtype(dtype)]
 
 _MAX, _MIN = np.maximum.reduce, np.minimum.reduce
 
 
-def aligned(shape, zero=True):
-    """A C-contiguous float64 array starting at a 64-byte boundary, zeroed unless
+def aligned(shape, zero=True, dtype=np.float64):
+    """A C-contiguous array of ``dtype`` starting at a 64-byte boundary, zeroed unless
     ``zero`` is False: the kernels load a vector of 8 lanes at a time, and one that
     straddles two cache lines costs two loads (unaligned, cancer1 4+2 trains at
     0.72x, thyroid1 16+8 at 0.53x the speed)."""
-    n = math.prod(shape)
-    buf = np.zeros(n + 8) if zero else np.empty(n + 8)
-    start = (-buf.__array_interface__["data"][0] % 64) // 8
+    n, size = math.prod(shape), np.dtype(dtype).itemsize
+    pad = 64 // size
+    buf = np.zeros(n + pad, dtype) if zero else np.empty(n + pad, dtype)
+    start = (-buf.__array_interface__["data"][0] % 64) // size
     return buf[start:start + n].reshape(shape)
 
 
 def to_lanes(rows, G, C, out=None):
-    """(K, C) rows, K <= G * LANES -> (G, C, LANES) blocks (trial g * LANES + k in lane k
-    of group g; the lanes beyond K zero), into ``out`` if given."""
+    """(K, C) rows, K <= G * L -> (G, C, L) blocks, L the lanes per group of the rows'
+    dtype (trial g * L + k in lane k of group g; the lanes beyond K zero), into ``out``
+    if given."""
+    LANES = out.shape[2] if out is not None else lanes_per_group(rows.dtype)
     if out is None:
-        out = aligned((G, C, LANES), zero=False)
+        out = aligned((G, C, LANES), zero=False, dtype=rows.dtype)
     K = rows.shape[0]
     full = K // LANES
     if full:
@@ -55,12 +92,12 @@ def to_lanes(rows, G, C, out=None):
 
 
 def from_lanes(blocks):
-    """(G, C, LANES) blocks -> (G * LANES, C) rows."""
-    G, C, _ = blocks.shape
+    """(G, C, L) blocks -> (G * L, C) rows."""
+    G, C, LANES = blocks.shape
     return blocks.transpose(0, 2, 1).reshape(G * LANES, C)
 
 
-def safe_weight(n_units, n_layers, n_patterns, data_max):
+def safe_weight(n_units, n_layers, n_patterns, data_max, dtype=np.float64):
     """The weight magnitude below which no value of an epoch can overflow.
 
     The lanes' products are fused multiply-adds: an exact product beyond
@@ -76,10 +113,11 @@ def safe_weight(n_units, n_layers, n_patterns, data_max):
     a net input is at most (U W)**L A, f'(net) <= 1 for every activation, a
     backpropagated delta at most (U W)**L times four such net inputs, and a
     gradient sum or the SSE at most 4 N (U W)**(3 L) A**2. That stays below
-    2**SAFE_LOG2 for W below the value returned.
+    2**SAFE_LOG2 for W below the value returned (in float32, 2**120).
     """
-    log2 = (SAFE_LOG2 - math.log2(4.0 * n_patterns) - 2.0 * math.log2(max(1.0, data_max)))
-    return float(2.0 ** min(1000.0, log2 / (3.0 * n_layers))) / (n_units + 1.0)
+    safe = SAFE_LOG2_OF[np.dtype(dtype)]
+    log2 = (safe - math.log2(4.0 * n_patterns) - 2.0 * math.log2(max(1.0, data_max)))
+    return float(2.0 ** min(safe, log2 / (3.0 * n_layers))) / (n_units + 1.0)
 
 
 class Lanes:
@@ -95,16 +133,19 @@ class Lanes:
     _STATE = ("w", "g", "g_prev", "dw_prev", "step")
 
     def __init__(self, weights, steps):
-        """``weights``: (K, C) initial weights, trial i in row i; ``steps``: (K, C)
-        or (1, C) initial steps, or None (zeros: a rule without steps)."""
+        """``weights``: (K, C) initial weights, trial i in row i, of the network's dtype
+        (the lanes' too); ``steps``: (K, C) or (1, C) initial steps, or None (zeros: a
+        rule without steps)."""
         K, C = weights.shape
-        self.C = C
+        self.C, self.dtype = C, weights.dtype
+        self.L = LANES = lanes_per_group(self.dtype)       # (trials per group)
         self.G = G = -(-K // LANES)
         # The five state arrays in one allocation (each starting at a 64-byte boundary):
         # a timing study's call pays for one buffer, not five.
         n = G * C * LANES
-        stride = -(-n // 8) * 8
-        flat = aligned((5 * stride,), zero=False)
+        pad = 64 // self.dtype.itemsize
+        stride = -(-n // pad) * pad
+        flat = aligned((5 * stride,), zero=False, dtype=self.dtype)
         self.w, self.g, self.g_prev, self.dw_prev, self.step = (
             flat[k * stride:k * stride + n].reshape(G, C, LANES) for k in range(5))
         to_lanes(weights, G, C, out=self.w)
@@ -128,11 +169,11 @@ class Lanes:
         if self.in_place and trials.size == self.slot.size:      # all, in order
             return from_lanes(self.w)[:trials.size]
         s = self.slot[trials]
-        return self.w[s // LANES, :, s % LANES]
+        return self.w[s // self.L, :, s % self.L]
 
     def weights(self, i):
         s = self.slot[i]
-        return self.w[s // LANES, :, s % LANES]
+        return self.w[s // self.L, :, s % self.L]
 
     def largest(self, trials=None):
         """max |w| of each of ``trials`` (an index array) at its current weights;
@@ -140,14 +181,14 @@ class Lanes:
         if trials is None:
             return max(float(_MAX(self.w, axis=None)), -float(_MIN(self.w, axis=None)))
         s = self.slot[trials]
-        return np.abs(self.w).max(axis=1)[s // LANES, s % LANES]
+        return np.abs(self.w).max(axis=1)[s // self.L, s % self.L]
 
     def repack(self, keep):
         """Keep the trials of the boolean mask ``keep`` only, in as few groups as they fill."""
-        rows = self.slot[keep]
+        rows, LANES = self.slot[keep], self.L
         G = max(1, -(-rows.size // LANES))
         for name in self._STATE:
-            flat = np.zeros((G * LANES, self.C))
+            flat = np.zeros((G * LANES, self.C), self.dtype)
             flat[:rows.size] = from_lanes(getattr(self, name))[rows]
             setattr(self, name, to_lanes(flat, G, self.C))
         last = np.full(G * LANES, np.inf)
@@ -187,6 +228,8 @@ class LanesBackend:
         self.algorithm, self.args = algorithm, algorithm.lanes_args()
         self.max_epochs, self.epoch = run.max_epochs, 0     # (epochs trained by the trials)
         self.lanes = Lanes(weights, steps)
+        self.L, dtype = self.lanes.L, self.lanes.dtype      # (trials per group; the net's dtype)
+        self.k = lanes_kernels(dtype)           # (the lanes' kernels of that dtype)
         self.start = (weights, steps)           # (for `queue`: each trial from its start)
         N = sets.X.shape[0]
         self.online = algorithm.per_pattern
@@ -196,19 +239,19 @@ class LanesBackend:
             # takes that epoch's order along: see `release`).
             self.generators = list(generators)
             self.bitgens = _orders.addresses(self.generators)
-            self.orders = np.zeros((self.lanes.G * LANES, N), dtype=np.int64)
+            self.orders = np.zeros((self.lanes.G * self.L, N), dtype=np.int64)
             # (the forward passes of `sse` and `final` and the queue use it too)
-            size = max(_trials.online_work_size(net.n_units, net.n_connections),
-                       _trials.work_size(net.n_units, N, net.n_in))
+            size = max(self.k.online_work_size(net.n_units, net.n_connections),
+                       self.k.work_size(net.n_units, N, net.n_in))
         else:
-            size = _trials.work_size(net.n_units, N, net.n_in)
-        self.work = aligned((size,))
+            size = self.k.work_size(net.n_units, N, net.n_in)
+        self.work = aligned((size,), dtype=dtype)
         self.scale = run.scale(sets.X.shape[0], net.n_out)
         data = [a for a in (sets.X, sets.Y, sets.X_val, sets.Y_val, sets.X_test, sets.Y_test)
                 if a is not None]
         self.w_safe = safe_weight(net.n_units, len(self.layers), max(a.shape[0] for a in data),
-                                  max(max(_MAX(a, axis=None), -_MIN(a, axis=None))
-                                      for a in data))
+                                  max(max(float(_MAX(a, axis=None)), -float(_MIN(a, axis=None)))
+                                      for a in data), dtype)
         # A weight moves at most max_change per epoch (RPROP). None: no bound
         # (the rules but RPROP): the kernel stops a trial before an epoch
         # that would start beyond w_safe (`w_limit`), and it goes on alone.
@@ -219,7 +262,7 @@ class LanesBackend:
 
     @property
     def groups(self):
-        """Groups of LANES trials the lanes hold now."""
+        """Groups of ``self.L`` trials the lanes hold now."""
         return self.lanes.G
 
     def repack(self, keep):
@@ -254,19 +297,19 @@ class LanesBackend:
         every, r_c, analog = NO_CHECK if check is None else check
         rows = lanes.slot[trials]
         in_place = in_place and lanes.in_place
-        sse = history[:, epoch:epoch + n] if in_place else np.empty((lanes.G * LANES, n))
+        sse = history[:, epoch:epoch + n] if in_place else np.empty((lanes.G * self.L, n))
         if self.online:
             # (no success check in the kernel: the loop checks online trials at strip ends)
-            bitgens = np.zeros(lanes.G * LANES, dtype=np.uintp)
+            bitgens = np.zeros(lanes.G * self.L, dtype=np.uintp)
             bitgens[rows] = self.bitgens[trials]
             with _orders.held([self.generators[i] for i in trials.tolist()]):
-                self.top = _trials.trials_online(
+                self.top = self.k.trials_online(
                     self.layers, self.n_in, s.X, s.Y, lanes.w, lanes.dw_prev, lanes.status,
-                    self.work, self.args, sse, self.orders[:lanes.G * LANES], bitgens,
+                    self.work, self.args, sse, self.orders[:lanes.G * self.L], bitgens,
                     sse_scale=self.scale, t0=epoch, t_max=self.max_epochs,
                     w_limit=self.w_limit)
         else:
-            self.top = _trials.trials_train(
+            self.top = self.k.trials_train(
                 self.layers, self.n_in, s.X, s.Y, lanes.w, lanes.g, lanes.g_prev,
                 lanes.dw_prev, lanes.step, lanes.last_error, lanes.status, self.work, self.args,
                 sse, every, r_c, analog, sse_scale=self.scale, t0=epoch, t_max=self.max_epochs,
@@ -289,11 +332,11 @@ class LanesBackend:
         W, steps = self.start
         K, C = W.shape
         every, r_c, analog = check
-        w_out = np.empty((K, C))
+        w_out, LANES = np.empty((K, C), W.dtype), self.L
         epochs, status, top_epoch = (np.empty(K, np.int64) for _ in range(3))
         first, top, low = np.empty(K), np.empty(K), np.empty(K)
         # (one group of lanes: it takes every trial in turn; its state stays in cache)
-        state = [aligned((1, C, LANES)) for _ in range(5)]
+        state = [aligned((1, C, LANES), dtype=W.dtype) for _ in range(5)]
         w_limit = self.w_limit
         online, saved = {}, None
         if self.online:
@@ -303,14 +346,14 @@ class LanesBackend:
                           bitgens=self.bitgens)
             saved = [g.bit_generator.state for g in self.generators]
         with _orders.held(self.generators) if self.online else contextlib.nullcontext():
-            self.top = _trials.trials_queue(
+            self.top = self.k.trials_queue(
                 self.layers, self.n_in, self.sets.X, self.sets.Y, *state, np.empty(LANES), self.work,
                 self.args, W, steps, w_out, epochs, status, top_epoch, first, top, low, history,
                 check_every=every, r_c=r_c, analog=analog, special=not w_limit > 0.0,
                 sse_scale=self.scale, t_max=t_max, w_limit=w_limit,
                 below=-1.0 if below is None else below[0],
                 below_every=0 if below is None else below[1], **online)
-        if saved is not None and _MAX(status, initial=0) >= _trials.BEYOND:
+        if saved is not None and _MAX(status, initial=0) >= self.k.BEYOND:
             for g, was in zip(self.generators, saved):
                 g.bit_generator.state = was
         to_lanes(w_out, self.lanes.G, C, out=self.lanes.w)     # (the final errors read them)
@@ -323,8 +366,8 @@ class LanesBackend:
     def sse(self, which, trials):
         s = self.sets
         X, T = (s.X_val, s.Y_val) if which == "val" else (s.X_test, s.Y_test)
-        sse = np.empty(self.lanes.G * LANES)
-        _trials.trials_sse(self.layers, self.n_in, X, T, self.lanes.w, self.work, sse)
+        sse = np.empty(self.lanes.G * self.L)
+        self.k.trials_sse(self.layers, self.n_in, X, T, self.lanes.w, self.work, sse)
         return sse[self.lanes.slot[trials]]
 
     def row(self, i):
@@ -354,7 +397,7 @@ class LanesBackend:
         epoch = self.epoch if epoch is None else epoch
         for i in np.asarray(trials).tolist():
             s = int(lanes.slot[i])
-            g, k = divmod(s, LANES)
+            g, k = divmod(s, self.L)
             args = (lanes.g_prev[g, :, k], lanes.dw_prev[g, :, k], lanes.step[g, :, k],
                     lanes.last_error[s], epoch, self.max_epochs)
             if self.online:
@@ -369,7 +412,7 @@ class LanesBackend:
         ``current``: they are the lanes' own (every trial where it trained)."""
         s = self.sets
         X, T = {"train": (s.X, s.Y), "val": (s.X_val, s.Y_val), "test": (s.X_test, s.Y_test)}[which]
-        K = rows.shape[0]
+        K, LANES = rows.shape[0], self.L
         if current and self.lanes.in_place and K == self.K:
             w, G = self.lanes.w, self.lanes.G
         else:
@@ -378,11 +421,11 @@ class LanesBackend:
         # The kernel sums each trial's errors in a fixed order, so a trial's result
         # does not depend on how many trials share the call.
         sse = np.empty(G * LANES)
-        _trials.trials_sse(self.layers, self.n_in, X, T, w, self.work, sse)
+        self.k.trials_sse(self.layers, self.n_in, X, T, w, self.work, sse)
         cls = None
         if classification:
-            out = np.empty((G, X.shape[0], self.n_out, LANES))
-            _trials.trials_outputs(self.layers, self.n_in, X, w, self.work, out)
+            out = np.empty((G, X.shape[0], self.n_out, LANES), w.dtype)
+            self.k.trials_outputs(self.layers, self.n_in, X, w, self.work, out)
             outs = out.transpose(0, 3, 1, 2).reshape(G * LANES, X.shape[0], self.n_out)[:K]
             wrong = np.count_nonzero(np.argmax(outs, axis=2) != np.argmax(T, axis=1), axis=1)
             cls = 100.0 * wrong / T.shape[0]

@@ -49,7 +49,7 @@ class _Minimising:
                 raise _Stopped
             self.j = 0
         ws = self.ws
-        g = np.empty_like(ws.g)
+        g = np.empty_like(ws.g)             # (the network's dtype; SciPy works in float64)
         f = ws.gradient(np.array(x, dtype=float), g)
         c, NC = self.counts, ws.A.shape[0] * ws.w.shape[0]
         c[0] += NC
@@ -62,7 +62,7 @@ class _Minimising:
         if not np.isfinite(f):
             self.out[self.j] = f
             raise _NonFinite
-        return f, g
+        return f, g.astype(np.float64, copy=False)
 
     def callback(self, intermediate_result):
         # Iteration done: its epoch's E_tr is the error it started from.
@@ -141,6 +141,13 @@ class LBFGS(Algorithm):
     (validation and test errors of the final weights, counted in
     ``min_val_error``, ``gl_end`` and the relevant epoch). SciPy's iteration and
     evaluation limits are never reached.
+
+    In a float32 network SciPy still works in float64 (its iterates, the
+    correction pairs, the line search); each evaluation rounds SciPy's point
+    to float32 and runs the pass in float32, and the weights take each
+    iterate rounded. The error is then known to about 1e-7 relative, so
+    ``ftol`` below that ends the run as a failed line search (``"abnormal"``)
+    where float64 would go on.
 
     References
     ----------

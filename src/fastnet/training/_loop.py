@@ -219,7 +219,7 @@ class StripLoop:
                               else np.ascontiguousarray(self.trials.weights(trials)))
         elif trials.size:
             if self.last_rows is None:
-                self.last_rows = np.empty((self.K, self.C))
+                self.last_rows = np.empty((self.K, self.C), self.sets.X.dtype)   # (the net's)
             self.epochs[trials] = epochs
             self.last_rows[trials] = self.trials.weights(trials)
         if trials.size:

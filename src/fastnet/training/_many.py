@@ -70,7 +70,8 @@ def train_rprop_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         weights in :attr:`MLP.weights` order (C = ``nets.n_connections``),
         finite and at most :data:`MAX_WEIGHT` in magnitude, as
         :meth:`MLP.set_weights` takes them; with hidden layers no row may be
-        all zeros (such a trial could not break symmetry).
+        all zeros (such a trial could not break symmetry). Converted to the
+        network's dtype once (a float32 network's: rounded, within its range).
     seeds : sequence or None
         The list form's seed per network (``seed`` of :func:`train_rprop`), or
         None.

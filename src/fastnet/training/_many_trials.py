@@ -26,11 +26,12 @@ from fastnet._validation import as_generator, check_seeds, refuse_complex
 from fastnet.network import (DEFAULT_INIT_SCALE, DEFAULT_INIT_SCALE_LINEAR, MLP, draw_weights,
                              kernel_layers, weight_buffer)
 from fastnet.training import _orders
+from fastnet.training._algorithms import start_trial
 from fastnet.training._backends import HANDOFF_FILL, Trials
 from fastnet.training._checks import (check_algorithm_objective, check_run, check_sets,
                                      check_start, training_of)
 from fastnet.training._draw import draw_trials
-from fastnet.training._lanes import LANES, LanesBackend
+from fastnet.training._lanes import LANES as _LANES64, LanesBackend, lanes_per_group
 from fastnet.training._loop import StripLoop, drop_history, train_queued
 from fastnet.training._record import batch_record, setup_record, time_shares
 from fastnet.training._results import TrainResults
@@ -81,7 +82,7 @@ def _check_nets(nets):
         # Copies of one network share its layer table: one topology (checked in
         # C-level passes, as timing studies pass thousands of networks).
         return nets
-    attrs = ("layer_sizes", "shortcut", "hidden_activation", "output_activation")
+    attrs = ("layer_sizes", "shortcut", "hidden_activation", "output_activation", "dtype")
     first = nets[0]
     table = kernel_layers(first) if isinstance(first, MLP) else None
     want = None
@@ -93,7 +94,8 @@ def _check_nets(nets):
             raise TypeError(f"`nets[{i}]` must be a fastnet.MLP, got {type(net).__name__}.")
         if want is None:
             want = tuple(getattr(first, a) for a in attrs)
-        if (net.layer_sizes, net.shortcut, net.hidden_activation, net.output_activation) != want:
+        if (net.layer_sizes, net.shortcut, net.hidden_activation, net.output_activation,
+                net.dtype) != want:
             attr = next(a for a in attrs if getattr(net, a) != getattr(first, a))
             raise ValueError(
                 f"`nets[{i}]` differs from `nets[0]` in {attr}: {getattr(net, attr)!r} "
@@ -133,6 +135,7 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, 
     """Draw (list form), choose the backends, run the loop, assemble the results."""
     if start is None:
         start = _list_start(nets, seeds, plan)
+    start = _in_dtype(start, net.dtype)
     K = start[0].shape[0]
     if not plan.algorithm.lanes:
         if method not in ("auto", "serial"):
@@ -140,7 +143,7 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, 
                              f" (it has no vector-lanes kernels), got {method!r}.")
         method = "serial"
     elif method == "auto":
-        method = _auto_method(sets.X.shape[0], net.n_connections, K)
+        method = _auto_method(sets.X.shape[0], net.n_connections, K, lanes_per_group(net.dtype))
     if not _lanes_take(net, run) or (method != "serial" and _draw_in_lanes(plan.algorithm)
                                      and not _orders.distinct(start[1])):
         # (online trials that share a generator, given as one Generator in the list
@@ -149,7 +152,7 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, 
     # The list form's networks: an exception leaves each the weights of its last
     # strip end the loop took in (`StripLoop.safe`); the array form has none.
     keep = nets is not None
-    store = None if nets is None else (lambda w: _trials.scatter_rows(w, list(map(weight_buffer, nets))))
+    store = None if nets is None else (lambda w: _scatter(w, nets))
     loop = None
     try:
         # (SCG's trials all at once where the study allows: see _scg_many)
@@ -189,14 +192,32 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, 
         raise
 
 
+def _in_dtype(start, dtype):
+    """The start (weights, steps or generators, words) with its arrays in ``dtype`` (the
+    network's): weights and steps are drawn in float64 and rounded once, so one seed
+    draws the same trials, rounded, in both dtypes."""
+    W, steps, how = start
+    if isinstance(steps, np.ndarray):
+        steps = steps.astype(dtype, copy=False)
+    if W.dtype != dtype:
+        with np.errstate(over="ignore"):      # (initial_weights beyond float32: inf, refused below)
+            W = W.astype(dtype)
+        if not np.isfinite(W).all():
+            k, c = np.argwhere(~np.isfinite(W))[0]
+            raise ValueError(f"`initial_weights` must lie within the {dtype} range of the network "
+                             f"(magnitude at most {float(np.finfo(dtype).max):g}), got a weight "
+                             f"beyond it in row {k}, column {c}.")
+    return W, steps, how
+
+
 def _lanes_take(net, run):
     """Whether the lanes can train this network and objective: not softmax outputs,
     nor an objective other than the summed squared error (those train serially)."""
     return net.output_activation != "softmax" and run.squared_error
 
 
-def _auto_method(n_train, n_connections, n_trials):
-    """The method "auto" stands for (see train_rprop_many)."""
+def _auto_method(n_train, n_connections, n_trials, LANES=_LANES64):
+    """The method "auto" stands for (see train_rprop_many); ``LANES`` trials per group."""
     if n_train * n_connections <= LANES_MAX_WORK:
         return "lanes"
     if n_connections <= LANES_MAX_CONNECTIONS and n_trials >= LANES * HANDOFF_FILL:
@@ -274,7 +295,7 @@ def _list_start(nets, seeds, plan):
     algorithm, init = plan.algorithm, plan.init_scale
     redraw = plan.draws_weights
     K, C = len(nets), nets[0].n_connections
-    flat = np.empty((K, C))
+    flat = np.empty((K, C), nets[0].dtype)
     if not _has_steps(algorithm):
         # each trial drawn as fastnet.train draws it: weights, then the rule's own draws
         drawn, gens = redraw or algorithm.draws, []
@@ -284,14 +305,14 @@ def _list_start(nets, seeds, plan):
                 draw_weights(net, rng, init, init=plan.init)
             check_start(net, seed, drawn)
             gens.append(rng)
-        _trials.gather_rows(list(map(weight_buffer, nets)), flat)
+        _gather(nets, flat)
         return flat, gens, initialisation(init, init=plan.init)
     if not redraw and not algorithm.draws:
         # nothing to draw: each trial starts from its network's own weights
         for net, seed in zip(nets, seeds):
             if seed is not None:
                 check_start(net, seed, drawn=False)       # raises
-        _trials.gather_rows(list(map(weight_buffer, nets)), flat)
+        _gather(nets, flat)
         if nets[0].hidden:
             zero = np.flatnonzero(~flat.any(axis=1))
             if zero.size:
@@ -304,8 +325,27 @@ def _list_start(nets, seeds, plan):
             draw_weights(net, rng, init, init=plan.init)
         check_start(net, seed, True)
         steps[k] = algorithm.initial_steps(rng, C)
-    _trials.gather_rows(list(map(weight_buffer, nets)), flat)
+    _gather(nets, flat)
     return flat, steps, initialisation(init, init=plan.init)
+
+
+def _gather(nets, out):
+    """The networks' weights into the rows of ``out`` (of their dtype; the kernel's
+    C-level copy for float64, thousands of networks in a study)."""
+    if out.dtype == np.float64:
+        _trials.gather_rows(list(map(weight_buffer, nets)), out)
+    else:
+        for row, net in zip(out, nets):
+            row[:] = weight_buffer(net)
+
+
+def _scatter(rows, nets):
+    """The rows of ``rows`` into the networks' own weights (as `_gather`, the other way)."""
+    if rows.dtype == np.float64:
+        _trials.scatter_rows(rows, list(map(weight_buffer, nets)))
+    else:
+        for row, net in zip(rows, nets):
+            weight_buffer(net)[:] = row
 
 
 def _draw_in_lanes(algorithm):
@@ -333,7 +373,7 @@ def _backends(method, net, nets, algorithm, sets, run, W, steps, _how):
             own = weight_buffer(nets[i])
             own[:] = w
             return own
-        return np.array(w, dtype=float)
+        return np.array(w, dtype=net.dtype)
 
     def serial():
         return Serial(net, algorithm, sets, run, vector=vector)
@@ -342,16 +382,17 @@ def _backends(method, net, nets, algorithm, sets, run, W, steps, _how):
         # ``steps``: each trial's generator of the rule's own draws, or None
         backend = serial()
         for i in range(K):
-            backend.add(i, vector(i, W[i]), algorithm.start(
-                C, None if steps is None else steps[i], run.max_epochs))
+            backend.add(i, vector(i, W[i]), start_trial(
+                algorithm, C, None if steps is None else steps[i], run.max_epochs, net.dtype))
         return Trials(K, serial=backend), K
     if method == "serial":
         backend = serial()
         for i in range(K):
             backend.add(i, vector(i, W[i]),
-                        algorithm.state(np.zeros(C), steps[i if steps.shape[0] > 1 else 0], np.inf))
+                        algorithm.state(np.zeros(C), steps[i if steps.shape[0] > 1 else 0],
+                                        np.inf).to_dtype(net.dtype))
         return Trials(K, serial=backend), K
     lanes = LanesBackend(net, algorithm, sets, run, W, steps if _has_steps(algorithm) else None,
                          generators=steps if _draw_in_lanes(algorithm) else None)
     handoff = HANDOFF_FILL if method == "mixed" else None
-    return Trials(K, lanes=lanes, make_serial=serial, handoff=handoff), lanes.groups * LANES
+    return Trials(K, lanes=lanes, make_serial=serial, handoff=handoff), lanes.groups * lanes.L

@@ -69,7 +69,7 @@ class StripMeasures:
         if sets.X_val is not None:
             self.val = np.full((K, cap), np.nan)
             self.val_scale = run.scale(sets.n_val, n_out)
-            self.best_rows = np.empty((K, C))
+            self.best_rows = np.empty((K, C), sets.X.dtype)      # (the network's dtype)
         if sets.X_test is not None:
             self.test = np.full((K, cap), np.nan)
             self.test_scale = run.scale(sets.n_test, n_out)

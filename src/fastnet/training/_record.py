@@ -1,6 +1,7 @@
 """The set-up record of a run: the Proben1 checklist (Prechelt 1994) as a dict for result files."""
 import numpy as np
 
+from fastnet._network_layout import DTYPE_NAMES
 from fastnet._provenance import build_flags, machine_description
 from fastnet._version import __version__
 
@@ -14,7 +15,7 @@ _NETWORKS = {}
 def network_record(net):
     """The set-up record's ``network`` entry (a new dict each call)."""
     key = (type(net), net.n_in, tuple(net.hidden), net.n_out, net.shortcut,
-           net.hidden_activation, net.output_activation, net.n_connections)
+           net.hidden_activation, net.output_activation, net.n_connections, net.dtype)
     made = _NETWORKS.get(key)
     if made is None:
         if len(_NETWORKS) >= 256:
@@ -22,7 +23,8 @@ def network_record(net):
         made = _NETWORKS[key] = {
             "repr": repr(net), "layer_sizes": list(net.layer_sizes), "shortcut": net.shortcut,
             "n_connections": net.n_connections, "hidden_activation": net.hidden_activation,
-            "output_activation": net.output_activation, "proben1": net.proben1_spec}
+            "output_activation": net.output_activation, "proben1": net.proben1_spec,
+            "dtype": DTYPE_NAMES[net.dtype]}
     return dict(made, layer_sizes=list(made["layer_sizes"]))
 
 
@@ -44,6 +46,8 @@ def setup_record(net, algorithm, run, sets, *, seed, initialisation, block_size,
         "strip": run.strip,
         "max_epochs": run.max_epochs,
         "error_function": "summed squared error, squared error percentage",
+        # (the value type of every pass; the reported error sums accumulate in float64)
+        "dtype": DTYPE_NAMES[net.dtype],
         "loss": run.loss,
         "weight_decay": run.weight_decay,
         "target_range": list(run.target_range),

@@ -200,6 +200,8 @@ class TrainResult:
             if s["n_val"] else f"stopping: {s['stopping']}, max_epochs {s['max_epochs']}",
             f"error function: summed squared error (no 1/2); reported as squared error percentage "
             f"with o_min={s['target_range'][0]}, o_max={s['target_range'][1]}",
+            f"arithmetic: {s.get('dtype', 'float64')}"
+            + (" (error sums accumulated in float64)" if s.get("dtype", "float64") != "float64" else ""),
             f"data: {s['n_train']} training, {s['n_val']} validation, {s['n_test']} test patterns",
             f"seed: {s['seed']}",
             f"software: fastnet {s['version']}; machine: {s['machine']}",

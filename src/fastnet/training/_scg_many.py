@@ -28,7 +28,7 @@ import time
 import numpy as np
 
 from fastnet._engine import Workspace
-from fastnet._kernels import _scg, _trials
+from fastnet._kernels import _scg
 from fastnet.exceptions import DivergenceError
 from fastnet.measures import _check_analog, _winner_takes_all_error
 from fastnet.stopping import Correct, ErrorBelow
@@ -36,10 +36,23 @@ from fastnet.training._algorithms import NO_CHECK
 from fastnet.training._backends import Backend
 from fastnet.training._batch_rules import SCG
 from fastnet.training._divergence import diverged, growth_limit, hinted
-from fastnet.training._lanes import LANES, aligned, safe_weight, to_lanes
+from fastnet.training._lanes import aligned, lanes_kernels, lanes_per_group, safe_weight, to_lanes
 from fastnet.training._loop import QUEUE_MAX_HISTORY, StripLoop
 
 __all__ = ["scg_applies", "scg_loop", "train_scg_batched"]
+
+
+def _scg_kernels(dtype):
+    """The batched SCG's kernel module of ``dtype``: ``_scg``, or for float32 ``_scg32``
+    where the build has it; None where it has none (float32 trials then train one at a
+    time, as `fastnet.train` trains them: float32 passes, float64 iterations)."""
+    if np.dtype(dtype) == np.float64:
+        return _scg
+    try:
+        from fastnet._kernels import _scg32
+    except ImportError:
+        return None
+    return _scg32
 
 _REASON_CODES = {name: code for code, name in _scg.REASONS.items()}
 _MAX_EPOCHS, _DIVERGED_INITIAL, _DIVERGED, _BELOW = (
@@ -99,14 +112,17 @@ class BatchedSCG(Backend):
         """(SSE, classification error or None) of ``rows`` on the training set, in the lanes."""
         net, X, Y = self.net, self.sets.X, self.sets.Y
         K, C = rows.shape
+        rows = rows.astype(net.dtype, copy=False)
+        LANES = lanes_per_group(net.dtype)
         G = -(-K // LANES)
-        w, work = to_lanes(rows, G, C), aligned((_trials.work_size(net.n_units),))
+        k = lanes_kernels(net.dtype)
+        w, work = to_lanes(rows, G, C), aligned((k.work_size(net.n_units),), dtype=net.dtype)
         sse = np.empty(G * LANES)
-        _trials.trials_sse(net.layer_table, net.n_in, X, Y, w, work, sse)
+        k.trials_sse(net.layer_table, net.n_in, X, Y, w, work, sse)
         cls = None
         if classification:
-            out = aligned((G, X.shape[0], Y.shape[1], LANES))
-            _trials.trials_outputs(net.layer_table, net.n_in, X, w, work, out)
+            out = aligned((G, X.shape[0], Y.shape[1], LANES), dtype=net.dtype)
+            k.trials_outputs(net.layer_table, net.n_in, X, w, work, out)
             out = out.transpose(0, 3, 1, 2).reshape(G * LANES, X.shape[0], Y.shape[1])
             cls = np.array([_winner_takes_all_error(out[k], Y) for k in range(K)])
         return sse[:K], cls
@@ -117,13 +133,14 @@ def scg_loop(net, algorithm, sets, run, W, history=True, keep=False):
     weights ``W`` (K, C), or None where the batched path does not apply (``keep``:
     as `StripLoop`'s: an interrupted batch leaves the initial weights)."""
     K = W.shape[0]
-    if not scg_applies(net, algorithm, sets, run) or (
+    if _scg_kernels(net.dtype) is None or not scg_applies(net, algorithm, sets, run) or (
             history and K * run.max_epochs > QUEUE_MAX_HISTORY):
         return None
     try:            # (a layer table the lanes do not take: one at a time)
-        _trials.trials_sse(net.layer_table, net.n_in, sets.X[:1], sets.Y[:1],
-                           aligned((1, net.n_connections, LANES)),
-                           aligned((_trials.work_size(net.n_units),)), np.empty(LANES))
+        LANES, k = lanes_per_group(net.dtype), lanes_kernels(net.dtype)
+        k.trials_sse(net.layer_table, net.n_in, sets.X[:1], sets.Y[:1],
+                     aligned((1, net.n_connections, LANES), dtype=net.dtype),
+                     aligned((k.work_size(net.n_units),), dtype=net.dtype), np.empty(LANES))
     except ValueError:
         return None
     return StripLoop(BatchedSCG(net, algorithm, sets, run, W), K, net, algorithm, sets, run, K,
@@ -137,11 +154,13 @@ class _Run:
         net, s, run = loop.trials.net, loop.sets, loop.run
         self.loop, self.algorithm = loop, loop.algorithm
         self.args = (net.layer_table, net.n_in, s.X, s.Y)
-        self.work = aligned((_scg.work_size(net.n_units),), zero=False)
-        self.state = aligned((_scg.state_size(net.n_connections),))
+        self.k = _scg_kernels(net.dtype)
+        self.work = aligned((self.k.work_size(net.n_units),), zero=False, dtype=net.dtype)
+        self.state = aligned((self.k.state_size(net.n_connections),), dtype=net.dtype)
         self.w_safe = safe_weight(net.n_units, len(net.layer_table), s.X.shape[0],
                                   max(float(np.abs(s.X).max(initial=0.0)),
-                                      float(np.abs(s.Y).max(initial=0.0))))
+                                      float(np.abs(s.Y).max(initial=0.0))), net.dtype)
+        self.dtype = net.dtype
         # (the trial points are checked; the probe points lie within sigma of them)
         self.limit = self.w_safe - 2.0 * self.algorithm.sigma
         stop, Y = run.stop, s.Y
@@ -214,20 +233,20 @@ def _train(run, history):
     epoch order, as the trials alone would in turn)."""
     loop, algorithm = run.loop, run.algorithm
     K, T, C = loop.K, loop.run.max_epochs, run.C
-    W = np.ascontiguousarray(loop.trials.W, dtype=np.float64)
+    W = np.ascontiguousarray(loop.trials.W, dtype=run.dtype)
     if not float(np.abs(W).max(initial=0.0)) <= run.limit:        # (NaN too)
         raise _Unsafe
     scale = loop.run.scale(run.N, loop.sets.Y.shape[1])
-    rows = np.empty((K, C))
+    rows = np.empty((K, C), run.dtype)
     epochs, checks, reason = np.empty((3, K), np.int64)
     counts = np.empty((3, K), np.int64)
     first, low = np.empty(K), np.empty(K)
     hist = np.empty((K, T)) if history else None
-    status = _scg.scg_queue(*run.args, W, rows, epochs, checks, reason, counts, first, low, hist,
-                            run.state, run.work, algorithm.sigma, algorithm.lambda1, run.limit,
-                            *run.check, T, sse_scale=scale, check=run.correct,
-                            below=run.below)
-    if status == _scg.UNSAFE:
+    status = run.k.scg_queue(*run.args, W, rows, epochs, checks, reason, counts, first, low,
+                             hist, run.state, run.work, algorithm.sigma, algorithm.lambda1,
+                             run.limit, *run.check, T, sse_scale=scale, check=run.correct,
+                             below=run.below)
+    if status == run.k.UNSAFE:
         raise _Unsafe
     names = {**_scg.REASONS, _BELOW: run.stop_name}
     bad = np.flatnonzero(np.isin(reason, (_DIVERGED_INITIAL, _DIVERGED)))

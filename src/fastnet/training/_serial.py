@@ -16,8 +16,9 @@ __all__ = ["Serial"]
 
 
 def _copy(i, w):
-    """Trial ``i``'s weight vector: a copy of ``w`` (`Serial`'s default ``vector``)."""
-    return np.array(w, dtype=float)
+    """Trial ``i``'s weight vector: a copy of ``w``, of its dtype (the network's; `Serial`'s
+    default ``vector``)."""
+    return np.array(w)
 
 
 class Serial(Backend):
@@ -158,6 +159,8 @@ class Serial(Backend):
         else:
             Y, A = s.Y_test, self._A_test
         K = rows.shape[0]
+        if rows.dtype != self.net.dtype:
+            rows = rows.astype(self.net.dtype)
         sse, cls = np.empty(K), np.empty(K) if classification else None
         for k in range(K):
             ev = Evaluator(self.net, None, Y, self.blas_min, A=A, w=rows[k], block=self._block)

@@ -7,7 +7,7 @@ import numpy as np
 from fastnet._blas import kernels_blas, single_threaded_blas
 from fastnet._validation import as_generator
 from fastnet.network import draw_weights, weight_buffer
-from fastnet.training._algorithms import RPROP, Backprop
+from fastnet.training._algorithms import RPROP, Backprop, start_trial
 from fastnet.training._checks import training_of
 from fastnet.training._loop import StripLoop
 from fastnet.training._record import setup_record
@@ -59,7 +59,7 @@ def _train(net, algorithm, sets, run, seed, init_scale, extra):
     rng = as_generator(seed) if drawn else None
     if init_scale is not None:
         draw_weights(net, rng, init_scale)
-    state = algorithm.start(net.n_connections, rng, run.max_epochs)
+    state = start_trial(algorithm, net.n_connections, rng, run.max_epochs, net.dtype)
     serial = Serial(net, algorithm, sets, run)
     serial.add(0, weight_buffer(net), state)
     if run.callback is not None:

@@ -61,7 +61,8 @@ def train_many(nets: MLP | Sequence[MLP], X: ArrayLike, Y: ArrayLike,
         The array form's one seed (see Notes).
     initial_weights : array-like of shape (K, C), optional
         The array form's initial weights, one row per trial, in place of
-        ``n_trials``; ``seed`` then only seeds the algorithm's own draws.
+        ``n_trials``; ``seed`` then only seeds the algorithm's own draws. They
+        are converted to the network's dtype once (rounded for float32).
     seeds : sequence, optional
         The list form's seed per network (``seed`` of :func:`fastnet.train`).
     max_epochs, stop, strip, init_scale, target_range, classification, block_size, blas_min

@@ -23,7 +23,7 @@ from fastnet._typing import ArrayLike, Seed
 from fastnet._validation import as_generator, check_float, check_int
 from fastnet.exceptions import DivergenceError
 from fastnet.network import MAX_INIT_SCALE, MLP, draw_weights, weight_buffer
-from fastnet.training._algorithms import Algorithm, Backprop, KernelRule, drives_itself
+from fastnet.training._algorithms import Algorithm, Backprop, KernelRule, drives_itself, start_trial
 from fastnet.training._checks import (Sets, check_algorithm_objective, check_run, check_sets,
                                       check_start, training_of)
 from fastnet.training._divergence import GrowthWatch, beyond_max_weight, diverged, hinted
@@ -205,7 +205,7 @@ class Trainer:
                 draw_weights(net, rng, init_scale)
             check_start(net, seed, drawn)
             horizon = self.max_epochs if self.max_epochs is not None else 2**62
-            self._state = algorithm.start(net.n_connections, rng, horizon)
+            self._state = start_trial(algorithm, net.n_connections, rng, horizon, net.dtype)
         self._nets = [net]
         self._growth = GrowthWatch(1, True)
         self._history = new_history((1, 64), False)
