@@ -354,11 +354,9 @@ def predict(net, X, out, w, layers, stride, block, warn=True):
     inputs, an output inf or NaN) come back as computed with a RuntimeWarning
     (as NumPy's overflow warning) if ``warn``, silently otherwise.
     """
-    if w.dtype is _FLOAT64 or (type(X) is np.ndarray and X.dtype == w.dtype
-                               and (out is None or out.dtype == w.dtype)):
-        Y = _forward.predict(X, out, layers, w, stride, block, PREDICT_BLAS_MIN, False, warn)
-    else:
-        Y = _forward.PREDICT_NOT_PREPARED           # (a float32 network, other data: converted)
+    # (the kernel answers PREDICT_NOT_PREPARED for X or out of another dtype than w's:
+    # they are converted or explained below)
+    Y = _forward.predict(X, out, layers, w, stride, block, PREDICT_BLAS_MIN, False, warn)
     if type(Y) is int and Y == _forward.PREDICT_NEEDS_BLAS_LIMIT:
         # (CPUs without the tiles: large products go to BLAS, held at one thread)
         with single_threaded_blas():
