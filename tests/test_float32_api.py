@@ -485,3 +485,17 @@ def test_command_line_trains_in_float32(proben1_root, capsys, tmp_path):
     out = capsys.readouterr().out
     assert "connections, float32)" in out and "arithmetic: float32" in out
     assert MLP.load(tmp_path / "n.npz").dtype == F32
+
+
+def test_a_float32_study_trains_in_the_lanes_queue_and_records_its_dtype(tmp_path):
+    from fastnet.study import Study, run_study
+
+    got = {}
+    for dtype in ("float64", "float32"):
+        out = tmp_path / dtype
+        result = run_study(Study("xor", trials=40, limit=300, dtype=dtype), out, pictures=False)
+        h = result.algorithms[0].hamey
+        got[dtype] = (h.n_successes, float(np.median(result.algorithms[0].epochs)))
+        assert json.loads((out / "study.json").read_text())["study"]["dtype"] == dtype
+    (n64, m64), (n32, m32) = got["float64"], got["float32"]
+    assert abs(n32 - n64) <= 4 and abs(m32 - m64) <= 0.25 * m64 + 2
