@@ -95,17 +95,21 @@ typedef fn_real fn_tvr __attribute__((vector_size(FN_TL * sizeof(fn_real))));
  * nothing for doubles). */
 typedef double fn_te __attribute__((vector_size(FN_TL * sizeof(double))));
 typedef int64_t fn_tem __attribute__((vector_size(FN_TL * sizeof(double))));
+/* (fn_te with the alignment of a double, as fn_tv: the form of loads, stores and locals
+ * that fn_tv had for the errors when they were values, so that the float64 kernels
+ * compile as before) */
+typedef double fn_teu __attribute__((vector_size(FN_TL * sizeof(double)), aligned(8)));
 #define FN_TE(v) __builtin_convertvector((v), fn_te)
 #define FN_TM_OF(k) __builtin_convertvector((k), fn_tm)
 #define FN_TEM_OF(k) __builtin_convertvector((k), fn_tem)
-#define FN_TESEL(m, a, b) ((fn_te)(((m) & (fn_tem)(a)) | (~(m) & (fn_tem)(b))))
-#define FN_TESPLAT(x) ((double)(x) - (fn_te){0})
+#define FN_TESEL(m, a, b) ((fn_teu)(((m) & (fn_tem)(a)) | (~(m) & (fn_tem)(b))))
+#define FN_TESPLAT(x) ((double)(x) - (fn_teu){0})
 
 /* Loads and stores go through memcpy (no alignment needed). */
 #define FN_TLOAD(p) __extension__({ fn_tv v_; memcpy(&v_, (p), sizeof v_); v_; })
 #define FN_TSTORE(p, v) __extension__({ fn_tv s_ = (v); memcpy((p), &s_, sizeof s_); })
-#define FN_TELOAD(p) __extension__({ fn_te v_; memcpy(&v_, (p), sizeof v_); v_; })
-#define FN_TESTORE(p, v) __extension__({ fn_te s_ = (v); memcpy((p), &s_, sizeof s_); })
+#define FN_TELOAD(p) __extension__({ fn_teu v_; memcpy(&v_, (p), sizeof v_); v_; })
+#define FN_TESTORE(p, v) __extension__({ fn_teu s_ = (v); memcpy((p), &s_, sizeof s_); })
 #define FN_TSEL(m, a, b) ((fn_tv)(((m) & (fn_tm)(a)) | (~(m) & (fn_tm)(b))))
 /* x - 0 is x exactly, -0.0 included (x + 0 would turn -0.0 into +0.0); a double
  * x rounded to the value type first. */

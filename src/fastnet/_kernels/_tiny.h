@@ -34,15 +34,27 @@
  * kernel: a pair chosen per call would compile every activation into every
  * unit of the unrolled epoch (half this module's build time). */
 #define FN_TINY_SHAPES(X) X(2, 2, 1, 1) X(2, 2, 1, 0)
+#ifdef FN_LANES_F32
+/* float32 (_trials32): the pairs of Proben1's network, the timing study's default and
+ * Hamey's; the others train in the generic kernel (the float instance compiled every
+ * pair in 49 s, most of a 2-core install's minute). */
+#define FN_TINY_PAIRS(X) X(PROBEN1, LINEAR) X(TANH, LOGISTIC) X(LOGISTIC, LOGISTIC)
+#else
 #define FN_TINY_PAIRS(X) X(PROBEN1, LINEAR) X(PROBEN1, PROBEN1) X(TANH, LOGISTIC) \
     X(LOGISTIC, LOGISTIC) X(RELU, LINEAR) X(RELU, LOGISTIC)
+#endif
 
 /* The pairs and RPROP variants whose epoch loop is compiled for that variant alone
  * (no switch around the update: 4-8 % of a 1000 x 200 XOR 2-2-1 call with Proben1's network, the
  * form of Proben1's and timing studies' many trials); every other variant of every
  * pair switches around its update, which keeps the module's compile time (each
  * specialised loop costs about a second of it). */
+#ifdef FN_LANES_F32
+/* (float32: the timing study's default network with iRPROP- in place of Proben1's rprop+) */
+#define FN_TINY_FIXED(X) X(PROBEN1, LINEAR, IRPROP_MINUS) X(TANH, LOGISTIC, IRPROP_MINUS)
+#else
 #define FN_TINY_FIXED(X) X(PROBEN1, LINEAR, IRPROP_MINUS) X(PROBEN1, LINEAR, RPROP_PLUS)
+#endif
 
 /* The pairs whose queue of trials (timing studies: fn_trials_queue) has a tiny
  * kernel: the study's default network (tanh hidden, logistic outputs) and
@@ -109,6 +121,14 @@
 #define _CMP_EQ_OQ 0x00
 #endif
 #endif
+/* FN_TINY_EGT(a, b): a > b of errors as a mask of FN_TK (RPROP's "the error rose"). */
+#if !defined(FN_LANES_F32)
+#define FN_TINY_EGT(a, b) FN_TK(GT)(a, b)
+#elif defined(FN_KM_AVAILABLE)
+#define FN_TINY_EGT(a, b) ((FN_TK(T))FN_TINY_ECMP(a, b, _CMP_GT_OQ))
+#else
+#define FN_TINY_EGT(a, b) FN_TM_OF((a) > (b))
+#endif
 #ifdef FN_LANES_F32
 #define FN_GM_EBITS(k) __extension__({ fn_tem k_ = (k); fn_gm_ebits(&k_); })
 #else
@@ -147,6 +167,7 @@ fn_tiny_shape(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdi
 #ifdef FN_KM_AVAILABLE
 typedef long long fn_tiny_idx __attribute__((vector_size(8 * sizeof(long long))));
 typedef double fn_tiny_d8 __attribute__((vector_size(8 * sizeof(double))));
+typedef double fn_tiny_d8u __attribute__((vector_size(8 * sizeof(double)), aligned(8)));
 
 /* dst[k * ld + j] = src[j * 8 + k] for j, k < 8: eight vectors of eight lanes
  * (lane k of vector j: row k's value j) into their eight rows, in three rounds of
@@ -159,7 +180,11 @@ FN_TINY_TARGET FN_INLINE void
 fn_tiny_transpose8(const double *src, ptrdiff_t ss, double *dst, ptrdiff_t ld)
 {
     fn_tiny_d8 r[8], t[8];
-    for (int j = 0; j < 8; j++) memcpy(&r[j], src + j * ss, sizeof r[j]);
+    for (int j = 0; j < 8; j++) {
+        fn_tiny_d8u v;
+        memcpy(&v, src + j * ss, sizeof v);
+        r[j] = v;
+    }
     /* pairs of elements, then pairs of pairs, then halves */
     for (int j = 0; j < 8; j += 2) {
         t[j] = __builtin_shuffle(r[j], r[j + 1], (fn_tiny_idx){0, 8, 2, 10, 4, 12, 6, 14});
@@ -179,7 +204,10 @@ fn_tiny_transpose8(const double *src, ptrdiff_t ss, double *dst, ptrdiff_t ld)
     if ((((uintptr_t)dst | (uintptr_t)ld * sizeof(double)) & 63) == 0)
         for (int k = 0; k < 8; k++) _mm512_stream_pd(dst + k * ld, (__m512d)t[k]);
     else
-        for (int k = 0; k < 8; k++) memcpy(dst + k * ld, &t[k], sizeof t[k]);
+        for (int k = 0; k < 8; k++) {
+            const fn_tiny_d8u v = t[k];
+            memcpy(dst + k * ld, &v, sizeof v);
+        }
 }
 #endif
 
@@ -197,7 +225,7 @@ fn_tiny_flush(const double *sbuf, ptrdiff_t e0, ptrdiff_t e1, const ptrdiff_t *g
     fn_te m = FN_TESPLAT(*top);
     FN_TINY_UNROLL for (int q = 0; q < FN_TINY_Q; q++)
         for (ptrdiff_t e = e0; e < e1; e++) {
-            const fn_te v = FN_TELOAD(sbuf + (q * FN_TINY_CHUNK + e - e0) * FN_TL);
+            const fn_teu v = FN_TELOAD(sbuf + (q * FN_TINY_CHUNK + e - e0) * FN_TL);
             m = FN_TINY_EMAX(v, m);              /* (NaN: m) */
         }
     double t = *top;
@@ -299,7 +327,7 @@ FN_TINY_NAME(fn_tiny_backward)(FN_TINY_NAME(fn_tiny_group) *g, ptrdiff_t p, cons
     /* dE/dnet of the outputs (E = sum (y - t)^2), of the hidden units */
     FN_TINY_UNROLL for (int o = 0; o < TO; o++) {
         const fn_tv res = A[TI + TH + o] - T[p * TO + o];
-        const fn_te re = FN_TE(res);
+        const fn_teu re = FN_TE(res);
         g->sse += re * re;
         DO[o] = F[TH + o] * (2.0 * res);
     }
@@ -414,7 +442,7 @@ FN_TINY_NAME(fn_tiny_update)(const int V, FN_TINY_NAME(fn_tiny_group) *gr,
     const int Q = FN_TINY_Q;
 #define FN_TINY_UPDATE(VV)                                                              \
     FN_TINY_UNROLL for (int q = 0; q < Q; q++) {                                        \
-        const FN_TK(T) rose = (FN_TK(T))FN_TINY_ECMP(gr[q].sse, gr[q].last, _CMP_GT_OQ); \
+        const FN_TK(T) rose = FN_TINY_EGT(gr[q].sse, gr[q].last);                      \
         FN_TINY_UNROLL for (int c = 0; c < TNW; c++)                                    \
             FN_TINY_RPROP(VV, &gr[q].W[c], &gr[q].G[c], &gr[q].GP[c], &gr[q].S[c],      \
                           &gr[q].DW[c], &rose, k);                                      \
@@ -515,7 +543,7 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
     fn_lanes_steps k = {0};
     fn_lanes_steps_init(&k, rule);
     const int Q = FN_TINY_Q;
-    const fn_te zero = FN_TESPLAT(0.0), scale = FN_TESPLAT(ep_.sse_scale);
+    const fn_teu zero = FN_TESPLAT(0.0), scale = FN_TESPLAT(ep_.sse_scale);
     /* Each epoch's errors (times sse_scale) wait here, whole vectors, for their
      * scattered places in sse_out: lane k's is row k. */
     double sbuf[FN_TINY_Q * FN_TINY_CHUNK * FN_TL];
@@ -635,10 +663,10 @@ FN_TINY_NAME(fn_tiny_queue_epoch)(FN_TINY_NAME(fn_tiny_group) *g, FN_TINY_NAME(f
                                   const fn_trials_epochs *e, fn_trials_queue *qu, fn_real *snap,
                                   double *top_all, unsigned *below)
 {
-    const fn_te zero = FN_TESPLAT(0.0), one = FN_TESPLAT(1.0), scale = FN_TESPLAT(e->sse_scale);
-    const fn_te t_max = FN_TESPLAT((double)e->t_max), below_v = FN_TESPLAT(qu->below);
+    const fn_teu zero = FN_TESPLAT(0.0), one = FN_TESPLAT(1.0), scale = FN_TESPLAT(e->sse_scale);
+    const fn_teu t_max = FN_TESPLAT((double)e->t_max), below_v = FN_TESPLAT(qu->below);
     const unsigned full = (1u << FN_TL) - 1;
-    const fn_te sc = g->sse * scale, tq = r->t;
+    const fn_teu sc = g->sse * scale, tq = r->t;
     const unsigned right = e->check_every > 0 ? FN_TK(BITS)(ok) & FN_GM_EBITS(tq >= one) : 0;
     const unsigned ends = FN_GM_EBITS(tq >= t_max);
     const unsigned bad = ~FN_GM_EBITS(g->sse - g->sse == zero);
@@ -684,7 +712,7 @@ FN_TINY_NAME(fn_tiny_queue_refill)(FN_TINY_NAME(fn_tiny_group) *g, FN_TINY_NAME(
                                    unsigned live, unsigned stopped, unsigned below,
                                    ptrdiff_t *trial, fn_trials_queue *qu, fn_real *snap)
 {
-    const fn_te zero = FN_TESPLAT(0.0), inf = FN_TESPLAT(INFINITY), nan = FN_TESPLAT(NAN);
+    const fn_teu zero = FN_TESPLAT(0.0), inf = FN_TESPLAT(INFINITY), nan = FN_TESPLAT(NAN);
     if (__builtin_expect(below != 0, 0)) {
         int64_t why[FN_TL];
         double tl[FN_TL];
@@ -726,7 +754,7 @@ FN_TINY_NAME(fn_tiny_queue_run)(const int HA, const int OA, const int V, ptrdiff
     const int Q = FN_TINY_Q;
     const fn_trials_epochs e = *run;
     const fn_tv zero = FN_TSPLAT(0.0);
-    const fn_te ezero = FN_TESPLAT(0.0), inf = FN_TESPLAT(INFINITY), nan = FN_TESPLAT(NAN);
+    const fn_teu ezero = FN_TESPLAT(0.0), inf = FN_TESPLAT(INFINITY), nan = FN_TESPLAT(NAN);
     const unsigned full = (1u << FN_TL) - 1;
     FN_TINY_NAME(fn_tiny_group) gr[FN_TINY_Q];
     FN_TINY_NAME(fn_tiny_record) rec[FN_TINY_Q];

@@ -51,15 +51,13 @@ FN_INLINE void
 fn_lanes_epoch_values_each(const fn_rule *rule, const ptrdiff_t *t, ptrdiff_t t_max,
                            fn_lanes_ctx *v)
 {
-    fn_real rate[FN_TL], c1[FN_TL], c2[FN_TL];
-    for (int k = 0; k < FN_TL; k++) {
-        double r, a, b;
-        fn_rule_epoch_value(rule, t[k], t_max, &r, &a, &b);
-        rate[k] = (fn_real)r, c1[k] = (fn_real)a, c2[k] = (fn_real)b;
-    }
-    v->rate = FN_TLOAD(rate);
-    v->c1 = FN_TLOAD(c1);
-    v->c2 = FN_TLOAD(c2);
+    double rate[FN_TL], c1[FN_TL], c2[FN_TL];
+    for (int k = 0; k < FN_TL; k++)
+        fn_rule_epoch_value(rule, t[k], t_max, &rate[k], &c1[k], &c2[k]);
+    /* (rounded to the value type: nothing for doubles) */
+    v->rate = __builtin_convertvector(FN_TELOAD(rate), fn_tvr);
+    v->c1 = __builtin_convertvector(FN_TELOAD(c1), fn_tvr);
+    v->c2 = __builtin_convertvector(FN_TELOAD(c2), fn_tvr);
 }
 
 /* One step of rule R (a constant) of every weight of a group, in memory
@@ -283,7 +281,11 @@ fn_trials_why(ptrdiff_t t, int right, int far, int finite, const fn_trials_epoch
 #define FN_LEVEL_V4 1
 /* (the baseline not inlined into the dispatchers: 4 s less compile, and no call it
  * would save) */
+#ifdef FN_LANES_F32
+#define FN_LEVEL_V0_ATTR __attribute__((unused, noinline, optimize("O1")))
+#else
 #define FN_LEVEL_V0_ATTR __attribute__((unused, noinline))
+#endif
 #include "_levels.h"
 
 /* Calls the level's form of a kernel: FN_TRIALS_AT_LEVEL(fn_trials_sse, (args)). */

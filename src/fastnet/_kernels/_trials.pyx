@@ -78,7 +78,7 @@ def _dispatching(str entry, f64, f32, Py_ssize_t at, str decider):
 
 
 def _sized(f64, f32):
-    """A size entry with a dtype keyword (float64 unless "float32" or numpy.float32)."""
+    """An entry without arrays with a dtype keyword (float64 unless "float32" or numpy.float32)."""
     def call(*args, dtype="float64", **kw):
         return (f32 if str(dtype) in ("float32", "<class 'numpy.float32'>") else f64)(*args, **kw)
 
@@ -93,3 +93,4 @@ for _entry, (_at, _decider) in DECIDES.items():
                                      _decider)
 work_size = _sized(work_size, _trials32.work_size)
 online_work_size = _sized(online_work_size, _trials32.online_work_size)
+tiny_kernel = _sized(tiny_kernel, _trials32.tiny_kernel)

@@ -42,7 +42,7 @@ FN_LV(fn_trials_data_pass)(const int kind, const ptrdiff_t *layers, ptrdiff_t n_
                     fn_tm *ok, double r_c, double analog)
 {
     const ptrdiff_t out0 = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START];
-    fn_te e = FN_TESPLAT(0.0);
+    fn_teu e = FN_TESPLAT(0.0);
     for (ptrdiff_t p0 = 0; p0 < n; p0 += FN_TBLOCK) {
         const ptrdiff_t nb = n - p0 < FN_TBLOCK ? n - p0 : FN_TBLOCK;
         FN_LV(fn_trials_forward_block)(layers, n_layers, n_in, wg, X, p0, NULL, A, (fn_tv *)NULL,
@@ -52,7 +52,7 @@ FN_LV(fn_trials_data_pass)(const int kind, const ptrdiff_t *layers, ptrdiff_t n_
                 const fn_tvr y = A[r * n_units + out0 + k];
                 const ptrdiff_t j = (p0 + r) * n_out + k;
                 if (kind == FN_PASS_SSE) {
-                    const fn_te res = FN_TE(y - T[j]);
+                    const fn_teu res = FN_TE(y - T[j]);
                     e += res * res;
                 } else if (kind == FN_PASS_OUTPUTS) {
                     FN_TSTORE(Y + j * FN_TL, y);
@@ -111,7 +111,7 @@ FN_LV(fn_trials_epoch_gradient)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptr
     const ptrdiff_t out0 = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START];
     const fn_tv zero = FN_TSPLAT(0.0);
     if (n < 1) memset(gg, 0, (size_t)n_w * FN_TL * sizeof(fn_real));
-    fn_te e = FN_TESPLAT(0.0);
+    fn_teu e = FN_TESPLAT(0.0);
     for (ptrdiff_t p0 = 0; p0 < n; p0 += FN_TBLOCK) {
         const ptrdiff_t nb = n - p0 < FN_TBLOCK ? n - p0 : FN_TBLOCK;
         FN_LV(fn_trials_forward_block)(layers, n_layers, n_in, wg, X, p0, NULL, A, D, nb, n_units);
@@ -120,7 +120,7 @@ FN_LV(fn_trials_epoch_gradient)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptr
             for (ptrdiff_t k = 0; k < n_out; k++) {
                 const fn_tvr y = A[r * n_units + out0 + k];
                 const fn_tv res = y - T[(p0 + r) * n_out + k];
-                const fn_te re = FN_TE(res);
+                const fn_teu re = FN_TE(res);
                 if (ok != NULL) fn_lanes_correct_gm(ok, &y, T[(p0 + r) * n_out + k], r_c, analog);
                 e += re * re;
                 /* dE/dnet = f'(net) dE/dy, dE/dy = 2 (y - t) of E = sum (y - t)^2 */
@@ -243,7 +243,7 @@ FN_LV(fn_trials_train_generic)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrd
             lane_status = (FN_TEM_OF(bad) & ((fn_tem){0} + (ep + 1)))
                 | (~FN_TEM_OF(bad) & lane_status);
             active &= ~bad;
-            const fn_te last = FN_TELOAD(s.last_error + grp * FN_TL);
+            const fn_teu last = FN_TELOAD(s.last_error + grp * FN_TL);
             c.rose = FN_TM_OF(sse > last);
             FN_TESTORE(s.last_error + grp * FN_TL, FN_TESEL(FN_TEM_OF(active), sse, last));
             fn_lanes_epoch_values(rule, e.t0 + ep, e.t_max, &c);
@@ -342,7 +342,7 @@ FN_LV(fn_trials_queue_epoch)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdif
     if (!live) return stopped;
     fn_tm active;
     FN_LV(fn_trials_lanes_mask)(live, &active);
-    const fn_te last = FN_TELOAD(gr->le);
+    const fn_teu last = FN_TELOAD(gr->le);
     c->rose = FN_TM_OF(sse > last);
     FN_TESTORE(gr->le, FN_TESEL(FN_TEM_OF(active), sse, last));
     if (varies) fn_lanes_epoch_values_each(rule, t, e->t_max, c);

@@ -54,7 +54,7 @@ FN_LV(fn_trials_online_example)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptr
                                 ptrdiff_t n_out, fn_real *wg, fn_real *dwp, const int64_t *ord,
                                 ptrdiff_t p, const fn_tm *active, int all, int track,
                                 const fn_tv *rate, double momentum, double w_limit, fn_tv *A,
-                                fn_tv *D, fn_tv *E, fn_te *sse, fn_tm *far)
+                                fn_tv *D, fn_tv *E, fn_teu *sse, fn_tm *far)
 {
     const fn_tv zero = FN_TSPLAT(0.0);
     const ptrdiff_t out0 = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START];
@@ -62,12 +62,12 @@ FN_LV(fn_trials_online_example)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptr
     for (int k = 0; k < FN_TL; k++) rows[k] = (*active)[k] ? ord[k * n + p] : 0;
     FN_LV(fn_trials_forward_block)(layers, n_layers, n_in, wg, X, 0, rows, A, D, 1, n_units);
     /* the example's error, before its update, and dE/dy = 2 (y - t) */
-    fn_te err = FN_TESPLAT(0.0);
+    fn_teu err = FN_TESPLAT(0.0);
     for (ptrdiff_t k = 0; k < n_out; k++) {
         fn_tvr tv;
         for (int q = 0; q < FN_TL; q++) tv[q] = T[rows[q] * n_out + k];
         const fn_tv res = A[out0 + k] - tv;
-        const fn_te re = FN_TE(res);
+        const fn_teu re = FN_TE(res);
         err += re * re;
         D[out0 + k] *= 2.0 * res;   /* dE/dnet = f'(net) dE/dy */
     }
@@ -99,7 +99,7 @@ FN_LV(fn_trials_online_epoch)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdi
                               ptrdiff_t n_out, fn_real *wg, fn_real *dwp, const int64_t *ord,
                               const fn_tm *active, int track, const fn_rule *rule,
                               const ptrdiff_t *t, ptrdiff_t t_max, double w_limit, fn_tv *A,
-                              fn_tv *D, fn_tv *E, fn_te *sse, fn_tm *far)
+                              fn_tv *D, fn_tv *E, fn_teu *sse, fn_tm *far)
 {
     const double rate0 = rule->backprop.learning_rate, momentum = rule->backprop.momentum;
     const int decay = (int)rule->backprop.decay;
@@ -178,7 +178,7 @@ FN_LV(fn_trials_online)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
             if (!any) continue;
             ptrdiff_t t[FN_TL];
             for (int k = 0; k < FN_TL; k++) t[k] = e.t0 + ep;
-            fn_te sse;
+            fn_teu sse;
             fn_tm far;
             FN_LV(fn_trials_online_epoch)(layers, n_layers, n_in, n_units, n, X, T, n_out, wg, dwp,
                                           ord, &active, track, rule, t, e.t_max, e.w_limit, A, D,
@@ -228,7 +228,7 @@ FN_LV(fn_trials_online_queue_epoch)(const ptrdiff_t *layers, ptrdiff_t n_layers,
         memcpy(w_start, wg, (size_t)n_w * FN_TL * sizeof(fn_real));
         memcpy(dw_start, dwp, (size_t)n_w * FN_TL * sizeof(fn_real));
     }
-    fn_te sse = FN_TESPLAT(0.0);
+    fn_teu sse = FN_TESPLAT(0.0);
     if (FN_GM_BITS(active)) {
         FN_LV(fn_trials_online_epoch)(layers, n_layers, n_in, n_units, n, X, T, n_out, wg, dwp,
                                       ord, &active, track, rule, t, e->t_max, e->w_limit, A, D,
