@@ -184,11 +184,14 @@ def test_float32_weights_follow_float64_over_a_few_epochs(net):
                                   ("proben1", "linear"), ("proben1", "proben1"),
                                   ("relu", "logistic")])
 @pytest.mark.parametrize("variant", ["irprop_minus", "rprop_plus", "irprop_plus"])
-def test_tiny_float32_kernels_equal_the_generic_one_bit_for_bit(acts, variant):
-    net = MLP(2, [2], 1, hidden_activation=acts[0], output_activation=acts[1], shortcut=True)
-    # (float32 compiles the tiny kernels of three pairs: the others run generic here)
-    assert _trials.tiny_kernel(net.layer_table, 2, 1, dtype="float32") == (
-        acts in (("tanh", "logistic"), ("logistic", "logistic"), ("proben1", "linear")))
+@pytest.mark.parametrize("shortcut", [False, True])
+def test_tiny_float32_kernels_equal_the_generic_one_bit_for_bit(acts, variant, shortcut):
+    net = MLP(2, [2], 1, hidden_activation=acts[0], output_activation=acts[1], shortcut=shortcut)
+    # (float32 compiles the tiny kernels of one shape and three pairs: the others run
+    # generic here)
+    assert _trials.tiny_kernel(net.layer_table, 2, 1, dtype="float32") == (not shortcut and acts in (
+        ("tanh", "logistic"), ("logistic", "logistic"), ("proben1", "linear")))
+    assert _trials.tiny_kernel(net.layer_table, 2, 1)
     W, _ = draw_trials(net, 37, 3, 1.0)
     tiny = strips(net, X, Y, W, F32, rprop(variant), epochs=60, check_every=1)
     generic = strips(net, X, Y, W, F32, rprop(variant), epochs=60, check_every=1, special=False)

@@ -30,9 +30,10 @@
  * differently from the single-network kernels, so a trial agrees with
  * train_rprop to rounding, not bit for bit.
  *
- * Compiled once per CPU level of _cpu.h (x86-64-v4 runs each 8-lane operation as
- * one AVX-512 instruction, v3 as two AVX2 ones, the baseline as four SSE2 ones),
- * which chooses one, FASTNET_SIMD included.
+ * Compiled once per CPU level of _cpu.h (x86-64-v4 runs each operation of a group,
+ * 8 doubles or 16 floats, as one AVX-512 instruction, v3 as two AVX2 ones, the
+ * baseline as four SSE2 ones), which chooses one, FASTNET_SIMD included; and once
+ * per value type, in its own module (_trials, _trials32: below).
  *
  * Vectors go to and from functions by pointer, never by value: a vector
  * argument or result would have a different ABI in each clone (GCC's -Wpsabi),
@@ -85,7 +86,8 @@ typedef int64_t fn_rint;
 
 /* Alignment lowered to a value's: the work buffers come from NumPy, which
  * aligns to 16 bytes, and a fn_tv* dereference must not assume 64. */
-typedef fn_real fn_tv __attribute__((vector_size(FN_TL * sizeof(fn_real)), aligned(sizeof(fn_real))));
+typedef fn_real fn_tv
+    __attribute__((vector_size(FN_TL * sizeof(fn_real)), aligned(sizeof(fn_real))));
 typedef fn_rint fn_tm __attribute__((vector_size(FN_TL * sizeof(fn_real))));
 /* The same vector with its natural alignment, for local arrays that the
  * compiler may keep in registers. */
@@ -172,11 +174,11 @@ fn_gm_bits(const fn_tm *k)
 }
 
 /* The kernels of _trials.h are compiled once per level of _cpu.h (x86-64-v4
- * runs each 8-lane operation as one AVX-512 instruction, v3 as two AVX2 ones,
+ * runs each group's operation as one AVX-512 instruction, v3 as two AVX2 ones,
  * the baseline as four SSE2 ones), and _cpu.h's fn_cpu_level chooses. */
 #if FN_CPU_LEVELS
 /* The tiny-network kernels (_tiny.h) are built for x86-64-v4 alone: elsewhere
- * GCC splits their 8-lane masks into scalar code, and the generic kernel does
+ * GCC splits their lane masks into scalar code, and the generic kernel does
  * as well there. */
 /* FASTNET_TINY_O2 (setup.py's -O3 builds define it): the tiny kernels at -O2. Their
  * loops are unrolled by pragmas and their vectors explicit, so -O3's passes add
@@ -247,9 +249,10 @@ fn_tiny_supported(void)
 #endif
 }
 
-/* y = f(s) and f = f'(s) for activation code `act`: the eight-lane form of
- * _activations.h (with act a constant, only its branch is compiled; the tiny
- * kernels keep their arrays in registers). */
+/* y = f(s) and f = f'(s) for activation code `act`: the form of _activations.h for
+ * a group (fn_activate_8: 8 doubles; fn_activate_f16: 16 floats); with act a
+ * constant, only its branch is compiled (the tiny kernels keep their arrays in
+ * registers). */
 FN_INLINE void
 fn_lanes_activate(ptrdiff_t act, const fn_tvr *s, fn_tvr *y, fn_tvr *f)
 {

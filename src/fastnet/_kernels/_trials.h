@@ -397,7 +397,7 @@ fn_trials_queue_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_i
  * updates made); with w_limit > 0, FN_STATUS_BEYOND + k for a lane that
  * reached w_limit (or NaN) before epoch k + 1 or within it: its weights and
  * changes those epoch k + 1 started from, its order of that epoch (already
- * drawn) in `orders`. work: online_work_size doubles. */
+ * drawn) in `orders`. work: online_work_size values. */
 static void
 fn_trials_online(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_units,
                  ptrdiff_t n_w, ptrdiff_t n, const fn_real *X, const fn_real *T, ptrdiff_t n_out,
@@ -414,9 +414,11 @@ fn_trials_online(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, pt
 #define FN_TINY_NI 2
 #define FN_TINY_NH 2
 #define FN_TINY_NO 1
+#ifndef FN_LANES_F32      /* (float32: the shape without shortcuts alone; see _tiny.h) */
 #define FN_TINY_SC 1
 #include "_tiny.h"
 #undef FN_TINY_SC
+#endif
 #define FN_TINY_SC 0
 #include "_tiny.h"
 #undef FN_TINY_NI
@@ -486,7 +488,7 @@ fn_trials_tiny_case(const fn_rule *rule, int special, const ptrdiff_t *layers,
 }
 
 /* Run run->n_epochs epochs of a lanes rule for every group (as
- * fn_trials_train_generic; work: trials_work_size doubles); RPROP on tiny
+ * fn_trials_train_generic; work: work_size values); RPROP on tiny
  * shapes goes to their own kernels unless `special` is 0. */
 static void
 fn_trials_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_units,

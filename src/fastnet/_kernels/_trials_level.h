@@ -3,7 +3,7 @@
  *   FN_LV(name)   the name of this level's function (name_v4, name_v3, name_v0);
  *   FN_LV_ATTR    its target attribute;
  *   FN_LV_TILE    the largest register tile's side (4; 2 in the baseline, whose
- *                 eight-lane vectors take four SSE2 registers each: larger tiles
+ *                 64-byte vectors take four SSE2 registers each: larger tiles
  *                 there only multiply the code). Sums run in the same order
  *                 whatever the tiles, so results do not depend on it.
  * _trials.h's dispatchers (fn_trials_sse, ...) call the level fn_cpu_level
@@ -362,7 +362,7 @@ FN_LV(fn_trials_queue_epoch)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdif
  * lanes (an epoch-batched rule: fn_trials_queue_epoch, a pass at the lanes'
  * weights, then the update; online backpropagation, q->bitgens given:
  * fn_trials_online_queue_epoch), then the stopped lanes take the next trials.
- * work: 3 * FN_TBLOCK * n_units vectors (online: and online_work_size doubles). */
+ * work: 3 * FN_TBLOCK * n_units vectors (online: and online_work_size values). */
 FN_LV_ATTR static void
 FN_LV(fn_trials_queue)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                        ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const fn_real *X,

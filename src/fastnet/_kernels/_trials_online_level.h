@@ -117,7 +117,8 @@ FN_LV(fn_trials_online_epoch)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdi
             /* (lanes that do not train take any rate: their updates are not kept) */
             const double r0 = fn_trials_online_rate(decay, rate0, t0, p, n, t_max);
             for (int k = 0; k < FN_TL; k++)
-                r[k] = (fn_real)(same ? r0 : fn_trials_online_rate(decay, rate0, t[k], p, n, t_max));
+                r[k] = (fn_real)(same ? r0
+                                 : fn_trials_online_rate(decay, rate0, t[k], p, n, t_max));
         }
         const fn_tv rate = FN_TLOAD(r);
         FN_LV(fn_trials_online_example)(layers, n_layers, n_in, n_units, n, X, T, n_out, wg, dwp,
