@@ -293,3 +293,34 @@ def test_float32_lanes_at_every_cpu_level(level, name):
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split()[-1] in (name, "default")
+
+
+def test_scg_queue_takes_float32_arrays_and_trains_them_in_float64():
+    # SCG's float32 trials run through the float64 kernel: the float64 run of the
+    # float32-rounded data and weights, its weights rounded to float32
+    from fastnet._kernels import _scg
+
+    W, _ = draw_trials(XOR, 20, 5, 1.0)
+    W = W.astype(F32)
+    K, C = W.shape
+    runs = {}
+    for dt in (np.float64, F32):
+        out = dict(w=np.empty((K, C), dt), epochs=np.empty(K, np.int64),
+                   checks=np.empty(K, np.int64), reason=np.empty(K, np.int64),
+                   counts=np.empty((3, K), np.int64), first=np.empty(K), low=np.empty(K),
+                   history=np.full((K, 50), np.nan))
+        status = _scg.scg_queue(XOR.layer_table, 2, X.astype(dt), Y.astype(dt), W.astype(dt),
+                                *out.values(), np.zeros(_scg.state_size(C), dt),
+                                np.zeros(_scg.work_size(XOR.n_units), dt), 1e-4, 1e-6, 1e300,
+                                0.4, -1.0, 50)
+        assert status == _scg.DONE
+        runs[dt] = out
+    a, b = runs[np.float64], runs[F32]
+    assert np.array_equal(b["w"], a["w"].astype(F32)) and b["w"].dtype == F32
+    for k in ("epochs", "checks", "reason", "counts", "first", "low", "history"):
+        assert np.array_equal(a[k], b[k], equal_nan=True)
+    with pytest.raises(TypeError, match="`w_out` must be float32"):
+        _scg.scg_queue(XOR.layer_table, 2, X.astype(F32), Y.astype(F32), W,
+                       np.empty((K, C)), *list(b.values())[1:], np.zeros(_scg.state_size(C), F32),
+                       np.zeros(_scg.work_size(XOR.n_units), F32), 1e-4, 1e-6, 1e300, 0.4, -1.0,
+                       50)
