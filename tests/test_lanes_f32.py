@@ -65,6 +65,10 @@ def np_gradient32(net, w, X, T):
 
 def test_float32_entries_hold_16_lanes_and_size_their_scratch_in_floats():
     assert lanes(np.float64) == 8 and lanes(np.float32) == 16
+    for dt, raw in _trials.INSTANCES.items():       # (the entries without the dtype test)
+        assert raw.LANES == lanes(dt) and raw.DTYPE == dt
+        assert raw.trials_queue is not _trials.trials_queue
+        assert raw.work_size(7, 4, 2) == _trials.work_size(7, 4, 2, dtype=dt)
     assert _trials.work_size(7, 4, 2, dtype="float32") == 2 * _trials.work_size(7, 4, 2)
     assert _trials.online_work_size(7, 30, dtype=np.float32) == 2 * _trials.online_work_size(7, 30)
 

@@ -8,6 +8,7 @@ as well and hands the call to _trials32 (one dtype test of the array that decide
 both types, everything else of a call has the dtype of its weights.
 """
 import inspect
+import types
 
 from fastnet._kernels import _trials32
 
@@ -87,6 +88,17 @@ def _sized(f64, f32):
     call.__wrapped__ = f64
     return call
 
+
+#: Each value type's entries as they are, without the dtype test of this module's (about
+#: 0.1 us a call): INSTANCES["float32"].trials_train, ... (for a caller that chooses once
+#: per run); the float32 instance is the module _trials32 itself.
+INSTANCES = {
+    "float64": types.SimpleNamespace(
+        LANES=FN_TL, BLOCK=FN_TBLOCK, BEYOND=FN_STATUS_BEYOND, DTYPE=DTYPE,
+        **{name: globals()[name] for name in (*DECIDES, "work_size", "online_work_size",
+                                              "tiny_kernel", "bitgen_address", "draw_orders")}),
+    "float32": _trials32,
+}
 
 for _entry, (_at, _decider) in DECIDES.items():
     globals()[_entry] = _dispatching(_entry, globals()[_entry], getattr(_trials32, _entry), _at,
