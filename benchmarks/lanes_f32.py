@@ -39,6 +39,19 @@ STUDIES = [("XOR 2-2-1", np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]]),
 RULE = dict(eta_plus=1.2, eta_minus=0.5, delta_min=0.0, delta_max=50.0)
 
 
+#: The error rows' placement: 0, at 64 bytes (the tiny kernels then stream each row of
+#: errors past the cache, fn_tiny_transpose8); 8, one double past it (stored through the
+#: cache). Where NumPy places a fresh array varies with the process's heap.
+SSE_OFFSET = 0
+
+
+def aligned_rows(n, m):
+    """An (n, m) float64 array starting SSE_OFFSET bytes past a 64-byte boundary."""
+    raw = np.empty(n * m + 16)
+    start = (-raw.ctypes.data % 64 + SSE_OFFSET) // 8
+    return raw[start:start + n * m].reshape(n, m)
+
+
 def kernel_trainer(net, X, T, W0, epochs, dtype):
     """A call of trials_train for every trial of W0 from its start (state made afresh)."""
     L = _trials.LANES_OF[np.dtype(dtype).name]
@@ -49,7 +62,7 @@ def kernel_trainer(net, X, T, W0, epochs, dtype):
     X, T = np.ascontiguousarray(X, dtype), np.ascontiguousarray(T, dtype)
     rule = Rule("irprop_minus", **RULE)
     work = np.zeros(_trials.work_size(net.n_units, X.shape[0], net.n_in, dtype=dtype), dtype)
-    sse = np.empty((G * L, epochs))
+    sse = aligned_rows(G * L, epochs)
 
     def run():
         w = w0.copy()
@@ -112,7 +125,11 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--no-jax", action="store_true")
+    ap.add_argument("--sse-offset", type=int, default=0, choices=(0, 8),
+                    help="the error rows 64-byte aligned (0) or not (8)")
     args = ap.parse_args(argv)
+    global SSE_OFFSET
+    SSE_OFFSET = args.sse_offset
     for name, X, T, hidden, trials, epochs in STUDIES:
         net = MLP(X.shape[1], (hidden,), T.shape[1], **STUDY_NET)
         W0 = np.random.default_rng(12345).uniform(-0.5, 0.5, (trials, net.n_connections))
