@@ -328,3 +328,21 @@ def test_scg_queue_takes_float32_arrays_and_trains_them_in_float64():
                        np.empty((K, C)), *list(b.values())[1:], np.zeros(_scg.state_size(C), F32),
                        np.zeros(_scg.work_size(XOR.n_units), F32), 1e-4, 1e-6, 1e300, 0.4, -1.0,
                        50)
+
+
+@pytest.mark.parametrize("net", [XOR, MLP(5, [4, 3], 2, **STUDY)], ids=["xor", "5-4-3-2"])
+def test_a_float32_trial_in_the_lanes_is_a_numpy_float32_trial(net):
+    # iRPROP- for 8 epochs: each trial against a NumPy float32 loop of its own (gradient
+    # np_gradient32, step _np_rprop32): the same steps while every gradient's sign agrees
+    rng = np.random.default_rng(4)
+    Xn, Tn = (X, Y) if net is XOR else (rng.random((40, 5)), (rng.random((40, 2)) > 0.5) * 1.0)
+    W, _ = draw_trials(net, 12, 6, 1.0)
+    w, _, sse = strips(net, Xn, Tn, W, F32, epochs=8)
+    for i in range(12):
+        wi, gp, s, dw = (W[i].astype(F32), np.zeros(net.n_connections, F32),
+                         np.full(net.n_connections, F32(0.1)), np.zeros(net.n_connections, F32))
+        for t in range(8):
+            g, e = np_gradient32(net, wi, Xn, Tn)
+            assert sse[i, t] == pytest.approx(e, rel=1e-5)
+            wi, gp, s, dw = _np_rprop32("irprop_minus", wi, g, gp, s, dw, False)
+        np.testing.assert_allclose(w[i], wi, rtol=1e-5, atol=1e-6)
