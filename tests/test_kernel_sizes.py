@@ -129,7 +129,7 @@ FUNCTIONS = list(_kernel_functions())
 def test_the_parser_finds_the_kernels_functions():
     names = {(file, name) for file, name, _, _ in FUNCTIONS}
     for known in [("_trials.h", "fn_trials_queue_run"), ("_tiny.h", "fn_tiny_run"),
-                  ("_trials.pyx", "trials_queue"), ("_per_weight.pyx", "train_epochs"),
+                  ("_trials_body.pxi", "trials_queue"), ("_per_weight.pyx", "train_epochs"),
                   ("_trials_online.pxi", "trials_online"), ("_trials_online_level.h", "fn_trials_online"),
                   ("_orders.h", "fn_permutation")]:
         assert known in names

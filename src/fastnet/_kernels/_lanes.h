@@ -30,9 +30,10 @@
  * differently from the single-network kernels, so a trial agrees with
  * train_rprop to rounding, not bit for bit.
  *
- * Compiled once per CPU level of _cpu.h (x86-64-v4 runs each 8-lane operation as
- * one AVX-512 instruction, v3 as two AVX2 ones, the baseline as four SSE2 ones),
- * which chooses one, FASTNET_SIMD included.
+ * Compiled once per CPU level of _cpu.h (x86-64-v4 runs each operation of a group,
+ * 8 doubles or 16 floats, as one AVX-512 instruction, v3 as two AVX2 ones, the
+ * baseline as four SSE2 ones), which chooses one, FASTNET_SIMD included; and once
+ * per value type, in its own module (_trials, _trials32: below).
  *
  * Vectors go to and from functions by pointer, never by value: a vector
  * argument or result would have a different ABI in each clone (GCC's -Wpsabi),
@@ -51,9 +52,28 @@
 #include "_activations.h"
 #include "_cpu.h"
 
-/* Lanes per group. */
-#ifndef FN_TL
+/* The value type of the lanes, fn_real: double, or float where the includer
+ * defines FN_LANES_F32 before the first inclusion (the module _trials32: the
+ * same sources compiled again for float, as FANN compiles one source as float
+ * and double). A group is one 64-byte vector of lanes: FN_TL = 8 doubles or 16
+ * floats (one AVX-512 register; two AVX2 ones at x86-64-v3, four SSE2 ones at
+ * the baseline). fn_rint is the integer of the value's width (the masks'
+ * lanes). The trials' errors (their sums of squared errors, the last epoch's
+ * error of irprop+, the records of a queue) are doubles at both types, fn_te
+ * (FN_TL doubles): a float32 trial's error is summed in double, as Proben1's
+ * measures need (it must not drift with the number of examples). */
+#ifdef FN_LANES_F32
+typedef float fn_real;
+typedef int32_t fn_rint;
+#define FN_TL 16
+#define FN_RINT_MAX INT32_MAX
+#define FN_RINT_MIN INT32_MIN
+#else
+typedef double fn_real;
+typedef int64_t fn_rint;
 #define FN_TL 8
+#define FN_RINT_MAX INT64_MAX
+#define FN_RINT_MIN INT64_MIN
 #endif
 
 /* Examples per block: the block's activations and dE/dnet stay in cache
@@ -64,27 +84,50 @@
 
 #define FN_INLINE static inline __attribute__((always_inline))
 
-/* Alignment lowered to a double's: the work buffers come from NumPy, which
+/* Alignment lowered to a value's: the work buffers come from NumPy, which
  * aligns to 16 bytes, and a fn_tv* dereference must not assume 64. */
-typedef double fn_tv __attribute__((vector_size(FN_TL * sizeof(double)), aligned(8)));
-typedef int64_t fn_tm __attribute__((vector_size(FN_TL * sizeof(double))));
+typedef fn_real fn_tv
+    __attribute__((vector_size(FN_TL * sizeof(fn_real)), aligned(sizeof(fn_real))));
+typedef fn_rint fn_tm __attribute__((vector_size(FN_TL * sizeof(fn_real))));
 /* The same vector with its natural alignment, for local arrays that the
  * compiler may keep in registers. */
-typedef double fn_tvr __attribute__((vector_size(FN_TL * sizeof(double))));
+typedef fn_real fn_tvr __attribute__((vector_size(FN_TL * sizeof(fn_real))));
+/* The lanes' errors (doubles at both value types) and their masks; FN_TE(v)
+ * a vector of values as errors, FN_TM_OF(k) an error mask as a value mask (both
+ * nothing for doubles). */
+typedef double fn_te __attribute__((vector_size(FN_TL * sizeof(double))));
+typedef int64_t fn_tem __attribute__((vector_size(FN_TL * sizeof(double))));
+/* (fn_te with the alignment of a double, as fn_tv: the form of loads, stores and locals
+ * that fn_tv had for the errors when they were values, so that the float64 kernels
+ * compile as before) */
+typedef double fn_teu __attribute__((vector_size(FN_TL * sizeof(double)), aligned(8)));
+#define FN_TE(v) __builtin_convertvector((v), fn_te)
+#define FN_TM_OF(k) __builtin_convertvector((k), fn_tm)
+#define FN_TEM_OF(k) __builtin_convertvector((k), fn_tem)
+#define FN_TESEL(m, a, b) ((fn_teu)(((m) & (fn_tem)(a)) | (~(m) & (fn_tem)(b))))
+#define FN_TESPLAT(x) ((double)(x) - (fn_teu){0})
 
 /* Loads and stores go through memcpy (no alignment needed). */
 #define FN_TLOAD(p) __extension__({ fn_tv v_; memcpy(&v_, (p), sizeof v_); v_; })
 #define FN_TSTORE(p, v) __extension__({ fn_tv s_ = (v); memcpy((p), &s_, sizeof s_); })
+#define FN_TELOAD(p) __extension__({ fn_teu v_; memcpy(&v_, (p), sizeof v_); v_; })
+#define FN_TESTORE(p, v) __extension__({ fn_teu s_ = (v); memcpy((p), &s_, sizeof s_); })
 #define FN_TSEL(m, a, b) ((fn_tv)(((m) & (fn_tm)(a)) | (~(m) & (fn_tm)(b))))
-/* x - 0 is x exactly, -0.0 included (x + 0 would turn -0.0 into +0.0). */
-#define FN_TSPLAT(x) ((x) - (fn_tv){0})
+/* x - 0 is x exactly, -0.0 included (x + 0 would turn -0.0 into +0.0); a double
+ * x rounded to the value type first. */
+#define FN_TSPLAT(x) ((fn_real)(x) - (fn_tv){0})
 /* |x|, the sign bit cleared (one AND; 1 + |x| is the same as with a select). */
-#define FN_TABS(x) ((fn_tv)((fn_tm)(x) & ((fn_tm){0} + INT64_MAX)))
+#define FN_TABS(x) ((fn_tv)((fn_tm)(x) & ((fn_tm){0} + FN_RINT_MAX)))
 /* sqrt of each lane (one instruction a vector with -fno-math-errno). */
+#ifdef FN_LANES_F32
+#define FN_TSQRT1 sqrtf
+#else
+#define FN_TSQRT1 sqrt
+#endif
 #define FN_TSQRT(x) __extension__({ const fn_tv q_ = (x); fn_tvr r_;                    \
-    for (int k_ = 0; k_ < FN_TL; k_++) { r_[k_] = sqrt(q_[k_]); } r_; })
+    for (int k_ = 0; k_ < FN_TL; k_++) { r_[k_] = FN_TSQRT1(q_[k_]); } r_; })
 /* A step t >= +0 with the sign of -g: t | (~g & sign), by bits. */
-#define FN_TNEGSIGN(t, g) ((fn_tv)((fn_tm)(t) | (~(fn_tm)(g) & ((fn_tm){0} + INT64_MIN))))
+#define FN_TNEGSIGN(t, g) ((fn_tv)((fn_tm)(t) | (~(fn_tm)(g) & ((fn_tm){0} + FN_RINT_MIN))))
 
 /* Lane masks, two representations with the same operations, FN_<set>_<op>:
  *   T         the mask type;
@@ -131,11 +174,11 @@ fn_gm_bits(const fn_tm *k)
 }
 
 /* The kernels of _trials.h are compiled once per level of _cpu.h (x86-64-v4
- * runs each 8-lane operation as one AVX-512 instruction, v3 as two AVX2 ones,
+ * runs each group's operation as one AVX-512 instruction, v3 as two AVX2 ones,
  * the baseline as four SSE2 ones), and _cpu.h's fn_cpu_level chooses. */
 #if FN_CPU_LEVELS
 /* The tiny-network kernels (_tiny.h) are built for x86-64-v4 alone: elsewhere
- * GCC splits their 8-lane masks into scalar code, and the generic kernel does
+ * GCC splits their lane masks into scalar code, and the generic kernel does
  * as well there. */
 /* FASTNET_TINY_O2 (setup.py's -O3 builds define it): the tiny kernels at -O2. Their
  * loops are unrolled by pragmas and their vectors explicit, so -O3's passes add
@@ -152,32 +195,41 @@ fn_gm_bits(const fn_tm *k)
  * (which stores them): without this, GCC fuses x * q - t of an x/(1+|x|)
  * output into one FMA. An empty asm on the (zmm) register hides the product. */
 #define FN_TINY_OPAQUE(v) __asm__("" : "+v"(v))
-#if FN_TL == 8
 #include <immintrin.h>
 /* FN_KM: AVX-512 mask registers, for the tiny kernels (x86-64-v4): a comparison
  * gives a mask register, a select is one blend (or a masked operation), min and
  * max one instruction each, where GCC's generic vectors take all-ones lanes in
- * a vector register and bit operations on them. */
+ * a vector register and bit operations on them. FN_KM_I(op): the intrinsic of
+ * the value type (_pd for doubles, _ps for floats). */
+#ifdef FN_LANES_F32
+#define FN_KM_I(op) _mm512_##op##_ps
+#define FN_KM_CMPI _mm512_cmp_ps_mask
+#define FN_KM_R __m512
+#define FN_KM_T __mmask16
+#else
+#define FN_KM_I(op) _mm512_##op##_pd
+#define FN_KM_CMPI _mm512_cmp_pd_mask
+#define FN_KM_R __m512d
+#define FN_KM_T __mmask8
+#endif
 #define FN_KM_AVAILABLE 1
 #define FN_KM_V fn_tvr
-#define FN_KM_T __mmask8
-#define FN_KM_CMP_(a, b, p) _mm512_cmp_pd_mask((__m512d)(a), (__m512d)(b), (p))
+#define FN_KM_CMP_(a, b, p) FN_KM_CMPI((FN_KM_R)(a), (FN_KM_R)(b), (p))
 #define FN_KM_LT(a, b) FN_KM_CMP_(a, b, _CMP_LT_OQ)
 #define FN_KM_GT(a, b) FN_KM_CMP_(a, b, _CMP_GT_OQ)
 #define FN_KM_LE(a, b) FN_KM_CMP_(a, b, _CMP_LE_OQ)
 #define FN_KM_EQ(a, b) FN_KM_CMP_(a, b, _CMP_EQ_OQ)
 #define FN_KM_NZ(a) FN_KM_CMP_(a, FN_TSPLAT(0.0), _CMP_NEQ_OQ)       /* NaN: no */
-#define FN_KM_SEL(k, a, b) ((fn_tv)_mm512_mask_blend_pd((k), (__m512d)(b), (__m512d)(a)))
-#define FN_KM_MIN(a, b) ((fn_tv)_mm512_min_pd((__m512d)(a), (__m512d)(b)))
-#define FN_KM_MAX(a, b) ((fn_tv)_mm512_max_pd((__m512d)(a), (__m512d)(b)))
-#define FN_KM_ALL ((__mmask8)0xFF)
+#define FN_KM_SEL(k, a, b) ((fn_tv)FN_KM_I(mask_blend)((k), (FN_KM_R)(b), (FN_KM_R)(a)))
+#define FN_KM_MIN(a, b) ((fn_tv)FN_KM_I(min)((FN_KM_R)(a), (FN_KM_R)(b)))
+#define FN_KM_MAX(a, b) ((fn_tv)FN_KM_I(max)((FN_KM_R)(a), (FN_KM_R)(b)))
+#define FN_KM_ALL ((FN_KM_T)((1u << FN_TL) - 1))
 #define FN_KM_BITS(k) ((unsigned)(k))
 #define FN_KM_SPLAT(x) FN_TSPLAT(x)
 #define FN_KM_ABS(x) FN_TABS(x)
 #define FN_KM_SQRT(x) FN_TSQRT(x)
 #define FN_KM_NEG_SIGN_TIMES(g, t) FN_SET_NEG_SIGN_TIMES(FN_KM, g, t)
 #define FN_KM_STEP_UNLESS(k, w, g, t) FN_SET_STEP_UNLESS(FN_KM, k, w, g, t)
-#endif
 #elif defined(__GNUC__)
 #define FN_TINY_TARGET __attribute__((unused))
 #define FN_TINY_OPAQUE(v) ((void)0)    /* (no contraction guard here) */
@@ -197,16 +249,18 @@ fn_tiny_supported(void)
 #endif
 }
 
-/* y = f(s) and f = f'(s) for activation code `act`: the eight-lane form of
- * _activations.h (with act a constant, only its branch is compiled; the tiny
- * kernels keep their arrays in registers). */
-#if FN_TL != 8
-#error "the lanes' activations are the eight-lane vector functions of _activations.h"
-#endif
+/* y = f(s) and f = f'(s) for activation code `act`: the form of _activations.h for
+ * a group (fn_activate_8: 8 doubles; fn_activate_f16: 16 floats); with act a
+ * constant, only its branch is compiled (the tiny kernels keep their arrays in
+ * registers). */
 FN_INLINE void
 fn_lanes_activate(ptrdiff_t act, const fn_tvr *s, fn_tvr *y, fn_tvr *f)
 {
+#ifdef FN_LANES_F32
+    fn_activate_f16((int)act, s, y, f);
+#else
     fn_activate_8((int)act, s, y, f);
+#endif
 }
 
 /* The trials' state, read and updated in place by a call: w, g and the rule's
@@ -218,7 +272,8 @@ fn_lanes_activate(ptrdiff_t act, const fn_tvr *s, fn_tvr *y, fn_tvr *f)
  * dw_prev the previous change). */
 typedef struct {
     ptrdiff_t n_groups;
-    double *w, *g, *g_prev, *dw_prev, *step, *last_error;
+    fn_real *w, *g, *g_prev, *dw_prev, *step;
+    double *last_error;
     int64_t *status;
 } fn_trials_state;
 
@@ -270,6 +325,7 @@ fn_lanes_steps_init(fn_lanes_steps *k, const fn_rule *rule)
 #define FN_R_PREFIX fn_lanes_
 #define FN_R_SUFFIX _gm
 #define FN_R_ATTR FN_INLINE
+#define FN_R_REAL fn_real
 #include "_rules.h"
 #ifdef FN_KM_AVAILABLE
 #define FN_R_SET FN_KM
@@ -277,6 +333,7 @@ fn_lanes_steps_init(fn_lanes_steps *k, const fn_rule *rule)
 #define FN_R_PREFIX fn_lanes_
 #define FN_R_SUFFIX _km
 #define FN_R_ATTR FN_TINY_TARGET FN_INLINE
+#define FN_R_REAL fn_real
 #include "_rules.h"
 #endif
 

@@ -19,9 +19,9 @@
 #define FN_T_UNROLL _Pragma("GCC unroll 16")
 
 /* acc[r][u] = sum_i w_u[i] * a_r[i] (i ascending) for rows a + r * as and unit
- * weight rows wu + u * ws (doubles). */
+ * weight rows wu + u * ws (values). */
 FN_INLINE void
-fn_trials_dot_tile(const int RT, const int UT, const fn_tv *a, ptrdiff_t as, const double *wu,
+fn_trials_dot_tile(const int RT, const int UT, const fn_tv *a, ptrdiff_t as, const fn_real *wu,
                    ptrdiff_t ws, ptrdiff_t fan, fn_tvr acc[FN_T_TILE][FN_T_TILE])
 {
     FN_T_UNROLL for (int r = 0; r < RT; r++)
@@ -40,8 +40,8 @@ fn_trials_dot_tile(const int RT, const int UT, const fn_tv *a, ptrdiff_t as, con
  * (fn_trials_activate_layer). */
 FN_INLINE void
 fn_trials_forward_tile(const int RT, const int UT, fn_tv *A, ptrdiff_t n_units, ptrdiff_t r0,
-                       ptrdiff_t u0, ptrdiff_t lo, ptrdiff_t fan, ptrdiff_t st, const double *wj,
-                       const double *bj)
+                       ptrdiff_t u0, ptrdiff_t lo, ptrdiff_t fan, ptrdiff_t st, const fn_real *wj,
+                       const fn_real *bj)
 {
     fn_tvr acc[FN_T_TILE][FN_T_TILE];
     fn_trials_dot_tile(RT, UT, A + r0 * n_units + lo, n_units, wj + u0 * fan * FN_TL,
@@ -119,14 +119,14 @@ fn_trials_activate_layer(ptrdiff_t act, fn_tv *A, fn_tv *D, ptrdiff_t nb, ptrdif
  * the inputs; fills the other units and, unless D is NULL, f'(net) into D.
  * Every sum in source order, then + bias. */
 FN_INLINE void
-fn_trials_forward_rows(const int TMAX, const ptrdiff_t *layers, ptrdiff_t n_layers, const double *w, fn_tv *A,
+fn_trials_forward_rows(const int TMAX, const ptrdiff_t *layers, ptrdiff_t n_layers, const fn_real *w, fn_tv *A,
                        fn_tv *D, ptrdiff_t nb, ptrdiff_t n_units)
 {
     for (ptrdiff_t j = 0; j < n_layers; j++) {
         const ptrdiff_t *l = layers + j * FN_L_NCOLS;
         const ptrdiff_t lo = l[FN_L_SRC_LO], fan = l[FN_L_SRC_HI] - lo;
         const ptrdiff_t st = l[FN_L_START], act = l[FN_L_ACT], size = l[FN_L_SIZE];
-        const double *wj = w + l[FN_L_W_OFF] * FN_TL, *bj = w + l[FN_L_B_OFF] * FN_TL;
+        const fn_real *wj = w + l[FN_L_W_OFF] * FN_TL, *bj = w + l[FN_L_B_OFF] * FN_TL;
 #define FN_T_FWD(RT, UT) fn_trials_forward_tile(RT, UT, A, n_units, r0, u0, lo, fan, st, wj, bj)
         FN_T_TILES(nb, size, r0, u0, FN_T_FWD)
 #undef FN_T_FWD
@@ -142,13 +142,13 @@ fn_trials_forward_rows(const int TMAX, const ptrdiff_t *layers, ptrdiff_t n_laye
 FN_INLINE void
 fn_trials_backward_tile(const int FUSE, const int RT, const int ST, fn_tv *E, fn_tv *D,
                         ptrdiff_t n_units, ptrdiff_t r0, ptrdiff_t s0, ptrdiff_t lo,
-                        ptrdiff_t fan, ptrdiff_t start, ptrdiff_t size, const double *wj)
+                        ptrdiff_t fan, ptrdiff_t start, ptrdiff_t size, const fn_real *wj)
 {
     fn_tvr acc[FN_T_TILE][FN_T_TILE];
     FN_T_UNROLL for (int r = 0; r < RT; r++)
         FN_T_UNROLL for (int c = 0; c < ST; c++) acc[r][c] = E[(r0 + r) * n_units + s0 + c];
     const fn_tv *d = D + r0 * n_units + start;
-    const double *ws = wj + (s0 - lo) * FN_TL;
+    const fn_real *ws = wj + (s0 - lo) * FN_TL;
     for (ptrdiff_t u = 0; u < size; u++) {
         fn_tvr dv[FN_T_TILE], wv[FN_T_TILE];
         FN_T_UNROLL for (int r = 0; r < RT; r++) dv[r] = d[r * n_units + u];
@@ -169,7 +169,7 @@ fn_trials_backward_tile(const int FUSE, const int RT, const int ST, fn_tv *E, fn
  * first block): dE/dw = that sum, gw not read (it starts from +0 as a
  * cleared gw would: the same sums). */
 FN_INLINE void
-fn_trials_gradient_tile(const int FIRST, const int UT, const int IT, double *gw, const fn_tv *A, const fn_tv *D,
+fn_trials_gradient_tile(const int FIRST, const int UT, const int IT, fn_real *gw, const fn_tv *A, const fn_tv *D,
                         ptrdiff_t n_units, ptrdiff_t nb, ptrdiff_t u0, ptrdiff_t i0,
                         ptrdiff_t lo, ptrdiff_t fan, ptrdiff_t start)
 {
@@ -198,7 +198,7 @@ fn_trials_gradient_tile(const int FIRST, const int UT, const int IT, double *gw,
  * layers do; _trials.pyx's gate refuses other tables). */
 FN_INLINE void
 fn_trials_backward_rows(const int TMAX, const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                        const double *w, fn_tv *D, fn_tv *E, ptrdiff_t nb, ptrdiff_t n_units)
+                        const fn_real *w, fn_tv *D, fn_tv *E, ptrdiff_t nb, ptrdiff_t n_units)
 {
     for (ptrdiff_t j = n_layers - 1; j > 0; j--) {
         const ptrdiff_t *l = layers + j * FN_L_NCOLS;
@@ -206,7 +206,7 @@ fn_trials_backward_rows(const int TMAX, const ptrdiff_t *layers, ptrdiff_t n_lay
         const ptrdiff_t start = l[FN_L_START], size = l[FN_L_SIZE];
         const ptrdiff_t back_lo = lo > n_in ? lo : n_in;   /* no dE/da for inputs */
         const ptrdiff_t prev = (l - FN_L_NCOLS)[FN_L_START];  /* layer j - 1's first unit */
-        const double *wj = w + l[FN_L_W_OFF] * FN_TL;
+        const fn_real *wj = w + l[FN_L_W_OFF] * FN_TL;
         /* earlier layers' units (shortcuts): their dE/da grows in E */
 #define FN_T_BWD(RT, ST) fn_trials_backward_tile(0, RT, ST, E, D, n_units, r0, back_lo + c0, lo, \
                                                  fan, start, size, wj)
@@ -224,14 +224,14 @@ fn_trials_backward_rows(const int TMAX, const ptrdiff_t *layers, ptrdiff_t n_lay
  * constant; the epoch's first block): stored, gw not read. */
 FN_INLINE void
 fn_trials_gradient_rows(const int FIRST, const int TMAX, const ptrdiff_t *layers,
-                        ptrdiff_t n_layers, double *gw, const fn_tv *A, const fn_tv *D,
+                        ptrdiff_t n_layers, fn_real *gw, const fn_tv *A, const fn_tv *D,
                         ptrdiff_t nb, ptrdiff_t n_units)
 {
     for (ptrdiff_t j = 0; j < n_layers; j++) {
         const ptrdiff_t *l = layers + j * FN_L_NCOLS;
         const ptrdiff_t lo = l[FN_L_SRC_LO], fan = l[FN_L_SRC_HI] - lo;
         const ptrdiff_t start = l[FN_L_START], size = l[FN_L_SIZE];
-        double *gj = gw + l[FN_L_W_OFF] * FN_TL, *gb = gw + l[FN_L_B_OFF] * FN_TL;
+        fn_real *gj = gw + l[FN_L_W_OFF] * FN_TL, *gb = gw + l[FN_L_B_OFF] * FN_TL;
         for (ptrdiff_t u = 0; u < size; u++) {
             fn_tv acc = FIRST ? FN_TSPLAT(0.0) : FN_TLOAD(gb + u * FN_TL);
             for (ptrdiff_t r = 0; r < nb; r++) acc += D[r * n_units + start + u];
@@ -247,7 +247,7 @@ fn_trials_gradient_rows(const int FIRST, const int TMAX, const ptrdiff_t *layers
 
 /* Inputs of example p broadcast into a[0 .. n_in). */
 FN_INLINE void
-fn_trials_inputs(fn_tv *a, const double *X, ptrdiff_t p, ptrdiff_t n_in)
+fn_trials_inputs(fn_tv *a, const fn_real *X, ptrdiff_t p, ptrdiff_t n_in)
 {
     for (ptrdiff_t i = 0; i < n_in; i++) a[i] = FN_TSPLAT(X[p * n_in + i]);
 }
@@ -255,7 +255,7 @@ fn_trials_inputs(fn_tv *a, const double *X, ptrdiff_t p, ptrdiff_t n_in)
 /* Inputs of example rows[k] into lane k of a[0 .. n_in) (online training:
  * each lane presents its own example). */
 FN_INLINE void
-fn_trials_gather_inputs(fn_tv *a, const double *X, const int64_t *rows, ptrdiff_t n_in)
+fn_trials_gather_inputs(fn_tv *a, const fn_real *X, const int64_t *rows, ptrdiff_t n_in)
 {
     for (ptrdiff_t i = 0; i < n_in; i++) {
         fn_tvr v;

@@ -31,7 +31,12 @@
  *                 eta_minus, step_min, step_max as values of type V);
  *   FN_R_PREFIX, FN_R_SUFFIX   a function's name is prefix, rule, suffix
  *                 (fn_lanes_rprop_gm, fn_rprop_1);
- *   FN_R_ATTR     storage class, inlining and target of the functions.
+ *   FN_R_ATTR     storage class, inlining and target of the functions;
+ *   FN_R_REAL     the scalar of the value type (double, the default; float for
+ *                 the lanes of float32 trials): the parameters the steps
+ *                 multiply by (Quickprop's, Adam's, the momentum) are converted
+ *                 to it once, in the step context (FN_R_NAME(ctx_init)), from
+ *                 the record's doubles.
  *
  * A lane of a vector instance computes what the scalar instance computes, in
  * the same operations, so the two agree bit for bit, except that where the CPU
@@ -210,6 +215,18 @@ fn_rule_epoch_value(const fn_rule *r, ptrdiff_t t, ptrdiff_t t_max, double *rate
 #define FN_R_JOIN_(a, b, c) a##b##c
 #define FN_R_JOIN(a, b, c) FN_R_JOIN_(a, b, c)
 #define FN_R_NAME(rule) FN_R_JOIN(FN_R_PREFIX, rule, FN_R_SUFFIX)
+#ifndef FN_R_REAL
+#define FN_R_REAL double
+#endif
+
+/* Quickprop's and Adam's parameters in the instance's scalar (fn_quickprop_params,
+ * fn_adam_params converted once). */
+typedef struct {
+    FN_R_REAL eps, mu, shrink, decay, threshold, momentum;
+} FN_R_NAME(qp);
+typedef struct {
+    FN_R_REAL rate, beta1, beta2, eps;
+} FN_R_NAME(ap);
 
 /* One RPROP step of one weight (Riedmiller & Braun 1993; the variants after
  * Igel & Huesken 2000), V an FN_*RPROP_* code (a constant where the caller can
@@ -262,7 +279,7 @@ FN_R_NAME(rprop)(const int V, FN_R(V) *w, const FN_R(V) *g, FN_R(V) *gp, FN_R(V)
  * (each lane's own: trials that started in different epochs decay apart). */
 FN_R_ATTR void
 FN_R_NAME(backprop)(FN_R(V) *w, const FN_R(V) *g, FN_R(V) *dw, const FN_R(V) *rate,
-                    double momentum)
+                    FN_R_REAL momentum)
 {
     const FN_R(V) d = -*rate * *g + momentum * *dw;
     *w += d;
@@ -281,7 +298,7 @@ FN_R_NAME(backprop)(FN_R(V) *w, const FN_R(V) *g, FN_R(V) *dw, const FN_R(V) *ra
  * to). Then w += step, sp = step, dp = d. */
 FN_R_ATTR void
 FN_R_NAME(quickprop)(FN_R(V) *w, const FN_R(V) *g, FN_R(V) *dp, FN_R(V) *sp,
-                     const fn_quickprop_params *q)
+                     const FN_R_NAME(qp) *q)
 {
     const FN_R(V) zero = FN_R(SPLAT)(0.0);
     const FN_R(V) d = -(*g + q->decay * *w);
@@ -307,12 +324,12 @@ FN_R_NAME(quickprop)(FN_R(V) *w, const FN_R(V) *g, FN_R(V) *dp, FN_R(V) *sp,
  * c2 = 1 - beta2^t of update t, computed once per update by the caller; values:
  * each lane's own, its trial's t). */
 FN_R_ATTR void
-FN_R_NAME(adam)(FN_R(V) *w, const FN_R(V) *g, FN_R(V) *m, FN_R(V) *v, const fn_adam_params *a,
+FN_R_NAME(adam)(FN_R(V) *w, const FN_R(V) *g, FN_R(V) *m, FN_R(V) *v, const FN_R_NAME(ap) *a,
                 const FN_R(V) *c1, const FN_R(V) *c2)
 {
     const FN_R(V) gv = *g;
-    const FN_R(V) mv = a->beta1 * *m + (1.0 - a->beta1) * gv;
-    const FN_R(V) vv = a->beta2 * *v + (1.0 - a->beta2) * (gv * gv);
+    const FN_R(V) mv = a->beta1 * *m + (FN_R_REAL)(1.0 - a->beta1) * gv;
+    const FN_R(V) vv = a->beta2 * *v + (FN_R_REAL)(1.0 - a->beta2) * (gv * gv);
     const FN_R(V) r = FN_R(SQRT)(vv / *c2);
     *w -= a->rate * (mv / *c1) / (r + a->eps);
     *m = mv;
@@ -329,7 +346,7 @@ FN_R_NAME(correct)(FN_R(T) *ok, const FN_R(V) *y, double t, double r_c, double a
 {
     if (t == 1.0) *ok &= FN_R(GT)(*y, FN_R(SPLAT)(1.0 - r_c));
     else if (t == 0.0) *ok &= FN_R(LT)(*y, FN_R(SPLAT)(r_c));
-    else *ok &= FN_R(LE)(FN_R(ABS)(*y - t), FN_R(SPLAT)(analog));
+    else *ok &= FN_R(LE)(FN_R(ABS)(*y - (FN_R_REAL)t), FN_R(SPLAT)(analog));
 }
 
 /* The step context of the instance, FN_R_NAME(ctx): what a rule's step takes
@@ -339,9 +356,9 @@ FN_R_NAME(correct)(FN_R(T) *ok, const FN_R(V) *y, double t, double r_c, double a
  * epoch's error rose), rate, c1, c2 (fn_rule_epoch_value). */
 typedef struct {
     FN_R_STEPS k;
-    fn_quickprop_params q;
-    fn_adam_params a;
-    double momentum;
+    FN_R_NAME(qp) q;
+    FN_R_NAME(ap) a;
+    FN_R_REAL momentum;
     FN_R(V) rate, c1, c2;
     FN_R(T) rose;
 } FN_R_NAME(ctx);
@@ -353,9 +370,15 @@ FN_R_NAME(ctx_init)(FN_R_NAME(ctx) *c, const fn_rule *r)
     c->k.eta_minus = FN_R(SPLAT)(r->rprop_plus.eta_minus);
     c->k.step_min = FN_R(SPLAT)(r->rprop_plus.delta_min);
     c->k.step_max = FN_R(SPLAT)(r->rprop_plus.delta_max);
-    fn_quickprop_init(&c->q, &r->quickprop);
-    fn_adam_init(&c->a, &r->adam);
-    c->momentum = r->backprop.momentum;
+    fn_quickprop_params q;
+    fn_adam_params a;
+    fn_quickprop_init(&q, &r->quickprop);
+    fn_adam_init(&a, &r->adam);
+    c->q = (FN_R_NAME(qp)){(FN_R_REAL)q.eps, (FN_R_REAL)q.mu, (FN_R_REAL)q.shrink,
+                           (FN_R_REAL)q.decay, (FN_R_REAL)q.threshold, (FN_R_REAL)q.momentum};
+    c->a = (FN_R_NAME(ap)){(FN_R_REAL)a.rate, (FN_R_REAL)a.beta1, (FN_R_REAL)a.beta2,
+                           (FN_R_REAL)a.eps};
+    c->momentum = (FN_R_REAL)r->backprop.momentum;
     c->rate = FN_R(SPLAT)(r->p[0]);
     c->c1 = c->c2 = FN_R(SPLAT)(1.0);
 }
@@ -424,5 +447,6 @@ FN_R_NAME(step)(const int R, FN_R(V) *w, const FN_R(V) *g, FN_R(V) *gp, FN_R(V) 
 #undef FN_R_PREFIX
 #undef FN_R_SUFFIX
 #undef FN_R_ATTR
+#undef FN_R_REAL
 
 #endif /* FN_R_SET */

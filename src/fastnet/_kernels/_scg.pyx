@@ -1,5 +1,7 @@
 """Scaled conjugate gradient (Møller 1993) for many trials at once, side by side in
 vector lanes, each lane taking trial after trial from a queue (see _scg_lanes.h)."""
+import numpy as np
+
 from libc.stdint cimport int64_t
 from cpython.pyport cimport PY_SSIZE_T_MAX
 
@@ -85,7 +87,7 @@ cdef Py_ssize_t _check_net(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
     return layers[L - 1, 0] + layers[L - 1, 1]
 
 
-def scg_queue(const Py_ssize_t[:, ::1] layers not None, Py_ssize_t n_in,
+def _scg_queue64(const Py_ssize_t[:, ::1] layers not None, Py_ssize_t n_in,
               const double[:, ::1] X not None, const double[:, ::1] T not None,
               const double[:, ::1] w0 not None, double[:, ::1] w_out not None,
               int64_t[::1] epochs not None, int64_t[::1] checks not None,
@@ -94,38 +96,7 @@ def scg_queue(const Py_ssize_t[:, ::1] layers not None, Py_ssize_t n_in,
               double[::1] state not None, double[::1] work not None, double sigma,
               double lambda1, double w_limit, double r_c, double analog, Py_ssize_t t_max,
               double sse_scale=1.0, bint check=True, double below=-1.0):
-    """Train every trial of a queue by SCG, each from its initial weights until it
-    stops, in the lanes of one group (each lane takes trial after trial; see
-    _scg_lanes.h).
-
-    Parameters
-    ----------
-    layers, n_in : the network's layer table and input count.
-    X, T : (n, n_in) inputs and (n, n_out) targets, shared by all trials.
-    w0 : (K, n_w) each trial's initial weights.
-    w_out : (K, n_w) the weights each trial stopped with.
-    epochs, checks, reason : (K,) int64: the epochs it trained, the success checks
-        run, why it stopped (a key of REASONS).
-    counts : (3, K) int64: its probe passes, error evaluations, gradient passes.
-    first, low : (K,) its initial error, its smallest at an iteration's start.
-    history : (K, ld >= t_max) its error at each iteration's start times
-        sse_scale, or None.
-    state : state_size(n_w) doubles of scratch; work : work_size(n_units).
-    sigma, lambda1 : SCG's σ > 0 and λ₁ > 0.
-    w_limit : a trial point with a weight of this magnitude or more (or NaN) ends
-        the run (UNSAFE).
-    r_c, analog : Hamey's check (r_c in (0, 0.5]; analog < 0: only targets 0
-        and 1 can be right).
-    t_max : the most epochs a trial trains (>= 1).
-    check : whether Hamey's check runs after every epoch (stopping the trials
-        that pass it, "correct"); without it ``checks`` are 0.
-    below : a trial whose error at an iteration's start times sse_scale is below
-        it stops after that iteration, "error_below" (< 0: never).
-
-    Returns
-    -------
-    status : int, DONE or UNSAFE (the outputs then incomplete).
-    """
+    """scg_queue in float64 (its gate and kernel)."""
     cdef Py_ssize_t K = w0.shape[0], n_w = w0.shape[1]
     cdef Py_ssize_t n_units = _check_net(layers, n_in, X, T, n_w)
     if w_out.shape[0] != K or w_out.shape[1] != n_w:
@@ -155,4 +126,72 @@ def scg_queue(const Py_ssize_t[:, ::1] layers not None, Py_ssize_t n_in,
     with nogil:
         status = fn_scg_run(&layers[0, 0], layers.shape[0], n_in, n_units, n_w, X.shape[0],
                             &X[0, 0], &T[0, 0], T.shape[1], &par, &q, &state[0], &work[0])
+    return status
+
+
+#: The arguments of scg_queue, in order.
+_QUEUE_ARGS = ("layers", "n_in", "X", "T", "w0", "w_out", "epochs", "checks", "reason", "counts",
+               "first", "low", "history", "state", "work")
+
+
+def scg_queue(*args, **kw):
+    """Train every trial of a queue by SCG, each from its initial weights until it
+    stops, in the lanes of one group (each lane takes trial after trial; see
+    _scg_lanes.h).
+
+    Parameters
+    ----------
+    layers, n_in : the network's layer table and input count.
+    X, T : (n, n_in) inputs and (n, n_out) targets, shared by all trials.
+    w0 : (K, n_w) each trial's initial weights.
+    w_out : (K, n_w) the weights each trial stopped with.
+    epochs, checks, reason : (K,) int64: the epochs it trained, the success checks
+        run, why it stopped (a key of REASONS).
+    counts : (3, K) int64: its probe passes, error evaluations, gradient passes.
+    first, low : (K,) its initial error, its smallest at an iteration's start.
+    history : (K, ld >= t_max) its error at each iteration's start times
+        sse_scale, or None.
+    state : state_size(n_w) doubles of scratch; work : work_size(n_units).
+    sigma, lambda1 : SCG's σ > 0 and λ₁ > 0.
+    w_limit : a trial point with a weight of this magnitude or more (or NaN) ends
+        the run (UNSAFE).
+    r_c, analog : Hamey's check (r_c in (0, 0.5]; analog < 0: only targets 0
+        and 1 can be right).
+    t_max : the most epochs a trial trains (>= 1).
+    check : whether Hamey's check runs after every epoch (stopping the trials
+        that pass it, "correct"); without it ``checks`` are 0.
+    below : a trial whose error at an iteration's start times sse_scale is below
+        it stops after that iteration, "error_below" (< 0: never).
+
+    float32 X, T, w0, w_out, state and work (all of them) train in float64: the data
+    and the initial weights converted once, the weights each trial stopped with rounded
+    to float32 into w_out, the scratch of float64 made here (SCG's float32 trials run
+    through the float64 kernel; the lanes' rules have float32 kernels of their own,
+    _trials32).
+
+    Returns
+    -------
+    status : int, DONE or UNSAFE (the outputs then incomplete).
+    """
+    given = dict(zip(_QUEUE_ARGS, args))
+    X = given["X"] if "X" in given else kw.get("X")
+    if getattr(getattr(X, "dtype", None), "char", "d") != "f":
+        return _scg_queue64(*args, **kw)
+    given.update({k: v for k, v in kw.items() if k in _QUEUE_ARGS})
+    others = {k: v for k, v in kw.items() if k not in _QUEUE_ARGS}
+    for name in ("T", "w0", "w_out", "state", "work"):
+        dt = getattr(given.get(name), "dtype", None)
+        if dt is not None and dt.char != "f":
+            raise TypeError(f"kernel: `{name}` must be float32 as `X` is (all the real-valued "
+                            f"arrays but the errors of one scg_queue call share a dtype), got "
+                            f"{dt.name}")
+    w_out = given["w_out"]
+    w64 = np.empty(w_out.shape)
+    for name in ("X", "T", "w0"):
+        given[name] = np.ascontiguousarray(given[name], np.float64)
+    given["state"], given["work"] = np.zeros(len(given["state"])), np.zeros(len(given["work"]))
+    given["w_out"] = w64
+    status = _scg_queue64(*[given[name] for name in _QUEUE_ARGS], *args[len(_QUEUE_ARGS):],
+                          **others)
+    w_out[...] = w64
     return status

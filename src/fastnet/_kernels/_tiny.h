@@ -33,16 +33,30 @@
  * activations known to the compiler); any other pair trains in the generic
  * kernel: a pair chosen per call would compile every activation into every
  * unit of the unrolled epoch (half this module's build time). */
+#ifdef FN_LANES_F32
+/* float32 (_trials32): the shape without shortcuts and the pairs of Proben1's units, the
+ * timing study's default network and Hamey's; the others train in the generic kernel.
+ * Every shape and pair made the float instance's module compile in 49 s, these in 32
+ * (the install's minute on two cores holds both value types). */
+#define FN_TINY_SHAPES(X) X(2, 2, 1, 0)
+#define FN_TINY_PAIRS(X) X(PROBEN1, LINEAR) X(TANH, LOGISTIC) X(LOGISTIC, LOGISTIC)
+#else
 #define FN_TINY_SHAPES(X) X(2, 2, 1, 1) X(2, 2, 1, 0)
 #define FN_TINY_PAIRS(X) X(PROBEN1, LINEAR) X(PROBEN1, PROBEN1) X(TANH, LOGISTIC) \
     X(LOGISTIC, LOGISTIC) X(RELU, LINEAR) X(RELU, LOGISTIC)
+#endif
 
 /* The pairs and RPROP variants whose epoch loop is compiled for that variant alone
  * (no switch around the update: 4-8 % of a 1000 x 200 XOR 2-2-1 call with Proben1's network, the
  * form of Proben1's and timing studies' many trials); every other variant of every
  * pair switches around its update, which keeps the module's compile time (each
  * specialised loop costs about a second of it). */
+#ifdef FN_LANES_F32
+/* (float32: the timing study's default network with iRPROP- in place of Proben1's rprop+) */
+#define FN_TINY_FIXED(X) X(PROBEN1, LINEAR, IRPROP_MINUS) X(TANH, LOGISTIC, IRPROP_MINUS)
+#else
 #define FN_TINY_FIXED(X) X(PROBEN1, LINEAR, IRPROP_MINUS) X(PROBEN1, LINEAR, RPROP_PLUS)
+#endif
 
 /* The pairs whose queue of trials (timing studies: fn_trials_queue) has a tiny
  * kernel: the study's default network (tanh hidden, logistic outputs) and
@@ -83,6 +97,55 @@
 #define FN_TINY_CORRECT fn_lanes_correct_gm
 #endif
 
+/* The lanes' errors (fn_te, doubles at both value types) compared: FN_TINY_ECMP(a,
+ * b, P) the lanes where predicate P (_CMP_GT_OQ, _CMP_EQ_OQ) holds, as bits;
+ * FN_TINY_EMAX(a, b) a where a > b, else b (NaN: b, as maxpd); FN_GM_EBITS(k)
+ * an error mask's lanes as bits. For doubles they are the value type's own. */
+#if defined(FN_KM_AVAILABLE) && defined(FN_LANES_F32)
+#define FN_TINY_ECMP(a, b, P) __extension__({                                          \
+    const fn_te a_ = (a), b_ = (b);                                                    \
+    __m512d a0_, a1_, b0_, b1_;                                                        \
+    memcpy(&a0_, &a_, 64); memcpy(&a1_, (const char *)&a_ + 64, 64);                   \
+    memcpy(&b0_, &b_, 64); memcpy(&b1_, (const char *)&b_ + 64, 64);                   \
+    (unsigned)_mm512_kunpackb(_mm512_cmp_pd_mask(a1_, b1_, P),                         \
+                              _mm512_cmp_pd_mask(a0_, b0_, P)); })
+#define FN_TINY_EMAX(a, b) __extension__({ const fn_te a_ = (a), b_ = (b);            \
+    FN_TESEL(a_ > b_, a_, b_); })
+#elif defined(FN_KM_AVAILABLE)
+#define FN_TINY_ECMP(a, b, P) FN_KM_BITS(FN_KM_CMP_(a, b, P))
+#define FN_TINY_EMAX(a, b) FN_KM_MAX(a, b)
+#else
+#define FN_TINY_ECMP(a, b, P) ((P) == _CMP_GT_OQ ? fn_gm_ebits_(a > b) : fn_gm_ebits_(a == b))
+#define FN_TINY_EMAX(a, b) __extension__({ const fn_te a_ = (a), b_ = (b);            \
+    FN_TESEL(a_ > b_, a_, b_); })
+#ifndef _CMP_GT_OQ
+#define _CMP_GT_OQ 0x1e
+#define _CMP_EQ_OQ 0x00
+#endif
+#endif
+/* FN_TINY_EGT(a, b): a > b of errors as a mask of FN_TK (RPROP's "the error rose"). */
+#if !defined(FN_LANES_F32)
+#define FN_TINY_EGT(a, b) FN_TK(GT)(a, b)
+#elif defined(FN_KM_AVAILABLE)
+#define FN_TINY_EGT(a, b) ((FN_TK(T))FN_TINY_ECMP(a, b, _CMP_GT_OQ))
+#else
+#define FN_TINY_EGT(a, b) FN_TM_OF((a) > (b))
+#endif
+#ifdef FN_LANES_F32
+#define FN_GM_EBITS(k) __extension__({ fn_tem k_ = (k); fn_gm_ebits(&k_); })
+#else
+#define FN_GM_EBITS(k) FN_GM_BITS(k)
+#endif
+#define fn_gm_ebits_(k) FN_GM_EBITS(k)
+
+FN_INLINE unsigned
+fn_gm_ebits(const fn_tem *k)
+{
+    unsigned b = 0;
+    for (int i = 0; i < FN_TL; i++) b |= (unsigned)((*k)[i] != 0) << i;
+    return b;
+}
+
 /* The canonical layer table of a one-hidden-layer network (network.py's
  * layout): hidden units from the inputs, outputs from [lo, n_in + n_h) with lo 0
  * (shortcuts) or n_in. Returns 1 and the sizes if `layers` is one. */
@@ -105,6 +168,8 @@ fn_tiny_shape(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdi
 
 #ifdef FN_KM_AVAILABLE
 typedef long long fn_tiny_idx __attribute__((vector_size(8 * sizeof(long long))));
+typedef double fn_tiny_d8 __attribute__((vector_size(8 * sizeof(double))));
+typedef double fn_tiny_d8u __attribute__((vector_size(8 * sizeof(double)), aligned(8)));
 
 /* dst[k * ld + j] = src[j * 8 + k] for j, k < 8: eight vectors of eight lanes
  * (lane k of vector j: row k's value j) into their eight rows, in three rounds of
@@ -114,10 +179,14 @@ typedef long long fn_tiny_idx __attribute__((vector_size(8 * sizeof(long long)))
  * 1000 x 200: 1.6 MB), and its writes would otherwise first read each line
  * (ordered by the fence at the end of the kernel call, fn_tiny). */
 FN_TINY_TARGET FN_INLINE void
-fn_tiny_transpose8(const double *src, double *dst, ptrdiff_t ld)
+fn_tiny_transpose8(const double *src, ptrdiff_t ss, double *dst, ptrdiff_t ld)
 {
-    fn_tvr r[8], t[8];
-    for (int j = 0; j < 8; j++) r[j] = FN_TLOAD(src + j * 8);
+    fn_tiny_d8 r[8], t[8];
+    for (int j = 0; j < 8; j++) {
+        fn_tiny_d8u v;
+        memcpy(&v, src + j * ss, sizeof v);
+        r[j] = v;
+    }
     /* pairs of elements, then pairs of pairs, then halves */
     for (int j = 0; j < 8; j += 2) {
         t[j] = __builtin_shuffle(r[j], r[j + 1], (fn_tiny_idx){0, 8, 2, 10, 4, 12, 6, 14});
@@ -137,7 +206,10 @@ fn_tiny_transpose8(const double *src, double *dst, ptrdiff_t ld)
     if ((((uintptr_t)dst | (uintptr_t)ld * sizeof(double)) & 63) == 0)
         for (int k = 0; k < 8; k++) _mm512_stream_pd(dst + k * ld, (__m512d)t[k]);
     else
-        for (int k = 0; k < 8; k++) FN_TSTORE(dst + k * ld, t[k]);
+        for (int k = 0; k < 8; k++) {
+            const fn_tiny_d8u v = t[k];
+            memcpy(dst + k * ld, &v, sizeof v);
+        }
 }
 #endif
 
@@ -152,11 +224,11 @@ FN_TINY_TARGET static __attribute__((noinline)) void
 fn_tiny_flush(const double *sbuf, ptrdiff_t e0, ptrdiff_t e1, const ptrdiff_t *grps,
               double *sse_out, ptrdiff_t ld, double *top)
 {
-    fn_tvr m = FN_TSPLAT(*top);
+    fn_te m = FN_TESPLAT(*top);
     FN_TINY_UNROLL for (int q = 0; q < FN_TINY_Q; q++)
         for (ptrdiff_t e = e0; e < e1; e++) {
-            const fn_tv v = FN_TLOAD(sbuf + (q * FN_TINY_CHUNK + e - e0) * FN_TL);
-            m = FN_TK(MAX)(v, m);              /* (NaN: m) */
+            const fn_teu v = FN_TELOAD(sbuf + (q * FN_TINY_CHUNK + e - e0) * FN_TL);
+            m = FN_TINY_EMAX(v, m);              /* (NaN: m) */
         }
     double t = *top;
     for (int k = 0; k < FN_TL; k++)
@@ -167,7 +239,9 @@ fn_tiny_flush(const double *sbuf, ptrdiff_t e0, ptrdiff_t e1, const ptrdiff_t *g
         double *dst = sse_out + grps[q] * FN_TL * ld;
         ptrdiff_t e = e0;
 #ifdef FN_KM_AVAILABLE
-        for (; e + 8 <= e1; e += 8, src += 8 * FN_TL) fn_tiny_transpose8(src, dst + e, ld);
+        for (; e + 8 <= e1; e += 8, src += 8 * FN_TL)
+            for (int h = 0; h < FN_TL; h += 8)      /* (float32: two halves of 8 lanes) */
+                fn_tiny_transpose8(src + h, FN_TL, dst + h * ld + e, ld);
 #endif
         for (; e < e1; e++, src += FN_TL)
             for (int k = 0; k < FN_TL; k++) dst[k * ld + e] = src[k];
@@ -195,7 +269,7 @@ fn_tiny_flush(const double *sbuf, ptrdiff_t e0, ptrdiff_t e1, const ptrdiff_t *g
  * fn_trials_forward_rows, sum by sum. The inputs come broadcast from XB. */
 FN_TINY_TARGET FN_INLINE void
 FN_TINY_NAME(fn_tiny_forward)(const int HA, const int OA, const fn_tvr *W, fn_tvr *A, fn_tvr *F,
-                              const double *XB, ptrdiff_t p)
+                              const fn_real *XB, ptrdiff_t p)
 {
     FN_TINY_UNROLL for (int i = 0; i < TI; i++) A[i] = FN_TLOAD(XB + (p * TI + i) * FN_TL);
     FN_TINY_UNROLL for (int u = 0; u < TH; u++) {
@@ -216,7 +290,8 @@ FN_TINY_NAME(fn_tiny_forward)(const int HA, const int OA, const fn_tvr *W, fn_tv
 /* A group's registers: weights, gradient, RPROP state (TNW each), last and
  * this epoch's error. */
 typedef struct {
-    fn_tvr W[TNW], G[TNW], GP[TNW], S[TNW], DW[TNW], last, sse;
+    fn_tvr W[TNW], G[TNW], GP[TNW], S[TNW], DW[TNW];
+    fn_te last, sse;
 } FN_TINY_NAME(fn_tiny_group);
 
 /* Group grp's state (g, as it is now) for the lanes of the bit set `lanes`,
@@ -224,7 +299,7 @@ typedef struct {
  * variable lane would keep them out of registers. */
 FN_TINY_TARGET FN_INLINE void
 FN_TINY_NAME(fn_tiny_save)(const FN_TINY_NAME(fn_tiny_group) *g, unsigned lanes, ptrdiff_t grp,
-                           const fn_trials_state *st, double *snap)
+                           const fn_trials_state *st, fn_real *snap)
 {
     FN_TINY_UNROLL for (int c = 0; c < TNW; c++) {
         FN_TSTORE(snap + (0 * TNW + c) * FN_TL, g->W[c]);
@@ -233,28 +308,30 @@ FN_TINY_NAME(fn_tiny_save)(const FN_TINY_NAME(fn_tiny_group) *g, unsigned lanes,
         FN_TSTORE(snap + (3 * TNW + c) * FN_TL, g->S[c]);
         FN_TSTORE(snap + (4 * TNW + c) * FN_TL, g->DW[c]);
     }
-    FN_TSTORE(snap + 5 * TNW * FN_TL, g->last);
+    double last[FN_TL];
+    FN_TESTORE(last, g->last);
     const ptrdiff_t o = grp * TNW * FN_TL;
-    double *dst[5] = {st->w + o, st->g + o, st->g_prev + o, st->step + o, st->dw_prev + o};
+    fn_real *dst[5] = {st->w + o, st->g + o, st->g_prev + o, st->step + o, st->dw_prev + o};
     for (int k = 0; k < FN_TL; k++) {
         if (!(lanes >> k & 1)) continue;
         for (int a = 0; a < 5; a++)
             for (int c = 0; c < TNW; c++) dst[a][c * FN_TL + k] = snap[(a * TNW + c) * FN_TL + k];
-        st->last_error[grp * FN_TL + k] = snap[5 * TNW * FN_TL + k];
+        st->last_error[grp * FN_TL + k] = last[k];
     }
 }
 
 /* Example p's share of the epoch's error and gradient (into g->sse, g->G) of a
  * group, from its forward pass A, F (F is overwritten). */
 FN_TINY_TARGET FN_INLINE void
-FN_TINY_NAME(fn_tiny_backward)(FN_TINY_NAME(fn_tiny_group) *g, ptrdiff_t p, const double *T,
+FN_TINY_NAME(fn_tiny_backward)(FN_TINY_NAME(fn_tiny_group) *g, ptrdiff_t p, const fn_real *T,
                                const fn_tvr *A, fn_tvr *F)
 {
     fn_tvr DO[TO];
     /* dE/dnet of the outputs (E = sum (y - t)^2), of the hidden units */
     FN_TINY_UNROLL for (int o = 0; o < TO; o++) {
         const fn_tv res = A[TI + TH + o] - T[p * TO + o];
-        g->sse += res * res;
+        const fn_teu re = FN_TE(res);
+        g->sse += re * re;
         DO[o] = F[TH + o] * (2.0 * res);
     }
     FN_TINY_UNROLL for (int h = 0; h < TH; h++) {
@@ -275,7 +352,7 @@ FN_TINY_NAME(fn_tiny_backward)(FN_TINY_NAME(fn_tiny_group) *g, ptrdiff_t p, cons
 /* Example p's share of the epoch's error and gradient of a group at its weights. */
 FN_TINY_TARGET FN_INLINE void
 FN_TINY_NAME(fn_tiny_gradient)(const int HA, const int OA, FN_TINY_NAME(fn_tiny_group) *g,
-                               ptrdiff_t p, const double *XB, const double *T)
+                               ptrdiff_t p, const fn_real *XB, const fn_real *T)
 {
     fn_tvr A[TNU], F[TH + TO];
     FN_TINY_NAME(fn_tiny_forward)(HA, OA, g->W, A, F, XB, p);
@@ -285,7 +362,7 @@ FN_TINY_NAME(fn_tiny_gradient)(const int HA, const int OA, FN_TINY_NAME(fn_tiny_
 /* Hamey's success check of a group at its weights: the lanes that pass. */
 FN_TINY_TARGET FN_INLINE unsigned
 FN_TINY_NAME(fn_tiny_check)(const int HA, const int OA, const FN_TINY_NAME(fn_tiny_group) *g,
-                              ptrdiff_t n, const double *XB, const double *T, double r_c,
+                              ptrdiff_t n, const fn_real *XB, const fn_real *T, double r_c,
                               double analog)
 {
     FN_TK(T) ok = FN_TK(ALL);
@@ -308,14 +385,14 @@ FN_TINY_NAME(fn_tiny_check)(const int HA, const int OA, const FN_TINY_NAME(fn_ti
 FN_TINY_TARGET FN_INLINE void
 FN_TINY_NAME(fn_tiny_epoch)(const int HA, const int OA, const int CHECK,
                             FN_TINY_NAME(fn_tiny_group) *gr, FN_TK(T) *ok, ptrdiff_t n,
-                            const double *XB, const double *T, double r_c, double analog)
+                            const fn_real *XB, const fn_real *T, double r_c, double analog)
 {
     const int Q = FN_TINY_Q;
     const fn_tv zero = FN_TSPLAT(0.0);
     const int ahead = HA == FN_ACT_TANH || HA == FN_ACT_LOGISTIC || OA == FN_ACT_TANH
         || OA == FN_ACT_LOGISTIC;
     FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
-        gr[q].sse = zero;
+        gr[q].sse = FN_TESPLAT(0.0);
         FN_TINY_UNROLL for (int c = 0; c < TNW; c++) gr[q].G[c] = zero;
         if (CHECK) ok[q] = FN_TK(ALL);
     }
@@ -368,7 +445,7 @@ FN_TINY_NAME(fn_tiny_update)(const int V, FN_TINY_NAME(fn_tiny_group) *gr,
     const int Q = FN_TINY_Q;
 #define FN_TINY_UPDATE(VV)                                                              \
     FN_TINY_UNROLL for (int q = 0; q < Q; q++) {                                        \
-        const FN_TK(T) rose = FN_TK(GT)(gr[q].sse, gr[q].last);                         \
+        const FN_TK(T) rose = FN_TINY_EGT(gr[q].sse, gr[q].last);                      \
         FN_TINY_UNROLL for (int c = 0; c < TNW; c++)                                    \
             FN_TINY_RPROP(VV, &gr[q].W[c], &gr[q].G[c], &gr[q].GP[c], &gr[q].S[c],      \
                           &gr[q].DW[c], &rose, k);                                      \
@@ -403,7 +480,7 @@ FN_TINY_NAME(fn_tiny_load)(FN_TINY_NAME(fn_tiny_group) *gr, const ptrdiff_t *grp
             gr[q].S[c] = FN_TLOAD(st->step + off[q] + c * FN_TL);
             gr[q].DW[c] = FN_TLOAD(st->dw_prev + off[q] + c * FN_TL);
         }
-        gr[q].last = FN_TLOAD(st->last_error + grps[q] * FN_TL);
+        gr[q].last = FN_TELOAD(st->last_error + grps[q] * FN_TL);
     }
     return any;
 }
@@ -413,7 +490,7 @@ FN_TINY_NAME(fn_tiny_load)(FN_TINY_NAME(fn_tiny_group) *gr, const ptrdiff_t *grp
 FN_TINY_TARGET FN_INLINE void
 FN_TINY_NAME(fn_tiny_store)(const FN_TINY_NAME(fn_tiny_group) *gr, const ptrdiff_t *grps,
                             const fn_trials_state *st, const ptrdiff_t *off,
-                            const unsigned *live, double *snap)
+                            const unsigned *live, fn_real *snap)
 {
     const unsigned full = (1u << FN_TL) - 1;
     FN_TINY_UNROLL for (int q = 0; q < FN_TINY_Q; q++) {
@@ -425,7 +502,7 @@ FN_TINY_NAME(fn_tiny_store)(const FN_TINY_NAME(fn_tiny_group) *gr, const ptrdiff
                 FN_TSTORE(st->step + off[q] + c * FN_TL, gr[q].S[c]);
                 FN_TSTORE(st->dw_prev + off[q] + c * FN_TL, gr[q].DW[c]);
             }
-            FN_TSTORE(st->last_error + grps[q] * FN_TL, gr[q].last);
+            FN_TESTORE(st->last_error + grps[q] * FN_TL, gr[q].last);
         } else if (live[q]) {
             FN_TINY_NAME(fn_tiny_save)(&gr[q], live[q], grps[q], st, snap);
         }
@@ -436,7 +513,7 @@ FN_TINY_NAME(fn_tiny_store)(const FN_TINY_NAME(fn_tiny_group) *gr, const ptrdiff
  * into memory, out of live[q]. */
 FN_TINY_TARGET FN_INLINE void
 FN_TINY_NAME(fn_tiny_freeze)(const FN_TINY_NAME(fn_tiny_group) *g, unsigned lanes, ptrdiff_t grp,
-                             const fn_trials_state *st, double *snap, int64_t s, unsigned *live)
+                             const fn_trials_state *st, fn_real *snap, int64_t s, unsigned *live)
 {
     FN_TINY_NAME(fn_tiny_save)(g, lanes, grp, st, snap);
     for (int l = 0; l < FN_TL; l++)
@@ -456,9 +533,9 @@ FN_TINY_NAME(fn_tiny_freeze)(const FN_TINY_NAME(fn_tiny_group) *g, unsigned lane
  * handled in scalar code once per epoch). */
 FN_TINY_TARGET FN_INLINE void
 FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff_t *grps,
-                          ptrdiff_t n, const double *XB, const double *T,
+                          ptrdiff_t n, const fn_real *XB, const fn_real *T,
                           const fn_trials_state *state, const fn_rule *rule,
-                          const fn_trials_epochs *run, double *snap)
+                          const fn_trials_epochs *run, fn_real *snap)
 {
     /* (local copies, read once: the stores through double pointers would
      * otherwise make the compiler reload the fields) */
@@ -469,7 +546,7 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
     fn_lanes_steps k = {0};
     fn_lanes_steps_init(&k, rule);
     const int Q = FN_TINY_Q;
-    const fn_tv zero = FN_TSPLAT(0.0), scale = FN_TSPLAT(ep_.sse_scale);
+    const fn_teu zero = FN_TESPLAT(0.0), scale = FN_TESPLAT(ep_.sse_scale);
     /* Each epoch's errors (times sse_scale) wait here, whole vectors, for their
      * scattered places in sse_out: lane k's is row k. */
     double sbuf[FN_TINY_Q * FN_TINY_CHUNK * FN_TL];
@@ -482,9 +559,9 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
     for (; ep < ep_.n_epochs && any; ep++) {
         FN_TINY_NAME(fn_tiny_epoch)(HA, OA, 0, gr, (FN_TK(T) *)NULL, n, XB, T, 0.0, 0.0);
         FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
-            FN_TSTORE(sbuf + (q * FN_TINY_CHUNK + ep - ep0) * FN_TL, gr[q].sse * scale);
+            FN_TESTORE(sbuf + (q * FN_TINY_CHUNK + ep - ep0) * FN_TL, gr[q].sse * scale);
             /* Lanes whose error is not finite stop here, un-updated. */
-            const unsigned bad = ~FN_TK(BITS)(FN_TK(EQ)(gr[q].sse - gr[q].sse, zero)) & live[q];
+            const unsigned bad = ~FN_TINY_ECMP(gr[q].sse - gr[q].sse, zero, _CMP_EQ_OQ) & live[q];
             if (__builtin_expect(bad != 0, 0))
                 FN_TINY_NAME(fn_tiny_freeze)(&gr[q], bad, grps[q], &st, snap, ep + 1, &live[q]);
         }
@@ -517,17 +594,18 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
  * the others. */
 FN_TINY_TARGET FN_INLINE unsigned
 FN_TINY_NAME(fn_tiny_take)(FN_TINY_NAME(fn_tiny_group) *g, unsigned lanes, ptrdiff_t *trial,
-                           fn_trials_queue *qu, double *snap)
+                           fn_trials_queue *qu, fn_real *snap)
 {
-    double *sw = snap, *sgp = snap + TNW * FN_TL, *sdw = sgp + TNW * FN_TL;
-    double *ss = sdw + TNW * FN_TL, *sl = ss + TNW * FN_TL;
+    fn_real *sw = snap, *sgp = snap + TNW * FN_TL, *sdw = sgp + TNW * FN_TL;
+    fn_real *ss = sdw + TNW * FN_TL;
+    double sl[FN_TL];
     FN_TINY_UNROLL for (int c = 0; c < TNW; c++) {
         FN_TSTORE(sw + c * FN_TL, g->W[c]);
         FN_TSTORE(sgp + c * FN_TL, g->GP[c]);
         FN_TSTORE(sdw + c * FN_TL, g->DW[c]);
         FN_TSTORE(ss + c * FN_TL, g->S[c]);
     }
-    FN_TSTORE(sl, g->last);
+    FN_TESTORE(sl, g->last);
     unsigned took = 0;
     for (int l = 0; l < FN_TL; l++) {
         if (!(lanes >> l & 1)) continue;
@@ -540,14 +618,14 @@ FN_TINY_NAME(fn_tiny_take)(FN_TINY_NAME(fn_tiny_group) *g, unsigned lanes, ptrdi
         g->DW[c] = FN_TLOAD(sdw + c * FN_TL);
         g->S[c] = FN_TLOAD(ss + c * FN_TL);
     }
-    g->last = FN_TLOAD(sl);
+    g->last = FN_TELOAD(sl);
     return took;
 }
 
 /* A queue group's record of its lanes' trials (fn_trials_queue): epochs
  * trained t, the first, largest (at epoch top_ep) and smallest error. */
 typedef struct {
-    fn_tvr t, first, top, top_ep, low;
+    fn_te t, first, top, top_ep, low;
 } FN_TINY_NAME(fn_tiny_record);
 
 /* Lanes `lanes` of group g (record r) stop, why[l] each: into the queue. */
@@ -555,15 +633,15 @@ FN_TINY_TARGET static __attribute__((noinline)) void
 FN_TINY_NAME(fn_tiny_finish)(const FN_TINY_NAME(fn_tiny_group) *g,
                              const FN_TINY_NAME(fn_tiny_record) *r, unsigned lanes,
                              const ptrdiff_t *trial, const int64_t *why, fn_trials_queue *qu,
-                             double *snap)
+                             fn_real *snap)
 {
     double t[FN_TL], first[FN_TL], top[FN_TL], top_ep[FN_TL], low[FN_TL];
     FN_TINY_UNROLL for (int c = 0; c < TNW; c++) FN_TSTORE(snap + c * FN_TL, g->W[c]);
-    FN_TSTORE(t, r->t);
-    FN_TSTORE(first, r->first);
-    FN_TSTORE(top, r->top);
-    FN_TSTORE(top_ep, r->top_ep);
-    FN_TSTORE(low, r->low);
+    FN_TESTORE(t, r->t);
+    FN_TESTORE(first, r->first);
+    FN_TESTORE(top, r->top);
+    FN_TESTORE(top_ep, r->top_ep);
+    FN_TESTORE(low, r->low);
     for (int l = 0; l < FN_TL; l++) {
         if (!(lanes >> l & 1)) continue;
         const ptrdiff_t i = trial[l], e = (ptrdiff_t)t[l];
@@ -585,36 +663,36 @@ FN_TINY_NAME(fn_tiny_finish)(const FN_TINY_NAME(fn_tiny_group) *g,
 FN_TINY_TARGET FN_INLINE unsigned
 FN_TINY_NAME(fn_tiny_queue_epoch)(FN_TINY_NAME(fn_tiny_group) *g, FN_TINY_NAME(fn_tiny_record) *r,
                                   FN_TK(T) ok, unsigned *live, const ptrdiff_t *trial,
-                                  const fn_trials_epochs *e, fn_trials_queue *qu, double *snap,
+                                  const fn_trials_epochs *e, fn_trials_queue *qu, fn_real *snap,
                                   double *top_all, unsigned *below)
 {
-    const fn_tv zero = FN_TSPLAT(0.0), one = FN_TSPLAT(1.0), scale = FN_TSPLAT(e->sse_scale);
-    const fn_tv t_max = FN_TSPLAT((double)e->t_max), below_v = FN_TSPLAT(qu->below);
+    const fn_teu zero = FN_TESPLAT(0.0), one = FN_TESPLAT(1.0), scale = FN_TESPLAT(e->sse_scale);
+    const fn_teu t_max = FN_TESPLAT((double)e->t_max), below_v = FN_TESPLAT(qu->below);
     const unsigned full = (1u << FN_TL) - 1;
-    const fn_tv sc = g->sse * scale, tq = r->t;
-    const unsigned right = e->check_every > 0 ? FN_TK(BITS)(ok) & FN_GM_BITS(tq >= one) : 0;
-    const unsigned ends = FN_GM_BITS(tq >= t_max);
-    const unsigned bad = ~FN_GM_BITS(g->sse - g->sse == zero);
+    const fn_teu sc = g->sse * scale, tq = r->t;
+    const unsigned right = e->check_every > 0 ? FN_TK(BITS)(ok) & FN_GM_EBITS(tq >= one) : 0;
+    const unsigned ends = FN_GM_EBITS(tq >= t_max);
+    const unsigned bad = ~FN_GM_EBITS(g->sse - g->sse == zero);
     const unsigned stopped = *live & (right | ends | bad);
     if (__builtin_expect(stopped != 0, 0)) {
         int64_t why[FN_TL];
         double tl[FN_TL];
-        FN_TSTORE(tl, tq);
+        FN_TESTORE(tl, tq);
         for (int l = 0; l < FN_TL; l++)
             why[l] = fn_trials_why((ptrdiff_t)tl[l], right >> l & 1, 0, !(bad >> l & 1), e);
         FN_TINY_NAME(fn_tiny_finish)(g, r, stopped, trial, why, qu, snap);
         *live &= ~stopped;
     }
     /* the records of the lanes that train on (the others are refilled or idle) */
-    const fn_tm up = sc > r->top;
-    r->top_ep = FN_TSEL(up, tq + one, r->top_ep);
-    r->top = FN_TSEL(up, sc, r->top);
-    r->low = FN_TSEL(sc < r->low, sc, r->low);
-    r->first = FN_TSEL(tq == zero, sc, r->first);
+    const fn_tem up = sc > r->top;
+    r->top_ep = FN_TESEL(up, tq + one, r->top_ep);
+    r->top = FN_TESEL(up, sc, r->top);
+    r->low = FN_TESEL(sc < r->low, sc, r->low);
+    r->first = FN_TESEL(tq == zero, sc, r->first);
     double v[FN_TL], tl[FN_TL];
-    FN_TSTORE(v, sc);
+    FN_TESTORE(v, sc);
     if (qu->history != NULL || *live != full) {
-        FN_TSTORE(tl, tq);
+        FN_TESTORE(tl, tq);
         for (int l = 0; l < FN_TL; l++) {
             if (!(*live >> l & 1)) continue;
             if (qu->history != NULL) qu->history[trial[l] * qu->ld + (ptrdiff_t)tl[l]] = v[l];
@@ -625,7 +703,7 @@ FN_TINY_NAME(fn_tiny_queue_epoch)(FN_TINY_NAME(fn_tiny_group) *g, FN_TINY_NAME(f
     }
     r->t = tq + one;
     /* (ErrorBelow every epoch: the lanes below stop after the update) */
-    *below = qu->below_every == 1 ? *live & FN_GM_BITS(sc < below_v) : 0;
+    *below = qu->below_every == 1 ? *live & FN_GM_EBITS(sc < below_v) : 0;
     return stopped;
 }
 
@@ -635,13 +713,13 @@ FN_TINY_NAME(fn_tiny_queue_epoch)(FN_TINY_NAME(fn_tiny_group) *g, FN_TINY_NAME(f
 FN_TINY_TARGET FN_INLINE unsigned
 FN_TINY_NAME(fn_tiny_queue_refill)(FN_TINY_NAME(fn_tiny_group) *g, FN_TINY_NAME(fn_tiny_record) *r,
                                    unsigned live, unsigned stopped, unsigned below,
-                                   ptrdiff_t *trial, fn_trials_queue *qu, double *snap)
+                                   ptrdiff_t *trial, fn_trials_queue *qu, fn_real *snap)
 {
-    const fn_tv zero = FN_TSPLAT(0.0), inf = FN_TSPLAT(INFINITY), nan = FN_TSPLAT(NAN);
+    const fn_teu zero = FN_TESPLAT(0.0), inf = FN_TESPLAT(INFINITY), nan = FN_TESPLAT(NAN);
     if (__builtin_expect(below != 0, 0)) {
         int64_t why[FN_TL];
         double tl[FN_TL];
-        FN_TSTORE(tl, r->t);
+        FN_TESTORE(tl, r->t);
         for (int l = 0; l < FN_TL; l++) why[l] = -(int64_t)tl[l];
         FN_TINY_NAME(fn_tiny_finish)(g, r, below, trial, why, qu, snap);
         live &= ~below;
@@ -651,13 +729,13 @@ FN_TINY_NAME(fn_tiny_queue_refill)(FN_TINY_NAME(fn_tiny_group) *g, FN_TINY_NAME(
         const unsigned took = FN_TINY_NAME(fn_tiny_take)(g, stopped, trial, qu, snap);
         int64_t bits[FN_TL];
         for (int l = 0; l < FN_TL; l++) bits[l] = -(int64_t)(took >> l & 1);
-        fn_tm m;
+        fn_tem m;
         memcpy(&m, bits, sizeof m);
-        r->t = FN_TSEL(m, zero, r->t);
-        r->first = FN_TSEL(m, nan, r->first);
-        r->top = FN_TSEL(m, -inf, r->top);
-        r->top_ep = FN_TSEL(m, zero, r->top_ep);
-        r->low = FN_TSEL(m, inf, r->low);
+        r->t = FN_TESEL(m, zero, r->t);
+        r->first = FN_TESEL(m, nan, r->first);
+        r->top = FN_TESEL(m, -inf, r->top);
+        r->top_ep = FN_TESEL(m, zero, r->top_ep);
+        r->low = FN_TESEL(m, inf, r->low);
         live |= took;
     }
     return live;
@@ -671,14 +749,15 @@ FN_TINY_NAME(fn_tiny_queue_refill)(FN_TINY_NAME(fn_tiny_group) *g, FN_TINY_NAME(
  * train on costs no scalar work beyond a test of its stop mask. */
 FN_TINY_TARGET FN_INLINE void
 FN_TINY_NAME(fn_tiny_queue_run)(const int HA, const int OA, const int V, ptrdiff_t n,
-                                const double *XB, const double *T, const fn_rule *rule,
-                                const fn_trials_epochs *run, fn_trials_queue *qu, double *snap)
+                                const fn_real *XB, const fn_real *T, const fn_rule *rule,
+                                const fn_trials_epochs *run, fn_trials_queue *qu, fn_real *snap)
 {
     fn_lanes_steps k = {0};
     fn_lanes_steps_init(&k, rule);
     const int Q = FN_TINY_Q;
     const fn_trials_epochs e = *run;
-    const fn_tv zero = FN_TSPLAT(0.0), inf = FN_TSPLAT(INFINITY), nan = FN_TSPLAT(NAN);
+    const fn_tv zero = FN_TSPLAT(0.0);
+    const fn_teu ezero = FN_TESPLAT(0.0), inf = FN_TESPLAT(INFINITY), nan = FN_TESPLAT(NAN);
     const unsigned full = (1u << FN_TL) - 1;
     FN_TINY_NAME(fn_tiny_group) gr[FN_TINY_Q];
     FN_TINY_NAME(fn_tiny_record) rec[FN_TINY_Q];
@@ -689,7 +768,7 @@ FN_TINY_NAME(fn_tiny_queue_run)(const int HA, const int OA, const int V, ptrdiff
         FN_TINY_UNROLL for (int c = 0; c < TNW; c++)
             gr[q].W[c] = gr[q].G[c] = gr[q].GP[c] = gr[q].S[c] = gr[q].DW[c] = zero;
         gr[q].last = gr[q].sse = inf;
-        rec[q] = (FN_TINY_NAME(fn_tiny_record)){zero, nan, -inf, zero, inf};
+        rec[q] = (FN_TINY_NAME(fn_tiny_record)){ezero, nan, -inf, ezero, inf};
         live[q] = FN_TINY_NAME(fn_tiny_take)(&gr[q], full, trial[q], qu, snap);
         any |= live[q];
     }
@@ -715,13 +794,13 @@ FN_TINY_NAME(fn_tiny_queue_run)(const int HA, const int OA, const int V, ptrdiff
 /* The queue qu's trials in the tiny kernel of the pair (hact, oact) (one of
  * FN_TINY_QUEUE_PAIRS; RPROP, check every epoch). work: n * TI vectors. */
 FN_TINY_TARGET static void
-FN_TINY_NAME(fn_tiny_queue)(ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const double *X,
-                            const double *T, const fn_rule *rule,
-                            const fn_trials_epochs *run, fn_trials_queue *qu, double *work)
+FN_TINY_NAME(fn_tiny_queue)(ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const fn_real *X,
+                            const fn_real *T, const fn_rule *rule,
+                            const fn_trials_epochs *run, fn_trials_queue *qu, fn_real *work)
 {
-    double *XB = work;
+    fn_real *XB = work;
     for (ptrdiff_t j = 0; j < n * TI; j++) FN_TSTORE(XB + j * FN_TL, FN_TSPLAT(X[j]));
-    double snap[(4 * TNW + 1) * FN_TL];
+    fn_real snap[(4 * TNW + 1) * FN_TL];
 #define FN_TINY_QUEUE_CALL(h, o)                                                            \
     if (hact == FN_ACT_##h && oact == FN_ACT_##o)                                           \
         FN_TINY_NAME(fn_tiny_queue_run)(FN_ACT_##h, FN_ACT_##o, rule->code, n, XB, T, rule, \
@@ -734,9 +813,9 @@ FN_TINY_NAME(fn_tiny_queue)(ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const d
 /* Every group, FN_TINY_Q at a time, with activations HA, OA (constants) and
  * variant V. */
 FN_TINY_TARGET FN_INLINE void
-FN_TINY_NAME(fn_tiny_groups)(const int HA, const int OA, const int V, ptrdiff_t n, const double *XB,
-                             const double *T, const fn_trials_state *state,
-                             const fn_rule *rule, const fn_trials_epochs *run, double *snap)
+FN_TINY_NAME(fn_tiny_groups)(const int HA, const int OA, const int V, ptrdiff_t n, const fn_real *XB,
+                             const fn_real *T, const fn_trials_state *state,
+                             const fn_rule *rule, const fn_trials_epochs *run, fn_real *snap)
 {
     for (ptrdiff_t grp = 0; grp < state->n_groups; grp += FN_TINY_Q) {
         ptrdiff_t grps[FN_TINY_Q];
@@ -750,15 +829,15 @@ FN_TINY_NAME(fn_tiny_groups)(const int HA, const int OA, const int V, ptrdiff_t 
  * one of the pairs of FN_TINY_PAIRS, each with its activations compiled in
  * (fn_trials_tiny sends no other pair here). work: n * TI vectors. */
 FN_TINY_TARGET static void
-FN_TINY_NAME(fn_tiny)(ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const double *X,
-                      const double *T, const fn_trials_state *state, const fn_rule *rule,
-                      const fn_trials_epochs *run, double *work)
+FN_TINY_NAME(fn_tiny)(ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const fn_real *X,
+                      const fn_real *T, const fn_trials_state *state, const fn_rule *rule,
+                      const fn_trials_epochs *run, fn_real *work)
 {
     /* The inputs broadcast once for the call: XB[(p * TI + i) * FN_TL + lane]
      * (broadcasting in the loop makes GCC shuffle them through the stack). */
-    double *XB = work;
+    fn_real *XB = work;
     for (ptrdiff_t j = 0; j < n * TI; j++) FN_TSTORE(XB + j * FN_TL, FN_TSPLAT(X[j]));
-    double snap[(5 * TNW + 1) * FN_TL];
+    fn_real snap[(5 * TNW + 1) * FN_TL];
 #define FN_TINY_FIXED_CALL(h, o, v)                                                         \
     if (hact == FN_ACT_##h && oact == FN_ACT_##o && rule->code == FN_##v)                   \
         FN_TINY_NAME(fn_tiny_groups)(FN_ACT_##h, FN_ACT_##o, FN_##v, n, XB, T, state, rule, \

@@ -54,9 +54,10 @@ fn_lanes_epoch_values_each(const fn_rule *rule, const ptrdiff_t *t, ptrdiff_t t_
     double rate[FN_TL], c1[FN_TL], c2[FN_TL];
     for (int k = 0; k < FN_TL; k++)
         fn_rule_epoch_value(rule, t[k], t_max, &rate[k], &c1[k], &c2[k]);
-    v->rate = FN_TLOAD(rate);
-    v->c1 = FN_TLOAD(c1);
-    v->c2 = FN_TLOAD(c2);
+    /* (rounded to the value type: nothing for doubles) */
+    v->rate = __builtin_convertvector(FN_TELOAD(rate), fn_tvr);
+    v->c1 = __builtin_convertvector(FN_TELOAD(c1), fn_tvr);
+    v->c2 = __builtin_convertvector(FN_TELOAD(c2), fn_tvr);
 }
 
 /* One step of rule R (a constant) of every weight of a group, in memory
@@ -65,14 +66,14 @@ fn_lanes_epoch_values_each(const fn_rule *rule, const ptrdiff_t *t, ptrdiff_t t_
  * context c. With `blend` (a constant), the lanes outside *active keep their
  * state. */
 FN_INLINE void
-fn_trials_update_rule(const int R, const int blend, ptrdiff_t n_w, double *wg, const double *gg,
-                      double *gp, double *dwp, double *st, const fn_tm *active,
+fn_trials_update_rule(const int R, const int blend, ptrdiff_t n_w, fn_real *wg, const fn_real *gg,
+                      fn_real *gp, fn_real *dwp, fn_real *st, const fn_tm *active,
                       const fn_lanes_ctx *c)
 {
     const int kgp = fn_rule_keeps(R, 0), kst = fn_rule_keeps(R, 1), kdw = fn_rule_keeps(R, 2);
     for (ptrdiff_t j = 0; j < n_w; j++) {
-        double *pw = wg + j * FN_TL, *pgp = gp + j * FN_TL, *pst = st + j * FN_TL;
-        double *pdw = dwp + j * FN_TL;
+        fn_real *pw = wg + j * FN_TL, *pgp = gp + j * FN_TL, *pst = st + j * FN_TL;
+        fn_real *pdw = dwp + j * FN_TL;
         const fn_tvr g = FN_TLOAD(gg + j * FN_TL), w0 = FN_TLOAD(pw);
         const fn_tvr gp0 = kgp ? FN_TLOAD(pgp) : (fn_tvr){0};
         const fn_tvr s0 = kst ? FN_TLOAD(pst) : (fn_tvr){0};
@@ -94,8 +95,8 @@ fn_trials_update_rule(const int R, const int blend, ptrdiff_t n_w, double *wg, c
 
 /* One step of any rule (rule->code; the table's every line), each its own loop. */
 FN_INLINE void
-fn_trials_update_any(const int blend, ptrdiff_t n_w, double *wg, const double *gg, double *gp,
-                     double *dwp, double *st, const fn_tm *active, const fn_rule *rule,
+fn_trials_update_any(const int blend, ptrdiff_t n_w, fn_real *wg, const fn_real *gg, fn_real *gp,
+                     fn_real *dwp, fn_real *st, const fn_tm *active, const fn_rule *rule,
                      const fn_lanes_ctx *c)
 {
     switch (rule->code) {
@@ -112,9 +113,9 @@ fn_trials_update_any(const int blend, ptrdiff_t n_w, double *wg, const double *g
  * row grp * FN_TL + lane, column ep of sse_out (row stride ld); returns the
  * largest of them (NaN not counted; -inf if all are NaN). */
 FN_INLINE double
-fn_trials_sse_out(const fn_trials_epochs *run, ptrdiff_t grp, ptrdiff_t ep, const fn_tvr *sse)
+fn_trials_sse_out(const fn_trials_epochs *run, ptrdiff_t grp, ptrdiff_t ep, const fn_te *sse)
 {
-    const fn_tv o = *sse * run->sse_scale;
+    const fn_te o = *sse * run->sse_scale;
     double l[FN_TL], top = -INFINITY;
     memcpy(l, &o, sizeof l);
     for (int k = 0; k < FN_TL; k++) {
@@ -127,12 +128,12 @@ fn_trials_sse_out(const fn_trials_epochs *run, ptrdiff_t grp, ptrdiff_t ep, cons
 /* The lanes of a group (weights wg, n_w x FN_TL) with a weight of magnitude
  * w_limit or more, or NaN, into *far. */
 FN_INLINE void
-fn_trials_beyond(ptrdiff_t n_w, const double *wg, double w_limit, fn_tm *far)
+fn_trials_beyond(ptrdiff_t n_w, const fn_real *wg, double w_limit, fn_tm *far)
 {
     fn_tm f = (fn_tm){0};
     for (ptrdiff_t c = 0; c < n_w; c++) {
         const fn_tv a = FN_TABS(FN_TLOAD(wg + c * FN_TL));
-        f |= ~(a < w_limit);
+        f |= ~(a < FN_TSPLAT(w_limit));
     }
     *far = f;
 }
@@ -163,9 +164,9 @@ fn_trials_beyond(ptrdiff_t n_w, const double *wg, double w_limit, fn_tm *far)
  * of its epochs into its row of `orders` (n_groups * FN_TL rows of n). */
 typedef struct {
     ptrdiff_t n_trials, next;
-    const double *w0, *step0;
+    const fn_real *w0, *step0;
     ptrdiff_t step_rows;
-    double *w_out;
+    fn_real *w_out;
     int64_t *epochs, *status, *top_epoch;
     double *first, *top, *low;
     double *history;
@@ -178,7 +179,8 @@ typedef struct {
 
 /* A group's blocks of the trials' state (fn_trials_state; NULL where it has none). */
 typedef struct {
-    double *w, *g, *gp, *dwp, *st, *le;
+    fn_real *w, *g, *gp, *dwp, *st;
+    double *le;
     int64_t *status;
 } fn_trials_group;
 
@@ -196,13 +198,13 @@ fn_trials_group_at(const fn_trials_state *s, ptrdiff_t grp, ptrdiff_t n_w)
 /* Lane l of a group (weights wg, rule state gp, dwp, st; last errors le) takes
  * the queue's next trial, if one waits: its trial index, else -1. */
 FN_INLINE ptrdiff_t
-fn_trials_take(fn_trials_queue *q, int l, ptrdiff_t n_w, double *wg, double *gp, double *dwp,
-               double *st, double *le)
+fn_trials_take(fn_trials_queue *q, int l, ptrdiff_t n_w, fn_real *wg, fn_real *gp, fn_real *dwp,
+               fn_real *st, double *le)
 {
     if (q->next >= q->n_trials) return -1;
     const ptrdiff_t i = q->next++;
-    const double *w0 = q->w0 + i * n_w;
-    const double *s0 = q->step0 == NULL ? NULL : q->step0 + (q->step_rows > 1 ? i : 0) * n_w;
+    const fn_real *w0 = q->w0 + i * n_w;
+    const fn_real *s0 = q->step0 == NULL ? NULL : q->step0 + (q->step_rows > 1 ? i : 0) * n_w;
     for (ptrdiff_t c = 0; c < n_w; c++) {
         wg[c * FN_TL + l] = w0[c];
         gp[c * FN_TL + l] = dwp[c * FN_TL + l] = 0.0;
@@ -232,10 +234,10 @@ fn_trials_refill(fn_trials_queue *q, unsigned which, ptrdiff_t *trial, ptrdiff_t
 
 /* Trial i (in lane l of a group with weights wg) stops after t epochs, why: code. */
 FN_INLINE void
-fn_trials_finish(fn_trials_queue *q, ptrdiff_t i, ptrdiff_t t, int64_t code, const double *wg,
+fn_trials_finish(fn_trials_queue *q, ptrdiff_t i, ptrdiff_t t, int64_t code, const fn_real *wg,
                  int l, ptrdiff_t n_w)
 {
-    double *wo = q->w_out + i * n_w;
+    fn_real *wo = q->w_out + i * n_w;
     for (ptrdiff_t c = 0; c < n_w; c++) wo[c] = wg[c * FN_TL + l];
     q->epochs[i] = t;
     q->status[i] = code;
@@ -279,7 +281,11 @@ fn_trials_why(ptrdiff_t t, int right, int far, int finite, const fn_trials_epoch
 #define FN_LEVEL_V4 1
 /* (the baseline not inlined into the dispatchers: 4 s less compile, and no call it
  * would save) */
+#ifdef FN_LANES_F32
+#define FN_LEVEL_V0_ATTR __attribute__((unused, noinline, optimize("O1")))
+#else
 #define FN_LEVEL_V0_ATTR __attribute__((unused, noinline))
+#endif
 #include "_levels.h"
 
 /* Calls the level's form of a kernel: FN_TRIALS_AT_LEVEL(fn_trials_sse, (args)). */
@@ -295,8 +301,8 @@ fn_trials_why(ptrdiff_t t, int right, int far, int finite, const fn_trials_epoch
  * forward pass alone): sse[g * FN_TL + k]. work: FN_TBLOCK * n_units vectors. */
 static void
 fn_trials_sse(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
-              ptrdiff_t n_in, ptrdiff_t n_w, ptrdiff_t n, const double *X,
-              const double *T, ptrdiff_t n_out, const double *w, double *work,
+              ptrdiff_t n_in, ptrdiff_t n_w, ptrdiff_t n, const fn_real *X,
+              const fn_real *T, ptrdiff_t n_out, const fn_real *w, fn_real *work,
               double *sse)
 {
     FN_TRIALS_AT_LEVEL(fn_trials_sse, (n_groups, layers, n_layers, n_in, n_w, n, X, T, n_out, w,
@@ -306,8 +312,8 @@ fn_trials_sse(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
 /* Outputs of every trial on X: Y[((g * n + p) * n_out + k) * FN_TL + lane]. */
 static void
 fn_trials_outputs(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
-                  ptrdiff_t n_in, ptrdiff_t n_w, ptrdiff_t n, const double *X,
-                  ptrdiff_t n_out, const double *w, double *work, double *Y)
+                  ptrdiff_t n_in, ptrdiff_t n_w, ptrdiff_t n, const fn_real *X,
+                  ptrdiff_t n_out, const fn_real *w, fn_real *work, fn_real *Y)
 {
     FN_TRIALS_AT_LEVEL(fn_trials_outputs, (n_groups, layers, n_layers, n_in, n_w, n, X, n_out, w,
                                            work, Y));
@@ -317,8 +323,8 @@ fn_trials_outputs(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layer
  * step many trials at once from Python (SCG's trials as arrays). */
 static void
 fn_trials_gradient(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
-                   ptrdiff_t n_in, ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
-                   const double *T, ptrdiff_t n_out, const double *w, double *g, double *work,
+                   ptrdiff_t n_in, ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const fn_real *X,
+                   const fn_real *T, ptrdiff_t n_out, const fn_real *w, fn_real *g, fn_real *work,
                    double *sse)
 {
     FN_TRIALS_AT_LEVEL(fn_trials_gradient, (n_groups, layers, n_layers, n_in, n_units, n_w, n, X,
@@ -327,8 +333,8 @@ fn_trials_gradient(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_laye
 
 /* A lanes rule alone (for tests; see fn_trials_rule_step_v0). */
 static void
-fn_trials_rule_step(ptrdiff_t n_w, double *w, const double *g, double *g_prev, double *dw_prev,
-                    double *step, const fn_rule *rule, const int64_t *rose, ptrdiff_t t,
+fn_trials_rule_step(ptrdiff_t n_w, fn_real *w, const fn_real *g, fn_real *g_prev, fn_real *dw_prev,
+                    fn_real *step, const fn_rule *rule, const int64_t *rose, ptrdiff_t t,
                     ptrdiff_t t_max)
 {
     FN_TRIALS_AT_LEVEL(fn_trials_rule_step, (n_w, w, g, g_prev, dw_prev, step, rule, rose, t,
@@ -337,7 +343,7 @@ fn_trials_rule_step(ptrdiff_t n_w, double *w, const double *g, double *g_prev, d
 
 /* Hamey's lane check alone (for tests; see fn_trials_check_v0). */
 static unsigned
-fn_trials_check(ptrdiff_t n, ptrdiff_t n_out, const double *Y, const double *T, double r_c,
+fn_trials_check(ptrdiff_t n, ptrdiff_t n_out, const fn_real *Y, const fn_real *T, double r_c,
                 double analog)
 {
     const int level = FN_CPU_LEVELS ? fn_cpu_level() : FN_CPU_BASE;
@@ -350,9 +356,9 @@ fn_trials_check(ptrdiff_t n, ptrdiff_t n_out, const double *Y, const double *T, 
  * (see the top and fn_trials_train_generic_v0). */
 static void
 fn_trials_train_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                        ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
-                        const double *T, ptrdiff_t n_out, const fn_trials_state *state,
-                        const fn_rule *rule, const fn_trials_epochs *run, double *work)
+                        ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const fn_real *X,
+                        const fn_real *T, ptrdiff_t n_out, const fn_trials_state *state,
+                        const fn_rule *rule, const fn_trials_epochs *run, fn_real *work)
 {
     FN_TRIALS_AT_LEVEL(fn_trials_train_generic, (layers, n_layers, n_in, n_units, n_w, n, X, T,
                                                  n_out, state, rule, run, work));
@@ -365,10 +371,10 @@ fn_trials_train_generic(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
  * run->t_max epochs at most, w_limit as fn_trials_queue says. */
 static void
 fn_trials_queue_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                      ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
-                      const double *T, ptrdiff_t n_out, const fn_trials_state *state,
+                      ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const fn_real *X,
+                      const fn_real *T, ptrdiff_t n_out, const fn_trials_state *state,
                       const fn_rule *rule, const fn_trials_epochs *run,
-                      fn_trials_queue *q, double *work)
+                      fn_trials_queue *q, fn_real *work)
 {
     FN_TRIALS_AT_LEVEL(fn_trials_queue, (layers, n_layers, n_in, n_units, n_w, n, X, T, n_out,
                                          state, rule, run, q, work));
@@ -391,13 +397,13 @@ fn_trials_queue_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_i
  * updates made); with w_limit > 0, FN_STATUS_BEYOND + k for a lane that
  * reached w_limit (or NaN) before epoch k + 1 or within it: its weights and
  * changes those epoch k + 1 started from, its order of that epoch (already
- * drawn) in `orders`. work: online_work_size doubles. */
+ * drawn) in `orders`. work: online_work_size values. */
 static void
 fn_trials_online(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_units,
-                 ptrdiff_t n_w, ptrdiff_t n, const double *X, const double *T, ptrdiff_t n_out,
+                 ptrdiff_t n_w, ptrdiff_t n, const fn_real *X, const fn_real *T, ptrdiff_t n_out,
                  const fn_trials_state *state, const fn_rule *rule,
                  const fn_trials_epochs *run, int64_t *orders, fn_bitgen *const *bitgens,
-                 double *work)
+                 fn_real *work)
 {
     FN_TRIALS_AT_LEVEL(fn_trials_online, (layers, n_layers, n_in, n_units, n_w, n, X, T, n_out,
                                           state, rule, run, orders, bitgens, work));
@@ -408,9 +414,11 @@ fn_trials_online(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, pt
 #define FN_TINY_NI 2
 #define FN_TINY_NH 2
 #define FN_TINY_NO 1
+#ifndef FN_LANES_F32      /* (float32: the shape without shortcuts alone; see _tiny.h) */
 #define FN_TINY_SC 1
 #include "_tiny.h"
 #undef FN_TINY_SC
+#endif
 #define FN_TINY_SC 0
 #include "_tiny.h"
 #undef FN_TINY_NI
@@ -445,9 +453,9 @@ fn_trials_tiny(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrd
 /* The tiny kernel of shape k (its index in FN_TINY_SHAPES): the whole call
  * (fn_tiny_*) or, with `queue` (a constant), the queue (fn_tiny_queue_*, of q). */
 static inline __attribute__((always_inline)) void
-fn_tiny_call(int k, const int queue, ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const double *X,
-             const double *T, const fn_trials_state *state, const fn_rule *rule,
-             const fn_trials_epochs *run, fn_trials_queue *q, double *work)
+fn_tiny_call(int k, const int queue, ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const fn_real *X,
+             const fn_real *T, const fn_trials_state *state, const fn_rule *rule,
+             const fn_trials_epochs *run, fn_trials_queue *q, fn_real *work)
 {
     int at = 0;
 #define FN_TINY_CALL_SHAPE(a, b, c, d)                                                  \
@@ -480,13 +488,13 @@ fn_trials_tiny_case(const fn_rule *rule, int special, const ptrdiff_t *layers,
 }
 
 /* Run run->n_epochs epochs of a lanes rule for every group (as
- * fn_trials_train_generic; work: trials_work_size doubles); RPROP on tiny
+ * fn_trials_train_generic; work: work_size values); RPROP on tiny
  * shapes goes to their own kernels unless `special` is 0. */
 static void
 fn_trials_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_units,
-                ptrdiff_t n_w, ptrdiff_t n, const double *X, const double *T, ptrdiff_t n_out,
+                ptrdiff_t n_w, ptrdiff_t n, const fn_real *X, const fn_real *T, ptrdiff_t n_out,
                 const fn_trials_state *state, const fn_rule *rule,
-                const fn_trials_epochs *run, double *work, int special)
+                const fn_trials_epochs *run, fn_real *work, int special)
 {
     ptrdiff_t hact, oact;
     const int k = fn_trials_tiny_case(rule, special, layers, n_layers, n_in, n_w, n_out, &hact,
@@ -504,10 +512,10 @@ fn_trials_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptr
  * too: q->bitgens given). */
 static void
 fn_trials_queue_run(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                    ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
-                    const double *T, ptrdiff_t n_out, const fn_trials_state *state,
+                    ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const fn_real *X,
+                    const fn_real *T, ptrdiff_t n_out, const fn_trials_state *state,
                     const fn_rule *rule, const fn_trials_epochs *run, fn_trials_queue *q,
-                    double *work, int special)
+                    fn_real *work, int special)
 {
     ptrdiff_t hact, oact;
     int paired = 0;

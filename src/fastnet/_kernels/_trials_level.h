@@ -3,7 +3,7 @@
  *   FN_LV(name)   the name of this level's function (name_v4, name_v3, name_v0);
  *   FN_LV_ATTR    its target attribute;
  *   FN_LV_TILE    the largest register tile's side (4; 2 in the baseline, whose
- *                 eight-lane vectors take four SSE2 registers each: larger tiles
+ *                 64-byte vectors take four SSE2 registers each: larger tiles
  *                 there only multiply the code). Sums run in the same order
  *                 whatever the tiles, so results do not depend on it.
  * _trials.h's dispatchers (fn_trials_sse, ...) call the level fn_cpu_level
@@ -19,7 +19,7 @@
  * tiles and activations again. */
 FN_LV_ATTR static void
 FN_LV(fn_trials_forward_block)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                        const double *w, const double *X, ptrdiff_t p0, const int64_t *rows,
+                        const fn_real *w, const fn_real *X, ptrdiff_t p0, const int64_t *rows,
                         fn_tv *A, fn_tv *D, ptrdiff_t nb, ptrdiff_t n_units)
 {
     if (rows != NULL)
@@ -37,12 +37,12 @@ FN_LV(fn_trials_forward_block)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrd
  * thresholds r_c and analog). */
 FN_INLINE void
 FN_LV(fn_trials_data_pass)(const int kind, const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                    ptrdiff_t n, const double *X, const double *T, ptrdiff_t n_out,
-                    const double *wg, fn_tv *A, ptrdiff_t n_units, fn_tvr *sse, double *Y,
+                    ptrdiff_t n, const fn_real *X, const fn_real *T, ptrdiff_t n_out,
+                    const fn_real *wg, fn_tv *A, ptrdiff_t n_units, fn_te *sse, fn_real *Y,
                     fn_tm *ok, double r_c, double analog)
 {
     const ptrdiff_t out0 = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START];
-    fn_tv e = FN_TSPLAT(0.0);
+    fn_teu e = FN_TESPLAT(0.0);
     for (ptrdiff_t p0 = 0; p0 < n; p0 += FN_TBLOCK) {
         const ptrdiff_t nb = n - p0 < FN_TBLOCK ? n - p0 : FN_TBLOCK;
         FN_LV(fn_trials_forward_block)(layers, n_layers, n_in, wg, X, p0, NULL, A, (fn_tv *)NULL,
@@ -52,7 +52,7 @@ FN_LV(fn_trials_data_pass)(const int kind, const ptrdiff_t *layers, ptrdiff_t n_
                 const fn_tvr y = A[r * n_units + out0 + k];
                 const ptrdiff_t j = (p0 + r) * n_out + k;
                 if (kind == FN_PASS_SSE) {
-                    const fn_tv res = y - T[j];
+                    const fn_teu res = FN_TE(y - T[j]);
                     e += res * res;
                 } else if (kind == FN_PASS_OUTPUTS) {
                     FN_TSTORE(Y + j * FN_TL, y);
@@ -68,17 +68,17 @@ FN_LV(fn_trials_data_pass)(const int kind, const ptrdiff_t *layers, ptrdiff_t n_
  * forward pass alone): sse[g * FN_TL + k]. work: FN_TBLOCK * n_units vectors. */
 FN_LV_ATTR static void
 FN_LV(fn_trials_sse)(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
-              ptrdiff_t n_in, ptrdiff_t n_w, ptrdiff_t n, const double *X,
-              const double *T, ptrdiff_t n_out, const double *w, double *work,
+              ptrdiff_t n_in, ptrdiff_t n_w, ptrdiff_t n, const fn_real *X,
+              const fn_real *T, ptrdiff_t n_out, const fn_real *w, fn_real *work,
               double *sse)
 {
     const ptrdiff_t n_units = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START] + n_out;
     for (ptrdiff_t g = 0; g < n_groups; g++) {
-        fn_tvr e;
+        fn_te e;
         FN_LV(fn_trials_data_pass)(FN_PASS_SSE, layers, n_layers, n_in, n, X, T, n_out,
                             w + g * n_w * FN_TL, (fn_tv *)work, n_units, &e, NULL, NULL, 0.0,
                             0.0);
-        FN_TSTORE(sse + g * FN_TL, e);
+        FN_TESTORE(sse + g * FN_TL, e);
     }
 }
 
@@ -86,8 +86,8 @@ FN_LV(fn_trials_sse)(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_la
  * (the block forward pass). work: FN_TBLOCK * n_units vectors. */
 FN_LV_ATTR static void
 FN_LV(fn_trials_outputs)(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
-                  ptrdiff_t n_in, ptrdiff_t n_w, ptrdiff_t n, const double *X,
-                  ptrdiff_t n_out, const double *w, double *work, double *Y)
+                  ptrdiff_t n_in, ptrdiff_t n_w, ptrdiff_t n, const fn_real *X,
+                  ptrdiff_t n_out, const fn_real *w, fn_real *work, fn_real *Y)
 {
     const ptrdiff_t n_units = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START] + n_out;
     for (ptrdiff_t g = 0; g < n_groups; g++)
@@ -103,15 +103,15 @@ FN_LV(fn_trials_outputs)(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t 
  * clears in *ok the lanes where one is wrong (thresholds r_c, analog). */
 FN_INLINE void
 FN_LV(fn_trials_epoch_gradient)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                         ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
-                         const double *T, ptrdiff_t n_out, const double *wg, double *gg,
-                         fn_tv *A, fn_tv *D, fn_tv *E, fn_tvr *sse, fn_tm *ok, double r_c,
+                         ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const fn_real *X,
+                         const fn_real *T, ptrdiff_t n_out, const fn_real *wg, fn_real *gg,
+                         fn_tv *A, fn_tv *D, fn_tv *E, fn_te *sse, fn_tm *ok, double r_c,
                          double analog)
 {
     const ptrdiff_t out0 = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START];
     const fn_tv zero = FN_TSPLAT(0.0);
-    if (n < 1) memset(gg, 0, (size_t)n_w * FN_TL * sizeof(double));
-    fn_tv e = zero;
+    if (n < 1) memset(gg, 0, (size_t)n_w * FN_TL * sizeof(fn_real));
+    fn_teu e = FN_TESPLAT(0.0);
     for (ptrdiff_t p0 = 0; p0 < n; p0 += FN_TBLOCK) {
         const ptrdiff_t nb = n - p0 < FN_TBLOCK ? n - p0 : FN_TBLOCK;
         FN_LV(fn_trials_forward_block)(layers, n_layers, n_in, wg, X, p0, NULL, A, D, nb, n_units);
@@ -120,8 +120,9 @@ FN_LV(fn_trials_epoch_gradient)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptr
             for (ptrdiff_t k = 0; k < n_out; k++) {
                 const fn_tvr y = A[r * n_units + out0 + k];
                 const fn_tv res = y - T[(p0 + r) * n_out + k];
+                const fn_teu re = FN_TE(res);
                 if (ok != NULL) fn_lanes_correct_gm(ok, &y, T[(p0 + r) * n_out + k], r_c, analog);
-                e += res * res;
+                e += re * re;
                 /* dE/dnet = f'(net) dE/dy, dE/dy = 2 (y - t) of E = sum (y - t)^2 */
                 dr[out0 + k] *= 2.0 * res;
             }
@@ -143,18 +144,18 @@ FN_LV(fn_trials_epoch_gradient)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptr
 FN_LV_ATTR static void
 FN_LV(fn_trials_gradient)(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
                           ptrdiff_t n_in, ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n,
-                          const double *X, const double *T, ptrdiff_t n_out, const double *w,
-                          double *g, double *work, double *sse)
+                          const fn_real *X, const fn_real *T, ptrdiff_t n_out, const fn_real *w,
+                          fn_real *g, fn_real *work, double *sse)
 {
     fn_tv *A = (fn_tv *)work;
     fn_tv *D = A + FN_TBLOCK * n_units;
     fn_tv *E = D + FN_TBLOCK * n_units;
     for (ptrdiff_t grp = 0; grp < n_groups; grp++) {
-        fn_tvr e;
+        fn_te e;
         FN_LV(fn_trials_epoch_gradient)(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out,
                                         w + grp * n_w * FN_TL, g + grp * n_w * FN_TL, A, D, E,
                                         &e, (fn_tm *)NULL, 0.0, 0.0);
-        FN_TSTORE(sse + grp * FN_TL, e);
+        FN_TESTORE(sse + grp * FN_TL, e);
     }
 }
 
@@ -163,24 +164,24 @@ FN_LV(fn_trials_gradient)(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t
  * gradient g, after t epochs (decay horizon t_max); rose[lane] != 0: that
  * lane's epoch error rose (irprop+). */
 FN_LV_ATTR static void
-FN_LV(fn_trials_rule_step)(ptrdiff_t n_w, double *w, const double *g, double *g_prev, double *dw_prev,
-                    double *step, const fn_rule *rule, const int64_t *rose, ptrdiff_t t,
+FN_LV(fn_trials_rule_step)(ptrdiff_t n_w, fn_real *w, const fn_real *g, fn_real *g_prev,
+                    fn_real *dw_prev, fn_real *step, const fn_rule *rule, const int64_t *rose, ptrdiff_t t,
                     ptrdiff_t t_max)
 {
     fn_lanes_ctx c;
     fn_lanes_ctx_init_gm(&c, rule);
     fn_lanes_epoch_values(rule, t, t_max, &c);
-    fn_tm r;
-    memcpy(&r, rose, sizeof r);
+    fn_rint r[FN_TL];
+    for (int k = 0; k < FN_TL; k++) r[k] = rose[k] != 0 ? -1 : 0;
+    memcpy(&c.rose, r, sizeof r);
     const fn_tm all = FN_GM_ALL;
-    c.rose = r != 0;
     fn_trials_update_any(0, n_w, w, g, g_prev, dw_prev, step, &all, rule, &c);
 }
 
 /* Hamey's lane check alone (for tests): the lanes of outputs Y (n, n_out,
  * FN_TL) that are right for every target of T (n, n_out), as bits. */
 FN_LV_ATTR static unsigned
-FN_LV(fn_trials_check)(ptrdiff_t n, ptrdiff_t n_out, const double *Y, const double *T, double r_c,
+FN_LV(fn_trials_check)(ptrdiff_t n, ptrdiff_t n_out, const fn_real *Y, const fn_real *T, double r_c,
                 double analog)
 {
     fn_tm ok = FN_GM_ALL;
@@ -195,9 +196,9 @@ FN_LV(fn_trials_check)(ptrdiff_t n, ptrdiff_t n_out, const double *Y, const doub
  * (see the top). work: 3 * FN_TBLOCK * n_units vectors. */
 FN_LV_ATTR static void
 FN_LV(fn_trials_train_generic)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                        ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
-                        const double *T, ptrdiff_t n_out, const fn_trials_state *state,
-                        const fn_rule *rule, const fn_trials_epochs *run, double *work)
+                        ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const fn_real *X,
+                        const fn_real *T, ptrdiff_t n_out, const fn_trials_state *state,
+                        const fn_rule *rule, const fn_trials_epochs *run, fn_real *work)
 {
     /* (local copies, read once: the stores through double pointers would
      * otherwise make the compiler reload the fields) */
@@ -210,39 +211,41 @@ FN_LV(fn_trials_train_generic)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrd
     fn_tv *A = (fn_tv *)work;
     fn_tv *D = A + FN_TBLOCK * n_units;
     fn_tv *E = D + FN_TBLOCK * n_units;
-    const fn_tm none = (fn_tm){0};
+    const fn_tem none = (fn_tem){0};
     double top = -INFINITY;                 /* the largest error written (*sse_max) */
     for (ptrdiff_t grp = 0; grp < s.n_groups; grp++) {
         const fn_trials_group gr = fn_trials_group_at(&s, grp, n_w);
-        double *wg = gr.w, *gg = gr.g, *gp = gr.gp, *dwp = gr.dwp, *st = gr.st;
+        fn_real *wg = gr.w, *gg = gr.g, *gp = gr.gp, *dwp = gr.dwp, *st = gr.st;
         int64_t *sg = gr.status;
-        fn_tm lane_status;
+        fn_tem lane_status;
         memcpy(&lane_status, sg, sizeof lane_status);
         for (ptrdiff_t ep = 0; ep < e.n_epochs; ep++) {
             if (e.w_limit > 0.0) {
                 /* Lanes whose weights reached w_limit stop before the epoch. */
                 fn_tm far;
                 fn_trials_beyond(n_w, wg, e.w_limit, &far);
-                far &= lane_status == none;
-                lane_status = (far & ((fn_tm){0} + (FN_STATUS_BEYOND + ep))) | (~far & lane_status);
+                far &= FN_TM_OF(lane_status == none);
+                lane_status = (FN_TEM_OF(far) & ((fn_tem){0} + (FN_STATUS_BEYOND + ep)))
+                    | (~FN_TEM_OF(far) & lane_status);
             }
-            fn_tm active = lane_status == none;
+            fn_tm active = FN_TM_OF(lane_status == none);
             int all = 1, any = 0;
             for (int l = 0; l < FN_TL; l++) { all &= active[l] != 0; any |= active[l] != 0; }
             if (!any) break;
-            fn_tvr sse;
+            fn_te sse;
             FN_LV(fn_trials_epoch_gradient)(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, wg,
                                      gg, A, D, E, &sse, (fn_tm *)NULL, 0.0, 0.0);
             const double top_ep = fn_trials_sse_out(&e, grp, ep, &sse);
             if (top_ep > top) top = top_ep;
             /* Lanes whose error is not finite stop here, un-updated. */
-            const fn_tm bad = active & ~((sse == sse) & (sse - sse == 0.0));
+            const fn_tm bad = active & FN_TM_OF(~((sse == sse) & (sse - sse == 0.0)));
             for (int l = 0; l < FN_TL; l++) all &= bad[l] == 0;
-            lane_status = (bad & ((fn_tm){0} + (ep + 1))) | (~bad & lane_status);
+            lane_status = (FN_TEM_OF(bad) & ((fn_tem){0} + (ep + 1)))
+                | (~FN_TEM_OF(bad) & lane_status);
             active &= ~bad;
-            const fn_tv last = FN_TLOAD(s.last_error + grp * FN_TL);
-            c.rose = sse > last;
-            FN_TSTORE(s.last_error + grp * FN_TL, FN_TSEL(active, sse, last));
+            const fn_teu last = FN_TELOAD(s.last_error + grp * FN_TL);
+            c.rose = FN_TM_OF(sse > last);
+            FN_TESTORE(s.last_error + grp * FN_TL, FN_TESEL(FN_TEM_OF(active), sse, last));
             fn_lanes_epoch_values(rule, e.t0 + ep, e.t_max, &c);
             if (all)
                 fn_trials_update_any(0, n_w, wg, gg, gp, dwp, st, &active, rule, &c);
@@ -253,7 +256,8 @@ FN_LV(fn_trials_train_generic)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrd
                 FN_LV(fn_trials_data_pass)(FN_PASS_CHECK, layers, n_layers, n_in, n, X, T, n_out, wg, A,
                                     n_units, NULL, NULL, &ok, e.r_c, e.analog);
                 const fn_tm done = active & ok;
-                lane_status = (done & ((fn_tm){0} - (ep + 1))) | (~done & lane_status);
+                lane_status = (FN_TEM_OF(done) & ((fn_tem){0} - (ep + 1)))
+                    | (~FN_TEM_OF(done) & lane_status);
             }
         }
         memcpy(sg, &lane_status, sizeof lane_status);
@@ -266,8 +270,8 @@ FN_LV(fn_trials_train_generic)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrd
 FN_INLINE void
 FN_LV(fn_trials_lanes_mask)(unsigned live, fn_tm *k)
 {
-    int64_t m[FN_TL];
-    for (int l = 0; l < FN_TL; l++) m[l] = -(int64_t)(live >> l & 1);
+    fn_rint m[FN_TL];
+    for (int l = 0; l < FN_TL; l++) m[l] = -(fn_rint)(live >> l & 1);
     memcpy(k, m, sizeof *k);
 }
 
@@ -276,11 +280,11 @@ FN_LV(fn_trials_lanes_mask)(unsigned live, fn_tm *k)
  * into the queue) or has its error recorded; the stopped lanes as bits. */
 FN_INLINE unsigned
 FN_LV(fn_trials_queue_pass)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                            ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
-                            const double *T, ptrdiff_t n_out, const fn_trials_epochs *e,
-                            fn_trials_queue *q, const double *wg, double *gg, fn_tv *A,
+                            ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const fn_real *X,
+                            const fn_real *T, ptrdiff_t n_out, const fn_trials_epochs *e,
+                            fn_trials_queue *q, const fn_real *wg, fn_real *gg, fn_tv *A,
                             fn_tv *D, fn_tv *E, unsigned live, const ptrdiff_t *trial,
-                            const ptrdiff_t *t, fn_tvr *sse, double *top, unsigned *below)
+                            const ptrdiff_t *t, fn_te *sse, double *top, unsigned *below)
 {
     fn_tm ok = FN_GM_ALL, far = (fn_tm){0};
     if (e->w_limit > 0.0) fn_trials_beyond(n_w, wg, e->w_limit, &far);
@@ -288,7 +292,7 @@ FN_LV(fn_trials_queue_pass)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff
                                     A, D, E, sse, e->check_every > 0 ? &ok : (fn_tm *)NULL,
                                     e->r_c, e->analog);
     double raw[FN_TL];
-    int64_t right[FN_TL], beyond[FN_TL];
+    fn_rint right[FN_TL], beyond[FN_TL];
     memcpy(raw, sse, sizeof raw);
     memcpy(right, &ok, sizeof right);
     memcpy(beyond, &far, sizeof beyond);
@@ -322,14 +326,14 @@ FN_LV(fn_trials_queue_pass)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff
  * bits; t[l] counts the epochs of lane l's trial. */
 FN_INLINE unsigned
 FN_LV(fn_trials_queue_epoch)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                             ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
-                             const double *T, ptrdiff_t n_out, const fn_rule *rule,
+                             ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const fn_real *X,
+                             const fn_real *T, ptrdiff_t n_out, const fn_rule *rule,
                              fn_lanes_ctx *c, int varies, const fn_trials_epochs *e,
-                             fn_trials_queue *q, const fn_trials_group *gr, double *work,
+                             fn_trials_queue *q, const fn_trials_group *gr, fn_real *work,
                              unsigned live, const ptrdiff_t *trial, ptrdiff_t *t, double *top)
 {
     fn_tv *A = (fn_tv *)work, *D = A + FN_TBLOCK * n_units, *E = D + FN_TBLOCK * n_units;
-    fn_tvr sse;
+    fn_te sse;
     unsigned below;
     const unsigned stopped = FN_LV(fn_trials_queue_pass)(
         layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, e, q, gr->w, gr->g, A, D, E, live,
@@ -338,9 +342,9 @@ FN_LV(fn_trials_queue_epoch)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdif
     if (!live) return stopped;
     fn_tm active;
     FN_LV(fn_trials_lanes_mask)(live, &active);
-    const fn_tv last = FN_TLOAD(gr->le);
-    c->rose = sse > last;
-    FN_TSTORE(gr->le, FN_TSEL(active, sse, last));
+    const fn_teu last = FN_TELOAD(gr->le);
+    c->rose = FN_TM_OF(sse > last);
+    FN_TESTORE(gr->le, FN_TESEL(FN_TEM_OF(active), sse, last));
     if (varies) fn_lanes_epoch_values_each(rule, t, e->t_max, c);
     if (live == (1u << FN_TL) - 1)
         fn_trials_update_any(0, n_w, gr->w, gr->g, gr->gp, gr->dwp, gr->st, &active, rule, c);
@@ -358,13 +362,13 @@ FN_LV(fn_trials_queue_epoch)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdif
  * lanes (an epoch-batched rule: fn_trials_queue_epoch, a pass at the lanes'
  * weights, then the update; online backpropagation, q->bitgens given:
  * fn_trials_online_queue_epoch), then the stopped lanes take the next trials.
- * work: 3 * FN_TBLOCK * n_units vectors (online: and online_work_size doubles). */
+ * work: 3 * FN_TBLOCK * n_units vectors (online: and online_work_size values). */
 FN_LV_ATTR static void
 FN_LV(fn_trials_queue)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                       ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
-                       const double *T, ptrdiff_t n_out, const fn_trials_state *state,
+                       ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const fn_real *X,
+                       const fn_real *T, ptrdiff_t n_out, const fn_trials_state *state,
                        const fn_rule *rule, const fn_trials_epochs *run,
-                       fn_trials_queue *q, double *work)
+                       fn_trials_queue *q, fn_real *work)
 {
     const fn_trials_state s = *state;
     const fn_trials_epochs e = *run;

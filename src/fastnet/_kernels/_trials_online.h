@@ -10,7 +10,7 @@
 /* One weight's online step in every lane (fn_trials_online_step of _trials_online_level.h): the
  * weight at pw, its previous change at pdw, its gradient g, each lane's rate. */
 FN_INLINE void
-fn_trials_online_weight(const int BLEND, const int TRACK, double *pw, double *pdw,
+fn_trials_online_weight(const int BLEND, const int TRACK, fn_real *pw, fn_real *pdw,
                         const fn_tvr *g, const fn_tv *rate, double momentum, const fn_tm *active,
                         const fn_tv *lim, fn_tm *far)
 {
@@ -44,9 +44,9 @@ fn_trials_online_rate(int decay, double rate0, ptrdiff_t t, ptrdiff_t p, ptrdiff
  * within online epoch ep go back to where it started (w_start, dw_start) and
  * stop there (status FN_STATUS_BEYOND + ep; their order stays in `orders`). */
 static inline void
-fn_trials_online_revert(ptrdiff_t n_w, double *wg, double *dwp, const double *w_start,
-                        const double *dw_start, ptrdiff_t ep, fn_tm *far, fn_tm *active,
-                        fn_tm *lane_status)
+fn_trials_online_revert(ptrdiff_t n_w, fn_real *wg, fn_real *dwp, const fn_real *w_start,
+                        const fn_real *dw_start, ptrdiff_t ep, fn_tm *far, fn_tm *active,
+                        fn_tem *lane_status)
 {
     *far &= *active;
     int moved = 0;
@@ -54,11 +54,12 @@ fn_trials_online_revert(ptrdiff_t n_w, double *wg, double *dwp, const double *w_
     if (!moved) return;
     const fn_tm f = *far;
     for (ptrdiff_t c = 0; c < n_w; c++) {
-        double *pw = wg + c * FN_TL, *pdw = dwp + c * FN_TL;
+        fn_real *pw = wg + c * FN_TL, *pdw = dwp + c * FN_TL;
         FN_TSTORE(pw, FN_TSEL(f, FN_TLOAD(w_start + c * FN_TL), FN_TLOAD(pw)));
         FN_TSTORE(pdw, FN_TSEL(f, FN_TLOAD(dw_start + c * FN_TL), FN_TLOAD(pdw)));
     }
-    *lane_status = (f & ((fn_tm){0} + (FN_STATUS_BEYOND + ep))) | (~f & *lane_status);
+    *lane_status = (FN_TEM_OF(f) & ((fn_tem){0} + (FN_STATUS_BEYOND + ep)))
+        | (~FN_TEM_OF(f) & *lane_status);
     *active &= ~f;
 }
 

@@ -4,13 +4,13 @@
 
 cdef extern from "_trials.h" nogil:
     void fn_trials_online(const Py_ssize_t* layers, Py_ssize_t n_layers, Py_ssize_t n_in,
-                          Py_ssize_t n_units, Py_ssize_t n_w, Py_ssize_t n, const double* X,
-                          const double* T, Py_ssize_t n_out, const fn_trials_state* state,
+                          Py_ssize_t n_units, Py_ssize_t n_w, Py_ssize_t n, const real_t* X,
+                          const real_t* T, Py_ssize_t n_out, const fn_trials_state* state,
                           const fn_rule* rule, const fn_trials_epochs* run,
-                          int64_t* orders, fn_bitgen* const* bitgens, double* work)
+                          int64_t* orders, fn_bitgen* const* bitgens, real_t* work)
 
 
-cdef int _check_online(fn_rule r, const double[::1] work, Py_ssize_t n_units,
+cdef int _check_online(fn_rule r, const real_t[::1] work, Py_ssize_t n_units,
                        Py_ssize_t n_w) except -1:
     """The gate of online training (trials_online, trials_queue's online form):
     the rule and the scratch."""
@@ -32,7 +32,7 @@ cdef int _check_orders(Py_ssize_t n_groups, Py_ssize_t n, int64_t[:, ::1] orders
 
 
 def online_work_size(Py_ssize_t n_units, Py_ssize_t n_w):
-    """Doubles of scratch trials_online needs.
+    """Values (of the weights' dtype) of scratch trials_online needs.
 
     Parameters
     ----------
@@ -83,9 +83,9 @@ def draw_orders(generator, int64_t[:, ::1] out):
     return 0
 
 
-def trials_online(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double[:, ::1] X,
-                  const double[:, ::1] T, double[:, :, ::1] w, double[:, :, ::1] dw_prev,
-                  int64_t[::1] status, double[::1] work, Rule rule, double[:, :] sse_out,
+def trials_online(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const real_t[:, ::1] X,
+                  const real_t[:, ::1] T, real_t[:, :, ::1] w, real_t[:, :, ::1] dw_prev,
+                  int64_t[::1] status, real_t[::1] work, Rule rule, double[:, :] sse_out,
                   int64_t[:, ::1] orders, const size_t[::1] bitgens, double sse_scale=1.0,
                   Py_ssize_t t0=0, Py_ssize_t t_max=1, double w_limit=0.0):
     """Run sse_out.shape[1] epochs of online backpropagation for every lane whose
@@ -100,7 +100,7 @@ def trials_online(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const double
     status : (n_groups * LANES,) int64, as trials_train's (k > 0: non-finite
         error in epoch k of this call; BEYOND + k: the lane stopped after k
         epochs at w_limit, its order of epoch k + 1 already drawn, in orders).
-    work : scratch of at least online_work_size(n_units, n_w) doubles.
+    work : scratch of at least online_work_size(n_units, n_w) values (of the weights' dtype).
     rule : Rule("backprop", ...), its decay 0 (constant rate),
         1 (falling linearly per epoch to 0 at t_max) or 2 (per update, to 0 at
         the last of t_max * n updates), as Backprop's decay False, True and

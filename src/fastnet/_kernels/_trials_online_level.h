@@ -16,7 +16,7 @@
  * n_units vectors). */
 FN_INLINE void
 FN_LV(fn_trials_online_step)(const int BLEND, const int TRACK, const ptrdiff_t *layers,
-                             ptrdiff_t n_layers, double *wg, double *dwp, const fn_tv *A,
+                             ptrdiff_t n_layers, fn_real *wg, fn_real *dwp, const fn_tv *A,
                              const fn_tv *D, const fn_tv *rate, double momentum,
                              const fn_tm *active, double w_limit, fn_tm *far)
 {
@@ -26,8 +26,8 @@ FN_LV(fn_trials_online_step)(const int BLEND, const int TRACK, const ptrdiff_t *
         const ptrdiff_t *l = layers + j * FN_L_NCOLS;
         const ptrdiff_t lo = l[FN_L_SRC_LO], fan = l[FN_L_SRC_HI] - lo;
         const ptrdiff_t start = l[FN_L_START], size = l[FN_L_SIZE];
-        double *wb = wg + l[FN_L_B_OFF] * FN_TL, *db = dwp + l[FN_L_B_OFF] * FN_TL;
-        double *wu = wg + l[FN_L_W_OFF] * FN_TL, *du = dwp + l[FN_L_W_OFF] * FN_TL;
+        fn_real *wb = wg + l[FN_L_B_OFF] * FN_TL, *db = dwp + l[FN_L_B_OFF] * FN_TL;
+        fn_real *wu = wg + l[FN_L_W_OFF] * FN_TL, *du = dwp + l[FN_L_W_OFF] * FN_TL;
         const fn_tv *a = A + lo;
         for (ptrdiff_t u = 0; u < size; u++, wu += fan * FN_TL, du += fan * FN_TL) {
             const fn_tvr d = D[start + u];
@@ -50,11 +50,11 @@ FN_LV(fn_trials_online_step)(const int BLEND, const int TRACK, const ptrdiff_t *
  * D, E: a row each of activations, f'(net) (then dE/dnet) and dE/da. */
 FN_INLINE void
 FN_LV(fn_trials_online_example)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                                ptrdiff_t n_units, ptrdiff_t n, const double *X, const double *T,
-                                ptrdiff_t n_out, double *wg, double *dwp, const int64_t *ord,
+                                ptrdiff_t n_units, ptrdiff_t n, const fn_real *X, const fn_real *T,
+                                ptrdiff_t n_out, fn_real *wg, fn_real *dwp, const int64_t *ord,
                                 ptrdiff_t p, const fn_tm *active, int all, int track,
                                 const fn_tv *rate, double momentum, double w_limit, fn_tv *A,
-                                fn_tv *D, fn_tv *E, fn_tv *sse, fn_tm *far)
+                                fn_tv *D, fn_tv *E, fn_teu *sse, fn_tm *far)
 {
     const fn_tv zero = FN_TSPLAT(0.0);
     const ptrdiff_t out0 = layers[(n_layers - 1) * FN_L_NCOLS + FN_L_START];
@@ -62,12 +62,13 @@ FN_LV(fn_trials_online_example)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptr
     for (int k = 0; k < FN_TL; k++) rows[k] = (*active)[k] ? ord[k * n + p] : 0;
     FN_LV(fn_trials_forward_block)(layers, n_layers, n_in, wg, X, 0, rows, A, D, 1, n_units);
     /* the example's error, before its update, and dE/dy = 2 (y - t) */
-    fn_tv err = zero;
+    fn_teu err = FN_TESPLAT(0.0);
     for (ptrdiff_t k = 0; k < n_out; k++) {
         fn_tvr tv;
         for (int q = 0; q < FN_TL; q++) tv[q] = T[rows[q] * n_out + k];
         const fn_tv res = A[out0 + k] - tv;
-        err += res * res;
+        const fn_teu re = FN_TE(res);
+        err += re * re;
         D[out0 + k] *= 2.0 * res;   /* dE/dnet = f'(net) dE/dy */
     }
     *sse += err;
@@ -94,11 +95,11 @@ FN_LV(fn_trials_online_example)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptr
  * update), the lanes that reached w_limit (track) into *far. */
 FN_INLINE void
 FN_LV(fn_trials_online_epoch)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                              ptrdiff_t n_units, ptrdiff_t n, const double *X, const double *T,
-                              ptrdiff_t n_out, double *wg, double *dwp, const int64_t *ord,
+                              ptrdiff_t n_units, ptrdiff_t n, const fn_real *X, const fn_real *T,
+                              ptrdiff_t n_out, fn_real *wg, fn_real *dwp, const int64_t *ord,
                               const fn_tm *active, int track, const fn_rule *rule,
                               const ptrdiff_t *t, ptrdiff_t t_max, double w_limit, fn_tv *A,
-                              fn_tv *D, fn_tv *E, fn_tv *sse, fn_tm *far)
+                              fn_tv *D, fn_tv *E, fn_teu *sse, fn_tm *far)
 {
     const double rate0 = rule->backprop.learning_rate, momentum = rule->backprop.momentum;
     const int decay = (int)rule->backprop.decay;
@@ -108,15 +109,16 @@ FN_LV(fn_trials_online_epoch)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdi
         same &= t[k] == t[0] || !(*active)[k];
     }
     const ptrdiff_t t0 = t[0];
-    *sse = FN_TSPLAT(0.0);
+    *sse = FN_TESPLAT(0.0);
     *far = (fn_tm){0};
-    double r[FN_TL];
+    fn_real r[FN_TL];
     for (ptrdiff_t p = 0; p < n; p++) {
         if (p == 0 || decay == 2) {
             /* (lanes that do not train take any rate: their updates are not kept) */
             const double r0 = fn_trials_online_rate(decay, rate0, t0, p, n, t_max);
             for (int k = 0; k < FN_TL; k++)
-                r[k] = same ? r0 : fn_trials_online_rate(decay, rate0, t[k], p, n, t_max);
+                r[k] = (fn_real)(same ? r0
+                                 : fn_trials_online_rate(decay, rate0, t[k], p, n, t_max));
         }
         const fn_tv rate = FN_TLOAD(r);
         FN_LV(fn_trials_online_example)(layers, n_layers, n_in, n_units, n, X, T, n_out, wg, dwp,
@@ -131,10 +133,10 @@ FN_LV(fn_trials_online_epoch)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdi
  * 3 * n_units + 2 * n_w vectors. */
 FN_LV_ATTR static void
 FN_LV(fn_trials_online)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
-                        ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const double *X,
-                        const double *T, ptrdiff_t n_out, const fn_trials_state *state,
+                        ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const fn_real *X,
+                        const fn_real *T, ptrdiff_t n_out, const fn_trials_state *state,
                         const fn_rule *rule, const fn_trials_epochs *run,
-                        int64_t *orders, fn_bitgen *const *bitgens, double *work)
+                        int64_t *orders, fn_bitgen *const *bitgens, fn_real *work)
 {
     const fn_trials_state s = *state;
     const fn_trials_epochs e = *run;
@@ -143,18 +145,18 @@ FN_LV(fn_trials_online)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
     fn_tv *A = (fn_tv *)work;
     fn_tv *D = A + n_units;
     fn_tv *E = D + n_units;
-    double *w_start = (double *)(E + n_units), *dw_start = w_start + n_w * FN_TL;
-    const fn_tm none = (fn_tm){0};
+    fn_real *w_start = (fn_real *)(E + n_units), *dw_start = w_start + n_w * FN_TL;
+    const fn_tem none = (fn_tem){0};
     const int track = e.w_limit > 0.0;
     double top = -INFINITY;
     for (ptrdiff_t grp = 0; grp < s.n_groups; grp++) {
-        double *wg = s.w + grp * n_w * FN_TL, *dwp = s.dw_prev + grp * n_w * FN_TL;
+        fn_real *wg = s.w + grp * n_w * FN_TL, *dwp = s.dw_prev + grp * n_w * FN_TL;
         int64_t *sg = s.status + grp * FN_TL;
         int64_t *ord = orders + grp * FN_TL * n;
-        fn_tm lane_status;
+        fn_tem lane_status;
         memcpy(&lane_status, sg, sizeof lane_status);
         for (ptrdiff_t ep = 0; ep < e.n_epochs; ep++) {
-            fn_tm active = lane_status == none;
+            fn_tm active = FN_TM_OF(lane_status == none);
             int any = 0;
             for (int k = 0; k < FN_TL; k++) any |= active[k] != 0;
             if (!any) break;
@@ -166,17 +168,18 @@ FN_LV(fn_trials_online)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
                 fn_tm far0;
                 fn_trials_beyond(n_w, wg, e.w_limit, &far0);
                 far0 &= active;
-                lane_status = (far0 & ((fn_tm){0} + (FN_STATUS_BEYOND + ep))) | (~far0 & lane_status);
+                lane_status = (FN_TEM_OF(far0) & ((fn_tem){0} + (FN_STATUS_BEYOND + ep)))
+                    | (~FN_TEM_OF(far0) & lane_status);
                 active &= ~far0;
-                memcpy(w_start, wg, (size_t)n_w * FN_TL * sizeof(double));
-                memcpy(dw_start, dwp, (size_t)n_w * FN_TL * sizeof(double));
+                memcpy(w_start, wg, (size_t)n_w * FN_TL * sizeof(fn_real));
+                memcpy(dw_start, dwp, (size_t)n_w * FN_TL * sizeof(fn_real));
             }
             any = 0;
             for (int k = 0; k < FN_TL; k++) any |= active[k] != 0;
             if (!any) continue;
             ptrdiff_t t[FN_TL];
             for (int k = 0; k < FN_TL; k++) t[k] = e.t0 + ep;
-            fn_tv sse;
+            fn_teu sse;
             fn_tm far;
             FN_LV(fn_trials_online_epoch)(layers, n_layers, n_in, n_units, n, X, T, n_out, wg, dwp,
                                           ord, &active, track, rule, t, e.t_max, e.w_limit, A, D,
@@ -187,8 +190,9 @@ FN_LV(fn_trials_online)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
                 fn_trials_online_revert(n_w, wg, dwp, w_start, dw_start, ep, &far, &active,
                                         &lane_status);
             /* Lanes whose epoch error is not finite stop after it. */
-            const fn_tm bad = active & ~((sse == sse) & (sse - sse == 0.0));
-            lane_status = (bad & ((fn_tm){0} + (ep + 1))) | (~bad & lane_status);
+            const fn_tm bad = active & FN_TM_OF(~((sse == sse) & (sse - sse == 0.0)));
+            lane_status = (FN_TEM_OF(bad) & ((fn_tem){0} + (ep + 1)))
+                | (~FN_TEM_OF(bad) & lane_status);
         }
         memcpy(sg, &lane_status, sizeof lane_status);
     }
@@ -204,16 +208,17 @@ FN_LV(fn_trials_online)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n
 FN_INLINE unsigned
 FN_LV(fn_trials_online_queue_epoch)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
                                     ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n,
-                                    const double *X, const double *T, ptrdiff_t n_out,
+                                    const fn_real *X, const fn_real *T, ptrdiff_t n_out,
                                     const fn_rule *rule, const fn_trials_epochs *e,
-                                    fn_trials_queue *q, double *wg, double *dwp, int64_t *ord,
-                                    double *work, unsigned live, const ptrdiff_t *trial,
+                                    fn_trials_queue *q, fn_real *wg, fn_real *dwp, int64_t *ord,
+                                    fn_real *work, unsigned live, const ptrdiff_t *trial,
                                     ptrdiff_t *t, double *top)
 {
     fn_tv *A = (fn_tv *)work, *D = A + n_units, *E = D + n_units;
-    double *w_start = (double *)(E + n_units), *dw_start = w_start + n_w * FN_TL;
+    fn_real *w_start = (fn_real *)(E + n_units), *dw_start = w_start + n_w * FN_TL;
     const int track = e->w_limit > 0.0;
-    fn_tm active, far0 = (fn_tm){0}, far, gone = (fn_tm){0}, ok = FN_GM_ALL;
+    fn_tm active, far0 = (fn_tm){0}, far, ok = FN_GM_ALL;
+    fn_tem gone = (fn_tem){0};
     FN_LV(fn_trials_lanes_mask)(live, &active);
     for (int l = 0; l < FN_TL; l++)
         if (live >> l & 1) fn_permutation(q->bitgens[trial[l]], n, ord + l * n);
@@ -221,10 +226,10 @@ FN_LV(fn_trials_online_queue_epoch)(const ptrdiff_t *layers, ptrdiff_t n_layers,
         fn_trials_beyond(n_w, wg, e->w_limit, &far0);
         far0 &= active;
         active &= ~far0;
-        memcpy(w_start, wg, (size_t)n_w * FN_TL * sizeof(double));
-        memcpy(dw_start, dwp, (size_t)n_w * FN_TL * sizeof(double));
+        memcpy(w_start, wg, (size_t)n_w * FN_TL * sizeof(fn_real));
+        memcpy(dw_start, dwp, (size_t)n_w * FN_TL * sizeof(fn_real));
     }
-    fn_tv sse = FN_TSPLAT(0.0);
+    fn_teu sse = FN_TESPLAT(0.0);
     if (FN_GM_BITS(active)) {
         FN_LV(fn_trials_online_epoch)(layers, n_layers, n_in, n_units, n, X, T, n_out, wg, dwp,
                                       ord, &active, track, rule, t, e->t_max, e->w_limit, A, D,
@@ -239,7 +244,8 @@ FN_LV(fn_trials_online_queue_epoch)(const ptrdiff_t *layers, ptrdiff_t n_layers,
         FN_LV(fn_trials_data_pass)(FN_PASS_CHECK, layers, n_layers, n_in, n, X, T, n_out, wg, A,
                                    n_units, NULL, NULL, &ok, e->r_c, e->analog);
     double raw[FN_TL];
-    int64_t right[FN_TL], before[FN_TL], within[FN_TL];
+    fn_rint right[FN_TL], before[FN_TL];
+    int64_t within[FN_TL];
     memcpy(raw, &sse, sizeof raw);
     memcpy(right, &ok, sizeof right);
     memcpy(before, &far0, sizeof before);
