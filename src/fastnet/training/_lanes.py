@@ -21,24 +21,14 @@ __all__ = ["LANES", "SAFE_LOG2", "Lanes", "LanesBackend", "aligned", "to_lanes",
 LANES = _trials.LANES
 
 
-def _float32_kernels():
-    """The float32 lanes' module: ``_trials32`` (the lanes' sources compiled for float)
-    where the build has it, else ``_trials`` itself (its entries then take float32)."""
-    try:
-        from fastnet._kernels import _trials32
-    except ImportError:
-        return _trials
-    return _trials32
-
-
-#: The lanes' kernel module of each dtype.
-_KERNELS = {np.dtype(np.float64): _trials, np.dtype(np.float32): _float32_kernels()}
+#: The lanes' kernels of each dtype, chosen once per run: ``_trials.INSTANCES`` (each
+#: value type's entries without the dtype test of ``_trials``' own; the float32 one is
+#: the module ``_trials32``, the lanes' sources compiled for float).
+_KERNELS = {np.dtype(np.float64): _trials.INSTANCES["float64"],
+            np.dtype(np.float32): _trials.INSTANCES["float32"]}
 #: Trials per group of lanes of each dtype: float32 lanes are twice as many (16 floats
 #: per AVX-512 vector).
-_LANES_OF = {np.dtype(np.float64): LANES,
-             np.dtype(np.float32): (_KERNELS[np.dtype(np.float32)].LANES
-                                    if _KERNELS[np.dtype(np.float32)] is not _trials
-                                    else getattr(_trials, "LANES_F32", 2 * LANES))}
+_LANES_OF = {dtype: k.LANES for dtype, k in _KERNELS.items()}
 
 
 def lanes_kernels(dtype):
