@@ -499,3 +499,17 @@ def test_a_float32_study_trains_in_the_lanes_queue_and_records_its_dtype(tmp_pat
         assert json.loads((out / "study.json").read_text())["study"]["dtype"] == dtype
     (n64, m64), (n32, m32) = got["float64"], got["float32"]
     assert abs(n32 - n64) <= 4 and abs(m32 - m64) <= 0.25 * m64 + 2
+
+
+def test_a_float32_scg_study_batch_runs_in_the_lanes_kernel():
+    # (the lanes' SCG trains float32 trials in float64 and rounds their final weights)
+    got = {}
+    for dtype in ("float64", "float32"):
+        net = MLP(2, (2,), 1, hidden_activation="tanh", output_activation="logistic", dtype=dtype)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NoConvergenceWarning)
+            r = train_many(net, XOR_X, XOR_Y, n_trials=30, seed=0, init_scale=1.0, algorithm="scg",
+                           stop=Correct(), strip=1, max_epochs=300)
+        assert r.weights.dtype == dtype
+        got[dtype] = sum(s == "correct" for s in r.stop_reason)
+    assert got["float64"] >= 15 and abs(got["float32"] - got["float64"]) <= 3

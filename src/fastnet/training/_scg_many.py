@@ -22,6 +22,11 @@ docs/algorithms.md). At the trial point the lanes compute the gradient where the
 single-network path computes the error alone, and keep it when the step is
 taken: the traversals counted are those of the run alone (an error evaluation,
 then a gradient pass if the step is taken).
+
+A float32 network's batch runs through the same kernel in float64 (its data and
+initial weights widened once, each trial's final weights rounded to float32): where
+fastnet.train runs SCG's passes in float32, this batch's trials follow float64's
+arithmetic, as the lanes' SCG has no float32 instance.
 """
 import time
 
@@ -40,19 +45,6 @@ from fastnet.training._lanes import aligned, lanes_kernels, lanes_per_group, saf
 from fastnet.training._loop import QUEUE_MAX_HISTORY, StripLoop
 
 __all__ = ["scg_applies", "scg_loop", "train_scg_batched"]
-
-
-def _scg_kernels(dtype):
-    """The batched SCG's kernel module of ``dtype``: ``_scg``, or for float32 ``_scg32``
-    where the build has it; None where it has none (float32 trials then train one at a
-    time, as `fastnet.train` trains them: float32 passes, float64 iterations)."""
-    if np.dtype(dtype) == np.float64:
-        return _scg
-    try:
-        from fastnet._kernels import _scg32
-    except ImportError:
-        return None
-    return _scg32
 
 _REASON_CODES = {name: code for code, name in _scg.REASONS.items()}
 _MAX_EPOCHS, _DIVERGED_INITIAL, _DIVERGED, _BELOW = (
@@ -133,7 +125,7 @@ def scg_loop(net, algorithm, sets, run, W, history=True, keep=False):
     weights ``W`` (K, C), or None where the batched path does not apply (``keep``:
     as `StripLoop`'s: an interrupted batch leaves the initial weights)."""
     K = W.shape[0]
-    if _scg_kernels(net.dtype) is None or not scg_applies(net, algorithm, sets, run) or (
+    if not scg_applies(net, algorithm, sets, run) or (
             history and K * run.max_epochs > QUEUE_MAX_HISTORY):
         return None
     try:            # (a layer table the lanes do not take: one at a time)
@@ -154,9 +146,10 @@ class _Run:
         net, s, run = loop.trials.net, loop.sets, loop.run
         self.loop, self.algorithm = loop, loop.algorithm
         self.args = (net.layer_table, net.n_in, s.X, s.Y)
-        self.k = _scg_kernels(net.dtype)
-        self.work = aligned((self.k.work_size(net.n_units),), zero=False, dtype=net.dtype)
-        self.state = aligned((self.k.state_size(net.n_connections),), dtype=net.dtype)
+        # (a float32 batch: every array float32, which the kernel trains in float64 and
+        # rounds back into the final weights; see _scg.scg_queue)
+        self.work = aligned((_scg.work_size(net.n_units),), zero=False, dtype=net.dtype)
+        self.state = aligned((_scg.state_size(net.n_connections),), dtype=net.dtype)
         self.w_safe = safe_weight(net.n_units, len(net.layer_table), s.X.shape[0],
                                   max(float(np.abs(s.X).max(initial=0.0)),
                                       float(np.abs(s.Y).max(initial=0.0))), net.dtype)
@@ -242,11 +235,11 @@ def _train(run, history):
     counts = np.empty((3, K), np.int64)
     first, low = np.empty(K), np.empty(K)
     hist = np.empty((K, T)) if history else None
-    status = run.k.scg_queue(*run.args, W, rows, epochs, checks, reason, counts, first, low,
+    status = _scg.scg_queue(*run.args, W, rows, epochs, checks, reason, counts, first, low,
                              hist, run.state, run.work, algorithm.sigma, algorithm.lambda1,
                              run.limit, *run.check, T, sse_scale=scale, check=run.correct,
                              below=run.below)
-    if status == run.k.UNSAFE:
+    if status == _scg.UNSAFE:
         raise _Unsafe
     names = {**_scg.REASONS, _BELOW: run.stop_name}
     bad = np.flatnonzero(np.isin(reason, (_DIVERGED_INITIAL, _DIVERGED)))
