@@ -286,7 +286,10 @@ def study(name, data, hidden, trials, epochs, network, repeats):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog="float32: python benchmarks/many_trials.py --dtype float64,float32 "
+                                 "[--repeats 7] [--json PATH] (trials as arrays of a float32 network against "
+                                 "JAX float32 jit+vmap, each tool in its own process)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--json", default=None)
     ap.add_argument("--studies", nargs="*", default=None, help="names' first words, e.g. XOR")

@@ -10,7 +10,7 @@ another (``--inline``: the older protocol, every peer in this process, one after
 See benchmarks/README.md.
 
     python benchmarks/peers.py                          # A-G and G/tanh, all available peers, both precisions
-    python benchmarks/peers.py --dtype float32 --peers fastnet,jax,torch,numpy --json f32.json
+    python benchmarks/peers.py --native-blas --peers fastnet,jax,torch,numpy --json f32.json
                                                         # the float32 comparison (issue 48's bars)
     python benchmarks/peers.py --dtype float64 --cases A,C --peers fastnet,numpy   # the "core bar" check
     python benchmarks/peers.py --cases A,S --activation proben1,tanh,logistic,relu
@@ -21,7 +21,7 @@ column gets float32 data and weights (JAX jit at its default precision, PyTorch 
 ``MLP(..., dtype="float32")``; while fastnet refuses that, its column says "fastnet float32
 unavailable" and the float32 bars print "n/a".
 
-Case S (synthetic 4096 x 32-32-4, one hidden layer, no shortcuts) is not one of PEERS.md's A-G; with
+Case S (synthetic 4096 x 32-32-4, one hidden layer, no shortcuts) is not one of the cases A-G; with
 ``--activation`` every peer runs the same hidden units (tanh, logistic, relu; proben1 is
 x/(1+|x|), the default), outputs linear. A case with another activation is reported as
 e.g. ``S/tanh``. benchmarks/activations.py measures the same cases in alternation.
@@ -418,7 +418,8 @@ def check_bar(all_cases, args, log, dtype, issue, key, target, factor):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="\n\n".join(__doc__.split("\n\n")[1:]))
     p.add_argument("--cases", default=DEFAULT_CASES,
                    help="comma list of A-G and S, each optionally with its hidden units as KEY/ACTIVATION "
                    f"(e.g. G/tanh; default {DEFAULT_CASES})")

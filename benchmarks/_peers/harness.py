@@ -1,4 +1,4 @@
-"""Timing protocol of PEERS.md, shared by every peer.
+"""The timing protocol of the peer comparison, shared by every peer.
 
 Per peer and case: one warm-up (5 epochs), then ``repeats`` runs, each restarting from the
 fixed initial weights with fresh optimiser state. Only ``peer.run(epochs)`` is timed, with
@@ -13,7 +13,7 @@ import statistics
 import time
 
 WARMUP_EPOCHS = 5
-SSE_EARLY_EPOCHS = 20  # the second SSE check point of PEERS.md (table 5)
+SSE_EARLY_EPOCHS = 20  # the second SSE check point (SSE after 20 epochs)
 
 
 class PeerUnavailable(Exception):
