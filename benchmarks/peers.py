@@ -416,7 +416,7 @@ def check_bar(all_cases, args, log, dtype, issue, key, target, factor):
 
 # --------------------------------------------------------------------------- main
 
-def main(argv=None):
+def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="\n\n".join(__doc__.split("\n\n")[1:]))
@@ -446,31 +446,16 @@ def main(argv=None):
     args.activations = parse_list(args.activation, cases_mod.HIDDEN_ACTIVATIONS, "activation")
     args.runs = parse_cases(args.cases, args.activations)
     args.cases = sorted({k for k, _ in args.runs}, key=list(cases_mod.CASES).index)
-    explicit = args.peers is not None
+    args.explicit_peers = args.peers is not None
     args.peers = parse_list(args.peers or ",".join(ALL_PEERS), ALL_PEERS, "peers")
     args.dtypes = parse_list(args.dtype, DTYPES, "dtype")
     if args.epochs < 1 or args.repeats < 1:
         raise SystemExit("`--epochs` and `--repeats` must be >= 1")
+    return args
 
-    log = print
-    if hasattr(os, "sched_setaffinity"):
-        # One core for every peer (each runs one thread): JAX's idle XLA thread pool
-        # would otherwise add CPU time that no single-threaded peer pays.
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    t_start = time.perf_counter()
-    unavailable = {}
-    for name in args.peers:   # imports the peers (and the BLAS libraries they load)
-        why = availability(name)
-        if why:
-            unavailable[name] = why
-            log(f"{name}: {why}" if name == "fastnet" else f"{name}: skipped: {why}")
-    limiter = None
-    try:
-        from threadpoolctl import threadpool_limits
-        limiter = threadpool_limits(1)   # every pool loaded by now, on top of the *_NUM_THREADS=1
-    except ImportError:
-        pass
 
+def tool_versions(args, unavailable):
+    """The versions of the peers that run (and which kernels fastnet runs)."""
     versions = {}
     if "torch" not in unavailable and "torch" in args.peers:
         import torch
@@ -494,6 +479,55 @@ def main(argv=None):
         # AVX-512 kernels or the AVX2 loops + BLAS: the figures depend on it.
         versions["fastnet_kernels"] = build_flags()["vector_kernels"]
     versions["repo_commit"] = machine.git_commit(cases_mod.repo_root())
+    return versions
+
+
+def write_json(args, desc, peaks, unavailable, all_cases, bars, elapsed):
+    out = {
+        "machine": desc,
+        "settings": {"epochs": args.epochs, "repeats": args.repeats, "warmup_epochs": 5,
+                     "native_blas": args.native_blas, "openblas_env_before": ORIGINAL_OPENBLAS_ENV,
+                     "protocol": ("inline: every peer in one process, one after the other" if args.inline
+                                  else "each peer and precision in its own process, one core, in turns"),
+                     "dtypes": args.dtypes, "peers": args.peers, "cases": args.cases,
+                     "runs": [case_key(k, a) for k, a in args.runs],
+                     "activations": args.activations,
+                     "rprop": cases_mod.RPROP, "variant": "irprop-", "init_seed": cases_mod.INIT_SEED,
+                     "init_range": cases_mod.INIT_RANGE, "synthetic_seed": cases_mod.SYNTH_SEED,
+                     "timer": "process_time (main), perf_counter (wall)",
+                     "statistic": "median over repeats of loop time / epochs"},
+        "matmul_peak": peaks,
+        "unavailable": unavailable,
+        "cases": all_cases,
+        "bars": bars,
+        "elapsed_s": elapsed,
+    }
+    with open(args.json, "w") as fh:
+        json.dump(out, fh, indent=1, default=float)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    log = print
+    if hasattr(os, "sched_setaffinity"):
+        # One core for every peer (each runs one thread): JAX's idle XLA thread pool
+        # would otherwise add CPU time that no single-threaded peer pays.
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    t_start = time.perf_counter()
+    unavailable = {}
+    for name in args.peers:   # imports the peers (and the BLAS libraries they load)
+        why = availability(name)
+        if why:
+            unavailable[name] = why
+            log(f"{name}: {why}" if name == "fastnet" else f"{name}: skipped: {why}")
+    limiter = None
+    try:
+        from threadpoolctl import threadpool_limits
+        limiter = threadpool_limits(1)   # every pool loaded by now, on top of the *_NUM_THREADS=1
+    except ImportError:
+        pass
+
+    versions = tool_versions(args, unavailable)
     desc = machine.describe(versions)
     log(f"machine: {desc['cpu_model']}, {desc['logical_cpus']} logical CPUs; python {desc['python']}, "
         f"numpy {desc['numpy']}" + "".join(f", {k} {v}" for k, v in versions.items() if k != "fastnet_file"))
@@ -503,7 +537,7 @@ def main(argv=None):
     if desc["env"].get("OPENBLAS_CORETYPE"):
         log(f"   note: OPENBLAS_CORETYPE={desc['env']['OPENBLAS_CORETYPE']} is set; numpy's BLAS runs that kernel "
             "(`--native-blas` runs the kernel OpenBLAS picks for this CPU; see README)")
-    if not explicit:
+    if not args.explicit_peers:
         log(f"peers: {', '.join(n for n in args.peers if n not in unavailable)}")
 
     peaks = {}
@@ -524,36 +558,14 @@ def main(argv=None):
         log("INITIAL SSE MISMATCH (not comparing equal work): " + ", ".join(init_bad))
     elapsed = time.perf_counter() - t_start
     log(f"\nrun took {elapsed:.0f} s")
-
     if args.json:
-        out = {
-            "machine": desc,
-            "settings": {"epochs": args.epochs, "repeats": args.repeats, "warmup_epochs": 5,
-                         "native_blas": args.native_blas, "openblas_env_before": ORIGINAL_OPENBLAS_ENV,
-                         "protocol": ("inline: every peer in one process, one after the other" if args.inline
-                                      else "each peer and precision in its own process, one core, in turns"),
-                         "dtypes": args.dtypes, "peers": args.peers, "cases": args.cases,
-                         "runs": [case_key(k, a) for k, a in args.runs],
-                         "activations": args.activations,
-                         "rprop": cases_mod.RPROP, "variant": "irprop-", "init_seed": cases_mod.INIT_SEED,
-                         "init_range": cases_mod.INIT_RANGE, "synthetic_seed": cases_mod.SYNTH_SEED,
-                         "timer": "process_time (main), perf_counter (wall)",
-                         "statistic": "median over repeats of loop time / epochs"},
-            "matmul_peak": peaks,
-            "unavailable": unavailable,
-            "cases": all_cases,
-            "bars": bars,
-            "elapsed_s": elapsed,
-        }
-        with open(args.json, "w") as fh:
-            json.dump(out, fh, indent=1, default=float)
+        write_json(args, desc, peaks, unavailable, all_cases, bars, elapsed)
         log(f"wrote {args.json}")
     if limiter is not None:
         limiter.restore_original_limits()
     if args.strict and (init_bad or any(b["status"] == "FAIL" for b in bars)):
         return 1
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
