@@ -16,7 +16,7 @@ other: steadier when the machine's speed drifts).
     python benchmarks/activations.py              # cases S and A, every activation
     python benchmarks/activations.py --cases A,B,C,D,E,F,G,S --activation tanh --rounds 5
 
-Case S is synthetic 4096 x 32-32-4 (one hidden layer of 32) without shortcuts; A-G are PEERS.md's cases (A:
+Case S is synthetic 4096 x 32-32-4 (one hidden layer of 32) without shortcuts; A-G are peers.py's cases (A:
 cancer1 4+2 with shortcuts).
 """
 from __future__ import annotations

@@ -30,6 +30,21 @@ to 1e-9 relative.
 
     pip install ".[bench]"            # jax
     FASTNET_DATA=... python benchmarks/many_trials.py [--repeats 5] [--json out.json]
+
+**float32** (``--dtype float32``, or ``--dtype float64,float32`` for both precisions side
+by side): trials as arrays of a float32 network (``MLP(..., dtype="float32")``,
+``train_rprop_many(net, X, T, n_trials=K, seed=12345, init_scale=0.5)``) against JAX at its
+default precision (float32, ``jax_enable_x64`` off; the same ``jit(vmap(train))`` of iRPROP-,
+whole-set epochs, float32 data and initial weights), on the study's default network (tanh
+hidden, logistic outputs): XOR 2-2-1 1000 x 200 and encoder 10-5-10 200 x 200 (``--studies``
+picks others). Each tool and precision runs in its own worker process pinned to one core,
+the workers taking turns (XLA's thread pool spins after a call: timed in one process, the
+next tool is charged for it); CPU time per call (collector off), medians, ratios of the
+medians and [paired] the median of the per-turn ratios. Bars (issue 48): fastnet float32 >=
+6x JAX float32 on XOR, >= 4x on the encoder. While fastnet refuses float32 its column says
+"fastnet float32 unavailable" and the bars "n/a"::
+
+    python benchmarks/many_trials.py --dtype float64,float32 --repeats 7 --json f32.json
 """
 from __future__ import annotations
 
@@ -95,14 +110,16 @@ def initial_weights(net, trials):
 
 # ----------------------------------------------------------------------------- JAX
 
-def jax_trainer(net, X, T, epochs):
-    """jit(vmap(train)) over flat weight vectors in fastnet's layout."""
+def jax_trainer(net, X, T, epochs, dtype="float64"):
+    """jit(vmap(train)) over flat weight vectors in fastnet's layout; float32: JAX's default
+    precision (x64 left off), float32 data (give it float32 initial weights too)."""
     import jax
     import jax.numpy as jnp
 
-    jax.config.update("jax_enable_x64", True)
+    if dtype == "float64":
+        jax.config.update("jax_enable_x64", True)
     layers = [tuple(int(v) for v in row) for row in net.layer_table]
-    Xj, Tj = jnp.asarray(X), jnp.asarray(T)
+    Xj, Tj = jnp.asarray(X, dtype=dtype), jnp.asarray(T, dtype=dtype)
     p = RPROP
     # fastnet's activation codes (fastnet.network.ACTIVATIONS)
     ACTIVATIONS_JAX = {0: lambda z: z, 1: lambda z: z / (1.0 + jnp.abs(z)), 2: jax.nn.sigmoid,
@@ -269,13 +286,28 @@ def study(name, data, hidden, trials, epochs, network, repeats):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog="float32: python benchmarks/many_trials.py --dtype float64,float32 "
+                                 "[--repeats 7] [--json PATH] (trials as arrays of a float32 network against "
+                                 "JAX float32 jit+vmap, each tool in its own process)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--json", default=None)
     ap.add_argument("--studies", nargs="*", default=None, help="names' first words, e.g. XOR")
     ap.add_argument("--collect", action="store_true",
                     help="a full garbage collection before each timed call (see cpu())")
+    ap.add_argument("--dtype", default="float64",
+                    help="float64 (this process, every form; the default), or float32 / float64,float32: "
+                    "trials as arrays against JAX jit+vmap in that precision, each tool in its own process "
+                    "(issue 48's bars: fastnet f32 >= 6x JAX f32 on XOR, >= 4x on the encoder)")
     args = ap.parse_args(argv)
+    dtypes = [d.strip() for d in args.dtype.split(",") if d.strip()]
+    if any(d not in ("float64", "float32") for d in dtypes) or not dtypes:
+        ap.error(f"`--dtype` must be float64, float32 or float64,float32, got {args.dtype!r}")
+    if "float32" in dtypes:
+        from _peers.trials import run_in_turns
+
+        run_in_turns(STUDIES, STUDY_NET, dtypes, args.studies, args.repeats, args.json)
+        return
     global COLLECT
     COLLECT = args.collect
     if hasattr(os, "sched_setaffinity"):

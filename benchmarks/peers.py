@@ -2,15 +2,26 @@
 """fastnet against its peers (FANN, PyTorch, plain NumPy, JAX, ffnet) on cases A-G, in one run.
 
 Every peer trains the same networks from the same fixed initial weights with the same
-full-batch iRPROP- settings, single-threaded; only the epoch loop is timed (CPU time is the
-main figure, wall time is reported too). See benchmarks/README.md.
+full-batch iRPROP- settings, single-threaded, in float64 and in float32; only the epoch
+loop is timed (CPU time is the main figure, wall time is reported too). Each peer and
+precision runs in its own worker process, all pinned to one core, taking turns (A B C ...,
+A B C ...): XLA's thread pool spins after a jitted call, so a tool's process must not time
+another (``--inline``: the older protocol, every peer in this process, one after another).
+See benchmarks/README.md.
 
-    python benchmarks/peers.py                          # all cases, all available peers, float64
-    python benchmarks/peers.py --cases A,C --peers fastnet,numpy    # the "core bar" check
-    python benchmarks/peers.py --dtype float64,float32 --json peers.json
+    python benchmarks/peers.py                          # A-G and G/tanh, all available peers, both precisions
+    python benchmarks/peers.py --native-blas --peers fastnet,jax,torch,numpy --json f32.json
+                                                        # the float32 comparison (issue 48's bars)
+    python benchmarks/peers.py --dtype float64 --cases A,C --peers fastnet,numpy   # the "core bar" check
     python benchmarks/peers.py --cases A,S --activation proben1,tanh,logistic,relu
 
-Case S (synthetic 4096 x 32-32-4, one hidden layer, no shortcuts) is not one of PEERS.md's A-G; with
+float32 is the default precision of JAX (x64 off), PyTorch and ONNX runtimes: every float32
+column gets float32 data and weights (JAX jit at its default precision, PyTorch with
+``torch.set_num_threads(1)``, NumPy float32, FANN's libfloatfann) and fastnet runs
+``MLP(..., dtype="float32")``; while fastnet refuses that, its column says "fastnet float32
+unavailable" and the float32 bars print "n/a".
+
+Case S (synthetic 4096 x 32-32-4, one hidden layer, no shortcuts) is not one of the cases A-G; with
 ``--activation`` every peer runs the same hidden units (tanh, logistic, relu; proben1 is
 x/(1+|x|), the default), outputs linear. A case with another activation is reported as
 e.g. ``S/tanh``. benchmarks/activations.py measures the same cases in alternation.
@@ -42,6 +53,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _peers import cases as cases_mod  # noqa: E402
 from _peers import machine  # noqa: E402
 from _peers.harness import PeerUnavailable, measure  # noqa: E402
+from _peers.workers import measure_in_turns, peer_class  # noqa: E402,F401  (peer_class: activations.py)
 
 ALL_PEERS = ("fastnet", "numpy", "fann", "torch", "jax", "ffnet")
 # Peers that train another network (ffnet: logistic units, its own data scaling): their time
@@ -52,7 +64,8 @@ SHORT = {"float64": "f64", "float32": "f32"}
 INIT_RTOL = {"float64": 1e-10, "float32": 1e-5}   # SSE at init vs the float64 reference
 FINAL_ORDER = 5.0   # final SSE more than this factor from the NumPy f64 (or median) value is flagged
 
-# Bars: (issue, case, peer to beat: "numpy"/"fann"/"best", factor). All float64.
+# Bars: (issue, case, peer to beat: "numpy"/"fann"/"jax"/"best", factor); float64 unless listed
+# in BARS_F32: (issue, case, peer to beat in float32 or "fastnet f64", factor).
 BARS = [
     ("issue 2", "A", "numpy", 2.0),
     ("issue 2", "C", "numpy", 1.0),
@@ -68,28 +81,9 @@ BARS = [
     ("issue 31", f"{key}/{act}", "best", 1.2) for key in "AS" for act in ("tanh", "logistic", "relu")
 ] + [("issue 31", f"{key}/tanh", "best", 1.2) for key in "BCDEFG"] + [
     ("issue 31", key, "best", 1.2) for key in "S"]
-
-
-def peer_class(name):
-    if name == "fastnet":
-        from _peers.fastnet_peer import FastnetPeer
-        return FastnetPeer
-    if name == "numpy":
-        from _peers.numpy_peer import NumpyPeer
-        return NumpyPeer
-    if name == "fann":
-        from _peers.fann import FannPeer
-        return FannPeer
-    if name == "torch":
-        from _peers.torch_peer import TorchPeer
-        return TorchPeer
-    if name == "jax":
-        from _peers.jax_peer import JaxPeer
-        return JaxPeer
-    if name == "ffnet":
-        from _peers.ffnet_peer import FfnetPeer
-        return FfnetPeer
-    raise ValueError(name)
+BARS_F32 = [("issue 48", key, "jax", 1.2) for key in ("A", "B", "C", "D", "E", "F", "G", "G/tanh")] + [
+    ("issue 48", "G", "fastnet f64", 1.6)]
+DEFAULT_CASES = "A,B,C,D,E,F,G,G/tanh"
 
 
 def availability(name):
@@ -113,6 +107,23 @@ def availability(name):
     except PeerUnavailable as exc:
         return str(exc)
     return None
+
+
+def parse_cases(text, activations):
+    """[(case key, activation)] from ``--cases`` ("A,G,G/tanh"); a key alone runs every ``activations``."""
+    runs = []
+    for item in (t.strip() for t in text.split(",") if t.strip()):
+        key, _, act = item.partition("/")
+        key = key.upper()
+        if key not in cases_mod.CASES:
+            raise SystemExit(f"`--cases`: unknown {key}; valid: {', '.join(cases_mod.CASES)}")
+        if act and act not in cases_mod.HIDDEN_ACTIVATIONS:
+            raise SystemExit(f"`--cases`: unknown activation {act} in {item}; valid: "
+                             f"{', '.join(cases_mod.HIDDEN_ACTIVATIONS)}")
+        for a in ([act] if act else activations):
+            if (key, a) not in runs:
+                runs.append((key, a))
+    return runs
 
 
 def parse_list(text, valid, what):
@@ -157,40 +168,55 @@ def run_case(key, activation, peers, dtypes, args, peaks, unavailable, log):
         f"C={case.n_connections}; {case.traversals_per_epoch:,} traversals/epoch; "
         f"{case.flop_per_epoch / 1e6:.3g} MFLOP/epoch; SSE at init (f64 reference) {case.sse_init_ref:.6g}")
     log(f"   data: {case.data_note}")
+    columns = []
     for dtype in dtypes:
         for name in peers:
             label = f"{name} {SHORT[dtype]}"
             if name in unavailable:
                 info["skipped"][label] = unavailable[name]
-                continue
-            peer = None
-            try:
-                peer = peer_class(name)(case, dtype)
-                r = measure(peer, args.epochs, args.repeats)
-            except PeerUnavailable as exc:
-                info["skipped"][label] = str(exc)
-                log(f"   {label}: skipped: {exc}")
-                continue
-            except Exception as exc:  # a peer that breaks must not stop the others
-                info["skipped"][label] = f"ERROR {type(exc).__name__}: {exc}"
-                log(f"   {label}: ERROR {type(exc).__name__}: {exc}")
-                if args.verbose:
-                    traceback.print_exc()
-                continue
-            finally:
-                if peer is not None:
-                    peer.close()
-            if name == "fastnet":
-                fastnet_own_account(r, case, args, log)
-            t = r["cpu_s_per_epoch"]
-            r["traversals_per_s"] = case.traversals_per_epoch / t
-            r["gflops"] = case.flop_per_epoch / t / 1e9
-            r["frac_peak"] = case.flop_per_epoch / t / peaks[dtype]["flops_cpu"]
-            info["results"].append(r)
-            progress(f"   {label:<12} {t * 1e3:9.4f} ms/epoch CPU, {r['wall_s_per_epoch'] * 1e3:9.4f} wall")
+            else:
+                columns.append((name, dtype))
+    if args.inline:
+        results = measure_inline(case, columns, args, info, log)
+    else:
+        results, skipped = measure_in_turns(key, activation, columns, args.epochs, args.repeats, log,
+                                            args.verbose)
+        info["skipped"].update(skipped)
+    for r in results:
+        if r["peer"] == "fastnet":
+            fastnet_own_account(r, case, args, log)
+        t = r["cpu_s_per_epoch"]
+        r["traversals_per_s"] = case.traversals_per_epoch / t
+        r["gflops"] = case.flop_per_epoch / t / 1e9
+        r["frac_peak"] = case.flop_per_epoch / t / peaks[r["dtype"]]["flops_cpu"]
+        info["results"].append(r)
+        progress(f"   {col(r):<12} {t * 1e3:9.4f} ms/epoch CPU, {r['wall_s_per_epoch'] * 1e3:9.4f} wall")
     derive(info, args)
     print_case_table(info, args, log)
     return info
+
+
+def measure_inline(case, columns, args, info, log):
+    """The older protocol (``--inline``): every column in this process, one after the other."""
+    results = []
+    for name, dtype in columns:
+        label = f"{name} {SHORT[dtype]}"
+        peer = None
+        try:
+            peer = peer_class(name)(case, dtype)
+            results.append(measure(peer, args.epochs, args.repeats))
+        except PeerUnavailable as exc:
+            info["skipped"][label] = str(exc)
+            log(f"   {label}: skipped: {exc}")
+        except Exception as exc:  # a peer that breaks must not stop the others
+            info["skipped"][label] = f"ERROR {type(exc).__name__}: {exc}"
+            log(f"   {label}: ERROR {type(exc).__name__}: {exc}")
+            if args.verbose:
+                traceback.print_exc()
+        finally:
+            if peer is not None:
+                peer.close()
+    return results
 
 
 def fastnet_own_account(r, case, args, log):
@@ -312,57 +338,104 @@ def summary(all_cases, args, log):
         vs = c.get("fastnet_vs_best", {})
         best = [f"{vs[d]:17.2f}" if d in vs else f"{'—':>17}" for d in args.dtypes]
         log(f"   {c['label']:<24} " + " ".join(f"{cells.get(k, '—'):>11}" for k in cols) + "  " + " ".join(best))
+    if len(args.dtypes) > 1:
+        precision_summary(all_cases, log)
+
+
+def precision_summary(all_cases, log):
+    """Per peer, its float64 time / its float32 time; and JAX f32 time / fastnet f64 time."""
+    names = [n for n in ALL_PEERS if any(r["peer"] == n for c in all_cases.values() for r in c["results"])]
+    log("\n== float64 time / float32 time per peer (> 1: float32 faster); last column: JAX f32 time / "
+        "fastnet f64 time (> 1: fastnet f64 faster than JAX at its default precision)")
+    log(f"   {'case':<24} " + " ".join(f"{n:>9}" for n in names) + f"  {'jax f32 / fastnet f64':>22}")
+    for c in all_cases.values():
+        t = {(r["peer"], r["dtype"]): r["cpu_s_per_epoch"] for r in c["results"]}
+        cells = [f"{t[(n, 'float64')] / t[(n, 'float32')]:9.2f}" if (n, "float64") in t and (n, "float32") in t
+                 else f"{'—':>9}" for n in names]
+        jf = (f"{t[('jax', 'float32')] / t[('fastnet', 'float64')]:22.2f}"
+              if ("jax", "float32") in t and ("fastnet", "float64") in t else f"{'—':>22}")
+        c["jax_f32_over_fastnet_f64"] = (t[("jax", "float32")] / t[("fastnet", "float64")]
+                                         if ("jax", "float32") in t and ("fastnet", "float64") in t else None)
+        log(f"   {c['label']:<24} " + " ".join(cells) + "  " + jf)
+
+
+def _opponent(rows, target, other_rows):
+    """The row fastnet is measured against: a named peer, the best peer, or fastnet f64."""
+    if target == "best":
+        others = [r for p, r in rows.items() if p not in ("fastnet",) + OTHER_NETWORK]
+        return min(others, key=lambda r: r["cpu_s_per_epoch"]) if others else None
+    if target == "fastnet f64":
+        return other_rows.get("fastnet")
+    return rows.get(target)
 
 
 def check_bars(all_cases, args, log):
-    log("\n== Bars (float64, CPU time per epoch; traversals/s ratios equal time ratios)")
+    log("\n== Bars (CPU time per epoch; traversals/s ratios equal time ratios; [paired]: the median of "
+        "the repeats' ratios, each pair timed in turn)")
     out = []
-    for issue, key, target, factor in BARS:
-        c = all_cases.get(key)
-        line = {"issue": issue, "case": key, "versus": target, "factor": factor}
-        rows = {r["peer"]: r for r in (c["results"] if c else []) if r["dtype"] == "float64"}
-        fast = rows.get("fastnet")
-        if target == "best":
-            others = [r for p, r in rows.items() if p not in ("fastnet",) + OTHER_NETWORK]
-            opp = min(others, key=lambda r: r["cpu_s_per_epoch"]) if others else None
-        else:
-            opp = rows.get(target)
-        what = f"{issue}: case {key}: fastnet f64 >= {factor:g}x " + (
-            "best peer f64" if target == "best" else f"{target} f64")
-        if c is None or fast is None or opp is None:
-            missing = "case not run" if c is None else ("fastnet f64 not measured" if fast is None
-                                                        else f"{target} f64 not measured")
-            line.update(status="SKIP", reason=missing)
-            log(f"SKIP {what} ({missing})")
-        else:
-            ratio = opp["cpu_s_per_epoch"] / fast["cpu_s_per_epoch"]
-            status = "PASS" if ratio >= factor else "FAIL"
-            measured = sorted(p for p in rows if p not in ("fastnet",) + OTHER_NETWORK)
-            missing = sorted(set(ALL_PEERS) - {"fastnet", *OTHER_NETWORK} - set(measured))
-            extra = (f"; best of measured: {', '.join(measured)} -> {opp['peer']}" if target == "best" else "")
-            if target == "best" and missing and status == "PASS":
-                status = "PASS-PARTIAL"   # a missing peer could still be faster
-                extra += f"; not measured: {', '.join(missing)}"
-            line.update(status=status, ratio=ratio, peer=opp["peer"], peers_measured=measured)
-            log(f"{status} {what}: {ratio:.2f}x ({fast['cpu_s_per_epoch'] * 1e3:.4g} vs "
-                f"{opp['cpu_s_per_epoch'] * 1e3:.4g} ms/epoch{extra})")
-        out.append(line)
+    for dtype, bars in (("float64", BARS), ("float32", BARS_F32)):
+        for issue, key, target, factor in bars:
+            out.append(check_bar(all_cases, args, log, dtype, issue, key, target, factor))
     return out
+
+
+def check_bar(all_cases, args, log, dtype, issue, key, target, factor):
+    c = all_cases.get(key)
+    line = {"issue": issue, "case": key, "versus": target, "factor": factor, "dtype": dtype}
+    rows = {r["peer"]: r for r in (c["results"] if c else []) if r["dtype"] == dtype}
+    rows64 = {r["peer"]: r for r in (c["results"] if c else []) if r["dtype"] == "float64"}
+    fast = rows.get("fastnet")
+    opp = _opponent(rows, target, rows64)
+    short = SHORT[dtype]
+    what = f"{issue}: case {key}: fastnet {short} >= {factor:g}x " + (
+        f"best peer {short}" if target == "best" else target if target == "fastnet f64" else f"{target} {short}")
+    if c is None or fast is None or opp is None:
+        missing = ("case not run" if c is None else f"fastnet {short} not measured" if fast is None
+                   else f"{target} not measured")
+        unavailable_f32 = dtype == "float32" and c is not None and fast is None
+        status = "n/a" if unavailable_f32 else "SKIP"
+        reason = c["skipped"].get(f"fastnet {short}", missing) if unavailable_f32 else missing
+        line.update(status=status, reason=reason)
+        log(f"{status} {what} ({reason if status == 'SKIP' else 'fastnet float32 unavailable'})")
+        return line
+    ratio = opp["cpu_s_per_epoch"] / fast["cpu_s_per_epoch"]
+    pairs = list(zip(opp["cpu_s_per_epoch_repeats"], fast["cpu_s_per_epoch_repeats"]))
+    paired = statistics.median(o / f for o, f in pairs)
+    status = "PASS" if ratio >= factor else "FAIL"
+    measured = sorted(p for p in rows if p not in ("fastnet",) + OTHER_NETWORK)
+    missing = sorted(set(ALL_PEERS) - {"fastnet", *OTHER_NETWORK} - set(measured))
+    extra = (f"; best of measured: {', '.join(measured)} -> {opp['peer']}" if target == "best" else "")
+    if target == "best" and missing and status == "PASS":
+        status = "PASS-PARTIAL"   # a missing peer could still be faster
+        extra += f"; not measured: {', '.join(missing)}"
+    line.update(status=status, ratio=ratio, paired_ratio=paired, peer=col(opp), peers_measured=measured)
+    log(f"{status} {what}: {ratio:.2f}x [paired {paired:.2f}] ({fast['cpu_s_per_epoch'] * 1e3:.4g} vs "
+        f"{opp['cpu_s_per_epoch'] * 1e3:.4g} ms/epoch{extra})")
+    return line
 
 
 # --------------------------------------------------------------------------- main
 
-def main(argv=None):
+def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--cases", default="ABCDEFG", help="comma list of A-G and S (default A-G)")
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="\n\n".join(__doc__.split("\n\n")[1:]))
+    p.add_argument("--cases", default=DEFAULT_CASES,
+                   help="comma list of A-G and S, each optionally with its hidden units as KEY/ACTIVATION "
+                   f"(e.g. G/tanh; default {DEFAULT_CASES})")
     p.add_argument("--activation", default="proben1",
-                   help="comma list of hidden activations: " + ",".join(cases_mod.HIDDEN_ACTIVATIONS))
+                   help="comma list of hidden activations for the cases given without one: "
+                   + ",".join(cases_mod.HIDDEN_ACTIVATIONS))
     p.add_argument("--peers", default=None,
                    help=f"comma list of {','.join(ALL_PEERS)} (default: all that are available)")
     p.add_argument("--epochs", type=int, default=300)
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--dtype", default="float64", help="float64, float32 or both: float64,float32")
+    p.add_argument("--dtype", default="float64,float32",
+                   help="float64, float32 or both (the default): the float32 columns are JAX at its default "
+                   "precision, PyTorch, NumPy and FANN in float32 and fastnet MLP(..., dtype='float32')")
+    p.add_argument("--inline", action="store_true",
+                   help="every peer in this process, one after the other (the older protocol; JAX's "
+                   "spinning thread pool is then charged to the peers timed after it)")
     p.add_argument("--json", default=None, metavar="PATH", help="write every figure to this JSON file")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 if a bar FAILs or a peer's initial SSE differs from the reference")
@@ -370,14 +443,71 @@ def main(argv=None):
                    help="unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for this run (numpy at its best)")
     p.add_argument("-v", "--verbose", action="store_true", help="tracebacks for peers that raise")
     args = p.parse_args(argv)
-    args.cases = parse_list(args.cases.upper(), tuple(cases_mod.CASES), "cases")
     args.activations = parse_list(args.activation, cases_mod.HIDDEN_ACTIVATIONS, "activation")
-    explicit = args.peers is not None
+    args.runs = parse_cases(args.cases, args.activations)
+    args.cases = sorted({k for k, _ in args.runs}, key=list(cases_mod.CASES).index)
+    args.explicit_peers = args.peers is not None
     args.peers = parse_list(args.peers or ",".join(ALL_PEERS), ALL_PEERS, "peers")
     args.dtypes = parse_list(args.dtype, DTYPES, "dtype")
     if args.epochs < 1 or args.repeats < 1:
         raise SystemExit("`--epochs` and `--repeats` must be >= 1")
+    return args
 
+
+def tool_versions(args, unavailable):
+    """The versions of the peers that run (and which kernels fastnet runs)."""
+    versions = {}
+    if "torch" not in unavailable and "torch" in args.peers:
+        import torch
+        versions["torch"] = torch.__version__
+        versions["torch_threads"] = torch.get_num_threads()
+    if "ffnet" not in unavailable and "ffnet" in args.peers:
+        import ffnet
+        versions["ffnet"] = getattr(ffnet, "version", None) or getattr(ffnet, "__version__", "?")
+    if "jax" not in unavailable and "jax" in args.peers:
+        import jax
+        versions["jax"] = jax.__version__
+        versions["jaxlib"] = getattr(__import__("jaxlib"), "__version__", "?")
+    if "fann" not in unavailable and "fann" in args.peers:
+        from _peers.fann import fann_version
+        versions["fann"] = fann_version()
+    if "fastnet" not in unavailable and "fastnet" in args.peers:
+        from _peers.fastnet_peer import fastnet_version, import_fastnet
+        versions["fastnet"] = fastnet_version()
+        versions["fastnet_file"] = getattr(import_fastnet(), "__file__", None)
+        from fastnet._provenance import build_flags
+        # AVX-512 kernels or the AVX2 loops + BLAS: the figures depend on it.
+        versions["fastnet_kernels"] = build_flags()["vector_kernels"]
+    versions["repo_commit"] = machine.git_commit(cases_mod.repo_root())
+    return versions
+
+
+def write_json(args, desc, peaks, unavailable, all_cases, bars, elapsed):
+    out = {
+        "machine": desc,
+        "settings": {"epochs": args.epochs, "repeats": args.repeats, "warmup_epochs": 5,
+                     "native_blas": args.native_blas, "openblas_env_before": ORIGINAL_OPENBLAS_ENV,
+                     "protocol": ("inline: every peer in one process, one after the other" if args.inline
+                                  else "each peer and precision in its own process, one core, in turns"),
+                     "dtypes": args.dtypes, "peers": args.peers, "cases": args.cases,
+                     "runs": [case_key(k, a) for k, a in args.runs],
+                     "activations": args.activations,
+                     "rprop": cases_mod.RPROP, "variant": "irprop-", "init_seed": cases_mod.INIT_SEED,
+                     "init_range": cases_mod.INIT_RANGE, "synthetic_seed": cases_mod.SYNTH_SEED,
+                     "timer": "process_time (main), perf_counter (wall)",
+                     "statistic": "median over repeats of loop time / epochs"},
+        "matmul_peak": peaks,
+        "unavailable": unavailable,
+        "cases": all_cases,
+        "bars": bars,
+        "elapsed_s": elapsed,
+    }
+    with open(args.json, "w") as fh:
+        json.dump(out, fh, indent=1, default=float)
+
+
+def main(argv=None):
+    args = parse_args(argv)
     log = print
     if hasattr(os, "sched_setaffinity"):
         # One core for every peer (each runs one thread): JAX's idle XLA thread pool
@@ -397,25 +527,7 @@ def main(argv=None):
     except ImportError:
         pass
 
-    versions = {}
-    if "torch" not in unavailable and "torch" in args.peers:
-        import torch
-        versions["torch"] = torch.__version__
-        versions["torch_threads"] = torch.get_num_threads()
-    if "ffnet" not in unavailable and "ffnet" in args.peers:
-        import ffnet
-        versions["ffnet"] = getattr(ffnet, "version", None) or getattr(ffnet, "__version__", "?")
-    if "fann" not in unavailable and "fann" in args.peers:
-        from _peers.fann import fann_version
-        versions["fann"] = fann_version()
-    if "fastnet" not in unavailable and "fastnet" in args.peers:
-        from _peers.fastnet_peer import fastnet_version, import_fastnet
-        versions["fastnet"] = fastnet_version()
-        versions["fastnet_file"] = getattr(import_fastnet(), "__file__", None)
-        from fastnet._provenance import build_flags
-        # AVX-512 kernels or the AVX2 loops + BLAS: the figures depend on it.
-        versions["fastnet_kernels"] = build_flags()["vector_kernels"]
-    versions["repo_commit"] = machine.git_commit(cases_mod.repo_root())
+    versions = tool_versions(args, unavailable)
     desc = machine.describe(versions)
     log(f"machine: {desc['cpu_model']}, {desc['logical_cpus']} logical CPUs; python {desc['python']}, "
         f"numpy {desc['numpy']}" + "".join(f", {k} {v}" for k, v in versions.items() if k != "fastnet_file"))
@@ -425,7 +537,7 @@ def main(argv=None):
     if desc["env"].get("OPENBLAS_CORETYPE"):
         log(f"   note: OPENBLAS_CORETYPE={desc['env']['OPENBLAS_CORETYPE']} is set; numpy's BLAS runs that kernel "
             "(`--native-blas` runs the kernel OpenBLAS picks for this CPU; see README)")
-    if not explicit:
+    if not args.explicit_peers:
         log(f"peers: {', '.join(n for n in args.peers if n not in unavailable)}")
 
     peaks = {}
@@ -435,10 +547,8 @@ def main(argv=None):
             f"{peaks[dtype]['flops_cpu'] / 1e9:.1f} GFLOP/s CPU time, {peaks[dtype]['flops_wall'] / 1e9:.1f} wall")
 
     all_cases = {}
-    for key in args.cases:
-        for act in args.activations:
-            all_cases[case_key(key, act)] = run_case(key, act, args.peers, args.dtypes, args, peaks,
-                                                     unavailable, log)
+    for key, act in args.runs:
+        all_cases[case_key(key, act)] = run_case(key, act, args.peers, args.dtypes, args, peaks, unavailable, log)
 
     summary(all_cases, args, log)
     bars = check_bars(all_cases, args, log)
@@ -448,33 +558,14 @@ def main(argv=None):
         log("INITIAL SSE MISMATCH (not comparing equal work): " + ", ".join(init_bad))
     elapsed = time.perf_counter() - t_start
     log(f"\nrun took {elapsed:.0f} s")
-
     if args.json:
-        out = {
-            "machine": desc,
-            "settings": {"epochs": args.epochs, "repeats": args.repeats, "warmup_epochs": 5,
-                         "native_blas": args.native_blas, "openblas_env_before": ORIGINAL_OPENBLAS_ENV,
-                         "dtypes": args.dtypes, "peers": args.peers, "cases": args.cases,
-                         "activations": args.activations,
-                         "rprop": cases_mod.RPROP, "variant": "irprop-", "init_seed": cases_mod.INIT_SEED,
-                         "init_range": cases_mod.INIT_RANGE, "synthetic_seed": cases_mod.SYNTH_SEED,
-                         "timer": "process_time (main), perf_counter (wall)",
-                         "statistic": "median over repeats of loop time / epochs"},
-            "matmul_peak": peaks,
-            "unavailable": unavailable,
-            "cases": all_cases,
-            "bars": bars,
-            "elapsed_s": elapsed,
-        }
-        with open(args.json, "w") as fh:
-            json.dump(out, fh, indent=1, default=float)
+        write_json(args, desc, peaks, unavailable, all_cases, bars, elapsed)
         log(f"wrote {args.json}")
     if limiter is not None:
         limiter.restore_original_limits()
     if args.strict and (init_bad or any(b["status"] == "FAIL" for b in bars)):
         return 1
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

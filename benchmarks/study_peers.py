@@ -21,6 +21,12 @@ trained trial-epoch, and how many trials JAX and fastnet end at the same epoch.
 
     pip install "jax[cpu]"
     python benchmarks/study_peers.py [--trials 20000] [--encoder-trials 20000] [--repeats 5]
+    python benchmarks/study_peers.py --dtype float32 --json f32.json     # in float32
+
+``--dtype float32``: the same studies with a float32 network (``MLP(..., dtype="float32")``,
+float32 data and initial weights) against JAX at its default precision (float32, x64 left
+off). While fastnet refuses float32, its two columns say "fastnet float32 unavailable" and
+JAX is timed alone.
 """
 from __future__ import annotations
 
@@ -57,25 +63,43 @@ def case(name):
     return np.eye(10), np.eye(10), 5                           # encoder 10-5-10
 
 
-def start(name, trials):
+def start(name, trials, dtype="float64"):
+    """(network, X, Y, initial weights) in ``dtype`` (the weights drawn in float64, then rounded)."""
     from fastnet import MLP
     from fastnet.training import draw_trials
 
     X, Y, h = case(name)
-    net = MLP(X.shape[1], [h], Y.shape[1], shortcut=False, hidden_activation="tanh",
-              output_activation="logistic")
-    return net, X, Y, draw_trials(net, trials, 0, 1.0)[0]
+    kwargs = dict(shortcut=False, hidden_activation="tanh", output_activation="logistic")
+    net = MLP(X.shape[1], [h], Y.shape[1], **kwargs)
+    W = draw_trials(net, trials, 0, 1.0)[0]
+    return net, X.astype(dtype), Y.astype(dtype), W.astype(dtype)
+
+
+def fastnet_net(net, dtype):
+    """``net``'s topology in ``dtype``; raises RuntimeError saying so where fastnet refuses it."""
+    if dtype == "float64":
+        return net
+    from fastnet import MLP
+
+    try:
+        return MLP(net.n_in, net.hidden, net.n_out, shortcut=False, hidden_activation="tanh",
+                   output_activation="logistic", dtype=dtype)
+    except Exception as exc:
+        raise RuntimeError(f"fastnet {dtype} unavailable: MLP(..., dtype={dtype!r}) raised "
+                           f"{type(exc).__name__}: {exc}") from exc
 
 
 def jax_study(net, X, Y, rule, T):
     """jit(vmap(train)): every trial T epochs, the 40-20-40 check on each epoch's forward
-    pass; returns each trial's epochs to success (T: failure)."""
+    pass; returns each trial's epochs to success (T: failure). In the precision of ``X``
+    (float32: JAX's default, x64 left off)."""
     import jax
     import jax.numpy as jnp
 
     import many_trials as mt
 
-    jax.config.update("jax_enable_x64", True)
+    if X.dtype == np.float64:
+        jax.config.update("jax_enable_x64", True)
     layers = [tuple(int(v) for v in row) for row in net.layer_table]
     Xj, Yj = jnp.asarray(X), jnp.asarray(Y)
     p = mt.RPROP
@@ -122,7 +146,7 @@ def jax_study(net, X, Y, rule, T):
     return jax.jit(jax.vmap(train))
 
 
-def worker(conn, tool, name, rule, trials, T):
+def worker(conn, tool, name, rule, trials, T, dtype="float64"):
     """One tool's persistent process: set up (and compile) once, then one timed call per
     message; answers (CPU seconds, epochs per trial)."""
     import overhead
@@ -131,7 +155,13 @@ def worker(conn, tool, name, rule, trials, T):
     from fastnet import train_many
     from fastnet.stopping import Correct
 
-    net, X, Y, W = start(name, trials)
+    net, X, Y, W = start(name, trials, dtype)
+    if tool != "jax":
+        try:
+            net = fastnet_net(net, dtype)
+        except RuntimeError as exc:
+            conn.send(str(exc))
+            return
     if tool == "jax":
         import jax
 
@@ -157,18 +187,23 @@ def worker(conn, tool, name, rule, trials, T):
         conn.send((time.process_time() - c0, np.asarray(ran).tolist()))
 
 
-def measure(name, rule, trials, T, repeats):
+def measure(name, rule, trials, T, repeats, dtype="float64"):
     ctx = mp.get_context("spawn")
     tools = ("fastnet", "fixed", "jax")
     pipes, procs = {}, []
     for tool in tools:
         a, b = ctx.Pipe()
-        proc = ctx.Process(target=worker, args=(b, tool, name, rule, trials, T), daemon=True)
+        proc = ctx.Process(target=worker, args=(b, tool, name, rule, trials, T, dtype), daemon=True)
         proc.start()
         pipes[tool] = a
         procs.append(proc)
+    unavailable = None
     for tool in tools:
-        assert pipes[tool].recv() == "ready"
+        answer = pipes[tool].recv()
+        if answer != "ready":                      # fastnet refuses the dtype
+            unavailable = answer
+    if unavailable:
+        tools = ("jax",)
     times, epochs = {t: [] for t in tools}, {}
     for _ in range(repeats):
         for tool in tools:                                      # taking turns
@@ -181,8 +216,14 @@ def measure(name, rule, trials, T, repeats):
     for proc in procs:
         proc.join()
     med = {t: statistics.median(v) for t, v in times.items()}
+    if unavailable:
+        return {"case": name, "rule": rule, "trials": trials, "T": T, "repeats": repeats, "dtype": dtype,
+                "fastnet": unavailable, "jax_study_s": med["jax"],
+                "jax_ns_per_computed_epoch": 1e9 * med["jax"] / (trials * T),
+                "jax_ns_per_trained_epoch": 1e9 * med["jax"] / int(epochs["jax"].sum()),
+                "successes_jax": int(np.count_nonzero(epochs["jax"] < T))}
     trained = int(epochs["fastnet"].sum())
-    return {"case": name, "rule": rule, "trials": trials, "T": T, "repeats": repeats,
+    return {"case": name, "rule": rule, "trials": trials, "T": T, "repeats": repeats, "dtype": dtype,
             "fastnet_study_s": med["fastnet"], "jax_study_s": med["jax"],
             "fastnet_ns_per_trained_epoch": 1e9 * med["fastnet"] / trained,
             "fixed_ns_per_epoch": 1e9 * med["fixed"] / (trials * FIXED),
@@ -194,8 +235,24 @@ def measure(name, rule, trials, T, repeats):
             "successes": int(np.count_nonzero(epochs["fastnet"] < T))}
 
 
+def versions():
+    """The versions of the tools measured (for --json)."""
+    import fastnet
+
+    out = {"fastnet": fastnet.__version__}
+    try:
+        import jax
+        out["jax"] = jax.__version__
+    except ImportError:
+        pass
+    return out
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog="float32: python benchmarks/study_peers.py --dtype float32 (a float32 "
+                                 "network against JAX at its default precision)")
+    ap.add_argument("--dtype", default="float64", choices=("float64", "float32"))
     ap.add_argument("--trials", type=int, default=20_000)
     ap.add_argument("--encoder-trials", type=int, default=20_000)
     ap.add_argument("--limit", type=int, default=1000)
@@ -207,8 +264,13 @@ def main(argv=None):
     rows = []
     for name, trials in (("xor", args.trials), ("encoder 10-5-10", args.encoder_trials)):
         for rule in RULES:
-            row = measure(name, rule, trials, args.limit, args.repeats)
+            row = measure(name, rule, trials, args.limit, args.repeats, args.dtype)
             rows.append(row)
+            if "fastnet" in row:
+                print(f"{name:16s} {rule:8s} K={trials} T={args.limit} {args.dtype}: {row['fastnet']}; JAX "
+                      f"{row['jax_study_s']:.3f} s ({row['jax_ns_per_computed_epoch']:.1f} ns per computed "
+                      f"epoch)", flush=True)
+                continue
             print(f"{name:16s} {rule:8s} K={trials} T={args.limit}: study {row['fastnet_study_s']:.3f} s "
                   f"({row['fastnet_ns_per_trained_epoch']:.1f} ns per trained trial-epoch; fixed "
                   f"{row['fixed_ns_per_epoch']:.1f} ns, x{row['study_vs_fixed']:.2f}); JAX "
@@ -217,7 +279,8 @@ def main(argv=None):
                   f"{100 * row['same_epochs']:.1f}%", flush=True)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"machine": describe({"fastnet_commit": git_commit(HERE)}), "rows": rows},
+            json.dump({"machine": describe({"fastnet_commit": git_commit(HERE), **versions()}),
+                       "dtype": args.dtype, "rows": rows},
                       f, indent=1)
 
 

@@ -1,4 +1,4 @@
-"""Cases A-G of PEERS.md, their data, the fixed initial weights and a float64 reference.
+"""Cases A-G of the peer comparison, their data, the fixed initial weights and a float64 reference.
 
 Weights are kept in fastnet's convention: layers are numbered 0 (inputs) .. L (outputs),
 ``W[(i, j)]`` has shape ``(n_i, n_j)`` for every connected pair ``i < j`` and ``b[j]`` has
@@ -24,7 +24,7 @@ SYNTH_SHAPE = (4096, 128, 10)  # examples, inputs, classes
 #: Case S: the same kind of data, 4096 examples of 32 inputs, 4 classes; a 32-32-4 network.
 SYNTH_SMALL_SHAPE = (4096, 32, 4)
 #: Hidden activations every peer runs (``--activation``); outputs stay linear. proben1 is
-#: x/(1+|x|), the one of PEERS.md's cases A-G.
+#: x/(1+|x|), the one of cases A-G.
 HIDDEN_ACTIVATIONS = ("proben1", "tanh", "logistic", "relu")
 
 
@@ -54,7 +54,7 @@ CASES = {
     "S": CaseSpec("S", "synthetic-32", (32,), False),
 }
 
-# C per case from PEERS.md (a self-check of the topology code).
+# C per case (a self-check of the topology code).
 EXPECTED_C = {"A": 100, "B": 1115, "C": 794, "D": 4153, "E": 4098, "F": 515, "G": 10666,
               "S": 1188}
 
@@ -79,8 +79,8 @@ def init_weights(sizes, shortcut, seed=INIT_SEED, r=INIT_RANGE):
 
     One draw ``rng.uniform(-r, r, C)``, laid out per target layer j as a
     ``(1 + fan_in_j, n_j)`` block: the bias row first, then the rows of the source layers
-    in increasing order. This is the layout that reproduces the "SSE at init" column of
-    PEERS.md (342.32 for case A).
+    in increasing order. This is the layout whose SSE at init every peer reproduces
+    (342.32 for case A).
     """
     rng = np.random.default_rng(seed)
     flat = rng.uniform(-r, r, count_connections(sizes, shortcut))
@@ -297,5 +297,5 @@ def load_case(key, activation="proben1"):
         X, T, note = load_training_set(spec.dataset)
     case = Case(spec, X, T, note)
     if case.n_connections != EXPECTED_C[key]:
-        raise AssertionError(f"case {key}: C = {case.n_connections}, PEERS.md says {EXPECTED_C[key]}")
+        raise AssertionError(f"case {key}: C = {case.n_connections}, expected {EXPECTED_C[key]}")
     return case

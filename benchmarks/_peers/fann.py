@@ -1,7 +1,7 @@
 """FANN 2.2 peer through its public C API (ctypes), float (`libfloatfann`) or double
 (`libdoublefann`), from Debian's ``libfann-dev``.
 
-Set-up (PEERS.md): ``fann_create_shortcut_array`` / ``fann_create_standard_array``,
+Set-up: ``fann_create_shortcut_array`` / ``fann_create_standard_array``,
 ``FANN_ELLIOT_SYMMETRIC`` hidden units (x/(1+|x|) at steepness 1.0), ``FANN_LINEAR`` outputs
 (steepness 1.0; FANN's default 0.5 would scale them), ``FANN_ERRORFUNC_LINEAR`` (the default
 ``FANN_ERRORFUNC_TANH`` transforms the output error), ``FANN_TRAIN_RPROP`` (FANN's

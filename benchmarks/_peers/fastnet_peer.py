@@ -60,8 +60,8 @@ class FastnetPeer(Peer):
             try:
                 self.net = fn.MLP(n_in, hidden, n_out, dtype=dtype, **kwargs)
             except Exception as exc:
-                raise PeerUnavailable(f"fastnet.MLP(..., dtype={dtype!r}) raised "
-                                      f"{type(exc).__name__}: {exc}") from exc
+                raise PeerUnavailable(f"fastnet {dtype} unavailable: fastnet.MLP(..., dtype={dtype!r}) "
+                                      f"raised {type(exc).__name__}: {exc}") from exc
         if self.net.n_connections != case.n_connections:
             raise PeerUnavailable(f"fastnet net has n_connections={self.net.n_connections}, "
                                   f"expected {case.n_connections}")
@@ -69,7 +69,8 @@ class FastnetPeer(Peer):
         self.T = np.ascontiguousarray(case.T, dtype)
         self.last = None
         self.calls = []
-        self.extra = {"fastnet_version": getattr(fn, "__version__", "?")}
+        self.extra = {"fastnet_version": getattr(fn, "__version__", "?"),
+                      "fastnet_net_dtype": str(getattr(self.net, "dtype", "float64"))}
 
     def reset(self):
         self.net.set_params(*self.case.init_copy())

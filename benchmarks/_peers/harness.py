@@ -1,4 +1,4 @@
-"""Timing protocol of PEERS.md, shared by every peer.
+"""The timing protocol of the peer comparison, shared by every peer.
 
 Per peer and case: one warm-up (5 epochs), then ``repeats`` runs, each restarting from the
 fixed initial weights with fresh optimiser state. Only ``peer.run(epochs)`` is timed, with
@@ -13,7 +13,7 @@ import statistics
 import time
 
 WARMUP_EPOCHS = 5
-SSE_EARLY_EPOCHS = 20  # the second SSE check point of PEERS.md (table 5)
+SSE_EARLY_EPOCHS = 20  # the second SSE check point (SSE after 20 epochs)
 
 
 class PeerUnavailable(Exception):
@@ -61,7 +61,7 @@ def _timed(peer, epochs):
 
 
 def measure(peer, epochs, repeats):
-    """Run the protocol on one peer; return a dict of plain numbers (JSON-ready)."""
+    """Run the protocol on one peer in this process; return a dict of plain numbers (JSON-ready)."""
     peer.reset()
     sse_init = peer.sse()
     peer.run(WARMUP_EPOCHS)
@@ -75,9 +75,15 @@ def measure(peer, epochs, repeats):
     peer.reset()
     peer.run(SSE_EARLY_EPOCHS)
     sse_early = peer.sse()
+    return summarise(peer.name, peer.dtype, cpu, wall, sse_init, sse_final, sse_early,
+                     getattr(peer, "extra", {}))
+
+
+def summarise(name, dtype, cpu, wall, sse_init, sse_final, sse_early, extra):
+    """The result record of one peer: per-repeat CPU and wall seconds per epoch, medians, SSEs."""
     return {
-        "peer": peer.name,
-        "dtype": peer.dtype,
+        "peer": name,
+        "dtype": dtype,
         "cpu_s_per_epoch": statistics.median(cpu),
         "wall_s_per_epoch": statistics.median(wall),
         "cpu_s_per_epoch_repeats": cpu,
@@ -88,5 +94,5 @@ def measure(peer, epochs, repeats):
         "sse_early_epochs": SSE_EARLY_EPOCHS,
         "sse_final": sse_final[-1],
         "sse_final_repeats": sse_final,
-        **getattr(peer, "extra", {}),
+        **extra,
     }

@@ -1,0 +1,237 @@
+"""Trials as arrays in float32 (and float64) against JAX jit + vmap, each tool in its own process.
+
+The float32 mode of ``many_trials.py`` (``--dtype float32`` or ``float64,float32``). Per
+study and precision two persistent worker processes, pinned to one core like the others:
+
+* fastnet: ``train_rprop_many(net, X, T, n_trials=K, seed=12345, init_scale=0.5, ...)`` with
+  ``net = MLP(..., dtype=dtype)`` and the data in that dtype (the initial weights drawn inside
+  the timed call, as the float64 "arrays" form of ``many_trials.py``);
+* JAX: ``many_trials.jax_trainer`` (``jit(vmap(train))``, ``lax.scan`` over whole-set epochs,
+  ``value_and_grad``, iRPROP- with ``jnp.where``) in that dtype: float32 is JAX's default
+  precision (x64 left off), with float32 data and the same initial weights rounded to float32.
+
+Each worker makes its warm-up calls (JAX compiles there), then the parent asks the workers in
+turn for one timed call each (CPU time of the worker, collector off). Afterwards each worker
+hands over its trials' final weights; the parent computes every trial's training SSE with a
+float64 forward pass and reports how many trials end at the same SSE in both tools.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import statistics
+import traceback
+
+import numpy as np
+
+from .harness import PeerUnavailable
+
+#: Issue 48's bars: fastnet float32 time x this <= JAX float32 time (study name -> factor).
+BARS = {"XOR 2-2-1 tanh/logistic": 6.0, "encoder 10-5-10 tanh/logistic": 4.0}
+#: Two trials "agree" when their final SSEs differ by less than this, relative: float32
+#: trajectories of RPROP part on the sign of a tiny gradient, as a different seed would.
+AGREE_RTOL = {"float64": 1e-6, "float32": 1e-3}
+
+
+def _make_call(name, tool, dtype):
+    """(call, the float64 network of the topology): one timed call of the study in a tool."""
+    import many_trials as mt
+    from fastnet import MLP
+
+    _, data, hidden, trials, epochs, network = next(s for s in mt.STUDIES if s[0] == name)
+    X, T = mt.load(data)
+    net64 = MLP(X.shape[1], hidden, T.shape[1], **network)
+    if tool == "jax":
+        import jax
+
+        fn = mt.jax_trainer(net64, X, T, epochs, dtype)
+        W0 = jax.numpy.asarray(mt.initial_weights(net64, trials), dtype=dtype)
+        return (lambda: jax.block_until_ready(fn(W0))[0]), net64
+    if dtype == "float64":
+        net = net64
+    else:
+        try:
+            net = MLP(X.shape[1], hidden, T.shape[1], dtype=dtype, **network)
+        except Exception as exc:
+            raise PeerUnavailable(f"fastnet {dtype} unavailable: MLP(..., dtype={dtype!r}) raised "
+                                  f"{type(exc).__name__}: {exc}") from exc
+    Xd, Td = np.ascontiguousarray(X, dtype), np.ascontiguousarray(T, dtype)
+
+    def call():
+        return mt.train_rprop_many(net, Xd, Td, n_trials=trials, seed=mt.SEED, init_scale=0.5,
+                                   max_epochs=epochs, **mt.RPROP).weights
+    return call, net64
+
+
+def _serve(conn, name, tool, dtype):
+    """A worker: set up and warm up one tool, then one timed call per "run" until "stop"."""
+    import many_trials as mt
+
+    from .workers import one_core_one_thread
+
+    try:
+        call, _ = _make_call(name, tool, dtype)
+        one_core_one_thread()
+        for _ in range(mt.WARMUP):
+            out = call()
+    except PeerUnavailable as exc:
+        conn.send(("unavailable", str(exc)))
+        return
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which goes on
+        conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
+        return
+    conn.send(("ready", None))
+    while True:
+        msg = conn.recv()
+        if msg == "run":
+            t, out = mt.cpu(call)
+            conn.send(t)
+        elif msg == "weights":
+            conn.send(np.asarray(out, dtype=np.float64))
+        else:
+            return
+
+
+def _final_sse(net64, X, T, W):
+    """Each trial's training SSE of its final weights, a float64 forward pass."""
+    out = np.empty(W.shape[0])
+    for i, w in enumerate(W):
+        net64.set_weights(w)
+        d = net64.predict(X) - T
+        out[i] = float(np.sum(d * d))
+    return out
+
+
+def _agreement(a, b, rtol):
+    rel = np.abs(a - b) / (np.abs(b) + 1e-6)
+    return float(np.mean(rel < rtol)), float(rel.max())
+
+
+def measure_study(name, dtypes, repeats):
+    """One study: every (tool, dtype) in its own process, in turns; the row of figures."""
+    import many_trials as mt
+
+    _, data, hidden, trials, epochs, network = next(s for s in mt.STUDIES if s[0] == name)
+    ctx = mp.get_context("spawn")
+    workers, skipped = {}, {}
+    for dtype in dtypes:
+        for tool in ("fastnet", "jax"):
+            here, there = ctx.Pipe()
+            proc = ctx.Process(target=_serve, args=(there, name, tool, dtype), daemon=True)
+            proc.start()
+            there.close()
+            workers[(tool, dtype)] = (proc, here)
+    for key, (proc, conn) in list(workers.items()):
+        try:
+            status, detail = conn.recv()
+        except EOFError:
+            status, detail = "error", f"worker died (exit code {proc.exitcode})"
+        if status != "ready":
+            skipped[f"{key[0]} {key[1]}"] = detail
+            print(f"  {key[0]} {key[1]}: {'skipped: ' if status == 'unavailable' else 'ERROR '}"
+                  f"{detail.splitlines()[0]}")
+            proc.join()
+            del workers[key]
+    times = {k: [] for k in workers}
+    for _ in range(repeats):
+        for key, (_proc, conn) in workers.items():      # taking turns
+            conn.send("run")
+            times[key].append(conn.recv())
+    weights = {}
+    for key, (proc, conn) in workers.items():
+        conn.send("weights")
+        weights[key] = conn.recv()
+        conn.send("stop")
+        proc.join()
+    row = {"study": name, "trials": trials, "epochs": epochs, "repeats": repeats, **network,
+           "skipped": skipped, "columns": {}}
+    for (tool, dtype), v in times.items():
+        med = statistics.median(v)
+        row["columns"][f"{tool} {dtype}"] = {"s": med, "s_repeats": v,
+                                             "ns_per_trial_epoch": 1e9 * med / (trials * epochs)}
+    from fastnet import MLP
+
+    X, T = mt.load(data)
+    net64 = MLP(X.shape[1], hidden, T.shape[1], **network)
+    sse = {k: _final_sse(net64, X, T, w) for k, w in weights.items()}
+    for dtype in dtypes:
+        f, j = ("fastnet", dtype), ("jax", dtype)
+        if f in times and j in times:
+            row[f"jax_over_fastnet_{dtype}"] = statistics.median(times[j]) / statistics.median(times[f])
+            row[f"jax_over_fastnet_{dtype}_paired"] = statistics.median(
+                a / b for a, b in zip(times[j], times[f]))
+            row[f"sse_agree_{dtype}"] = _agreement(sse[f], sse[j], AGREE_RTOL[dtype])
+    if ("jax", "float32") in times and ("fastnet", "float64") in times:
+        row["jax_f32_over_fastnet_f64"] = (statistics.median(times[("jax", "float32")])
+                                           / statistics.median(times[("fastnet", "float64")]))
+    if ("jax", "float32") in sse and ("jax", "float64") in sse:
+        # how far float32 alone moves the trials: JAX float32 against JAX float64
+        row["sse_agree_jax_f32_vs_f64"] = _agreement(sse[("jax", "float32")], sse[("jax", "float64")],
+                                                     AGREE_RTOL["float32"])
+    return row
+
+
+def run_in_turns(studies, study_net, dtypes, names, repeats, json_path):
+    """The float32 mode of ``many_trials.py``: print every study's row and issue 48's bars."""
+    import json
+
+    import fastnet
+
+    from .machine import describe, git_commit
+
+    picked = [s[0] for s in studies
+              if (s[0].split()[0] in names if names else s[5] == study_net)]
+    versions = {"fastnet": fastnet.__version__,
+                "fastnet_kernels": fastnet._provenance.build_flags()["vector_kernels"],
+                "repo_commit": git_commit(os.path.dirname(os.path.abspath(__file__)))}
+    try:
+        import jax
+        versions["jax"] = jax.__version__
+    except ImportError:
+        print("(jax not installed: pip install '.[bench]')")
+    desc = describe(versions)
+    print(f"fastnet {versions['fastnet']}, kernels {versions['fastnet_kernels']}; jax {versions.get('jax')}; "
+          f"{desc['cpu_model']}; load {desc.get('loadavg_at_start')}; precisions {', '.join(dtypes)}; "
+          f"each tool in its own process, one core, taking turns; {repeats} turns")
+    rows, bars = [], []
+    for name in picked:
+        row = measure_study(name, dtypes, repeats)
+        rows.append(row)
+        cells = "; ".join(f"{k} {v['s']:.4f} s ({v['ns_per_trial_epoch']:.1f} ns/trial-epoch)"
+                          for k, v in row["columns"].items())
+        print(f"{name:<30} {row['trials']:>5} x {row['epochs']:<4}: {cells}", flush=True)
+        for dtype in dtypes:
+            if f"jax_over_fastnet_{dtype}" in row:
+                share, worst = row[f"sse_agree_{dtype}"]
+                print(f"   {dtype}: JAX time / fastnet time {row[f'jax_over_fastnet_{dtype}']:.2f}x "
+                      f"[paired {row[f'jax_over_fastnet_{dtype}_paired']:.2f}]; final SSE agree to "
+                      f"{AGREE_RTOL[dtype]:g} in {100 * share:.0f} % of the trials (worst {worst:.1e})")
+        if "jax_f32_over_fastnet_f64" in row:
+            print(f"   JAX float32 time / fastnet float64 time {row['jax_f32_over_fastnet_f64']:.2f}x")
+        if "sse_agree_jax_f32_vs_f64" in row:
+            share, _ = row["sse_agree_jax_f32_vs_f64"]
+            print(f"   JAX float32 vs JAX float64: final SSE agree to 1e-3 in {100 * share:.0f} % of the trials")
+        if name in BARS and "float32" in dtypes:
+            bars.append(_bar(row, name))
+    print(f"CPU seconds per call (collector off), medians of {repeats}; load after: {os.getloadavg()}")
+    if json_path:
+        with open(json_path, "w") as fh:
+            json.dump({"machine": desc, "dtypes": dtypes, "repeats": repeats,
+                       "protocol": "each tool and precision in its own process, one core, taking turns",
+                       "rows": rows, "bars": bars, "load_after": os.getloadavg()}, fh, indent=1, default=float)
+
+
+def _bar(row, name):
+    factor = BARS[name]
+    what = f"issue 48: {name} {row['trials']} x {row['epochs']}: fastnet f32 >= {factor:g}x JAX f32"
+    ratio = row.get("jax_over_fastnet_float32")
+    if ratio is None:
+        why = row["skipped"].get("fastnet float32", row["skipped"].get("jax float32", "not measured"))
+        status = "n/a" if "fastnet float32" in row["skipped"] else "SKIP"
+        print(f"{status} {what} ({'fastnet float32 unavailable' if status == 'n/a' else why})")
+        return {"bar": what, "status": status, "reason": why}
+    status = "PASS" if ratio >= factor else "FAIL"
+    print(f"{status} {what}: {ratio:.2f}x [paired {row['jax_over_fastnet_float32_paired']:.2f}]")
+    return {"bar": what, "status": status, "ratio": ratio,
+            "paired_ratio": row["jax_over_fastnet_float32_paired"]}

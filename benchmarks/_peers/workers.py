@@ -1,0 +1,141 @@
+"""Each tool in its own process, taking turns (the protocol of ``peers.py``).
+
+A jitted XLA call leaves XLA's thread pool spinning for a while after it returns: timed in
+the same process, the next tool's call is charged that CPU time too (process CPU time counts
+every thread) and shares the core with it. So every (peer, precision) of a case gets one
+persistent worker process, pinned to the same core as the others and holding every pool to
+one thread. The worker builds its peer, checks the SSE at init and runs the warm-up
+(JAX compiles there); then the parent asks the workers in turn (A B C ..., A B C ...) for
+one timed run each, so a slower stretch of a shared machine falls on all of them alike.
+Only one worker computes at a time.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import traceback
+
+from .harness import SSE_EARLY_EPOCHS, WARMUP_EPOCHS, PeerUnavailable, _timed, summarise
+
+
+def peer_class(name):
+    """The Peer class of a peer's name (imported on demand: each peer imports its tool)."""
+    if name == "fastnet":
+        from .fastnet_peer import FastnetPeer
+        return FastnetPeer
+    if name == "numpy":
+        from .numpy_peer import NumpyPeer
+        return NumpyPeer
+    if name == "fann":
+        from .fann import FannPeer
+        return FannPeer
+    if name == "torch":
+        from .torch_peer import TorchPeer
+        return TorchPeer
+    if name == "jax":
+        from .jax_peer import JaxPeer
+        return JaxPeer
+    if name == "ffnet":
+        from .ffnet_peer import FfnetPeer
+        return FfnetPeer
+    raise ValueError(name)
+
+
+def one_core_one_thread():
+    """Pin this process to the lowest core it may use; hold every loaded pool to one thread."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    try:
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(1)
+    except ImportError:
+        pass
+
+
+def _serve(conn, key, activation, name, dtype, epochs):
+    """A worker: build the peer, warm it up, then answer the parent's requests until "stop"."""
+    from . import cases as cases_mod
+
+    peer = None
+    try:
+        case = cases_mod.load_case(key, activation)
+        peer = peer_class(name)(case, dtype)
+        one_core_one_thread()            # after the peer loaded its libraries
+        peer.reset()
+        sse_init = peer.sse()
+        peer.run(WARMUP_EPOCHS)
+    except PeerUnavailable as exc:
+        conn.send(("unavailable", str(exc)))
+        return
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which goes on
+        conn.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+        return
+    conn.send(("ready", sse_init))
+    while True:
+        msg = conn.recv()
+        if msg == "run":
+            peer.reset()
+            c, w = _timed(peer, epochs)
+            conn.send((c, w, peer.sse()))
+        elif msg == "early":
+            peer.reset()
+            peer.run(SSE_EARLY_EPOCHS)
+            conn.send(peer.sse())
+        elif msg == "extra":
+            conn.send(dict(getattr(peer, "extra", {})))
+        else:
+            peer.close()
+            return
+
+
+def measure_in_turns(key, activation, columns, epochs, repeats, log, verbose=False):
+    """Time ``columns`` ((peer name, dtype) pairs) on one case, each in its own process, in turns.
+
+    Returns ``(results, skipped)``: one ``summarise`` record per column that ran (in the
+    order of ``columns``) and ``{column label: reason}`` for those that did not.
+    """
+    ctx = mp.get_context("spawn")
+    workers, skipped = {}, {}
+    for name, dtype in columns:
+        here, there = ctx.Pipe()
+        proc = ctx.Process(target=_serve, args=(there, key, activation, name, dtype, epochs), daemon=True)
+        proc.start()
+        there.close()
+        workers[(name, dtype)] = (proc, here)
+    ready = {}
+    for col, (proc, conn) in list(workers.items()):
+        label = f"{col[0]} {'f64' if col[1] == 'float64' else 'f32'}"
+        try:
+            answer = conn.recv()
+        except EOFError:
+            answer = ("error", f"worker died (exit code {proc.exitcode})", "")
+        if answer[0] == "ready":
+            ready[col] = answer[1]
+            continue
+        skipped[label] = answer[1] if answer[0] == "unavailable" else f"ERROR {answer[1]}"
+        log(f"   {label}: {'skipped: ' if answer[0] == 'unavailable' else 'ERROR '}{answer[1]}")
+        if verbose and answer[0] == "error":
+            log(answer[2])
+        proc.join()
+        del workers[col]
+    cpu = {c: [] for c in workers}
+    wall = {c: [] for c in workers}
+    sse = {c: [] for c in workers}
+    for _ in range(repeats):
+        for col, (_proc, conn) in workers.items():      # taking turns
+            conn.send("run")
+            c, w, s = conn.recv()
+            cpu[col].append(c / epochs)
+            wall[col].append(w / epochs)
+            sse[col].append(s)
+    results = []
+    for col, (proc, conn) in workers.items():
+        conn.send("early")
+        early = conn.recv()
+        conn.send("extra")
+        extra = conn.recv()
+        conn.send("stop")
+        proc.join()
+        results.append(summarise(col[0], col[1], cpu[col], wall[col], ready[col], sse[col], early, extra))
+    return results, skipped
