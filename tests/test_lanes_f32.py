@@ -346,3 +346,20 @@ def test_a_float32_trial_in_the_lanes_is_a_numpy_float32_trial(net):
             assert sse[i, t] == pytest.approx(e, rel=1e-5)
             wi, gp, s, dw = _np_rprop32("irprop_minus", wi, g, gp, s, dw, False)
         np.testing.assert_allclose(w[i], wi, rtol=1e-5, atol=1e-6)
+
+
+def test_float32_lanes_leave_the_callers_floating_point_mode_as_it_was():
+    """The float32 lanes train with subnormal results flushed to zero (MXCSR's FTZ
+    bit, as XLA's CPU backend computes) and restore the caller's mode after the
+    call: NumPy's float32 underflows gradually again afterwards."""
+    from fastnet import MLP, train_many
+    from fastnet.datasets import make_xor
+
+    tiny = np.float32(1e-20)
+    assert tiny * tiny > 0                      # gradual underflow before
+    X, Y = make_xor().train
+    net = MLP(2, [2], 1, hidden_activation="tanh", output_activation="logistic", shortcut=False,
+              dtype="float32")
+    res = train_many(net, X, Y, n_trials=40, seed=3, max_epochs=50)
+    assert res.weights.dtype == np.float32
+    assert tiny * tiny == np.float32(1e-40)     # and after: the mode is the caller's again

@@ -405,8 +405,10 @@ fn_trials_online(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, pt
                  const fn_trials_epochs *run, int64_t *orders, fn_bitgen *const *bitgens,
                  fn_real *work)
 {
+    FN_FTZ_BEGIN
     FN_TRIALS_AT_LEVEL(fn_trials_online, (layers, n_layers, n_in, n_units, n_w, n, X, T, n_out,
                                           state, rule, run, orders, bitgens, work));
+    FN_FTZ_END
 }
 
 /* The tiny kernels, one per shape of FN_TINY_SHAPES (_tiny.h). */
@@ -499,11 +501,13 @@ fn_trials_train(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptr
     ptrdiff_t hact, oact;
     const int k = fn_trials_tiny_case(rule, special, layers, n_layers, n_in, n_w, n_out, &hact,
                                       &oact);
+    FN_FTZ_BEGIN
     if (k >= 0)
         fn_tiny_call(k, 0, hact, oact, n, X, T, state, rule, run, NULL, work);
     else
         fn_trials_train_generic(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, state,
                                 rule, run, work);
+    FN_FTZ_END
 }
 
 /* Every trial of the queue q (fn_trials_queue): RPROP on tiny shapes in their
@@ -528,11 +532,13 @@ fn_trials_queue_run(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in,
         FN_TINY_QUEUE_PAIRS(FN_TINY_QUEUE_PAIRED)
 #undef FN_TINY_QUEUE_PAIRED
     }
+    FN_FTZ_BEGIN
     if (paired)
         fn_tiny_call(k, 1, hact, oact, n, X, T, state, rule, run, q, work);
     else
         fn_trials_queue_train(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out, state, rule,
                               run, q, work);
+    FN_FTZ_END
 }
 
 #endif /* FASTNET_TRIALS_H */
