@@ -198,13 +198,13 @@ def test_experiment_study_and_suite_record_the_dtype_and_float64_identities_are_
 
 def test_a_suite_directory_of_another_dtype_is_refused(tmp_path):
     from fastnet.suite import Suite
-    from fastnet.suite._run import _refuse_other_dtype
+    from fastnet._files import refuse_other_dtype
 
     (tmp_path / "suite.json").write_text(json.dumps({"setup": {"budget": 1}}))    # (float64, older)
-    _refuse_other_dtype(tmp_path, Suite(("xor",), ("rprop+",)))
+    refuse_other_dtype(tmp_path, "suite", "setup", Suite(("xor",), ("rprop+",)).dtype)
     with pytest.raises(ValueError, match=r"holds a suite trained in float64; a suite in float32 is "
                                          r"not mixed into it"):
-        _refuse_other_dtype(tmp_path, Suite(("xor",), ("rprop+",), dtype="float32"))
+        refuse_other_dtype(tmp_path, "suite", "setup", Suite(("xor",), ("rprop+",), dtype="float32").dtype)
 
 
 @pytest.mark.parametrize("command", [["train", "cancer1"], ["bench", "-p", "cancer1", "-o", "x.jsonl"],

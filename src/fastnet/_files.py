@@ -394,3 +394,19 @@ def _npy_data(archive, info, shape, dtype, fortran, offset):
         if len(raw) != nbytes or member.read(1):  # reading to the end checks the CRC-32
             raise ValueError(f"the array `{info.filename[:-4]}` is truncated.")
     return np.frombuffer(raw, dtype=dtype).reshape(shape, order="F" if fortran else "C").copy()
+
+
+def refuse_other_dtype(out, kind, section, dtype):
+    """Refuse to resume a ``kind`` ("study", "suite") whose finished ``<kind>.json`` in
+    the directory ``out`` was trained in another dtype than ``dtype`` (its chunks or
+    cells have other hashes: the two would share one directory and its pages). The
+    dtype is read from the file's ``section``; files without it are float64."""
+    try:
+        found = json.loads((Path(out) / f"{kind}.json").read_text("utf-8"))[section].get(
+            "dtype", "float64")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return                      # (no finished one there, or not one this check reads)
+    if found != dtype:
+        raise ValueError(f"`out` {str(out)!r} holds a {kind} trained in {found}; a {kind} in "
+                         f"{dtype} is not mixed into it: write it to another directory.")
+

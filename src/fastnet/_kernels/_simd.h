@@ -169,51 +169,35 @@ fn_simd_compiled(void)
  * they take). Returns 1 when done, 0 when the caller must
  * compute the product itself (C untouched): level 0, an empty product, another
  * beta, or a combination the tiles decline. */
-static int
-fn_simd_gemm(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const double *A,
-             ptrdiff_t lda, const double *B, ptrdiff_t ldb, double beta, double *C,
-             ptrdiff_t ldc, const double *bias, const double *scale, ptrdiff_t lds)
-{
-    if (m < 1 || n < 1 || k < 1 || (beta != 0.0 && beta != 1.0))
-        return 0;
 #if FASTNET_SIMD_TILES
-    switch (fn_simd_state) {
-    case FN_SIMD_AVX512:
-        return fn512_gemm(ta, tb, m, n, k, A, lda, B, ldb, beta != 0.0, C, ldc, bias, scale,
-                          lds);
-    case FN_SIMD_AVX2:
-        return fn256_gemm(ta, tb, m, n, k, A, lda, B, ldb, beta != 0.0, C, ldc, bias, scale,
-                          lds);
+#define FN_SIMD_TILES_CALL(g512, g256)                                                   \
+    switch (fn_simd_state) {                                                             \
+    case FN_SIMD_AVX512:                                                                 \
+        return g512(ta, tb, m, n, k, A, lda, B, ldb, beta != 0.0, C, ldc, bias, scale, lds); \
+    case FN_SIMD_AVX2:                                                                   \
+        return g256(ta, tb, m, n, k, A, lda, B, ldb, beta != 0.0, C, ldc, bias, scale, lds); \
     }
 #else
-    (void)ta; (void)tb; (void)A; (void)lda; (void)B; (void)ldb; (void)C; (void)ldc; (void)bias;
-    (void)scale; (void)lds;
+#define FN_SIMD_TILES_CALL(g512, g256)                                                   \
+    (void)ta; (void)tb; (void)A; (void)lda; (void)B; (void)ldb; (void)C; (void)ldc;      \
+    (void)bias; (void)scale; (void)lds;
 #endif
-    return 0;
+/* fn_simd_gemm over double, fn_simd_gemm_f32 over float (the tiles' _f32 forms):
+ * one definition, the value type T and the two instruction sets' tiles given. */
+#define FN_SIMD_GEMM(name, T, g512, g256)                                                \
+static int                                                                               \
+name(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const T *A, ptrdiff_t lda, \
+     const T *B, ptrdiff_t ldb, double beta, T *C, ptrdiff_t ldc, const T *bias,         \
+     const T *scale, ptrdiff_t lds)                                                      \
+{                                                                                        \
+    if (m < 1 || n < 1 || k < 1 || (beta != 0.0 && beta != 1.0))                        \
+        return 0;                                                                        \
+    FN_SIMD_TILES_CALL(g512, g256)                                                       \
+    return 0;                                                                            \
 }
-
-/* fn_simd_gemm over float (the same contract; the tiles' _f32 forms). */
-static int
-fn_simd_gemm_f32(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const float *A,
-                 ptrdiff_t lda, const float *B, ptrdiff_t ldb, double beta, float *C,
-                 ptrdiff_t ldc, const float *bias, const float *scale, ptrdiff_t lds)
-{
-    if (m < 1 || n < 1 || k < 1 || (beta != 0.0 && beta != 1.0))
-        return 0;
-#if FASTNET_SIMD_TILES
-    switch (fn_simd_state) {
-    case FN_SIMD_AVX512:
-        return fn512_gemm_f32(ta, tb, m, n, k, A, lda, B, ldb, beta != 0.0, C, ldc, bias, scale,
-                              lds);
-    case FN_SIMD_AVX2:
-        return fn256_gemm_f32(ta, tb, m, n, k, A, lda, B, ldb, beta != 0.0, C, ldc, bias, scale,
-                              lds);
-    }
-#else
-    (void)ta; (void)tb; (void)A; (void)lda; (void)B; (void)ldb; (void)C; (void)ldc; (void)bias;
-    (void)scale; (void)lds;
-#endif
-    return 0;
-}
+FN_SIMD_GEMM(fn_simd_gemm, double, fn512_gemm, fn256_gemm)
+FN_SIMD_GEMM(fn_simd_gemm_f32, float, fn512_gemm_f32, fn256_gemm_f32)
+#undef FN_SIMD_GEMM
+#undef FN_SIMD_TILES_CALL
 
 #endif /* FASTNET_SIMD_H */

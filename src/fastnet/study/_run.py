@@ -341,7 +341,7 @@ def run_study(study: Study, out: str | os.PathLike | None = None, *, root=None,
     ConnectionError
         If the Dask scheduler cannot be reached.
     """
-    from fastnet._files import exclusive_lock
+    from fastnet._files import exclusive_lock, refuse_other_dtype
     from fastnet.study._schedule import check_jobs
 
     if not isinstance(study, Study):
@@ -364,24 +364,10 @@ def run_study(study: Study, out: str | os.PathLike | None = None, *, root=None,
             raise ValueError(f"`out` {str(out)!r}: {p} must be {kind} (or absent), as the "
                              "study writes it; move it away.")
     with exclusive_lock(out / "study.json"):
-        _refuse_other_dtype(out, study)
+        refuse_other_dtype(out, "study", "study", study.dtype)
         result = _run(study, name, net, X, Y, sha, out, say, where)
         write_study(result, out, pictures=pictures)
     return result
-
-
-def _refuse_other_dtype(out, study):
-    """Refuse to resume a study whose ``study.json`` in ``out`` was trained in another
-    dtype (its chunks have other hashes: the two would share one directory and pages)."""
-    import json
-
-    try:
-        found = json.loads((out / "study.json").read_text("utf-8"))["study"].get("dtype", "float64")
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return                      # (no finished study there, or not one this check reads)
-    if found != study.dtype:
-        raise ValueError(f"`out` {str(out)!r} holds a study trained in {found}; a study in "
-                         f"{study.dtype} is not mixed into it: write it to another directory.")
 
 
 def _run(study, name, net, X, Y, sha, out, say, where):

@@ -76,20 +76,6 @@ class SuiteProgress:
         return self.elapsed / self.done * (self.todo - self.done) if self.done else math.inf
 
 
-def _refuse_other_dtype(out, suite):
-    """Refuse to resume a suite whose ``suite.json`` in ``out`` was trained in another dtype
-    (its cells have other hashes: the two would share one directory and its pages)."""
-    import json
-
-    try:
-        found = json.loads((out / "suite.json").read_text("utf-8"))["setup"].get("dtype", "float64")
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return                      # (no finished suite there, or not one this check reads)
-    if found != suite.dtype:
-        raise ValueError(f"`out` {out} holds a suite trained in {found}; a suite in "
-                         f"{suite.dtype} is not mixed into it: write it to another directory.")
-
-
 def _sets(cell):
     """(network, preset or None, training set, validation set, test set or None)."""
     from fastnet.experiment import build_network
@@ -307,7 +293,7 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
     back-end or interruptions, bit for bit; only CPU times do.
     """
 
-    from fastnet._files import exclusive_lock
+    from fastnet._files import exclusive_lock, refuse_other_dtype
     from fastnet._validation import check_int
     from fastnet.experiment import MAX_JOBS
     from fastnet.suite._analyse import analyse_suite
@@ -327,7 +313,7 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
     merged = None if baselines is None else merge_baselines(suite, baselines, shas)
     _make_out(out)
     with exclusive_lock(out / "suite.json"):
-        _refuse_other_dtype(out, suite)
+        refuse_other_dtype(out, "suite", "setup", suite.dtype)
         (out / "cells").mkdir(exist_ok=True)
         records = {}
         todo = []
