@@ -32,10 +32,6 @@ cdef void blas_dsyrk(char* uplo, char* trans, int* n, int* k, double* alpha, dou
 cdef void blas_sgemm(char* transa, char* transb, int* m, int* n, int* k, float* alpha,
                      float* a, int* lda, float* b, int* ldb, float* beta, float* c,
                      int* ldc) noexcept nogil
-cdef void blas_sgemv(char* trans, int* m, int* n, float* alpha, float* a, int* lda,
-                     float* x, int* incx, float* beta, float* y, int* incy) noexcept nogil
-cdef void blas_ssyrk(char* uplo, char* trans, int* n, int* k, float* alpha, float* a,
-                     int* lda, float* beta, float* c, int* ldc) noexcept nogil
 cdef void lapack_dpotrf(char* uplo, int* n, double* a, int* lda, int* info) noexcept nogil
 cdef void lapack_dpotrs(char* uplo, int* n, int* nrhs, double* a, int* lda, double* b,
                         int* ldb, int* info) noexcept nogil

@@ -36,10 +36,6 @@ ctypedef void (*dsyrk_t)(char*, char*, int*, int*, double*, double*, int*, doubl
                          int*) noexcept nogil
 ctypedef void (*sgemm_t)(char*, char*, int*, int*, int*, float*, float*, int*, float*,
                          int*, float*, float*, int*) noexcept nogil
-ctypedef void (*sgemv_t)(char*, int*, int*, float*, float*, int*, float*, int*, float*,
-                         float*, int*) noexcept nogil
-ctypedef void (*ssyrk_t)(char*, char*, int*, int*, float*, float*, int*, float*, float*,
-                         int*) noexcept nogil
 ctypedef void (*dpotrf_t)(char*, int*, double*, int*, int*) noexcept nogil
 ctypedef void (*dpotrs_t)(char*, int*, int*, double*, int*, double*, int*, int*) noexcept nogil
 
@@ -47,8 +43,6 @@ cdef dgemm_t _dgemm
 cdef dgemv_t _dgemv
 cdef dsyrk_t _dsyrk
 cdef sgemm_t _sgemm
-cdef sgemv_t _sgemv
-cdef ssyrk_t _ssyrk
 cdef dpotrf_t _dpotrf
 cdef dpotrs_t _dpotrs
 
@@ -62,13 +56,11 @@ cdef void* _scipy_routine(module, str name) except NULL:
 
 def _load_scipy_routines():
     from scipy.linalg import cython_blas, cython_lapack
-    global _dgemm, _dgemv, _dsyrk, _sgemm, _sgemv, _ssyrk, _dpotrf, _dpotrs
+    global _dgemm, _dgemv, _dsyrk, _sgemm, _dpotrf, _dpotrs
     _dgemm = <dgemm_t>_scipy_routine(cython_blas, "dgemm")
     _dgemv = <dgemv_t>_scipy_routine(cython_blas, "dgemv")
     _dsyrk = <dsyrk_t>_scipy_routine(cython_blas, "dsyrk")
     _sgemm = <sgemm_t>_scipy_routine(cython_blas, "sgemm")
-    _sgemv = <sgemv_t>_scipy_routine(cython_blas, "sgemv")
-    _ssyrk = <ssyrk_t>_scipy_routine(cython_blas, "ssyrk")
     _dpotrf = <dpotrf_t>_scipy_routine(cython_lapack, "dpotrf")
     _dpotrs = <dpotrs_t>_scipy_routine(cython_lapack, "dpotrs")
 
@@ -100,18 +92,6 @@ cdef void blas_sgemm(char* transa, char* transb, int* m, int* n, int* k, float* 
                      int* ldc) noexcept nogil:
     """BLAS sgemm (column-major), SciPy's."""
     _sgemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-
-
-cdef void blas_sgemv(char* trans, int* m, int* n, float* alpha, float* a, int* lda,
-                     float* x, int* incx, float* beta, float* y, int* incy) noexcept nogil:
-    """BLAS sgemv, SciPy's."""
-    _sgemv(trans, m, n, alpha, a, lda, x, incx, beta, y, incy)
-
-
-cdef void blas_ssyrk(char* uplo, char* trans, int* n, int* k, float* alpha, float* a,
-                     int* lda, float* beta, float* c, int* ldc) noexcept nogil:
-    """BLAS ssyrk, SciPy's."""
-    _ssyrk(uplo, trans, n, k, alpha, a, lda, beta, c, ldc)
 
 
 cdef void lapack_dpotrf(char* uplo, int* n, double* a, int* lda, int* info) noexcept nogil:
