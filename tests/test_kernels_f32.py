@@ -247,13 +247,19 @@ def test_train_epochs_f32_follows_float64_and_reproduces(name, batch):
     w64, sse64, s64 = run_epochs(net, X, T, rule, np.float64, batch=batch)
     assert w32.dtype == F32 and sse32.dtype == np.float64
     assert s32 == s64 == 0
-    # (Quickprop's step divides by the change of a weight's gradient: where two successive
-    # gradients nearly agree, float32's rounding of them grows by their quotient; over 15
-    # mini-batch epochs its float32 run stays within 0.2 % of float64's error in a build
-    # that contracts products and sums otherwise, the sanitizer build's)
-    tol = 1e-2 if name == "quickprop" else 1e-3
-    assert_allclose(sse32, sse64, rtol=tol)
-    assert_allclose(w32, w64, rtol=tol, atol=tol)
+    if name == "quickprop":
+        # (Quickprop's step divides by the change of a weight's gradient: where two
+        # successive gradients nearly agree, float32's rounding of them grows by their
+        # quotient, so the two runs part within 15 mini-batch epochs -- weights 25 % apart
+        # in the sanitizer build, which contracts products and sums otherwise -- while
+        # their errors stay within 0.2 %: the weights are compared after 3 epochs)
+        assert_allclose(sse32, sse64, rtol=1e-2)
+        w32, _, _ = run_epochs(net, X, T, rule, F32, batch=batch, n_epochs=3)
+        w64, _, _ = run_epochs(net, X, T, rule, np.float64, batch=batch, n_epochs=3)
+    else:
+        assert_allclose(sse32, sse64, rtol=1e-3)
+    assert_allclose(w32, w64, rtol=1e-3, atol=1e-3)
+    w32, sse32, _ = run_epochs(net, X, T, rule, F32, batch=batch)
     w32b, sse32b, _ = run_epochs(net, X, T, rule, F32, batch=batch)
     assert w32b.tobytes() == w32.tobytes() and sse32b.tobytes() == sse32.tobytes()
 
