@@ -2,7 +2,7 @@
 """The float32 activation functions checked on every float32 input (all 2^32 bit patterns).
 
 tanh, logistic and exp of fastnet's float32 template (_kernels/_activations.h at the
-value type float, reached through ``_activations32``) at every CPU level this machine
+value type float, reached through ``_forward``'s level entries) at every CPU level this machine
 runs, against the exact value: libm's float64 function (within 2 ulp of double, far
 below float's ulp) for tanh and exp, and e / (1 + e), e = exp(-|x|), in float64 for
 logistic. The error is measured in ulp of float32 at the exact value, as a real number
@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from fastnet._kernels import _activations32
+from fastnet._kernels import _forward
 from fastnet.network import ACTIVATIONS
 
 LEVELS = {2: "AVX-512", 1: "AVX2", 0: "baseline", -1: "JAX"}
@@ -67,10 +67,10 @@ def run(name, level, x):
         return np.asarray(_JAX[name](x))
     z = np.array(x)
     if name == "exp":
-        done = _activations32.exp_at_level(level, z)
+        done = _forward.exp_at_level(level, z)
     else:
         z2 = z.reshape(1, -1)
-        done = _activations32.activation32_at_level(level, ACTIVATIONS[name], z2)
+        done = _forward.activation_at_level(level, ACTIVATIONS[name], z2)
     return z if done else None
 
 

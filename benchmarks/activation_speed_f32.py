@@ -1,12 +1,11 @@
 #!/usr/bin/env python
 """Speed per value of the activation functions, float32 against float64, per CPU level.
 
-The activation template of _kernels/_activations.h at both value types: float32 through
-``_activations32`` (16 lanes per AVX-512 vector, 8 per AVX2, 4 in the baseline), float64
-through ``_forward.activation_at_level`` (8, 4, 2 lanes), exp of both through
-``_activations32.exp_at_level``. One row of --n values (in the L2 cache) is activated in
-place --calls times per measurement (every function is branch-free, so the values it
-leaves behind take as long as the first ones); float32 and float64 take turns, round
+The activation template of _kernels/_activations.h at both value types, both through
+``_forward.activation_at_level`` (float32: 16 lanes per AVX-512 vector, 8 per AVX2, 4 in the
+baseline; float64: 8, 4, 2), exp of both through ``_forward.exp_at_level``. One row of --n
+values (in the L2 cache) is activated in place --calls times per measurement (every function is
+branch-free, so the values it leaves behind take as long as the first ones); float32 and float64 take turns, round
 after round, and the median over the rounds is reported, in ns per value, with the
 ratio float64 / float32 (> 1: float32 is faster). One core; the level is the argument of
 the entry points, -1 the process's own (the CPU's, capped by FASTNET_SIMD=avx2 or none).
@@ -22,7 +21,7 @@ import time
 
 import numpy as np
 
-from fastnet._kernels import _activations32, _forward
+from fastnet._kernels import _forward
 from fastnet.network import ACTIVATIONS
 
 LEVELS = {2: "AVX-512", 1: "AVX2", 0: "baseline", -1: "process"}
@@ -33,11 +32,11 @@ def runner(name, level, dtype, n, seed=0):
     """A function of no arguments that applies `name` once to one row of n values."""
     z = np.random.default_rng(seed).normal(0.0, 3.0, n).astype(dtype)
     if name == "exp":
-        return lambda: _activations32.exp_at_level(level, z)
+        return lambda: _forward.exp_at_level(level, z)
     row = z.reshape(1, -1)
     code = ACTIVATIONS[name]
     if dtype == np.float32:
-        return lambda: _activations32.activation32_at_level(level, code, row)
+        return lambda: _forward.activation_at_level(level, code, row)
     return lambda: _forward.activation_at_level(level, code, row)
 
 

@@ -1,6 +1,7 @@
 """The float32 activation functions: _kernels/_activations.h's template at the value type float.
 
-Reached through ``_activations32`` at every CPU level this machine runs (AVX-512's
+Reached through ``_forward.activation_at_level`` and ``_forward.exp_at_level`` (the
+forward pass's own loops at float) at every CPU level this machine runs (AVX-512's
 sixteen lanes, AVX2's eight, the baseline's four), as tests/test_activations.py
 reaches the float64 forms. tanh, logistic and exp within 2 ulp of float32 of their
 exact values (float64 references, far more accurate than float's ulp) on a dense sweep:
@@ -13,7 +14,7 @@ and underflow to 0, NaN propagating; derivatives are the float64 side's formulas
 import numpy as np
 import pytest
 
-from fastnet._kernels import _activations32
+from fastnet._kernels import _forward
 from fastnet.network import ACTIVATIONS
 
 LEVELS = {2: "x86-64-v4 (AVX-512)", 1: "x86-64-v3 (AVX2 + FMA)", 0: "baseline"}
@@ -27,12 +28,12 @@ def _apply(level, name, x, with_derivative=False):
     x = np.asarray(x, dtype=np.float32)
     if name == "exp":
         z = np.array(x.ravel())
-        done = _activations32.exp_at_level(level, z)
+        done = _forward.exp_at_level(level, z)
         d = None
     else:
         z = np.array(x.reshape(1, -1) if x.ndim == 1 else x)
         d = np.empty_like(z) if with_derivative else None
-        done = _activations32.activation32_at_level(level, ACTIVATIONS[name], z, d)
+        done = _forward.activation_at_level(level, ACTIVATIONS[name], z, d)
     if not done:
         pytest.skip(f"this CPU or build has no {LEVELS[level]} level")
     z = z.reshape(x.shape)
@@ -210,9 +211,8 @@ def test_float32_agrees_with_float64_within_float32s_accuracy(name):
     x64 = x.astype(np.float64)
     if name == "exp":
         ref = np.array(x64)
-        _activations32.exp_at_level(-1, ref)
+        _forward.exp_at_level(-1, ref)
     else:
-        from fastnet._kernels import _forward
         ref = x64.reshape(1, -1).copy()
         _forward.activation_at_level(-1, ACTIVATIONS[name], ref, None)
         ref = ref.ravel()
@@ -222,8 +222,10 @@ def test_float32_agrees_with_float64_within_float32s_accuracy(name):
 def test_the_entry_refuses_bad_arguments():
     z = np.zeros((2, 3), np.float32)
     with pytest.raises(ValueError, match="`code`"):
-        _activations32.activation32_at_level(-1, ACTIVATIONS["softmax"], z)
+        _forward.activation_at_level(-1, ACTIVATIONS["softmax"], z)
     with pytest.raises(ValueError, match="`D`"):
-        _activations32.activation32_at_level(-1, ACTIVATIONS["tanh"], z, np.zeros((3, 2), np.float32))
-    with pytest.raises(ValueError):
-        _activations32.activation32_at_level(-1, ACTIVATIONS["tanh"], np.zeros((2, 3)))   # float64
+        _forward.activation_at_level(-1, ACTIVATIONS["tanh"], z, np.zeros((3, 2), np.float32))
+    with pytest.raises(TypeError, match="`D`"):
+        _forward.activation_at_level(-1, ACTIVATIONS["tanh"], z, np.zeros((2, 3)))   # float64 D
+    with pytest.raises(TypeError, match="`z`"):
+        _forward.exp_at_level(-1, np.zeros(3, np.int32))

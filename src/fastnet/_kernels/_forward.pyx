@@ -471,7 +471,8 @@ def activation_at_level(int level, int code, Z, D=None):
 
     Parameters
     ----------
-    level : 2 x86-64-v4 (AVX-512), 1 x86-64-v3 (AVX2 + FMA), 0 the portable baseline.
+    level : 2 x86-64-v4 (AVX-512), 1 x86-64-v3 (AVX2 + FMA), 0 the portable baseline;
+        -1 the level this process runs at.
     code : activation code (not softmax).
     Z : (rows, units) float64 or float32 values, overwritten with f(Z).
     D : None, or of Z's shape and dtype: overwritten with f'(Z).
@@ -499,4 +500,44 @@ cdef object activation_t(int level, int code, real_t[:, ::1] Z, real_t[:, ::1] D
     cdef real_t* dp = &D[0, 0] if D is not None else NULL
     with nogil:
         done = fn_loops_activate_at(level, code, nb, size, &Z[0, 0], size, NULL, dp, size)
+    return bool(done)
+
+
+cdef extern from "_loops.h" nogil:
+    int fn_loops_exp_at_f64 "fn_loops_exp_at"(int level, Py_ssize_t n, double* z)
+    int fn_loops_exp_at_f32(int level, Py_ssize_t n, float* z)
+
+
+def exp_at_level(int level, z):
+    """exp of a float64 or float32 vector in place, at one CPU level.
+
+    The exp that softmax runs, which no activation code reaches alone; for the
+    tests and benchmarks of the vector functions (_activations.h).
+
+    Parameters
+    ----------
+    level : 2 x86-64-v4 (AVX-512), 1 x86-64-v3 (AVX2 + FMA), 0 the portable baseline;
+        -1 the level this process runs at.
+    z : (n,) float64 or float32, overwritten with exp(z).
+
+    Returns
+    -------
+    done : bool, False when this build or CPU has no such level (z untouched).
+    """
+    if value_bits(z, "z") == 32:
+        return exp_t[float](level, z)
+    return exp_t[double](level, z)
+
+
+cdef object exp_t(int level, real_t[::1] z):
+    """`exp_at_level` at one value type."""
+    cdef int done
+    cdef Py_ssize_t n = z.shape[0]
+    if n == 0:
+        return True
+    with nogil:
+        if real_t is double:
+            done = fn_loops_exp_at_f64(level, n, &z[0])
+        else:
+            done = fn_loops_exp_at_f32(level, n, &z[0])
     return bool(done)

@@ -186,6 +186,11 @@ FN_LOOPS_NAME(fn_loops_activate, SUFFIX)(int code, ptrdiff_t nb, ptrdiff_t size,
         FN_VT_CAT(fn_activate_rows_, W)(code, nb, size, Z, ldz, b, D, ldd);       \
 }                                                                                 \
 ATTR static void                                                                  \
+FN_LOOPS_NAME(fn_loops_exp, SUFFIX)(ptrdiff_t n, FN_REAL *z)                      \
+{                                                                                 \
+    FN_VT_CAT(fn_exp_row_, W)(n, z);                                              \
+}                                                                                 \
+ATTR static void                                                                  \
 FN_LOOPS_NAME(fn_loops_softmax, SUFFIX)(ptrdiff_t nb, ptrdiff_t size, FN_REAL *Z, \
                           ptrdiff_t ldz, const FN_REAL *b, FN_REAL *D, ptrdiff_t ldd) \
 {                                                                                 \
@@ -211,6 +216,20 @@ FN_VT(fn_loops_activate_at)(int level, int code, ptrdiff_t nb, ptrdiff_t size, F
     if (level == 2) FN_LOOPS_NAME(fn_loops_activate, v4)(code, nb, size, Z, ldz, b, D, ldd);
     else if (level == 1) FN_LOOPS_NAME(fn_loops_activate, v3)(code, nb, size, Z, ldz, b, D, ldd);
     else FN_LOOPS_NAME(fn_loops_activate, base)(code, nb, size, Z, ldz, b, D, ldd);
+    return 1;
+}
+
+/* z <- exp(z) for n values at the level `level` (as fn_loops_activate_at): the exp that
+ * softmax runs, which no activation code reaches alone (for the tests and benchmarks). */
+__attribute__((unused)) static int
+FN_VT(fn_loops_exp_at)(int level, ptrdiff_t n, FN_REAL *z)
+{
+    const int top = fn_loops_level();
+    if (level < 0) level = top;
+    if (level > top) return 0;
+    if (level == 2) FN_LOOPS_NAME(fn_loops_exp, v4)(n, z);
+    else if (level == 1) FN_LOOPS_NAME(fn_loops_exp, v3)(n, z);
+    else FN_LOOPS_NAME(fn_loops_exp, base)(n, z);
     return 1;
 }
 

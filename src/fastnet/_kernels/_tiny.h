@@ -72,7 +72,13 @@
  * build's Zen 4-class CPU, 1000 trials x 200 epochs: 0.95 ms a call against
  * 0.98 for one, about as fast as three). */
 #ifndef FN_TINY_Q
+#ifdef FN_LANES_F32
+/* (float32: three; a group is one vector of 16 lanes, its state half a double group's
+ * registers: 2-3 % of the timing study's default XOR 2-2-1 call, 1000 x 200, against two) */
+#define FN_TINY_Q 3
+#else
 #define FN_TINY_Q 2
+#endif
 #endif
 /* Examples whose forward passes a tiny kernel with exp-based units runs before
  * their backward passes. */
