@@ -2,7 +2,8 @@
  * how, then includes this file (not guarded: once per template):
  *   FN_LEVEL_FILE     the template, a header name in quotes;
  *   FN_LEVEL_V4       1: also the x86-64-v4 form (name##_v4), else 0;
- *   FN_LEVEL_V0_ATTR  the attributes of the baseline form (name##_v0).
+ *   FN_LEVEL_V0_ATTR  the attributes of the baseline form (name##_v0);
+ *   FN_LEVEL_V3_ATTR  optional: the x86-64-v3 form's (default FN_CPU_V3_ATTR).
  * The template sees FN_LV(name) (the level's name of a function), FN_LV_ATTR
  * (its target attributes) and FN_LV_TILE (the largest register tile's side:
  * 4, 2 in the baseline). The x86-64-v3 form is name##_v3. Every macro named
@@ -22,7 +23,11 @@
 #undef FN_LV_TILE
 #endif
 #define FN_LV(name) FN_LEVEL_CAT(name, _v3)
+#ifdef FN_LEVEL_V3_ATTR
+#define FN_LV_ATTR FN_LEVEL_V3_ATTR
+#else
 #define FN_LV_ATTR FN_CPU_V3_ATTR
+#endif
 #define FN_LV_TILE 4
 #include FN_LEVEL_FILE
 #undef FN_LV
@@ -38,3 +43,4 @@
 #undef FN_LEVEL_FILE
 #undef FN_LEVEL_V4
 #undef FN_LEVEL_V0_ATTR
+#undef FN_LEVEL_V3_ATTR

@@ -283,6 +283,10 @@ fn_trials_why(ptrdiff_t t, int right, int far, int finite, const fn_trials_epoch
  * would save) */
 #ifdef FN_LANES_F32
 #define FN_LEVEL_V0_ATTR __attribute__((unused, noinline, optimize("O1")))
+/* (float32's AVX2 form at -O2: its sixteen lanes are two ymm vectors, twice the code of
+ * the AVX-512 form, and -O3 adds a fifth of the module's compile time to it; -O2 contracts
+ * multiply-adds where -O3 does, which -O1 would not: the same results) */
+#define FN_LEVEL_V3_ATTR FN_CPU_V3_ATTR __attribute__((optimize("O2")))
 #else
 #define FN_LEVEL_V0_ATTR __attribute__((unused, noinline))
 #endif
