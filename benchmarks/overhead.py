@@ -21,7 +21,7 @@ turns (fastnet, JAX, fastnet, JAX, ...; medians over the repeats, calls timed wi
 one XLA thread):
 
 * ``vag``: the gradient of a 24-8-2 tanh net (no shortcuts) on 200 rows, float64
-  (SimpleChains.jl's README case): ``Objective`` call, ``obj(w, out=g)``,
+  (or, with ``--dtype float32``, float32; SimpleChains.jl's README case): ``Objective`` call, ``obj(w, out=g)``,
   ``value_and_grad``, the kernel alone; JAX ``jit(value_and_grad)``, NumPy in and out;
 * ``lbfgs``: ``scipy.optimize.minimize(..., jac=True, method="L-BFGS-B")`` on cancer1
   4+2 (shortcuts, Proben1 units, linear outputs), 200 iterations (tolerances 0),
@@ -93,30 +93,31 @@ def _per_call(call, n, warm=None):
     return statistics.median(times)
 
 
-def _vag_case():
+def _vag_case(dtype):
     import numpy as np
 
     from fastnet import MLP
 
     rng = np.random.default_rng(0)
-    net = MLP(24, (8,), 2, shortcut=False, hidden_activation="tanh", seed=0)
-    return net, rng.standard_normal((200, 24)), rng.standard_normal((200, 2))
+    net = MLP(24, (8,), 2, shortcut=False, hidden_activation="tanh", seed=0, dtype=dtype)
+    return (net, rng.standard_normal((200, 24)).astype(dtype),
+            rng.standard_normal((200, 2)).astype(dtype))
 
 
-def _lbfgs_case():
+def _lbfgs_case(dtype):
     from fastnet import MLP
     from fastnet.datasets import load_proben1
 
     X, Y = load_proben1("cancer1").train
-    net = MLP.from_proben1("4+2 l", X.shape[1], Y.shape[1])
-    return net.init_weights(0, 0.5), X, Y
+    net = MLP.from_proben1("4+2 l", X.shape[1], Y.shape[1]).astype(dtype)
+    return net.init_weights(0, 0.5), X.astype(dtype), Y.astype(dtype)
 
 
 _LBFGS = {"maxiter": 200, "ftol": 0.0, "gtol": 0.0, "maxfun": 10**6, "maxls": 50}
 
 
-def calls_fastnet(n):
-    """The fastnet side of ``--calls-of``: seconds per call of each case."""
+def calls_fastnet(n, dtype):
+    """The fastnet side of ``--calls-of``: seconds per call of each case, in ``dtype``."""
     import numpy as np
     from scipy.optimize import minimize
 
@@ -125,11 +126,11 @@ def calls_fastnet(n):
     from fastnet._kernels import _backward
     from fastnet.gradients import Objective
     from fastnet.network import kernel_layers
-    from fastnet.training._algorithms import RPROP
+    from fastnet.training._algorithms import RPROP, start_trial
 
     out = {}
-    net, X, Y = _vag_case()
-    obj, w, g = Objective(net, X, Y), net.weights.copy(), np.empty(net.n_connections)
+    net, X, Y = _vag_case(dtype)
+    obj, w, g = Objective(net, X, Y), net.weights.copy(), np.empty(net.n_connections, dtype)
     out["vag: Objective obj(w)"] = _per_call(lambda: obj(w), n)
     out["vag: obj(w, out=g)"] = _per_call(lambda: obj(w, out=g), n)
     out["vag: value_and_grad"] = _per_call(lambda: value_and_grad(net, X, Y), n)
@@ -137,23 +138,23 @@ def calls_fastnet(n):
     D, Dl = obj._D, obj._Dl
     out["vag: kernel alone"] = _per_call(
         lambda: _backward.gradient(A, Y, L, net.n_in, w, g, D, Dl, DEFAULT_BLAS_MIN), n)
-    net, X, Y = _lbfgs_case()
+    net, X, Y = _lbfgs_case(dtype)
     obj, w0 = Objective(net, X, Y), net.weights.copy()
 
     def lbfgs():
         res = minimize(obj, w0, jac=True, method="L-BFGS-B", options=_LBFGS)
         assert res.nit == _LBFGS["maxiter"], res.message
     out["lbfgs: scipy through Objective"] = _per_call(lbfgs, max(1, n // 2000), warm=1)
-    Xx = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
-    Yx = np.array([[0.], [1.], [1.], [0.]])
-    net = MLP(2, (2,), 1, seed=0)
+    Xx = np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]], dtype)
+    Yx = np.array([[0.], [1.], [1.], [0.]], dtype)
+    net = MLP(2, (2,), 1, seed=0, dtype=dtype)
     trainer = Trainer(net, Xx, Yx, init_scale=0.5, seed=1)
     out["xor: Trainer.run(10)"] = _per_call(lambda: trainer.run(10), n)
     out["xor: train_rprop(max_epochs=10)"] = _per_call(
         lambda: train_rprop(net, Xx, Yx, max_epochs=10, init_scale=0.5, seed=1), max(1, n // 5))
     rule = RPROP()
     ws = Workspace(net, Xx, Yx, w=net.weights.copy())
-    state, sse = rule.start(net.n_connections, None, 10), np.empty(10)
+    state, sse = start_trial(rule, net.n_connections, None, 10, net.dtype), np.empty(10)
     out["xor: 10 epochs, kernel alone"] = _per_call(lambda: rule.epochs(ws, state, sse, None), n)
     return out
 
@@ -164,8 +165,9 @@ def _jax_layers(net):
             for _, size, lo, hi, w_off, b_off, act in net.layer_table.tolist()]
 
 
-def calls_jax(n):
-    """The JAX side of ``--calls-of``: jitted value_and_grad (NumPy in, NumPy out)."""
+def calls_jax(n, dtype):
+    """The JAX side of ``--calls-of``: jitted value_and_grad (NumPy in, NumPy out), in
+    ``dtype`` (float32: JAX's default precision, x64 off)."""
     os.environ["XLA_FLAGS"] = ("--xla_cpu_multi_thread_eigen=false "
                                "intra_op_parallelism_threads=1")
     import jax
@@ -173,7 +175,7 @@ def calls_jax(n):
     import numpy as np
     from scipy.optimize import minimize
 
-    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_enable_x64", dtype == "float64")
     acts = {0: lambda z: z, 1: lambda z: z / (1.0 + jnp.abs(z)), 3: jnp.tanh}
 
     def objective(net, X, Y):
@@ -194,10 +196,10 @@ def calls_jax(n):
         return call
 
     out = {}
-    net, X, Y = _vag_case()
+    net, X, Y = _vag_case(dtype)
     call, w = objective(net, X, Y), net.weights.copy()
     out["vag: Objective obj(w)"] = _per_call(lambda: call(w), n)
-    net, X, Y = _lbfgs_case()
+    net, X, Y = _lbfgs_case(dtype)
     call, w0 = objective(net, X, Y), net.weights.copy()
 
     def lbfgs():
@@ -207,16 +209,16 @@ def calls_jax(n):
     return out
 
 
-def calls_report(src, repeats, n):
+def calls_report(src, repeats, n, dtype):
     """Run the ``--calls-of`` workers (fastnet, JAX) in turn; print each case's medians."""
     runs = {"fastnet": [], "jax": []}
     for _ in range(repeats):
         for tool in runs:
             env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
-            res = subprocess.run([sys.executable, __file__, "--worker", f"{tool}:{n}"],
+            res = subprocess.run([sys.executable, __file__, "--worker", f"{tool}:{n}:{dtype}"],
                                  env=env, capture_output=True, text=True, check=True)
             runs[tool].append(json.loads(res.stdout.strip().splitlines()[-1]))
-    print(f"one call, medians of {repeats} processes per tool, taking turns; "
+    print(f"one call in {dtype}, medians of {repeats} processes per tool, taking turns; "
           f"load {os.getloadavg()}")
     print(f"{'case':<40} {'fastnet':>12} {'JAX jit':>12} {'JAX/fastnet':>12}")
     for case in runs["fastnet"][0]:
@@ -287,17 +289,19 @@ def main(argv=None):
     ap.add_argument("--calls-of", dest="calls_src", nargs="?", const="src",
                     default=None, help="the one-call cases in the tree whose src is given "
                     "(default src), against JAX")
+    ap.add_argument("--dtype", choices=("float64", "float32"), default="float64",
+                    help="the value type of the --calls-of cases (float32: JAX's default)")
     args = ap.parse_args(argv)
     pin_one_core()
     if args.worker is not None:
         if ":" in args.worker:
-            tool, n = args.worker.split(":")
-            print(json.dumps((calls_fastnet if tool == "fastnet" else calls_jax)(int(n))))
+            tool, n, dtype = args.worker.split(":")
+            print(json.dumps((calls_fastnet if tool == "fastnet" else calls_jax)(int(n), dtype)))
             return
         worker(int(args.worker))
         return
     if args.calls_src is not None:
-        calls_report(args.calls_src, args.repeats, args.calls)
+        calls_report(args.calls_src, args.repeats, args.calls, args.dtype)
         return
     if args.a is None or args.b is None:
         ap.error("give the src directories of trees A and B")
