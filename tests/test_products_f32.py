@@ -21,6 +21,7 @@ import pytest
 
 import fastnet
 from fastnet._kernels import _forward, _simd
+from test_kernels import GEMM_OPS, _gemm_case
 
 U32 = 2.0 ** -24
 
@@ -30,22 +31,12 @@ U32 = 2.0 ** -24
 M = (1, 2, 3, 5, 7, 13, 64, 70)
 N = (1, 2, 3, 7, 8, 9, 15, 16, 17, 24, 25, 33, 40, 41, 63, 64, 65, 70)
 K = (1, 2, 9, 16, 17, 127, 128, 129, 300)
-OPS = [("N", "T"), ("N", "N"), ("T", "N")]
+OPS = GEMM_OPS
 
 
 def _case(ta, tb, m, n, k, seed, pad=3):
-    """float32 operands as views of NaN-padded arrays: reading or writing past a row shows."""
-    rng = np.random.default_rng(seed)
-
-    def padded(rows, cols):
-        X = np.full((rows, cols + pad), np.nan, dtype=np.float32)
-        X[:, :cols] = rng.uniform(-1, 1, (rows, cols))
-        return X
-
-    A = padded(k, m) if ta == "T" else padded(m, k)
-    B = padded(n, k) if tb == "T" else padded(k, n)
-    C = padded(m, n)
-    return A, B, C, rng.uniform(-1, 1, n).astype(np.float32)
+    """float32 operands as views of NaN-padded arrays (test_kernels' cases in float32)."""
+    return _gemm_case(ta, tb, m, n, k, seed, pad, dtype=np.float32)
 
 
 def _lanes():
@@ -133,46 +124,6 @@ def test_simd_gemm_takes_one_dtype_per_call():
         _simd.gemm("N", "T", A32, B32, C32)
     with pytest.raises(ValueError, match="rows must be contiguous"):
         _simd.gemm("N", "N", A32, np.zeros((3, 10), np.float32)[:, ::2], C32)
-
-
-_DUMP = """
-import sys
-import numpy as np
-sys.path.insert(0, sys.argv[1])
-from test_products_f32 import OPS, _case
-from fastnet._kernels import _simd
-out = {}
-for ta, tb in OPS:
-    for m in (5, 13):
-        for n in (3, 9, 16, 17, 33, 65):
-            for k in (9, 129):
-                A, B, C, bias = _case(ta, tb, m, n, k, m + n + k, pad=0)
-                done = _simd.gemm(ta, tb, A, B, C, 1.0, bias)
-                out[f"{ta}{tb}-{m}-{n}-{k}"] = C if done else np.zeros(0, np.float32)
-np.savez(sys.argv[2], **out)
-"""
-
-
-def test_simd_f32_tiles_of_both_instruction_sets_agree_to_the_bit(tmp_path):
-    # One source, one order of summation in float32 too (the AVX-512 dot products for
-    # forward products of < 16 units excepted).
-    if _forward.simd_level() != "avx512":
-        pytest.skip("needs a CPU and build with AVX-512 (and so AVX2)")
-    here = os.path.dirname(os.path.abspath(__file__))
-    runs = {}
-    for level in ("avx2", "avx512"):
-        env = dict(os.environ, FASTNET_SIMD="avx2") if level == "avx2" else {
-            key: value for key, value in os.environ.items() if key != "FASTNET_SIMD"}
-        subprocess.run([sys.executable, "-c", _DUMP, here, str(tmp_path / level)], env=env,
-                       check=True)
-        runs[level] = np.load(tmp_path / f"{level}.npz")
-    compared = 0
-    for key in runs["avx512"].files:
-        a, b = runs["avx2"][key], runs["avx512"][key]
-        if a.size and b.size and not (key.startswith("NT") and int(key.split("-")[2]) < 16):
-            assert a.dtype == np.float32 and a.tobytes() == b.tobytes(), key
-            compared += 1
-    assert compared >= 40
 
 
 @pytest.mark.slow  # this file again in a process per capped level (FASTNET_SIMD)
