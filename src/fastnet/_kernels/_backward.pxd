@@ -19,9 +19,12 @@ cdef double output_objective(int loss, int act, const real_t* A, Py_ssize_t lda,
 cdef double add_weight_decay(const real_t* w, real_t* g, Py_ssize_t n_w,
                              double decay) noexcept nogil
 
-cdef double epoch_objective(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, real_t[:, ::1] A,
-                            Py_ssize_t n_rows, const real_t[:, ::1] T, const real_t[::1] w,
-                            real_t[::1] g, real_t[:, ::1] D, real_t[:, ::1] Dl,
-                            Py_ssize_t blas_min, int loss, double decay) noexcept nogil
+cdef double epoch_objective(const Py_ssize_t* layers, Py_ssize_t n_layers,
+                            Py_ssize_t n_in, real_t* A, Py_ssize_t n_rows,
+                            Py_ssize_t lda, const real_t* T, Py_ssize_t ldt,
+                            const real_t* w, real_t* g, Py_ssize_t n_w,
+                            real_t* D, real_t* Dl, Py_ssize_t ldd,
+                            Py_ssize_t block, Py_ssize_t blas_min, int loss,
+                            double decay) noexcept nogil
 
 cdef int check_objective(const Py_ssize_t[:, ::1] layers, int loss, double decay) except -1

@@ -246,35 +246,34 @@ cdef void backward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
             ready = s0
 
 
-cdef double epoch_objective(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, real_t[:, ::1] A,
-                            Py_ssize_t n_rows, const real_t[:, ::1] T, const real_t[::1] w,
-                            real_t[::1] g, real_t[:, ::1] D, real_t[:, ::1] Dl,
-                            Py_ssize_t blas_min, int loss, double decay) noexcept nogil:
-    """g = dE/dw of the objective (`loss` over the first n_rows rows of A and T, in
-    blocks of D's rows, plus decay * sum w**2); return E."""
-    cdef const Py_ssize_t* lay = &layers[0, 0]
-    cdef Py_ssize_t r0 = 0, nb, n_layers = layers.shape[0], lda = A.shape[1], ldt = T.shape[1]
-    cdef Py_ssize_t block = D.shape[0], ldd = D.shape[1], n_w = w.shape[0]
-    cdef real_t* a = &A[0, 0]
-    cdef const real_t* t = &T[0, 0]
-    cdef int act = <int>lay[(n_layers - 1) * L_NCOLS + L_ACT]
+cdef double epoch_objective(const Py_ssize_t* layers, Py_ssize_t n_layers,
+                            Py_ssize_t n_in, real_t* A, Py_ssize_t n_rows,
+                            Py_ssize_t lda, const real_t* T, Py_ssize_t ldt,
+                            const real_t* w, real_t* g, Py_ssize_t n_w,
+                            real_t* D, real_t* Dl, Py_ssize_t ldd,
+                            Py_ssize_t block, Py_ssize_t blas_min, int loss,
+                            double decay) noexcept nogil:
+    """g = dE/dw of the objective (`loss` over all rows, processed in blocks, plus
+    decay * sum w**2); return E."""
+    cdef Py_ssize_t r0 = 0, nb
+    cdef int act = <int>layers[(n_layers - 1) * L_NCOLS + L_ACT]
     cdef bint squared = loss == LOSS_SSE and act != ACT_SOFTMAX
     cdef double total = 0.0
-    memset(&g[0], 0, n_w * sizeof(real_t))
+    memset(g, 0, n_w * sizeof(real_t))
     while r0 < n_rows:
         nb = block if block < n_rows - r0 else n_rows - r0
-        forward_rows(lay, n_layers, &w[0], a + r0 * lda, lda, &D[0, 0], ldd, n_in, nb, blas_min)
+        forward_rows(layers, n_layers, w, A + r0 * lda, lda, D, ldd, n_in, nb, blas_min)
         if squared:         # (the common case, without output_objective's dispatch)
-            total += output_deltas(a + r0 * lda + (n_in + ldd - ldt), lda, t + r0 * ldt, ldt,
-                                   &D[0, 0], &Dl[0, 0], ldd, ldt, nb)
+            total += output_deltas(A + r0 * lda + (n_in + ldd - ldt), lda, T + r0 * ldt, ldt,
+                                   D, Dl, ldd, ldt, nb)
         else:
-            total += output_objective(loss, act, a + r0 * lda + (n_in + ldd - ldt), lda,
-                                      t + r0 * ldt, ldt, &D[0, 0], &Dl[0, 0], ldd, ldt, nb)
-        backward_rows(lay, n_layers, &w[0], a + r0 * lda, lda, &D[0, 0], &Dl[0, 0], ldd, n_in,
-                      nb, &g[0], blas_min)
+            total += output_objective(loss, act, A + r0 * lda + (n_in + ldd - ldt), lda,
+                                      T + r0 * ldt, ldt, D, Dl, ldd, ldt, nb)
+        backward_rows(layers, n_layers, w, A + r0 * lda, lda, D, Dl, ldd, n_in, nb, g,
+                      blas_min)
         r0 += nb
     if decay != 0.0:
-        total += add_weight_decay(&w[0], &g[0], n_w, decay)
+        total += add_weight_decay(w, g, n_w, decay)
     return total
 
 
@@ -324,8 +323,10 @@ cdef double gradient_t(real_t[:, ::1] A, const real_t[:, ::1] T,
         g[:] = 0.0
         return 0.0
     with nogil:
-        sse = epoch_objective(layers, n_in, A, A.shape[0], T, w, g, D, Dl, blas_min, loss,
-                              decay)
+        sse = epoch_objective(&layers[0, 0], layers.shape[0], n_in, &A[0, 0],
+                              A.shape[0], A.shape[1], &T[0, 0], T.shape[1], &w[0],
+                              &g[0], g.shape[0], &D[0, 0], &Dl[0, 0], D.shape[1],
+                              D.shape[0], blas_min, loss, decay)
     return sse
 
 

@@ -143,7 +143,9 @@ cdef inline double whole_set(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
                              Py_ssize_t blas_min, int loss, double weight_decay) noexcept nogil:
     """g = dE/dw over the whole training set; E (the SSE, or the objective `loss`
     plus weight_decay * sum w**2)."""
-    return epoch_objective(layers, n_in, A, A.shape[0], T, w, g, D, Dl, blas_min, loss,
+    return epoch_objective(&layers[0, 0], layers.shape[0], n_in, &A[0, 0], A.shape[0],
+                           A.shape[1], &T[0, 0], T.shape[1], &w[0], &g[0], w.shape[0],
+                           &D[0, 0], &Dl[0, 0], D.shape[1], D.shape[0], blas_min, loss,
                            weight_decay)
 
 
@@ -169,7 +171,9 @@ cdef double batch_gradient(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
     for r in range(nb):
         memcpy(&B[r, 0], &A[rows[r], 0], n_in * sizeof(real_t))
         memcpy(&TB[r, 0], &T[rows[r], 0], n_out * sizeof(real_t))
-    return epoch_objective(layers, n_in, B, nb, TB, w, g, D, Dl, blas_min, loss, weight_decay)
+    return epoch_objective(&layers[0, 0], layers.shape[0], n_in, &B[0, 0], nb, B.shape[1],
+                           &TB[0, 0], n_out, &w[0], &g[0], w.shape[0], &D[0, 0], &Dl[0, 0],
+                           D.shape[1], D.shape[0], blas_min, loss, weight_decay)
 
 
 def train_epochs(A, T, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, w, g, g_prev, step,
