@@ -40,6 +40,12 @@ def _short(value):
     return text if len(text) <= 30 else f"{text[:12]}... ({len(text.lstrip('-'))} digits)"
 
 
+def _log_scale(low, high, u):
+    """The point at quantile ``u`` of [low, high] in log scale (0 < low), unclamped."""
+    lo, hi = math.log(low), math.log(high)
+    return math.exp(lo + u * (hi - lo))
+
+
 class _Distribution:
     """What every distribution has: its name in an algorithm text, a value per quantile."""
 
@@ -102,8 +108,7 @@ class LogUniform(_Bounds):
     name = "loguniform"
 
     def _value(self, u):
-        lo, hi = math.log(self.low), math.log(self.high)
-        return float(min(self.high, max(self.low, math.exp(lo + u * (hi - lo)))))
+        return float(min(self.high, max(self.low, _log_scale(self.low, self.high, u))))
 
 
 @dataclass(frozen=True)
@@ -134,8 +139,7 @@ class IntLogUniform(_Bounds):
     name = "intloguniform"
 
     def _value(self, u):
-        lo, hi = math.log(self.low), math.log(self.high + 1)
-        return int(min(self.high, max(self.low, math.floor(math.exp(lo + u * (hi - lo))))))
+        return int(min(self.high, max(self.low, math.floor(_log_scale(self.low, self.high + 1, u)))))
 
 
 @dataclass(frozen=True)
