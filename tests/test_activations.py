@@ -247,12 +247,15 @@ def test_predict_matches_numpy_on_large_inputs(hidden, output, shortcut, sizes):
 
 @pytest.mark.parametrize("level", sorted(LEVELS, reverse=True))
 @pytest.mark.parametrize("name", ["tanh", "logistic", "relu", "linear"])
-@pytest.mark.parametrize("width", [1, 2, 3, 5, 7])
-def test_narrow_layers_give_each_value_the_bits_of_a_wide_row(level, name, width):
+@pytest.mark.parametrize("width", [1, 2, 3, 4, 5, 7])
+@pytest.mark.parametrize("rows", [37, 150])
+def test_narrow_layers_give_each_value_the_bits_of_a_wide_row(level, name, width, rows):
     # A layer narrower than a vector runs across the rows (whole vectors of values in
-    # row order); each value's result and derivative must be the ones it gets alone.
+    # row order; tanh and logistic packed into a buffer 64 rows at a time: 150 rows
+    # cross two of its boundaries); each value's result and derivative must be the
+    # ones it gets alone.
     rng = np.random.default_rng(width)
-    Z = rng.normal(0, 3, (37, width))
+    Z = rng.normal(0, 3, (rows, width))
     y, d = _apply(level, name, Z, with_derivative=True)
     for i in range(len(Z)):
         yi, di = _apply(level, name, Z[i], with_derivative=True)

@@ -189,12 +189,14 @@ def test_every_width_and_place_gives_the_same_bits(level, name):
 
 @pytest.mark.parametrize("level", sorted(LEVELS, reverse=True))
 @pytest.mark.parametrize("name", ["tanh", "logistic", "relu", "linear"])
-@pytest.mark.parametrize("width", [1, 2, 3, 5, 15])
-def test_narrow_layers_give_each_value_the_bits_of_a_wide_row(level, name, width):
-    # Rows narrower than a vector run across the rows: each value's result and
-    # derivative must be the ones it gets alone.
+@pytest.mark.parametrize("width", [1, 2, 3, 4, 5, 8, 15])
+@pytest.mark.parametrize("rows", [37, 150])
+def test_narrow_layers_give_each_value_the_bits_of_a_wide_row(level, name, width, rows):
+    # Rows narrower than a vector run across the rows (tanh and logistic packed into a
+    # buffer 64 rows at a time: 150 rows cross two of its boundaries): each value's
+    # result and derivative must be the ones it gets alone.
     rng = np.random.default_rng(width)
-    Z = rng.normal(0, 3, (37, width)).astype(np.float32)
+    Z = rng.normal(0, 3, (rows, width)).astype(np.float32)
     y, d = _apply(level, name, Z, with_derivative=True)
     for i in range(len(Z)):
         yi, di = _apply(level, name, Z[i], with_derivative=True)

@@ -311,6 +311,64 @@ FN_AV_NAME(fn_activate_rows_each)(int code, ptrdiff_t nb, ptrdiff_t size, FN_AV_
     }
 }
 
+/* The cases of a switch over a narrow layer's width n < FN_AV_W: OP(C) with C the
+ * width, a constant (each copy loop then a fixed number of moves). */
+#if FN_AV_W > 8
+#define FN_AV_WIDTHS(OP) OP(1) OP(2) OP(3) OP(4) OP(5) OP(6) OP(7) OP(8) OP(9) OP(10) \
+    OP(11) OP(12) OP(13) OP(14) OP(15)
+#elif FN_AV_W > 4
+#define FN_AV_WIDTHS(OP) OP(1) OP(2) OP(3) OP(4) OP(5) OP(6) OP(7)
+#elif FN_AV_W > 2
+#define FN_AV_WIDTHS(OP) OP(1) OP(2) OP(3)
+#else
+#define FN_AV_WIDTHS(OP) OP(1)
+#endif
+
+/* fn_activate_rows_each for the exp-based units (logistic, tanh; `code` a variable):
+ * layers narrower than a vector are packed end to end into a buffer, ROWS rows at a
+ * time, activated there as one row and copied back: 2-3 times faster per value than
+ * the value-by-value walk across the rows, whose vectors are built one value at a time
+ * (8 tanh units in float32: 0.70 against 1.50 ns per value). The copies are switched
+ * on the width, the activation is not (one copy of its code). */
+FN_AV_INLINE void
+FN_AV_NAME(fn_activate_rows_packed)(int code, ptrdiff_t nb, ptrdiff_t size, FN_AV_S *Z,
+                                    ptrdiff_t ldz, const FN_AV_S *b, FN_AV_S *D, ptrdiff_t ldd)
+{
+    enum { ROWS = 64 };
+    FN_AV_S in[ROWS * FN_AV_W], der[ROWS * FN_AV_W];
+    if (size >= FN_AV_W || nb == 1) {
+        FN_AV_NAME(fn_activate_rows_each)(code, nb, size, Z, ldz, b, D, ldd);
+        return;
+    }
+    for (ptrdiff_t r0 = 0; r0 < nb; r0 += ROWS) {
+        const ptrdiff_t n = nb - r0 < ROWS ? nb - r0 : ROWS;
+        FN_AV_S *z0 = Z + r0 * ldz, *d0 = D ? D + r0 * ldd : NULL;
+#define FN_AV_PACK(C)                                                                   \
+        case C:                                                                         \
+            if (b)                                                                      \
+                for (ptrdiff_t r = 0; r < n; r++)                                       \
+                    for (int k = 0; k < C; k++) in[r * C + k] = z0[r * ldz + k] + b[k]; \
+            else                                                                        \
+                for (ptrdiff_t r = 0; r < n; r++)                                       \
+                    for (int k = 0; k < C; k++) in[r * C + k] = z0[r * ldz + k];        \
+            break;
+        switch (size) { FN_AV_WIDTHS(FN_AV_PACK) default: break; }
+#undef FN_AV_PACK
+        FN_AV_NAME(fn_activate_row)(code, n * size, in, NULL, D ? der : NULL);
+#define FN_AV_UNPACK(C)                                                                 \
+        case C:                                                                         \
+            for (ptrdiff_t r = 0; r < n; r++)                                           \
+                for (int k = 0; k < C; k++) z0[r * ldz + k] = in[r * C + k];            \
+            if (d0)                                                                     \
+                for (ptrdiff_t r = 0; r < n; r++)                                       \
+                    for (int k = 0; k < C; k++) d0[r * ldd + k] = der[r * C + k];       \
+            break;
+        switch (size) { FN_AV_WIDTHS(FN_AV_UNPACK) default: break; }
+#undef FN_AV_UNPACK
+    }
+}
+#undef FN_AV_WIDTHS
+
 /* fn_activate_rows_each for the activation `code` (_constants.h; not softmax;
  * anything else: linear), f' into D unless D is NULL. The cheap activations
  * run with `code` and D's presence constants, a loop each (relu's pass 0.7 of

@@ -168,12 +168,12 @@ FN_VT(fn_loops_all_finite)(ptrdiff_t n, const FN_REAL *X)
  * their own; inlined beside those it ran 2-3 % slower) */
 #define FN_LOOPS_NAME(f, SUFFIX) FN_VT_CAT(FN_VT(f), _##SUFFIX)
 #define FN_LOOPS_AT_LEVEL(SUFFIX, ATTR, W)                                        \
-ATTR __attribute__((noinline)) static void                                        \
+ATTR __attribute__((noinline, optimize("no-tree-loop-vectorize"))) static void     \
 FN_LOOPS_NAME(fn_loops_activate_exp, SUFFIX)(int code, ptrdiff_t nb, ptrdiff_t size, \
                                FN_REAL *Z, ptrdiff_t ldz, const FN_REAL *b,       \
                                FN_REAL *D, ptrdiff_t ldd)                         \
 {                                                                                 \
-    FN_VT_CAT(fn_activate_rows_each_, W)(code, nb, size, Z, ldz, b, D, ldd);      \
+    FN_VT_CAT(fn_activate_rows_packed_, W)(code, nb, size, Z, ldz, b, D, ldd);    \
 }                                                                                 \
 ATTR static void                                                                  \
 FN_LOOPS_NAME(fn_loops_activate, SUFFIX)(int code, ptrdiff_t nb, ptrdiff_t size,  \
