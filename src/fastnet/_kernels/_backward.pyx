@@ -246,16 +246,17 @@ cdef void backward_rows(const Py_ssize_t* layers, Py_ssize_t n_layers,
             ready = s0
 
 
-cdef double epoch_objective(const Py_ssize_t* layers, Py_ssize_t n_layers,
-                            Py_ssize_t n_in, real_t* A, Py_ssize_t n_rows,
-                            Py_ssize_t lda, const real_t* T, Py_ssize_t ldt,
-                            const real_t* w, real_t* g, Py_ssize_t n_w,
-                            real_t* D, real_t* Dl, Py_ssize_t ldd,
-                            Py_ssize_t block, Py_ssize_t blas_min, int loss,
-                            double decay) noexcept nogil:
-    """g = dE/dw of the objective (`loss` over all rows, processed in blocks, plus
-    decay * sum w**2); return E."""
-    cdef Py_ssize_t r0 = 0, nb
+cdef double epoch_objective(const net_objective* o, real_t* A, Py_ssize_t n_rows,
+                            Py_ssize_t lda, const real_t* T, Py_ssize_t ldt, const real_t* w,
+                            real_t* g, Py_ssize_t n_w, real_t* D, real_t* Dl,
+                            Py_ssize_t ldd) noexcept nogil:
+    """g = dE/dw of the objective (``o.loss`` over all rows, processed in blocks of
+    ``o.block`` rows, plus ``o.decay`` * sum w**2); return E."""
+    cdef const Py_ssize_t* layers = o.layers
+    cdef Py_ssize_t r0 = 0, nb, n_layers = o.n_layers, n_in = o.n_in, block = o.block
+    cdef Py_ssize_t blas_min = o.blas_min
+    cdef int loss = o.loss
+    cdef double decay = o.decay
     cdef int act = <int>layers[(n_layers - 1) * L_NCOLS + L_ACT]
     cdef bint squared = loss == LOSS_SSE and act != ACT_SOFTMAX
     cdef double total = 0.0
@@ -314,6 +315,7 @@ cdef double gradient_t(real_t[:, ::1] A, const real_t[:, ::1] T,
                        double decay) except? -1.0:
     """`gradient` at one value type."""
     cdef double sse
+    cdef net_objective o
     check_buffers(layers, n_in, A.shape[0], A.shape[1], w.shape[0], T.shape[0], T.shape[1],
                   D.shape[0], D.shape[1])
     if g.shape[0] != w.shape[0] or Dl.shape[0] != D.shape[0] or Dl.shape[1] != D.shape[1]:
@@ -322,11 +324,10 @@ cdef double gradient_t(real_t[:, ::1] A, const real_t[:, ::1] T,
     if A.shape[0] == 0:
         g[:] = 0.0
         return 0.0
+    o = net_objective_of(layers, n_in, D.shape[0], blas_min, loss, decay)
     with nogil:
-        sse = epoch_objective(&layers[0, 0], layers.shape[0], n_in, &A[0, 0],
-                              A.shape[0], A.shape[1], &T[0, 0], T.shape[1], &w[0],
-                              &g[0], g.shape[0], &D[0, 0], &Dl[0, 0], D.shape[1],
-                              D.shape[0], blas_min, loss, decay)
+        sse = epoch_objective(&o, &A[0, 0], A.shape[0], A.shape[1], &T[0, 0], T.shape[1],
+                              &w[0], &g[0], g.shape[0], &D[0, 0], &Dl[0, 0], D.shape[1])
     return sse
 
 

@@ -18,7 +18,8 @@ accumulated in double at both types.
 from libc.math cimport isfinite
 from libc.string cimport memcpy
 
-from fastnet._kernels._backward cimport check_objective, epoch_objective
+from fastnet._kernels._backward cimport (check_objective, epoch_objective, net_objective,
+                                        net_objective_of)
 from fastnet._kernels._forward cimport check_buffers, check_dtypes, check_order, value_bits
 from fastnet._kernels._rprop cimport network_correct
 from fastnet._kernels._rules cimport Rule, fn_rule
@@ -137,16 +138,13 @@ cdef int check_batches(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, Py_ssiz
     return check_order(order, n_epochs, n)
 
 
-cdef inline double whole_set(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
-                             real_t[:, ::1] A, const real_t[:, ::1] T, const real_t[::1] w,
-                             real_t[::1] g, real_t[:, ::1] D, real_t[:, ::1] Dl,
-                             Py_ssize_t blas_min, int loss, double weight_decay) noexcept nogil:
-    """g = dE/dw over the whole training set; E (the SSE, or the objective `loss`
-    plus weight_decay * sum w**2)."""
-    return epoch_objective(&layers[0, 0], layers.shape[0], n_in, &A[0, 0], A.shape[0],
-                           A.shape[1], &T[0, 0], T.shape[1], &w[0], &g[0], w.shape[0],
-                           &D[0, 0], &Dl[0, 0], D.shape[1], D.shape[0], blas_min, loss,
-                           weight_decay)
+cdef inline double whole_set(const net_objective* o, real_t[:, ::1] A,
+                             const real_t[:, ::1] T, const real_t[::1] w, real_t[::1] g,
+                             real_t[:, ::1] D, real_t[:, ::1] Dl) noexcept nogil:
+    """g = dE/dw over the whole training set; E (the SSE, or the objective ``o.loss``
+    plus ``o.decay`` * sum w**2)."""
+    return epoch_objective(o, &A[0, 0], A.shape[0], A.shape[1], &T[0, 0], T.shape[1], &w[0],
+                           &g[0], w.shape[0], &D[0, 0], &Dl[0, 0], D.shape[1])
 
 
 cdef inline bint check_holds(Py_ssize_t e, Py_ssize_t every, const Py_ssize_t[:, ::1] layers,
@@ -158,22 +156,19 @@ cdef inline bint check_holds(Py_ssize_t e, Py_ssize_t every, const Py_ssize_t[:,
             and network_correct(layers, n_in, w, A, T, block, blas_min, r_c, analog))
 
 
-cdef double batch_gradient(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in,
-                           const real_t[:, ::1] A, const real_t[:, ::1] T,
-                           const Py_ssize_t* rows, Py_ssize_t nb,
+cdef double batch_gradient(const net_objective* o, const real_t[:, ::1] A,
+                           const real_t[:, ::1] T, const Py_ssize_t* rows, Py_ssize_t nb,
                            real_t[:, ::1] B, real_t[:, ::1] TB, const real_t[::1] w,
-                           real_t[::1] g, real_t[:, ::1] D, real_t[:, ::1] Dl,
-                           Py_ssize_t blas_min, int loss, double weight_decay) noexcept nogil:
+                           real_t[::1] g, real_t[:, ::1] D, real_t[:, ::1] Dl) noexcept nogil:
     """g = dE/dw over the nb training rows ``rows`` (gathered into B, TB); their E
-    (the SSE, or the objective `loss` plus weight_decay * sum w**2, the decay given
-    already scaled to the batch)."""
-    cdef Py_ssize_t r, n_out = T.shape[1]
+    (the SSE, or the objective ``o.loss`` plus ``o.decay`` * sum w**2, the decay
+    given already scaled to the batch)."""
+    cdef Py_ssize_t r, n_in = o.n_in, n_out = T.shape[1]
     for r in range(nb):
         memcpy(&B[r, 0], &A[rows[r], 0], n_in * sizeof(real_t))
         memcpy(&TB[r, 0], &T[rows[r], 0], n_out * sizeof(real_t))
-    return epoch_objective(&layers[0, 0], layers.shape[0], n_in, &B[0, 0], nb, B.shape[1],
-                           &TB[0, 0], n_out, &w[0], &g[0], w.shape[0], &D[0, 0], &Dl[0, 0],
-                           D.shape[1], D.shape[0], blas_min, loss, weight_decay)
+    return epoch_objective(o, &B[0, 0], nb, B.shape[1], &TB[0, 0], n_out, &w[0], &g[0],
+                           w.shape[0], &D[0, 0], &Dl[0, 0], D.shape[1])
 
 
 def train_epochs(A, T, const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, w, g, g_prev, step,
@@ -266,10 +261,13 @@ cdef int train_epochs_t(real_t[:, ::1] A, const real_t[:, ::1] T,
     cdef const fn_rule* r = &rule.c
     cdef ctx_1 c
     ctx_init(&c, r, &w[0])
+    cdef net_objective whole = net_objective_of(layers, n_in, D.shape[0], blas_min, loss,
+                                                weight_decay)
+    cdef net_objective batch = whole
     with nogil:
         for e in range(sse_out.shape[0]):
             if not batches:
-                sse = whole_set(layers, n_in, A, T, w, g, D, Dl, blas_min, loss, weight_decay)
+                sse = whole_set(&whole, A, T, w, g, D, Dl)
                 if isfinite(sse):
                     update(r, &c, n_w, &w[0], &g[0], gp, st, dw, &t[0], t_max,
                            sse > last_error[0])
@@ -279,8 +277,8 @@ cdef int train_epochs_t(real_t[:, ::1] A, const real_t[:, ::1] T,
                 p = 0
                 while p < n:
                     nb = bs if bs < n - p else n - p
-                    part = batch_gradient(layers, n_in, A, T, &order[e, p], nb, B, TB, w, g,
-                                          D, Dl, blas_min, loss, weight_decay * nb / n)
+                    batch.decay = weight_decay * nb / n
+                    part = batch_gradient(&batch, A, T, &order[e, p], nb, B, TB, w, g, D, Dl)
                     sse += part
                     if not isfinite(part):
                         break
