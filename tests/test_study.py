@@ -213,20 +213,22 @@ def test_cli_study(tmp_path, capsys):
     assert "parity-2" in captured.out and "study: [1/1] rprop+" in captured.err
 
 
-@pytest.mark.slow  # 5.3 s on a loaded two-core machine (--durations)
+@pytest.mark.slow  # 6.8 s on a two-core machine (--durations)
 def test_sigkill_loses_no_finished_algorithm(tmp_path):
     needs("matplotlib")
     # A study killed (SIGKILL) while its second algorithm trains keeps the first
     # one's trials; the rerun trains only the second and ends where an
-    # uninterrupted study ends.
+    # uninterrupted study ends. The second algorithm must train for long (about
+    # a second: slow backpropagation, many epochs allowed), or on a fast machine
+    # it finishes between two looks at the directory and nothing is left to kill.
     import os
     import signal
     import subprocess
     import sys
     import time
 
-    args = ["study", "xor", "-a", "rprop+", "backprop(learning_rate=0.5)", "-k", "400", "-T",
-            "2000", "--seed", "3"]
+    args = ["study", "xor", "-a", "rprop+", "backprop(learning_rate=0.02)", "-k", "400", "-T",
+            "200000", "--seed", "3"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     killed = tmp_path / "killed"
     proc = subprocess.Popen([sys.executable, "-m", "fastnet", *args, "-o", str(killed)],
