@@ -217,3 +217,22 @@ def test_monte_carlo_sample_counts_are_capped(n_mc):
     with pytest.raises(ValueError, match=r"`n_mc_samples` must be at most MAX_MC_SAMPLES = "
                                          r"1000000, got"):
         describe([1.0, 2.0, 4.0], n_mc_samples=n_mc)
+
+
+def test_every_stats_result_is_a_frozen_dataclass():
+    # The results' base makes each subclass a frozen dataclass with the readable repr
+    # (no per-class decorator to forget): every result class fastnet.stats exports is one.
+    import dataclasses
+
+    import fastnet.stats as fs
+    from fastnet.stats._common import _FrozenResult
+
+    results = [c for c in vars(fs).values()
+               if isinstance(c, type) and issubclass(c, _FrozenResult)]
+    assert len(results) >= 15
+    for cls in results:
+        assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, cls
+        assert cls.__repr__ is _FrozenResult.__repr__, cls
+    d = describe([1.0, 2.0, 4.0], lilliefors=False)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        d.n = 4

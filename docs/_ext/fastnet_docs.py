@@ -312,7 +312,7 @@ def _skip_foreign(app, what, name, obj, skip, options):
 
 
 def _public_bases(app, name, obj, options, bases):
-    """Show only informative base classes: a private helper base (``_ReprMixin``) has
+    """Show only informative base classes: a private helper base (``_FrozenResult``) has
     no page to link to, and ``object`` goes without saying."""
     bases[:] = [b for b in bases
                 if b is not object and not getattr(b, "__name__", "").startswith("_")]

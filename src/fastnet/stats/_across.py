@@ -16,14 +16,13 @@ improved reporting of experimental results. EMNLP-IJCNLP 2019, 2185-2194.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 
 from fastnet._docstrings import fill
 from fastnet._validation import as_generator, check_float, check_int, check_probability
 
-from ._common import _as_floats, _check_sample, _ReprMixin
+from ._common import _as_floats, _check_sample, _FrozenResult
 
 __all__ = ["PerformanceProfiles", "ExpectedBest", "performance_profiles", "expected_best"]
 
@@ -94,8 +93,7 @@ problems : tuple of str
 # ------------------------------------------------------------------ performance profiles
 
 @fill(table_attributes=TABLE_ATTRIBUTES)
-@dataclass(frozen=True, repr=False)
-class PerformanceProfiles(_ReprMixin):
+class PerformanceProfiles(_FrozenResult):
     r"""Result of :func:`performance_profiles`.
 
     {{table_attributes}}
@@ -247,8 +245,7 @@ def performance_profiles(costs, *, algorithms=None, problems=None, r_max=4.0):
 
 # ------------------------------------------------------------------ expected best of k trials
 
-@dataclass(frozen=True, repr=False)
-class ExpectedBest(_ReprMixin):
+class ExpectedBest(_FrozenResult):
     """Result of :func:`expected_best`.
 
     Attributes

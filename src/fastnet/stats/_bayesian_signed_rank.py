@@ -7,22 +7,20 @@ for comparing multiple classifiers through Bayesian analysis. JMLR 18(77), 1-36.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 
 from fastnet._validation import as_generator, check_float, check_int
 
 from ._across import _CHUNK
-from ._common import _check_sample, _ReprMixin
+from ._common import _check_sample, _FrozenResult
 
 __all__ = ["BayesianSignedRank", "bayesian_signed_rank"]
 
 
 # ------------------------------------------------------------------ Bayesian signed-rank test
 
-@dataclass(frozen=True, repr=False)
-class BayesianSignedRank(_ReprMixin):
+class BayesianSignedRank(_FrozenResult):
     r"""Result of :func:`bayesian_signed_rank`.
 
     Attributes

@@ -3,12 +3,11 @@ the test Proben1's comparison (`compare_errors`) decides by, and its p-value."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize, stats
 
-from ._common import _ReprMixin, _check_sample
+from ._common import _FrozenResult, _check_sample
 from fastnet._validation import check_probability
 
 __all__ = ["CochranCoxResult", "cochran_cox_ttest"]
@@ -18,8 +17,7 @@ __all__ = ["CochranCoxResult", "cochran_cox_ttest"]
 _COCHRAN_COX_PMIN = 1e-200
 
 
-@dataclass(frozen=True, repr=False)
-class CochranCoxResult(_ReprMixin):
+class CochranCoxResult(_FrozenResult):
     r"""Result of the Cochran/Cox t' test for two means with unequal variances.
 
     Attributes

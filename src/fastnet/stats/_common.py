@@ -92,13 +92,26 @@ def _fmt(value):
     return repr(value)
 
 
-class _ReprMixin:
-    """SciPy-style readable repr for frozen result dataclasses.
+try:
+    from typing import dataclass_transform
+except ImportError:  # Python 3.10: the marker is only for type checkers
+    def dataclass_transform(**_kwargs):
+        return lambda cls: cls
+
+
+@dataclass_transform(frozen_default=True)
+class _FrozenResult:
+    """Base of the statistics' results: every subclass is a frozen dataclass of its
+    annotated fields, with a SciPy-style readable repr.
 
     Long arrays are shown by their shape only; fields listed in ``_repr_skip`` are omitted.
     """
 
     _repr_skip: tuple = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        dataclasses.dataclass(frozen=True, repr=False)(cls)
 
     def __repr__(self):
         parts = []

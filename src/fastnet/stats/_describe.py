@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import special, stats
 
-from ._common import _ReprMixin, _check_sample, _stephens_pvalue
+from ._common import _FrozenResult, _check_sample, _stephens_pvalue
 from fastnet._validation import check_int
 
 __all__ = ["Description", "describe", "segment_points"]
@@ -117,8 +116,7 @@ def segment_points(sample, n_segments=4):
     return np.array([xs[0], *inner, xs[-1]], dtype=np.float64)
 
 
-@dataclass(frozen=True, repr=False)
-class Description(_ReprMixin):
+class Description(_FrozenResult):
     r"""Descriptive statistics of one sample of trial results (Lawrence et al. 1997).
 
     Attributes

@@ -7,11 +7,10 @@ network; trials that did not succeed within the epoch limit T are recorded as t_
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import _as_vector, _ReprMixin
+from ._common import _as_vector, _FrozenResult
 from ._hamey_fit import _count_time, _fit_candidate
 from fastnet._validation import check_int, check_probability
 
@@ -28,8 +27,7 @@ STATUSES = ("ok", "poor_fit", "too_few_successes", "degenerate_fit", "fit_failed
             "not_requested")
 
 
-@dataclass(frozen=True, repr=False)
-class AsymptoticModel(_ReprMixin):
+class AsymptoticModel(_FrozenResult):
     r"""Hamey's model of the tail of the training graph.
 
     Successful training times after :math:`T_0` follow
@@ -99,8 +97,7 @@ class AsymptoticModel(_ReprMixin):
         return float(out) if np.ndim(out) == 0 else out
 
 
-@dataclass(frozen=True, repr=False)
-class HameyResult(_ReprMixin):
+class HameyResult(_FrozenResult):
     r"""Result of :func:`hamey_analysis`.
 
     Attributes

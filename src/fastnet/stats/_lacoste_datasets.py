@@ -8,21 +8,19 @@ learning algorithms on single and multiple datasets. AISTATS, JMLR W&CP 22, 665-
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import special, stats
 
 from fastnet._validation import check_positive
 
-from ._common import _ReprMixin, _check_sample
+from ._common import _FrozenResult, _check_sample
 
 __all__ = ["PoissonBinomialResult", "SignTestResult", "WilcoxonResult", "poisson_binomial_test",
            "sign_test", "wilcoxon_test"]
 
 
-@dataclass(frozen=True, repr=False)
-class PoissonBinomialResult(_ReprMixin):
+class PoissonBinomialResult(_FrozenResult):
     r"""Result of :func:`poisson_binomial_test`.
 
     Attributes
@@ -146,7 +144,7 @@ def poisson_binomial_test(p, prior=1.0):
     return PoissonBinomialResult(probability=prob, pmf=pmf, p=p, prior=prior)
 
 
-class _DatasetsTestResult(_ReprMixin):
+class _DatasetsTestResult(_FrozenResult):
     """What the tests over datasets share: a p-value and its confidence."""
 
     @property
@@ -155,7 +153,6 @@ class _DatasetsTestResult(_ReprMixin):
         return 1.0 - self.pvalue
 
 
-@dataclass(frozen=True, repr=False)
 class SignTestResult(_DatasetsTestResult):
     r"""Result of :func:`sign_test`.
 
@@ -242,7 +239,6 @@ def sign_test(err_a, err_b):
     return SignTestResult(statistic=k_plus, n_minus=k_minus, pvalue=pvalue, better=better)
 
 
-@dataclass(frozen=True, repr=False)
 class WilcoxonResult(_DatasetsTestResult):
     r"""Result of :func:`wilcoxon_test`.
 

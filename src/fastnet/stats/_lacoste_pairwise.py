@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 
 from fastnet._validation import check_choice, check_positive, refuse_complex
 
-from ._common import _ReprMixin
+from ._common import _FrozenResult
 from ._lacoste_datasets import poisson_binomial_test, sign_test, wilcoxon_test
 from ._lacoste_single import prob_better
 
@@ -18,8 +17,7 @@ __all__ = ["PAIRWISE_METHODS", "PairwiseTable", "pairwise_table"]
 PAIRWISE_METHODS = ("poisson_binomial", "sign", "wilcoxon")
 
 
-@dataclass(frozen=True, repr=False)
-class PairwiseTable(_ReprMixin):
+class PairwiseTable(_FrozenResult):
     r"""Pairwise comparison of several algorithms over several datasets.
 
     Attributes

@@ -7,13 +7,12 @@ the Cochran/Cox t' test for unequal variances, and Welch's test alongside.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
 from ._common import (
-    _ReprMixin,
+    _FrozenResult,
     _check_sample,
     _format_percent,
     _stephens_pvalue,
@@ -44,8 +43,7 @@ NORMALITY_TESTS = ("shapiro", "ks")
 DECIDING_TESTS = ("cochran_cox", "welch")
 
 
-@dataclass(frozen=True, repr=False)
-class WelchResult(_ReprMixin):
+class WelchResult(_FrozenResult):
     """Result of Welch's unequal-variance t-test (:func:`scipy.stats.ttest_ind`).
 
     Attributes
@@ -71,8 +69,7 @@ class WelchResult(_ReprMixin):
     confidence_level: float = 0.95
 
 
-@dataclass(frozen=True, repr=False)
-class CleanedSample(_ReprMixin):
+class CleanedSample(_FrozenResult):
     """One sample after the transformation and Proben1's outlier rule.
 
     Attributes
@@ -110,8 +107,7 @@ class CleanedSample(_ReprMixin):
         return int(self.removed_index.size)
 
 
-@dataclass(frozen=True, repr=False)
-class ErrorComparison(_ReprMixin):
+class ErrorComparison(_FrozenResult):
     """Result of :func:`compare_errors` (Proben1's log-error t-test).
 
     Attributes

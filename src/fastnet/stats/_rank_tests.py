@@ -8,7 +8,6 @@ Demšar, J. (2006). Statistical comparisons of classifiers over multiple data se
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
@@ -16,7 +15,7 @@ from scipy import stats
 from fastnet._docstrings import fill
 from fastnet._validation import check_int, check_probability
 
-from ._common import _ReprMixin
+from ._common import _FrozenResult
 from ._across import TABLE_ATTRIBUTES, _table
 
 __all__ = ["FriedmanNemenyi", "friedman_nemenyi", "nemenyi_q"]
@@ -25,8 +24,7 @@ __all__ = ["FriedmanNemenyi", "friedman_nemenyi", "nemenyi_q"]
 # ------------------------------------------------------------------ Friedman and Nemenyi
 
 @fill(table_attributes=TABLE_ATTRIBUTES)
-@dataclass(frozen=True, repr=False)
-class FriedmanNemenyi(_ReprMixin):
+class FriedmanNemenyi(_FrozenResult):
     r"""Result of :func:`friedman_nemenyi`.
 
     {{table_attributes}}

@@ -8,12 +8,11 @@ This module calls a user-supplied ``fit_and_score`` and knows nothing about netw
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
-from ._common import _ReprMixin, _check_sample
+from ._common import _FrozenResult, _check_sample
 from fastnet._validation import check_int, check_choice, check_probability
 
 __all__ = [
@@ -31,8 +30,7 @@ TAVR_TRIM = 0.05
 _ALTERNATIVES = ("two-sided", "less", "greater")
 
 
-@dataclass(frozen=True, repr=False)
-class GeneralizationSummary(_ReprMixin):
+class GeneralizationSummary(_FrozenResult):
     r"""Location and dispersion of a set of generalization-error estimates.
 
     Attributes
@@ -72,8 +70,7 @@ def _summary(g):
     )
 
 
-@dataclass(frozen=True, repr=False)
-class ResampledHoldoutResult(_ReprMixin):
+class ResampledHoldoutResult(_FrozenResult):
     r"""Result of :func:`resampled_holdout`.
 
     Attributes
@@ -345,8 +342,7 @@ def resampled_holdout(fit_and_score, X, Y, gamma=0.25, J=100, seed=0, *, splits=
     return _result(estimates, splits, gamma, X.shape[0])
 
 
-@dataclass(frozen=True, repr=False)
-class PairedTTestResult(_ReprMixin):
+class PairedTTestResult(_FrozenResult):
     r"""Paired t-test on differences ``a - b`` (:func:`scipy.stats.ttest_rel`).
 
     Attributes
@@ -472,8 +468,7 @@ def holdout_paired_ttest(loss_a, loss_b, *, alternative="two-sided"):
     return _paired(a, b, alternative)
 
 
-@dataclass(frozen=True, repr=False)
-class ResampledComparison(_ReprMixin):
+class ResampledComparison(_FrozenResult):
     r"""Result of :func:`compare_resampled`.
 
     Attributes
