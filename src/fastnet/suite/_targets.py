@@ -9,6 +9,8 @@ from importlib import resources
 
 import numpy as np
 
+from fastnet._docstrings import fill
+
 __all__ = ["frozen_targets", "choose_targets", "targets_document", "TARGETS_FORMAT",
            "TARGET_QUANTILE"]
 
@@ -74,15 +76,23 @@ def frozen_targets(path=None):
     return out
 
 
+#: Parameters of the functions that choose targets from a suite's result.
+_CHOOSE_PARAMETERS = """
+Parameters
+----------
+result : SuiteResult
+    The result of a suite of baseline algorithms.
+quantile : float, default `TARGET_QUANTILE`
+    Per problem, the quantile over the algorithms of their selected validation
+    errors (`CellSummary.validation`).
+"""
+
+
+@fill(parameters=_CHOOSE_PARAMETERS)
 def choose_targets(result, quantile=TARGET_QUANTILE):
     """Choose frozen targets from a (baseline) suite's result.
 
-    Parameters
-    ----------
-    result : SuiteResult
-    quantile : float, default `TARGET_QUANTILE`
-        Per problem, the quantile over the algorithms of their selected validation
-        errors (`CellSummary.validation`).
+    {{parameters}}
 
     Returns
     -------
@@ -101,13 +111,11 @@ def choose_targets(result, quantile=TARGET_QUANTILE):
     return out
 
 
+@fill(parameters=_CHOOSE_PARAMETERS)
 def targets_document(result, quantile=TARGET_QUANTILE):
     """The content of a targets file chosen from a suite's result (`choose_targets`).
 
-    Parameters
-    ----------
-    result : SuiteResult
-    quantile : float, default `TARGET_QUANTILE`
+    {{parameters}}
 
     Returns
     -------
