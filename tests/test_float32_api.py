@@ -513,3 +513,31 @@ def test_a_float32_scg_study_batch_runs_in_the_lanes_kernel():
         assert r.weights.dtype == dtype
         got[dtype] = sum(s == "correct" for s in r.stop_reason)
     assert got["float64"] >= 15 and abs(got["float32"] - got["float64"]) <= 3
+
+
+@pytest.mark.parametrize("strip", [1, 5])
+@pytest.mark.parametrize("rule", ["irprop-", "rprop+"])
+def test_a_long_float32_success_study_stays_in_the_lanes(rule, strip):
+    # In float32 a weight bound below which nothing overflows (_lanes.safe_weight: about
+    # 2.2e4 here) is within RPROP's reach (steps of at most delta_max = 50) over 3000
+    # epochs: the lanes' calls are cut into spans that no trial can overflow in, on the
+    # check's beat, where a bound over the whole run sent every trial to the
+    # single-network kernels (five times slower). The trials end as in a run short
+    # enough to need no cut (the queue's), bit for bit.
+    from fastnet.training import draw_trials
+
+    net = MLP(10, [5], 10, hidden_activation="tanh", output_activation="logistic",
+              shortcut=False, dtype="float32")
+    X = np.eye(10, dtype=np.float32)
+    W = draw_trials(net, 64, 0, 1.0)[0].astype(np.float32)
+    kw = dict(algorithm=rule, initial_weights=W, stop=Correct(0.4), strip=strip)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        short = train_many(net, X, X, max_epochs=400, **kw)
+        long = train_many(net, X, X, max_epochs=3000, **kw)
+    assert short[0].setup["batch"]["queued"] and not long[0].setup["batch"]["queued"]
+    assert long[0].setup["batch"]["handoffs"] == []
+    done = short.epochs < 400
+    assert done.sum() >= 60
+    np.testing.assert_array_equal(long.epochs[done], short.epochs[done])
+    np.testing.assert_array_equal(long.weights[done], short.weights[done])

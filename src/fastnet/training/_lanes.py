@@ -270,6 +270,20 @@ class LanesBackend:
         0: no limit."""
         return self.w_safe if self.max_change is None and self.w_safe is not None else 0.0
 
+    def safe_span(self, trials, n, beat):
+        """At most ``n`` epochs, a multiple of ``beat`` where fewer: as many as take none
+        of ``trials`` that have a ``beat`` of room (a rule with a bound ``max_change``
+        on its changes) to the weights that might overflow (`safe_weight`); ``n`` where
+        no cut is needed or none helps."""
+        if self.w_safe is None or self.max_change is None or not trials.size:
+            return n
+        room = (self.w_safe - self.lanes.largest(trials)) / self.max_change
+        room = room[room >= beat]
+        if not room.size:
+            return n
+        span = int(room.min())
+        return n if span >= n else span - span % beat
+
     def might_overflow(self, trials, n):
         """Those of ``trials`` whose numbers might overflow in the next ``n``
         epochs (see `safe_weight`; all lanes at once first: one number)."""

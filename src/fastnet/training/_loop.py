@@ -148,7 +148,11 @@ class StripLoop:
             return None
         step = self.policy.step
         n = min(step - epoch % step, max_epochs - epoch)
-        self.trials.hand_off(self.stopped, n)
+        # (a call may end on any beat of the kernel's check, or anywhere without
+        # criteria; strip ends that Python decides at stay where they are)
+        policy = self.policy
+        beat = self.run.strip if policy.kernel_check else 0 if policy.in_strips else 1
+        n = self.trials.hand_off(self.stopped, n, beat)
         if epoch + n > self.history.shape[1]:
             self.history = grown(self.history, epoch + n, max_epochs, self.trials.aligned)
         return self.training, n, self.policy.check, self.history, epoch
