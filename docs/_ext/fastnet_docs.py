@@ -318,6 +318,14 @@ def _public_bases(app, name, obj, options, bases):
                 if b is not object and not getattr(b, "__name__", "").startswith("_")]
 
 
+def _drop_empty_bases(app, doctree):
+    """Remove the "Bases:" line autodoc writes even when `_public_bases` left no base to
+    show (a class on ``object`` or on a private helper alone)."""
+    for para in list(doctree.findall(nodes.paragraph)):
+        if para.astext().strip() == "Bases:":
+            para.parent.remove(para)
+
+
 def readable_signature(text):
     """``text`` (a signature or return annotation from autodoc) as a reader wants it.
 
@@ -346,6 +354,7 @@ def setup(app):
     app.connect("autodoc-process-signature", _process_signature)
     app.connect("autodoc-skip-member", _skip_foreign)
     app.connect("autodoc-process-bases", _public_bases)
+    app.connect("doctree-read", _drop_empty_bases)
     app.add_directive("fastnet-cli", CliHelp)
     app.connect("env-check-consistency", _check_cli_coverage)
     app.connect("env-merge-info", _merge)
