@@ -282,7 +282,7 @@ def test_trials_beyond_the_weight_limit_go_on_alone(algorithm, strip, monkeypatc
     # the epoch can overflow below it); the trial trains the rest of the call and
     # on in the single-network kernels, checked at the same epochs. A small
     # limit here makes trials cross it mid-call.
-    monkeypatch.setattr(_lanes.LanesBackend, "w_limit", property(lambda self: 2.5))
+    monkeypatch.setattr(_lanes, "safe_weight", lambda *args, **kwargs: 2.5)
     X, T = _xor()
     net = MLP(2, (2,), 1, output_activation="logistic")
     K = 2 * L

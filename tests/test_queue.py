@@ -107,13 +107,52 @@ def test_divergence_in_some_lanes_raises_as_the_strips_do(mode, monkeypatch):
     assert caught[0] == caught[1]
 
 
-def test_rprop_near_overflow_trains_in_the_strips():
-    # RPROP's trials that could come near overflow (weights of 1e50) are watched by the
-    # strips (their hand-off), not the queue
+def test_rprop_near_overflow_is_given_back_to_the_strips(monkeypatch):
+    # An RPROP trial whose weights could come near overflow (1e50) stops in the queue at
+    # the bound it watches and trains again from its start in the strips, which hand it
+    # to the single-network kernels; the others keep the queue's results: the whole is
+    # what the strips alone give, bit for bit
     W, _ = draw_trials(NET, 9, 1, 1.0)
     W[2] *= 1e50
-    q = _study(algorithm="irprop-", initial_weights=W)
-    assert not q[0].setup["batch"]["queued"]
+    kw = dict(algorithm="irprop-", initial_weights=W, stop=Correct(), strip=1, max_epochs=300)
+    q = _same_in_queue_and_strips(NET, kw, monkeypatch)
+    assert q[0].setup["batch"]["handoffs"] == [1]
+
+
+@pytest.mark.parametrize("rule", ["irprop-", "quickprop(epsilon=0.5)",
+                                  "backprop(learning_rate=0.5, momentum=0.9)",
+                                  "adam(learning_rate=0.1)"])
+@pytest.mark.parametrize("history", [True, False])
+def test_trials_that_reach_the_bound_leave_the_queue_alone(rule, history, monkeypatch):
+    # With the lanes' bound of overflow lowered (safe_weight: 4 in place of about 1e98),
+    # some trials reach it in the queue and train again in the strips, the rest stay:
+    # every column as in the strips alone
+    from fastnet.training import _lanes
+
+    monkeypatch.setattr(_lanes, "safe_weight", lambda *args, **kwargs: 4.0)
+    W, _ = draw_trials(NET, 40, 3, 1.0)
+    kw = dict(algorithm=rule, initial_weights=W, stop=Correct(), strip=1, max_epochs=300,
+              history=history)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        q = train_many(NET, X, Y, **kw)
+        monkeypatch.setattr(_loop, "QUEUE_MAX_HISTORY", 0)
+        s = train_many(NET, X, Y, **kw)
+    assert q[0].setup["batch"]["queued"] and not s[0].setup["batch"]["queued"]
+    given_back = sum(q[0].setup["batch"]["handoffs"])
+    assert 0 < given_back < 40
+    if rule == "irprop-":
+        # the strips hand off every trial within reach of the bound (50 an epoch) at
+        # once, the queue only those that reached it (on XOR the single-network
+        # kernels train to the lanes' bits; their error sums differ in the last bits)
+        assert sum(s[0].setup["batch"]["handoffs"]) == 40
+        assert np.array_equal(q.epochs, s.epochs) and np.array_equal(q.weights, s.weights)
+        return
+    assert np.array_equal(q.min_train_error, s.min_train_error, equal_nan=True)
+    if history:
+        _same_results(q, s)
+    else:
+        assert np.array_equal(q.epochs, s.epochs) and np.array_equal(q.weights, s.weights)
 
 
 def _numpy_study(net, W, T, step0=0.1):

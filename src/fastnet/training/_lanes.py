@@ -173,6 +173,16 @@ class Lanes:
         s = self.slot[trials]
         return np.abs(self.w).max(axis=1)[s // self.L, s % self.L]
 
+    def restart(self, trials, weights):
+        """Keep ``trials`` alone, back at ``weights``, their initial ones: after the queue
+        (which trains in buffers of its own and leaves the lanes the rule state of the
+        start, its final weights aside) the strips can train them again from the start."""
+        s = self.slot[trials]
+        self.w[s // self.L, :, s % self.L] = weights
+        keep = np.zeros(self.slot.size, bool)
+        keep[trials] = True
+        self.repack(keep)
+
     def repack(self, keep):
         """Keep the trials of the boolean mask ``keep`` only, in as few groups as they fill."""
         rows, LANES = self.slot[keep], self.L
@@ -341,7 +351,9 @@ class LanesBackend:
         first, top, low = np.empty(K), np.empty(K), np.empty(K)
         # (one group of lanes: it takes every trial in turn; its state stays in cache)
         state = [aligned((1, C, LANES), dtype=W.dtype) for _ in range(5)]
-        w_limit = self.w_limit
+        # (the bound watched in the kernel for every rule: RPROP's reach, which the strips
+        # weigh call by call, is no help to a queue that runs each trial to the end)
+        w_limit = 0.0 if self.w_safe is None else self.w_safe
         online, saved = {}, None
         if self.online:
             # (each lane draws its trial's orders from the trial's generator; if the

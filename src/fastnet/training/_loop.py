@@ -308,32 +308,39 @@ def train_queued(self, history=True):
     where the policy leaves nothing to Python between epochs: the trials all
     in lanes, stopped by ``Correct`` or ``ErrorBelow`` on the training error
     alone (`StopPolicy.queue_stop`), no validation or test set, no callback.
-    Returns (cpu seconds, wall seconds); None where it does not apply, and
-    False where a trial came near overflow (``w_limit``): then nothing was
-    kept (online training's generators put back) and a new loop trains the
-    strips. ``history`` False: no errors by epoch, each trial's lowest alone
+    Returns (cpu seconds, wall seconds); None where it does not apply. A trial
+    that came near overflow (the kernel's ``w_limit``, `safe_weight`) trains again
+    from its start in the strips (`train_again`); False where that cannot be done
+    for some trials alone (online training; every trial came near; a run that also
+    diverged, whose error names the trial the strips name): then nothing was kept
+    (online training's generators put back) and a new loop trains the strips.
+    ``history`` False: no errors by epoch, each trial's lowest alone
     (``self.min_train``). Divergence raises as in `train`."""
     lanes = self.trials.lanes
     if (lanes is None or self.trials.serial is not None or self.trials.handoff is not None
             or self.policy.queue_stop is None or self.drives
-            or self.counts is not None or self.K * self.run.max_epochs > QUEUE_MAX_HISTORY
-            or (lanes.w_safe is not None and lanes.max_change is not None)):
-        # (RPROP's trials that might come near overflow: the strips hand them off)
+            or self.counts is not None or self.K * self.run.max_epochs > QUEUE_MAX_HISTORY):
         return None
     cpu0, wall0 = time.process_time(), time.perf_counter()
     T = self.run.max_epochs
     history = new_history((self.K, T), True) if history else None
     rows, epochs, status, first, top, top_epoch, low = lanes.queue(*self.policy.queue_stop, T, history)
-    if _ANY(status >= _status.BEYOND):
+    # Trials whose weights reached the bound the lanes vouch to (`safe_weight`) train
+    # again in the strips, which hand them to the single-network kernels; the others
+    # keep what the queue gave them, as the strips would have (the same kernels).
+    again = status >= _status.BEYOND
+    if _ANY(again) and (lanes.online or _ALL(again)):
+        return False        # (online trials' generators went back to their start)
+    bad = np.flatnonzero((status > 0) & ~again)
+    g = self.growth
+    g.first, g.lowest = first, growth_limit(float(_MIN(first)))
+    over = np.flatnonzero((top > g.limits) & ~again)
+    if (bad.size or over.size) and _ANY(again):
         return False
     try:
-        bad = np.flatnonzero(status > 0)
         if bad.size:
             i = int(bad[0])
             raise diverged(int(status[i]), trial=self._who(i))
-        g = self.growth
-        g.first, g.lowest = first, growth_limit(float(_MIN(first)))
-        over = np.flatnonzero(top > g.limits)
         if over.size:
             i = int(over[0])
             raise grew(int(top_epoch[i]), float(first[i]), float(top[i]), self._who(i))
@@ -348,7 +355,31 @@ def train_queued(self, history=True):
         history, self.min_train = np.empty((self.K, 0)), low
     self.history = history
     self.training, self.epoch = self.training[:0], T
+    if _ANY(again):
+        train_again(self, np.flatnonzero(again))
     return time.process_time() - cpu0, time.perf_counter() - wall0
+
+
+def train_again(self, again):
+    """After the queue: train the trials ``again`` once more from their start, in the
+    strips, alone in the lanes (each reached the bound of `safe_weight` in the queue, and
+    the strips hand such a trial to the single-network kernels). Where no history is
+    kept, their lowest errors come from the strips' history."""
+    kept = self.history.shape[1] > 0
+    lanes = self.trials.lanes                   # (not online: its orders stay as they are)
+    lanes.lanes.restart(again, lanes.start[0][again])
+    self.stopped[:] = True
+    self.stopped[again] = False
+    self.training, self.epoch = again, 0
+    if not kept:
+        self.history = new_history((self.K, min(self.run.max_epochs, 1024)), True)
+    self.train()
+    if not kept:
+        h = self.history[again]
+        trained = np.arange(h.shape[1]) < self.epochs[again, None]
+        low = np.where(trained, h, np.inf).min(axis=1, initial=np.inf)
+        self.min_train[again] = np.where(np.isfinite(low), low, np.nan)
+        self.history = np.empty((self.K, 0))
 
 
 def drop_history(self):
