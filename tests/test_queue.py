@@ -73,6 +73,17 @@ def test_trials_stopping_in_the_same_epoch_and_the_order_of_refills():
         assert np.array_equal(q.weights[i], alone[k].weights[0])
 
 
+def test_without_history_the_queue_takes_any_trials_times_epochs(monkeypatch):
+    # K x T bounds the queue's per-epoch history; a study without one (history=False)
+    # holds O(K) values and stays in the queue however many trials and epochs
+    monkeypatch.setattr(_loop, "QUEUE_MAX_HISTORY", 1)
+    h = _study(algorithm="irprop-", n_trials=21, seed=4, history=False)
+    q = _study(algorithm="irprop-", n_trials=21, seed=4)
+    assert h[0].setup["batch"]["queued"] and not q[0].setup["batch"]["queued"]
+    assert np.array_equal(h.epochs, q.epochs) and np.array_equal(h.weights, q.weights)
+    assert np.array_equal(h.min_train_error, q.min_train_error)
+
+
 def test_history_false_keeps_the_lowest_error_alone():
     q = _study(algorithm="rprop+", n_trials=21, seed=4)
     h = _study(algorithm="rprop+", n_trials=21, seed=4, history=False)
@@ -128,6 +139,7 @@ def test_trials_that_reach_the_bound_leave_the_queue_alone(rule, history, monkey
     # some trials reach it in the queue and train again in the strips, the rest stay:
     # every column as in the strips alone
     from fastnet.training import _lanes
+    from fastnet.training import _many_trials as many_trials
 
     monkeypatch.setattr(_lanes, "safe_weight", lambda *args, **kwargs: 4.0)
     W, _ = draw_trials(NET, 40, 3, 1.0)
@@ -136,7 +148,7 @@ def test_trials_that_reach_the_bound_leave_the_queue_alone(rule, history, monkey
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoConvergenceWarning)
         q = train_many(NET, X, Y, **kw)
-        monkeypatch.setattr(_loop, "QUEUE_MAX_HISTORY", 0)
+        monkeypatch.setattr(many_trials, "train_queued", lambda loop, history=True: None)
         s = train_many(NET, X, Y, **kw)
     assert q[0].setup["batch"]["queued"] and not s[0].setup["batch"]["queued"]
     given_back = sum(q[0].setup["batch"]["handoffs"])

@@ -43,8 +43,9 @@ __all__ = ["MAX_EPOCHS_PER_CALL", "StripLoop"]
 _ANY, _ALL, _MIN = np.logical_or.reduce, np.logical_and.reduce, np.minimum.reduce
 
 #: The queue (`StripLoop.train_queued`) keeps each trial's errors by epoch, K x
-#: max_epochs values: beyond this many the strips train (their history grows
-#: with the epochs trained).
+#: max_epochs values, where the history is kept: beyond this many the strips train
+#: (their history grows with the epochs trained). Without a history (a timing study's
+#: ``history=False``) the queue holds O(K) values and takes any K x max_epochs.
 QUEUE_MAX_HISTORY = 2 ** 26
 
 
@@ -319,7 +320,8 @@ def train_queued(self, history=True):
     lanes = self.trials.lanes
     if (lanes is None or self.trials.serial is not None or self.trials.handoff is not None
             or self.policy.queue_stop is None or self.drives
-            or self.counts is not None or self.K * self.run.max_epochs > QUEUE_MAX_HISTORY):
+            or self.counts is not None
+            or (history and self.K * self.run.max_epochs > QUEUE_MAX_HISTORY)):
         return None
     cpu0, wall0 = time.process_time(), time.perf_counter()
     T = self.run.max_epochs
