@@ -377,10 +377,7 @@ def train_again(self, again):
         self.history = new_history((self.K, min(self.run.max_epochs, 1024)), True)
     self.train()
     if not kept:
-        h = self.history[again]
-        trained = np.arange(h.shape[1]) < self.epochs[again, None]
-        low = np.where(trained, h, np.inf).min(axis=1, initial=np.inf)
-        self.min_train[again] = np.where(np.isfinite(low), low, np.nan)
+        self.min_train[again] = _lowest(self.history[again], self.epochs[again])
         self.history = np.empty((self.K, 0))
 
 
@@ -388,11 +385,16 @@ def drop_history(self):
     """Keep each trial's lowest training error (``min_train``) in place of its
     errors by epoch (after training)."""
     if self.min_train is None:
-        h = self.history[:self.K]
-        trained = np.arange(h.shape[1]) < self.epochs[:, None]
-        low = np.where(trained, h, np.inf).min(axis=1, initial=np.inf)
-        self.min_train = np.where(np.isfinite(low), low, np.nan)
+        self.min_train = _lowest(self.history[:self.K], self.epochs)
     self.history = np.empty((self.K, 0))
+
+
+def _lowest(history, epochs):
+    """Each row's lowest error among its first ``epochs`` entries (NaN where none is
+    finite)."""
+    trained = np.arange(history.shape[1]) < epochs[:, None]
+    low = np.where(trained, history, np.inf).min(axis=1, initial=np.inf)
+    return np.where(np.isfinite(low), low, np.nan)
 
 
 def final_errors(self, which, Y, relevant, current):
