@@ -16,6 +16,7 @@ import multiprocessing as mp
 import os
 import traceback
 
+from . import levels
 from .harness import SSE_EARLY_EPOCHS, WARMUP_EPOCHS, PeerUnavailable, _timed, summarise
 
 
@@ -53,14 +54,17 @@ def one_core_one_thread():
         pass
 
 
-def _serve(conn, key, activation, name, dtype, epochs):
-    """A worker: build the peer, warm it up, then answer the parent's requests until "stop"."""
+def _serve(conn, key, activation, name, dtype, epochs, level=None):
+    """A worker: build the peer, warm it up, then answer the parent's requests until "stop".
+    ``level``: fastnet's CPU level, which the parent set in this process's environment
+    (``levels.environment``); checked here and recorded with the results."""
     from . import cases as cases_mod
 
     peer = None
     try:
         case = cases_mod.load_case(key, activation)
         peer = peer_class(name)(case, dtype)
+        ran = levels.verify(level) if level is not None else {}
         one_core_one_thread()            # after the peer loaded its libraries
         peer.reset()
         sse_init = peer.sse()
@@ -83,29 +87,41 @@ def _serve(conn, key, activation, name, dtype, epochs):
             peer.run(SSE_EARLY_EPOCHS)
             conn.send(peer.sse())
         elif msg == "extra":
-            conn.send(dict(getattr(peer, "extra", {})))
+            conn.send({**getattr(peer, "extra", {}), **ran})
         else:
             peer.close()
             return
 
 
+def label(col):
+    """A column's label: "numpy f64", "fastnet f32", with its level "fastnet f64 @avx2"."""
+    name, dtype, *level = col
+    return f"{name} {'f64' if dtype == 'float64' else 'f32'}" + (f" @{level[0]}" if level and level[0] else "")
+
+
 def measure_in_turns(key, activation, columns, epochs, repeats, log, verbose=False):
-    """Time ``columns`` ((peer name, dtype) pairs) on one case, each in its own process, in turns.
+    """Time ``columns`` on one case, each in its own process, in turns: (peer name, dtype)
+    pairs, or (peer name, dtype, level) with fastnet's CPU level (``levels.LEVELS``) in its
+    worker's environment, None for a peer.
 
     Returns ``(results, skipped)``: one ``summarise`` record per column that ran (in the
-    order of ``columns``) and ``{column label: reason}`` for those that did not.
+    order of ``columns``; a fastnet column with a level records ``levels.verify``'s fields)
+    and ``{column label: reason}`` for those that did not.
     """
     ctx = mp.get_context("spawn")
     workers, skipped = {}, {}
-    for name, dtype in columns:
+    for col in columns:
+        name, dtype, *level = col
+        level = level[0] if level else None
         here, there = ctx.Pipe()
-        proc = ctx.Process(target=_serve, args=(there, key, activation, name, dtype, epochs), daemon=True)
-        proc.start()
+        proc = ctx.Process(target=_serve, args=(there, key, activation, name, dtype, epochs, level), daemon=True)
+        with levels.environment(level):   # spawn hands this environment to the worker
+            proc.start()
         there.close()
-        workers[(name, dtype)] = (proc, here)
+        workers[col] = (proc, here)
     ready = {}
     for col, (proc, conn) in list(workers.items()):
-        label = f"{col[0]} {'f64' if col[1] == 'float64' else 'f32'}"
+        what = label(col)
         try:
             answer = conn.recv()
         except EOFError:
@@ -113,8 +129,8 @@ def measure_in_turns(key, activation, columns, epochs, repeats, log, verbose=Fal
         if answer[0] == "ready":
             ready[col] = answer[1]
             continue
-        skipped[label] = answer[1] if answer[0] == "unavailable" else f"ERROR {answer[1]}"
-        log(f"   {label}: {'skipped: ' if answer[0] == 'unavailable' else 'ERROR '}{answer[1]}")
+        skipped[what] = answer[1] if answer[0] == "unavailable" else f"ERROR {answer[1]}"
+        log(f"   {what}: {'skipped: ' if answer[0] == 'unavailable' else 'ERROR '}{answer[1]}")
         if verbose and answer[0] == "error":
             log(answer[2])
         proc.join()
