@@ -14,6 +14,11 @@ See benchmarks/README.md.
                                                         # the float32 comparison (issue 48's bars)
     python benchmarks/peers.py --dtype float64 --cases A,C --peers fastnet,numpy   # the "core bar" check
     python benchmarks/peers.py --cases A,S --activation proben1,tanh,logistic,relu
+    python benchmarks/peers.py --levels default,avx2,none    # one table per fastnet CPU level, one run
+
+``--levels``: fastnet runs in one worker per level (``FASTNET_SIMD`` set in that worker's
+environment; the peers run once, at their own level); each level gets its own tables, headed
+by the CPU and the level, with the ratios against that level's fastnet times.
 
 float32 is the default precision of JAX (x64 off), PyTorch and ONNX runtimes: every float32
 column gets float32 data and weights (JAX jit at its default precision, PyTorch with
@@ -51,9 +56,9 @@ import traceback  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _peers import cases as cases_mod  # noqa: E402
-from _peers import machine  # noqa: E402
+from _peers import levels, machine  # noqa: E402
 from _peers.harness import PeerUnavailable, measure  # noqa: E402
-from _peers.workers import measure_in_turns, peer_class  # noqa: E402,F401  (peer_class: activations.py)
+from _peers.workers import label, measure_in_turns, peer_class  # noqa: E402,F401  (peer_class: activations.py)
 
 ALL_PEERS = ("fastnet", "numpy", "fann", "torch", "jax", "ffnet")
 # Peers that train another network (ffnet: logistic units, its own data scaling): their time
@@ -168,14 +173,14 @@ def run_case(key, activation, peers, dtypes, args, peaks, unavailable, log):
         f"C={case.n_connections}; {case.traversals_per_epoch:,} traversals/epoch; "
         f"{case.flop_per_epoch / 1e6:.3g} MFLOP/epoch; SSE at init (f64 reference) {case.sse_init_ref:.6g}")
     log(f"   data: {case.data_note}")
-    columns = []
+    columns = []   # fastnet once per level (each its own worker), every peer once
     for dtype in dtypes:
         for name in peers:
-            label = f"{name} {SHORT[dtype]}"
-            if name in unavailable:
-                info["skipped"][label] = unavailable[name]
-            else:
-                columns.append((name, dtype))
+            for level in (args.levels if name == "fastnet" else [None]):
+                if name in unavailable:
+                    info["skipped"][label((name, dtype, level))] = unavailable[name]
+                else:
+                    columns.append((name, dtype, level))
     if args.inline:
         results = measure_inline(case, columns, args, info, log)
     else:
@@ -183,34 +188,51 @@ def run_case(key, activation, peers, dtypes, args, peaks, unavailable, log):
                                             args.verbose)
         info["skipped"].update(skipped)
     for r in results:
-        if r["peer"] == "fastnet":
-            fastnet_own_account(r, case, args, log)
         t = r["cpu_s_per_epoch"]
         r["traversals_per_s"] = case.traversals_per_epoch / t
         r["gflops"] = case.flop_per_epoch / t / 1e9
         r["frac_peak"] = case.flop_per_epoch / t / peaks[r["dtype"]]["flops_cpu"]
-        info["results"].append(r)
-        progress(f"   {col(r):<12} {t * 1e3:9.4f} ms/epoch CPU, {r['wall_s_per_epoch'] * 1e3:9.4f} wall")
-    derive(info, args)
-    print_case_table(info, args, log)
-    return info
+        progress(f"   {label((r['peer'], r['dtype'], r.get('level'))):<20} {t * 1e3:9.4f} ms/epoch CPU, "
+                 f"{r['wall_s_per_epoch'] * 1e3:9.4f} wall")
+    views = {}
+    for level in args.levels:
+        views[level] = view = level_view(info, results, level)
+        log(f"   -- {levels.table_heading(view['results'], level)}")
+        for r in view["results"]:
+            if r["peer"] == "fastnet":
+                fastnet_own_account(r, case, args, log)
+        derive(view, args)
+        print_case_table(view, args, log)
+    return views
+
+
+def level_view(info, results, level):
+    """The case as seen at one fastnet level: that level's fastnet rows and every peer's, each
+    row a copy recording the level (its ratios are against that level's fastnet)."""
+    mine = f" @{level}"
+    view = dict(info, level=level, skipped={k.removesuffix(mine): v for k, v in info["skipped"].items()
+                                            if "@" not in k or k.endswith(mine)})
+    view["results"] = [dict(r, level=level) for r in results if r["peer"] != "fastnet" or r["level"] == level]
+    return view
 
 
 def measure_inline(case, columns, args, info, log):
     """The older protocol (``--inline``): every column in this process, one after the other."""
     results = []
-    for name, dtype in columns:
-        label = f"{name} {SHORT[dtype]}"
+    for name, dtype, level in columns:
+        what = label((name, dtype, level))
         peer = None
         try:
             peer = peer_class(name)(case, dtype)
             results.append(measure(peer, args.epochs, args.repeats))
+            if name == "fastnet":   # this process's level, set before fastnet was imported
+                results[-1].update(levels.verify(args.levels[0]))
         except PeerUnavailable as exc:
-            info["skipped"][label] = str(exc)
-            log(f"   {label}: skipped: {exc}")
+            info["skipped"][what] = str(exc)
+            log(f"   {what}: skipped: {exc}")
         except Exception as exc:  # a peer that breaks must not stop the others
-            info["skipped"][label] = f"ERROR {type(exc).__name__}: {exc}"
-            log(f"   {label}: ERROR {type(exc).__name__}: {exc}")
+            info["skipped"][what] = f"ERROR {type(exc).__name__}: {exc}"
+            log(f"   {what}: ERROR {type(exc).__name__}: {exc}")
             if args.verbose:
                 traceback.print_exc()
         finally:
@@ -322,7 +344,7 @@ def print_case_table(info, args, log):
 
 # --------------------------------------------------------------------------- summary
 
-def summary(all_cases, args, log):
+def summary(all_cases, args, log, heading):
     cols = []
     for c in all_cases.values():
         for r in c["results"]:
@@ -330,7 +352,8 @@ def summary(all_cases, args, log):
                 cols.append(col(r))
     if not cols:
         return
-    log("\n== Summary: median CPU ms per epoch (fastnet x = best peer time / fastnet time, same precision)")
+    log(f"\n== Summary, {heading}")
+    log("   median CPU ms per epoch (fastnet x = best peer time / fastnet time, same precision)")
     log(f"   {'case':<24} " + " ".join(f"{k:>11}" for k in cols) + "  " +
         " ".join(f"{'fastnet x best ' + SHORT[d]:>17}" for d in args.dtypes))
     for _key, c in all_cases.items():
@@ -369,9 +392,9 @@ def _opponent(rows, target, other_rows):
     return rows.get(target)
 
 
-def check_bars(all_cases, args, log):
-    log("\n== Bars (CPU time per epoch; traversals/s ratios equal time ratios; [paired]: the median of "
-        "the repeats' ratios, each pair timed in turn)")
+def check_bars(all_cases, args, log, level):
+    log(f"\n== Bars at fastnet level {level} (CPU time per epoch; traversals/s ratios equal time ratios; "
+        "[paired]: the median of the repeats' ratios, each pair timed in turn)")
     out = []
     for dtype, bars in (("float64", BARS), ("float32", BARS_F32)):
         for issue, key, target, factor in bars:
@@ -441,8 +464,11 @@ def parse_args(argv):
                    help="exit 1 if a bar FAILs or a peer's initial SSE differs from the reference")
     p.add_argument("--native-blas", action="store_true",
                    help="unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for this run (numpy at its best)")
+    levels.add_argument(p)
     p.add_argument("-v", "--verbose", action="store_true", help="tracebacks for peers that raise")
     args = p.parse_args(argv)
+    if args.inline and len(args.levels) > 1:
+        p.error("`--inline` runs fastnet in this process, at one level: give one `--levels`")
     args.activations = parse_list(args.activation, cases_mod.HIDDEN_ACTIVATIONS, "activation")
     args.runs = parse_cases(args.cases, args.activations)
     args.cases = sorted({k for k, _ in args.runs}, key=list(cases_mod.CASES).index)
@@ -475,14 +501,16 @@ def tool_versions(args, unavailable):
         from _peers.fastnet_peer import fastnet_version, import_fastnet
         versions["fastnet"] = fastnet_version()
         versions["fastnet_file"] = getattr(import_fastnet(), "__file__", None)
-        from fastnet._provenance import build_flags
-        # AVX-512 kernels or the AVX2 loops + BLAS: the figures depend on it.
-        versions["fastnet_kernels"] = build_flags()["vector_kernels"]
+        # AVX-512, AVX2 or portable kernels: the figures depend on it. Each level's workers
+        # record what they ran (fastnet_kernels_ran in every row); this build goes up to:
+        versions["fastnet_kernels_built"] = levels.running()[1]
+    versions["cpu_kernels"] = levels.cpu_best()
     versions["repo_commit"] = machine.git_commit(cases_mod.repo_root())
     return versions
 
 
-def write_json(args, desc, peaks, unavailable, all_cases, bars, elapsed):
+def write_json(args, desc, peaks, unavailable, all_cases, bars, headings, elapsed):
+    """Every figure; ``all_cases``, ``bars`` and ``headings`` by level."""
     out = {
         "machine": desc,
         "settings": {"epochs": args.epochs, "repeats": args.repeats, "warmup_epochs": 5,
@@ -498,10 +526,15 @@ def write_json(args, desc, peaks, unavailable, all_cases, bars, elapsed):
                      "statistic": "median over repeats of loop time / epochs"},
         "matmul_peak": peaks,
         "unavailable": unavailable,
-        "cases": all_cases,
-        "bars": bars,
+        "levels": headings,   # level -> its tables' heading (the CPU, the level, what ran)
+        # the first level's (the only one unless --levels lists more), as before
+        "cases": all_cases[args.levels[0]],
+        "bars": bars[args.levels[0]],
         "elapsed_s": elapsed,
     }
+    if len(args.levels) > 1:
+        out["by_level"] = {level: {"heading": headings[level], "cases": all_cases[level], "bars": bars[level]}
+                           for level in args.levels}
     with open(args.json, "w") as fh:
         json.dump(out, fh, indent=1, default=float)
 
@@ -514,6 +547,8 @@ def main(argv=None):
         # would otherwise add CPU time that no single-threaded peer pays.
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     t_start = time.perf_counter()
+    if args.inline:   # fastnet runs in this process: at its level, decided when it is imported
+        levels.set_here(args.levels[0])
     unavailable = {}
     for name in args.peers:   # imports the peers (and the BLAS libraries they load)
         why = availability(name)
@@ -546,24 +581,31 @@ def main(argv=None):
         log(f"single-core matmul peak {SHORT[dtype]} (2048^2, best of {peaks[dtype]['repeats']}): "
             f"{peaks[dtype]['flops_cpu'] / 1e9:.1f} GFLOP/s CPU time, {peaks[dtype]['flops_wall'] / 1e9:.1f} wall")
 
-    all_cases = {}
+    all_cases = {level: {} for level in args.levels}   # level -> case -> that level's view
     for key, act in args.runs:
-        all_cases[case_key(key, act)] = run_case(key, act, args.peers, args.dtypes, args, peaks, unavailable, log)
+        views = run_case(key, act, args.peers, args.dtypes, args, peaks, unavailable, log)
+        for level, view in views.items():
+            all_cases[level][case_key(key, act)] = view
 
-    summary(all_cases, args, log)
-    bars = check_bars(all_cases, args, log)
-    init_bad = [f"{k} {col(r)}" for k, c in all_cases.items() for r in c["results"]
-                if any(f.startswith("INIT") for f in r["flags"])]
+    bars, headings = {}, {}
+    for level in args.levels:
+        headings[level] = levels.table_heading([r for c in all_cases[level].values() for r in c["results"]], level)
+        summary(all_cases[level], args, log, headings[level])
+    for level in args.levels:
+        bars[level] = check_bars(all_cases[level], args, log, level)
+    init_bad = sorted({f"{k} {col(r)}" + (f" @{level}" if r["peer"] == "fastnet" and len(args.levels) > 1 else "")
+                       for level, cases in all_cases.items() for k, c in cases.items()
+                       for r in c["results"] if any(f.startswith("INIT") for f in r["flags"])})
     if init_bad:
         log("INITIAL SSE MISMATCH (not comparing equal work): " + ", ".join(init_bad))
     elapsed = time.perf_counter() - t_start
     log(f"\nrun took {elapsed:.0f} s")
     if args.json:
-        write_json(args, desc, peaks, unavailable, all_cases, bars, elapsed)
+        write_json(args, desc, peaks, unavailable, all_cases, bars, headings, elapsed)
         log(f"wrote {args.json}")
     if limiter is not None:
         limiter.restore_original_limits()
-    if args.strict and (init_bad or any(b["status"] == "FAIL" for b in bars)):
+    if args.strict and (init_bad or any(b["status"] == "FAIL" for level in bars for b in bars[level])):
         return 1
     return 0
 
