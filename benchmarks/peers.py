@@ -209,9 +209,7 @@ def run_case(key, activation, peers, dtypes, args, peaks, unavailable, log):
 def level_view(info, results, level):
     """The case as seen at one fastnet level: that level's fastnet rows and every peer's, each
     row a copy recording the level (its ratios are against that level's fastnet)."""
-    mine = f" @{level}"
-    view = dict(info, level=level, skipped={k.removesuffix(mine): v for k, v in info["skipped"].items()
-                                            if "@" not in k or k.endswith(mine)})
+    view = dict(info, level=level, skipped=levels.own(info["skipped"], level))
     view["results"] = [dict(r, level=level) for r in results if r["peer"] != "fastnet" or r["level"] == level]
     return view
 

@@ -109,6 +109,18 @@ def parse(text):
     return list(dict.fromkeys(items))
 
 
+def suffix(level):
+    """What a worker's label gets for its level: " @avx2" (nothing for a peer's, level None)."""
+    return f" @{level}" if level else ""
+
+
+def own(by_label, level):
+    """The entries of ``{label: ...}`` (every level's workers and the peers') that belong to
+    ``level``'s table, with the level taken off the label: "fastnet f64 @avx2" -> "fastnet f64"."""
+    mine = suffix(level)
+    return {k.removesuffix(mine): v for k, v in by_label.items() if " @" not in k or k.endswith(mine)}
+
+
 def _put(value):
     """FASTNET_SIMD=value in this process's environment (None: unset)."""
     os.environ.pop(VAR, None)

@@ -96,7 +96,7 @@ def _serve(conn, key, activation, name, dtype, epochs, level=None):
 def label(col):
     """A column's label: "numpy f64", "fastnet f32", with its level "fastnet f64 @avx2"."""
     name, dtype, *level = col
-    return f"{name} {'f64' if dtype == 'float64' else 'f32'}" + (f" @{level[0]}" if level and level[0] else "")
+    return f"{name} {'f64' if dtype == 'float64' else 'f32'}" + levels.suffix(level[0] if level else None)
 
 
 def measure_in_turns(key, activation, columns, epochs, repeats, log, verbose=False):
