@@ -45,6 +45,14 @@ medians and [paired] the median of the per-turn ratios. Bars (issue 48): fastnet
 "fastnet float32 unavailable" and the bars "n/a"::
 
     python benchmarks/many_trials.py --dtype float64,float32 --repeats 7 --json f32.json
+
+**CPU levels** (``--levels default,avx2,none``): with one level, the float64 forms above run
+at it (in this process, or in one child process started with that level's ``FASTNET_SIMD``);
+with several, trials as arrays run in the worker mode of the float32 study (any ``--dtype``):
+one fastnet worker per level and precision, in the same turns as JAX's, one table per level
+headed by the CPU and the level, its ratios against that level's fastnet::
+
+    python benchmarks/many_trials.py --levels default,avx2,none --repeats 5 --json levels.json
 """
 from __future__ import annotations
 
@@ -66,6 +74,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 import fastnet  # noqa: E402
+from _peers import levels  # noqa: E402
 from fastnet import MLP, train_rprop, train_rprop_many  # noqa: E402
 
 #: Proben1's network: x/(1+|x|) hidden units, linear outputs, shortcut connections.
@@ -299,26 +308,44 @@ def main(argv=None):
                     help="float64 (this process, every form; the default), or float32 / float64,float32: "
                     "trials as arrays against JAX jit+vmap in that precision, each tool in its own process "
                     "(issue 48's bars: fastnet f32 >= 6x JAX f32 on XOR, >= 4x on the encoder)")
+    levels.add_argument(ap)
     args = ap.parse_args(argv)
     dtypes = [d.strip() for d in args.dtype.split(",") if d.strip()]
     if any(d not in ("float64", "float32") for d in dtypes) or not dtypes:
         ap.error(f"`--dtype` must be float64, float32 or float64,float32, got {args.dtype!r}")
-    if "float32" in dtypes:
+    if "float32" in dtypes or len(args.levels) > 1:
         from _peers.trials import run_in_turns
 
-        run_in_turns(STUDIES, STUDY_NET, dtypes, args.studies, args.repeats, args.json)
+        run_in_turns(STUDIES, STUDY_NET, dtypes, args.studies, args.repeats, args.json, args.levels)
         return
+    level = args.levels[0]
+    if os.environ.get(levels.VAR) == levels.ENV[level]:
+        in_process(args, level)
+    else:   # fastnet, imported above, runs at this process's level: the study goes to a child at its own
+        import multiprocessing as mp
+
+        child = mp.get_context("spawn").Process(target=in_process, args=(args, level))
+        with levels.environment(level):
+            child.start()
+        child.join()
+        if child.exitcode:
+            raise SystemExit(child.exitcode)
+
+
+def in_process(args, level):
+    """The float64 forms of every study, alternately in this process, fastnet at ``level``."""
     global COLLECT
     COLLECT = args.collect
+    ran = levels.verify(level)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})   # one core
     rows = []
-    print(f"fastnet {fastnet.__version__}, kernels {fastnet._provenance.build_flags()['vector_kernels']}; "
-          f"{platform.processor() or platform.machine()}; load {os.getloadavg()}")
+    print(f"fastnet {fastnet.__version__}; {platform.processor() or platform.machine()}; load {os.getloadavg()}")
+    print(f"== {levels.heading(level, ran['fastnet_kernels_ran'], ran['fastnet_kernels_built'])}")
     for name, data, hidden, trials, epochs, network in STUDIES:
         if args.studies and name.split()[0] not in args.studies:
             continue
-        row = study(name, data, hidden, trials, epochs, network, args.repeats)
+        row = {**study(name, data, hidden, trials, epochs, network, args.repeats), **ran}
         rows.append(row)
         jax_part = (f"; JAX {row['jax_s']:.4f} s -> fastnet {row['arrays_vs_jax']:.2f}x JAX "
                     f"with trials as arrays; with a list of networks {row['many_vs_jax']:.2f}x "
@@ -339,7 +366,7 @@ def main(argv=None):
           f"(measured alternately); load after: {os.getloadavg()}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"rows": rows, "load": os.getloadavg()}, f, indent=1)
+            json.dump({"level": level, "rows": rows, "load": os.getloadavg()}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,9 @@ Each worker makes its warm-up calls (JAX compiles there), then the parent asks t
 turn for one timed call each (CPU time of the worker, collector off). Afterwards each worker
 hands over its trials' final weights; the parent computes every trial's training SSE with a
 float64 forward pass and reports how many trials end at the same SSE in both tools.
+
+With ``--levels`` (``levels.py``), fastnet has one worker per level and precision, in the same
+turns as JAX's; each level gets its own table, its ratios against that level's fastnet.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import traceback
 
 import numpy as np
 
+from . import levels as levels_mod
 from .harness import PeerUnavailable
 
 #: Issue 48's bars: fastnet float32 time x this <= JAX float32 time (study name -> factor).
@@ -45,7 +49,10 @@ def _make_call(name, tool, dtype):
     X, T = mt.load(data)
     net64 = MLP(X.shape[1], hidden, T.shape[1], **network)
     if tool == "jax":
-        import jax
+        try:
+            import jax
+        except ImportError as exc:
+            raise PeerUnavailable(f"jax not installed ({exc})") from exc
 
         fn = mt.jax_trainer(net64, X, T, epochs, dtype)
         W0 = jax.numpy.asarray(mt.initial_weights(net64, trials), dtype=dtype)
@@ -66,14 +73,16 @@ def _make_call(name, tool, dtype):
     return call, net64
 
 
-def _serve(conn, name, tool, dtype):
-    """A worker: set up and warm up one tool, then one timed call per "run" until "stop"."""
+def _serve(conn, name, tool, dtype, level=None):
+    """A worker: set up and warm up one tool, then one timed call per "run" until "stop".
+    ``level``: fastnet's CPU level, set by the parent in this process's environment; checked."""
     import many_trials as mt
 
     from .workers import one_core_one_thread
 
     try:
         call, _ = _make_call(name, tool, dtype)
+        ran = levels_mod.verify(level) if level is not None else {}
         one_core_one_thread()
         for _ in range(mt.WARMUP):
             out = call()
@@ -83,7 +92,7 @@ def _serve(conn, name, tool, dtype):
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which goes on
         conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
         return
-    conn.send(("ready", None))
+    conn.send(("ready", ran))
     while True:
         msg = conn.recv()
         if msg == "run":
@@ -114,31 +123,35 @@ def _agreement(a, b, rtol):
     return float(np.mean(rel < rtol)), float(rel.max())
 
 
-def measure_study(name, dtypes, repeats):
-    """One study: every (tool, dtype) in its own process, in turns; the row of figures."""
+def measure_study(name, dtypes, levels, repeats):
+    """One study: every (tool, dtype) in its own process, fastnet once per level, in turns;
+    the row of figures of each level."""
     import many_trials as mt
 
     _, data, hidden, trials, epochs, network = next(s for s in mt.STUDIES if s[0] == name)
     ctx = mp.get_context("spawn")
-    workers, skipped = {}, {}
+    workers, skipped, ran = {}, {}, {}
     for dtype in dtypes:
-        for tool in ("fastnet", "jax"):
+        for tool, level in [("fastnet", level) for level in levels] + [("jax", None)]:
             here, there = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(there, name, tool, dtype), daemon=True)
-            proc.start()
+            proc = ctx.Process(target=_serve, args=(there, name, tool, dtype, level), daemon=True)
+            with levels_mod.environment(level):      # spawn hands it to the worker
+                proc.start()
             there.close()
-            workers[(tool, dtype)] = (proc, here)
+            workers[(tool, dtype, level)] = (proc, here)
     for key, (proc, conn) in list(workers.items()):
         try:
             status, detail = conn.recv()
         except EOFError:
             status, detail = "error", f"worker died (exit code {proc.exitcode})"
-        if status != "ready":
-            skipped[f"{key[0]} {key[1]}"] = detail
-            print(f"  {key[0]} {key[1]}: {'skipped: ' if status == 'unavailable' else 'ERROR '}"
-                  f"{detail.splitlines()[0]}")
-            proc.join()
-            del workers[key]
+        if status == "ready":
+            ran[key] = detail
+            continue
+        what = f"{key[0]} {key[1]}{levels_mod.suffix(key[2])}"
+        skipped[what] = detail
+        print(f"  {what}: {'skipped: ' if status == 'unavailable' else 'ERROR '}{detail.splitlines()[0]}")
+        proc.join()
+        del workers[key]
     times = {k: [] for k in workers}
     for _ in range(repeats):
         for key, (_proc, conn) in workers.items():      # taking turns
@@ -150,17 +163,31 @@ def measure_study(name, dtypes, repeats):
         weights[key] = conn.recv()
         conn.send("stop")
         proc.join()
-    row = {"study": name, "trials": trials, "epochs": epochs, "repeats": repeats, **network,
-           "skipped": skipped, "columns": {}}
-    for (tool, dtype), v in times.items():
-        med = statistics.median(v)
-        row["columns"][f"{tool} {dtype}"] = {"s": med, "s_repeats": v,
-                                             "ns_per_trial_epoch": 1e9 * med / (trials * epochs)}
     from fastnet import MLP
 
     X, T = mt.load(data)
     net64 = MLP(X.shape[1], hidden, T.shape[1], **network)
     sse = {k: _final_sse(net64, X, T, w) for k, w in weights.items()}
+    rows = []
+    for level in levels:
+        # this level's fastnet and every other tool, keyed (tool, dtype)
+        mine = [k for k in times if k[2] in (None, level)]
+        fastnet_ran = next((ran[k] for k in mine if k[0] == "fastnet"), {})
+        row = {"study": name, "trials": trials, "epochs": epochs, "repeats": repeats, **network,
+               "level": level, **fastnet_ran, "skipped": levels_mod.own(skipped, level)}
+        rows.append(_figures(row, {k[:2]: times[k] for k in mine}, {k[:2]: sse[k] for k in mine}, dtypes))
+    return rows
+
+
+def _figures(row, times, sse, dtypes):
+    """``row`` with the times of its tools (``{(tool, dtype): [seconds per turn]}``), their
+    ratios and the agreement of the trials' final SSEs (``sse``)."""
+    trials, epochs = row["trials"], row["epochs"]
+    row["columns"] = {}
+    for (tool, dtype), v in times.items():
+        med = statistics.median(v)
+        row["columns"][f"{tool} {dtype}"] = {"s": med, "s_repeats": v,
+                                             "ns_per_trial_epoch": 1e9 * med / (trials * epochs)}
     for dtype in dtypes:
         f, j = ("fastnet", dtype), ("jax", dtype)
         if f in times and j in times:
@@ -178,9 +205,11 @@ def measure_study(name, dtypes, repeats):
     return row
 
 
-def run_in_turns(studies, study_net, dtypes, names, repeats, json_path):
-    """The float32 mode of ``many_trials.py``: print every study's row and issue 48's bars."""
+def run_in_turns(studies, study_net, dtypes, names, repeats, json_path, levels=("default",)):
+    """The worker mode of ``many_trials.py`` (float32, or several ``--levels``): measure every
+    study, then print each level's table (every study's row) and issue 48's bars."""
     import json
+    import sys
 
     import fastnet
 
@@ -188,8 +217,8 @@ def run_in_turns(studies, study_net, dtypes, names, repeats, json_path):
 
     picked = [s[0] for s in studies
               if (s[0].split()[0] in names if names else s[5] == study_net)]
-    versions = {"fastnet": fastnet.__version__,
-                "fastnet_kernels": fastnet._provenance.build_flags()["vector_kernels"],
+    versions = {"fastnet": fastnet.__version__, "fastnet_kernels_built": levels_mod.running()[1],
+                "cpu_kernels": levels_mod.cpu_best(),
                 "repo_commit": git_commit(os.path.dirname(os.path.abspath(__file__)))}
     try:
         import jax
@@ -197,35 +226,48 @@ def run_in_turns(studies, study_net, dtypes, names, repeats, json_path):
     except ImportError:
         print("(jax not installed: pip install '.[bench]')")
     desc = describe(versions)
-    print(f"fastnet {versions['fastnet']}, kernels {versions['fastnet_kernels']}; jax {versions.get('jax')}; "
+    print(f"fastnet {versions['fastnet']}; jax {versions.get('jax')}; "
           f"{desc['cpu_model']}; load {desc.get('loadavg_at_start')}; precisions {', '.join(dtypes)}; "
-          f"each tool in its own process, one core, taking turns; {repeats} turns")
-    rows, bars = [], []
+          f"fastnet levels {', '.join(levels)}; each tool in its own process, one core, taking turns; "
+          f"{repeats} turns")
+    measured = []
     for name in picked:
-        row = measure_study(name, dtypes, repeats)
-        rows.append(row)
-        cells = "; ".join(f"{k} {v['s']:.4f} s ({v['ns_per_trial_epoch']:.1f} ns/trial-epoch)"
-                          for k, v in row["columns"].items())
-        print(f"{name:<30} {row['trials']:>5} x {row['epochs']:<4}: {cells}", flush=True)
-        for dtype in dtypes:
-            if f"jax_over_fastnet_{dtype}" in row:
-                share, worst = row[f"sse_agree_{dtype}"]
-                print(f"   {dtype}: JAX time / fastnet time {row[f'jax_over_fastnet_{dtype}']:.2f}x "
-                      f"[paired {row[f'jax_over_fastnet_{dtype}_paired']:.2f}]; final SSE agree to "
-                      f"{AGREE_RTOL[dtype]:g} in {100 * share:.0f} % of the trials (worst {worst:.1e})")
-        if "jax_f32_over_fastnet_f64" in row:
-            print(f"   JAX float32 time / fastnet float64 time {row['jax_f32_over_fastnet_f64']:.2f}x")
-        if "sse_agree_jax_f32_vs_f64" in row:
-            share, _ = row["sse_agree_jax_f32_vs_f64"]
-            print(f"   JAX float32 vs JAX float64: final SSE agree to 1e-3 in {100 * share:.0f} % of the trials")
-        if name in BARS and "float32" in dtypes:
-            bars.append(_bar(row, name))
+        print(f"  measuring {name} ...", file=sys.stderr, flush=True)
+        measured.append(measure_study(name, dtypes, levels, repeats))
+    rows, bars, headings = [], [], {}
+    for i, level in enumerate(levels):
+        mine = [by_level[i] for by_level in measured]
+        headings[level] = levels_mod.table_heading(mine, level)
+        print(f"\n== {headings[level]}")
+        for row in mine:
+            _print_row(row, dtypes)
+            rows.append(row)
+            if row["study"] in BARS and "float32" in dtypes:
+                bars.append({"level": level, **_bar(row, row["study"])})
     print(f"CPU seconds per call (collector off), medians of {repeats}; load after: {os.getloadavg()}")
     if json_path:
         with open(json_path, "w") as fh:
-            json.dump({"machine": desc, "dtypes": dtypes, "repeats": repeats,
+            json.dump({"machine": desc, "dtypes": dtypes, "repeats": repeats, "levels": headings,
                        "protocol": "each tool and precision in its own process, one core, taking turns",
                        "rows": rows, "bars": bars, "load_after": os.getloadavg()}, fh, indent=1, default=float)
+
+
+def _print_row(row, dtypes):
+    """One study's lines of a level's table."""
+    cells = "; ".join(f"{k} {v['s']:.4f} s ({v['ns_per_trial_epoch']:.1f} ns/trial-epoch)"
+                      for k, v in row["columns"].items())
+    print(f"{row['study']:<30} {row['trials']:>5} x {row['epochs']:<4}: {cells}", flush=True)
+    for dtype in dtypes:
+        if f"jax_over_fastnet_{dtype}" in row:
+            share, worst = row[f"sse_agree_{dtype}"]
+            print(f"   {dtype}: JAX time / fastnet time {row[f'jax_over_fastnet_{dtype}']:.2f}x "
+                  f"[paired {row[f'jax_over_fastnet_{dtype}_paired']:.2f}]; final SSE agree to "
+                  f"{AGREE_RTOL[dtype]:g} in {100 * share:.0f} % of the trials (worst {worst:.1e})")
+    if "jax_f32_over_fastnet_f64" in row:
+        print(f"   JAX float32 time / fastnet float64 time {row['jax_f32_over_fastnet_f64']:.2f}x")
+    if "sse_agree_jax_f32_vs_f64" in row:
+        share, _ = row["sse_agree_jax_f32_vs_f64"]
+        print(f"   JAX float32 vs JAX float64: final SSE agree to 1e-3 in {100 * share:.0f} % of the trials")
 
 
 def _bar(row, name):
