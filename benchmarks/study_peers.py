@@ -22,11 +22,16 @@ trained trial-epoch, and how many trials JAX and fastnet end at the same epoch.
     pip install "jax[cpu]"
     python benchmarks/study_peers.py [--trials 20000] [--encoder-trials 20000] [--repeats 5]
     python benchmarks/study_peers.py --dtype float32 --json f32.json     # in float32
+    python benchmarks/study_peers.py --levels default,avx2,none          # fastnet at each CPU level
 
 ``--dtype float32``: the same studies with a float32 network (``MLP(..., dtype="float32")``,
 float32 data and initial weights) against JAX at its default precision (float32, x64 left
 off). While fastnet refuses float32, its two columns say "fastnet float32 unavailable" and
 JAX is timed alone.
+
+``--levels default,avx2,none``: fastnet's two workers (the study, fixed epochs) once per level,
+``FASTNET_SIMD`` set in their environment, in the same turns as JAX's; one table per level,
+headed by the CPU and the level, with JAX's time over that level's fastnet time.
 """
 from __future__ import annotations
 
@@ -146,24 +151,32 @@ def jax_study(net, X, Y, rule, T):
     return jax.jit(jax.vmap(train))
 
 
-def worker(conn, tool, name, rule, trials, T, dtype="float64"):
+def worker(conn, tool, name, rule, trials, T, dtype="float64", level=None):
     """One tool's persistent process: set up (and compile) once, then one timed call per
-    message; answers (CPU seconds, epochs per trial)."""
+    message; answers (CPU seconds, epochs per trial). ``level``: fastnet's CPU level, set by
+    the parent in this process's environment (``_peers.levels``), checked here."""
     import overhead
+    from _peers import levels
 
     overhead.pin_one_core()
     from fastnet import train_many
     from fastnet.stopping import Correct
 
     net, X, Y, W = start(name, trials, dtype)
+    record = {}
     if tool != "jax":
         try:
             net = fastnet_net(net, dtype)
         except RuntimeError as exc:
-            conn.send(str(exc))
+            conn.send(("unavailable", str(exc)))
             return
+        record = levels.verify(level) if level is not None else {}
     if tool == "jax":
-        import jax
+        try:
+            import jax
+        except ImportError as exc:
+            conn.send(("unavailable", f"jax not installed ({exc})"))
+            return
 
         fn, Wj = jax_study(net, X, Y, rule, T), jax.numpy.asarray(W)
 
@@ -180,30 +193,39 @@ def worker(conn, tool, name, rule, trials, T, dtype="float64"):
 
     warnings.simplefilter("ignore")
     call()                                                       # warm-up (compile)
-    conn.send("ready")
+    conn.send(("ready", record))
     while conn.recv() == "run":
         c0 = time.process_time()
         ran = call()
         conn.send((time.process_time() - c0, np.asarray(ran).tolist()))
 
 
-def measure(name, rule, trials, T, repeats, dtype="float64"):
+def measure(name, rule, trials, T, repeats, dtype="float64", levels=("default",)):
+    """One case and rule: fastnet's two workers (the study, fixed epochs) per level and JAX's,
+    in turns; the row of each level (its ratios against that level's fastnet)."""
+    from _peers import levels as levels_mod
+
     ctx = mp.get_context("spawn")
-    tools = ("fastnet", "fixed", "jax")
-    pipes, procs = {}, []
-    for tool in tools:
+    tools = [(tool, level) for level in levels for tool in ("fastnet", "fixed")] + [("jax", None)]
+    pipes, procs, ran, unavailable = {}, [], {}, {}
+    for key in tools:
         a, b = ctx.Pipe()
-        proc = ctx.Process(target=worker, args=(b, tool, name, rule, trials, T, dtype), daemon=True)
-        proc.start()
-        pipes[tool] = a
+        proc = ctx.Process(target=worker, args=(b, key[0], name, rule, trials, T, dtype, key[1]), daemon=True)
+        with levels_mod.environment(key[1]):              # spawn hands it to the worker
+            proc.start()
+        pipes[key] = a
         procs.append(proc)
-    unavailable = None
-    for tool in tools:
-        answer = pipes[tool].recv()
-        if answer != "ready":                      # fastnet refuses the dtype
-            unavailable = answer
-    if unavailable:
-        tools = ("jax",)
+    for key in tools:
+        try:
+            status, detail = pipes[key].recv()
+        except EOFError:
+            status, detail = "error", "worker died"
+        if status == "ready":
+            ran[key] = detail
+        else:                                  # fastnet refuses the dtype, JAX is missing, ...
+            unavailable[key] = detail
+            print(f"  {key[0]}{levels_mod.suffix(key[1])}: skipped: {detail}", file=sys.stderr)
+    tools = [k for k in tools if k in ran]
     times, epochs = {t: [] for t in tools}, {}
     for _ in range(repeats):
         for tool in tools:                                      # taking turns
@@ -216,30 +238,58 @@ def measure(name, rule, trials, T, repeats, dtype="float64"):
     for proc in procs:
         proc.join()
     med = {t: statistics.median(v) for t, v in times.items()}
-    if unavailable:
-        return {"case": name, "rule": rule, "trials": trials, "T": T, "repeats": repeats, "dtype": dtype,
-                "fastnet": unavailable, "jax_study_s": med["jax"],
-                "jax_ns_per_computed_epoch": 1e9 * med["jax"] / (trials * T),
-                "jax_ns_per_trained_epoch": 1e9 * med["jax"] / int(epochs["jax"].sum()),
-                "successes_jax": int(np.count_nonzero(epochs["jax"] < T))}
-    trained = int(epochs["fastnet"].sum())
-    return {"case": name, "rule": rule, "trials": trials, "T": T, "repeats": repeats, "dtype": dtype,
-            "fastnet_study_s": med["fastnet"], "jax_study_s": med["jax"],
-            "fastnet_ns_per_trained_epoch": 1e9 * med["fastnet"] / trained,
-            "fixed_ns_per_epoch": 1e9 * med["fixed"] / (trials * FIXED),
-            "jax_ns_per_computed_epoch": 1e9 * med["jax"] / (trials * T),
-            "jax_ns_per_trained_epoch": 1e9 * med["jax"] / int(epochs["jax"].sum()),
-            "study_vs_fixed": (med["fastnet"] / trained) / (med["fixed"] / (trials * FIXED)),
-            "jax_over_fastnet": med["jax"] / med["fastnet"],
-            "same_epochs": float(np.mean(epochs["jax"] == epochs["fastnet"])),
-            "successes": int(np.count_nonzero(epochs["fastnet"] < T))}
+    rows = []
+    for level in levels:
+        row = {"case": name, "rule": rule, "trials": trials, "T": T, "repeats": repeats, "dtype": dtype,
+               "level": level, **ran.get(("fastnet", level), {})}
+        f, x, j = ("fastnet", level), ("fixed", level), ("jax", None)
+        if j in med:
+            row.update(jax_study_s=med[j], jax_ns_per_computed_epoch=1e9 * med[j] / (trials * T),
+                       jax_ns_per_trained_epoch=1e9 * med[j] / int(epochs[j].sum()),
+                       successes_jax=int(np.count_nonzero(epochs[j] < T)))
+        else:
+            row["jax"] = unavailable.get(j, "not measured")
+        if f not in med or x not in med:
+            row["fastnet"] = unavailable.get(f, unavailable.get(x, "not measured"))
+            rows.append(row)
+            continue
+        trained = int(epochs[f].sum())
+        row.update(fastnet_study_s=med[f], fastnet_ns_per_trained_epoch=1e9 * med[f] / trained,
+                   fixed_ns_per_epoch=1e9 * med[x] / (trials * FIXED),
+                   study_vs_fixed=(med[f] / trained) / (med[x] / (trials * FIXED)),
+                   successes=int(np.count_nonzero(epochs[f] < T)))
+        if j in med:
+            row.update(jax_over_fastnet=med[j] / med[f], same_epochs=float(np.mean(epochs[j] == epochs[f])))
+        rows.append(row)
+    return rows
+
+
+def print_row(row):
+    """One case and rule of a level's table."""
+    head = f"{row['case']:16s} {row['rule']:8s} K={row['trials']} T={row['T']} {row['dtype']}:"
+    if "jax_study_s" not in row:
+        jax = f"JAX: {row['jax']}"
+    elif "jax_over_fastnet" in row:
+        jax = (f"JAX {row['jax_study_s']:.3f} s ({row['jax_over_fastnet']:.2f}x fastnet; "
+               f"{row['jax_ns_per_computed_epoch']:.1f} ns per computed epoch); same epochs "
+               f"{100 * row['same_epochs']:.1f}%")
+    else:
+        jax = f"JAX {row['jax_study_s']:.3f} s ({row['jax_ns_per_computed_epoch']:.1f} ns per computed epoch)"
+    if "fastnet" in row:
+        print(f"{head} {row['fastnet']}; {jax}", flush=True)
+        return
+    print(f"{head} study {row['fastnet_study_s']:.3f} s ({row['fastnet_ns_per_trained_epoch']:.1f} ns per "
+          f"trained trial-epoch; fixed {row['fixed_ns_per_epoch']:.1f} ns, x{row['study_vs_fixed']:.2f}); "
+          f"{jax}", flush=True)
 
 
 def versions():
     """The versions of the tools measured (for --json)."""
     import fastnet
+    from _peers import levels
 
-    out = {"fastnet": fastnet.__version__}
+    out = {"fastnet": fastnet.__version__, "fastnet_kernels_built": levels.running()[1],
+           "cpu_kernels": levels.cpu_best()}
     try:
         import jax
         out["jax"] = jax.__version__
@@ -258,29 +308,29 @@ def main(argv=None):
     ap.add_argument("--limit", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--json", default=None)
+    from _peers import levels
+
+    levels.add_argument(ap)
     args = ap.parse_args(argv)
     from _peers.machine import describe, git_commit
 
-    rows = []
+    measured = []                       # per case and rule, the rows of every level
     for name, trials in (("xor", args.trials), ("encoder 10-5-10", args.encoder_trials)):
         for rule in RULES:
-            row = measure(name, rule, trials, args.limit, args.repeats, args.dtype)
-            rows.append(row)
-            if "fastnet" in row:
-                print(f"{name:16s} {rule:8s} K={trials} T={args.limit} {args.dtype}: {row['fastnet']}; JAX "
-                      f"{row['jax_study_s']:.3f} s ({row['jax_ns_per_computed_epoch']:.1f} ns per computed "
-                      f"epoch)", flush=True)
-                continue
-            print(f"{name:16s} {rule:8s} K={trials} T={args.limit}: study {row['fastnet_study_s']:.3f} s "
-                  f"({row['fastnet_ns_per_trained_epoch']:.1f} ns per trained trial-epoch; fixed "
-                  f"{row['fixed_ns_per_epoch']:.1f} ns, x{row['study_vs_fixed']:.2f}); JAX "
-                  f"{row['jax_study_s']:.3f} s ({row['jax_over_fastnet']:.2f}x fastnet; "
-                  f"{row['jax_ns_per_computed_epoch']:.1f} ns per computed epoch); same epochs "
-                  f"{100 * row['same_epochs']:.1f}%", flush=True)
+            print(f"  measuring {name} {rule} ...", file=sys.stderr, flush=True)
+            measured.append(measure(name, rule, trials, args.limit, args.repeats, args.dtype, args.levels))
+    rows, headings = [], {}
+    for i, level in enumerate(args.levels):
+        mine = [by_level[i] for by_level in measured]
+        headings[level] = levels.table_heading(mine, level)
+        print(f"\n== {headings[level]}")
+        for row in mine:
+            print_row(row)
+        rows += mine
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": describe({"fastnet_commit": git_commit(HERE), **versions()}),
-                       "dtype": args.dtype, "rows": rows},
+                       "dtype": args.dtype, "levels": headings, "rows": rows},
                       f, indent=1)
 
 
