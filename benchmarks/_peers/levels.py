@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import platform
 import sys
 
 from .machine import cpu_model
@@ -72,8 +73,10 @@ def cpu_best():
 
 def cpu_has():
     """What the CPU supports, in words: "AVX-512 and AVX2", "AVX2 only" or "neither ..."."""
+    machine = platform.machine()
+    x86 = machine.lower() in ("x86_64", "amd64")
     return {"avx512": "AVX-512 and AVX2", "avx2": "AVX2 only",
-            "none": "neither AVX-512 nor AVX2"}[cpu_best()]
+            "none": "neither AVX-512 nor AVX2" + ("" if x86 else f" (an {machine} CPU)")}[cpu_best()]
 
 
 def expected(level):
