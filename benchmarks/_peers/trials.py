@@ -24,12 +24,14 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import statistics
+import signal
 import traceback
 
 import numpy as np
 
 from . import levels as levels_mod
 from .harness import PeerUnavailable
+from .workers import _pause
 
 #: Issue 48's bars: fastnet float32 time x this <= JAX float32 time (study name -> factor).
 BARS = {"XOR 2-2-1 tanh/logistic": 6.0, "encoder 10-5-10 tanh/logistic": 4.0}
@@ -155,8 +157,13 @@ def measure_study(name, dtypes, levels, repeats):
     times = {k: [] for k in workers}
     for _ in range(repeats):
         for key, (_proc, conn) in workers.items():      # taking turns
-            conn.send("run")
-            times[key].append(conn.recv())
+            others = [p for k2, (p, _) in workers.items() if k2 != key]
+            _pause(others, signal.SIGSTOP)              # (nothing else runs while one is timed)
+            try:
+                conn.send("run")
+                times[key].append(conn.recv())
+            finally:
+                _pause(others, signal.SIGCONT)
     weights = {}
     for key, (proc, conn) in workers.items():
         conn.send("weights")
