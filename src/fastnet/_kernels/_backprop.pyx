@@ -9,7 +9,7 @@ from libc.string cimport memset
 from fastnet._kernels._backward cimport (
     add_weight_decay, backward_rows, check_objective, output_objective,
 )
-from fastnet._kernels._types cimport real_t, L_ACT, LOSS_SSE
+from fastnet._kernels._types cimport fn_ftz_begin, fn_ftz_end, real_t, L_ACT, LOSS_SSE
 from fastnet._kernels._forward cimport (
     check_buffers, check_dtypes, check_order, forward_rows, value_bits,
 )
@@ -99,7 +99,9 @@ cdef int online_epochs_t(real_t[:, ::1] A, const real_t[:, ::1] T,
         raise ValueError("kernel: optimiser state or workspace does not match the network")
     check_order(order, n_epochs, n)
     check_objective(layers, loss, decay)
+    cdef unsigned long mode
     with nogil:
+        mode = fn_ftz_begin(real_t is float)
         for e in range(n_epochs):
             sse = 0.0
             for p in range(n):
@@ -119,4 +121,5 @@ cdef int online_epochs_t(real_t[:, ::1] A, const real_t[:, ::1] T,
             if not isfinite(sse):
                 status = <int>(e + 1)
                 break
+        fn_ftz_end(mode)
     return status

@@ -12,6 +12,7 @@ from libc.math cimport log
 from libc.string cimport memset
 
 from fastnet._kernels._types cimport (
+    fn_ftz_begin, fn_ftz_end,
     real_t, gemm_tiles, L_START, L_SIZE, L_SRC_LO, L_SRC_HI, L_W_OFF, L_B_OFF, L_ACT, L_NCOLS, SIMD_MIN_ROWS,
     ACT_LOGISTIC, ACT_SOFTMAX, LOSS_SSE, LOSS_CROSS_ENTROPY, gemm_gradient, gemm_backprop,
     fn_loops_deltas_bias, fn_loops_output_deltas,
@@ -316,6 +317,7 @@ cdef double gradient_t(real_t[:, ::1] A, const real_t[:, ::1] T,
     """`gradient` at one value type."""
     cdef double sse
     cdef net_objective o
+    cdef unsigned long mode
     check_buffers(layers, n_in, A.shape[0], A.shape[1], w.shape[0], T.shape[0], T.shape[1],
                   D.shape[0], D.shape[1])
     if g.shape[0] != w.shape[0] or Dl.shape[0] != D.shape[0] or Dl.shape[1] != D.shape[1]:
@@ -326,8 +328,10 @@ cdef double gradient_t(real_t[:, ::1] A, const real_t[:, ::1] T,
         return 0.0
     o = net_objective_of(layers, n_in, D.shape[0], blas_min, loss, decay)
     with nogil:
+        mode = fn_ftz_begin(real_t is float)
         sse = epoch_objective(&o, &A[0, 0], A.shape[0], A.shape[1], &T[0, 0], T.shape[1],
                               &w[0], &g[0], g.shape[0], &D[0, 0], &Dl[0, 0], D.shape[1])
+        fn_ftz_end(mode)
     return sse
 
 
@@ -360,12 +364,14 @@ cdef double objective_t(real_t[:, ::1] A, const real_t[:, ::1] T,
     cdef Py_ssize_t ldt = T.shape[1], L = layers.shape[0]
     cdef int act = <int>layers[L - 1, L_ACT]
     cdef double total = 0.0, sq = 0.0
+    cdef unsigned long mode
     check_buffers(layers, n_in, A.shape[0], A.shape[1], w.shape[0], T.shape[0], T.shape[1],
                   D.shape[0], D.shape[1])
     if Dl.shape[0] != D.shape[0] or Dl.shape[1] != D.shape[1]:
         raise ValueError("kernel: delta workspace does not match")
     check_objective(layers, loss, decay)
     with nogil:
+        mode = fn_ftz_begin(real_t is float)
         while r0 < n:
             nb = D.shape[0] if D.shape[0] < n - r0 else n - r0
             forward_rows(&layers[0, 0], L, &w[0], &A[r0, 0], lda, &D[0, 0], ldd, n_in, nb,
@@ -373,6 +379,7 @@ cdef double objective_t(real_t[:, ::1] A, const real_t[:, ::1] T,
             total += output_objective(loss, act, &A[r0, n_in + ldd - ldt], lda, &T[r0, 0], ldt,
                                       &D[0, 0], &Dl[0, 0], ldd, ldt, nb)
             r0 += nb
+        fn_ftz_end(mode)
         if decay != 0.0:
             for i in range(w.shape[0]):
                 sq += <double>w[i] * w[i]

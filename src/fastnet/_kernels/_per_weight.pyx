@@ -23,7 +23,7 @@ from fastnet._kernels._backward cimport (check_objective, epoch_objective, net_o
 from fastnet._kernels._forward cimport check_buffers, check_dtypes, check_order, value_bits
 from fastnet._kernels._rprop cimport network_correct
 from fastnet._kernels._rules cimport Rule, fn_rule
-from fastnet._kernels._types cimport real_t
+from fastnet._kernels._types cimport fn_ftz_begin, fn_ftz_end, real_t
 
 cdef extern from "_rule.h" nogil:
     ctypedef struct fn_ctx_1:
@@ -264,7 +264,9 @@ cdef int train_epochs_t(real_t[:, ::1] A, const real_t[:, ::1] T,
     cdef net_objective whole = net_objective_of(layers, n_in, D.shape[0], blas_min, loss,
                                                 weight_decay)
     cdef net_objective batch = whole
+    cdef unsigned long mode
     with nogil:
+        mode = fn_ftz_begin(real_t is float)
         for e in range(sse_out.shape[0]):
             if not batches:
                 sse = whole_set(&whole, A, T, w, g, D, Dl)
@@ -294,4 +296,5 @@ cdef int train_epochs_t(real_t[:, ::1] A, const real_t[:, ::1] T,
                            analog):
                 status = -<int>(e + 1)
                 break
+        fn_ftz_end(mode)
     return status

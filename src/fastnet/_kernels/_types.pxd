@@ -353,3 +353,10 @@ cdef inline double fn_loops_output_deltas(Py_ssize_t nb, Py_ssize_t n_out, const
         return fn_loops_output_deltas_f64(nb, n_out, Y, ldy, T, ldt, D, Delta, ldd)
     else:
         return fn_loops_output_deltas_f32(nb, n_out, Y, ldy, T, ldt, D, Delta, ldd)
+
+
+# float32 training with subnormal results flushed to zero (_ftz.h): the caller's mode
+# back after the call; flush 0 (float64) changes nothing.
+cdef extern from "_ftz.h" nogil:
+    unsigned long fn_ftz_begin(int flush)
+    void fn_ftz_end(unsigned long saved)
