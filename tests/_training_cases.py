@@ -1,6 +1,7 @@
 """What the training tests share: small data, networks, the runs of train_rprop
 alone that a batch must equal, and studies written once and run by every method
 of train_rprop_many (the backends: lanes, serial, mixed)."""
+import platform
 import warnings
 
 import numpy as np
@@ -142,3 +143,27 @@ def stopping_at(epochs):
     many = lambda i, epoch, state: epoch >= epochs[i]                        # noqa: E731
     alone_cbs = [lambda epoch, state, e=e: epoch >= e for e in epochs]
     return many, alone_cbs
+
+
+# The pairs with tiny kernels (each compiled with its activations): Proben1's, the
+# study's default tanh/logistic, Hamey's logistic/logistic and relu hidden units at
+# x86-64-v4; the first three of them at x86-64-v3 and on CPUs without levels
+# (aarch64); none in x86-64's baseline (SSE2), which trains in the generic kernel.
+TINY_ACTIVATIONS = [("proben1", "linear"), ("tanh", "logistic"), ("logistic", "logistic"),
+                    ("proben1", "proben1"), ("relu", "linear"), ("relu", "logistic")]
+TINY_NARROW = TINY_ACTIVATIONS[:3]
+
+
+def _lanes_level():
+    from fastnet._kernels import _trials
+    return _trials.lanes_level()
+
+
+def tiny_pairs():
+    """The pairs with tiny kernels at the level this process runs at."""
+    level = _lanes_level()
+    if level == 2:
+        return TINY_ACTIVATIONS
+    if level == 1 or platform.machine().lower() not in ("x86_64", "amd64"):
+        return TINY_NARROW
+    return []

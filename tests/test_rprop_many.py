@@ -3,9 +3,11 @@ alone, whatever the method (where the trials train: lanes, serial, mixed)."""
 import warnings
 
 import _reference as ref
+
 import numpy as np
 import pytest
 from _training_cases import (
+    TINY_ACTIVATIONS, tiny_pairs,
     METHODS, VARIANTS, alone, assert_divergence_names_the_trial, assert_same_run, batch, data,
     early_stopping_study, nets_for, proben1_preset_study, stopping_at, xor_success_study,
 )
@@ -318,12 +320,6 @@ def _lanes_state(nets, steps):
     return G, to_lanes([n.weights for n in nets]), to_lanes(steps)
 
 
-# The pairs with tiny kernels (each compiled with its activations): Proben1's, the
-# study's default tanh/logistic, Hamey's logistic/logistic and relu hidden units.
-TINY_ACTIVATIONS = [("proben1", "linear"), ("proben1", "proben1"), ("tanh", "logistic"),
-                    ("logistic", "logistic"), ("relu", "linear"), ("relu", "logistic")]
-
-
 def has_tiny_kernels():
     net = MLP(2, (2,), 1)
     return _trials.tiny_kernel(net.layer_table, 2, 1)
@@ -342,8 +338,9 @@ def test_tiny_kernel_equals_the_generic_kernel_bit_for_bit(variant, shortcut, hi
     # and 96 in rows of whole cache lines (streamed past the cache). Every array
     # the kernel writes is the generic kernel's, bit for bit.
     net = MLP(2, (2,), 1, shortcut=shortcut, hidden_activation=hidden, output_activation=output)
-    if not has_tiny_kernels():
-        pytest.skip("no tiny-network kernel on this CPU (x86-64 with AVX-512 only)")
+    if (hidden, output) not in tiny_pairs():
+        assert not _trials.tiny_kernel(net.layer_table, 2, 1)
+        pytest.skip(f"{hidden}/{output} has no tiny kernel at this CPU level")
     assert _trials.tiny_kernel(net.layer_table, 2, 1)
     rng = np.random.default_rng(11)
     X = rng.uniform(-1, 1, (7, 2))
@@ -391,13 +388,16 @@ def test_which_shapes_have_tiny_kernels():
         net = MLP(*args, **kw)
         return _trials.tiny_kernel(net.layer_table, net.n_in, net.n_out)
 
-    if not tiny(2, (2,), 1):
-        pytest.skip("no tiny-network kernel on this CPU (x86-64 with AVX-512 only)")
-    assert tiny(2, (2,), 1, shortcut=False) and tiny(2, (2,), 1, output_activation="proben1")
+    if not tiny_pairs():
+        assert not tiny(2, (2,), 1) and not tiny(2, (2,), 1, shortcut=False)
+        pytest.skip("no tiny-network kernel at this CPU level (x86-64's baseline)")
+    assert tiny(2, (2,), 1) and tiny(2, (2,), 1, shortcut=False)
+    assert tiny(2, (2,), 1, output_activation="proben1") == (_trials.lanes_level() == 2)
     assert not tiny(2, (3,), 1) and not tiny(3, (2,), 1) and not tiny(2, (2,), 2)
     assert not tiny(2, (2, 2), 1) and not tiny(2, (), 1)
     for hidden, output in TINY_ACTIVATIONS:
-        assert tiny(2, (2,), 1, hidden_activation=hidden, output_activation=output)
+        assert tiny(2, (2,), 1, hidden_activation=hidden, output_activation=output) == (
+            (hidden, output) in tiny_pairs())
     # the other pairs train in the generic kernel (the same arithmetic, bit for bit)
     for hidden, output in [("linear", "logistic"), ("logistic", "tanh"), ("tanh", "linear"),
                            ("relu", "relu")]:

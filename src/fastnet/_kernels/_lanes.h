@@ -62,16 +62,14 @@
  * error of irprop+, the records of a queue) are doubles at both types, fn_te
  * (FN_TL doubles): a float32 trial's error is summed in double, as Proben1's
  * measures need (it must not drift with the number of examples). */
-/* The float32 lanes train with subnormal results flushed to zero (the FTZ bit of
- * MXCSR, set for the call and restored after it; per thread), as XLA's CPU
- * backend computes: a saturated logistic unit's output error and its gradients
- * fall below 2^-126 in long runs, where every operation on a subnormal costs
- * about a hundred cycles (the encoder 10-5-10 at epoch 200: 320 against 165 ns
- * per trial-epoch). float64 is left in IEEE's gradual underflow. */
-#if defined(FN_LANES_F32) && defined(__SSE__)
-#include <xmmintrin.h>
-#define FN_FTZ_BEGIN const unsigned int fn_csr_ = _mm_getcsr(); _mm_setcsr(fn_csr_ | 0x8000u);
-#define FN_FTZ_END _mm_setcsr(fn_csr_);
+/* The float32 lanes train with subnormal results flushed to zero (_ftz.h: for the
+ * call, restored after it; per thread), as XLA's CPU backend computes (the encoder
+ * 10-5-10 at epoch 200: 320 against 165 ns per trial-epoch). float64 keeps IEEE's
+ * gradual underflow. */
+#include "_ftz.h"
+#ifdef FN_LANES_F32
+#define FN_FTZ_BEGIN const unsigned long fn_csr_ = fn_ftz_begin(1);
+#define FN_FTZ_END fn_ftz_end(fn_csr_);
 #else
 #define FN_FTZ_BEGIN
 #define FN_FTZ_END
@@ -188,13 +186,84 @@ fn_gm_bits(const fn_tm *k)
     return b;
 }
 
+/* Comparisons at a CPU level's own width. GCC (12 at least) lowers a comparison
+ * of vectors wider than the target has (a group's 64 bytes in AVX2 or SSE2 code)
+ * lane by lane, into scalar compares, where it splits arithmetic into the
+ * target's vectors: the lanes then spent most of their time at x86-64-v3 and in
+ * the baseline on those scalar compares and on moving lanes between registers.
+ * FN_TCMP(VB, OP, a, b) is a OP b, compared VB bytes at a time (a constant: 64
+ * the whole group, the x86-64-v4 form; 32 AVX2; 16 SSE2 and NEON): the same
+ * mask, in vector compares at every level. VB is each level's FN_LV_VB
+ * (_levels.h); every level's code names its own (FN_LV_GM). */
+typedef fn_real fn_tp32 __attribute__((vector_size(32)));
+typedef fn_rint fn_tp32m __attribute__((vector_size(32)));
+typedef fn_real fn_tp16 __attribute__((vector_size(16)));
+typedef fn_rint fn_tp16m __attribute__((vector_size(16)));
+/* (the macros' locals have names of their own: an argument named like one of them
+ * would otherwise be read in its own initialiser) */
+#define FN_TCMP_PIECES(PT, MT, OP, a, b, m)                                             \
+    _Pragma("GCC unroll 4")                                                             \
+    for (int fn_tp_i_ = 0; fn_tp_i_ < (int)(sizeof(fn_tv) / sizeof(PT)); fn_tp_i_++) {  \
+        PT fn_tp_x_, fn_tp_y_;                                                          \
+        memcpy(&fn_tp_x_, (const char *)&(a) + fn_tp_i_ * sizeof(PT), sizeof(PT));      \
+        memcpy(&fn_tp_y_, (const char *)&(b) + fn_tp_i_ * sizeof(PT), sizeof(PT));      \
+        const MT fn_tp_r_ = fn_tp_x_ OP fn_tp_y_;                                       \
+        memcpy((char *)&(m) + fn_tp_i_ * sizeof(PT), &fn_tp_r_, sizeof(PT));            \
+    }
+#define FN_TCMP(VB, OP, a, b) __extension__({                                           \
+    const fn_tvr fn_tcmp_a_ = (a), fn_tcmp_b_ = (b);                                    \
+    fn_tm fn_tcmp_m_;                                                                   \
+    if ((VB) >= (int)sizeof(fn_tv)) fn_tcmp_m_ = fn_tcmp_a_ OP fn_tcmp_b_;              \
+    else if ((VB) == 32)                                                                \
+        FN_TCMP_PIECES(fn_tp32, fn_tp32m, OP, fn_tcmp_a_, fn_tcmp_b_, fn_tcmp_m_)       \
+    else FN_TCMP_PIECES(fn_tp16, fn_tp16m, OP, fn_tcmp_a_, fn_tcmp_b_, fn_tcmp_m_)      \
+    fn_tcmp_m_; })
+
+/* FN_GM3, FN_GM0: the operations of FN_GM with comparisons at AVX2's width (32
+ * bytes: x86-64-v3) and at SSE2's and NEON's (16: the baseline); the rest is
+ * FN_GM's. (FN_GM's own, whole-vector comparisons are x86-64-v4's.) */
+#define FN_GM3_V fn_tvr
+#define FN_GM3_T fn_tm
+#define FN_GM3_LT(a, b) FN_TCMP(32, <, a, b)
+#define FN_GM3_GT(a, b) FN_TCMP(32, >, a, b)
+#define FN_GM3_LE(a, b) FN_TCMP(32, <=, a, b)
+#define FN_GM3_EQ(a, b) FN_TCMP(32, ==, a, b)
+#define FN_GM3_NZ(a) FN_TCMP(32, >, FN_TABS(a), FN_TSPLAT(0.0))
+#define FN_GM3_SEL(k, a, b) FN_TSEL(k, a, b)
+#define FN_GM3_MIN(a, b) FN_TSEL(FN_GM3_LT(a, b), (a), (b))
+#define FN_GM3_MAX(a, b) FN_TSEL(FN_GM3_GT(a, b), (a), (b))
+#define FN_GM3_ALL FN_GM_ALL
+#define FN_GM3_BITS(k) FN_GM_BITS(k)
+#define FN_GM3_SPLAT(x) FN_TSPLAT(x)
+#define FN_GM3_ABS(x) FN_TABS(x)
+#define FN_GM3_SQRT(x) FN_TSQRT(x)
+#define FN_GM3_NEG_SIGN_TIMES(g, t) FN_SET_NEG_SIGN_TIMES(FN_GM3, g, t)
+#define FN_GM3_STEP_UNLESS(k, w, g, t) FN_SET_STEP_UNLESS(FN_GM3, k, w, g, t)
+#define FN_GM0_V fn_tvr
+#define FN_GM0_T fn_tm
+#define FN_GM0_LT(a, b) FN_TCMP(16, <, a, b)
+#define FN_GM0_GT(a, b) FN_TCMP(16, >, a, b)
+#define FN_GM0_LE(a, b) FN_TCMP(16, <=, a, b)
+#define FN_GM0_EQ(a, b) FN_TCMP(16, ==, a, b)
+#define FN_GM0_NZ(a) FN_TCMP(16, >, FN_TABS(a), FN_TSPLAT(0.0))
+#define FN_GM0_SEL(k, a, b) FN_TSEL(k, a, b)
+#define FN_GM0_MIN(a, b) FN_TSEL(FN_GM0_LT(a, b), (a), (b))
+#define FN_GM0_MAX(a, b) FN_TSEL(FN_GM0_GT(a, b), (a), (b))
+#define FN_GM0_ALL FN_GM_ALL
+#define FN_GM0_BITS(k) FN_GM_BITS(k)
+#define FN_GM0_SPLAT(x) FN_TSPLAT(x)
+#define FN_GM0_ABS(x) FN_TABS(x)
+#define FN_GM0_SQRT(x) FN_TSQRT(x)
+#define FN_GM0_NEG_SIGN_TIMES(g, t) FN_SET_NEG_SIGN_TIMES(FN_GM0, g, t)
+#define FN_GM0_STEP_UNLESS(k, w, g, t) FN_SET_STEP_UNLESS(FN_GM0, k, w, g, t)
+
 /* The kernels of _trials.h are compiled once per level of _cpu.h (x86-64-v4
  * runs each group's operation as one AVX-512 instruction, v3 as two AVX2 ones,
  * the baseline as four SSE2 ones), and _cpu.h's fn_cpu_level chooses. */
 #if FN_CPU_LEVELS
-/* The tiny-network kernels (_tiny.h) are built for x86-64-v4 alone: elsewhere
- * GCC splits their lane masks into scalar code, and the generic kernel does
- * as well there. */
+/* The tiny-network kernels (_tiny.h) are built for each level: x86-64-v4 with
+ * AVX-512's mask registers (FN_KM below), x86-64-v3 and the baseline with generic
+ * vectors whose comparisons run at the level's width (FN_GM3, FN_GM0). */
 /* FASTNET_TINY_O2 (setup.py's -O3 builds define it): the tiny kernels at -O2. Their
  * loops are unrolled by pragmas and their vectors explicit, so -O3's passes add
  * nothing but 5 s of compile (measured equally fast). Only there: in a build at
@@ -202,8 +271,12 @@ fn_gm_bits(const fn_tm *k)
  * generic kernel, at -O1, does not, and they must agree bit for bit. */
 #ifdef FASTNET_TINY_O2
 #define FN_TINY_TARGET __attribute__((target("arch=x86-64-v4"), optimize("O2"), unused))
+#define FN_TINY_V3_TARGET __attribute__((target("arch=x86-64-v3"), optimize("O2"), unused))
+#define FN_TINY_V0_TARGET __attribute__((optimize("O2"), unused))
 #else
 #define FN_TINY_TARGET FN_CPU_V4_ATTR
+#define FN_TINY_V3_TARGET FN_CPU_V3_ATTR
+#define FN_TINY_V0_TARGET __attribute__((unused))
 #endif
 #define FN_TINY_X86_V4 1
 /* The outputs are rounded before the residual y - t, as in the generic kernel
@@ -247,35 +320,73 @@ fn_gm_bits(const fn_tm *k)
 #define FN_KM_STEP_UNLESS(k, w, g, t) FN_SET_STEP_UNLESS(FN_KM, k, w, g, t)
 #elif defined(__GNUC__)
 #define FN_TINY_TARGET __attribute__((unused))
+#define FN_TINY_V3_TARGET __attribute__((unused))
+#define FN_TINY_V0_TARGET __attribute__((unused))
 #define FN_TINY_OPAQUE(v) ((void)0)    /* (no contraction guard here) */
 #else
 #define FN_TINY_TARGET
+#define FN_TINY_V3_TARGET
+#define FN_TINY_V0_TARGET
 #define FN_TINY_OPAQUE(v) ((void)0)
 #endif
-
-/* Whether this process runs the tiny kernels (built for x86-64-v4 alone). */
-static int
-fn_tiny_supported(void)
-{
-#ifdef FN_TINY_X86_V4
-    return fn_cpu_level() >= FN_CPU_V4;
+/* The baseline tiny kernels' guard against contraction (FN_TINY_OPAQUE): SSE2 has
+ * no multiply-add to fuse into; NEON has, so there an empty asm on each 16-byte
+ * piece of the vector hides the product. */
+#if defined(__aarch64__) && defined(__GNUC__)
+#define FN_TINY_OPAQUE_V0(v) do {                                                       \
+        for (int o_ = 0; o_ < (int)sizeof(fn_tv); o_ += 16) {                           \
+            __Float64x2_t h_;                                                           \
+            memcpy(&h_, (char *)&(v) + o_, 16);                                         \
+            __asm__("" : "+w"(h_));                                                     \
+            memcpy((char *)&(v) + o_, &h_, 16);                                         \
+        }                                                                               \
+    } while (0)
 #else
-    return 1;
+#define FN_TINY_OPAQUE_V0(v) ((void)0)
 #endif
-}
 
 /* y = f(s) and f = f'(s) for activation code `act`: the form of _activations.h for
  * a group (fn_activate_8: 8 doubles; fn_activate_f16: 16 floats); with act a
  * constant, only its branch is compiled (the tiny kernels keep their arrays in
  * registers). */
 FN_INLINE void
-fn_lanes_activate(ptrdiff_t act, const fn_tvr *s, fn_tvr *y, fn_tvr *f)
+fn_lanes_activate(const int VB, ptrdiff_t act, const fn_tvr *s, fn_tvr *y, fn_tvr *f)
 {
+    /* (VB: the level's vector bytes, FN_LV_VB: the forms of its own width, whose
+     * comparisons stay in vector registers (FN_TCMP); lane for lane the same
+     * operations as the group's form, _activations.h) */
+    if (VB >= (int)sizeof(fn_tv)) {
 #ifdef FN_LANES_F32
-    fn_activate_f16((int)act, s, y, f);
+        fn_activate_f16((int)act, s, y, f);
 #else
-    fn_activate_8((int)act, s, y, f);
+        fn_activate_8((int)act, s, y, f);
 #endif
+        return;
+    }
+    _Pragma("GCC unroll 4") for (int i = 0; i < (int)sizeof(fn_tv) / VB; i++) {
+        const size_t o = (size_t)i * (size_t)VB;
+        if (VB == 32) {
+            fn_tp32 sp, yp, fp;
+            memcpy(&sp, (const char *)s + o, 32);
+#ifdef FN_LANES_F32
+            fn_activate_f8((int)act, &sp, &yp, &fp);
+#else
+            fn_activate_4((int)act, &sp, &yp, &fp);
+#endif
+            memcpy((char *)y + o, &yp, 32);
+            memcpy((char *)f + o, &fp, 32);
+        } else {
+            fn_tp16 sp, yp, fp;
+            memcpy(&sp, (const char *)s + o, 16);
+#ifdef FN_LANES_F32
+            fn_activate_f4((int)act, &sp, &yp, &fp);
+#else
+            fn_activate_2((int)act, &sp, &yp, &fp);
+#endif
+            memcpy((char *)y + o, &yp, 16);
+            memcpy((char *)f + o, &fp, 16);
+        }
+    }
 }
 
 /* The trials' state, read and updated in place by a call: w, g and the rule's
@@ -342,6 +453,34 @@ fn_lanes_steps_init(fn_lanes_steps *k, const fn_rule *rule)
 #define FN_R_ATTR FN_INLINE
 #define FN_R_REAL fn_real
 #include "_rules.h"
+/* (the same rules with the comparisons of x86-64-v3 and of the baseline,
+ * fn_lanes_<rule>_gm3 and _gm0, on fn_lanes_ctx_gm) */
+#define FN_R_SET FN_GM3
+#define FN_R_STEPS fn_lanes_steps
+#define FN_R_PREFIX fn_lanes_
+#define FN_R_SUFFIX _gm3
+#define FN_R_SHARE _gm
+#define FN_R_ATTR FN_INLINE
+#define FN_R_REAL fn_real
+#include "_rules.h"
+#define FN_R_SET FN_GM0
+#define FN_R_STEPS fn_lanes_steps
+#define FN_R_PREFIX fn_lanes_
+#define FN_R_SUFFIX _gm0
+#define FN_R_SHARE _gm
+#define FN_R_ATTR FN_INLINE
+#define FN_R_REAL fn_real
+#include "_rules.h"
+/* Rule R's step (fn_lanes_step_gm) with the comparisons of a level's vector
+ * bytes VB (a constant: FN_LV_VB). */
+FN_INLINE void
+fn_lanes_step_at(const int VB, const int R, fn_tvr *w, const fn_tvr *g, fn_tvr *gp, fn_tvr *st,
+                 fn_tvr *dw, const fn_lanes_ctx_gm *c)
+{
+    if (VB >= (int)sizeof(fn_tv)) fn_lanes_step_gm(R, w, g, gp, st, dw, c);
+    else if (VB == 32) fn_lanes_step_gm3(R, w, g, gp, st, dw, c);
+    else fn_lanes_step_gm0(R, w, g, gp, st, dw, c);
+}
 #ifdef FN_KM_AVAILABLE
 #define FN_R_SET FN_KM
 #define FN_R_STEPS fn_lanes_steps

@@ -54,14 +54,14 @@ fn_trials_forward_tile(const int RT, const int UT, fn_tv *A, ptrdiff_t n_units, 
 /* Activation ACT (a constant) of rows [0, nb) x units [st, st + size) of A in
  * place: A = f(net) and, unless D is NULL, D = f'(net). */
 FN_INLINE void
-fn_trials_activate_units(const int ACT, fn_tv *A, fn_tv *D, ptrdiff_t nb, ptrdiff_t n_units,
+fn_trials_activate_units(const int VB, const int ACT, fn_tv *A, fn_tv *D, ptrdiff_t nb, ptrdiff_t n_units,
                          ptrdiff_t st, ptrdiff_t size)
 {
     for (ptrdiff_t r = 0; r < nb; r++)
         for (ptrdiff_t u = st; u < st + size; u++) {
             const fn_tvr s = A[r * n_units + u];
             fn_tvr y, f;
-            fn_lanes_activate(ACT, &s, &y, &f);
+            fn_lanes_activate(VB, ACT, &s, &y, &f);
             A[r * n_units + u] = y;
             if (D != NULL) D[r * n_units + u] = f;
         }
@@ -73,19 +73,19 @@ fn_trials_activate_units(const int ACT, fn_tv *A, fn_tv *D, ptrdiff_t nb, ptrdif
  * times per pass and CPU level (most of this module's build time), for no
  * measurable speed. */
 FN_INLINE void
-fn_trials_activate_layer(ptrdiff_t act, fn_tv *A, fn_tv *D, ptrdiff_t nb, ptrdiff_t n_units,
+fn_trials_activate_layer(const int VB, ptrdiff_t act, fn_tv *A, fn_tv *D, ptrdiff_t nb, ptrdiff_t n_units,
                          ptrdiff_t st, ptrdiff_t size)
 {
     /* (each case with its activation a constant: its own loop) */
 #define FN_ACTIVATE_CASE(code) \
-    case code: fn_trials_activate_units(code, A, D, nb, n_units, st, size); break;
+    case code: fn_trials_activate_units(VB, code, A, D, nb, n_units, st, size); break;
     switch (act) {
     FN_ACTIVATE_CASE(FN_ACT_PROBEN1)
     FN_ACTIVATE_CASE(FN_ACT_LOGISTIC)
     FN_ACTIVATE_CASE(FN_ACT_TANH)
     FN_ACTIVATE_CASE(FN_ACT_RELU)
     default:                                /* (as fn_activate_8: linear) */
-        fn_trials_activate_units(FN_ACT_LINEAR, A, D, nb, n_units, st, size);
+        fn_trials_activate_units(VB, FN_ACT_LINEAR, A, D, nb, n_units, st, size);
         break;
     }
 #undef FN_ACTIVATE_CASE
@@ -119,7 +119,7 @@ fn_trials_activate_layer(ptrdiff_t act, fn_tv *A, fn_tv *D, ptrdiff_t nb, ptrdif
  * the inputs; fills the other units and, unless D is NULL, f'(net) into D.
  * Every sum in source order, then + bias. */
 FN_INLINE void
-fn_trials_forward_rows(const int TMAX, const ptrdiff_t *layers, ptrdiff_t n_layers, const fn_real *w, fn_tv *A,
+fn_trials_forward_rows(const int TMAX, const int VB, const ptrdiff_t *layers, ptrdiff_t n_layers, const fn_real *w, fn_tv *A,
                        fn_tv *D, ptrdiff_t nb, ptrdiff_t n_units)
 {
     for (ptrdiff_t j = 0; j < n_layers; j++) {
@@ -130,7 +130,7 @@ fn_trials_forward_rows(const int TMAX, const ptrdiff_t *layers, ptrdiff_t n_laye
 #define FN_T_FWD(RT, UT) fn_trials_forward_tile(RT, UT, A, n_units, r0, u0, lo, fan, st, wj, bj)
         FN_T_TILES(nb, size, r0, u0, FN_T_FWD)
 #undef FN_T_FWD
-        fn_trials_activate_layer(act, A, D, nb, n_units, st, size);
+        fn_trials_activate_layer(VB, act, A, D, nb, n_units, st, size);
     }
 }
 

@@ -32,6 +32,10 @@
  *   FN_R_PREFIX, FN_R_SUFFIX   a function's name is prefix, rule, suffix
  *                 (fn_lanes_rprop_gm, fn_rprop_1);
  *   FN_R_ATTR     storage class, inlining and target of the functions;
+ *   FN_R_SHARE    optional: the suffix of an earlier instance of the same value
+ *                 type whose records (qp, ap, ctx) this one takes instead of
+ *                 defining its own (the lanes' mask sets of each CPU level share
+ *                 one step context: _lanes.h);
  *   FN_R_REAL     the scalar of the value type (double, the default; float for
  *                 the lanes of float32 trials): the parameters the steps
  *                 multiply by (Quickprop's, Adam's, the momentum) are converted
@@ -218,15 +222,23 @@ fn_rule_epoch_value(const fn_rule *r, ptrdiff_t t, ptrdiff_t t_max, double *rate
 #ifndef FN_R_REAL
 #define FN_R_REAL double
 #endif
+/* the records' names: the instance's own, or those of FN_R_SHARE's */
+#ifdef FN_R_SHARE
+#define FN_R_REC(rec) FN_R_JOIN(FN_R_PREFIX, rec, FN_R_SHARE)
+#else
+#define FN_R_REC(rec) FN_R_NAME(rec)
+#endif
 
 /* Quickprop's and Adam's parameters in the instance's scalar (fn_quickprop_params,
  * fn_adam_params converted once). */
+#ifndef FN_R_SHARE
 typedef struct {
     FN_R_REAL eps, mu, shrink, decay, threshold, momentum;
-} FN_R_NAME(qp);
+} FN_R_REC(qp);
 typedef struct {
     FN_R_REAL rate, beta1, beta2, eps;
-} FN_R_NAME(ap);
+} FN_R_REC(ap);
+#endif
 
 /* One RPROP step of one weight (Riedmiller & Braun 1993; the variants after
  * Igel & Huesken 2000), V an FN_*RPROP_* code (a constant where the caller can
@@ -298,7 +310,7 @@ FN_R_NAME(backprop)(FN_R(V) *w, const FN_R(V) *g, FN_R(V) *dw, const FN_R(V) *ra
  * to). Then w += step, sp = step, dp = d. */
 FN_R_ATTR void
 FN_R_NAME(quickprop)(FN_R(V) *w, const FN_R(V) *g, FN_R(V) *dp, FN_R(V) *sp,
-                     const FN_R_NAME(qp) *q)
+                     const FN_R_REC(qp) *q)
 {
     const FN_R(V) zero = FN_R(SPLAT)(0.0);
     const FN_R(V) d = -(*g + q->decay * *w);
@@ -324,7 +336,7 @@ FN_R_NAME(quickprop)(FN_R(V) *w, const FN_R(V) *g, FN_R(V) *dp, FN_R(V) *sp,
  * c2 = 1 - beta2^t of update t, computed once per update by the caller; values:
  * each lane's own, its trial's t). */
 FN_R_ATTR void
-FN_R_NAME(adam)(FN_R(V) *w, const FN_R(V) *g, FN_R(V) *m, FN_R(V) *v, const FN_R_NAME(ap) *a,
+FN_R_NAME(adam)(FN_R(V) *w, const FN_R(V) *g, FN_R(V) *m, FN_R(V) *v, const FN_R_REC(ap) *a,
                 const FN_R(V) *c1, const FN_R(V) *c2)
 {
     const FN_R(V) gv = *g;
@@ -349,22 +361,24 @@ FN_R_NAME(correct)(FN_R(T) *ok, const FN_R(V) *y, double t, double r_c, double a
     else *ok &= FN_R(LE)(FN_R(ABS)(*y - (FN_R_REAL)t), FN_R(SPLAT)(analog));
 }
 
-/* The step context of the instance, FN_R_NAME(ctx): what a rule's step takes
+/* The step context of the instance, FN_R_REC(ctx): what a rule's step takes
  * besides the weight and its arrays: the parameters as the steps use them
  * (RPROP's as values: k), made once by FN_R_NAME(ctx_init) from the record,
  * and the values the caller sets each epoch or update: rose (RPROP: the
  * epoch's error rose), rate, c1, c2 (fn_rule_epoch_value). */
+#ifndef FN_R_SHARE
 typedef struct {
     FN_R_STEPS k;
-    FN_R_NAME(qp) q;
-    FN_R_NAME(ap) a;
+    FN_R_REC(qp) q;
+    FN_R_REC(ap) a;
     FN_R_REAL momentum;
     FN_R(V) rate, c1, c2;
     FN_R(T) rose;
-} FN_R_NAME(ctx);
+} FN_R_REC(ctx);
+#endif
 
 FN_R_ATTR void
-FN_R_NAME(ctx_init)(FN_R_NAME(ctx) *c, const fn_rule *r)
+FN_R_NAME(ctx_init)(FN_R_REC(ctx) *c, const fn_rule *r)
 {
     c->k.eta_plus = FN_R(SPLAT)(r->rprop_plus.eta_plus);
     c->k.eta_minus = FN_R(SPLAT)(r->rprop_plus.eta_minus);
@@ -374,9 +388,9 @@ FN_R_NAME(ctx_init)(FN_R_NAME(ctx) *c, const fn_rule *r)
     fn_adam_params a;
     fn_quickprop_init(&q, &r->quickprop);
     fn_adam_init(&a, &r->adam);
-    c->q = (FN_R_NAME(qp)){(FN_R_REAL)q.eps, (FN_R_REAL)q.mu, (FN_R_REAL)q.shrink,
+    c->q = (FN_R_REC(qp)){(FN_R_REAL)q.eps, (FN_R_REAL)q.mu, (FN_R_REAL)q.shrink,
                            (FN_R_REAL)q.decay, (FN_R_REAL)q.threshold, (FN_R_REAL)q.momentum};
-    c->a = (FN_R_NAME(ap)){(FN_R_REAL)a.rate, (FN_R_REAL)a.beta1, (FN_R_REAL)a.beta2,
+    c->a = (FN_R_REC(ap)){(FN_R_REAL)a.rate, (FN_R_REAL)a.beta1, (FN_R_REAL)a.beta2,
                            (FN_R_REAL)a.eps};
     c->momentum = (FN_R_REAL)r->backprop.momentum;
     c->rate = FN_R(SPLAT)(r->p[0]);
@@ -388,7 +402,7 @@ FN_R_NAME(ctx_init)(FN_R_NAME(ctx) *c, const fn_rule *r)
  * context c. */
 #define FN_R_STEP_SIGNATURE(name)                                                       \
     FN_R_ATTR void FN_R_NAME(step_##name)(FN_R(V) *w, const FN_R(V) *g, FN_R(V) *gp,    \
-                                          FN_R(V) *st, FN_R(V) *dw, const FN_R_NAME(ctx) *c)
+                                          FN_R(V) *st, FN_R(V) *dw, const FN_R_REC(ctx) *c)
 FN_R_STEP_SIGNATURE(rprop_plus)
 {
     FN_R_NAME(rprop)(FN_RPROP_PLUS, w, g, gp, st, dw, &c->rose, &c->k);
@@ -426,7 +440,7 @@ FN_R_STEP_SIGNATURE(adam)
  * that rule's step). */
 FN_R_ATTR void
 FN_R_NAME(step)(const int R, FN_R(V) *w, const FN_R(V) *g, FN_R(V) *gp, FN_R(V) *st,
-                FN_R(V) *dw, const FN_R_NAME(ctx) *c)
+                FN_R(V) *dw, const FN_R_REC(ctx) *c)
 {
     switch (R) {
 #define FN_R_CASE(C, name, F, kgp, kst, kdw) \
@@ -448,5 +462,7 @@ FN_R_NAME(step)(const int R, FN_R(V) *w, const FN_R(V) *g, FN_R(V) *gp, FN_R(V) 
 #undef FN_R_SUFFIX
 #undef FN_R_ATTR
 #undef FN_R_REAL
+#undef FN_R_REC
+#undef FN_R_SHARE
 
 #endif /* FN_R_SET */

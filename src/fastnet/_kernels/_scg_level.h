@@ -4,6 +4,10 @@
  * guarded: its parameters are the includer's, which undefines them.
  */
 
+/* a OP b of the lanes at this level's width (FN_TCMP, _lanes.h: a whole-group
+ * comparison is scalar code below x86-64-v4) */
+#define FN_SCG_CMP(OP, a, b) FN_TCMP(FN_LV_VB, OP, a, b)
+
 /* One pass of the group at the points x: each lane's error (*sse) and gradient
  * (into g), and Hamey's check of the outputs there if it runs (*ok: the lanes
  * where every output is right; every lane without the check). Not inlined: its
@@ -41,11 +45,11 @@ FN_LV(fn_scg_steps14)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_i
     const fn_tv zero = FN_TSPLAT(0.0), inf = FN_TSPLAT(INFINITY);
     fn_tvr pp;
     fn_scg_dot(n_w, p, p, &pp);
-    const fn_tm a1 = *live & (pp > zero) & (pp < inf);
+    const fn_tm a1 = *live & FN_SCG_CMP(>, pp, zero) & FN_SCG_CMP(<, pp, inf);
     const fn_tm out1 = *live & ~a1;
     if (FN_SCG_BITS(out1)) {            /* (1: ‖p‖² = 0 "converged", else "abnormal") */
-        fn_scg_stop(par, q, s, FN_SCG_BITS(out1 & (pp == zero)), FN_SCG_CONVERGED, 0, n_w, w, r, p);
-        fn_scg_stop(par, q, s, FN_SCG_BITS(out1 & ~(pp == zero)), FN_SCG_ABNORMAL, 0, n_w, w, r, p);
+        fn_scg_stop(par, q, s, FN_SCG_BITS(out1 & FN_SCG_CMP(==, pp, zero)), FN_SCG_CONVERGED, 0, n_w, w, r, p);
+        fn_scg_stop(par, q, s, FN_SCG_BITS(out1 & ~FN_SCG_CMP(==, pp, zero)), FN_SCG_ABNORMAL, 0, n_w, w, r, p);
     }
     const fn_tm probe = a1 & s->success;
     fn_tvr delta = s->delta;
@@ -72,7 +76,7 @@ FN_LV(fn_scg_steps14)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_i
     const fn_tvr dl = s->lam - s->lam_bar;                              /* (2) */
     const fn_tvr dlp = dl * pp;
     delta = delta + dlp;
-    const fn_tm neg = a1 & (delta <= zero);                              /* (3) */
+    const fn_tm neg = a1 & FN_SCG_CMP(<=, delta, zero);                              /* (3) */
     if (FN_SCG_BITS(neg)) {
         const fn_tvr lb = 2.0 * (s->lam - delta / pp);
         const fn_tvr lp = s->lam * pp;
@@ -83,13 +87,15 @@ FN_LV(fn_scg_steps14)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_i
     fn_tvr m;                                                           /* (4) */
     fn_scg_dot(n_w, p, r, &m);
     const fn_tvr al = m / delta;
-    const fn_tm ok2 = a1 & (delta > zero) & (delta < inf) & (FN_TABS(al) < inf) & (m != zero);
+    const fn_tm ok2 = a1 & FN_SCG_CMP(>, delta, zero) & FN_SCG_CMP(<, delta, inf)
+        & FN_SCG_CMP(<, FN_TABS(al), inf) & ~FN_SCG_CMP(==, m, zero);
     const fn_tm out2 = a1 & ~ok2;
     if (FN_SCG_BITS(out2)) {
         /* (δ not in (0, ∞) or μ not finite "abnormal", else μ = 0 "converged",
          * else α not finite "abnormal": SCG's order) */
-        const fn_tm first = out2 & ~((delta > zero) & (delta < inf) & (FN_TABS(m) < inf));
-        const fn_tm mu0 = out2 & ~first & (m == zero);
+        const fn_tm first = out2 & ~(FN_SCG_CMP(>, delta, zero) & FN_SCG_CMP(<, delta, inf)
+                                            & FN_SCG_CMP(<, FN_TABS(m), inf));
+        const fn_tm mu0 = out2 & ~first & FN_SCG_CMP(==, m, zero);
         fn_scg_stop(par, q, s, FN_SCG_BITS(out2 & ~mu0), FN_SCG_ABNORMAL, 0, n_w, w, r, p);
         fn_scg_stop(par, q, s, FN_SCG_BITS(mu0), FN_SCG_CONVERGED, 0, n_w, w, r, p);
     }
@@ -127,7 +133,7 @@ FN_LV(fn_scg_begin)(const fn_scg_params *par, fn_scg_queue *q, fn_scg_lanes *s, 
     s->success |= starting;
     s->ok_start = (starting & *ok) | (~starting & s->ok_start);
     const unsigned b = FN_SCG_BITS(starting);
-    const fn_tm finite = (*e == *e) & (*e - *e == zero);
+    const fn_tm finite = FN_SCG_CMP(==, *e - *e, zero);
     for (int l = 0; l < FN_TL; l++) {
         if (!(b >> l & 1)) continue;
         const ptrdiff_t i = s->trial[l];
@@ -159,19 +165,19 @@ FN_LV(fn_scg_steps57)(const fn_scg_params *par, fn_scg_queue *q, fn_scg_lanes *s
     const fn_tm a2 = *lanes;
     const fn_tvr mu2 = *mu * *mu;
     for (int l = 0; l < FN_TL; l++) s->n_error[l] += a2[l] != 0;
-    const fn_tm a3 = a2 & (*e < inf) & (mu2 > zero) & (mu2 < inf);
+    const fn_tm a3 = a2 & FN_SCG_CMP(<, *e, inf) & FN_SCG_CMP(>, mu2, zero) & FN_SCG_CMP(<, mu2, inf);
     const fn_tm out3 = a2 & ~a3;
     if (FN_SCG_BITS(out3)) {
-        const fn_tm bad = out3 & ~(*e < inf);
+        const fn_tm bad = out3 & ~FN_SCG_CMP(<, *e, inf);
         fn_scg_stop(par, q, s, FN_SCG_BITS(bad), FN_SCG_DIVERGED, 0, n_w, w, r, p);
-        fn_scg_stop(par, q, s, FN_SCG_BITS(out3 & ~bad & (mu2 == inf)), FN_SCG_ABNORMAL, 0,
+        fn_scg_stop(par, q, s, FN_SCG_BITS(out3 & ~bad & FN_SCG_CMP(==, mu2, inf)), FN_SCG_ABNORMAL, 0,
                     n_w, w, r, p);
-        fn_scg_stop(par, q, s, FN_SCG_BITS(out3 & ~bad & (mu2 == zero)), FN_SCG_CONVERGED, 0,
+        fn_scg_stop(par, q, s, FN_SCG_BITS(out3 & ~bad & FN_SCG_CMP(==, mu2, zero)), FN_SCG_CONVERGED, 0,
                     n_w, w, r, p);
     }
     if (!FN_SCG_BITS(a3)) return;
     const fn_tvr Delta = 2.0 * s->delta * (s->E - *e) / mu2;               /* (5) */
-    const fn_tm acc = a3 & (Delta >= zero);                                 /* (6) */
+    const fn_tm acc = a3 & FN_SCG_CMP(>=, Delta, zero);                                 /* (6) */
     s->E = FN_TSEL(acc, *e, s->E);
     for (int l = 0; l < FN_TL; l++) s->n_grad[l] += acc[l] != 0;
     fn_tvr rr = zero, rnr = zero;
@@ -201,12 +207,12 @@ FN_LV(fn_scg_steps57)(const fn_scg_params *par, fn_scg_queue *q, fn_scg_lanes *s
     fn_tvr lam = s->lam;
     s->lam_bar = FN_TSEL(a3, FN_TSEL(acc, zero, lam), s->lam_bar);
     s->success = (a3 & acc) | (~a3 & s->success);
-    lam = FN_TSEL(acc & (Delta >= 0.75), lam / 4.0, lam);
+    lam = FN_TSEL(acc & FN_SCG_CMP(>=, Delta, FN_TSPLAT(0.75)), lam / 4.0, lam);
     const fn_tvr rise = s->delta * (1.0 - Delta) / *p2;                     /* (7) */
-    lam = FN_TSEL(a3 & (Delta < 0.25), lam + rise, lam);
+    lam = FN_TSEL(a3 & FN_SCG_CMP(<, Delta, FN_TSPLAT(0.25)), lam + rise, lam);
     s->lam = FN_TSEL(a3, lam, s->lam);
     /* the stops: λ not finite or r' = 0 (the weights stay), then the check */
-    const fn_tm flat = a3 & (~(FN_TABS(lam) < inf) | (acc & (rr == zero) & ~nz));
+    const fn_tm flat = a3 & (~FN_SCG_CMP(<, FN_TABS(lam), inf) | (acc & FN_SCG_CMP(==, rr, zero) & ~nz));
     if (FN_SCG_BITS(flat))
         fn_scg_stop(par, q, s, FN_SCG_BITS(flat), FN_SCG_CONVERGED, 0, n_w, w, r, p);
     fn_tm first;
@@ -294,3 +300,5 @@ FN_LV(fn_scg_run)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, p
     }
     return FN_SCG_DONE;
 }
+
+#undef FN_SCG_CMP

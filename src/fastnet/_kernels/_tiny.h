@@ -58,6 +58,18 @@
 #define FN_TINY_FIXED(X) X(PROBEN1, LINEAR, IRPROP_MINUS) X(PROBEN1, LINEAR, RPROP_PLUS)
 #endif
 
+/* The pairs and fixed variants compiled at x86-64-v3 and in the baseline (every other
+ * CPU): the timing study's default network, Hamey's and Proben1's units (XOR as
+ * Proben1 trains it), each a build's second of compile per level; the others train
+ * in the generic kernel there. */
+#ifdef FN_LANES_F32
+#define FN_TINY_PAIRS_NARROW(X) FN_TINY_PAIRS(X)     /* (float32's lists are short already) */
+#define FN_TINY_FIXED_NARROW(X) FN_TINY_FIXED(X)
+#else
+#define FN_TINY_PAIRS_NARROW(X) X(PROBEN1, LINEAR) X(TANH, LOGISTIC) X(LOGISTIC, LOGISTIC)
+#define FN_TINY_FIXED_NARROW(X) X(PROBEN1, LINEAR, RPROP_PLUS) X(TANH, LOGISTIC, IRPROP_MINUS)
+#endif
+
 /* The pairs whose queue of trials (timing studies: fn_trials_queue) has a tiny
  * kernel: the study's default network (tanh hidden, logistic outputs) and
  * Hamey's (logistic throughout); the others queue in the generic kernel. */
@@ -88,20 +100,42 @@
 /* Epochs whose errors a tiny kernel keeps before writing them to their rows. */
 #define FN_TINY_CHUNK 16
 
+/* Groups side by side in the kernels of x86-64-v3 and the baseline: their 16
+ * vector registers (AVX2, SSE2; NEON has 32 of 16 bytes) hold no group's state,
+ * which lives on the stack whatever Q is. */
+#ifndef FN_TINY_Q_NARROW
+#define FN_TINY_Q_NARROW 2
+#endif
+
+/* The errors' comparisons (fn_te: FN_TL doubles) at a level's width VB (16 or
+ * 32 bytes), as FN_TCMP (_lanes.h) compares values: FN_TECMP(VB, OP, a, b) an
+ * error mask (fn_tem). */
+typedef double fn_te32 __attribute__((vector_size(32)));
+typedef int64_t fn_te32m __attribute__((vector_size(32)));
+typedef double fn_te16 __attribute__((vector_size(16)));
+typedef int64_t fn_te16m __attribute__((vector_size(16)));
+#define FN_TECMP_PIECES(PT, MT, OP, a, b, m)                                            \
+    _Pragma("GCC unroll 8")                                                             \
+    for (int fn_te_i_ = 0; fn_te_i_ < (int)(sizeof(fn_te) / sizeof(PT)); fn_te_i_++) {  \
+        PT fn_te_x_, fn_te_y_;                                                          \
+        memcpy(&fn_te_x_, (const char *)&(a) + fn_te_i_ * sizeof(PT), sizeof(PT));      \
+        memcpy(&fn_te_y_, (const char *)&(b) + fn_te_i_ * sizeof(PT), sizeof(PT));      \
+        const MT fn_te_r_ = fn_te_x_ OP fn_te_y_;                                       \
+        memcpy((char *)&(m) + fn_te_i_ * sizeof(PT), &fn_te_r_, sizeof(PT));            \
+    }
+#define FN_TECMP(VB, OP, a, b) __extension__({                                          \
+    const fn_te fn_tecmp_a_ = (a), fn_tecmp_b_ = (b);                                   \
+    fn_tem fn_tecmp_m_;                                                                 \
+    if ((VB) == 32)                                                                     \
+        FN_TECMP_PIECES(fn_te32, fn_te32m, OP, fn_tecmp_a_, fn_tecmp_b_, fn_tecmp_m_)   \
+    else FN_TECMP_PIECES(fn_te16, fn_te16m, OP, fn_tecmp_a_, fn_tecmp_b_, fn_tecmp_m_)  \
+    fn_tecmp_m_; })
+
 #define FN_TINY_CAT_(a, b, c, d, e) a##_##b##_##c##_##d##_##e
 #define FN_TINY_CAT(a, b, c, d, e) FN_TINY_CAT_(a, b, c, d, e)
+#define FN_TINY_CAT6_(a, b, c, d, e, f) a##_##b##_##c##_##d##_##e##_##f
+#define FN_TINY_CAT6(a, b, c, d, e, f) FN_TINY_CAT6_(a, b, c, d, e, f)
 
-/* The lane masks and the rule and check of the tiny kernels: AVX-512 mask
- * registers where they have them, else generic vectors. */
-#ifdef FN_KM_AVAILABLE
-#define FN_TK(op) FN_KM_##op
-#define FN_TINY_RPROP fn_lanes_rprop_km
-#define FN_TINY_CORRECT fn_lanes_correct_km
-#else
-#define FN_TK(op) FN_GM_##op
-#define FN_TINY_RPROP fn_lanes_rprop_gm
-#define FN_TINY_CORRECT fn_lanes_correct_gm
-#endif
 
 /* The lanes' errors (fn_te, doubles at both value types) compared: FN_TINY_ECMP(a,
  * b, P) the lanes where predicate P (_CMP_GT_OQ, _CMP_EQ_OQ) holds, as bits;
@@ -219,44 +253,78 @@ fn_tiny_transpose8(const double *src, ptrdiff_t ss, double *dst, ptrdiff_t ld)
 }
 #endif
 
-/* Epochs [e0, e1) of the errors held in sbuf (FN_TINY_CHUNK epochs of FN_TINY_Q
- * groups, whole vectors: lane k's is row k) into their rows of sse_out; *top
- * raised to the largest of them (NaN not counted). Whole vectors throughout:
- * the maximum over vectors, the rows written 8 epochs at a time by a
- * transpose. Value by value (a chain of scalar maxima, 64 loads and stores per
- * 8 x 8) this took 8 % of XOR 2-2-1's kernel time, and inlined into the epoch
- * loop it cost GCC registers there. */
-FN_TINY_TARGET static __attribute__((noinline)) void
-fn_tiny_flush(const double *sbuf, ptrdiff_t e0, ptrdiff_t e1, const ptrdiff_t *grps,
-              double *sse_out, ptrdiff_t ld, double *top)
-{
-    fn_te m = FN_TESPLAT(*top);
-    FN_TINY_UNROLL for (int q = 0; q < FN_TINY_Q; q++)
-        for (ptrdiff_t e = e0; e < e1; e++) {
-            const fn_teu v = FN_TELOAD(sbuf + (q * FN_TINY_CHUNK + e - e0) * FN_TL);
-            m = FN_TINY_EMAX(v, m);              /* (NaN: m) */
-        }
-    double t = *top;
-    for (int k = 0; k < FN_TL; k++)
-        if (m[k] > t) t = m[k];
-    *top = t;
-    FN_TINY_UNROLL for (int q = 0; q < FN_TINY_Q; q++) {
-        const double *src = sbuf + q * FN_TINY_CHUNK * FN_TL;
-        double *dst = sse_out + grps[q] * FN_TL * ld;
-        ptrdiff_t e = e0;
-#ifdef FN_KM_AVAILABLE
-        for (; e + 8 <= e1; e += 8, src += 8 * FN_TL)
-            for (int h = 0; h < FN_TL; h += 8)      /* (float32: two halves of 8 lanes) */
-                fn_tiny_transpose8(src + h, FN_TL, dst + h * ld + e, ld);
-#endif
-        for (; e < e1; e++, src += FN_TL)
-            for (int k = 0; k < FN_TL; k++) dst[k * ld + e] = src[k];
-    }
-}
-
 #endif /* FASTNET_TINY_H */
 
 #ifdef FN_TINY_NI   /* the template, for one shape */
+
+/* The level's forms: FN_TINY_LEVEL (the includer's) 4 for x86-64-v4 (AVX-512 mask
+ * registers where the build has them), 3 for x86-64-v3, 0 for the baseline (every
+ * CPU); FN_TK(op) the lane masks' operations, FN_TY_RPROP and FN_TY_CORRECT the rule
+ * and check of that set, FN_TY_VB its vector bytes, FN_TY_Q its groups side by side,
+ * FN_TY_E*: comparisons of the errors. */
+#if FN_TINY_LEVEL == 4
+#define FN_TY_ATTR FN_TINY_TARGET
+#define FN_TY_SUFFIX v4
+#define FN_TY_VB 64
+#define FN_TY_Q FN_TINY_Q
+#define FN_TY_PAIRS FN_TINY_PAIRS
+#define FN_TY_FIXED FN_TINY_FIXED
+#ifdef FN_KM_AVAILABLE
+#define FN_TK(op) FN_KM_##op
+#define FN_TY_RPROP fn_lanes_rprop_km
+#define FN_TY_CORRECT fn_lanes_correct_km
+#else
+#define FN_TK(op) FN_GM_##op
+#define FN_TY_RPROP fn_lanes_rprop_gm
+#define FN_TY_CORRECT fn_lanes_correct_gm
+#endif
+#define FN_TY_ETM(OP, a, b) ((a) OP (b))
+#define FN_TY_ECMP(a, b, P) FN_TINY_ECMP(a, b, P)
+#define FN_TY_EMAX(a, b) FN_TINY_EMAX(a, b)
+#define FN_TY_EGT(a, b) FN_TINY_EGT(a, b)
+#define FN_TY_OPAQUE(v) FN_TINY_OPAQUE(v)
+#else
+#if FN_TINY_LEVEL == 3
+#define FN_TY_ATTR FN_TINY_V3_TARGET
+#define FN_TY_SUFFIX v3
+#define FN_TY_VB 32
+#define FN_TK(op) FN_GM3_##op
+#define FN_TY_RPROP fn_lanes_rprop_gm3
+#define FN_TY_CORRECT fn_lanes_correct_gm3
+/* (the outputs rounded before the residual, as at x86-64-v4: an empty asm on each
+ * ymm half hides the product from GCC's contraction into an FMA) */
+#define FN_TY_OPAQUE(v) do {                                                            \
+        fn_tp32 h0_, h1_;                                                               \
+        memcpy(&h0_, &(v), 32);                                                         \
+        memcpy(&h1_, (char *)&(v) + 32, 32);                                            \
+        __asm__("" : "+x"(h0_));                                                        \
+        __asm__("" : "+x"(h1_));                                                        \
+        memcpy(&(v), &h0_, 32);                                                         \
+        memcpy((char *)&(v) + 32, &h1_, 32);                                            \
+    } while (0)
+#else
+#define FN_TY_ATTR FN_TINY_V0_TARGET
+#define FN_TY_SUFFIX v0
+#define FN_TY_VB 16
+#define FN_TK(op) FN_GM0_##op
+#define FN_TY_RPROP fn_lanes_rprop_gm0
+#define FN_TY_CORRECT fn_lanes_correct_gm0
+#define FN_TY_OPAQUE(v) FN_TINY_OPAQUE_V0(v)
+#endif
+#define FN_TY_Q FN_TINY_Q_NARROW
+#define FN_TY_PAIRS FN_TINY_PAIRS_NARROW
+#define FN_TY_FIXED FN_TINY_FIXED_NARROW
+#define FN_TY_ETM(OP, a, b) FN_TECMP(FN_TY_VB, OP, a, b)
+#define FN_TY_ECMP(a, b, P) ((P) == _CMP_GT_OQ ? FN_GM_EBITS(FN_TY_ETM(>, a, b))             \
+                                               : FN_GM_EBITS(FN_TY_ETM(==, a, b)))
+#define FN_TY_EMAX(a, b) __extension__({ const fn_te a_ = (a), b_ = (b);                 \
+    FN_TESEL(FN_TY_ETM(>, a_, b_), a_, b_); })
+#ifdef FN_LANES_F32
+#define FN_TY_EGT(a, b) FN_TM_OF(FN_TY_ETM(>, a, b))
+#else
+#define FN_TY_EGT(a, b) FN_TK(GT)(a, b)
+#endif
+#endif
 
 #define TI FN_TINY_NI
 #define TH FN_TINY_NH
@@ -268,12 +336,47 @@ fn_tiny_flush(const double *sbuf, ptrdiff_t e0, ptrdiff_t e1, const ptrdiff_t *g
 #define TB2 (TW2 + TO * TFAN)              /* output biases */
 #define TNW (TB2 + TO)                     /* weights */
 #define TNU (TI + TH + TO)                 /* units */
-#define FN_TINY_NAME(f) FN_TINY_CAT(f, TI, TH, TO, FN_TINY_SC)
+#define FN_TINY_NAME(f) FN_TINY_CAT6(f, TI, TH, TO, FN_TINY_SC, FN_TY_SUFFIX)
+
+/* Epochs [e0, e1) of the errors held in sbuf (FN_TINY_CHUNK epochs of FN_TY_Q
+ * groups, whole vectors: lane k's is row k) into their rows of sse_out; *top
+ * raised to the largest of them (NaN not counted). Whole vectors throughout:
+ * the maximum over vectors, the rows written 8 epochs at a time by a
+ * transpose. Value by value (a chain of scalar maxima, 64 loads and stores per
+ * 8 x 8) this took 8 % of XOR 2-2-1's kernel time, and inlined into the epoch
+ * loop it cost GCC registers there. */
+FN_TY_ATTR static __attribute__((noinline)) void
+FN_TINY_NAME(fn_tiny_flush)(const double *sbuf, ptrdiff_t e0, ptrdiff_t e1, const ptrdiff_t *grps,
+              double *sse_out, ptrdiff_t ld, double *top)
+{
+    fn_te m = FN_TESPLAT(*top);
+    FN_TINY_UNROLL for (int q = 0; q < FN_TY_Q; q++)
+        for (ptrdiff_t e = e0; e < e1; e++) {
+            const fn_teu v = FN_TELOAD(sbuf + (q * FN_TINY_CHUNK + e - e0) * FN_TL);
+            m = FN_TY_EMAX(v, m);              /* (NaN: m) */
+        }
+    double t = *top;
+    for (int k = 0; k < FN_TL; k++)
+        if (m[k] > t) t = m[k];
+    *top = t;
+    FN_TINY_UNROLL for (int q = 0; q < FN_TY_Q; q++) {
+        const double *src = sbuf + q * FN_TINY_CHUNK * FN_TL;
+        double *dst = sse_out + grps[q] * FN_TL * ld;
+        ptrdiff_t e = e0;
+#if FN_TINY_LEVEL == 4 && defined(FN_KM_AVAILABLE)
+        for (; e + 8 <= e1; e += 8, src += 8 * FN_TL)
+            for (int h = 0; h < FN_TL; h += 8)      /* (float32: two halves of 8 lanes) */
+                fn_tiny_transpose8(src + h, FN_TL, dst + h * ld + e, ld);
+#endif
+        for (; e < e1; e++, src += FN_TL)
+            for (int k = 0; k < FN_TL; k++) dst[k * ld + e] = src[k];
+    }
+}
 
 /* The forward pass of example p with weights W into A (units) and F (f'(net)
  * of the hidden then output units), activations HA and OA (constants); as
  * fn_trials_forward_rows, sum by sum. The inputs come broadcast from XB. */
-FN_TINY_TARGET FN_INLINE void
+FN_TY_ATTR FN_INLINE void
 FN_TINY_NAME(fn_tiny_forward)(const int HA, const int OA, const fn_tvr *W, fn_tvr *A, fn_tvr *F,
                               const fn_real *XB, ptrdiff_t p)
 {
@@ -282,14 +385,14 @@ FN_TINY_NAME(fn_tiny_forward)(const int HA, const int OA, const fn_tvr *W, fn_tv
         fn_tvr s = FN_TSPLAT(0.0);
         FN_TINY_UNROLL for (int i = 0; i < TI; i++) s += W[u * TI + i] * A[i];
         s += W[TB1 + u];
-        fn_lanes_activate(HA, &s, &A[TI + u], &F[u]);
+        fn_lanes_activate(FN_TY_VB, HA, &s, &A[TI + u], &F[u]);
     }
     FN_TINY_UNROLL for (int o = 0; o < TO; o++) {
         fn_tvr s = FN_TSPLAT(0.0);
         FN_TINY_UNROLL for (int i = 0; i < TFAN; i++) s += W[TW2 + o * TFAN + i] * A[TLO + i];
         s += W[TB2 + o];
-        fn_lanes_activate(OA, &s, &A[TI + TH + o], &F[TH + o]);
-        FN_TINY_OPAQUE(A[TI + TH + o]);
+        fn_lanes_activate(FN_TY_VB, OA, &s, &A[TI + TH + o], &F[TH + o]);
+        FN_TY_OPAQUE(A[TI + TH + o]);
     }
 }
 
@@ -303,7 +406,7 @@ typedef struct {
 /* Group grp's state (g, as it is now) for the lanes of the bit set `lanes`,
  * into memory. Whole vectors go through `snap` first: indexing the arrays by a
  * variable lane would keep them out of registers. */
-FN_TINY_TARGET FN_INLINE void
+FN_TY_ATTR FN_INLINE void
 FN_TINY_NAME(fn_tiny_save)(const FN_TINY_NAME(fn_tiny_group) *g, unsigned lanes, ptrdiff_t grp,
                            const fn_trials_state *st, fn_real *snap)
 {
@@ -328,7 +431,7 @@ FN_TINY_NAME(fn_tiny_save)(const FN_TINY_NAME(fn_tiny_group) *g, unsigned lanes,
 
 /* Example p's share of the epoch's error and gradient (into g->sse, g->G) of a
  * group, from its forward pass A, F (F is overwritten). */
-FN_TINY_TARGET FN_INLINE void
+FN_TY_ATTR FN_INLINE void
 FN_TINY_NAME(fn_tiny_backward)(FN_TINY_NAME(fn_tiny_group) *g, ptrdiff_t p, const fn_real *T,
                                const fn_tvr *A, fn_tvr *F)
 {
@@ -356,7 +459,7 @@ FN_TINY_NAME(fn_tiny_backward)(FN_TINY_NAME(fn_tiny_group) *g, ptrdiff_t p, cons
 }
 
 /* Example p's share of the epoch's error and gradient of a group at its weights. */
-FN_TINY_TARGET FN_INLINE void
+FN_TY_ATTR FN_INLINE void
 FN_TINY_NAME(fn_tiny_gradient)(const int HA, const int OA, FN_TINY_NAME(fn_tiny_group) *g,
                                ptrdiff_t p, const fn_real *XB, const fn_real *T)
 {
@@ -366,7 +469,7 @@ FN_TINY_NAME(fn_tiny_gradient)(const int HA, const int OA, FN_TINY_NAME(fn_tiny_
 }
 
 /* Hamey's success check of a group at its weights: the lanes that pass. */
-FN_TINY_TARGET FN_INLINE unsigned
+FN_TY_ATTR FN_INLINE unsigned
 FN_TINY_NAME(fn_tiny_check)(const int HA, const int OA, const FN_TINY_NAME(fn_tiny_group) *g,
                               ptrdiff_t n, const fn_real *XB, const fn_real *T, double r_c,
                               double analog)
@@ -376,24 +479,24 @@ FN_TINY_NAME(fn_tiny_check)(const int HA, const int OA, const FN_TINY_NAME(fn_ti
     do {
         fn_tvr A[TNU], F[TH + TO];
         FN_TINY_NAME(fn_tiny_forward)(HA, OA, g->W, A, F, XB, p);
-        FN_TINY_UNROLL for (int o = 0; o < TO; o++) FN_TINY_CORRECT(&ok, &A[TI + TH + o], T[p * TO + o], r_c, analog);
+        FN_TINY_UNROLL for (int o = 0; o < TO; o++) FN_TY_CORRECT(&ok, &A[TI + TH + o], T[p * TO + o], r_c, analog);
     } while (++p < n);
     return FN_TK(BITS)(ok);
 }
 
-/* One epoch's error and gradient (into sse, G) of the FN_TINY_Q groups gr at
+/* One epoch's error and gradient (into sse, G) of the FN_TY_Q groups gr at
  * their weights: with exp-based units the forward passes of FN_TINY_AHEAD
  * examples first (independent chains of dependent operations, which the CPU
  * overlaps), then their backward passes, in example order (the sums' order);
  * the rest one by one. With CHECK (a constant), Hamey's check of the outputs
  * of those forward passes (the weights' own) clears in ok[q] the lanes where
  * one is wrong (thresholds r_c, analog). */
-FN_TINY_TARGET FN_INLINE void
+FN_TY_ATTR FN_INLINE void
 FN_TINY_NAME(fn_tiny_epoch)(const int HA, const int OA, const int CHECK,
                             FN_TINY_NAME(fn_tiny_group) *gr, FN_TK(T) *ok, ptrdiff_t n,
                             const fn_real *XB, const fn_real *T, double r_c, double analog)
 {
-    const int Q = FN_TINY_Q;
+    const int Q = FN_TY_Q;
     const fn_tv zero = FN_TSPLAT(0.0);
     const int ahead = HA == FN_ACT_TANH || HA == FN_ACT_LOGISTIC || OA == FN_ACT_TANH
         || OA == FN_ACT_LOGISTIC;
@@ -407,7 +510,7 @@ FN_TINY_NAME(fn_tiny_epoch)(const int HA, const int OA, const int CHECK,
     ptrdiff_t p = 0;
     if (ahead) {
         for (; p + FN_TINY_AHEAD <= n; p += FN_TINY_AHEAD) {
-            fn_tvr A[FN_TINY_AHEAD][FN_TINY_Q][TNU], F[FN_TINY_AHEAD][FN_TINY_Q][TH + TO];
+            fn_tvr A[FN_TINY_AHEAD][FN_TY_Q][TNU], F[FN_TINY_AHEAD][FN_TY_Q][TH + TO];
             FN_TINY_UNROLL for (int j = 0; j < FN_TINY_AHEAD; j++)
                 FN_TINY_UNROLL for (int q = 0; q < Q; q++)
                     FN_TINY_NAME(fn_tiny_forward)(HA, OA, gr[q].W, A[j][q], F[j][q], XB, p + j);
@@ -415,7 +518,7 @@ FN_TINY_NAME(fn_tiny_epoch)(const int HA, const int OA, const int CHECK,
                 FN_TINY_UNROLL for (int j = 0; j < FN_TINY_AHEAD; j++)
                     FN_TINY_UNROLL for (int q = 0; q < Q; q++)
                         FN_TINY_UNROLL for (int o = 0; o < TO; o++)
-                            FN_TINY_CORRECT(&ok[q], &A[j][q][TI + TH + o], T[(p + j) * TO + o],
+                            FN_TY_CORRECT(&ok[q], &A[j][q][TI + TH + o], T[(p + j) * TO + o],
                                             r_c, analog);
             FN_TINY_UNROLL for (int j = 0; j < FN_TINY_AHEAD; j++)
                 FN_TINY_UNROLL for (int q = 0; q < Q; q++)
@@ -431,7 +534,7 @@ FN_TINY_NAME(fn_tiny_epoch)(const int HA, const int OA, const int CHECK,
                     fn_tvr A[TNU], F[TH + TO];
                     FN_TINY_NAME(fn_tiny_forward)(HA, OA, gr[q].W, A, F, XB, p);
                     FN_TINY_UNROLL for (int o = 0; o < TO; o++)
-                        FN_TINY_CORRECT(&ok[q], &A[TI + TH + o], T[p * TO + o], r_c, analog);
+                        FN_TY_CORRECT(&ok[q], &A[TI + TH + o], T[p * TO + o], r_c, analog);
                     FN_TINY_NAME(fn_tiny_backward)(&gr[q], p, T, A, F);
                 } else {
                     FN_TINY_NAME(fn_tiny_gradient)(HA, OA, &gr[q], p, XB, T);
@@ -442,18 +545,18 @@ FN_TINY_NAME(fn_tiny_epoch)(const int HA, const int OA, const int CHECK,
 }
 
 /* RPROP's update (variant V: a switch around the update alone, unless V is a
- * constant) of the FN_TINY_Q groups gr, each from its epoch's error and
+ * constant) of the FN_TY_Q groups gr, each from its epoch's error and
  * gradient; then each group's last error is this epoch's. */
-FN_TINY_TARGET FN_INLINE void
+FN_TY_ATTR FN_INLINE void
 FN_TINY_NAME(fn_tiny_update)(const int V, FN_TINY_NAME(fn_tiny_group) *gr,
                              const fn_lanes_steps *k)
 {
-    const int Q = FN_TINY_Q;
+    const int Q = FN_TY_Q;
 #define FN_TINY_UPDATE(VV)                                                              \
     FN_TINY_UNROLL for (int q = 0; q < Q; q++) {                                        \
-        const FN_TK(T) rose = FN_TINY_EGT(gr[q].sse, gr[q].last);                      \
+        const FN_TK(T) rose = FN_TY_EGT(gr[q].sse, gr[q].last);                      \
         FN_TINY_UNROLL for (int c = 0; c < TNW; c++)                                    \
-            FN_TINY_RPROP(VV, &gr[q].W[c], &gr[q].G[c], &gr[q].GP[c], &gr[q].S[c],      \
+            FN_TY_RPROP(VV, &gr[q].W[c], &gr[q].G[c], &gr[q].GP[c], &gr[q].S[c],      \
                           &gr[q].DW[c], &rose, k);                                      \
         gr[q].last = gr[q].sse;                                                         \
     }
@@ -468,12 +571,12 @@ FN_TINY_NAME(fn_tiny_update)(const int V, FN_TINY_NAME(fn_tiny_group) *gr,
 
 /* Group grps[q]'s state from memory into gr[q] (off[q]: its offset), and the
  * lanes that train (status 0) as bits into live[q]; returns their union. */
-FN_TINY_TARGET FN_INLINE unsigned
+FN_TY_ATTR FN_INLINE unsigned
 FN_TINY_NAME(fn_tiny_load)(FN_TINY_NAME(fn_tiny_group) *gr, const ptrdiff_t *grps,
                            const fn_trials_state *st, ptrdiff_t *off, unsigned *live)
 {
     unsigned any = 0;
-    FN_TINY_UNROLL for (int q = 0; q < FN_TINY_Q; q++) {
+    FN_TINY_UNROLL for (int q = 0; q < FN_TY_Q; q++) {
         off[q] = grps[q] * TNW * FN_TL;
         live[q] = 0;
         for (int l = 0; l < FN_TL; l++)
@@ -493,13 +596,13 @@ FN_TINY_NAME(fn_tiny_load)(FN_TINY_NAME(fn_tiny_group) *gr, const ptrdiff_t *grp
 
 /* The groups' state back into memory: whole for a group whose lanes all
  * train, through fn_tiny_save for the lanes that train of the others. */
-FN_TINY_TARGET FN_INLINE void
+FN_TY_ATTR FN_INLINE void
 FN_TINY_NAME(fn_tiny_store)(const FN_TINY_NAME(fn_tiny_group) *gr, const ptrdiff_t *grps,
                             const fn_trials_state *st, const ptrdiff_t *off,
                             const unsigned *live, fn_real *snap)
 {
     const unsigned full = (1u << FN_TL) - 1;
-    FN_TINY_UNROLL for (int q = 0; q < FN_TINY_Q; q++) {
+    FN_TINY_UNROLL for (int q = 0; q < FN_TY_Q; q++) {
         if (live[q] == full) {
             FN_TINY_UNROLL for (int c = 0; c < TNW; c++) {
                 FN_TSTORE(st->w + off[q] + c * FN_TL, gr[q].W[c]);
@@ -517,7 +620,7 @@ FN_TINY_NAME(fn_tiny_store)(const FN_TINY_NAME(fn_tiny_group) *gr, const ptrdiff
 
 /* The lanes `lanes` (bits) of group grps[q] freeze with status s: their state
  * into memory, out of live[q]. */
-FN_TINY_TARGET FN_INLINE void
+FN_TY_ATTR FN_INLINE void
 FN_TINY_NAME(fn_tiny_freeze)(const FN_TINY_NAME(fn_tiny_group) *g, unsigned lanes, ptrdiff_t grp,
                              const fn_trials_state *st, fn_real *snap, int64_t s, unsigned *live)
 {
@@ -527,7 +630,7 @@ FN_TINY_NAME(fn_tiny_freeze)(const FN_TINY_NAME(fn_tiny_group) *g, unsigned lane
     *live &= ~lanes;
 }
 
-/* Groups grps[0 .. FN_TINY_Q) side by side (independent streams of work that
+/* Groups grps[0 .. FN_TY_Q) side by side (independent streams of work that
  * hide each other's latencies); a group repeated for the last few (the
  * streams then compute and write the same). HA, OA: the hidden and output
  * activations (constants), V the RPROP variant (fn_tiny_update; an epoch loop
@@ -537,7 +640,7 @@ FN_TINY_NAME(fn_tiny_freeze)(const FN_TINY_NAME(fn_tiny_group) *g, unsigned lane
  * the one it had when it froze: lanes never mix, so the others are
  * unaffected. That keeps masks out of the epoch (lane status is a bit set,
  * handled in scalar code once per epoch). */
-FN_TINY_TARGET FN_INLINE void
+FN_TY_ATTR FN_INLINE void
 FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff_t *grps,
                           ptrdiff_t n, const fn_real *XB, const fn_real *T,
                           const fn_trials_state *state, const fn_rule *rule,
@@ -551,14 +654,14 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
      * vectors in the variants' branches for unset, -Wmaybe-uninitialized) */
     fn_lanes_steps k = {0};
     fn_lanes_steps_init(&k, rule);
-    const int Q = FN_TINY_Q;
+    const int Q = FN_TY_Q;
     const fn_teu zero = FN_TESPLAT(0.0), scale = FN_TESPLAT(ep_.sse_scale);
     /* Each epoch's errors (times sse_scale) wait here, whole vectors, for their
      * scattered places in sse_out: lane k's is row k. */
-    double sbuf[FN_TINY_Q * FN_TINY_CHUNK * FN_TL];
-    ptrdiff_t off[FN_TINY_Q];
-    unsigned live[FN_TINY_Q];               /* lanes that train (status 0) */
-    FN_TINY_NAME(fn_tiny_group) gr[FN_TINY_Q];
+    double sbuf[FN_TY_Q * FN_TINY_CHUNK * FN_TL];
+    ptrdiff_t off[FN_TY_Q];
+    unsigned live[FN_TY_Q];               /* lanes that train (status 0) */
+    FN_TINY_NAME(fn_tiny_group) gr[FN_TY_Q];
     unsigned any = FN_TINY_NAME(fn_tiny_load)(gr, grps, &st, off, live);
     ptrdiff_t ep = 0, ep0 = 0;
     double top = -INFINITY;                 /* the largest error written (*sse_max) */
@@ -567,7 +670,7 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
         FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
             FN_TESTORE(sbuf + (q * FN_TINY_CHUNK + ep - ep0) * FN_TL, gr[q].sse * scale);
             /* Lanes whose error is not finite stop here, un-updated. */
-            const unsigned bad = ~FN_TINY_ECMP(gr[q].sse - gr[q].sse, zero, _CMP_EQ_OQ) & live[q];
+            const unsigned bad = ~FN_TY_ECMP(gr[q].sse - gr[q].sse, zero, _CMP_EQ_OQ) & live[q];
             if (__builtin_expect(bad != 0, 0))
                 FN_TINY_NAME(fn_tiny_freeze)(&gr[q], bad, grps[q], &st, snap, ep + 1, &live[q]);
         }
@@ -585,11 +688,11 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
         any = 0;
         FN_TINY_UNROLL for (int q = 0; q < Q; q++) any |= live[q];
         if (ep + 1 - ep0 == FN_TINY_CHUNK) {
-            fn_tiny_flush(sbuf, ep0, ep + 1, grps, ep_.sse_out, ep_.ld, &top);
+            FN_TINY_NAME(fn_tiny_flush)(sbuf, ep0, ep + 1, grps, ep_.sse_out, ep_.ld, &top);
             ep0 = ep + 1;
         }
     }
-    fn_tiny_flush(sbuf, ep0, ep, grps, ep_.sse_out, ep_.ld, &top);
+    FN_TINY_NAME(fn_tiny_flush)(sbuf, ep0, ep, grps, ep_.sse_out, ep_.ld, &top);
     if (top > *ep_.sse_max) *ep_.sse_max = top;
     FN_TINY_NAME(fn_tiny_store)(gr, grps, &st, off, live, snap);
 }
@@ -598,7 +701,7 @@ FN_TINY_NAME(fn_tiny_run)(const int HA, const int OA, const int V, const ptrdiff
  * state: the initial weights and steps, zero slopes and changes, last error
  * +inf), through `snap`: the lanes that took one, as bits; trial[l] -1 for
  * the others. */
-FN_TINY_TARGET FN_INLINE unsigned
+FN_TY_ATTR FN_INLINE unsigned
 FN_TINY_NAME(fn_tiny_take)(FN_TINY_NAME(fn_tiny_group) *g, unsigned lanes, ptrdiff_t *trial,
                            fn_trials_queue *qu, fn_real *snap)
 {
@@ -635,7 +738,7 @@ typedef struct {
 } FN_TINY_NAME(fn_tiny_record);
 
 /* Lanes `lanes` of group g (record r) stop, why[l] each: into the queue. */
-FN_TINY_TARGET static __attribute__((noinline)) void
+FN_TY_ATTR static __attribute__((noinline)) void
 FN_TINY_NAME(fn_tiny_finish)(const FN_TINY_NAME(fn_tiny_group) *g,
                              const FN_TINY_NAME(fn_tiny_record) *r, unsigned lanes,
                              const ptrdiff_t *trial, const int64_t *why, fn_trials_queue *qu,
@@ -666,9 +769,9 @@ FN_TINY_NAME(fn_tiny_finish)(const FN_TINY_NAME(fn_tiny_group) *g,
  * leave into the queue (their bits returned and out of *live); the records of
  * the others take the epoch's error (sc: times sse_scale; into the history
  * and *top_all), t advances; *below: the lanes ErrorBelow stops after the update. */
-FN_TINY_TARGET FN_INLINE unsigned
+FN_TY_ATTR FN_INLINE unsigned
 FN_TINY_NAME(fn_tiny_queue_epoch)(FN_TINY_NAME(fn_tiny_group) *g, FN_TINY_NAME(fn_tiny_record) *r,
-                                  FN_TK(T) ok, unsigned *live, const ptrdiff_t *trial,
+                                  const FN_TK(T) *ok, unsigned *live, const ptrdiff_t *trial,
                                   const fn_trials_epochs *e, fn_trials_queue *qu, fn_real *snap,
                                   double *top_all, unsigned *below)
 {
@@ -676,9 +779,9 @@ FN_TINY_NAME(fn_tiny_queue_epoch)(FN_TINY_NAME(fn_tiny_group) *g, FN_TINY_NAME(f
     const fn_teu t_max = FN_TESPLAT((double)e->t_max), below_v = FN_TESPLAT(qu->below);
     const unsigned full = (1u << FN_TL) - 1;
     const fn_teu sc = g->sse * scale, tq = r->t;
-    const unsigned right = e->check_every > 0 ? FN_TK(BITS)(ok) & FN_GM_EBITS(tq >= one) : 0;
-    const unsigned ends = FN_GM_EBITS(tq >= t_max);
-    const unsigned bad = ~FN_GM_EBITS(g->sse - g->sse == zero);
+    const unsigned right = e->check_every > 0 ? FN_TK(BITS)(*ok) & FN_GM_EBITS(FN_TY_ETM(>=, tq, one)) : 0;
+    const unsigned ends = FN_GM_EBITS(FN_TY_ETM(>=, tq, t_max));
+    const unsigned bad = ~FN_GM_EBITS(FN_TY_ETM(==, g->sse - g->sse, zero));
     const unsigned stopped = *live & (right | ends | bad);
     if (__builtin_expect(stopped != 0, 0)) {
         int64_t why[FN_TL];
@@ -690,11 +793,11 @@ FN_TINY_NAME(fn_tiny_queue_epoch)(FN_TINY_NAME(fn_tiny_group) *g, FN_TINY_NAME(f
         *live &= ~stopped;
     }
     /* the records of the lanes that train on (the others are refilled or idle) */
-    const fn_tem up = sc > r->top;
+    const fn_tem up = FN_TY_ETM(>, sc, r->top);
     r->top_ep = FN_TESEL(up, tq + one, r->top_ep);
     r->top = FN_TESEL(up, sc, r->top);
-    r->low = FN_TESEL(sc < r->low, sc, r->low);
-    r->first = FN_TESEL(tq == zero, sc, r->first);
+    r->low = FN_TESEL(FN_TY_ETM(<, sc, r->low), sc, r->low);
+    r->first = FN_TESEL(FN_TY_ETM(==, tq, zero), sc, r->first);
     double v[FN_TL], tl[FN_TL];
     FN_TESTORE(v, sc);
     if (qu->history != NULL || *live != full) {
@@ -709,14 +812,14 @@ FN_TINY_NAME(fn_tiny_queue_epoch)(FN_TINY_NAME(fn_tiny_group) *g, FN_TINY_NAME(f
     }
     r->t = tq + one;
     /* (ErrorBelow every epoch: the lanes below stop after the update) */
-    *below = qu->below_every == 1 ? *live & FN_GM_EBITS(sc < below_v) : 0;
+    *below = qu->below_every == 1 ? *live & FN_GM_EBITS(FN_TY_ETM(<, sc, below_v)) : 0;
     return stopped;
 }
 
 /* After the update: the lanes `below` of group g leave (ErrorBelow), and every
  * lane that left takes the queue's next trial (its record anew); returns the
  * lanes that train. */
-FN_TINY_TARGET FN_INLINE unsigned
+FN_TY_ATTR FN_INLINE unsigned
 FN_TINY_NAME(fn_tiny_queue_refill)(FN_TINY_NAME(fn_tiny_group) *g, FN_TINY_NAME(fn_tiny_record) *r,
                                    unsigned live, unsigned stopped, unsigned below,
                                    ptrdiff_t *trial, fn_trials_queue *qu, fn_real *snap)
@@ -747,28 +850,28 @@ FN_TINY_NAME(fn_tiny_queue_refill)(FN_TINY_NAME(fn_tiny_group) *g, FN_TINY_NAME(
     return live;
 }
 
-/* The trials of the queue qu in the lanes of FN_TINY_Q groups, each lane
+/* The trials of the queue qu in the lanes of FN_TY_Q groups, each lane
  * taking trial after trial (fn_trials_queue in _trials.h); Hamey's check on
  * every epoch's forward pass (run->check_every 1) or ErrorBelow every epoch
  * (qu->below_every 1), no w_limit. HA, OA, V as
  * fn_tiny_run's. The lanes' records stay in vectors; a pass whose lanes all
  * train on costs no scalar work beyond a test of its stop mask. */
-FN_TINY_TARGET FN_INLINE void
+FN_TY_ATTR FN_INLINE void
 FN_TINY_NAME(fn_tiny_queue_run)(const int HA, const int OA, const int V, ptrdiff_t n,
                                 const fn_real *XB, const fn_real *T, const fn_rule *rule,
                                 const fn_trials_epochs *run, fn_trials_queue *qu, fn_real *snap)
 {
     fn_lanes_steps k = {0};
     fn_lanes_steps_init(&k, rule);
-    const int Q = FN_TINY_Q;
+    const int Q = FN_TY_Q;
     const fn_trials_epochs e = *run;
     const fn_tv zero = FN_TSPLAT(0.0);
     const fn_teu ezero = FN_TESPLAT(0.0), inf = FN_TESPLAT(INFINITY), nan = FN_TESPLAT(NAN);
     const unsigned full = (1u << FN_TL) - 1;
-    FN_TINY_NAME(fn_tiny_group) gr[FN_TINY_Q];
-    FN_TINY_NAME(fn_tiny_record) rec[FN_TINY_Q];
-    ptrdiff_t trial[FN_TINY_Q][FN_TL];
-    unsigned live[FN_TINY_Q], any = 0;
+    FN_TINY_NAME(fn_tiny_group) gr[FN_TY_Q];
+    FN_TINY_NAME(fn_tiny_record) rec[FN_TY_Q];
+    ptrdiff_t trial[FN_TY_Q][FN_TL];
+    unsigned live[FN_TY_Q], any = 0;
     double top_all = -INFINITY;
     FN_TINY_UNROLL for (int q = 0; q < Q; q++) {
         FN_TINY_UNROLL for (int c = 0; c < TNW; c++)
@@ -779,11 +882,11 @@ FN_TINY_NAME(fn_tiny_queue_run)(const int HA, const int OA, const int V, ptrdiff
         any |= live[q];
     }
     while (any) {
-        FN_TK(T) ok[FN_TINY_Q];
+        FN_TK(T) ok[FN_TY_Q];
         FN_TINY_NAME(fn_tiny_epoch)(HA, OA, 1, gr, ok, n, XB, T, e.r_c, e.analog);
-        unsigned stopped[FN_TINY_Q], below[FN_TINY_Q];
+        unsigned stopped[FN_TY_Q], below[FN_TY_Q];
         FN_TINY_UNROLL for (int q = 0; q < Q; q++)
-            stopped[q] = FN_TINY_NAME(fn_tiny_queue_epoch)(&gr[q], &rec[q], ok[q], &live[q],
+            stopped[q] = FN_TINY_NAME(fn_tiny_queue_epoch)(&gr[q], &rec[q], &ok[q], &live[q],
                                                            trial[q], &e, qu, snap, &top_all,
                                                            &below[q]);
         FN_TINY_NAME(fn_tiny_update)(V, gr, &k);
@@ -799,7 +902,7 @@ FN_TINY_NAME(fn_tiny_queue_run)(const int HA, const int OA, const int V, ptrdiff
 
 /* The queue qu's trials in the tiny kernel of the pair (hact, oact) (one of
  * FN_TINY_QUEUE_PAIRS; RPROP, check every epoch). work: n * TI vectors. */
-FN_TINY_TARGET static void
+FN_TY_ATTR static void
 FN_TINY_NAME(fn_tiny_queue)(ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const fn_real *X,
                             const fn_real *T, const fn_rule *rule,
                             const fn_trials_epochs *run, fn_trials_queue *qu, fn_real *work)
@@ -816,16 +919,16 @@ FN_TINY_NAME(fn_tiny_queue)(ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const f
 #undef FN_TINY_QUEUE_CALL
 }
 
-/* Every group, FN_TINY_Q at a time, with activations HA, OA (constants) and
+/* Every group, FN_TY_Q at a time, with activations HA, OA (constants) and
  * variant V. */
-FN_TINY_TARGET FN_INLINE void
+FN_TY_ATTR FN_INLINE void
 FN_TINY_NAME(fn_tiny_groups)(const int HA, const int OA, const int V, ptrdiff_t n, const fn_real *XB,
                              const fn_real *T, const fn_trials_state *state,
                              const fn_rule *rule, const fn_trials_epochs *run, fn_real *snap)
 {
-    for (ptrdiff_t grp = 0; grp < state->n_groups; grp += FN_TINY_Q) {
-        ptrdiff_t grps[FN_TINY_Q];
-        for (int q = 0; q < FN_TINY_Q; q++) grps[q] = grp + q < state->n_groups ? grp + q : grp;
+    for (ptrdiff_t grp = 0; grp < state->n_groups; grp += FN_TY_Q) {
+        ptrdiff_t grps[FN_TY_Q];
+        for (int q = 0; q < FN_TY_Q; q++) grps[q] = grp + q < state->n_groups ? grp + q : grp;
         FN_TINY_NAME(fn_tiny_run)(HA, OA, V, grps, n, XB, T, state, rule, run, snap);
     }
 }
@@ -834,7 +937,7 @@ FN_TINY_NAME(fn_tiny_groups)(const int HA, const int OA, const int V, ptrdiff_t 
  * fn_trials_train_generic), hidden activation hact and output activation oact:
  * one of the pairs of FN_TINY_PAIRS, each with its activations compiled in
  * (fn_trials_tiny sends no other pair here). work: n * TI vectors. */
-FN_TINY_TARGET static void
+FN_TY_ATTR static void
 FN_TINY_NAME(fn_tiny)(ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const fn_real *X,
                       const fn_real *T, const fn_trials_state *state, const fn_rule *rule,
                       const fn_trials_epochs *run, fn_real *work)
@@ -854,10 +957,10 @@ FN_TINY_NAME(fn_tiny)(ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const fn_real
         FN_TINY_NAME(fn_tiny_groups)(FN_ACT_##h, FN_ACT_##o, rule->code, n, XB, T, state, rule, \
                                      run, snap);                                    \
     else
-    FN_TINY_FIXED(FN_TINY_FIXED_CALL) FN_TINY_PAIRS(FN_TINY_PAIR_CALL) {}
+    FN_TY_FIXED(FN_TINY_FIXED_CALL) FN_TY_PAIRS(FN_TINY_PAIR_CALL) {}
 #undef FN_TINY_FIXED_CALL
 #undef FN_TINY_PAIR_CALL
-#ifdef FN_KM_AVAILABLE
+#if FN_TINY_LEVEL == 4 && defined(FN_KM_AVAILABLE)
     _mm_sfence();                           /* (the streamed rows of fn_tiny_transpose8) */
 #endif
 }
@@ -873,5 +976,19 @@ FN_TINY_NAME(fn_tiny)(ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n, const fn_real
 #undef TNW
 #undef TNU
 #undef FN_TINY_NAME
+#undef FN_TY_ATTR
+#undef FN_TY_SUFFIX
+#undef FN_TY_VB
+#undef FN_TY_Q
+#undef FN_TY_PAIRS
+#undef FN_TY_FIXED
+#undef FN_TK
+#undef FN_TY_RPROP
+#undef FN_TY_CORRECT
+#undef FN_TY_ETM
+#undef FN_TY_ECMP
+#undef FN_TY_EMAX
+#undef FN_TY_EGT
+#undef FN_TY_OPAQUE
 
 #endif /* FN_TINY_NI */

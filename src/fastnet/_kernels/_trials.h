@@ -66,7 +66,7 @@ fn_lanes_epoch_values_each(const fn_rule *rule, const ptrdiff_t *t, ptrdiff_t t_
  * context c. With `blend` (a constant), the lanes outside *active keep their
  * state. */
 FN_INLINE void
-fn_trials_update_rule(const int R, const int blend, ptrdiff_t n_w, fn_real *wg, const fn_real *gg,
+fn_trials_update_rule(const int VB, const int R, const int blend, ptrdiff_t n_w, fn_real *wg, const fn_real *gg,
                       fn_real *gp, fn_real *dwp, fn_real *st, const fn_tm *active,
                       const fn_lanes_ctx *c)
 {
@@ -79,7 +79,7 @@ fn_trials_update_rule(const int R, const int blend, ptrdiff_t n_w, fn_real *wg, 
         const fn_tvr s0 = kst ? FN_TLOAD(pst) : (fn_tvr){0};
         const fn_tvr dw0 = kdw ? FN_TLOAD(pdw) : (fn_tvr){0};
         fn_tvr w = w0, gpv = gp0, s = s0, dw = dw0;
-        fn_lanes_step_gm(R, &w, &g, &gpv, &s, &dw, c);
+        fn_lanes_step_at(VB, R, &w, &g, &gpv, &s, &dw, c);
         if (blend) {
             w = FN_TSEL(*active, w, w0);
             gpv = FN_TSEL(*active, gpv, gp0);
@@ -95,14 +95,14 @@ fn_trials_update_rule(const int R, const int blend, ptrdiff_t n_w, fn_real *wg, 
 
 /* One step of any rule (rule->code; the table's every line), each its own loop. */
 FN_INLINE void
-fn_trials_update_any(const int blend, ptrdiff_t n_w, fn_real *wg, const fn_real *gg, fn_real *gp,
+fn_trials_update_any(const int VB, const int blend, ptrdiff_t n_w, fn_real *wg, const fn_real *gg, fn_real *gp,
                      fn_real *dwp, fn_real *st, const fn_tm *active, const fn_rule *rule,
                      const fn_lanes_ctx *c)
 {
     switch (rule->code) {
 #define FN_TRIALS_UPDATE_CASE(C, name, F, kgp, kst, kdw)                                 \
     case FN_RULE_##C:                                                                   \
-        fn_trials_update_rule(FN_RULE_##C, blend, n_w, wg, gg, gp, dwp, st, active, c);  \
+        fn_trials_update_rule(VB, FN_RULE_##C, blend, n_w, wg, gg, gp, dwp, st, active, c);  \
         break;
     FN_RULES(FN_TRIALS_UPDATE_CASE)
 #undef FN_TRIALS_UPDATE_CASE
@@ -282,7 +282,7 @@ fn_trials_why(ptrdiff_t t, int right, int far, int finite, const fn_trials_epoch
 /* (the baseline not inlined into the dispatchers: 4 s less compile, and no call it
  * would save) */
 #ifdef FN_LANES_F32
-#define FN_LEVEL_V0_ATTR __attribute__((unused, noinline, optimize("O1")))
+#define FN_LEVEL_V0_ATTR __attribute__((unused, noinline, optimize("O2")))
 /* (float32's AVX2 form at -O2: its sixteen lanes are two ymm vectors, twice the code of
  * the AVX-512 form, and -O3 adds a fifth of the module's compile time to it; -O2 contracts
  * multiply-adds where -O3 does, which -O1 would not: the same results) */
@@ -415,25 +415,82 @@ fn_trials_online(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, pt
     FN_FTZ_END
 }
 
-/* The tiny kernels, one per shape of FN_TINY_SHAPES (_tiny.h). */
-#include "_tiny.h"
-#define FN_TINY_NI 2
-#define FN_TINY_NH 2
-#define FN_TINY_NO 1
-#ifndef FN_LANES_F32      /* (float32: the shape without shortcuts alone; see _tiny.h) */
-#define FN_TINY_SC 1
-#include "_tiny.h"
-#undef FN_TINY_SC
+/* The tiny kernels, one per shape of FN_TINY_SHAPES (_tiny.h) and CPU level:
+ * _tiny_shapes.h includes the template once per shape at FN_TINY_LEVEL. Which
+ * levels have them (FN_TINY_V4, _V3, _V0: 1 or 0; -DFN_TINY_V3=0 and the like
+ * override): x86-64-v4 and x86-64-v3 where the build has levels, the baseline on
+ * every other CPU or build (aarch64's NEON). x86-64's baseline (SSE2) trains in the
+ * generic kernel: its forms cost this module's compile more than the speed they
+ * give a CPU that old. */
+#if FN_CPU_LEVELS
+#define FN_TINY_V4 1
+#ifndef FN_TINY_V3
+#define FN_TINY_V3 1
 #endif
-#define FN_TINY_SC 0
+#ifndef FN_TINY_V0
+#define FN_TINY_V0 0
+#endif
+#else
+#define FN_TINY_V4 0
+#define FN_TINY_V3 0
+#undef FN_TINY_V0
+#define FN_TINY_V0 1
+#endif
 #include "_tiny.h"
-#undef FN_TINY_NI
-#undef FN_TINY_NH
-#undef FN_TINY_NO
-#undef FN_TINY_SC
+#if FN_TINY_V4
+#define FN_TINY_LEVEL 4
+#include "_tiny_shapes.h"
+#undef FN_TINY_LEVEL
+#define FN_TINY_IF_V4(x) x
+#else
+#define FN_TINY_IF_V4(x)
+#endif
+#if FN_TINY_V3
+#define FN_TINY_LEVEL 3
+#include "_tiny_shapes.h"
+#undef FN_TINY_LEVEL
+#define FN_TINY_IF_V3(x) x
+#else
+#define FN_TINY_IF_V3(x)
+#endif
+#if FN_TINY_V0
+#define FN_TINY_LEVEL 0
+#include "_tiny_shapes.h"
+#undef FN_TINY_LEVEL
+#define FN_TINY_IF_V0(x) x
+#else
+#define FN_TINY_IF_V0(x)
+#endif
 
-/* Whether a network of this layer table has a tiny-network kernel on this
- * CPU (a listed shape and activation pair). */
+/* The level this process runs at, and whether it has tiny kernels. */
+static int
+fn_tiny_level(void)
+{
+    return FN_CPU_LEVELS ? fn_cpu_level() : FN_CPU_BASE;
+}
+
+static int
+fn_tiny_here(void)
+{
+    const int level = fn_tiny_level();
+    return level == FN_CPU_V4 ? FN_TINY_V4 : level == FN_CPU_V3 ? FN_TINY_V3 : FN_TINY_V0;
+}
+
+/* Calls the tiny kernel f (a name without its level) of the level this process
+ * runs at (fn_tiny_here: it has one): FN_TINY_AT_LEVEL(fn_tiny_2_2_1_0, (args)). */
+#define FN_TINY_AT_LEVEL(f, args)                                                       \
+    do {                                                                                \
+        const int level_ = fn_tiny_level();                                             \
+        (void)level_;                                                                   \
+        FN_TINY_IF_V4(if (level_ == FN_CPU_V4) { f##_v4 args; break; })                 \
+        FN_TINY_IF_V3(if (level_ == FN_CPU_V3) { f##_v3 args; break; })                 \
+        FN_TINY_IF_V0(f##_v0 args;)                                                     \
+    } while (0)
+#define FN_TINY_AT_LEVEL_(f, args) FN_TINY_AT_LEVEL(f, args)
+
+/* Whether a network of this layer table has a tiny-network kernel at the level
+ * this process runs at (one with tiny kernels, and a listed shape and activation
+ * pair: FN_TINY_PAIRS at x86-64-v4, FN_TINY_PAIRS_NARROW below it). */
 static int
 fn_trials_tiny(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrdiff_t n_w,
                ptrdiff_t n_out)
@@ -446,9 +503,14 @@ fn_trials_tiny(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdiff_t n_in, ptrd
     FN_TINY_SHAPES(FN_TINY_LISTED)
 #undef FN_TINY_LISTED
 #define FN_TINY_PAIRED(h, o) paired |= hact == FN_ACT_##h && oact == FN_ACT_##o;
-    FN_TINY_PAIRS(FN_TINY_PAIRED)
+    if (!fn_tiny_here()) return 0;
+    if (fn_tiny_level() == FN_CPU_V4) {
+        FN_TINY_PAIRS(FN_TINY_PAIRED)
+    } else {
+        FN_TINY_PAIRS_NARROW(FN_TINY_PAIRED)
+    }
 #undef FN_TINY_PAIRED
-    return listed && paired && fn_tiny_supported();
+    return listed && paired;
 }
 
 /* The tiny kernels are called directly, one call per shape of FN_TINY_SHAPES (by its
@@ -466,8 +528,10 @@ fn_tiny_call(int k, const int queue, ptrdiff_t hact, ptrdiff_t oact, ptrdiff_t n
     int at = 0;
 #define FN_TINY_CALL_SHAPE(a, b, c, d)                                                  \
     if (k == at++) {                                                                    \
-        if (queue) FN_TINY_CAT(fn_tiny_queue, a, b, c, d)(hact, oact, n, X, T, rule, run, q, work); \
-        else FN_TINY_CAT(fn_tiny, a, b, c, d)(hact, oact, n, X, T, state, rule, run, work); \
+        if (queue) FN_TINY_AT_LEVEL_(FN_TINY_CAT(fn_tiny_queue, a, b, c, d),            \
+                                     (hact, oact, n, X, T, rule, run, q, work));        \
+        else FN_TINY_AT_LEVEL_(FN_TINY_CAT(fn_tiny, a, b, c, d),                        \
+                               (hact, oact, n, X, T, state, rule, run, work));          \
     }
     FN_TINY_SHAPES(FN_TINY_CALL_SHAPE)
 #undef FN_TINY_CALL_SHAPE

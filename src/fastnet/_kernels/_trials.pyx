@@ -96,7 +96,8 @@ INSTANCES = {
     "float64": types.SimpleNamespace(
         LANES=FN_TL, BLOCK=FN_TBLOCK, BEYOND=FN_STATUS_BEYOND, DTYPE=DTYPE,
         **{name: globals()[name] for name in (*DECIDES, "work_size", "online_work_size",
-                                              "tiny_kernel", "bitgen_address", "draw_orders")}),
+                                              "tiny_kernel", "lanes_level", "bitgen_address",
+                                              "draw_orders")}),
     "float32": _trials32,
 }
 

@@ -144,9 +144,21 @@ def scatter_rows(const real_t[:, ::1] rows, list arrays):
         PyBuffer_Release(&view)
 
 
+cdef extern from "_cpu.h" nogil:
+    int fn_cpu_level()
+    enum: FN_CPU_LEVELS
+
+
+def lanes_level():
+    """The CPU level the lanes run at in this process: 2 x86-64-v4 (AVX-512), 1
+    x86-64-v3 (AVX2), 0 the baseline (every other CPU or build; FASTNET_SIMD caps it)."""
+    return fn_cpu_level() if FN_CPU_LEVELS else 0
+
+
 def tiny_kernel(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, Py_ssize_t n_out):
     """Whether trials_rprop trains networks of this layer table in a kernel
-    compiled for their shape (see _tiny.h; needs AVX-512 on x86-64)."""
+    compiled for their shape and activations at this process's level (_tiny.h:
+    more activation pairs at x86-64-v4 than below it)."""
     cdef Py_ssize_t L = layers.shape[0]
     if L < 1 or layers.shape[1] != 7:
         return False

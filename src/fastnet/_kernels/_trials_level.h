@@ -26,7 +26,7 @@ FN_LV(fn_trials_forward_block)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrd
         fn_trials_gather_inputs(A, X, rows, n_in);
     else
         for (ptrdiff_t r = 0; r < nb; r++) fn_trials_inputs(A + r * n_units, X, p0 + r, n_in);
-    fn_trials_forward_rows(FN_LV_TILE, layers, n_layers, w, A, D, nb, n_units);
+    fn_trials_forward_rows(FN_LV_TILE, FN_LV_VB, layers, n_layers, w, A, D, nb, n_units);
 }
 
 /* A forward pass of one group (weights wg) over a data set X, in blocks of
@@ -57,7 +57,7 @@ FN_LV(fn_trials_data_pass)(const int kind, const ptrdiff_t *layers, ptrdiff_t n_
                 } else if (kind == FN_PASS_OUTPUTS) {
                     FN_TSTORE(Y + j * FN_TL, y);
                 } else {
-                    fn_lanes_correct_gm(ok, &y, T[j], r_c, analog);
+                    FN_LV_GM(fn_lanes_correct)(ok, &y, T[j], r_c, analog);
                 }
             }
     }
@@ -121,7 +121,7 @@ FN_LV(fn_trials_epoch_gradient)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptr
                 const fn_tvr y = A[r * n_units + out0 + k];
                 const fn_tv res = y - T[(p0 + r) * n_out + k];
                 const fn_teu re = FN_TE(res);
-                if (ok != NULL) fn_lanes_correct_gm(ok, &y, T[(p0 + r) * n_out + k], r_c, analog);
+                if (ok != NULL) FN_LV_GM(fn_lanes_correct)(ok, &y, T[(p0 + r) * n_out + k], r_c, analog);
                 e += re * re;
                 /* dE/dnet = f'(net) dE/dy, dE/dy = 2 (y - t) of E = sum (y - t)^2 */
                 dr[out0 + k] *= 2.0 * res;
@@ -175,7 +175,7 @@ FN_LV(fn_trials_rule_step)(ptrdiff_t n_w, fn_real *w, const fn_real *g, fn_real 
     for (int k = 0; k < FN_TL; k++) r[k] = rose[k] != 0 ? -1 : 0;
     memcpy(&c.rose, r, sizeof r);
     const fn_tm all = FN_GM_ALL;
-    fn_trials_update_any(0, n_w, w, g, g_prev, dw_prev, step, &all, rule, &c);
+    fn_trials_update_any(FN_LV_VB, 0, n_w, w, g, g_prev, dw_prev, step, &all, rule, &c);
 }
 
 /* Hamey's lane check alone (for tests): the lanes of outputs Y (n, n_out,
@@ -187,7 +187,7 @@ FN_LV(fn_trials_check)(ptrdiff_t n, ptrdiff_t n_out, const fn_real *Y, const fn_
     fn_tm ok = FN_GM_ALL;
     for (ptrdiff_t j = 0; j < n * n_out; j++) {
         const fn_tvr y = FN_TLOAD(Y + j * FN_TL);
-        fn_lanes_correct_gm(&ok, &y, T[j], r_c, analog);
+        FN_LV_GM(fn_lanes_correct)(&ok, &y, T[j], r_c, analog);
     }
     return FN_GM_BITS(ok);
 }
@@ -248,9 +248,9 @@ FN_LV(fn_trials_train_generic)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrd
             FN_TESTORE(s.last_error + grp * FN_TL, FN_TESEL(FN_TEM_OF(active), sse, last));
             fn_lanes_epoch_values(rule, e.t0 + ep, e.t_max, &c);
             if (all)
-                fn_trials_update_any(0, n_w, wg, gg, gp, dwp, st, &active, rule, &c);
+                fn_trials_update_any(FN_LV_VB, 0, n_w, wg, gg, gp, dwp, st, &active, rule, &c);
             else
-                fn_trials_update_any(1, n_w, wg, gg, gp, dwp, st, &active, rule, &c);
+                fn_trials_update_any(FN_LV_VB, 1, n_w, wg, gg, gp, dwp, st, &active, rule, &c);
             if (e.check_every > 0 && (ep + 1) % e.check_every == 0) {
                 fn_tm ok = FN_GM_ALL;
                 FN_LV(fn_trials_data_pass)(FN_PASS_CHECK, layers, n_layers, n_in, n, X, T, n_out, wg, A,
@@ -347,9 +347,9 @@ FN_LV(fn_trials_queue_epoch)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptrdif
     FN_TESTORE(gr->le, FN_TESEL(FN_TEM_OF(active), sse, last));
     if (varies) fn_lanes_epoch_values_each(rule, t, e->t_max, c);
     if (live == (1u << FN_TL) - 1)
-        fn_trials_update_any(0, n_w, gr->w, gr->g, gr->gp, gr->dwp, gr->st, &active, rule, c);
+        fn_trials_update_any(FN_LV_VB, 0, n_w, gr->w, gr->g, gr->gp, gr->dwp, gr->st, &active, rule, c);
     else
-        fn_trials_update_any(1, n_w, gr->w, gr->g, gr->gp, gr->dwp, gr->st, &active, rule, c);
+        fn_trials_update_any(FN_LV_VB, 1, n_w, gr->w, gr->g, gr->gp, gr->dwp, gr->st, &active, rule, c);
     for (int l = 0; l < FN_TL; l++) t[l] += live >> l & 1;
     /* (trials whose error was below the threshold stop after the update) */
     for (int l = 0; l < FN_TL; l++)
