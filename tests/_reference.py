@@ -182,6 +182,16 @@ def _gradient_at_numpy(net, w, X, T):
     return gradient(net.copy().set_weights(w), X, T)
 
 
+def _dot(a, b):
+    """a . b term by term in index order, each product rounded alone: the order
+    fastnet's SCG sums in (its lanes kernel and its class alike), on every CPU (``a @ b``
+    goes to BLAS, whose summation order depends on the CPU)."""
+    total = 0.0
+    for x, y in zip(a.tolist(), b.tolist()):
+        total += x * y
+    return total
+
+
 def train_scg(net, X, T, epochs, sigma=1e-4, lambda1=1e-6, kernels=False):
     """Scaled conjugate gradient (Moller 1993), written out step by step.
 
@@ -215,14 +225,14 @@ def train_scg(net, X, T, epochs, sigma=1e-4, lambda1=1e-6, kernels=False):
         errors.append(E)
         if not np.any(r):
             break
-        p2 = p @ p
+        p2 = _dot(p, p)
         if success:
             sigma_k = sigma / np.sqrt(p2)
             g_probe, _ = _gradient_at(net, w + sigma_k * p, X, T)
             log["gradients"] += 1
             log["probes"] += 1
             s = (g_probe - g) / sigma_k
-            delta = p @ s
+            delta = _dot(p, s)
         s = s + (lam - lam_bar) * p
         delta = delta + (lam - lam_bar) * p2
         if delta <= 0:
@@ -231,7 +241,7 @@ def train_scg(net, X, T, epochs, sigma=1e-4, lambda1=1e-6, kernels=False):
             lam_bar = 2 * (lam - delta / p2)
             delta = -delta + lam * p2
             lam = lam_bar
-        mu = p @ r
+        mu = _dot(p, r)
         alpha = mu / delta
         E_new = _error_at(net, w + alpha * p, X, T)
         log["errors"] += 1
@@ -246,7 +256,7 @@ def train_scg(net, X, T, epochs, sigma=1e-4, lambda1=1e-6, kernels=False):
             if k % C == 0:
                 p = r_new.copy()
             else:
-                p = r_new + ((r_new @ r_new - r_new @ r) / mu) * p
+                p = r_new + ((_dot(r_new, r_new) - _dot(r_new, r)) / mu) * p
             r = r_new
             if Delta >= 0.75:
                 lam = lam / 4

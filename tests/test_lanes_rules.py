@@ -236,25 +236,31 @@ def _parting(a, b, tol=1e-10):
 def test_quickprop_trials_part_from_alone_where_rounding_alone_does(algorithm, hidden):
     # "To rounding", made checkable for the rule that magnifies rounding: Quickprop
     # trained alone from weights one ulp away parts from its own run (1e-10 in the
-    # training error) after some tens of epochs; a trial in the lanes (the gradient
+    # training error) after some tens of epochs; trials in the lanes (the gradient
     # summed in another order, rounded afresh every epoch) must part no earlier than
-    # half as late (measured: 0.8-1.2 times as late, in the sanitizer build too). A
-    # wrong rule or gradient parts in the first epochs (a 1e-9 change of epsilon: 4-6).
+    # half as late, taken over the trials (the median; measured 0.8-1.2 times as late,
+    # in the sanitizer build too), and each no earlier than half as late as the
+    # typical ulp's parting: one trial's parting is chance (on an AVX2 core, one trial
+    # of 16 alone never parted from its ulp neighbours in 200 epochs and parted from
+    # its lanes twin at 51). A wrong rule or gradient parts every trial in the first
+    # epochs (a 1e-9 change of epsilon: 4-6).
     X, T = data(30, seed=3)
     net = MLP(3, hidden, 2)
     K, epochs = 2 * L, 200
     W = np.random.default_rng(4).uniform(-0.5, 0.5, (K, net.n_connections))
     kw = dict(algorithm=algorithm, max_epochs=epochs)
     got = train_many(net, X, T, initial_weights=W, method="lanes", **kw)
-    rounding = []
+    rounding, lanes = [], []
     for i in range(K):
         alone = train(net.copy().set_weights(W[i]), X, T, **kw).train_error
-        ulp = min(_parting(alone, train(net.copy().set_weights(np.nextafter(W[i], side)), X, T,
-                                        **kw).train_error) for side in (np.inf, -np.inf))
-        assert _parting(alone, got.train_error[i, :epochs]) >= ulp // 2, i
-        rounding.append(ulp)
+        rounding.append(min(_parting(alone, train(net.copy().set_weights(
+            np.nextafter(W[i], side)), X, T, **kw).train_error) for side in (np.inf, -np.inf)))
+        lanes.append(_parting(alone, got.train_error[i, :epochs]))
+    typical = np.median(rounding)
+    assert np.median(lanes) >= typical // 2, (lanes, rounding)
+    assert min(lanes) >= min(typical, np.min(rounding)) // 2, (lanes, rounding)
     # (the premise: rounding alone parts the runs within the call, after tens of epochs)
-    assert 20 <= np.median(rounding) <= epochs
+    assert 20 <= typical <= epochs
 
 
 @pytest.mark.parametrize("algorithm", [RULES[1], RULES[3], QUICKPROP], ids=spec_of)
