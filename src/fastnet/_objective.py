@@ -175,11 +175,16 @@ class Objective:
     >>> (E, list(g)) == (value_and_grad(net, X, Y).error, list(value_and_grad(net, X, Y).gradient))
     True
 
-    With SciPy (``jac=True``: the function returns the value and the gradient):
+    With SciPy (``jac=True``: the function returns the value and the gradient),
+    its own BLAS calls held at one thread (L-BFGS-B's products on vectors this
+    short only lose to thread start-ups; see the guide "Embedding fastnet in other
+    tools"):
 
     >>> from scipy.optimize import minimize
-    >>> res = minimize(obj, net.weights, jac=True, method="L-BFGS-B",
-    ...                options={"maxiter": 200})
+    >>> from threadpoolctl import threadpool_limits
+    >>> with threadpool_limits(1):
+    ...     res = minimize(obj, net.weights, jac=True, method="L-BFGS-B",
+    ...                    options={"maxiter": 200})
     >>> bool(obj.value(res.x) < E)
     True
     """
