@@ -134,8 +134,8 @@ def calls_fastnet(n, dtype):
     out["vag: Objective obj(w)"] = _per_call(lambda: obj(w), n)
     out["vag: obj(w, out=g)"] = _per_call(lambda: obj(w, out=g), n)
     out["vag: value_and_grad"] = _per_call(lambda: value_and_grad(net, X, Y), n)
-    A, L = obj._A, kernel_layers(net)
-    D, Dl = obj._D, obj._Dl
+    A, D, Dl, _ = obj._free[0]            # (the Objective's kept workspace)
+    L = kernel_layers(net)
     out["vag: kernel alone"] = _per_call(
         lambda: _backward.gradient(A, Y, L, net.n_in, w, g, D, Dl, DEFAULT_BLAS_MIN), n)
     net, X, Y = _lbfgs_case(dtype)

@@ -524,3 +524,16 @@ def test_reproduce_refuses_out_before_training(cmd, where, tmp_path, capsys, mon
     expected = (f"`--out`: no such directory {tmp_path / 'missing_dir'}." if where == "missing"
                 else f"`--out` must name a file, got the directory {tmp_path}.")
     assert err.strip() == f"fastnet: error: {expected}"
+
+
+@pytest.mark.parametrize("dtype", [None, "float32"])
+def test_export_says_what_it_wrote_without_none(tmp_path, capsys, dtype):
+    from fastnet import MLP
+
+    MLP(2, (2,), 1, seed=0).save(tmp_path / "n.npz")
+    out = tmp_path / "n.c"
+    extra = [] if dtype is None else ["--dtype", dtype]
+    assert cli.main(["export", str(tmp_path / "n.npz"), "--format", "c", "-o", str(out), *extra]) == 0
+    err = capsys.readouterr().err
+    assert f"wrote {out} (C99 source, {dtype or 'float64'}) from MLP(" in err
+    assert "None" not in err

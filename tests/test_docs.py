@@ -56,6 +56,28 @@ def test_page_examples(page, tmp_path, monkeypatch, request):
     assert result.failed == 0, f"{result.failed} example(s) of docs/{page} failed (see above)"
 
 
+def test_lbfgs_examples_hold_scipys_blas_at_one_thread():
+    """L-BFGS-B's own BLAS calls on short vectors only lose to OpenBLAS's threads (500
+    iterations through an Objective: 3.05 s with the default threads on a busy two-core
+    machine, 0.043 s with one): every example that runs it does so under
+    threadpool_limits(1), and the page says why."""
+    from fastnet import _objective
+
+    found = 0
+    for page in PAGES:
+        for _, body in _examples(page):
+            lines = body.splitlines()
+            for i, line in enumerate(lines):
+                if 'method="L-BFGS-B"' in line and "minimize(" in line:
+                    found += 1
+                    assert line.startswith("...     ") and i > 0 and lines[i - 1].startswith(
+                        ">>> with threadpool_limits(1)"), f"docs/{page}: {line}"
+    assert found >= 1
+    text = (DOCS / "embedding.md").read_text(encoding="utf-8")
+    assert "Why `threadpool_limits(1)`" in text and "0.043 s with one" in text
+    assert "with threadpool_limits(1):" in _objective.Objective.__doc__
+
+
 def test_pages_with_examples_are_found():
     assert "quickstart.md" in PAGES and _examples("quickstart.md")
 

@@ -37,3 +37,18 @@ def test_composites_name_themselves_and_what_they_take():
     with pytest.raises(TypeError, match=r"^`AnyOf` takes StoppingCriterion objects such as GL\(5\), got 'GL5'\.$"):
         AnyOf(GL(5), "GL5")
     assert AnyOf(GL(5), MaxEpochs(10)).name == "(GL5 or max_epochs)"
+
+
+@pytest.mark.parametrize("which", ["X", "Y"])
+def test_a_1d_array_gets_a_reshape_hint_naming_itself(which):
+    from fastnet import train
+
+    X, Y = _xor()
+    args = {"X": X, "Y": Y}
+    args[which] = args[which][:, 0]            # (1-D)
+    net = MLP(2, (2,), 1, seed=0) if which == "Y" else MLP(1, (2,), 1, seed=0)
+    match = rf"^`{which}` must be 2-D .*got shape \(4,\) \(use {which}\.reshape\(-1, 1\) for a single "
+    for fit in (train, train_rprop):
+        with pytest.raises(ValueError, match=match) as info:
+            fit(net, args["X"], args["Y"], max_epochs=1)
+        assert f"{'XY'.replace(which, '')}.reshape" not in str(info.value)

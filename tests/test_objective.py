@@ -1,6 +1,7 @@
 """Prepared objects for embedding: fastnet.gradients.Objective, fastnet.Trainer and the
 estimators' partial_fit, each against the function it stands for (bit for bit)."""
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -98,11 +99,151 @@ def test_objective_refuses_non_finite_w(bad):
             call(w)
 
 
-def test_objective_takes_huge_finite_w():
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_objective_takes_huge_finite_w_without_a_warning(dtype):
+    # logistic outputs saturate: a finite result although w @ w overflows (in float32
+    # from |w| ~ 1e19 on); the check of w warns nothing (filterwarnings = error)
+    net, X, Y = _problem(10, output_activation="logistic")
+    net = net.astype(dtype)
+    obj = Objective(net, X, Y)
+    big = 1e300 if dtype == "float64" else 3e37
+    w = np.full(net.n_connections, big)
+    E, g = obj(w)
+    assert np.isfinite(E) and np.isfinite(g).all()
+    assert obj.value(w) == pytest.approx(E, rel=1e-6)
+    assert np.isfinite(obj.jacobian(w)).all()
+
+
+@pytest.mark.parametrize("dtype, big", [("float64", 1e300), ("float64", 1e200),
+                                        ("float32", 3e38), ("float32", 1e20)])
+def test_objective_refuses_a_result_that_overflowed(dtype, big):
+    # finite weights whose products overflow give NaN or inf in the value or the
+    # gradient (value_and_grad returns them): a FloatingPointError names the overflow,
+    # never "NaN or infinite weights", and no NumPy warning leaks
     net, X, Y = _problem(10)
-    w = np.full(net.n_connections, 1e200)          # (w @ w overflows; every w is finite)
-    with np.errstate(all="ignore"):
-        Objective(net, X, Y)(w)
+    net = net.astype(dtype)
+    obj = Objective(net, X, Y)
+    w = np.full(net.n_connections, big)
+    match = (rf"^`w` must keep the network's arithmetic within {dtype} \(magnitudes up to "
+             + re.escape(f"{np.finfo(dtype).max:g}") + r"\), got weights that are finite but "
+             r"so large that the result overflowed: .*(NaN or infinite|the value is)")
+    for call in (obj, obj.grad):
+        with pytest.raises(FloatingPointError, match=match):
+            call(w)
+    if dtype == "float32":
+        with pytest.raises(FloatingPointError, match="or use a float64 network"):
+            obj(w)
+
+
+def test_objective_refuses_an_overflowing_value_and_jacobian():
+    net, X, Y = _problem(10, sizes=(5, (4, 3), 2), hidden_activation="relu")
+    obj = Objective(net.astype("float32"), X, Y)
+    w = np.full(net.n_connections, 3e38)
+    with pytest.raises(FloatingPointError, match=r"overflowed: the value is nan\."):
+        obj.value(w)
+    with pytest.raises(FloatingPointError, match=r"overflowed: \d+ of the \d+ Jacobian entries"):
+        obj.jacobian(w)
+
+
+@pytest.mark.parametrize("wide", [np.float64, np.longdouble])
+def test_float32_objective_names_weights_beyond_its_range(wide):
+    net, X, Y = _problem(10)
+    obj = Objective(net.astype("float32"), X, Y)
+    w = net.weights.astype(wide)
+    w[3], w[7] = 1e39, -1e39
+    for call in (obj, obj.value, obj.jacobian):
+        with pytest.raises(ValueError, match=(
+                r"^`w` must lie within the float32 range of the network \(magnitude at most "
+                rf"3\.40282e\+38; larger {np.dtype(wide).name} weights overflow float32\), "
+                r"got 1e\+39 at index 3 \(and 1 more\)\.$")):
+            call(w)
+    w[7] = np.nan                         # (still named as beyond the range first)
+    with pytest.raises(ValueError, match="at index 3.$"):
+        obj(w)
+    w[3] = 1e38                           # (within the range: NaN is the fault now)
+    with pytest.raises(FloatingPointError, match="`w` must be finite.*index 7"):
+        obj(w)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("decay", [0.0, 0.01])
+def test_objective_out_may_be_w_itself(dtype, decay):
+    # the kernels write the gradient while they read the weights: a call whose out
+    # shares memory with w reads a copy of w, so the result is the one of a separate out
+    net, X, Y = _problem(20)
+    net = net.astype(dtype)
+    obj, C = Objective(net, X, Y, weight_decay=decay), net.n_connections
+    w = net.weights.copy()
+    ref = obj(w.copy())
+    same = w.copy()
+    E, g = obj(same, out=same)
+    assert g is same and E == ref.error and np.array_equal(same, ref.gradient)
+    buf = np.zeros(2 * C, dtype)            # out overlapping half of w
+    buf[:C] = w
+    E, g = obj(buf[:C], out=buf[C // 2:C // 2 + C])
+    assert E == ref.error and np.array_equal(g, ref.gradient)
+    J_ref = obj.jacobian(w)
+    J = np.empty_like(J_ref)
+    J[1] = w
+    assert np.array_equal(obj.jacobian(J[1], out=J), J_ref)
+
+
+def _points(net, n, seed=5):
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(-1, 1, net.n_connections) for _ in range(n)]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_one_objective_from_many_threads_gives_the_lone_results(dtype):
+    # one Objective in a thread pool: the kernels release the GIL, so calls overlap; each
+    # running call has a workspace of its own, and every result is the one a lone call
+    # gives, bit for bit (sharing the buffers gave wrong values, silently)
+    from concurrent.futures import ThreadPoolExecutor
+
+    net, X, Y = _problem(400, sizes=(16, (24, 12), 3))
+    net = net.astype(dtype)
+    obj, alone = Objective(net, X, Y), Objective(net, X, Y)
+    points = _points(net, 16)
+    ref = [alone(w) for w in points]
+    ref_value = [alone.value(w) for w in points]
+    ref_J = [alone.jacobian(w) for w in points[:2]]
+
+    def work(i):
+        k = i % len(points)
+        if i % 7 == 3:
+            return "value", k, obj.value(points[k])
+        if i % 29 == 5:
+            return "jacobian", k % 2, obj.jacobian(points[k % 2])
+        return "call", k, obj(points[k])
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(work, range(600)))
+    wrong = 0
+    for kind, k, got in results:
+        if kind == "call":
+            wrong += not (got.error == ref[k].error and np.array_equal(got.gradient, ref[k].gradient))
+        elif kind == "value":
+            wrong += got != ref_value[k]
+        else:
+            wrong += not np.array_equal(got, ref_J[k])
+    assert wrong == 0
+    assert 1 <= len(obj._free) <= 4        # (one workspace per call that ran at once, kept)
+
+
+def test_objective_call_while_its_workspace_is_held_elsewhere():
+    # what a call finds when another thread's call holds the kept workspace: it makes
+    # its own (the inputs copied), computes the same and keeps it for later calls
+    net, X, Y = _problem(30)
+    obj = Objective(net, X, Y)
+    w = net.weights
+    ref, ref_J = obj(w), obj.jacobian(w)
+    held = obj._free.pop()                 # (as a running call holds it)
+    before = [a.copy() for a in held if a is not None]
+    E, g = obj(w)
+    assert E == ref.error and np.array_equal(g, ref.gradient)
+    assert np.array_equal(obj.jacobian(w), ref_J) and obj.value(w) == obj.value(w)
+    assert all(np.array_equal(a, b) for a, b in zip(before, [a for a in held if a is not None]))
+    assert len(obj._free) == 1 and obj._free[0] is not held
 
 
 def test_objective_refuses_bad_out():

@@ -98,6 +98,48 @@ def test_a_registration_entry_is_checked_before_anything_registers(names, kw, ex
         rule("not_a_class", params=())(lambda: None)
 
 
+
+@pytest.mark.parametrize("args, kw, exc, match", [
+    (("eta_minus", 1.5), dict(low=0.0, high=1.0, low_open=True, high_open=True), ValueError,
+     r"^Param 'eta_minus': `default` must be in \(0\.0, 1\.0\), got 1\.5\.$"),
+    (("rate", 0.0), dict(low=0.0, low_open=True), ValueError,
+     r"^Param 'rate': `default` must be in \(0\.0, inf\)"),
+    (("rate", 0.5), dict(low=1.0, high=0.0), ValueError,
+     r"^Param 'rate': `low` must be below `high` .*got the empty range \[1\.0, 0\.0\]\.$"),
+    (("rate", 0.5), dict(low=0.5, high=0.5, high_open=True), ValueError, "empty range"),
+    (("rate", float("nan")), {}, ValueError, r"^Param 'rate': `default` must be finite, got nan\.$"),
+    (("rate", float("inf")), dict(low=0.0), ValueError, "`default` must be finite"),
+    (("rate", 0.5), dict(low=float("nan")), ValueError, r"`low` must be a number or None, got nan"),
+    (("rate", 0.5), dict(high="1"), TypeError, r"`high` must be a real number or None, got str"),
+    (("rate", None), {}, ValueError, r"`default` must be a value .*optional=True.*got None"),
+    (("rate", "fast"), {}, TypeError, r"^Param 'rate': `default` must be a real number, got str"),
+    (("maxcor", 2.0), dict(kind=int, low=1), TypeError,
+     r"^Param 'maxcor': `default` must be an integer, got float 2\.0\.$"),
+    (("maxcor", True), dict(kind=int), TypeError, "`default` must be an integer, got bool"),
+    (("maxcor", 0), dict(kind=int, low=1), ValueError, r"`default` must be >= 1, got 0\.$"),
+    (("rate", 0.5), dict(kind=str), ValueError, r"`kind` must be float, int or None, got <class 'str'>"),
+    (("rate", 0.5), dict(optional=1), TypeError, r"`optional` must be True or False, got 1"),
+    (("", 0.5), {}, ValueError, r"^`name` must be a Python identifier .*got ''\.$"),
+    (("learning rate", 0.5), {}, ValueError, "`name` must be a Python identifier"),
+    (("lambda", 0.5), {}, ValueError, "that is not a keyword"),
+    ((3, 0.5), {}, TypeError, r"^`name` must be a string, got int 3\.$"),
+])
+def test_a_param_is_checked_when_it_is_declared(args, kw, exc, match):
+    with pytest.raises(exc, match=match):
+        Param(*args, **kw)
+
+
+def test_params_the_catalogue_declares_pass_their_own_checks():
+    assert Param("batch_size", None, kind=int, low=1, optional=True).default is None
+    assert Param("damping", "identity", kind=None).check("diagonal") == "diagonal"
+    assert Param("delta0", None, kind=None).default is None
+    assert Param("unit", 1.0, low=1.0, high=1.0).check(1) == 1.0
+    for make in REGISTRY.values():
+        for p in getattr(make, "func", make).PARAMS:
+            assert Param(p.name, p.default, p.kind, p.low, p.high, p.low_open, p.high_open,
+                         p.optional, p.doc) == p
+
+
 SIGN_SGD_STEP = """\
 /* sign SGD (Bernstein et al. 2018): w -= rate sign(g); a zero gradient, no step */
 FN_R_STEP_SIGNATURE(sign_sgd)

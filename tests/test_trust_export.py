@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -218,6 +219,35 @@ def test_float32_export_refuses_a_weight_beyond_float32(tmp_path):
     w[:] = fmax                                       # the largest float32 still fits
     net.set_weights(w)
     assert "inf" not in to_c(net, dtype="float32").split("*/", 1)[1]
+
+
+@pytest.mark.parametrize("dtype, big", [("float32", 3e38), ("float64", 1e308)])
+def test_c_export_never_turns_an_overflowed_relu_net_input_into_a_finite_output(dtype, big, tmp_path):
+    # 2-1-1 relu: the hidden net input is 2 * big + 2 * (-big), inf - inf = NaN where each
+    # product rounds to inf first (no FMA), and +inf where an FMA keeps the second
+    # product exact (predict's kernels). Either way the output is not finite, as
+    # predict's is (it warns); the C file's relu turned NaN into 0 and gave the output
+    # bias, 0.25, a finite output that no other path gives. Rows whose sums stay
+    # finite still equal predict (the docstring's Notes: only overflow differs).
+    net = MLP(2, (1,), 1, shortcut=False, hidden_activation="relu", seed=0, dtype=dtype)
+    net.set_weights(np.array([2.0, 2.0, 0.0, 0.5, 0.25]))
+    X = np.array([[big, -big], [big, big], [1.0, 2.0]])
+    with pytest.warns(RuntimeWarning, match="overflowed to inf or NaN"):
+        expected = net.predict(X)
+    lib = _build(to_c(net, name="relu_net"), tmp_path, f"relu_{dtype}", C99)
+    for how in ("batch", "one", "r"):
+        got = _call(lib, "relu_net", X, 1, dtype, how)
+        assert not np.isfinite(got[:2]).any(), (how, got)
+        assert np.array_equal(np.isfinite(got), np.isfinite(expected))
+        np.testing.assert_allclose(got[2], expected[2], rtol=1e-6)
+    assert "relu_net_z < 0.0" in to_c(net, name="relu_net", dtype="float64")
+
+
+def test_export_docstrings_say_where_they_differ_from_predict():
+    assert "Overflow: where inputs (or weights) are so large" in to_c.__doc__
+    assert "the model may give other outputs than ``predict``" in to_onnx.__doc__
+    page = (Path(__file__).resolve().parents[1] / "docs" / "embedding.md").read_text(encoding="utf-8")
+    assert "Where sums overflow, the exports differ from `predict`." in page
 
 
 def test_onnx_name_must_be_utf8():

@@ -165,8 +165,8 @@ def check_matrix(X, name, *, n_cols=None, what="columns", allow_empty=False, dty
     if arr.ndim != 2:
         raise ValueError(
             f"`{name}` must be 2-D (n_patterns, n_{what}), got shape {arr.shape}"
-            + (" (use X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for one pattern)."
-               if arr.ndim == 1 else "."))
+            + (f" (use {name}.reshape(-1, 1) for a single {what[:-1]} or {name}.reshape(1, -1) "
+               "for one pattern)." if arr.ndim == 1 else "."))
     if arr.shape[0] == 0 and not allow_empty:
         raise ValueError(f"`{name}` has no rows (shape {arr.shape}); at least one pattern is needed.")
     if n_cols is not None and arr.shape[1] != n_cols:

@@ -7,7 +7,8 @@ and no dependency beyond ``<math.h>``. Both cover every network :class:`~fastnet
 builds -- every activation, shortcut connections, softmax outputs, no hidden
 layer -- and both equal :meth:`MLP.predict <fastnet.MLP.predict>` to about 1e-15
 relative in float64 (the tests hold them to 1e-12), or to float32 rounding when
-exported in float32.
+exported in float32, wherever no unit's weighted sum overflows (see the Notes of
+:func:`to_c`: inputs of about 1e38 in float32 may give other outputs than ``predict``).
 
 The ``onnx`` package is needed for :func:`to_onnx` only (``pip install onnx
 onnxruntime``: onnxruntime runs the model); :func:`to_c` needs nothing.
@@ -212,6 +213,11 @@ def to_onnx(net, path: PathLike | None = None, *, dtype=None, name="fastnet"):
     only). Runtimes evaluate tanh, exp and the products with their own
     routines, so outputs agree with ``predict`` to rounding, not bit for bit.
 
+    Where a weighted sum overflows (inputs or weights so large that a unit's
+    net input passes the dtype's largest number, e.g. inputs of 1e38 in
+    float32), the model may give other outputs than ``predict``, finite ones
+    included, and says nothing: see the Notes of :func:`to_c`.
+
     Examples
     --------
     >>> from fastnet import MLP
@@ -284,7 +290,9 @@ _C_ACTIVATION = {
     "proben1": "{z} / ({one} + {fabs}({z}))",
     "logistic": "{one} / ({one} + {exp}(-{z}))",
     "tanh": "{tanh}({z})",
-    "relu": "({z} > {zero} ? {z} : {zero})",
+    # (z < 0 ? 0 : z passes a NaN net input on, as predict and ONNX's Relu do; z > 0 ? z : 0
+    # turned it into 0, a finite output where predict reports an overflow)
+    "relu": "({z} < {zero} ? {zero} : {z})",
 }
 
 
@@ -511,6 +519,24 @@ def to_c(net, path: PathLike | None = None, *, name: str = "fastnet_predict",
     with their own polynomials. Softmax outputs subtract the largest net input
     before ``exp``, as ``predict`` does, so they never overflow. The weights are
     written in the shortest decimal form that reads back exactly.
+
+    Overflow: where inputs (or weights) are so large that a unit's weighted sum
+    passes the dtype's largest number (about 3.4e38 in float32, 1.8e308 in
+    float64; inputs of 1e38 in float32 are enough), its value depends on how
+    the sum is taken, and the three ways differ: fastnet's kernels fuse each
+    multiply and add (FMA) and sum in vector lanes, onnxruntime's ``Gemm``
+    has its own order, and this C file multiplies and adds one term at a time
+    in the order of the sources (unless the compiler contracts them into FMA).
+    The same pattern can so give +inf in one and NaN (inf - inf) in another,
+    and a saturating unit then turns +inf into a finite output (tanh: 1,
+    logistic: 1 or 0, softmax: 0 or 1) where NaN stays NaN: the exports may
+    return NaN where ``predict`` returns a finite number, or the reverse, or
+    two different finite numbers. ``predict`` warns (``RuntimeWarning``) when
+    its outputs come out inf or NaN; the exports do not check. A relu unit
+    passes a NaN net input on, as ``predict`` and ONNX's ``Relu`` do (it
+    never turns it into 0). Matching ``predict`` there would mean copying its
+    order of operations for every CPU; keep the inputs in the range the network
+    was trained on (scaled data), far from the dtype's limits.
 
     Examples
     --------

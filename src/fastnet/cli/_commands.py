@@ -287,6 +287,8 @@ def _report(args):
 
 def _export(args):
     """Export a saved network (MLP.save, `fastnet train --save`) as an ONNX model or C source."""
+    import numpy as np
+
     from fastnet.export import to_c, to_onnx
     from fastnet.network import MLP
 
@@ -295,7 +297,10 @@ def _export(args):
         to_onnx(net, args.out, dtype=args.dtype, name=args.name)
     else:
         to_c(net, args.out, name=args.name, dtype=args.dtype)
-    _err(f"fastnet: wrote {args.out} ({args.format}, {args.dtype}) from {net!r}")
+    # (--dtype None: the network's own, which the file holds)
+    dtype = args.dtype or np.dtype(net.dtype).name
+    what = "ONNX model" if args.format == "onnx" else "C99 source"
+    _err(f"fastnet: wrote {args.out} ({what}, {dtype}) from {net!r}")
     return 0
 
 

@@ -16,6 +16,9 @@ way. docs/algorithms.md walks through adding a rule.
 from __future__ import annotations
 
 import functools
+import keyword
+import math
+import numbers
 from dataclasses import dataclass
 
 from fastnet._validation import check_float, check_int
@@ -31,10 +34,51 @@ REGISTRY = {}
 class Param:
     """One parameter of a rule: its name, default, type and range.
 
-    ``kind``: ``float`` (a finite real in the range ``[low, high]``, ends open
-    where ``low_open``/``high_open``), ``int`` (an integer in ``[low, high]``) or
-    ``None`` (any value: the class checks it itself, e.g. a choice of strings).
-    ``optional``: None is allowed too. ``doc``: one line for the parameter table.
+    The declaration is checked when it is made, so that a rule's entry cannot
+    carry a default its own range refuses or a name its class cannot have.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name: a Python identifier (not a keyword), the field of
+        the rule's class and the key of its spec (``"name(key=value)"``).
+    default : object
+        Its value when none is given; it must pass the parameter's own check
+        (None only where ``optional``).
+    kind : {float, int, None}, default float
+        ``float``: a finite real in the range ``[low, high]`` (ends open where
+        ``low_open``/``high_open``); ``int``: an integer in ``[low, high]``;
+        None: any value (the class checks it itself, e.g. a choice of strings).
+    low, high : float or None, default None
+        The range's ends (None: unbounded); not NaN, and ``low <= high`` (``<``
+        where an end is open).
+    low_open, high_open : bool, default False
+        Whether ``low``/``high`` themselves are excluded.
+    optional : bool, default False
+        None is allowed too.
+    doc : str, default ""
+        One line for the parameter table.
+
+    Raises
+    ------
+    TypeError
+        If ``name`` or ``doc`` is not a string, ``low``/``high`` not a real
+        number or None, a flag not True or False, or ``default`` of another
+        type than ``kind`` (a float default of an ``int`` parameter).
+    ValueError
+        If ``name`` is not an identifier, ``kind`` not float, int or None,
+        ``low``/``high`` NaN or their range empty, or ``default`` outside the
+        range or not finite.
+
+    Examples
+    --------
+    >>> from fastnet.algorithms import Param
+    >>> Param("eta_minus", 0.5, low=0.0, high=1.0, low_open=True, high_open=True).range_text()
+    '(0, 1)'
+    >>> Param("eta_minus", 1.5, low=0.0, high=1.0, low_open=True, high_open=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: Param 'eta_minus': `default` must be in (0.0, 1.0), got 1.5.
     """
 
     name: str
@@ -47,15 +91,60 @@ class Param:
     optional: bool = False
     doc: str = ""
 
+    def __post_init__(self):
+        if not isinstance(self.name, str):
+            raise TypeError(f"`name` must be a string, got {type(self.name).__name__} "
+                            f"{self.name!r}.")
+        if not self.name.isidentifier() or keyword.iskeyword(self.name):
+            raise ValueError(f"`name` must be a Python identifier that is not a keyword (it "
+                             f"becomes a field of the rule's class), got {self.name!r}.")
+        where = f"Param {self.name!r}: "
+        if self.kind not in (float, int, None):
+            raise ValueError(f"{where}`kind` must be float, int or None, got {self.kind!r}.")
+        for flag in ("low_open", "high_open", "optional"):
+            if not isinstance(getattr(self, flag), bool):
+                raise TypeError(f"{where}`{flag}` must be True or False, got "
+                                f"{getattr(self, flag)!r}.")
+        if not isinstance(self.doc, str):
+            raise TypeError(f"{where}`doc` must be a string, got {type(self.doc).__name__}.")
+        for end in ("low", "high"):
+            value = getattr(self, end)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(f"{where}`{end}` must be a real number or None, got "
+                                f"{type(value).__name__} {value!r}.")
+            if math.isnan(value):
+                raise ValueError(f"{where}`{end}` must be a number or None, got nan.")
+        if self.low is not None and self.high is not None and (
+                self.low > self.high
+                or self.low == self.high and (self.low_open or self.high_open)):
+            raise ValueError(f"{where}`low` must be below `high` (at most `high` where both "
+                             f"ends are closed), got the empty range "
+                             f"{'(' if self.low_open else '['}{self.low!r}, {self.high!r}"
+                             f"{')' if self.high_open else ']'}.")
+        if self.default is None and not self.optional:
+            if self.kind is not None:
+                raise ValueError(f"{where}`default` must be a value of the parameter "
+                                 "(None only with optional=True), got None.")
+            return
+        try:
+            self._checked(self.default, "default")
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(where + str(exc)) from None
+
     def check(self, value):
         """``value`` checked and converted, or TypeError/ValueError naming the parameter."""
+        return self._checked(value, self.name)
+
+    def _checked(self, value, name):
         if value is None and self.optional:
             return None
         if self.kind is float:
-            return check_float(value, self.name, low=self.low, high=self.high,
+            return check_float(value, name, low=self.low, high=self.high,
                                low_open=self.low_open, high_open=self.high_open)
         if self.kind is int:
-            return check_int(value, self.name, minimum=self.low, maximum=self.high)
+            return check_int(value, name, minimum=self.low, maximum=self.high)
         return value
 
     def range_text(self):
