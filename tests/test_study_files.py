@@ -1,4 +1,5 @@
-"""A study's files: every chunk of trials checked against the digest written with it."""
+"""A study's files: every chunk of trials checked against the digest written with it, an
+output directory that is the study's own (never the working directory or another folder)."""
 import json
 import re
 
@@ -79,3 +80,51 @@ def test_a_chunk_without_a_digest_is_trained_again(tmp_path):
     assert [line.kind for line in lines][:1] == ["start"]          # (nothing resumed)
     assert np.array_equal(first.algorithms[0].epochs, again.algorithms[0].epochs)
     assert "digest" in json.loads(str(np.load(path)["head"][()]))
+
+
+def test_an_empty_output_path_is_refused(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    for name in ("summary.md", "trials.csv"):
+        (tmp_path / name).write_text("mine\n")
+    code = cli.main(["study", "xor", "-k", "5", "-T", "20", "-q", "--no-pictures", "-o", ""])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "`--out` must be a directory path, got '' (an empty path" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["summary.md", "trials.csv"]
+    assert (tmp_path / "summary.md").read_text() == "mine\n"
+    with pytest.raises(ValueError, match=r"`out` must be a directory path, got ''"):
+        run_study(tiny_study(), "")
+
+
+def test_a_directory_that_is_not_a_studys_is_refused(tmp_path, capsys):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "summary.md").write_text("my notes\n")
+    code = cli.main(["study", "xor", "-k", "5", "-T", "20", "-q", "--no-pictures",
+                     "-o", str(mine)])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert (f"`--out` '{mine}' must be a study's directory (empty, or holding the .fastnet-study "
+            "file a study writes), got a directory holding summary.md") in err
+    assert [p.name for p in mine.iterdir()] == ["summary.md"]
+    assert (mine / "summary.md").read_text() == "my notes\n"
+    # a file is no directory
+    (tmp_path / "notes").write_text("x")
+    with pytest.raises(ValueError, match=r"`out` '.*notes' must be a directory \(or absent\)"):
+        run_study(tiny_study(), tmp_path / "notes")
+
+
+def test_a_studys_directory_is_resumed(tmp_path):
+    study = tiny_study()
+    out = tmp_path / "s"
+    run_study(study, out, pictures=False)
+    assert (out / ".fastnet-study").is_file()
+    run_study(study, out, pictures=False)                  # (its marker: resumed)
+    # a study written before the marker existed: its study.json, or its chunks
+    (out / ".fastnet-study").unlink()
+    run_study(study, out, pictures=False)
+    for name in (".fastnet-study", "study.json", "summary.md", "trials.csv", "study.html"):
+        if (out / name).exists():
+            (out / name).unlink()
+    run_study(study, out, pictures=False)
+    assert (out / ".fastnet-study").is_file()
