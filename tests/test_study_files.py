@@ -1,7 +1,13 @@
 """A study's files: every chunk of trials checked against the digest written with it, an
-output directory that is the study's own (never the working directory or another folder)."""
+output directory that is the study's own (never the working directory or another folder),
+and SIGTERM handled as Ctrl-C is."""
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -128,3 +134,62 @@ def test_a_studys_directory_is_resumed(tmp_path):
             (out / name).unlink()
     run_study(study, out, pictures=False)
     assert (out / ".fastnet-study").is_file()
+
+
+def _children(pid):
+    """The pids of the processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.slow  # 8.8 s on a loaded two-core machine (--durations): four Python starts
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_sigterm_stops_a_study_as_ctrl_c_does(tmp_path):
+    # (SIGTERM killed it at once, status 143 and no word: its lock left, its two workers
+    # orphaned and training for seconds)
+    out = tmp_path / "s"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.Popen([sys.executable, "-m", "fastnet", "study", "xor", "-k", "1000000",
+                             "-T", "1000", "-j", "2", "--no-pictures", "-o", str(out)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(out.glob("trials/*/*.npz")):
+            assert proc.poll() is None and time.monotonic() < deadline, "no chunk was written"
+            time.sleep(0.01)
+        workers = _children(proc.pid)
+        assert workers, "the study runs in worker processes"
+        proc.send_signal(signal.SIGTERM)
+        err = proc.communicate(timeout=30)[1]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, err
+    assert (f"fastnet: interrupted; the finished chunks of trials are saved in {out}: rerun the "
+            "same command to resume.") in err
+    assert "fastnet: stopped by SIGTERM (exit status 143)." in err
+    assert not (out / "study.json.lock").exists()
+    chunks = sorted(p.name for p in out.glob("trials/*/*.npz"))
+    deadline = time.monotonic() + 2
+    while any(map(_alive, workers)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not any(map(_alive, workers)), "a worker outlived the study"
+    assert sorted(p.name for p in out.glob("trials/*/*.npz")) == chunks
