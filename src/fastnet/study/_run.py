@@ -416,7 +416,8 @@ def _check_out(out):
 
 def _earlier_study(out):
     """Whether ``out`` holds a study written before `STUDY_MARKER`: a ``study.json`` with
-    its set-up, or chunks of trials (``trials/<16 hex digits>/<lo>-<hi>.npz``)."""
+    its set-up, or trials (``trials/<16 hex digits>/<lo>-<hi>.npz`` chunks, or the
+    ``trials/<16 hex digits>.json`` of an algorithm, as studies wrote before chunks)."""
     import json
     import re
 
@@ -428,9 +429,11 @@ def _earlier_study(out):
         pass
     try:
         for name in os.listdir(out / "trials"):
-            folder = out / "trials" / name
-            if re.fullmatch(r"[0-9a-f]{16}", name) and folder.is_dir() and any(
-                    re.fullmatch(r"[0-9]{9}-[0-9]{9}\.npz", f) for f in os.listdir(folder)):
+            path = out / "trials" / name
+            if re.fullmatch(r"[0-9a-f]{16}\.json", name) and path.is_file():
+                return True
+            if re.fullmatch(r"[0-9a-f]{16}", name) and path.is_dir() and any(
+                    re.fullmatch(r"[0-9]{9}-[0-9]{9}\.npz", f) for f in os.listdir(path)):
                 return True
     except OSError:
         pass
