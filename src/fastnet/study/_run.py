@@ -357,17 +357,11 @@ def run_study(study: Study, out: str | os.PathLike | None = None, *, root=None,
     where = (n_jobs, scheduler)
     if out is None:
         return _run(study, name, net, X, Y, sha, None, say, where)
-    out = _check_out(out)
-    out.mkdir(parents=True, exist_ok=True)
     from fastnet._files import atomic_write
-    from fastnet.study._write import OUTPUTS, write_study
+    from fastnet.study._write import write_study
 
-    for what in ("trials",) + OUTPUTS:     # refused before training, not after
-        p = out / what
-        if os.path.lexists(p) and not (p.is_dir() if what == "trials" else p.is_file()):
-            kind = "a directory" if what == "trials" else "a regular file"
-            raise ValueError(f"`out` {str(out)!r}: {p} must be {kind} (or absent), as the "
-                             "study writes it; move it away.")
+    out = _check_out(out)                  # refused before training, not after
+    out.mkdir(parents=True, exist_ok=True)
     if not (out / STUDY_MARKER).is_file():
         atomic_write(out / STUDY_MARKER, [MARKER_TEXT.encode()])
     with exclusive_lock(out / "study.json"):
@@ -388,8 +382,9 @@ MARKER_TEXT = ("This directory holds a fastnet timing study (fastnet study, "
 def _check_out(out):
     """``out`` as a Path, if a study may write there: not an empty path, and a directory
     that is absent, empty (its lock aside) or a study's (`STUDY_MARKER`, or the
-    ``study.json`` or ``trials/`` of a study written before the marker); else a ValueError
-    saying why, before anything is written."""
+    ``study.json`` or ``trials/`` of a study written before the marker), where what the
+    study writes is absent or of the kind it writes (``trials/`` a directory, the outputs
+    regular files); else a ValueError saying why, before anything is written."""
     text = os.fspath(out)
     if isinstance(text, bytes):
         text = os.fsdecode(text)
@@ -401,6 +396,14 @@ def _check_out(out):
     if os.path.lexists(out) and not out.is_dir():
         raise ValueError(f"`out` {text!r} must be a directory (or absent), got a file; a study "
                          "writes several files there.")
+    from fastnet.study._write import OUTPUTS
+
+    for what in ("trials",) + OUTPUTS:
+        p = out / what
+        if os.path.lexists(p) and not (p.is_dir() if what == "trials" else p.is_file()):
+            kind = "a directory" if what == "trials" else "a regular file"
+            raise ValueError(f"`out` {str(out)!r}: {p} must be {kind} (or absent), as the "
+                             "study writes it; move it away.")
     try:
         names = set(os.listdir(out)) - {"study.json.lock"}
     except FileNotFoundError:
