@@ -38,8 +38,8 @@ _FLOAT = {"validation_error", "test_error", "train_error", "cpu_seconds", "epoch
 _BOOL = {"on_target", "diverged", "success"}
 #: The set-up a suite beside a database takes from it (`Suite` attributes).
 SHARED_SETUP = ("budget", "runs", "studies", "seed", "network", "max_epochs", "limit")
-#: The most bytes ``baselines.json`` may hold (the shipped one holds 12 kB; a suite of
-#: `fastnet.suite.MAX_BUDGET` configurations of many algorithms holds a few MB).
+#: The most bytes ``baselines.json`` may hold (the shipped one holds 12 kB; a suite's
+#: configurations, at most `fastnet.suite.MAX_SUITE_RUNS`, take at most a few MB of text).
 MAX_MANIFEST_BYTES = 1 << 26
 #: The most bytes a run's row of ``baselines.csv.gz`` may hold once decompressed (the
 #: longest, on mushroom1, holds its 2031 test patterns' wrongness and about 500 more).
@@ -54,7 +54,7 @@ MANIFEST_KEYS = ("format", "command", "fastnet", "created", "machine", "build",
 SETUP_KEYS = ("problems", "algorithms", "budget", "runs", "studies", "seed", "network",
               "max_epochs", "limit", "rope", "networks", "generated_success", "dtype")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-_WHOLE = re.compile(r"-?[0-9]+")
+_WHOLE = re.compile(r"-?[0-9]{1,30}")
 _REBUILD = ("build the database again (fastnet suite --baseline-suite with the same options "
             "and -o directory resumes from the suite's cells and writes both files)")
 
@@ -86,7 +86,6 @@ def _value(column, text):
             raise _Bad(f"`{column}` must be True or False, got {text[:60]!r}")
         return text == "True"
     return text
-
 
 
 def read_database(root, where):
