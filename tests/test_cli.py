@@ -299,16 +299,32 @@ def test_demo_shows_success_and_explains_its_columns(capsys):
     out = capsys.readouterr().out
     reached = {line.split("  ")[0]: line.split("  ")[1:] for line in out.splitlines()
                if line.startswith(("XOR", "encoder", "teacher"))}
-    for task in ("XOR 2-2-1", "encoder 10-5-10", "teacher 5-5-1"):
+    for task in ("XOR 2-2-1 with shortcuts", "encoder 10-5-10", "teacher 5-5-1"):
         cells = [c.strip() for c in reached[task] if c.strip()]
         n, of, runs, _ = cells[0].split()
         assert (of, runs) == ("of", "10") and int(n) >= 9, out          # (the defaults: 10 runs)
         assert float(cells[1]) < 1000                                     # the goal, not the budget
-    assert "Goals -- XOR 2-2-1 and encoder 10-5-10: every output within 0.4 of its target" in out
     text = " ".join(out.split())
+    assert ("Goals -- XOR 2-2-1 with shortcuts and encoder 10-5-10: every output within 0.4 of "
+            "its target") in text
     for column in ("median epochs: to the goal", "test NMSE: median error on unseen patterns",
                    "traversals/CPU s: connections computed per CPU second"):
         assert column in text
+
+
+def test_demo_names_each_network_as_built():
+    # (the demo's "XOR 2-2-1" had shortcut connections, succeeding 10 of 10 times, where the
+    # study's XOR 2-2-1 has none and succeeds about half the time: the name says which)
+    from fastnet.demo import run_demo
+
+    res = run_demo(runs=1)
+    assert [r.task for r in res.rows] == ["XOR 2-2-1 with shortcuts", "encoder 10-5-10",
+                                          "teacher 5-5-1"]
+    lines = res.summary().splitlines()
+    assert any(line.startswith("XOR 2-2-1 with shortcuts  ") for line in lines)
+    head = next(line for line in lines if line.startswith("task"))
+    row = next(line for line in lines if line.startswith("encoder"))
+    assert head.index("reached the goal") + len("reached the goal") == row.index("runs") + 4
 
 
 def test_bench_on_dask_scheduler(proben1_root, tmp_path, capsys):
@@ -448,7 +464,7 @@ def test_demo_shows_progress_on_stderr_and_quiet_silences_it(capsys):
     assert cli.main(["demo", "--runs", "2", "--seed", "4"]) == 0
     shown = capsys.readouterr()
     lines = shown.err.splitlines()
-    assert lines[0].startswith("[task 1/3] XOR 2-2-1: 0/2 runs  elapsed 0:00:")
+    assert lines[0].startswith("[task 1/3] XOR 2-2-1 with shortcuts: 0/2 runs  elapsed 0:00:")
     assert any(line.startswith("[task 3/3] teacher") and "2/2 runs  elapsed 0:00:" in line for line in lines)
     assert cli.main(["demo", "--runs", "2", "--seed", "4", "--quiet"]) == 0
     quiet = capsys.readouterr()

@@ -8,6 +8,7 @@ import pytest
 
 from fastnet import MLP, DivergenceError, Trainer, jacobian, train, value_and_grad
 from fastnet.gradients import Objective
+from _extras import needs
 
 XOR = (np.array([[0., 0.], [0., 1.], [1., 0.], [1., 1.]]), np.array([[0.], [1.], [1.], [0.]]))
 
@@ -362,7 +363,8 @@ def test_trainer_raises_on_divergence():
 
 # ---------------------------------------------------------------- partial_fit
 def test_partial_fit_equals_fit_bit_for_bit():
-    sk = pytest.importorskip("fastnet.sklearn")
+    needs("sklearn")                          # (fastnet.sklearn raises ImportError without it)
+    import fastnet.sklearn as sk
     rng = np.random.default_rng(0)
     X = rng.standard_normal((60, 4))
     y = np.where(X[:, 0] + X[:, 1] > 0, "a", "b")

@@ -220,9 +220,11 @@ def test_predict_with_out_allocates_nothing_in_python():
               output_activation="logistic", seed=0)
     for n in (1, 40, 5000):              # stack buffer, stack buffer, heap blocks
         X, out = _inputs(n, 10), np.empty((n, 1))
-        net.predict(X, out=out)
         tracemalloc.start()
         try:
+            # (a first call while tracing: what the interpreter allocates once and keeps
+            # is not predict's and is not counted)
+            net.predict(X, out=out)
             tracemalloc.reset_peak()
             base = tracemalloc.get_traced_memory()[0]
             for _ in range(200):
@@ -232,8 +234,11 @@ def test_predict_with_out_allocates_nothing_in_python():
             tracemalloc.stop()
         # (without the vector products a large batch enters the BLAS thread limit: a few
         # kilobytes of Python objects, 16-18 KB measured, nothing in proportion to the
-        # batch: an output array of these 5000 rows alone would be 40 KB)
-        limit = 24576 if _forward.simd_level() == "default" and n > 100 else 1024
+        # batch: an output array of these 5000 rows alone would be 40 KB. With them, the
+        # interpreter's own frames: none on Python 3.11 and 3.12, whose frames live on a
+        # stack of their own; on 3.10 a frame object for each of the two Python functions
+        # on the way, 1.7 kB measured after other tests had run, where 1 kB held before)
+        limit = 24576 if _forward.simd_level() == "default" and n > 100 else 4096
         assert peak < limit, f"{n} rows: predict(X, out) allocated {peak} bytes"
         # without out: the returned array, nothing in proportion to the activations
         tracemalloc.start()

@@ -1,6 +1,7 @@
 """fastnet.study and `fastnet study`: Hamey's timing study of several algorithms."""
 import hashlib
 import json
+import re
 import warnings
 
 import numpy as np
@@ -361,3 +362,27 @@ def test_median_ratio_interval_agrees_with_scipys_two_sample_bootstrap():
     # the same seed, the same interval
     assert mine == study_run._ratio_interval(study_run._resampled_medians(ta, 0, 0),
                                              study_run._resampled_medians(tb, 0, 1))
+
+
+@pytest.mark.parametrize("values", [[0.1, 0.1, 0.1],                       # identical
+                                    [0.1, np.nextafter(0.1, 1.0), 0.1]],   # equal to rounding
+                         ids=["identical", "last bit"])
+def test_equal_cpu_times_have_no_spread(values):
+    # (the table printed the sd of identical CPU times as "3.40e-12 ns": a rounding residue)
+    import dataclasses
+
+    from fastnet.stats import describe
+    from fastnet.study import summary_markdown
+
+    result = run_study(xor_study(algorithms=("rprop+",), trials=5, limit=50))
+    a = dataclasses.replace(result.algorithms[0], cpu_description=describe(values,
+                                                                           lilliefors=False))
+    text = summary_markdown(dataclasses.replace(result, algorithms=(a,)))
+    (row,) = [line for line in text.splitlines() if "| CPU time per trial |" in line]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[3:] == ["100 ms", "0 s", "100 ms", "100 ms to 100 ms", "100 ms to 100 ms",
+                         "100 ms", "0 s", "all equal"], row
+    assert not re.search(r"\de-\d", text)
+    if values[0] == values[1]:
+        d = describe(values, lilliefors=False)
+        assert d.std == 0.0 and np.isnan(d.ks_pvalue)

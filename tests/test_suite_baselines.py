@@ -14,6 +14,8 @@ from fastnet import cli
 from fastnet.suite import (BASELINE_ALGORITHMS, DATABASE_COLUMNS, Suite, baseline_suite,
                            baselines, build_database, compare_with_baselines, frozen_targets,
                            run_suite, suite_beside)
+# (the manifest's own digest, recomputed where a test changes the manifest on purpose)
+from fastnet.suite._database import manifest_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The tiny database's set-up: seconds to train.
@@ -100,8 +102,7 @@ def test_shipped_database_covers_every_algorithm_and_problem():
 
 
 def test_shipped_database_is_package_data():
-    import tomllib
-
+    tomllib = pytest.importorskip("tomllib")        # (Python 3.11+)
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())
     globs = data["tool"]["setuptools"]["package-data"]["fastnet"]
     for f in ("suite/targets.json", "suite/database/baselines.json",
@@ -235,6 +236,7 @@ def test_data_of_another_sha_is_refused(tiny_db, proben1_root, tmp_path):
         (tmp_path / f.name).write_bytes(f.read_bytes())
     m = json.loads((tmp_path / "baselines.json").read_text())
     m["data_sha256"]["glass1"] = "0" * 64
+    m["manifest_sha256"] = manifest_digest(m)         # (what the manifest is checked against)
     (tmp_path / "baselines.json").write_text(json.dumps(m))
     with pytest.raises(ValueError, match=r"glass1: the data .* is not the data the baseline"):
         compare_with_baselines([NEW], tmp_path / "out", database=tmp_path,

@@ -14,11 +14,13 @@ import os
 import sys
 import warnings
 
-from fastnet.cli._common import (EXIT_INTERRUPTED, EXIT_USAGE, EXIT_USER_ERROR, _command_parser,
-                                 _err, _in_options, _UserError)
+from fastnet.cli._common import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE, EXIT_USER_ERROR,
+                                 Terminated, _command_parser, _err, _in_options, _UserError,
+                                 on_sigterm)
 from fastnet.cli._parser import build_parser
 
-__all__ = ["main", "build_parser", "EXIT_USER_ERROR", "EXIT_USAGE", "EXIT_INTERRUPTED"]
+__all__ = ["main", "build_parser", "EXIT_USER_ERROR", "EXIT_USAGE", "EXIT_INTERRUPTED",
+           "EXIT_TERMINATED"]
 
 
 def main(argv=None):
@@ -33,7 +35,14 @@ def main(argv=None):
     -------
     int
         0 on success, 1 for errors the user can fix (the message says how), 2 for
-        usage errors, 130 after Ctrl-C.
+        usage errors, 130 after Ctrl-C (SIGINT), 143 after SIGTERM.
+
+    Notes
+    -----
+    SIGTERM (``kill PID``, a batch system or a container stopping the job) is handled
+    as Ctrl-C is: the command says what it saved, ends its worker processes and frees
+    its locks, then returns 143 (128 + 15) instead of 130 (128 + 2). A study, suite or
+    experiment so stopped resumes when run again.
     """
     parser = build_parser()
     try:
@@ -50,9 +59,13 @@ def main(argv=None):
         warnings.simplefilter("always")
         warnings.filterwarnings("ignore", category=DeprecationWarning)
         try:
-            status = args.func(args)
-        except KeyboardInterrupt:
+            with on_sigterm():
+                status = args.func(args)
+        except KeyboardInterrupt as exc:
             status = EXIT_INTERRUPTED
+            if isinstance(exc, Terminated):
+                _err(f"fastnet: stopped by SIGTERM (exit status {EXIT_TERMINATED}).")
+                status = EXIT_TERMINATED
         except (_UserError, ResultFileError, DataFormatError, FileNotFoundError,
                 ConnectionError, ImportError, DivergenceError, TrainingInProgressError) as exc:
             _err(f"fastnet: error: {_in_options(str(exc), _command_parser(parser, args.func))}")

@@ -1,7 +1,9 @@
 """What every subcommand shares: exit statuses, user errors in the options' words,
 and the option types."""
 import argparse
+import contextlib
 import re
+import signal
 import sys
 
 #: Exit status for errors the user can fix (bad names, missing data, bad files).
@@ -10,6 +12,33 @@ EXIT_USER_ERROR = 1
 EXIT_USAGE = 2
 #: Exit status after Ctrl-C (128 + SIGINT).
 EXIT_INTERRUPTED = 130
+#: Exit status after SIGTERM (128 + SIGTERM), handled as Ctrl-C is (`on_sigterm`).
+EXIT_TERMINATED = 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C raises KeyboardInterrupt, so that what a command does
+    after Ctrl-C (say what is saved, end the worker processes, free its locks) it does
+    after SIGTERM too."""
+
+
+@contextlib.contextmanager
+def on_sigterm():
+    """Within the block, SIGTERM raises `Terminated` (a KeyboardInterrupt) in the main
+    thread, as SIGINT raises KeyboardInterrupt; the previous handler is put back after.
+    Outside the main thread (no handler can be set there) nothing changes."""
+    def raise_terminated(signum, frame):
+        raise Terminated("SIGTERM")
+
+    try:
+        previous = signal.signal(signal.SIGTERM, raise_terminated)
+    except (ValueError, AttributeError, OSError):     # (not the main thread, no SIGTERM)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class _UserError(Exception):

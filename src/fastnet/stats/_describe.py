@@ -222,7 +222,7 @@ def _standardised_ks(x):
     Returns ``(d, p_stephens, p_exact)``; all NaN for a constant sample.
     """
     sd = x.std(ddof=1)
-    if not sd > 0:
+    if not sd > 0 or x.min() == x.max():     # (equal values: sd is 0 or a rounding residue)
         return np.nan, np.nan, np.nan
     z = (x - x.mean()) / sd
     res = stats.kstest(z, "norm", method="exact")
@@ -332,7 +332,7 @@ def describe(sample, *, lilliefors=True, n_mc_samples=LILLIEFORS_MC_SAMPLES, see
     return Description(
         n=int(x.size),
         mean=float(x.mean()),
-        std=float(x.std(ddof=1)),
+        std=0.0 if xs[0] == xs[-1] else float(x.std(ddof=1)),   # (no rounding residue)
         median=median,
         q1=q1,
         q3=q3,

@@ -1,9 +1,12 @@
 """A study's trials in chunks: each chunk's trials drawn and trained from the study's seed
 and the trials' indices alone, so that any split of the chunks over processes (or a
 Dask cluster) and any interruption give the same trials; each finished chunk kept in a
-file of its own, written atomically and checked when read back."""
+file of its own, written atomically with a digest of its contents and checked when read
+back: every column's values and the digest, so that an edited or corrupted chunk is refused
+by name, never resumed into the results."""
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import time
@@ -14,7 +17,8 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["CHUNK_TRIALS", "CHUNK_TRIAL_EPOCHS", "chunk_size", "chunk_bounds", "chunk_weights",
-           "chunk_seed", "train_chunk", "chunk_path", "save_chunk", "load_chunk", "COLUMNS"]
+           "chunk_seed", "train_chunk", "chunk_path", "save_chunk", "load_chunk", "COLUMNS",
+           "chunk_digest"]
 
 #: Most trials of one chunk.
 CHUNK_TRIALS = 4096
@@ -142,28 +146,63 @@ def chunk_path(folder, lo, hi):
     return Path(folder) / f"{lo:09d}-{hi:09d}.npz"
 
 
+#: The dtype each column is written in (`save_chunk`), as its digest covers it.
+COLUMN_DTYPES = {"epochs": np.int64, "success": np.uint8, "cpu_time": np.float64,
+                 "diverged": np.uint8, "traversals": np.float64, "flops": np.float64}
+#: The keys of a chunk's JSON header.
+HEADER_KEYS = ("identity", "algorithm", "hash", "lo", "hi", "digest")
+
+
+def chunk_digest(head, columns):
+    """SHA-256 (hex) of a chunk's contents: its header but the digest (canonical JSON:
+    sorted keys, no spaces), then each column of `COLUMNS` by name, dtype, shape and
+    bytes.
+
+    Parameters
+    ----------
+    head : dict
+        The chunk's header (a ``digest`` in it is left out).
+    columns : dict
+        {column: ndarray}, as written (or read back).
+
+    Returns
+    -------
+    str
+    """
+    text = json.dumps({k: v for k, v in head.items() if k != "digest"}, sort_keys=True,
+                      separators=(",", ":"), allow_nan=False)
+    h = hashlib.sha256(text.encode())
+    for key in COLUMNS:
+        v = np.ascontiguousarray(columns[key])
+        h.update(f"\n{key} {v.dtype.str} {v.shape}\n".encode())
+        h.update(v.tobytes())
+    return h.hexdigest()
+
+
 def save_chunk(path, study, spec, data_sha256, lo, hi, data):
     """Write one chunk's columns into ``path`` atomically (an uncompressed ``.npz``: the
-    columns and a JSON header naming the set-up, the algorithm and the trials)."""
+    columns and a JSON header naming the set-up, the algorithm and the trials, with the
+    SHA-256 of it all, `chunk_digest`)."""
     from fastnet._files import atomic_write
 
     head = {"identity": study.identity(data_sha256), "algorithm": spec,
             "hash": study.cell_hash(spec, data_sha256), "lo": lo, "hi": hi}
-    epochs, success, cpu, diverged, traversals, flops = data
+    columns = {k: np.asarray(v, COLUMN_DTYPES[k]) for k, v in zip(COLUMNS, data)}
+    head["digest"] = chunk_digest(head, columns)
     buf = io.BytesIO()
-    np.savez(buf, head=np.array(json.dumps(head, sort_keys=True)),
-             epochs=np.asarray(epochs, np.int64), success=np.asarray(success, np.uint8),
-             cpu_time=np.asarray(cpu, np.float64), diverged=np.asarray(diverged, np.uint8),
-             traversals=np.asarray(traversals, np.float64), flops=np.asarray(flops, np.float64))
+    np.savez(buf, head=np.array(json.dumps(head, sort_keys=True)), **columns)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, [buf.getvalue()])
 
 
 def load_chunk(path, study, spec, data_sha256, lo, hi):
-    """A finished chunk's columns from its file: None if absent; a ValueError naming the
-    file if it does not read or holds trials this set-up cannot have (another set-up or
-    algorithm or trials, a trial's epochs outside 0..T, a flag not 0 or 1, a negative or
-    non-finite CPU time, a count negative or fractional, a column of another length)."""
+    """A finished chunk's columns from its file: None if absent, or if it is a chunk of
+    this set-up written before chunks had digests (fastnet 0.2.0: trained again); a
+    ValueError naming the file if it does not read or holds trials this set-up cannot have
+    (another set-up or algorithm or trials, a trial's epochs outside 0..T, a flag not 0 or
+    1, a negative or non-finite CPU time, a count negative or fractional, a column of
+    another length or dtype) or contents that differ from its digest (edited or
+    corrupted)."""
     from fastnet._files import NpzMember, open_regular, read_npz
 
     n, T = hi - lo, study.limit
@@ -184,6 +223,11 @@ def load_chunk(path, study, spec, data_sha256, lo, hi):
             or head.get("lo") != lo or head.get("hi") != hi):
         raise ValueError(f"{path}: not trials {lo}..{hi - 1} of {spec!r} in this study's "
                          f"set-up (its header differs); {retrain}")
+    if "digest" not in head:
+        return None              # (written before chunks had digests: trained again)
+    if set(head) != set(HEADER_KEYS) or not isinstance(head["digest"], str):
+        raise ValueError(f"{path}: its header must hold {', '.join(HEADER_KEYS)} (the digest a "
+                         f"text), got {', '.join(sorted(map(str, head)))}; {retrain}")
 
     def column(key, ok, why):
         v = arrays[key]
@@ -206,5 +250,8 @@ def load_chunk(path, study, spec, data_sha256, lo, hi):
                       and bool(np.all(v >= 0)), "0 or 1")
     traversals = column("traversals", count, "whole numbers, not negative, or NaN where unknown")
     flops = column("flops", count, "whole numbers, not negative, or NaN where unknown")
+    if chunk_digest(head, arrays) != head["digest"]:
+        raise ValueError(f"{path}: its trials differ from the digest its header records "
+                         f"(edited or corrupted: not trials this study wrote); {retrain}")
     return (epochs.astype(np.intp), success.astype(bool), cpu.astype(float),
             diverged.astype(bool), traversals.astype(float), flops.astype(float))

@@ -311,7 +311,9 @@ def run_study(study: Study, out: str | os.PathLike | None = None, *, root=None,
         (``trials/<hash>/<lo>-<hi>.npz``, the hash naming the set-up and the algorithm)
         under a lock, and a rerun reuses them (resuming where a killed study stopped);
         at the end the page ``study.html``, ``trials.csv``, ``study.json`` and
-        ``summary.md`` (see :func:`fastnet.study.write_study`).
+        ``summary.md`` (see :func:`fastnet.study.write_study`). It must be absent, empty
+        or a study's directory (it holds the marker file ``.fastnet-study`` the study
+        writes first), so that no other files are overwritten.
     root : path, optional
         Proben1 data directory (a Proben1 task).
     progress : callable, optional
@@ -336,8 +338,10 @@ def run_study(study: Study, out: str | os.PathLike | None = None, *, root=None,
     FileLockedError
         If another process is writing into ``out``.
     ValueError, TypeError
-        For a bad task, network, algorithm or ``n_jobs`` (naming it), and for a chunk
-        file in ``out`` that does not read or holds trials of another set-up.
+        For a bad task, network, algorithm or ``n_jobs`` (naming it); for an ``out``
+        that is empty (``""``) or a directory holding other files than a study's; and for a
+        chunk file in ``out`` that does not read, holds trials of another set-up or
+        differs from its digest.
     ConnectionError
         If the Dask scheduler cannot be reached.
     """
@@ -353,21 +357,90 @@ def run_study(study: Study, out: str | os.PathLike | None = None, *, root=None,
     where = (n_jobs, scheduler)
     if out is None:
         return _run(study, name, net, X, Y, sha, None, say, where)
-    out = Path(os.fspath(out))
-    out.mkdir(parents=True, exist_ok=True)
-    from fastnet.study._write import OUTPUTS, write_study
+    from fastnet._files import atomic_write
+    from fastnet.study._write import write_study
 
-    for what in ("trials",) + OUTPUTS:     # refused before training, not after
-        p = out / what
-        if os.path.lexists(p) and not (p.is_dir() if what == "trials" else p.is_file()):
-            kind = "a directory" if what == "trials" else "a regular file"
-            raise ValueError(f"`out` {str(out)!r}: {p} must be {kind} (or absent), as the "
-                             "study writes it; move it away.")
+    out = _check_out(out)                  # refused before training, not after
+    out.mkdir(parents=True, exist_ok=True)
+    if not (out / STUDY_MARKER).is_file():
+        atomic_write(out / STUDY_MARKER, [MARKER_TEXT.encode()])
     with exclusive_lock(out / "study.json"):
         refuse_other_dtype(out, "study", "study", study.dtype)
         result = _run(study, name, net, X, Y, sha, out, say, where)
         write_study(result, out, pictures=pictures)
     return result
+
+
+#: The file that marks a directory as a study's output directory: `run_study` writes into a
+#: directory that is absent, empty or holds it (or a study written before it existed).
+STUDY_MARKER = ".fastnet-study"
+MARKER_TEXT = ("This directory holds a fastnet timing study (fastnet study, "
+               "fastnet.study.run_study): its trials, tables and page. fastnet writes a study "
+               "into a directory that is empty or holds this file.\n")
+
+
+def _check_out(out):
+    """``out`` as a Path, if a study may write there: not an empty path, and a directory
+    that is absent, empty (its lock aside) or a study's (`STUDY_MARKER`, or the
+    ``study.json`` or ``trials/`` of a study written before the marker), where what the
+    study writes is absent or of the kind it writes (``trials/`` a directory, the outputs
+    regular files); else a ValueError saying why, before anything is written."""
+    text = os.fspath(out)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if text.strip() == "":
+        raise ValueError(f"`out` must be a directory path, got {text!r} (an empty path, which "
+                         "would be the working directory); name the study's directory, e.g. "
+                         "'xor-study'.")
+    out = Path(text)
+    if os.path.lexists(out) and not out.is_dir():
+        raise ValueError(f"`out` {text!r} must be a directory (or absent), got a file; a study "
+                         "writes several files there.")
+    from fastnet.study._write import OUTPUTS
+
+    for what in ("trials",) + OUTPUTS:
+        p = out / what
+        if os.path.lexists(p) and not (p.is_dir() if what == "trials" else p.is_file()):
+            kind = "a directory" if what == "trials" else "a regular file"
+            raise ValueError(f"`out` {str(out)!r}: {p} must be {kind} (or absent), as the "
+                             "study writes it; move it away.")
+    try:
+        names = set(os.listdir(out)) - {"study.json.lock"}
+    except FileNotFoundError:
+        return out
+    if not names or STUDY_MARKER in names or _earlier_study(out):
+        return out
+    shown = ", ".join(sorted(names)[:5]) + (", ..." if len(names) > 5 else "")
+    raise ValueError(f"`out` {text!r} must be a study's directory (empty, or holding the "
+                     f"{STUDY_MARKER} file a study writes), got a directory holding {shown}; "
+                     "a study would overwrite its summary.md, trials.csv, study.json and "
+                     "study.html: give a new or empty directory.")
+
+
+def _earlier_study(out):
+    """Whether ``out`` holds a study written before `STUDY_MARKER`: a ``study.json`` with
+    its set-up, or trials (``trials/<16 hex digits>/<lo>-<hi>.npz`` chunks, or the
+    ``trials/<16 hex digits>.json`` of an algorithm, as studies wrote before chunks)."""
+    import json
+    import re
+
+    try:
+        record = json.loads((out / "study.json").read_text("utf-8"))
+        if isinstance(record, dict) and isinstance(record.get("study"), dict):
+            return True
+    except (OSError, ValueError):
+        pass
+    try:
+        for name in os.listdir(out / "trials"):
+            path = out / "trials" / name
+            if re.fullmatch(r"[0-9a-f]{16}\.json", name) and path.is_file():
+                return True
+            if re.fullmatch(r"[0-9a-f]{16}", name) and path.is_dir() and any(
+                    re.fullmatch(r"[0-9]{9}-[0-9]{9}\.npz", f) for f in os.listdir(path)):
+                return True
+    except OSError:
+        pass
+    return False
 
 
 def _run(study, name, net, X, Y, sha, out, say, where):

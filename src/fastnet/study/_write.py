@@ -167,6 +167,17 @@ def _cost_description(a, unit):
     return describe(x, lilliefors=False) if x.size >= 3 and np.isfinite(x).all() else None
 
 
+#: Values that differ by at most this fraction of the largest of them are equal to
+#: rounding (the last bits of a double, far below any clock's or count's resolution): their
+#: spread (sd, MAD) is shown as 0, never as a residue of the arithmetic such as "3.40e-12 ns".
+EQUAL_TO_ROUNDING = 1e-12
+
+
+def _equal_to_rounding(d):
+    """Whether the values a Description describes are equal to rounding."""
+    return d.max - d.min <= EQUAL_TO_ROUNDING * max(abs(d.min), abs(d.max))
+
+
 def _description_rows(result):
     """Lawrence's description of each algorithm's successful epochs (and times to
     success in the verdicts' unit, where that is not epochs) and CPU times, with what
@@ -187,10 +198,12 @@ def _description_rows(result):
                 why = TOO_FEW if not success or s < 3 else UNKNOWN_COST
                 rows.append([a.spec, what, n] + [why] * 8)
                 continue
-            rows.append([a.spec, what, n, fmt(d.mean), fmt(d.std), fmt(d.median),
+            equal = _equal_to_rounding(d)
+            sd, mad = (0.0, 0.0) if equal else (d.std, d.mad)
+            rows.append([a.spec, what, n, fmt(d.mean), fmt(sd), fmt(d.median),
                          _range(d.q1, d.q3, fmt), _range(d.min, d.max, fmt),
-                         fmt(d.trimmed_mean), fmt(d.mad),
-                         _p(d.ks_pvalue, CONSTANT if d.std == 0 else "-")])
+                         fmt(d.trimmed_mean), fmt(mad),
+                         CONSTANT if equal or d.std == 0 else _p(d.ks_pvalue)])
     return rows
 
 

@@ -5,8 +5,9 @@ A cell file (``cells/<hash>.json``) holds one configuration's R runs on one prob
 trusted for nothing: reading it checks the set-up (hash, identity, algorithm, runs), then
 every field of every run (types, finiteness, ranges, lengths, the shape of a diverged run),
 then the SHA-256 digest of its contents, so that a file edited by hand, truncated or
-corrupted is refused with its path and the field at fault, never read. The study's trials
-files are read the same way (``fastnet.study._run._load_cell``).
+corrupted is refused with its path and the field at fault, never read. A baseline
+database's rows are checked by the same `check_outcome` (``fastnet.suite._database_check``);
+a study's chunks of trials by their columns and digest (``fastnet.study._chunks``).
 """
 from __future__ import annotations
 
@@ -121,14 +122,67 @@ def _check(ok, value, where, key, expected=None):
         raise _Bad(f"{where}`{key}` must be {expected or ok.__doc__}, got {shown}")
 
 
-def _check_diverged(run, where):
-    for key in ("epochs", "relevant_epoch", "val_error", "test_error", "train_error",
-                "traversals"):
-        _check(lambda x: x is None, run[key], where, key, "null in a run that diverged")
-    _check(lambda x: x == [], run["curve"], where, "curve", "[] in a run that diverged")
-    _check(lambda x: x is False, run["success"], where, "success", "false in a run that diverged")
-    _check(lambda x: x == "diverged", run["stop_reason"], where, "stop_reason",
-           "'diverged' in a run that diverged")
+def check_outcome(run, where, cell, names=None):
+    """Raise _Bad naming the field of a run's outcome that a suite cannot have written.
+
+    The fields a cell's run and a baseline database's row share (``fastnet.suite._database``
+    reads its rows with this): ``diverged``, ``cpu_time``, ``stop_reason``, ``epochs``,
+    ``relevant_epoch``, ``train_error``, ``traversals``, ``success``, ``val_error``,
+    ``test_error``, and on a Proben1 problem ``test_classification`` and, on a
+    classification problem, ``test_wrong``.
+
+    Parameters
+    ----------
+    run : dict
+        Those fields (a cell's run; a database's row under these names).
+    where : str
+        Prefix of the message (``"run 3: "``).
+    cell : object
+        With ``generated``, ``classification``, ``n_test`` and ``epoch_limit`` (`_Cell`).
+    names : dict, optional
+        {field: the name the message gives it} where the file calls it otherwise.
+
+    Returns
+    -------
+    bool
+        True for a Proben1 run that did not diverge (its curve is to be checked).
+    """
+    names = names or {}
+
+    def check(ok, key, expected=None):
+        _check(ok, run[key], where, names.get(key, key), expected)
+
+    check(_flag, "diverged")
+    check(_seconds, "cpu_time")
+    if run["diverged"]:
+        for key in ("epochs", "relevant_epoch", "val_error", "test_error", "train_error",
+                    "traversals"):
+            check(lambda x: x is None, key, "null in a run that diverged")
+        check(lambda x: x is False, "success", "false in a run that diverged")
+        check(lambda x: x == "diverged", "stop_reason", "'diverged' in a run that diverged")
+        return False
+    limit = cell.epoch_limit
+    check(_text, "stop_reason")
+    check(lambda x: type(x) is int and 0 <= x <= limit, "epochs",
+          f"a whole number from 0 to the epoch limit {limit}")
+    check(lambda x: type(x) is int and 0 <= x <= run["epochs"], "relevant_epoch",
+          f"a whole number from 0 to its epochs ({run['epochs']})")
+    check(_error, "train_error")
+    check(_count, "traversals")
+    if cell.generated:
+        check(lambda x: x is (run["stop_reason"] == "correct"), "success",
+              f"{run['stop_reason'] == 'correct'} (its stop reason is {run['stop_reason']!r})")
+        check(lambda x: x is None, "val_error", "null on a generated task")
+        check(lambda x: x is None, "test_error", "null on a generated task")
+        return False
+    check(lambda x: x is None, "success", "null on a Proben1 problem")
+    check(_error, "val_error")
+    check(_error, "test_error")
+    check(_share, "test_classification")
+    if cell.classification:
+        check(lambda x: type(x) is str and len(x) == cell.n_test and not x.strip("01"),
+              "test_wrong", f"{cell.n_test} characters 0 or 1 (one per test pattern)")
+    return True
 
 
 def _check_run(run, i, cell):
@@ -151,40 +205,16 @@ def _check_run(run, i, cell):
         raise _Bad(f"{where}" + (f"missing {', '.join(map(repr, missing))}" if missing else
                                  f"unknown {', '.join(map(repr, extra))}"))
     _check(lambda x: type(x) is int and x == i, run["run"], where, "run", f"{i}")
-    _check(_seconds, run["cpu_time"], where, "cpu_time")
-    if run["diverged"]:
-        return _check_diverged(run, where)
-    limit = cell.epoch_limit
-    _check(_text, run["stop_reason"], where, "stop_reason")
-    _check(lambda x: type(x) is int and 0 <= x <= limit, run["epochs"], where, "epochs",
-           f"a whole number from 0 to the epoch limit {limit}")
-    _check(lambda x: type(x) is int and 0 <= x <= run["epochs"], run["relevant_epoch"], where,
-           "relevant_epoch", f"a whole number from 0 to its epochs ({run['epochs']})")
-    _check(_error, run["train_error"], where, "train_error")
-    _check(_count, run["traversals"], where, "traversals")
-    if cell.generated:
-        _check(lambda x: x is (run["stop_reason"] == "correct"), run["success"], where,
-               "success", f"{run['stop_reason'] == 'correct'} (its stop reason is "
-               f"{run['stop_reason']!r})")
-        _check(lambda x: x is None, run["val_error"], where, "val_error", "null on a generated task")
-        _check(lambda x: x is None, run["test_error"], where, "test_error",
-               "null on a generated task")
-        _check(lambda x: x == [], run["curve"], where, "curve", "[] on a generated task")
+    if not check_outcome(run, where, cell):
+        why = ("in a run that diverged" if run["diverged"] else "on a generated task")
+        _check(lambda x: x == [], run["curve"], where, "curve", f"[] {why}")
         return None
-    _check(lambda x: x is None, run["success"], where, "success", "null on a Proben1 problem")
-    _check(_error, run["val_error"], where, "val_error")
-    _check(_error, run["test_error"], where, "test_error")
-    _check(_share, run["test_classification"], where, "test_classification")
     _check(lambda x: type(x) is int and x == STRIP, run["strip"], where, "strip", f"{STRIP}")
     n = run["epochs"] // STRIP
     _check(lambda x: isinstance(x, list) and len(x) == n and all(map(_error, x)),
            run["curve"], where, "curve",
            f"{n} validation errors (one per strip of its {run['epochs']} epochs), each a "
            "finite float, not negative, or null")
-    if cell.classification:
-        _check(lambda x: type(x) is str and len(x) == cell.n_test and not x.strip("01"),
-               run["test_wrong"], where, "test_wrong",
-               f"{cell.n_test} characters 0 or 1 (one per test pattern)")
     return None
 
 

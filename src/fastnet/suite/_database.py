@@ -1,7 +1,8 @@
 """The baseline database: a suite's per-run results as a gzip-compressed CSV beside a JSON
 manifest (command, version, machine, seeds, data SHA-256s, targets), shipped in the
-package; loaded by `baselines`, and turned back into the cell records the suite's analysis
-reads, so that a new algorithm is compared beside the baselines without training them."""
+package; loaded by `baselines` (every field checked: ``_database_check``), and turned back
+into the cell records the suite's analysis reads, so that a new algorithm is compared beside
+the baselines without training them."""
 from __future__ import annotations
 
 import csv
@@ -17,28 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
+from fastnet.suite._database_check import (_BOOL, _FLOAT, _INT, DATABASE_COLUMNS,
+                                           DATABASE_FILES, DATABASE_FORMAT, SHARED_SETUP,
+                                           manifest_digest, read_database)
+
 __all__ = ["Baselines", "baselines", "DATABASE_FORMAT", "DATABASE_COLUMNS",
            "DATABASE_FILES"]
-
-#: Format version of the database (a reader refuses another).
-DATABASE_FORMAT = 1
-#: The database's files: the manifest and the per-run results.
-DATABASE_FILES = ("baselines.json", "baselines.csv.gz")
-#: Columns of ``baselines.csv.gz``: those of the suite's ``scores.csv``, then what the
-#: analysis needs beside them (a run's divergence, a generated task's success, the test
-#: classification error and, on classification problems, which test patterns the run's
-#: network got wrong, one character 0 or 1 each, for Lacoste's test).
-DATABASE_COLUMNS = ("algorithm", "problem", "study", "configuration", "studies", "parameters",
-                    "run", "epochs", "relevant_epoch", "stop_reason", "validation_error",
-                    "test_error", "train_error", "traversals", "cpu_seconds", "on_target",
-                    "epochs_to_target", "traversals_to_target", "cpu_seconds_to_target",
-                    "diverged", "success", "test_classification", "test_wrong")
-_INT = {"study", "configuration", "run", "epochs", "relevant_epoch", "traversals"}
-_FLOAT = {"validation_error", "test_error", "train_error", "cpu_seconds", "epochs_to_target",
-          "traversals_to_target", "cpu_seconds_to_target", "test_classification"}
-_BOOL = {"on_target", "diverged", "success"}
-#: The set-up a suite beside a database takes from it (`Suite` attributes).
-SHARED_SETUP = ("budget", "runs", "studies", "seed", "network", "max_epochs", "limit")
 
 
 @dataclass(frozen=True, repr=False)
@@ -53,7 +38,8 @@ class Baselines:
         suite's set-up: problems, algorithms with their search spaces, budget, runs,
         studies, master seed, networks, epoch caps), ``seeds`` (how every run's seed
         derives from the master seed), ``configurations`` ({algorithm: [configurations
-        of each study]}), ``data_sha256``, ``targets`` and ``csv_sha256``.
+        of each study]}), ``data_sha256``, ``targets``, ``runs`` (the rows), ``csv_sha256``
+        (of the CSV file) and ``manifest_sha256`` (of the manifest's other contents).
     rows : tuple of dict
         One per run, with the keys `DATABASE_COLUMNS` (None where there is no value).
     where : str
@@ -115,28 +101,25 @@ class Baselines:
                 f"{self.where})")
 
 
-def _value(column, text):
-    if text == "":
-        return None
-    if column in _INT:
-        return int(text)
-    if column in _FLOAT:
-        return float(text)
-    if column in _BOOL:
-        if text not in ("True", "False"):
-            raise ValueError(f"`{column}` must be True or False, got {text!r}")
-        return text == "True"
-    return text
-
-
 def _cell(v):
     if v is None:
         return ""
     return repr(v) if isinstance(v, float) else str(v)
 
 
+
 def baselines(path=None):
     """Load a baseline database.
+
+    Every file is trusted for nothing: the manifest must be what `database_files`
+    writes (each key, the suite's set-up as `Suite` checks it, the configurations each
+    algorithm's search space can give, the targets, and the SHA-256 of its own contents)
+    and every row of the CSV a run that suite can have trained, checked field by field
+    as the suite checks its cells (``fastnet.suite._cells``): finite errors, not negative,
+    epochs within the cap, a relevant epoch within the epochs, traversals that an int64
+    counts, finite CPU seconds, a time to target that agrees with the run, the manifest's
+    algorithms, problems and configurations, and one row per run, as many as the
+    manifest counts.
 
     Parameters
     ----------
@@ -154,8 +137,11 @@ def baselines(path=None):
     Raises
     ------
     ValueError
-        If a file is of another format, its CSV differs from the SHA-256 its manifest
-        records, or a row holds what the database cannot have written (naming the line).
+        Naming the file (the line of a row) and the field at fault, if a file is of
+        another format, does not read (truncated, not JSON, not gzip), its contents differ
+        from the SHA-256 the manifest records, or it holds what the suite cannot have
+        written; a manifest without its own SHA-256 (written by fastnet 0.2.0) is refused
+        too, saying how to write it again.
     OSError
         If a file cannot be read.
 
@@ -171,28 +157,7 @@ def baselines(path=None):
     else:
         root = Path(os.fspath(path))
         where = str(root)
-    manifest = json.loads(root.joinpath(DATABASE_FILES[0]).read_text("utf-8"))
-    if not isinstance(manifest, dict) or manifest.get("format") != DATABASE_FORMAT:
-        got = manifest.get("format") if isinstance(manifest, dict) else None
-        raise ValueError(f"{where}: a baseline database of format {DATABASE_FORMAT} was "
-                         f"expected, got format {got!r}.")
-    data = root.joinpath(DATABASE_FILES[1]).read_bytes()
-    if hashlib.sha256(data).hexdigest() != manifest.get("csv_sha256"):
-        raise ValueError(f"{where}: {DATABASE_FILES[1]} differs from the SHA-256 its "
-                         "manifest records (edited or corrupted).")
-    reader = csv.reader(io.StringIO(gzip.decompress(data).decode("utf-8")))
-    head = next(reader)
-    if tuple(head) != DATABASE_COLUMNS:
-        raise ValueError(f"{where}: {DATABASE_FILES[1]} must have the columns "
-                         f"{', '.join(DATABASE_COLUMNS)}, got {', '.join(head)}.")
-    rows = []
-    for line, fields in enumerate(reader, 2):
-        try:
-            if len(fields) != len(head):
-                raise ValueError(f"{len(head)} fields expected, got {len(fields)}")
-            rows.append({c: _value(c, t) for c, t in zip(head, fields)})
-        except ValueError as exc:
-            raise ValueError(f"{where}: {DATABASE_FILES[1]}:{line}: {exc}.") from None
+    manifest, rows = read_database(root, where)
     return Baselines(manifest, tuple(rows), where)
 
 
@@ -256,6 +221,7 @@ def database_files(result, records, *, command, targets_from):
         "runs": len(result.rows), "columns": list(DATABASE_COLUMNS),
         "csv_sha256": hashlib.sha256(data).hexdigest(),
     }
+    manifest["manifest_sha256"] = manifest_digest(manifest)
     text = json.dumps(manifest, indent=1, allow_nan=False) + "\n"
     return {DATABASE_FILES[0]: text.encode("utf-8"), DATABASE_FILES[1]: data}
 
@@ -343,3 +309,4 @@ def merge_baselines(suite, database, shas):
                   "created": m.get("created"), "where": db.where,
                   "build": m.get("build")}
     return combined, configs, records, provenance
+
