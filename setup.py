@@ -139,7 +139,8 @@ def write_build_info(path="src/fastnet/_build_info.py"):
         "debug_kernels": DEBUG,
         "cc": sysconfig.get_config_var("CC"),
         "python_cflags": sysconfig.get_config_var("CFLAGS"),
-        "machine": platform.machine(),
+        # the target's: a cross build (_PYTHON_HOST_PLATFORM, as .ci/aarch64 sets) runs elsewhere
+        "machine": os.environ.get("_PYTHON_HOST_PLATFORM", "").rpartition("-")[2] or platform.machine(),
     }
     text = (
         '"""Build flags recorded by setup.py at build time (generated; do not edit)."""\n'
