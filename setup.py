@@ -23,6 +23,7 @@ global state), so Cython runs beside the compiler.
 """
 import json
 import os
+import platform
 import shlex
 import threading
 
@@ -49,6 +50,17 @@ DIRECTIVES = {
 CFLAGS = (["-O3", "-fno-math-errno", "-g0", "-falign-functions=64", "-falign-loops=32",
            "-DFASTNET_TINY_O2"]
           if not DEBUG else ["-O0", "-g"])
+# The machine the modules are built for: the target's in a cross build (_PYTHON_HOST_PLATFORM,
+# as .ci/aarch64 sets it), else this one's.
+TARGET_MACHINE = os.environ.get("_PYTHON_HOST_PLATFORM", "").rpartition("-")[2] or platform.machine()
+# No floating-point contraction where the CPU is not x86 (aarch64, ppc64le, s390x, ...): GCC
+# there fuses a * b + c into one FMA wherever it finds one (-ffp-contract=fast), differently
+# in the tiny and the generic lanes kernels, in the queue and the strips, in the loops and
+# their fused helpers, which must agree bit for bit (on aarch64 under emulation, 47 kernel
+# tests failed so). The x86-64 baseline has no FMA, and the v3/v4 kernels guard their
+# products (_lanes.h): an aarch64 build computes what the x86-64 baseline does.
+if TARGET_MACHINE.lower() not in ("x86_64", "amd64", "i386", "i686", "x86"):
+    CFLAGS.append("-ffp-contract=off")
 CFLAGS += shlex.split(os.environ.get("FASTNET_CFLAGS", ""))
 
 # _simd holds the register-tiled products and the one choice among them (_simd.h)
@@ -130,7 +142,6 @@ TRANSLATION_LOCK = threading.Lock()
 
 def write_build_info(path="src/fastnet/_build_info.py"):
     """Record the flags of this build so that result files can report them."""
-    import platform
     import sysconfig
 
     info = {
@@ -139,7 +150,7 @@ def write_build_info(path="src/fastnet/_build_info.py"):
         "debug_kernels": DEBUG,
         "cc": sysconfig.get_config_var("CC"),
         "python_cflags": sysconfig.get_config_var("CFLAGS"),
-        "machine": platform.machine(),
+        "machine": TARGET_MACHINE,
     }
     text = (
         '"""Build flags recorded by setup.py at build time (generated; do not edit)."""\n'
