@@ -200,10 +200,11 @@ typedef fn_rint fn_tp32m __attribute__((vector_size(32)));
 typedef fn_real fn_tp16 __attribute__((vector_size(16)));
 typedef fn_rint fn_tp16m __attribute__((vector_size(16)));
 /* (the macros' locals have names of their own: an argument named like one of them
- * would otherwise be read in its own initialiser) */
+ * would otherwise be read in its own initialiser; FN_TCMP_PIECES compares the whole of
+ * a and b, of any size: _tiny.h's FN_TECMP compares the lanes' errors with it) */
 #define FN_TCMP_PIECES(PT, MT, OP, a, b, m)                                             \
-    _Pragma("GCC unroll 4")                                                             \
-    for (int fn_tp_i_ = 0; fn_tp_i_ < (int)(sizeof(fn_tv) / sizeof(PT)); fn_tp_i_++) {  \
+    _Pragma("GCC unroll 8")                                                             \
+    for (int fn_tp_i_ = 0; fn_tp_i_ < (int)(sizeof(a) / sizeof(PT)); fn_tp_i_++) {      \
         PT fn_tp_x_, fn_tp_y_;                                                          \
         memcpy(&fn_tp_x_, (const char *)&(a) + fn_tp_i_ * sizeof(PT), sizeof(PT));      \
         memcpy(&fn_tp_y_, (const char *)&(b) + fn_tp_i_ * sizeof(PT), sizeof(PT));      \

@@ -114,21 +114,12 @@ typedef double fn_te32 __attribute__((vector_size(32)));
 typedef int64_t fn_te32m __attribute__((vector_size(32)));
 typedef double fn_te16 __attribute__((vector_size(16)));
 typedef int64_t fn_te16m __attribute__((vector_size(16)));
-#define FN_TECMP_PIECES(PT, MT, OP, a, b, m)                                            \
-    _Pragma("GCC unroll 8")                                                             \
-    for (int fn_te_i_ = 0; fn_te_i_ < (int)(sizeof(fn_te) / sizeof(PT)); fn_te_i_++) {  \
-        PT fn_te_x_, fn_te_y_;                                                          \
-        memcpy(&fn_te_x_, (const char *)&(a) + fn_te_i_ * sizeof(PT), sizeof(PT));      \
-        memcpy(&fn_te_y_, (const char *)&(b) + fn_te_i_ * sizeof(PT), sizeof(PT));      \
-        const MT fn_te_r_ = fn_te_x_ OP fn_te_y_;                                       \
-        memcpy((char *)&(m) + fn_te_i_ * sizeof(PT), &fn_te_r_, sizeof(PT));            \
-    }
 #define FN_TECMP(VB, OP, a, b) __extension__({                                          \
     const fn_te fn_tecmp_a_ = (a), fn_tecmp_b_ = (b);                                   \
     fn_tem fn_tecmp_m_;                                                                 \
     if ((VB) == 32)                                                                     \
-        FN_TECMP_PIECES(fn_te32, fn_te32m, OP, fn_tecmp_a_, fn_tecmp_b_, fn_tecmp_m_)   \
-    else FN_TECMP_PIECES(fn_te16, fn_te16m, OP, fn_tecmp_a_, fn_tecmp_b_, fn_tecmp_m_)  \
+        FN_TCMP_PIECES(fn_te32, fn_te32m, OP, fn_tecmp_a_, fn_tecmp_b_, fn_tecmp_m_)   \
+    else FN_TCMP_PIECES(fn_te16, fn_te16m, OP, fn_tecmp_a_, fn_tecmp_b_, fn_tecmp_m_)  \
     fn_tecmp_m_; })
 
 #define FN_TINY_CAT_(a, b, c, d, e) a##_##b##_##c##_##d##_##e
