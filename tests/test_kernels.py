@@ -141,8 +141,9 @@ _CAPPED_RUNS = {
     "reference": (("test_kernels.py", "test_rprop.py", "test_backprop.py"),
                   "reference or success_check"),
     # the lanes and trials kernels, compiled per CPU level too (one dispatcher,
-    # _cpu.h; the tiny kernels, x86-64-v4 alone, then skip). (Quickprop's parting
-    # test is tuned to rounding at the CPU's own level.)
+    # _cpu.h; the tiny kernels at x86-64-v4 and x86-64-v3, none in x86's baseline,
+    # where their tests skip). (Quickprop's parting test is judged over the trials
+    # but left to the CPU's own level.)
     "lanes": (("test_rprop_many.py", "test_lanes_rules.py", "test_online_lanes.py"),
               "not quickprop_trials_part"),
 }
