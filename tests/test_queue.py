@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from fastnet import MLP, train_many
+from fastnet import MLP, train, train_many
 from fastnet.algorithms import RPROP
 from fastnet.datasets import make_xor
 from fastnet.exceptions import DivergenceError, NoConvergenceWarning
@@ -118,6 +118,28 @@ def test_divergence_in_some_lanes_raises_as_the_strips_do(mode, monkeypatch):
     assert caught[0] == caught[1]
 
 
+def test_a_divergence_is_named_at_the_epoch_the_growth_check_fired(monkeypatch):
+    # (issue 58, item 6) the queue keeps each trial's largest error, not the epoch it
+    # first grew past its limit: it named epoch 50 where the strips and train() name 5
+    net = MLP(2, [2], 1, hidden_activation="tanh", output_activation="linear", shortcut=False)
+    rule = "backprop(learning_rate=0.5, momentum=0.9)"
+    kw = dict(algorithm=rule, n_trials=17, seed=335, init_scale=1.286245480850245,
+              stop=Correct(), strip=1, max_epochs=50)
+    caught = []
+    for limit in (_loop.QUEUE_MAX_HISTORY, 0):
+        monkeypatch.setattr(_loop, "QUEUE_MAX_HISTORY", limit)
+        with pytest.raises(DivergenceError) as exc:
+            train_many(net, X, Y, **kw)
+        caught.append((exc.value.trial, exc.value.epoch, str(exc.value)))
+    assert caught[0] == caught[1]
+    trial, epoch = caught[0][:2]
+    W, _ = draw_trials(net, 17, 335, 1.286245480850245)
+    alone = net.copy().set_weights(W[trial])
+    with pytest.raises(DivergenceError) as exc:
+        train(alone, X, Y, algorithm=rule, stop=Correct(), strip=1, max_epochs=50)
+    assert exc.value.epoch == epoch < 50
+
+
 def test_rprop_near_overflow_is_given_back_to_the_strips(monkeypatch):
     # An RPROP trial whose weights could come near overflow (1e50) stops in the queue at
     # the bound it watches and trains again from its start in the strips, which hand it
@@ -153,13 +175,9 @@ def test_trials_that_reach_the_bound_leave_the_queue_alone(rule, history, monkey
     assert q[0].setup["batch"]["queued"] and not s[0].setup["batch"]["queued"]
     given_back = sum(q[0].setup["batch"]["handoffs"])
     assert 0 < given_back < 40
-    if rule == "irprop-":
-        # the strips hand off every trial within reach of the bound (50 an epoch) at
-        # once, the queue only those that reached it (on XOR the single-network
-        # kernels train to the lanes' bits; their error sums differ in the last bits)
-        assert sum(s[0].setup["batch"]["handoffs"]) == 40
-        assert np.array_equal(q.epochs, s.epochs) and np.array_equal(q.weights, s.weights)
-        return
+    # the strips hand off the same trials at the same epochs (RPROP too: both watch the
+    # weights themselves, not the reach of 50 an epoch)
+    assert sum(s[0].setup["batch"]["handoffs"]) == given_back
     assert np.array_equal(q.min_train_error, s.min_train_error, equal_nan=True)
     if history:
         _same_results(q, s)
@@ -255,6 +273,28 @@ def test_tiny_queue_equals_the_strips_bit_for_bit(acts, shortcut, rule, monkeypa
     W, _ = draw_trials(net, 45, 8, 1.0)
     kw = dict(algorithm=rule, initial_weights=W, stop=Correct(), strip=1, max_epochs=400)
     _same_in_queue_and_strips(net, kw, monkeypatch)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("acts", [("tanh", "logistic"), ("relu", "logistic")])
+def test_large_rprop_steps_hand_off_the_same_trials_in_queue_and_strips(acts, dtype, monkeypatch):
+    # (issue 58, item 1) steps of up to 1e6 bring float32 weights near overflow within
+    # the run: the strips used to hand such trials to the single-network kernels at once,
+    # by the reach of their steps, the queue only once their weights got there, and the
+    # two parted in weights, errors and epochs; both now hand off the same trials at the
+    # same epoch
+    net = MLP(2, [2], 1, hidden_activation=acts[0], output_activation=acts[1], shortcut=True,
+              dtype=dtype)
+    from fastnet.training._lanes import safe_weight
+
+    W, _ = draw_trials(net, 24, 468, 0.3970068838218896)
+    bound = safe_weight(net.n_units, 2, 4, 1.0, dtype)
+    W[:3] *= 1.5 * bound / np.abs(W[:3]).max(axis=1, keepdims=True)   # three start beyond it
+    kw = dict(algorithm="rprop+(delta0=10.0, delta_max=1e6, eta_plus=3.0)", initial_weights=W,
+              stop=Correct(), strip=1, max_epochs=50)
+    q = _same_in_queue_and_strips(net, kw, monkeypatch)
+    assert sum(q[0].setup["batch"]["handoffs"]) == 3    # those three alone left the lanes
+    assert np.abs(q.weights[3:]).max() < bound          # (the steps' reach alone: no hand-off)
 
 
 @pytest.mark.parametrize("strip", [1, 5])

@@ -116,11 +116,10 @@ class Backend:
         ``which`` set; ``current``: ``rows`` are the weights each trial stopped at."""
         raise NotImplementedError
 
-    def hand_off(self, stopped, n, beat=0):
+    def hand_off(self, stopped, n):
         """Before ``n`` epochs, with the boolean mask ``stopped`` of the trials that
         stopped: move trials between backends (nothing to move here). Returns the
-        epochs to train: ``n``, or with ``beat`` > 0 a multiple of it that is fewer,
-        if that keeps trials where they are."""
+        epochs to train: ``n``."""
         return n
 
     def pack(self, stopped):
@@ -176,7 +175,7 @@ class Trials(Backend):
             if alone.size:
                 status[~mine] = self.serial.run(alone, n, check, history, epoch)
             top = None
-        if self.lanes.w_limit:          # (rules without a bound on their changes)
+        if self.lanes.w_limit:          # (trials that came near overflow)
             for j in _status.beyond(status):
                 status[j] = self._go_on_alone(trials, int(trials[j]), int(_status.after(status[j])),
                                               n, check, history, epoch)
@@ -265,30 +264,16 @@ class Trials(Backend):
         counts (rules whose cost varies by epoch train in the serial backend)."""
         return self.serial.counts(trials)
 
-    def hand_off(self, stopped, n, beat=0):
-        """Before ``n`` epochs: trials whose numbers might overflow leave the lanes
-        for the single-network kernels (as in train_rprop: their separate products
-        and sums give NaN where the lanes' fused multiply-adds could give a
-        saturated unit), and so do the trials of the lanes' last group if they
-        fill too little of it (``stopped``: a boolean mask of the trials that
-        stopped). With ``beat`` > 0 the call may be cut to a multiple of ``beat``
-        epochs that no trial left in the lanes can overflow in (RPROP's weights move
-        at most ``max_change`` an epoch): a float32 run of many epochs then stays in
-        the lanes call by call, where a bound over all its epochs would send every
-        trial to the single-network kernels. Returns the epochs to train."""
-        if self.lanes is None or (self.lanes.w_safe is None and self.handoff is None):
+    def hand_off(self, stopped, n):
+        """Before ``n`` epochs: the trials of the lanes' last group leave for the
+        single-network kernels if they fill too little of it (method "mixed";
+        ``stopped``: a boolean mask of the trials that stopped). (A trial whose
+        weights come near overflow leaves in `run`, at the epoch the kernel stops it:
+        see `LanesBackend.w_limit`.) Returns the epochs to train: ``n``."""
+        if self.lanes is None or self.handoff is None:
             return n
         training = ~stopped
         mine = np.flatnonzero(training & self.in_lanes)
-        if beat:
-            n = self.lanes.safe_span(mine, n, beat)
-        out = self.lanes.might_overflow(mine, n)
-        if out.size:
-            self._hand_off(out, training)
-            self.overflowing[out] = True
-            mine = np.flatnonzero(training & self.in_lanes)
-        if self.handoff is None:
-            return n
         L = self.lanes.L                    # (trials per group of the network's dtype)
         rest = mine.size - L * max(0, -(-mine.size // L) - 1)
         if mine.size and lanes_fill(rest, L) < self.handoff:

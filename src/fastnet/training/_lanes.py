@@ -252,9 +252,11 @@ class LanesBackend:
         self.w_safe = safe_weight(net.n_units, len(self.layers), max(a.shape[0] for a in data),
                                   max(max(float(_MAX(a, axis=None)), -float(_MIN(a, axis=None)))
                                       for a in data), dtype)
-        # A weight moves at most max_change per epoch (RPROP). None: no bound
-        # (the rules but RPROP): the kernel stops a trial before an epoch
-        # that would start beyond w_safe (`w_limit`), and it goes on alone.
+        # The kernel stops a trial before an epoch that would start from weights
+        # beyond w_safe (`w_limit`), and it goes on alone: the same test of the same
+        # weights in the strips and in the queue, so that both hand off the same trials
+        # at the same epoch. RPROP moves a weight at most max_change an epoch: where no
+        # trial can come near w_safe in the run, nothing is watched.
         self.max_change = algorithm.max_change
         if (self.max_change is not None
                 and self.lanes.largest() + run.max_epochs * self.max_change < self.w_safe):
@@ -274,33 +276,11 @@ class LanesBackend:
 
     @property
     def w_limit(self):
-        """The kernel's w_limit: a trial of a rule without a bound on its
-        changes stops in the lanes before an epoch that would start from
-        weights of w_safe or more (status ``_trials.BEYOND`` + its epochs);
-        0: no limit."""
-        return self.w_safe if self.max_change is None and self.w_safe is not None else 0.0
-
-    def safe_span(self, trials, n, beat):
-        """At most ``n`` epochs, a multiple of ``beat`` where fewer: as many as take none
-        of ``trials`` that have a ``beat`` of room (a rule with a bound ``max_change``
-        on its changes) to the weights that might overflow (`safe_weight`); ``n`` where
-        no cut is needed or none helps."""
-        if self.w_safe is None or self.max_change is None or not trials.size:
-            return n
-        room = (self.w_safe - self.lanes.largest(trials)) / self.max_change
-        room = room[room >= beat]
-        if not room.size:
-            return n
-        span = int(room.min())
-        return n if span >= n else span - span % beat
-
-    def might_overflow(self, trials, n):
-        """Those of ``trials`` whose numbers might overflow in the next ``n``
-        epochs (see `safe_weight`; all lanes at once first: one number)."""
-        reach = n * (self.max_change or 0.0)
-        if self.w_safe is None or self.lanes.largest() + reach < self.w_safe:
-            return trials[:0]
-        return trials[~(self.lanes.largest(trials) + reach < self.w_safe)]
+        """The kernel's w_limit: a trial stops in the lanes before an epoch that
+        would start from weights of w_safe or more (status ``_trials.BEYOND`` + its
+        epochs) and trains on alone in the single-network kernels; 0: no limit
+        (no trial can come near w_safe in this run)."""
+        return 0.0 if self.w_safe is None else self.w_safe
 
     def run(self, trials, n, check, history, epoch, in_place):
         """``n`` epochs of every unfrozen lane; ``trials``' training errors (scaled)
@@ -326,8 +306,8 @@ class LanesBackend:
             self.top = self.k.trials_train(
                 self.layers, self.n_in, s.X, s.Y, lanes.w, lanes.g, lanes.g_prev,
                 lanes.dw_prev, lanes.step, lanes.last_error, lanes.status, self.work, self.args,
-                sse, every, r_c, analog, sse_scale=self.scale, t0=epoch, t_max=self.max_epochs,
-                w_limit=self.w_limit)
+                sse, every, r_c, analog, special=not self.w_limit > 0.0, sse_scale=self.scale,
+                t0=epoch, t_max=self.max_epochs, w_limit=self.w_limit)
         self.epoch = epoch + n
         if not in_place:
             history[trials, epoch:epoch + n] = sse[rows]
@@ -351,9 +331,7 @@ class LanesBackend:
         first, top, low = np.empty(K), np.empty(K), np.empty(K)
         # (one group of lanes: it takes every trial in turn; its state stays in cache)
         state = [aligned((1, C, LANES), dtype=W.dtype) for _ in range(5)]
-        # (the bound watched in the kernel for every rule: RPROP's reach, which the strips
-        # weigh call by call, is no help to a queue that runs each trial to the end)
-        w_limit = 0.0 if self.w_safe is None else self.w_safe
+        w_limit = self.w_limit          # (watched as in the strips: the same hand-offs)
         online, saved = {}, None
         if self.online:
             # (each lane draws its trial's orders from the trial's generator; if the
@@ -369,12 +347,17 @@ class LanesBackend:
                 sse_scale=self.scale, t_max=t_max, w_limit=w_limit,
                 below=-1.0 if below is None else below[0],
                 below_every=0 if below is None else below[1], **online)
-        if saved is not None and _MAX(status, initial=0) >= self.k.BEYOND:
-            for g, was in zip(self.generators, saved):
-                g.bit_generator.state = was
+        self._drawn_from = saved
         to_lanes(w_out, self.lanes.G, C, out=self.lanes.w)     # (the final errors read them)
         self.epoch = t_max
         return w_out, epochs, status, first, top, top_epoch, low
+
+    def rewind(self):
+        """After `queue`: online trials' generators back where they were before it
+        (the strips train those trials again from their start)."""
+        if self._drawn_from is not None:
+            for g, was in zip(self.generators, self._drawn_from):
+                g.bit_generator.state = was
 
     def weights(self, trials):
         return self.lanes.rows(trials)

@@ -33,7 +33,7 @@ from fastnet.training import _status
 from fastnet.training._algorithms import counts_itself, drives_itself
 from fastnet.training._backends import MAX_EPOCHS_PER_CALL
 from fastnet.training._divergence import (GrowthWatch, beyond_max_weight, check_finite,
-                                          diverged, grew, growth_limit, hinted)
+                                          diverged, growth_limit, hinted)
 from fastnet.training._measure import StripMeasures, grown, new_history
 from fastnet.training._policy import StopPolicy
 from fastnet.training._results import Columns, SetColumns
@@ -149,11 +149,7 @@ class StripLoop:
             return None
         step = self.policy.step
         n = min(step - epoch % step, max_epochs - epoch)
-        # (a call may end on any beat of the kernel's check, or anywhere without
-        # criteria; strip ends that Python decides at stay where they are)
-        policy = self.policy
-        beat = self.run.strip if policy.kernel_check else 0 if policy.in_strips else 1
-        n = self.trials.hand_off(self.stopped, n, beat)
+        n = self.trials.hand_off(self.stopped, n)
         if epoch + n > self.history.shape[1]:
             self.history = grown(self.history, epoch + n, max_epochs, self.trials.aligned)
         return self.training, n, self.policy.check, self.history, epoch
@@ -312,11 +308,11 @@ def train_queued(self, history=True):
     Returns (cpu seconds, wall seconds); None where it does not apply. A trial
     that came near overflow (the kernel's ``w_limit``, `safe_weight`) trains again
     from its start in the strips (`train_again`); False where that cannot be done
-    for some trials alone (online training; every trial came near; a run that also
-    diverged, whose error names the trial the strips name): then nothing was kept
-    (online training's generators put back) and a new loop trains the strips.
-    ``history`` False: no errors by epoch, each trial's lowest alone
-    (``self.min_train``). Divergence raises as in `train`."""
+    for some trials alone (online training; every trial came near) and where a
+    trial diverged (the strips then raise the error they raise, naming the trial
+    and epoch they name): nothing was kept (online training's generators put back)
+    and a new loop trains the strips. ``history`` False: no errors by epoch, each
+    trial's lowest alone (``self.min_train``)."""
     lanes = self.trials.lanes
     if (lanes is None or self.trials.serial is not None or self.trials.handoff is not None
             or self.policy.queue_stop is None or self.drives
@@ -331,23 +327,17 @@ def train_queued(self, history=True):
     # again in the strips, which hand them to the single-network kernels; the others
     # keep what the queue gave them, as the strips would have (the same kernels).
     again = status >= _status.BEYOND
-    if _ANY(again) and (lanes.online or _ALL(again)):
-        return False        # (online trials' generators went back to their start)
-    bad = np.flatnonzero((status > 0) & ~again)
     g = self.growth
     g.first, g.lowest = first, growth_limit(float(_MIN(first)))
-    over = np.flatnonzero((top > g.limits) & ~again)
-    if (bad.size or over.size) and _ANY(again):
+    # A trial that diverged (non-finite errors, or errors that grew beyond their limit:
+    # the queue keeps each trial's largest, not the epoch it first passed the limit) or,
+    # online, one that came near overflow: the strips train them all again, and raise
+    # what they raise, where they raise it (the epoch the growth check fired, and the
+    # trial the strips name first).
+    if (_ANY((status > 0) & ~again) or _ANY((top > g.limits) & ~again)
+            or (_ANY(again) and (lanes.online or _ALL(again)))):
+        lanes.rewind()                  # (online trials' generators back to their start)
         return False
-    try:
-        if bad.size:
-            i = int(bad[0])
-            raise diverged(int(status[i]), trial=self._who(i))
-        if over.size:
-            i = int(over[0])
-            raise grew(int(top_epoch[i]), float(first[i]), float(top[i]), self._who(i))
-    except DivergenceError as exc:
-        raise hinted(exc, self.algorithm, self.run.weight_decay, self.sets) from None
     self.policy.succeeded(np.flatnonzero(status < 0))
     self.policy.queued(epochs)
     self.epochs[:], self.last_rows = epochs, rows
