@@ -215,3 +215,59 @@ def test_p_values_that_underflow_are_bounds_not_zeros():
                           unit="traversals")
     assert study_write._p(0.0) == "< 1e-300" and study_write._p(0.0032) == "0.0032"
     assert study_write._verdict(t, 0.05) == "rprop+ succeeds in fewer traversals (Holm p < 1e-300)"
+
+
+# ------------------------------------------------------------ curves that cross
+
+def _crossing_study(k=400, seed=0):
+    """A (named rprop+): 40 % of its trials succeed within 10 epochs, the rest never; B
+    (irprop-): 90 % succeed, between 30 and 80 epochs. The curves cross near 52 epochs."""
+    g = np.random.default_rng(seed)
+    a = np.where(g.random(k) < 0.4, g.integers(3, 10, k), 200)
+    b = np.where(g.random(k) < 0.9, g.integers(30, 80, k), 200)
+    return synthetic({"rprop+": trials(a, 200, 81), "irprop-": trials(b, 200, 81)},
+                     200)
+
+
+def test_curves_that_cross_are_named_with_who_leads_on_each_side():
+    # (issue 58, item 7) the median ratio and the log-rank test answer different questions
+    # when the success curves cross; the verdict says so, first on the page
+    result = _crossing_study()
+    (t,) = result.logrank
+    assert 45 <= t.curves_cross <= 58 and t.ahead_before == "rprop+"   # (equal near 52)
+    assert t.median_ratio > 1                              # B's median is the shorter
+    verdict = study_write._verdict(t, 0.05)
+    assert verdict.startswith("no single winner: the success curves cross near ")
+    assert "rprop+ has more successes before, irprop- after" in verdict
+    assert "median time to success: irprop-" in verdict
+    summary = summary_markdown(result)
+    assert summary.index("## Verdicts") < summary.index("## Hamey's measures")
+    assert f"- rprop+ vs irprop-: {verdict}" in summary
+    page = study_write.study_html(result, pictures=False)
+    assert page.index('id="verdicts"') < page.index('id="hamey"')
+    assert json.loads(study_data._json_text(result))["logrank"][0]["curves_cross"] == t.curves_cross
+
+
+def test_curves_that_do_not_cross_keep_the_plain_verdict():
+    g = np.random.default_rng(1)
+    k = 400
+    fast = g.integers(3, 40, k)
+    slow = np.where(g.random(k) < 0.7, g.integers(20, 150, k), 200)
+    result = synthetic({"rprop+": trials(fast, 200, 81), "irprop-": trials(slow, 200, 81)}, 200)
+    (t,) = result.logrank
+    assert np.isnan(t.curves_cross) and t.ahead_before is None
+    assert study_write._verdict(t, 0.05).startswith("rprop+ succeeds in fewer epochs (Holm p")
+
+
+@pytest.mark.parametrize("k", [30, 300, 3000])
+def test_equal_distributions_are_not_called_crossing(k):
+    # the same distribution drawn twice: a margin of three standard errors at every success
+    # time keeps sampling noise from being called a crossing (here in 50 draws of each size)
+    g = np.random.default_rng(k)
+    crossed = 0
+    for _ in range(50):
+        a, b = (np.where(g.random(k) < 0.6, g.geometric(0.05, k), 10 ** 6) for _ in range(2))
+        cross, _ = study_run.success_curves_cross(a.astype(float), a < 10 ** 6,
+                                                  b.astype(float), b < 10 ** 6)
+        crossed += np.isfinite(cross)
+    assert crossed <= 2

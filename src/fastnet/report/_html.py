@@ -56,7 +56,7 @@ nav ul { columns: 16rem; padding-left: 1.2rem; margin: 0.3rem 0; }
 nav li { break-inside: avoid; }
 #logrank-table td, #logrank-table th { white-space: normal; }
 /* verdicts are sentences: left-aligned like all text */
-#logrank-table td:last-child, #over-table td:last-child { text-align: left; }
+#over-table td:last-child { text-align: left; }
 /* a table wider than the screen scrolls, its first (key) column staying in view */
 .scroll tbody th:first-child, .scroll thead tr:first-child th:first-child {
   position: sticky; left: 0; z-index: 1; }

@@ -93,7 +93,8 @@ def _json(result, *, placeholders=False):
                          "pvalue": num(t.pvalue), "pvalue_holm": num(t.pvalue_holm),
                          "median_ratio": num(t.median_ratio), "median_bound": t.median_bound,
                          "median_ratio_interval": [num(x) for x in t.median_ratio_interval],
-                         "better": t.better} for t in result.logrank]}
+                         "better": t.better, "curves_cross": num(t.curves_cross),
+                         "ahead_before": t.ahead_before} for t in result.logrank]}
 
 
 _TRIAL_COLUMNS = ("epochs", "success", "cpu_time", "diverged", "traversals", "flops")

@@ -128,7 +128,13 @@ class LogRank:
     independently for each algorithm from the study's seed; the two-sample percentile
     bootstrap of :func:`scipy.stats.bootstrap`); ``median_bound`` is True when at
     most half of one algorithm's trials succeeded, so that its median is T (or
-    averages with T) and the ratio is only a bound.
+    averages with T) and the ratio is only a bound. ``curves_cross`` is the time to
+    success (in ``unit``) near which the two success curves (the fraction of each
+    algorithm's trials successful by a time) cross, NaN where neither leads by a clear
+    margin on both sides (`success_curves_cross`); ``ahead_before`` the algorithm
+    whose curve is above before it. Where the curves cross the two numbers answer
+    different questions: the log-rank test weighs each time by the trials still
+    running, the early times most; the median the typical trial, failures at T.
     """
 
     a: str
@@ -141,6 +147,8 @@ class LogRank:
     median_bound: bool = False
     median_ratio_interval: tuple = (float("nan"), float("nan"))
     unit: str = "epochs"
+    curves_cross: float = float("nan")
+    ahead_before: str | None = None
 
 
 @dataclass(frozen=True, repr=False)
@@ -185,6 +193,54 @@ def logrank_test(a, b, limit, unit="epochs"):
         return float("nan"), float("nan")
     r = stats.logrank(data(a, ca), data(b, cb))
     return float(r.statistic), float(r.pvalue)
+
+
+#: How many standard errors one success curve must lead the other by, at some time on
+#: each side, for `success_curves_cross` to call them crossing (a pointwise margin kept
+#: wide: the curves are compared at every success time).
+CROSSING_MARGIN = 3.0
+
+
+def success_curves_cross(cost_a, success_a, cost_b, success_b, margin=CROSSING_MARGIN):
+    """Where two algorithms' success curves cross.
+
+    The success curve of an algorithm is the fraction of its trials that succeeded by
+    time t. The curves cross when each leads the other, at some t, by more than
+    ``margin`` standard errors of the difference of two binomial fractions,
+    sqrt(Fa (1 - Fa) / Ka + Fb (1 - Fb) / Kb).
+
+    Parameters
+    ----------
+    cost_a, cost_b : ndarray
+        Each trial's time to success (any unit; failures anywhere).
+    success_a, success_b : ndarray of bool
+        Which trials succeeded.
+    margin : float, default `CROSSING_MARGIN`
+
+    Returns
+    -------
+    t : float
+        The first success time after the earlier leader's last lead before the other's
+        first clear lead (NaN: no crossing).
+    a_first : bool or None
+        True where a's curve leads before ``t``, False where b's does, None without a
+        crossing.
+    """
+    a, b = np.sort(cost_a[success_a]), np.sort(cost_b[success_b])
+    grid = np.unique(np.concatenate([a, b]))
+    if not (a.size and b.size):
+        return float("nan"), None
+    fa = np.searchsorted(a, grid, side="right") / cost_a.size
+    fb = np.searchsorted(b, grid, side="right") / cost_b.size
+    d = fa - fb
+    se = np.sqrt(fa * (1 - fa) / cost_a.size + fb * (1 - fb) / cost_b.size)
+    ahead, behind = d > margin * se, d < -margin * se
+    if not (ahead.any() and behind.any()):
+        return float("nan"), None
+    a_first = int(np.argmax(ahead)) < int(np.argmax(behind))
+    later = int(np.argmax(behind if a_first else ahead))      # the other's first clear lead
+    led = np.flatnonzero((d[:later] > 0) if a_first else (d[:later] < 0))
+    return float(grid[int(led[-1]) + 1]), a_first
 
 
 def _per_epoch(values, epochs):
@@ -542,10 +598,14 @@ def _logrank_tests(cells, limit, alpha=ALPHA, seed=0, unit="epochs"):
         # with at most half the trials successful, a median is (or averages with) T
         bound = any(2 * np.count_nonzero(c.times < limit) <= c.times.size
                     for c in (cells[i], cells[j]))
+        ok = [c.success & (c.epochs < limit) for c in (cells[i], cells[j])]
+        cross, a_first = success_curves_cross(costs[i], ok[0], costs[j], ok[1])
         tests.append(LogRank(cells[i].spec, cells[j].spec, z, p, better, pvalue_holm=float(q),
                              median_ratio=ma / mb, median_bound=bound,
                              median_ratio_interval=_ratio_interval(medians[i], medians[j]),
-                             unit=unit))
+                             unit=unit, curves_cross=cross,
+                             ahead_before=None if a_first is None
+                             else (cells[i] if a_first else cells[j]).spec))
     return tuple(tests)
 
 

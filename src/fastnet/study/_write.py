@@ -209,8 +209,8 @@ def _description_rows(result):
 
 _DESC_HEADS = ("algorithm", "of", "n", "mean", "sd", "median", "quartiles", "range",
                "5% trimmed mean", "MAD", "KS p (normal)")
-_LR_HEADS = ("algorithm A", "algorithm B", "median ratio A/B [95 % CI]", "log-rank z", "p",
-             "p (Holm)", "verdict")
+_LR_HEADS = ("algorithm A", "algorithm B", "verdict", "median ratio A/B [95 % CI]", "log-rank z",
+             "p", "p (Holm)")
 
 
 _FEWER = {"epochs": "in fewer epochs", "traversals": "in fewer traversals",
@@ -218,13 +218,29 @@ _FEWER = {"epochs": "in fewer epochs", "traversals": "in fewer traversals",
 
 
 def _verdict(t, alpha):
-    """The verdict of one pair, naming its unit ("scg succeeds in fewer traversals")."""
+    """The verdict of one pair, naming its unit ("scg succeeds in fewer traversals");
+    where the success curves cross, who leads on each side first, then what the log-rank
+    test and the medians each say."""
     if not np.isfinite(t.pvalue):
         return "not tested"
-    if t.better is None:
-        return f"no significant difference in {t.unit} at {alpha:g} (Holm)"
     p = _p(t.pvalue_holm)
-    return f"{t.better} succeeds {_FEWER[t.unit]} (Holm p {p if p[0] == '<' else '= ' + p})"
+    holm = f"Holm p {p if p[0] == '<' else '= ' + p}"
+    if t.better is None:
+        logrank = f"no significant difference in {t.unit} at {alpha:g} (Holm)"
+    else:
+        logrank = f"{t.better} succeeds {_FEWER[t.unit]} ({holm})"
+    if not np.isfinite(t.curves_cross):
+        return logrank
+    after = t.b if t.ahead_before == t.a else t.a
+    median = (t.a if t.median_ratio < 1 else t.b) if np.isfinite(t.median_ratio) else None
+    cross = _f(t.curves_cross, 3) if t.unit != "CPU time" else _duration(t.curves_cross)
+    text = (f"no single winner: the success curves cross near {cross} {_unit_label(t.unit)}; "
+            f"{t.ahead_before} has more successes before, {after} after. Log-rank (early "
+            "times weigh most): "
+            + (f"{t.better} ({holm})" if t.better is not None else "no significant difference"))
+    if median is not None and t.median_ratio != 1:
+        text += f"; median time to success: {median}" + (" (a bound)" if t.median_bound else "")
+    return text
 
 
 def _why_untested(t, result):
@@ -250,8 +266,8 @@ def _logrank_rows(result):
         verdict = (_verdict(t, result.alpha) if np.isfinite(t.pvalue)
                    else ("no successes to compare" if why == NO_SUCCESS
                          else "a cost is unknown: not tested"))
-        rows.append([t.a, t.b, _ratio(t, why), _f(t.statistic, 3, why), _p(t.pvalue, why),
-                     _p(t.pvalue_holm, why), verdict])
+        rows.append([t.a, t.b, verdict, _ratio(t, why), _f(t.statistic, 3, why),
+                     _p(t.pvalue, why), _p(t.pvalue_holm, why)])
     return rows
 
 
@@ -263,7 +279,18 @@ def _lr_note(result):
             f"A/B: the median {unit} to success of A over B's, over all trials with failures "
             "counted at the cost of T epochs (below 1: A faster), with its 95 % percentile "
             "bootstrap interval; (bound): at most half of an algorithm's trials succeeded, so "
-            "its median is T or averages with it. " + _verdict_unit(result))
+            "its median is T or averages with it. The two answer different questions: the "
+            "log-rank test, which algorithm's trials succeed sooner among those still running "
+            "(each time weighted by the trials still running: early times weigh most); the "
+            "median ratio, how long the typical trial takes. They agree where one algorithm's "
+            "success curve stays above the other's; where the curves cross (one leads by more "
+            "than three standard errors before a time, the other after), the verdict says so "
+            "and who leads on each side. " + _verdict_unit(result))
+
+
+def _verdict_lines(result):
+    """Each pair's verdict in a sentence ("A vs B: ..."), for the head of the page."""
+    return [f"{row[0]} vs {row[1]}: {row[2]}" for row in _logrank_rows(result)]
 
 
 def _verdict_unit(result):
@@ -316,8 +343,10 @@ def summary_markdown(result):
         the study's cost unit, as Markdown tables. No cell shows inf or nan: a value
         that does not exist says why.
     """
-    lines = [f"# fastnet study: {result.task_name}", "",
-             _md_table(("set-up", ""), [[k, str(v)] for k, v in _setup_pairs(result)]), "",
+    lines = [f"# fastnet study: {result.task_name}", ""]
+    if result.logrank:
+        lines += ["## Verdicts", ""] + [f"- {line}" for line in _verdict_lines(result)] + [""]
+    lines += [_md_table(("set-up", ""), [[k, str(v)] for k, v in _setup_pairs(result)]), "",
              "## Hamey's measures", "", _md_table(_HEADS, summary_rows(result)), "",
              _NOTES, "", "## Cost of an epoch", "", _md_table(_COST_HEADS, _cost_rows(result)),
              "", _COST_NOTE, "", _verdict_unit(result), "",
@@ -454,9 +483,14 @@ def study_html(result, *, pictures=True):
     title = f"fastnet study: {result.task_name}"
     body = [f"<h1>{title}</h1>",
             f'<p class="sub">{len(s.algorithms)} algorithms x {s.trials} trials, epoch limit '
-            f"{s.limit}, success {s.success}.</p>",
-            '<h2 id="hamey">Hamey\'s measures</h2>',
-            _simple_table("hamey-table", _HEADS, _glued(summary_rows(result)), _NOTES)]
+            f"{s.limit}, success {s.success}.</p>"]
+    if result.logrank:
+        body += ['<h2 id="verdicts">Verdicts</h2>', "<ul>"]
+        body += [f"<li>{_e(line)}</li>" for line in _verdict_lines(result)]
+        body += ["</ul>", f'<p class="cap">In {_e(_unit_label(result.cost_unit))}; the tests '
+                 'and what each number answers: <a href="#logrank">below</a>.</p>']
+    body += ['<h2 id="hamey">Hamey\'s measures</h2>',
+             _simple_table("hamey-table", _HEADS, _glued(summary_rows(result)), _NOTES)]
     if pictures:
         plots = _plots()
         png = _graphs(result, plots)
@@ -470,7 +504,7 @@ def study_html(result, *, pictures=True):
         body += [f'<h2 id="logrank">Which is faster in {_unit_label(result.cost_unit)}: '
                  "log-rank tests</h2>",
                  _simple_table("logrank-table", _LR_HEADS, _logrank_rows(result),
-                               _lr_note(result), numeric_from=2)]
+                               _lr_note(result), numeric_from=3)]
     body.append(f'<h2 id="lawrence">{_e(_description_title(result))} '
                 "(Lawrence et al. 1997)</h2>")
     if pictures:
