@@ -162,6 +162,28 @@ def test_one_run_per_configuration_on_generated_tasks(tmp_path, capsys):
     assert "| rprop+ | 0 |" in out and "1/1" in out
 
 
+def test_an_empty_or_foreign_output_directory_is_refused(tmp_path, monkeypatch, capsys):
+    # (as `fastnet study` refuses them) -o "" wrote into the working directory
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "summary.md").write_text("mine\n")
+    args = ["suite", "-p", "xor", "-a", "rprop+", "-r", "1", "-s", "1", "--no-pictures", "--quiet"]
+    assert cli.main(args + ["-o", ""]) == 1
+    assert "`--out` must be a directory path, got '' (an empty path" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir()] == ["summary.md"]
+    assert cli.main(args + ["-o", str(tmp_path)]) == 1
+    assert (f"`--out` '{tmp_path}' must be a suite's directory (empty, or holding the "
+            ".fastnet-suite file a suite writes), got a directory holding summary.md"
+            ) in capsys.readouterr().err
+    assert (tmp_path / "summary.md").read_text() == "mine\n" and len(list(tmp_path.iterdir())) == 1
+    # its own directory is resumed, with the marker or (written before it) without
+    out = tmp_path / "s"
+    assert cli.main(args + ["-o", str(out)]) == 0
+    assert (out / ".fastnet-suite").is_file()
+    (out / ".fastnet-suite").unlink()
+    assert cli.main(args + ["-o", str(out)]) == 0
+    assert (out / ".fastnet-suite").is_file()
+
+
 # ---------------------------------------------------------------- the command
 
 def _fastnet(args, **kw):

@@ -410,3 +410,47 @@ def refuse_other_dtype(out, kind, section, dtype):
         raise ValueError(f"`out` {str(out)!r} holds a {kind} trained in {found}; a {kind} in "
                          f"{dtype} is not mixed into it: write it to another directory.")
 
+
+
+def output_directory(out, *, kind, marker, folder, outputs, earlier, example):
+    """``out`` as a Path, if a ``kind`` ("study", "suite") may write there: not an empty
+    path, and a directory that is absent, empty (its lock aside) or the kind's own (it
+    holds ``marker``, or ``earlier(path)`` says it holds one written before the marker
+    existed), where what the kind writes is absent or of the kind it writes (``folder`` a
+    directory, ``outputs`` regular files). Else a ValueError saying why, raised before
+    anything is written or trained; ``example`` names a directory in the message."""
+    text = os.fspath(out)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if text.strip() == "":
+        raise ValueError(f"`out` must be a directory path, got {text!r} (an empty path, which "
+                         f"would be the working directory); name the {kind}'s directory, e.g. "
+                         f"{example!r}.")
+    out = Path(text)
+    if os.path.lexists(out) and not out.is_dir():
+        raise ValueError(f"`out` {text!r} must be a directory (or absent), got a file; a {kind} "
+                         "writes several files there.")
+    for what in (folder,) + tuple(outputs):
+        p = out / what
+        if os.path.lexists(p) and not (p.is_dir() if what == folder else p.is_file()):
+            shape = "a directory" if what == folder else "a regular file"
+            raise ValueError(f"`out` {text!r}: {p} must be {shape} (or absent), as the "
+                             f"{kind} writes it; move it away.")
+    try:
+        names = set(os.listdir(out)) - {f"{kind}.json.lock"}
+    except FileNotFoundError:
+        return out
+    if not names or marker in names or earlier(out):
+        return out
+    shown = ", ".join(sorted(names)[:5]) + (", ..." if len(names) > 5 else "")
+    raise ValueError(f"`out` {text!r} must be a {kind}'s directory (empty, or holding the "
+                     f"{marker} file a {kind} writes), got a directory holding {shown}; "
+                     f"a {kind} would overwrite its {', '.join(outputs)}: give a new or empty "
+                     "directory.")
+
+
+def mark_output_directory(out, marker, text):
+    """Create ``out`` and write its ``marker`` file (``text``), unless it is there."""
+    out.mkdir(parents=True, exist_ok=True)
+    if not (out / marker).is_file():
+        atomic_write(out / marker, [text.encode()])

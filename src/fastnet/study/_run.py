@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -413,13 +412,11 @@ def run_study(study: Study, out: str | os.PathLike | None = None, *, root=None,
     where = (n_jobs, scheduler)
     if out is None:
         return _run(study, name, net, X, Y, sha, None, say, where)
-    from fastnet._files import atomic_write
+    from fastnet._files import mark_output_directory
     from fastnet.study._write import write_study
 
     out = _check_out(out)                  # refused before training, not after
-    out.mkdir(parents=True, exist_ok=True)
-    if not (out / STUDY_MARKER).is_file():
-        atomic_write(out / STUDY_MARKER, [MARKER_TEXT.encode()])
+    mark_output_directory(out, STUDY_MARKER, MARKER_TEXT)
     with exclusive_lock(out / "study.json"):
         refuse_other_dtype(out, "study", "study", study.dtype)
         result = _run(study, name, net, X, Y, sha, out, say, where)
@@ -436,41 +433,14 @@ MARKER_TEXT = ("This directory holds a fastnet timing study (fastnet study, "
 
 
 def _check_out(out):
-    """``out`` as a Path, if a study may write there: not an empty path, and a directory
-    that is absent, empty (its lock aside) or a study's (`STUDY_MARKER`, or the
-    ``study.json`` or ``trials/`` of a study written before the marker), where what the
-    study writes is absent or of the kind it writes (``trials/`` a directory, the outputs
-    regular files); else a ValueError saying why, before anything is written."""
-    text = os.fspath(out)
-    if isinstance(text, bytes):
-        text = os.fsdecode(text)
-    if text.strip() == "":
-        raise ValueError(f"`out` must be a directory path, got {text!r} (an empty path, which "
-                         "would be the working directory); name the study's directory, e.g. "
-                         "'xor-study'.")
-    out = Path(text)
-    if os.path.lexists(out) and not out.is_dir():
-        raise ValueError(f"`out` {text!r} must be a directory (or absent), got a file; a study "
-                         "writes several files there.")
+    """``out`` as a Path, if a study may write there (`fastnet._files.output_directory`:
+    not an empty path; absent, empty, or a study's, by `STUDY_MARKER` or `_earlier_study`);
+    else a ValueError saying why, before anything is written."""
+    from fastnet._files import output_directory
     from fastnet.study._write import OUTPUTS
 
-    for what in ("trials",) + OUTPUTS:
-        p = out / what
-        if os.path.lexists(p) and not (p.is_dir() if what == "trials" else p.is_file()):
-            kind = "a directory" if what == "trials" else "a regular file"
-            raise ValueError(f"`out` {str(out)!r}: {p} must be {kind} (or absent), as the "
-                             "study writes it; move it away.")
-    try:
-        names = set(os.listdir(out)) - {"study.json.lock"}
-    except FileNotFoundError:
-        return out
-    if not names or STUDY_MARKER in names or _earlier_study(out):
-        return out
-    shown = ", ".join(sorted(names)[:5]) + (", ..." if len(names) > 5 else "")
-    raise ValueError(f"`out` {text!r} must be a study's directory (empty, or holding the "
-                     f"{STUDY_MARKER} file a study writes), got a directory holding {shown}; "
-                     "a study would overwrite its summary.md, trials.csv, study.json and "
-                     "study.html: give a new or empty directory.")
+    return output_directory(out, kind="study", marker=STUDY_MARKER, folder="trials",
+                            outputs=OUTPUTS, earlier=_earlier_study, example="xor-study")
 
 
 def _earlier_study(out):

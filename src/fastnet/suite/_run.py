@@ -7,7 +7,6 @@ import math
 import os
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -248,7 +247,9 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
         ``cells/<hash>.json``, the hash covering the set-up, the data's SHA-256 and
         the configuration; a rerun trains only the cells missing (resuming after a
         kill). At the end: ``suite.html``, ``scores.csv``, ``suite.json`` and
-        ``summary.md`` (:func:`fastnet.suite.write_suite`).
+        ``summary.md`` (:func:`fastnet.suite.write_suite`). It must be absent, empty or
+        a suite's directory (it holds the marker file ``.fastnet-suite`` the suite writes
+        first), so that no other files are overwritten.
     jobs : int, default 1
         Local worker processes (joblib ``loky``), -1 for every core; the workers
         exit when this process dies. Ignored with ``scheduler``.
@@ -275,9 +276,10 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
     FileLockedError
         If another process is writing into ``out``.
     ValueError, TypeError
-        For a bad argument (naming it), or a cell file of another set-up or one that
-        this suite cannot have written (edited, truncated, corrupted: the message names
-        the file, the run and the field; nothing is trained).
+        For a bad argument (naming it); for an ``out`` that is empty (``""``) or a
+        directory holding other files than a suite's; for a cell file of another set-up
+        or one that this suite cannot have written (edited, truncated, corrupted: the
+        message names the file, the run and the field; nothing is trained).
     OSError
         If a cell or an output cannot be written (a full disk), naming the file; the
         outputs are replaced as one set or not at all.
@@ -293,7 +295,7 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
     back-end or interruptions, bit for bit; only CPU times do.
     """
 
-    from fastnet._files import exclusive_lock, refuse_other_dtype
+    from fastnet._files import exclusive_lock, mark_output_directory, refuse_other_dtype
     from fastnet._validation import check_int
     from fastnet.experiment import MAX_JOBS
     from fastnet.suite._analyse import analyse_suite
@@ -308,10 +310,10 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
         from fastnet.experiment._runner import _check_address
 
         _check_address(scheduler)
-    out = Path(os.fspath(out))
+    out = _check_out(out)
     cells, configs, shas = _cells(suite)        # (data and networks refused before `out`)
     merged = None if baselines is None else merge_baselines(suite, baselines, shas)
-    _make_out(out)
+    mark_output_directory(out, SUITE_MARKER, MARKER_TEXT)
     with exclusive_lock(out / "suite.json"):
         refuse_other_dtype(out, "suite", "setup", suite.dtype)
         (out / "cells").mkdir(exist_ok=True)
@@ -375,18 +377,42 @@ def _train_missing(todo, out, records, jobs, scheduler, progress, n_resumed, sta
     return backend
 
 
-def _make_out(out):
-    """Make the output directory; refuse (before training, not after) a ``cells`` that is
-    no directory or an output that is no regular file."""
+#: The file that marks a directory as a suite's output directory: `run_suite` writes into a
+#: directory that is absent, empty or holds it (or a suite written before it existed).
+SUITE_MARKER = ".fastnet-suite"
+MARKER_TEXT = ("This directory holds a fastnet suite (fastnet suite, fastnet.suite.run_suite): "
+               "its cells, tables and page. fastnet writes a suite into a directory that is "
+               "empty or holds this file.\n")
+
+
+def _check_out(out):
+    """``out`` as a Path, if a suite may write there (`fastnet._files.output_directory`:
+    not an empty path; absent, empty, or a suite's, by `SUITE_MARKER` or
+    `_earlier_suite`); else a ValueError saying why, before anything is trained."""
+    from fastnet._files import output_directory
     from fastnet.suite._write import OUTPUTS
 
-    out.mkdir(parents=True, exist_ok=True)
-    for what in ("cells",) + OUTPUTS:
-        p = out / what
-        if os.path.lexists(p) and not (p.is_dir() if what == "cells" else p.is_file()):
-            kind = "a directory" if what == "cells" else "a regular file"
-            raise ValueError(f"`out` {str(out)!r}: {p} must be {kind} (or absent), as the "
-                             "suite writes it; move it away.")
+    return output_directory(out, kind="suite", marker=SUITE_MARKER, folder="cells",
+                            outputs=OUTPUTS, earlier=_earlier_suite, example="suite-out")
+
+
+def _earlier_suite(out):
+    """Whether ``out`` holds a suite written before `SUITE_MARKER`: a ``suite.json`` with
+    its set-up, or cells (``cells/<16 hex digits>.json``)."""
+    import json
+    import re
+
+    try:
+        record = json.loads((out / "suite.json").read_text("utf-8"))
+        if isinstance(record, dict) and isinstance(record.get("setup"), dict):
+            return True
+    except (OSError, ValueError):
+        pass
+    try:
+        return any(re.fullmatch(r"[0-9a-f]{16}\.json", name) and (out / "cells" / name).is_file()
+                   for name in os.listdir(out / "cells"))
+    except OSError:
+        return False
 
 
 def _cost(cell):
