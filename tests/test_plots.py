@@ -353,3 +353,21 @@ def test_performance_profile_draws_each_profile_and_its_score():
     assert lines[0].get_xdata().tolist() == [1.0, 2.0, 3.0]
     with pytest.raises(ValueError, match="tau_max"):
         plots.performance_profile(r, tau_max=1.0)
+
+
+@pytest.mark.parametrize("label", ["backprop(learning_rate=0.5, momentum=0.9)",
+                                   "adam(learning_rate=loguniform(1e-4, 1e-1))",
+                                   "irprop+(eta_minus=0.4) (2.50)", "quickprop"])
+def test_labels_wrap_between_parts_never_inside_a_word(label):
+    # (issue 58, item 20) keys and box labels broke inside words ("learning_r" / "ate")
+    import re
+
+    from fastnet.plots._figure import _wrapped
+
+    words = [w for w in re.split(r"[\s/,(:=_]+", label) if w]
+    for width in range(4, 45):
+        lines = _wrapped(label, width).split("\n")
+        assert all(any(w in line for line in lines) for w in words), (width, lines)
+        assert "".join(lines).replace(" ", "") == label.replace(" ", "")
+        if width >= len("learning_rate="):              # (a name breaks only if it must)
+            assert not any(line.endswith("_") for line in lines), (width, lines)

@@ -354,7 +354,8 @@ def test_verdicts_from_few_problems_say_so(xor_space):
     assert "from 1 problem only: fewer than 10 decide little" in pair.bayes_verdict
     page = (xor_space[1] / "suite.html").read_text()
     assert "These comparisons rest on 1 problem only: fewer than 10 decide little" in page
-    assert "from 1 problem only: fewer than 10 decide little" in page
+    summary = (xor_space[1] / "summary.md").read_text()
+    assert "These comparisons rest on 1 problem only: fewer than 10 decide little" in summary
 
 
 def test_probabilities_never_print_as_0_or_1(xor_space):
@@ -510,3 +511,42 @@ def test_a_cell_trains_in_bounded_batches_with_the_same_results(monkeypatch, tmp
         return [{k: v for k, v in r.items() if k != "cpu_time"} for r in rec["runs"]]
 
     assert runs(big) == runs(small) and [r["run"] for r in small["runs"]] == list(range(600))
+
+
+def test_pairs_are_summarised_and_only_the_decided_listed(xor_space):
+    # (issue 58, item 20) 12 algorithms make 66 pairs, nearly all "equivalent ...;
+    # undecided": a sentence counts them, the decided ones are listed by name
+    from types import SimpleNamespace
+
+    from fastnet.suite._analyse import PairComparison
+    from fastnet.suite import _write as suite_write
+
+    names = [f"alg{k}" for k in range(12)]
+    labels = dict(zip(names, names))
+    pairs = []
+    for i in range(12):
+        for j in range(i + 1, 12):
+            probs = (0.01, 0.98, 0.01)                     # equivalent
+            if (i, j) == (0, 1):
+                probs = (0.97, 0.02, 0.01)                 # alg0 better
+            elif (i, j) == (2, 3):
+                probs = (0.4, 0.3, 0.3)                    # undecided
+            lac = 0.9 if (i, j) == (4, 5) else 0.5         # alg4 better (Lacoste)
+            pairs.append(PairComparison(names[i], names[j], *probs, f"bayes {i}-{j}", lac, 3,
+                                        f"lacoste {i}-{j}"))
+    many = SimpleNamespace(problems=[f"p{k}" for k in range(12)])
+    text, decided = suite_write._pairs_summary(SimpleNamespace(labels=labels, pairs=pairs,
+                                                               suite=many))
+    assert text == ("66 pairs. Selected error: 1 with one algorithm better, 64 equivalent "
+                    "(within the ROPE), 1 undecided. Test classification: 1 with one algorithm "
+                    "better, 65 undecided. The pairs where a test found one algorithm better:")
+    assert [(c.a, c.b) for c in decided] == [("alg0", "alg1"), ("alg4", "alg5")]
+    # the suite's own page and summary: the sentence, then a bullet per decided pair only
+    result, out = xor_space
+    text, decided = suite_write._pairs_summary(result)
+    summary = (out / "summary.md").read_text()
+    assert text in summary and text in (out / "suite.html").read_text()
+    after = summary[summary.index(text):].split("\n## ")[0]
+    assert after.count("\n* ") == len(decided)
+    assert "diverged (all configurations)" in summary
+    assert "'diverged (all configurations)' the runs that diverged in every configuration" in summary

@@ -119,15 +119,23 @@ def _key_above(ax, title=None):
 
 
 def _wrapped(label, width):
-    """`label` on lines of at most about `width` characters, broken after spaces, ``/``,
-    ``,``, ``:`` and ``(`` where it can be (within a word only if a word is longer)."""
+    """`label` on lines of at most about `width` characters, broken after spaces and after
+    ``/``, ``,``, ``:``, ``(`` and ``=`` (an algorithm's text such as
+    ``backprop(learning_rate=0.5, momentum=0.9)`` breaks between its parts), never inside
+    a word; a name such as ``learning_rate`` longer than `width` breaks after its ``_``,
+    and a part that is longer still keeps a line of its own."""
     import re
     import textwrap
 
-    spaced = re.sub(r"([/,(:])(?=\S)", "\\1\u200b", label)  # break chances after / , (
-    lines = textwrap.wrap(spaced.replace("\u200b", " \u200b"), width=max(4, width),
-                          break_long_words=True, break_on_hyphens=False)
-    return "\n".join(line.replace(" \u200b", "").replace("\u200b", "") for line in lines)
+    width = max(4, width)
+    for chances in ("/,(:=", "/,(:=_"):
+        spaced = re.sub(rf"([{re.escape(chances)}])(?=\S)", "\\1\u200b", label)
+        lines = [line.replace(" \u200b", "").replace("\u200b", "") for line in textwrap.wrap(
+            spaced.replace("\u200b", " \u200b"), width=width, break_long_words=False,
+            break_on_hyphens=False)]
+        if max(map(len, lines), default=0) <= width:
+            break
+    return "\n".join(lines)
 
 
 def _category_ticks(ax, positions, labels):
@@ -144,7 +152,10 @@ def _category_ticks(ax, positions, labels):
     chars = int(slot / (0.62 * size * fig.dpi / 72))
     out = []
     for lab in labels:
-        lines = _wrapped(lab, chars).split("\n")
+        # (a part too long for its box's room, or a fourth line, is cut with an ellipsis:
+        # the label never runs into its neighbour's)
+        lines = [line if len(line) <= chars else line[:max(1, chars - 1)] + "…"
+                 for line in _wrapped(lab, chars).split("\n")]
         if len(lines) > 3:
             lines = lines[:2] + [lines[2][:max(1, chars - 1)] + "…"]
         out.append("\n".join(lines))

@@ -186,16 +186,19 @@ def _problem_rows(result, p):
 def _problem_heads(result, p):
     if result.suite.is_generated(p):
         return ("algorithm", "failed runs %", "epochs to success", "epochs",
-                "traversals", "CPU s", "successes", "diverged", "selected configuration")
+                "traversals", "CPU s", "successes", "diverged (all configurations)",
+                "selected configuration")
     return ("algorithm", "test error", "validation error", "epochs", "traversals",
-            "CPU s", "on target", "diverged", "selected configuration")
+            "CPU s", "on target", "diverged (all configurations)", "selected configuration")
 
 
 #: How the tables' times are taken, and when they read "missed" (the medians' rule).
 MISSED_RULE = ("Times to target are medians over the selected configuration's runs, then over "
                "the studies: 'missed' where half of them or more missed the target (a median "
                "is a miss once half of its values or more are misses); 'on target' counts "
-               "the selected configurations' runs that reached it, all studies.")
+               "the selected configurations' runs that reached it, all studies; 'diverged "
+               "(all configurations)' counts the runs that diverged in every configuration "
+               "the studies tried, not the selected ones' alone.")
 
 
 def _caption(result, p):
@@ -205,7 +208,9 @@ def _caption(result, p):
     if s.is_generated(p):
         return (f"Generated task: success {s.to_dict()['generated_success']} within "
                 f"{s.limit} epochs; error = percentage of failed runs. 'missed': half of "
-                "the runs or more failed.")
+                "the runs or more failed. 'successes' counts the selected configurations' "
+                "runs, all studies; 'diverged (all configurations)' the runs that diverged in "
+                "every configuration the studies tried.")
     if t is None:
         return ("No target: every algorithm's selected configurations diverged on this "
                 "problem (half of their runs or more), so no time to target is measured.")
@@ -299,6 +304,40 @@ def _lacoste_decision(c, labels):
     return "undecided"
 
 
+def _pairs_summary(result):
+    """(a sentence counting the pairs by what each test decided, the pairs where either
+    test found one algorithm better): many algorithms make many pairs, most of them
+    equivalent or undecided, so only the decided ones are listed by name."""
+    from collections import Counter
+
+    labels = result.labels
+    bayes = Counter()
+    lacoste = Counter()
+    decided = []
+    for c in result.pairs:
+        b, lac = _decision(c, labels), _lacoste_decision(c, labels)
+        bayes["better" if b.endswith(" better") else b] += 1
+        lacoste["better" if lac.endswith(" better") else lac] += 1
+        if b.endswith(" better") or lac.endswith(" better"):
+            decided.append(c)
+
+    def counted(counts, words):
+        return ", ".join(f"{counts[k]} {w}" for k, w in words if counts[k])
+
+    n = len(result.pairs)
+    text = (f"{plural(n, 'pair')}. Selected error: "
+            + counted(bayes, (("better", "with one algorithm better"),
+                              ("equivalent", "equivalent (within the ROPE)"),
+                              ("undecided", "undecided"), ("not made", "not tested")))
+            + ". Test classification: "
+            + counted(lacoste, (("better", "with one algorithm better"),
+                                ("undecided", "undecided"), ("not made", "not tested")))
+            + "." + _few_note(result.suite) + " "
+            + ("The pairs where a test found one algorithm better:" if decided else
+               "No test found one algorithm better than another."))
+    return text, decided
+
+
 def summary_markdown(result):
     """The suite's results as Markdown (what ``fastnet suite`` prints).
 
@@ -332,8 +371,10 @@ def summary_markdown(result):
                 f"{f.critical_difference:.3f} (alpha {f.alpha})."]
     out += ["", "Pairs (Bayesian signed-rank test, prior strength 0.5 at 0, ROPE "
             f"±{s.rope:g} percentage points; Lacoste's Poisson-binomial test):", ""]
+    text, decided = _pairs_summary(result)
+    out += [text, ""]
     out += [f"* {result.labels[c.a]} vs {result.labels[c.b]}: {c.bayes_verdict}; "
-            f"{c.lacoste_verdict}" for c in result.pairs]
+            f"{c.lacoste_verdict}" for c in decided]
     for p in s.problems:
         out += ["", f"## {p} ({_heading(result, p)})", "",
                 _md_table(_problem_heads(result, p), _problem_rows(result, p)), "",
@@ -412,8 +453,12 @@ def suite_html(result, *, pictures=True):
         "Lacoste et al. (2012)'s Poisson-binomial test over the Proben1 classification "
         "problems, from a representative network's test predictions (median study, median "
         "run); it decides above 0.85." + _few_note(s), numeric_from=4))
-    body += [f"<p>{_e(result.labels[c.a])} vs {_e(result.labels[c.b])}: "
-             f"{_e(c.bayes_verdict)}; {_e(c.lacoste_verdict)}</p>" for c in result.pairs]
+    text, decided = _pairs_summary(result)
+    body.append(f"<p>{_e(text)}</p>")
+    if decided:
+        body += ["<ul>"] + [f"<li>{_e(result.labels[c.a])} vs {_e(result.labels[c.b])}: "
+                            f"{_e(c.bayes_verdict)}; {_e(c.lacoste_verdict)}</li>"
+                            for c in decided] + ["</ul>"]
     body.append('<h2 id="tuning">Tuning: expected best after k configurations '
                 '(Dodge et al. 2019)</h2>')
     for png in curves:
