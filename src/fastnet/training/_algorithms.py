@@ -18,9 +18,10 @@ from fastnet._kernels import _rules
 from fastnet._validation import check_choice, check_float
 from fastnet.training._registry import Param, rule
 from fastnet.training import _orders
+from fastnet.training._user_rules import UserState, user_epochs
 
 __all__ = ["Algorithm", "KernelRule", "RPROP", "Backprop", "VARIANTS", "NO_CHECK",
-           "counts_itself", "drives_itself", "checks_in_kernel", "start_trial"]
+           "counts_itself", "drives_itself", "checks_in_kernel", "has_step_many", "start_trial"]
 
 #: RPROP variant names (Igel & Hüsken 2000) and their rules in the kernels' table.
 VARIANT_RULES = {"rprop+": "rprop_plus", "rprop-": "rprop_minus", "irprop-": "irprop_minus",
@@ -140,6 +141,46 @@ class Algorithm:
         raise NotImplementedError(f"{type(self).__name__} must define step(self, weights, "
                                   "gradient, error, state) -> (new_weights, new_state).")
 
+    def init_state_many(self, weights):
+        """A rule's state over k trials before their first epoch (with :meth:`step_many`).
+
+        Parameters
+        ----------
+        weights : ndarray of shape (k, n_connections)
+            The trials' initial weights, one per row (a copy).
+
+        Returns
+        -------
+        state : ndarray, tuple of ndarrays, or None
+            Each array with the k trials on its first axis (default None).
+        """
+        return None
+
+    def step_many(self, weights, gradient, error, state):
+        """A rule's epoch for k trials in one call (see "Bring your own algorithm").
+
+        :func:`fastnet.train_many`, studies and suites train a rule that defines it all
+        trials at once, the gradients from the vector kernels; :meth:`step`, where also
+        defined, trains one network, else this with k = 1.
+
+        Parameters
+        ----------
+        weights, gradient : ndarray of shape (k, n_connections)
+            Each trial's starting weights and dE/dw there (copies, the network's dtype).
+        error : ndarray of shape (k,)
+            Each trial's E, the summed squared error (no factor 1/2), float64.
+        state : ndarray, tuple of ndarrays, or None
+            These trials' rows of what :meth:`init_state_many` or the last call returned.
+
+        Returns
+        -------
+        (new_weights, new_state)
+            ``new_weights`` of shape (k, n_connections); ``new_state`` as ``state``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must define step(self, weights, "
+                                  "gradient, error, state) or step_many(self, weights, "
+                                  "gradient, error, state).")
+
     def record(self):
         """(name, parameters) for the set-up record: the class name and the
         dataclass fields by default."""
@@ -160,7 +201,7 @@ class Algorithm:
     def start(self, n_connections, rng, max_epochs):
         """One trial's initial state (``rng`` the trial's generator, or None if
         nothing is drawn)."""
-        return _UserState()
+        return UserState()
 
     def epochs(self, ws, state, sse_out, check):
         """Train ``len(sse_out)`` epochs of one trial in the single-network
@@ -172,45 +213,28 @@ class Algorithm:
         This default runs :meth:`step` once per epoch on the error and gradient
         at the epoch's starting weights (computed in the kernels).
         """
-        w, g = ws.w, ws.g
-        if not state.started:
-            state.user, state.started = self.init_state(w.copy()), True
-        for j in range(sse_out.shape[0]):
-            sse_out[j] = error = ws.gradient()
-            if not np.isfinite(error):
-                return j + 1
-            w[:], state.user = _stepped(self.step(w.copy(), g.copy(), float(error),
-                                                  state.user), self, w.shape)
-        return 0
+        return user_epochs(self, ws, state, sse_out, many=type(self).step is Algorithm.step
+                           and has_step_many(self))
 
     def stop_reason(self, state):
-        """Why the rule stopped itself (after an epoch status -k), or None.
-
-        The loop ends the trial after that epoch; if it is a strip end, the loop
-        measures it first (validation and test errors, best weights) as any
-        strip end, at the weights the rule stopped with."""
+        """Why the rule stopped itself (after an epoch status -k), or None. The loop ends
+        the trial after that epoch, measuring it first if it is a strip end."""
         return getattr(state, "stop_reason", None)
 
     def traversals(self, state, n_train, n_connections):
-        """(forward, backward, update, flops) the trial has run so far: a rule whose
-        cost varies by epoch overrides it and counts its own (see `counts_itself`);
-        the others cost one gradient an epoch, counted by the loop."""
+        """(forward, backward, update, flops) the trial has run so far (a rule whose cost
+        varies by epoch counts its own: `counts_itself`)."""
         return tuple(state.counts)
 
     def drive(self, ws, state, next_strip):
-        """Train one trial from a loop of the rule's own, in place of :meth:`epochs`
-        (a rule that overrides it, such as SciPy's L-BFGS, runs its trials one
-        after another; the strip loop's policy is the same).
-
-        ``next_strip()`` gives the first strip's buffer of training SSE (shape
-        (n,), unscaled, as ``sse_out`` of :meth:`epochs`); after training it, or
-        part of it, ``next_strip(status)`` with the status :meth:`epochs` would
-        return runs the loop's strip end (validation, criteria, callback,
-        divergence: it raises what the loop raises) and gives the next strip's
-        buffer, or None: the trial trains no more, and the rule returns. A rule
-        that stopped itself (-k) or diverged (k) calls it once more, which
-        returns None or raises.
-        """
+        """Train one trial from a loop of the rule's own, in place of :meth:`epochs` (such
+        as SciPy's L-BFGS: its trials train one after another, under the same policy).
+        ``next_strip()`` gives the first strip's buffer of training SSE (unscaled, as
+        ``sse_out`` of :meth:`epochs`); ``next_strip(status)``, with the status
+        :meth:`epochs` would return, runs the loop's strip end (validation, criteria,
+        callback, divergence: it raises what the loop raises) and gives the next buffer,
+        or None: the trial trains no more. A rule that stopped itself (-k) or diverged
+        (k) calls it once more, which returns None or raises."""
         raise NotImplementedError
 
 
@@ -222,6 +246,11 @@ def counts_itself(algorithm):
 def drives_itself(algorithm):
     """Whether ``algorithm`` trains from a loop of its own (it overrides `Algorithm.drive`)."""
     return type(algorithm).drive is not Algorithm.drive
+
+
+def has_step_many(algorithm):
+    """Whether ``algorithm`` defines `Algorithm.step_many` (a rule over many trials at once)."""
+    return type(algorithm).step_many is not Algorithm.step_many
 
 
 def checks_in_kernel(algorithm):
@@ -347,30 +376,6 @@ def start_trial(algorithm, n_connections, rng, max_epochs, dtype):
     if dtype != _FLOAT64 and isinstance(state, RuleState):     # (rules start in float64)
         state.to_dtype(dtype)
     return state
-
-
-def _stepped(returned, algorithm, shape):
-    """(new weights, new state) of what ``algorithm.step`` returned, checked."""
-    name = type(algorithm).__name__
-    if not (isinstance(returned, tuple) and len(returned) == 2):
-        raise TypeError(f"{name}.step must return (new_weights, new_state), "
-                        f"got {type(returned).__name__}.")
-    new = np.asarray(returned[0])
-    if new.dtype.kind == "c":                  # (NumPy's cast would drop the imaginary parts)
-        raise TypeError(f"{name}.step must return real weights, got dtype {new.dtype}.")
-    if new.shape != shape:
-        raise ValueError(f"{name}.step must return weights of shape {shape}, got shape "
-                         f"{new.shape}.")
-    return new, returned[1]
-
-
-class _UserState:
-    """One trial of a user rule: its own state, made at the first epoch."""
-
-    __slots__ = ("user", "started")
-
-    def __init__(self):
-        self.user, self.started = None, False
 
 
 @rule(*VARIANTS, name_param="variant", kernel="rprop_plus", params=(

@@ -375,7 +375,9 @@ def drop_history(self):
     """Keep each trial's lowest training error (``min_train``) in place of its
     errors by epoch (after training)."""
     if self.min_train is None:
-        self.min_train = _lowest(self.history[:self.K], self.epochs)
+        kept = getattr(self.trials, "lowest", None)     # (a backend that keeps them itself)
+        self.min_train = (np.where(np.isfinite(kept), kept, np.nan) if kept is not None
+                          else _lowest(self.history[:self.K], self.epochs))
     self.history = np.empty((self.K, 0))
 
 

@@ -26,7 +26,7 @@ from fastnet._validation import as_generator, check_seeds, refuse_complex
 from fastnet.network import (DEFAULT_INIT_SCALE, DEFAULT_INIT_SCALE_LINEAR, MLP, draw_weights,
                              kernel_layers, weight_buffer)
 from fastnet.training import _orders
-from fastnet.training._algorithms import start_trial
+from fastnet.training._algorithms import has_step_many, start_trial
 from fastnet.training._backends import HANDOFF_FILL, Trials
 from fastnet.training._checks import (check_algorithm_objective, check_run, check_sets,
                                      check_start, training_of)
@@ -36,6 +36,7 @@ from fastnet.training._loop import StripLoop, drop_history, train_queued
 from fastnet.training._record import batch_record, setup_record, time_shares
 from fastnet.training._results import TrainResults
 from fastnet.training._scg_many import BatchedSCG, scg_loop, train_scg_batched
+from fastnet.training._step_many import StepManyBackend, step_many_applies
 from fastnet.training._serial import Serial
 from fastnet.training._single import blas_held, initialisation
 
@@ -137,7 +138,20 @@ def _train_batch(net, nets, seeds, seed, start, plan, sets, run, method, extra, 
         start = _list_start(nets, seeds, plan)
     start = _in_dtype(start, net.dtype)
     K = start[0].shape[0]
-    if not plan.algorithm.lanes:
+    if has_step_many(plan.algorithm) and not plan.algorithm.lanes:
+        # (a user's rule over all trials at once: the batch in one call per epoch)
+        applies = step_many_applies(net, plan.algorithm, sets, run)
+        if method == "lanes" and not applies:
+            raise ValueError(
+                f"`method` 'lanes' trains {type(plan.algorithm).__name__}.step_many on the lanes' "
+                "gradients of the summed squared error: not with another loss, weight decay, "
+                "softmax outputs or a layer table the lanes do not take; give method='auto' or "
+                "'serial'.")
+        if method not in ("auto", "serial", "lanes"):
+            raise ValueError(f"`method` must be 'auto', 'lanes' or 'serial' for "
+                             f"{type(plan.algorithm).__name__}, got {method!r}.")
+        method = "lanes" if applies and method != "serial" else "serial"
+    elif not plan.algorithm.lanes:
         if method not in ("auto", "serial"):
             raise ValueError(f"`method` must be 'auto' or 'serial' for {type(plan.algorithm).__name__}"
                              f" (it has no vector-lanes kernels), got {method!r}.")
@@ -378,6 +392,8 @@ def _backends(method, net, nets, algorithm, sets, run, W, steps, _how):
     def serial():
         return Serial(net, algorithm, sets, run, vector=vector)
 
+    if method == "lanes" and not algorithm.lanes:           # (a step_many rule: all at once)
+        return StepManyBackend(net, algorithm, sets, run, W), K
     if not _has_steps(algorithm) and (not algorithm.lanes or method == "serial"):
         # ``steps``: each trial's generator of the rule's own draws, or None
         backend = serial()

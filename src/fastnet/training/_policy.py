@@ -57,7 +57,10 @@ class StopPolicy:
         measured = sets.X_val is not None or sets.X_test is not None
         # (the stop alone, nothing measured or called per strip: a kernel may decide)
         alone = not measured and run.callback is None
-        self.kernel_check = type(stop) is Correct and alone and checks_in_kernel(algorithm)
+        # (a backend that checks success itself: the kernels' rules, a batch of a
+        # step_many rule)
+        self.kernel_check = type(stop) is Correct and alone and (
+            checks_in_kernel(algorithm) or getattr(backend, "checks_success", False))
         self.K, self._criteria = K, None     # (each trial's copy of `stop`, made when asked)
         self.in_strips = measured or stop is not None or run.callback is not None
         self.check, self.step = None, run.strip if self.in_strips else max_per_call
