@@ -214,3 +214,23 @@ def test_method_lanes_is_refused_where_the_lanes_cannot_train_it():
     r = train_many(NET, X, Y, algorithm=MomentumMany(), n_trials=3, seed=1, max_epochs=5,
                    weight_decay=0.01)
     assert r[0].setup["batch"]["method"] == "serial"
+
+
+def test_a_callback_sees_every_strip_end_and_can_stop_a_trial():
+    seen = []
+
+    def callback(i, epoch, state):
+        seen.append((i, epoch))
+        return i == 2 and epoch == 10           # trial 2 is called off at epoch 10
+
+    kw = dict(n_trials=4, seed=3, strip=5, max_epochs=30, callback=callback)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoConvergenceWarning)
+        many = train_many(NET, X, Y, algorithm=MomentumBoth(), **kw)
+        mine, seen_many = many, list(seen)
+        seen.clear()
+        serial = train_many(NET, X, Y, algorithm=MomentumBoth(), method="serial", **kw)
+    assert mine[0].setup["batch"]["method"] == "lanes"
+    assert seen_many == seen and (2, 10) in seen
+    assert mine.stop_reason == serial.stop_reason and mine.stop_reason[2] == "callback"
+    assert np.array_equal(mine.epochs, serial.epochs)

@@ -323,16 +323,17 @@ fn_trials_outputs(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layer
                                            work, Y));
 }
 
-/* Each trial's error and gradient (fn_trials_gradient_v0): for algorithms that
- * step many trials at once from Python (SCG's trials as arrays). */
+/* Each trial's error and gradient (fn_trials_gradient_v0), with Hamey's check of
+ * the weights given where ok_bits is not NULL: for algorithms that step many trials
+ * at once from Python (a user's step_many rule, SCG's trials as arrays). */
 static void
 fn_trials_gradient(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
                    ptrdiff_t n_in, ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n, const fn_real *X,
                    const fn_real *T, ptrdiff_t n_out, const fn_real *w, fn_real *g, fn_real *work,
-                   double *sse)
+                   double *sse, double r_c, double analog, int64_t *ok_bits)
 {
     FN_TRIALS_AT_LEVEL(fn_trials_gradient, (n_groups, layers, n_layers, n_in, n_units, n_w, n, X,
-                                            T, n_out, w, g, work, sse));
+                                            T, n_out, w, g, work, sse, r_c, analog, ok_bits));
 }
 
 /* A lanes rule alone (for tests; see fn_trials_rule_step_v0). */

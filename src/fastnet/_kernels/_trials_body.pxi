@@ -27,7 +27,8 @@ cdef extern from "_trials.h" nogil:
     void fn_trials_gradient(Py_ssize_t n_groups, const Py_ssize_t* layers, Py_ssize_t n_layers,
                             Py_ssize_t n_in, Py_ssize_t n_units, Py_ssize_t n_w, Py_ssize_t n,
                             const real_t* X, const real_t* T, Py_ssize_t n_out, const real_t* w,
-                            real_t* g, real_t* work, double* sse)
+                            real_t* g, real_t* work, double* sse, double r_c, double analog,
+                            int64_t* ok_bits)
     void fn_trials_outputs(Py_ssize_t n_groups, const Py_ssize_t* layers, Py_ssize_t n_layers,
                            Py_ssize_t n_in, Py_ssize_t n_w, Py_ssize_t n, const real_t* X,
                            Py_ssize_t n_out, const real_t* w, real_t* work, real_t* Y)
@@ -288,7 +289,8 @@ def trials_sse(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const real_t[:,
 
 def trials_gradient(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const real_t[:, ::1] X,
                     const real_t[:, ::1] T, const real_t[:, :, ::1] w, real_t[:, :, ::1] g,
-                    real_t[::1] work, double[::1] sse_out):
+                    real_t[::1] work, double[::1] sse_out, int64_t[::1] ok_out=None,
+                    double r_c=0.4, double analog=-1.0):
     """Summed squared error and its gradient of every trial on (X, T).
 
     Parameters
@@ -297,6 +299,10 @@ def trials_gradient(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const real
     g : (n_groups, n_w, LANES) output: dE/dw of each trial (E = sum (y - t)^2).
     work : scratch of at least work_size(n_units) values (of the weights' dtype).
     sse_out : (n_groups * LANES,) output.
+    ok_out : (n_groups,) int64 output, optional: Hamey's check of the outputs of the
+        forward pass (those of ``w``), bit k of word g set where trial g * LANES + k
+        is right on every output (thresholds ``r_c`` in (0, 0.5] and ``analog``,
+        negative: every target 0 or 1), as the lanes' rules check.
 
     Returns
     -------
@@ -307,10 +313,17 @@ def trials_gradient(const Py_ssize_t[:, ::1] layers, Py_ssize_t n_in, const real
         raise ValueError("kernel: the gradient must match the weights")
     if sse_out.shape[0] != w.shape[0] * FN_TL:
         raise ValueError("kernel: sse_out must hold one value per lane")
+    cdef int64_t* ok = NULL
+    if ok_out is not None:
+        if ok_out.shape[0] != w.shape[0]:
+            raise ValueError("kernel: ok_out must hold one word per group")
+        if not 0.0 < r_c <= 0.5:
+            raise ValueError("kernel: the check needs r_c in (0, 0.5]")
+        ok = &ok_out[0]
     with nogil:
         fn_trials_gradient(w.shape[0], &layers[0, 0], layers.shape[0], n_in, n_units, w.shape[1],
                            X.shape[0], &X[0, 0], &T[0, 0], T.shape[1], &w[0, 0, 0], &g[0, 0, 0],
-                           &work[0], &sse_out[0])
+                           &work[0], &sse_out[0], r_c, analog, ok)
     return 0
 
 

@@ -139,23 +139,29 @@ FN_LV(fn_trials_epoch_gradient)(const ptrdiff_t *layers, ptrdiff_t n_layers, ptr
 }
 
 /* Each trial's error and gradient over (X, T) at its weights, every group:
- * g (n_groups blocks of n_w x FN_TL) and sse[g * FN_TL + k]. work: 3 *
- * FN_TBLOCK * n_units vectors. */
+ * g (n_groups blocks of n_w x FN_TL) and sse[g * FN_TL + k]. With ok_bits (not
+ * NULL), Hamey's check of the outputs the forward pass computes (thresholds r_c,
+ * analog; those of the weights given) as bits, one word per group: a rule stepped
+ * from Python checks its last update on the next epoch's pass, as the lanes'
+ * rules do. work: 3 * FN_TBLOCK * n_units vectors. */
 FN_LV_ATTR static void
 FN_LV(fn_trials_gradient)(ptrdiff_t n_groups, const ptrdiff_t *layers, ptrdiff_t n_layers,
                           ptrdiff_t n_in, ptrdiff_t n_units, ptrdiff_t n_w, ptrdiff_t n,
                           const fn_real *X, const fn_real *T, ptrdiff_t n_out, const fn_real *w,
-                          fn_real *g, fn_real *work, double *sse)
+                          fn_real *g, fn_real *work, double *sse, double r_c, double analog,
+                          int64_t *ok_bits)
 {
     fn_tv *A = (fn_tv *)work;
     fn_tv *D = A + FN_TBLOCK * n_units;
     fn_tv *E = D + FN_TBLOCK * n_units;
     for (ptrdiff_t grp = 0; grp < n_groups; grp++) {
         fn_te e;
+        fn_tm ok = FN_GM_ALL;
         FN_LV(fn_trials_epoch_gradient)(layers, n_layers, n_in, n_units, n_w, n, X, T, n_out,
                                         w + grp * n_w * FN_TL, g + grp * n_w * FN_TL, A, D, E,
-                                        &e, (fn_tm *)NULL, 0.0, 0.0);
+                                        &e, ok_bits != NULL ? &ok : (fn_tm *)NULL, r_c, analog);
         FN_TESTORE(sse + grp * FN_TL, e);
+        if (ok_bits != NULL) ok_bits[grp] = (int64_t)FN_GM_BITS(ok);
     }
 }
 

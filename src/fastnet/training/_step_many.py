@@ -19,7 +19,7 @@ call of the rule.
 import numpy as np
 
 from fastnet._engine import Evaluator, Workspace
-from fastnet.measures import _winner_takes_all_error
+from fastnet.measures import _winner_takes_all_error, hamey_correct
 from fastnet.training._algorithms import NO_CHECK, has_step_many
 from fastnet.training._user_rules import stepped
 from fastnet.training._backends import Backend
@@ -128,9 +128,10 @@ class StepManyBackend(Backend):
         G = -(-rows.shape[0] // self.L)
         return to_lanes(rows, G, self.C), G
 
-    def _alone_gradients(self, idx, W, sse, grad):
-        """The SSE and gradient of the trials of ``idx`` (rows of ``W``) whose weights
-        reached the lanes' safe range, from the single-network kernels (from then on)."""
+    def _alone_gradients(self, idx, W, sse, grad, won=None, r_c=0.4, analog=-1.0):
+        """The SSE and gradient (and, given ``won``, Hamey's check) of the trials of
+        ``idx`` (rows of ``W``) whose weights reached the lanes' safe range, from the
+        single-network kernels (from then on)."""
         for j in np.flatnonzero(~(np.abs(W).max(axis=1, initial=0.0) < self.w_safe)).tolist():
             i = int(idx[j])
             if i not in self.alone:             # (NaN weights too)
@@ -143,6 +144,10 @@ class StepManyBackend(Backend):
                 ws.w[:] = W[j]
                 sse[j] = ws.gradient()
                 grad[j] = ws.g
+                if won is not None:
+                    won[j] = bool(hamey_correct(
+                        np.asarray(ws.forward(), dtype=np.float64), self.sets.Y, r_c,
+                        None if analog == NO_CHECK[2] else analog, self._binary).all())
 
     def run(self, trials, n, check, history, epoch):
         """``n`` epochs of ``trials``; scaled errors into ``history[i, epoch:epoch + n]``;
@@ -153,9 +158,12 @@ class StepManyBackend(Backend):
         error in arrays of their own, written back when some stop and at the call's
         end). An epoch takes them in blocks of `BLOCK` trials, one call of the rule per
         block: a block's arrays stay in the cache, and none is so large that each of the
-        rule's NumPy temporaries costs fresh pages from the system."""
+        rule's NumPy temporaries costs fresh pages from the system. Hamey's check of an
+        epoch's update rides on the next epoch's forward pass, in the kernel, as the
+        lanes' rules check (the call's last update: a pass of its own)."""
         status = np.zeros(trials.size, np.int64)
         every = 0 if check is None else check[0]
+        r_c, analog = (check[1], check[2]) if every else (NO_CHECK[1], NO_CHECK[2])
         rule, net, sets, kern = self.algorithm, self.net, self.sets, self.k
         name = type(rule).__name__
         layers, n_in, X, Y, C, L = net.layer_table, net.n_in, sets.X, sets.Y, self.C, self.L
@@ -166,75 +174,83 @@ class StepManyBackend(Backend):
         GB = -(-B // L)
         w = aligned((GB, C, L), dtype=net.dtype)
         g = aligned((GB, C, L), zero=False, dtype=net.dtype)
-        out = aligned((GB, X.shape[0], net.n_out, L), zero=False, dtype=net.dtype)
-        sse_b = np.empty(GB * L)
-        grad_b = np.empty((GB * L, C), net.dtype)
-        sse = np.empty(idx.size)
-        if every:           # (Hamey's check as `hamey_correct` makes it, on all lanes at once)
-            r_c, analog = check[1], check[2]
-            ones = (Y == 1.0)[None, :, :, None]
-            binary = self._binary[None, :, :, None]
-            target = np.asarray(Y, dtype=np.float64)[None, :, :, None]
+        sse_b, ok_b = np.empty(GB * L), np.empty(GB, np.int64)
+        lane = np.arange(L)
         top = -np.inf
-        for j in range(n):
+
+        def gradient_pass(b0, b1, checked):
+            """The block's SSE and gradient (copies) and, if ``checked``, which trials are
+            right (Hamey) at the weights given."""
+            kb, G = b1 - b0, -(-(b1 - b0) // L)
+            Wb = W[b0:b1]
+            to_lanes(Wb, G, C, out=w[:G])
+            kern.trials_gradient(layers, n_in, X, Y, w[:G], g[:G], self.work, sse_b[:G * L],
+                                 ok_b[:G] if checked else None, r_c, analog)
+            grad = np.array(g[:G].transpose(0, 2, 1).reshape(G * L, C)[:kb])
+            e = sse_b[:kb].copy()
+            won = ((ok_b[:G, None] >> lane) & 1).reshape(-1)[:kb].astype(bool) if checked else None
+            if self.alone or not (Wb.max(initial=0.0) < self.w_safe
+                                  and -Wb.min(initial=0.0) < self.w_safe):
+                self._alone_gradients(idx[b0:b1], Wb, e, grad, won, r_c, analog)
+            return e, grad, won
+
+        for j in range(n + 1):
             k = idx.size
-            done = np.zeros(k, bool)
-            alone = bool(self.alone) or not (W.max(initial=0.0) < self.w_safe
-                                             and -W.min(initial=0.0) < self.w_safe)
+            # (the check of the last epoch's update: on this pass; after the call's last
+            # epoch, on a pass of its own)
+            due = bool(every) and j > 0 and (epoch + j) % every == 0
+            if j == n:
+                if due:
+                    for b0 in range(0, k, B):
+                        won = gradient_pass(b0, min(k, b0 + B), True)[2]
+                        status[live[b0:b0 + B][won]] = -j
+                break
+            gone = np.zeros(k, bool)
+            sse = np.empty(k)
             for b0 in range(0, k, B):
                 b1 = min(k, b0 + B)
-                kb, G = b1 - b0, -(-(b1 - b0) // L)
-                Wb = W[b0:b1]
-                to_lanes(Wb, G, C, out=w[:G])
-                kern.trials_gradient(layers, n_in, X, Y, w[:G], g[:G], self.work, sse_b[:G * L])
-                grad = grad_b[:kb]
-                np.copyto(grad, g[:G].transpose(0, 2, 1).reshape(G * L, C)[:kb])
-                e = sse[b0:b1]
-                e[:] = sse_b[:kb]
-                if alone:
-                    self._alone_gradients(idx[b0:b1], Wb, e, grad)
-                new, new_state = stepped(rule.step_many(Wb.copy(), grad.copy(), e.copy(),
-                                                         take_rows(state, slice(b0, b1))),
-                                          rule, (kb, C), "step_many")
-                bad = ~np.isfinite(e)
-                if bad.any():                       # (those keep their weights: they stop)
-                    done[b0:b1] |= bad
-                    new = np.where(bad[:, None], Wb, new)
-                Wb[...] = new
-                put_rows(state, slice(b0, b1), _checked_state(new_state, kb, name, "step_many"))
-                if every and (epoch + j + 1) % every == 0:
-                    to_lanes(Wb, G, C, out=w[:G])
-                    kern.trials_outputs(layers, n_in, X, w[:G], self.work, out[:G])
-                    o = out[:G].astype(np.float64, copy=False)      # (compared in float64)
-                    right = np.where(ones, o > 1.0 - r_c, o < r_c)
-                    if analog != NO_CHECK[2]:   # (targets other than 0 and 1: within analog)
-                        right = np.where(binary, right, np.abs(o - target) <= analog)
-                    won = right.all(axis=(1, 2)).reshape(-1)[:kb] & ~bad
-                    if won.any():
-                        status[live[b0:b1][won]] = -(j + 1)
-                        done[b0:b1] |= won
-                if bad.any():
-                    status[live[b0:b1][bad]] = j + 1
+                e, grad, won = gradient_pass(b0, b1, due)
+                sse[b0:b1] = e
+                stop = ~np.isfinite(e)
+                if won is not None and won.any():
+                    status[live[b0:b1][won]] = -j          # (right after epoch j)
+                    stop &= ~won
+                    gone[b0:b1] |= won
+                if stop.any():
+                    status[live[b0:b1][stop]] = j + 1      # (not finite in epoch j + 1)
+                    gone[b0:b1] |= stop
+                go = ~gone[b0:b1]
+                if go.all():
+                    rows = slice(b0, b1)
+                elif go.any():
+                    rows = b0 + np.flatnonzero(go)
+                    grad, e = grad[go], e[go]
+                else:
+                    continue
+                new, new_state = stepped(rule.step_many(W[rows], grad, e, take_rows(state, rows)),
+                                         rule, (e.size, C), "step_many")
+                W[rows] = new
+                put_rows(state, rows, _checked_state(new_state, e.size, name, "step_many"))
             scaled = sse * self.scale
             history[idx, epoch + j] = scaled
-            np.fmin(low, scaled, out=low)
-            top = max(top, float(np.fmax.reduce(scaled, initial=-np.inf)))
-            if done.any():
-                W, state, low, idx, live, sse = self._leave(done, W, state, low, idx, live, sse)
+            trained = ~gone | (status[live] > 0)        # (a trial right already: no epoch j + 1)
+            np.fmin(low, np.where(trained, scaled, np.inf), out=low)
+            top = max(top, float(np.fmax.reduce(scaled[trained], initial=-np.inf)))
+            if gone.any():
+                W, state, low, idx, live = self._leave(gone, W, state, low, idx, live)
                 if not idx.size:
                     break
-        self._leave(np.ones(idx.size, bool), W, state, low, idx, live, sse)
+        self._leave(np.ones(idx.size, bool), W, state, low, idx, live)
         self.top = top if np.isfinite(top) else None
         return status
 
-    def _leave(self, gone, W, state, low, idx, live, sse):
+    def _leave(self, gone, W, state, low, idx, live):
         """The compact rows of the trials ``gone`` written back; the others kept compact."""
         self.W[idx[gone]] = W[gone]
         put_rows(self.state, idx[gone], take_rows(state, gone))
         self.lowest[idx[gone]] = low[gone]
         stay = ~gone
-        return (W[stay], take_rows(state, stay), low[stay], idx[stay], live[stay],
-                np.empty(int(np.count_nonzero(stay))))
+        return W[stay], take_rows(state, stay), low[stay], idx[stay], live[stay]
 
     # ---------------------------------------------------------- what the loop reads
 
