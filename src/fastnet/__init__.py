@@ -75,6 +75,7 @@ def __dir__():
 
 __all__ = [
     "MLP",
+    "train",
     "train_rprop",
     "train_rprop_many",
     "train_many",
