@@ -242,6 +242,41 @@ def test_trials_gradient_equals_the_numpy_reference(shortcut):
                                 aligned((G, C - 1, LANES)), aligned((_trials.work_size(net.n_units),)), sse)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("analog", [None, 0.1])
+def test_trials_gradient_checks_the_outputs_of_its_forward_pass(dtype, analog):
+    # (for step_many rules) ok_out's bits are Hamey's check of the weights given, as
+    # hamey_correct finds it from the outputs, trial by trial
+    from fastnet._kernels import _trials
+    from fastnet.measures import hamey_correct
+    from fastnet.network import outputs_at
+    from fastnet.training._lanes import aligned, lanes_per_group, to_lanes
+
+    rng = np.random.default_rng(5)
+    net = MLP(2, [3], 2, hidden_activation="tanh", output_activation="logistic", dtype=dtype)
+    Xr = rng.random((40, 2)).astype(dtype)
+    K, L, C = 37, lanes_per_group(dtype), net.n_connections
+    W = (rng.normal(size=(K, C)) * 6).astype(dtype)
+    W[1:K:3] = W[0]                                     # (a third of the trials as trial 0)
+    W[2:K:9] = W[0] + 0.01                              # (a few near it)
+    y0 = outputs_at(net, Xr, W[0])
+    Yr = (y0 > 0.5).astype(dtype)                       # (the targets trial 0 gets right,
+    Yr[np.abs(y0 - 0.5) < 0.15] = 1.0 - Yr[np.abs(y0 - 0.5) < 0.15]   # but where unsure)
+    if analog is not None:
+        Yr[::7, 0] = np.round(y0[::7, 0], 2)            # (some targets neither 0 nor 1)
+    G = -(-K // L)
+    ok = np.full(G, -1, np.int64)
+    _trials.trials_gradient(net.layer_table, net.n_in, Xr, Yr, to_lanes(W, G, C),
+                            aligned((G, C, L), dtype=dtype),
+                            aligned((_trials.work_size(net.n_units, dtype=dtype),), dtype=dtype),
+                            np.empty(G * L), ok, 0.4, -1.0 if analog is None else analog)
+    bits = ((ok[:, None] >> np.arange(L)) & 1).reshape(-1)[:K].astype(bool)
+    binary = (Yr == 0) | (Yr == 1)
+    expect = np.array([hamey_correct(outputs_at(net, Xr, W[k]).astype(float), Yr.astype(float),
+                                     0.4, analog, binary).all() for k in range(K)])
+    assert np.array_equal(bits, expect) and 0 < expect.sum() < K
+
+
 def _same_in_queue_and_strips(net, kw, monkeypatch, data=(X, Y), queued=True):
     """train_many(net, *data, **kw) in the queue (or, not ``queued``, where the queue
     leaves it) and in the strips: the same results bit for bit; the queue's."""
