@@ -449,6 +449,16 @@ def output_directory(out, *, kind, marker, folder, outputs, earlier, example):
                      "directory.")
 
 
+def json_record_has(path, section):
+    """Whether the file ``path`` holds a JSON object with the object ``section`` in it (a
+    result file's set-up: how a directory written before its marker is recognised)."""
+    try:
+        record = json.loads(Path(path).read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and isinstance(record.get(section), dict)
+
+
 def mark_output_directory(out, marker, text):
     """Create ``out`` and write its ``marker`` file (``text``), unless it is there."""
     out.mkdir(parents=True, exist_ok=True)

@@ -447,15 +447,12 @@ def _earlier_study(out):
     """Whether ``out`` holds a study written before `STUDY_MARKER`: a ``study.json`` with
     its set-up, or trials (``trials/<16 hex digits>/<lo>-<hi>.npz`` chunks, or the
     ``trials/<16 hex digits>.json`` of an algorithm, as studies wrote before chunks)."""
-    import json
     import re
 
-    try:
-        record = json.loads((out / "study.json").read_text("utf-8"))
-        if isinstance(record, dict) and isinstance(record.get("study"), dict):
-            return True
-    except (OSError, ValueError):
-        pass
+    from fastnet._files import json_record_has
+
+    if json_record_has(out / "study.json", "study"):
+        return True
     try:
         for name in os.listdir(out / "trials"):
             path = out / "trials" / name

@@ -399,15 +399,12 @@ def _check_out(out):
 def _earlier_suite(out):
     """Whether ``out`` holds a suite written before `SUITE_MARKER`: a ``suite.json`` with
     its set-up, or cells (``cells/<16 hex digits>.json``)."""
-    import json
     import re
 
-    try:
-        record = json.loads((out / "suite.json").read_text("utf-8"))
-        if isinstance(record, dict) and isinstance(record.get("setup"), dict):
-            return True
-    except (OSError, ValueError):
-        pass
+    from fastnet._files import json_record_has
+
+    if json_record_has(out / "suite.json", "setup"):
+        return True
     try:
         return any(re.fullmatch(r"[0-9a-f]{16}\.json", name) and (out / "cells" / name).is_file()
                    for name in os.listdir(out / "cells"))

@@ -15,7 +15,7 @@ from fastnet.training import _orders
 from fastnet.training._algorithms import NO_CHECK
 
 __all__ = ["LANES", "SAFE_LOG2", "Lanes", "LanesBackend", "aligned", "to_lanes", "from_lanes",
-           "safe_weight", "lanes_per_group", "lanes_kernels"]
+           "safe_weight", "lanes_per_group", "lanes_kernels", "lanes_take"]
 
 #: Trials per group of lanes in float64 (one AVX-512 vector of doubles).
 LANES = _trials.LANES
@@ -85,6 +85,19 @@ def from_lanes(blocks):
     """(G, C, L) blocks -> (G * L, C) rows."""
     G, C, LANES = blocks.shape
     return blocks.transpose(0, 2, 1).reshape(G * LANES, C)
+
+
+def lanes_take(net, X, Y):
+    """Whether the lanes' kernels take ``net``'s layer table (a pass over one pattern of
+    ``X``, ``Y``, which raises ValueError where they do not)."""
+    try:
+        LANES, k = lanes_per_group(net.dtype), lanes_kernels(net.dtype)
+        k.trials_sse(net.layer_table, net.n_in, X[:1], Y[:1],
+                     aligned((1, net.n_connections, LANES), dtype=net.dtype),
+                     aligned((k.work_size(net.n_units),), dtype=net.dtype), np.empty(LANES))
+    except ValueError:
+        return False
+    return True
 
 
 def safe_weight(n_units, n_layers, n_patterns, data_max, dtype=np.float64):

@@ -41,7 +41,8 @@ from fastnet.training._algorithms import NO_CHECK
 from fastnet.training._backends import Backend
 from fastnet.training._batch_rules import SCG
 from fastnet.training._divergence import diverged, growth_limit, hinted
-from fastnet.training._lanes import aligned, lanes_kernels, lanes_per_group, safe_weight, to_lanes
+from fastnet.training._lanes import (aligned, lanes_kernels, lanes_per_group, lanes_take,
+                                     safe_weight, to_lanes)
 from fastnet.training._loop import QUEUE_MAX_HISTORY, StripLoop
 
 __all__ = ["scg_applies", "scg_loop", "train_scg_batched"]
@@ -128,12 +129,7 @@ def scg_loop(net, algorithm, sets, run, W, history=True, keep=False):
     if not scg_applies(net, algorithm, sets, run) or (
             history and K * run.max_epochs > QUEUE_MAX_HISTORY):
         return None
-    try:            # (a layer table the lanes do not take: one at a time)
-        LANES, k = lanes_per_group(net.dtype), lanes_kernels(net.dtype)
-        k.trials_sse(net.layer_table, net.n_in, sets.X[:1], sets.Y[:1],
-                     aligned((1, net.n_connections, LANES), dtype=net.dtype),
-                     aligned((k.work_size(net.n_units),), dtype=net.dtype), np.empty(LANES))
-    except ValueError:
+    if not lanes_take(net, sets.X, sets.Y):     # (a layer table the lanes do not take)
         return None
     return StripLoop(BatchedSCG(net, algorithm, sets, run, W), K, net, algorithm, sets, run, K,
                      keep=keep)

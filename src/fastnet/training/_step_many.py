@@ -23,7 +23,8 @@ from fastnet.measures import _winner_takes_all_error, hamey_correct
 from fastnet.training._algorithms import NO_CHECK, has_step_many
 from fastnet.training._user_rules import stepped
 from fastnet.training._backends import Backend
-from fastnet.training._lanes import aligned, lanes_kernels, lanes_per_group, safe_weight, to_lanes
+from fastnet.training._lanes import (aligned, lanes_kernels, lanes_per_group, lanes_take,
+                                     safe_weight, to_lanes)
 
 __all__ = ["step_many_applies", "StepManyBackend", "take_rows", "put_rows", "BLOCK"]
 
@@ -40,14 +41,7 @@ def step_many_applies(net, algorithm, sets, run):
     if not (has_step_many(algorithm) and run.squared_error
             and net.output_activation != "softmax"):
         return False
-    try:            # (a layer table the lanes do not take: one at a time)
-        LANES, k = lanes_per_group(net.dtype), lanes_kernels(net.dtype)
-        k.trials_sse(net.layer_table, net.n_in, sets.X[:1], sets.Y[:1],
-                     aligned((1, net.n_connections, LANES), dtype=net.dtype),
-                     aligned((k.work_size(net.n_units),), dtype=net.dtype), np.empty(LANES))
-    except ValueError:
-        return False
-    return True
+    return lanes_take(net, sets.X, sets.Y)     # (else a layer table the lanes do not take)
 
 
 def take_rows(state, rows):
