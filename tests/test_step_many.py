@@ -111,9 +111,8 @@ def test_a_class_with_both_uses_step_many_in_the_lanes_and_step_alone():
 
 
 @pytest.mark.parametrize("K", [1, 3, 17, 1031])
-def test_odd_trial_counts_and_blocks(K, monkeypatch):
-    # trials beyond a group's lanes, a block of BLOCK trials (small here), stops in each
-    monkeypatch.setattr(_step_many, "BLOCK", 16)
+def test_odd_trial_counts(K):
+    # trials beyond a group's lanes (the last group part empty), stops in every group
     mine = _many(MomentumMany(), n_trials=K, seed=7, max_epochs=300)
     ref = _many(MOMENTUM, n_trials=K, seed=7, max_epochs=300)
     assert np.array_equal(mine.epochs, ref.epochs)
