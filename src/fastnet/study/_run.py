@@ -170,6 +170,9 @@ class StudyResult:
     cost_unit: str = "epochs"
     #: Why that unit, as a sentence for the page.
     cost_reason: str = ""
+    #: The rules files whose rules the study trained (:func:`fastnet.algorithms.load_rules`),
+    #: each ``{"file", "sha256", "algorithms"}`` (the rules it trained).
+    rules: tuple = ()
 
     def __repr__(self):
         return (f"StudyResult({self.task_name}, {'-'.join(map(str, self.layer_sizes))}, "
@@ -401,6 +404,13 @@ def run_study(study: Study, out: str | os.PathLike | None = None, *, root=None,
         differs from its digest.
     ConnectionError
         If the Dask scheduler cannot be reached.
+
+    Notes
+    -----
+    An algorithm of a rules file (:func:`fastnet.algorithms.load_rules`) trains on every
+    back-end: each chunk carries the file's bytes to its worker, which loads them
+    before reading the algorithm. The file's SHA-256 joins the algorithm's hash (its
+    folder ``trials/<hash>``), so that an edited file trains again instead of resuming.
     """
     from fastnet._files import exclusive_lock, refuse_other_dtype
     from fastnet.study._schedule import check_jobs
@@ -473,6 +483,7 @@ def _earlier_study(out):
 
 def _run(study, name, net, X, Y, sha, out, say, where):
     from fastnet.study._schedule import train_all
+    from fastnet.training._rules_files import rules_records
 
     trained = train_all(study, net, X, Y, sha, out, say, *where)
     cells = [_analyse(study, spec, group, data)
@@ -481,7 +492,8 @@ def _run(study, name, net, X, Y, sha, out, say, where):
     unit, why = cost_unit(cells, study.cost)
     return StudyResult(study, name, net.layer_sizes, tuple(cells),
                        _logrank_tests(cells, study.limit, seed=study.seed, unit=unit),
-                       data_sha256=sha, cost_unit=unit, cost_reason=why)
+                       data_sha256=sha, cost_unit=unit, cost_reason=why,
+                       rules=rules_records(study.algorithms))
 
 
 def _logrank_tests(cells, limit, alpha=ALPHA, seed=0, unit="epochs"):
