@@ -44,11 +44,12 @@ def on_sigterm():
 def add_rules(p):
     """``--rules FILE`` (repeatable): rules of the user's own for ``-a``."""
     p.add_argument("--rules", metavar="FILE", action="append", default=None,
-                   help="a Python file of your own training rules (repeatable): fastnet runs "
-                   "it, as Python imports a module, with your rights, as `python FILE` would; "
-                   "each public fastnet.algorithms.Algorithm subclass it defines is an "
-                   "algorithm named by its class name in lower case (class Mine: -a "
-                   "\"mine(rate=0.1)\"), its dataclass fields the parameters")
+                   help="a Python file of your own training rules (repeatable). fastnet runs "
+                   "it: your own code, with your rights, as `python FILE` would (imported as a "
+                   "module: its __main__ block does not run). Each public "
+                   "fastnet.algorithms.Algorithm subclass it defines is an algorithm named by "
+                   "its class name in lower case, its dataclass fields the parameters (class "
+                   "Mine: -a \"mine(rate=0.1)\")")
 
 
 @contextlib.contextmanager
