@@ -17,7 +17,8 @@ by short strings, the form the command line takes::
 ``"scg"``, ``"lm"`` and ``"lbfgs"`` name scaled conjugate gradient (Møller
 1993), Levenberg-Marquardt (Hagan & Menhaj 1994) and SciPy's L-BFGS-B.
 Subclass :class:`Algorithm` to train with a rule of your own (see the guide
-"Training algorithms").
+"Training algorithms"); :func:`load_rules` adds the rules a Python file of yours
+defines to ``ALGORITHMS``, as ``--rules FILE`` does on the command line.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from fastnet.training._algorithms import Algorithm, KernelRule
 from fastnet.training._batch_rules import LM_MAX_MEMORY, normal_equation_flops
 from fastnet.training._lbfgs import MAX_MAXCOR
 from fastnet.training._registry import Param, parameter_table, rule
+from fastnet.training._rules_files import RulesFile, load_rules
 # (the catalogue and the reader of algorithm texts live with the trainers, which
 # take texts; this is their public home)
 from fastnet.training._specs import (  # noqa: F401 (SPACE_FUNCTIONS: read by fastnet.suite)
@@ -38,7 +40,7 @@ globals().update(_CLASSES)
 
 __all__ = ["Algorithm", "KernelRule", *_CLASSES, "LM_MAX_MEMORY", "MAX_MAXCOR", "normal_equation_flops",
            "ALGORITHMS", "from_spec", "parse_spec", "MAX_SPEC_LENGTH", "spec_of", "parameter_table",
-           "Param", "rule"]
+           "Param", "rule", "load_rules", "RulesFile"]
 
 
 def parse_spec(spec: str, *, space: bool = False) -> tuple[str, dict]:

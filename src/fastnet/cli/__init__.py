@@ -16,7 +16,7 @@ import warnings
 
 from fastnet.cli._common import (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE, EXIT_USER_ERROR,
                                  Terminated, _command_parser, _err, _in_options, _UserError,
-                                 on_sigterm)
+                                 loaded_rules, on_sigterm)
 from fastnet.cli._parser import build_parser
 
 __all__ = ["main", "build_parser", "EXIT_USER_ERROR", "EXIT_USAGE", "EXIT_INTERRUPTED",
@@ -59,7 +59,7 @@ def main(argv=None):
         warnings.simplefilter("always")
         warnings.filterwarnings("ignore", category=DeprecationWarning)
         try:
-            with on_sigterm():
+            with on_sigterm(), loaded_rules(args):     # (--rules: for this command only)
                 status = args.func(args)
         except KeyboardInterrupt as exc:
             status = EXIT_INTERRUPTED

@@ -117,6 +117,11 @@ def _train(args):
     print("set-up:")
     for line in r.describe_setup().splitlines():
         print("  " + line)
+    from fastnet.training._rules_files import rules_of
+
+    for rules in rules_of([args.algorithm] if args.algorithm else []):
+        print(f"  rules file: {rules.file_name} (SHA-256 {rules.sha256}), defining "
+              f"{', '.join(rules.names)}")
     if args.save:
         net.save(args.save)
         print(f"network (weights of the relevant epoch) saved to {args.save}; "

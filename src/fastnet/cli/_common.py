@@ -41,6 +41,43 @@ def on_sigterm():
         signal.signal(signal.SIGTERM, previous)
 
 
+def add_rules(p):
+    """``--rules FILE`` (repeatable): rules of the user's own for ``-a``."""
+    p.add_argument("--rules", metavar="FILE", action="append", default=None,
+                   help="a Python file of your own training rules (repeatable). fastnet runs "
+                   "it: your own code, with your rights, as `python FILE` would (imported as a "
+                   "module: its __main__ block does not run). Each public "
+                   "fastnet.algorithms.Algorithm subclass it defines is an algorithm named by "
+                   "its class name in lower case, its dataclass fields the parameters (class "
+                   "Mine: -a \"mine(rate=0.1)\")")
+
+
+@contextlib.contextmanager
+def loaded_rules(args):
+    """The rules files of ``--rules`` loaded for the command, and unloaded after it (a
+    command run in this process, as tests and notebooks run it, leaves no algorithm
+    behind); a file refused is named with the option."""
+    paths = list(dict.fromkeys(getattr(args, "rules", None) or ()))
+    if not paths:
+        yield ()
+        return
+    from fastnet.algorithms import load_rules
+
+    with contextlib.ExitStack() as stack:
+        loaded = []
+        for path in paths:
+            try:
+                rules = load_rules(path)
+            except (ValueError, TypeError) as exc:
+                text = str(exc)
+                text = text[len("`path`"):] if text.startswith("`path`") else f" {path!r}: {text}"
+                # (the user's own exception stays chained: FASTNET_DEBUG=1 shows it)
+                raise type(exc)("`--rules`" + text) from exc.__cause__
+            stack.callback(rules.unload)
+            loaded.append(rules)
+        yield tuple(loaded)
+
+
 class _UserError(Exception):
     """An error whose message is all the user needs (no traceback)."""
 

@@ -4,7 +4,7 @@ import argparse
 from fastnet.cli._commands import (_bench, _compare, _datasets_fetch, _datasets_list, _demo,
                                    _export, _report, _reproduce, _reproduce_lawrence, _train)
 from fastnet.cli._common import (_add_data, _add_running, _add_training, _int_option,
-                                 _jobs_option, _positive_int, _runs_option, _seed)
+                                 _jobs_option, _positive_int, _runs_option, _seed, add_rules)
 from fastnet.cli._study import add_study_parser
 from fastnet.cli._suite import add_suite_parser
 
@@ -91,7 +91,8 @@ def _train_parser(sub, net_help):
     tr.add_argument("--algorithm", "-a", metavar="SPEC", default=None,
                     help="training algorithm, a name of fastnet.algorithms.ALGORITHMS with "
                          "optional parameters, e.g. scg, lm, lbfgs, irprop+, "
-                         "'backprop(learning_rate=0.01, momentum=0.9)' (default: rprop+ with "
+                         "'backprop(learning_rate=0.01, momentum=0.9)' or a rule of your own "
+                         "from --rules FILE (default: rprop+ with "
                          "Proben1's parameters; an RPROP name keeps the preset's parameters but "
                          "those it sets); the preset's stopping rule, strips and initial "
                          "weights apply to every algorithm")
@@ -103,6 +104,7 @@ def _train_parser(sub, net_help):
     tr.add_argument("--weight-decay", type=float, default=0.0, metavar="LAMBDA",
                     help="L2 weight decay: LAMBDA * sum of squared weights joins the objective "
                          "(default 0)")
+    add_rules(tr)
     _add_training(tr)
     _add_data(tr)
     tr.set_defaults(func=_train)

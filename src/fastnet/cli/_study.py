@@ -40,7 +40,7 @@ def _study(args):
 def add_study_parser(sub, positive_int, seed):
     """Add ``study`` to the subcommands ``sub`` (``positive_int``, ``seed``: the
     command line's argument types)."""
-    from fastnet.cli._common import _add_dtype, _add_resumable, _jobs_option
+    from fastnet.cli._common import _add_dtype, _add_resumable, _jobs_option, add_rules
     from fastnet.study._setup import ACTIVATIONS
 
     st = sub.add_parser("study", help="Hamey's timing study of algorithms on one task "
@@ -50,7 +50,8 @@ def add_study_parser(sub, positive_int, seed):
     st.add_argument("--algorithms", "-a", nargs="+", default=["rprop+"], metavar="ALG",
                     help="algorithms with parameters, e.g. rprop+ "
                     "\"backprop(learning_rate=0.1, momentum=0.9)\"; a list is a grid: "
-                    "\"backprop(learning_rate=[0.1, 0.5])\" (default rprop+)")
+                    "\"backprop(learning_rate=[0.1, 0.5])\" (default rprop+); a rule of your "
+                    "own from --rules FILE by its class name in lower case")
     st.add_argument("--network", "-n", default=None, help="layer sizes '2-2-1' or hidden "
                     "sizes '4' (default: the task's: XOR 2-2-1, encoder N-M-N, parity N-N-1, "
                     "Proben1 n-4-m)")
@@ -77,6 +78,7 @@ def add_study_parser(sub, positive_int, seed):
     st.add_argument("--out", "-o", metavar="DIR", default=None,
                     help="output directory: study.html, trials.csv, study.json, summary.md "
                     "(rerun to resume)")
+    add_rules(st)
     _add_dtype(st)
     _add_resumable(st, _jobs_option(), jobs_help="local worker processes training chunks of "
                    "trials (default 1; -1 = all cores); the trials train alike whatever N",

@@ -114,6 +114,8 @@ def _command(args):
     for opt, v in (("--problems", args.problems), ("--algorithms", args.algorithms)):
         if v:
             words += [opt, *v]
+    for path in args.rules or ():
+        words += ["--rules", path]
     for opt, v in (("--budget", args.budget), ("--runs", args.runs), ("--studies", args.studies),
                    ("--seed", args.seed), ("--network", args.network),
                    ("--max-epochs", args.max_epochs), ("--limit", args.limit),
@@ -139,7 +141,7 @@ def _target(text):
 def add_suite_parser(sub, positive_int, seed, jobs):
     """Add ``suite`` to the subcommands ``sub`` (``positive_int``, ``seed``, ``jobs``: the
     command line's argument types)."""
-    from fastnet.cli._common import _add_dtype, _add_resumable
+    from fastnet.cli._common import _add_dtype, _add_resumable, add_rules
 
     su = sub.add_parser("suite", help="compare algorithms across problems, tuning counted "
                         "(resumable)", description=_suite.__doc__)
@@ -151,7 +153,8 @@ def add_suite_parser(sub, positive_int, seed, jobs):
                     help="algorithms with search spaces, e.g. rprop+ "
                     "\"adam(learning_rate=loguniform(1e-4, 1e-1))\" "
                     "\"backprop(learning_rate=loguniform(1e-4, 1e-2), momentum=uniform(0, 0.9))\"; "
-                    "also intuniform(a, b), intloguniform(a, b), choice([v, ...])")
+                    "also intuniform(a, b), intloguniform(a, b), choice([v, ...]); a rule of "
+                    "your own from --rules FILE by its class name in lower case")
     su.add_argument("--budget", "-k", type=positive_int, default=None,
                     help="configurations K per study (default 16; one for a text without "
                     "distributions)")
@@ -194,5 +197,6 @@ def add_suite_parser(sub, positive_int, seed, jobs):
                    workers="fastnet and the data", pictures="pictures",
                    data_help="directory with the Proben1 .dt files (default $FASTNET_DATA)")
     _add_dtype(su)
+    add_rules(su)
     su.set_defaults(func=_suite)
     return su

@@ -94,7 +94,8 @@ def _json(result, *, placeholders=False):
                          "median_ratio": num(t.median_ratio), "median_bound": t.median_bound,
                          "median_ratio_interval": [num(x) for x in t.median_ratio_interval],
                          "better": t.better, "curves_cross": num(t.curves_cross),
-                         "ahead_before": t.ahead_before} for t in result.logrank]}
+                         "ahead_before": t.ahead_before} for t in result.logrank],
+            **({"rules": list(result.rules)} if result.rules else {})}
 
 
 _TRIAL_COLUMNS = ("epochs", "success", "cpu_time", "diverged", "traversals", "flops")

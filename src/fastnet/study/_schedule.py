@@ -115,11 +115,17 @@ def train_all(study, net, X, Y, sha, out, say, n_jobs=1, scheduler=None):
     if not todo:
         return [c.data for c in cols]
     clock.begin(todo[0][0])
+    from fastnet.training._rules_files import rules_of
+
+    # (a rule of a rules file travels as the file's bytes: a worker process or a Dask
+    # worker loads it before reading the algorithm)
+    rules = [rules_of([spec]) for spec in study.algorithms]
     backend, config, client = joblib_backend(n_jobs, scheduler, len(todo))
     try:
         with joblib.parallel_config(**config):
             results = joblib.Parallel(return_as="generator_unordered", batch_size=1)(
-                joblib.delayed(_chunk_task)(study, k, net, X, Y, lo, hi) for k, lo, hi in todo)
+                joblib.delayed(_chunk_task)(study, k, net, X, Y, lo, hi, rules[k])
+                for k, lo, hi in todo)
             for k, lo, hi, data in results:
                 spec = study.algorithms[k]
                 if out is not None:
@@ -133,7 +139,10 @@ def train_all(study, net, X, Y, sha, out, say, n_jobs=1, scheduler=None):
     return [c.data for c in cols]
 
 
-def _chunk_task(study, k, net, X, Y, lo, hi):
+def _chunk_task(study, k, net, X, Y, lo, hi, rules=()):
+    from fastnet.training._rules_files import ensure_loaded
+
+    ensure_loaded(rules)
     lo, hi, data = train_chunk(study, study.algorithms[k], net, X, Y, lo, hi)
     return k, lo, hi, data
 

@@ -263,6 +263,10 @@ class Study:
     def cell_hash(self, spec, data_sha256):
         """SHA-256 (16 hex digits) of the identity (with the data's SHA-256, see
         `identity`) and one algorithm: a finished algorithm's file is reused only under
-        the same hash."""
-        text = json.dumps({**self.identity(data_sha256), "algorithm": spec}, sort_keys=True)
+        the same hash. For a rule of a rules file (:func:`fastnet.algorithms.load_rules`)
+        the file's SHA-256 joins it, so that trials of an edited file are trained again."""
+        from fastnet.training._rules_files import rules_key
+
+        text = json.dumps({**self.identity(data_sha256), "algorithm": spec, **rules_key(spec)},
+                          sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]

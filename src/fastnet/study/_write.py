@@ -309,7 +309,13 @@ def _setup_pairs(result):
                                      f"same K for every algorithm (seed {s.seed})"),
             ("algorithms", ", ".join(s.algorithms)),
             ("arithmetic", s.dtype if s.dtype == "float64" else
-             f"{s.dtype} (passes and weights; error sums accumulated in float64)")]
+             f"{s.dtype} (passes and weights; error sums accumulated in float64)")] + [
+                (f"rules file {r['file']}", _rules_text(r)) for r in result.rules]
+
+
+def _rules_text(record):
+    """What a rules file gave, as the set-up tables show it: its rules and its SHA-256."""
+    return f"{', '.join(record['algorithms'])} (SHA-256 {record['sha256']})"
 
 
 def _md_table(heads, rows):

@@ -178,6 +178,9 @@ class SuiteResult:
         Where the baseline algorithms' numbers came from when the suite was compared
         against a baseline database (``algorithms``: those read from it, ``fastnet``,
         ``machine``, ``command``, ``created``, ``where``); None when all were trained.
+    rules : tuple of dict
+        The rules files whose rules the suite trained (:func:`fastnet.algorithms.load_rules`),
+        each ``{"file", "sha256", "algorithms"}`` (the rules it trained).
     """
 
     suite: object
@@ -197,6 +200,7 @@ class SuiteResult:
     wall_time: float
     labels: dict = field(default_factory=dict)
     baselines: dict | None = None
+    rules: tuple = ()
 
     def table(self, what="error"):
         """One measure of every algorithm on every problem.

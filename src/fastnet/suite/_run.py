@@ -33,6 +33,9 @@ class _Cell:
     classification: bool = False
     n_test: int = 0
     dtype: str = "float64"
+    #: The rules files (`fastnet.algorithms.RulesFile`, their bytes) the configuration
+    #: needs: a worker loads them before reading it.
+    rules: tuple = ()
 
     @property
     def epoch_limit(self):
@@ -156,7 +159,9 @@ def _train_cell(cell):
     at most `CELL_BATCH` runs (the lanes where the rule has them); after a divergence
     every run of that call alone, the diverged ones recorded as such."""
     from fastnet.experiment import run_seed
+    from fastnet.training._rules_files import ensure_loaded
 
+    ensure_loaded(cell.rules)
     net, preset, train, val, test = _sets(cell)
     trainer, kw = _arguments(cell, preset)
     seeds = [run_seed(cell.seed, cell.problem, cell.network if not cell.generated
@@ -222,6 +227,8 @@ def _cells(suite):
             build_network(suite.network_of(p), ds)   # (refuses mushroom's pivot now)
             shas[p] = ds.sha256
             tests[p] = (ds.kind == "classification", len(ds.test[0]))
+    from fastnet.training._rules_files import rules_of
+
     configs = suite.configurations()
     cells = {}
     for p in suite.problems:
@@ -230,7 +237,8 @@ def _cells(suite):
                 cells[(p, c)] = _Cell(p, c, suite.cell_hash(p, shas[p], c),
                                       suite.identity(p, shas[p]), suite.runs, suite.seed,
                                       suite.network_of(p), suite.max_epochs, suite.limit, suite.root,
-                                      suite.is_generated(p), *tests[p], dtype=suite.dtype)
+                                      suite.is_generated(p), *tests[p], dtype=suite.dtype,
+                                      rules=rules_of([c]))
     return cells, configs, shas
 
 
@@ -292,7 +300,10 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
     with Proben1's preset, as experiments train) call whatever ``jobs`` or the
     back-end, with seeds from the master seed and the cell alone
     (`fastnet.experiment.run_seed`), so results do not depend on ``jobs``, the
-    back-end or interruptions, bit for bit; only CPU times do.
+    back-end or interruptions, bit for bit; only CPU times do. An algorithm of a rules
+    file (:func:`fastnet.algorithms.load_rules`) trains on every back-end too: each cell
+    carries the file's bytes to its worker, and the file's SHA-256 joins the cell's
+    hash, so that an edited file trains again instead of resuming.
     """
 
     from fastnet._files import exclusive_lock, mark_output_directory, refuse_other_dtype
@@ -336,8 +347,19 @@ def run_suite(suite, out, *, jobs=1, scheduler=None, progress=None, pictures=Tru
         result = analyse_suite(suite, configs, records, shas, n_trained=len(todo),
                                n_resumed=n_resumed, backend=backend, wall_time=wall,
                                baselines=provenance)
+        result = _with_rules(result)
         write_suite(result, out, pictures=pictures)
     return result
+
+
+def _with_rules(result):
+    """``result`` with the rules files its algorithms came from (`SuiteResult.rules`)."""
+    import dataclasses
+
+    from fastnet.training._rules_files import rules_records
+
+    rules = rules_records(result.suite.algorithms)
+    return dataclasses.replace(result, rules=rules) if rules else result
 
 
 def _beside(suite, configs, records, merged):

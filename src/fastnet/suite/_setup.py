@@ -300,7 +300,9 @@ class Suite:
                 "rule": "tables"}
 
     def cell_hash(self, problem, data_sha256, configuration):
-        """SHA-256 (16 hex digits) of a cell: the identity and the configuration.
+        """SHA-256 (16 hex digits) of a cell: the identity and the configuration (and, for
+        a rule of a rules file, :func:`fastnet.algorithms.load_rules`, the file's SHA-256:
+        cells of an edited file are trained again).
 
         Parameters
         ----------
@@ -309,8 +311,11 @@ class Suite:
         configuration : str
             A canonical algorithm text.
         """
+        from fastnet.training._rules_files import rules_key
+
         text = json.dumps({**self.identity(problem, data_sha256),
-                           "algorithm": configuration}, sort_keys=True)
+                           "algorithm": configuration, **rules_key(configuration)},
+                          sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def to_dict(self):

@@ -136,6 +136,7 @@ def suite_json(result):
                                for p in s.problems} for a in s.algorithms},
         "verdicts": list(result.verdicts),
         "baselines": result.baselines,
+        **({"rules": list(result.rules)} if result.rules else {}),
         "run": {"cells_trained": result.n_trained, "cells_resumed": result.n_resumed,
                 "backend": result.backend, "wall_seconds": result.wall_time},
     }
@@ -282,6 +283,13 @@ def _provenance(result):
             "rest on errors and connection traversals, which no machine changes.")
 
 
+def _rules_sentence(result):
+    """Which algorithms are rules of the user's own, from which files (their SHA-256)."""
+    files = "; ".join(f"{', '.join(r['algorithms'])} from {r['file']} (SHA-256 {r['sha256']})"
+                      for r in result.rules)
+    return f"Rules from rules files (the user's own code): {files}."
+
+
 def _title(s):
     return (f"fastnet suite: {plural(len(s.algorithms), 'algorithm')} x "
             f"{plural(len(s.problems), 'problem')}")
@@ -351,6 +359,8 @@ def summary_markdown(result):
     """
     s = result.suite
     out = [f"# {_title(s)}", "", f"{_budget(s)}, master seed {s.seed}.", ""]
+    if result.rules:
+        out += [_rules_sentence(result), ""]
     if result.baselines:
         out += [_provenance(result), ""]
     out += ["## Verdicts", ""]
@@ -403,6 +413,8 @@ def suite_html(result, *, pictures=True):
     body = [f"<h1>{_e(title)}</h1>",
             f'<p class="sub">{_e(_budget(s))}, master seed {s.seed}. Selection by validation '
             "error (Proben1), never by test error.</p>"]
+    if result.rules:
+        body.append(f'<p class="sub" id="rules">{_e(_rules_sentence(result))}</p>')
     if result.baselines:
         body.append(f'<p class="sub" id="baselines">{_e(_provenance(result))}</p>')
     body += ['<h2 id="verdicts">Verdicts</h2>', "<ul>"]
@@ -474,6 +486,8 @@ def suite_html(result, *, pictures=True):
                                   _problem_rows(result, p), _caption(result, p)))
     setup = [(k, _setup_value(k, v)) for k, v in s.to_dict().items()]
     setup += [(f"data {p}", sha) for p, sha in result.data_sha256.items() if sha]
+    setup += [(f"rules file {r['file']}", f"{', '.join(r['algorithms'])} (SHA-256 "
+               f"{r['sha256']})") for r in result.rules]
     body += ['<h2 id="setup">Set-up</h2>', _kv_table("setup-table", setup)]
     return _page(title, "\n".join(body), __version__)
 

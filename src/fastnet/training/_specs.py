@@ -107,7 +107,9 @@ def parse_spec(spec: str, *, space: bool = False,
     name = match.group(1).lower() if match else None
     if name not in ALGORITHMS:
         raise ValueError(f"`algorithm` must name one of {sorted(ALGORITHMS)}, optionally with "
-                         f"parameters such as 'backprop(learning_rate=0.1)', got {spec!r}.")
+                         f"parameters such as 'backprop(learning_rate=0.1)', got {spec!r} (a "
+                         "rule of your own: load its file with --rules FILE, or "
+                         "fastnet.algorithms.load_rules).")
     params = _parameters(match.group(2) or "", spec, space, make_distribution)
     by = getattr(getattr(ALGORITHMS[name], "func", None), "NAME_PARAM", None)
     if by and by in params and params[by] != name:
