@@ -159,64 +159,51 @@ class StepManyBackend(Backend):
         live = np.arange(trials.size)               # (positions in ``trials``)
         idx = trials
         W, state, low = self.W[idx], take_rows(self.state, idx), self.lowest[idx]
-        B = max(1, idx.size)
-        GB = -(-B // L)
-        w = aligned((GB, C, L), dtype=net.dtype)
-        g = aligned((GB, C, L), zero=False, dtype=net.dtype)
-        sse_b, ok_b = np.empty(GB * L), np.empty(GB, np.int64)
+        G0 = -(-idx.size // L)                          # (groups for all: buffers made once)
+        w = aligned((G0, C, L), dtype=net.dtype)
+        g = aligned((G0, C, L), zero=False, dtype=net.dtype)
+        sse_b, ok_b = np.empty(G0 * L), np.empty(G0, np.int64)
         lane = np.arange(L)
         top = -np.inf
 
-        def gradient_pass(b0, b1, checked):
-            """The block's SSE and gradient (copies) and, if ``checked``, which trials are
-            right (Hamey) at the weights given."""
-            kb, G = b1 - b0, -(-(b1 - b0) // L)
-            Wb = W[b0:b1]
-            to_lanes(Wb, G, C, out=w[:G])
+        def gradient_pass(checked):
+            """The SSE and gradient (copies) of the trials still training and, if
+            ``checked``, which are right (Hamey) at the weights given."""
+            k = idx.size
+            G = -(-k // L)
+            to_lanes(W, G, C, out=w[:G])
             kern.trials_gradient(layers, n_in, X, Y, w[:G], g[:G], self.work, sse_b[:G * L],
                                  ok_b[:G] if checked else None, r_c, analog)
-            grad = np.array(g[:G].transpose(0, 2, 1).reshape(G * L, C)[:kb])
-            e = sse_b[:kb].copy()
-            won = ((ok_b[:G, None] >> lane) & 1).reshape(-1)[:kb].astype(bool) if checked else None
-            if self.alone or not (Wb.max(initial=0.0) < self.w_safe
-                                  and -Wb.min(initial=0.0) < self.w_safe):
-                self._alone_gradients(idx[b0:b1], Wb, e, grad, won, r_c, analog)
+            grad = np.array(g[:G].transpose(0, 2, 1).reshape(G * L, C)[:k])
+            e = sse_b[:k].copy()
+            won = ((ok_b[:G, None] >> lane) & 1).reshape(-1)[:k].astype(bool) if checked else None
+            if self.alone or not (W.max(initial=0.0) < self.w_safe
+                                  and -W.min(initial=0.0) < self.w_safe):
+                self._alone_gradients(idx, W, e, grad, won, r_c, analog)
             return e, grad, won
 
         for j in range(n + 1):
-            k = idx.size
             # (the check of the last epoch's update: on this pass; after the call's last
             # epoch, on a pass of its own)
             due = bool(every) and j > 0 and (epoch + j) % every == 0
             if j == n:
                 if due:
-                    for b0 in range(0, k, B):
-                        won = gradient_pass(b0, min(k, b0 + B), True)[2]
-                        status[live[b0:b0 + B][won]] = -j
+                    status[live[gradient_pass(True)[2]]] = -j
                 break
-            gone = np.zeros(k, bool)
-            sse = np.empty(k)
-            for b0 in range(0, k, B):
-                b1 = min(k, b0 + B)
-                e, grad, won = gradient_pass(b0, b1, due)
-                sse[b0:b1] = e
-                stop = ~np.isfinite(e)
-                if won is not None and won.any():
-                    status[live[b0:b1][won]] = -j          # (right after epoch j)
-                    stop &= ~won
-                    gone[b0:b1] |= won
-                if stop.any():
-                    status[live[b0:b1][stop]] = j + 1      # (not finite in epoch j + 1)
-                    gone[b0:b1] |= stop
-                go = ~gone[b0:b1]
-                if go.all():
-                    rows = slice(b0, b1)
-                elif go.any():
-                    rows = b0 + np.flatnonzero(go)
-                    grad, e = grad[go], e[go]
-                else:
-                    continue
-                new, new_state = stepped(rule.step_many(W[rows], grad, e, take_rows(state, rows)),
+            sse, grad, won = gradient_pass(due)
+            gone = ~np.isfinite(sse)
+            if won is not None and won.any():
+                status[live[won]] = -j                  # (right after epoch j)
+                gone &= ~won
+            status[live[gone]] = j + 1                  # (not finite in epoch j + 1)
+            if won is not None:
+                gone |= won
+            go = ~gone
+            if go.any():
+                rows = slice(None) if go.all() else np.flatnonzero(go)
+                e = sse if go.all() else sse[go]
+                new, new_state = stepped(rule.step_many(W[rows], grad[rows], e,
+                                                        take_rows(state, rows)),
                                          rule, (e.size, C), "step_many")
                 W[rows] = new
                 put_rows(state, rows, _checked_state(new_state, e.size, name, "step_many"))
